@@ -1,0 +1,48 @@
+# docsaccel: `make docs` builds the site at full quality, `make test` runs the test suite.
+# Both create or update .venv by themselves (see the `$(STAMP)` rule).
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# Touched after a successful install: make reinstalls when the pins or the project
+# metadata are newer than the last install, and never otherwise.
+STAMP := $(VENV)/.docsaccel-installed
+DOCS_OUT := docs/_build/html
+SPHINXOPTS ?=
+
+.PHONY: venv docs docs-fast test report bench lint clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[all]"
+	touch $(STAMP)
+
+docs: $(STAMP)
+	$(BIN)/sphinx-build -b html $(SPHINXOPTS) docs $(DOCS_OUT)
+	@echo "Site: $(DOCS_OUT)/index.html"
+
+# The CI fast path: exactly what `nox -s docs` runs, in this .venv.
+docs-fast: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/nox --no-venv --no-install -s docs
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+report: $(STAMP)
+	$(BIN)/docsaccel report $(DOCS_OUT)/docsaccel/report.json --format md
+
+bench: $(STAMP)
+	@set -e; for bench in tools/bench_*.py; do \
+		echo "== $$bench"; $(BIN)/python $$bench; \
+	done
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean:
+	rm -rf docs/_build docs/auto_tutorials docs/sg_execution_times.rst .nox .pytest_cache \
+		.ruff_cache build dist src/*.egg-info

@@ -1,0 +1,45 @@
+"""Sphinx configuration of docsaccel's own site: user guide, API reference, tutorials."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import docsaccel
+from docsaccel.headless import ensure_headless_gl
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+
+# Tutorials render MuJoCo scenes: pick a working headless backend before any of them
+# imports mujoco.
+ensure_headless_gl()
+
+project = "docsaccel"
+author = "docsaccel developers"
+copyright = "2026, docsaccel developers"
+release = docsaccel.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.intersphinx",
+    "sphinx_gallery.gen_gallery",
+]
+
+html_theme = "furo"
+html_title = "docsaccel"
+exclude_patterns = ["_build", "sg_execution_times.rst", "tutorials/README.rst"]
+autodoc_member_order = "bysource"
+
+sphinx_gallery_conf = {
+    "examples_dirs": ["tutorials"],
+    "gallery_dirs": ["auto_tutorials"],
+    "filename_pattern": r"/.*\.py$",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+}
+
+nitpicky = False
+os.environ.setdefault("PYTHONHASHSEED", "0")

@@ -1,0 +1,61 @@
+"""A per-process registry of facts about the example being executed.
+
+The gallery plugin and the capabilities a tutorial uses (render gating, the fast path)
+must not import each other, yet the plugin writes what they did into the example's
+record. They meet here: a capability *publishes* a fact under a section and a key, and
+the plugin takes a *snapshot* when the example finishes and *clears* the registry before
+the next one.
+
+A published value is either JSON-compatible data or an object with an ``as_dict()``
+method; live objects (such as render statistics that keep counting after they are
+published) are read at snapshot time, so the record shows their final state.
+
+Example::
+
+    from docsaccel import registry
+
+    registry.publish("knobs", "rollouts", {"value": 1, "fast": 1, "full": 4})
+    registry.snapshot()   # {"knobs": {"rollouts": {"value": 1, "fast": 1, "full": 4}}}
+    registry.clear()
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+__all__ = ["clear", "publish", "snapshot"]
+
+_lock = threading.Lock()
+_facts: dict[str, dict[str, Any]] = {}
+
+
+def publish(section: str, key: str, value: Any) -> None:
+    """Record ``value`` under ``section``/``key``; a later publish of the same key replaces it."""
+    if not isinstance(section, str) or not section:
+        raise ValueError(f"registry section must be a non-empty string, got {section!r}")
+    if not isinstance(key, str) or not key:
+        raise ValueError(f"registry key must be a non-empty string, got {key!r}")
+    with _lock:
+        _facts.setdefault(section, {})[key] = value
+
+
+def snapshot() -> dict[str, dict[str, Any]]:
+    """Return every published fact as plain data (``as_dict()`` is called on live objects)."""
+    with _lock:
+        items = {section: dict(entries) for section, entries in _facts.items()}
+    return {
+        section: {key: _plain(value) for key, value in entries.items()}
+        for section, entries in items.items()
+    }
+
+
+def clear() -> None:
+    """Forget every fact (the plugin calls this before each example)."""
+    with _lock:
+        _facts.clear()
+
+
+def _plain(value: Any) -> Any:
+    as_dict = getattr(value, "as_dict", None)
+    return as_dict() if callable(as_dict) else value

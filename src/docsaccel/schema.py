@@ -1,0 +1,175 @@
+"""The data docsaccel's parts hand to each other: example records and the build report.
+
+Data flows one way: the gallery plugin writes one *record* per example (JSON, written
+atomically under ``<outdir>/docsaccel/records/``), combines them into the *report*
+(``<outdir>/docsaccel/report.json``), and the views (``docsaccel report``, ``check``,
+``compare``, ``shard``) read the report. Views never re-measure. This module is the one
+definition of both formats, and validates them with messages that name the file, the key
+and the value.
+
+Record (schema ``docsaccel.record``, version 1)::
+
+    {
+      "schema": "docsaccel.record", "version": 1,
+      "id": "tutorials/plot_quick.py",       # gallery folder / path inside it (posix)
+      "gallery": "tutorials",                 # examples dir, relative to the conf dir
+      "name": "plot_quick.py",                # path inside the gallery folder
+      "status": "ok",                         # one of STATUSES
+      "wall_seconds": 1.25, "cpu_seconds": 1.1, "peak_rss_bytes": 123456789,
+      "budget_seconds": 30.0,                 # null: unbounded ("none" with a reason)
+      "budget_source": "inline",              # "inline" | "pattern" | "default" | "builtin"
+      "budget_detail": "conf/budgets.toml [examples] 'plot_*.py'",
+      "budget_reason": null,
+      "fast": true,                           # built with the fast path on
+      "knobs": {"rollouts": {"value": 1, "fast": 1, "full": 4}},
+      "render": {"HalfCheetah-v5#0": {"fresh_renders": 7, "reused_frames": 105,
+                  "render_seconds": 0.3, "saved_seconds": 4.5}},
+      "error": null,                          # message for failed / interrupted examples
+      "started_at": "2026-11-29T17:00:00+00:00", "finished_at": "...",
+      "pid": 1234
+    }
+
+Report (schema ``docsaccel.report``, version 1)::
+
+    {
+      "schema": "docsaccel.report", "version": 1,
+      "generated_at": "...",
+      "build": {"wall_seconds": 80.0, "fast": true, "on_overrun": "fail",
+                "complete": true, "sphinx_gallery": "0.22.1", "docsaccel": "0.1.0"},
+      "examples": [ <record>, ... ]            # sorted by id
+    }
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "RECORD_SCHEMA",
+    "REPORT_SCHEMA",
+    "STATUSES",
+    "VERSION",
+    "SchemaError",
+    "load_report",
+    "validate_record",
+    "validate_report",
+]
+
+RECORD_SCHEMA = "docsaccel.record"
+REPORT_SCHEMA = "docsaccel.report"
+VERSION = 1
+
+#: Every status a record can have.
+#: ok: ran within budget; over-budget: finished but over its budget (warn mode);
+#: interrupted: stopped when its budget ran out (fail mode); failed: raised an error;
+#: not-executed: not run (build stopped first, or filtered out); cached: skipped by
+#: sphinx-gallery as unchanged, time is the last known one.
+STATUSES = ("ok", "over-budget", "interrupted", "failed", "not-executed", "cached")
+BUDGET_SOURCES = ("inline", "pattern", "default", "builtin")
+
+# key -> (accepted types, required)
+_NUMBER = (int, float)
+_RECORD_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
+    "schema": ((str,), True),
+    "version": ((int,), True),
+    "id": ((str,), True),
+    "gallery": ((str,), True),
+    "name": ((str,), True),
+    "status": ((str,), True),
+    "wall_seconds": (_NUMBER, True),
+    "cpu_seconds": ((*_NUMBER, type(None)), False),
+    "peak_rss_bytes": ((int, type(None)), False),
+    "budget_seconds": ((*_NUMBER, type(None)), True),
+    "budget_source": ((str,), True),
+    "budget_detail": ((str, type(None)), False),
+    "budget_reason": ((str, type(None)), False),
+    "fast": ((bool,), True),
+    "knobs": ((dict,), False),
+    "render": ((dict,), False),
+    "error": ((str, type(None)), False),
+    "started_at": ((str, type(None)), False),
+    "finished_at": ((str, type(None)), False),
+    "pid": ((int, type(None)), False),
+}
+
+
+class SchemaError(ValueError):
+    """A record or report that does not follow the documented format."""
+
+
+def _where(source: str | Path | None, key: str) -> str:
+    return f"{source}: {key}" if source else key
+
+
+def validate_record(record: Any, source: str | Path | None = None, where: str = "") -> dict:
+    """Check one record; return it unchanged or raise :class:`SchemaError`."""
+    prefix = where or "record"
+    if not isinstance(record, dict):
+        raise SchemaError(f"{_where(source, prefix)} must be an object, got {record!r:.80}")
+    for key, (types, required) in _RECORD_FIELDS.items():
+        if key not in record:
+            if required:
+                raise SchemaError(f"{_where(source, prefix)} has no key {key!r}")
+            continue
+        value = record[key]
+        # bool is an int in Python; a bool is only accepted where the format says so.
+        is_bool_misuse = isinstance(value, bool) and bool not in types
+        if is_bool_misuse or not isinstance(value, types):
+            raise SchemaError(
+                f"{_where(source, f'{prefix}.{key}')} has the wrong type: {value!r:.80}"
+            )
+    if record["schema"] != RECORD_SCHEMA:
+        raise SchemaError(
+            f"{_where(source, f'{prefix}.schema')} is {record['schema']!r}, "
+            f"expected {RECORD_SCHEMA!r}"
+        )
+    if record["status"] not in STATUSES:
+        raise SchemaError(
+            f"{_where(source, f'{prefix}.status')} is {record['status']!r}, "
+            f"expected one of {', '.join(STATUSES)}"
+        )
+    if record["wall_seconds"] < 0:
+        raise SchemaError(
+            f"{_where(source, f'{prefix}.wall_seconds')} is negative: {record['wall_seconds']!r}"
+        )
+    return record
+
+
+def validate_report(report: Any, source: str | Path | None = None) -> dict:
+    """Check a whole report; return it unchanged or raise :class:`SchemaError`."""
+    if not isinstance(report, dict):
+        raise SchemaError(f"{_where(source, 'report')} must be a JSON object")
+    if report.get("schema") != REPORT_SCHEMA:
+        raise SchemaError(
+            f"{_where(source, 'schema')} is {report.get('schema')!r}, expected {REPORT_SCHEMA!r}"
+        )
+    version = report.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version > VERSION:
+        raise SchemaError(
+            f"{_where(source, 'version')} is {version!r}; this docsaccel "
+            f"reads versions up to {VERSION}"
+        )
+    if not isinstance(report.get("build"), dict):
+        raise SchemaError(f"{_where(source, 'build')} must be an object")
+    examples = report.get("examples")
+    if not isinstance(examples, list):
+        raise SchemaError(f"{_where(source, 'examples')} must be a list")
+    for index, record in enumerate(examples):
+        validate_record(record, source, where=f"examples[{index}]")
+    return report
+
+
+def load_report(path: str | Path) -> dict:
+    """Read and validate a report JSON file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SchemaError(f"{path}: cannot read the report: {exc}") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SchemaError(f"{path}: not valid JSON: {exc}") from exc
+    return validate_report(data, path)

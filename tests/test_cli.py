@@ -1,0 +1,33 @@
+"""The command line lists only subcommands that exist."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from docsaccel.cli import build_parser, main
+
+
+def test_help_lists_real_subcommands_only(capsys) -> None:
+    parser = build_parser()
+    actions = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+    commands = actions[0].choices
+    assert "doctor" in commands
+    help_text = parser.format_help()
+    for name, subparser in commands.items():
+        # Every listed command is wired to a handler that does the work.
+        assert callable(subparser.get_default("handler")), name
+        assert name in help_text
+
+
+def test_no_subcommand_prints_help_and_fails(capsys) -> None:
+    assert main([]) == 2
+    assert "commands" in capsys.readouterr().out
+
+
+def test_console_script_help() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "docsaccel.cli", "--help"], capture_output=True, text=True
+    )
+    assert done.returncode == 0
+    assert "doctor" in done.stdout
