@@ -1,0 +1,324 @@
+"""Per-example time budgets: the TOML budget file, inline overrides, one precedence.
+
+A budget file sets a default and overrides by glob pattern on the example's path inside
+its gallery folder::
+
+    default = "7m"        # budget of every example without an override
+    ci_factor = 1.5       # optional: budgets are multiplied by this when CI=true
+
+    [examples]
+    "plot_quick.py" = "30s"
+    "mujoco_*.py" = { budget = "3m", reason = "renders a 480x360 video" }
+    "train_*.py"  = { budget = "none", reason = "unbounded on purpose: trains a model" }
+
+An example can override it in its own source, in sphinx-gallery's config-comment style::
+
+    # docsaccel_budget = "30s"
+
+Precedence, resolved in :meth:`BudgetTable.resolve` and nowhere else:
+
+1. the inline ``# docsaccel_budget`` comment of the example;
+2. the most specific ``[examples]`` pattern that matches: an exact path beats any glob,
+   then the pattern with more literal (non-wildcard) characters wins; two matching
+   patterns of equal specificity are ambiguous, an error when the file is loaded;
+3. ``default``; without a file (or without ``default``), examples are unbounded.
+
+Durations are a number of seconds (``90``, ``2.5``) or a string of hours, minutes and
+seconds (``"90s"``, ``"7m"``, ``"1h30m"``, ``"1m30.5s"``). ``"none"`` means unbounded and
+needs a ``reason``. ``ci_factor`` multiplies every budget, inline ones included, when the
+environment variable ``CI`` is ``true`` (as GitHub Actions, GitLab CI and most runners set).
+
+Example::
+
+    table = load_budgets("conf/budgets.toml", examples=["plot_quick.py", "mujoco_cheetah.py"])
+    budget = table.resolve("mujoco_cheetah.py", source_text=open(path).read())
+    budget.seconds, budget.source, budget.describe()
+    # (180.0, 'pattern', "3m from conf/budgets.toml [examples] 'mujoco_*.py'")
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "Budget",
+    "BudgetError",
+    "BudgetTable",
+    "format_seconds",
+    "is_ci",
+    "load_budgets",
+    "parse_budgets",
+    "parse_duration",
+    "read_inline_budget",
+]
+
+_TOP_KEYS = ("default", "ci_factor", "examples")
+_ENTRY_KEYS = ("budget", "reason")
+_DURATION = re.compile(
+    r"^\s*(?:(?P<h>\d+(?:\.\d+)?)\s*h)?\s*(?:(?P<m>\d+(?:\.\d+)?)\s*m)?"
+    r"\s*(?:(?P<s>\d+(?:\.\d+)?)\s*s)?\s*$"
+)
+_INLINE = re.compile(r"^\s*#\s*docsaccel_budget\s*=\s*(?P<value>.+?)\s*$", re.MULTILINE)
+_WILDCARDS = set("*?[")
+
+
+class BudgetError(ValueError):
+    """A budget that cannot be understood; the message names the file, the key and the value."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The budget of one example and where it came from.
+
+    ``seconds`` is ``None`` for an unbounded example. ``source`` is one of ``"inline"``,
+    ``"pattern"``, ``"default"``, ``"builtin"`` (no budget configured); ``detail`` says
+    exactly where (file and key), for messages.
+    """
+
+    seconds: float | None
+    source: str
+    detail: str
+    reason: str | None = None
+
+    def describe(self) -> str:
+        """``"3m from conf/budgets.toml [examples] 'mujoco_*.py'"``-style text for messages."""
+        amount = "unbounded" if self.seconds is None else format_seconds(self.seconds)
+        return f"{amount} from {self.detail}"
+
+
+@dataclass(frozen=True)
+class _Entry:
+    pattern: str
+    seconds: float | None
+    reason: str | None
+
+    @property
+    def specificity(self) -> tuple[int, int]:
+        literal = sum(1 for char in self.pattern if char not in _WILDCARDS)
+        exact = not any(char in _WILDCARDS for char in self.pattern)
+        return (int(exact), literal)
+
+
+@dataclass(frozen=True)
+class BudgetTable:
+    """A loaded budget file; :meth:`resolve` applies the one precedence."""
+
+    path: str = "(no budget file)"
+    default: float | None = None
+    ci_factor: float = 1.0
+    entries: tuple[_Entry, ...] = field(default_factory=tuple)
+
+    @property
+    def patterns(self) -> tuple[str, ...]:
+        return tuple(entry.pattern for entry in self.entries)
+
+    def _factor(self, ci: bool | None) -> float:
+        return self.ci_factor if (is_ci() if ci is None else ci) else 1.0
+
+    def _scaled(self, seconds: float | None, ci: bool | None) -> float | None:
+        return None if seconds is None else seconds * self._factor(ci)
+
+    def matching(self, example: str) -> list[_Entry]:
+        """The entries whose pattern matches ``example``, most specific first."""
+        found = [entry for entry in self.entries if fnmatchcase(example, entry.pattern)]
+        return sorted(found, key=lambda entry: entry.specificity, reverse=True)
+
+    def resolve(
+        self, example: str, source_text: str | None = None, ci: bool | None = None
+    ) -> Budget:
+        """Budget of ``example`` (its posix path inside its gallery folder).
+
+        ``source_text`` is the example's source, searched for an inline override;
+        ``ci`` forces the CI factor on or off (default: read the ``CI`` variable).
+        """
+        if source_text is not None:
+            inline = read_inline_budget(source_text, where=example)
+            if inline is not None:
+                seconds, reason = inline
+                return Budget(
+                    self._scaled(seconds, ci), "inline", f"{example} (# docsaccel_budget)", reason
+                )
+        candidates = self.matching(example)
+        if candidates:
+            best = candidates[0]
+            if len(candidates) > 1 and candidates[1].specificity == best.specificity:
+                raise BudgetError(self._tie_message(example, candidates))
+            detail = f"{self.path} [examples] {best.pattern!r}"
+            return Budget(self._scaled(best.seconds, ci), "pattern", detail, best.reason)
+        if self.default is not None:
+            return Budget(self._scaled(self.default, ci), "default", f"{self.path} default")
+        return Budget(None, "builtin", "no budget configured")
+
+    def _tie_message(self, example: str, candidates: list[_Entry]) -> str:
+        tied = [c.pattern for c in candidates if c.specificity == candidates[0].specificity]
+        return (
+            f"{self.path}: [examples] patterns {', '.join(map(repr, tied))} all match "
+            f"{example!r} and are equally specific; make one of them more specific"
+        )
+
+    def check_examples(self, examples: Iterable[str]) -> list[str]:
+        """Raise on ambiguous ties among ``examples``; return warnings for unused patterns."""
+        examples = list(examples)
+        for example in examples:
+            candidates = self.matching(example)
+            if len(candidates) > 1 and candidates[0].specificity == candidates[1].specificity:
+                raise BudgetError(self._tie_message(example, candidates))
+        return [
+            f"{self.path}: [examples] pattern {entry.pattern!r} matches no example"
+            for entry in self.entries
+            if not any(fnmatchcase(example, entry.pattern) for example in examples)
+        ]
+
+
+def is_ci(env: Mapping[str, str] | None = None) -> bool:
+    """Whether the ``CI`` environment variable says this is a CI run (``true`` or ``1``)."""
+    value = (os.environ if env is None else env).get("CI", "")
+    return value.strip().lower() in ("true", "1", "yes")
+
+
+def format_seconds(seconds: float) -> str:
+    """``95.0`` -> ``"1m35s"``; ``0.5`` -> ``"0.5s"``; ``3600`` -> ``"1h"``."""
+    if seconds < 60:
+        return f"{seconds:g}s"
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{int(hours)}h" if hours else "", f"{int(minutes)}m" if minutes else ""]
+    if secs:
+        parts.append(f"{round(secs, 1):g}s")
+    return "".join(parts)
+
+
+def parse_duration(value: Any, where: str) -> float | None:
+    """Seconds from a number or a duration string; ``None`` for ``"none"``.
+
+    ``where`` names the file and key for the error message.
+    """
+    if isinstance(value, bool):
+        raise BudgetError(f"{where}: a duration must be a number or a string, got {value!r}")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    elif isinstance(value, str):
+        text = value.strip().lower()
+        if text == "none":
+            return None
+        try:
+            seconds = float(text)
+        except ValueError:
+            match = _DURATION.match(text)
+            if not text or not match or not any(match.group(unit) for unit in "hms"):
+                raise BudgetError(
+                    f"{where}: {value!r} is not a duration; use seconds (90) or a string "
+                    f"such as '90s', '7m' or '1h30m'"
+                ) from None
+            hours, minutes, secs = (float(match.group(unit) or 0) for unit in "hms")
+            seconds = hours * 3600 + minutes * 60 + secs
+    else:
+        raise BudgetError(f"{where}: a duration must be a number or a string, got {value!r}")
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise BudgetError(f"{where}: a budget must be more than 0 seconds, got {value!r}")
+    return seconds
+
+
+def read_inline_budget(source_text: str, where: str) -> tuple[float | None, str | None] | None:
+    """The ``# docsaccel_budget = ...`` override in an example's source, if any.
+
+    The value is TOML (``"30s"``, ``90``, or ``{ budget = "none", reason = "..." }``).
+    Returns ``(seconds, reason)`` or ``None`` when there is no override.
+    """
+    found = _INLINE.findall(source_text)
+    if not found:
+        return None
+    if len(found) > 1:
+        raise BudgetError(f"{where}: docsaccel_budget is set {len(found)} times: {found!r}")
+    key = f"{where}: docsaccel_budget"
+    try:
+        value = tomllib.loads(f"value = {found[0]}")["value"]
+    except tomllib.TOMLDecodeError:
+        raise BudgetError(
+            f'{key}: {found[0]!r} is not a TOML value; write e.g. # docsaccel_budget = "30s"'
+        ) from None
+    return _parse_entry_value(value, key)
+
+
+def _parse_entry_value(value: Any, where: str) -> tuple[float | None, str | None]:
+    reason = None
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - set(_ENTRY_KEYS))
+        if unknown:
+            raise BudgetError(
+                f"{where}: unknown key {unknown[0]!r} (value {value[unknown[0]]!r}); "
+                f"allowed: {', '.join(_ENTRY_KEYS)}"
+            )
+        if "budget" not in value:
+            raise BudgetError(f"{where}: the table {value!r} has no 'budget' key")
+        reason = value.get("reason")
+        if reason is not None and (not isinstance(reason, str) or not reason.strip()):
+            raise BudgetError(f"{where}.reason: must be a non-empty string, got {reason!r}")
+        value = value["budget"]
+    seconds = parse_duration(value, where)
+    if seconds is None and not reason:
+        raise BudgetError(
+            f'{where}: "none" (unbounded) needs a reason: '
+            f'{{ budget = "none", reason = "why this example may run unbounded" }}'
+        )
+    return seconds, reason
+
+
+def parse_budgets(data: Mapping[str, Any], path: str) -> BudgetTable:
+    """Build a :class:`BudgetTable` from already-parsed TOML ``data`` read from ``path``."""
+    unknown = sorted(set(data) - set(_TOP_KEYS))
+    if unknown:
+        raise BudgetError(
+            f"{path}: unknown key {unknown[0]!r} (value {data[unknown[0]]!r}); "
+            f"allowed: {', '.join(_TOP_KEYS)}"
+        )
+    default = None
+    if "default" in data:
+        default = parse_duration(data["default"], f"{path}: default")
+        if default is None:
+            raise BudgetError(
+                f'{path}: default = "none" would leave every example unbounded; '
+                "remove the key instead, or give unbounded examples a reason in [examples]"
+            )
+    ci_factor = data.get("ci_factor", 1.0)
+    if isinstance(ci_factor, bool) or not isinstance(ci_factor, (int, float)) or ci_factor <= 0:
+        raise BudgetError(f"{path}: ci_factor must be a number above 0, got {ci_factor!r}")
+    examples = data.get("examples", {})
+    if not isinstance(examples, dict):
+        raise BudgetError(f"{path}: [examples] must be a table, got {examples!r}")
+    entries = []
+    for pattern, value in examples.items():
+        if not pattern.strip():
+            raise BudgetError(f"{path}: [examples] has an empty pattern")
+        seconds, reason = _parse_entry_value(value, f"{path}: [examples] {pattern!r}")
+        entries.append(_Entry(pattern, seconds, reason))
+    return BudgetTable(str(path), default, float(ci_factor), tuple(entries))
+
+
+def load_budgets(path: str | Path, examples: Iterable[str] | None = None) -> BudgetTable:
+    """Read and validate a budget file.
+
+    With ``examples`` (posix paths inside the gallery folder), ambiguous ties among them
+    raise :class:`BudgetError` now rather than when the example runs.
+    """
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise BudgetError(f"{path}: cannot read the budget file: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise BudgetError(f"{path}: not UTF-8 text: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise BudgetError(f"{path}: not valid TOML: {exc}") from exc
+    table = parse_budgets(data, str(path))
+    if examples is not None:
+        table.check_examples(examples)
+    return table

@@ -1,0 +1,172 @@
+"""The budget file, inline overrides and the one precedence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from docsaccel.budgets import (
+    BudgetError,
+    format_seconds,
+    load_budgets,
+    parse_duration,
+    read_inline_budget,
+)
+
+GOOD = """
+default = "7m"
+ci_factor = 1.5
+
+[examples]
+"plot_quick.py" = "30s"
+"mujoco_*.py" = { budget = "3m", reason = "renders a 480x360 video" }
+"mujoco_cheetah_*.py" = "4m"
+"train_*.py" = { budget = "none", reason = "unbounded on purpose: trains a model" }
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "budgets.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        (90, 90.0),
+        (2.5, 2.5),
+        ("90s", 90.0),
+        ("7m", 420.0),
+        ("1h30m", 5400.0),
+        ("1m30.5s", 90.5),
+        ("45", 45.0),
+        ("2h", 7200.0),
+    ],
+)
+def test_durations(value, seconds) -> None:
+    assert parse_duration(value, "f: k") == seconds
+
+
+@pytest.mark.parametrize("value", ["", "abc", "7 minutes", "m", "-5s", "1x", [], True, None])
+def test_bad_durations_name_where_and_value(value) -> None:
+    with pytest.raises(BudgetError) as excinfo:
+        parse_duration(value, "conf/b.toml: [examples] 'x.py'")
+    assert "conf/b.toml: [examples] 'x.py'" in str(excinfo.value)
+    assert repr(value) in str(excinfo.value)
+
+
+@pytest.mark.parametrize("value", [0, -3, "0s", "0"])
+def test_zero_and_negative_budgets(value) -> None:
+    with pytest.raises(BudgetError, match="more than 0 seconds"):
+        parse_duration(value, "f: default")
+
+
+def test_precedence_inline_then_most_specific_pattern_then_default(tmp_path) -> None:
+    table = load_budgets(write(tmp_path, GOOD))
+    assert table.resolve("other.py", ci=False).seconds == 420
+    assert table.resolve("other.py", ci=False).source == "default"
+    assert table.resolve("plot_quick.py", ci=False).seconds == 30
+    mujoco = table.resolve("mujoco_hopper.py", ci=False)
+    assert (mujoco.seconds, mujoco.source, mujoco.reason) == (
+        180,
+        "pattern",
+        "renders a 480x360 video",
+    )
+    assert "'mujoco_*.py'" in mujoco.detail
+    # More literal characters win over the shorter glob.
+    assert table.resolve("mujoco_cheetah_run.py", ci=False).seconds == 240
+    inline = table.resolve(
+        "plot_quick.py", source_text='x = 1\n# docsaccel_budget = "5s"\n', ci=False
+    )
+    assert (inline.seconds, inline.source) == (5, "inline")
+    unbounded = table.resolve("train_ppo.py", ci=False)
+    assert unbounded.seconds is None and unbounded.reason.startswith("unbounded on purpose")
+    assert unbounded.describe().startswith("unbounded from")
+
+
+def test_ci_factor_applies_only_on_ci(tmp_path, monkeypatch) -> None:
+    table = load_budgets(write(tmp_path, GOOD))
+    assert table.resolve("plot_quick.py", ci=True).seconds == 45
+    monkeypatch.setenv("CI", "true")
+    assert table.resolve("other.py").seconds == 630
+    monkeypatch.setenv("CI", "false")
+    assert table.resolve("other.py").seconds == 420
+
+
+def test_no_file_means_unbounded() -> None:
+    from docsaccel.budgets import BudgetTable
+
+    budget = BudgetTable().resolve("anything.py")
+    assert budget.seconds is None and budget.source == "builtin"
+
+
+def test_ambiguous_tie_is_an_error_at_load(tmp_path) -> None:
+    path = write(tmp_path, '[examples]\n"a_*.py" = "1m"\n"*_b.py" = "2m"\n')
+    load_budgets(path, examples=["a_c.py", "c_b.py"])  # one pattern matches each: fine
+    with pytest.raises(BudgetError) as excinfo:
+        load_budgets(path, examples=["a_b.py"])
+    message = str(excinfo.value)
+    assert str(path) in message and "'a_*.py'" in message and "'*_b.py'" in message
+    assert "'a_b.py'" in message
+
+
+def test_pattern_matching_nothing_is_reported(tmp_path) -> None:
+    table = load_budgets(write(tmp_path, GOOD))
+    warnings = table.check_examples(["plot_quick.py", "mujoco_a.py"])
+    assert any("'train_*.py' matches no example" in w for w in warnings)
+    assert not any("'plot_quick.py'" in w for w in warnings)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('defualt = "7m"\n', ["unknown key 'defualt'", "'7m'"]),
+        ('default = "7 min"\n', ["default", "'7 min'"]),
+        ("default = 0\n", ["default", "more than 0"]),
+        ('default = "none"\n', ["default", "unbounded"]),
+        ("ci_factor = -1\n", ["ci_factor", "-1"]),
+        ('[examples]\n"a.py" = "none"\n', ["'a.py'", "needs a reason"]),
+        ('[examples]\n"a.py" = { budget = "1m", why = "x" }\n', ["'a.py'", "unknown key 'why'"]),
+        ('[examples]\n"a.py" = { reason = "x" }\n', ["'a.py'", "no 'budget' key"]),
+        ('[examples]\n"a.py" = "-2m"\n', ["'a.py'", "'-2m'"]),
+        ('default = "7m\n', ["not valid TOML"]),
+        ("examples = 3\n", ["[examples] must be a table"]),
+    ],
+)
+def test_bad_files_name_file_key_value(tmp_path, text, expected) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(BudgetError) as excinfo:
+        load_budgets(path)
+    message = str(excinfo.value)
+    assert message.startswith(str(path))
+    for part in expected:
+        assert part in message
+
+
+def test_unreadable_files(tmp_path) -> None:
+    with pytest.raises(BudgetError, match="cannot read the budget file"):
+        load_budgets(tmp_path / "missing.toml")
+    path = tmp_path / "latin1.toml"
+    path.write_bytes('default = "7m" # caf\xe9\n'.encode("latin-1"))
+    with pytest.raises(BudgetError, match="not UTF-8"):
+        load_budgets(path)
+
+
+def test_inline_override_forms() -> None:
+    assert read_inline_budget("# docsaccel_budget = 90\n", "x.py") == (90.0, None)
+    table_form = '#   docsaccel_budget = { budget = "none", reason = "trains" }\n'
+    assert read_inline_budget(table_form, "x.py") == (None, "trains")
+    assert read_inline_budget("print('no override')\n", "x.py") is None
+    with pytest.raises(BudgetError, match=r"x\.py: docsaccel_budget"):
+        read_inline_budget("# docsaccel_budget = 30s\n", "x.py")
+    with pytest.raises(BudgetError, match="set 2 times"):
+        read_inline_budget('# docsaccel_budget = "1s"\n# docsaccel_budget = "2s"\n', "x.py")
+
+
+def test_format_seconds() -> None:
+    assert format_seconds(95) == "1m35s"
+    assert format_seconds(0.5) == "0.5s"
+    assert format_seconds(3600) == "1h"
+    assert format_seconds(5400) == "1h30m"
