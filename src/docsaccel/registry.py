@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-__all__ = ["clear", "publish", "snapshot"]
+__all__ = ["clear", "publish", "snapshot", "take"]
 
 _lock = threading.Lock()
 _facts: dict[str, dict[str, Any]] = {}
@@ -48,6 +48,13 @@ def snapshot() -> dict[str, dict[str, Any]]:
         section: {key: _plain(value) for key, value in entries.items()}
         for section, entries in items.items()
     }
+
+
+def take(section: str) -> dict[str, Any]:
+    """Remove ``section`` and return its facts as plain data (empty when never published)."""
+    with _lock:
+        entries = _facts.pop(section, {})
+    return {key: _plain(value) for key, value in entries.items()}
 
 
 def clear() -> None:

@@ -1,0 +1,146 @@
+"""Embed the videos a gallery example writes in its page, as HTML5 video.
+
+sphinx-gallery scrapes matplotlib figures after each code block; videos an example writes
+(a MuJoCo rollout recorded to mp4 or gif) are left on disk and never reach the page.
+:func:`video_scraper` is a sphinx-gallery image scraper that finds them and embeds them:
+
+- the videos written since the previous code block, in the example's folder (sphinx-gallery
+  runs each block there) and its sub-folders, plus any path passed to :func:`embed`;
+- mp4 files are copied as they are; gifs are converted to mp4 through imageio, so every
+  browser plays them in a ``<video>`` element;
+- a poster frame (the middle frame) is saved as the block's image, so sphinx-gallery uses it
+  as the example's gallery thumbnail, and the ``<video>`` shows it before playing.
+
+The page gets a ``docsaccel-video`` directive, which copies the video and its poster into
+the built site like images. ``docsaccel.gallery`` registers both; other projects can use
+them alone::
+
+    # conf.py
+    extensions = ["sphinx_gallery.gen_gallery", "docsaccel.video"]
+    sphinx_gallery_conf = {
+        "image_scrapers": ("matplotlib", "docsaccel.video.video_scraper"),
+    }
+
+In parallel builds (``parallel: N``), two examples of one folder writing videos at the
+same moment cannot be told apart by time alone: there, have the examples call :func:`embed`
+with the paths they wrote and turn the folder scan off with ``DOCSACCEL_VIDEO_SCAN=0``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from docsaccel import registry
+
+__all__ = ["VIDEO_SUFFIXES", "embed", "find_new_videos", "setup", "video_scraper"]
+
+#: Files the scraper treats as videos.
+VIDEO_SUFFIXES = (".mp4", ".gif")
+#: Set to ``0`` to embed only the videos passed to :func:`embed`.
+SCAN_ENV = "DOCSACCEL_VIDEO_SCAN"
+
+_SECTION = "videos"
+# Videos modified after this moment are new to the scraper; moved forward at every scrape,
+# so each video is embedded once, in the block that wrote it.
+_last_scan = time.time()
+
+
+def embed(path: str | os.PathLike[str]) -> Path:
+    """Ask the scraper to embed ``path`` (mp4 or gif) after the current code block.
+
+    Use it for videos written outside the example's folder, e.g. by a logger::
+
+        from docsaccel.video import embed
+
+        embed(logger.log_dir / "videos" / "rollout.mp4")
+    """
+    path = Path(path).resolve()
+    if path.suffix.lower() not in VIDEO_SUFFIXES:
+        raise ValueError(
+            f"embed(path={str(path)!r}): expected a video ending in "
+            f"{' or '.join(VIDEO_SUFFIXES)}, got {path.suffix!r}"
+        )
+    if not path.is_file():
+        raise FileNotFoundError(f"embed(path={str(path)!r}): no such file")
+    registry.publish(_SECTION, str(path), {"path": str(path)})
+    return path
+
+
+def find_new_videos(folder: str | os.PathLike[str], since: float) -> list[Path]:
+    """Videos under ``folder`` modified after ``since`` (a ``time.time()`` value), sorted."""
+    found = []
+    for root, dirs, files in os.walk(folder):
+        # Build outputs and hidden folders hold copies of videos, not new ones.
+        dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
+        for name in files:
+            path = Path(root, name)
+            if path.suffix.lower() in VIDEO_SUFFIXES and path.stat().st_mtime > since:
+                found.append(path)
+    return sorted(found)
+
+
+def _frames(path: Path) -> tuple[list[Any], float]:
+    import imageio.v3 as iio
+
+    frames = list(iio.imiter(path))
+    if not frames:
+        raise ValueError(f"{path}: the video has no frames")
+    meta = iio.immeta(path)
+    fps = meta.get("fps")
+    if not fps and meta.get("duration"):  # gif: duration of one frame, in ms
+        fps = 1000.0 / float(meta["duration"])
+    return frames, float(fps or 10.0)
+
+
+def _save_outputs(video: Path, poster_path: Path) -> Path:
+    """Write the poster PNG at ``poster_path`` and the mp4 beside it; return the mp4 path."""
+    import imageio.v3 as iio
+    import numpy as np
+
+    frames, fps = _frames(video)
+    iio.imwrite(poster_path, np.asarray(frames[len(frames) // 2])[..., :3])
+    target = poster_path.with_suffix(".mp4")
+    if video.suffix.lower() == ".mp4":
+        shutil.copyfile(video, target)
+    else:
+        rgb = [np.asarray(frame)[..., :3] for frame in frames]
+        # Even sizes and yuv420p: what H.264 in every browser needs.
+        height, width = rgb[0].shape[:2]
+        rgb = [frame[: height - height % 2, : width - width % 2] for frame in rgb]
+        iio.imwrite(target, np.stack(rgb), fps=fps, codec="libx264", plugin="FFMPEG")
+    return target
+
+
+def _rst_path(path: Path, src_dir: str) -> str:
+    return "/" + Path(os.path.relpath(path, src_dir)).as_posix()
+
+
+def video_scraper(block: Any, block_vars: dict[str, Any], gallery_conf: dict[str, Any]) -> str:
+    """sphinx-gallery image scraper: embed the videos written by the last code block."""
+    global _last_scan
+    started, _last_scan = _last_scan, time.time()
+    videos = [Path(path) for path in registry.take(_SECTION)]
+    if os.environ.get(SCAN_ENV, "1") != "0":
+        videos += find_new_videos(os.getcwd(), since=started)
+    image_paths = block_vars["image_path_iterator"]
+    rst = []
+    for video in dict.fromkeys(videos):  # keep order, drop duplicates
+        poster = Path(next(image_paths))
+        target = _save_outputs(video, poster)
+        rst.append(
+            f"\n.. docsaccel-video:: {_rst_path(target, gallery_conf['src_dir'])}\n"
+            f"   :poster: {_rst_path(poster, gallery_conf['src_dir'])}\n"
+            f"   :alt: {video.name}\n"
+        )
+    return "".join(rst)
+
+
+def setup(app: Any) -> dict[str, Any]:
+    """Register the ``docsaccel-video`` directive (see :mod:`docsaccel.video_directive`)."""
+    from docsaccel.video_directive import setup as setup_directive
+
+    return setup_directive(app)

@@ -1,0 +1,148 @@
+"""The video scraper and directive, through real sphinx-gallery builds."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import imageio.v3 as iio
+import numpy as np
+import pytest
+
+from docsaccel import registry
+from docsaccel.video import embed, find_new_videos
+
+CONF = """
+extensions = ["sphinx_gallery.gen_gallery", "docsaccel.video"]
+sphinx_gallery_conf = {
+    "examples_dirs": ["examples"],
+    "gallery_dirs": ["auto_examples"],
+    "image_scrapers": ("matplotlib", "docsaccel.video.video_scraper"),
+}
+exclude_patterns = ["_build", "examples/README.rst"]
+"""
+
+# Twelve frames of a red bar moving right by 4 px a frame: frame i has red at x = 4i..4i+8.
+EXAMPLE = '''
+"""
+Write videos
+============
+"""
+import imageio.v3 as iio
+import numpy as np
+
+frames = np.zeros((12, 48, 64, 3), np.uint8)
+for i in range(12):
+    frames[i, :, i * 4 : i * 4 + 8] = (255, 0, 0)
+iio.imwrite("out_video.mp4", frames, fps=6, codec="libx264", plugin="FFMPEG")
+
+# %%
+# A gif, and a video written outside the example's folder, passed explicitly.
+import tempfile
+from pathlib import Path
+from docsaccel.video import embed
+
+iio.imwrite("out_anim.gif", frames, duration=100, loop=0)
+elsewhere = Path(tempfile.mkdtemp()) / "logged.mp4"
+iio.imwrite(elsewhere, frames, fps=6, codec="libx264", plugin="FFMPEG")
+embed(elsewhere)
+
+# %%
+# No video here.
+print("done")
+'''
+
+
+def build(tmp_path: Path, example: str = EXAMPLE, **env: str) -> Path:
+    src = tmp_path / "src"
+    (src / "examples").mkdir(parents=True)
+    (src / "conf.py").write_text(CONF)
+    (src / "index.rst").write_text("Test\n====\n\n.. toctree::\n\n   auto_examples/index\n")
+    (src / "examples" / "README.rst").write_text("Examples\n========\n")
+    (src / "examples" / "plot_video.py").write_text(textwrap.dedent(example))
+    out = tmp_path / "html"
+    done = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(src), str(out)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    return build(tmp_path_factory.mktemp("video"))
+
+
+def red_bar_start(image: np.ndarray) -> int:
+    red = (image[..., 0] > 160) & (image[..., 1] < 100)
+    return int(np.argmax(red.any(axis=0)))
+
+
+def test_each_video_is_embedded_once_in_the_block_that_wrote_it(site) -> None:
+    page = (site / "auto_examples" / "plot_video.html").read_text()
+    assert page.count("<video") == 3
+    assert page.count('type="video/mp4"') == 3
+    for index in (1, 2, 3):
+        assert f'src="../_images/sphx_glr_plot_video_00{index}.mp4"' in page
+        assert f'poster="../_images/sphx_glr_plot_video_00{index}.png"' in page
+    # The third code block wrote nothing: its output is text only.
+    assert page.rindex("<video") < page.index("done")
+
+
+def test_videos_are_playable_mp4_and_posters_are_middle_frames(site) -> None:
+    for index in (1, 2, 3):
+        frames = iio.imread(site / "_images" / f"sphx_glr_plot_video_00{index}.mp4")
+        assert frames.shape[0] == 12 and frames.shape[1:3] == (48, 64)
+        poster = iio.imread(site / "_images" / f"sphx_glr_plot_video_00{index}.png")
+        assert poster.shape == (48, 64, 3)
+        # Middle frame (6): the red bar starts at x = 24 (allow codec blur).
+        assert abs(red_bar_start(poster) - 24) <= 2
+
+
+def test_poster_is_the_gallery_thumbnail(site) -> None:
+    thumb = site / "_images" / "sphx_glr_plot_video_thumb.png"
+    assert thumb.is_file()
+    image = iio.imread(thumb)
+    # sphinx-gallery's default "no image" thumbnail has no red bar.
+    red = (image[..., 0] > 160) & (image[..., 1] < 100)
+    assert red.any()
+
+
+def test_scan_can_be_turned_off(tmp_path) -> None:
+    site = build(tmp_path, DOCSACCEL_VIDEO_SCAN="0")
+    page = (site / "auto_examples" / "plot_video.html").read_text()
+    # Only the explicitly embedded video remains.
+    assert page.count("<video") == 1
+
+
+def test_find_new_videos_skips_old_and_build_folders(tmp_path) -> None:
+    old = tmp_path / "old.mp4"
+    old.write_bytes(b"x")
+    os.utime(old, (1, 1))
+    (tmp_path / "_build").mkdir()
+    (tmp_path / "_build" / "copy.mp4").write_bytes(b"x")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "new.gif").write_bytes(b"x")
+    (tmp_path / "notes.txt").write_bytes(b"x")
+    assert find_new_videos(tmp_path, since=100) == [tmp_path / "sub" / "new.gif"]
+
+
+def test_embed_rejects_bad_paths(tmp_path) -> None:
+    with pytest.raises(ValueError, match=r"embed\(path=.*notes\.txt.*expected a video"):
+        embed(tmp_path / "notes.txt")
+    with pytest.raises(FileNotFoundError, match=r"embed\(path=.*missing\.mp4.*no such file"):
+        embed(tmp_path / "missing.mp4")
+    good = tmp_path / "ok.gif"
+    good.write_bytes(b"GIF89a")
+    try:
+        assert embed(good) == good.resolve()
+        assert str(good.resolve()) in registry.snapshot()["videos"]
+    finally:
+        registry.clear()
