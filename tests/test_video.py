@@ -146,3 +146,34 @@ def test_embed_rejects_bad_paths(tmp_path) -> None:
         assert str(good.resolve()) in registry.snapshot()["videos"]
     finally:
         registry.clear()
+
+
+def test_videos_play_in_a_real_browser(site, browser) -> None:
+    from browser import PageProblems, serve
+
+    with serve(site) as base:
+        page = browser.new_page()
+        problems = PageProblems(page)
+        page.goto(f"{base}/auto_examples/plot_video.html")
+        page.wait_for_function(
+            "Array.from(document.querySelectorAll('video')).every(v => v.readyState >= 1)",
+            timeout=15000,
+        )
+        states = page.evaluate(
+            "Array.from(document.querySelectorAll('video')).map(v => "
+            "({ready: v.readyState, duration: v.duration, width: v.videoWidth}))"
+        )
+        played = page.evaluate(
+            """async () => {
+                const video = document.querySelector('video');
+                video.muted = true;
+                await video.play();
+                await new Promise(resolve => setTimeout(resolve, 400));
+                return video.currentTime;
+            }"""
+        )
+        page.close()
+    assert len(states) == 3
+    assert all(s["ready"] >= 1 and s["duration"] > 0 and s["width"] == 64 for s in states)
+    assert played > 0
+    assert problems.items == []
