@@ -40,8 +40,14 @@ def write_report(path: Path, records: list[dict], wall_seconds: float = 100.0) -
         "schema": "docsaccel.report",
         "version": 1,
         "generated_at": "2026-11-29T17:00:00+00:00",
-        "build": {"wall_seconds": wall_seconds, "fast": True, "on_overrun": "warn",
-                  "complete": True, "sphinx_gallery": "0.22.1", "docsaccel": "0.1.0"},
+        "build": {
+            "wall_seconds": wall_seconds,
+            "fast": True,
+            "on_overrun": "warn",
+            "complete": True,
+            "sphinx_gallery": "0.22.1",
+            "docsaccel": "0.1.0",
+        },
         "examples": sorted(records, key=lambda r: r["id"]),
     }
     validate_report(report, path)

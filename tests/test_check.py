@@ -23,7 +23,10 @@ def test_over_a_flat_budget_exits_1_listing_slowest_first(capsys) -> None:
     assert out.startswith("FAIL: 3 of 6 examples over budget")
     lines = out.splitlines()[1:]
     assert [line.split(":")[0].strip() for line in lines] == [
-        "plot_train_agent.py", "plot_train_agent.py", "plot_env_basics.py"]
+        "plot_train_agent.py",
+        "plot_train_agent.py",
+        "plot_env_basics.py",
+    ]
     assert "10m0.1s > budget 5s from --budget 5s" in lines[0]
 
 
@@ -52,11 +55,14 @@ def test_unreadable_inputs_exit_2(capsys, args, message) -> None:
 
 
 def test_report_json_budgets_apply_without_options(tmp_path, capsys) -> None:
-    path = write_report(tmp_path / "r.json", [
-        record("plot_a.py", 70.0, budget=60.0, budget_detail="conf/budgets.toml default"),
-        record("plot_b.py", 10.0, budget=60.0),
-        record("plot_c.py", 1.0, budget=None),
-    ])
+    path = write_report(
+        tmp_path / "r.json",
+        [
+            record("plot_a.py", 70.0, budget=60.0, budget_detail="conf/budgets.toml default"),
+            record("plot_b.py", 10.0, budget=60.0),
+            record("plot_c.py", 1.0, budget=None),
+        ],
+    )
     assert main(["check", str(path)]) == 1
     out = capsys.readouterr().out
     assert "tutorials/plot_a.py: 1m10s > budget 1m from conf/budgets.toml default" in out
@@ -64,8 +70,9 @@ def test_report_json_budgets_apply_without_options(tmp_path, capsys) -> None:
 
 
 def test_interrupted_example_is_over_budget(tmp_path, capsys) -> None:
-    path = write_report(tmp_path / "r.json", [
-        record("plot_a.py", 30.0, budget=30.0, status="interrupted")])
+    path = write_report(
+        tmp_path / "r.json", [record("plot_a.py", 30.0, budget=30.0, status="interrupted")]
+    )
     assert main(["check", str(path)]) == 1
     assert "(interrupted)" in capsys.readouterr().out
 
@@ -73,18 +80,25 @@ def test_interrupted_example_is_over_budget(tmp_path, capsys) -> None:
 def test_precedence_file_then_flat_then_recorded(tmp_path) -> None:
     budgets = tmp_path / "budgets.toml"
     budgets.write_text('[examples]\n"plot_a.py" = "10s"\n', encoding="utf-8")
-    report = write_report(tmp_path / "r.json", [
-        record("plot_a.py", 5.0, budget=100.0),
-        record("plot_b.py", 5.0, budget=100.0),
-        record("plot_c.py", 5.0, budget=100.0),
-    ])
+    report = write_report(
+        tmp_path / "r.json",
+        [
+            record("plot_a.py", 5.0, budget=100.0),
+            record("plot_b.py", 5.0, budget=100.0),
+            record("plot_c.py", 5.0, budget=100.0),
+        ],
+    )
     timings = load_timings(report)
     table = load_budgets(budgets)
     resolved = {t.name: t for t in apply_budgets(timings, flat_seconds=20.0, table=table)}
     assert (resolved["plot_a.py"].budget_seconds, resolved["plot_a.py"].budget_source) == (
-        10.0, "pattern")
+        10.0,
+        "pattern",
+    )
     assert (resolved["plot_b.py"].budget_seconds, resolved["plot_b.py"].budget_source) == (
-        20.0, "flat")
+        20.0,
+        "flat",
+    )
     # Without options the recorded budget stays.
     assert {t.budget_seconds for t in apply_budgets(timings)} == {100.0}
     # The file's default covers every example, so the flat budget no longer applies.

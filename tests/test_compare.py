@@ -38,10 +38,12 @@ def test_bad_thresholds_are_rejected(value) -> None:
 
 
 def test_cli_fail_on_regression_and_markdown(tmp_path, capsys) -> None:
-    base = write_report(tmp_path / "base.json", [record("plot_a.py", 10.0),
-                                                 record("plot_b.py", 5.0)])
-    head = write_report(tmp_path / "head.json", [record("plot_a.py", 20.0),
-                                                 record("plot_c.py", 1.0)])
+    base = write_report(
+        tmp_path / "base.json", [record("plot_a.py", 10.0), record("plot_b.py", 5.0)]
+    )
+    head = write_report(
+        tmp_path / "head.json", [record("plot_a.py", 20.0), record("plot_c.py", 1.0)]
+    )
     assert main(["compare", str(base), str(head)]) == 0
     text = capsys.readouterr().out
     assert "tutorials/plot_a.py: 10.0s -> 20.0s (+10.0s, +100%)  REGRESSED" in text

@@ -46,8 +46,10 @@ def test_too_few_runs_are_never_noisy(tmp_path) -> None:
         ("", "records no build"),
         ("{not json\n", "h.jsonl:1: not valid JSON"),
         ('{"schema": "other"}\n', "h.jsonl:1: not a docsaccel.history line"),
-        ('{"schema": "docsaccel.history", "examples": {"a": {"seconds": "x"}}}\n',
-         "examples['a'].seconds is 'x'"),
+        (
+            '{"schema": "docsaccel.history", "examples": {"a": {"seconds": "x"}}}\n',
+            "examples['a'].seconds is 'x'",
+        ),
     ],
 )
 def test_bad_history_names_file_line_and_value(tmp_path, content, message) -> None:

@@ -40,8 +40,11 @@ def test_current_per_gallery_list_table_from_a_real_build(gallery) -> None:
 
 def test_root_file_for_all_galleries_from_a_real_build(gallery) -> None:
     timings = by_id(load_timings(gallery / "src" / "sg_execution_times.rst"))
-    assert set(timings) == {"examples/plot_slow.py", "examples/plot_fast.py",
-                            "examples/plot_broken.py"}
+    assert set(timings) == {
+        "examples/plot_slow.py",
+        "examples/plot_fast.py",
+        "examples/plot_broken.py",
+    }
     assert timings["examples/plot_slow.py"].name == "plot_slow.py"
 
 
@@ -60,16 +63,34 @@ def test_junit_from_a_real_build(gallery) -> None:
 @pytest.mark.parametrize(
     ("fixture", "kind", "expected"),
     [
-        ("bullets.rst", "sg-rst-bullets",
-         {"plot_train_agent.py": (62.5, None), "plot_env_basics.py": (1.234, None),
-          "plot_static.py": (0.0, None)}),
-        ("bullets_memory.rst", "sg-rst-bullets",
-         {"plot_rollout.py": (2.0, round(150.5 * MIB)), "plot_env_basics.py": (1.0, 12 * MIB)}),
-        ("grid.rst", "sg-rst-grid",
-         {"plot_train_agent.py": (600.1, round(950.4 * MIB)), "plot_env_basics.py": (5.2, 0),
-          "plot_static.py": (0.0, 0)}),
-        ("list_table_no_memory.rst", "sg-rst-list-table",
-         {"plot_rollout.py": (7.0, None), "plot_env_basics.py": (0.5, None)}),
+        (
+            "bullets.rst",
+            "sg-rst-bullets",
+            {
+                "plot_train_agent.py": (62.5, None),
+                "plot_env_basics.py": (1.234, None),
+                "plot_static.py": (0.0, None),
+            },
+        ),
+        (
+            "bullets_memory.rst",
+            "sg-rst-bullets",
+            {"plot_rollout.py": (2.0, round(150.5 * MIB)), "plot_env_basics.py": (1.0, 12 * MIB)},
+        ),
+        (
+            "grid.rst",
+            "sg-rst-grid",
+            {
+                "plot_train_agent.py": (600.1, round(950.4 * MIB)),
+                "plot_env_basics.py": (5.2, 0),
+                "plot_static.py": (0.0, 0),
+            },
+        ),
+        (
+            "list_table_no_memory.rst",
+            "sg-rst-list-table",
+            {"plot_rollout.py": (7.0, None), "plot_env_basics.py": (0.5, None)},
+        ),
     ],
 )
 def test_historic_sphinx_gallery_formats(fixture, kind, expected) -> None:
@@ -84,22 +105,30 @@ def test_historic_sphinx_gallery_formats(fixture, kind, expected) -> None:
 
 def test_report_json_carries_budgets_and_extras(tmp_path) -> None:
     knobs = {"rollouts": {"value": 1, "fast": 1, "full": 4}}
-    path = write_report(tmp_path / "r.json", [
-        record("plot_a.py", 12.5, budget=10.0, status="over-budget", knobs=knobs),
-        record("plot_b.py", 1.0, budget=None),
-    ])
+    path = write_report(
+        tmp_path / "r.json",
+        [
+            record("plot_a.py", 12.5, budget=10.0, status="over-budget", knobs=knobs),
+            record("plot_b.py", 1.0, budget=None),
+        ],
+    )
     loaded = load_input(path)
     assert loaded.format == "docsaccel-report" and loaded.build["wall_seconds"] == 100.0
     a, b = loaded.timings
     assert (a.id, a.name, a.seconds, a.budget_seconds, a.status) == (
-        "tutorials/plot_a.py", "plot_a.py", 12.5, 10.0, "over-budget")
+        "tutorials/plot_a.py",
+        "plot_a.py",
+        12.5,
+        10.0,
+        "over-budget",
+    )
     assert a.knobs == knobs and a.over_budget
     assert b.budget_seconds is None and not b.over_budget
 
 
 @pytest.mark.parametrize("time", ["00:1.500", "1.5 sec", "aa:bb.ccc", ""])
 def test_sg_times_that_do_not_parse_name_the_value(time) -> None:
-    with pytest.raises(InputError, match="f.rst:3"):
+    with pytest.raises(InputError, match=r"f\.rst:3: time"):
         parse_sg_time(time, "f.rst:3")
     assert parse_sg_time("120:00.250", "x") == 7200.25
 
@@ -131,8 +160,10 @@ def test_time_cell_that_does_not_parse_in_a_table(tmp_path) -> None:
         ((FIXTURES / "list_table_empty.rst").read_text(encoding="utf-8"), "no example"),
         ("Computation times\n\n- **00:01.2", "cannot read the line"),
         ("Computation times\n\n+---+\n| :ref:`x` (``a.py``) | 00:01", "cut short"),
-        ((FIXTURES / "list_table_no_memory.rst").read_text(encoding="utf-8")[:-15],
-         "no time column"),
+        (
+            (FIXTURES / "list_table_no_memory.rst").read_text(encoding="utf-8")[:-15],
+            "no time column",
+        ),
         ('{"schema": "docsaccel.report", "version": 1, "build": {}, "exam', "not valid JSON"),
         ('<?xml version="1.0"?><testsuite><testcase file="a.py" time=', "not valid XML"),
         ('<testsuite><testcase file="a.py" time="fast"/></testsuite>', "'fast' is not a number"),

@@ -15,22 +15,34 @@ from docsaccel.report.summary import summarize
 
 EVIL = '<script>alert("x")</script>|`$x$`.py'
 KNOBS = {"rollouts": {"value": 1, "fast": 1, "full": 4}}
-RENDER = {"HalfCheetah-v5#0": {"fresh_renders": 7, "reused_frames": 105,
-                               "render_seconds": 0.3, "saved_seconds": 4.5}}
+RENDER = {
+    "HalfCheetah-v5#0": {
+        "fresh_renders": 7,
+        "reused_frames": 105,
+        "render_seconds": 0.3,
+        "saved_seconds": 4.5,
+    }
+}
 
 
 @pytest.fixture
 def reports(tmp_path):
-    head = write_report(tmp_path / "head.json", [
-        record("plot_over.py", 75.0, budget=60.0, status="over-budget", knobs=KNOBS,
-               render=RENDER),
-        record("plot_near.py", 50.0, budget=60.0),
-        record("plot_fine.py", 5.0, budget=60.0),
-        record("plot_free.py", 90.0, budget=None),
-        record(EVIL, 1.0, budget=60.0),
-    ], wall_seconds=240.0)
-    base = write_report(tmp_path / "base.json", [record("plot_over.py", 60.0),
-                                                 record("plot_near.py", 50.0)])
+    head = write_report(
+        tmp_path / "head.json",
+        [
+            record(
+                "plot_over.py", 75.0, budget=60.0, status="over-budget", knobs=KNOBS, render=RENDER
+            ),
+            record("plot_near.py", 50.0, budget=60.0),
+            record("plot_fine.py", 5.0, budget=60.0),
+            record("plot_free.py", 90.0, budget=None),
+            record(EVIL, 1.0, budget=60.0),
+        ],
+        wall_seconds=240.0,
+    )
+    base = write_report(
+        tmp_path / "base.json", [record("plot_over.py", 60.0), record("plot_near.py", 50.0)]
+    )
     history = tmp_path / "h.jsonl"
     for seconds in (1.0, 4.0, 2.0, 8.0):
         run = write_report(tmp_path / "run.json", [record("plot_fine.py", seconds)])
@@ -49,8 +61,10 @@ def test_markdown_sections_and_numbers(reports, capsys) -> None:
     assert "- **Render gating saved:** 4.5s" in md
     assert "**1 example(s) over budget.**" in md
     over = md.split("### Over budget")[1].split("###")[0]
-    assert ("| tutorials/plot\\_over.py | over\\-budget | 75.0s | 60.0s (125%) | -15.0s "
-            "| +15.0s | rollouts=1 \\(full 4\\) | 4.5s |") in over
+    assert (
+        "| tutorials/plot\\_over.py | over\\-budget | 75.0s | 60.0s (125%) | -15.0s "
+        "| +15.0s | rollouts=1 \\(full 4\\) | 4.5s |"
+    ) in over
     near = md.split("### Near budget (above 80%)")[1].split("###")[0]
     assert "plot\\_near.py" in near and "plot\\_fine" not in near
     assert "tutorials/plot\\_fine.py (noisy)" in md.split("### Noisy")[1]
@@ -100,8 +114,10 @@ class _Collector(HTMLParser):
 def test_html_is_self_contained_sortable_and_escaped(reports, tmp_path) -> None:
     head, base, _ = reports
     out = tmp_path / "report.html"
-    assert main(["report", str(head), "--baseline", str(base), "--format", "html",
-                 "-o", str(out)]) == 0
+    assert (
+        main(["report", str(head), "--baseline", str(base), "--format", "html", "-o", str(out)])
+        == 0
+    )
     page = out.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>")
     collector = _Collector()
@@ -113,7 +129,7 @@ def test_html_is_self_contained_sortable_and_escaped(reports, tmp_path) -> None:
     assert "<svg" in page and "Time vs budget per example" in page
     assert 'data-sort="75.0"' in page and "aria-sort" in page
     # The chart keeps the name as (escaped) text, not as mathtext or markup.
-    svg = page[page.index("<svg"): page.index("</svg>")]
+    svg = page[page.index("<svg") : page.index("</svg>")]
     assert "&lt;script&gt;" in svg and "$x$" in svg
 
 
@@ -127,8 +143,21 @@ def test_fragment_embeds_without_page_markup(reports) -> None:
 
 def test_json_view(reports, capsys) -> None:
     head, base, history = reports
-    assert main(["report", str(head), "--baseline", str(base), "--history", str(history),
-                 "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(head),
+                "--baseline",
+                str(base),
+                "--history",
+                str(history),
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     data = json.loads(capsys.readouterr().out)
     assert data["over_budget"] == ["tutorials/plot_over.py"]
     assert data["near_budget"] == ["tutorials/plot_near.py"]
@@ -136,7 +165,10 @@ def test_json_view(reports, capsys) -> None:
     assert data["execution_seconds"] == 221.0 and data["baseline_execution_seconds"] == 110.0
     first = data["examples"][0]
     assert (first["id"], first["budget_seconds"], first["headroom_seconds"]) == (
-        "tutorials/plot_free.py", None, None)
+        "tutorials/plot_free.py",
+        None,
+        None,
+    )
 
 
 def test_report_of_a_sphinx_gallery_file_and_bad_input(tmp_path, capsys) -> None:
