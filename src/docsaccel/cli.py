@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from docsaccel import __version__
 
@@ -29,6 +30,140 @@ def _add_doctor(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_doctor)
 
 
+def _emit(text: str, code: int, output: str | None = None) -> int:
+    """Write a command's text to ``output`` (or stdout; errors go to stderr)."""
+    if code == 2:
+        sys.stderr.write(f"docsaccel: {text}")
+    elif output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return code
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _report(args: argparse.Namespace) -> int:
+    from docsaccel.report.commands import run_report
+
+    text, code = run_report(
+        args.report, args.baseline, args.history, args.last, args.format, args.top
+    )
+    return _emit(text, code, args.output)
+
+
+def _add_report(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="the budget report of a build as Markdown, self-contained HTML or JSON",
+        description="Render the budget report of a build. REPORT and --baseline accept any "
+        "input `docsaccel check` reads. Exit 2 when an input cannot be read.",
+    )
+    parser.add_argument("report", metavar="REPORT", help="docsaccel report JSON (or any input)")
+    parser.add_argument("--baseline", metavar="BASE", help="input to show deltas against")
+    parser.add_argument("--history", metavar="HISTORY.jsonl", help="flag noisy examples")
+    parser.add_argument("--last", type=int, default=10, help="history runs to use (10)")
+    parser.add_argument("--format", choices=("md", "html", "json"), default="md")
+    parser.add_argument("--top", type=int, default=10, help="slowest examples listed (10)")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write here, not to stdout")
+    parser.set_defaults(handler=_report)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from docsaccel.report.commands import run_check
+
+    return _emit(*run_check(args.inputs, args.budget, args.budgets))
+
+
+def _add_check(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "check",
+        help="exit 1 when an example is over its budget",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="""\
+Check every example of every INPUT against its budget.
+
+INPUT: a docsaccel report JSON; a sphinx-gallery sg_execution_times.rst of any release
+(bullet list, grid table, list-table; per-gallery or root file); a sphinx-gallery JUnit XML.
+
+Budget precedence, per example:
+  1. --budgets FILE, when a pattern or the default of the file applies to the example;
+  2. --budget SECONDS, for examples the file (if any) gives no budget;
+  3. the budget recorded in the input (report JSON); otherwise unbounded.
+
+Exit codes: 0 all within budget; 1 an example over budget (listed slowest first with
+time, budget and its source); 2 an input unreadable or with no example in it.""",
+    )
+    parser.add_argument("inputs", nargs="+", metavar="INPUT")
+    parser.add_argument("--budget", metavar="SECONDS", help="flat budget: 90, '90s', '5m'")
+    parser.add_argument("--budgets", metavar="FILE", help="budget file (conf/budgets.toml)")
+    parser.set_defaults(handler=_check)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from docsaccel.report.commands import run_compare
+
+    text, code = run_compare(
+        args.base,
+        args.head,
+        relative=args.relative / 100,
+        absolute=args.absolute,
+        fail_on_regression=args.fail_on_regression,
+        markdown=args.format == "md",
+    )
+    return _emit(text, code)
+
+
+def _add_compare(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="per-example time deltas between two builds",
+        description="Compare HEAD against BASE (any two inputs `check` reads). An example "
+        "regressed when slower by more than both thresholds. Exit 1 on a regression with "
+        "--fail-on-regression, 2 when an input cannot be read.",
+    )
+    parser.add_argument("base", metavar="BASE")
+    parser.add_argument("head", metavar="HEAD")
+    parser.add_argument(
+        "--relative",
+        type=float,
+        default=20.0,
+        metavar="PERCENT",
+        help="relative threshold in percent (20)",
+    )
+    parser.add_argument(
+        "--absolute",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="absolute threshold in seconds (5)",
+    )
+    parser.add_argument("--fail-on-regression", action="store_true")
+    parser.add_argument("--format", choices=("text", "md"), default="text")
+    parser.set_defaults(handler=_compare)
+
+
+def _history_append(args: argparse.Namespace) -> int:
+    from docsaccel.report.commands import run_history_append
+
+    return _emit(*run_history_append(args.report, args.to))
+
+
+def _add_history(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("history", help="record builds for medians and noise")
+    parser.set_defaults(handler=lambda args: _usage(parser))
+    actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
+    append = actions.add_parser(
+        "append", help="append one build (any input `check` reads) as a JSON line"
+    )
+    append.add_argument("report", metavar="REPORT")
+    append.add_argument("--to", required=True, metavar="HISTORY.jsonl")
+    append.set_defaults(handler=_history_append)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="docsaccel",
@@ -37,6 +172,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"docsaccel {__version__}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     _add_doctor(subparsers)
+    _add_report(subparsers)
+    _add_check(subparsers)
+    _add_compare(subparsers)
+    _add_history(subparsers)
     return parser
 
 

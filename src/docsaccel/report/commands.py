@@ -1,0 +1,121 @@
+"""The work behind ``docsaccel report``, ``check``, ``compare`` and ``history append``.
+
+Each function takes already-parsed arguments, returns ``(text, exit_code)`` and turns
+an unreadable input into exit code 2 with the message naming the file, so the command
+line stays argument parsing only and the behaviour is testable without a subprocess.
+
+Exit codes: 0 fine; 1 an example over budget (``check``) or a regression with
+``--fail-on-regression`` (``compare``); 2 an input that cannot be read or understood.
+
+Example::
+
+    text, code = run_check(["docs/sg_execution_times.rst"], flat_budget="5m")
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from docsaccel.budgets import BudgetError, load_budgets, parse_duration
+from docsaccel.report.check import apply_budgets, check_timings, format_check
+from docsaccel.report.compare import compare_timings, format_comparison
+from docsaccel.report.history import append_history, read_history
+from docsaccel.report.html import render_html
+from docsaccel.report.inputs import load_input, load_timings
+from docsaccel.report.markdown import render_markdown
+from docsaccel.report.model import InputError
+from docsaccel.report.summary import summarize
+from docsaccel.schema import SchemaError
+
+__all__ = ["REPORT_FORMATS", "run_check", "run_compare", "run_history_append", "run_report"]
+
+EXIT_UNREADABLE = 2
+_INPUT_ERRORS = (InputError, SchemaError, BudgetError, ValueError)
+
+
+def _guarded(work: Callable[[], tuple[str, int]]) -> tuple[str, int]:
+    try:
+        return work()
+    except _INPUT_ERRORS as exc:
+        return f"error: {exc}\n", EXIT_UNREADABLE
+
+
+def _report(
+    report: str, baseline: str | None, history: str | None, last: int, fmt: str, top: int
+) -> tuple[str, int]:
+    summary = summarize(
+        load_input(report),
+        baseline=load_timings(baseline) if baseline else None,
+        history=read_history(history, last=last) if history else None,
+    )
+    return REPORT_FORMATS[fmt](summary, top), 0
+
+
+REPORT_FORMATS = {
+    "md": lambda summary, top: render_markdown(summary, top=top),
+    "html": lambda summary, top: render_html(summary),
+    "json": lambda summary, top: json.dumps(summary.to_json(), indent=2) + "\n",
+}
+
+
+def run_report(
+    report: str,
+    baseline: str | None = None,
+    history: str | None = None,
+    last: int = 10,
+    fmt: str = "md",
+    top: int = 10,
+) -> tuple[str, int]:
+    """The report view of ``report`` in ``fmt`` (``md``, ``html`` or ``json``)."""
+    return _guarded(lambda: _report(report, baseline, history, last, fmt, top))
+
+
+def _check(inputs: Sequence[str], flat_budget: str | None, budgets: str | None) -> tuple[str, int]:
+    flat = parse_duration(flat_budget, "--budget") if flat_budget is not None else None
+    if flat_budget is not None and flat is None:
+        raise BudgetError('--budget: "none" is not a budget; leave the option out instead')
+    table = load_budgets(budgets) if budgets else None
+    timings = [timing for path in inputs for timing in load_timings(path)]
+    result = check_timings(apply_budgets(timings, flat_seconds=flat, table=table))
+    return format_check(result) + "\n", result.exit_code
+
+
+def run_check(
+    inputs: Sequence[str], flat_budget: str | None = None, budgets: str | None = None
+) -> tuple[str, int]:
+    """Check every example of every input against its budget (see :mod:`.check`)."""
+    if not inputs:
+        return "error: no input given\n", EXIT_UNREADABLE
+    return _guarded(lambda: _check(inputs, flat_budget, budgets))
+
+
+def _compare(
+    base: str, head: str, relative: float, absolute: float, fail: bool, markdown: bool
+) -> tuple[str, int]:
+    comparison = compare_timings(load_timings(base), load_timings(head), relative, absolute)
+    code = 1 if fail and comparison.regressions else 0
+    return format_comparison(comparison, markdown=markdown), code
+
+
+def run_compare(
+    base: str,
+    head: str,
+    relative: float = 0.20,
+    absolute: float = 5.0,
+    fail_on_regression: bool = False,
+    markdown: bool = False,
+) -> tuple[str, int]:
+    """Compare two inputs; exit 1 on a regression only with ``fail_on_regression``."""
+    return _guarded(lambda: _compare(base, head, relative, absolute, fail_on_regression, markdown))
+
+
+def run_history_append(report: str, history: str | Path) -> tuple[str, int]:
+    """Append ``report`` (any input ``check`` reads) as one line of ``history``."""
+
+    def work() -> tuple[str, int]:
+        count = append_history(report, history)
+        return f"appended {count} examples from {report} to {history}\n", 0
+
+    return _guarded(work)

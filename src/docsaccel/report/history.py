@@ -1,0 +1,140 @@
+"""Build history: one JSON line per build, and per example its recent typical duration.
+
+``docsaccel history append REPORT --to HISTORY.jsonl`` adds one line per build::
+
+    {"schema": "docsaccel.history", "version": 1, "recorded_at": "...", "source": "...",
+     "examples": {"tutorials/plot_a.py": {"seconds": 1.25, "status": "ok"}, ...}}
+
+:func:`read_history` gives, per example, the median of its last ``last`` durations
+(robust to one slow runner) and its *noise*: the spread of those durations relative to
+their median (median absolute deviation / median). An example is *noisy* when that
+exceeds ``NOISY_ABOVE`` over at least ``MIN_RUNS_FOR_NOISE`` runs; the report flags it,
+and gallery sharding uses the medians as the expected durations.
+
+Example::
+
+    append_history("build/docsaccel/report.json", "ci/history.jsonl")
+    stats = read_history("ci/history.jsonl", last=10)
+    stats["tutorials/plot_a.py"].median_seconds, stats["tutorials/plot_a.py"].noisy
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from docsaccel.report.inputs import load_timings
+from docsaccel.report.model import InputError, Timing
+
+__all__ = [
+    "HISTORY_SCHEMA",
+    "MIN_RUNS_FOR_NOISE",
+    "NOISY_ABOVE",
+    "ExampleHistory",
+    "append_history",
+    "history_line",
+    "read_history",
+]
+
+HISTORY_SCHEMA = "docsaccel.history"
+NOISY_ABOVE = 0.25
+MIN_RUNS_FOR_NOISE = 3
+
+
+@dataclass(frozen=True)
+class ExampleHistory:
+    """An example's last durations (oldest first), their median and noise."""
+
+    id: str
+    durations: tuple[float, ...]
+
+    @property
+    def runs(self) -> int:
+        return len(self.durations)
+
+    @property
+    def median_seconds(self) -> float:
+        return statistics.median(self.durations)
+
+    @property
+    def noise(self) -> float:
+        """Median absolute deviation over the median (0 = perfectly steady)."""
+        median = self.median_seconds
+        if median <= 0:
+            return 0.0
+        return statistics.median(abs(d - median) for d in self.durations) / median
+
+    @property
+    def noisy(self) -> bool:
+        return self.runs >= MIN_RUNS_FOR_NOISE and self.noise > NOISY_ABOVE
+
+
+def history_line(timings: Sequence[Timing], source: str, recorded_at: str | None = None) -> str:
+    """The JSON line recording one build's ``timings``."""
+    entry = {
+        "schema": HISTORY_SCHEMA,
+        "version": 1,
+        "recorded_at": recorded_at or datetime.now(UTC).isoformat(timespec="seconds"),
+        "source": source,
+        "examples": {t.id: {"seconds": t.seconds, "status": t.status} for t in timings},
+    }
+    return json.dumps(entry, sort_keys=True)
+
+
+def append_history(report: str | Path, history: str | Path) -> int:
+    """Append the build in ``report`` (any input ``check`` reads) to ``history``.
+
+    Returns the number of examples recorded. The line is written with one ``write``
+    call in append mode, so concurrent appends do not interleave within a line.
+    """
+    timings = load_timings(report)
+    line = history_line(timings, str(report)) + "\n"
+    history = Path(history)
+    history.parent.mkdir(parents=True, exist_ok=True)
+    with history.open("a", encoding="utf-8") as stream:
+        stream.write(line)
+    return len(timings)
+
+
+def _durations(entry: object, where: str) -> dict[str, float]:
+    if not isinstance(entry, dict) or entry.get("schema") != HISTORY_SCHEMA:
+        raise InputError(f"{where}: not a {HISTORY_SCHEMA} line")
+    examples = entry.get("examples")
+    if not isinstance(examples, dict):
+        raise InputError(f"{where}: examples must be an object, got {examples!r:.60}")
+    found = {}
+    for example_id, value in examples.items():
+        seconds = value.get("seconds") if isinstance(value, dict) else None
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+            raise InputError(f"{where}: examples[{example_id!r}].seconds is {seconds!r}")
+        found[example_id] = float(seconds)
+    return found
+
+
+def read_history(path: str | Path, last: int = 10) -> dict[str, ExampleHistory]:
+    """Per example id, its durations in the ``last`` builds that ran it (oldest first)."""
+    if last < 1:
+        raise ValueError(f"last must be 1 or more, got {last!r}")
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read the history: {exc}") from exc
+    runs: dict[str, list[float]] = {}
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{where}: not valid JSON: {exc}") from exc
+        for example_id, seconds in _durations(entry, where).items():
+            runs.setdefault(example_id, []).append(seconds)
+    if not runs:
+        raise InputError(f"{path}: the history records no build")
+    return {i: ExampleHistory(i, tuple(durations[-last:])) for i, durations in runs.items()}

@@ -1,0 +1,139 @@
+"""The HTML view of a report: one self-contained page, or a fragment to embed in Sphinx.
+
+Nothing is loaded from the network: the style, the sorting script and the chart (inline
+SVG from :mod:`~.chart`) are all in the file. Click a column header to sort the table.
+Every name, status and knob is escaped with :func:`html.escape`.
+
+:func:`render_html_fragment` is the same content without ``<html>``/``<head>``, for a
+Sphinx page through ``.. raw:: html`` (the docs build's "Build budget report" page).
+
+Example::
+
+    Path("report.html").write_text(render_html(summarize(load_input("report.json"))))
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from docsaccel.report.chart import render_chart_svg
+from docsaccel.report.summary import ReportSummary, Row
+
+__all__ = ["render_html", "render_html_fragment"]
+
+_STYLE = """
+.docsaccel-report table{border-collapse:collapse;font-size:0.85em;width:100%}
+.docsaccel-report th,.docsaccel-report td{border:1px solid #ccc;padding:2px 6px}
+.docsaccel-report th{cursor:pointer;background:#f2f2f2;user-select:none}
+.docsaccel-report td.num{text-align:right;font-variant-numeric:tabular-nums}
+.docsaccel-report tr.over td{background:#fde2e2}
+.docsaccel-report tr.near td{background:#fff3d6}
+.docsaccel-report .chart svg{max-width:100%;height:auto}
+"""
+
+# Sorts the table of the enclosing report on a header click; numbers by data-sort.
+_SCRIPT = """
+(function(){
+  document.querySelectorAll('.docsaccel-report table.sortable').forEach(function(table){
+    table.querySelectorAll('th').forEach(function(th, column){
+      th.addEventListener('click', function(){
+        var body = table.tBodies[0];
+        var ascending = th.getAttribute('aria-sort') !== 'ascending';
+        table.querySelectorAll('th').forEach(function(h){h.removeAttribute('aria-sort');});
+        th.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
+        var key = function(row){
+          var cell = row.cells[column];
+          var value = cell.getAttribute('data-sort');
+          return value === null ? cell.textContent : parseFloat(value);
+        };
+        Array.from(body.rows).sort(function(a, b){
+          var x = key(a), y = key(b);
+          var order = (typeof x === 'number') ? x - y : String(x).localeCompare(String(y));
+          return ascending ? order : -order;
+        }).forEach(function(row){ body.appendChild(row); });
+      });
+    });
+  });
+})();
+"""
+
+_COLUMNS = (
+    "example",
+    "status",
+    "time (s)",
+    "budget (s)",
+    "use",
+    "headroom (s)",
+    "Δ vs baseline (s)",
+    "median of history (s)",
+    "fast-path knobs",
+    "render saved (s)",
+)
+
+
+def _number(value: float | None, fmt: str = "{:.2f}") -> str:
+    if value is None:
+        # Unknown values sort after every number.
+        return '<td class="num" data-sort="Infinity">–</td>'
+    return f'<td class="num" data-sort="{value!r}">{escape(fmt.format(value))}</td>'
+
+
+def _row(row: Row) -> str:
+    state = "over" if row.over else "near" if row.near else ""
+    noisy = " <em>(noisy)</em>" if row.noisy else ""
+    cells = [
+        f"<td>{escape(row.id)}{noisy}</td>",
+        f"<td>{escape(row.status)}</td>",
+        _number(row.seconds),
+        _number(row.budget_seconds),
+        _number(None if row.budget_use is None else row.budget_use * 100, "{:.0f}%"),
+        _number(row.headroom_seconds),
+        _number(row.delta_seconds, "{:+.2f}"),
+        _number(row.median_seconds),
+        f"<td>{escape(row.knobs_text())}</td>",
+        _number(row.render_saved_seconds or None),
+    ]
+    return f'<tr class="{state}">' + "".join(cells) + "</tr>"
+
+
+def _totals(summary: ReportSummary) -> str:
+    counts = ", ".join(f"{n} {status}" for status, n in summary.status_counts.items())
+    items = [
+        f"Execution time: {summary.execution_seconds:.1f}s over {len(summary.rows)} "
+        f"examples ({counts})",
+        f"Over budget: {len(summary.over)}; near budget (above 80%): {len(summary.near)}; "
+        f"noisy: {len(summary.noisy)}",
+    ]
+    if summary.build_wall_seconds is not None:
+        fast = " (fast path)" if summary.fast else ""
+        items.insert(0, f"Build wall time: {summary.build_wall_seconds:.1f}s{fast}")
+    if summary.baseline_total is not None:
+        delta = summary.execution_seconds - summary.baseline_total
+        items.append(f"Against the baseline: {delta:+.1f}s")
+    if summary.render_saved_seconds:
+        items.append(f"Render gating saved: {summary.render_saved_seconds:.1f}s")
+    return "<ul>" + "".join(f"<li>{escape(item)}</li>" for item in items) + "</ul>"
+
+
+def render_html_fragment(summary: ReportSummary, chart_limit: int = 40) -> str:
+    """Totals, chart and sortable table in one ``<div>``, with its style and script."""
+    head = "".join(f'<th scope="col">{escape(name)}</th>' for name in _COLUMNS)
+    body = "\n".join(_row(row) for row in summary.rows)
+    return (
+        f'<div class="docsaccel-report">\n<style>{_STYLE}</style>\n'
+        f"{_totals(summary)}\n"
+        f'<div class="chart">{render_chart_svg(summary.rows, chart_limit)}</div>\n'
+        f'<table class="sortable"><thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n'
+        f"</tbody></table>\n<p><small>from {escape(summary.source)} "
+        f"({escape(summary.format)})</small></p>\n<script>{_SCRIPT}</script>\n</div>\n"
+    )
+
+
+def render_html(summary: ReportSummary, chart_limit: int = 40) -> str:
+    """A complete, self-contained HTML page of the report."""
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        "<title>Docs build budget report</title>\n</head>\n<body>\n"
+        "<h1>Docs build budget report</h1>\n"
+        f"{render_html_fragment(summary, chart_limit)}</body>\n</html>\n"
+    )

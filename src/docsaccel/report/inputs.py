@@ -1,0 +1,289 @@
+"""Read any timing file a docs build leaves behind into :class:`~.model.Timing` entries.
+
+Formats, detected from the content (not the file name):
+
+``docsaccel-report``
+    the report JSON of the gallery plugin (:mod:`docsaccel.schema`), validated first.
+``sg-rst-bullets``
+    sphinx-gallery's oldest ``sg_execution_times.rst``: one bullet per example,
+    ``- **00:01.234**: :ref:`sphx_glr_auto_examples_plot_a.py` (``plot_a.py``)``,
+    optionally followed by the memory (``12.3 MB``).
+``sg-rst-grid``
+    the grid table that replaced it, with a ``12.3 MB`` memory column:
+    ``| :ref:`...` (``plot_a.py``) | 00:01.234 | 12.3 MB |``.
+``sg-rst-list-table``
+    the current ``.. list-table::`` with an ``Example``, ``Time`` and optional
+    ``Mem (MB)`` header, both in per-gallery files and in the root file for all
+    galleries (whose entries carry the path from the Sphinx source folder).
+``sg-junit``
+    sphinx-gallery's JUnit XML (its ``junit`` option): one ``testcase`` per example.
+
+An input that cannot be decoded, has an unknown format, holds a value that does not
+parse, or lists no example at all raises :class:`~.model.InputError` naming the file,
+the line or key, and the value: a file we do not understand never passes a check.
+
+Example::
+
+    for timing in load_timings("docs/auto_examples/sg_execution_times.rst"):
+        print(timing.id, timing.seconds, timing.memory_bytes)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+
+from docsaccel.report.model import InputError, LoadedInput, Timing
+from docsaccel.schema import SchemaError, validate_report
+
+__all__ = ["detect_format", "load_input", "load_timings", "parse_sg_time"]
+
+_MIB = 1024 * 1024
+_SG_TIME = re.compile(r"^(?P<minutes>\d+):(?P<seconds>\d{2})\.(?P<millis>\d{3})$")
+# ":ref:`sphx_glr_x_plot_a.py` (``plot_a.py``)": the path in double backquotes.
+_ENTRY = re.compile(r"^:ref:`(?P<ref>[^`]+)`\s*\(``(?P<path>.+)``\)$")
+_BULLET = re.compile(
+    r"^- \*\*(?P<time>[^*]*)\*\*:\s*(?P<entry>.+?)(?:\s+\(?(?P<mem>[\d.]+) MB\)?)?\s*$"
+)
+_MEMORY = re.compile(r"^(?P<mb>\d+(?:\.\d+)?)(?: MB)?$")
+_PLACEHOLDER = "N/A"
+
+
+def parse_sg_time(text: str, where: str) -> float:
+    """``"01:02.500"`` (sphinx-gallery's minutes:seconds.milliseconds) -> ``62.5``."""
+    match = _SG_TIME.match(text.strip())
+    if not match:
+        raise InputError(f"{where}: time {text.strip()!r} is not MM:SS.mmm")
+    minutes, seconds, millis = (int(match.group(key)) for key in ("minutes", "seconds", "millis"))
+    return minutes * 60 + seconds + millis / 1000
+
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})"
+        ) from exc
+    if not text.strip():
+        raise InputError(f"{path}: the file is empty")
+    return text
+
+
+def detect_format(text: str, path: str | Path) -> str:
+    """Name of the format of ``text`` (see the module docstring); raise if unknown."""
+    head = text.lstrip()
+    if head.startswith("{"):
+        return "docsaccel-report"
+    if head.startswith("<"):
+        return "sg-junit"
+    if ".. list-table::" in text:
+        return "sg-rst-list-table"
+    if re.search(r"^\+-+\+", text, re.MULTILINE):
+        return "sg-rst-grid"
+    if re.search(r"^- \*\*", text, re.MULTILINE):
+        return "sg-rst-bullets"
+    if "Computation times" in text or "sphx_glr" in text:
+        raise InputError(
+            f"{path}: looks like a sphinx-gallery execution times file, but has no bullet "
+            "list, grid table or list-table of examples"
+        )
+    raise InputError(
+        f"{path}: unknown format: expected a docsaccel report JSON, a sphinx-gallery "
+        f"sg_execution_times.rst or a sphinx-gallery JUnit XML; starts with {head[:40]!r}"
+    )
+
+
+def _entry(cell: str, where: str) -> tuple[str, str]:
+    """``(id, ref)`` of an example cell; the id is the path sphinx-gallery printed."""
+    match = _ENTRY.match(cell.strip())
+    if not match:
+        raise InputError(f"{where}: example {cell.strip()!r} is not :ref:`...` (``path``)")
+    return match.group("path"), match.group("ref")
+
+
+def _memory(text: str | None, where: str) -> int | None:
+    if text is None or not text.strip():
+        return None
+    match = _MEMORY.match(text.strip())
+    if not match:
+        raise InputError(f"{where}: memory {text.strip()!r} is not a number of MB")
+    return round(float(match.group("mb")) * _MIB)
+
+
+def _sg_timings(rows: Iterable[tuple[str, str, str | None, str]], path: Path) -> list[Timing]:
+    """Timings from ``(example cell, time, memory, where)`` rows of any rst format."""
+    timings: list[Timing] = []
+    seen: set[str] = set()
+    for cell, time, memory, where in rows:
+        if cell.strip() == _PLACEHOLDER:
+            continue  # sphinx-gallery's filler row of a gallery without examples
+        example_id, ref = _entry(cell, where)
+        if example_id in seen:  # same file name in two subsections of one gallery
+            example_id = ref
+        seen.add(example_id)
+        timings.append(
+            Timing(
+                id=example_id,
+                name=PurePosixPath(example_id).name,
+                seconds=parse_sg_time(time, where),
+                memory_bytes=_memory(memory, where),
+            )
+        )
+    return timings
+
+
+def _bullet_rows(text: str, path: Path):
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.startswith("- **"):
+            continue
+        where = f"{path}:{number}"
+        match = _BULLET.match(line)
+        if not match:
+            raise InputError(f"{where}: cannot read the line {line!r}")
+        yield match.group("entry"), match.group("time"), match.group("mem"), where
+
+
+def _grid_rows(text: str, path: Path):
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped.startswith("|"):
+            continue
+        where = f"{path}:{number}"
+        if not stripped.endswith("|"):
+            raise InputError(f"{where}: table row {stripped!r} is cut short")
+        cells = [cell.strip() for cell in stripped[1:-1].split("|")]
+        if len(cells) >= 3 and cells[-1].endswith("MB"):
+            yield "|".join(cells[:-2]), cells[-2], cells[-1], where
+        elif len(cells) >= 2:
+            yield "|".join(cells[:-1]), cells[-1], None, where
+        else:
+            raise InputError(f"{where}: table row {stripped!r} has no time column")
+
+
+def _list_table_rows(text: str, path: Path):
+    """Rows of ``* - a`` / ``  - b`` items; the header row names the columns."""
+    rows: list[tuple[int, list[str]]] = []
+    in_table = False
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith(".. list-table::"):
+            in_table = True
+        elif in_table and stripped.startswith("* - "):
+            rows.append((number, [stripped[4:]]))
+        elif in_table and stripped.startswith("- ") and rows:
+            rows[-1][1].append(stripped[2:])
+        elif in_table and stripped in ("*", "-"):
+            raise InputError(f"{path}:{number}: empty list-table item {stripped!r}")
+    if not rows:
+        return
+    header = [cell.lower() for cell in rows[0][1]]
+    has_header = "time" in header
+    time_col = header.index("time") if has_header else 1
+    mem_col = next((i for i, cell in enumerate(header) if cell.startswith("mem")), None)
+    if not has_header:
+        mem_col = 2
+    for number, cells in rows[1:] if has_header else rows:
+        where = f"{path}:{number}"
+        if len(cells) <= time_col:
+            raise InputError(f"{where}: list-table row {cells!r} has no time column")
+        memory = cells[mem_col] if mem_col is not None and mem_col < len(cells) else None
+        if cells[0].strip() == _PLACEHOLDER:
+            continue
+        yield cells[0], cells[time_col], memory, where
+
+
+def _parse_report(text: str, path: Path) -> LoadedInput:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON: {exc}") from exc
+    try:
+        validate_report(data, path)
+    except SchemaError as exc:
+        raise InputError(str(exc)) from exc
+    timings = [
+        Timing(
+            id=record["id"],
+            name=record["name"],
+            seconds=float(record["wall_seconds"]),
+            status=record["status"],
+            budget_seconds=record["budget_seconds"],
+            budget_source=record["budget_source"],
+            budget_detail=record.get("budget_detail"),
+            memory_bytes=record.get("peak_rss_bytes"),
+            fast=record["fast"],
+            knobs=record.get("knobs") or {},
+            render=record.get("render") or {},
+        )
+        for record in data["examples"]
+    ]
+    return LoadedInput(str(path), "docsaccel-report", timings, dict(data["build"]))
+
+
+def _parse_junit(text: str, path: Path) -> LoadedInput:
+    try:
+        root = ElementTree.fromstring(text)
+    except ElementTree.ParseError as exc:
+        raise InputError(f"{path}: not valid XML: {exc}") from exc
+    if root.tag not in ("testsuite", "testsuites"):
+        raise InputError(f"{path}: root element is <{root.tag}>, expected <testsuite>")
+    timings = []
+    for index, case in enumerate(root.iter("testcase")):
+        where = f"{path}: testcase[{index}]"
+        example_id = case.get("file") or case.get("classname")
+        if not example_id:
+            raise InputError(f"{where} has neither a 'file' nor a 'classname' attribute")
+        raw_time = case.get("time")
+        try:
+            seconds = float(raw_time)
+        except (TypeError, ValueError):
+            raise InputError(f"{where} ({example_id}): time {raw_time!r} is not a number") from None
+        if not math.isfinite(seconds) or seconds < 0:
+            raise InputError(f"{where} ({example_id}): time {raw_time!r} is not a duration")
+        failed = case.find("failure") is not None or case.find("error") is not None
+        timings.append(
+            Timing(
+                id=example_id,
+                name=PurePosixPath(example_id).name,
+                seconds=seconds,
+                status="failed" if failed else "ok",
+            )
+        )
+    return LoadedInput(str(path), "sg-junit", timings)
+
+
+_RST_ROWS = {
+    "sg-rst-bullets": _bullet_rows,
+    "sg-rst-grid": _grid_rows,
+    "sg-rst-list-table": _list_table_rows,
+}
+
+
+def load_input(path: str | Path) -> LoadedInput:
+    """Read ``path`` in whichever supported format it is; at least one example or raise."""
+    path = Path(path)
+    text = _read_text(path)
+    kind = detect_format(text, path)
+    if kind == "docsaccel-report":
+        loaded = _parse_report(text, path)
+    elif kind == "sg-junit":
+        loaded = _parse_junit(text, path)
+    else:
+        loaded = LoadedInput(str(path), kind, _sg_timings(_RST_ROWS[kind](text, path), path))
+    if not loaded.timings:
+        raise InputError(f"{path}: no example could be read from this {kind} file")
+    return loaded
+
+
+def load_timings(path: str | Path) -> list[Timing]:
+    """One :class:`~.model.Timing` per example listed in ``path`` (any supported format)."""
+    return load_input(path).timings

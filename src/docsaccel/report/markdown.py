@@ -1,0 +1,98 @@
+"""The Markdown view of a report: fit for a PR comment or ``$GITHUB_STEP_SUMMARY``.
+
+Totals first (build wall time, execution time, examples by status, render savings),
+then the examples over budget, near it (above 80 %), noisy ones, and the top N by time,
+each with time, budget, headroom, delta against the baseline, fast-path knobs and render
+savings. Example names are escaped so none can break the table or inject HTML.
+
+Example::
+
+    print(render_markdown(summarize(load_input("report.json")), top=10))
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from docsaccel.report.summary import ReportSummary, Row
+
+__all__ = ["escape_md", "render_markdown"]
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")
+
+
+def escape_md(text: str) -> str:
+    """``text`` safe inside a Markdown table cell: HTML-escaped, specials backslashed."""
+    one_line = " ".join(str(text).split())
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(one_line, quote=False))
+
+
+def _seconds(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return "–"
+    return f"{value:+.1f}s" if signed else f"{value:.1f}s"
+
+
+def _budget(row: Row) -> str:
+    if row.budget_seconds is None:
+        return "unbounded"
+    return f"{row.budget_seconds:.1f}s ({(row.budget_use or 0) * 100:.0f}%)"
+
+
+_HEADER = (
+    "| example | status | time | budget (use) | headroom | Δ vs baseline | fast-path knobs "
+    "| render saved |\n| --- | --- | ---: | ---: | ---: | ---: | --- | ---: |"
+)
+
+
+def _table(rows: list[Row]) -> str:
+    lines = [_HEADER]
+    for row in rows:
+        noisy = " (noisy)" if row.noisy else ""
+        lines.append(
+            f"| {escape_md(row.id)}{noisy} | {escape_md(row.status)} | {_seconds(row.seconds)} "
+            f"| {_budget(row)} | {_seconds(row.headroom_seconds)} "
+            f"| {_seconds(row.delta_seconds, signed=True)} | {escape_md(row.knobs_text())} "
+            f"| {_seconds(row.render_saved_seconds) if row.render_saved_seconds else '–'} |"
+        )
+    return "\n".join(lines)
+
+
+def _totals(summary: ReportSummary) -> list[str]:
+    counts = ", ".join(f"{n} {escape_md(status)}" for status, n in summary.status_counts.items())
+    lines = [
+        f"- **Build wall time:** {_seconds(summary.build_wall_seconds)}"
+        + (" (fast path)" if summary.fast else ""),
+        f"- **Execution time:** {_seconds(summary.execution_seconds)} "
+        f"over {len(summary.rows)} examples ({counts})",
+    ]
+    if summary.baseline_total is not None:
+        delta = summary.execution_seconds - summary.baseline_total
+        lines.append(
+            f"- **Against the baseline:** {_seconds(delta, signed=True)} "
+            f"(baseline {_seconds(summary.baseline_total)})"
+        )
+    if summary.render_saved_seconds:
+        lines.append(f"- **Render gating saved:** {_seconds(summary.render_saved_seconds)}")
+    return lines
+
+
+def render_markdown(summary: ReportSummary, top: int = 10) -> str:
+    """The whole Markdown report of ``summary``."""
+    if top < 1:
+        raise ValueError(f"top must be 1 or more, got {top!r}")
+    over, near, noisy = summary.over, summary.near, summary.noisy
+    parts = ["## Docs build budget report", "", *_totals(summary), ""]
+    verdict = f"**{len(over)} example(s) over budget.**" if over else "All examples within budget."
+    parts += [verdict, ""]
+    for title, rows in (
+        ("Over budget", over),
+        ("Near budget (above 80%)", near),
+        ("Noisy (durations vary a lot between builds)", noisy),
+    ):
+        if rows:
+            parts += [f"### {title}", "", _table(rows), ""]
+    parts += [f"### Top {min(top, len(summary.rows))} by time", "", _table(summary.top(top)), ""]
+    parts.append(f"<sub>from {escape_md(summary.source)} ({summary.format})</sub>")
+    return "\n".join(parts) + "\n"

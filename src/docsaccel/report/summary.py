@@ -1,0 +1,169 @@
+"""What every report view shows, computed once: totals, and one row per example.
+
+The Markdown, HTML and JSON views all render a :class:`ReportSummary`; none of them
+re-measures or re-derives anything.
+
+Example::
+
+    summary = summarize(load_input("report.json"), baseline=load_timings("main.json"))
+    summary.over, summary.near, summary.top(10)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from docsaccel.report.history import ExampleHistory
+from docsaccel.report.model import LoadedInput, Timing
+
+__all__ = ["NEAR_BUDGET", "ReportSummary", "Row", "summarize"]
+
+#: An example is *near* its budget above this fraction of it.
+NEAR_BUDGET = 0.8
+
+
+@dataclass(frozen=True)
+class Row:
+    """One example as the views show it."""
+
+    id: str
+    status: str
+    seconds: float
+    budget_seconds: float | None
+    budget_source: str | None
+    headroom_seconds: float | None
+    budget_use: float | None
+    delta_seconds: float | None
+    memory_bytes: int | None
+    fast: bool | None
+    knobs: dict[str, Any]
+    render_saved_seconds: float
+    median_seconds: float | None
+    noisy: bool
+
+    @property
+    def over(self) -> bool:
+        return self.status == "interrupted" or (self.budget_use or 0) > 1
+
+    @property
+    def near(self) -> bool:
+        return not self.over and (self.budget_use or 0) > NEAR_BUDGET
+
+    def knobs_text(self) -> str:
+        """``"rollouts=1 (full 4)"``-style summary of the fast-path knobs."""
+        parts = []
+        for name, knob in sorted(self.knobs.items()):
+            if isinstance(knob, Mapping):
+                value, full = knob.get("value"), knob.get("full")
+                parts.append(f"{name}={value}" + (f" (full {full})" if full != value else ""))
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class ReportSummary:
+    """Totals and rows (slowest first) of one build."""
+
+    source: str
+    format: str
+    rows: list[Row]
+    build_wall_seconds: float | None
+    fast: bool | None
+    status_counts: dict[str, int]
+    baseline_total: float | None = None
+    build: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def execution_seconds(self) -> float:
+        return sum(row.seconds for row in self.rows)
+
+    @property
+    def render_saved_seconds(self) -> float:
+        return sum(row.render_saved_seconds for row in self.rows)
+
+    @property
+    def over(self) -> list[Row]:
+        return [row for row in self.rows if row.over]
+
+    @property
+    def near(self) -> list[Row]:
+        return [row for row in self.rows if row.near]
+
+    @property
+    def noisy(self) -> list[Row]:
+        return [row for row in self.rows if row.noisy]
+
+    def top(self, count: int) -> list[Row]:
+        return self.rows[:count]
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON view: totals and every row, plain data."""
+        return {
+            "schema": "docsaccel.report-summary",
+            "version": 1,
+            "source": self.source,
+            "format": self.format,
+            "build_wall_seconds": self.build_wall_seconds,
+            "execution_seconds": self.execution_seconds,
+            "baseline_execution_seconds": self.baseline_total,
+            "render_saved_seconds": self.render_saved_seconds,
+            "fast": self.fast,
+            "status_counts": self.status_counts,
+            "over_budget": [row.id for row in self.over],
+            "near_budget": [row.id for row in self.near],
+            "noisy": [row.id for row in self.noisy],
+            "examples": [asdict(row) for row in self.rows],
+        }
+
+
+def _render_saved(timing: Timing) -> float:
+    total = 0.0
+    for env in timing.render.values():
+        if isinstance(env, Mapping) and isinstance(env.get("saved_seconds"), (int, float)):
+            total += float(env["saved_seconds"])
+    return total
+
+
+def summarize(
+    loaded: LoadedInput,
+    baseline: Sequence[Timing] | None = None,
+    history: Mapping[str, ExampleHistory] | None = None,
+) -> ReportSummary:
+    """The summary of ``loaded``, with deltas against ``baseline`` and noise from ``history``."""
+    base = {timing.id: timing.seconds for timing in baseline or ()}
+    history = history or {}
+    rows = []
+    for t in loaded.timings:
+        known = history.get(t.id)
+        rows.append(
+            Row(
+                id=t.id,
+                status=t.status,
+                seconds=t.seconds,
+                budget_seconds=t.budget_seconds,
+                budget_source=t.budget_source,
+                headroom_seconds=None if t.budget_seconds is None else t.budget_seconds - t.seconds,
+                budget_use=t.budget_use,
+                delta_seconds=t.seconds - base[t.id] if t.id in base else None,
+                memory_bytes=t.memory_bytes,
+                fast=t.fast,
+                knobs=dict(t.knobs),
+                render_saved_seconds=_render_saved(t),
+                median_seconds=known.median_seconds if known else None,
+                noisy=bool(known and known.noisy),
+            )
+        )
+    rows.sort(key=lambda row: (-row.seconds, row.id))
+    wall = loaded.build.get("wall_seconds")
+    return ReportSummary(
+        source=loaded.path,
+        format=loaded.format,
+        rows=rows,
+        build_wall_seconds=float(wall) if isinstance(wall, (int, float)) else None,
+        fast=loaded.build.get("fast"),
+        status_counts=dict(sorted(Counter(t.status for t in loaded.timings).items())),
+        baseline_total=sum(base.values()) if baseline is not None else None,
+        build=dict(loaded.build),
+    )

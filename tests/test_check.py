@@ -1,0 +1,125 @@
+"""``docsaccel check``: exit codes 1/0/2, the listing, and the one budget precedence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from report_factory import record, write_report
+
+from docsaccel.budgets import load_budgets
+from docsaccel.cli import main
+from docsaccel.report.check import apply_budgets
+from docsaccel.report.inputs import load_timings
+
+FIXTURES = Path(__file__).parent / "fixtures" / "sg_times"
+BULLETS = str(FIXTURES / "bullets.rst")  # 62.5 s, 1.234 s, 0 s
+
+
+def test_over_a_flat_budget_exits_1_listing_slowest_first(capsys) -> None:
+    grid = str(FIXTURES / "grid.rst")  # 600.1 s, 5.2 s, 0 s
+    assert main(["check", BULLETS, grid, "--budget", "5s"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL: 3 of 6 examples over budget")
+    lines = out.splitlines()[1:]
+    assert [line.split(":")[0].strip() for line in lines] == [
+        "plot_train_agent.py",
+        "plot_train_agent.py",
+        "plot_env_basics.py",
+    ]
+    assert "10m0.1s > budget 5s from --budget 5s" in lines[0]
+
+
+def test_within_budget_exits_0(capsys) -> None:
+    assert main(["check", BULLETS, "--budget", "2m"]) == 0
+    assert capsys.readouterr().out.startswith("OK: 3 examples checked, 3 with a budget")
+
+
+def test_no_budget_anywhere_passes_with_zero_bounded(capsys) -> None:
+    assert main(["check", BULLETS]) == 0
+    assert "0 with a budget" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check", "MISSING.rst"], "MISSING.rst: cannot read"),
+        (["check", str(FIXTURES / "list_table_empty.rst")], "no example"),
+        (["check", BULLETS, "--budget", "soon"], "--budget: 'soon' is not a duration"),
+        (["check", BULLETS, "--budgets", "MISSING.toml"], "MISSING.toml"),
+    ],
+)
+def test_unreadable_inputs_exit_2(capsys, args, message) -> None:
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_report_json_budgets_apply_without_options(tmp_path, capsys) -> None:
+    path = write_report(
+        tmp_path / "r.json",
+        [
+            record("plot_a.py", 70.0, budget=60.0, budget_detail="conf/budgets.toml default"),
+            record("plot_b.py", 10.0, budget=60.0),
+            record("plot_c.py", 1.0, budget=None),
+        ],
+    )
+    assert main(["check", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "tutorials/plot_a.py: 1m10s > budget 1m from conf/budgets.toml default" in out
+    assert "plot_b" not in out
+
+
+def test_interrupted_example_is_over_budget(tmp_path, capsys) -> None:
+    path = write_report(
+        tmp_path / "r.json", [record("plot_a.py", 30.0, budget=30.0, status="interrupted")]
+    )
+    assert main(["check", str(path)]) == 1
+    assert "(interrupted)" in capsys.readouterr().out
+
+
+def test_precedence_file_then_flat_then_recorded(tmp_path) -> None:
+    budgets = tmp_path / "budgets.toml"
+    budgets.write_text('[examples]\n"plot_a.py" = "10s"\n', encoding="utf-8")
+    report = write_report(
+        tmp_path / "r.json",
+        [
+            record("plot_a.py", 5.0, budget=100.0),
+            record("plot_b.py", 5.0, budget=100.0),
+            record("plot_c.py", 5.0, budget=100.0),
+        ],
+    )
+    timings = load_timings(report)
+    table = load_budgets(budgets)
+    resolved = {t.name: t for t in apply_budgets(timings, flat_seconds=20.0, table=table)}
+    assert (resolved["plot_a.py"].budget_seconds, resolved["plot_a.py"].budget_source) == (
+        10.0,
+        "pattern",
+    )
+    assert (resolved["plot_b.py"].budget_seconds, resolved["plot_b.py"].budget_source) == (
+        20.0,
+        "flat",
+    )
+    # Without options the recorded budget stays.
+    assert {t.budget_seconds for t in apply_budgets(timings)} == {100.0}
+    # The file's default covers every example, so the flat budget no longer applies.
+    budgets.write_text('default = "7s"\n', encoding="utf-8")
+    resolved = apply_budgets(timings, flat_seconds=20.0, table=load_budgets(budgets))
+    assert {t.budget_seconds for t in resolved} == {7.0}
+
+
+def test_budget_file_on_sphinx_gallery_input(tmp_path, capsys) -> None:
+    budgets = tmp_path / "budgets.toml"
+    budgets.write_text('default = "1m"\n[examples]\n"plot_train_*.py" = "2m"\n')
+    assert main(["check", BULLETS, "--budgets", str(budgets)]) == 0
+    budgets.write_text('default = "1s"\n[examples]\n"plot_train_*.py" = "2m"\n')
+    assert main(["check", BULLETS, "--budgets", str(budgets)]) == 1
+    out = capsys.readouterr().out
+    assert "plot_env_basics.py: 1.234s > budget 1s from" in out and "default" in out
+    assert "plot_train_agent" not in out.split("FAIL")[-1]
+
+
+def test_help_documents_precedence_and_exit_codes(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    text = capsys.readouterr().out
+    assert "precedence" in text and "Exit codes: 0" in text and "JUnit" in text

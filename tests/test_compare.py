@@ -1,0 +1,65 @@
+"""``docsaccel compare``: deltas, new and removed examples, both thresholds."""
+
+from __future__ import annotations
+
+import pytest
+from report_factory import record, write_report
+
+from docsaccel.cli import main
+from docsaccel.report.compare import compare_timings
+from docsaccel.report.model import Timing
+
+
+def timings(**seconds: float) -> list[Timing]:
+    return [Timing(id=name, name=name, seconds=value) for name, value in seconds.items()]
+
+
+def test_regression_needs_both_thresholds() -> None:
+    base = timings(small=0.1, big=600.0, real=10.0, same=3.0, gone=1.0)
+    head = timings(small=0.3, big=604.0, real=16.0, same=3.0, new=2.0)
+    result = compare_timings(base, head)
+    deltas = {d.id: d for d in result.deltas}
+    assert not deltas["small"].regressed  # +200 % but only +0.2 s
+    assert not deltas["big"].regressed  # +4 s, under 5 s
+    assert deltas["real"].regressed  # +6 s and +60 %
+    assert [d.id for d in result.regressions] == ["real"]
+    assert [t.id for t in result.added] == ["new"] and [t.id for t in result.removed] == ["gone"]
+    assert result.total_delta == pytest.approx(625.3 - 614.1)
+    assert deltas["real"].relative == pytest.approx(0.6)
+    # Thresholds are configurable.
+    loose = compare_timings(base, head, relative=0.01, absolute_seconds=0.1)
+    assert {d.id for d in loose.regressions} == {"small", "real"}
+
+
+@pytest.mark.parametrize("value", [-0.1, float("nan"), float("inf")])
+def test_bad_thresholds_are_rejected(value) -> None:
+    with pytest.raises(ValueError, match="threshold"):
+        compare_timings([], [], relative=value)
+
+
+def test_cli_fail_on_regression_and_markdown(tmp_path, capsys) -> None:
+    base = write_report(
+        tmp_path / "base.json", [record("plot_a.py", 10.0), record("plot_b.py", 5.0)]
+    )
+    head = write_report(
+        tmp_path / "head.json", [record("plot_a.py", 20.0), record("plot_c.py", 1.0)]
+    )
+    assert main(["compare", str(base), str(head)]) == 0
+    text = capsys.readouterr().out
+    assert "tutorials/plot_a.py: 10.0s -> 20.0s (+10.0s, +100%)  REGRESSED" in text
+    assert "New examples:" in text and "Removed examples:" in text
+    assert main(["compare", str(base), str(head), "--fail-on-regression"]) == 1
+    capsys.readouterr()
+    args = ["compare", str(base), str(head), "--fail-on-regression", "--absolute", "11"]
+    assert main(args) == 0
+    capsys.readouterr()
+    assert main(["compare", str(base), str(head), "--format", "md", "--relative", "150"]) == 0
+    markdown = capsys.readouterr().out
+    assert markdown.startswith("### Execution time: 21.0s (+6.0s vs base 15.0s); 0 regression")
+    assert "| tutorials/plot\\_a.py | 10.0s | 20.0s | +10.0s (+100%) |  |" in markdown
+
+
+def test_cli_unreadable_input_exits_2(tmp_path, capsys) -> None:
+    base = write_report(tmp_path / "base.json", [record("plot_a.py", 10.0)])
+    assert main(["compare", str(base), str(tmp_path / "missing.json")]) == 2
+    assert "missing.json" in capsys.readouterr().err

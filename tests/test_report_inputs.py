@@ -1,0 +1,200 @@
+"""Every timing input format: real sphinx-gallery output, historic formats, bad files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from report_factory import record, write_report
+from sg_build import build_tiny_gallery
+
+from docsaccel.report.inputs import load_input, load_timings, parse_sg_time
+from docsaccel.report.model import InputError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "sg_times"
+MIB = 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def gallery(tmp_path_factory) -> Path:
+    """The root of a tiny gallery really built by sphinx-gallery (src/ and out/)."""
+    root = tmp_path_factory.mktemp("sg")
+    build_tiny_gallery(root)
+    return root
+
+
+def by_id(timings):
+    return {timing.id: timing for timing in timings}
+
+
+def test_current_per_gallery_list_table_from_a_real_build(gallery) -> None:
+    loaded = load_input(gallery / "src" / "auto_examples" / "sg_execution_times.rst")
+    assert loaded.format == "sg-rst-list-table"
+    timings = by_id(loaded.timings)
+    assert set(timings) == {"plot_slow.py", "plot_fast.py", "plot_broken.py"}
+    # The slow example sleeps 0.3 s; sphinx-gallery prints milliseconds.
+    assert timings["plot_slow.py"].seconds >= 0.3
+    assert timings["plot_slow.py"].seconds > timings["plot_fast.py"].seconds
+    assert timings["plot_slow.py"].memory_bytes == 0
+
+
+def test_root_file_for_all_galleries_from_a_real_build(gallery) -> None:
+    timings = by_id(load_timings(gallery / "src" / "sg_execution_times.rst"))
+    assert set(timings) == {
+        "examples/plot_slow.py",
+        "examples/plot_fast.py",
+        "examples/plot_broken.py",
+    }
+    assert timings["examples/plot_slow.py"].name == "plot_slow.py"
+
+
+def test_junit_from_a_real_build(gallery) -> None:
+    loaded = load_input(gallery / "out" / "sg-junit.xml")
+    assert loaded.format == "sg-junit"
+    timings = by_id(loaded.timings)
+    assert timings["examples/plot_broken.py"].status == "failed"
+    assert timings["examples/plot_slow.py"].status == "ok"
+    assert timings["examples/plot_slow.py"].seconds >= 0.3
+    # The same ids as the root rst file: the two can be compared.
+    root = by_id(load_timings(gallery / "src" / "sg_execution_times.rst"))
+    assert set(root) == set(timings)
+
+
+@pytest.mark.parametrize(
+    ("fixture", "kind", "expected"),
+    [
+        (
+            "bullets.rst",
+            "sg-rst-bullets",
+            {
+                "plot_train_agent.py": (62.5, None),
+                "plot_env_basics.py": (1.234, None),
+                "plot_static.py": (0.0, None),
+            },
+        ),
+        (
+            "bullets_memory.rst",
+            "sg-rst-bullets",
+            {"plot_rollout.py": (2.0, round(150.5 * MIB)), "plot_env_basics.py": (1.0, 12 * MIB)},
+        ),
+        (
+            "grid.rst",
+            "sg-rst-grid",
+            {
+                "plot_train_agent.py": (600.1, round(950.4 * MIB)),
+                "plot_env_basics.py": (5.2, 0),
+                "plot_static.py": (0.0, 0),
+            },
+        ),
+        (
+            "list_table_no_memory.rst",
+            "sg-rst-list-table",
+            {"plot_rollout.py": (7.0, None), "plot_env_basics.py": (0.5, None)},
+        ),
+    ],
+)
+def test_historic_sphinx_gallery_formats(fixture, kind, expected) -> None:
+    loaded = load_input(FIXTURES / fixture)
+    assert loaded.format == kind
+    got = {t.id: (t.seconds, t.memory_bytes) for t in loaded.timings}
+    assert got.keys() == expected.keys()
+    for example_id, (seconds, memory) in expected.items():
+        assert got[example_id][0] == pytest.approx(seconds)
+        assert got[example_id][1] == memory
+
+
+def test_report_json_carries_budgets_and_extras(tmp_path) -> None:
+    knobs = {"rollouts": {"value": 1, "fast": 1, "full": 4}}
+    path = write_report(
+        tmp_path / "r.json",
+        [
+            record("plot_a.py", 12.5, budget=10.0, status="over-budget", knobs=knobs),
+            record("plot_b.py", 1.0, budget=None),
+        ],
+    )
+    loaded = load_input(path)
+    assert loaded.format == "docsaccel-report" and loaded.build["wall_seconds"] == 100.0
+    a, b = loaded.timings
+    assert (a.id, a.name, a.seconds, a.budget_seconds, a.status) == (
+        "tutorials/plot_a.py",
+        "plot_a.py",
+        12.5,
+        10.0,
+        "over-budget",
+    )
+    assert a.knobs == knobs and a.over_budget
+    assert b.budget_seconds is None and not b.over_budget
+
+
+@pytest.mark.parametrize("time", ["00:1.500", "1.5 sec", "aa:bb.ccc", ""])
+def test_sg_times_that_do_not_parse_name_the_value(time) -> None:
+    with pytest.raises(InputError, match=r"f\.rst:3: time"):
+        parse_sg_time(time, "f.rst:3")
+    assert parse_sg_time("120:00.250", "x") == 7200.25
+
+
+def write(tmp_path: Path, content: str | bytes, name: str = "in.rst") -> Path:
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+def test_time_cell_that_does_not_parse_in_a_table(tmp_path) -> None:
+    text = (FIXTURES / "grid.rst").read_text(encoding="utf-8").replace("00:05.200", "5.2 sec  ")
+    path = write(tmp_path, text)
+    with pytest.raises(InputError) as excinfo:
+        load_timings(path)
+    assert f"{path}:13" in str(excinfo.value) and "'5.2 sec'" in str(excinfo.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("", "is empty"),
+        ("  \n\n", "is empty"),
+        ("hello world\n", "unknown format"),
+        ("Computation times\n=================\nnothing here\n", "no bullet list"),
+        ((FIXTURES / "list_table_empty.rst").read_text(encoding="utf-8"), "no example"),
+        ("Computation times\n\n- **00:01.2", "cannot read the line"),
+        ("Computation times\n\n+---+\n| :ref:`x` (``a.py``) | 00:01", "cut short"),
+        (
+            (FIXTURES / "list_table_no_memory.rst").read_text(encoding="utf-8")[:-15],
+            "no time column",
+        ),
+        ('{"schema": "docsaccel.report", "version": 1, "build": {}, "exam', "not valid JSON"),
+        ('<?xml version="1.0"?><testsuite><testcase file="a.py" time=', "not valid XML"),
+        ('<testsuite><testcase file="a.py" time="fast"/></testsuite>', "'fast' is not a number"),
+        ("<testsuite></testsuite>", "no example"),
+        ("<html><body>hi</body></html>", "expected <testsuite>"),
+        ("Computation times\n\n- **00:01.000**: plot_a.py\n", "is not :ref:"),
+    ],
+)
+def test_malformed_inputs_are_errors_naming_the_file(tmp_path, content, message) -> None:
+    path = write(tmp_path, content)
+    with pytest.raises(InputError) as excinfo:
+        load_timings(path)
+    assert str(path) in str(excinfo.value)
+    assert message in str(excinfo.value)
+
+
+def test_wrong_encoding_is_an_error(tmp_path) -> None:
+    text = (FIXTURES / "bullets.rst").read_text(encoding="utf-8").replace("static", "stätic")
+    path = write(tmp_path, text.encode("latin-1"))
+    with pytest.raises(InputError, match="not UTF-8 text"):
+        load_timings(path)
+
+
+def test_missing_file_is_an_error(tmp_path) -> None:
+    with pytest.raises(InputError, match="cannot read"):
+        load_timings(tmp_path / "nope.rst")
+
+
+def test_report_json_schema_drift_names_the_key(tmp_path) -> None:
+    path = write_report(tmp_path / "r.json", [record("plot_a.py", 1.0)])
+    path.write_text(path.read_text().replace('"status": "ok"', '"status": "great"'))
+    with pytest.raises(InputError) as excinfo:
+        load_timings(path)
+    assert "examples[0].status" in str(excinfo.value) and "'great'" in str(excinfo.value)

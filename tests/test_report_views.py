@@ -1,0 +1,182 @@
+"""``docsaccel report``: Markdown, self-contained HTML (and its fragment) and JSON views."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+
+import pytest
+from report_factory import record, write_report
+
+from docsaccel.cli import main
+from docsaccel.report.html import render_html_fragment
+from docsaccel.report.inputs import load_input
+from docsaccel.report.summary import summarize
+
+EVIL = '<script>alert("x")</script>|`$x$`.py'
+KNOBS = {"rollouts": {"value": 1, "fast": 1, "full": 4}}
+RENDER = {
+    "HalfCheetah-v5#0": {
+        "fresh_renders": 7,
+        "reused_frames": 105,
+        "render_seconds": 0.3,
+        "saved_seconds": 4.5,
+    }
+}
+
+
+@pytest.fixture
+def reports(tmp_path):
+    head = write_report(
+        tmp_path / "head.json",
+        [
+            record(
+                "plot_over.py", 75.0, budget=60.0, status="over-budget", knobs=KNOBS, render=RENDER
+            ),
+            record("plot_near.py", 50.0, budget=60.0),
+            record("plot_fine.py", 5.0, budget=60.0),
+            record("plot_free.py", 90.0, budget=None),
+            record(EVIL, 1.0, budget=60.0),
+        ],
+        wall_seconds=240.0,
+    )
+    base = write_report(
+        tmp_path / "base.json", [record("plot_over.py", 60.0), record("plot_near.py", 50.0)]
+    )
+    history = tmp_path / "h.jsonl"
+    for seconds in (1.0, 4.0, 2.0, 8.0):
+        run = write_report(tmp_path / "run.json", [record("plot_fine.py", seconds)])
+        assert main(["history", "append", str(run), "--to", str(history)]) == 0
+    return head, base, history
+
+
+def test_markdown_sections_and_numbers(reports, capsys) -> None:
+    head, base, history = reports
+    args = ["report", str(head), "--baseline", str(base), "--history", str(history)]
+    assert main([*args, "--top", "3"]) == 0
+    md = capsys.readouterr().out
+    assert "- **Build wall time:** 240.0s (fast path)" in md
+    assert "- **Execution time:** 221.0s over 5 examples (1 ok" not in md  # counts by status
+    assert "(4 ok, 1 over\\-budget)" in md
+    assert "- **Render gating saved:** 4.5s" in md
+    assert "**1 example(s) over budget.**" in md
+    over = md.split("### Over budget")[1].split("###")[0]
+    assert (
+        "| tutorials/plot\\_over.py | over\\-budget | 75.0s | 60.0s (125%) | -15.0s "
+        "| +15.0s | rollouts=1 \\(full 4\\) | 4.5s |"
+    ) in over
+    near = md.split("### Near budget (above 80%)")[1].split("###")[0]
+    assert "plot\\_near.py" in near and "plot\\_fine" not in near
+    assert "tutorials/plot\\_fine.py (noisy)" in md.split("### Noisy")[1]
+    top = md.split("### Top 3 by time")[1]
+    assert top.count("| tutorials/") == 3 and "plot\\_free.py" in top and "unbounded" in top
+
+
+def test_markdown_escapes_names(reports, capsys) -> None:
+    head, _, _ = reports
+    assert main(["report", str(head), "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert "<script>" not in md and "&lt;script&gt;" in md
+    row = next(line for line in md.splitlines() if "alert" in line)
+    assert row.count(" | ") == 7  # the "|" in the name does not add a column
+
+
+class _Collector(HTMLParser):
+    """External references, scripts and the table's cell texts of an HTML page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.external: list[str] = []
+        self.scripts = 0
+        self.cells: list[str] = []
+        self._in_cell = False
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            # Namespace declarations are identifiers, never fetched.
+            fetched = name in ("src", "href", "xlink:href") and not (value or "").startswith("#")
+            if fetched or (not name.startswith("xmlns") and "://" in (value or "")):
+                self.external.append(f"{tag} {name}={value}")
+        self.scripts += tag == "script"
+        if tag == "td":
+            self._in_cell = True
+            self.cells.append("")
+
+    def handle_endtag(self, tag):
+        if tag == "td":
+            self._in_cell = False
+
+    def handle_data(self, data):
+        if self._in_cell:
+            self.cells[-1] += data
+
+
+def test_html_is_self_contained_sortable_and_escaped(reports, tmp_path) -> None:
+    head, base, _ = reports
+    out = tmp_path / "report.html"
+    assert (
+        main(["report", str(head), "--baseline", str(base), "--format", "html", "-o", str(out)])
+        == 0
+    )
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    collector = _Collector()
+    collector.feed(page)
+    assert collector.external == []  # no CDN script, stylesheet or font
+    assert collector.scripts == 1  # only the sorting script; the name's <script> is text
+    assert f"tutorials/{EVIL}" in collector.cells  # shown exactly, as text
+    assert 'alert("x")</script>' not in page
+    assert "<svg" in page and "Time vs budget per example" in page
+    assert 'data-sort="75.0"' in page and "aria-sort" in page
+    # The chart keeps the name as (escaped) text, not as mathtext or markup.
+    svg = page[page.index("<svg") : page.index("</svg>")]
+    assert "&lt;script&gt;" in svg and "$x$" in svg
+
+
+def test_fragment_embeds_without_page_markup(reports) -> None:
+    head, _, _ = reports
+    fragment = render_html_fragment(summarize(load_input(head)), chart_limit=2)
+    assert fragment.startswith('<div class="docsaccel-report">')
+    assert "<html" not in fragment and "<body" not in fragment and "<script>" in fragment
+    assert "(2 of 5: closest to or over budget)" in fragment
+
+
+def test_json_view(reports, capsys) -> None:
+    head, base, history = reports
+    assert (
+        main(
+            [
+                "report",
+                str(head),
+                "--baseline",
+                str(base),
+                "--history",
+                str(history),
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert data["over_budget"] == ["tutorials/plot_over.py"]
+    assert data["near_budget"] == ["tutorials/plot_near.py"]
+    assert data["noisy"] == ["tutorials/plot_fine.py"]
+    assert data["execution_seconds"] == 221.0 and data["baseline_execution_seconds"] == 110.0
+    first = data["examples"][0]
+    assert (first["id"], first["budget_seconds"], first["headroom_seconds"]) == (
+        "tutorials/plot_free.py",
+        None,
+        None,
+    )
+
+
+def test_report_of_a_sphinx_gallery_file_and_bad_input(tmp_path, capsys) -> None:
+    from pathlib import Path
+
+    grid = Path(__file__).parent / "fixtures" / "sg_times" / "grid.rst"
+    assert main(["report", str(grid)]) == 0
+    md = capsys.readouterr().out
+    assert "All examples within budget." in md and "plot\\_train\\_agent.py" in md
+    assert main(["report", str(tmp_path / "none.json")]) == 2
+    assert "none.json: cannot read" in capsys.readouterr().err
