@@ -183,7 +183,7 @@ def plan_shards(
     loads = [sum(millis[name] for name in members) for members in bins]
     total = sum(loads)
     lower_bound = max(max(millis.values()), total / shards) / _MS_PER_SECOND
-    plan_shards_ = tuple(
+    planned = tuple(
         Shard(
             index,
             tuple(sorted(members)),
@@ -192,7 +192,7 @@ def plan_shards(
         )
         for index, members in enumerate(bins)
     )
-    return Plan(plan_shards_, lower_bound, max(loads) / _MS_PER_SECOND, estimates, ignored)
+    return Plan(planned, lower_bound, max(loads) / _MS_PER_SECOND, estimates, ignored)
 
 
 def _estimates(
@@ -234,7 +234,9 @@ class _Bins:
         return self.estimated_counts[index] < self.cap
 
 
-def _assign(names: list[str], millis: Mapping[str, int], estimated: set[str], shards: int):
+def _assign(
+    names: list[str], millis: Mapping[str, int], estimated: set[str], shards: int
+) -> list[list[str]]:
     bins = _Bins(shards, millis, estimated)
     # Longest first; the least loaded shard takes it (fewest examples, then lowest index on
     # ties, so zero-second examples are spread too).
@@ -277,7 +279,9 @@ def _improve(bins: _Bins, max_steps: int) -> None:
             bins.add(top, take)
 
 
-def _best_exchange(bins: _Bins, top: int, other: int, gap: int):
+def _best_exchange(
+    bins: _Bins, top: int, other: int, gap: int
+) -> tuple[int, str, str | None] | None:
     """The move (``take`` is None) or swap from ``top`` to ``other`` that best halves ``gap``.
 
     Returns ``(distance, give, take)`` where distance ``|2 * delta - gap|`` is minimal and
@@ -290,6 +294,7 @@ def _best_exchange(bins: _Bins, top: int, other: int, gap: int):
         kinds[name in bins.estimated].append((millis[name], name))
     for candidates in kinds.values():
         candidates.sort()
+    doubled = {kind: [2 * value for value, _ in kinds[kind]] for kind in kinds}
     best = None
     for give in sorted(bins.members[top]):
         give_estimated = give in bins.estimated
@@ -299,8 +304,7 @@ def _best_exchange(bins: _Bins, top: int, other: int, gap: int):
             if take_estimated > give_estimated and not bins.can_take_estimate(top):
                 continue
             # The ideal take is millis[give] - gap / 2; check its nearest neighbours.
-            doubled = [2 * value for value, _ in candidates]
-            at = bisect_left(doubled, 2 * millis[give] - gap)
+            at = bisect_left(doubled[take_estimated], 2 * millis[give] - gap)
             for value, name in candidates[max(at - 1, 0) : at + 1]:
                 delta = millis[give] - value
                 if 0 < delta < gap:
@@ -477,7 +481,9 @@ def _name_in_gallery(example_id: str, folder: tuple[str, ...], names: set[str]) 
     return None
 
 
-def budget_estimator(budgets_path: str | Path, gallery_dir: str | Path, names: Iterable[str]):
+def budget_estimator(
+    budgets_path: str | Path, gallery_dir: str | Path, names: Iterable[str]
+) -> Estimator:
     """An ``estimate`` for :func:`plan_shards`: each example's budget, ``None`` if unbounded.
 
     The budget is resolved with its inline override and without the CI factor, so the plan
@@ -487,7 +493,10 @@ def budget_estimator(budgets_path: str | Path, gallery_dir: str | Path, names: I
     root = Path(gallery_dir)
 
     def estimate(name: str) -> float | None:
-        source = (root / name).read_text(encoding="utf-8")
+        try:
+            source = (root / name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ShardError(f"{root / name}: cannot read the example: {exc}") from exc
         return table.resolve(name, source_text=source, ci=False).seconds
 
     return estimate
