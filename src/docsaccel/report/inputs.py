@@ -6,11 +6,15 @@ Formats, detected from the content (not the file name):
     the report JSON of the gallery plugin (:mod:`docsaccel.schema`), validated first.
 ``sg-rst-bullets``
     sphinx-gallery's oldest ``sg_execution_times.rst``: one bullet per example,
-    ``- **00:01.234**: :ref:`sphx_glr_auto_examples_plot_a.py` (``plot_a.py``)``,
-    optionally followed by the memory (``12.3 MB``).
+    optionally followed by the memory (``12.3 MB``)::
+
+        - **00:01.234**: :ref:`sphx_glr_auto_examples_plot_a.py` (``plot_a.py``)
+
 ``sg-rst-grid``
-    the grid table that replaced it, with a ``12.3 MB`` memory column:
-    ``| :ref:`...` (``plot_a.py``) | 00:01.234 | 12.3 MB |``.
+    the grid table that replaced it, with a ``12.3 MB`` memory column::
+
+        | :ref:`...` (``plot_a.py``) | 00:01.234 | 12.3 MB |
+
 ``sg-rst-list-table``
     the current ``.. list-table::`` with an ``Example``, ``Time`` and optional
     ``Mem (MB)`` header, both in per-gallery files and in the root file for all

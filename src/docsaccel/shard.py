@@ -1,0 +1,525 @@
+"""Split a sphinx-gallery over CI workers by measured durations: the shard plan.
+
+When a gallery outgrows one runner, the CI matrix runs it on N workers, each executing
+one *shard* of the examples, and a final job assembles the site. The slowest shard sets
+the wall time, so the planner balances predicted seconds, not example counts:
+
+- durations come from earlier builds (:func:`load_durations`: a history JSONL or a
+  docsaccel report);
+- examples on disk with no measurement get an estimate (their budget, else the median
+  of the measured ones) and are spread over the shards, at most ``ceil(k / N)`` of the
+  ``k`` estimated examples per shard, so a wrong guess cannot overload one worker;
+- the assignment is longest-processing-time-first, then a bounded local search that
+  moves or swaps examples between the most loaded shard and the others while that
+  lowers the pair's maximum;
+- the plan is deterministic on any machine: times are whole milliseconds (integer sums
+  do not depend on summation order), and every tie is broken by name or shard index.
+
+Example::
+
+    plan = plan_shards({"plot_a.py": 120.0, "plot_b.py": 30.0, "plot_c.py": 95.0}, shards=2)
+    plan.shards[0].examples          # ('plot_a.py',)
+    plan.shards[1].examples          # ('plot_b.py', 'plot_c.py')
+    plan.makespan, plan.lower_bound  # (125.0, 122.5)
+
+The lower bound is ``max(longest example, total / N)``: no plan can finish sooner.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from docsaccel.budgets import format_seconds, load_budgets
+from docsaccel.schema import REPORT_SCHEMA, validate_report
+
+__all__ = [
+    "DEFAULT_RUNS",
+    "HISTORY_SCHEMA",
+    "HISTORY_VERSION",
+    "Plan",
+    "Shard",
+    "ShardError",
+    "budget_estimator",
+    "build_plan",
+    "check_index",
+    "describe",
+    "discover_examples",
+    "load_durations",
+    "match_gallery",
+    "plan_shards",
+]
+
+#: One line of a history JSONL file: ``{"schema": "docsaccel.history", "version": 1,
+#: "examples": {"<example id>": seconds, ...}, ...}``; other keys (commit, date) are kept
+#: by the writer and ignored here.
+HISTORY_SCHEMA = "docsaccel.history"
+HISTORY_VERSION = 1
+#: The predicted time of an example is the median of its last ``DEFAULT_RUNS`` runs.
+DEFAULT_RUNS = 5
+#: The estimate of every example when nothing at all was measured or budgeted: the plan
+#: then balances example counts.
+FALLBACK_SECONDS = 1.0
+_MS_PER_SECOND = 1000
+_FORMATS = (
+    f"a docsaccel report (JSON, schema {REPORT_SCHEMA!r}) or a history "
+    f"(JSON lines, schema {HISTORY_SCHEMA!r})"
+)
+
+Estimator = Callable[[str], "float | None"]
+
+
+class ShardError(ValueError):
+    """Bad shard arguments or inputs; the message names the file, line, key or argument."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    """The examples one worker executes, sorted by name, and their predicted seconds."""
+
+    index: int
+    examples: tuple[str, ...]
+    predicted_seconds: float
+    estimated: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "examples": list(self.examples),
+            "predicted_seconds": self.predicted_seconds,
+            "estimated": list(self.estimated),
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A whole shard plan.
+
+    ``estimates`` maps each example without a measurement to the seconds it was given;
+    ``ignored`` lists measured examples that are not on disk any more.
+    """
+
+    shards: tuple[Shard, ...]
+    lower_bound: float
+    makespan: float
+    estimates: Mapping[str, float] = field(default_factory=dict)
+    ignored: tuple[str, ...] = ()
+
+    @property
+    def ratio(self) -> float:
+        """``makespan / lower_bound``: 1.0 is a perfect plan."""
+        return self.makespan / self.lower_bound if self.lower_bound else 1.0
+
+    def examples_of(self, index: int) -> tuple[str, ...]:
+        check_index(index, len(self.shards))
+        return self.shards[index].examples
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "shards": [shard.to_json() for shard in self.shards],
+            "lower_bound": self.lower_bound,
+            "makespan": self.makespan,
+            "ratio": round(self.ratio, 6),
+            "estimates": dict(sorted(self.estimates.items())),
+            "ignored": list(self.ignored),
+        }
+
+
+def check_index(index: int, shards: int) -> None:
+    """Raise :class:`ShardError` unless ``shards >= 1`` and ``0 <= index < shards``."""
+    _check_shards(shards)
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < shards:
+        raise ShardError(
+            f"shard index {index!r} is out of range for {shards} shards; use 0 to {shards - 1}"
+        )
+
+
+def _check_shards(shards: int) -> None:
+    if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
+        raise ShardError(f"the number of shards must be an integer >= 1, got {shards!r}")
+
+
+def _check_seconds(value: Any, where: str) -> float:
+    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not is_number or not math.isfinite(value) or value < 0:
+        raise ShardError(f"{where} is {value!r}; expected seconds (a number >= 0)")
+    return float(value)
+
+
+def plan_shards(
+    durations: Mapping[str, float],
+    shards: int,
+    examples_on_disk: Iterable[str] | None = None,
+    estimate: Estimator | None = None,
+) -> Plan:
+    """Assign every example to one of ``shards`` shards, balancing predicted seconds.
+
+    ``durations`` maps example names to measured seconds. With ``examples_on_disk`` the
+    plan covers exactly those names (measured names not among them are ``ignored``);
+    without it, the names of ``durations``. ``estimate(name)`` gives the seconds of an
+    unmeasured example (e.g. :func:`budget_estimator`); when it is absent or returns
+    ``None``, the median of the measured examples is used.
+    """
+    _check_shards(shards)
+    for name, seconds in durations.items():
+        _check_seconds(seconds, f"the duration of {name!r}")
+    names = sorted(set(durations if examples_on_disk is None else examples_on_disk))
+    if not names:
+        raise ShardError("nothing to plan: no example was measured or found on disk")
+    present = set(names)
+    ignored = tuple(sorted(name for name in durations if name not in present))
+    measured = {name: float(durations[name]) for name in names if name in durations}
+    estimates = _estimates([n for n in names if n not in durations], measured, estimate)
+    millis = {
+        name: round(seconds * _MS_PER_SECOND) for name, seconds in (measured | estimates).items()
+    }
+    bins = _assign(names, millis, set(estimates), shards)
+    loads = [sum(millis[name] for name in members) for members in bins]
+    total = sum(loads)
+    lower_bound = max(max(millis.values()), total / shards) / _MS_PER_SECOND
+    planned = tuple(
+        Shard(
+            index,
+            tuple(sorted(members)),
+            loads[index] / _MS_PER_SECOND,
+            tuple(sorted(name for name in members if name in estimates)),
+        )
+        for index, members in enumerate(bins)
+    )
+    return Plan(planned, lower_bound, max(loads) / _MS_PER_SECOND, estimates, ignored)
+
+
+def _estimates(
+    missing: Sequence[str], measured: Mapping[str, float], estimate: Estimator | None
+) -> dict[str, float]:
+    given: dict[str, float] = {}
+    for name in missing:
+        value = estimate(name) if estimate is not None else None
+        if value is not None:
+            given[name] = _check_seconds(value, f"the estimate of {name!r}")
+    known = list(measured.values()) or list(given.values())
+    fallback = statistics.median(known) if known else FALLBACK_SECONDS
+    return {name: given.get(name, fallback) for name in missing}
+
+
+class _Bins:
+    """Shard contents during planning: members, integer loads, estimated counts."""
+
+    def __init__(self, shards: int, millis: Mapping[str, int], estimated: set[str]) -> None:
+        self.members: list[list[str]] = [[] for _ in range(shards)]
+        self.loads = [0] * shards
+        self.estimated_counts = [0] * shards
+        self.millis = millis
+        self.estimated = estimated
+        # At most ceil(k / N) of the k estimated examples per shard: guesses are spread.
+        self.cap = -(-len(estimated) // shards)
+
+    def add(self, index: int, name: str) -> None:
+        self.members[index].append(name)
+        self.loads[index] += self.millis[name]
+        self.estimated_counts[index] += name in self.estimated
+
+    def remove(self, index: int, name: str) -> None:
+        self.members[index].remove(name)
+        self.loads[index] -= self.millis[name]
+        self.estimated_counts[index] -= name in self.estimated
+
+    def can_take_estimate(self, index: int) -> bool:
+        return self.estimated_counts[index] < self.cap
+
+
+def _assign(
+    names: list[str], millis: Mapping[str, int], estimated: set[str], shards: int
+) -> list[list[str]]:
+    bins = _Bins(shards, millis, estimated)
+    # Longest first; the least loaded shard takes it (fewest examples, then lowest index on
+    # ties, so zero-second examples are spread too).
+    for name in sorted(names, key=lambda name: (-millis[name], name)):
+        allowed = [
+            index
+            for index in range(shards)
+            if name not in estimated or bins.can_take_estimate(index)
+        ]
+        target = min(allowed, key=lambda i: (bins.loads[i], len(bins.members[i]), i))
+        bins.add(target, name)
+    _improve(bins, max_steps=4 * len(names) + shards)
+    return bins.members
+
+
+def _improve(bins: _Bins, max_steps: int) -> None:
+    """Move or swap examples between the most loaded shard and another while that helps.
+
+    Each step lowers the loads of the two shards involved below the old maximum, so the
+    sorted load vector decreases strictly and the search ends; ``max_steps`` bounds it.
+    """
+    shards = len(bins.loads)
+    for _ in range(max_steps):
+        top = min(range(shards), key=lambda i: (-bins.loads[i], i))
+        best = None
+        for other in range(shards):
+            gap = bins.loads[top] - bins.loads[other]
+            if other == top or gap <= 1:
+                continue
+            found = _best_exchange(bins, top, other, gap)
+            if found is not None and (best is None or (found[0], other) < best[:2]):
+                best = (found[0], other, found[1], found[2])
+        if best is None:
+            return
+        _, other, give, take = best
+        bins.remove(top, give)
+        bins.add(other, give)
+        if take is not None:
+            bins.remove(other, take)
+            bins.add(top, take)
+
+
+def _best_exchange(
+    bins: _Bins, top: int, other: int, gap: int
+) -> tuple[int, str, str | None] | None:
+    """The move (``take`` is None) or swap from ``top`` to ``other`` that best halves ``gap``.
+
+    Returns ``(distance, give, take)`` where distance ``|2 * delta - gap|`` is minimal and
+    ``delta`` (seconds moved) is strictly between 0 and ``gap``; ``None`` when none helps.
+    """
+    millis = bins.millis
+    # Candidates to take back, by kind: a plain move takes back "nothing" (0 ms, measured).
+    kinds: dict[bool, list[tuple[int, str]]] = {False: [(0, "")], True: []}
+    for name in bins.members[other]:
+        kinds[name in bins.estimated].append((millis[name], name))
+    for candidates in kinds.values():
+        candidates.sort()
+    doubled = {kind: [2 * value for value, _ in kinds[kind]] for kind in kinds}
+    best = None
+    for give in sorted(bins.members[top]):
+        give_estimated = give in bins.estimated
+        for take_estimated, candidates in kinds.items():
+            if give_estimated > take_estimated and not bins.can_take_estimate(other):
+                continue
+            if take_estimated > give_estimated and not bins.can_take_estimate(top):
+                continue
+            # The ideal take is millis[give] - gap / 2; check its nearest neighbours.
+            at = bisect_left(doubled[take_estimated], 2 * millis[give] - gap)
+            for value, name in candidates[max(at - 1, 0) : at + 1]:
+                delta = millis[give] - value
+                if 0 < delta < gap:
+                    key = (abs(2 * delta - gap), give, name)
+                    if best is None or key < best:
+                        best = key
+    if best is None:
+        return None
+    distance, give, take = best
+    return distance, give, take or None
+
+
+def describe(plan: Plan) -> str:
+    """The plan as text: one line per shard, then the bound, for people reading CI logs."""
+    lines = [
+        f"shard {shard.index}: {len(shard.examples)} examples, "
+        f"{format_seconds(shard.predicted_seconds)} predicted"
+        + (f" ({len(shard.estimated)} estimated)" if shard.estimated else "")
+        for shard in plan.shards
+    ]
+    lines.append(
+        f"makespan {format_seconds(plan.makespan)}, lower bound "
+        f"{format_seconds(plan.lower_bound)}, ratio {plan.ratio:.3f}"
+    )
+    if plan.ignored:
+        lines.append(f"ignored (measured, not on disk): {', '.join(plan.ignored)}")
+    return "\n".join(lines)
+
+
+# Inputs ---------------------------------------------------------------------------------
+
+
+def load_durations(paths: Iterable[str | Path], runs: int = DEFAULT_RUNS) -> dict[str, float]:
+    """Predicted seconds per example id from earlier builds.
+
+    Each path is a docsaccel report (one run: ``wall_seconds`` of every record except
+    ``not-executed`` ones; ``cached`` records carry their last known time) or a history
+    JSONL (one run per line, oldest first). Runs are taken in the order given and an
+    example's prediction is the median of its last ``runs`` runs. A file that is neither
+    raises :class:`ShardError` naming the file (and the line).
+    """
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+        raise ShardError(f"the number of runs must be an integer >= 1, got {runs!r}")
+    seen: dict[str, list[float]] = {}
+    for path in paths:
+        for run in _read_runs(Path(path)):
+            for example, seconds in run.items():
+                seen.setdefault(example, []).append(seconds)
+    return {example: statistics.median(values[-runs:]) for example, values in sorted(seen.items())}
+
+
+def _read_runs(path: Path) -> list[dict[str, float]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ShardError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ShardError(f"{path}: not UTF-8 text ({exc}); expected {_FORMATS}") from exc
+    if not text.strip():
+        raise ShardError(f"{path}: the file is empty; expected {_FORMATS}")
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        return [
+            _history_run(_json_line(line, path, number), path, number)
+            for number, line in enumerate(text.splitlines(), start=1)
+            if line.strip()
+        ]
+    schema = whole.get("schema") if isinstance(whole, dict) else None
+    if schema == REPORT_SCHEMA:
+        report = validate_report(whole, path)
+        return [
+            {
+                record["id"]: float(record["wall_seconds"])
+                for record in report["examples"]
+                if record["status"] != "not-executed"
+            }
+        ]
+    if schema == HISTORY_SCHEMA:
+        return [_history_run(whole, path, 1)]
+    found = f"schema {schema!r}" if isinstance(whole, dict) else type(whole).__name__
+    raise ShardError(f"{path}: a JSON document with {found:.80}; expected {_FORMATS}")
+
+
+def _json_line(line: str, path: Path, number: int) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ShardError(
+            f"{path}: line {number}: not valid JSON ({exc.msg}); expected {_FORMATS}"
+        ) from None
+
+
+def _history_run(entry: Any, path: Path, number: int) -> dict[str, float]:
+    where = f"{path}: line {number}"
+    if not isinstance(entry, dict) or entry.get("schema") != HISTORY_SCHEMA:
+        found = entry.get("schema") if isinstance(entry, dict) else entry
+        raise ShardError(f"{where}: expected a {HISTORY_SCHEMA!r} object, got {found!r:.80}")
+    version = entry.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version > HISTORY_VERSION:
+        raise ShardError(
+            f"{where}: version is {version!r}; this docsaccel reads versions up to "
+            f"{HISTORY_VERSION}"
+        )
+    examples = entry.get("examples")
+    if not isinstance(examples, dict):
+        raise ShardError(f"{where}: examples must be an object, got {examples!r:.80}")
+    return {
+        example: _check_seconds(seconds, f"{where}: examples[{example!r}]")
+        for example, seconds in examples.items()
+    }
+
+
+# Examples on disk -----------------------------------------------------------------------
+
+
+def discover_examples(gallery_dir: str | Path) -> list[str]:
+    """The example files of a gallery folder, as sorted posix paths inside it.
+
+    Like sphinx-gallery's collection: every ``*.py`` file, in subfolders too, except
+    files and folders whose name starts with ``_`` or ``.`` (``__init__.py``, helpers).
+    """
+    root = Path(gallery_dir)
+    if not root.is_dir():
+        raise ShardError(f"gallery folder {str(root)!r} does not exist or is not a folder")
+    found = sorted(
+        path.relative_to(root).as_posix()
+        for path in root.rglob("*.py")
+        if not any(part.startswith(("_", ".")) for part in path.relative_to(root).parts)
+    )
+    if not found:
+        raise ShardError(f"gallery folder {str(root)!r} has no example (*.py) file")
+    return found
+
+
+def match_gallery(
+    durations: Mapping[str, float], gallery_dir: str | Path, names: Iterable[str]
+) -> tuple[dict[str, float], tuple[str, ...]]:
+    """Re-key ``durations`` by path inside ``gallery_dir``; also return the ids left over.
+
+    A report id is ``"<gallery>/<path inside it>"`` where ``<gallery>`` is the examples
+    folder relative to the Sphinx conf folder (``tutorials``, ``../examples``): it matches
+    a file on disk when its folder part names the end of ``gallery_dir``. A bare path
+    inside the gallery matches too.
+    """
+    names = set(names)
+    folder = Path(gallery_dir).resolve().parts
+    matched: dict[str, float] = {}
+    origin: dict[str, str] = {}
+    unmatched = []
+    for example_id, seconds in sorted(durations.items()):
+        name = _name_in_gallery(example_id, folder, names)
+        if name is None:
+            unmatched.append(example_id)
+            continue
+        if name in origin:
+            raise ShardError(
+                f"inputs give two times for {name!r} in {str(gallery_dir)!r}: as "
+                f"{origin[name]!r} and as {example_id!r}"
+            )
+        matched[name], origin[name] = seconds, example_id
+    return matched, tuple(unmatched)
+
+
+def _name_in_gallery(example_id: str, folder: tuple[str, ...], names: set[str]) -> str | None:
+    if example_id in names:
+        return example_id
+    parts = PurePosixPath(example_id).parts
+    for cut in range(1, len(parts)):
+        prefix = tuple(part for part in parts[:cut] if part not in (".", ".."))
+        rest = "/".join(parts[cut:])
+        if rest in names and prefix and folder[-len(prefix) :] == prefix:
+            return rest
+    return None
+
+
+def budget_estimator(
+    budgets_path: str | Path, gallery_dir: str | Path, names: Iterable[str]
+) -> Estimator:
+    """An ``estimate`` for :func:`plan_shards`: each example's budget, ``None`` if unbounded.
+
+    The budget is resolved with its inline override and without the CI factor, so the plan
+    does not depend on the ``CI`` variable of the machine that computes it.
+    """
+    table = load_budgets(budgets_path, examples=names)
+    root = Path(gallery_dir)
+
+    def estimate(name: str) -> float | None:
+        try:
+            source = (root / name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ShardError(f"{root / name}: cannot read the example: {exc}") from exc
+        return table.resolve(name, source_text=source, ci=False).seconds
+
+    return estimate
+
+
+def build_plan(
+    inputs: Sequence[str | Path],
+    shards: int,
+    gallery_dir: str | Path | None = None,
+    budgets: str | Path | None = None,
+    runs: int = DEFAULT_RUNS,
+) -> Plan:
+    """What ``docsaccel shard`` plans: inputs read, matched to the gallery, estimated."""
+    _check_shards(shards)
+    if budgets is not None and gallery_dir is None:
+        raise ShardError("--budgets needs --gallery-dir: budgets estimate examples on disk")
+    durations = load_durations(inputs, runs=runs)
+    if gallery_dir is None:
+        if not durations:
+            raise ShardError("nothing to plan: give a report or history, or --gallery-dir")
+        return plan_shards(durations, shards)
+    names = discover_examples(gallery_dir)
+    matched, ignored = match_gallery(durations, gallery_dir, names)
+    estimate = None if budgets is None else budget_estimator(budgets, gallery_dir, names)
+    plan = plan_shards(matched, shards, examples_on_disk=names, estimate=estimate)
+    return Plan(plan.shards, plan.lower_bound, plan.makespan, plan.estimates, ignored)

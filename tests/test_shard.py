@@ -1,0 +1,412 @@
+"""The shard planner, its inputs (history JSONL, report JSON) and ``docsaccel shard``."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from docsaccel.cli import main
+from docsaccel.schema import REPORT_SCHEMA, SchemaError, validate_report
+from docsaccel.shard import (
+    HISTORY_SCHEMA,
+    ShardError,
+    build_plan,
+    check_index,
+    discover_examples,
+    load_durations,
+    match_gallery,
+    plan_shards,
+)
+
+# A gallery's worth of timings with a heavy tail (seconds).
+TABLE = {
+    **{f"plot_{n:02d}.py": round(1.5 + (n * 7919 % 97) / 9.0, 3) for n in range(40)},
+    "plot_fit_model.py": 95.25,
+    "plot_load_data.py": 61.5,
+    "train_agent.py": 412.0,
+    "render_cheetah.py": 238.75,
+}
+
+
+def graham_table(shards: int) -> dict[str, float]:
+    """Graham's worst case for plain LPT: 2m-1, 2m-1, ..., m+1, m+1, m, m, m on m shards.
+
+    LPT alone gives a makespan of 4m - 1 against an optimum (and lower bound) of 3m.
+    """
+    jobs = [2 * shards - 1 - i // 2 for i in range(2 * shards - 2)] + [shards] * 3
+    return {f"ex_{i:02d}.py": float(seconds) for i, seconds in enumerate(jobs)}
+
+
+def history_line(examples: dict, **extra) -> str:
+    return json.dumps({"schema": HISTORY_SCHEMA, "version": 1, "examples": examples, **extra})
+
+
+def record(example_id: str, seconds: float, status: str = "ok") -> dict:
+    gallery, name = example_id.split("/", 1)
+    return {
+        "schema": "docsaccel.record",
+        "version": 1,
+        "id": example_id,
+        "gallery": gallery,
+        "name": name,
+        "status": status,
+        "wall_seconds": seconds,
+        "budget_seconds": 60.0,
+        "budget_source": "default",
+        "fast": True,
+    }
+
+
+def write_report(path: Path, records: list[dict]) -> Path:
+    report = {
+        "schema": REPORT_SCHEMA,
+        "version": 1,
+        "generated_at": "2026-11-29T17:00:00+00:00",
+        "build": {"wall_seconds": 10.0, "fast": True, "on_overrun": "fail", "complete": True},
+        "examples": sorted(records, key=lambda r: r["id"]),
+    }
+    validate_report(report, path)  # the fixture follows the documented format
+    path.write_text(json.dumps(report), encoding="utf-8")
+    return path
+
+
+def make_gallery(root: Path, names: list[str]) -> Path:
+    for name in names:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text('"""Example."""\nprint("hi")\n', encoding="utf-8")
+    return root
+
+
+# Planner ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shards", [1, 2, 3, 4, 8, 16, 50])
+def test_every_example_is_in_exactly_one_shard(shards) -> None:
+    plan = plan_shards(TABLE, shards)
+    assigned = [name for shard in plan.shards for name in shard.examples]
+    assert sorted(assigned) == sorted(TABLE)
+    assert len(plan.shards) == shards
+    for shard in plan.shards:
+        assert shard.predicted_seconds == pytest.approx(sum(TABLE[n] for n in shard.examples))
+    assert plan.makespan == max(shard.predicted_seconds for shard in plan.shards)
+
+
+def test_same_plan_for_any_input_order() -> None:
+    items = list(TABLE.items())
+    expected = plan_shards(dict(items), 4).to_json()
+    rng = random.Random(7)
+    for _ in range(10):
+        rng.shuffle(items)
+        assert plan_shards(dict(items), 4).to_json() == expected
+        on_disk = [name for name, _ in items]
+        assert plan_shards(dict(items), 4, examples_on_disk=on_disk).to_json() == expected
+
+
+def test_ties_are_broken_by_name() -> None:
+    plan = plan_shards({"b.py": 5.0, "a.py": 5.0, "d.py": 5.0, "c.py": 5.0}, 2)
+    assert [shard.examples for shard in plan.shards] == [("a.py", "c.py"), ("b.py", "d.py")]
+
+
+def test_lower_bound_is_longest_or_average() -> None:
+    total = sum(TABLE.values())
+    assert plan_shards(TABLE, 2).lower_bound == pytest.approx(total / 2)
+    assert plan_shards(TABLE, 16).lower_bound == 412.0  # the longest example dominates
+    assert plan_shards(TABLE, 16).makespan == 412.0
+
+
+@pytest.mark.parametrize("shards", [2, 3, 4, 5, 8])
+def test_improvement_pass_fixes_lpt_worst_case(shards) -> None:
+    plan = plan_shards(graham_table(shards), shards)
+    assert plan.lower_bound == 3 * shards
+    # Plain LPT would give (4m - 1) / 3m, up to 1.31; the move/swap pass reaches the optimum.
+    assert plan.makespan == 3 * shards
+    assert plan.ratio == 1.0
+
+
+@pytest.mark.parametrize("shards", [2, 4, 8])
+def test_heavy_tailed_table_is_within_five_percent(shards) -> None:
+    assert plan_shards(TABLE, shards).ratio <= 1.05
+
+
+def test_unmeasured_examples_get_the_median_and_are_spread() -> None:
+    measured = {"a.py": 100.0, "b.py": 100.0, "c.py": 100.0, "d.py": 10.0}
+    new = [f"new_{n}.py" for n in range(6)]
+    plan = plan_shards(measured, 4, examples_on_disk=[*measured, *new])
+    assert plan.estimates == dict.fromkeys(new, 100.0)
+    plan = plan_shards(measured, 4, examples_on_disk=[*measured, *new], estimate=lambda n: 5.0)
+    assert plan.estimates == dict.fromkeys(new, 5.0)
+    # Balancing alone would put all six on the shard of d.py (10 s + 6 x 5 s < 100 s);
+    # estimates are guesses, so no shard takes more than ceil(6 / 4) of them.
+    counts = [len(shard.estimated) for shard in plan.shards]
+    assert sorted(counts) == [1, 1, 2, 2]
+    assert sorted(n for shard in plan.shards for n in shard.estimated) == new
+
+
+def test_estimate_none_falls_back_to_the_median() -> None:
+    plan = plan_shards(
+        {"a.py": 1.0, "b.py": 3.0, "c.py": 8.0},
+        2,
+        examples_on_disk=["a.py", "b.py", "c.py", "x.py", "y.py"],
+        estimate=lambda name: 50.0 if name == "x.py" else None,
+    )
+    assert plan.estimates == {"x.py": 50.0, "y.py": 3.0}
+
+
+def test_nothing_measured_balances_counts() -> None:
+    names = [f"plot_{n}.py" for n in range(7)]
+    plan = plan_shards({}, 3, examples_on_disk=names)
+    assert sorted(len(shard.examples) for shard in plan.shards) == [2, 2, 3]
+
+
+def test_zero_second_examples_are_spread() -> None:
+    plan = plan_shards(dict.fromkeys([f"e{n}.py" for n in range(6)], 0.0), 3)
+    assert [len(shard.examples) for shard in plan.shards] == [2, 2, 2]
+    assert plan.ratio == 1.0
+
+
+def test_measured_examples_not_on_disk_are_ignored() -> None:
+    plan = plan_shards({"a.py": 3.0, "gone.py": 9.0}, 2, examples_on_disk=["a.py", "b.py"])
+    assert plan.ignored == ("gone.py",)
+    assert sorted(n for shard in plan.shards for n in shard.examples) == ["a.py", "b.py"]
+
+
+@pytest.mark.parametrize("shards", [0, -1, True, "2", 2.0])
+def test_bad_shard_count(shards) -> None:
+    with pytest.raises(ShardError, match=r"shards must be an integer >= 1, got"):
+        plan_shards(TABLE, shards)
+
+
+@pytest.mark.parametrize(("index", "shards"), [(-1, 3), (3, 3), (True, 3)])
+def test_bad_index(index, shards) -> None:
+    with pytest.raises(ShardError, match=rf"index {index!r} is out of range .* use 0 to 2"):
+        check_index(index, shards)
+
+
+@pytest.mark.parametrize("seconds", [-1.0, float("nan"), "3", None])
+def test_bad_duration_names_the_example(seconds) -> None:
+    with pytest.raises(ShardError, match=r"duration of 'b.py' is .*expected seconds"):
+        plan_shards({"a.py": 1.0, "b.py": seconds}, 2)
+
+
+def test_empty_plan_is_an_error() -> None:
+    with pytest.raises(ShardError, match="nothing to plan"):
+        plan_shards({}, 2)
+
+
+# Inputs ----------------------------------------------------------------------------------
+
+
+def test_history_median_of_last_runs(tmp_path) -> None:
+    lines = [history_line({"t/a.py": s, "t/b.py": 1.0}) for s in (10, 20, 30, 100, 1000)]
+    lines.insert(2, "")  # blank lines are allowed
+    lines.append(history_line({"t/c.py": 4.0}, commit="abc123"))
+    path = tmp_path / "history.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert load_durations([path], runs=3) == {"t/a.py": 100.0, "t/b.py": 1.0, "t/c.py": 4.0}
+    assert load_durations([path], runs=5)["t/a.py"] == 30.0
+    assert load_durations([path], runs=2)["t/a.py"] == 550.0
+
+
+def test_report_uses_wall_seconds_and_skips_not_executed(tmp_path) -> None:
+    path = write_report(
+        tmp_path / "report.json",
+        [
+            record("tutorials/plot_a.py", 12.5),
+            record("tutorials/plot_b.py", 40.0, status="cached"),
+            record("tutorials/plot_c.py", 60.0, status="interrupted"),
+            record("tutorials/plot_d.py", 0.0, status="not-executed"),
+        ],
+    )
+    assert load_durations([path]) == {
+        "tutorials/plot_a.py": 12.5,
+        "tutorials/plot_b.py": 40.0,
+        "tutorials/plot_c.py": 60.0,
+    }
+
+
+def test_inputs_are_runs_in_the_order_given(tmp_path) -> None:
+    report = write_report(tmp_path / "report.json", [record("t/a.py", 50.0)])
+    history = tmp_path / "h.jsonl"
+    history.write_text(history_line({"t/a.py": 10.0}) + "\n", encoding="utf-8")
+    assert load_durations([history, report], runs=1) == {"t/a.py": 50.0}
+    assert load_durations([report, history], runs=1) == {"t/a.py": 10.0}
+    assert load_durations([report, history], runs=2) == {"t/a.py": 30.0}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "the file is empty"),
+        ("  \n\n", "the file is empty"),
+        ("{not json\n", r"line 1: not valid JSON"),
+        (f"{history_line({'a': 1})}\nnope\n", r"line 2: not valid JSON"),
+        (f"{history_line({'a': 1})}\n[1, 2]\n", r"line 2: expected a 'docsaccel.history'"),
+        (f"{history_line({'a': 1})}\n{{}}\n", r"line 2: expected a 'docsaccel.history'"),
+        (history_line({"a": -2}), r"line 1: examples\['a'\] is -2; expected seconds"),
+        (history_line({"a": True}), r"line 1: examples\['a'\] is True"),
+        (history_line([1]), r"line 1: examples must be an object"),
+        (history_line({}).replace('"version": 1', '"version": 9'), r"line 1: version is 9"),
+        ('{"schema": "other"}', r"JSON document with schema 'other'; expected a docsaccel"),
+        ("[1, 2]", r"JSON document with list; expected a docsaccel report"),
+        ("1.5", r"JSON document with float"),
+    ],
+)
+def test_malformed_input_names_file_and_line(tmp_path, text, message) -> None:
+    path = tmp_path / "timings.jsonl"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ShardError, match=message) as excinfo:
+        load_durations([path])
+    assert str(excinfo.value).startswith(f"{path}: ")
+
+
+def test_invalid_report_is_rejected_with_its_file(tmp_path) -> None:
+    path = tmp_path / "report.json"
+    bad = record("t/a.py", 3.0, status="done")
+    path.write_text(
+        json.dumps({"schema": REPORT_SCHEMA, "version": 1, "build": {}, "examples": [bad]}),
+        encoding="utf-8",
+    )
+    with pytest.raises(SchemaError, match=r"report.json: examples\[0\].status is 'done'"):
+        load_durations([path])
+
+
+def test_unreadable_input(tmp_path) -> None:
+    with pytest.raises(ShardError, match=r"missing.json: cannot read"):
+        load_durations([tmp_path / "missing.json"])
+    binary = tmp_path / "times.bin"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ShardError, match=r"times.bin: not UTF-8"):
+        load_durations([binary])
+
+
+# Gallery on disk -------------------------------------------------------------------------
+
+
+def test_discover_examples_follows_sphinx_gallery(tmp_path) -> None:
+    gallery = make_gallery(
+        tmp_path / "tutorials",
+        ["plot_a.py", "b.py", "sub/plot_c.py", "__init__.py", "_helper.py", "_data/x.py"],
+    )
+    (gallery / "README.rst").write_text("Gallery\n=======\n", encoding="utf-8")
+    assert discover_examples(gallery) == ["b.py", "plot_a.py", "sub/plot_c.py"]
+
+
+def test_discover_examples_errors(tmp_path) -> None:
+    with pytest.raises(ShardError, match=r"'.*nowhere' does not exist"):
+        discover_examples(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ShardError, match=r"has no example"):
+        discover_examples(tmp_path / "empty")
+
+
+def test_report_ids_match_files_in_the_gallery(tmp_path) -> None:
+    names = ["plot_a.py", "sub/plot_b.py", "plot_c.py", "plot_d.py"]
+    durations = {
+        "tutorials/plot_a.py": 1.0,
+        "tutorials/sub/plot_b.py": 2.0,
+        "../docs/tutorials/plot_c.py": 3.0,  # an examples dir outside the conf dir
+        "plot_d.py": 4.0,  # a bare path inside the gallery
+        "examples/plot_a.py": 9.0,  # another gallery
+    }
+    matched, unmatched = match_gallery(durations, tmp_path / "docs" / "tutorials", names)
+    assert matched == {"plot_a.py": 1.0, "sub/plot_b.py": 2.0, "plot_c.py": 3.0, "plot_d.py": 4.0}
+    assert unmatched == ("examples/plot_a.py",)
+
+
+def test_two_times_for_one_file_is_an_error(tmp_path) -> None:
+    with pytest.raises(ShardError, match=r"two times for 'plot_a.py'"):
+        match_gallery(
+            {"plot_a.py": 1.0, "tutorials/plot_a.py": 2.0}, tmp_path / "tutorials", ["plot_a.py"]
+        )
+
+
+def test_budgets_estimate_unmeasured_examples(tmp_path, monkeypatch) -> None:
+    gallery = make_gallery(tmp_path / "tutorials", ["plot_a.py", "plot_b.py", "mujoco_c.py"])
+    (gallery / "plot_new.py").write_text('# docsaccel_budget = "45s"\n', encoding="utf-8")
+    budgets = tmp_path / "budgets.toml"
+    budgets.write_text(
+        'default = "2m"\nci_factor = 3\n[examples]\n"mujoco_*.py" = "5m"\n', encoding="utf-8"
+    )
+    report = write_report(tmp_path / "report.json", [record("tutorials/plot_a.py", 10.0)])
+    monkeypatch.setenv("CI", "true")  # the plan must not depend on the CI factor
+    plan = build_plan([report], 2, gallery_dir=gallery, budgets=budgets)
+    assert plan.estimates == {"mujoco_c.py": 300.0, "plot_b.py": 120.0, "plot_new.py": 45.0}
+    assert plan.lower_bound == 300.0
+
+
+def test_budgets_need_a_gallery(tmp_path) -> None:
+    with pytest.raises(ShardError, match="--budgets needs --gallery-dir"):
+        build_plan([], 2, budgets=tmp_path / "budgets.toml")
+
+
+# Command line ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def project(tmp_path) -> tuple[Path, Path]:
+    names = [f"plot_{n}.py" for n in range(7)] + ["sub/plot_deep.py"]
+    gallery = make_gallery(tmp_path / "docs" / "tutorials", names)
+    history = tmp_path / "history.jsonl"
+    runs = [{f"tutorials/plot_{n}.py": float(10 * n + k) for n in range(5)} for k in range(3)]
+    history.write_text("".join(history_line(run) + "\n" for run in runs), encoding="utf-8")
+    return gallery, history
+
+
+def test_cli_prints_each_shard(project, capsys) -> None:
+    gallery, history = project
+    printed = []
+    for index in range(3):
+        args = ["shard", "--shards", "3", "--index", str(index), str(history)]
+        assert main([*args, "--gallery-dir", str(gallery)]) == 0
+        printed.append(capsys.readouterr().out.split())
+    assert sorted(name for names in printed for name in names) == discover_examples(gallery)
+    assert all(printed)
+
+
+def test_cli_plan_json(project, capsys) -> None:
+    gallery, history = project
+    args = ["shard", "--shards", "2", "--plan", "--json", str(history)]
+    assert main([*args, "--gallery-dir", str(gallery)]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["lower_bound"] == max(40.0 + 1, (1 + 11 + 21 + 31 + 41 + 3 * 21) / 2)
+    assert plan["makespan"] == max(shard["predicted_seconds"] for shard in plan["shards"])
+    assert sorted(plan["estimates"]) == ["plot_5.py", "plot_6.py", "sub/plot_deep.py"]
+    assert set(plan["estimates"].values()) == {21.0}  # the median of the measured ones
+
+
+def test_cli_plan_text_and_ids_as_given(project, capsys) -> None:
+    _, history = project
+    assert main(["shard", "--shards", "2", "--plan", str(history)]) == 0
+    assert "makespan" in capsys.readouterr().out
+    assert main(["shard", "--shards", "1", "--index", "0", str(history)]) == 0
+    assert capsys.readouterr().out.split() == [f"tutorials/plot_{n}.py" for n in range(5)]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--index", "3"], "shard index 3 is out of range for 3 shards; use 0 to 2"),
+        ([], "give --index I"),
+        (["--index", "0", "--json"], "--json prints the whole plan"),
+        (["--index", "0", "missing.jsonl"], "missing.jsonl: cannot read"),
+        (["--index", "0", "--runs", "0"], "runs must be an integer >= 1, got 0"),
+    ],
+)
+def test_cli_errors_exit_2(project, capsys, extra, message) -> None:
+    _, history = project
+    assert main(["shard", "--shards", "3", *extra, str(history)]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err
+    assert captured.out == ""
+
+
+def test_cli_malformed_line_names_file_and_line(project, capsys) -> None:
+    _, history = project
+    with history.open("a", encoding="utf-8") as stream:
+        stream.write("{oops\n")
+    assert main(["shard", "--shards", "2", "--index", "0", str(history)]) == 2
+    assert f"{history}: line 4: not valid JSON" in capsys.readouterr().err
