@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from docsaccel.cli import main
-from docsaccel.schema import REPORT_SCHEMA, SchemaError, validate_report
+from docsaccel.report.history import HISTORY_SCHEMA
+from docsaccel.schema import REPORT_SCHEMA, validate_report
 from docsaccel.shard import (
-    HISTORY_SCHEMA,
     ShardError,
     build_plan,
     check_index,
@@ -40,7 +40,9 @@ def graham_table(shards: int) -> dict[str, float]:
     return {f"ex_{i:02d}.py": float(seconds) for i, seconds in enumerate(jobs)}
 
 
-def history_line(examples: dict, **extra) -> str:
+def history_line(examples: dict | list, **extra) -> str:
+    if isinstance(examples, dict):
+        examples = {name: {"seconds": seconds} for name, seconds in examples.items()}
     return json.dumps({"schema": HISTORY_SCHEMA, "version": 1, "examples": examples, **extra})
 
 
@@ -242,17 +244,17 @@ def test_inputs_are_runs_in_the_order_given(tmp_path) -> None:
     [
         ("", "the file is empty"),
         ("  \n\n", "the file is empty"),
-        ("{not json\n", r"line 1: not valid JSON"),
-        (f"{history_line({'a': 1})}\nnope\n", r"line 2: not valid JSON"),
-        (f"{history_line({'a': 1})}\n[1, 2]\n", r"line 2: expected a 'docsaccel.history'"),
-        (f"{history_line({'a': 1})}\n{{}}\n", r"line 2: expected a 'docsaccel.history'"),
-        (history_line({"a": -2}), r"line 1: examples\['a'\] is -2; expected seconds"),
-        (history_line({"a": True}), r"line 1: examples\['a'\] is True"),
-        (history_line([1]), r"line 1: examples must be an object"),
-        (history_line({}).replace('"version": 1', '"version": 9'), r"line 1: version is 9"),
-        ('{"schema": "other"}', r"JSON document with schema 'other'; expected a docsaccel"),
-        ("[1, 2]", r"JSON document with list; expected a docsaccel report"),
-        ("1.5", r"JSON document with float"),
+        ("{not json\n", r"timings.jsonl: not valid JSON"),
+        (f"{history_line({'a': 1})}\nnope\n", r"jsonl:2: not valid JSON"),
+        (f"{history_line({'a': 1})}\n[1, 2]\n", r"jsonl:2: not a docsaccel.history line"),
+        (f"{history_line({'a': 1})}\n{{}}\n", r"jsonl:2: not a docsaccel.history line"),
+        (history_line({"a": -2}), r"jsonl:1: examples\['a'\].seconds is -2"),
+        (history_line({"a": True}), r"jsonl:1: examples\['a'\].seconds is True"),
+        (history_line([1]), r"jsonl:1: examples must be an object, got \[1\]"),
+        (history_line({}).replace('"version": 1', '"version": 9'), r"jsonl:1: version is 9"),
+        ('{"schema": "other"}', r"schema is 'other', expected 'docsaccel.report'"),
+        ("[1, 2]", r"unknown format: expected a docsaccel report JSON.*starts with '\[1, 2\]'"),
+        ("1.5", r"unknown format.*starts with '1.5'"),
     ],
 )
 def test_malformed_input_names_file_and_line(tmp_path, text, message) -> None:
@@ -260,7 +262,7 @@ def test_malformed_input_names_file_and_line(tmp_path, text, message) -> None:
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ShardError, match=message) as excinfo:
         load_durations([path])
-    assert str(excinfo.value).startswith(f"{path}: ")
+    assert str(excinfo.value).startswith(f"{path}")
 
 
 def test_invalid_report_is_rejected_with_its_file(tmp_path) -> None:
@@ -270,7 +272,7 @@ def test_invalid_report_is_rejected_with_its_file(tmp_path) -> None:
         json.dumps({"schema": REPORT_SCHEMA, "version": 1, "build": {}, "examples": [bad]}),
         encoding="utf-8",
     )
-    with pytest.raises(SchemaError, match=r"report.json: examples\[0\].status is 'done'"):
+    with pytest.raises(ShardError, match=r"report.json: examples\[0\].status is 'done'"):
         load_durations([path])
 
 
@@ -409,4 +411,4 @@ def test_cli_malformed_line_names_file_and_line(project, capsys) -> None:
     with history.open("a", encoding="utf-8") as stream:
         stream.write("{oops\n")
     assert main(["shard", "--shards", "2", "--index", "0", str(history)]) == 2
-    assert f"{history}: line 4: not valid JSON" in capsys.readouterr().err
+    assert f"{history}:4: not valid JSON" in capsys.readouterr().err

@@ -27,7 +27,6 @@ The lower bound is ``max(longest example, total / N)``: no plan can finish soone
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from bisect import bisect_left
@@ -37,12 +36,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from docsaccel.budgets import format_seconds, load_budgets
-from docsaccel.schema import REPORT_SCHEMA, validate_report
 
 __all__ = [
     "DEFAULT_RUNS",
-    "HISTORY_SCHEMA",
-    "HISTORY_VERSION",
     "Plan",
     "Shard",
     "ShardError",
@@ -56,21 +52,12 @@ __all__ = [
     "plan_shards",
 ]
 
-#: One line of a history JSONL file: ``{"schema": "docsaccel.history", "version": 1,
-#: "examples": {"<example id>": seconds, ...}, ...}``; other keys (commit, date) are kept
-#: by the writer and ignored here.
-HISTORY_SCHEMA = "docsaccel.history"
-HISTORY_VERSION = 1
 #: The predicted time of an example is the median of its last ``DEFAULT_RUNS`` runs.
 DEFAULT_RUNS = 5
 #: The estimate of every example when nothing at all was measured or budgeted: the plan
 #: then balances example counts.
 FALLBACK_SECONDS = 1.0
 _MS_PER_SECOND = 1000
-_FORMATS = (
-    f"a docsaccel report (JSON, schema {REPORT_SCHEMA!r}) or a history "
-    f"(JSON lines, schema {HISTORY_SCHEMA!r})"
-)
 
 Estimator = Callable[[str], "float | None"]
 
@@ -340,11 +327,13 @@ def describe(plan: Plan) -> str:
 def load_durations(paths: Iterable[str | Path], runs: int = DEFAULT_RUNS) -> dict[str, float]:
     """Predicted seconds per example id from earlier builds.
 
-    Each path is a docsaccel report (one run: ``wall_seconds`` of every record except
-    ``not-executed`` ones; ``cached`` records carry their last known time) or a history
-    JSONL (one run per line, oldest first). Runs are taken in the order given and an
-    example's prediction is the median of its last ``runs`` runs. A file that is neither
-    raises :class:`ShardError` naming the file (and the line).
+    Each path is a history JSONL (``docsaccel history append``: one run per line, oldest
+    first) or one run in any format ``docsaccel check`` reads: a docsaccel report
+    (``wall_seconds`` of every record except ``not-executed`` ones; ``cached`` records
+    carry their last known time), a ``sg_execution_times.rst``, a JUnit XML. Runs are
+    taken in the order given and an example's prediction is the median of its last
+    ``runs`` runs. A file that is none of these raises :class:`ShardError` naming the
+    file (and the line).
     """
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
         raise ShardError(f"the number of runs must be an integer >= 1, got {runs!r}")
@@ -357,65 +346,23 @@ def load_durations(paths: Iterable[str | Path], runs: int = DEFAULT_RUNS) -> dic
 
 
 def _read_runs(path: Path) -> list[dict[str, float]]:
+    # One parser per format, shared with ``docsaccel check``/``compare``/``history``.
+    from docsaccel.report.history import is_history, read_runs
+    from docsaccel.report.inputs import load_timings
+    from docsaccel.report.model import InputError
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ShardError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ShardError(f"{path}: not UTF-8 text ({exc}); expected {_FORMATS}") from exc
-    if not text.strip():
-        raise ShardError(f"{path}: the file is empty; expected {_FORMATS}")
-    try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
-        return [
-            _history_run(_json_line(line, path, number), path, number)
-            for number, line in enumerate(text.splitlines(), start=1)
-            if line.strip()
-        ]
-    schema = whole.get("schema") if isinstance(whole, dict) else None
-    if schema == REPORT_SCHEMA:
-        report = validate_report(whole, path)
+        if is_history(path):
+            return read_runs(path)
         return [
             {
-                record["id"]: float(record["wall_seconds"])
-                for record in report["examples"]
-                if record["status"] != "not-executed"
+                timing.id: timing.seconds
+                for timing in load_timings(path)
+                if timing.status != "not-executed"
             }
         ]
-    if schema == HISTORY_SCHEMA:
-        return [_history_run(whole, path, 1)]
-    found = f"schema {schema!r}" if isinstance(whole, dict) else type(whole).__name__
-    raise ShardError(f"{path}: a JSON document with {found:.80}; expected {_FORMATS}")
-
-
-def _json_line(line: str, path: Path, number: int) -> Any:
-    try:
-        return json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ShardError(
-            f"{path}: line {number}: not valid JSON ({exc.msg}); expected {_FORMATS}"
-        ) from None
-
-
-def _history_run(entry: Any, path: Path, number: int) -> dict[str, float]:
-    where = f"{path}: line {number}"
-    if not isinstance(entry, dict) or entry.get("schema") != HISTORY_SCHEMA:
-        found = entry.get("schema") if isinstance(entry, dict) else entry
-        raise ShardError(f"{where}: expected a {HISTORY_SCHEMA!r} object, got {found!r:.80}")
-    version = entry.get("version")
-    if isinstance(version, bool) or not isinstance(version, int) or version > HISTORY_VERSION:
-        raise ShardError(
-            f"{where}: version is {version!r}; this docsaccel reads versions up to "
-            f"{HISTORY_VERSION}"
-        )
-    examples = entry.get("examples")
-    if not isinstance(examples, dict):
-        raise ShardError(f"{where}: examples must be an object, got {examples!r:.80}")
-    return {
-        example: _check_seconds(seconds, f"{where}: examples[{example!r}]")
-        for example, seconds in examples.items()
-    }
+    except InputError as exc:
+        raise ShardError(str(exc)) from None
 
 
 # Examples on disk -----------------------------------------------------------------------

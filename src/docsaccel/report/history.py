@@ -32,15 +32,19 @@ from docsaccel.report.model import InputError, Timing
 
 __all__ = [
     "HISTORY_SCHEMA",
+    "HISTORY_VERSION",
     "MIN_RUNS_FOR_NOISE",
     "NOISY_ABOVE",
     "ExampleHistory",
     "append_history",
     "history_line",
+    "is_history",
     "read_history",
+    "read_runs",
 ]
 
 HISTORY_SCHEMA = "docsaccel.history"
+HISTORY_VERSION = 1
 NOISY_ABOVE = 0.25
 MIN_RUNS_FOR_NOISE = 3
 
@@ -77,7 +81,7 @@ def history_line(timings: Sequence[Timing], source: str, recorded_at: str | None
     """The JSON line recording one build's ``timings``."""
     entry = {
         "schema": HISTORY_SCHEMA,
-        "version": 1,
+        "version": HISTORY_VERSION,
         "recorded_at": recorded_at or datetime.now(UTC).isoformat(timespec="seconds"),
         "source": source,
         "examples": {t.id: {"seconds": t.seconds, "status": t.status} for t in timings},
@@ -103,6 +107,12 @@ def append_history(report: str | Path, history: str | Path) -> int:
 def _durations(entry: object, where: str) -> dict[str, float]:
     if not isinstance(entry, dict) or entry.get("schema") != HISTORY_SCHEMA:
         raise InputError(f"{where}: not a {HISTORY_SCHEMA} line")
+    version = entry.get("version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version > HISTORY_VERSION:
+        raise InputError(
+            f"{where}: version is {version!r}; this docsaccel reads versions up to "
+            f"{HISTORY_VERSION}"
+        )
     examples = entry.get("examples")
     if not isinstance(examples, dict):
         raise InputError(f"{where}: examples must be an object, got {examples!r:.60}")
@@ -115,16 +125,25 @@ def _durations(entry: object, where: str) -> dict[str, float]:
     return found
 
 
-def read_history(path: str | Path, last: int = 10) -> dict[str, ExampleHistory]:
-    """Per example id, its durations in the ``last`` builds that ran it (oldest first)."""
-    if last < 1:
-        raise ValueError(f"last must be 1 or more, got {last!r}")
+def is_history(path: str | Path) -> bool:
+    """Whether ``path`` starts with a history line (so it is a history, not a report)."""
+    try:
+        with Path(path).open(encoding="utf-8") as stream:
+            first = next((line for line in stream if line.strip()), "")
+        entry = json.loads(first)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(entry, dict) and entry.get("schema") == HISTORY_SCHEMA
+
+
+def read_runs(path: str | Path) -> list[dict[str, float]]:
+    """Every build of a history, oldest first: ``[{example id: seconds}, ...]``."""
     path = Path(path)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read the history: {exc}") from exc
-    runs: dict[str, list[float]] = {}
+    runs = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -133,8 +152,18 @@ def read_history(path: str | Path, last: int = 10) -> dict[str, ExampleHistory]:
             entry = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"{where}: not valid JSON: {exc}") from exc
-        for example_id, seconds in _durations(entry, where).items():
-            runs.setdefault(example_id, []).append(seconds)
+        runs.append(_durations(entry, where))
     if not runs:
         raise InputError(f"{path}: the history records no build")
+    return runs
+
+
+def read_history(path: str | Path, last: int = 10) -> dict[str, ExampleHistory]:
+    """Per example id, its durations in the ``last`` builds that ran it (oldest first)."""
+    if last < 1:
+        raise ValueError(f"last must be 1 or more, got {last!r}")
+    runs: dict[str, list[float]] = {}
+    for run in read_runs(path):
+        for example_id, seconds in run.items():
+            runs.setdefault(example_id, []).append(seconds)
     return {i: ExampleHistory(i, tuple(durations[-last:])) for i, durations in runs.items()}
