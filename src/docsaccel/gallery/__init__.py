@@ -173,7 +173,7 @@ def _on_before_gallery(app: Sphinx) -> None:
         fast=build.settings.fast,
         on_overrun=build.settings.on_overrun,
     )
-    hook.user_reset_modules, hook.user_order = sg_compat.install_hook(gallery_conf, hook)
+    sg_compat.install_hook(gallery_conf, hook)
     settings = build.settings
     logger.info(
         f"docsaccel: {len(build.examples)} examples, budgets from "
@@ -203,10 +203,13 @@ def _on_gallery_executed(app: Sphinx) -> None:
     stale = sg_compat.stale_targets(gallery_conf)
     failures = sg_compat.failures(gallery_conf)
     records = read_records(build.records_dir)
+    fast = build.settings.fast
     for example in build.examples:
         record = records.get(example.id)
         if record is None and example.target_file in stale:
             write_record(build.records_dir, _cached_record(build, example))
+        elif record is None:
+            write_record(build.records_dir, base_record(example, "not-executed", fast))
         elif record and example.src_file in failures and record["status"] != "interrupted":
             error = failures[example.src_file].strip().splitlines()[-1]
             write_record(build.records_dir, {**record, "status": "failed", "error": error})

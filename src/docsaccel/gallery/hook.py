@@ -13,10 +13,9 @@ record with the registry's facts, then the user's "after" resetters.
 
 Example (what :func:`docsaccel.gallery.setup` does)::
 
-    hook = ExampleHook(examples, records_dir, fast=True, on_overrun="fail",
-                       user_reset_modules=("matplotlib",), user_order="before")
-    sphinx_gallery_conf["reset_modules"] = (hook,)
-    sphinx_gallery_conf["reset_modules_order"] = "both"
+    hook = ExampleHook.for_examples(examples, records_dir=str(records_dir),
+                                    fast=True, on_overrun="fail")
+    sg_compat.install_hook(sphinx_gallery_conf, hook)
 """
 
 from __future__ import annotations
@@ -77,8 +76,6 @@ class ExampleHook:
     records_dir: str
     fast: bool
     on_overrun: str
-    user_reset_modules: Any = ()
-    user_order: str = "before"
     _run: _Run | None = field(default=None, repr=False)
 
     @classmethod
@@ -96,15 +93,11 @@ class ExampleHook:
 
     def __call__(self, gallery_conf: dict[str, Any], fname: str, when: str) -> None:
         if when == "before":
-            self._user_resetters(gallery_conf, fname, "before")
+            sg_compat.call_user_resetters(gallery_conf, fname, "before")
             self._start(fname)
         else:
             self._finish(fname)
-            self._user_resetters(gallery_conf, fname, "after")
-
-    def _user_resetters(self, gallery_conf: dict[str, Any], fname: str, when: str) -> None:
-        if self.user_order in (when, "both"):
-            sg_compat.call_user_resetters(gallery_conf, self.user_reset_modules, fname, when)
+            sg_compat.call_user_resetters(gallery_conf, fname, "after")
 
     def _start(self, fname: str) -> None:
         example = self.examples.get(Path(fname).name)

@@ -26,8 +26,11 @@ from typing import Any
 from sphinx_gallery.gen_rst import _read_cached_cost, executable_script
 from sphinx_gallery.utils import _collect_gallery_files
 
+_USER_RESET = "docsaccel_user_reset_modules"
+
 __all__ = [
     "cached_seconds",
+    "call_user_resetters",
     "example_files",
     "failures",
     "forget_cached_run",
@@ -59,25 +62,28 @@ def is_executable(src_file: str, gallery_conf: dict[str, Any]) -> bool:
     return executable_script(src_file, gallery_conf)
 
 
-def install_hook(gallery_conf: dict[str, Any], hook: Callable[..., None]) -> tuple[Any, str]:
+def install_hook(gallery_conf: dict[str, Any], hook: Callable[..., None]) -> None:
     """Make ``hook`` sphinx-gallery's only resetter, called before and after every example.
 
-    Returns the user's ``reset_modules`` and ``reset_modules_order``: the hook calls them
-    itself, at the moments they asked for.
+    The user's ``reset_modules`` and ``reset_modules_order`` move to a key of their own in
+    the same dict (:func:`call_user_resetters` calls them at the moments they asked for).
+    They stay in sphinx-gallery's config rather than in the hook, so Sphinx caches (or
+    declines to cache) that config exactly as it would without docsaccel.
     """
-    user = (gallery_conf["reset_modules"], gallery_conf["reset_modules_order"])
+    if gallery_conf["reset_modules"] == (hook,):
+        return
+    gallery_conf[_USER_RESET] = (gallery_conf["reset_modules"], gallery_conf["reset_modules_order"])
     gallery_conf["reset_modules"] = (hook,)
     gallery_conf["reset_modules_order"] = "both"
-    return user
 
 
-def call_user_resetters(
-    gallery_conf: dict[str, Any], reset_modules: Any, fname: str, when: str
-) -> None:
-    """Call the user's ``reset_modules`` exactly as sphinx-gallery would."""
+def call_user_resetters(gallery_conf: dict[str, Any], fname: str, when: str) -> None:
+    """Call the user's ``reset_modules`` exactly as sphinx-gallery would, if due ``when``."""
     from sphinx_gallery.scrapers import clean_modules
 
-    clean_modules({**gallery_conf, "reset_modules": reset_modules}, fname, when)
+    reset_modules, order = gallery_conf.get(_USER_RESET, ((), "before"))
+    if order in (when, "both"):
+        clean_modules({**gallery_conf, "reset_modules": reset_modules}, fname, when)
 
 
 def stale_targets(gallery_conf: dict[str, Any]) -> set[str]:
