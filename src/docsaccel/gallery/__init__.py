@@ -95,6 +95,7 @@ class GalleryBuild:
     examples: list[Example] = field(default_factory=list)
     previous: dict[str, dict[str, Any]] = field(default_factory=dict)
     finished: bool = False
+    _by_docname: dict[str, Example] = field(default_factory=dict, repr=False)
 
     @property
     def records_dir(self) -> Path:
@@ -105,7 +106,9 @@ class GalleryBuild:
         return self.outdir / "docsaccel" / "report.json"
 
     def by_docname(self, docname: str) -> Example | None:
-        return next((e for e in self.examples if e.docname == docname), None)
+        if len(self._by_docname) != len(self.examples):
+            self._by_docname = {example.docname: example for example in self.examples}
+        return self._by_docname.get(docname)
 
     def report(self, complete: bool) -> dict[str, Any]:
         """The report of this build so far (see :func:`.records.build_report`)."""
@@ -258,6 +261,8 @@ def _on_doctree_read(app: Sphinx, doctree: nodes.document) -> None:
 
 
 def _note_for(build: GalleryBuild, example: Example) -> str:
+    if not build.settings.fast:
+        return ""  # full builds show no note: no need to read the record
     return fast_note_text(read_record(build.records_dir, example.id))
 
 
