@@ -26,6 +26,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.intersphinx",
     "sphinx_gallery.gen_gallery",
+    "docsaccel.gallery",
 ]
 
 html_theme = "furo"
@@ -40,6 +41,10 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
     "remove_config_comments": True,
 }
+
+# Per-tutorial time budgets. `make docs-fast` (CI) turns the fast path on and budgets into
+# hard limits with DOCSACCEL_FAST=1 and DOCSACCEL_ON_OVERRUN=fail.
+docsaccel_budgets = "../conf/budgets.toml"
 
 nitpicky = False
 os.environ.setdefault("PYTHONHASHSEED", "0")

@@ -1,0 +1,335 @@
+"""The gallery plugin: per-example time budgets, the CI fast path, a record per example.
+
+A Sphinx extension that sits beside ``sphinx_gallery.gen_gallery``::
+
+    extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
+    docsaccel_budgets = "conf/budgets.toml"   # relative to the conf dir
+    docsaccel_on_overrun = "warn"             # or "fail"; DOCSACCEL_ON_OVERRUN overrides
+    docsaccel_fast = None                     # None: follow DOCSACCEL_FAST; True; False
+
+What happens during a build, in event order:
+
+1. ``config-inited``: the settings are checked (:mod:`.config`) and the budget file is
+   loaded; any error stops the build here, naming the file, the key and the value.
+2. ``builder-inited``, before sphinx-gallery runs the examples: every example gets its
+   budget (:mod:`.plan`), unused patterns are warned about, and :class:`.hook.ExampleHook`
+   becomes sphinx-gallery's ``reset_modules`` (the user's own resetters still run).
+3. While each example runs, in whichever process runs it, the hook measures it, interrupts
+   it at its budget in fail mode (:mod:`.interrupt`) and writes its record (:mod:`.records`).
+4. ``builder-inited``, after sphinx-gallery: unchanged examples are recorded as cached,
+   failures as failed; overruns are reported through Sphinx logging (so ``-W`` applies);
+   ``<outdir>/docsaccel/report.json`` is written and the ``docsaccel-report-ready`` event
+   is emitted with the report: connect a page generator there
+   (``app.connect("docsaccel-report-ready", handler)``, ``handler(app, report)``).
+5. ``doctree-read``: example pages of a fast build get the fast-path note (:mod:`.note`).
+6. ``build-finished``: the report is written again with the final wall time; in fail mode
+   an overrun makes the build fail. When the build stops early (an aborted example, an
+   error, Ctrl-C) the report is written at interpreter exit with ``complete: false``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sphinx_gallery
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+from sphinx.errors import ConfigError, SphinxError
+from sphinx.util import logging
+
+import docsaccel
+from docsaccel.budgets import BudgetError, BudgetTable, format_seconds, load_budgets
+from docsaccel.fast import ENV_VAR as FAST_ENV_VAR
+from docsaccel.gallery import sg_compat
+from docsaccel.gallery.config import CONFIG_DEFAULTS, Settings, read_settings
+from docsaccel.gallery.hook import ExampleHook
+from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
+from docsaccel.gallery.plan import Example, plan_examples
+from docsaccel.gallery.records import (
+    base_record,
+    build_report,
+    read_record,
+    read_records,
+    write_json,
+    write_record,
+)
+
+__all__ = ["REPORT_READY_EVENT", "BudgetOverrunError", "GalleryBuild", "setup"]
+
+logger = logging.getLogger(__name__)
+
+#: Emitted as ``handler(app, report)`` once every example has run and report.json exists.
+REPORT_READY_EVENT = "docsaccel-report-ready"
+_CONFIG_TYPES: dict[str, frozenset[type]] = {
+    "docsaccel_budgets": frozenset({type(None), str, Path}),
+    "docsaccel_on_overrun": frozenset({str}),
+    "docsaccel_fast": frozenset({type(None), bool}),
+}
+_OVERRUNS = ("over-budget", "interrupted")
+_REUSABLE = ("ok", "over-budget", "cached")
+_unfinished_builds: list[GalleryBuild] = []
+
+
+class BudgetOverrunError(SphinxError):
+    """The build ran examples over their budgets with ``docsaccel_on_overrun = "fail"``."""
+
+    category = "docsaccel budget overrun"
+
+
+@dataclass
+class GalleryBuild:
+    """The plugin's state for one Sphinx build: settings, plan, where records go."""
+
+    settings: Settings
+    table: BudgetTable
+    outdir: Path
+    started: float = field(default_factory=time.perf_counter)
+    examples: list[Example] = field(default_factory=list)
+    previous: dict[str, dict[str, Any]] = field(default_factory=dict)
+    finished: bool = False
+    _by_docname: dict[str, Example] = field(default_factory=dict, repr=False)
+
+    @property
+    def records_dir(self) -> Path:
+        return self.outdir / "docsaccel" / "records"
+
+    @property
+    def report_path(self) -> Path:
+        return self.outdir / "docsaccel" / "report.json"
+
+    def by_docname(self, docname: str) -> Example | None:
+        if len(self._by_docname) != len(self.examples):
+            self._by_docname = {example.docname: example for example in self.examples}
+        return self._by_docname.get(docname)
+
+    def report(self, complete: bool) -> dict[str, Any]:
+        """The report of this build so far (see :func:`.records.build_report`)."""
+        build = {
+            "wall_seconds": round(time.perf_counter() - self.started, 3),
+            "fast": self.settings.fast,
+            "on_overrun": self.settings.on_overrun,
+            "complete": complete,
+            "sphinx_gallery": sphinx_gallery.__version__,
+            "docsaccel": docsaccel.__version__,
+        }
+        return build_report(self.records_dir, self.examples, build)
+
+    def write_report(self, complete: bool) -> dict[str, Any]:
+        report = self.report(complete)
+        write_json(self.report_path, report)
+        return report
+
+
+def _build(app: Sphinx) -> GalleryBuild | None:
+    return getattr(app, "_docsaccel_gallery", None)
+
+
+def _on_config_inited(app: Sphinx, config: Any) -> None:
+    settings = read_settings(config, app.confdir)
+    table = BudgetTable()
+    if settings.budgets_path is not None:
+        try:
+            table = load_budgets(settings.budgets_path)
+        except BudgetError as exc:
+            raise ConfigError(f"docsaccel_budgets: {exc}") from None
+        # Messages and records name the file as conf.py does.
+        table = dataclasses.replace(table, path=str(config.docsaccel_budgets))
+    # The switch reaches every process that runs examples through the environment.
+    os.environ[FAST_ENV_VAR] = "1" if settings.fast else "0"
+    build = GalleryBuild(settings, table, Path(app.outdir))
+    app._docsaccel_gallery = build  # type: ignore[attr-defined]
+    _unfinished_builds.append(build)
+
+
+def _on_before_gallery(app: Sphinx) -> None:
+    build = _build(app)
+    if build is None:
+        return
+    gallery_conf = app.config.sphinx_gallery_conf
+    try:
+        build.examples = plan_examples(app.srcdir, gallery_conf, build.table)
+        unused = build.table.check_examples(e.name for e in build.examples)
+    except BudgetError as exc:
+        raise ConfigError(f"docsaccel_budgets: {exc}") from None
+    _check_unique_file_names(build.examples)
+    for message in unused:
+        logger.warning(message, type="docsaccel", subtype="budgets")
+    build.previous = read_records(build.records_dir)
+    shutil.rmtree(build.records_dir, ignore_errors=True)
+    build.records_dir.mkdir(parents=True, exist_ok=True)
+    for example in build.examples:
+        previous = build.previous.get(example.id)
+        if previous and previous["fast"] != build.settings.fast and previous.get("knobs"):
+            # Its page shows the other path's values: run it again although unchanged.
+            sg_compat.forget_cached_run(Path(example.target_file))
+    hook = ExampleHook.for_examples(
+        build.examples,
+        records_dir=str(build.records_dir),
+        fast=build.settings.fast,
+        on_overrun=build.settings.on_overrun,
+    )
+    sg_compat.install_hook(gallery_conf, hook)
+    settings = build.settings
+    logger.info(
+        f"docsaccel: {len(build.examples)} examples, budgets from "
+        f"{settings.budgets_path or '(none)'}, on overrun: {settings.on_overrun}, "
+        f"fast path: {'on' if settings.fast else 'off'}"
+    )
+
+
+def _check_unique_file_names(examples: list[Example]) -> None:
+    # sphinx-gallery names the running example by its file name alone.
+    seen: dict[str, Example] = {}
+    for example in examples:
+        name = Path(example.name).name
+        if name in seen:
+            raise ConfigError(
+                f"docsaccel.gallery needs unique example file names: {seen[name].id} and "
+                f"{example.id} are both {name!r} (sphinx-gallery warns about this too)"
+            )
+        seen[name] = example
+
+
+def _on_gallery_executed(app: Sphinx) -> None:
+    build = _build(app)
+    if build is None:
+        return
+    gallery_conf = app.config.sphinx_gallery_conf
+    stale = sg_compat.stale_targets(gallery_conf)
+    failures = sg_compat.failures(gallery_conf)
+    records = read_records(build.records_dir)
+    fast = build.settings.fast
+    for example in build.examples:
+        record = records.get(example.id)
+        if record is None and example.target_file in stale:
+            write_record(build.records_dir, _cached_record(build, example))
+        elif record is None:
+            write_record(build.records_dir, base_record(example, "not-executed", fast))
+        elif record and example.src_file in failures and record["status"] != "interrupted":
+            error = failures[example.src_file].strip().splitlines()[-1]
+            write_record(build.records_dir, {**record, "status": "failed", "error": error})
+    report = build.write_report(complete=True)
+    _log_overruns(report, build.settings.on_overrun)
+    logger.info(f"docsaccel: report written to {build.report_path}")
+    app.emit(REPORT_READY_EVENT, report)
+
+
+def _cached_record(build: GalleryBuild, example: Example) -> dict[str, Any]:
+    previous = build.previous.get(example.id)
+    if previous and previous["status"] in _REUSABLE:
+        fields = {k: previous[k] for k in ("wall_seconds", "cpu_seconds", "peak_rss_bytes")}
+        fields.update(fast=previous["fast"], knobs=previous.get("knobs", {}))
+        fields.update(render=previous.get("render", {}), finished_at=previous.get("finished_at"))
+    else:
+        fields = {"wall_seconds": sg_compat.cached_seconds(Path(example.target_file)) or 0.0}
+    fast = fields.pop("fast", build.settings.fast)
+    return base_record(example, "cached", fast, **fields)
+
+
+def _log_overruns(report: dict[str, Any], on_overrun: str) -> None:
+    for record in report["examples"]:
+        if record["status"] == "interrupted":
+            logger.error(record["error"])
+        elif record["status"] == "over-budget":
+            message = (
+                f"{record['id']} took {format_seconds(round(record['wall_seconds'], 1))}, "
+                f"over its budget of {format_seconds(record['budget_seconds'])} from "
+                f"{record['budget_detail']}"
+            )
+            if on_overrun == "fail":
+                logger.error(message)
+            else:
+                logger.warning(message, type="docsaccel", subtype="budget")
+
+
+def _on_doctree_read(app: Sphinx, doctree: nodes.document) -> None:
+    build = _build(app)
+    example = build.by_docname(app.env.docname) if build else None
+    if example is None:
+        return
+    text = _note_for(build, example)
+    app.env.metadata[app.env.docname][METADATA_KEY] = text
+    add_fast_note(doctree, text)
+
+
+def _note_for(build: GalleryBuild, example: Example) -> str:
+    if not build.settings.fast:
+        return ""  # full builds show no note: no need to read the record
+    return fast_note_text(read_record(build.records_dir, example.id))
+
+
+def _on_env_get_outdated(
+    app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
+    build = _build(app)
+    if build is None:
+        return []
+    return [
+        example.docname
+        for example in build.examples
+        if example.docname in env.all_docs
+        and env.metadata.get(example.docname, {}).get(METADATA_KEY, "") != _note_for(build, example)
+    ]
+
+
+def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
+    build = _build(app)
+    if build is None or build.finished:
+        return
+    build.write_report(complete=exception is None)
+    build.finished = True
+    _unfinished_builds.remove(build)
+
+
+def _fail_on_overruns(app: Sphinx, exception: BaseException | None) -> None:
+    build = _build(app)
+    if exception is not None or build is None or build.settings.on_overrun != "fail":
+        return
+    report = build.report(complete=True)
+    overruns = [r["id"] for r in report["examples"] if r["status"] in _OVERRUNS]
+    if overruns:
+        raise BudgetOverrunError(
+            f"{len(overruns)} example(s) ran out of their time budget: {', '.join(overruns)} "
+            f"(see {build.report_path})"
+        )
+
+
+@atexit.register
+def _write_unfinished_reports() -> None:
+    # A build stopped before build-finished (an aborted example, an error, Ctrl-C) still
+    # leaves a report, marked incomplete.
+    for build in list(_unfinished_builds):
+        if build.examples:
+            build.write_report(complete=False)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.setup_extension("sphinx_gallery.gen_gallery")
+    for key, default in CONFIG_DEFAULTS.items():
+        app.add_config_value(key, default, "", types=_CONFIG_TYPES[key])
+    app.add_event(REPORT_READY_EVENT)
+    # sphinx-gallery fills its config at priority 10 and runs the examples in
+    # builder-inited at the default priority (500): settle budgets between the two, and
+    # collect the results after.
+    app.connect("config-inited", _on_config_inited, priority=20)
+    app.connect("builder-inited", _on_before_gallery, priority=400)
+    app.connect("builder-inited", _on_gallery_executed, priority=900)
+    app.connect("doctree-read", _on_doctree_read)
+    app.connect("env-get-outdated", _on_env_get_outdated)
+    # The report first (before sphinx-gallery may raise about failing examples), the
+    # overrun verdict last.
+    app.connect("build-finished", _on_build_finished, priority=100)
+    app.connect("build-finished", _fail_on_overruns, priority=900)
+    return {
+        "version": docsaccel.__version__,
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+    }

@@ -1,0 +1,100 @@
+"""The plugin's ``conf.py`` settings: defaults in one table, each value checked by name.
+
+=========================  ===========  ====================================================
+key                        default      meaning
+=========================  ===========  ====================================================
+``docsaccel_budgets``      ``None``     TOML budget file, relative to the conf dir
+``docsaccel_on_overrun``   ``"warn"``   ``"warn"`` or ``"fail"``; ``DOCSACCEL_ON_OVERRUN``
+                                        in the environment overrides it (CI sets it)
+``docsaccel_fast``         ``None``     ``None`` follows ``DOCSACCEL_FAST``; True or False
+=========================  ===========  ====================================================
+
+Example::
+
+    settings = read_settings(app.config, confdir=app.confdir)
+    settings.on_overrun, settings.fast, settings.budgets_path
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sphinx.errors import ConfigError
+
+from docsaccel.fast import ENV_VAR as FAST_ENV_VAR
+from docsaccel.fast import parse_switch
+
+__all__ = ["CONFIG_DEFAULTS", "ON_OVERRUN_ENV_VAR", "ON_OVERRUN_MODES", "Settings", "read_settings"]
+
+ON_OVERRUN_ENV_VAR = "DOCSACCEL_ON_OVERRUN"
+ON_OVERRUN_MODES = ("warn", "fail")
+CONFIG_DEFAULTS: dict[str, Any] = {
+    "docsaccel_budgets": None,
+    "docsaccel_on_overrun": "warn",
+    "docsaccel_fast": None,
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The validated settings of one build."""
+
+    budgets_path: Path | None
+    on_overrun: str
+    fast: bool
+
+
+def read_settings(
+    config: Any, confdir: str | Path, env: Mapping[str, str] | None = None
+) -> Settings:
+    """Validate the ``docsaccel_*`` config values of ``config`` (a Sphinx config).
+
+    ``env`` (default ``os.environ``) supplies ``DOCSACCEL_ON_OVERRUN`` and
+    ``DOCSACCEL_FAST``. Raises :class:`sphinx.errors.ConfigError` naming the key and value.
+    """
+    env = os.environ if env is None else env
+    return Settings(
+        budgets_path=_budgets_path(config.docsaccel_budgets, Path(confdir)),
+        on_overrun=_on_overrun(config.docsaccel_on_overrun, env),
+        fast=_fast(config.docsaccel_fast, env),
+    )
+
+
+def _budgets_path(value: Any, confdir: Path) -> Path | None:
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        raise ConfigError(
+            f"docsaccel_budgets must be the path of a TOML budget file (relative to the conf "
+            f"dir) or None, got {value!r}"
+        )
+    path = confdir / value
+    if not path.is_file():
+        raise ConfigError(f"docsaccel_budgets = {str(value)!r}: no such file: {path}")
+    return path
+
+
+def _on_overrun(value: Any, env: Mapping[str, str]) -> str:
+    key = "docsaccel_on_overrun"
+    if env.get(ON_OVERRUN_ENV_VAR, "").strip():
+        key, value = ON_OVERRUN_ENV_VAR, env[ON_OVERRUN_ENV_VAR].strip()
+    if value not in ON_OVERRUN_MODES:
+        raise ConfigError(f"{key} must be 'warn' or 'fail', got {value!r}")
+    return value
+
+
+def _fast(value: Any, env: Mapping[str, str]) -> bool:
+    if value is None:
+        try:
+            return parse_switch(env.get(FAST_ENV_VAR, ""))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    if not isinstance(value, bool):
+        raise ConfigError(
+            f"docsaccel_fast must be None (follow {FAST_ENV_VAR}), True or False, got {value!r}"
+        )
+    return value

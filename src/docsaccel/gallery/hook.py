@@ -1,0 +1,183 @@
+"""What runs around every example, in whichever process sphinx-gallery runs it in.
+
+sphinx-gallery calls its ``reset_modules`` before and after each example, in the process
+that runs it (the Sphinx process, or a worker with ``parallel: N``), and pickles its config,
+this hook included, to those workers. So the hook carries everything it needs: the plan,
+the records folder, the fast switch and the overrun mode.
+
+Before an example: the user's own resetters (if they asked for "before"), then clear the
+registry, set ``DOCSACCEL_FAST``, start the clocks, write a provisional record (so an
+example that takes the whole process down is still recorded), and in fail mode arm a
+:class:`~docsaccel.gallery.interrupt.Deadline`. After it: stop the clocks, write the final
+record with the registry's facts, then the user's "after" resetters.
+
+Example (what :func:`docsaccel.gallery.setup` does)::
+
+    hook = ExampleHook.for_examples(examples, records_dir=str(records_dir),
+                                    fast=True, on_overrun="fail")
+    sg_compat.install_hook(sphinx_gallery_conf, hook)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from docsaccel import registry
+from docsaccel.budgets import format_seconds
+from docsaccel.fast import ENV_VAR as FAST_ENV_VAR
+from docsaccel.fast import KNOBS_SECTION
+from docsaccel.gallery import sg_compat
+from docsaccel.gallery.interrupt import Deadline
+from docsaccel.gallery.plan import Example
+from docsaccel.gallery.records import base_record, now_iso, write_record
+
+__all__ = ["RENDER_SECTION", "ExampleHook", "interruption_message"]
+
+#: The registry section render gating publishes its statistics under.
+RENDER_SECTION = "render"
+_UNFINISHED = (
+    "did not finish: the build stopped while this example was running "
+    "(an error with abort_on_example_error, a crash, or an interrupted build)"
+)
+
+
+def interruption_message(example: Example, elapsed: float) -> str:
+    """The error shown in the log and on the page of an example stopped at its budget."""
+    return (
+        f"{example.id} was interrupted after {elapsed:.1f} s: its time budget is "
+        f"{example.budget.describe()} (docsaccel_on_overrun = 'fail'). "
+        "Make it lighter in CI with docsaccel.fast.pick(full=..., fast=..., name=...) "
+        "and build with DOCSACCEL_FAST=1, or raise its budget."
+    )
+
+
+@dataclass
+class _Run:
+    example: Example
+    started_at: str
+    wall_start: float
+    cpu_start: float
+    deadline: Deadline | None = None
+    interrupted_after: float | None = None
+
+
+@dataclass(eq=False)
+class ExampleHook:
+    """sphinx-gallery ``reset_modules`` callable that measures, bounds and records examples."""
+
+    examples: dict[str, Example]  # by file name, the name sphinx-gallery passes
+    records_dir: str
+    fast: bool
+    on_overrun: str
+    _run: _Run | None = field(default=None, repr=False)
+
+    @classmethod
+    def for_examples(cls, examples: Iterable[Example], **kwargs: Any) -> ExampleHook:
+        return cls({Path(e.name).name: e for e in examples}, **kwargs)
+
+    def __repr__(self) -> str:
+        # sphinx-gallery shows resetters by repr; keep it short and stable.
+        return f"docsaccel.gallery.ExampleHook({len(self.examples)} examples)"
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_run"] = None  # a run in progress never travels to another process
+        return state
+
+    def __call__(self, gallery_conf: dict[str, Any], fname: str, when: str) -> None:
+        if when == "before":
+            sg_compat.call_user_resetters(gallery_conf, fname, "before")
+            self._start(fname)
+        else:
+            self._finish(fname)
+            sg_compat.call_user_resetters(gallery_conf, fname, "after")
+
+    def _start(self, fname: str) -> None:
+        example = self.examples.get(Path(fname).name)
+        if example is None:
+            self._run = None
+            return
+        registry.clear()
+        os.environ[FAST_ENV_VAR] = "1" if self.fast else "0"
+        _reset_peak_rss()
+        run = _Run(example, now_iso(), time.perf_counter(), time.process_time())
+        self._run = run
+        self._write(run, "failed", error=_UNFINISHED)
+        if self.on_overrun == "fail" and example.budget.seconds is not None:
+            run.deadline = Deadline(
+                example.budget.seconds,
+                lambda elapsed: self._interrupted(run, elapsed),
+                code_file=example.src_file,
+            ).start()
+
+    def _interrupted(self, run: _Run, elapsed: float) -> str:
+        message = interruption_message(run.example, elapsed)
+        if run.interrupted_after is None:
+            run.interrupted_after = elapsed
+            # Recorded now: with abort_on_example_error the "after" call never comes.
+            self._write(run, "interrupted", error=message)
+        return message
+
+    def _finish(self, fname: str) -> None:
+        run, self._run = self._run, None
+        if run is None or Path(fname).name != Path(run.example.name).name:
+            return
+        if run.deadline is not None:
+            run.deadline.cancel()
+        budget = run.example.budget.seconds
+        wall = time.perf_counter() - run.wall_start
+        error = None
+        if run.interrupted_after is not None:
+            status = "interrupted"
+            error = interruption_message(run.example, run.interrupted_after)
+        elif budget is not None and wall > budget:
+            status = "over-budget"
+            error = f"took {format_seconds(round(wall, 1))}, over its budget"
+        else:
+            status = "ok"
+        self._write(run, status, error=error, finished=True)
+
+    def _write(self, run: _Run, status: str, error: str | None, finished: bool = False) -> None:
+        facts = registry.snapshot()
+        record = base_record(
+            run.example,
+            status,
+            self.fast,
+            wall_seconds=round(time.perf_counter() - run.wall_start, 3),
+            cpu_seconds=round(time.process_time() - run.cpu_start, 3),
+            peak_rss_bytes=_peak_rss_bytes(),
+            knobs=facts.get(KNOBS_SECTION, {}),
+            render=facts.get(RENDER_SECTION, {}),
+            error=error,
+            started_at=run.started_at,
+            finished_at=now_iso() if finished else None,
+            pid=os.getpid(),
+        )
+        write_record(Path(self.records_dir), record)
+
+
+def _reset_peak_rss() -> None:
+    """Make the kernel's peak-RSS mark start over, so it measures this example (Linux)."""
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5")
+
+
+def _peak_rss_bytes() -> int | None:
+    """Peak resident memory of this process since the last reset, in bytes."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,59 @@
+"""The note on an example's page in fast builds: which knobs took their fast values.
+
+A fast build shows less than the full one (fewer rollouts, a shorter video); a reader of
+the CI preview should see that, and how the full build differs. The note goes right under
+the page title, and only on pages of examples that called :func:`docsaccel.fast.pick` in a
+fast build::
+
+    Built with the CI fast path: rollouts = 1 (full build: 4), steps = 100 (full build: 1000)
+
+The text comes from the example's record; the page's doctree keeps the text it was built
+with in its metadata, so a page is read again whenever its note would change.
+
+Example::
+
+    fast_note_text({"fast": True, "knobs": {"rollouts": {"value": 1, "fast": 1, "full": 4}}})
+    # 'Built with the CI fast path: rollouts = 1 (full build: 4)'
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from docutils import nodes
+
+__all__ = ["METADATA_KEY", "NOTE_CLASS", "add_fast_note", "fast_note_text"]
+
+NOTE_CLASS = "docsaccel-fast-note"
+METADATA_KEY = "docsaccel_fast_note"
+_TITLE = "Built with the CI fast path"
+
+
+def fast_note_text(record: dict[str, Any] | None) -> str:
+    """The note for ``record``; ``""`` for full builds and examples without knobs."""
+    if not record or not record.get("fast") or not record.get("knobs"):
+        return ""
+    knobs = [
+        f"{name} = {_show(knob.get('value'))} (full build: {_show(knob.get('full'))})"
+        for name, knob in sorted(record["knobs"].items())
+    ]
+    return f"{_TITLE}: {', '.join(knobs)}"
+
+
+def add_fast_note(doctree: nodes.document, text: str) -> bool:
+    """Insert the note under the first section title of ``doctree``; False if none."""
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if not text or section is None:
+        return False
+    heading, _, body = text.partition(": ")
+    note = nodes.admonition("", classes=["note", NOTE_CLASS])
+    note += nodes.title(heading, heading)
+    note += nodes.paragraph(body, body)
+    index = 1 if section.children and isinstance(section[0], nodes.title) else 0
+    section.insert(index, note)
+    return True
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)

@@ -1,0 +1,79 @@
+"""Build a tiny real Sphinx gallery in a temporary folder, for the gallery plugin tests.
+
+The examples and ``conf.py`` live in ``tests/gallery_fixtures``; a test picks the examples
+it needs and adds ``conf.py`` lines. Builds run ``python -m sphinx`` in a subprocess:
+sphinx-gallery caches modules, so builds in the test process would interfere.
+
+Example::
+
+    src = make_project(tmp_path, ["plot_quick.py"], budgets='default = "1m"\\n')
+    built = build(src)
+    built.report["examples"][0]["status"]   # 'ok'
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from docsaccel.schema import load_report
+
+FIXTURES = Path(__file__).parent / "gallery_fixtures"
+_PLUGIN_ENV = ("DOCSACCEL_FAST", "DOCSACCEL_ON_OVERRUN", "CI")
+
+
+@dataclass
+class Built:
+    returncode: int
+    output: str
+    outdir: Path
+
+    @property
+    def report_path(self) -> Path:
+        return self.outdir / "docsaccel" / "report.json"
+
+    @property
+    def report(self) -> dict:
+        return load_report(self.report_path)
+
+    def record(self, name: str) -> dict:
+        return next(r for r in self.report["examples"] if r["name"] == name)
+
+    def page(self, name: str) -> str:
+        return (self.outdir / "auto_examples" / f"{Path(name).stem}.html").read_text("utf-8")
+
+
+def make_project(
+    tmp_path: Path, examples: list[str], conf: str = "", budgets: str | None = None
+) -> Path:
+    src = tmp_path / "src"
+    (src / "examples").mkdir(parents=True)
+    for name in ("conf.py", "index.rst"):
+        shutil.copy(FIXTURES / name, src / name)
+    for name in ["README.rst", *examples]:
+        shutil.copy(FIXTURES / "examples" / name, src / "examples" / name)
+    if budgets is not None:
+        (src / "budgets.toml").write_text(budgets, encoding="utf-8")
+        conf = f'docsaccel_budgets = "budgets.toml"\n{conf}'
+    with (src / "conf.py").open("a", encoding="utf-8") as stream:
+        stream.write(conf)
+    return src
+
+
+def build(src: Path, *args: str, env: dict[str, str] | None = None) -> Built:
+    outdir = src / "_build" / "html"
+    child_env = {k: v for k, v in os.environ.items() if k not in _PLUGIN_ENV}
+    child_env.update(env or {})
+    done = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "html", "-q", *args, str(src), str(outdir)],
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    return Built(done.returncode, done.stdout + done.stderr, outdir)

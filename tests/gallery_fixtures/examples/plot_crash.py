@@ -1,0 +1,8 @@
+"""
+Crash
+=====
+
+Raises an error.
+"""
+
+raise RuntimeError("this example crashes on purpose")

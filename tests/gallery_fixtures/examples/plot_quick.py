@@ -1,0 +1,8 @@
+"""
+Quick
+=====
+
+Finishes at once.
+"""
+
+print("quick done")

@@ -1,0 +1,220 @@
+"""The gallery plugin in real Sphinx builds: budgets, enforcement, records, the report."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from gallery_build import build, make_project
+
+from docsaccel.schema import STATUSES, validate_record
+
+pytestmark = pytest.mark.slow
+
+BUDGETS = """
+default = "1s"
+
+[examples]
+"plot_quick.py" = "30s"
+"plot_f*.py" = { budget = "1m", reason = "imports matplotlib" }
+"""
+
+
+def assert_records_complete(built, names) -> None:
+    report = built.report
+    assert sorted(r["name"] for r in report["examples"]) == sorted(names)
+    records_dir = built.outdir / "docsaccel" / "records"
+    on_disk = [json.loads(p.read_text("utf-8")) for p in records_dir.glob("*.json")]
+    assert sorted(r["name"] for r in on_disk) == sorted(names)
+    for record in on_disk:
+        validate_record(record)
+        assert record["status"] in STATUSES
+    assert not list(records_dir.glob("*.tmp")), "a record was left half-written"
+
+
+def test_warn_mode_sources_warnings_and_unchanged_examples(tmp_path) -> None:
+    names = ["plot_quick.py", "plot_inline.py", "plot_sleep.py", "skipped.py"]
+    src = make_project(tmp_path, names, budgets=BUDGETS)
+
+    built = build(src, "-W")
+
+    # -W turns the overrun warning into a failed build; the report is there regardless.
+    assert built.returncode == 1, built.output
+    assert re.search(r"examples/plot_sleep.py took [\d.]+s, over its budget of 1s", built.output)
+    assert "budgets.toml: [examples] pattern 'plot_f*.py' matches no example" in built.output
+    assert "budgets.toml default" in built.output
+    assert_records_complete(built, names)
+    sources = {
+        r["name"]: (r["budget_source"], r["budget_seconds"]) for r in built.report["examples"]
+    }
+    assert sources == {
+        "plot_quick.py": ("pattern", 30.0),
+        "plot_inline.py": ("inline", 45.0),
+        "plot_sleep.py": ("default", 1.0),
+        "skipped.py": ("default", 1.0),
+    }
+    sleep = built.record("plot_sleep.py")
+    assert sleep["status"] == "over-budget" and sleep["wall_seconds"] >= 1.5
+    assert sleep["cpu_seconds"] < 1.0 and sleep["peak_rss_bytes"] > 0
+    assert built.record("plot_quick.py")["status"] == "ok"
+    assert built.record("skipped.py")["status"] == "not-executed"
+    assert built.report["build"]["complete"] is True
+    assert built.report["build"]["on_overrun"] == "warn"
+
+    # Unchanged examples are skipped by sphinx-gallery and recorded as cached, with the
+    # time they took last.
+    rebuilt = build(src)
+    assert rebuilt.returncode == 0, rebuilt.output
+    assert "slept" in rebuilt.page("plot_sleep.py")
+    cached = rebuilt.record("plot_sleep.py")
+    assert cached["status"] == "cached"
+    assert cached["wall_seconds"] == sleep["wall_seconds"]
+    assert rebuilt.record("skipped.py")["status"] == "not-executed"
+    assert_records_complete(rebuilt, names)
+
+
+def test_fail_mode_stops_an_endless_example_at_its_budget(tmp_path) -> None:
+    names = ["plot_quick.py", "plot_loop.py", "plot_crash.py"]
+    conf = 'sphinx_gallery_conf["expected_failing_examples"] = ["examples/plot_crash.py"]\n'
+    src = make_project(tmp_path, names, conf=conf, budgets=BUDGETS)
+
+    built = build(src, env={"DOCSACCEL_ON_OVERRUN": "fail"})
+
+    assert built.returncode != 0
+    loop = built.record("plot_loop.py")
+    assert loop["status"] == "interrupted"
+    assert loop["budget_source"] == "inline" and loop["budget_seconds"] == 2.0
+    # Time to stop, generously: the budget is 2 s, the promise is stopping within 2 s.
+    assert 2.0 <= loop["wall_seconds"] < 10.0
+    assert "interrupted after 2.0 s" in loop["error"]
+    for part in ("examples/plot_loop.py", "2s from plot_loop.py", "docsaccel.fast.pick"):
+        assert part in built.output
+        assert part in loop["error"]
+    assert "BudgetExceeded" in built.page("plot_loop.py")
+    crash = built.record("plot_crash.py")
+    assert crash["status"] == "failed"
+    assert crash["error"] == "RuntimeError: this example crashes on purpose"
+    assert built.record("plot_quick.py")["status"] == "ok"
+    assert_records_complete(built, names)
+
+
+def test_parallel_workers_enforce_budgets_and_the_fast_path(tmp_path) -> None:
+    names = ["plot_quick.py", "plot_loop.py", "plot_knobs.py", "plot_sleep.py"]
+    src = make_project(
+        tmp_path, names, conf='sphinx_gallery_conf["parallel"] = 2\n', budgets=BUDGETS
+    )
+
+    built = build(src, env={"DOCSACCEL_ON_OVERRUN": "fail", "DOCSACCEL_FAST": "1"})
+
+    assert built.returncode != 0
+    assert_records_complete(built, names)
+    loop, sleep = built.record("plot_loop.py"), built.record("plot_sleep.py")
+    assert loop["status"] == sleep["status"] == "interrupted"
+    assert loop["wall_seconds"] < 10.0 and sleep["wall_seconds"] < 10.0
+    knobs = built.record("plot_knobs.py")
+    assert knobs["knobs"] == {"rollouts": {"value": 1, "fast": 1, "full": 4}}
+    assert knobs["fast"] is True
+    assert "rollouts = 1 (full build: 4)" in built.page("plot_knobs.py")
+    pids = {r["pid"] for r in built.report["examples"]}
+    assert len(pids) >= 2, "the examples were expected to run in two worker processes"
+
+
+def test_fast_path_note_only_in_fast_builds(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_knobs.py", "plot_quick.py"])
+
+    fast = build(src, "-W", env={"DOCSACCEL_FAST": "1"})
+    assert fast.returncode == 0, fast.output
+    assert "Built with the CI fast path" in fast.page("plot_knobs.py")
+    assert "rollouts = 1 (full build: 4)" in fast.page("plot_knobs.py")
+    assert "rollouts: 1" in fast.page("plot_knobs.py")
+    assert "Built with the CI fast path" not in fast.page("plot_quick.py")
+    assert fast.record("plot_quick.py")["budget_source"] == "builtin"
+
+    # Switching the fast path off runs the example again although its source is unchanged.
+    full = build(src, "-W")
+    assert full.returncode == 0, full.output
+    assert "Built with the CI fast path" not in full.page("plot_knobs.py")
+    assert "rollouts: 4" in full.page("plot_knobs.py")
+    assert full.record("plot_knobs.py")["status"] == "ok"
+    assert full.record("plot_knobs.py")["knobs"]["rollouts"]["value"] == 4
+    assert full.record("plot_quick.py")["status"] == "cached"
+
+
+def test_abort_on_example_error_stops_at_once_and_leaves_a_report(tmp_path) -> None:
+    conf = (
+        'sphinx_gallery_conf["abort_on_example_error"] = True\n'
+        'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
+    )
+    src = make_project(tmp_path, ["plot_loop.py", "plot_quick.py"], conf=conf)
+
+    built = build(src, env={"DOCSACCEL_ON_OVERRUN": "fail"})
+
+    assert built.returncode != 0
+    assert "BudgetExceeded" in built.output
+    assert built.report["build"]["complete"] is False
+    loop = built.record("plot_loop.py")
+    assert loop["status"] == "interrupted" and loop["wall_seconds"] < 10.0
+    assert built.record("plot_quick.py")["status"] == "not-executed"
+
+
+def test_user_reset_modules_and_scrapers_keep_working(tmp_path) -> None:
+    conf = (
+        "def log_reset(gallery_conf, fname, when):\n"
+        "    with open(__file__ + '.resets', 'a') as stream:\n"
+        "        stream.write(f'{fname} {when}\\n')\n"
+        'sphinx_gallery_conf["reset_modules"] = (log_reset, "matplotlib")\n'
+        'sphinx_gallery_conf["reset_modules_order"] = "after"\n'
+    )
+    budgets = '[examples]\n"plot_f*.py" = { budget = "1m", reason = "imports matplotlib" }\n'
+    src = make_project(tmp_path, ["plot_figure.py"], conf=conf, budgets=budgets)
+
+    # No -W: Sphinx warns that it cannot cache a config holding a function, as it does
+    # without docsaccel.
+    built = build(src)
+
+    assert built.returncode == 0, built.output
+    assert (src / "conf.py.resets").read_text().splitlines() == ["plot_figure.py after"]
+    assert (src / "auto_examples" / "images" / "sphx_glr_plot_figure_001.png").is_file()
+    assert built.record("plot_figure.py")["budget_reason"] == "imports matplotlib"
+
+
+@pytest.mark.parametrize(
+    ("conf", "budgets", "env", "expected"),
+    [
+        (
+            "",
+            '[examples]\n"plot_*.py" = "1m"\n"*quick.py" = "2m"\n',
+            {},
+            ["'plot_*.py'", "equally specific"],
+        ),
+        ("", 'default = "7 min"\n', {}, ["budgets.toml", "default", "'7 min'"]),
+        ("", 'default = "1m"\n[examples]\n"x.py" = "none"\n', {}, ["'x.py'", "needs a reason"]),
+        ("", "default = [\n", {}, ["budgets.toml", "not valid TOML"]),
+        ('docsaccel_on_overrun = "stop"\n', None, {}, ["docsaccel_on_overrun", "'stop'"]),
+        ("", None, {"DOCSACCEL_ON_OVERRUN": "abort"}, ["DOCSACCEL_ON_OVERRUN", "'abort'"]),
+        ('docsaccel_fast = "yes"\n', None, {}, ["docsaccel_fast", "'yes'"]),
+        ("", None, {"DOCSACCEL_FAST": "maybe"}, ["DOCSACCEL_FAST", "'maybe'"]),
+        ('docsaccel_budgets = "missing.toml"\n', None, {}, ["docsaccel_budgets", "missing"]),
+    ],
+)
+def test_bad_settings_stop_the_build_before_any_example(tmp_path, conf, budgets, env, expected):
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf, budgets=budgets)
+
+    built = build(src, env=env)
+
+    assert built.returncode != 0
+    for part in expected:
+        assert part in built.output
+    assert not (src / "auto_examples" / "plot_quick.rst").exists(), "an example ran"
+
+
+def test_bad_inline_budget_names_the_example(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_quick.py"])
+    example = src / "examples" / "plot_quick.py"
+    example.write_text(example.read_text() + "# docsaccel_budget = 30s\n")
+
+    built = build(src)
+
+    assert built.returncode != 0
+    assert "plot_quick.py: docsaccel_budget" in built.output and "'30s'" in built.output
