@@ -61,6 +61,7 @@ from docsaccel.gallery.records import (
     write_json,
     write_record,
 )
+from docsaccel.gallery.report_page import write_report_page
 
 __all__ = ["REPORT_READY_EVENT", "BudgetOverrunError", "GalleryBuild", "setup"]
 
@@ -68,10 +69,14 @@ logger = logging.getLogger(__name__)
 
 #: Emitted as ``handler(app, report)`` once every example has run and report.json exists.
 REPORT_READY_EVENT = "docsaccel-report-ready"
+#: The scraper added to ``image_scrapers`` when ``docsaccel_videos`` is on.
+VIDEO_SCRAPER = "docsaccel.video.video_scraper"
 _CONFIG_TYPES: dict[str, frozenset[type]] = {
     "docsaccel_budgets": frozenset({type(None), str, Path}),
     "docsaccel_on_overrun": frozenset({str}),
     "docsaccel_fast": frozenset({type(None), bool}),
+    "docsaccel_videos": frozenset({bool}),
+    "docsaccel_report_page": frozenset({type(None), str}),
 }
 _OVERRUNS = ("over-budget", "interrupted")
 _REUSABLE = ("ok", "over-budget", "cached")
@@ -144,6 +149,10 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         table = dataclasses.replace(table, path=str(config.docsaccel_budgets))
     # The switch reaches every process that runs examples through the environment.
     os.environ[FAST_ENV_VAR] = "1" if settings.fast else "0"
+    if settings.videos:
+        scrapers = tuple(config.sphinx_gallery_conf["image_scrapers"])
+        if VIDEO_SCRAPER not in scrapers:
+            config.sphinx_gallery_conf["image_scrapers"] = (*scrapers, VIDEO_SCRAPER)
     build = GalleryBuild(settings, table, Path(app.outdir))
     app._docsaccel_gallery = build  # type: ignore[attr-defined]
     _unfinished_builds.append(build)
@@ -313,6 +322,7 @@ def _write_unfinished_reports() -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.setup_extension("sphinx_gallery.gen_gallery")
+    app.setup_extension("docsaccel.video")
     for key, default in CONFIG_DEFAULTS.items():
         app.add_config_value(key, default, "", types=_CONFIG_TYPES[key])
     app.add_event(REPORT_READY_EVENT)
@@ -322,6 +332,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _on_config_inited, priority=20)
     app.connect("builder-inited", _on_before_gallery, priority=400)
     app.connect("builder-inited", _on_gallery_executed, priority=900)
+    app.connect(REPORT_READY_EVENT, write_report_page)
     app.connect("doctree-read", _on_doctree_read)
     app.connect("env-get-outdated", _on_env_get_outdated)
     # The report first (before sphinx-gallery may raise about failing examples), the

@@ -1,13 +1,18 @@
 """The plugin's ``conf.py`` settings: defaults in one table, each value checked by name.
 
-=========================  ===========  ====================================================
-key                        default      meaning
-=========================  ===========  ====================================================
-``docsaccel_budgets``      ``None``     TOML budget file, relative to the conf dir
-``docsaccel_on_overrun``   ``"warn"``   ``"warn"`` or ``"fail"``; ``DOCSACCEL_ON_OVERRUN``
-                                        in the environment overrides it (CI sets it)
-``docsaccel_fast``         ``None``     ``None`` follows ``DOCSACCEL_FAST``; True or False
-=========================  ===========  ====================================================
+=========================  ===================  ============================================
+key                        default              meaning
+=========================  ===================  ============================================
+``docsaccel_budgets``      ``None``             TOML budget file, relative to the conf dir
+``docsaccel_on_overrun``   ``"warn"``           ``"warn"`` or ``"fail"``;
+                                                ``DOCSACCEL_ON_OVERRUN`` overrides it
+``docsaccel_fast``         ``None``             ``None`` follows ``DOCSACCEL_FAST``; True
+                                                or False
+``docsaccel_videos``       ``True``             add :mod:`docsaccel.video`'s scraper, so
+                                                videos an example writes play in its page
+``docsaccel_report_page``  ``"budget_report"``  docname of the generated "Build budget
+                                                report" page; None: no page
+=========================  ===================  ============================================
 
 Example::
 
@@ -28,7 +33,13 @@ from sphinx.errors import ConfigError
 from docsaccel.fast import ENV_VAR as FAST_ENV_VAR
 from docsaccel.fast import parse_switch
 
-__all__ = ["CONFIG_DEFAULTS", "ON_OVERRUN_ENV_VAR", "ON_OVERRUN_MODES", "Settings", "read_settings"]
+__all__ = [
+    "CONFIG_DEFAULTS",
+    "ON_OVERRUN_ENV_VAR",
+    "ON_OVERRUN_MODES",
+    "Settings",
+    "read_settings",
+]
 
 ON_OVERRUN_ENV_VAR = "DOCSACCEL_ON_OVERRUN"
 ON_OVERRUN_MODES = ("warn", "fail")
@@ -36,6 +47,8 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "docsaccel_budgets": None,
     "docsaccel_on_overrun": "warn",
     "docsaccel_fast": None,
+    "docsaccel_videos": True,
+    "docsaccel_report_page": "budget_report",
 }
 
 
@@ -46,6 +59,8 @@ class Settings:
     budgets_path: Path | None
     on_overrun: str
     fast: bool
+    videos: bool = True
+    report_page: str | None = "budget_report"
 
 
 def read_settings(
@@ -61,7 +76,32 @@ def read_settings(
         budgets_path=_budgets_path(config.docsaccel_budgets, Path(confdir)),
         on_overrun=_on_overrun(config.docsaccel_on_overrun, env),
         fast=_fast(config.docsaccel_fast, env),
+        videos=_videos(config.docsaccel_videos),
+        report_page=_report_page(config.docsaccel_report_page),
     )
+
+
+def _videos(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"docsaccel_videos must be True or False, got {value!r}")
+    return value
+
+
+def _report_page(value: Any) -> str | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, str)
+        or not value.strip()
+        or value.endswith(".rst")
+        or value.startswith("/")
+        or ".." in value.split("/")
+    ):
+        raise ConfigError(
+            "docsaccel_report_page must be a docname inside the source dir, such as "
+            f"'budget_report' (no suffix), or None for no page, got {value!r}"
+        )
+    return value
 
 
 def _budgets_path(value: Any, confdir: Path) -> Path | None:
