@@ -8,8 +8,8 @@ frame), so the env renders fresh exactly the frames the recorder will keep: thro
 resets, dumps, ``dump_on_done``, a ``skip`` left at its default, and batched envs whose
 recorder counts one tick per batch.
 
-torchrl is imported only inside :func:`gated_video_env`, so importing this module does
-not need torchrl.
+torchrl is imported only inside the functions that need it, so importing this module
+does not need torchrl.
 
 Example::
 
@@ -80,13 +80,22 @@ def _gated_envs(env: Any) -> list[RenderEvery]:
     gated = find_render_every(env)
     if gated is not None:
         return [gated]
-    for inner in ("base_env", "_env"):
-        if getattr(env, inner, None) is not None:
-            return _gated_envs(getattr(env, inner))
-    if hasattr(env, "create_env_fn"):
-        if getattr(env, "is_closed", False):
-            env.start()  # batched envs create their sub-envs lazily
-        return [found for sub_env in getattr(env, "_envs", []) for found in _gated_envs(sub_env)]
+    from torchrl.envs import GymWrapper, ParallelEnv, SerialEnv, TransformedEnv
+
+    if isinstance(env, ParallelEnv):
+        raise ValueError(
+            "bind_recorder cannot bind the envs of a ParallelEnv: they run in other "
+            "processes, where this process's recorder counter cannot be read; use SerialEnv"
+        )
+
+    if isinstance(env, TransformedEnv):
+        return _gated_envs(env.base_env)
+    if isinstance(env, GymWrapper):
+        return _gated_envs(env._env)
+    if isinstance(env, SerialEnv):
+        if env.is_closed:
+            env.start()  # a SerialEnv creates its sub-envs lazily
+        return [found for sub_env in env._envs for found in _gated_envs(sub_env)]
     return []
 
 
