@@ -17,7 +17,7 @@ Example::
     from docsaccel.render import gated_video_env
 
     env = gated_video_env(gym.make("HalfCheetah-v5", render_mode="rgb_array"), skip=16)
-    env.rollout(200)                     # 13 fresh renders instead of 201
+    env.rollout(200)                     # 14 renders instead of 202, 12 frames kept
     recorder = env.transform             # the bound torchrl VideoRecorder
     recorder.dump()
 """
@@ -163,7 +163,7 @@ def gated_video_env(
             gym.make("HalfCheetah-v5", render_mode="rgb_array"), skip=16, logger=logger
         )
         env.rollout(1000)
-        env.transform.dump()   # videos/cheetah/videos/rollout_0.mp4, 63 frames
+        env.transform.dump()   # videos/cheetah/videos/rollout_0.mp4, 62 frames
     """
     check_stride("skip", skip)
     from torchrl.envs import GymWrapper, TransformedEnv
