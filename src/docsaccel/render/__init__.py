@@ -1,0 +1,43 @@
+"""Render gating for MuJoCo envs: render only the frames the video keeps, and exactly those.
+
+A 480x360 MuJoCo render costs hundreds of physics steps, and a video recorder keeps one
+frame in ``k``. :class:`RenderEvery` renders fresh only the frames a shared schedule says
+are kept, and hands out the last fresh frame otherwise; every kept frame is
+byte-identical to an ungated run.
+
+- gymnasium only: ``VideoFileRecorder(RenderEvery(env, render_every=k), "run.mp4")``;
+- torchrl: ``gated_video_env(env, skip=k)`` builds ``GymWrapper`` + ``VideoRecorder``,
+  bound; :func:`bind_recorder` binds a stack you built yourself.
+
+Each gated env's :class:`RenderStats` are published to :mod:`docsaccel.registry` under
+``"render"``. torchrl is imported only when the torchrl helpers are called.
+
+Example::
+
+    import gymnasium as gym
+    from docsaccel.render import RenderEvery, VideoFileRecorder
+
+    env = gym.make("HalfCheetah-v5", render_mode="rgb_array")
+    env = VideoFileRecorder(RenderEvery(env, render_every=16), "cheetah.gif", fps=20)
+    env.reset(seed=0)
+    for _ in range(320):
+        env.step(env.action_space.sample())
+    env.close()                        # writes cheetah.gif: 20 frames, 21 renders
+"""
+
+from docsaccel.render.gating import RenderEvery
+from docsaccel.render.schedule import FrameSchedule
+from docsaccel.render.stats import REGISTRY_SECTION, RenderStats
+from docsaccel.render.torchrl_binding import RecorderSchedule, bind_recorder, gated_video_env
+from docsaccel.render.video_file import VideoFileRecorder
+
+__all__ = [
+    "REGISTRY_SECTION",
+    "FrameSchedule",
+    "RecorderSchedule",
+    "RenderEvery",
+    "RenderStats",
+    "VideoFileRecorder",
+    "bind_recorder",
+    "gated_video_env",
+]

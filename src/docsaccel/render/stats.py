@@ -1,0 +1,98 @@
+"""Render statistics of one gated env, published live to :mod:`docsaccel.registry`.
+
+Every :class:`~docsaccel.render.RenderEvery` owns one :class:`RenderStats`. It is
+published under the ``"render"`` section when the wrapper is created, with a readable
+label unique in the process (``"HalfCheetah-v5#1"``, ``"HalfCheetah-v5#2"``, ...), and it
+keeps counting afterwards: the gallery plugin snapshots the registry when an example
+finishes, so the example's record shows the final numbers.
+
+Example::
+
+    stats = RenderStats(env_id="Hopper-v5", render_every=4)
+    stats.record_fresh(seconds=0.500)   # the first render also sets up the GL context
+    stats.record_fresh(seconds=0.040)
+    stats.record_reused()
+    stats.as_dict()["saved_seconds"]   # 0.04: one reused frame x mean fresh render time
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import defaultdict
+from dataclasses import dataclass
+
+from docsaccel import registry
+
+__all__ = ["REGISTRY_SECTION", "RenderStats", "publish_stats"]
+
+#: Section of :mod:`docsaccel.registry` where render statistics are published.
+REGISTRY_SECTION = "render"
+
+_label_lock = threading.Lock()
+_label_counters: defaultdict[str, itertools.count] = defaultdict(lambda: itertools.count(1))
+
+
+@dataclass
+class RenderStats:
+    """Counts of fresh and reused frames of one env, and the render time they cost or saved.
+
+    The mean fresh render time leaves out the first render when there are others: the
+    first one also creates the OpenGL context (often 10x a frame), which a reused frame
+    would not have cost again.
+    """
+
+    env_id: str
+    render_every: int
+    fresh_renders: int = 0
+    reused_frames: int = 0
+    resets: int = 0
+    render_seconds: float = 0.0
+    first_render_seconds: float = 0.0
+
+    def record_fresh(self, seconds: float) -> None:
+        """One underlying render call that took ``seconds``."""
+        if self.fresh_renders == 0:
+            self.first_render_seconds = seconds
+        self.fresh_renders += 1
+        self.render_seconds += seconds
+
+    def record_reset(self) -> None:
+        """One episode started (its first frame is always rendered fresh)."""
+        self.resets += 1
+
+    def record_reused(self) -> None:
+        """One frame served from the last fresh render instead of rendering."""
+        self.reused_frames += 1
+
+    @property
+    def mean_render_seconds(self) -> float:
+        """Mean duration of one fresh render, the first left out if there are others."""
+        if self.fresh_renders > 1:
+            return (self.render_seconds - self.first_render_seconds) / (self.fresh_renders - 1)
+        return self.render_seconds
+
+    @property
+    def saved_seconds(self) -> float:
+        """Estimated render time saved: reused frames x mean fresh render time."""
+        return self.reused_frames * self.mean_render_seconds
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain JSON-compatible numbers, as the example record stores them."""
+        return {
+            "env_id": self.env_id,
+            "render_every": self.render_every,
+            "fresh_renders": self.fresh_renders,
+            "reused_frames": self.reused_frames,
+            "resets": self.resets,
+            "render_seconds": self.render_seconds,
+            "saved_seconds": self.saved_seconds,
+        }
+
+
+def publish_stats(stats: RenderStats) -> str:
+    """Publish ``stats`` live in the registry under a new unique label; return the label."""
+    with _label_lock:
+        label = f"{stats.env_id}#{next(_label_counters[stats.env_id])}"
+    registry.publish(REGISTRY_SECTION, label, stats)
+    return label

@@ -1,0 +1,136 @@
+"""Write the frames a :class:`~docsaccel.render.RenderEvery` schedule keeps to mp4 or gif.
+
+The gymnasium-only counterpart of torchrl's ``VideoRecorder(skip=k)``, for tutorials that
+do not use torchrl. It reads the gated env's own :class:`~docsaccel.render.FrameSchedule`,
+so the frames it writes are exactly the frames rendered fresh; :meth:`dump` starts a new
+video and restarts the schedule, as ``VideoRecorder.dump()`` resets its counter.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+
+from docsaccel.render.gating import RenderEvery
+from docsaccel.render.schedule import FrameSchedule
+
+__all__ = ["VIDEO_FORMATS", "VideoFileRecorder", "find_render_every"]
+
+#: File suffixes :class:`VideoFileRecorder` can write.
+VIDEO_FORMATS: tuple[str, ...] = (".mp4", ".gif")
+
+
+def find_render_every(env: Any) -> RenderEvery | None:
+    """The outermost :class:`RenderEvery` in a chain of gymnasium wrappers, or ``None``."""
+    while env is not None:
+        if isinstance(env, RenderEvery):
+            return env
+        env = getattr(env, "env", None) if isinstance(env, gym.Wrapper) else None
+    return None
+
+
+class VideoFileRecorder(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorArgs):
+    """Record the kept frames of a gated env and write them to an mp4 or gif file with imageio.
+
+    Wrap a :class:`RenderEvery` env (directly or through other wrappers). After each
+    ``reset()`` and ``step()``, when the gated env's schedule keeps the current frame, the
+    recorder takes it with ``render()``: one fresh frame in ``render_every``, written at
+    ``fps`` frames per second. :meth:`dump` writes the video (the first to ``path``,
+    later ones to ``<stem>-1<suffix>``, ``<stem>-2<suffix>``, ...) and starts a new one;
+    :meth:`close` dumps what is left. ``frames`` holds the frames of the current video.
+
+    Example::
+
+        import gymnasium as gym
+        from docsaccel.render import RenderEvery, VideoFileRecorder
+
+        env = gym.make("Hopper-v5", render_mode="rgb_array", width=240, height=180)
+        env = VideoFileRecorder(RenderEvery(env, render_every=8), "hopper.mp4", fps=15)
+        env.reset(seed=0)
+        for _ in range(200):
+            env.step(env.action_space.sample())
+        written = env.dump()   # Path("hopper.mp4"), 25 frames
+
+    Change logs:
+        docsaccel 0.1.0 - first version.
+    """
+
+    def __init__(self, env: gym.Env[Any, Any], path: str | Path, *, fps: float = 30) -> None:
+        """Record ``env`` (which contains a :class:`RenderEvery`) to ``path`` at ``fps``."""
+        path = Path(path)
+        if path.suffix.lower() not in VIDEO_FORMATS:
+            raise ValueError(
+                f"VideoFileRecorder path {str(path)!r} has suffix {path.suffix!r}; "
+                f"use one of {VIDEO_FORMATS}"
+            )
+        if isinstance(fps, bool) or not isinstance(fps, int | float) or not fps > 0:
+            raise ValueError(f"fps must be a number > 0, got {fps!r}")
+        gated = find_render_every(env)
+        if gated is None:
+            raise ValueError(
+                f"VideoFileRecorder records a RenderEvery env, got {env!r}: wrap it first, "
+                "e.g. VideoFileRecorder(RenderEvery(env, render_every=16), path)"
+            )
+        if not isinstance(gated.schedule, FrameSchedule):
+            raise ValueError(
+                f"the RenderEvery in {env!r} follows {gated.schedule!r}, not its own "
+                "FrameSchedule: it is bound to another recorder already"
+            )
+        gym.utils.RecordConstructorArgs.__init__(self, path=str(path), fps=fps)
+        gym.Wrapper.__init__(self, env)
+        self.path = path
+        self.fps = fps
+        self.schedule: FrameSchedule = gated.schedule
+        self.frames: list[np.ndarray] = []
+        self.written: list[Path] = []
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset the env and record its first frame if the schedule keeps it."""
+        result = self.env.reset(seed=seed, options=options)
+        self._capture()
+        return result
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Step the env and record its frame if the schedule keeps it."""
+        result = self.env.step(action)
+        self._capture()
+        return result
+
+    def _capture(self) -> None:
+        if self.schedule.keeps_current_frame():
+            self.frames.append(self.env.render())
+
+    def dump(self) -> Path | None:
+        """Write the current video, start a new one; return the file written (None if empty)."""
+        frames, self.frames = self.frames, []
+        self.schedule.restart()
+        if not frames:
+            return None
+        target = self.path
+        if self.written:
+            target = self.path.with_name(f"{self.path.stem}-{len(self.written)}{self.path.suffix}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _write_video(target, frames, self.fps)
+        self.written.append(target)
+        return target
+
+    def close(self) -> None:
+        """Write the frames not dumped yet, then close the env."""
+        self.dump()
+        super().close()
+
+
+def _write_video(path: Path, frames: list[np.ndarray], fps: float) -> None:
+    import imageio.v2 as imageio_v2
+    import imageio.v3 as imageio_v3
+
+    if path.suffix.lower() == ".gif":
+        imageio_v3.imwrite(path, np.stack(frames), plugin="pillow", duration=1000.0 / fps, loop=0)
+    else:
+        # macro_block_size=2: H.264 (yuv420p) needs even sizes; keep every pixel otherwise.
+        imageio_v2.mimwrite(path, frames, format="FFMPEG", fps=fps, macro_block_size=2)

@@ -1,0 +1,190 @@
+"""Benchmark render gating: gated vs ungated MuJoCo rollouts, measured side by side.
+
+docsaccel side: gymnasium HalfCheetah-v5 at 480x360, 2 episodes x 1000 steps, a consumer
+that needs a frame every step (as torchrl's ``GymWrapper(from_pixels=True)`` does) and a
+video that keeps one frame in 16. Ungated and gated episodes alternate, so machine noise
+hits both sides alike. The ideal speedup divides the ungated time by the floor of the
+gated side, all measured in this same run: ``physics + fresh_needed * render``, where
+``physics`` is the episodes' resets and steps run without rendering (a third, alternating
+side), ``render`` the cheaper of the two sides' mean fresh render, and ``fresh_needed``
+the kept frames plus the episodes' first frames.
+
+Reference: torchrl's own ``SatelliteEnv(render_every=16, backend="mujoco")`` under
+``VideoRecorder(skip=16)``, against ``render_every=1``: its speedup and how many kept
+frames equal the ungated ones.
+
+The last output line is one JSON object: speedup, ideal, efficiency (= speedup / ideal),
+identical_fraction, torchrl_speedup, torchrl_identical_fraction, and the measurements.
+
+Usage::
+
+    python tools/bench_render.py                     # full size (~3 minutes)
+    python tools/bench_render.py --steps 100 --torchrl-steps 32 --width 96 --height 72
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from docsaccel.headless import ensure_headless_gl
+
+ensure_headless_gl()
+
+import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
+
+from docsaccel.render import RenderEvery  # noqa: E402
+
+ENV_ID = "HalfCheetah-v5"
+SEED = 0
+
+
+def run_episode(env, actions, seed, every, timings):
+    """One episode with a frame consumed every step; return the frames a skip-``every`` video keeps.
+
+    Stream positions count across episodes, as torchrl's ``VideoRecorder`` counts. Adds
+    the wall time, the time inside ``render()``, the frames, steps and the positions that
+    had to be fresh (kept or first of an episode) to ``timings``.
+    """
+    kept = []
+    render_seconds = 0.0
+    started = time.perf_counter()
+    env.reset(seed=seed)
+    for step in range(len(actions) + 1):
+        if step:
+            env.step(actions[step - 1])
+        before = time.perf_counter()
+        frame = env.render()
+        render_seconds += time.perf_counter() - before
+        timings["frames"] += 1
+        if timings["frames"] % every == 0:
+            kept.append(frame)
+        if timings["frames"] % every == 0 or step == 0:
+            timings["fresh_needed"] += 1
+    timings["wall"] += time.perf_counter() - started
+    timings["render"] += render_seconds
+    timings["steps"] += len(actions)
+    return kept
+
+
+def run_physics(env, actions, seed):
+    """Wall time of the episode's reset and steps alone, nothing rendered."""
+    started = time.perf_counter()
+    env.reset(seed=seed)
+    for action in actions:
+        env.step(action)
+    return time.perf_counter() - started
+
+
+def make_env(width, height):
+    env = gym.make(ENV_ID, render_mode="rgb_array", width=width, height=height)
+    # Untimed warm-up: the first render creates the GL context and aims the camera.
+    env.reset(seed=SEED)
+    env.render()
+    return env
+
+
+def bench_gymnasium(args):
+    ungated_env = make_env(args.width, args.height)
+    gated_env = RenderEvery(make_env(args.width, args.height), render_every=args.skip)
+    space = ungated_env.action_space
+    space.seed(SEED)
+    plans = [[space.sample() for _ in range(args.steps)] for _ in range(args.episodes)]
+    ungated = {"wall": 0.0, "render": 0.0, "frames": 0, "steps": 0, "fresh_needed": 0}
+    gated = dict(ungated)
+    physics_seconds = 0.0
+    identical = kept_total = 0
+    for episode, actions in enumerate(plans, start=1):
+        physics_seconds += run_physics(ungated_env, actions, SEED + episode)
+        reference = run_episode(ungated_env, actions, SEED + episode, args.skip, ungated)
+        kept = run_episode(gated_env, actions, SEED + episode, args.skip, gated)
+        kept_total += len(reference)
+        identical += sum(np.array_equal(a, b) for a, b in zip(kept, reference, strict=True))
+        print(
+            f"after episode {episode}: ungated {ungated['wall']:.1f} s, gated {gated['wall']:.1f} s"
+        )
+
+    frames, steps, fresh_needed = ungated["frames"], ungated["steps"], ungated["fresh_needed"]
+    stats = gated_env.render_stats.as_dict()
+    step_seconds = physics_seconds / steps
+    render_seconds = min(
+        ungated["render"] / frames, stats["render_seconds"] / stats["fresh_renders"]
+    )
+    # The best the gated side can do: the physics alone plus the renders it cannot skip.
+    # Everything else it spends (wrapper, reused frames) counts against its efficiency.
+    ideal = ungated["wall"] / (physics_seconds + fresh_needed * render_seconds)
+    speedup = ungated["wall"] / gated["wall"]
+    return {
+        "speedup": speedup,
+        "ideal": ideal,
+        "efficiency": speedup / ideal,
+        "identical_fraction": identical / kept_total,
+        "ungated_seconds": ungated["wall"],
+        "gated_seconds": gated["wall"],
+        "step_ms": 1000 * step_seconds,
+        "render_ms": 1000 * render_seconds,
+        "kept_frames": kept_total,
+        "gated_fresh_renders": stats["fresh_renders"],
+        "fresh_needed": fresh_needed,
+    }
+
+
+def bench_torchrl_reference(args):
+    import torch
+    from torchrl.envs import SatelliteEnv, TransformedEnv
+    from torchrl.record import VideoRecorder
+
+    def make(render_every):
+        env = SatelliteEnv(
+            backend="mujoco",
+            seed=SEED,
+            from_pixels=True,
+            render_width=args.width,
+            render_height=args.height,
+            render_every=render_every,
+        )
+        return TransformedEnv(env, VideoRecorder(None, "satellite", skip=args.skip))
+
+    sides = {"ungated": make(1), "gated": make(args.skip)}
+    seconds = dict.fromkeys(sides, 0.0)
+    for _ in range(2):  # two episodes, alternating sides
+        for name, env in sides.items():
+            torch.manual_seed(len(env.transform.obs))  # same actions on both sides
+            started = time.perf_counter()
+            env.rollout(args.torchrl_steps)
+            seconds[name] += time.perf_counter() - started
+    reference, kept = sides["ungated"].transform.obs, sides["gated"].transform.obs
+    identical = sum(torch.equal(a, b) for a, b in zip(kept, reference, strict=True))
+    return {
+        "torchrl_speedup": seconds["ungated"] / seconds["gated"],
+        "torchrl_identical_fraction": identical / len(reference),
+        "torchrl_kept_frames": len(reference),
+        "torchrl_env": "SatelliteEnv(backend='mujoco')",
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=1000, help="steps per episode")
+    parser.add_argument("--skip", type=int, default=16, help="the video keeps 1 frame in skip")
+    parser.add_argument("--width", type=int, default=480)
+    parser.add_argument("--height", type=int, default=360)
+    parser.add_argument("--torchrl-steps", type=int, default=96, help="reference episode steps")
+    args = parser.parse_args()
+    result = {
+        "env": ENV_ID,
+        "size": f"{args.width}x{args.height}",
+        "episodes": args.episodes,
+        "steps": args.steps,
+        "skip": args.skip,
+    }
+    result.update(bench_gymnasium(args))
+    result.update(bench_torchrl_reference(args))
+    print(json.dumps(result, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
