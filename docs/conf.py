@@ -38,6 +38,7 @@ sphinx_gallery_conf = {
     "examples_dirs": ["tutorials"],
     "gallery_dirs": ["auto_tutorials"],
     "filename_pattern": r"/.*\.py$",
+    "within_subsection_order": "FileNameSortKey",
     "download_all_examples": False,
     "remove_config_comments": True,
 }

@@ -25,11 +25,17 @@ Example::
     env.close()                        # writes cheetah.gif: 20 frames, 21 renders
 """
 
-from docsaccel.render.gating import RenderEvery
-from docsaccel.render.schedule import FrameSchedule
-from docsaccel.render.stats import REGISTRY_SECTION, RenderStats
-from docsaccel.render.torchrl_binding import RecorderSchedule, bind_recorder, gated_video_env
-from docsaccel.render.video_file import VideoFileRecorder
+from docsaccel.headless import ensure_headless_gl
+
+# MuJoCo reads MUJOCO_GL once, at its first import: pick a backend that can render before
+# any gated env creates a context (a no-op when already chosen or when a display exists).
+ensure_headless_gl()
+
+from docsaccel.render.gating import RenderEvery  # noqa: E402
+from docsaccel.render.schedule import FrameSchedule  # noqa: E402
+from docsaccel.render.stats import REGISTRY_SECTION, RenderStats  # noqa: E402
+from docsaccel.render.torchrl_binding import RecorderSchedule, bind_recorder, gated_video_env  # noqa: E402
+from docsaccel.render.video_file import VideoFileRecorder  # noqa: E402
 
 __all__ = [
     "REGISTRY_SECTION",
