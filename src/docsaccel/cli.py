@@ -235,20 +235,21 @@ def _shard_build_command(args: argparse.Namespace) -> int:
     from docsaccel.shard import ShardError
 
     sphinx_args = ["-W"] if args.strict else []
+    inputs = [*getattr(args, "inputs", []), *getattr(args, "history", [])]
     try:
         project = shard_build.read_project(args.docs, args.root)
         out = Path(args.out or project.docs / "_build" / "html")
         if args.command == "shard-build":
             artifact = Path(args.artifact or project.docs / "_build" / "shard")
             manifest = shard_build.run_shard(
-                project, args.shards, args.index, args.inputs, artifact, sphinx_args=sphinx_args
+                project, args.shards, args.index, inputs, artifact, sphinx_args=sphinx_args
             )
             print(f"shard {args.index}: executed {len(manifest['executed'])}, kept in {artifact}")
             return 0
         if args.command == "shard-merge":
             merged = shard_build.run_merge(project, Path(args.artifacts), out, None, sphinx_args)
         else:
-            merged = shard_build.run_local(project, args.shards, args.inputs, out, sphinx_args)
+            merged = shard_build.run_local(project, args.shards, inputs, out, sphinx_args)
     except ShardError as exc:
         print(f"docsaccel {args.command}: error: {exc}", file=sys.stderr)
         return 2
@@ -266,6 +267,9 @@ def _add_shard_builds(subparsers: argparse._SubParsersAction) -> None:
     planned = argparse.ArgumentParser(add_help=False)
     planned.add_argument("inputs", nargs="*", metavar="INPUT", help="history or report(s)")
     planned.add_argument("--shards", type=int, required=True, metavar="N", help="shard count")
+    planned.add_argument(
+        "--history", action="append", default=[], metavar="FILE", help="same as an INPUT"
+    )
     build = subparsers.add_parser(
         "shard-build",
         parents=[common, planned],
