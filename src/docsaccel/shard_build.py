@@ -50,13 +50,16 @@ from docsaccel.shard import ShardError, build_gallery_plan, check_index
 __all__ = [
     "MANIFEST",
     "DocsProject",
+    "check_artifacts",
     "collect_shard",
+    "copy_project",
     "find_manifests",
     "merge_artifacts",
     "read_project",
     "run_local",
     "run_merge",
     "run_shard",
+    "run_sphinx",
 ]
 
 MANIFEST = "manifest.json"
@@ -82,7 +85,7 @@ class DocsProject:
     budgets: Path | None
 
     def moved_to(self, root: Path) -> DocsProject:
-        """The same project in a copy of ``root`` made at ``root``."""
+        """The same project, in its copy at ``root``."""
         docs = root / self.docs.relative_to(self.root)
         return DocsProject(root, docs, self.galleries, self.budgets)
 
