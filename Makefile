@@ -10,7 +10,7 @@ STAMP := $(VENV)/.docsaccel-installed
 DOCS_OUT := docs/_build/html
 SPHINXOPTS ?=
 
-.PHONY: venv docs docs-fast test report bench lint clean
+.PHONY: venv docs docs-fast docs-sharded test report bench lint clean
 
 venv: $(STAMP)
 
@@ -27,6 +27,14 @@ docs: $(STAMP)
 # The CI fast path: exactly what `nox -s docs` runs, in this .venv.
 docs-fast: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/nox --no-venv --no-install -s docs
+
+# The sharded CI build on one machine: SHARDS parallel processes, each executing its share
+# of the tutorials in its own copy of the project, then the merge (no example runs twice).
+SHARDS ?= 2
+docs-sharded: $(STAMP)
+	DOCSACCEL_FAST=1 DOCSACCEL_ON_OVERRUN=fail \
+		$(BIN)/docsaccel shard-local -W --docs docs --shards $(SHARDS) $(SHARD_INPUTS)
+	@echo "Site: $(DOCS_OUT)/index.html"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -4,6 +4,13 @@
 - ``docs``: the CI docs build: fast path on, budgets enforced in fail mode, report written
   under ``docs/_build/html/docsaccel/``.
 - ``lint``: ruff.
+- ``docs_shard -- --shards N --index I [--history FILE]``: the CI docs build of one shard:
+  executes only its examples and keeps their gallery outputs and records in
+  ``docs/_build/shard`` (the artifact of the job).
+- ``docs_merge -- FOLDER``: builds the site from the shard artifacts under ``FOLDER``
+  without executing any example again; one report of all the shards' records.
+
+The docs sessions build the same way: fast path on, budgets in fail mode, ``-W``.
 
 ``make docs-fast`` runs the ``docs`` session in the project's ``.venv``
 (``nox --no-venv --no-install``), so both paths build the same way.
@@ -18,6 +25,8 @@ nox.options.reuse_venv = "yes"
 
 CONSTRAINTS = ("-c", "constraints.txt")
 DOCS_OUT = "docs/_build/html"
+DOCS_EXTRAS = "mujoco,torchrl,docs,report"
+DOCS_ENV = {"DOCSACCEL_FAST": "1", "DOCSACCEL_ON_OVERRUN": "fail"}
 
 
 def install(session: nox.Session, extras: str) -> None:
@@ -32,9 +41,24 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    install(session, "mujoco,torchrl,docs,report")
-    env = {"DOCSACCEL_FAST": "1", "DOCSACCEL_ON_OVERRUN": "fail"}
-    session.run("sphinx-build", "-b", "html", "-W", "docs", DOCS_OUT, *session.posargs, env=env)
+    install(session, DOCS_EXTRAS)
+    session.run(
+        "sphinx-build", "-b", "html", "-W", "docs", DOCS_OUT, *session.posargs, env=DOCS_ENV
+    )
+
+
+@nox.session
+def docs_shard(session: nox.Session) -> None:
+    """``-- --shards N --index I [--history FILE]``: execute one shard of the gallery."""
+    install(session, DOCS_EXTRAS)
+    session.run("docsaccel", "shard-build", "-W", "--docs", "docs", *session.posargs, env=DOCS_ENV)
+
+
+@nox.session
+def docs_merge(session: nox.Session) -> None:
+    """``-- FOLDER``: build the site from the shard artifacts under FOLDER."""
+    install(session, DOCS_EXTRAS)
+    session.run("docsaccel", "shard-merge", "-W", "--docs", "docs", *session.posargs, env=DOCS_ENV)
 
 
 @nox.session

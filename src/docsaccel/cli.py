@@ -230,6 +230,71 @@ def _add_shard(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_shard)
 
 
+def _shard_build_command(args: argparse.Namespace) -> int:
+    from docsaccel import shard_build
+    from docsaccel.shard import ShardError
+
+    sphinx_args = ["-W"] if args.strict else []
+    inputs = [*getattr(args, "inputs", []), *getattr(args, "history", [])]
+    try:
+        project = shard_build.read_project(args.docs, args.root)
+        out = Path(args.out or project.docs / "_build" / "html")
+        if args.command == "shard-build":
+            artifact = Path(args.artifact or project.docs / "_build" / "shard")
+            manifest = shard_build.run_shard(
+                project, args.shards, args.index, inputs, artifact, sphinx_args=sphinx_args
+            )
+            print(f"shard {args.index}: executed {len(manifest['executed'])}, kept in {artifact}")
+            return 0
+        if args.command == "shard-merge":
+            merged = shard_build.run_merge(project, Path(args.artifacts), out, None, sphinx_args)
+        else:
+            merged = shard_build.run_local(project, args.shards, inputs, out, sphinx_args)
+    except ShardError as exc:
+        print(f"docsaccel {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"merged {len(merged)} executed examples from the shards; site: {out}")
+    return 0
+
+
+def _add_shard_builds(subparsers: argparse._SubParsersAction) -> None:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--docs", default="docs", help="the Sphinx conf folder (default: docs)")
+    common.add_argument(
+        "--root", help="the folder copied for each shard: conf.py may use files in it (default: .)"
+    )
+    common.add_argument("-W", dest="strict", action="store_true", help="sphinx-build -W")
+    planned = argparse.ArgumentParser(add_help=False)
+    planned.add_argument("inputs", nargs="*", metavar="INPUT", help="history or report(s)")
+    planned.add_argument("--shards", type=int, required=True, metavar="N", help="shard count")
+    planned.add_argument(
+        "--history", action="append", default=[], metavar="FILE", help="same as an INPUT"
+    )
+    build = subparsers.add_parser(
+        "shard-build",
+        parents=[common, planned],
+        help="execute the examples of one shard; keep their outputs and records",
+    )
+    build.add_argument("--index", type=int, required=True, metavar="I", help="0 to N-1")
+    build.add_argument("--artifact", help="artifact folder (default: <docs>/_build/shard)")
+    merge = subparsers.add_parser(
+        "shard-merge",
+        parents=[common],
+        help="build the site from shard artifacts without executing any example again",
+    )
+    merge.add_argument("artifacts", metavar="ARTIFACTS", help="folder of shard artifact folders")
+    local = subparsers.add_parser(
+        "shard-local",
+        parents=[common, planned],
+        help="run every shard as a parallel process on this machine, then merge",
+    )
+    for parser in (merge, local):
+        parser.add_argument("--out", help="HTML folder (default: <docs>/_build/html)")
+    build.set_defaults(handler=_shard_build_command, command="shard-build", out=None)
+    merge.set_defaults(handler=_shard_build_command, command="shard-merge")
+    local.set_defaults(handler=_shard_build_command, command="shard-local")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="docsaccel",
@@ -243,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_compare(subparsers)
     _add_history(subparsers)
     _add_shard(subparsers)
+    _add_shard_builds(subparsers)
     return parser
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "Shard",
     "ShardError",
     "budget_estimator",
+    "build_gallery_plan",
     "build_plan",
     "check_index",
     "describe",
@@ -469,4 +470,47 @@ def build_plan(
     matched, ignored = match_gallery(durations, gallery_dir, names)
     estimate = None if budgets is None else budget_estimator(budgets, gallery_dir, names)
     plan = plan_shards(matched, shards, examples_on_disk=names, estimate=estimate)
+    return Plan(plan.shards, plan.lower_bound, plan.makespan, plan.estimates, ignored)
+
+
+def build_gallery_plan(
+    inputs: Sequence[str | Path],
+    shards: int,
+    galleries: Mapping[str, str | Path],
+    budgets: str | Path | None = None,
+    runs: int = DEFAULT_RUNS,
+) -> Plan:
+    """The plan of every example of several gallery folders, named by example id.
+
+    ``galleries`` maps each gallery's id (its examples folder relative to the Sphinx conf
+    folder, as in records: ``tutorials``) to that folder. Examples are planned together
+    and named ``<gallery id>/<path inside it>``, as the gallery plugin names them, so one
+    shard's list works with ``DOCSACCEL_SHARD_EXAMPLES``.
+
+    Example::
+
+        plan = build_gallery_plan(["history.jsonl"], 4, {"tutorials": "docs/tutorials"})
+        plan.examples_of(0)   # ('tutorials/plot_a.py', ...)
+    """
+    _check_shards(shards)
+    if not galleries:
+        raise ShardError("nothing to plan: no gallery folder was given")
+    durations = load_durations(inputs, runs=runs)
+    measured: dict[str, float] = {}
+    estimators: dict[str, tuple[Estimator | None, str]] = {}
+    unmatched = set(durations)
+    for gallery, folder in galleries.items():
+        names = discover_examples(folder)
+        matched, left = match_gallery(durations, folder, names)
+        unmatched &= set(left)
+        measured |= {f"{gallery}/{name}": seconds for name, seconds in matched.items()}
+        estimate = None if budgets is None else budget_estimator(budgets, folder, names)
+        estimators |= {f"{gallery}/{name}": (estimate, name) for name in names}
+
+    def estimate_by_id(example_id: str) -> float | None:
+        estimate, name = estimators[example_id]
+        return None if estimate is None else estimate(name)
+
+    plan = plan_shards(measured, shards, examples_on_disk=estimators, estimate=estimate_by_id)
+    ignored = tuple(sorted(unmatched))
     return Plan(plan.shards, plan.lower_bound, plan.makespan, plan.estimates, ignored)

@@ -14,10 +14,14 @@ What happens during a build, in event order:
 2. ``builder-inited``, before sphinx-gallery runs the examples: every example gets its
    budget (:mod:`.plan`), unused patterns are warned about, and :class:`.hook.ExampleHook`
    becomes sphinx-gallery's ``reset_modules`` (the user's own resetters still run).
+   A shard build (``DOCSACCEL_SHARD_EXAMPLES``) narrows the examples sphinx-gallery
+   executes to its own; a merge build (``DOCSACCEL_SHARD_RECORDS``) checks that every
+   example will be skipped as unchanged, so it executes none (:mod:`.config`).
 3. While each example runs, in whichever process runs it, the hook measures it, interrupts
    it at its budget in fail mode (:mod:`.interrupt`) and writes its record (:mod:`.records`).
-4. ``builder-inited``, after sphinx-gallery: unchanged examples are recorded as cached,
-   failures as failed; overruns are reported through Sphinx logging (so ``-W`` applies);
+4. ``builder-inited``, after sphinx-gallery: unchanged examples are recorded as cached
+   (in a merge build: with the record of the shard that executed them), failures as
+   failed; overruns are reported through Sphinx logging (so ``-W`` applies);
    ``<outdir>/docsaccel/report.json`` is written and the ``docsaccel-report-ready`` event
    is emitted with the report: connect a page generator there
    (``app.connect("docsaccel-report-ready", handler)``, ``handler(app, report)``).
@@ -34,6 +38,7 @@ import dataclasses
 import os
 import shutil
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +54,13 @@ import docsaccel
 from docsaccel.budgets import BudgetError, BudgetTable, format_seconds, load_budgets
 from docsaccel.fast import ENV_VAR as FAST_ENV_VAR
 from docsaccel.gallery import sg_compat
-from docsaccel.gallery.config import CONFIG_DEFAULTS, Settings, read_settings
+from docsaccel.gallery.config import (
+    CONFIG_DEFAULTS,
+    SHARD_EXAMPLES_ENV_VAR,
+    SHARD_RECORDS_ENV_VAR,
+    Settings,
+    read_settings,
+)
 from docsaccel.gallery.hook import ExampleHook
 from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
 from docsaccel.gallery.plan import Example, plan_examples
@@ -99,6 +110,8 @@ class GalleryBuild:
     started: float = field(default_factory=time.perf_counter)
     examples: list[Example] = field(default_factory=list)
     previous: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: In a merge build: the records of the shards, by example id.
+    imported: dict[str, dict[str, Any]] = field(default_factory=dict)
     finished: bool = False
     _by_docname: dict[str, Example] = field(default_factory=dict, repr=False)
 
@@ -174,7 +187,9 @@ def _on_before_gallery(app: Sphinx) -> None:
     build.previous = read_records(build.records_dir)
     shutil.rmtree(build.records_dir, ignore_errors=True)
     build.records_dir.mkdir(parents=True, exist_ok=True)
-    for example in build.examples:
+    _apply_shard_settings(build, gallery_conf)
+    # A merge build takes the shards' pages as they are (their fast flag is checked above).
+    for example in build.examples if build.settings.shard_records is None else ():
         previous = build.previous.get(example.id)
         if previous and previous["fast"] != build.settings.fast and previous.get("knobs"):
             # Its page shows the other path's values: run it again although unchanged.
@@ -192,6 +207,61 @@ def _on_before_gallery(app: Sphinx) -> None:
         f"{settings.budgets_path or '(none)'}, on overrun: {settings.on_overrun}, "
         f"fast path: {'on' if settings.fast else 'off'}"
     )
+
+
+def _apply_shard_settings(build: GalleryBuild, gallery_conf: dict[str, Any]) -> None:
+    """Execute only this shard's examples, or (merging shards) check none will execute."""
+    settings = build.settings
+    if settings.shard_records is not None:
+        build.imported = read_records(settings.shard_records)
+        _check_all_unchanged(build.examples, settings.shard_records)
+        _check_same_fast_path(build.imported.values(), settings.fast)
+    if settings.shard_examples is not None:
+        selected = _select_examples(build.examples, settings.shard_examples)
+        sg_compat.run_only(gallery_conf, [e.src_file for e in selected if e.executable])
+        logger.info(
+            f"docsaccel: {SHARD_EXAMPLES_ENV_VAR} selects {len(selected)} of "
+            f"{len(build.examples)} examples to execute"
+        )
+
+
+def _select_examples(examples: list[Example], names: tuple[str, ...]) -> list[Example]:
+    """The examples named by ids (``tutorials/plot_a.py``) or paths inside their gallery."""
+    by_name = {key: e for e in examples for key in (e.id, e.name)}
+    unknown = [name for name in names if name not in by_name]
+    if unknown:
+        raise ConfigError(
+            f"{SHARD_EXAMPLES_ENV_VAR} = {os.environ.get(SHARD_EXAMPLES_ENV_VAR)!r} names "
+            f"examples this build does not have: {', '.join(unknown)} (known: "
+            f"{', '.join(e.id for e in examples) or 'none'})"
+        )
+    return list({by_name[name].id: by_name[name] for name in names}.values())
+
+
+def _check_all_unchanged(examples: list[Example], records_dir: Path) -> None:
+    """A merge build executes nothing: every example must be skipped as unchanged."""
+    would_run = [
+        example.id
+        for example in examples
+        if example.executable and not sg_compat.is_unchanged(example.src_file, example.target_file)
+    ]
+    if would_run:
+        raise ConfigError(
+            f"this build merges shards ({SHARD_RECORDS_ENV_VAR} = {str(records_dir)!r}) and "
+            f"must execute no example, but no shard left the outputs of: "
+            f"{', '.join(would_run)} (sphinx-gallery would execute them here)"
+        )
+
+
+def _check_same_fast_path(records: Iterable[dict[str, Any]], fast: bool) -> None:
+    # The pages of a merged site must all come from the same path, fast or full.
+    other = sorted(r["id"] for r in records if r["fast"] != fast and r["pid"] is not None)
+    if other:
+        raise ConfigError(
+            f"this build merges shards with the fast path {'on' if fast else 'off'}, but "
+            f"the shards executed {', '.join(other)} with it {'off' if fast else 'on'}: "
+            f"set {FAST_ENV_VAR} the same way for the shards and the merge"
+        )
 
 
 def _check_unique_file_names(examples: list[Example]) -> None:
@@ -218,7 +288,9 @@ def _on_gallery_executed(app: Sphinx) -> None:
     fast = build.settings.fast
     for example in build.examples:
         record = records.get(example.id)
-        if record is None and example.target_file in stale:
+        if record is None and example.id in build.imported and example.target_file in stale:
+            write_record(build.records_dir, build.imported[example.id])
+        elif record is None and example.target_file in stale:
             write_record(build.records_dir, _cached_record(build, example))
         elif record is None:
             write_record(build.records_dir, base_record(example, "not-executed", fast))

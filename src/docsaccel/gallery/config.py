@@ -14,6 +14,15 @@ key                        default              meaning
                                                 report" page; None: no page
 =========================  ===================  ============================================
 
+Two environment variables make a build one part of a sharded build (see
+:mod:`docsaccel.shard_build`); they have no ``conf.py`` key, since they describe one run:
+
+- ``DOCSACCEL_SHARD_EXAMPLES``: a text file listing the examples this build executes, one
+  a line (ids such as ``tutorials/plot_a.py`` or paths inside their gallery folder); the
+  others get pages without being executed.
+- ``DOCSACCEL_SHARD_RECORDS``: a folder of records of examples executed by other builds
+  (the shards): this build must execute nothing, and reports those records as they are.
+
 Example::
 
     settings = read_settings(app.config, confdir=app.confdir)
@@ -37,12 +46,16 @@ __all__ = [
     "CONFIG_DEFAULTS",
     "ON_OVERRUN_ENV_VAR",
     "ON_OVERRUN_MODES",
+    "SHARD_EXAMPLES_ENV_VAR",
+    "SHARD_RECORDS_ENV_VAR",
     "Settings",
     "read_settings",
 ]
 
 ON_OVERRUN_ENV_VAR = "DOCSACCEL_ON_OVERRUN"
 ON_OVERRUN_MODES = ("warn", "fail")
+SHARD_EXAMPLES_ENV_VAR = "DOCSACCEL_SHARD_EXAMPLES"
+SHARD_RECORDS_ENV_VAR = "DOCSACCEL_SHARD_RECORDS"
 CONFIG_DEFAULTS: dict[str, Any] = {
     "docsaccel_budgets": None,
     "docsaccel_on_overrun": "warn",
@@ -61,6 +74,10 @@ class Settings:
     fast: bool
     videos: bool = True
     report_page: str | None = "budget_report"
+    #: The examples this build executes (``None``: every one); see the module docstring.
+    shard_examples: tuple[str, ...] | None = None
+    #: Records of examples executed by the shards; set, this build executes nothing.
+    shard_records: Path | None = None
 
 
 def read_settings(
@@ -78,7 +95,29 @@ def read_settings(
         fast=_fast(config.docsaccel_fast, env),
         videos=_videos(config.docsaccel_videos),
         report_page=_report_page(config.docsaccel_report_page),
+        shard_examples=_shard_examples(env.get(SHARD_EXAMPLES_ENV_VAR, "")),
+        shard_records=_shard_records(env.get(SHARD_RECORDS_ENV_VAR, "")),
     )
+
+
+def _shard_examples(value: str) -> tuple[str, ...] | None:
+    if not value.strip():
+        return None
+    path = Path(value.strip())
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{SHARD_EXAMPLES_ENV_VAR} = {value!r}: cannot read it: {exc}") from None
+    return tuple(line.strip() for line in lines if line.strip())
+
+
+def _shard_records(value: str) -> Path | None:
+    if not value.strip():
+        return None
+    path = Path(value.strip())
+    if not path.is_dir():
+        raise ConfigError(f"{SHARD_RECORDS_ENV_VAR} = {value!r}: no such folder")
+    return path
 
 
 def _videos(value: Any) -> bool:

@@ -11,7 +11,11 @@ so an upgrade that moves them breaks one module, and the tests say which functio
   keeps in its config dict (:func:`stale_targets`, :func:`failures`);
 - the last measured time of an unchanged example (:func:`cached_seconds`) and forcing an
   unchanged example to run again (:func:`forget_cached_run`), through its cache files next
-  to the generated page (``<name>.py.md5``, ``<name>.cost.json``).
+  to the generated page (``<name>.py.md5``, ``<name>.cost.json``);
+- executing only some examples (:func:`run_only`, through the documented
+  ``filename_pattern``), whether an example will be skipped as unchanged
+  (:func:`is_unchanged`) and which files hold an example's outputs (:func:`output_files`),
+  so a sharded build can move them from the build that executed it to the final one.
 
 Checked against sphinx-gallery 0.22.1.
 """
@@ -19,12 +23,13 @@ Checked against sphinx-gallery 0.22.1.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from sphinx_gallery.gen_rst import _read_cached_cost, executable_script
-from sphinx_gallery.utils import _collect_gallery_files
+from sphinx_gallery.utils import _collect_gallery_files, get_md5sum
 
 _USER_RESET = "docsaccel_user_reset_modules"
 
@@ -37,8 +42,14 @@ __all__ = [
     "gallery_dirs",
     "install_hook",
     "is_executable",
+    "is_unchanged",
+    "output_files",
+    "run_only",
     "stale_targets",
 ]
+
+# Never matches: the pattern of a build that executes no example.
+_MATCH_NOTHING = r"(?!)"
 
 
 def gallery_dirs(gallery_conf: dict[str, Any]) -> list[tuple[str, str]]:
@@ -105,3 +116,56 @@ def cached_seconds(target_file: Path) -> float | None:
 def forget_cached_run(target_file: Path) -> None:
     """Make sphinx-gallery run an unchanged example again (its md5 no longer matches)."""
     Path(f"{target_file}.md5").unlink(missing_ok=True)
+
+
+def run_only(gallery_conf: dict[str, Any], src_files: Iterable[str]) -> None:
+    """Make sphinx-gallery execute exactly ``src_files`` (absolute, normalised paths).
+
+    ``filename_pattern`` is matched with ``re.search`` against each example's path: the new
+    pattern matches those paths whole and nothing else. The other examples still get their
+    pages, without outputs, as with any example the pattern does not match.
+    """
+    alternatives = sorted(re.escape(path) for path in src_files)
+    pattern = f"^(?:{'|'.join(alternatives)})$" if alternatives else _MATCH_NOTHING
+    gallery_conf["filename_pattern"] = pattern
+
+
+def is_unchanged(src_file: str, target_file: str) -> bool:
+    """Whether sphinx-gallery will skip this example as unchanged.
+
+    It copies a changed source over ``target_file`` first, then compares the copy with
+    ``<target_file>.md5``: the example is skipped when that file holds the source's md5.
+    """
+    md5_file = Path(f"{target_file}.md5")
+    if not md5_file.is_file():
+        return False
+    return md5_file.read_text(encoding="utf-8") == get_md5sum(src_file, mode="t")
+
+
+def output_files(target_file: Path) -> list[Path]:
+    """Every file sphinx-gallery (and :mod:`docsaccel.video`) wrote for one executed example.
+
+    Next to the copy of the example, ``target_file`` (``<dir>/<stem>.py``): the copy, its
+    ``.md5``, ``<stem>.rst``, ``.ipynb``, ``.zip``, ``.codeobj.json`` (backreferences) and
+    ``.cost.json`` (time and memory); in ``<dir>/images``: ``sphx_glr_<stem>_NNN.*``
+    (figures; videos and their posters) and ``thumb/sphx_glr_<stem>_thumb.*``. Together
+    they let a later build skip the example as unchanged and still show all its outputs.
+    """
+    target = Path(target_file)
+    folder, stem = target.parent, target.stem
+    beside = [Path(f"{target}.md5"), target]
+    beside += [folder / f"{stem}{suffix}" for suffix in _PAGE_SUFFIXES]
+    images = re.compile(rf"sphx_glr_{re.escape(stem)}_\d{{3,}}\.\w+")
+    thumbs = re.compile(rf"sphx_glr_{re.escape(stem)}_thumb\.\w+")
+    found = [path for path in beside if path.is_file()]
+    found += _matching(folder / "images", images) + _matching(folder / "images" / "thumb", thumbs)
+    return found
+
+
+_PAGE_SUFFIXES = (".rst", ".ipynb", ".zip", ".codeobj.json", ".cost.json")
+
+
+def _matching(folder: Path, pattern: re.Pattern[str]) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_file() and pattern.fullmatch(p.name))

@@ -1,0 +1,376 @@
+"""Build a sharded gallery: execute one shard, keep its outputs, merge the shards into a site.
+
+The CI matrix (``nox -s docs_shard`` / ``docs_merge``) and the local parallel build
+(``make docs-sharded``) both run these functions through ``docsaccel shard-build``,
+``shard-merge`` and ``shard-local``:
+
+1. :func:`run_shard` plans the shards (:func:`docsaccel.shard.build_gallery_plan`), copies
+   the project into a workspace of its own (sphinx-gallery writes into the source tree, so
+   parallel shards must not share one), builds the docs executing only its examples
+   (``DOCSACCEL_SHARD_EXAMPLES``) and collects, into an artifact folder, the gallery
+   outputs of the examples it executed and their records (:func:`collect_shard`);
+2. :func:`run_merge` checks the artifacts (every shard present once, no example executed
+   by two shards), copies their outputs into the gallery folders
+   (:func:`merge_artifacts`) and builds the site with ``DOCSACCEL_SHARD_RECORDS``: every
+   example is skipped by sphinx-gallery as unchanged, none executes again (the plugin
+   refuses to start otherwise), and the report holds each example's record from the
+   shard that executed it.
+
+An artifact folder holds ``manifest.json`` (schema ``docsaccel.shard``: the shard's index,
+the shard count, its examples and, for each example it executed, the files it left),
+``files/`` (those files, by path inside the Sphinx source folder) and ``records/``.
+
+Example::
+
+    project = read_project("docs")
+    run_shard(project, shards=3, index=0, inputs=[], artifact=Path("a/docs-shard-0"))
+    ...  # shards 1 and 2, anywhere
+    run_merge(project, Path("a"), outdir=Path("docs/_build/html"))
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from docsaccel.gallery import sg_compat
+from docsaccel.gallery.config import SHARD_EXAMPLES_ENV_VAR, SHARD_RECORDS_ENV_VAR
+from docsaccel.gallery.records import write_json
+from docsaccel.schema import SchemaError, load_report, validate_record
+from docsaccel.shard import ShardError, build_gallery_plan, check_index
+
+__all__ = [
+    "MANIFEST",
+    "DocsProject",
+    "check_artifacts",
+    "collect_shard",
+    "copy_project",
+    "find_manifests",
+    "merge_artifacts",
+    "read_project",
+    "run_local",
+    "run_merge",
+    "run_shard",
+    "run_sphinx",
+]
+
+MANIFEST = "manifest.json"
+MANIFEST_SCHEMA = "docsaccel.shard"
+#: Statuses of the examples a build executed (``not-executed`` and ``cached`` did not run).
+EXECUTED = ("ok", "over-budget", "interrupted", "failed")
+# Never copied into a shard's workspace: version control, environments, caches, builds.
+_NOT_COPIED = {".git", ".venv", ".nox", ".tox", "__pycache__", ".pytest_cache", ".ruff_cache"}
+
+
+@dataclass(frozen=True)
+class DocsProject:
+    """A Sphinx project with sphinx-gallery, as its ``conf.py`` describes it.
+
+    ``root`` is the folder copied into each shard's workspace (the repository: ``conf.py``
+    may refer to files beside ``docs``); ``galleries`` maps each gallery id (examples
+    folder relative to ``docs``) to its output folder relative to ``docs``.
+    """
+
+    root: Path
+    docs: Path
+    galleries: Mapping[str, str]
+    budgets: Path | None
+
+    def moved_to(self, root: Path) -> DocsProject:
+        """The same project, in its copy at ``root``."""
+        docs = root / self.docs.relative_to(self.root)
+        return DocsProject(root, docs, self.galleries, self.budgets)
+
+    def target_file(self, example_id: str) -> Path:
+        """Where sphinx-gallery copies the example next to its page."""
+        for gallery, output in self.galleries.items():
+            if example_id.startswith(f"{gallery}/"):
+                return self.docs / output / example_id[len(gallery) + 1 :]
+        raise ShardError(f"example {example_id!r} is in none of the galleries of {self.docs}")
+
+
+def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProject:
+    """Read ``<docs>/conf.py``: its galleries and its ``docsaccel_budgets`` file.
+
+    ``root`` (default: the current folder) must contain ``docs``.
+    """
+    from sphinx.config import eval_config_file
+    from sphinx.util.tags import Tags
+
+    docs, root = Path(docs).resolve(), Path(root or os.getcwd()).resolve()
+    if not docs.is_relative_to(root):
+        raise ShardError(f"the docs folder {docs} is not inside the project root {root}")
+    conf_file = docs / "conf.py"
+    if not conf_file.is_file():
+        raise ShardError(f"{conf_file}: no such file; --docs must name the Sphinx conf folder")
+    namespace = eval_config_file(conf_file, Tags())
+    gallery_conf = namespace.get("sphinx_gallery_conf")
+    if not isinstance(gallery_conf, dict):
+        raise ShardError(f"{conf_file}: sphinx_gallery_conf is missing or not a dict")
+    pairs = sg_compat.gallery_dirs(
+        {"examples_dirs": gallery_conf.get("examples_dirs", "examples")}
+        | {"gallery_dirs": gallery_conf.get("gallery_dirs", "auto_examples")}
+    )
+    galleries = {Path(examples).as_posix(): Path(out).as_posix() for examples, out in pairs}
+    budgets = namespace.get("docsaccel_budgets")
+    return DocsProject(root, docs, galleries, None if budgets is None else docs / budgets)
+
+
+# One shard ------------------------------------------------------------------------------
+
+
+def run_shard(
+    project: DocsProject,
+    shards: int,
+    index: int,
+    inputs: Sequence[str | Path],
+    artifact: Path,
+    work: Path | None = None,
+    sphinx_args: Sequence[str] = (),
+    log: Path | None = None,
+) -> dict[str, Any]:
+    """Execute shard ``index`` of ``shards`` in a workspace; return its manifest.
+
+    ``inputs`` are earlier timings (history, report...) for the plan; ``work`` (default
+    ``<docs>/_build/shard-work/<index>``) receives the copy of the project and the HTML.
+    """
+    check_index(index, shards)
+    work = Path(work or project.docs / "_build" / "shard-work" / str(index)).resolve()
+    galleries = {gallery: project.docs / gallery for gallery in project.galleries}
+    plan = build_gallery_plan(inputs, shards, galleries, project.budgets)
+    examples = plan.examples_of(index)
+    shutil.rmtree(work, ignore_errors=True)
+    copy = copy_project(project, work / "project")
+    selection = work / "examples.txt"
+    selection.write_text("".join(f"{name}\n" for name in examples), encoding="utf-8")
+    outdir = work / "html"
+    env = {SHARD_EXAMPLES_ENV_VAR: str(selection)}
+    run_sphinx(copy.docs, outdir, env, sphinx_args, log)
+    return collect_shard(copy, outdir, Path(artifact), index, shards, examples)
+
+
+def copy_project(project: DocsProject, destination: Path) -> DocsProject:
+    """Copy the project's root to ``destination``, without builds and gallery outputs."""
+    outputs = {(project.docs / output).resolve() for output in project.galleries.values()}
+    outputs.add(project.docs / "_build")
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        here = Path(folder).resolve()
+        return {n for n in names if n in _NOT_COPIED or here / n in outputs}
+
+    destination = destination.resolve()
+    shutil.copytree(project.root, destination, ignore=ignore, symlinks=True)
+    return project.moved_to(destination)
+
+
+def run_sphinx(
+    docs: Path,
+    outdir: Path,
+    env: Mapping[str, str],
+    sphinx_args: Sequence[str] = (),
+    log: Path | None = None,
+) -> None:
+    """Build ``docs`` to ``outdir`` with ``sphinx-build -b html`` in a child process.
+
+    Its output goes to ``log`` when given (parallel shards), else to this process's.
+    """
+    command = [sys.executable, "-m", "sphinx", "-b", "html", *sphinx_args, str(docs), str(outdir)]
+    child_env = {**os.environ, **env}
+    if log is None:
+        done = subprocess.run(command, env=child_env, check=False)
+    else:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("w", encoding="utf-8") as stream:
+            done = subprocess.run(command, env=child_env, stdout=stream, stderr=stream, check=False)
+    if done.returncode != 0:
+        where = f" (log: {log})" if log else ""
+        raise ShardError(f"sphinx-build of {docs} failed with exit code {done.returncode}{where}")
+
+
+def collect_shard(
+    project: DocsProject,
+    outdir: Path,
+    artifact: Path,
+    index: int,
+    shards: int,
+    examples: Sequence[str],
+) -> dict[str, Any]:
+    """Copy the outputs and records of the examples the build executed into ``artifact``.
+
+    Raises :class:`ShardError` when an executed example left no reusable outputs (it
+    failed: sphinx-gallery keeps no md5 of a failing example, so it would run again).
+    """
+    report_path = outdir / "docsaccel" / "report.json"
+    try:
+        report = load_report(report_path)
+    except (OSError, SchemaError) as exc:
+        raise ShardError(f"{report_path}: cannot read the shard's report: {exc}") from None
+    shutil.rmtree(artifact, ignore_errors=True)
+    executed: dict[str, list[str]] = {}
+    for record in report["examples"]:
+        if record["status"] not in EXECUTED:
+            continue
+        target = project.target_file(record["id"])
+        source = project.docs / record["id"]
+        if not sg_compat.is_unchanged(str(source), str(target)):
+            raise ShardError(
+                f"{record['id']} was executed by shard {index} with status "
+                f"{record['status']!r} and left no reusable outputs (no current "
+                f"{target.name}.md5): the merge would execute it again"
+            )
+        files = [path.relative_to(project.docs) for path in sg_compat.output_files(target)]
+        for relative in files:
+            _copy(project.docs / relative, artifact / "files" / relative)
+        write_json(artifact / "records" / f"{record['id'].replace('/', '__')}.json", record)
+        executed[record["id"]] = [path.as_posix() for path in files]
+    manifest = {
+        "schema": MANIFEST_SCHEMA,
+        "version": 1,
+        "index": index,
+        "shards": shards,
+        "examples": list(examples),
+        "executed": executed,
+    }
+    write_json(artifact / MANIFEST, manifest)
+    return manifest
+
+
+def _copy(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(source, target)
+
+
+# Merge ----------------------------------------------------------------------------------
+
+
+def find_manifests(artifacts: Path) -> dict[Path, dict[str, Any]]:
+    """The shard artifact folders under ``artifacts`` (it or its subfolders) and manifests."""
+    found = sorted(Path(artifacts).glob(MANIFEST)) + sorted(Path(artifacts).glob(f"*/{MANIFEST}"))
+    if not found:
+        raise ShardError(f"{artifacts}: no shard artifact (no {MANIFEST} in it or its folders)")
+    manifests = {}
+    for path in found:
+        try:
+            manifest = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ShardError(f"{path}: cannot read the shard manifest: {exc}") from None
+        if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA:
+            raise ShardError(f"{path}: not a shard manifest (schema {MANIFEST_SCHEMA!r})")
+        manifests[path.parent] = manifest
+    return manifests
+
+
+def check_artifacts(manifests: Mapping[Path, dict[str, Any]]) -> None:
+    """Every shard present exactly once, of one shard count; each example executed once."""
+    counts = {manifest["shards"] for manifest in manifests.values()}
+    if len(counts) != 1:
+        raise ShardError(f"the shard artifacts disagree on the shard count: {sorted(counts)}")
+    shards = counts.pop()
+    by_index: dict[int, Path] = {}
+    for folder, manifest in manifests.items():
+        if manifest["index"] in by_index:
+            raise ShardError(
+                f"shard {manifest['index']} appears twice: {by_index[manifest['index']]} "
+                f"and {folder}"
+            )
+        by_index[manifest["index"]] = folder
+    missing = sorted(set(range(shards)) - set(by_index))
+    if missing:
+        raise ShardError(
+            f"the artifacts of shard(s) {', '.join(map(str, missing))} of {shards} are missing"
+        )
+    executed_by: dict[str, Path] = {}
+    for folder, manifest in manifests.items():
+        for example_id in manifest["executed"]:
+            if example_id in executed_by:
+                raise ShardError(
+                    f"{example_id} was executed by two shards: {executed_by[example_id]} and "
+                    f"{folder}; each example must be executed by exactly one"
+                )
+            executed_by[example_id] = folder
+
+
+def merge_artifacts(project: DocsProject, artifacts: Path, records: Path) -> list[str]:
+    """Check the artifacts, copy their outputs into the gallery folders and their records
+    into ``records``; return the ids of the examples the shards executed."""
+    manifests = find_manifests(artifacts)
+    check_artifacts(manifests)
+    shutil.rmtree(records, ignore_errors=True)
+    records.mkdir(parents=True)
+    merged = []
+    for folder, manifest in sorted(manifests.items(), key=lambda item: item[1]["index"]):
+        for example_id, files in manifest["executed"].items():
+            for relative in files:
+                _copy(folder / "files" / relative, project.docs / relative)
+            record_name = f"{example_id.replace('/', '__')}.json"
+            record_path = folder / "records" / record_name
+            try:
+                validate_record(json.loads(record_path.read_text("utf-8")), record_path)
+            except (OSError, ValueError) as exc:
+                raise ShardError(f"{record_path}: cannot read the record: {exc}") from None
+            _copy(record_path, records / record_name)
+            merged.append(example_id)
+    return sorted(merged)
+
+
+def run_merge(
+    project: DocsProject,
+    artifacts: Path,
+    outdir: Path,
+    records: Path | None = None,
+    sphinx_args: Sequence[str] = (),
+) -> list[str]:
+    """Merge the shard artifacts and build the site; return the merged example ids."""
+    records = records or project.docs / "_build" / "shard-records"
+    merged = merge_artifacts(project, Path(artifacts), Path(records).resolve())
+    env = {SHARD_RECORDS_ENV_VAR: str(Path(records).resolve())}
+    run_sphinx(project.docs, Path(outdir), env, sphinx_args)
+    return merged
+
+
+# One machine ----------------------------------------------------------------------------
+
+
+def run_local(
+    project: DocsProject,
+    shards: int,
+    inputs: Sequence[str | Path],
+    outdir: Path,
+    sphinx_args: Sequence[str] = (),
+) -> list[str]:
+    """Run every shard as a parallel process on this machine, then merge them.
+
+    Each shard works in ``<docs>/_build/shard-work/<i>`` (its Sphinx output in
+    ``<docs>/_build/shard-work/<i>.log``) and leaves its artifact in
+    ``<docs>/_build/shard-artifacts/docs-shard-<i>``.
+    """
+    check_index(0, shards)
+    base = project.docs / "_build"
+    artifacts = base / "shard-artifacts"
+    shutil.rmtree(artifacts, ignore_errors=True)
+
+    def one(index: int) -> None:
+        run_shard(
+            project,
+            shards,
+            index,
+            inputs,
+            artifacts / f"docs-shard-{index}",
+            sphinx_args=sphinx_args,
+            log=base / "shard-work" / f"{index}.log",
+        )
+
+    with ThreadPoolExecutor(max_workers=shards) as pool:
+        failures = [f.exception() for f in [pool.submit(one, i) for i in range(shards)]]
+    errors = [str(error) for error in failures if error is not None]
+    if errors:
+        raise ShardError("; ".join(errors))
+    return run_merge(project, artifacts, outdir, sphinx_args=sphinx_args)
