@@ -155,7 +155,22 @@ def test_stats_are_published_live_under_unique_labels():
     # Positions 1..6: the reset frame and positions 3 and 6 are fresh.
     assert published["fresh_renders"] == 3 and published["reused_frames"] == 3
     assert published["render_seconds"] > 0
+    assert published["frames"] == 6 and published["skipped_renders"] == 3
     assert published["saved_seconds"] == pytest.approx(3 * first.render_stats.mean_render_seconds)
+
+
+def test_frames_never_asked_for_count_as_saved(tmp_path):
+    # The imageio recorder renders only kept frames: the others are saved without reuse.
+    env = VideoFileRecorder(RenderEvery(make_env("Hopper-v5"), render_every=4), tmp_path / "a.gif")
+    env.reset(seed=0)
+    for _ in range(11):
+        env.step(env.action_space.sample())
+    stats = env.env.render_stats
+    # 12 frames: the reset frame (fresh at reset) and positions 4, 8, 12 kept.
+    assert (stats.frames, stats.fresh_renders, stats.reused_frames) == (12, 4, 0)
+    assert stats.skipped_renders == 8
+    assert stats.saved_seconds == pytest.approx(8 * stats.mean_render_seconds)
+    env.close()
 
 
 @pytest.mark.parametrize("suffix", [".mp4", ".gif"])

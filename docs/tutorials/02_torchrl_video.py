@@ -4,7 +4,8 @@ Gated rendering through TorchRL's VideoRecorder
 
 The common TorchRL stack records a gymnasium MuJoCo env like this::
 
-    env = TransformedEnv(GymWrapper(gym_env, from_pixels=True), VideoRecorder(logger, "run", skip=8))
+    recorder = VideoRecorder(logger, "run", skip=8)
+    env = TransformedEnv(GymWrapper(gym_env, from_pixels=True), recorder)
 
 ``from_pixels=True`` renders on every step, and ``VideoRecorder(skip=8)`` keeps one frame
 in 8: seven renders in eight are thrown away. TorchRL's own ``render_every`` (on its custom
@@ -92,7 +93,9 @@ def record(gated: bool):
 
 gated_frames, gated_seconds, gate = record(gated=True)
 video = log_dir / "cheetah_torchrl.mp4"
-iio.imwrite(video, torch.cat(gated_frames).numpy(), fps=10, codec="libx264", plugin="FFMPEG")
+# macro_block_size=2: keep 480x360 as rendered (H.264 only needs even sizes).
+frames = torch.cat(gated_frames).numpy()
+iio.imwrite(video, frames, fps=10, codec="libx264", plugin="FFMPEG", macro_block_size=2)
 embed(video)  # written outside this folder: ask the page to show it
 print(f"{len(gated_frames)} frames kept, written to {video.name}")
 
@@ -106,10 +109,13 @@ ungated_frames, ungated_seconds, _ = record(gated=False)
 # Every kept frame is exact
 # -------------------------
 
-identical = sum(torch.equal(a, b) for a, b in zip(gated_frames, ungated_frames))
+assert len(gated_frames) == len(ungated_frames), "the recorders kept different positions"
+identical = sum(torch.equal(a, b) for a, b in zip(gated_frames, ungated_frames, strict=True))
 stats = gate.render_stats
 print(f"render calls: gated {stats.fresh_renders}, ungated {episodes * (steps + 1)}")
-print(f"wall time: gated {gated_seconds:.2f} s, ungated {ungated_seconds:.2f} s "
-      f"({ungated_seconds / gated_seconds:.1f}x)")
+print(
+    f"wall time: gated {gated_seconds:.2f} s, ungated {ungated_seconds:.2f} s "
+    f"({ungated_seconds / gated_seconds:.1f}x)"
+)
 print(f"kept frames identical to the ungated run: {identical} of {len(ungated_frames)}")
-assert len(gated_frames) == len(ungated_frames) and identical == len(ungated_frames)
+assert identical == len(ungated_frames), "a kept frame differs from the ungated run"

@@ -111,7 +111,9 @@ def _save_outputs(video: Path, poster_path: Path) -> Path:
         # Even sizes and yuv420p: what H.264 in every browser needs.
         height, width = rgb[0].shape[:2]
         rgb = [frame[: height - height % 2, : width - width % 2] for frame in rgb]
-        iio.imwrite(target, np.stack(rgb), fps=fps, codec="libx264", plugin="FFMPEG")
+        iio.imwrite(
+            target, np.stack(rgb), fps=fps, codec="libx264", plugin="FFMPEG", macro_block_size=2
+        )
     return target
 
 

@@ -114,6 +114,7 @@ class RenderEvery(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorAr
         result = self.env.reset(seed=seed, options=options)
         self._fresh_required = True
         self.render_stats.record_reset()
+        self.render_stats.record_frame()
         self.schedule.advance()
         if self._last_frame is None:
             # MuJoCo envs create their camera at the first render, aimed at the state of
@@ -127,6 +128,7 @@ class RenderEvery(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorAr
         """Step the env; its frame enters the stream at the next position."""
         result = self.env.step(action)
         self._first_frame_pending = False
+        self.render_stats.record_frame()
         self.schedule.advance()
         return result
 

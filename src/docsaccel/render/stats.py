@@ -47,6 +47,7 @@ class RenderStats:
     fresh_renders: int = 0
     reused_frames: int = 0
     resets: int = 0
+    frames: int = 0
     render_seconds: float = 0.0
     first_render_seconds: float = 0.0
 
@@ -61,6 +62,15 @@ class RenderStats:
         """One episode started (its first frame is always rendered fresh)."""
         self.resets += 1
 
+    def record_frame(self) -> None:
+        """The stream moved to a new frame (a reset or a step), rendered or not."""
+        self.frames += 1
+
+    @property
+    def skipped_renders(self) -> int:
+        """Renders an every-frame renderer would have made that this env did not."""
+        return max(self.frames - self.fresh_renders, 0)
+
     def record_reused(self) -> None:
         """One frame served from the last fresh render instead of rendering."""
         self.reused_frames += 1
@@ -74,8 +84,12 @@ class RenderStats:
 
     @property
     def saved_seconds(self) -> float:
-        """Estimated render time saved: reused frames x mean fresh render time."""
-        return self.reused_frames * self.mean_render_seconds
+        """Estimated render time saved against rendering every frame of the stream.
+
+        Skipped renders x mean fresh render time. A frame nobody asked for (a
+        ``VideoFileRecorder`` asks only for kept frames) is saved as much as a reused one.
+        """
+        return self.skipped_renders * self.mean_render_seconds
 
     def as_dict(self) -> dict[str, object]:
         """Plain JSON-compatible numbers, as the example record stores them."""
@@ -85,6 +99,8 @@ class RenderStats:
             "fresh_renders": self.fresh_renders,
             "reused_frames": self.reused_frames,
             "resets": self.resets,
+            "frames": self.frames,
+            "skipped_renders": self.skipped_renders,
             "render_seconds": self.render_seconds,
             "saved_seconds": self.saved_seconds,
         }
