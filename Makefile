@@ -52,5 +52,6 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 clean:
-	rm -rf docs/_build docs/auto_tutorials docs/sg_execution_times.rst .nox .pytest_cache \
-		.ruff_cache build dist src/*.egg-info
+	rm -rf docs/_build docs/auto_tutorials docs/sg_execution_times.rst docs/budget_report.rst \
+		docs/tutorials/*.mp4 docs/tutorials/*.gif .nox .pytest_cache .ruff_cache build dist \
+		src/*.egg-info
