@@ -8,6 +8,7 @@ import pytest
 
 from docsaccel.budgets import (
     BudgetError,
+    Rule,
     format_seconds,
     load_budgets,
     parse_duration,
@@ -155,9 +156,11 @@ def test_unreadable_files(tmp_path) -> None:
 
 
 def test_inline_override_forms() -> None:
-    assert read_inline_budget("# docsaccel_budget = 90\n", "x.py") == (90.0, None)
+    assert read_inline_budget("# docsaccel_budget = 90\n", "x.py") == Rule(90.0)
     table_form = '#   docsaccel_budget = { budget = "none", reason = "trains" }\n'
-    assert read_inline_budget(table_form, "x.py") == (None, "trains")
+    assert read_inline_budget(table_form, "x.py") == Rule(None, reason="trains")
+    both = '# docsaccel_budget = { budget = "2m", fast = "10s" }\n'
+    assert read_inline_budget(both, "x.py") == Rule(120.0, fast_seconds=10.0)
     assert read_inline_budget("print('no override')\n", "x.py") is None
     with pytest.raises(BudgetError, match=r"x\.py: docsaccel_budget"):
         read_inline_budget("# docsaccel_budget = 30s\n", "x.py")
@@ -170,3 +173,45 @@ def test_format_seconds() -> None:
     assert format_seconds(0.5) == "0.5s"
     assert format_seconds(3600) == "1h"
     assert format_seconds(5400) == "1h30m"
+
+
+FAST = """
+default = "5m"
+fast_default = "30s"
+
+[examples]
+"mujoco_*.py" = { budget = "3m", fast = "20s", reason = "renders a video" }
+"plot_quick.py" = "10s"
+"""
+
+
+def test_fast_budgets_come_from_the_winning_rule(tmp_path) -> None:
+    table = load_budgets(write(tmp_path, FAST))
+    mujoco = table.resolve("mujoco_a.py", ci=False, fast=True)
+    assert (mujoco.seconds, mujoco.source) == (20, "pattern")
+    assert mujoco.detail.endswith("'mujoco_*.py' (fast path)")
+    assert table.resolve("mujoco_a.py", ci=False, fast=False).seconds == 180
+    # A rule without a fast budget keeps its budget: fast_default never overrides a pattern.
+    assert table.resolve("plot_quick.py", ci=False, fast=True).seconds == 10
+    default = table.resolve("other.py", ci=False, fast=True)
+    assert (default.seconds, default.source) == (30, "default")
+    assert table.resolve("other.py", ci=True, fast=True).seconds == 30  # no ci_factor here
+    inline = '# docsaccel_budget = { budget = "1m", fast = "5s" }\n'
+    assert table.resolve("mujoco_a.py", source_text=inline, ci=False, fast=True).seconds == 5
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('fast_default = "30s"\n', ["fast_default", "needs a default"]),
+        ('default = "1m"\nfast_default = "none"\n', ["fast_default", "not a budget"]),
+        ('[examples]\n"a.py" = { budget = "1m", fast = "none" }\n', ["'a.py'.fast", "none"]),
+        ('[examples]\n"a.py" = { budget = "1m", fast = "soon" }\n', ["'a.py'.fast", "'soon'"]),
+    ],
+)
+def test_bad_fast_budgets(tmp_path, text, expected) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(BudgetError) as excinfo:
+        load_budgets(path)
+    for part in expected:
+        assert part in str(excinfo.value)

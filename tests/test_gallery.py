@@ -141,6 +141,21 @@ def test_fast_path_note_only_in_fast_builds(tmp_path) -> None:
     assert full.record("plot_quick.py")["status"] == "cached"
 
 
+def test_fast_builds_use_fast_path_budgets(tmp_path) -> None:
+    budgets = 'default = "1m"\nfast_default = "20s"\n[examples]\n"plot_knobs.py" = "40s"\n'
+    src = make_project(tmp_path, ["plot_knobs.py", "plot_quick.py"], budgets=budgets)
+    fast = build(src, "-W", env={"DOCSACCEL_FAST": "1"})
+    assert fast.returncode == 0, fast.output
+    quick = fast.record("plot_quick.py")
+    assert (quick["budget_seconds"], quick["budget_source"]) == (20, "default")
+    assert quick["budget_detail"].endswith("default (fast path)")
+    # The winning pattern has no fast budget: it keeps its own.
+    assert fast.record("plot_knobs.py")["budget_seconds"] == 40
+    full = build(src, "-W")
+    assert full.returncode == 0, full.output
+    assert full.record("plot_quick.py")["budget_seconds"] == 60
+
+
 def test_abort_on_example_error_stops_at_once_and_leaves_a_report(tmp_path) -> None:
     conf = (
         'sphinx_gallery_conf["abort_on_example_error"] = True\n'

@@ -8,8 +8,13 @@ its gallery folder::
 
     [examples]
     "plot_quick.py" = "30s"
-    "mujoco_*.py" = { budget = "3m", reason = "renders a 480x360 video" }
+    "mujoco_*.py" = { budget = "3m", fast = "20s", reason = "renders a 480x360 video" }
     "train_*.py"  = { budget = "none", reason = "unbounded on purpose: trains a model" }
+
+A rule may also give a ``fast`` budget (and the file a ``fast_default``): the budget of
+that rule in builds with the CI fast path on (:mod:`docsaccel.fast`), where a tutorial
+runs on smaller knobs and a regression would hide under its full-build budget. A rule
+without one keeps its budget in fast builds too.
 
 An example can override it in its own source, in sphinx-gallery's config-comment style::
 
@@ -22,6 +27,8 @@ Precedence, resolved in :meth:`BudgetTable.resolve` and nowhere else:
    then the pattern with more literal (non-wildcard) characters wins; two matching
    patterns of equal specificity are ambiguous, an error when the file is loaded;
 3. ``default``; without a file (or without ``default``), examples are unbounded.
+
+The fast budget comes from the rule that wins, never from a weaker one.
 
 Durations are a number of seconds (``90``, ``2.5``) or a string of hours, minutes and
 seconds (``"90s"``, ``"7m"``, ``"1h30m"``, ``"1m30.5s"``). ``"none"`` means unbounded and
@@ -52,6 +59,7 @@ __all__ = [
     "Budget",
     "BudgetError",
     "BudgetTable",
+    "Rule",
     "format_seconds",
     "is_ci",
     "load_budgets",
@@ -60,8 +68,8 @@ __all__ = [
     "read_inline_budget",
 ]
 
-_TOP_KEYS = ("default", "ci_factor", "examples")
-_ENTRY_KEYS = ("budget", "reason")
+_TOP_KEYS = ("default", "fast_default", "ci_factor", "examples")
+_ENTRY_KEYS = ("budget", "fast", "reason")
 _DURATION = re.compile(
     r"^\s*(?:(?P<h>\d+(?:\.\d+)?)\s*h)?\s*(?:(?P<m>\d+(?:\.\d+)?)\s*m)?"
     r"\s*(?:(?P<s>\d+(?:\.\d+)?)\s*s)?\s*$"
@@ -95,10 +103,24 @@ class Budget:
 
 
 @dataclass(frozen=True)
+class Rule:
+    """One budget rule as written: its budget, its fast-path budget (if any), its reason."""
+
+    seconds: float | None
+    fast_seconds: float | None = None
+    reason: str | None = None
+
+    def pick(self, fast: bool) -> tuple[float | None, str]:
+        """The seconds that apply, and a suffix for the budget's detail."""
+        if fast and self.fast_seconds is not None:
+            return self.fast_seconds, " (fast path)"
+        return self.seconds, ""
+
+
+@dataclass(frozen=True)
 class _Entry:
     pattern: str
-    seconds: float | None
-    reason: str | None
+    rule: Rule
 
     @property
     def specificity(self) -> tuple[int, int]:
@@ -114,6 +136,7 @@ class BudgetTable:
     path: str = "(no budget file)"
     default: float | None = None
     ci_factor: float = 1.0
+    fast_default: float | None = None
     entries: tuple[_Entry, ...] = field(default_factory=tuple)
 
     @property
@@ -132,30 +155,39 @@ class BudgetTable:
         return sorted(found, key=lambda entry: entry.specificity, reverse=True)
 
     def resolve(
-        self, example: str, source_text: str | None = None, ci: bool | None = None
+        self,
+        example: str,
+        source_text: str | None = None,
+        ci: bool | None = None,
+        fast: bool = False,
     ) -> Budget:
         """Budget of ``example`` (its posix path inside its gallery folder).
 
         ``source_text`` is the example's source, searched for an inline override;
-        ``ci`` forces the CI factor on or off (default: read the ``CI`` variable).
+        ``ci`` forces the CI factor on or off (default: read the ``CI`` variable);
+        ``fast``: the build runs with the fast path, so the winning rule's fast budget
+        applies when it has one.
         """
+        source, detail, rule = self._winning_rule(example, source_text)
+        if rule is None:
+            return Budget(None, "builtin", "no budget configured")
+        seconds, suffix = rule.pick(fast)
+        return Budget(self._scaled(seconds, ci), source, detail + suffix, rule.reason)
+
+    def _winning_rule(self, example: str, source_text: str | None) -> tuple[str, str, Rule | None]:
         if source_text is not None:
             inline = read_inline_budget(source_text, where=example)
             if inline is not None:
-                seconds, reason = inline
-                return Budget(
-                    self._scaled(seconds, ci), "inline", f"{example} (# docsaccel_budget)", reason
-                )
+                return "inline", f"{example} (# docsaccel_budget)", inline
         candidates = self.matching(example)
         if candidates:
             best = candidates[0]
             if len(candidates) > 1 and candidates[1].specificity == best.specificity:
                 raise BudgetError(self._tie_message(example, candidates))
-            detail = f"{self.path} [examples] {best.pattern!r}"
-            return Budget(self._scaled(best.seconds, ci), "pattern", detail, best.reason)
+            return "pattern", f"{self.path} [examples] {best.pattern!r}", best.rule
         if self.default is not None:
-            return Budget(self._scaled(self.default, ci), "default", f"{self.path} default")
-        return Budget(None, "builtin", "no budget configured")
+            return "default", f"{self.path} default", Rule(self.default, self.fast_default)
+        return "builtin", "no budget configured", None
 
     def _tie_message(self, example: str, candidates: list[_Entry]) -> str:
         tied = [c.pattern for c in candidates if c.specificity == candidates[0].specificity]
@@ -227,11 +259,12 @@ def parse_duration(value: Any, where: str) -> float | None:
     return seconds
 
 
-def read_inline_budget(source_text: str, where: str) -> tuple[float | None, str | None] | None:
+def read_inline_budget(source_text: str, where: str) -> Rule | None:
     """The ``# docsaccel_budget = ...`` override in an example's source, if any.
 
-    The value is TOML (``"30s"``, ``90``, or ``{ budget = "none", reason = "..." }``).
-    Returns ``(seconds, reason)`` or ``None`` when there is no override.
+    The value is TOML (``"30s"``, ``90``, ``{ budget = "2m", fast = "20s" }`` or
+    ``{ budget = "none", reason = "..." }``). Returns the :class:`Rule`, or ``None`` when
+    there is no override.
     """
     found = _INLINE.findall(source_text)
     if not found:
@@ -248,8 +281,8 @@ def read_inline_budget(source_text: str, where: str) -> tuple[float | None, str 
     return _parse_entry_value(value, key)
 
 
-def _parse_entry_value(value: Any, where: str) -> tuple[float | None, str | None]:
-    reason = None
+def _parse_entry_value(value: Any, where: str) -> Rule:
+    reason = fast = None
     if isinstance(value, dict):
         unknown = sorted(set(value) - set(_ENTRY_KEYS))
         if unknown:
@@ -262,6 +295,13 @@ def _parse_entry_value(value: Any, where: str) -> tuple[float | None, str | None
         reason = value.get("reason")
         if reason is not None and (not isinstance(reason, str) or not reason.strip()):
             raise BudgetError(f"{where}.reason: must be a non-empty string, got {reason!r}")
+        if "fast" in value:
+            fast = parse_duration(value["fast"], f"{where}.fast")
+            if fast is None:
+                raise BudgetError(
+                    f'{where}.fast: "none" is not a fast-path budget; leave the key out '
+                    "to keep the budget in fast builds"
+                )
         value = value["budget"]
     seconds = parse_duration(value, where)
     if seconds is None and not reason:
@@ -269,7 +309,7 @@ def _parse_entry_value(value: Any, where: str) -> tuple[float | None, str | None
             f'{where}: "none" (unbounded) needs a reason: '
             f'{{ budget = "none", reason = "why this example may run unbounded" }}'
         )
-    return seconds, reason
+    return Rule(seconds, fast, reason)
 
 
 def parse_budgets(data: Mapping[str, Any], path: str) -> BudgetTable:
@@ -288,6 +328,15 @@ def parse_budgets(data: Mapping[str, Any], path: str) -> BudgetTable:
                 f'{path}: default = "none" would leave every example unbounded; '
                 "remove the key instead, or give unbounded examples a reason in [examples]"
             )
+    fast_default = None
+    if "fast_default" in data:
+        if default is None:
+            raise BudgetError(
+                f"{path}: fast_default = {data['fast_default']!r} needs a default for full builds"
+            )
+        fast_default = parse_duration(data["fast_default"], f"{path}: fast_default")
+        if fast_default is None:
+            raise BudgetError(f'{path}: fast_default = "none" is not a budget; remove the key')
     ci_factor = data.get("ci_factor", 1.0)
     if isinstance(ci_factor, bool) or not isinstance(ci_factor, (int, float)) or ci_factor <= 0:
         raise BudgetError(f"{path}: ci_factor must be a number above 0, got {ci_factor!r}")
@@ -298,9 +347,10 @@ def parse_budgets(data: Mapping[str, Any], path: str) -> BudgetTable:
     for pattern, value in examples.items():
         if not pattern.strip():
             raise BudgetError(f"{path}: [examples] has an empty pattern")
-        seconds, reason = _parse_entry_value(value, f"{path}: [examples] {pattern!r}")
-        entries.append(_Entry(pattern, seconds, reason))
-    return BudgetTable(str(path), default, float(ci_factor), tuple(entries))
+        entries.append(
+            _Entry(pattern, _parse_entry_value(value, f"{path}: [examples] {pattern!r}"))
+        )
+    return BudgetTable(str(path), default, float(ci_factor), fast_default, tuple(entries))
 
 
 def load_budgets(path: str | Path, examples: Iterable[str] | None = None) -> BudgetTable:

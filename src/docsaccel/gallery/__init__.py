@@ -177,7 +177,9 @@ def _on_before_gallery(app: Sphinx) -> None:
         return
     gallery_conf = app.config.sphinx_gallery_conf
     try:
-        build.examples = plan_examples(app.srcdir, gallery_conf, build.table)
+        build.examples = plan_examples(
+            app.srcdir, gallery_conf, build.table, fast=build.settings.fast
+        )
         unused = build.table.check_examples(e.name for e in build.examples)
     except BudgetError as exc:
         raise ConfigError(f"docsaccel_budgets: {exc}") from None

@@ -42,11 +42,12 @@ class Example:
 
 
 def plan_examples(
-    srcdir: str | Path, gallery_conf: dict[str, Any], table: BudgetTable
+    srcdir: str | Path, gallery_conf: dict[str, Any], table: BudgetTable, fast: bool = False
 ) -> list[Example]:
     """Every example of every gallery, with its budget; raises :class:`BudgetError`.
 
     Ambiguous pattern ties among the examples and bad inline overrides raise here.
+    ``fast``: the build runs with the fast path (fast-path budgets apply).
     """
     srcdir = Path(srcdir)
     examples = []
@@ -68,7 +69,7 @@ def plan_examples(
                     target_file=os.path.normpath(target),
                     docname=(Path(gallery_dir) / name).with_suffix("").as_posix(),
                     executable=sg_compat.is_executable(src_file, gallery_conf),
-                    budget=table.resolve(name, source_text=source),
+                    budget=table.resolve(name, source_text=source, fast=fast),
                 )
             )
     return examples

@@ -42,7 +42,9 @@ def apply_budgets(
         raise ValueError(f"--budget must be a number of seconds above 0, got {flat_seconds!r}")
     resolved = []
     for timing in timings:
-        budget = table.resolve(timing.name) if table is not None else None
+        # A report says whether it was a fast build; sphinx-gallery's files do not.
+        fast = bool(timing.fast)
+        budget = table.resolve(timing.name, fast=fast) if table is not None else None
         if budget is not None and budget.source != "builtin":
             timing = timing.with_budget(budget.seconds, budget.source, budget.detail)
         elif flat_seconds is not None:
