@@ -72,7 +72,7 @@ from docsaccel.gallery.records import (
     write_json,
     write_record,
 )
-from docsaccel.gallery.report_page import write_report_page
+from docsaccel.gallery.report_page import insert_chart, write_report_page
 
 __all__ = ["REPORT_READY_EVENT", "BudgetOverrunError", "GalleryBuild", "setup"]
 
@@ -412,6 +412,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # The report first (before sphinx-gallery may raise about failing examples), the
     # overrun verdict last.
     app.connect("build-finished", _on_build_finished, priority=100)
+    app.connect("build-finished", insert_chart, priority=200)
     app.connect("build-finished", _fail_on_overruns, priority=900)
     return {
         "version": docsaccel.__version__,

@@ -4,6 +4,11 @@ Connected to ``docsaccel-report-ready``, which fires after every example has run
 before Sphinx reads the sources, so the page written here is read like any other. The
 plugin does not format the report itself: the view comes from :mod:`docsaccel.report`.
 
+Drawing the chart with matplotlib costs a few tenths of a second, as much as the rest of
+the plugin for a gallery of small examples. So the page is written with a placeholder,
+the chart is drawn by another process (``python -m docsaccel.report.chart``) while Sphinx
+reads and writes the pages, and ``build-finished`` puts it into the page's HTML.
+
 The page is ``:orphan:``, so it needs no toctree entry; list it in one to link it::
 
     .. toctree::
@@ -14,24 +19,44 @@ The page is ``:orphan:``, so it needs no toctree entry; list it in one to link i
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from sphinx.util import logging
 
 from docsaccel.report.html import render_html_fragment
 from docsaccel.report.inputs import load_input
 from docsaccel.report.summary import summarize
 
-__all__ = ["page_text", "write_report_page"]
+__all__ = ["CHART_PLACEHOLDER", "insert_chart", "page_text", "write_report_page"]
+
+logger = logging.getLogger(__name__)
 
 TITLE = "Build budget report"
+#: Stands in the page for the chart until the chart process has drawn it.
+CHART_PLACEHOLDER = "<!-- docsaccel: budget chart -->"
+_CHART_SECONDS = 300
 
 
-def page_text(report_path: Path) -> str:
-    """The reST of the page for the report JSON at ``report_path``."""
+@dataclass
+class _PendingChart:
+    process: subprocess.Popen[str]
+    svg: Path
+    page: Path
+
+
+def page_text(report_path: Path, chart: str | None = None) -> str:
+    """The reST of the page for the report JSON at ``report_path``.
+
+    ``chart``: markup in place of the chart (default: draw it now).
+    """
     # Name the report as the site serves it, not by where this build put it on disk.
     loaded = dataclasses.replace(load_input(report_path), path="docsaccel/report.json")
-    fragment = render_html_fragment(summarize(loaded))
+    fragment = render_html_fragment(summarize(loaded), chart=chart)
     return (
         ":orphan:\n\n"
         f"{TITLE}\n{'=' * len(TITLE)}\n\n"
@@ -43,13 +68,47 @@ def page_text(report_path: Path) -> str:
 
 
 def write_report_page(app: Any, report: dict[str, Any]) -> None:
-    """Write ``<srcdir>/<docsaccel_report_page>.rst`` from the report just written."""
+    """Write ``<srcdir>/<docsaccel_report_page>.rst``; start drawing its chart."""
     build = getattr(app, "_docsaccel_gallery", None)
     docname = build.settings.report_page if build else None
     if docname is None:
         return
     target = Path(app.srcdir, f"{docname}.rst")
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = page_text(build.report_path)
+    text = page_text(build.report_path, chart=CHART_PLACEHOLDER)
     if not target.is_file() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
+    svg = build.report_path.with_name("chart.svg")
+    command = [sys.executable, "-m", "docsaccel.report.chart", str(build.report_path), str(svg)]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    page = Path(app.outdir, f"{docname}.html")
+    app._docsaccel_pending_chart = _PendingChart(process, svg, page)  # type: ignore[attr-defined]
+
+
+def insert_chart(app: Any, exception: BaseException | None) -> None:
+    """``build-finished``: wait for the chart and put it into the page's HTML."""
+    pending: _PendingChart | None = getattr(app, "_docsaccel_pending_chart", None)
+    if pending is None:
+        return
+    app._docsaccel_pending_chart = None
+    try:
+        _, errors = pending.process.communicate(timeout=_CHART_SECONDS)
+    except subprocess.TimeoutExpired:
+        pending.process.kill()
+        pending.process.communicate()
+        errors = f"no chart after {_CHART_SECONDS} s"
+    if exception is not None:
+        return
+    if pending.process.returncode != 0:
+        logger.warning(
+            f"docsaccel: the budget report chart could not be drawn: {errors.strip()}",
+            type="docsaccel",
+            subtype="report",
+        )
+        return
+    # An unchanged page is not written again, and keeps the chart it already has.
+    if pending.page.is_file():
+        html = pending.page.read_text(encoding="utf-8")
+        if CHART_PLACEHOLDER in html:
+            svg = pending.svg.read_text(encoding="utf-8")
+            pending.page.write_text(html.replace(CHART_PLACEHOLDER, svg, 1), encoding="utf-8")
