@@ -180,3 +180,28 @@ def test_report_of_a_sphinx_gallery_file_and_bad_input(tmp_path, capsys) -> None
     assert "All examples within budget." in md and "plot\\_train\\_agent.py" in md
     assert main(["report", str(tmp_path / "none.json")]) == 2
     assert "none.json: cannot read" in capsys.readouterr().err
+
+
+def test_chart_program_draws_the_report_chart(reports, tmp_path) -> None:
+    from docsaccel.report.chart import main as chart_main
+
+    head = reports[0]
+    out = tmp_path / "chart.svg"
+    assert chart_main([str(head), str(out), "--limit", "5"]) == 0
+    svg = out.read_text(encoding="utf-8")
+    assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+    # Same drawing as the HTML view makes in-process.
+    fragment = render_html_fragment(summarize(load_input(head)), chart_limit=5)
+    assert svg in fragment
+    placeholder = render_html_fragment(summarize(load_input(head)), chart="<!-- chart -->")
+    assert "<!-- chart -->" in placeholder and "<svg" not in placeholder
+
+
+def test_chart_program_fails_clearly_on_bad_input(tmp_path, capsys) -> None:
+    from docsaccel.report.chart import main as chart_main
+
+    bad = tmp_path / "report.json"
+    bad.write_text("{", encoding="utf-8")
+    assert chart_main([str(bad), str(tmp_path / "out.svg")]) == 2
+    assert "report.json: not valid JSON" in capsys.readouterr().err
+    assert not (tmp_path / "out.svg").exists()
