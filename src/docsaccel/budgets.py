@@ -281,27 +281,39 @@ def read_inline_budget(source_text: str, where: str) -> Rule | None:
     return _parse_entry_value(value, key)
 
 
+def _check_keys(table: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    unknown = sorted(set(table) - set(allowed))
+    if unknown:
+        raise BudgetError(
+            f"{where}: unknown key {unknown[0]!r} (value {table[unknown[0]]!r}); "
+            f"allowed: {', '.join(allowed)}"
+        )
+
+
+def _bounded_duration(value: Any, where: str, if_none: str) -> float:
+    """A duration where "none" makes no sense; ``if_none`` says why, in the error."""
+    seconds = parse_duration(value, where)
+    if seconds is None:
+        raise BudgetError(f"{where}: {if_none}")
+    return seconds
+
+
 def _parse_entry_value(value: Any, where: str) -> Rule:
     reason = fast = None
     if isinstance(value, dict):
-        unknown = sorted(set(value) - set(_ENTRY_KEYS))
-        if unknown:
-            raise BudgetError(
-                f"{where}: unknown key {unknown[0]!r} (value {value[unknown[0]]!r}); "
-                f"allowed: {', '.join(_ENTRY_KEYS)}"
-            )
+        _check_keys(value, _ENTRY_KEYS, where)
         if "budget" not in value:
             raise BudgetError(f"{where}: the table {value!r} has no 'budget' key")
         reason = value.get("reason")
         if reason is not None and (not isinstance(reason, str) or not reason.strip()):
             raise BudgetError(f"{where}.reason: must be a non-empty string, got {reason!r}")
         if "fast" in value:
-            fast = parse_duration(value["fast"], f"{where}.fast")
-            if fast is None:
-                raise BudgetError(
-                    f'{where}.fast: "none" is not a fast-path budget; leave the key out '
-                    "to keep the budget in fast builds"
-                )
+            fast = _bounded_duration(
+                value["fast"],
+                f"{where}.fast",
+                '"none" is not a fast-path budget; leave the key out to keep the budget '
+                "in fast builds",
+            )
         value = value["budget"]
     seconds = parse_duration(value, where)
     if seconds is None and not reason:
@@ -314,29 +326,24 @@ def _parse_entry_value(value: Any, where: str) -> Rule:
 
 def parse_budgets(data: Mapping[str, Any], path: str) -> BudgetTable:
     """Build a :class:`BudgetTable` from already-parsed TOML ``data`` read from ``path``."""
-    unknown = sorted(set(data) - set(_TOP_KEYS))
-    if unknown:
-        raise BudgetError(
-            f"{path}: unknown key {unknown[0]!r} (value {data[unknown[0]]!r}); "
-            f"allowed: {', '.join(_TOP_KEYS)}"
-        )
+    _check_keys(data, _TOP_KEYS, path)
     default = None
     if "default" in data:
-        default = parse_duration(data["default"], f"{path}: default")
-        if default is None:
-            raise BudgetError(
-                f'{path}: default = "none" would leave every example unbounded; '
-                "remove the key instead, or give unbounded examples a reason in [examples]"
-            )
+        default = _bounded_duration(
+            data["default"],
+            f"{path}: default",
+            '"none" would leave every example unbounded; remove the key instead, or give '
+            "unbounded examples a reason in [examples]",
+        )
     fast_default = None
     if "fast_default" in data:
         if default is None:
             raise BudgetError(
                 f"{path}: fast_default = {data['fast_default']!r} needs a default for full builds"
             )
-        fast_default = parse_duration(data["fast_default"], f"{path}: fast_default")
-        if fast_default is None:
-            raise BudgetError(f'{path}: fast_default = "none" is not a budget; remove the key')
+        fast_default = _bounded_duration(
+            data["fast_default"], f"{path}: fast_default", '"none" is not a budget; remove the key'
+        )
     ci_factor = data.get("ci_factor", 1.0)
     if isinstance(ci_factor, bool) or not isinstance(ci_factor, (int, float)) or ci_factor <= 0:
         raise BudgetError(f"{path}: ci_factor must be a number above 0, got {ci_factor!r}")
