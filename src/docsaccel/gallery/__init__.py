@@ -38,7 +38,6 @@ import dataclasses
 import os
 import shutil
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,8 +55,6 @@ from docsaccel.fast import ENV_VAR as FAST_ENV_VAR
 from docsaccel.gallery import sg_compat
 from docsaccel.gallery.config import (
     CONFIG_DEFAULTS,
-    SHARD_EXAMPLES_ENV_VAR,
-    SHARD_RECORDS_ENV_VAR,
     Settings,
     read_settings,
 )
@@ -73,6 +70,7 @@ from docsaccel.gallery.records import (
     write_record,
 )
 from docsaccel.gallery.report_page import insert_chart, write_report_page
+from docsaccel.gallery.shards import apply_shard_settings
 
 __all__ = ["REPORT_READY_EVENT", "BudgetOverrunError", "GalleryBuild", "setup"]
 
@@ -189,7 +187,7 @@ def _on_before_gallery(app: Sphinx) -> None:
     build.previous = read_records(build.records_dir)
     shutil.rmtree(build.records_dir, ignore_errors=True)
     build.records_dir.mkdir(parents=True, exist_ok=True)
-    _apply_shard_settings(build, gallery_conf)
+    build.imported = apply_shard_settings(build.settings, build.examples, gallery_conf)
     # A merge build takes the shards' pages as they are (their fast flag is checked above).
     for example in build.examples if build.settings.shard_records is None else ():
         previous = build.previous.get(example.id)
@@ -209,61 +207,6 @@ def _on_before_gallery(app: Sphinx) -> None:
         f"{settings.budgets_path or '(none)'}, on overrun: {settings.on_overrun}, "
         f"fast path: {'on' if settings.fast else 'off'}"
     )
-
-
-def _apply_shard_settings(build: GalleryBuild, gallery_conf: dict[str, Any]) -> None:
-    """Execute only this shard's examples, or (merging shards) check none will execute."""
-    settings = build.settings
-    if settings.shard_records is not None:
-        build.imported = read_records(settings.shard_records)
-        _check_all_unchanged(build.examples, settings.shard_records)
-        _check_same_fast_path(build.imported.values(), settings.fast)
-    if settings.shard_examples is not None:
-        selected = _select_examples(build.examples, settings.shard_examples)
-        sg_compat.run_only(gallery_conf, [e.src_file for e in selected if e.executable])
-        logger.info(
-            f"docsaccel: {SHARD_EXAMPLES_ENV_VAR} selects {len(selected)} of "
-            f"{len(build.examples)} examples to execute"
-        )
-
-
-def _select_examples(examples: list[Example], names: tuple[str, ...]) -> list[Example]:
-    """The examples named by ids (``tutorials/plot_a.py``) or paths inside their gallery."""
-    by_name = {key: e for e in examples for key in (e.id, e.name)}
-    unknown = [name for name in names if name not in by_name]
-    if unknown:
-        raise ConfigError(
-            f"{SHARD_EXAMPLES_ENV_VAR} = {os.environ.get(SHARD_EXAMPLES_ENV_VAR)!r} names "
-            f"examples this build does not have: {', '.join(unknown)} (known: "
-            f"{', '.join(e.id for e in examples) or 'none'})"
-        )
-    return list({by_name[name].id: by_name[name] for name in names}.values())
-
-
-def _check_all_unchanged(examples: list[Example], records_dir: Path) -> None:
-    """A merge build executes nothing: every example must be skipped as unchanged."""
-    would_run = [
-        example.id
-        for example in examples
-        if example.executable and not sg_compat.is_unchanged(example.src_file, example.target_file)
-    ]
-    if would_run:
-        raise ConfigError(
-            f"this build merges shards ({SHARD_RECORDS_ENV_VAR} = {str(records_dir)!r}) and "
-            f"must execute no example, but no shard left the outputs of: "
-            f"{', '.join(would_run)} (sphinx-gallery would execute them here)"
-        )
-
-
-def _check_same_fast_path(records: Iterable[dict[str, Any]], fast: bool) -> None:
-    # The pages of a merged site must all come from the same path, fast or full.
-    other = sorted(r["id"] for r in records if r["fast"] != fast and r["pid"] is not None)
-    if other:
-        raise ConfigError(
-            f"this build merges shards with the fast path {'on' if fast else 'off'}, but "
-            f"the shards executed {', '.join(other)} with it {'off' if fast else 'on'}: "
-            f"set {FAST_ENV_VAR} the same way for the shards and the merge"
-        )
 
 
 def _check_unique_file_names(examples: list[Example]) -> None:

@@ -1,0 +1,96 @@
+"""Sharded builds: execute only one shard's examples, or merge shards executing none.
+
+Two environment variables (read with the other settings in :mod:`.config`) switch a build
+into one of the roles of a sharded docs build (see :mod:`docsaccel.shard_build`):
+
+- ``DOCSACCEL_SHARD_EXAMPLES=FILE``: execute only the examples listed in FILE (ids such as
+  ``tutorials/plot_a.py`` or paths inside their gallery); the others get pages without
+  outputs and are recorded ``not-executed``;
+- ``DOCSACCEL_SHARD_RECORDS=FOLDER``: the gallery outputs of every example are already in
+  place (copied from the shards); execute nothing, and report the shards' records.
+
+Example::
+
+    imported = apply_shard_settings(settings, examples, app.config.sphinx_gallery_conf)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from sphinx.errors import ConfigError
+from sphinx.util import logging
+
+from docsaccel.fast import ENV_VAR as FAST_ENV_VAR
+from docsaccel.gallery import sg_compat
+from docsaccel.gallery.config import SHARD_EXAMPLES_ENV_VAR, SHARD_RECORDS_ENV_VAR, Settings
+from docsaccel.gallery.plan import Example
+from docsaccel.gallery.records import read_records
+
+__all__ = ["apply_shard_settings"]
+
+logger = logging.getLogger(__name__)
+
+
+def apply_shard_settings(
+    settings: Settings, examples: list[Example], gallery_conf: dict[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """Execute only this shard's examples, or (merging shards) check none will execute.
+
+    Returns the records of the examples executed elsewhere (empty unless merging), by id.
+    """
+    imported: dict[str, dict[str, Any]] = {}
+    if settings.shard_records is not None:
+        imported = read_records(settings.shard_records)
+        _check_all_unchanged(examples, settings.shard_records)
+        _check_same_fast_path(imported.values(), settings.fast)
+    if settings.shard_examples is not None:
+        selected = _select_examples(examples, settings.shard_examples)
+        sg_compat.run_only(gallery_conf, [e.src_file for e in selected if e.executable])
+        logger.info(
+            f"docsaccel: {SHARD_EXAMPLES_ENV_VAR} selects {len(selected)} of "
+            f"{len(examples)} examples to execute"
+        )
+    return imported
+
+
+def _select_examples(examples: list[Example], names: tuple[str, ...]) -> list[Example]:
+    """The examples named by ids (``tutorials/plot_a.py``) or paths inside their gallery."""
+    by_name = {key: e for e in examples for key in (e.id, e.name)}
+    unknown = [name for name in names if name not in by_name]
+    if unknown:
+        raise ConfigError(
+            f"{SHARD_EXAMPLES_ENV_VAR} = {os.environ.get(SHARD_EXAMPLES_ENV_VAR)!r} names "
+            f"examples this build does not have: {', '.join(unknown)} (known: "
+            f"{', '.join(e.id for e in examples) or 'none'})"
+        )
+    return list({by_name[name].id: by_name[name] for name in names}.values())
+
+
+def _check_all_unchanged(examples: list[Example], records_dir: Path) -> None:
+    """A merge build executes nothing: every example must be skipped as unchanged."""
+    would_run = [
+        example.id
+        for example in examples
+        if example.executable and not sg_compat.is_unchanged(example.src_file, example.target_file)
+    ]
+    if would_run:
+        raise ConfigError(
+            f"this build merges shards ({SHARD_RECORDS_ENV_VAR} = {str(records_dir)!r}) and "
+            f"must execute no example, but no shard left the outputs of: "
+            f"{', '.join(would_run)} (sphinx-gallery would execute them here)"
+        )
+
+
+def _check_same_fast_path(records: Iterable[dict[str, Any]], fast: bool) -> None:
+    # The pages of a merged site must all come from the same path, fast or full.
+    other = sorted(r["id"] for r in records if r["fast"] != fast and r["pid"] is not None)
+    if other:
+        raise ConfigError(
+            f"this build merges shards with the fast path {'on' if fast else 'off'}, but "
+            f"the shards executed {', '.join(other)} with it {'off' if fast else 'on'}: "
+            f"set {FAST_ENV_VAR} the same way for the shards and the merge"
+        )
