@@ -47,14 +47,18 @@ def record_file(records_dir: Path, example_id: str) -> Path:
     return Path(records_dir) / (example_id.replace("/", "__") + ".json")
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Write ``data`` as JSON to ``path`` atomically (temporary file + rename)."""
+def write_json(path: Path, data: Any, indent: int | None = 2) -> None:
+    """Write ``data`` as JSON to ``path`` atomically (temporary file + rename).
+
+    ``indent=None`` writes one line with the C encoder (records, written twice per
+    example); the report keeps its indentation for readers.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(data, stream, indent=2, sort_keys=True, allow_nan=False)
+            stream.write(json.dumps(data, indent=indent, sort_keys=True, allow_nan=False))
             stream.write("\n")
         os.replace(temporary, path)
     except BaseException:
@@ -94,7 +98,7 @@ def write_record(records_dir: Path, record: dict[str, Any]) -> Path:
     """Validate ``record`` and write it atomically; return its path."""
     path = record_file(records_dir, record.get("id", "?"))
     schema.validate_record(record, path)
-    write_json(path, record)
+    write_json(path, record, indent=None)
     return path
 
 
