@@ -76,10 +76,12 @@ def find_new_videos(folder: str | os.PathLike[str], since: float) -> list[Path]:
     for root, dirs, files in os.walk(folder):
         # Build outputs and hidden folders hold copies of videos, not new ones.
         dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
+        # Runs after every code block of every example: test the name before any stat.
         for name in files:
-            path = Path(root, name)
-            if path.suffix.lower() in VIDEO_SUFFIXES and path.stat().st_mtime > since:
-                found.append(path)
+            if name.lower().endswith(VIDEO_SUFFIXES):
+                path = Path(root, name)
+                if path.stat().st_mtime > since:
+                    found.append(path)
     return sorted(found)
 
 
