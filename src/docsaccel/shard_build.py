@@ -43,7 +43,7 @@ from typing import Any
 
 from docsaccel.gallery import sg_compat
 from docsaccel.gallery.config import SHARD_EXAMPLES_ENV_VAR, SHARD_RECORDS_ENV_VAR
-from docsaccel.gallery.records import write_json
+from docsaccel.gallery.records import record_file, write_json, write_record
 from docsaccel.schema import SchemaError, load_report, validate_record
 from docsaccel.shard import ShardError, build_gallery_plan, check_index
 
@@ -229,7 +229,7 @@ def collect_shard(
         files = [path.relative_to(project.docs) for path in sg_compat.output_files(target)]
         for relative in files:
             _copy(project.docs / relative, artifact / "files" / relative)
-        write_json(artifact / "records" / f"{record['id'].replace('/', '__')}.json", record)
+        write_record(artifact / "records", record)
         executed[record["id"]] = [path.as_posix() for path in files]
     manifest = {
         "schema": MANIFEST_SCHEMA,
@@ -310,13 +310,12 @@ def merge_artifacts(project: DocsProject, artifacts: Path, records: Path) -> lis
         for example_id, files in manifest["executed"].items():
             for relative in files:
                 _copy(folder / "files" / relative, project.docs / relative)
-            record_name = f"{example_id.replace('/', '__')}.json"
-            record_path = folder / "records" / record_name
+            record_path = record_file(folder / "records", example_id)
             try:
                 validate_record(json.loads(record_path.read_text("utf-8")), record_path)
             except (OSError, ValueError) as exc:
                 raise ShardError(f"{record_path}: cannot read the record: {exc}") from None
-            _copy(record_path, records / record_name)
+            _copy(record_path, record_file(records, example_id))
             merged.append(example_id)
     return sorted(merged)
 
