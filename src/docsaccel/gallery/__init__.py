@@ -64,7 +64,6 @@ from docsaccel.gallery.plan import Example, plan_examples
 from docsaccel.gallery.records import (
     base_record,
     build_report,
-    read_record,
     read_records,
     write_json,
     write_record,
@@ -111,6 +110,9 @@ class GalleryBuild:
     #: In a merge build: the records of the shards, by example id.
     imported: dict[str, dict[str, Any]] = field(default_factory=dict)
     finished: bool = False
+    #: The last report written, and its records by id (final once the gallery has run).
+    last_report: dict[str, Any] | None = None
+    final_records: dict[str, dict[str, Any]] = field(default_factory=dict)
     _by_docname: dict[str, Example] = field(default_factory=dict, repr=False)
 
     @property
@@ -141,6 +143,8 @@ class GalleryBuild:
     def write_report(self, complete: bool) -> dict[str, Any]:
         report = self.report(complete)
         write_json(self.report_path, report)
+        self.last_report = report
+        self.final_records = {record["id"]: record for record in report["examples"]}
         return report
 
 
@@ -289,7 +293,8 @@ def _on_doctree_read(app: Sphinx, doctree: nodes.document) -> None:
 def _note_for(build: GalleryBuild, example: Example) -> str:
     if not build.settings.fast:
         return ""  # full builds show no note: no need to read the record
-    return fast_note_text(read_record(build.records_dir, example.id))
+    # The records are final once the gallery has run: read them from the report in memory.
+    return fast_note_text(build.final_records.get(example.id))
 
 
 def _on_env_get_outdated(
@@ -319,7 +324,8 @@ def _fail_on_overruns(app: Sphinx, exception: BaseException | None) -> None:
     build = _build(app)
     if exception is not None or build is None or build.settings.on_overrun != "fail":
         return
-    report = build.report(complete=True)
+    # The report _on_build_finished has just written holds the final records.
+    report = build.last_report or build.report(complete=True)
     overruns = [r["id"] for r in report["examples"] if r["status"] in _OVERRUNS]
     if overruns:
         raise BudgetOverrunError(

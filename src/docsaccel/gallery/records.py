@@ -30,7 +30,6 @@ __all__ = [
     "base_record",
     "build_report",
     "now_iso",
-    "read_record",
     "read_records",
     "record_file",
     "write_json",
@@ -100,11 +99,6 @@ def write_record(records_dir: Path, record: dict[str, Any]) -> Path:
     schema.validate_record(record, path)
     write_json(path, record, indent=None)
     return path
-
-
-def read_record(records_dir: Path, example_id: str) -> dict[str, Any] | None:
-    """The record of ``example_id``, or ``None`` when it has none (or an unreadable one)."""
-    return _read(record_file(records_dir, example_id))
 
 
 def read_records(records_dir: Path) -> dict[str, dict[str, Any]]:
