@@ -107,9 +107,8 @@ def _totals(summary: ReportSummary) -> str:
     if summary.build_wall_seconds is not None:
         fast = " (fast path)" if summary.fast else ""
         items.insert(0, f"Build wall time: {summary.build_wall_seconds:.1f}s{fast}")
-    if summary.baseline_total is not None:
-        delta = summary.execution_seconds - summary.baseline_total
-        items.append(f"Against the baseline: {delta:+.1f}s")
+    if summary.baseline_delta is not None:
+        items.append(f"Against the baseline: {summary.baseline_delta:+.1f}s")
     if summary.render_saved_seconds:
         items.append(f"Render gating saved: {summary.render_saved_seconds:.1f}s")
     return "<ul>" + "".join(f"<li>{escape(item)}</li>" for item in items) + "</ul>"

@@ -67,10 +67,9 @@ def _totals(summary: ReportSummary) -> list[str]:
         f"- **Execution time:** {_seconds(summary.execution_seconds)} "
         f"over {len(summary.rows)} examples ({counts})",
     ]
-    if summary.baseline_total is not None:
-        delta = summary.execution_seconds - summary.baseline_total
+    if summary.baseline_delta is not None:
         lines.append(
-            f"- **Against the baseline:** {_seconds(delta, signed=True)} "
+            f"- **Against the baseline:** {_seconds(summary.baseline_delta, signed=True)} "
             f"(baseline {_seconds(summary.baseline_total)})"
         )
     if summary.render_saved_seconds:

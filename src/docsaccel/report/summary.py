@@ -80,6 +80,13 @@ class ReportSummary:
         return sum(row.seconds for row in self.rows)
 
     @property
+    def baseline_delta(self) -> float | None:
+        """Execution time against the baseline's, ``None`` without a baseline."""
+        if self.baseline_total is None:
+            return None
+        return self.execution_seconds - self.baseline_total
+
+    @property
     def render_saved_seconds(self) -> float:
         return sum(row.render_saved_seconds for row in self.rows)
 
