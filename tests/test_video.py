@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import imageio.v3 as iio
 import numpy as np
 import pytest
+from gallery_build import build as build_project
 
 from docsaccel import registry
 from docsaccel.video import embed, find_new_videos
@@ -63,16 +62,9 @@ def build(tmp_path: Path, example: str = EXAMPLE, **env: str) -> Path:
     (src / "index.rst").write_text("Test\n====\n\n.. toctree::\n\n   auto_examples/index\n")
     (src / "examples" / "README.rst").write_text("Examples\n========\n")
     (src / "examples" / "plot_video.py").write_text(textwrap.dedent(example))
-    out = tmp_path / "html"
-    done = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(src), str(out)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **env},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return out
+    built = build_project(src, "-W", env=env)
+    assert built.returncode == 0, built.output[-3000:]
+    return built.outdir
 
 
 @pytest.fixture(scope="module")
