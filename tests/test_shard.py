@@ -412,3 +412,26 @@ def test_cli_malformed_line_names_file_and_line(project, capsys) -> None:
         stream.write("{oops\n")
     assert main(["shard", "--shards", "2", "--index", "0", str(history)]) == 2
     assert f"{history}:4: not valid JSON" in capsys.readouterr().err
+
+
+def test_shard_builds_plan_the_examples_sphinx_gallery_sees(tmp_path) -> None:
+    from docsaccel.shard import build_gallery_plan
+    from docsaccel.shard_build import read_project
+
+    docs = tmp_path / "docs"
+    (docs / "examples" / "sub").mkdir(parents=True)
+    (docs / "conf.py").write_text(
+        'sphinx_gallery_conf = {"examples_dirs": ["examples"], "gallery_dirs": ["auto"],\n'
+        '                       "ignore_pattern": r"skip_"}\n',
+        encoding="utf-8",
+    )
+    for name in ("plot_a.py", "_helper.py", "skip_me.py", "sub/plot_b.py"):
+        (docs / "examples" / name).write_text("print(1)\n", encoding="utf-8")
+    project = read_project(docs, tmp_path)
+    # sphinx-gallery's own rule: its ignore_pattern, not a guess from the file names.
+    assert project.example_names(docs / "examples") == ["_helper.py", "plot_a.py", "sub/plot_b.py"]
+    plan = build_gallery_plan(
+        [], 2, {"examples": docs / "examples"}, list_examples=project.example_names
+    )
+    planned = sorted(name for shard in plan.shards for name in shard.examples)
+    assert planned == ["examples/_helper.py", "examples/plot_a.py", "examples/sub/plot_b.py"]

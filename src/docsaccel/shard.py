@@ -479,13 +479,17 @@ def build_gallery_plan(
     galleries: Mapping[str, str | Path],
     budgets: str | Path | None = None,
     runs: int = DEFAULT_RUNS,
+    list_examples: Callable[[Path], list[str]] | None = None,
 ) -> Plan:
     """The plan of every example of several gallery folders, named by example id.
 
     ``galleries`` maps each gallery's id (its examples folder relative to the Sphinx conf
     folder, as in records: ``tutorials``) to that folder. Examples are planned together
     and named ``<gallery id>/<path inside it>``, as the gallery plugin names them, so one
-    shard's list works with ``DOCSACCEL_SHARD_EXAMPLES``.
+    shard's list works with ``DOCSACCEL_SHARD_EXAMPLES``. ``list_examples(folder)`` gives
+    a folder's examples; pass sphinx-gallery's own rule when the project's config is known
+    (:meth:`docsaccel.shard_build.DocsProject.example_names`), so the plan covers exactly
+    the examples the build runs; the default is :func:`discover_examples`.
 
     Example::
 
@@ -500,7 +504,7 @@ def build_gallery_plan(
     estimators: dict[str, tuple[Estimator | None, str]] = {}
     unmatched = set(durations)
     for gallery, folder in galleries.items():
-        names = discover_examples(folder)
+        names = (list_examples or discover_examples)(Path(folder))
         matched, left = match_gallery(durations, folder, names)
         unmatched &= set(left)
         measured |= {f"{gallery}/{name}": seconds for name, seconds in matched.items()}

@@ -30,6 +30,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -37,7 +38,7 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -83,11 +84,18 @@ class DocsProject:
     docs: Path
     galleries: Mapping[str, str]
     budgets: Path | None
+    #: ``sphinx_gallery_conf`` with sphinx-gallery's defaults filled in.
+    gallery_conf: Mapping[str, Any] = field(default_factory=dict)
 
     def moved_to(self, root: Path) -> DocsProject:
         """The same project, in its copy at ``root``."""
         docs = root / self.docs.relative_to(self.root)
-        return DocsProject(root, docs, self.galleries, self.budgets)
+        return dataclasses.replace(self, root=root, docs=docs)
+
+    def example_names(self, folder: Path) -> list[str]:
+        """The examples of a gallery folder as the build sees them (paths inside it)."""
+        files = sg_compat.example_files(Path(folder), dict(self.gallery_conf))
+        return [path.relative_to(folder).as_posix() for path in files]
 
     def target_file(self, example_id: str) -> Path:
         """Where sphinx-gallery copies the example next to its page."""
@@ -115,13 +123,12 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
     gallery_conf = namespace.get("sphinx_gallery_conf")
     if not isinstance(gallery_conf, dict):
         raise ShardError(f"{conf_file}: sphinx_gallery_conf is missing or not a dict")
-    pairs = sg_compat.gallery_dirs(
-        {"examples_dirs": gallery_conf.get("examples_dirs", "examples")}
-        | {"gallery_dirs": gallery_conf.get("gallery_dirs", "auto_examples")}
-    )
+    gallery_conf = sg_compat.with_defaults(gallery_conf)
+    pairs = sg_compat.gallery_dirs(gallery_conf)
     galleries = {Path(examples).as_posix(): Path(out).as_posix() for examples, out in pairs}
     budgets = namespace.get("docsaccel_budgets")
-    return DocsProject(root, docs, galleries, None if budgets is None else docs / budgets)
+    budgets_path = None if budgets is None else docs / budgets
+    return DocsProject(root, docs, galleries, budgets_path, gallery_conf)
 
 
 # One shard ------------------------------------------------------------------------------
@@ -145,7 +152,9 @@ def run_shard(
     check_index(index, shards)
     work = Path(work or project.docs / "_build" / "shard-work" / str(index)).resolve()
     galleries = {gallery: project.docs / gallery for gallery in project.galleries}
-    plan = build_gallery_plan(inputs, shards, galleries, project.budgets)
+    plan = build_gallery_plan(
+        inputs, shards, galleries, project.budgets, list_examples=project.example_names
+    )
     examples = plan.examples_of(index)
     shutil.rmtree(work, ignore_errors=True)
     copy = copy_project(project, work / "project")

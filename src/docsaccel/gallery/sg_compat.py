@@ -15,7 +15,9 @@ so an upgrade that moves them breaks one module, and the tests say which functio
 - executing only some examples (:func:`run_only`, through the documented
   ``filename_pattern``), whether an example will be skipped as unchanged
   (:func:`is_unchanged`) and which files hold an example's outputs (:func:`output_files`),
-  so a sharded build can move them from the build that executed it to the final one.
+  so a sharded build can move them from the build that executed it to the final one;
+- the config with sphinx-gallery's defaults outside a build (:func:`with_defaults`), so
+  planning shards sees the examples the build will.
 
 Checked against sphinx-gallery 0.22.1.
 """
@@ -28,6 +30,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from sphinx_gallery.gen_gallery import _fill_gallery_conf_defaults
 from sphinx_gallery.gen_rst import _read_cached_cost, executable_script
 from sphinx_gallery.utils import _collect_gallery_files, get_md5sum
 
@@ -46,10 +49,20 @@ __all__ = [
     "output_files",
     "run_only",
     "stale_targets",
+    "with_defaults",
 ]
 
 # Never matches: the pattern of a build that executes no example.
 _MATCH_NOTHING = r"(?!)"
+
+
+def with_defaults(gallery_conf: dict[str, Any]) -> dict[str, Any]:
+    """``sphinx_gallery_conf`` as written in ``conf.py``, with sphinx-gallery's defaults.
+
+    For code that reads ``conf.py`` outside a Sphinx build (planning shards) and must see
+    the examples exactly as the build will.
+    """
+    return _fill_gallery_conf_defaults(dict(gallery_conf), app=None, check_keys=False)
 
 
 def gallery_dirs(gallery_conf: dict[str, Any]) -> list[tuple[str, str]]:
