@@ -41,7 +41,7 @@ from docsaccel.gallery.records import base_record, now_iso, write_record
 __all__ = ["RENDER_SECTION", "ExampleHook", "interruption_message"]
 
 #: The registry section render gating publishes its statistics under.
-RENDER_SECTION = "render"
+RENDER_SECTION = registry.RENDER_SECTION
 _UNFINISHED = (
     "did not finish: the build stopped while this example was running "
     "(an error with abort_on_example_error, a crash, or an interrupted build)"

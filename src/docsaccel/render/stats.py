@@ -27,7 +27,7 @@ from docsaccel import registry
 __all__ = ["REGISTRY_SECTION", "RenderStats", "publish_stats"]
 
 #: Section of :mod:`docsaccel.registry` where render statistics are published.
-REGISTRY_SECTION = "render"
+REGISTRY_SECTION = registry.RENDER_SECTION
 
 _label_lock = threading.Lock()
 _label_counters: defaultdict[str, itertools.count] = defaultdict(lambda: itertools.count(1))
