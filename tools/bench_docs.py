@@ -1,7 +1,8 @@
 """Benchmark the docs build: this project's gallery built in full and with the fast path.
 
-Both builds run the same tutorials from a fresh copy of ``docs/`` and ``conf/`` (so no
-example is skipped as unchanged and the working tree is not touched), as separate
+Both builds run the same tutorials from a fresh copy of the project without its build
+and gallery outputs (so no example is skipped as unchanged and the working tree is not
+touched), as separate
 ``sphinx-build`` processes, alternating full and fast when ``--rounds`` is more than 1.
 Budgets are reported, not enforced (``DOCSACCEL_ON_OVERRUN=warn``), so a slow machine
 still gives a number.
@@ -29,18 +30,18 @@ import tempfile
 import time
 from pathlib import Path
 
+from docsaccel.shard_build import copy_project, read_project
+
 ROOT = Path(__file__).resolve().parent.parent
-COPIED = ("docs", "conf")
-IGNORED = shutil.ignore_patterns("_build", "auto_tutorials", "*.mp4", "*.gif", "__pycache__")
 
 
 def build(fast: bool, workdir: Path) -> tuple[float, dict]:
     """One clean docs build in ``workdir``; its wall seconds and its docsaccel report."""
     source = workdir / ("fast" if fast else "full")
     shutil.rmtree(source, ignore_errors=True)
-    for name in COPIED:
-        shutil.copytree(ROOT / name, source / name, ignore=IGNORED)
-    outdir = source / "docs" / "_build" / "html"
+    # The project without its build and gallery outputs: no example is skipped as unchanged.
+    docs = copy_project(read_project(ROOT / "docs", ROOT), source).docs
+    outdir = docs / "_build" / "html"
     env = {**os.environ, "DOCSACCEL_FAST": "1" if fast else "0", "DOCSACCEL_ON_OVERRUN": "warn"}
     command = [
         sys.executable,
@@ -49,7 +50,7 @@ def build(fast: bool, workdir: Path) -> tuple[float, dict]:
         "-b",
         "html",
         "-q",
-        str(source / "docs"),
+        str(docs),
         str(outdir),
     ]
     started = time.perf_counter()
