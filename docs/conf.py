@@ -46,6 +46,10 @@ sphinx_gallery_conf = {
 # Per-tutorial time budgets. `make docs-fast` (CI) turns the fast path on and budgets into
 # hard limits with DOCSACCEL_FAST=1 and DOCSACCEL_ON_OVERRUN=fail.
 docsaccel_budgets = "../conf/budgets.toml"
+# The site's "Build budget report" page, with its time-vs-budget chart (drawn by a second
+# process, about 0.5 s of CPU: nothing next to this site's tutorials).
+docsaccel_report_page = "budget_report"
+docsaccel_report_chart = True
 
 nitpicky = False
 os.environ.setdefault("PYTHONHASHSEED", "0")

@@ -8,6 +8,7 @@ import re
 import pytest
 from gallery_build import build, make_project
 
+from docsaccel.gallery.records import read_records
 from docsaccel.schema import STATUSES, validate_record
 
 pytestmark = pytest.mark.slow
@@ -25,17 +26,20 @@ def assert_records_complete(built, names) -> None:
     report = built.report
     assert sorted(r["name"] for r in report["examples"]) == sorted(names)
     records_dir = built.outdir / "docsaccel" / "records"
-    on_disk = [json.loads(p.read_text("utf-8")) for p in records_dir.glob("*.json")]
-    assert sorted(r["name"] for r in on_disk) == sorted(names)
-    for record in on_disk:
-        validate_record(record)
-        assert record["status"] in STATUSES
+    on_disk = read_records(records_dir)
+    assert sorted(r["name"] for r in on_disk.values()) == sorted(names)
+    assert all(record["status"] in STATUSES for record in on_disk.values())
+    # Every journal line is a whole, valid record; no file was left half-written.
+    for journal in records_dir.glob("journal-*.jsonl"):
+        for line in journal.read_text("utf-8").splitlines():
+            validate_record(json.loads(line), journal)
     assert not list(records_dir.glob("*.tmp")), "a record was left half-written"
 
 
 def test_warn_mode_sources_warnings_and_unchanged_examples(tmp_path) -> None:
     names = ["plot_quick.py", "plot_inline.py", "plot_sleep.py", "skipped.py"]
-    src = make_project(tmp_path, names, budgets=BUDGETS)
+    conf = 'docsaccel_report_page = "reports/budget"\n'
+    src = make_project(tmp_path, names, conf=conf, budgets=BUDGETS)
 
     built = build(src, "-W")
 
@@ -61,6 +65,10 @@ def test_warn_mode_sources_warnings_and_unchanged_examples(tmp_path) -> None:
     assert built.record("skipped.py")["status"] == "not-executed"
     assert built.report["build"]["complete"] is True
     assert built.report["build"]["on_overrun"] == "warn"
+    # The report page lists every example; no chart unless asked (see the chart test).
+    report_page = (built.outdir / "reports" / "budget.html").read_text("utf-8")
+    assert all(f">examples/{name}<" in report_page for name in names)
+    assert "<svg" not in report_page and not (built.outdir / "docsaccel" / "chart.svg").exists()
 
     # Unchanged examples are skipped by sphinx-gallery and recorded as cached, with the
     # time they took last.
@@ -130,6 +138,8 @@ def test_fast_path_note_only_in_fast_builds(tmp_path) -> None:
     assert "rollouts: 1" in fast.page("plot_knobs.py")
     assert "Built with the CI fast path" not in fast.page("plot_quick.py")
     assert fast.record("plot_quick.py")["budget_source"] == "builtin"
+    # No report page unless asked: nothing is written into the source folder.
+    assert not list(src.glob("*report*")) and not list(fast.outdir.glob("*report*.html"))
 
     # Switching the fast path off runs the example again although its source is unchanged.
     full = build(src, "-W")
@@ -173,6 +183,29 @@ def test_abort_on_example_error_stops_at_once_and_leaves_a_report(tmp_path) -> N
     assert built.record("plot_quick.py")["status"] == "not-executed"
 
 
+@pytest.mark.parametrize("parallel", [1, 2])
+def test_an_example_that_takes_its_process_down_is_still_recorded(tmp_path, parallel) -> None:
+    names = ["plot_exit.py", "plot_quick.py"]
+    conf = (
+        f'sphinx_gallery_conf["parallel"] = {parallel}\n'
+        'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
+    )
+    src = make_project(tmp_path, names, conf=conf)
+
+    built = build(src)
+
+    assert built.returncode != 0
+    # Its record is the provisional one from the start journal: nothing ran after it.
+    records = read_records(built.outdir / "docsaccel" / "records")
+    gone = records["examples/plot_exit.py"]
+    assert gone["status"] == "failed" and "did not finish" in gone["error"]
+    assert gone["finished_at"] is None
+    if parallel > 1:
+        # The worker died, not Sphinx: the report of the stopped build is there too.
+        assert built.report["build"]["complete"] is False
+        assert built.record("plot_exit.py") == gone
+
+
 def test_user_reset_modules_and_scrapers_keep_working(tmp_path) -> None:
     conf = (
         "def log_reset(gallery_conf, fname, when):\n"
@@ -209,6 +242,7 @@ def test_user_reset_modules_and_scrapers_keep_working(tmp_path) -> None:
         ('docsaccel_on_overrun = "stop"\n', None, {}, ["docsaccel_on_overrun", "'stop'"]),
         ("", None, {"DOCSACCEL_ON_OVERRUN": "abort"}, ["DOCSACCEL_ON_OVERRUN", "'abort'"]),
         ('docsaccel_fast = "yes"\n', None, {}, ["docsaccel_fast", "'yes'"]),
+        ('docsaccel_report_chart = "yes"\n', None, {}, ["docsaccel_report_chart", "'yes'"]),
         ("", None, {"DOCSACCEL_FAST": "maybe"}, ["DOCSACCEL_FAST", "'maybe'"]),
         ('docsaccel_budgets = "missing.toml"\n', None, {}, ["docsaccel_budgets", "missing"]),
     ],
@@ -222,6 +256,19 @@ def test_bad_settings_stop_the_build_before_any_example(tmp_path, conf, budgets,
     for part in expected:
         assert part in built.output
     assert not (src / "auto_examples" / "plot_quick.rst").exists(), "an example ran"
+
+
+def test_report_page_draws_the_chart_when_asked(tmp_path) -> None:
+    conf = 'docsaccel_report_page = "budget_report"\ndocsaccel_report_chart = True\n'
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
+
+    built = build(src, "-W")
+
+    assert built.returncode == 0, built.output
+    report_page = (built.outdir / "budget_report.html").read_text("utf-8")
+    chart = report_page.split('<div class="chart">', 1)[1].split("</div>", 1)[0]
+    assert chart.lstrip().startswith("<svg") and "plot_quick.py" in chart
+    assert "docsaccel: budget chart" not in report_page, "the placeholder was left"
 
 
 def test_bad_inline_budget_names_the_example(tmp_path) -> None:

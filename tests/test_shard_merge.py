@@ -25,6 +25,8 @@ pytestmark = pytest.mark.slow
 EXAMPLES = ["plot_figure.py", "plot_quick.py", "plot_video_knobs.py", "skipped.py"]
 EXECUTABLE = {"examples/plot_figure.py", "examples/plot_quick.py", "examples/plot_video_knobs.py"}
 ENV = {"DOCSACCEL_FAST": "1", "DOCSACCEL_ON_OVERRUN": "fail"}
+# The merged site gets the report page too.
+CONF = 'docsaccel_report_page = "budget_report"\n'
 
 
 def docsaccel(src: Path, *args: str) -> subprocess.CompletedProcess:
@@ -42,7 +44,7 @@ def docsaccel(src: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def shards(tmp_path_factory) -> Path:
     """The artifacts of 3 shards of a 4-example gallery, each built in its own process."""
-    src = make_project(tmp_path_factory.mktemp("sharded"), EXAMPLES)
+    src = make_project(tmp_path_factory.mktemp("sharded"), EXAMPLES, conf=CONF)
     artifacts = src.parent / "artifacts"
     for index in range(3):
         done = docsaccel(
@@ -60,7 +62,7 @@ def manifests(artifacts: Path) -> dict[int, dict]:
 
 def fresh_project(tmp_path: Path, artifacts: Path) -> tuple[Path, Path]:
     """A clean copy of the project (no gallery outputs) and a copy of the artifacts."""
-    src = make_project(tmp_path, EXAMPLES)
+    src = make_project(tmp_path, EXAMPLES, conf=CONF)
     copied = tmp_path / "artifacts"
     shutil.copytree(artifacts, copied)
     return src, copied
@@ -149,7 +151,7 @@ def test_merge_build_refuses_an_example_no_shard_executed(shards, tmp_path) -> N
 
 
 def test_local_parallel_shards_build_the_site(tmp_path) -> None:
-    src = make_project(tmp_path, EXAMPLES)
+    src = make_project(tmp_path, EXAMPLES, conf=CONF)
 
     done = docsaccel(src, "shard-local", "--shards", "2")
 

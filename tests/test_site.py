@@ -21,6 +21,7 @@ def site(tmp_path_factory) -> Path:
     src = make_project(
         tmp_path_factory.mktemp("site"),
         EXAMPLES,
+        conf='docsaccel_report_page = "budget_report"\ndocsaccel_report_chart = True\n',
         budgets='default = "1m"\n[examples]\n"plot_video_*.py" = "30s"\n',
     )
     built = build(src, "-W", env={"DOCSACCEL_FAST": "1", "DOCSACCEL_ON_OVERRUN": "fail"})

@@ -68,7 +68,6 @@ from docsaccel.gallery.records import (
     write_json,
     write_record,
 )
-from docsaccel.gallery.report_page import insert_chart, write_report_page
 from docsaccel.gallery.shards import apply_shard_settings
 
 __all__ = ["REPORT_READY_EVENT", "BudgetOverrunError", "GalleryBuild", "setup"]
@@ -85,6 +84,7 @@ _CONFIG_TYPES: dict[str, frozenset[type]] = {
     "docsaccel_fast": frozenset({type(None), bool}),
     "docsaccel_videos": frozenset({bool}),
     "docsaccel_report_page": frozenset({type(None), str}),
+    "docsaccel_report_chart": frozenset({bool}),
 }
 _OVERRUNS = ("over-budget", "interrupted")
 _REUSABLE = ("ok", "over-budget", "cached")
@@ -110,9 +110,12 @@ class GalleryBuild:
     #: In a merge build: the records of the shards, by example id.
     imported: dict[str, dict[str, Any]] = field(default_factory=dict)
     finished: bool = False
-    #: The last report written, and its records by id (final once the gallery has run).
+    #: The last report written, and its records by id.
     last_report: dict[str, Any] | None = None
     final_records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: True once the gallery has run: from then on the records are final, and held in
+    #: ``final_records`` rather than read again from disk.
+    gallery_done: bool = False
     _by_docname: dict[str, Example] = field(default_factory=dict, repr=False)
 
     @property
@@ -138,7 +141,8 @@ class GalleryBuild:
             "sphinx_gallery": sphinx_gallery.__version__,
             "docsaccel": docsaccel.__version__,
         }
-        return build_report(self.records_dir, self.examples, build)
+        records = self.final_records if self.gallery_done else None
+        return build_report(self.records_dir, self.examples, build, records)
 
     def write_report(self, complete: bool) -> dict[str, Any]:
         report = self.report(complete)
@@ -238,14 +242,19 @@ def _on_gallery_executed(app: Sphinx) -> None:
     for example in build.examples:
         record = records.get(example.id)
         if record is None and example.id in build.imported and example.target_file in stale:
-            write_record(build.records_dir, build.imported[example.id])
+            record = build.imported[example.id]
         elif record is None and example.target_file in stale:
-            write_record(build.records_dir, _cached_record(build, example))
+            record = _cached_record(build, example)
         elif record is None:
-            write_record(build.records_dir, base_record(example, "not-executed", fast))
-        elif record and example.src_file in failures and record["status"] != "interrupted":
+            record = base_record(example, "not-executed", fast)
+        elif example.src_file in failures and record["status"] != "interrupted":
             error = failures[example.src_file].strip().splitlines()[-1]
-            write_record(build.records_dir, {**record, "status": "failed", "error": error})
+            record = {**record, "status": "failed", "error": error}
+        else:
+            continue
+        write_record(build.records_dir, record)
+        records[example.id] = record
+    build.final_records, build.gallery_done = records, True
     report = build.write_report(complete=True)
     _log_overruns(report, build.settings.on_overrun)
     logger.info(f"docsaccel: report written to {build.report_path}")
@@ -278,6 +287,17 @@ def _log_overruns(report: dict[str, Any], on_overrun: str) -> None:
                 logger.error(message)
             else:
                 logger.warning(message, type="docsaccel", subtype="budget")
+
+
+def _on_report_ready(app: Sphinx, report: dict[str, Any]) -> None:
+    build = _build(app)
+    if build is None or build.settings.report_page is None:
+        return
+    # Imported for a build with a report page only: the report views are the plugin's
+    # largest import, and most builds never need them.
+    from docsaccel.gallery.report_page import write_report_page
+
+    write_report_page(app, report)
 
 
 def _on_doctree_read(app: Sphinx, doctree: nodes.document) -> None:
@@ -355,13 +375,12 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _on_config_inited, priority=20)
     app.connect("builder-inited", _on_before_gallery, priority=400)
     app.connect("builder-inited", _on_gallery_executed, priority=900)
-    app.connect(REPORT_READY_EVENT, write_report_page)
+    app.connect(REPORT_READY_EVENT, _on_report_ready)
     app.connect("doctree-read", _on_doctree_read)
     app.connect("env-get-outdated", _on_env_get_outdated)
     # The report first (before sphinx-gallery may raise about failing examples), the
     # overrun verdict last.
     app.connect("build-finished", _on_build_finished, priority=100)
-    app.connect("build-finished", insert_chart, priority=200)
     app.connect("build-finished", _fail_on_overruns, priority=900)
     return {
         "version": docsaccel.__version__,

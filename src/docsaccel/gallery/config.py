@@ -1,18 +1,23 @@
 """The plugin's ``conf.py`` settings: defaults in one table, each value checked by name.
 
-=========================  ===================  ============================================
-key                        default              meaning
-=========================  ===================  ============================================
-``docsaccel_budgets``      ``None``             TOML budget file, relative to the conf dir
-``docsaccel_on_overrun``   ``"warn"``           ``"warn"`` or ``"fail"``;
-                                                ``DOCSACCEL_ON_OVERRUN`` overrides it
-``docsaccel_fast``         ``None``             ``None`` follows ``DOCSACCEL_FAST``; True
-                                                or False
-``docsaccel_videos``       ``True``             add :mod:`docsaccel.video`'s scraper, so
-                                                videos an example writes play in its page
-``docsaccel_report_page``  ``"budget_report"``  docname of the generated "Build budget
-                                                report" page; None: no page
-=========================  ===================  ============================================
+============================  ===================  ============================================
+key                           default              meaning
+============================  ===================  ============================================
+``docsaccel_budgets``         ``None``             TOML budget file, relative to the conf dir
+``docsaccel_on_overrun``      ``"warn"``           ``"warn"`` or ``"fail"``;
+                                                   ``DOCSACCEL_ON_OVERRUN`` overrides it
+``docsaccel_fast``            ``None``             ``None`` follows ``DOCSACCEL_FAST``; True
+                                                   or False
+``docsaccel_videos``          ``True``             add :mod:`docsaccel.video`'s scraper, so
+                                                   videos an example writes play in its page
+``docsaccel_report_page``     ``None``             docname of a generated "Build budget
+                                                   report" page, such as ``"budget_report"``
+                                                   (written into the source dir); None: no
+                                                   page
+``docsaccel_report_chart``    ``False``            draw the time-vs-budget chart on that page
+                                                   (matplotlib, in a second process: about
+                                                   0.5 s of CPU, which a small gallery feels)
+============================  ===================  ============================================
 
 Two environment variables make a build one part of a sharded build (see
 :mod:`docsaccel.shard_build`); they have no ``conf.py`` key, since they describe one run:
@@ -61,7 +66,8 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "docsaccel_on_overrun": "warn",
     "docsaccel_fast": None,
     "docsaccel_videos": True,
-    "docsaccel_report_page": "budget_report",
+    "docsaccel_report_page": None,
+    "docsaccel_report_chart": False,
 }
 
 
@@ -73,7 +79,8 @@ class Settings:
     on_overrun: str
     fast: bool
     videos: bool = True
-    report_page: str | None = "budget_report"
+    report_page: str | None = None
+    report_chart: bool = False
     #: The examples this build executes (``None``: every one); see the module docstring.
     shard_examples: tuple[str, ...] | None = None
     #: Records of examples executed by the shards; set, this build executes nothing.
@@ -93,8 +100,9 @@ def read_settings(
         budgets_path=_budgets_path(config.docsaccel_budgets, Path(confdir)),
         on_overrun=_on_overrun(config.docsaccel_on_overrun, env),
         fast=_fast(config.docsaccel_fast, env),
-        videos=_videos(config.docsaccel_videos),
+        videos=_switch("docsaccel_videos", config.docsaccel_videos),
         report_page=_report_page(config.docsaccel_report_page),
+        report_chart=_switch("docsaccel_report_chart", config.docsaccel_report_chart),
         shard_examples=_shard_examples(env.get(SHARD_EXAMPLES_ENV_VAR, "")),
         shard_records=_shard_records(env.get(SHARD_RECORDS_ENV_VAR, "")),
     )
@@ -120,9 +128,9 @@ def _shard_records(value: str) -> Path | None:
     return path
 
 
-def _videos(value: Any) -> bool:
+def _switch(key: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise ConfigError(f"docsaccel_videos must be True or False, got {value!r}")
+        raise ConfigError(f"{key} must be True or False, got {value!r}")
     return value
 
 

@@ -6,9 +6,9 @@ this hook included, to those workers. So the hook carries everything it needs: t
 the records folder, the fast switch and the overrun mode.
 
 Before an example: the user's own resetters (if they asked for "before"), then clear the
-registry, set ``DOCSACCEL_FAST``, start the clocks, write a provisional record (so an
+registry, set ``DOCSACCEL_FAST``, start the clocks, journal a provisional record (so an
 example that takes the whole process down is still recorded), and in fail mode arm a
-:class:`~docsaccel.gallery.interrupt.Deadline`. After it: stop the clocks, write the final
+:class:`~docsaccel.gallery.interrupt.Deadline`. After it: stop the clocks, journal the
 record with the registry's facts, then the user's "after" resetters.
 
 Example (what :func:`docsaccel.gallery.setup` does)::
@@ -26,7 +26,6 @@ import resource
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from docsaccel import registry
@@ -36,7 +35,7 @@ from docsaccel.fast import KNOBS_SECTION
 from docsaccel.gallery import sg_compat
 from docsaccel.gallery.interrupt import Deadline
 from docsaccel.gallery.plan import Example
-from docsaccel.gallery.records import base_record, now_iso, write_record
+from docsaccel.gallery.records import RecordJournal, base_record, now_iso
 
 __all__ = ["RENDER_SECTION", "ExampleHook", "interruption_message"]
 
@@ -77,10 +76,14 @@ class ExampleHook:
     fast: bool
     on_overrun: str
     _run: _Run | None = field(default=None, repr=False)
+    _journal: RecordJournal = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._journal = RecordJournal(self.records_dir)
 
     @classmethod
     def for_examples(cls, examples: Iterable[Example], **kwargs: Any) -> ExampleHook:
-        return cls({Path(e.name).name: e for e in examples}, **kwargs)
+        return cls({os.path.basename(e.name): e for e in examples}, **kwargs)
 
     def __repr__(self) -> str:
         # sphinx-gallery shows resetters by repr; keep it short and stable.
@@ -100,7 +103,7 @@ class ExampleHook:
             sg_compat.call_user_resetters(gallery_conf, fname, "after")
 
     def _start(self, fname: str) -> None:
-        example = self.examples.get(Path(fname).name)
+        example = self.examples.get(os.path.basename(fname))
         if example is None:
             self._run = None
             return
@@ -109,7 +112,7 @@ class ExampleHook:
         _reset_peak_rss()
         run = _Run(example, now_iso(), time.perf_counter(), time.process_time())
         self._run = run
-        self._write(run, "failed", error=_UNFINISHED)
+        self._write(run, "failed", error=_UNFINISHED, provisional=True)
         if self.on_overrun == "fail" and example.budget.seconds is not None:
             run.deadline = Deadline(
                 example.budget.seconds,
@@ -127,7 +130,7 @@ class ExampleHook:
 
     def _finish(self, fname: str) -> None:
         run, self._run = self._run, None
-        if run is None or Path(fname).name != Path(run.example.name).name:
+        if run is None or os.path.basename(fname) != os.path.basename(run.example.name):
             return
         if run.deadline is not None:
             run.deadline.cancel()
@@ -144,7 +147,14 @@ class ExampleHook:
             status = "ok"
         self._write(run, status, error=error, finished=True)
 
-    def _write(self, run: _Run, status: str, error: str | None, finished: bool = False) -> None:
+    def _write(
+        self,
+        run: _Run,
+        status: str,
+        error: str | None,
+        finished: bool = False,
+        provisional: bool = False,
+    ) -> None:
         facts = registry.snapshot()
         record = base_record(
             run.example,
@@ -152,7 +162,8 @@ class ExampleHook:
             self.fast,
             wall_seconds=round(time.perf_counter() - run.wall_start, 3),
             cpu_seconds=round(time.process_time() - run.cpu_start, 3),
-            peak_rss_bytes=_peak_rss_bytes(),
+            # Nothing has run yet at the provisional record: no memory to measure.
+            peak_rss_bytes=None if provisional else _peak_rss_bytes(),
             knobs=facts.get(KNOBS_SECTION, {}),
             render=facts.get(RENDER_SECTION, {}),
             error=error,
@@ -160,19 +171,21 @@ class ExampleHook:
             finished_at=now_iso() if finished else None,
             pid=os.getpid(),
         )
-        write_record(Path(self.records_dir), record)
+        self._journal.append(record)
 
 
 def _reset_peak_rss() -> None:
     """Make the kernel's peak-RSS mark start over, so it measures this example (Linux)."""
-    with contextlib.suppress(OSError):
-        Path("/proc/self/clear_refs").write_text("5")
+    with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as control:
+        control.write("5")
 
 
 def _peak_rss_bytes() -> int | None:
     """Peak resident memory of this process since the last reset, in bytes."""
     try:
-        for line in Path("/proc/self/status").read_text().splitlines():
+        with open("/proc/self/status", encoding="utf-8", errors="replace") as status:
+            lines = status.read().splitlines()
+        for line in lines:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):

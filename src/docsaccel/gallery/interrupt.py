@@ -28,7 +28,6 @@ Example::
 
 from __future__ import annotations
 
-import ctypes
 import signal
 import sys
 import threading
@@ -143,6 +142,10 @@ def _method() -> str:
 
 
 def _set_async_exception(thread_id: int, exception: type[BaseException] | None) -> None:
+    # Imported on first use by the thread mechanism: every build loads this module, and
+    # most never need ctypes.
+    import ctypes
+
     ctypes.pythonapi.PyThreadState_SetAsyncExc(
         ctypes.c_ulong(thread_id), ctypes.py_object(exception) if exception else None
     )

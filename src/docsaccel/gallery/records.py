@@ -1,20 +1,37 @@
 """Per-example records on disk and the report combined from them.
 
-Each record is one JSON file under ``<outdir>/docsaccel/records/``, replaced atomically
-(written to a temporary file, then renamed), so a crash or a stopped build never leaves
-half a record, and parallel workers never write the same file. :func:`build_report` turns
-the records of a build into the report dict; it reads only files, so it can be called on
-its own, after the build or after a crash. Formats: :mod:`docsaccel.schema`.
+Records live under ``<outdir>/docsaccel/records/``, in two forms:
+
+- a *journal* per process that runs examples (``journal-<pid>.jsonl``): the hook appends
+  an example's provisional record when it starts ("failed: did not finish", so an example
+  that takes its process down is still recorded) and its record when it finishes, each as
+  one line in one ``O_APPEND`` write, so a line is written whole or not at all and
+  parallel workers never share a file. Of the lines of one example, the last one counts;
+- a *file* per record (``<example id with / as __>.json``), replaced atomically
+  (temporary file, then rename): what the plugin records after the gallery has run
+  (cached, not executed, failed as sphinx-gallery saw it) and shard artifacts. A file
+  wins over journal lines.
+
+Appending to an open file costs a few microseconds; creating a file, most of a
+millisecond on a busy disk, more than a trivial example takes to run: examples are
+journalled so that recording them costs the build next to nothing.
+
+:func:`read_records` reads both; :func:`build_report` turns the records of a build into
+the report dict. Both read only files, so they work after the build or after a crash.
+Formats: :mod:`docsaccel.schema`.
 
 Example::
 
-    write_record(records_dir, record)
+    journal = RecordJournal(records_dir)
+    journal.append(provisional_record)       # the example starts
+    journal.append(record)                   # it finished
     report = build_report(records_dir, examples, build={"wall_seconds": 80.0, ...})
     write_json(outdir / "docsaccel" / "report.json", report)
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -27,6 +44,7 @@ from docsaccel import schema
 from docsaccel.gallery.plan import Example
 
 __all__ = [
+    "RecordJournal",
     "base_record",
     "build_report",
     "now_iso",
@@ -41,27 +59,53 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def record_file(records_dir: Path, example_id: str) -> Path:
+def record_file(records_dir: Path | str, example_id: str) -> Path:
     """``tutorials/sub/plot_a.py`` -> ``<records_dir>/tutorials__sub__plot_a.py.json``."""
-    return Path(records_dir) / (example_id.replace("/", "__") + ".json")
+    return Path(_record_path(records_dir, example_id))
 
 
-def write_json(path: Path, data: Any, indent: int | None = 2) -> None:
+def _record_path(records_dir: Path | str, example_id: str) -> str:
+    # A str, not a Path: records are written twice per example, where Path costs show.
+    return os.path.join(records_dir, example_id.replace("/", "__") + ".json")
+
+
+def _encode(data: Any, indent: int | None) -> bytes:
+    text = json.dumps(data, indent=indent, sort_keys=True, allow_nan=False)
+    return (text + "\n").encode("utf-8")
+
+
+def _write_all(handle: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(handle, view) :]
+
+
+def write_json(path: Path | str, data: Any, indent: int | None = 2) -> None:
     """Write ``data`` as JSON to ``path`` atomically (temporary file + rename).
 
     ``indent=None`` writes one line with the C encoder (records, written twice per
     example); the report keeps its indentation for readers.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    _replace_atomically(os.fspath(path), _encode(data, indent))
+
+
+def _replace_atomically(path: str, payload: bytes) -> None:
+    directory, name = os.path.split(path)
+    directory = directory or "."
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(json.dumps(data, indent=indent, sort_keys=True, allow_nan=False))
-            stream.write("\n")
+        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+    except FileNotFoundError:
+        os.makedirs(directory, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+    try:
+        try:
+            _write_all(handle, payload)
+        finally:
+            os.close(handle)
         os.replace(temporary, path)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
         raise
 
 
@@ -93,18 +137,59 @@ def base_record(example: Example, status: str, fast: bool, **fields: Any) -> dic
     return record
 
 
-def write_record(records_dir: Path, record: dict[str, Any]) -> Path:
+def write_record(records_dir: Path | str, record: dict[str, Any]) -> Path:
     """Validate ``record`` and write it atomically; return its path."""
-    path = record_file(records_dir, record.get("id", "?"))
+    path = _record_path(records_dir, record.get("id", "?"))
     schema.validate_record(record, path)
-    write_json(path, record, indent=None)
-    return path
+    _replace_atomically(path, _encode(record, None))
+    return Path(path)
 
 
-def read_records(records_dir: Path) -> dict[str, dict[str, Any]]:
-    """Every valid record under ``records_dir`` by id; unreadable files are skipped."""
-    found = (_read(path) for path in sorted(Path(records_dir).glob("*.json")))
-    return {record["id"]: record for record in found if record is not None}
+class RecordJournal:
+    """The records of the examples one process runs, appended one line each.
+
+    Opened on first use in each process (the hook that holds it travels to
+    sphinx-gallery's workers by pickle), appended with ``O_APPEND`` in one ``write`` per
+    line, so parallel writers and crashes never interleave or split a line.
+    """
+
+    PREFIX = "journal-"
+
+    def __init__(self, records_dir: Path | str) -> None:
+        self.records_dir = os.fspath(records_dir)
+        self._handle: int | None = None
+        self._pid: int | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"records_dir": self.records_dir, "_handle": None, "_pid": None}
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Validate ``record`` and append it as one line."""
+        schema.validate_record(record, self.records_dir)
+        if self._pid != os.getpid():
+            path = os.path.join(self.records_dir, f"{self.PREFIX}{os.getpid()}.jsonl")
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+            self._handle, self._pid = os.open(path, flags, 0o644), os.getpid()
+        assert self._handle is not None
+        _write_all(self._handle, _encode(record, None))
+
+
+def read_records(records_dir: Path | str) -> dict[str, dict[str, Any]]:
+    """Every valid record under ``records_dir`` by id; unreadable ones are skipped.
+
+    A record file wins over journal lines; of the journal lines of one example, the last
+    one read wins.
+    """
+    records_dir = Path(records_dir)
+    records: dict[str, dict[str, Any]] = {}
+    for path in sorted(records_dir.glob(f"{RecordJournal.PREFIX}*.jsonl")):
+        for record in _read_lines(path):
+            records[record["id"]] = record
+    for path in sorted(records_dir.glob("*.json")):
+        record = _read(path)
+        if record is not None:
+            records[record["id"]] = record
+    return records
 
 
 def _read(path: Path) -> dict[str, Any] | None:
@@ -114,11 +199,32 @@ def _read(path: Path) -> dict[str, Any] | None:
         return None
 
 
+def _read_lines(path: Path) -> list[dict[str, Any]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError):
+        return []
+    found = []
+    for line in lines:
+        try:
+            found.append(schema.validate_record(json.loads(line), path))
+        except ValueError:
+            continue  # a line cut short by a crash
+    return found
+
+
 def build_report(
-    records_dir: Path, examples: Iterable[Example], build: dict[str, Any]
+    records_dir: Path | str,
+    examples: Iterable[Example],
+    build: dict[str, Any],
+    records: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The report of a build: its records, plus ``not-executed`` for examples without one."""
-    records = read_records(records_dir)
+    """The report of a build: its records, plus ``not-executed`` for examples without one.
+
+    ``records``: the records by id, when the caller has just read them
+    (default: :func:`read_records` of ``records_dir``).
+    """
+    records = dict(read_records(records_dir) if records is None else records)
     for example in examples:
         if example.id not in records:
             fast = bool(build.get("fast", False))

@@ -1,11 +1,16 @@
 """The "Build budget report" page: the report's HTML view, added to the built site.
 
+Opt-in (``docsaccel_report_page = "budget_report"``): the page is a file the build writes
+into the source folder, and a page Sphinx reads, indexes and writes in every build, which
+costs a gallery of small examples about half a percent of its build.
+
 Connected to ``docsaccel-report-ready``, which fires after every example has run and
 before Sphinx reads the sources, so the page written here is read like any other. The
 plugin does not format the report itself: the view comes from :mod:`docsaccel.report`.
 
-Drawing the chart with matplotlib costs a few tenths of a second, as much as the rest of
-the plugin for a gallery of small examples. So the page is written with a placeholder,
+The time-vs-budget chart is drawn only with ``docsaccel_report_chart = True``: matplotlib
+costs about half a second of CPU (mostly importing it), several times what the rest of the
+plugin costs a gallery of small examples. Then the page is written with a placeholder,
 the chart is drawn by another process (``python -m docsaccel.report.chart``) while Sphinx
 reads and writes the pages, and ``build-finished`` puts it into the page's HTML.
 
@@ -18,7 +23,6 @@ The page is ``:orphan:``, so it needs no toctree entry; list it in one to link i
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 import textwrap
@@ -29,7 +33,7 @@ from typing import Any
 from sphinx.util import logging
 
 from docsaccel.report.html import render_html_fragment
-from docsaccel.report.inputs import load_input
+from docsaccel.report.inputs import report_input
 from docsaccel.report.summary import summarize
 
 __all__ = ["CHART_PLACEHOLDER", "insert_chart", "page_text", "write_report_page"]
@@ -49,14 +53,15 @@ class _PendingChart:
     page: Path
 
 
-def page_text(report_path: Path, chart: str | None = None) -> str:
-    """The reST of the page for the report JSON at ``report_path``.
+def page_text(report: dict[str, Any], chart: str | None = None) -> str:
+    """The reST of the page for ``report`` (a valid report, as the plugin holds it).
 
     ``chart``: markup in place of the chart (default: draw it now).
     """
     # Name the report as the site serves it, not by where this build put it on disk.
-    loaded = dataclasses.replace(load_input(report_path), path="docsaccel/report.json")
-    fragment = render_html_fragment(summarize(loaded), chart=chart)
+    fragment = render_html_fragment(
+        summarize(report_input(report, "docsaccel/report.json")), chart=chart
+    )
     return (
         ":orphan:\n\n"
         f"{TITLE}\n{'=' * len(TITLE)}\n\n"
@@ -68,21 +73,26 @@ def page_text(report_path: Path, chart: str | None = None) -> str:
 
 
 def write_report_page(app: Any, report: dict[str, Any]) -> None:
-    """Write ``<srcdir>/<docsaccel_report_page>.rst``; start drawing its chart."""
+    """Write ``<srcdir>/<docsaccel_report_page>.rst``; start drawing its chart if asked."""
     build = getattr(app, "_docsaccel_gallery", None)
     docname = build.settings.report_page if build else None
     if docname is None:
         return
+    draw_chart = build.settings.report_chart
     target = Path(app.srcdir, f"{docname}.rst")
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = page_text(build.report_path, chart=CHART_PLACEHOLDER)
+    text = page_text(report, chart=CHART_PLACEHOLDER if draw_chart else "")
     if not target.is_file() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
+    if not draw_chart:
+        return
     svg = build.report_path.with_name("chart.svg")
     command = [sys.executable, "-m", "docsaccel.report.chart", str(build.report_path), str(svg)]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     page = Path(app.outdir, f"{docname}.html")
     app._docsaccel_pending_chart = _PendingChart(process, svg, page)  # type: ignore[attr-defined]
+    # After the report is final (priority 100), before the overrun verdict (900).
+    app.connect("build-finished", insert_chart, priority=200)
 
 
 def insert_chart(app: Any, exception: BaseException | None) -> None:

@@ -120,16 +120,16 @@ def render_html_fragment(
     """Totals, chart and sortable table in one ``<div>``, with its style and script.
 
     ``chart``: markup to use instead of drawing the chart here (the docs build puts a
-    placeholder and draws the chart in another process meanwhile).
+    placeholder and draws the chart in another process meanwhile); ``""``: no chart.
     """
     if chart is None:
         chart = render_chart_svg(summary.rows, chart_limit)
     head = "".join(f'<th scope="col">{escape(name)}</th>' for name in _COLUMNS)
     body = "\n".join(_row(row) for row in summary.rows)
+    chart_block = f'<div class="chart">{chart}</div>\n' if chart else ""
     return (
         f'<div class="docsaccel-report">\n<style>{_STYLE}</style>\n'
-        f"{_totals(summary)}\n"
-        f'<div class="chart">{chart}</div>\n'
+        f"{_totals(summary)}\n{chart_block}"
         f'<table class="sortable"><thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n'
         f"</tbody></table>\n<p><small>from {escape(summary.source)} "
         f"({escape(summary.format)})</small></p>\n<script>{_SCRIPT}</script>\n</div>\n"

@@ -37,14 +37,14 @@ from __future__ import annotations
 import json
 import math
 import re
-import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from docsaccel.report.model import InputError, LoadedInput, Timing
 from docsaccel.schema import SchemaError, validate_report
 
-__all__ = ["detect_format", "load_input", "load_timings", "parse_sg_time"]
+__all__ = ["detect_format", "load_input", "load_timings", "parse_sg_time", "report_input"]
 
 _MIB = 1024 * 1024
 _SG_TIME = re.compile(r"^(?P<minutes>\d+):(?P<seconds>\d{2})\.(?P<millis>\d{3})$")
@@ -214,6 +214,15 @@ def _parse_report(text: str, path: Path) -> LoadedInput:
         validate_report(data, path)
     except SchemaError as exc:
         raise InputError(str(exc)) from exc
+    return report_input(data, str(path))
+
+
+def report_input(report: dict[str, Any], source: str) -> LoadedInput:
+    """A docsaccel report already in memory and valid (:func:`~docsaccel.schema.validate_report`).
+
+    The docs build's report page starts from the report the plugin holds, rather than
+    reading back and checking the file it has just written.
+    """
     timings = [
         Timing(
             id=record["id"],
@@ -228,12 +237,15 @@ def _parse_report(text: str, path: Path) -> LoadedInput:
             knobs=record.get("knobs") or {},
             render=record.get("render") or {},
         )
-        for record in data["examples"]
+        for record in report["examples"]
     ]
-    return LoadedInput(str(path), "docsaccel-report", timings, dict(data["build"]))
+    return LoadedInput(source, "docsaccel-report", timings, dict(report["build"]))
 
 
 def _parse_junit(text: str, path: Path) -> LoadedInput:
+    # Imported here: the docs build loads this module for its report page, never JUnit.
+    import xml.etree.ElementTree as ElementTree
+
     try:
         root = ElementTree.fromstring(text)
     except ElementTree.ParseError as exc:

@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from docsaccel.report.history import ExampleHistory
 from docsaccel.report.model import LoadedInput, Timing
+
+if TYPE_CHECKING:  # the docs build summarizes without loading the history reader
+    from docsaccel.report.history import ExampleHistory
 
 __all__ = ["NEAR_BUDGET", "ReportSummary", "Row", "summarize"]
 
