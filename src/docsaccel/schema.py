@@ -1,7 +1,8 @@
 """The data docsaccel's parts hand to each other: example records and the build report.
 
 Data flows one way: the gallery plugin writes one *record* per example (JSON, written
-atomically under ``<outdir>/docsaccel/records/``), combines them into the *report*
+atomically under ``<outdir>/docsaccel/records/``: a line of a per-process journal, or a
+file; see :mod:`docsaccel.gallery.records`), combines them into the *report*
 (``<outdir>/docsaccel/report.json``), and the views (``docsaccel report``, ``check``,
 ``compare``, ``shard``) read the report. Views never re-measure. This module is the one
 definition of both formats, and validates them with messages that name the file, the key

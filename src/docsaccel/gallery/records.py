@@ -65,7 +65,6 @@ def record_file(records_dir: Path | str, example_id: str) -> Path:
 
 
 def _record_path(records_dir: Path | str, example_id: str) -> str:
-    # A str, not a Path: records are written twice per example, where Path costs show.
     return os.path.join(records_dir, example_id.replace("/", "__") + ".json")
 
 
@@ -83,8 +82,8 @@ def _write_all(handle: int, payload: bytes) -> None:
 def write_json(path: Path | str, data: Any, indent: int | None = 2) -> None:
     """Write ``data`` as JSON to ``path`` atomically (temporary file + rename).
 
-    ``indent=None`` writes one line with the C encoder (records, written twice per
-    example); the report keeps its indentation for readers.
+    ``indent=None`` writes one line with the C encoder (records); the report keeps its
+    indentation for readers.
     """
     _replace_atomically(os.fspath(path), _encode(data, indent))
 

@@ -1,0 +1,69 @@
+"""Records on disk: the per-process journal, record files, and which one counts."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+
+from docsaccel.budgets import BudgetTable
+from docsaccel.gallery.plan import Example
+from docsaccel.gallery.records import (
+    RecordJournal,
+    base_record,
+    build_report,
+    read_records,
+    write_record,
+)
+
+
+def example(name: str) -> Example:
+    budget = BudgetTable().resolve(name, "")
+    return Example("examples", name, name, name, name, True, budget)
+
+
+def test_the_last_journal_line_of_an_example_counts(tmp_path) -> None:
+    journal = RecordJournal(tmp_path)
+    journal.append(base_record(example("plot_a.py"), "failed", False, error="did not finish"))
+    journal.append(base_record(example("plot_b.py"), "failed", False))
+    journal.append(base_record(example("plot_a.py"), "ok", False, wall_seconds=1.5))
+
+    records = read_records(tmp_path)
+
+    assert records["examples/plot_a.py"]["status"] == "ok"
+    assert records["examples/plot_a.py"]["wall_seconds"] == 1.5
+    assert records["examples/plot_b.py"]["status"] == "failed"
+    [journal_file] = tmp_path.glob("journal-*.jsonl")
+    assert journal_file.name == f"journal-{os.getpid()}.jsonl"
+    assert len(journal_file.read_text("utf-8").splitlines()) == 3
+
+
+def test_a_record_file_wins_over_journal_lines(tmp_path) -> None:
+    RecordJournal(tmp_path).append(base_record(example("plot_a.py"), "ok", False))
+    write_record(tmp_path, base_record(example("plot_a.py"), "failed", False, error="boom"))
+
+    assert read_records(tmp_path)["examples/plot_a.py"]["error"] == "boom"
+
+
+def test_a_line_cut_short_by_a_crash_is_skipped(tmp_path) -> None:
+    RecordJournal(tmp_path).append(base_record(example("plot_a.py"), "failed", False))
+    complete = json.dumps(base_record(example("plot_a.py"), "ok", False))
+    with open(tmp_path / "journal-1.jsonl", "w", encoding="utf-8") as stream:
+        stream.write(complete[: len(complete) // 2])  # the process died mid-line
+
+    records = read_records(tmp_path)
+
+    assert records["examples/plot_a.py"]["status"] == "failed"
+    report = build_report(tmp_path, [example("plot_a.py"), example("plot_b.py")], {})
+    assert [r["status"] for r in report["examples"]] == ["failed", "not-executed"]
+
+
+def test_a_journal_travels_by_pickle_without_its_open_file(tmp_path) -> None:
+    journal = RecordJournal(tmp_path)
+    journal.append(base_record(example("plot_a.py"), "ok", False))
+
+    copy = pickle.loads(pickle.dumps(journal))
+    # In a worker process the copy opens the worker's own journal; here, the same one.
+    copy.append(base_record(example("plot_b.py"), "ok", False))
+
+    assert sorted(read_records(tmp_path)) == ["examples/plot_a.py", "examples/plot_b.py"]
