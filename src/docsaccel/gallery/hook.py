@@ -176,17 +176,26 @@ class ExampleHook:
 
 def _reset_peak_rss() -> None:
     """Make the kernel's peak-RSS mark start over, so it measures this example (Linux)."""
-    with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as control:
-        control.write("5")
+    # Raw os calls: a Python file object adds four system calls to each of the two
+    # /proc accesses every example makes.
+    with contextlib.suppress(OSError):
+        control = os.open("/proc/self/clear_refs", os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.write(control, b"5")
+        finally:
+            os.close(control)
 
 
 def _peak_rss_bytes() -> int | None:
     """Peak resident memory of this process since the last reset, in bytes."""
     try:
-        with open("/proc/self/status", encoding="utf-8", errors="replace") as status:
-            lines = status.read().splitlines()
-        for line in lines:
-            if line.startswith("VmHWM:"):
+        status = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            text = os.read(status, 1 << 16)
+        finally:
+            os.close(status)
+        for line in text.splitlines():
+            if line.startswith(b"VmHWM:"):
                 return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
