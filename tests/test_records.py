@@ -13,6 +13,7 @@ from docsaccel.gallery.records import (
     base_record,
     build_report,
     read_records,
+    write_json,
     write_record,
 )
 
@@ -67,3 +68,16 @@ def test_a_journal_travels_by_pickle_without_its_open_file(tmp_path) -> None:
     copy.append(base_record(example("plot_b.py"), "ok", False))
 
     assert sorted(read_records(tmp_path)) == ["examples/plot_a.py", "examples/plot_b.py"]
+
+
+def test_records_and_reports_are_as_readable_as_any_new_file(tmp_path) -> None:
+    # Not private (mkstemp's 0600): the built site is often served by another user.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    expected = 0o666 & ~mask
+    RecordJournal(tmp_path).append(base_record(example("plot_a.py"), "ok", False))
+    path = write_record(tmp_path, base_record(example("plot_b.py"), "ok", False))
+    write_json(tmp_path / "report.json", {"a": 1})
+
+    for written in [path, tmp_path / "report.json", *tmp_path.glob("journal-*.jsonl")]:
+        assert written.stat().st_mode & 0o777 == expected, written

@@ -88,6 +88,17 @@ def write_json(path: Path | str, data: Any, indent: int | None = 2) -> None:
     _replace_atomically(os.fspath(path), _encode(data, indent))
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# The mode an ordinary new file gets (0644 under the usual umask). mkstemp makes its file
+# private (0600), which a web server serving the built site as another user cannot read.
+_FILE_MODE = 0o666 & ~_umask()
+
+
 def _replace_atomically(path: str, payload: bytes) -> None:
     directory, name = os.path.split(path)
     directory = directory or "."
@@ -98,6 +109,7 @@ def _replace_atomically(path: str, payload: bytes) -> None:
         handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
     try:
         try:
+            os.fchmod(handle, _FILE_MODE)
             _write_all(handle, payload)
         finally:
             os.close(handle)
@@ -168,7 +180,7 @@ class RecordJournal:
         if self._pid != os.getpid():
             path = os.path.join(self.records_dir, f"{self.PREFIX}{os.getpid()}.jsonl")
             flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
-            self._handle, self._pid = os.open(path, flags, 0o644), os.getpid()
+            self._handle, self._pid = os.open(path, flags, 0o666), os.getpid()
         assert self._handle is not None
         _write_all(self._handle, _encode(record, None))
 
