@@ -181,32 +181,34 @@ class BudgetTable:
                 return "inline", f"{example} (# docsaccel_budget)", inline
         candidates = self.matching(example)
         if candidates:
+            self._refuse_tie(example, candidates)
             best = candidates[0]
-            if len(candidates) > 1 and candidates[1].specificity == best.specificity:
-                raise BudgetError(self._tie_message(example, candidates))
             return "pattern", f"{self.path} [examples] {best.pattern!r}", best.rule
         if self.default is not None:
             return "default", f"{self.path} default", Rule(self.default, self.fast_default)
         return "builtin", "no budget configured", None
 
-    def _tie_message(self, example: str, candidates: list[_Entry]) -> str:
+    def _refuse_tie(self, example: str, candidates: list[_Entry]) -> None:
+        """Raise when the most specific of ``candidates`` (from :meth:`matching`) is tied."""
+        if len(candidates) < 2 or candidates[1].specificity != candidates[0].specificity:
+            return
         tied = [c.pattern for c in candidates if c.specificity == candidates[0].specificity]
-        return (
+        raise BudgetError(
             f"{self.path}: [examples] patterns {', '.join(map(repr, tied))} all match "
             f"{example!r} and are equally specific; make one of them more specific"
         )
 
     def check_examples(self, examples: Iterable[str]) -> list[str]:
         """Raise on ambiguous ties among ``examples``; return warnings for unused patterns."""
-        examples = list(examples)
+        used: set[str] = set()
         for example in examples:
             candidates = self.matching(example)
-            if len(candidates) > 1 and candidates[0].specificity == candidates[1].specificity:
-                raise BudgetError(self._tie_message(example, candidates))
+            self._refuse_tie(example, candidates)
+            used.update(candidate.pattern for candidate in candidates)
         return [
             f"{self.path}: [examples] pattern {entry.pattern!r} matches no example"
             for entry in self.entries
-            if not any(fnmatchcase(example, entry.pattern) for example in examples)
+            if entry.pattern not in used
         ]
 
 
