@@ -43,8 +43,10 @@ def fast_note_text(record: dict[str, Any] | None) -> str:
 
 def add_fast_note(doctree: nodes.document, text: str) -> bool:
     """Insert the note under the first section title of ``doctree``; False if none."""
+    if not text:  # every example page of every full build: no need to search the doctree
+        return False
     section = next(iter(doctree.findall(nodes.section)), None)
-    if not text or section is None:
+    if section is None:
         return False
     heading, _, body = text.partition(": ")
     note = nodes.admonition("", classes=["note", NOTE_CLASS])
