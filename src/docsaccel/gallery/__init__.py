@@ -110,12 +110,10 @@ class GalleryBuild:
     #: In a merge build: the records of the shards, by example id.
     imported: dict[str, dict[str, Any]] = field(default_factory=dict)
     finished: bool = False
-    #: The last report written, and its records by id.
+    #: The last report written, and its records by id. The first report is written once
+    #: the gallery has run (or as the build stops): from then on the records are final.
     last_report: dict[str, Any] | None = None
     final_records: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: True once the gallery has run: from then on the records are final, and held in
-    #: ``final_records`` rather than read again from disk.
-    gallery_done: bool = False
     _by_docname: dict[str, Example] = field(default_factory=dict, repr=False)
 
     @property
@@ -131,8 +129,14 @@ class GalleryBuild:
             self._by_docname = {example.docname: example for example in self.examples}
         return self._by_docname.get(docname)
 
-    def report(self, complete: bool) -> dict[str, Any]:
-        """The report of this build so far (see :func:`.records.build_report`)."""
+    def report(
+        self, complete: bool, records: dict[str, dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """The report of this build so far (see :func:`.records.build_report`).
+
+        ``records``: the records by id (default: the final ones held in memory once a
+        report was written, else those on disk).
+        """
         build = {
             "wall_seconds": round(time.perf_counter() - self.started, 3),
             "fast": self.settings.fast,
@@ -141,11 +145,14 @@ class GalleryBuild:
             "sphinx_gallery": sphinx_gallery.__version__,
             "docsaccel": docsaccel.__version__,
         }
-        records = self.final_records if self.gallery_done else None
+        if records is None and self.last_report is not None:
+            records = self.final_records
         return build_report(self.records_dir, self.examples, build, records)
 
-    def write_report(self, complete: bool) -> dict[str, Any]:
-        report = self.report(complete)
+    def write_report(
+        self, complete: bool, records: dict[str, dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        report = self.report(complete, records)
         write_json(self.report_path, report)
         self.last_report = report
         self.final_records = {record["id"]: record for record in report["examples"]}
@@ -254,8 +261,7 @@ def _on_gallery_executed(app: Sphinx) -> None:
             continue
         write_record(build.records_dir, record)
         records[example.id] = record
-    build.final_records, build.gallery_done = records, True
-    report = build.write_report(complete=True)
+    report = build.write_report(complete=True, records=records)
     _log_overruns(report, build.settings.on_overrun)
     logger.info(f"docsaccel: report written to {build.report_path}")
     app.emit(REPORT_READY_EVENT, report)
