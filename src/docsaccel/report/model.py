@@ -15,11 +15,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-__all__ = ["InputError", "LoadedInput", "Timing"]
+__all__ = ["InputError", "LoadedInput", "Timing", "is_over_budget"]
 
 
 class InputError(ValueError):
     """An input that cannot be read or holds no example; the message names the file."""
+
+
+def is_over_budget(status: str, seconds: float, budget_seconds: float | None) -> bool:
+    """Slower than a finite budget; an interrupted example always is over."""
+    if status == "interrupted":
+        return True
+    return budget_seconds is not None and seconds > budget_seconds
 
 
 @dataclass(frozen=True)
@@ -50,9 +57,7 @@ class Timing:
     @property
     def over_budget(self) -> bool:
         """Slower than a finite budget (an interrupted example always is)."""
-        if self.status == "interrupted":
-            return True
-        return self.budget_seconds is not None and self.seconds > self.budget_seconds
+        return is_over_budget(self.status, self.seconds, self.budget_seconds)
 
     @property
     def budget_use(self) -> float | None:

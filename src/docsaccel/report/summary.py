@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from docsaccel.report.model import LoadedInput, Timing
+from docsaccel.report.model import LoadedInput, Timing, is_over_budget
 
 if TYPE_CHECKING:  # the docs build summarizes without loading the history reader
     from docsaccel.report.history import ExampleHistory
@@ -48,7 +48,7 @@ class Row:
 
     @property
     def over(self) -> bool:
-        return self.status == "interrupted" or (self.budget_use or 0) > 1
+        return is_over_budget(self.status, self.seconds, self.budget_seconds)
 
     @property
     def near(self) -> bool:
@@ -75,7 +75,6 @@ class ReportSummary:
     fast: bool | None
     status_counts: dict[str, int]
     baseline_total: float | None = None
-    build: dict[str, Any] = field(default_factory=dict)
 
     @property
     def execution_seconds(self) -> float:
@@ -174,5 +173,4 @@ def summarize(
         fast=loaded.build.get("fast"),
         status_counts=dict(sorted(Counter(t.status for t in loaded.timings).items())),
         baseline_total=sum(base.values()) if baseline is not None else None,
-        build=dict(loaded.build),
     )
