@@ -118,6 +118,8 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _add_compare(subparsers: argparse._SubParsersAction) -> None:
+    from docsaccel.report.compare import DEFAULT_ABSOLUTE_SECONDS, DEFAULT_RELATIVE
+
     parser = subparsers.add_parser(
         "compare",
         help="per-example time deltas between two builds",
@@ -130,16 +132,16 @@ def _add_compare(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--relative",
         type=float,
-        default=20.0,
+        default=DEFAULT_RELATIVE * 100,
         metavar="PERCENT",
-        help="relative threshold in percent (20)",
+        help=f"relative threshold in percent ({DEFAULT_RELATIVE * 100:g})",
     )
     parser.add_argument(
         "--absolute",
         type=float,
-        default=5.0,
+        default=DEFAULT_ABSOLUTE_SECONDS,
         metavar="SECONDS",
-        help="absolute threshold in seconds (5)",
+        help=f"absolute threshold in seconds ({DEFAULT_ABSOLUTE_SECONDS:g})",
     )
     parser.add_argument("--fail-on-regression", action="store_true")
     parser.add_argument("--format", choices=("text", "md"), default="text")

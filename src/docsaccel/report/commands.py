@@ -20,7 +20,12 @@ from pathlib import Path
 
 from docsaccel.budgets import BudgetError, load_budgets, parse_duration
 from docsaccel.report.check import apply_budgets, check_timings, format_check
-from docsaccel.report.compare import compare_timings, format_comparison
+from docsaccel.report.compare import (
+    DEFAULT_ABSOLUTE_SECONDS,
+    DEFAULT_RELATIVE,
+    compare_timings,
+    format_comparison,
+)
 from docsaccel.report.history import append_history, read_history
 from docsaccel.report.html import render_html
 from docsaccel.report.inputs import load_input, load_timings
@@ -102,8 +107,8 @@ def _compare(
 def run_compare(
     base: str,
     head: str,
-    relative: float = 0.20,
-    absolute: float = 5.0,
+    relative: float = DEFAULT_RELATIVE,
+    absolute: float = DEFAULT_ABSOLUTE_SECONDS,
     fail_on_regression: bool = False,
     markdown: bool = False,
 ) -> tuple[str, int]:
