@@ -46,6 +46,7 @@ def test_no_budget_anywhere_passes_with_zero_bounded(capsys) -> None:
         (["check", "MISSING.rst"], "MISSING.rst: cannot read"),
         (["check", str(FIXTURES / "list_table_empty.rst")], "no example"),
         (["check", BULLETS, "--budget", "soon"], "--budget: 'soon' is not a duration"),
+        (["check", BULLETS, "--budget", "none"], '--budget: "none" is not a budget'),
         (["check", BULLETS, "--budgets", "MISSING.toml"], "MISSING.toml"),
     ],
 )

@@ -63,6 +63,7 @@ __all__ = [
     "format_seconds",
     "is_ci",
     "load_budgets",
+    "parse_bounded_duration",
     "parse_budgets",
     "parse_duration",
     "read_inline_budget",
@@ -292,7 +293,7 @@ def _check_keys(table: Mapping[str, Any], allowed: tuple[str, ...], where: str) 
         )
 
 
-def _bounded_duration(value: Any, where: str, if_none: str) -> float:
+def parse_bounded_duration(value: Any, where: str, if_none: str) -> float:
     """A duration where "none" makes no sense; ``if_none`` says why, in the error."""
     seconds = parse_duration(value, where)
     if seconds is None:
@@ -310,7 +311,7 @@ def _parse_entry_value(value: Any, where: str) -> Rule:
         if reason is not None and (not isinstance(reason, str) or not reason.strip()):
             raise BudgetError(f"{where}.reason: must be a non-empty string, got {reason!r}")
         if "fast" in value:
-            fast = _bounded_duration(
+            fast = parse_bounded_duration(
                 value["fast"],
                 f"{where}.fast",
                 '"none" is not a fast-path budget; leave the key out to keep the budget '
@@ -331,7 +332,7 @@ def parse_budgets(data: Mapping[str, Any], path: str) -> BudgetTable:
     _check_keys(data, _TOP_KEYS, path)
     default = None
     if "default" in data:
-        default = _bounded_duration(
+        default = parse_bounded_duration(
             data["default"],
             f"{path}: default",
             '"none" would leave every example unbounded; remove the key instead, or give '
@@ -343,7 +344,7 @@ def parse_budgets(data: Mapping[str, Any], path: str) -> BudgetTable:
             raise BudgetError(
                 f"{path}: fast_default = {data['fast_default']!r} needs a default for full builds"
             )
-        fast_default = _bounded_duration(
+        fast_default = parse_bounded_duration(
             data["fast_default"], f"{path}: fast_default", '"none" is not a budget; remove the key'
         )
     ci_factor = data.get("ci_factor", 1.0)

@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from docsaccel.budgets import BudgetError, load_budgets, parse_duration
+from docsaccel.budgets import BudgetError, load_budgets, parse_bounded_duration
 from docsaccel.report.check import apply_budgets, check_timings, format_check
 from docsaccel.report.compare import (
     DEFAULT_ABSOLUTE_SECONDS,
@@ -78,9 +78,11 @@ def run_report(
 
 
 def _check(inputs: Sequence[str], flat_budget: str | None, budgets: str | None) -> tuple[str, int]:
-    flat = parse_duration(flat_budget, "--budget") if flat_budget is not None else None
-    if flat_budget is not None and flat is None:
-        raise BudgetError('--budget: "none" is not a budget; leave the option out instead')
+    flat = None
+    if flat_budget is not None:
+        flat = parse_bounded_duration(
+            flat_budget, "--budget", '"none" is not a budget; leave the option out instead'
+        )
     table = load_budgets(budgets) if budgets else None
     timings = [timing for path in inputs for timing in load_timings(path)]
     result = check_timings(apply_budgets(timings, flat_seconds=flat, table=table))
