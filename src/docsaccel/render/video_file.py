@@ -16,11 +16,13 @@ import numpy as np
 
 from docsaccel.render.gating import RenderEvery
 from docsaccel.render.schedule import FrameSchedule
+from docsaccel.video import VIDEO_SUFFIXES
 
 __all__ = ["VIDEO_FORMATS", "VideoFileRecorder", "find_render_every"]
 
-#: File suffixes :class:`VideoFileRecorder` can write.
-VIDEO_FORMATS: tuple[str, ...] = (".mp4", ".gif")
+#: File suffixes :class:`VideoFileRecorder` can write: those the gallery's video scraper
+#: embeds (:data:`docsaccel.video.VIDEO_SUFFIXES`).
+VIDEO_FORMATS: tuple[str, ...] = VIDEO_SUFFIXES
 
 
 def find_render_every(env: Any) -> RenderEvery | None:
