@@ -37,10 +37,8 @@ from docsaccel.gallery.interrupt import Deadline
 from docsaccel.gallery.plan import Example
 from docsaccel.gallery.records import RecordJournal, base_record, now_iso
 
-__all__ = ["RENDER_SECTION", "ExampleHook", "interruption_message"]
+__all__ = ["ExampleHook", "interruption_message"]
 
-#: The registry section render gating publishes its statistics under.
-RENDER_SECTION = registry.RENDER_SECTION
 _UNFINISHED = (
     "did not finish: the build stopped while this example was running "
     "(an error with abort_on_example_error, a crash, or an interrupted build)"
@@ -165,7 +163,7 @@ class ExampleHook:
             # Nothing has run yet at the provisional record: no memory to measure.
             peak_rss_bytes=None if provisional else _peak_rss_bytes(),
             knobs=facts.get(KNOBS_SECTION, {}),
-            render=facts.get(RENDER_SECTION, {}),
+            render=facts.get(registry.RENDER_SECTION, {}),
             error=error,
             started_at=run.started_at,
             finished_at=now_iso() if finished else None,

@@ -33,12 +33,11 @@ ensure_headless_gl()
 
 from docsaccel.render.gating import RenderEvery  # noqa: E402
 from docsaccel.render.schedule import FrameSchedule  # noqa: E402
-from docsaccel.render.stats import REGISTRY_SECTION, RenderStats  # noqa: E402
+from docsaccel.render.stats import RenderStats  # noqa: E402
 from docsaccel.render.torchrl_binding import RecorderSchedule, bind_recorder, gated_video_env  # noqa: E402
 from docsaccel.render.video_file import VideoFileRecorder  # noqa: E402
 
 __all__ = [
-    "REGISTRY_SECTION",
     "FrameSchedule",
     "RecorderSchedule",
     "RenderEvery",

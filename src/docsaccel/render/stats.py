@@ -24,10 +24,7 @@ from dataclasses import dataclass
 
 from docsaccel import registry
 
-__all__ = ["REGISTRY_SECTION", "RenderStats", "publish_stats"]
-
-#: Section of :mod:`docsaccel.registry` where render statistics are published.
-REGISTRY_SECTION = registry.RENDER_SECTION
+__all__ = ["RenderStats", "publish_stats"]
 
 _label_lock = threading.Lock()
 _label_counters: defaultdict[str, itertools.count] = defaultdict(lambda: itertools.count(1))
@@ -110,5 +107,5 @@ def publish_stats(stats: RenderStats) -> str:
     """Publish ``stats`` live in the registry under a new unique label; return the label."""
     with _label_lock:
         label = f"{stats.env_id}#{next(_label_counters[stats.env_id])}"
-    registry.publish(REGISTRY_SECTION, label, stats)
+    registry.publish(registry.RENDER_SECTION, label, stats)
     return label
