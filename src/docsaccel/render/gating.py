@@ -11,7 +11,7 @@ import numpy as np
 from docsaccel.render.schedule import FrameSchedule, Schedule, check_stride
 from docsaccel.render.stats import RenderStats, publish_stats
 
-__all__ = ["IMAGE_RENDER_MODES", "RenderEvery"]
+__all__ = ["IMAGE_RENDER_MODES", "RenderEvery", "find_render_every"]
 
 #: Render modes whose ``render()`` returns one image array per call.
 IMAGE_RENDER_MODES: tuple[str, ...] = ("rgb_array", "depth_array")
@@ -157,3 +157,12 @@ class RenderEvery(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorAr
         self._last_frame = frame
         self._fresh_required = False
         return frame
+
+
+def find_render_every(env: Any) -> RenderEvery | None:
+    """The outermost :class:`RenderEvery` in a chain of gymnasium wrappers, or ``None``."""
+    while env is not None:
+        if isinstance(env, RenderEvery):
+            return env
+        env = getattr(env, "env", None) if isinstance(env, gym.Wrapper) else None
+    return None

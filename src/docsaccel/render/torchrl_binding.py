@@ -26,9 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from docsaccel.render.gating import RenderEvery
+from docsaccel.render.gating import RenderEvery, find_render_every
 from docsaccel.render.schedule import check_stride
-from docsaccel.render.video_file import find_render_every
 
 __all__ = ["RecorderSchedule", "bind_recorder", "gated_video_env"]
 

@@ -14,24 +14,15 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import numpy as np
 
-from docsaccel.render.gating import RenderEvery
+from docsaccel.render.gating import find_render_every
 from docsaccel.render.schedule import FrameSchedule
 from docsaccel.video import VIDEO_SUFFIXES
 
-__all__ = ["VIDEO_FORMATS", "VideoFileRecorder", "find_render_every"]
+__all__ = ["VIDEO_FORMATS", "VideoFileRecorder"]
 
 #: File suffixes :class:`VideoFileRecorder` can write: those the gallery's video scraper
 #: embeds (:data:`docsaccel.video.VIDEO_SUFFIXES`).
 VIDEO_FORMATS: tuple[str, ...] = VIDEO_SUFFIXES
-
-
-def find_render_every(env: Any) -> RenderEvery | None:
-    """The outermost :class:`RenderEvery` in a chain of gymnasium wrappers, or ``None``."""
-    while env is not None:
-        if isinstance(env, RenderEvery):
-            return env
-        env = getattr(env, "env", None) if isinstance(env, gym.Wrapper) else None
-    return None
 
 
 class VideoFileRecorder(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorArgs):
