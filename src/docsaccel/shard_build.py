@@ -46,7 +46,7 @@ from docsaccel.gallery import sg_compat
 from docsaccel.gallery.config import SHARD_EXAMPLES_ENV_VAR, SHARD_RECORDS_ENV_VAR
 from docsaccel.gallery.records import record_file, write_json, write_record
 from docsaccel.schema import SchemaError, load_report, validate_record
-from docsaccel.shard import ShardError, build_gallery_plan, check_index
+from docsaccel.shard import Plan, ShardError, build_gallery_plan, check_index
 
 __all__ = [
     "MANIFEST",
@@ -56,6 +56,7 @@ __all__ = [
     "copy_project",
     "find_manifests",
     "merge_artifacts",
+    "plan_project",
     "read_project",
     "run_local",
     "run_merge",
@@ -143,18 +144,17 @@ def run_shard(
     work: Path | None = None,
     sphinx_args: Sequence[str] = (),
     log: Path | None = None,
+    plan: Plan | None = None,
 ) -> dict[str, Any]:
     """Execute shard ``index`` of ``shards`` in a workspace; return its manifest.
 
     ``inputs`` are earlier timings (history, report...) for the plan; ``work`` (default
     ``<docs>/_build/shard-work/<index>``) receives the copy of the project and the HTML.
+    ``plan``: the plan of all shards when the caller has made it (:func:`plan_project`).
     """
     check_index(index, shards)
     work = Path(work or project.docs / "_build" / "shard-work" / str(index)).resolve()
-    galleries = {gallery: project.docs / gallery for gallery in project.galleries}
-    plan = build_gallery_plan(
-        inputs, shards, galleries, project.budgets, list_examples=project.example_names
-    )
+    plan = plan or plan_project(project, shards, inputs)
     examples = plan.examples_of(index)
     shutil.rmtree(work, ignore_errors=True)
     copy = copy_project(project, work / "project")
@@ -164,6 +164,14 @@ def run_shard(
     env = {SHARD_EXAMPLES_ENV_VAR: str(selection)}
     run_sphinx(copy.docs, outdir, env, sphinx_args, log)
     return collect_shard(copy, outdir, Path(artifact), index, shards, examples)
+
+
+def plan_project(project: DocsProject, shards: int, inputs: Sequence[str | Path]) -> Plan:
+    """The plan of the project's galleries over ``shards``, from the timings in ``inputs``."""
+    galleries = {gallery: project.docs / gallery for gallery in project.galleries}
+    return build_gallery_plan(
+        inputs, shards, galleries, project.budgets, list_examples=project.example_names
+    )
 
 
 def copy_project(project: DocsProject, destination: Path) -> DocsProject:
@@ -364,6 +372,7 @@ def run_local(
     base = project.docs / "_build"
     artifacts = base / "shard-artifacts"
     shutil.rmtree(artifacts, ignore_errors=True)
+    plan = plan_project(project, shards, inputs)  # once, not once per shard
 
     def one(index: int) -> None:
         run_shard(
@@ -374,6 +383,7 @@ def run_local(
             artifacts / f"docs-shard-{index}",
             sphinx_args=sphinx_args,
             log=base / "shard-work" / f"{index}.log",
+            plan=plan,
         )
 
     with ThreadPoolExecutor(max_workers=shards) as pool:
