@@ -338,12 +338,10 @@ def load_durations(paths: Iterable[str | Path], runs: int = DEFAULT_RUNS) -> dic
     """
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
         raise ShardError(f"the number of runs must be an integer >= 1, got {runs!r}")
-    seen: dict[str, list[float]] = {}
-    for path in paths:
-        for run in _read_runs(Path(path)):
-            for example, seconds in run.items():
-                seen.setdefault(example, []).append(seconds)
-    return {example: statistics.median(values[-runs:]) for example, values in sorted(seen.items())}
+    from docsaccel.report.history import recent_history
+
+    history = recent_history((run for path in paths for run in _read_runs(Path(path))), runs)
+    return {example: history[example].median_seconds for example in sorted(history)}
 
 
 def _read_runs(path: Path) -> list[dict[str, float]]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,6 +41,7 @@ __all__ = [
     "is_history",
     "read_history",
     "read_runs",
+    "recent_history",
 ]
 
 HISTORY_SCHEMA = "docsaccel.history"
@@ -162,8 +163,13 @@ def read_history(path: str | Path, last: int = 10) -> dict[str, ExampleHistory]:
     """Per example id, its durations in the ``last`` builds that ran it (oldest first)."""
     if last < 1:
         raise ValueError(f"last must be 1 or more, got {last!r}")
-    runs: dict[str, list[float]] = {}
-    for run in read_runs(path):
+    return recent_history(read_runs(path), last)
+
+
+def recent_history(runs: Iterable[Mapping[str, float]], last: int) -> dict[str, ExampleHistory]:
+    """Per example id, its durations in the ``last`` of ``runs`` (oldest first) that ran it."""
+    durations: dict[str, list[float]] = {}
+    for run in runs:
         for example_id, seconds in run.items():
-            runs.setdefault(example_id, []).append(seconds)
-    return {i: ExampleHistory(i, tuple(durations[-last:])) for i, durations in runs.items()}
+            durations.setdefault(example_id, []).append(seconds)
+    return {i: ExampleHistory(i, tuple(found[-last:])) for i, found in durations.items()}
