@@ -30,10 +30,11 @@ docs-fast: $(STAMP)
 
 # The sharded CI build on one machine: SHARDS parallel processes, each executing its share
 # of the tutorials in its own copy of the project, then the merge (no example runs twice).
+# What `nox -s docs_local` runs, in this .venv, with the CI settings nox gives the docs.
 SHARDS ?= 2
 docs-sharded: $(STAMP)
-	DOCSACCEL_FAST=1 DOCSACCEL_ON_OVERRUN=fail \
-		$(BIN)/docsaccel shard-local -W --docs docs --shards $(SHARDS) $(SHARD_INPUTS)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/nox --no-venv --no-install -s docs_local -- \
+		--shards $(SHARDS) $(SHARD_INPUTS)
 	@echo "Site: $(DOCS_OUT)/index.html"
 
 test: $(STAMP)

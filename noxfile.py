@@ -62,6 +62,13 @@ def docs_merge(session: nox.Session) -> None:
 
 
 @nox.session
+def docs_local(session: nox.Session) -> None:
+    """``-- --shards N [--history FILE]``: every shard in parallel on this machine, merged."""
+    install(session, DOCS_EXTRAS)
+    session.run("docsaccel", "shard-local", "-W", "--docs", "docs", *session.posargs, env=DOCS_ENV)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     session.install(*CONSTRAINTS, "ruff")
     session.run("ruff", "check", ".")
