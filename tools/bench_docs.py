@@ -21,43 +21,35 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from docsaccel.shard_build import copy_project, read_project
+from docsaccel.shard import ShardError
+from docsaccel.shard_build import copy_project, read_project, run_sphinx
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def build(fast: bool, workdir: Path) -> tuple[float, dict]:
     """One clean docs build in ``workdir``; its wall seconds and its docsaccel report."""
-    source = workdir / ("fast" if fast else "full")
+    label = "fast" if fast else "full"
+    source = workdir / label
     shutil.rmtree(source, ignore_errors=True)
     # The project without its build and gallery outputs: no example is skipped as unchanged.
     docs = copy_project(read_project(ROOT / "docs", ROOT), source).docs
     outdir = docs / "_build" / "html"
-    env = {**os.environ, "DOCSACCEL_FAST": "1" if fast else "0", "DOCSACCEL_ON_OVERRUN": "warn"}
-    command = [
-        sys.executable,
-        "-m",
-        "sphinx",
-        "-b",
-        "html",
-        "-q",
-        str(docs),
-        str(outdir),
-    ]
+    env = {"DOCSACCEL_FAST": "1" if fast else "0", "DOCSACCEL_ON_OVERRUN": "warn"}
+    log = workdir / f"{label}.log"
     started = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    try:
+        run_sphinx(docs, outdir, env, ["-q"], log=log)
+    except ShardError as exc:
+        sys.exit(f"{exc}:\n{log.read_text(encoding='utf-8')[-3000:]}")
     seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        sys.exit(f"{'fast' if fast else 'full'} build failed:\n{done.stderr[-3000:]}")
     report = json.loads((outdir / "docsaccel" / "report.json").read_text(encoding="utf-8"))
     return seconds, report
 
