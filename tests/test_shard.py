@@ -416,7 +416,7 @@ def test_cli_malformed_line_names_file_and_line(project, capsys) -> None:
 
 def test_shard_builds_plan_the_examples_sphinx_gallery_sees(tmp_path) -> None:
     from docsaccel.shard import build_gallery_plan
-    from docsaccel.shard_build import read_project
+    from docsaccel.shard.build import read_project
 
     docs = tmp_path / "docs"
     (docs / "examples" / "sub").mkdir(parents=True)

@@ -18,7 +18,7 @@ from gallery_build import make_project
 
 from docsaccel.schema import load_report
 from docsaccel.shard import ShardError
-from docsaccel.shard_build import merge_artifacts, read_project
+from docsaccel.shard.build import merge_artifacts, read_project
 
 pytestmark = pytest.mark.slow
 

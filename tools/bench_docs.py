@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from docsaccel.shard import ShardError
-from docsaccel.shard_build import copy_project, read_project, run_sphinx
+from docsaccel.shard.build import copy_project, read_project, run_sphinx
 
 ROOT = Path(__file__).resolve().parent.parent
 

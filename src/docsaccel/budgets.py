@@ -55,6 +55,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from docsaccel.contract import CI_ENV, parse_switch
+
 __all__ = [
     "Budget",
     "BudgetError",
@@ -214,9 +216,16 @@ class BudgetTable:
 
 
 def is_ci(env: Mapping[str, str] | None = None) -> bool:
-    """Whether the ``CI`` environment variable says this is a CI run (``true`` or ``1``)."""
-    value = (os.environ if env is None else env).get("CI", "")
-    return value.strip().lower() in ("true", "1", "yes")
+    """Whether the ``CI`` environment variable says this is a CI run (a true switch).
+
+    A value that is not a switch (``CI=maybe``) counts as not CI: the variable belongs to
+    the CI service, and docsaccel must not refuse to build over it.
+    """
+    value = (os.environ if env is None else env).get(CI_ENV, "")
+    try:
+        return parse_switch(value, CI_ENV)
+    except ValueError:
+        return False
 
 
 def format_seconds(seconds: float) -> str:

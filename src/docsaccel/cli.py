@@ -194,7 +194,7 @@ def _shard(args: argparse.Namespace) -> int:
 
 
 def _add_shard(subparsers: argparse._SubParsersAction) -> None:
-    from docsaccel.shard import DEFAULT_RUNS
+    from docsaccel.shard.plan import DEFAULT_RUNS
 
     parser = subparsers.add_parser(
         "shard",
@@ -233,8 +233,8 @@ def _add_shard(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _shard_build_command(args: argparse.Namespace) -> int:
-    from docsaccel import shard_build
-    from docsaccel.shard import ShardError
+    from docsaccel.shard import build as shard_build
+    from docsaccel.shard.plan import ShardError
 
     sphinx_args = ["-W"] if args.strict else []
     inputs = [*getattr(args, "inputs", []), *getattr(args, "history", [])]

@@ -29,15 +29,13 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from docsaccel import registry
+from docsaccel.contract import FAST_ENV, KNOBS_SECTION
+from docsaccel.contract import parse_switch as _parse_switch
 
 __all__ = ["ENV_VAR", "KNOBS_SECTION", "is_fast", "parse_switch", "pick"]
 
-ENV_VAR = "DOCSACCEL_FAST"
-#: The registry section where :func:`pick` publishes the knobs it chose.
-KNOBS_SECTION = "knobs"
-
-_TRUE = ("1", "true", "yes", "on")
-_FALSE = ("", "0", "false", "no", "off")
+#: The switch's environment variable (named in :mod:`docsaccel.contract`).
+ENV_VAR = FAST_ENV
 
 T = TypeVar("T")
 
@@ -45,17 +43,10 @@ T = TypeVar("T")
 def parse_switch(value: str, where: str = ENV_VAR) -> bool:
     """``"1"``/``"true"``/``"yes"``/``"on"`` -> True, ``""``/``"0"``/``"false"``/... -> False.
 
-    Anything else raises :class:`ValueError` naming ``where`` and the value.
+    Anything else raises :class:`ValueError` naming ``where`` and the value
+    (:func:`docsaccel.contract.parse_switch`, the one spelling of a switch).
     """
-    text = value.strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise ValueError(
-        f"{where}={value!r} is not a switch; use 1 (fast path on) or 0 (off), "
-        f"or one of {', '.join(repr(v) for v in _TRUE + _FALSE[1:])}"
-    )
+    return _parse_switch(value, where)
 
 
 def is_fast(env: Mapping[str, str] | None = None) -> bool:

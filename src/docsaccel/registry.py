@@ -24,11 +24,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+# Named in the contract, where render gating and the gallery plugin both read it.
+from docsaccel.contract import RENDER_SECTION
+
 __all__ = ["RENDER_SECTION", "clear", "publish", "snapshot", "take"]
 
-#: Where :mod:`docsaccel.render` publishes each gated env's statistics and the gallery
-#: plugin reads them: named here, where the two meet without importing each other.
-RENDER_SECTION = "render"
 
 _lock = threading.Lock()
 _facts: dict[str, dict[str, Any]] = {}

@@ -15,7 +15,7 @@ Record (schema ``docsaccel.record``, version 1)::
       "id": "tutorials/plot_quick.py",       # gallery folder / path inside it (posix)
       "gallery": "tutorials",                 # examples dir, relative to the conf dir
       "name": "plot_quick.py",                # path inside the gallery folder
-      "status": "ok",                         # one of STATUSES
+      "status": "ok",                         # one of contract.STATUSES
       "wall_seconds": 1.25, "cpu_seconds": 1.1, "peak_rss_bytes": 123456789,
       "budget_seconds": 30.0,                 # null: unbounded ("none" with a reason)
       "budget_source": "inline",              # "inline" | "pattern" | "default" | "builtin"
@@ -47,6 +47,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from docsaccel.contract import STATUSES
+
 __all__ = [
     "RECORD_SCHEMA",
     "REPORT_SCHEMA",
@@ -62,13 +64,6 @@ RECORD_SCHEMA = "docsaccel.record"
 REPORT_SCHEMA = "docsaccel.report"
 VERSION = 1
 
-#: Every status a record can have.
-#: ok: ran within budget; over-budget: finished but over its budget (warn mode);
-#: interrupted: stopped when its budget ran out (fail mode); failed: raised an error;
-#: not-executed: not run (build stopped first, or filtered out); cached: skipped by
-#: sphinx-gallery as unchanged, time is the last known one.
-STATUSES = ("ok", "over-budget", "interrupted", "failed", "not-executed", "cached")
-BUDGET_SOURCES = ("inline", "pattern", "default", "builtin")
 
 # key -> (accepted types, required)
 _NUMBER = (int, float)

@@ -51,6 +51,8 @@ from sphinx.util import logging
 
 import docsaccel
 from docsaccel.budgets import BudgetError, BudgetTable, format_seconds, load_budgets
+from docsaccel.contract import OVERRUNS as _OVERRUNS
+from docsaccel.contract import REUSABLE as _REUSABLE
 from docsaccel.fast import ENV_VAR as FAST_ENV_VAR
 from docsaccel.gallery import sg_compat
 from docsaccel.gallery.config import (
@@ -68,7 +70,6 @@ from docsaccel.gallery.records import (
     write_json,
     write_record,
 )
-from docsaccel.gallery.shards import apply_shard_settings
 
 __all__ = ["REPORT_READY_EVENT", "BudgetOverrunError", "GalleryBuild", "setup"]
 
@@ -86,8 +87,6 @@ _CONFIG_TYPES: dict[str, frozenset[type]] = {
     "docsaccel_report_page": frozenset({type(None), str}),
     "docsaccel_report_chart": frozenset({bool}),
 }
-_OVERRUNS = ("over-budget", "interrupted")
-_REUSABLE = ("ok", "over-budget", "cached")
 _unfinished_builds: list[GalleryBuild] = []
 
 
@@ -202,6 +201,9 @@ def _on_before_gallery(app: Sphinx) -> None:
     build.previous = read_records(build.records_dir)
     shutil.rmtree(build.records_dir, ignore_errors=True)
     build.records_dir.mkdir(parents=True, exist_ok=True)
+    # Imported here: docsaccel.shard.roles imports the plugin's own modules.
+    from docsaccel.shard.roles import apply_shard_settings
+
     build.imported = apply_shard_settings(build.settings, build.examples, gallery_conf)
     # A merge build takes the shards' pages as they are (their fast flag is checked above).
     for example in build.examples if build.settings.shard_records is None else ():

@@ -20,7 +20,7 @@ key                           default              meaning
 ============================  ===================  ============================================
 
 Two environment variables make a build one part of a sharded build (see
-:mod:`docsaccel.shard_build`); they have no ``conf.py`` key, since they describe one run:
+:mod:`docsaccel.shard.build`); they have no ``conf.py`` key, since they describe one run:
 
 - ``DOCSACCEL_SHARD_EXAMPLES``: a text file listing the examples this build executes, one
   a line (ids such as ``tutorials/plot_a.py`` or paths inside their gallery folder); the
@@ -44,8 +44,8 @@ from typing import Any
 
 from sphinx.errors import ConfigError
 
-from docsaccel.fast import ENV_VAR as FAST_ENV_VAR
-from docsaccel.fast import parse_switch
+from docsaccel.contract import FAST_ENV as FAST_ENV_VAR
+from docsaccel.contract import ON_OVERRUN_ENV, SHARD_EXAMPLES_ENV, SHARD_RECORDS_ENV, parse_switch
 
 __all__ = [
     "CONFIG_DEFAULTS",
@@ -57,10 +57,10 @@ __all__ = [
     "read_settings",
 ]
 
-ON_OVERRUN_ENV_VAR = "DOCSACCEL_ON_OVERRUN"
+ON_OVERRUN_ENV_VAR = ON_OVERRUN_ENV
 ON_OVERRUN_MODES = ("warn", "fail")
-SHARD_EXAMPLES_ENV_VAR = "DOCSACCEL_SHARD_EXAMPLES"
-SHARD_RECORDS_ENV_VAR = "DOCSACCEL_SHARD_RECORDS"
+SHARD_EXAMPLES_ENV_VAR = SHARD_EXAMPLES_ENV
+SHARD_RECORDS_ENV_VAR = SHARD_RECORDS_ENV
 CONFIG_DEFAULTS: dict[str, Any] = {
     "docsaccel_budgets": None,
     "docsaccel_on_overrun": "warn",
@@ -177,7 +177,7 @@ def _on_overrun(value: Any, env: Mapping[str, str]) -> str:
 def _fast(value: Any, env: Mapping[str, str]) -> bool:
     if value is None:
         try:
-            return parse_switch(env.get(FAST_ENV_VAR, ""))
+            return parse_switch(env.get(FAST_ENV_VAR, ""), FAST_ENV_VAR)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
     if not isinstance(value, bool):

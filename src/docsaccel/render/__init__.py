@@ -35,7 +35,7 @@ from docsaccel.render.gating import RenderEvery  # noqa: E402
 from docsaccel.render.schedule import FrameSchedule  # noqa: E402
 from docsaccel.render.stats import RenderStats  # noqa: E402
 from docsaccel.render.torchrl_binding import RecorderSchedule, bind_recorder, gated_video_env  # noqa: E402
-from docsaccel.render.video_file import VideoFileRecorder  # noqa: E402
+from docsaccel.video.recorder import VideoFileRecorder  # noqa: E402
 
 __all__ = [
     "FrameSchedule",

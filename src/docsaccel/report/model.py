@@ -15,18 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-__all__ = ["InputError", "LoadedInput", "Timing", "is_over_budget"]
+from docsaccel.contract import is_over_budget
+
+__all__ = ["InputError", "LoadedInput", "Timing"]
 
 
 class InputError(ValueError):
     """An input that cannot be read or holds no example; the message names the file."""
-
-
-def is_over_budget(status: str, seconds: float, budget_seconds: float | None) -> bool:
-    """Slower than a finite budget; an interrupted example always is over."""
-    if status == "interrupted":
-        return True
-    return budget_seconds is not None and seconds > budget_seconds
 
 
 @dataclass(frozen=True)

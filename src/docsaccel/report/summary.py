@@ -16,15 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from docsaccel.report.model import LoadedInput, Timing, is_over_budget
+from docsaccel.contract import is_near_budget, is_over_budget
+from docsaccel.report.model import LoadedInput, Timing
 
 if TYPE_CHECKING:  # the docs build summarizes without loading the history reader
     from docsaccel.report.history import ExampleHistory
 
-__all__ = ["NEAR_BUDGET", "ReportSummary", "Row", "summarize"]
-
-#: An example is *near* its budget above this fraction of it.
-NEAR_BUDGET = 0.8
+__all__ = ["ReportSummary", "Row", "summarize"]
 
 
 @dataclass(frozen=True)
@@ -52,7 +50,7 @@ class Row:
 
     @property
     def near(self) -> bool:
-        return not self.over and (self.budget_use or 0) > NEAR_BUDGET
+        return is_near_budget(self.status, self.seconds, self.budget_seconds)
 
     def knobs_text(self) -> str:
         """``"rollouts=1 (full 4)"``-style summary of the fast-path knobs."""

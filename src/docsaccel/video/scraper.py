@@ -35,15 +35,15 @@ from pathlib import Path
 from typing import Any
 
 from docsaccel import registry
+from docsaccel.contract import VIDEO_SCAN_ENV, VIDEOS_SECTION
 
 __all__ = ["VIDEO_SUFFIXES", "embed", "find_new_videos", "setup", "video_scraper"]
 
 #: Files the scraper treats as videos.
 VIDEO_SUFFIXES = (".mp4", ".gif")
 #: Set to ``0`` to embed only the videos passed to :func:`embed`.
-SCAN_ENV = "DOCSACCEL_VIDEO_SCAN"
-
-_SECTION = "videos"
+SCAN_ENV = VIDEO_SCAN_ENV
+_SECTION = VIDEOS_SECTION
 # Videos modified after this moment are new to the scraper; moved forward at every scrape,
 # so each video is embedded once, in the block that wrote it.
 _last_scan = time.time()
@@ -144,7 +144,7 @@ def video_scraper(block: Any, block_vars: dict[str, Any], gallery_conf: dict[str
 
 
 def setup(app: Any) -> dict[str, Any]:
-    """Register the ``docsaccel-video`` directive (see :mod:`docsaccel.video_directive`)."""
-    from docsaccel.video_directive import setup as setup_directive
+    """Register the ``docsaccel-video`` directive (see :mod:`docsaccel.video.directive`)."""
+    from docsaccel.video.directive import setup as setup_directive
 
     return setup_directive(app)

@@ -16,12 +16,12 @@ import numpy as np
 
 from docsaccel.render.gating import find_render_every
 from docsaccel.render.schedule import FrameSchedule
-from docsaccel.video import VIDEO_SUFFIXES
+from docsaccel.video.scraper import VIDEO_SUFFIXES
 
 __all__ = ["VIDEO_FORMATS", "VideoFileRecorder"]
 
 #: File suffixes :class:`VideoFileRecorder` can write: those the gallery's video scraper
-#: embeds (:data:`docsaccel.video.VIDEO_SUFFIXES`).
+#: embeds (:data:`docsaccel.video.scraper.VIDEO_SUFFIXES`).
 VIDEO_FORMATS: tuple[str, ...] = VIDEO_SUFFIXES
 
 

@@ -1,7 +1,7 @@
 """Sharded builds: execute only one shard's examples, or merge shards executing none.
 
 Two environment variables (read with the other settings in :mod:`.config`) switch a build
-into one of the roles of a sharded docs build (see :mod:`docsaccel.shard_build`):
+into one of the roles of a sharded docs build (see :mod:`docsaccel.shard.build`):
 
 - ``DOCSACCEL_SHARD_EXAMPLES=FILE``: execute only the examples listed in FILE (ids such as
   ``tutorials/plot_a.py`` or paths inside their gallery); the others get pages without

@@ -4,7 +4,7 @@ The CI matrix (``nox -s docs_shard`` / ``docs_merge``) and the local parallel bu
 (``make docs-sharded``) both run these functions through ``docsaccel shard-build``,
 ``shard-merge`` and ``shard-local``:
 
-1. :func:`run_shard` plans the shards (:func:`docsaccel.shard.build_gallery_plan`), copies
+1. :func:`run_shard` plans the shards (:func:`docsaccel.shard.plan.build_gallery_plan`), copies
    the project into a workspace of its own (sphinx-gallery writes into the source tree, so
    parallel shards must not share one), builds the docs executing only its examples
    (``DOCSACCEL_SHARD_EXAMPLES``) and collects, into an artifact folder, the gallery
@@ -42,11 +42,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from docsaccel.contract import EXECUTED
 from docsaccel.gallery import sg_compat
 from docsaccel.gallery.config import SHARD_EXAMPLES_ENV_VAR, SHARD_RECORDS_ENV_VAR
 from docsaccel.gallery.records import record_file, write_json, write_record
 from docsaccel.schema import SchemaError, load_report, validate_record
-from docsaccel.shard import Plan, ShardError, build_gallery_plan, check_index
+from docsaccel.shard.plan import Plan, ShardError, build_gallery_plan, check_index
 
 __all__ = [
     "MANIFEST",
@@ -66,8 +67,6 @@ __all__ = [
 
 MANIFEST = "manifest.json"
 MANIFEST_SCHEMA = "docsaccel.shard"
-#: Statuses of the examples a build executed (``not-executed`` and ``cached`` did not run).
-EXECUTED = ("ok", "over-budget", "interrupted", "failed")
 # Never copied into a shard's workspace: version control, environments, caches, builds.
 _NOT_COPIED = {".git", ".venv", ".nox", ".tox", "__pycache__", ".pytest_cache", ".ruff_cache"}
 

@@ -486,7 +486,7 @@ def build_gallery_plan(
     and named ``<gallery id>/<path inside it>``, as the gallery plugin names them, so one
     shard's list works with ``DOCSACCEL_SHARD_EXAMPLES``. ``list_examples(folder)`` gives
     a folder's examples; pass sphinx-gallery's own rule when the project's config is known
-    (:meth:`docsaccel.shard_build.DocsProject.example_names`), so the plan covers exactly
+    (:meth:`docsaccel.shard.build.DocsProject.example_names`), so the plan covers exactly
     the examples the build runs; the default is :func:`discover_examples`.
 
     Example::

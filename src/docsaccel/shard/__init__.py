@@ -1,0 +1,48 @@
+"""Scale-out: split a gallery over CI workers, execute each shard, merge without re-running.
+
+- :mod:`docsaccel.shard.plan`: the shard plan from measured durations (``docsaccel shard``);
+- :mod:`docsaccel.shard.roles`: the gallery plugin's side, a build that executes one
+  shard's examples or merges shards executing none (``DOCSACCEL_SHARD_EXAMPLES``,
+  ``DOCSACCEL_SHARD_RECORDS``);
+- :mod:`docsaccel.shard.build`: executing a shard, keeping its outputs and merging the
+  shards into a site (``docsaccel shard-build``, ``shard-merge``, ``shard-local``).
+
+The planner's names are importable from here (it needs neither Sphinx nor
+sphinx-gallery); the other two modules are imported by name::
+
+    from docsaccel.shard import plan_shards
+
+    plan = plan_shards({"plot_a.py": 120.0, "plot_b.py": 30.0}, shards=2)
+"""
+
+from docsaccel.shard.plan import (
+    DEFAULT_RUNS,
+    Plan,
+    Shard,
+    ShardError,
+    budget_estimator,
+    build_gallery_plan,
+    build_plan,
+    check_index,
+    describe,
+    discover_examples,
+    load_durations,
+    match_gallery,
+    plan_shards,
+)
+
+__all__ = [
+    "DEFAULT_RUNS",
+    "Plan",
+    "Shard",
+    "ShardError",
+    "budget_estimator",
+    "build_gallery_plan",
+    "build_plan",
+    "check_index",
+    "describe",
+    "discover_examples",
+    "load_durations",
+    "match_gallery",
+    "plan_shards",
+]

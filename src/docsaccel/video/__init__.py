@@ -1,0 +1,27 @@
+"""Videos in gallery pages: the scraper, the directive that publishes them, a file recorder.
+
+- :mod:`docsaccel.video.scraper`: a sphinx-gallery image scraper that embeds the mp4 and
+  gif files an example writes (:func:`video_scraper`, :func:`embed`);
+- :mod:`docsaccel.video.directive`: the ``docsaccel-video`` directive the scraper writes,
+  which copies a video and its poster into the built site like images;
+- :mod:`docsaccel.video.recorder`: :class:`~docsaccel.video.recorder.VideoFileRecorder`,
+  the gymnasium wrapper that writes the frames a gated env keeps (imported on its own:
+  it needs gymnasium, the scraper does not).
+
+``docsaccel.video`` is also a Sphinx extension (it registers the directive), and
+``"docsaccel.video.video_scraper"`` is the scraper's name in ``image_scrapers``::
+
+    extensions = ["sphinx_gallery.gen_gallery", "docsaccel.video"]
+    sphinx_gallery_conf = {"image_scrapers": ("matplotlib", "docsaccel.video.video_scraper")}
+"""
+
+from docsaccel.video.scraper import (
+    SCAN_ENV,
+    VIDEO_SUFFIXES,
+    embed,
+    find_new_videos,
+    setup,
+    video_scraper,
+)
+
+__all__ = ["SCAN_ENV", "VIDEO_SUFFIXES", "embed", "find_new_videos", "setup", "video_scraper"]
