@@ -10,16 +10,16 @@ side), ``render`` the cheaper of the two sides' mean fresh render, and ``fresh_n
 the kept frames plus the episodes' first frames.
 
 torchrl-native side: torchrl's own ``SatelliteEnv(backend="mujoco", from_pixels=True)``
-at the same size under ``VideoRecorder(skip=16)``, 2 episodes x 400 steps, four sides
-alternating episode by episode on the same reset noise and actions: ungated
-(``render_every=1``), torchrl's own ``render_every=16``, docsaccel-gated
-(``bind_recorder``), and a floor side: torchrl's ``render_every`` set beyond the episode,
-so the same stack (recorder, pixel observations, rollout) renders only the episodes'
-first frames. The ideal divides the ungated time by ``floor + (fresh_needed - episodes) *
-render``: the same data flow plus the kept frames' renders. ``native_identical_fraction``
-is the share of kept frames equal to the ungated side's; torchrl's own ``render_every`` is
-reported beside (``native_torchrl_*``, and today's ``torchrl_speedup`` /
-``torchrl_identical_fraction``).
+at the same size under ``VideoRecorder(skip=16)``, 2 episodes x 400 steps stepped one by
+one (a frame consumed at every step), four sides alternating episode by episode on the
+same reset noise and actions: ungated (``render_every=1``), torchrl's own
+``render_every=16``, docsaccel-gated (``bind_recorder``), and a floor side: torchrl's
+``render_every`` set beyond the episode, so the same stack (recorder, pixel
+observations) renders only the episodes' first frames. The ideal divides the ungated time
+by ``floor + (fresh_needed - episodes) * render``: the same data flow plus the kept
+frames' renders. ``native_identical_fraction`` is the share of kept frames equal to the
+ungated side's; torchrl's own ``render_every`` is reported beside (``native_torchrl_*``,
+and today's ``torchrl_speedup`` / ``torchrl_identical_fraction``).
 
 The last output line is one JSON object: speedup, ideal, efficiency (= speedup / ideal),
 identical_fraction, their ``native_`` counterparts, torchrl_speedup,
@@ -159,13 +159,33 @@ def make_native(args, *, render_every=1):
     return env
 
 
+def run_native_episode(env, actions):
+    """Reset, then step through ``actions`` until done; return the number of steps made.
+
+    Each step's tensordict is dropped once the next one is built, as a consumer that uses
+    every frame and keeps none would (``rollout`` would stack every frame of the episode,
+    a large copy that has nothing to do with rendering).
+    """
+    from torchrl.envs.utils import step_mdp
+
+    tensordict = env.reset()
+    for steps, action in enumerate(actions, start=1):
+        tensordict["action"] = action
+        tensordict = env.step(tensordict)
+        done = bool(tensordict["next", "done"].all())
+        tensordict = step_mdp(tensordict)
+        if done:
+            return steps
+    return len(actions)
+
+
 def bench_native(args):
     """torchrl's own MuJoCo env: ungated, torchrl's ``render_every``, docsaccel-gated, floor.
 
-    The four sides run the same episodes (same reset noise, same random actions),
-    alternating episode by episode; the recorders keep one frame in ``skip``. The ungated
-    side is gated with a schedule that keeps every frame: an exact pass-through that
-    times each render.
+    The four sides run the same episodes (same reset noise, same actions), alternating
+    episode by episode; the recorders keep one frame in ``skip``. The ungated side is
+    gated with a schedule that keeps every frame: an exact pass-through that times each
+    render.
     """
     import torch
     from torchrl.envs import TransformedEnv
@@ -189,16 +209,25 @@ def bench_native(args):
     }
     env, recorder = sides["gated"]
     (gate,) = bind_recorder(recorder, env)
+    spec = ungated_env.action_spec
+    generator = torch.Generator().manual_seed(SEED)
+    plans = [
+        [
+            spec.space.low
+            + (spec.space.high - spec.space.low) * torch.rand(spec.shape, generator=generator)
+            for _ in range(args.torchrl_steps)
+        ]
+        for _ in range(args.torchrl_episodes)
+    ]
     seconds = dict.fromkeys(sides, 0.0)
     first_frames = []  # stream positions of the episodes' first frames
-    for episode in range(args.torchrl_episodes):
+    for episode, actions in enumerate(plans):
         for name, (env, _) in sides.items():
-            torch.manual_seed(SEED + episode)  # the same random actions on every side
             started = time.perf_counter()
-            rollout = env.rollout(args.torchrl_steps)
+            steps = run_native_episode(env, actions)
             seconds[name] += time.perf_counter() - started
             if name == "ungated":
-                first_frames.append(timer.render_stats.frames - rollout.shape[-1])
+                first_frames.append(timer.render_stats.frames - steps)
         print(
             f"native after episode {episode + 1}: "
             + ", ".join(f"{name} {value:.1f} s" for name, value in seconds.items())
