@@ -137,7 +137,7 @@ def test_batched_recorder_keeps_exact_frames(skip):
 
 def test_bind_recorder_needs_a_gated_env():
     env = TransformedEnv(GymWrapper(make_env("Hopper-v5"), from_pixels=True))
-    with pytest.raises(ValueError, match="bind_recorder found no RenderEvery inside"):
+    with pytest.raises(ValueError, match="bind_recorder found nothing to gate inside"):
         bind_recorder(VideoRecorder(None, "run", skip=2), env)
 
 

@@ -7,7 +7,10 @@ byte-identical to an ungated run.
 
 - gymnasium only: ``VideoFileRecorder(RenderEvery(env, render_every=k), "run.mp4")``;
 - torchrl: ``gated_video_env(env, skip=k)`` builds ``GymWrapper`` + ``VideoRecorder``,
-  bound; :func:`bind_recorder` binds a stack you built yourself.
+  bound; :func:`bind_recorder` binds a stack you built yourself;
+- torchrl's own MuJoCo envs (``MujocoEnv``, ``AntEnv``, ``SatelliteEnv``, ...) created with
+  ``from_pixels=True``: the same two functions gate the env instance in place
+  (:mod:`docsaccel.render.native`), macro actions included.
 
 Each gated env's :class:`RenderStats` are published to :mod:`docsaccel.registry` under
 ``"render"``. torchrl is imported only when the torchrl helpers are called.

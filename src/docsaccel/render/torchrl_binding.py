@@ -1,4 +1,4 @@
-"""Bind :class:`~docsaccel.render.RenderEvery` to a torchrl ``VideoRecorder``.
+"""Bind render gating to a torchrl ``VideoRecorder``: gymnasium envs and torchrl's own MuJoCo envs.
 
 ``VideoRecorder(skip=k)`` keeps the frame it sees when its own counter, incremented
 first, is a multiple of ``skip``; the counter goes on across episodes and ``dump()``
@@ -8,26 +8,42 @@ frame), so the env renders fresh exactly the frames the recorder will keep: thro
 resets, dumps, ``dump_on_done``, a ``skip`` left at its default, and batched envs whose
 recorder counts one tick per batch.
 
+Two kinds of env are gated:
+
+- a gymnasium env wrapped in :class:`~docsaccel.render.RenderEvery`, inside a
+  ``GymWrapper(from_pixels=True)``;
+- torchrl's own ``MujocoEnv`` and its subclasses (``AntEnv``, ``SatelliteEnv``, ...),
+  created with ``from_pixels=True`` and ``backend="mujoco"``: binding installs a
+  :class:`~docsaccel.render.native.NativeRenderGate` on the env instance. With the
+  recorder between a macro-action transform and the env
+  (``Compose(VideoRecorder(...), MultiAction())``), only the low-level steps the
+  recorder keeps are rendered.
+
 torchrl is imported only inside the functions that need it, so importing this module
 does not need torchrl.
 
 Example::
 
-    import gymnasium as gym
+    from torchrl.envs import AntEnv
     from docsaccel.render import gated_video_env
 
-    env = gated_video_env(gym.make("HalfCheetah-v5", render_mode="rgb_array"), skip=16)
-    env.rollout(200)                     # 14 renders instead of 202, 12 frames kept
+    env = gated_video_env(AntEnv(backend="mujoco", from_pixels=True), skip=16)
+    env.rollout(200)                     # 13 renders instead of 201, 12 frames kept
     recorder = env.transform             # the bound torchrl VideoRecorder
     recorder.dump()
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import gymnasium as gym
 
 from docsaccel.render.gating import RenderEvery, find_render_every
 from docsaccel.render.schedule import check_stride
+
+if TYPE_CHECKING:
+    from docsaccel.render.native import NativeRenderGate
 
 __all__ = ["RecorderSchedule", "bind_recorder", "gated_video_env"]
 
@@ -39,9 +55,13 @@ class RecorderSchedule:
     that is a multiple of ``skip``. While ``skip`` is still unresolved and the recorder has
     no parent env (so torchrl could not resolve it either), every frame is rendered
     fresh: rendering too much is slow, never wrong.
+
+    Under a macro action, the frame may be counted by a copy torchrl made of the recorder
+    instead (see :mod:`docsaccel.render.recorder_tracking`): the schedule reads the
+    counter of the copy that steps the env, once the recorder is tracked (``tracker``).
     """
 
-    def __init__(self, recorder: Any) -> None:
+    def __init__(self, recorder: Any, tracker: Any = None) -> None:
         missing = [name for name in ("count", "skip", "in_keys") if not hasattr(recorder, name)]
         if missing:
             raise TypeError(
@@ -54,77 +74,116 @@ class RecorderSchedule:
                 "one pixel key, since the recorder counts one tick per key"
             )
         self.recorder = recorder
+        self.tracker = tracker
 
     def advance(self) -> None:
         """Nothing to do: the recorder counts its frames itself."""
 
     def keeps_current_frame(self) -> bool:
-        """Whether the recorder will keep the frame rendered now."""
-        skip = self._skip()
-        return skip is None or (self.recorder.count + 1) % skip == 0
+        """Whether the recorder (or its copy stepping the env) will keep the frame rendered now."""
+        counting = self.recorder if self.tracker is None else self.tracker.active
+        skip = self._skip(counting)
+        return skip is None or (counting.count + 1) % skip == 0
 
-    def _skip(self) -> int | None:
-        skip = getattr(self.recorder, "_skip", None)
-        if skip is None and self.recorder.parent is not None:
+    @property
+    def every(self) -> int | None:
+        """The recorder's ``skip``, ``None`` while neither given nor resolvable."""
+        return self._skip(self.recorder)
+
+    @staticmethod
+    def _skip(recorder: Any) -> int | None:
+        from docsaccel.render import torchrl_compat
+
+        skip = torchrl_compat.recorder_skip_as_given(recorder)
+        if skip is None and recorder.parent is not None:
             # Resolves the default (2, or 1 for batched parents) as the recorder itself will.
-            skip = self.recorder.skip
+            skip = recorder.skip
         return skip
 
     def __repr__(self) -> str:
         return f"RecorderSchedule({type(self.recorder).__name__}, count={self.recorder.count})"
 
 
-def _gated_envs(env: Any) -> list[RenderEvery]:
-    """Every RenderEvery inside a gymnasium chain or a (transformed, batched) torchrl env."""
+def _gate_targets(env: Any) -> list[Any]:
+    """Every RenderEvery and every torchrl MujocoEnv inside ``env``, outermost first.
+
+    ``env`` is a gymnasium chain, or a (transformed, batched) torchrl env.
+    """
     gated = find_render_every(env)
     if gated is not None:
         return [gated]
-    from torchrl.envs import GymWrapper, ParallelEnv, SerialEnv, TransformedEnv
+    if isinstance(env, gym.Env):
+        return []
+    from torchrl.envs import ParallelEnv, TransformedEnv
 
+    from docsaccel.render import torchrl_compat
+
+    if torchrl_compat.is_native_env(env):
+        return [env]
     if isinstance(env, ParallelEnv):
         raise ValueError(
             "bind_recorder cannot bind the envs of a ParallelEnv: they run in other "
-            "processes, where this process's recorder counter cannot be read; use SerialEnv"
+            "processes, where this process's recorder counter cannot be read; use SerialEnv "
+            "(for torchrl's MujocoEnv: num_envs=N with parallel=False)"
         )
-
     if isinstance(env, TransformedEnv):
-        return _gated_envs(env.base_env)
-    if isinstance(env, GymWrapper):
-        return _gated_envs(env._env)
-    if isinstance(env, SerialEnv):
-        if env.is_closed:
-            env.start()  # a SerialEnv creates its sub-envs lazily
-        return [found for sub_env in env._envs for found in _gated_envs(sub_env)]
-    return []
+        return _gate_targets(env.base_env)
+    inner = torchrl_compat.gym_wrapper_env(env)
+    if inner is not None:
+        return _gate_targets(inner)
+    workers = torchrl_compat.serial_workers(env)
+    return [found for worker in workers for found in _gate_targets(worker)]
 
 
-def bind_recorder(recorder: Any, env: Any) -> list[RenderEvery]:
-    """Make every :class:`RenderEvery` inside ``env`` follow ``recorder``; return them.
+def bind_recorder(recorder: Any, env: Any) -> list[RenderEvery | NativeRenderGate]:
+    """Make the render gating inside ``env`` follow ``recorder``; return the gates.
 
-    ``env`` is a gymnasium chain containing a ``RenderEvery``, a torchrl ``GymWrapper``
-    around one, a ``TransformedEnv`` of those, or an in-process ``SerialEnv`` of those.
-    Raises ValueError when ``env`` contains none.
+    ``env`` contains the gymnasium or torchrl envs to gate: a gymnasium chain containing
+    a :class:`RenderEvery`, a torchrl ``GymWrapper`` around one, a torchrl ``MujocoEnv``
+    created with ``from_pixels=True`` (gated in place: its gate, a
+    :class:`~docsaccel.render.native.NativeRenderGate`, is returned), a ``TransformedEnv``
+    of those, or an in-process ``SerialEnv`` of those. Raises ValueError when ``env``
+    contains nothing to gate, and before gating anything when a ``MujocoEnv`` inside
+    cannot be gated exactly (no pixels, an unchecked backend or torchrl version).
 
     Example::
 
-        from torchrl.envs import GymWrapper, TransformedEnv
+        from torchrl.envs import Compose, MultiAction, Walker2dEnv, TransformedEnv
         from torchrl.record import VideoRecorder
 
-        gated = RenderEvery(gym.make("Ant-v5", render_mode="rgb_array"), render_every=5)
-        recorder = VideoRecorder(None, "ant", skip=5)
-        env = TransformedEnv(GymWrapper(gated, from_pixels=True), recorder)
-        bind_recorder(recorder, env)
+        recorder = VideoRecorder(None, "walker", skip=16)
+        base = Walker2dEnv(backend="mujoco", from_pixels=True)
+        # The recorder between the macro action and the env sees every low-level step.
+        env = TransformedEnv(base, Compose(recorder, MultiAction()))
+        (gate,) = bind_recorder(recorder, env)
     """
-    schedule = RecorderSchedule(recorder)
-    gated = _gated_envs(env)
-    if not gated:
+    RecorderSchedule(recorder)  # validates the recorder before anything is changed
+    targets = _gate_targets(env)
+    if not targets:
         raise ValueError(
-            f"bind_recorder found no RenderEvery inside {type(env).__name__}: wrap the "
-            "gymnasium env in RenderEvery before handing it to torchrl"
+            f"bind_recorder found nothing to gate inside {type(env).__name__}: wrap a "
+            "gymnasium env in RenderEvery before handing it to torchrl, or use one of "
+            "torchrl's MujocoEnv created with from_pixels=True"
         )
-    for gated_env in gated:
-        gated_env.use_schedule(schedule)
-    return gated
+    natives = [target for target in targets if not isinstance(target, RenderEvery)]
+    if natives:
+        from docsaccel.render import torchrl_compat
+        from docsaccel.render.native import gate_native_env, native_gate
+
+        for native in natives:
+            if native_gate(native) is None:
+                torchrl_compat.check_native_env(native)
+    from docsaccel.render.recorder_tracking import track_recorder
+
+    schedule = RecorderSchedule(recorder, track_recorder(recorder))
+    gates: list[RenderEvery | NativeRenderGate] = []
+    for target in targets:
+        if isinstance(target, RenderEvery):
+            target.use_schedule(schedule)
+            gates.append(target)
+        else:
+            gates.append(gate_native_env(target, schedule, render_every=schedule.every or 1))
+    return gates
 
 
 def gated_video_env(
@@ -138,17 +197,21 @@ def gated_video_env(
 ) -> Any:
     """The common torchrl stack in one call, with rendering gated to the recorded frames.
 
-    Builds ``TransformedEnv(GymWrapper(RenderEvery(env, skip), from_pixels=True),
-    VideoRecorder(logger, tag, skip=skip, **recorder_kwargs))`` and binds the recorder,
-    so only the frames the video keeps are rendered. The recorder is ``result.transform``.
+    For a gymnasium env, builds ``TransformedEnv(GymWrapper(RenderEvery(env, skip),
+    from_pixels=True), VideoRecorder(logger, tag, skip=skip, **recorder_kwargs))``; for a
+    torchrl env (one of torchrl's own ``MujocoEnv``, or a ``SerialEnv`` of them),
+    ``TransformedEnv(env, VideoRecorder(...))``. Either way the recorder is bound, so only
+    the frames the video keeps are rendered. The recorder is ``result.transform``.
 
     Args:
-        env: a gymnasium env created with ``render_mode="rgb_array"``.
+        env: a gymnasium env created with ``render_mode="rgb_array"``, or a torchrl
+            ``MujocoEnv`` created with ``from_pixels=True`` and ``backend="mujoco"``.
         skip: the recorder keeps one frame in ``skip`` (int >= 1).
         logger: a torchrl logger for ``dump()`` (e.g. ``CSVLogger(..., video_format="mp4")``),
             or ``None`` to keep the frames in ``result.transform.obs`` only.
         tag: the video tag in the logger.
-        pixels_only: passed to ``GymWrapper``: drop the state observation.
+        pixels_only: passed to ``GymWrapper``: drop the state observation. A torchrl
+            ``MujocoEnv`` takes it at creation instead (``pixels_only=True``).
         recorder_kwargs: more ``VideoRecorder`` arguments (``fps``, ``max_frames``, ...).
 
     Example::
@@ -165,13 +228,28 @@ def gated_video_env(
         env.transform.dump()   # videos/cheetah/videos/rollout_0.mp4, 62 frames
     """
     check_stride("skip", skip)
-    from torchrl.envs import GymWrapper, TransformedEnv
+    from torchrl.envs import EnvBase, GymWrapper, TransformedEnv
     from torchrl.record import VideoRecorder
 
-    gated = RenderEvery(env, render_every=skip)
+    if isinstance(env, gym.Env):
+        gated = RenderEvery(env, render_every=skip)
+        recorder = VideoRecorder(logger, tag, skip=skip, **recorder_kwargs)
+        recorded = TransformedEnv(
+            GymWrapper(gated, from_pixels=True, pixels_only=pixels_only), recorder
+        )
+        bind_recorder(recorder, gated)
+        return recorded
+    if not isinstance(env, EnvBase):
+        raise TypeError(
+            "gated_video_env takes a gymnasium env or a torchrl env (one of torchrl's "
+            f"MujocoEnv), got {type(env).__name__}: {env!r}"
+        )
+    if pixels_only:
+        raise ValueError(
+            f"pixels_only=True is a GymWrapper option; {type(env).__name__} is already a "
+            "torchrl env: create it with pixels_only=True instead"
+        )
     recorder = VideoRecorder(logger, tag, skip=skip, **recorder_kwargs)
-    recorded = TransformedEnv(
-        GymWrapper(gated, from_pixels=True, pixels_only=pixels_only), recorder
-    )
-    bind_recorder(recorder, gated)
+    recorded = TransformedEnv(env, recorder)
+    bind_recorder(recorder, recorded)
     return recorded

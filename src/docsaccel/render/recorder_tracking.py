@@ -1,0 +1,101 @@
+"""Which copy of a torchrl ``VideoRecorder`` will count the frame being rendered.
+
+A macro action (``MultiAction``, ``SatelliteAttitudeTransform(execute=True)``, ...) runs
+its low-level steps through a parent env that torchrl builds once, from *copies* of the
+transforms before it. With the recorder between the macro action and the env, the
+low-level steps are counted by that copy and the outer steps and resets by the recorder
+itself: two counters, one list of kept frames (until ``dump()`` gives the recorder a new
+list). A gate that read only the recorder's own counter would leave stale the frames the
+copy keeps.
+
+Every step passes through the inverse transforms before the env renders, so the copy
+whose inverse pass ran last is the one that counts the next frame. A tracked recorder
+(:func:`track_recorder`) notes that copy in a :class:`RecorderTracker` it shares with
+all its copies (torchrl copies a transform's attributes shallowly). Tracking is per
+recorder instance: its class becomes a subclass of its own class (same name); other
+recorders are untouched.
+
+Example::
+
+    from torchrl.record import VideoRecorder
+    from docsaccel.render.recorder_tracking import track_recorder
+
+    recorder = VideoRecorder(None, "run", skip=16)
+    tracker = track_recorder(recorder)
+    tracker.active is recorder        # True until a copy of it steps the env
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from docsaccel.render import torchrl_compat
+
+__all__ = ["RecorderTracker", "track_recorder"]
+
+# Where a tracked recorder, and each copy torchrl makes of it, keeps the shared tracker.
+_TRACKER_ATTR = "_docsaccel_recorder_tracker"
+
+_classes_lock = threading.Lock()
+_tracked_classes: dict[type, type] = {}
+
+
+class RecorderTracker:
+    """The copy of one recorder that counts the next frame (:attr:`active`)."""
+
+    def __init__(self, recorder: Any) -> None:
+        self.recorder = recorder
+        self.active = recorder
+
+    def __repr__(self) -> str:
+        which = "the recorder" if self.active is self.recorder else "a copy"
+        return f"RecorderTracker(active={which}, count={self.active.count})"
+
+
+def _tracked_class(cls: type) -> type:
+    """``cls`` whose inverse pass marks the instance as the active copy (one per ``cls``)."""
+    with _classes_lock:
+        tracked = _tracked_classes.get(cls)
+        if tracked is not None:
+            return tracked
+        original = getattr(cls, torchrl_compat.INV_CALL)
+
+        def _inv_call(self: Any, tensordict: Any) -> Any:
+            tracker = self.__dict__.get(_TRACKER_ATTR)
+            if tracker is not None:
+                tracker.active = self
+            return original(self, tensordict)
+
+        namespace = {
+            "__module__": cls.__module__,
+            "__qualname__": cls.__qualname__,
+            "__doc__": cls.__doc__,
+            torchrl_compat.INV_CALL: _inv_call,
+        }
+        tracked = type(cls)(cls.__name__, (cls,), namespace)
+        _tracked_classes[cls] = tracked
+        return tracked
+
+
+def _adopt(copy: Any, tracker: RecorderTracker) -> None:
+    copy.__dict__[_TRACKER_ATTR] = tracker
+    copy.__class__ = _tracked_class(type(copy))
+
+
+def track_recorder(recorder: Any) -> RecorderTracker:
+    """Track which copy of ``recorder`` counts the next frame; return the shared tracker.
+
+    Copies torchrl made before this call (a macro action that already stepped) are
+    adopted when they still share the recorder's frame list: the frames they keep are
+    in the video. Tracking a tracked recorder returns its tracker.
+    """
+    tracker = recorder.__dict__.get(_TRACKER_ATTR)
+    if tracker is not None:
+        return tracker
+    tracker = RecorderTracker(recorder)
+    _adopt(recorder, tracker)
+    for copy in torchrl_compat.recorder_copies(recorder):
+        if copy.obs is recorder.obs and copy.__dict__.get(_TRACKER_ATTR) is None:
+            _adopt(copy, tracker)
+    return tracker
