@@ -94,7 +94,8 @@ def record(gated: bool):
 gated_frames, gated_seconds, gate = record(gated=True)
 video = log_dir / "cheetah_torchrl.mp4"
 # macro_block_size=2: keep 480x360 as rendered (H.264 only needs even sizes).
-frames = torch.cat(gated_frames).numpy()
+# The recorder keeps channels first (3, H, W); a video file wants (frames, H, W, 3).
+frames = torch.stack(gated_frames).permute(0, 2, 3, 1).numpy()
 iio.imwrite(video, frames, fps=10, codec="libx264", plugin="FFMPEG", macro_block_size=2)
 embed(video)  # written outside this folder: ask the page to show it
 print(f"{len(gated_frames)} frames kept, written to {video.name}")
