@@ -227,24 +227,13 @@ def test_user_reset_modules_and_scrapers_keep_working(tmp_path) -> None:
     assert built.record("plot_figure.py")["budget_reason"] == "imports matplotlib"
 
 
+# Every bad setting and budget file is a unit test (test_gallery_units.py); these show
+# one of each stops a real build before any example runs.
 @pytest.mark.parametrize(
     ("conf", "budgets", "env", "expected"),
     [
-        (
-            "",
-            '[examples]\n"plot_*.py" = "1m"\n"*quick.py" = "2m"\n',
-            {},
-            ["'plot_*.py'", "equally specific"],
-        ),
         ("", 'default = "7 min"\n', {}, ["budgets.toml", "default", "'7 min'"]),
-        ("", 'default = "1m"\n[examples]\n"x.py" = "none"\n', {}, ["'x.py'", "needs a reason"]),
-        ("", "default = [\n", {}, ["budgets.toml", "not valid TOML"]),
-        ('docsaccel_on_overrun = "stop"\n', None, {}, ["docsaccel_on_overrun", "'stop'"]),
         ("", None, {"DOCSACCEL_ON_OVERRUN": "abort"}, ["DOCSACCEL_ON_OVERRUN", "'abort'"]),
-        ('docsaccel_fast = "yes"\n', None, {}, ["docsaccel_fast", "'yes'"]),
-        ('docsaccel_report_chart = "yes"\n', None, {}, ["docsaccel_report_chart", "'yes'"]),
-        ("", None, {"DOCSACCEL_FAST": "maybe"}, ["DOCSACCEL_FAST", "'maybe'"]),
-        ('docsaccel_budgets = "missing.toml"\n', None, {}, ["docsaccel_budgets", "missing"]),
     ],
 )
 def test_bad_settings_stop_the_build_before_any_example(tmp_path, conf, budgets, env, expected):

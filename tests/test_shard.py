@@ -289,12 +289,22 @@ def test_unreadable_input(tmp_path) -> None:
 
 
 def test_discover_examples_follows_sphinx_gallery(tmp_path) -> None:
-    gallery = make_gallery(
-        tmp_path / "tutorials",
-        ["plot_a.py", "b.py", "sub/plot_c.py", "__init__.py", "_helper.py", "_data/x.py"],
-    )
-    (gallery / "README.rst").write_text("Gallery\n=======\n", encoding="utf-8")
-    assert discover_examples(gallery) == ["b.py", "plot_a.py", "sub/plot_c.py"]
+    names = ["plot_a.py", "b.py", "sub/plot_c.py", "__init__.py", "_helper.py", "_data/x.py"]
+    names += ["sub/data/deep.py", "loose/plot_d.py", "later/plot_e.py"]
+    gallery = make_gallery(tmp_path / "tutorials", names)
+    for header in ("README.rst", "sub/README.txt", "_data/GALLERY_HEADER.rst", "later/README.txt"):
+        (gallery / header).write_text("Gallery\n=======\n", encoding="utf-8")
+    # sphinx-gallery's build walk with its defaults: sub-galleries have a header
+    # ("loose/" has none), one level deep ("sub/data/" is not walked, and does not end
+    # the walk before "later/"), every .py file but __init__.py.
+    assert discover_examples(gallery) == [
+        "_data/x.py",
+        "_helper.py",
+        "b.py",
+        "later/plot_e.py",
+        "plot_a.py",
+        "sub/plot_c.py",
+    ]
 
 
 def test_discover_examples_errors(tmp_path) -> None:

@@ -58,6 +58,7 @@ from typing import Any
 from docsaccel.contract import CI_ENV, parse_switch
 
 __all__ = [
+    "INLINE_COMMENT",
     "Budget",
     "BudgetError",
     "BudgetTable",
@@ -77,7 +78,13 @@ _DURATION = re.compile(
     r"^\s*(?:(?P<h>\d+(?:\.\d+)?)\s*h)?\s*(?:(?P<m>\d+(?:\.\d+)?)\s*m)?"
     r"\s*(?:(?P<s>\d+(?:\.\d+)?)\s*s)?\s*$"
 )
-_INLINE = re.compile(r"^\s*#\s*docsaccel_budget\s*=\s*(?P<value>.+?)\s*$", re.MULTILINE)
+# One line each: a value is never read from, or a removal never reaches into, the next line.
+_INLINE = re.compile(
+    r"^[ \t]*#[ \t]*docsaccel_budget[ \t]*=[ \t]*(?P<value>.*?)[ \t]*$", re.MULTILINE
+)
+#: An inline budget comment, as a whole line with its end, for removal (the page and
+#: notebook of sphinx-gallery's ``remove_config_comments``).
+INLINE_COMMENT = re.compile(_INLINE.pattern[:-1] + r"(?:\n|$)", re.MULTILINE)
 _WILDCARDS = set("*?[")
 
 

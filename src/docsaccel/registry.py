@@ -1,8 +1,8 @@
 """A per-process registry of facts about the example being executed.
 
-The gallery plugin and the capabilities a tutorial uses (render gating, the fast path)
-must not import each other, yet the plugin writes what they did into the example's
-record. They meet here: a capability *publishes* a fact under a section and a key, and
+The gallery plugin and what a tutorial uses (render gating, the fast path, videos) do
+not import each other (see :mod:`docsaccel`), yet the plugin writes what they did into
+the example's record. They meet here: a capability *publishes* a fact under a section and a key, and
 the plugin takes a *snapshot* when the example finishes and *clears* the registry before
 the next one.
 
@@ -24,7 +24,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-# Named in the contract, where render gating and the gallery plugin both read it.
+# Named in the contract, where render gating and the gallery plugin both read it. The
+# contract is the only module of docsaccel the registry imports.
 from docsaccel.contract import RENDER_SECTION
 
 __all__ = ["RENDER_SECTION", "clear", "publish", "snapshot", "take"]

@@ -5,19 +5,22 @@ A Sphinx extension that sits beside ``sphinx_gallery.gen_gallery``::
     extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
     docsaccel_budgets = "conf/budgets.toml"   # relative to the conf dir
     docsaccel_on_overrun = "warn"             # or "fail"; DOCSACCEL_ON_OVERRUN overrides
-    docsaccel_fast = None                     # None: follow DOCSACCEL_FAST; True; False
+    docsaccel_fast = False                    # or True; DOCSACCEL_FAST overrides
 
 What happens during a build, in event order:
 
-1. ``config-inited``: the settings are checked (:mod:`.config`) and the budget file is
-   loaded; any error stops the build here, naming the file, the key and the value.
+1. ``config-inited``: the settings are checked (:mod:`.config`; environment variables
+   beat ``conf.py``) and the budget file is loaded; any error stops the build here,
+   naming the file, the key and the value. Unknown ``docsaccel_*`` names are warned about.
 2. ``builder-inited``, before sphinx-gallery runs the examples: every example gets its
-   budget (:mod:`.plan`), unused patterns are warned about, and :class:`.hook.ExampleHook`
+   budget (:mod:`.plan`; an example is its path, so two sub-galleries may both hold a
+   ``helper.py``), unused patterns are warned about, and :class:`.hook.ExampleHook`
    becomes sphinx-gallery's ``reset_modules`` (the user's own resetters still run).
    A shard build (``DOCSACCEL_SHARD_EXAMPLES``) narrows the examples sphinx-gallery
    executes to its own; a merge build (``DOCSACCEL_SHARD_RECORDS``) checks that every
    example will be skipped as unchanged, so it executes none (:mod:`.config`).
-3. While each example runs, in whichever process runs it, the hook measures it, interrupts
+3. While each example runs, in whichever process runs it, the hook finds it by its path
+   (planning it then, if the plan missed it: what ran is what the hook saw), measures it, interrupts
    it at its budget in fail mode (:mod:`.interrupt`) and writes its record (:mod:`.records`).
 4. ``builder-inited``, after sphinx-gallery: unchanged examples are recorded as cached
    (in a merge build: with the record of the shard that executed them), failures as
@@ -51,18 +54,19 @@ from sphinx.util import logging
 
 import docsaccel
 from docsaccel.budgets import BudgetError, BudgetTable, format_seconds, load_budgets
+from docsaccel.contract import FAST_ENV as FAST_ENV_VAR
 from docsaccel.contract import OVERRUNS as _OVERRUNS
 from docsaccel.contract import REUSABLE as _REUSABLE
-from docsaccel.fast import ENV_VAR as FAST_ENV_VAR
 from docsaccel.gallery import sg_compat
 from docsaccel.gallery.config import (
     CONFIG_DEFAULTS,
     Settings,
     read_settings,
+    unknown_settings,
 )
 from docsaccel.gallery.hook import ExampleHook
 from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
-from docsaccel.gallery.plan import Example, plan_examples
+from docsaccel.gallery.plan import Example, Planner
 from docsaccel.gallery.records import (
     base_record,
     build_report,
@@ -88,6 +92,8 @@ _CONFIG_TYPES: dict[str, frozenset[type]] = {
     "docsaccel_report_chart": frozenset({bool}),
 }
 _unfinished_builds: list[GalleryBuild] = []
+#: The version of what the plugin stores in Sphinx's environment (see ``setup``).
+ENV_VERSION = 1
 
 
 class BudgetOverrunError(SphinxError):
@@ -114,6 +120,9 @@ class GalleryBuild:
     last_report: dict[str, Any] | None = None
     final_records: dict[str, dict[str, Any]] = field(default_factory=dict)
     _by_docname: dict[str, Example] = field(default_factory=dict, repr=False)
+    planner: Planner | None = None
+    #: ``DOCSACCEL_FAST`` before this build set it, put back when the build ends.
+    fast_env_before: str | None = None
 
     @property
     def records_dir(self) -> Path:
@@ -127,6 +136,17 @@ class GalleryBuild:
         if len(self._by_docname) != len(self.examples):
             self._by_docname = {example.docname: example for example in self.examples}
         return self._by_docname.get(docname)
+
+    def adopt(self, records: dict[str, dict[str, Any]]) -> None:
+        """Add the examples the hook recorded although the plan did not list them."""
+        planned = {example.id for example in self.examples}
+        for record in records.values():
+            if record["id"] in planned or self.planner is None:
+                continue
+            example = self.planner.example_named(record["gallery"], record["name"])
+            if example is not None and example.id == record["id"]:
+                self.examples.append(example)
+                planned.add(example.id)
 
     def report(
         self, complete: bool, records: dict[str, dict[str, Any]] | None = None
@@ -163,6 +183,9 @@ def _build(app: Sphinx) -> GalleryBuild | None:
 
 
 def _on_config_inited(app: Sphinx, config: Any) -> None:
+    # Sphinx keeps every name conf.py defines; only those tell a misspelled setting.
+    for message in unknown_settings(getattr(config, "_raw_config", {})):
+        logger.warning(message, type="docsaccel", subtype="config")
     settings = read_settings(config, app.confdir)
     table = BudgetTable()
     if settings.budgets_path is not None:
@@ -172,13 +195,15 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
             raise ConfigError(f"docsaccel_budgets: {exc}") from None
         # Messages and records name the file as conf.py does.
         table = dataclasses.replace(table, path=str(config.docsaccel_budgets))
-    # The switch reaches every process that runs examples through the environment.
+    # The switch reaches every process that runs examples through the environment; the
+    # value before is put back at the end, so a later build in this process reads its own.
+    fast_env_before = os.environ.get(FAST_ENV_VAR)
     os.environ[FAST_ENV_VAR] = "1" if settings.fast else "0"
     if settings.videos:
         scrapers = tuple(config.sphinx_gallery_conf["image_scrapers"])
         if VIDEO_SCRAPER not in scrapers:
             config.sphinx_gallery_conf["image_scrapers"] = (*scrapers, VIDEO_SCRAPER)
-    build = GalleryBuild(settings, table, Path(app.outdir))
+    build = GalleryBuild(settings, table, Path(app.outdir), fast_env_before=fast_env_before)
     app._docsaccel_gallery = build  # type: ignore[attr-defined]
     _unfinished_builds.append(build)
 
@@ -188,14 +213,12 @@ def _on_before_gallery(app: Sphinx) -> None:
     if build is None:
         return
     gallery_conf = app.config.sphinx_gallery_conf
+    build.planner = Planner.for_build(app.srcdir, gallery_conf, build.table, build.settings.fast)
     try:
-        build.examples = plan_examples(
-            app.srcdir, gallery_conf, build.table, fast=build.settings.fast
-        )
+        build.examples = build.planner.plan(gallery_conf)
         unused = build.table.check_examples(e.name for e in build.examples)
     except BudgetError as exc:
         raise ConfigError(f"docsaccel_budgets: {exc}") from None
-    _check_unique_file_names(build.examples)
     for message in unused:
         logger.warning(message, type="docsaccel", subtype="budgets")
     build.previous = read_records(build.records_dir)
@@ -216,6 +239,7 @@ def _on_before_gallery(app: Sphinx) -> None:
         records_dir=str(build.records_dir),
         fast=build.settings.fast,
         on_overrun=build.settings.on_overrun,
+        planner=build.planner,
     )
     sg_compat.install_hook(gallery_conf, hook)
     settings = build.settings
@@ -226,19 +250,6 @@ def _on_before_gallery(app: Sphinx) -> None:
     )
 
 
-def _check_unique_file_names(examples: list[Example]) -> None:
-    # sphinx-gallery names the running example by its file name alone.
-    seen: dict[str, Example] = {}
-    for example in examples:
-        name = Path(example.name).name
-        if name in seen:
-            raise ConfigError(
-                f"docsaccel.gallery needs unique example file names: {seen[name].id} and "
-                f"{example.id} are both {name!r} (sphinx-gallery warns about this too)"
-            )
-        seen[name] = example
-
-
 def _on_gallery_executed(app: Sphinx) -> None:
     build = _build(app)
     if build is None:
@@ -247,6 +258,7 @@ def _on_gallery_executed(app: Sphinx) -> None:
     stale = sg_compat.stale_targets(gallery_conf)
     failures = sg_compat.failures(gallery_conf)
     records = read_records(build.records_dir)
+    build.adopt(records)
     fast = build.settings.fast
     for example in build.examples:
         record = records.get(example.id)
@@ -345,7 +357,15 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
         return
     build.write_report(complete=exception is None)
     build.finished = True
+    _restore_fast_env(build)
     _unfinished_builds.remove(build)
+
+
+def _restore_fast_env(build: GalleryBuild) -> None:
+    if build.fast_env_before is None:
+        os.environ.pop(FAST_ENV_VAR, None)
+    else:
+        os.environ[FAST_ENV_VAR] = build.fast_env_before
 
 
 def _fail_on_overruns(app: Sphinx, exception: BaseException | None) -> None:
@@ -392,6 +412,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("build-finished", _fail_on_overruns, priority=900)
     return {
         "version": docsaccel.__version__,
+        # Bumped when what the plugin keeps in the environment (the note metadata) changes.
+        "env_version": ENV_VERSION,
         "parallel_read_safe": True,
         "parallel_write_safe": True,
     }

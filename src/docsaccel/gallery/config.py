@@ -4,10 +4,11 @@
 key                           default              meaning
 ============================  ===================  ============================================
 ``docsaccel_budgets``         ``None``             TOML budget file, relative to the conf dir
-``docsaccel_on_overrun``      ``"warn"``           ``"warn"`` or ``"fail"``;
-                                                   ``DOCSACCEL_ON_OVERRUN`` overrides it
-``docsaccel_fast``            ``None``             ``None`` follows ``DOCSACCEL_FAST``; True
-                                                   or False
+``docsaccel_on_overrun``      ``"warn"``           ``"warn"`` or ``"fail"``
+                                                   (variable: ``DOCSACCEL_ON_OVERRUN``)
+``docsaccel_fast``            ``False``            the CI fast path: True or False (``None``
+                                                   is the default)
+                                                   (variable: ``DOCSACCEL_FAST``)
 ``docsaccel_videos``          ``True``             add :mod:`docsaccel.video`'s scraper, so
                                                    videos an example writes play in its page
 ``docsaccel_report_page``     ``None``             docname of a generated "Build budget
@@ -18,6 +19,13 @@ key                           default              meaning
                                                    (matplotlib, in a second process: about
                                                    0.5 s of CPU, which a small gallery feels)
 ============================  ===================  ============================================
+
+One precedence for every setting that has an environment variable, resolved in
+:func:`resolve_setting`: the variable when it is set (and not blank), then ``conf.py``,
+then the default. So ``DOCSACCEL_FAST=0`` makes a full build of a project whose
+``conf.py`` says ``docsaccel_fast = True``, as ``DOCSACCEL_ON_OVERRUN=warn`` does for
+``docsaccel_on_overrun = "fail"``. A ``docsaccel_*`` name in ``conf.py`` that is none of
+the above gets a warning naming the closest valid one (:func:`unknown_settings`).
 
 Two environment variables make a build one part of a sharded build (see
 :mod:`docsaccel.shard.build`); they have no ``conf.py`` key, since they describe one run:
@@ -37,24 +45,34 @@ Example::
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
 from sphinx.errors import ConfigError
 
-from docsaccel.contract import FAST_ENV as FAST_ENV_VAR
-from docsaccel.contract import ON_OVERRUN_ENV, SHARD_EXAMPLES_ENV, SHARD_RECORDS_ENV, parse_switch
+from docsaccel.contract import (
+    CONFIG_PREFIX,
+    FAST_ENV,
+    ON_OVERRUN_ENV,
+    SHARD_EXAMPLES_ENV,
+    SHARD_RECORDS_ENV,
+    parse_switch,
+)
 
 __all__ = [
     "CONFIG_DEFAULTS",
+    "ENV_VARS",
     "ON_OVERRUN_ENV_VAR",
     "ON_OVERRUN_MODES",
     "SHARD_EXAMPLES_ENV_VAR",
     "SHARD_RECORDS_ENV_VAR",
     "Settings",
     "read_settings",
+    "resolve_setting",
+    "unknown_settings",
 ]
 
 ON_OVERRUN_ENV_VAR = ON_OVERRUN_ENV
@@ -64,10 +82,15 @@ SHARD_RECORDS_ENV_VAR = SHARD_RECORDS_ENV
 CONFIG_DEFAULTS: dict[str, Any] = {
     "docsaccel_budgets": None,
     "docsaccel_on_overrun": "warn",
-    "docsaccel_fast": None,
+    "docsaccel_fast": False,
     "docsaccel_videos": True,
     "docsaccel_report_page": None,
     "docsaccel_report_chart": False,
+}
+#: The settings an environment variable can set; it beats ``conf.py``.
+ENV_VARS: dict[str, str] = {
+    "docsaccel_fast": FAST_ENV,
+    "docsaccel_on_overrun": ON_OVERRUN_ENV,
 }
 
 
@@ -92,14 +115,15 @@ def read_settings(
 ) -> Settings:
     """Validate the ``docsaccel_*`` config values of ``config`` (a Sphinx config).
 
-    ``env`` (default ``os.environ``) supplies ``DOCSACCEL_ON_OVERRUN`` and
-    ``DOCSACCEL_FAST``. Raises :class:`sphinx.errors.ConfigError` naming the key and value.
+    ``env`` (default ``os.environ``) supplies the variables of :data:`ENV_VARS` and the
+    shard variables. Raises :class:`sphinx.errors.ConfigError` naming the key (or
+    variable) and the value.
     """
     env = os.environ if env is None else env
     return Settings(
         budgets_path=_budgets_path(config.docsaccel_budgets, Path(confdir)),
-        on_overrun=_on_overrun(config.docsaccel_on_overrun, env),
-        fast=_fast(config.docsaccel_fast, env),
+        on_overrun=_on_overrun(*resolve_setting("docsaccel_on_overrun", config, env)),
+        fast=_fast(*resolve_setting("docsaccel_fast", config, env)),
         videos=_switch("docsaccel_videos", config.docsaccel_videos),
         report_page=_report_page(config.docsaccel_report_page),
         report_chart=_switch("docsaccel_report_chart", config.docsaccel_report_chart),
@@ -165,23 +189,58 @@ def _budgets_path(value: Any, confdir: Path) -> Path | None:
     return path
 
 
-def _on_overrun(value: Any, env: Mapping[str, str]) -> str:
-    key = "docsaccel_on_overrun"
-    if env.get(ON_OVERRUN_ENV_VAR, "").strip():
-        key, value = ON_OVERRUN_ENV_VAR, env[ON_OVERRUN_ENV_VAR].strip()
+def resolve_setting(key: str, config: Any, env: Mapping[str, str]) -> tuple[str, Any]:
+    """``(where, value)`` of setting ``key``: its variable, else ``conf.py``, else the default.
+
+    ``where`` names what gave the value (the variable or the key), for messages; a value
+    from the environment is the variable's text, stripped. A variable set to a blank
+    string counts as unset, and so does a ``conf.py`` value of ``None``.
+
+    Example::
+
+        resolve_setting("docsaccel_fast", app.config, {"DOCSACCEL_FAST": "0"})
+        # ('DOCSACCEL_FAST', '0'), whatever conf.py says
+    """
+    variable = ENV_VARS.get(key)
+    if variable is not None and env.get(variable, "").strip():
+        return variable, env[variable].strip()
+    value = getattr(config, key, None)
+    if value is not None:
+        return key, value
+    return key, CONFIG_DEFAULTS[key]
+
+
+def unknown_settings(names: Iterable[str]) -> list[str]:
+    """A message for each ``docsaccel_*`` name among ``names`` that is no setting.
+
+    Sphinx keeps any name ``conf.py`` defines, so a misspelled setting would otherwise be
+    ignored without a word.
+    """
+    messages = []
+    for name in sorted(n for n in names if n.startswith(CONFIG_PREFIX)):
+        if name in CONFIG_DEFAULTS:
+            continue
+        # Compared without the prefix every name shares, which would make all look close.
+        known = {key[len(CONFIG_PREFIX) :]: key for key in CONFIG_DEFAULTS}
+        close = get_close_matches(name[len(CONFIG_PREFIX) :], list(known), n=1, cutoff=0.6)
+        hint = f"; did you mean {known[close[0]]!r}?" if close else ""
+        valid = ", ".join(CONFIG_DEFAULTS)
+        messages.append(f"unknown setting {name!r} in conf.py (ignored){hint} Settings: {valid}")
+    return messages
+
+
+def _on_overrun(where: str, value: Any) -> str:
     if value not in ON_OVERRUN_MODES:
-        raise ConfigError(f"{key} must be 'warn' or 'fail', got {value!r}")
+        raise ConfigError(f"{where} must be 'warn' or 'fail', got {value!r}")
     return value
 
 
-def _fast(value: Any, env: Mapping[str, str]) -> bool:
-    if value is None:
+def _fast(where: str, value: Any) -> bool:
+    if where == FAST_ENV:
         try:
-            return parse_switch(env.get(FAST_ENV_VAR, ""), FAST_ENV_VAR)
+            return parse_switch(value, FAST_ENV)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
     if not isinstance(value, bool):
-        raise ConfigError(
-            f"docsaccel_fast must be None (follow {FAST_ENV_VAR}), True or False, got {value!r}"
-        )
+        raise ConfigError(f"{where} must be True or False (or None: the default), got {value!r}")
     return value

@@ -30,11 +30,11 @@ from typing import Any
 
 from docsaccel import registry
 from docsaccel.budgets import format_seconds
-from docsaccel.fast import ENV_VAR as FAST_ENV_VAR
-from docsaccel.fast import KNOBS_SECTION
+from docsaccel.contract import FAST_ENV as FAST_ENV_VAR
+from docsaccel.contract import KNOBS_SECTION, RENDER_SECTION
 from docsaccel.gallery import sg_compat
 from docsaccel.gallery.interrupt import Deadline
-from docsaccel.gallery.plan import Example
+from docsaccel.gallery.plan import Example, Planner
 from docsaccel.gallery.records import RecordJournal, base_record, now_iso
 
 __all__ = ["ExampleHook", "interruption_message"]
@@ -69,10 +69,12 @@ class _Run:
 class ExampleHook:
     """sphinx-gallery ``reset_modules`` callable that measures, bounds and records examples."""
 
-    examples: dict[str, Example]  # by file name, the name sphinx-gallery passes
+    examples: dict[str, Example]  # by source path (absolute, normalised)
     records_dir: str
     fast: bool
     on_overrun: str
+    #: Plans an example that reaches the hook without being in ``examples``.
+    planner: Planner | None = None
     _run: _Run | None = field(default=None, repr=False)
     _journal: RecordJournal = field(init=False, repr=False)
 
@@ -81,7 +83,7 @@ class ExampleHook:
 
     @classmethod
     def for_examples(cls, examples: Iterable[Example], **kwargs: Any) -> ExampleHook:
-        return cls({os.path.basename(e.name): e for e in examples}, **kwargs)
+        return cls({e.src_file: e for e in examples}, **kwargs)
 
     def __repr__(self) -> str:
         # sphinx-gallery shows resetters by repr; keep it short and stable.
@@ -92,6 +94,30 @@ class ExampleHook:
         state["_run"] = None  # a run in progress never travels to another process
         return state
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        # A worker process runs examples with its own import of sphinx-gallery.
+        sg_compat.remove_our_config_comments()
+
+    def example_for(self, fname: str) -> Example | None:
+        """The example sphinx-gallery calls the hook for (it passes the file name only).
+
+        Found by its full path; an example the plan missed is planned now, so every
+        example that runs gets its budget and its record.
+        """
+        src_file = sg_compat.running_example(fname)
+        if src_file is None:
+            # Not called from sphinx-gallery's example loop: the name must be unambiguous.
+            name = os.path.basename(fname)
+            found = [e for e in self.examples.values() if os.path.basename(e.src_file) == name]
+            return found[0] if len(found) == 1 else None
+        example = self.examples.get(src_file)
+        if example is None and self.planner is not None:
+            example = self.planner.example(src_file)
+            if example is not None:
+                self.examples[src_file] = example
+        return example
+
     def __call__(self, gallery_conf: dict[str, Any], fname: str, when: str) -> None:
         if when == "before":
             sg_compat.call_user_resetters(gallery_conf, fname, "before")
@@ -101,7 +127,7 @@ class ExampleHook:
             sg_compat.call_user_resetters(gallery_conf, fname, "after")
 
     def _start(self, fname: str) -> None:
-        example = self.examples.get(os.path.basename(fname))
+        example = self.example_for(fname)
         if example is None:
             self._run = None
             return
@@ -128,7 +154,7 @@ class ExampleHook:
 
     def _finish(self, fname: str) -> None:
         run, self._run = self._run, None
-        if run is None or os.path.basename(fname) != os.path.basename(run.example.name):
+        if run is None or self.example_for(fname) is not run.example:
             return
         if run.deadline is not None:
             run.deadline.cancel()
@@ -163,7 +189,7 @@ class ExampleHook:
             # Nothing has run yet at the provisional record: no memory to measure.
             peak_rss_bytes=None if provisional else _peak_rss_bytes(),
             knobs=facts.get(KNOBS_SECTION, {}),
-            render=facts.get(registry.RENDER_SECTION, {}),
+            render=facts.get(RENDER_SECTION, {}),
             error=error,
             started_at=run.started_at,
             finished_at=now_iso() if finished else None,

@@ -4,9 +4,18 @@ Settling budgets up front means a bad inline override or an ambiguous pattern st
 build before the first example spends any time, and the same plan travels (pickled with
 sphinx-gallery's config) to parallel workers.
 
+An example is identified by its path: the gallery (examples folder, relative to the
+source dir) and its path inside that folder. ``tutorials/a/local.py`` and
+``tutorials/b/local.py`` are two examples, with two budgets and two records.
+
+The plan lists the files :func:`.sg_compat.example_files` finds, the walk sphinx-gallery
+makes; the hook still records an example the plan did not list, through
+:meth:`Planner.example` (the hook, not the plan, is the truth about what ran).
+
 Example::
 
-    examples = plan_examples(app.srcdir, gallery_conf, load_budgets("conf/budgets.toml"))
+    planner = Planner.for_build(app.srcdir, gallery_conf, load_budgets("conf/budgets.toml"))
+    examples = planner.plan(gallery_conf)
     examples[0].id, examples[0].budget.describe()
     # ('tutorials/plot_quick.py', "30s from conf/budgets.toml [examples] 'plot_quick.py'")
 """
@@ -21,7 +30,7 @@ from typing import Any
 from docsaccel.budgets import Budget, BudgetError, BudgetTable
 from docsaccel.gallery import sg_compat
 
-__all__ = ["Example", "plan_examples"]
+__all__ = ["Example", "Planner", "plan_examples"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,82 @@ class Example:
         return f"{self.gallery}/{self.name}"
 
 
+@dataclass(frozen=True)
+class Planner:
+    """Turns an example's source path into an :class:`Example` with its budget.
+
+    Small and picklable: the hook carries one to sphinx-gallery's workers, to plan an
+    example that reaches it unplanned.
+    """
+
+    srcdir: str
+    #: ``(examples_dir, gallery_dir)`` pairs, relative to ``srcdir``, as in the config.
+    galleries: tuple[tuple[str, str], ...]
+    table: BudgetTable
+    fast: bool = False
+
+    @classmethod
+    def for_build(
+        cls, srcdir: str | Path, gallery_conf: dict[str, Any], table: BudgetTable, fast: bool
+    ) -> Planner:
+        pairs = tuple(sg_compat.gallery_dirs(gallery_conf))
+        return cls(os.path.normpath(os.path.abspath(srcdir)), pairs, table, fast)
+
+    def plan(self, gallery_conf: dict[str, Any]) -> list[Example]:
+        """Every example sphinx-gallery builds, with its budget; raises :class:`BudgetError`."""
+        examples = []
+        for examples_dir, _ in self.galleries:
+            for path in sg_compat.example_files(Path(self.srcdir) / examples_dir, gallery_conf):
+                src_file = os.path.normpath(path)
+                executable = sg_compat.is_executable(src_file, gallery_conf)
+                example = self.example(src_file, executable)
+                if example is not None:
+                    examples.append(example)
+        return examples
+
+    def example(self, src_file: str, executable: bool = True) -> Example | None:
+        """The example at ``src_file``; ``None`` when it is in none of the galleries.
+
+        Raises :class:`BudgetError` when its source cannot be read or its inline budget
+        is bad.
+        """
+        src_file = os.path.normpath(src_file)
+        found = self._gallery_of(src_file)
+        if found is None:
+            return None
+        examples_dir, gallery_dir, name = found
+        try:
+            source = Path(src_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BudgetError(f"{src_file}: cannot read the example: {exc}") from exc
+        target = Path(self.srcdir) / gallery_dir / name
+        return Example(
+            gallery=Path(examples_dir).as_posix(),
+            name=name,
+            src_file=src_file,
+            target_file=os.path.normpath(target),
+            docname=(Path(gallery_dir) / name).with_suffix("").as_posix(),
+            executable=executable,
+            budget=self.table.resolve(name, source_text=source, fast=self.fast),
+        )
+
+    def example_named(self, gallery: str, name: str, executable: bool = True) -> Example | None:
+        """The example of id ``<gallery>/<name>`` (as in records)."""
+        return self.example(os.path.join(self.srcdir, gallery, name), executable)
+
+    def _gallery_of(self, src_file: str) -> tuple[str, str, str] | None:
+        # The innermost gallery holding the file, should one gallery folder hold another.
+        best: tuple[str, str, str] | None = None
+        for examples_dir, gallery_dir in self.galleries:
+            root = os.path.normpath(os.path.join(self.srcdir, examples_dir))
+            if not src_file.startswith(root + os.sep):
+                continue
+            name = Path(os.path.relpath(src_file, root)).as_posix()
+            if best is None or len(name) < len(best[2]):
+                best = (examples_dir, gallery_dir, name)
+        return best
+
+
 def plan_examples(
     srcdir: str | Path, gallery_conf: dict[str, Any], table: BudgetTable, fast: bool = False
 ) -> list[Example]:
@@ -49,27 +134,4 @@ def plan_examples(
     Ambiguous pattern ties among the examples and bad inline overrides raise here.
     ``fast``: the build runs with the fast path (fast-path budgets apply).
     """
-    srcdir = Path(srcdir)
-    examples = []
-    for examples_dir, gallery_dir in sg_compat.gallery_dirs(gallery_conf):
-        root = srcdir / examples_dir
-        for path in sg_compat.example_files(root, gallery_conf):
-            name = path.relative_to(root).as_posix()
-            src_file = os.path.normpath(path)
-            try:
-                source = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise BudgetError(f"{src_file}: cannot read the example: {exc}") from exc
-            target = srcdir / gallery_dir / name
-            examples.append(
-                Example(
-                    gallery=Path(examples_dir).as_posix(),
-                    name=name,
-                    src_file=src_file,
-                    target_file=os.path.normpath(target),
-                    docname=(Path(gallery_dir) / name).with_suffix("").as_posix(),
-                    executable=sg_compat.is_executable(src_file, gallery_conf),
-                    budget=table.resolve(name, source_text=source, fast=fast),
-                )
-            )
-    return examples
+    return Planner.for_build(srcdir, gallery_conf, table, fast).plan(gallery_conf)

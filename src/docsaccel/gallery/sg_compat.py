@@ -6,7 +6,12 @@ the documented ``reset_modules`` hook with ``reset_modules_order = "both"`` (see
 so an upgrade that moves them breaks one module, and the tests say which function:
 
 - which files are examples, and which of them run (:func:`example_files`,
-  :func:`is_executable`): the same functions sphinx-gallery uses, so the plan matches;
+  :func:`is_executable`): the walk sphinx-gallery's build does (a gallery folder, then
+  its sub-galleries, one level deep), through the same functions, so the plan matches;
+- which example a ``reset_modules`` call is about (:func:`running_example`): sphinx-gallery
+  passes the file name alone, which two sub-galleries can share;
+- removing docsaccel's ``# docsaccel_budget`` comments wherever sphinx-gallery removes its
+  own config comments (:func:`remove_our_config_comments`, ``remove_config_comments``);
 - which examples were skipped as unchanged and which failed, from the lists sphinx-gallery
   keeps in its config dict (:func:`stale_targets`, :func:`failures`);
 - the last measured time of an unchanged example (:func:`cached_seconds`) and forcing an
@@ -26,13 +31,17 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from sphinx_gallery.gen_gallery import _fill_gallery_conf_defaults
-from sphinx_gallery.gen_rst import _read_cached_cost, executable_script
+from sphinx_gallery import gen_rst, py_source_parser
+from sphinx_gallery.gen_gallery import _fill_gallery_conf_defaults, get_subsections
+from sphinx_gallery.gen_rst import _get_gallery_header, _read_cached_cost, executable_script
 from sphinx_gallery.utils import _collect_gallery_files, get_md5sum
+
+from docsaccel.budgets import INLINE_COMMENT
 
 _USER_RESET = "docsaccel_user_reset_modules"
 
@@ -47,7 +56,9 @@ __all__ = [
     "is_executable",
     "is_unchanged",
     "output_files",
+    "remove_our_config_comments",
     "run_only",
+    "running_example",
     "stale_targets",
     "with_defaults",
 ]
@@ -75,10 +86,39 @@ def gallery_dirs(gallery_conf: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def example_files(examples_dir: Path, gallery_conf: dict[str, Any]) -> list[Path]:
-    """The example files of a gallery folder and its sub-folders, as sphinx-gallery sees them."""
+    """The example files sphinx-gallery builds in one gallery folder, sorted.
+
+    The walk of its ``generate_gallery_rst``: the files of the gallery folder, then those of
+    each sub-gallery, one level deep and not below (``data/``, ``__pycache__`` inside a
+    sub-gallery are never walked). A sub-gallery is a sub-folder with a gallery header
+    (``GALLERY_HEADER.rst``, ``README.txt``, ...); when the gallery folder has its own
+    ``index.rst`` instead, every sub-folder but ``__pycache__`` is one. Files are those of
+    ``example_extensions`` not matching ``ignore_pattern``, executed or not.
+
+    Example::
+
+        example_files(Path("docs/examples"), with_defaults({}))
+        # [Path('docs/examples/plot_a.py'), Path('docs/examples/sub/plot_b.py')]
+    """
     if not examples_dir.is_dir():
         return []
-    return sorted(Path(p) for p in _collect_gallery_files([examples_dir], gallery_conf, True))
+    folders = [examples_dir]
+    folders += [examples_dir / name for name in _sub_galleries(examples_dir, gallery_conf)]
+    # Depth 0: the files of the folder itself, as sphinx-gallery lists each one.
+    return sorted(
+        folder / name
+        for folder in folders
+        for name in _collect_gallery_files([folder], gallery_conf)
+    )
+
+
+def _sub_galleries(examples_dir: Path, gallery_conf: dict[str, Any]) -> list[str]:
+    # sphinx-gallery asks for gallery headers in sub-folders only when the gallery folder
+    # has one itself (rather than a hand-written index.rst). Its subsection_order only
+    # sorts them, and may name paths relative to a folder this function does not know.
+    has_header = _get_gallery_header(examples_dir, gallery_conf, raise_error=False) is not None
+    unsorted = {**gallery_conf, "subsection_order": None}
+    return get_subsections(examples_dir, examples_dir, unsorted, check_for_header=has_header)
 
 
 def is_executable(src_file: str, gallery_conf: dict[str, Any]) -> bool:
@@ -99,6 +139,7 @@ def install_hook(gallery_conf: dict[str, Any], hook: Callable[..., None]) -> Non
     gallery_conf[_USER_RESET] = (gallery_conf["reset_modules"], gallery_conf["reset_modules_order"])
     gallery_conf["reset_modules"] = (hook,)
     gallery_conf["reset_modules_order"] = "both"
+    remove_our_config_comments()
 
 
 def call_user_resetters(gallery_conf: dict[str, Any], fname: str, when: str) -> None:
@@ -108,6 +149,51 @@ def call_user_resetters(gallery_conf: dict[str, Any], fname: str, when: str) -> 
     reset_modules, order = gallery_conf.get(_USER_RESET, ((), "before"))
     if order in (when, "both"):
         clean_modules({**gallery_conf, "reset_modules": reset_modules}, fname, when)
+
+
+_GENERATE_FILE_RST = gen_rst.generate_file_rst.__code__
+
+
+def running_example(fname: str) -> str | None:
+    """The source path (absolute, normalised) of the example a resetter is called for.
+
+    sphinx-gallery calls ``reset_modules`` with the example's file name alone
+    (``plot_a.py``), which examples of two sub-galleries can share. The full path is the
+    ``src_file`` of its ``generate_file_rst``, which calls the resetters (in whichever
+    process runs the example). ``None`` when the call does not come from there.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is _GENERATE_FILE_RST:
+            src_file = frame.f_locals.get("src_file")
+            if isinstance(src_file, str) and os.path.basename(src_file) == os.path.basename(
+                os.fspath(fname)
+            ):
+                return src_file
+            return None
+        frame = frame.f_back
+    return None
+
+
+def remove_our_config_comments() -> None:
+    """Make ``remove_config_comments`` remove ``# docsaccel_budget`` lines too.
+
+    With ``remove_config_comments: True`` sphinx-gallery drops its own
+    ``# sphinx_gallery_*`` comments from the code of Python examples on the page and in
+    the notebook (the downloadable script is the source as written, so it keeps both).
+    It only calls the function wrapped here when that option is on, so an inline budget
+    leaves exactly where sphinx-gallery's comments do. Safe to call more than once; the
+    hook calls it in every process that runs examples.
+    """
+    original = py_source_parser.remove_config_comments
+    if getattr(original, "_docsaccel", False):
+        return
+
+    def remove_config_comments(code_block: str) -> str:
+        return INLINE_COMMENT.sub("", original(code_block))
+
+    remove_config_comments._docsaccel = True  # type: ignore[attr-defined]
+    py_source_parser.remove_config_comments = remove_config_comments
 
 
 def stale_targets(gallery_conf: dict[str, Any]) -> set[str]:

@@ -370,17 +370,20 @@ def _read_runs(path: Path) -> list[dict[str, float]]:
 def discover_examples(gallery_dir: str | Path) -> list[str]:
     """The example files of a gallery folder, as sorted posix paths inside it.
 
-    Like sphinx-gallery's collection: every ``*.py`` file, in subfolders too, except
-    files and folders whose name starts with ``_`` or ``.`` (``__init__.py``, helpers).
+    sphinx-gallery's own walk (:func:`docsaccel.gallery.sg_compat.example_files`) with its
+    default config, for a folder planned without its ``conf.py``: the folder's files, then
+    those of each sub-gallery (a sub-folder with a ``README.txt``/``GALLERY_HEADER.rst``,
+    or any sub-folder when the folder has its own ``index.rst``), one level deep; every
+    ``*.py`` but ``__init__.py``.
     """
+    # Imported here: sphinx-gallery is a large import a plan from inputs alone never needs.
+    from docsaccel.gallery import sg_compat
+
     root = Path(gallery_dir)
     if not root.is_dir():
         raise ShardError(f"gallery folder {str(root)!r} does not exist or is not a folder")
-    found = sorted(
-        path.relative_to(root).as_posix()
-        for path in root.rglob("*.py")
-        if not any(part.startswith(("_", ".")) for part in path.relative_to(root).parts)
-    )
+    files = sg_compat.example_files(root, sg_compat.with_defaults({}))
+    found = [path.relative_to(root).as_posix() for path in files]
     if not found:
         raise ShardError(f"gallery folder {str(root)!r} has no example (*.py) file")
     return found

@@ -24,7 +24,7 @@ from typing import Any
 from sphinx.errors import ConfigError
 from sphinx.util import logging
 
-from docsaccel.fast import ENV_VAR as FAST_ENV_VAR
+from docsaccel.contract import FAST_ENV as FAST_ENV_VAR
 from docsaccel.gallery import sg_compat
 from docsaccel.gallery.config import SHARD_EXAMPLES_ENV_VAR, SHARD_RECORDS_ENV_VAR, Settings
 from docsaccel.gallery.plan import Example
@@ -58,8 +58,25 @@ def apply_shard_settings(
 
 
 def _select_examples(examples: list[Example], names: tuple[str, ...]) -> list[Example]:
-    """The examples named by ids (``tutorials/plot_a.py``) or paths inside their gallery."""
-    by_name = {key: e for e in examples for key in (e.id, e.name)}
+    """The examples named by ids (``tutorials/plot_a.py``) or paths inside their gallery.
+
+    A path inside a gallery that two galleries share names no example: it must be an id.
+    """
+    by_name: dict[str, Example] = {e.id: e for e in examples}
+    by_path: dict[str, list[Example]] = {}
+    for example in examples:
+        by_path.setdefault(example.name, []).append(example)
+    by_name |= {path: found[0] for path, found in by_path.items() if len(found) == 1}
+    ambiguous = [name for name in names if name not in by_name and len(by_path.get(name, ())) > 1]
+    if ambiguous:
+        raise ConfigError(
+            f"{SHARD_EXAMPLES_ENV_VAR} = {os.environ.get(SHARD_EXAMPLES_ENV_VAR)!r}: "
+            + "; ".join(
+                f"{name!r} is in several galleries, name one by its id "
+                f"({', '.join(e.id for e in by_path[name])})"
+                for name in ambiguous
+            )
+        )
     unknown = [name for name in names if name not in by_name]
     if unknown:
         raise ConfigError(
