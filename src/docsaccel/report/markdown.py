@@ -89,7 +89,10 @@ def render_markdown(summary: ReportSummary, top: int = 10) -> str:
     if summary.incomplete:
         parts[0:0] = [f"> **Warning: {escape_md(summary.incomplete)}.** Its times are partial.", ""]
     parts += [*_totals(summary), ""]
-    verdict = f"**{len(over)} example(s) over budget.**" if over else "All examples within budget."
+    within = "All examples within budget."
+    if summary.incomplete:  # the examples that never ran cannot be called within budget
+        within = "No example over budget among those the report holds."
+    verdict = f"**{len(over)} example(s) over budget.**" if over else within
     parts += [verdict, ""]
     for title, rows in (
         ("Over budget", over),
