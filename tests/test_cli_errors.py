@@ -9,6 +9,7 @@ run as real subprocesses too.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -402,3 +403,26 @@ def test_doctor_without_mujoco_names_the_package_not_the_gl_libraries(capsys, mo
     gl_line = next(line for line in out.splitlines() if line.startswith("MUJOCO_GL"))
     assert 'mujoco is not installed; pip install "docsaccel[mujoco]"' in gl_line
     assert "libegl" not in out and "libosmesa" not in out
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "{path}"],
+        ["report", "{path}"],
+        ["history", "append", "{path}", "--to", "{root}/h.jsonl"],
+        ["shard", "--shards", "2", "--plan", "{path}"],
+        ["check", "{good}", "--budgets", "{path}"],
+    ],
+)
+def test_devices_and_pipes_are_refused_without_reading(files, tmp_path, capsys, kind, args):
+    """/dev/zero would never end, and opening a pipe blocks until a writer comes."""
+    if kind == "device":
+        path = "/dev/zero"
+    else:
+        path = str(tmp_path / "pipe")
+        os.mkfifo(path)
+    args = [a.format(path=path, good=files / "good.json", root=tmp_path) for a in args]
+    code, _, err = run(args, capsys)
+    assert_exit_2(code, err, path, "not a regular file")

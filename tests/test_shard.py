@@ -283,7 +283,7 @@ def test_unreadable_input(tmp_path) -> None:
         load_durations([tmp_path / "missing.json"])
     binary = tmp_path / "times.bin"
     binary.write_bytes(b"\xff\xfe\x00")
-    with pytest.raises(InputError, match=r"times.bin: not UTF-8"):
+    with pytest.raises(InputError, match=r"times.bin: the input is not UTF-8"):
         load_durations([binary])
 
 

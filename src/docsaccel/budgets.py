@@ -58,7 +58,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from docsaccel.contract import CI_ENV, MAX_BUDGET_SECONDS, InputError, parse_switch
+from docsaccel.contract import CI_ENV, MAX_BUDGET_SECONDS, InputError, parse_switch, read_text
 
 __all__ = [
     "Budget",
@@ -400,14 +400,12 @@ def load_budgets(path: str | Path, examples: Iterable[str] | None = None) -> Bud
     """
     path = Path(path)
     try:
-        # utf-8-sig: editors on Windows start files with a byte-order mark.
-        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
-    except IsADirectoryError:
-        raise BudgetError(f"{path}: cannot read the budget file: it is a directory") from None
-    except OSError as exc:
-        raise BudgetError(f"{path}: cannot read the budget file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise BudgetError(f"{path}: not UTF-8 text: {exc}") from None
+        # A byte-order mark (editors on Windows write one) is dropped by read_text.
+        text = read_text(path, "budget file")
+    except InputError as exc:
+        raise BudgetError(str(exc)) from None
+    try:
+        data = tomllib.loads(text)
     except ValueError as exc:  # TOMLDecodeError, or an int with too many digits
         raise BudgetError(f"{path}: not valid TOML: {exc}") from None
     except RecursionError:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ __all__ = [
     "INTERRUPTED",
     "KNOBS_SECTION",
     "MAX_BUDGET_SECONDS",
+    "MAX_INPUT_BYTES",
     "MAX_JSON_DEPTH",
     "NEAR_BUDGET",
     "NOT_EXECUTED",
@@ -72,6 +74,7 @@ __all__ = [
     "parse_json",
     "parse_switch",
     "read_json",
+    "read_text",
     "require_extra",
 ]
 
@@ -204,6 +207,9 @@ def parse_switch(value: str, where: str) -> bool:
 # --- Reading inputs ---------------------------------------------------------------------
 
 
+#: Text inputs are at most this large: a report of thousands of examples is a few MB, and
+#: a device or a runaway file must not exhaust memory.
+MAX_INPUT_BYTES = 256 * 1024 * 1024
 #: JSON inputs nest at most this deep (records and reports nest 4 levels): deeper input
 #: is hostile and would exhaust the recursion of the code that walks it.
 MAX_JSON_DEPTH = 64
@@ -238,22 +244,48 @@ def require_extra(module: str, extra: str) -> Any:
         ) from None
 
 
-def read_json(path: str | os.PathLike[str], what: str = "file") -> Any:
-    """Parse the JSON file at ``path``; raise :class:`InputError` naming it otherwise.
+def read_text(path: str | os.PathLike[str], what: str = "file") -> str:
+    """The UTF-8 text of the regular file at ``path``; :class:`InputError` naming it if not.
 
-    ``what`` says what the file should be, for the message ("report", "manifest").
-    A UTF-8 byte-order mark is accepted; NaN and infinities are refused, as JSON has none.
+    A byte-order mark is dropped. Directories, devices and pipes, files above
+    :data:`MAX_INPUT_BYTES` and bytes that are not UTF-8 are refused.
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        # Checked before opening too: opening a named pipe would block until a writer came.
+        if path.exists() and not path.is_dir() and not path.is_file():
+            raise InputError(f"{path}: cannot read the {what}: it is not a regular file")
+        with path.open("rb") as stream:
+            info = os.fstat(stream.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise InputError(f"{path}: cannot read the {what}: it is not a regular file")
+            if info.st_size > MAX_INPUT_BYTES:
+                raise InputError(
+                    f"{path}: the {what} is {info.st_size} bytes, more than docsaccel reads "
+                    f"({MAX_INPUT_BYTES})"
+                )
+            data = stream.read(MAX_INPUT_BYTES + 1)
     except IsADirectoryError:
         raise InputError(f"{path}: cannot read the {what}: it is a directory") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: the {what} is not UTF-8 text: {exc}") from None
-    return parse_json(text, f"{path}", what)
+        raise InputError(
+            f"{path}: the {what} is not UTF-8 text (byte {data[exc.start]:#04x} at offset "
+            f"{exc.start})"
+        ) from None
+
+
+def read_json(path: str | os.PathLike[str], what: str = "file") -> Any:
+    """Parse the JSON file at ``path``; raise :class:`InputError` naming it otherwise.
+
+    ``what`` says what the file should be, for the message ("report", "manifest").
+    Read with :func:`read_text` (a byte-order mark is accepted); NaN and infinities are
+    refused, as JSON has none.
+    """
+    return parse_json(read_text(path, what), f"{path}", what)
 
 
 def parse_json(text: str, where: str, what: str = "file") -> Any:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from docsaccel.contract import InputError, is_finite_number, parse_json
+from docsaccel.contract import InputError, is_finite_number, parse_json, read_text
 from docsaccel.report.inputs import load_timings
 from docsaccel.report.model import Timing
 
@@ -142,10 +142,10 @@ def _durations(entry: object, where: str) -> dict[str, float]:
 def is_history(path: str | Path) -> bool:
     """Whether ``path`` starts with a history line (so it is a history, not a report)."""
     try:
-        with Path(path).open(encoding="utf-8-sig") as stream:
-            first = next((line for line in stream if line.strip()), "")
+        text = read_text(path, "history")
+        first = next((line for line in text.splitlines() if line.strip()), "")
         entry = parse_json(first, str(path), "history")
-    except (OSError, UnicodeDecodeError, InputError):
+    except InputError:
         return False
     return isinstance(entry, dict) and entry.get("schema") == HISTORY_SCHEMA
 
@@ -153,14 +153,7 @@ def is_history(path: str | Path) -> bool:
 def read_runs(path: str | Path) -> list[dict[str, float]]:
     """Every build of a history, oldest first: ``[{example id: seconds}, ...]``."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except IsADirectoryError:
-        raise InputError(f"{path}: cannot read the history: it is a directory") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the history: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: the history is not UTF-8 text: {exc}") from None
+    lines = read_text(path, "history").splitlines()
     runs = []
     for number, line in enumerate(lines, 1):
         if not line.strip():

@@ -44,7 +44,7 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from docsaccel.contract import FAILED, OK, InputError, is_unfinished, parse_json
+from docsaccel.contract import FAILED, OK, InputError, is_unfinished, parse_json, read_text
 from docsaccel.report.model import LoadedInput, Timing
 from docsaccel.schema import validate_report
 
@@ -75,16 +75,7 @@ def parse_sg_time(text: str, where: str) -> float:
 
 
 def _read_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{path}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})"
-        ) from exc
+    text = read_text(path, "input")
     if not text.strip():
         raise InputError(f"{path}: the file is empty")
     return text
