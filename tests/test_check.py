@@ -124,3 +124,42 @@ def test_help_documents_precedence_and_exit_codes(capsys) -> None:
         main(["check", "--help"])
     text = capsys.readouterr().out
     assert "precedence" in text and "Exit codes: 0" in text and "JUnit" in text
+
+
+def test_budgets_file_keeps_an_inline_budget_like_the_build(tmp_path, capsys) -> None:
+    """check --budgets resolves as the build does: the example's own comment wins."""
+    budgets = tmp_path / "budgets.toml"
+    budgets.write_text('default = "1m"\n[examples]\n"plot_*.py" = "10s"\n', encoding="utf-8")
+    source = '"""Doc."""\n# docsaccel_budget = "30s"\n'
+    build_budget = load_budgets(budgets).resolve("plot_a.py", source_text=source, ci=False)
+    assert (build_budget.seconds, build_budget.source) == (30.0, "inline")
+    report = write_report(
+        tmp_path / "r.json",
+        [
+            record(
+                "plot_a.py",
+                20.0,
+                budget=build_budget.seconds,
+                budget_source=build_budget.source,
+                budget_detail=build_budget.detail,
+            ),
+            record("plot_b.py", 20.0, budget=60.0),
+        ],
+    )
+    assert main(["check", str(report), "--budgets", str(budgets)]) == 1
+    out = capsys.readouterr().out
+    assert "plot_b.py" in out and "plot_a.py" not in out  # 20 s within its inline 30 s
+    # A flat budget does not override the example's own word either.
+    assert main(["check", str(report), "--budget", "5s"]) == 1
+    assert "plot_a.py" not in capsys.readouterr().out
+
+
+def test_fast_report_takes_the_fast_budget_of_the_winning_rule(tmp_path, capsys) -> None:
+    budgets = tmp_path / "budgets.toml"
+    budgets.write_text(
+        '[examples]\n"plot_a.py" = { budget = "1m", fast = "5s" }\n', encoding="utf-8"
+    )
+    for fast, code in ((True, 1), (False, 0)):
+        report = write_report(tmp_path / "r.json", [record("plot_a.py", 8.0, fast=fast)])
+        assert main(["check", str(report), "--budgets", str(budgets)]) == code
+    assert "(fast path)" in capsys.readouterr().out

@@ -44,7 +44,7 @@ def test_too_few_runs_are_never_noisy(tmp_path) -> None:
     ("content", "message"),
     [
         ("", "records no build"),
-        ("{not json\n", "h.jsonl:1: not valid JSON"),
+        ("{not json\n", "h.jsonl:1: the history line is not valid JSON"),
         ('{"schema": "other"}\n', "h.jsonl:1: not a docsaccel.history line"),
         (
             '{"schema": "docsaccel.history", "examples": {"a": {"seconds": "x"}}}\n',

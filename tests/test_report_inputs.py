@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from report_factory import record, write_report
 from sg_build import build_tiny_gallery
 
+from docsaccel.cli import main
 from docsaccel.report.inputs import load_input, load_timings, parse_sg_time
 from docsaccel.report.model import InputError
 
@@ -198,3 +200,79 @@ def test_report_json_schema_drift_names_the_key(tmp_path) -> None:
     with pytest.raises(InputError) as excinfo:
         load_timings(path)
     assert "examples[0].status" in str(excinfo.value) and "'great'" in str(excinfo.value)
+
+
+# sphinx-gallery rounds the milliseconds after cutting the seconds: 2.9996 s -> 00:02.1000.
+ROUNDED = 2.9996
+
+
+def _sg_costs(src: Path) -> list:
+    from sphinx_gallery.gen_rst import ExampleCost
+
+    (src / "examples").mkdir(parents=True, exist_ok=True)
+    return [
+        ExampleCost(ROUNDED, 12.3, str(src / "examples" / "plot_edge.py"), str(src / "auto")),
+        ExampleCost(0.5, 1.0, str(src / "examples" / "plot_quick.py"), str(src / "auto")),
+    ]
+
+
+@pytest.mark.parametrize("per_gallery", [True, False], ids=["per-gallery", "root"])
+def test_sphinx_gallery_writes_1000_milliseconds_and_check_reads_3s(tmp_path, per_gallery):
+    from sphinx_gallery.gen_gallery import _sec_to_readable, write_computation_times
+
+    assert _sec_to_readable(ROUNDED) == "00:02.1000"  # the real rounding, still in 0.22
+    src = tmp_path / "src"
+    costs = _sg_costs(src)
+    (src / "auto").mkdir()
+    conf = {"write_computation_times": True, "src_dir": str(src)}
+    write_computation_times(conf, str(src / "auto") if per_gallery else None, costs)
+    path = (src / "auto" if per_gallery else src) / "sg_execution_times.rst"
+    assert "00:02.1000" in path.read_text(encoding="utf-8")
+    timings = by_id(load_timings(path))
+    edge = "plot_edge.py" if per_gallery else "examples/plot_edge.py"
+    assert timings[edge].seconds == 3.0
+    assert main(["check", str(path), "--budget", "3s"]) == 0
+    assert main(["check", str(path), "--budget", "2.5s"]) == 1
+
+
+@pytest.mark.parametrize("fixture", ["bullets.rst", "bullets_memory.rst", "grid.rst"])
+def test_historic_formats_read_1000_milliseconds(tmp_path, fixture) -> None:
+    text = (FIXTURES / fixture).read_text(encoding="utf-8")
+    first = re.search(r"\b\d\d:\d\d\.\d{3}\b(?!\*\*\s+total)", text.split("files", 1)[1])
+    edited = text.replace(first.group(0), "00:02.1000", 1)
+    path = tmp_path / fixture
+    path.write_text(edited, encoding="utf-8")
+    assert 3.0 in [timing.seconds for timing in load_timings(path)]
+
+
+def test_list_table_without_memory_reads_1000_milliseconds(tmp_path) -> None:
+    text = (FIXTURES / "list_table_no_memory.rst").read_text(encoding="utf-8")
+    path = tmp_path / "t.rst"
+    path.write_text(text.replace("00:07.000", "00:02.1000"), encoding="utf-8")
+    assert by_id(load_timings(path))["plot_rollout.py"].seconds == 3.0
+
+
+def test_junit_of_the_rounded_time_reads_it_exactly(tmp_path) -> None:
+    from sphinx_gallery.gen_gallery import write_junit_xml
+
+    src = tmp_path / "src"
+    costs = _sg_costs(src)
+    conf = {
+        "junit": "junit.xml",
+        "plot_gallery": True,
+        "src_dir": str(src),
+        "failing_examples": {},
+        "expected_failing_examples": [],
+        "passing_examples": [cost.src_file for cost in costs],
+        "filename_pattern": "/plot_",
+        "titles": {cost.src_file: "t" for cost in costs},
+    }
+    write_junit_xml(conf, str(tmp_path), costs)
+    timings = by_id(load_timings(tmp_path / "junit.xml"))
+    assert timings["examples/plot_edge.py"].seconds == ROUNDED
+
+
+@pytest.mark.parametrize("time", ["00:02.1001", "00:02.9999", "00:60.000", "00:02.10000"])
+def test_times_sphinx_gallery_cannot_write_are_refused(time) -> None:
+    with pytest.raises(InputError, match=r"is not MM:SS\.mmm"):
+        parse_sg_time(time, "f.rst:3")

@@ -203,5 +203,5 @@ def test_chart_program_fails_clearly_on_bad_input(tmp_path, capsys) -> None:
     bad = tmp_path / "report.json"
     bad.write_text("{", encoding="utf-8")
     assert chart_main([str(bad), str(tmp_path / "out.svg")]) == 2
-    assert "report.json: not valid JSON" in capsys.readouterr().err
+    assert "report.json: the report is not valid JSON" in capsys.readouterr().err
     assert not (tmp_path / "out.svg").exists()

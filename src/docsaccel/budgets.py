@@ -20,9 +20,11 @@ An example can override it in its own source, in sphinx-gallery's config-comment
 
     # docsaccel_budget = "30s"
 
-Precedence, resolved in :meth:`BudgetTable.resolve` and nowhere else:
+Precedence, resolved in :meth:`BudgetTable.resolve` and nowhere else (the build, ``docsaccel
+check --budgets``, ``docsaccel shard --budgets`` and the shard builds all call it):
 
-1. the inline ``# docsaccel_budget`` comment of the example;
+1. the inline ``# docsaccel_budget`` comment of the example (where only a report is at
+   hand, the budget it recorded from that comment: ``budget_source`` ``"inline"``);
 2. the most specific ``[examples]`` pattern that matches: an exact path beats any glob,
    then the pattern with more literal (non-wildcard) characters wins; two matching
    patterns of equal specificity are ambiguous, an error when the file is loaded;
@@ -31,7 +33,8 @@ Precedence, resolved in :meth:`BudgetTable.resolve` and nowhere else:
 The fast budget comes from the rule that wins, never from a weaker one.
 
 Durations are a number of seconds (``90``, ``2.5``) or a string of hours, minutes and
-seconds (``"90s"``, ``"7m"``, ``"1h30m"``, ``"1m30.5s"``). ``"none"`` means unbounded and
+seconds (``"90s"``, ``"7m"``, ``"1h30m"``, ``"1m30.5s"``), above 0 and at most 7 days
+(:data:`~docsaccel.contract.MAX_BUDGET_SECONDS`). ``"none"`` means unbounded and
 needs a ``reason``. ``ci_factor`` multiplies every budget, inline ones included, when the
 environment variable ``CI`` is ``true`` (as GitHub Actions, GitLab CI and most runners set).
 
@@ -55,7 +58,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from docsaccel.contract import CI_ENV, parse_switch
+from docsaccel.contract import CI_ENV, MAX_BUDGET_SECONDS, InputError, parse_switch, read_text
 
 __all__ = [
     "INLINE_COMMENT",
@@ -86,9 +89,12 @@ _INLINE = re.compile(
 #: notebook of sphinx-gallery's ``remove_config_comments``).
 INLINE_COMMENT = re.compile(_INLINE.pattern[:-1] + r"(?:\n|$)", re.MULTILINE)
 _WILDCARDS = set("*?[")
+#: ``ci_factor`` is at most this: a factor beyond it is a typo, and would push budgets past
+#: what timers can wait for.
+MAX_CI_FACTOR = 100.0
 
 
-class BudgetError(ValueError):
+class BudgetError(InputError):
     """A budget that cannot be understood; the message names the file, the key and the value."""
 
 
@@ -170,14 +176,19 @@ class BudgetTable:
         source_text: str | None = None,
         ci: bool | None = None,
         fast: bool = False,
+        recorded: Budget | None = None,
     ) -> Budget:
         """Budget of ``example`` (its posix path inside its gallery folder).
 
         ``source_text`` is the example's source, searched for an inline override;
         ``ci`` forces the CI factor on or off (default: read the ``CI`` variable);
         ``fast``: the build runs with the fast path, so the winning rule's fast budget
-        applies when it has one.
+        applies when it has one. ``recorded``: the budget a build recorded for the example,
+        for callers without its source (``docsaccel check`` on a report): when it came from
+        an inline override it wins, as the comment would, and is returned unchanged.
         """
+        if source_text is None and recorded is not None and recorded.source == "inline":
+            return recorded
         source, detail, rule = self._winning_rule(example, source_text)
         if rule is None:
             return Budget(None, "builtin", "no budget configured")
@@ -255,7 +266,7 @@ def parse_duration(value: Any, where: str) -> float | None:
     if isinstance(value, bool):
         raise BudgetError(f"{where}: a duration must be a number or a string, got {value!r}")
     if isinstance(value, (int, float)):
-        seconds = float(value)
+        seconds = float(value) if abs(value) < MAX_BUDGET_SECONDS * 2 else math.inf
     elif isinstance(value, str):
         text = value.strip().lower()
         if text == "none":
@@ -275,6 +286,11 @@ def parse_duration(value: Any, where: str) -> float | None:
         raise BudgetError(f"{where}: a duration must be a number or a string, got {value!r}")
     if not math.isfinite(seconds) or seconds <= 0:
         raise BudgetError(f"{where}: a budget must be more than 0 seconds, got {value!r}")
+    if seconds > MAX_BUDGET_SECONDS:
+        raise BudgetError(
+            f"{where}: {value!r} is more than {format_seconds(MAX_BUDGET_SECONDS)} (7 days); "
+            'an example allowed to run longer is unbounded: { budget = "none", reason = "..." }'
+        )
     return seconds
 
 
@@ -293,7 +309,7 @@ def read_inline_budget(source_text: str, where: str) -> Rule | None:
     key = f"{where}: docsaccel_budget"
     try:
         value = tomllib.loads(f"value = {found[0]}")["value"]
-    except tomllib.TOMLDecodeError:
+    except (ValueError, RecursionError):  # TOMLDecodeError, or an int with too many digits
         raise BudgetError(
             f'{key}: {found[0]!r} is not a TOML value; write e.g. # docsaccel_budget = "30s"'
         ) from None
@@ -364,8 +380,12 @@ def parse_budgets(data: Mapping[str, Any], path: str) -> BudgetTable:
             data["fast_default"], f"{path}: fast_default", '"none" is not a budget; remove the key'
         )
     ci_factor = data.get("ci_factor", 1.0)
-    if isinstance(ci_factor, bool) or not isinstance(ci_factor, (int, float)) or ci_factor <= 0:
-        raise BudgetError(f"{path}: ci_factor must be a number above 0, got {ci_factor!r}")
+    is_number = isinstance(ci_factor, (int, float)) and not isinstance(ci_factor, bool)
+    if not is_number or not 0 < ci_factor <= MAX_CI_FACTOR:
+        raise BudgetError(
+            f"{path}: ci_factor must be a number above 0 and at most {MAX_CI_FACTOR:g}, "
+            f"got {ci_factor!r}"
+        )
     examples = data.get("examples", {})
     if not isinstance(examples, dict):
         raise BudgetError(f"{path}: [examples] must be a table, got {examples!r}")
@@ -387,13 +407,16 @@ def load_budgets(path: str | Path, examples: Iterable[str] | None = None) -> Bud
     """
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BudgetError(f"{path}: cannot read the budget file: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise BudgetError(f"{path}: not UTF-8 text: {exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise BudgetError(f"{path}: not valid TOML: {exc}") from exc
+        # A byte-order mark (editors on Windows write one) is dropped by read_text.
+        text = read_text(path, "budget file")
+    except InputError as exc:
+        raise BudgetError(str(exc)) from None
+    try:
+        data = tomllib.loads(text)
+    except ValueError as exc:  # TOMLDecodeError, or an int with too many digits
+        raise BudgetError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise BudgetError(f"{path}: not valid TOML: nested too deeply") from None
     table = parse_budgets(data, str(path))
     if examples is not None:
         table.check_examples(examples)

@@ -2,6 +2,11 @@
 
 Each subcommand is added by one ``_add_*`` function and calls into its capability module,
 so the same logic is callable from Python and tested without a subprocess.
+
+Exit codes, the same for every command: 0 success; 1 the verdict the command exists for
+(an example over budget, a regression with ``--fail-on-regression``, ``doctor``: cannot
+render); 2 an input, argument, output path or resource that is wrong, with one line
+naming the file and the problem (never a traceback: a crash must not read as a verdict).
 """
 
 from __future__ import annotations
@@ -35,7 +40,10 @@ def _emit(text: str, code: int, output: str | None = None) -> int:
     if code == 2:
         sys.stderr.write(f"docsaccel: {text}")
     elif output:
-        Path(output).write_text(text, encoding="utf-8")
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            return _emit(f"error: {output}: cannot write the output: {exc.strerror or exc}\n", 2)
     else:
         sys.stdout.write(text)
     return code
@@ -72,10 +80,19 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_report)
 
 
+def _add_allow_incomplete(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help='judge a report that says "complete": false (a build that stopped early) '
+        "instead of exiting 2",
+    )
+
+
 def _check(args: argparse.Namespace) -> int:
     from docsaccel.report.commands import run_check
 
-    return _emit(*run_check(args.inputs, args.budget, args.budgets))
+    return _emit(*run_check(args.inputs, args.budget, args.budgets, args.allow_incomplete))
 
 
 def _add_check(subparsers: argparse._SubParsersAction) -> None:
@@ -89,17 +106,20 @@ Check every example of every INPUT against its budget.
 INPUT: a docsaccel report JSON; a sphinx-gallery sg_execution_times.rst of any release
 (bullet list, grid table, list-table; per-gallery or root file); a sphinx-gallery JUnit XML.
 
-Budget precedence, per example:
-  1. --budgets FILE, when a pattern or the default of the file applies to the example;
-  2. --budget SECONDS, for examples the file (if any) gives no budget;
-  3. the budget recorded in the input (report JSON); otherwise unbounded.
+Budget precedence, per example (the build's own, docsaccel.budgets):
+  1. an inline # docsaccel_budget the report recorded (budget_source "inline");
+  2. --budgets FILE: its most specific matching pattern, then its default;
+  3. --budget SECONDS, for examples still without a budget;
+  4. the budget recorded in the input (report JSON); otherwise unbounded.
 
 Exit codes: 0 all within budget; 1 an example over budget (listed slowest first with
-time, budget and its source); 2 an input unreadable or with no example in it.""",
+time, budget and its source); 2 an input unreadable or with no example in it, a bad
+budget, or the report of a build that did not finish (see --allow-incomplete).""",
     )
     parser.add_argument("inputs", nargs="+", metavar="INPUT")
     parser.add_argument("--budget", metavar="SECONDS", help="flat budget: 90, '90s', '5m'")
     parser.add_argument("--budgets", metavar="FILE", help="budget file (conf/budgets.toml)")
+    _add_allow_incomplete(parser)
     parser.set_defaults(handler=_check)
 
 
@@ -113,6 +133,7 @@ def _compare(args: argparse.Namespace) -> int:
         absolute=args.absolute,
         fail_on_regression=args.fail_on_regression,
         markdown=args.format == "md",
+        allow_incomplete=args.allow_incomplete,
     )
     return _emit(text, code)
 
@@ -125,7 +146,8 @@ def _add_compare(subparsers: argparse._SubParsersAction) -> None:
         help="per-example time deltas between two builds",
         description="Compare HEAD against BASE (any two inputs `check` reads). An example "
         "regressed when slower by more than both thresholds. Exit 1 on a regression with "
-        "--fail-on-regression, 2 when an input cannot be read.",
+        "--fail-on-regression, 2 when an input cannot be read or is the report of a build "
+        "that did not finish (see --allow-incomplete).",
     )
     parser.add_argument("base", metavar="BASE")
     parser.add_argument("head", metavar="HEAD")
@@ -145,6 +167,7 @@ def _add_compare(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--fail-on-regression", action="store_true")
     parser.add_argument("--format", choices=("text", "md"), default="text")
+    _add_allow_incomplete(parser)
     parser.set_defaults(handler=_compare)
 
 
@@ -170,8 +193,7 @@ def _shard(args: argparse.Namespace) -> int:
     import json
 
     from docsaccel import shard
-    from docsaccel.budgets import BudgetError
-    from docsaccel.schema import SchemaError
+    from docsaccel.contract import InputError
 
     try:
         if args.index is None and not args.plan:
@@ -183,7 +205,7 @@ def _shard(args: argparse.Namespace) -> int:
         plan = shard.build_plan(
             args.inputs, args.shards, args.gallery_dir, args.budgets, runs=args.runs
         )
-    except (shard.ShardError, SchemaError, BudgetError) as exc:
+    except InputError as exc:  # ShardError, BudgetError, SchemaError: one class
         print(f"docsaccel shard: error: {exc}", file=sys.stderr)
         return 2
     if args.plan:
@@ -233,8 +255,8 @@ def _add_shard(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _shard_build_command(args: argparse.Namespace) -> int:
+    from docsaccel.contract import InputError
     from docsaccel.shard import build as shard_build
-    from docsaccel.shard.plan import ShardError
 
     sphinx_args = ["-W"] if args.strict else []
     inputs = [*getattr(args, "inputs", []), *getattr(args, "history", [])]
@@ -252,7 +274,7 @@ def _shard_build_command(args: argparse.Namespace) -> int:
             merged = shard_build.run_merge(project, Path(args.artifacts), out, None, sphinx_args)
         else:
             merged = shard_build.run_local(project, args.shards, inputs, out, sphinx_args)
-    except ShardError as exc:
+    except InputError as exc:  # ShardError, BudgetError, SchemaError: one class
         print(f"docsaccel {args.command}: error: {exc}", file=sys.stderr)
         return 2
     print(f"merged {len(merged)} executed examples from the shards; site: {out}")

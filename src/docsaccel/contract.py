@@ -10,7 +10,11 @@ import each other; they agree on these facts instead, and import them from here:
 - the sections of :mod:`docsaccel.registry` where capabilities publish facts;
 - how a yes/no switch is spelled (:func:`parse_switch`);
 - how a JSON input is read, and the one error class of unreadable inputs
-  (:func:`read_json`, :class:`InputError`).
+  (:func:`read_json`, :class:`InputError`), with the limits that keep a hostile input
+  from exhausting the reader (:data:`MAX_JSON_DEPTH`, :data:`MAX_BUDGET_SECONDS`);
+- how a record says its example was still running when the build stopped
+  (:func:`is_unfinished`);
+- which extra provides an optional library (:func:`require_extra`).
 
 This module imports nothing of docsaccel, so every part can import it.
 
@@ -29,6 +33,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +47,9 @@ __all__ = [
     "FAST_ENV",
     "INTERRUPTED",
     "KNOBS_SECTION",
+    "MAX_BUDGET_SECONDS",
+    "MAX_INPUT_BYTES",
+    "MAX_JSON_DEPTH",
     "NEAR_BUDGET",
     "NOT_EXECUTED",
     "OK",
@@ -53,15 +61,21 @@ __all__ = [
     "SHARD_EXAMPLES_ENV",
     "SHARD_RECORDS_ENV",
     "STATUSES",
+    "UNFINISHED_ERROR",
     "VIDEOS_SECTION",
     "VIDEO_SCAN_ENV",
     "InputError",
+    "MissingExtraError",
     "is_finite_number",
     "is_near_budget",
     "is_over_budget",
+    "is_unfinished",
+    "near_budget_text",
     "parse_json",
     "parse_switch",
     "read_json",
+    "read_text",
+    "require_extra",
 ]
 
 # --- Statuses ---------------------------------------------------------------------------
@@ -91,10 +105,38 @@ REUSABLE = (OK, OVER_BUDGET, CACHED)
 #: Where an example's budget came from (see :mod:`docsaccel.budgets`).
 BUDGET_SOURCES = ("inline", "pattern", "default", "builtin")
 
+#: The error of the record of an example that was running when the build stopped (status
+#: :data:`FAILED`, ``finished_at`` null): written when the example starts, replaced when
+#: it finishes.
+UNFINISHED_ERROR = (
+    "did not finish: the build stopped while this example was running "
+    "(an error with abort_on_example_error, a crash, or an interrupted build)"
+)
+
+
+def is_unfinished(record: Any) -> bool:
+    """Whether a record (a dict) is that of an example the build stopped while it ran."""
+    return (
+        isinstance(record, dict)
+        and record.get("status") == FAILED
+        and record.get("finished_at") is None
+        and isinstance(record.get("error"), str)
+        and record["error"].startswith(UNFINISHED_ERROR.split(":")[0])
+    )
+
+
 # --- Budget rules -----------------------------------------------------------------------
 
 #: An example is *near* its budget above this fraction of it.
 NEAR_BUDGET = 0.8
+#: The largest finite budget: a week. Longer is a typo or an attack (timers overflow
+#: past ~9.2e9 s); an example that may run that long is unbounded, ``"none"``.
+MAX_BUDGET_SECONDS = 7 * 24 * 3600
+
+
+def near_budget_text() -> str:
+    """:data:`NEAR_BUDGET` as the views write it: ``"80%"``."""
+    return f"{NEAR_BUDGET * 100:g}%"
 
 
 def is_over_budget(status: str, seconds: float, budget_seconds: float | None) -> bool:
@@ -165,32 +207,95 @@ def parse_switch(value: str, where: str) -> bool:
 # --- Reading inputs ---------------------------------------------------------------------
 
 
+#: Text inputs are at most this large: a report of thousands of examples is a few MB, and
+#: a device or a runaway file must not exhaust memory.
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+#: JSON inputs nest at most this deep (records and reports nest 4 levels): deeper input
+#: is hostile and would exhaust the recursion of the code that walks it.
+MAX_JSON_DEPTH = 64
+
+
 class InputError(ValueError):
-    """An input that cannot be read or understood; the message names the file and why."""
+    """An input that cannot be read or understood; the message names the file and why.
+
+    Every reader of docsaccel raises this class or a subclass of it (a bad report, budget
+    file, history, shard artifact), so a command catches one class and exits 2.
+    """
+
+
+class MissingExtraError(InputError):
+    """An optional library is not installed; the message names the extra to install."""
+
+
+def require_extra(module: str, extra: str) -> Any:
+    """Import ``module``, or raise :class:`MissingExtraError` naming ``docsaccel[extra]``.
+
+    >>> require_extra("json", "report").__name__
+    'json'
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtraError(
+            f"{module} is not installed; it comes with the {extra!r} extra: "
+            f'pip install "docsaccel[{extra}]"'
+        ) from None
+
+
+def read_text(path: str | os.PathLike[str], what: str = "file") -> str:
+    """The UTF-8 text of the regular file at ``path``; :class:`InputError` naming it if not.
+
+    A byte-order mark is dropped. Directories, devices and pipes, files above
+    :data:`MAX_INPUT_BYTES` and bytes that are not UTF-8 are refused.
+    """
+    path = Path(path)
+    try:
+        # Checked before opening too: opening a named pipe would block until a writer came.
+        if path.exists() and not path.is_dir() and not path.is_file():
+            raise InputError(f"{path}: cannot read the {what}: it is not a regular file")
+        with path.open("rb") as stream:
+            info = os.fstat(stream.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise InputError(f"{path}: cannot read the {what}: it is not a regular file")
+            if info.st_size > MAX_INPUT_BYTES:
+                raise InputError(
+                    f"{path}: the {what} is {info.st_size} bytes, more than docsaccel reads "
+                    f"({MAX_INPUT_BYTES})"
+                )
+            data = stream.read(MAX_INPUT_BYTES + 1)
+    except IsADirectoryError:
+        raise InputError(f"{path}: cannot read the {what}: it is a directory") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: the {what} is not UTF-8 text (byte {data[exc.start]:#04x} at offset "
+            f"{exc.start})"
+        ) from None
 
 
 def read_json(path: str | os.PathLike[str], what: str = "file") -> Any:
     """Parse the JSON file at ``path``; raise :class:`InputError` naming it otherwise.
 
     ``what`` says what the file should be, for the message ("report", "manifest").
-    A UTF-8 byte-order mark is accepted; NaN and infinities are refused, as JSON has none.
+    Read with :func:`read_text` (a byte-order mark is accepted); NaN and infinities are
+    refused, as JSON has none.
     """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except IsADirectoryError:
-        raise InputError(f"{path}: cannot read the {what}: it is a directory") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: the {what} is not UTF-8 text: {exc}") from None
-    return parse_json(text, f"{path}", what)
+    return parse_json(read_text(path, what), f"{path}", what)
 
 
 def parse_json(text: str, where: str, what: str = "file") -> Any:
-    """Parse JSON ``text`` read from ``where``; raise :class:`InputError` naming it."""
+    """Parse JSON ``text`` read from ``where``; raise :class:`InputError` naming it.
+
+    Refused: NaN and infinities (JSON has none; ``1e999`` too), and nesting deeper than
+    :data:`MAX_JSON_DEPTH`.
+    """
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise InputError(f"{where}: the {what} is not valid JSON: {exc}") from None
     except ValueError as exc:
@@ -198,6 +303,36 @@ def parse_json(text: str, where: str, what: str = "file") -> Any:
     except RecursionError:
         # The C parser recurses per level: deep nesting is hostile, never a real file.
         raise InputError(f"{where}: the {what} is nested too deeply to read") from None
+    if _depth_exceeds(data, MAX_JSON_DEPTH):
+        raise InputError(
+            f"{where}: the {what} is nested more than {MAX_JSON_DEPTH} levels deep; "
+            "docsaccel's files nest a few levels"
+        )
+    return data
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of range for a number")
+    return value
+
+
+def _depth_exceeds(data: Any, limit: int) -> bool:
+    """Whether ``data`` nests containers more than ``limit`` deep (walked without recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _refuse_constant(name: str) -> float:
@@ -205,5 +340,10 @@ def _refuse_constant(name: str) -> float:
 
 
 def is_finite_number(value: Any) -> bool:
-    """A JSON number (not a bool) that is finite."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A JSON number (not a bool) that is finite, and small enough to be a float."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int with hundreds of digits
+        return False

@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+import importlib.util
 import platform
 from importlib import metadata
 
@@ -33,7 +34,16 @@ def _version(distribution: str) -> str:
 
 
 def gl_status() -> tuple[bool, str]:
-    """Whether MuJoCo can render here, and a one-line explanation."""
+    """Whether MuJoCo can render here, and a one-line explanation.
+
+    A missing ``mujoco`` package is named first: probing the system's OpenGL libraries
+    without it would blame them for what ``pip install`` fixes.
+    """
+    if importlib.util.find_spec("mujoco") is None:
+        return False, (
+            "not checked: the Python package mujoco is not installed; "
+            'pip install "docsaccel[mujoco]"'
+        )
     try:
         backend = ensure_headless_gl()
     except HeadlessGLError as exc:

@@ -13,11 +13,11 @@ Record (schema ``docsaccel.record``, version 1)::
     {
       "schema": "docsaccel.record", "version": 1,
       "id": "tutorials/plot_quick.py",       # gallery folder / path inside it (posix)
-      "gallery": "tutorials",                 # examples dir, relative to the conf dir
+      "gallery": "tutorials",                 # examples dir, relative to the source dir
       "name": "plot_quick.py",                # path inside the gallery folder
       "status": "ok",                         # one of contract.STATUSES
       "wall_seconds": 1.25, "cpu_seconds": 1.1, "peak_rss_bytes": 123456789,
-      "budget_seconds": 30.0,                 # null: unbounded ("none" with a reason)
+      "budget_seconds": 30.0,                 # > 0, or null: unbounded ("none" + reason)
       "budget_source": "inline",              # "inline" | "pattern" | "default" | "builtin"
       "budget_detail": "conf/budgets.toml [examples] 'plot_*.py'",
       "budget_reason": null,
@@ -37,17 +37,23 @@ Report (schema ``docsaccel.report``, version 1)::
       "generated_at": "...",
       "build": {"wall_seconds": 80.0, "fast": true, "on_overrun": "fail",
                 "complete": true, "sphinx_gallery": "0.22.1", "docsaccel": "0.1.0"},
-      "examples": [ <record>, ... ]            # sorted by id
+      "examples": [ <record>, ... ]            # sorted by id, each id once
     }
+
+``"complete": false`` marks the report of a build that stopped early; the record of the
+example that was running then has status ``failed``, ``finished_at`` null and the error
+:data:`docsaccel.contract.UNFINISHED_ERROR`.
+
+Times and budgets are finite numbers (a budget above 0), versions 1 or more; a report or
+record that breaks a rule raises :class:`SchemaError`, an :class:`~docsaccel.contract.InputError`.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from docsaccel.contract import STATUSES
+from docsaccel.contract import STATUSES, InputError, is_finite_number, read_json
 
 __all__ = [
     "RECORD_SCHEMA",
@@ -91,8 +97,13 @@ _RECORD_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
 }
 
 
-class SchemaError(ValueError):
+class SchemaError(InputError):
     """A record or report that does not follow the documented format."""
+
+
+# Numbers that must be finite and not negative; ``budget_seconds`` must be above 0.
+_DURATIONS = ("wall_seconds", "cpu_seconds", "budget_seconds")
+_COUNTS = ("peak_rss_bytes", "pid")
 
 
 def _where(source: str | Path | None, key: str) -> str:
@@ -126,9 +137,23 @@ def validate_record(record: Any, source: str | Path | None = None, where: str = 
             f"{_where(source, f'{prefix}.status')} is {record['status']!r}, "
             f"expected one of {', '.join(STATUSES)}"
         )
-    if record["wall_seconds"] < 0:
+    if record["version"] < 1:
         raise SchemaError(
-            f"{_where(source, f'{prefix}.wall_seconds')} is negative: {record['wall_seconds']!r}"
+            f"{_where(source, f'{prefix}.version')} is {record['version']!r}; versions start at 1"
+        )
+    for key in (*_DURATIONS, *_COUNTS):
+        value = record.get(key)
+        if value is None:
+            continue
+        if not is_finite_number(value) or value < 0:
+            raise SchemaError(
+                f"{_where(source, f'{prefix}.{key}')} is {value!r:.80}; expected a finite "
+                "number of 0 or more"
+            )
+    if record["budget_seconds"] == 0:
+        raise SchemaError(
+            f"{_where(source, f'{prefix}.budget_seconds')} is 0; a budget is above 0 seconds, "
+            "or null for an unbounded example"
         )
     return record
 
@@ -142,30 +167,40 @@ def validate_report(report: Any, source: str | Path | None = None) -> dict:
             f"{_where(source, 'schema')} is {report.get('schema')!r}, expected {REPORT_SCHEMA!r}"
         )
     version = report.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version > VERSION:
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= VERSION:
         raise SchemaError(
-            f"{_where(source, 'version')} is {version!r}; this docsaccel "
-            f"reads versions up to {VERSION}"
+            f"{_where(source, 'version')} is {version!r:.40}; this docsaccel "
+            f"reads versions 1 to {VERSION}"
         )
-    if not isinstance(report.get("build"), dict):
+    build = report.get("build")
+    if not isinstance(build, dict):
         raise SchemaError(f"{_where(source, 'build')} must be an object")
+    if not isinstance(build.get("complete", True), bool):
+        raise SchemaError(
+            f"{_where(source, 'build.complete')} is {build['complete']!r:.40}; expected true "
+            "or false"
+        )
+    wall = build.get("wall_seconds")
+    if wall is not None and (not is_finite_number(wall) or wall < 0):
+        raise SchemaError(
+            f"{_where(source, 'build.wall_seconds')} is {wall!r:.40}; expected a finite "
+            "number of 0 or more"
+        )
     examples = report.get("examples")
     if not isinstance(examples, list):
         raise SchemaError(f"{_where(source, 'examples')} must be a list")
+    seen: dict[str, int] = {}
     for index, record in enumerate(examples):
         validate_record(record, source, where=f"examples[{index}]")
+        if record["id"] in seen:
+            raise SchemaError(
+                f"{_where(source, f'examples[{index}].id')} is {record['id']!r}, the id of "
+                f"examples[{seen[record['id']]}] too; each example is listed once"
+            )
+        seen[record["id"]] = index
     return report
 
 
 def load_report(path: str | Path) -> dict:
-    """Read and validate a report JSON file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SchemaError(f"{path}: cannot read the report: {exc}") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SchemaError(f"{path}: not valid JSON: {exc}") from exc
-    return validate_report(data, path)
+    """Read and validate a report JSON file; :class:`~docsaccel.contract.InputError` if not."""
+    return validate_report(read_json(path, "report"), Path(path))

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from docsaccel import schema
+from docsaccel.contract import InputError, parse_json, read_json
 from docsaccel.gallery.plan import Example
 
 __all__ = [
@@ -205,8 +206,8 @@ def read_records(records_dir: Path | str) -> dict[str, dict[str, Any]]:
 
 def _read(path: Path) -> dict[str, Any] | None:
     try:
-        return schema.validate_record(json.loads(path.read_text(encoding="utf-8")), path)
-    except (OSError, ValueError):
+        return schema.validate_record(read_json(path, "record"), path)
+    except InputError:
         return None
 
 
@@ -218,8 +219,8 @@ def _read_lines(path: Path) -> list[dict[str, Any]]:
     found = []
     for line in lines:
         try:
-            found.append(schema.validate_record(json.loads(line), path))
-        except ValueError:
+            found.append(schema.validate_record(parse_json(line, str(path), "record"), path))
+        except InputError:
             continue  # a line cut short by a crash
     return found
 

@@ -1,8 +1,9 @@
 """The time-vs-budget chart of the HTML report, drawn by matplotlib as inline SVG.
 
 One horizontal bar per example (its time), a black tick at its budget; bars over budget
-are red, near it (above 80 %) amber. With many examples only the ``limit`` closest to or
-over their budget are drawn (the table lists all of them). Text stays text in the SVG
+are red, near it (above :data:`~docsaccel.contract.NEAR_BUDGET` of it) amber. With many
+examples only the ``limit`` closest to or over their budget are drawn (the table lists
+all of them). Text stays text in the SVG
 (``svg.fonttype = none``), mathtext is off so a ``$`` in a name is just a character,
 and matplotlib XML-escapes every label.
 
@@ -24,6 +25,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from docsaccel.contract import InputError, require_extra
 from docsaccel.report.summary import Row
 
 __all__ = ["chart_rows", "render_chart_svg"]
@@ -44,10 +46,13 @@ def chart_rows(rows: Sequence[Row], limit: int) -> list[Row]:
 
 
 def render_chart_svg(rows: Sequence[Row], limit: int = 40) -> str:
-    """An ``<svg>`` element (no XML prolog) charting ``rows``; empty string if no rows."""
+    """An ``<svg>`` element (no XML prolog) charting ``rows``; empty string if no rows.
+
+    Without matplotlib, :class:`~docsaccel.contract.MissingExtraError` names the extra.
+    """
     if limit < 1:
         raise ValueError(f"limit must be 1 or more, got {limit!r}")
-    import matplotlib
+    matplotlib = require_extra("matplotlib", "report")
     from matplotlib.figure import Figure
 
     drawn = chart_rows(rows, limit)
@@ -96,7 +101,6 @@ def render_chart_svg(rows: Sequence[Row], limit: int = 40) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Draw the chart of a report file into an SVG file (see the module docstring)."""
     from docsaccel.report.inputs import load_input
-    from docsaccel.report.model import InputError
     from docsaccel.report.summary import summarize
 
     parser = argparse.ArgumentParser(prog="python -m docsaccel.report.chart")
@@ -106,10 +110,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         svg = render_chart_svg(summarize(load_input(args.report)).rows, args.limit)
+        Path(args.output).write_text(svg, encoding="utf-8")
     except (InputError, ValueError) as exc:
         print(f"docsaccel chart: {exc}", file=sys.stderr)
         return 2
-    Path(args.output).write_text(svg, encoding="utf-8")
+    except OSError as exc:
+        print(f"docsaccel chart: {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -1,17 +1,16 @@
 """``docsaccel check``: is any example over its budget? Exit 1 if so, 0 if not.
 
-Budgets come from up to three places; :func:`apply_budgets` resolves them, in this
-order, and nowhere else:
+Each example's budget comes from :func:`apply_budgets`, which resolves it with the build's
+own precedence (:meth:`docsaccel.budgets.BudgetTable.resolve`) and only then falls back:
 
-1. ``--budgets FILE`` (the budget file, :mod:`docsaccel.budgets`), for every example the
-   file configures: a matching ``[examples]`` pattern or its ``default``;
-2. ``--budget SECONDS``, a flat budget, for the examples the file (if any) leaves without
-   one;
-3. the budget the input itself carries (a docsaccel report JSON records the budget each
-   example ran with); other inputs carry none, so their examples are unbounded.
-
-Options given now beat what was recorded at build time, and the more specific option
-(per-example file) beats the flat one.
+1. an inline ``# docsaccel_budget`` the input recorded (a report record whose
+   ``budget_source`` is ``"inline"``): the example's own source says so, and a budget
+   file never overrides it, in the build or here;
+2. ``--budgets FILE``: its most specific matching pattern, then its ``default`` (fast
+   budgets for reports of fast builds, the ``ci_factor`` under ``CI=true``);
+3. ``--budget SECONDS``, a flat budget, for the examples still without one;
+4. the budget the input recorded (a report's ``pattern`` or ``default`` budget of the
+   build); sphinx-gallery's files carry none, so their examples are otherwise unbounded.
 
 Example::
 
@@ -26,7 +25,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from docsaccel.budgets import BudgetTable, format_seconds
+from docsaccel.budgets import Budget, BudgetTable, format_seconds
+from docsaccel.contract import INTERRUPTED
 from docsaccel.report.model import Timing
 
 __all__ = ["CheckResult", "apply_budgets", "check_timings", "format_check"]
@@ -40,14 +40,19 @@ def apply_budgets(
     """The timings with the budget the precedence above gives each of them."""
     if flat_seconds is not None and (not math.isfinite(flat_seconds) or flat_seconds <= 0):
         raise ValueError(f"--budget must be a number of seconds above 0, got {flat_seconds!r}")
+    table = table if table is not None else BudgetTable()
     resolved = []
     for timing in timings:
+        recorded = None
+        if timing.budget_source is not None:
+            detail = timing.budget_detail or timing.budget_source
+            recorded = Budget(timing.budget_seconds, timing.budget_source, detail)
         # A report says whether it was a fast build; sphinx-gallery's files do not.
-        fast = bool(timing.fast)
-        budget = table.resolve(timing.name, fast=fast) if table is not None else None
-        if budget is not None and budget.source != "builtin":
+        budget = table.resolve(timing.name, fast=bool(timing.fast), recorded=recorded)
+        # ``budget is recorded``: an inline budget, the example's own word; kept as it is.
+        if budget is not recorded and budget.source != "builtin":
             timing = timing.with_budget(budget.seconds, budget.source, budget.detail)
-        elif flat_seconds is not None:
+        elif budget.source == "builtin" and flat_seconds is not None:
             detail = f"--budget {format_seconds(flat_seconds)}"
             timing = timing.with_budget(flat_seconds, "flat", detail)
         resolved.append(timing)
@@ -90,7 +95,7 @@ def format_check(result: CheckResult) -> str:
     lines = [f"FAIL: {len(result.over)} of {result.checked} examples over budget:"]
     for timing in result.over:
         source = timing.budget_detail or timing.budget_source or "the input"
-        state = " (interrupted)" if timing.status == "interrupted" else ""
+        state = " (interrupted)" if timing.status == INTERRUPTED else ""
         lines.append(
             f"  {timing.id}: {format_seconds(round(timing.seconds, 3))}{state} "
             f"> budget {_budget_text(timing)} from {source}"

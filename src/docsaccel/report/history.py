@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from docsaccel.contract import InputError, is_finite_number, parse_json, read_text
 from docsaccel.report.inputs import load_timings
-from docsaccel.report.model import InputError, Timing
+from docsaccel.report.model import Timing
 
 __all__ = [
     "HISTORY_SCHEMA",
@@ -94,14 +95,22 @@ def append_history(report: str | Path, history: str | Path) -> int:
     """Append the build in ``report`` (any input ``check`` reads) to ``history``.
 
     Returns the number of examples recorded. The line is written with one ``write``
-    call in append mode, so concurrent appends do not interleave within a line.
+    call in append mode, so concurrent appends do not interleave within a line. A history
+    that cannot be written raises :class:`~docsaccel.contract.InputError` naming it.
     """
     timings = load_timings(report)
     line = history_line(timings, str(report)) + "\n"
     history = Path(history)
-    history.parent.mkdir(parents=True, exist_ok=True)
-    with history.open("a", encoding="utf-8") as stream:
-        stream.write(line)
+    try:
+        history.parent.mkdir(parents=True, exist_ok=True)
+        with history.open("a", encoding="utf-8") as stream:
+            stream.write(line)
+    except IsADirectoryError:
+        raise InputError(f"{history}: cannot append to the history: it is a directory") from None
+    except OSError as exc:
+        raise InputError(
+            f"{history}: cannot append to the history: {exc.strerror or exc}"
+        ) from None
     return len(timings)
 
 
@@ -109,9 +118,10 @@ def _durations(entry: object, where: str) -> dict[str, float]:
     if not isinstance(entry, dict) or entry.get("schema") != HISTORY_SCHEMA:
         raise InputError(f"{where}: not a {HISTORY_SCHEMA} line")
     version = entry.get("version", 1)
-    if isinstance(version, bool) or not isinstance(version, int) or version > HISTORY_VERSION:
+    is_int = isinstance(version, int) and not isinstance(version, bool)
+    if not is_int or not 1 <= version <= HISTORY_VERSION:
         raise InputError(
-            f"{where}: version is {version!r}; this docsaccel reads versions up to "
+            f"{where}: version is {version!r:.40}; this docsaccel reads versions 1 to "
             f"{HISTORY_VERSION}"
         )
     examples = entry.get("examples")
@@ -120,8 +130,11 @@ def _durations(entry: object, where: str) -> dict[str, float]:
     found = {}
     for example_id, value in examples.items():
         seconds = value.get("seconds") if isinstance(value, dict) else None
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
-            raise InputError(f"{where}: examples[{example_id!r}].seconds is {seconds!r}")
+        if not is_finite_number(seconds) or seconds < 0:
+            raise InputError(
+                f"{where}: examples[{example_id!r}].seconds is {seconds!r:.40}; expected "
+                "a finite number of 0 or more"
+            )
         found[example_id] = float(seconds)
     return found
 
@@ -129,10 +142,10 @@ def _durations(entry: object, where: str) -> dict[str, float]:
 def is_history(path: str | Path) -> bool:
     """Whether ``path`` starts with a history line (so it is a history, not a report)."""
     try:
-        with Path(path).open(encoding="utf-8") as stream:
-            first = next((line for line in stream if line.strip()), "")
-        entry = json.loads(first)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        text = read_text(path, "history")
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        entry = parse_json(first, str(path), "history")
+    except InputError:
         return False
     return isinstance(entry, dict) and entry.get("schema") == HISTORY_SCHEMA
 
@@ -140,20 +153,13 @@ def is_history(path: str | Path) -> bool:
 def read_runs(path: str | Path) -> list[dict[str, float]]:
     """Every build of a history, oldest first: ``[{example id: seconds}, ...]``."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read the history: {exc}") from exc
+    lines = read_text(path, "history").splitlines()
     runs = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         where = f"{path}:{number}"
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{where}: not valid JSON: {exc}") from exc
-        runs.append(_durations(entry, where))
+        runs.append(_durations(parse_json(line, where, "history line"), where))
     if not runs:
         raise InputError(f"{path}: the history records no build")
     return runs
@@ -162,7 +168,7 @@ def read_runs(path: str | Path) -> list[dict[str, float]]:
 def read_history(path: str | Path, last: int = 10) -> dict[str, ExampleHistory]:
     """Per example id, its durations in the ``last`` builds that ran it (oldest first)."""
     if last < 1:
-        raise ValueError(f"last must be 1 or more, got {last!r}")
+        raise InputError(f"--last must be 1 or more, got {last!r}")
     return recent_history(read_runs(path), last)
 
 

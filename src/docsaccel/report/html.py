@@ -1,6 +1,7 @@
 """The HTML view of a report: one self-contained page, or a fragment to embed in Sphinx.
 
-Nothing is loaded from the network: the style, the sorting script and the chart (inline
+When the build did not finish, the first line says so and names the example that was
+running. Nothing is loaded from the network: the style, the sorting script and the chart (inline
 SVG from :mod:`~.chart`) are all in the file. Click a column header to sort the table.
 Every name, status and knob is escaped with :func:`html.escape`.
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from html import escape
 
+from docsaccel.contract import near_budget_text
 from docsaccel.report.chart import render_chart_svg
 from docsaccel.report.summary import ReportSummary, Row
 
@@ -28,6 +30,7 @@ _STYLE = """
 .docsaccel-report td.num{text-align:right;font-variant-numeric:tabular-nums}
 .docsaccel-report tr.over td{background:#fde2e2}
 .docsaccel-report tr.near td{background:#fff3d6}
+.docsaccel-report .incomplete{border-left:4px solid #c62828;padding:4px 8px;font-weight:bold}
 .docsaccel-report .chart svg{max-width:100%;height:auto}
 """
 
@@ -101,7 +104,8 @@ def _totals(summary: ReportSummary) -> str:
     items = [
         f"Execution time: {summary.execution_seconds:.1f}s over {len(summary.rows)} "
         f"examples ({counts})",
-        f"Over budget: {len(summary.over)}; near budget (above 80%): {len(summary.near)}; "
+        f"Over budget: {len(summary.over)}; near budget (above {near_budget_text()}): "
+        f"{len(summary.near)}; "
         f"noisy: {len(summary.noisy)}",
     ]
     if summary.build_wall_seconds is not None:
@@ -127,8 +131,12 @@ def render_html_fragment(
     head = "".join(f'<th scope="col">{escape(name)}</th>' for name in _COLUMNS)
     body = "\n".join(_row(row) for row in summary.rows)
     chart_block = f'<div class="chart">{chart}</div>\n' if chart else ""
+    warning = ""
+    if summary.incomplete:
+        text = f"Warning: {summary.incomplete}. Its times are partial."
+        warning = f'<p class="incomplete" role="alert">{escape(text)}</p>\n'
     return (
-        f'<div class="docsaccel-report">\n<style>{_STYLE}</style>\n'
+        f'<div class="docsaccel-report">\n{warning}<style>{_STYLE}</style>\n'
         f"{_totals(summary)}\n{chart_block}"
         f'<table class="sortable"><thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n'
         f"</tbody></table>\n<p><small>from {escape(summary.source)} "
@@ -138,9 +146,12 @@ def render_html_fragment(
 
 def render_html(summary: ReportSummary, chart_limit: int = 40) -> str:
     """A complete, self-contained HTML page of the report."""
+    title = "Docs build budget report"
+    if summary.incomplete:
+        title += ": the build did not finish"
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        "<title>Docs build budget report</title>\n</head>\n<body>\n"
-        "<h1>Docs build budget report</h1>\n"
+        f"<title>{escape(title)}</title>\n</head>\n<body>\n"
+        f"<h1>{escape(title)}</h1>\n"
         f"{render_html_fragment(summary, chart_limit)}</body>\n</html>\n"
     )

@@ -22,9 +22,13 @@ Formats, detected from the content (not the file name):
 ``sg-junit``
     sphinx-gallery's JUnit XML (its ``junit`` option): one ``testcase`` per example.
 
+Times are sphinx-gallery's ``MM:SS.mmm``, whose milliseconds it rounds after the seconds
+were cut: 2.9996 s is written ``00:02.1000`` (read as 3.000 s), in every format above.
+
 An input that cannot be decoded, has an unknown format, holds a value that does not
-parse, or lists no example at all raises :class:`~.model.InputError` naming the file,
-the line or key, and the value: a file we do not understand never passes a check.
+parse, or lists no example at all raises :class:`~docsaccel.contract.InputError` naming
+the file, the line or key, and the value: a file we do not understand never passes a
+check.
 
 Example::
 
@@ -34,31 +38,35 @@ Example::
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from docsaccel.report.model import InputError, LoadedInput, Timing
-from docsaccel.schema import SchemaError, validate_report
+from docsaccel.contract import FAILED, OK, InputError, is_unfinished, parse_json, read_text
+from docsaccel.report.model import LoadedInput, Timing
+from docsaccel.schema import validate_report
 
 __all__ = ["detect_format", "load_input", "load_timings", "parse_sg_time", "report_input"]
 
 _MIB = 1024 * 1024
-_SG_TIME = re.compile(r"^(?P<minutes>\d+):(?P<seconds>\d{2})\.(?P<millis>\d{3})$")
+# Milliseconds are 000 to 1000: sphinx-gallery rounds them after cutting the seconds.
+_SG_TIME = re.compile(r"^(?P<minutes>\d{1,9}):(?P<seconds>[0-5]\d)\.(?P<millis>\d{3}|1000)$")
 # ":ref:`sphx_glr_x_plot_a.py` (``plot_a.py``)": the path in double backquotes.
 _ENTRY = re.compile(r"^:ref:`(?P<ref>[^`]+)`\s*\(``(?P<path>.+)``\)$")
 _BULLET = re.compile(
     r"^- \*\*(?P<time>[^*]*)\*\*:\s*(?P<entry>.+?)(?:\s+\(?(?P<mem>[\d.]+) MB\)?)?\s*$"
 )
-_MEMORY = re.compile(r"^(?P<mb>\d+(?:\.\d+)?)(?: MB)?$")
+_MEMORY = re.compile(r"^(?P<mb>\d{1,15}(?:\.\d+)?)(?: MB)?$")
 _PLACEHOLDER = "N/A"
 
 
 def parse_sg_time(text: str, where: str) -> float:
-    """``"01:02.500"`` (sphinx-gallery's minutes:seconds.milliseconds) -> ``62.5``."""
+    """``"01:02.500"`` (sphinx-gallery's minutes:seconds.milliseconds) -> ``62.5``.
+
+    ``"00:02.1000"`` -> ``3.0``: sphinx-gallery's rounding of 2.9996 s.
+    """
     match = _SG_TIME.match(text.strip())
     if not match:
         raise InputError(f"{where}: time {text.strip()!r} is not MM:SS.mmm")
@@ -67,16 +75,7 @@ def parse_sg_time(text: str, where: str) -> float:
 
 
 def _read_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{path}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})"
-        ) from exc
+    text = read_text(path, "input")
     if not text.strip():
         raise InputError(f"{path}: the file is empty")
     return text
@@ -206,14 +205,7 @@ def _list_table_rows(text: str, path: Path):
 
 
 def _parse_report(text: str, path: Path) -> LoadedInput:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not valid JSON: {exc}") from exc
-    try:
-        validate_report(data, path)
-    except SchemaError as exc:
-        raise InputError(str(exc)) from exc
+    data = validate_report(parse_json(text, str(path), "report"), path)
     return report_input(data, str(path))
 
 
@@ -236,6 +228,7 @@ def report_input(report: dict[str, Any], source: str) -> LoadedInput:
             fast=record["fast"],
             knobs=record.get("knobs") or {},
             render=record.get("render") or {},
+            unfinished=is_unfinished(record),
         )
         for record in report["examples"]
     ]
@@ -271,7 +264,7 @@ def _parse_junit(text: str, path: Path) -> LoadedInput:
                 id=example_id,
                 name=PurePosixPath(example_id).name,
                 seconds=seconds,
-                status="failed" if failed else "ok",
+                status=FAILED if failed else OK,
             )
         )
     return LoadedInput(str(path), "sg-junit", timings)

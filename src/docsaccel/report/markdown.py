@@ -1,7 +1,9 @@
 """The Markdown view of a report: fit for a PR comment or ``$GITHUB_STEP_SUMMARY``.
 
-Totals first (build wall time, execution time, examples by status, render savings),
-then the examples over budget, near it (above 80 %), noisy ones, and the top N by time,
+The first line says so when the build did not finish (and which example was running).
+Totals next (build wall time, execution time, examples by status, render savings),
+then the examples over budget, near it (above :data:`~docsaccel.contract.NEAR_BUDGET` of
+it), noisy ones, and the top N by time,
 each with time, budget, headroom, delta against the baseline, fast-path knobs and render
 savings. Example names are escaped so none can break the table or inject HTML.
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 import html
 import re
 
+from docsaccel.contract import near_budget_text
 from docsaccel.report.summary import ReportSummary, Row
 
 __all__ = ["escape_md", "render_markdown"]
@@ -82,12 +85,18 @@ def render_markdown(summary: ReportSummary, top: int = 10) -> str:
     if top < 1:
         raise ValueError(f"top must be 1 or more, got {top!r}")
     over, near, noisy = summary.over, summary.near, summary.noisy
-    parts = ["## Docs build budget report", "", *_totals(summary), ""]
-    verdict = f"**{len(over)} example(s) over budget.**" if over else "All examples within budget."
+    parts = ["## Docs build budget report", ""]
+    if summary.incomplete:
+        parts[0:0] = [f"> **Warning: {escape_md(summary.incomplete)}.** Its times are partial.", ""]
+    parts += [*_totals(summary), ""]
+    within = "All examples within budget."
+    if summary.incomplete:  # the examples that never ran cannot be called within budget
+        within = "No example over budget among those the report holds."
+    verdict = f"**{len(over)} example(s) over budget.**" if over else within
     parts += [verdict, ""]
     for title, rows in (
         ("Over budget", over),
-        ("Near budget (above 80%)", near),
+        (f"Near budget (above {near_budget_text()})", near),
         ("Noisy (durations vary a lot between builds)", noisy),
     ):
         if rows:

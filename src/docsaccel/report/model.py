@@ -15,13 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from docsaccel.contract import is_over_budget
+from docsaccel.contract import OK, InputError, is_over_budget
 
-__all__ = ["InputError", "LoadedInput", "Timing"]
+# InputError is the contract's one class of unreadable inputs, importable from here too.
+__all__ = ["IncompleteBuildError", "InputError", "LoadedInput", "Timing"]
 
 
-class InputError(ValueError):
-    """An input that cannot be read or holds no example; the message names the file."""
+class IncompleteBuildError(InputError):
+    """A gate was given the report of a build that stopped before its end."""
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class Timing:
     id: str
     name: str
     seconds: float
-    status: str = "ok"
+    status: str = OK
     budget_seconds: float | None = None
     budget_source: str | None = None
     budget_detail: str | None = None
@@ -44,6 +45,8 @@ class Timing:
     fast: bool | None = None
     knobs: dict[str, Any] = field(default_factory=dict)
     render: dict[str, Any] = field(default_factory=dict)
+    #: It was running when the build stopped (:func:`docsaccel.contract.is_unfinished`).
+    unfinished: bool = False
 
     def with_budget(self, seconds: float | None, source: str, detail: str) -> Timing:
         """A copy with another budget (used when command-line budgets apply)."""
@@ -57,7 +60,7 @@ class Timing:
     @property
     def budget_use(self) -> float | None:
         """``seconds / budget`` (1.0 = exactly at budget), ``None`` when unbounded."""
-        if self.budget_seconds is None:
+        if not self.budget_seconds:  # None; a zero budget never passes validation
             return None
         return self.seconds / self.budget_seconds
 
@@ -70,3 +73,34 @@ class LoadedInput:
     format: str
     timings: list[Timing]
     build: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        """False for the report of a build that stopped early (``"complete": false``).
+
+        Inputs that do not say (sphinx-gallery's files) count as complete.
+        """
+        return self.build.get("complete", True) is not False
+
+    @property
+    def running(self) -> list[str]:
+        """The ids of the examples that were running when the build stopped."""
+        return [timing.id for timing in self.timings if timing.unfinished]
+
+    def incomplete_text(self) -> str:
+        """``"the build did not finish (tutorials/plot_a.py was running)"``, or ``""``."""
+        if self.complete:
+            return ""
+        running = self.running
+        if not running:
+            return "the build did not finish"
+        return f"the build did not finish ({', '.join(running)} was running)"
+
+    def require_complete(self) -> None:
+        """Raise :class:`IncompleteBuildError` naming the file if the build did not finish."""
+        if not self.complete:
+            raise IncompleteBuildError(
+                f'{self.path}: {self.incomplete_text()}: the report says "complete": false, '
+                "so its examples are not all measured; rebuild, or pass --allow-incomplete "
+                "to judge the examples it holds"
+            )

@@ -73,6 +73,8 @@ class ReportSummary:
     fast: bool | None
     status_counts: dict[str, int]
     baseline_total: float | None = None
+    #: ``"the build did not finish (... was running)"``, or ``""`` for a complete build.
+    incomplete: str = ""
 
     @property
     def execution_seconds(self) -> float:
@@ -116,6 +118,8 @@ class ReportSummary:
             "baseline_execution_seconds": self.baseline_total,
             "render_saved_seconds": self.render_saved_seconds,
             "fast": self.fast,
+            "complete": not self.incomplete,
+            "incomplete": self.incomplete or None,
             "status_counts": self.status_counts,
             "over_budget": [row.id for row in self.over],
             "near_budget": [row.id for row in self.near],
@@ -171,4 +175,5 @@ def summarize(
         fast=loaded.build.get("fast"),
         status_counts=dict(sorted(Counter(t.status for t in loaded.timings).items())),
         baseline_total=sum(base.values()) if baseline is not None else None,
+        incomplete=loaded.incomplete_text(),
     )

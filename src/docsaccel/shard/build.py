@@ -31,7 +31,6 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import shutil
 import subprocess
@@ -42,11 +41,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docsaccel.contract import EXECUTED
+from docsaccel.contract import EXECUTED, InputError, read_json
 from docsaccel.gallery import sg_compat
 from docsaccel.gallery.config import SHARD_EXAMPLES_ENV_VAR, SHARD_RECORDS_ENV_VAR
 from docsaccel.gallery.records import record_file, write_json, write_record
-from docsaccel.schema import SchemaError, load_report, validate_record
+from docsaccel.schema import load_report, validate_record
 from docsaccel.shard.plan import Plan, ShardError, build_gallery_plan, check_index
 
 __all__ = [
@@ -77,7 +76,8 @@ class DocsProject:
 
     ``root`` is the folder copied into each shard's workspace (the repository: ``conf.py``
     may refer to files beside ``docs``); ``galleries`` maps each gallery id (examples
-    folder relative to ``docs``) to its output folder relative to ``docs``.
+    folder relative to the Sphinx source folder, ``docs``, which holds ``conf.py``) to its
+    output folder relative to ``docs``.
     """
 
     root: Path
@@ -108,9 +108,11 @@ class DocsProject:
 def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProject:
     """Read ``<docs>/conf.py``: its galleries and its ``docsaccel_budgets`` file.
 
-    ``root`` (default: the current folder) must contain ``docs``.
+    ``root`` (default: the current folder) must contain ``docs``. A ``conf.py`` that does
+    not run (a syntax error, an exception) raises :class:`ShardError` with Sphinx's message.
     """
     from sphinx.config import eval_config_file
+    from sphinx.errors import ConfigError
     from sphinx.util.tags import Tags
 
     docs, root = Path(docs).resolve(), Path(root or os.getcwd()).resolve()
@@ -119,7 +121,12 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
     conf_file = docs / "conf.py"
     if not conf_file.is_file():
         raise ShardError(f"{conf_file}: no such file; --docs must name the Sphinx conf folder")
-    namespace = eval_config_file(conf_file, Tags())
+    try:
+        namespace = eval_config_file(conf_file, Tags())
+    except ConfigError as exc:
+        # Sphinx's message may hold a traceback of conf.py: its last line says what failed.
+        lines = [line for line in str(exc).splitlines() if line.strip()]
+        raise ShardError(f"{conf_file}: cannot run the Sphinx config: {lines[-1]}") from None
     gallery_conf = namespace.get("sphinx_gallery_conf")
     if not isinstance(gallery_conf, dict):
         raise ShardError(f"{conf_file}: sphinx_gallery_conf is missing or not a dict")
@@ -127,6 +134,8 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
     pairs = sg_compat.gallery_dirs(gallery_conf)
     galleries = {Path(examples).as_posix(): Path(out).as_posix() for examples, out in pairs}
     budgets = namespace.get("docsaccel_budgets")
+    if budgets is not None and not isinstance(budgets, (str, os.PathLike)):
+        raise ShardError(f"{conf_file}: docsaccel_budgets must be a path, got {budgets!r:.60}")
     budgets_path = None if budgets is None else docs / budgets
     return DocsProject(root, docs, galleries, budgets_path, gallery_conf)
 
@@ -227,8 +236,8 @@ def collect_shard(
     report_path = outdir / "docsaccel" / "report.json"
     try:
         report = load_report(report_path)
-    except (OSError, SchemaError) as exc:
-        raise ShardError(f"{report_path}: cannot read the shard's report: {exc}") from None
+    except InputError as exc:
+        raise ShardError(f"cannot read the shard's report: {exc}") from None
     shutil.rmtree(artifact, ignore_errors=True)
     executed: dict[str, list[str]] = {}
     for record in report["examples"]:
@@ -274,14 +283,34 @@ def find_manifests(artifacts: Path) -> dict[Path, dict[str, Any]]:
         raise ShardError(f"{artifacts}: no shard artifact (no {MANIFEST} in it or its folders)")
     manifests = {}
     for path in found:
-        try:
-            manifest = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ShardError(f"{path}: cannot read the shard manifest: {exc}") from None
+        manifest = read_json(path, "shard manifest")
         if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA:
             raise ShardError(f"{path}: not a shard manifest (schema {MANIFEST_SCHEMA!r})")
+        _check_manifest(manifest, path)
         manifests[path.parent] = manifest
     return manifests
+
+
+def _check_manifest(manifest: dict[str, Any], path: Path) -> None:
+    """The keys :func:`check_artifacts` and the merge read, with their types."""
+    for key in ("index", "shards"):
+        value = manifest.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ShardError(f"{path}: {key} is {value!r:.40}; expected an integer >= 0")
+    executed = manifest.get("executed")
+    if not isinstance(executed, dict) or not all(
+        isinstance(files, list) and all(isinstance(f, str) for f in files)
+        for files in executed.values()
+    ):
+        raise ShardError(f"{path}: executed must map example ids to lists of file paths")
+    for files in executed.values():
+        for name in files:
+            # The merge copies these into the source folder: none may point outside it.
+            parts = Path(name).parts
+            if Path(name).is_absolute() or ".." in parts or not parts:
+                raise ShardError(
+                    f"{path}: executed lists {name!r}, not a path inside the source folder"
+                )
 
 
 def check_artifacts(manifests: Mapping[Path, dict[str, Any]]) -> None:
@@ -327,10 +356,7 @@ def merge_artifacts(project: DocsProject, artifacts: Path, records: Path) -> lis
             for relative in files:
                 _copy(folder / "files" / relative, project.docs / relative)
             record_path = record_file(folder / "records", example_id)
-            try:
-                validate_record(json.loads(record_path.read_text("utf-8")), record_path)
-            except (OSError, ValueError) as exc:
-                raise ShardError(f"{record_path}: cannot read the record: {exc}") from None
+            validate_record(read_json(record_path, "record"), record_path)
             _copy(record_path, record_file(records, example_id))
             merged.append(example_id)
     return sorted(merged)

@@ -36,9 +36,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from docsaccel.budgets import format_seconds, load_budgets
+from docsaccel.contract import NOT_EXECUTED, InputError
 
 __all__ = [
     "DEFAULT_RUNS",
+    "MAX_SHARDS",
     "Plan",
     "Shard",
     "ShardError",
@@ -58,13 +60,19 @@ DEFAULT_RUNS = 5
 #: The estimate of every example when nothing at all was measured or budgeted: the plan
 #: then balances example counts.
 FALLBACK_SECONDS = 1.0
+#: The most shards a plan has: CI matrices stop far below (GitHub Actions: 256 jobs), and
+#: a plan holds a list per shard, so a mistyped count must not exhaust memory.
+MAX_SHARDS = 1024
 _MS_PER_SECOND = 1000
 
 Estimator = Callable[[str], "float | None"]
 
 
-class ShardError(ValueError):
-    """Bad shard arguments or inputs; the message names the file, line, key or argument."""
+class ShardError(InputError):
+    """Bad shard arguments or inputs; the message names the file, line, key or argument.
+
+    An :class:`~docsaccel.contract.InputError`, like every other reader's error.
+    """
 
 
 @dataclass(frozen=True)
@@ -129,8 +137,10 @@ def check_index(index: int, shards: int) -> None:
 
 
 def _check_shards(shards: int) -> None:
-    if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
-        raise ShardError(f"the number of shards must be an integer >= 1, got {shards!r}")
+    if isinstance(shards, bool) or not isinstance(shards, int) or not 1 <= shards <= MAX_SHARDS:
+        raise ShardError(
+            f"the number of shards must be an integer from 1 to {MAX_SHARDS}, got {shards!r:.40}"
+        )
 
 
 def _check_seconds(value: Any, where: str) -> float:
@@ -345,23 +355,15 @@ def load_durations(paths: Iterable[str | Path], runs: int = DEFAULT_RUNS) -> dic
 
 
 def _read_runs(path: Path) -> list[dict[str, float]]:
-    # One parser per format, shared with ``docsaccel check``/``compare``/``history``.
+    # One parser per format, shared with ``docsaccel check``/``compare``/``history``; their
+    # errors are InputError already.
     from docsaccel.report.history import is_history, read_runs
     from docsaccel.report.inputs import load_timings
-    from docsaccel.report.model import InputError
 
-    try:
-        if is_history(path):
-            return read_runs(path)
-        return [
-            {
-                timing.id: timing.seconds
-                for timing in load_timings(path)
-                if timing.status != "not-executed"
-            }
-        ]
-    except InputError as exc:
-        raise ShardError(str(exc)) from None
+    if is_history(path):
+        return read_runs(path)
+    timings = load_timings(path)
+    return [{timing.id: timing.seconds for timing in timings if timing.status != NOT_EXECUTED}]
 
 
 # Examples on disk -----------------------------------------------------------------------
@@ -395,7 +397,7 @@ def match_gallery(
     """Re-key ``durations`` by path inside ``gallery_dir``; also return the ids left over.
 
     A report id is ``"<gallery>/<path inside it>"`` where ``<gallery>`` is the examples
-    folder relative to the Sphinx conf folder (``tutorials``, ``../examples``): it matches
+    folder relative to the Sphinx source folder (``tutorials``, ``../examples``): it matches
     a file on disk when its folder part names the end of ``gallery_dir``. A bare path
     inside the gallery matches too.
     """
@@ -443,9 +445,9 @@ def budget_estimator(
 
     def estimate(name: str) -> float | None:
         try:
-            source = (root / name).read_text(encoding="utf-8")
+            source = (root / name).read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
-            raise ShardError(f"{root / name}: cannot read the example: {exc}") from exc
+            raise ShardError(f"{root / name}: cannot read the example: {exc}") from None
         return table.resolve(name, source_text=source, ci=False).seconds
 
     return estimate
@@ -484,7 +486,7 @@ def build_gallery_plan(
 ) -> Plan:
     """The plan of every example of several gallery folders, named by example id.
 
-    ``galleries`` maps each gallery's id (its examples folder relative to the Sphinx conf
+    ``galleries`` maps each gallery's id (its examples folder relative to the Sphinx source
     folder, as in records: ``tutorials``) to that folder. Examples are planned together
     and named ``<gallery id>/<path inside it>``, as the gallery plugin names them, so one
     shard's list works with ``DOCSACCEL_SHARD_EXAMPLES``. ``list_examples(folder)`` gives

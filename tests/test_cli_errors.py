@@ -1,0 +1,428 @@
+"""Every command turns every bad input, output path and resource limit into exit 2.
+
+Exit 1 means "over budget" or "regression": a crash that exits 1 (or a traceback) would
+read as a verdict. Each case runs the command in-process through ``docsaccel.cli.main``
+and asserts the exit code, one line on stderr naming the problem, and no traceback; a few
+run as real subprocesses too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from report_factory import record, write_report
+
+from docsaccel.cli import main
+from docsaccel.contract import UNFINISHED_ERROR
+
+DEEP = 100_000
+
+
+def _report_text(records: list[dict], **build) -> str:
+    return json.dumps(
+        {
+            "schema": "docsaccel.report",
+            "version": 1,
+            "build": {"wall_seconds": 10.0, "complete": True, **build},
+            "examples": records,
+        }
+    )
+
+
+def _with(key: str, value: object) -> str:
+    return _report_text([record("plot_a.py", 1.0, **{key: value})])
+
+
+BAD_JSON = {
+    "empty.json": "",
+    "blank.json": "  \n\n",
+    "truncated.json": '{"schema": "docsaccel.report", "exam',
+    "nested.json": "[" * DEEP + "]" * DEEP,
+    "nested_mild.json": '{"schema": "docsaccel.report", "version": 1, "build": {}, '
+    '"examples": ' + "[" * 200 + "]" * 200 + "}",
+    "wrong_schema.json": json.dumps({"schema": "other", "version": 1}),
+    "list.json": "[1, 2]",
+    "version0.json": _report_text([]).replace('"version": 1', '"version": 0'),
+    "version-1.json": _report_text([]).replace('"version": 1', '"version": -1'),
+    "version_big.json": _report_text([]).replace('"version": 1', '"version": 10' + "0" * 400),
+    "nan_time.json": _with("wall_seconds", 1.0).replace(
+        '"wall_seconds": 1.0', '"wall_seconds": NaN'
+    ),
+    "inf_time.json": _with("wall_seconds", 1.0).replace(
+        '"wall_seconds": 1.0', '"wall_seconds": 1e999'
+    ),
+    "ninf_budget.json": _with("budget_seconds", 1.0).replace(
+        '"budget_seconds": 1.0', '"budget_seconds": -Infinity'
+    ),
+    "huge_int_time.json": _with("wall_seconds", 10**400),
+    "zero_budget.json": _with("budget_seconds", 0),
+    "negative_budget.json": _with("budget_seconds", -5),
+    "negative_time.json": _with("wall_seconds", -1),
+    "string_time.json": _with("wall_seconds", "1.0"),
+    "bool_fast.json": _with("fast", "yes"),
+    "bad_status.json": _with("status", "done"),
+    "bad_complete.json": _report_text([record("plot_a.py", 1.0)], complete="no"),
+    "duplicate_ids.json": _report_text([record("plot_a.py", 1.0), record("plot_a.py", 2.0)]),
+    "bad_rst.rst": "Computation times\n\n- **00:01.2**: :ref:`x` (``plot_a.py``)\n",
+    "bad_memory.rst": (
+        "- **00:01.000**: :ref:`sphx_glr_a_plot_a.py` (``plot_a.py``) " + "9" * 400 + " MB\n"
+    ),
+    "bad_junit.xml": '<testsuite><testcase file="a.py" time="nan"/></testsuite>',
+    "junit_inf.xml": '<testsuite><testcase file="a.py" time="1e999"/></testsuite>',
+    "not_xml.xml": "<testsuite><testcase",
+    "prose.txt": "hello\n",
+}
+# (file name, bytes): inputs that are not text.
+BAD_BYTES = {"binary.bin": b"\x00\xff\xfe\x89PNG\r\n", "latin1.rst": "- **é".encode("latin-1")}
+
+BAD_BUDGETS = {
+    "huge.toml": 'default = "1e10"\n',
+    "huge_int.toml": "default = 10000000000\n",
+    "eight_days.toml": 'default = "193h"\n',
+    "huge_fast.toml": 'default = "1m"\n[examples]\n"a.py" = { budget = "1m", fast = 1e12 }\n',
+    "inf.toml": "default = inf\n",
+    "nan.toml": "default = nan\n",
+    "zero.toml": "default = 0\n",
+    "ci_factor.toml": 'default = "1m"\nci_factor = 1e300\n',
+    "bad_toml.toml": "default = \n",
+    "unknown_key.toml": 'defualt = "1m"\n',
+    "none_default.toml": 'default = "none"\n',
+    "deep.toml": "x = " + "[" * 5000 + "]" * 5000 + "\n",
+    "digits.toml": "default = " + "9" * 5000 + "\n",
+}
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("bad")
+    for name, text in BAD_JSON.items():
+        (root / name).write_text(text, encoding="utf-8")
+    for name, data in BAD_BYTES.items():
+        (root / name).write_bytes(data)
+    for name, text in BAD_BUDGETS.items():
+        (root / name).write_text(text, encoding="utf-8")
+    (root / "folder").mkdir()
+    write_report(root / "good.json", [record("plot_a.py", 1.0), record("plot_b.py", 2.0)])
+    return root
+
+
+def run(args: list[str], capsys) -> tuple[int, str, str]:
+    """``main(args)`` with argparse's own exit turned into its code, and the output."""
+    try:
+        code = main(args)
+    except SystemExit as exc:  # argparse usage errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_exit_2(code: int, err: str, *needles: str) -> None:
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines, "no message"
+    for needle in needles:
+        assert needle in err, (needle, err)
+
+
+INPUT_NAMES = [*BAD_JSON, *BAD_BYTES, "folder", "missing.json"]
+
+
+@pytest.mark.parametrize("name", INPUT_NAMES)
+@pytest.mark.parametrize("command", ["check", "report", "report-json", "compare", "history"])
+def test_every_bad_input_of_every_reading_command_exits_2(files, capsys, command, name):
+    path = str(files / name)
+    good = str(files / "good.json")
+    args = {
+        "check": ["check", path],
+        "report": ["report", path],
+        "report-json": ["report", good, "--baseline", path, "--format", "json"],
+        "compare": ["compare", good, path],
+        "history": ["history", "append", path, "--to", str(files / "out" / f"{name}.jsonl")],
+    }[command]
+    code, out, err = run(args, capsys)
+    assert_exit_2(code, err, name)
+    assert len([line for line in err.splitlines() if line.strip()]) == 1, err
+    assert out == ""
+
+
+@pytest.mark.parametrize("name", INPUT_NAMES)
+def test_every_bad_input_of_shard_exits_2(files, capsys, name) -> None:
+    code, _, err = run(["shard", "--shards", "2", "--plan", str(files / name)], capsys)
+    assert_exit_2(code, err, name)
+
+
+@pytest.mark.parametrize("name", [*BAD_BUDGETS, "binary.bin", "folder", "missing.toml"])
+def test_every_bad_budget_file_exits_2(files, capsys, name) -> None:
+    good = str(files / "good.json")
+    code, _, err = run(["check", good, "--budgets", str(files / name)], capsys)
+    assert_exit_2(code, err, name)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["check", "{good}", "--budget", "8d"], "--budget"),
+        (["check", "{good}", "--budget", "1e10"], "7 days"),
+        (["check", "{good}", "--budget", "nan"], "--budget"),
+        (["check", "{good}", "--budget", "-1"], "--budget"),
+        (["report", "{good}", "--top", "0"], "top"),
+        (["report", "{good}", "--last", "0", "--history", "{good}"], "--last"),
+        (["report", "{good}", "-o", "/nonexistent/dir/x.html"], "/nonexistent/dir/x.html"),
+        (["report", "{good}", "-o", "{root}/folder"], "folder"),
+        (["compare", "{good}", "{good}", "--relative", "nan"], "relative"),
+        (["compare", "{good}", "{good}", "--absolute", "-1"], "absolute"),
+        (["compare", "{good}", "{good}", "--absolute", "inf"], "absolute"),
+        (["history", "append", "{good}", "--to", "{root}/folder"], "folder"),
+        (["history", "append", "{good}", "--to", "{good}/sub.jsonl"], "sub.jsonl"),
+        (["shard", "--shards", "1000000000", "--plan", "{good}"], "1024"),
+        (["shard", "--shards", "0", "--plan", "{good}"], "shards"),
+        (["shard", "--shards", "-3", "--index", "0", "{good}"], "shards"),
+        (["shard", "--shards", "2", "--index", "5", "{good}"], "index"),
+        (["shard", "--shards", "2", "--plan", "--runs", "0", "{good}"], "runs"),
+        (["shard", "--shards", "2", "--plan"], "nothing to plan"),
+        (["shard", "--shards", "2", "--plan", "--gallery-dir", "{root}/nowhere"], "nowhere"),
+        (["shard", "--shards", "abc", "--plan"], "abc"),
+        (["check"], "INPUT"),
+    ],
+)
+def test_bad_arguments_and_output_paths_exit_2(files, capsys, args, needle) -> None:
+    good, root = str(files / "good.json"), str(files)
+    args = [arg.format(good=good, root=root) for arg in args]
+    code, _, err = run(args, capsys)
+    assert_exit_2(code, err, needle.format(good=good, root=root))
+
+
+def test_html_report_without_matplotlib_names_the_extra(files, capsys, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
+    code, out, err = run(["report", str(files / "good.json"), "--format", "html"], capsys)
+    assert_exit_2(code, err, 'pip install "docsaccel[report]"')
+    assert len(err.strip().splitlines()) == 1 and out == ""
+
+
+def test_json_view_is_strict_json(files, capsys) -> None:
+    code, out, _ = run(["report", str(files / "good.json"), "--format", "json"], capsys)
+    assert code == 0
+    json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} in the JSON view"))
+
+
+def test_budget_file_with_a_byte_order_mark_is_read(files, capsys, tmp_path) -> None:
+    budgets = tmp_path / "budgets.toml"
+    budgets.write_bytes('default = "1.5s"\n'.encode("utf-8-sig"))
+    code, out, err = run(["check", str(files / "good.json"), "--budgets", str(budgets)], capsys)
+    assert code == 1, err
+    assert "plot_b.py" in out and "plot_a.py" not in out
+
+
+def test_inputs_with_a_byte_order_mark_are_read(files, capsys, tmp_path) -> None:
+    report = tmp_path / "r.json"
+    report.write_bytes((files / "good.json").read_text(encoding="utf-8").encode("utf-8-sig"))
+    history = tmp_path / "h.jsonl"
+    assert run(["history", "append", str(report), "--to", str(history)], capsys)[0] == 0
+    bom_history = tmp_path / "bom.jsonl"
+    bom_history.write_bytes(history.read_bytes().decode().encode("utf-8-sig"))
+    code, _, err = run(["shard", "--shards", "2", "--plan", str(bom_history)], capsys)
+    assert code == 0, err
+    assert run(["report", str(report), "--history", str(bom_history)], capsys)[0] == 0
+
+
+# A build that stopped early ---------------------------------------------------------------
+
+
+def _incomplete(path: Path, running: bool = True) -> Path:
+    records = [record("plot_a.py", 1.0)]
+    if running:
+        records.append(
+            record("plot_b.py", 0.5, status="failed", error=UNFINISHED_ERROR, finished_at=None)
+        )
+    path.write_text(_report_text(records, complete=False), encoding="utf-8")
+    return path
+
+
+def test_check_refuses_an_incomplete_build_naming_the_running_example(tmp_path, capsys):
+    path = _incomplete(tmp_path / "r.json")
+    code, out, err = run(["check", str(path)], capsys)
+    assert_exit_2(code, err, str(path), "did not finish", "tutorials/plot_b.py was running")
+    assert "--allow-incomplete" in err and out == ""
+
+
+def test_check_allow_incomplete_judges_what_the_report_holds(tmp_path, capsys) -> None:
+    path = _incomplete(tmp_path / "r.json")
+    assert run(["check", str(path), "--allow-incomplete"], capsys)[0] == 0
+    assert run(["check", str(path), "--allow-incomplete", "--budget", "0.7s"], capsys)[0] == 1
+
+
+def test_incomplete_without_a_running_record_still_refused(tmp_path, capsys) -> None:
+    path = _incomplete(tmp_path / "r.json", running=False)
+    code, _, err = run(["check", str(path)], capsys)
+    assert_exit_2(code, err, "the build did not finish")
+    assert "was running" not in err
+
+
+@pytest.mark.parametrize("side", ["base", "head"])
+def test_compare_refuses_an_incomplete_build(files, tmp_path, capsys, side) -> None:
+    bad, good = str(_incomplete(tmp_path / "r.json")), str(files / "good.json")
+    args = ["compare", bad, good] if side == "base" else ["compare", good, bad]
+    code, _, err = run(args, capsys)
+    assert_exit_2(code, err, "did not finish")
+    assert run([*args, "--allow-incomplete"], capsys)[0] == 0
+
+
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_views_say_first_that_the_build_did_not_finish(tmp_path, capsys, fmt) -> None:
+    path = _incomplete(tmp_path / "r.json")
+    code, out, _ = run(["report", str(path), "--format", fmt], capsys)
+    assert code == 0
+    if fmt == "md":
+        first = out.splitlines()[0]
+    else:  # the title, then the first line of the page's content
+        first = out.split("<h1>")[1].split("</h1>")[0]
+        assert out.split('<div class="docsaccel-report">\n')[1].startswith('<p class="incomplete"')
+    assert "did not finish" in first
+    if fmt == "md":
+        assert "tutorials/plot\\_b.py was running" in first
+
+
+# Shard builds --------------------------------------------------------------------------------
+
+CONF = """
+extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
+sphinx_gallery_conf = {"examples_dirs": "tutorials", "gallery_dirs": "auto_tutorials"}
+docsaccel_budgets = "budgets.toml"
+"""
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    docs = tmp_path / "docs"
+    (docs / "tutorials").mkdir(parents=True)
+    (docs / "tutorials" / "README.txt").write_text("T\n=\n", encoding="utf-8")
+    (docs / "tutorials" / "plot_a.py").write_text('"""\nA\n=\n"""\n', encoding="utf-8")
+    (docs / "conf.py").write_text(textwrap.dedent(CONF), encoding="utf-8")
+    (docs / "budgets.toml").write_text('default = "1m"\n', encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize("command", ["shard-build", "shard-local"])
+@pytest.mark.parametrize(
+    ("file", "text", "needle"),
+    [
+        ("budgets.toml", 'default = "soon"\n', "budgets.toml"),
+        ("budgets.toml", 'default = "200h"\n', "7 days"),
+        ("conf.py", "extensions = [\n", "conf.py"),
+        ("conf.py", "raise RuntimeError('broken conf')\n", "broken conf"),
+        ("conf.py", "import sys\nsys.exit(3)\n", "conf.py"),
+        ("conf.py", CONF.replace('"budgets.toml"', "42"), "docsaccel_budgets"),
+        ("tutorials/plot_a.py", '# docsaccel_budget = "9999h"\n', "plot_a.py"),
+    ],
+)
+def test_shard_builds_exit_2_before_building(
+    project, capsys, monkeypatch, command, file, text, needle
+):
+    monkeypatch.chdir(project)
+    (project / "docs" / file).write_text(text, encoding="utf-8")
+    args = [command, "--shards", "2", "--docs", "docs"]
+    if command == "shard-build":
+        args += ["--index", "0"]
+    code, _, err = run(args, capsys)
+    assert_exit_2(code, err, needle)
+    assert not (project / "docs" / "_build" / "shard-work").exists()  # nothing was built
+
+
+@pytest.mark.parametrize(
+    ("manifest", "needle"),
+    [
+        ("{", "manifest.json: the shard manifest is not valid JSON"),
+        ('{"schema": "docsaccel.shard"}', "index is None"),
+        (
+            '{"schema": "docsaccel.shard", "index": 0, "shards": 1, '
+            '"executed": {"a": ["../../outside.txt"]}}',
+            "not a path inside the source folder",
+        ),
+    ],
+)
+def test_shard_merge_refuses_bad_manifests(project, capsys, monkeypatch, manifest, needle):
+    monkeypatch.chdir(project)
+    (project / "shards" / "s0").mkdir(parents=True)
+    (project / "shards" / "s0" / "manifest.json").write_text(manifest, encoding="utf-8")
+    code, _, err = run(["shard-merge", "shards", "--docs", "docs"], capsys)
+    assert_exit_2(code, err, needle)
+    assert not (project / "outside.txt").exists()
+
+
+# As a real process ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "{root}/nested.json"],
+        ["check", "{root}/nan_time.json"],
+        ["report", "{root}/good.json", "-o", "/nonexistent/x.html"],
+        ["history", "append", "{root}/good.json", "--to", "{root}/folder"],
+        ["shard", "--shards", "1000000000", "--plan", "{root}/good.json"],
+    ],
+)
+def test_as_a_process_no_traceback_exit_2(files, args) -> None:
+    args = [arg.format(root=files) for arg in args]
+    done = subprocess.run(
+        [sys.executable, "-m", "docsaccel.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_check_on_an_incomplete_report_as_a_process(tmp_path) -> None:
+    path = _incomplete(tmp_path / "r.json")
+    done = subprocess.run(
+        [sys.executable, "-m", "docsaccel.cli", "check", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "tutorials/plot_b.py was running" in done.stderr
+
+
+def test_doctor_without_mujoco_names_the_package_not_the_gl_libraries(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "mujoco", None)  # import mujoco now fails
+    code, out, _ = run(["doctor"], capsys)
+    assert code == 1
+    gl_line = next(line for line in out.splitlines() if line.startswith("MUJOCO_GL"))
+    assert 'mujoco is not installed; pip install "docsaccel[mujoco]"' in gl_line
+    assert "libegl" not in out and "libosmesa" not in out
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "{path}"],
+        ["report", "{path}"],
+        ["history", "append", "{path}", "--to", "{root}/h.jsonl"],
+        ["shard", "--shards", "2", "--plan", "{path}"],
+        ["check", "{good}", "--budgets", "{path}"],
+    ],
+)
+def test_devices_and_pipes_are_refused_without_reading(files, tmp_path, capsys, kind, args):
+    """/dev/zero would never end, and opening a pipe blocks until a writer comes."""
+    if kind == "device":
+        path = "/dev/zero"
+    else:
+        path = str(tmp_path / "pipe")
+        os.mkfifo(path)
+    args = [a.format(path=path, good=files / "good.json", root=tmp_path) for a in args]
+    code, _, err = run(args, capsys)
+    assert_exit_2(code, err, path, "not a regular file")
