@@ -234,7 +234,6 @@ class ExampleHook:
             run.deadline.cancel()
         budget = run.example.budget.seconds
         wall = time.perf_counter() - run.wall_start
-        self._wind_up(run)
         error = None
         if run.interrupted_after is not None:
             status = "interrupted"
@@ -246,6 +245,8 @@ class ExampleHook:
             status = "ok"
         self._write(run, status, error=error, finished=True)
         run.ended = True
+        # After the record: the time spent ending its processes is not the example's.
+        self._wind_up(run)
         facts = registry.snapshot()
         write_run_marker(run.example.target_file, self.fast, facts.get(KNOBS_SECTION, {}))
 
