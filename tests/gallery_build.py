@@ -23,7 +23,7 @@ from pathlib import Path
 from docsaccel.schema import load_report
 
 FIXTURES = Path(__file__).parent / "gallery_fixtures"
-_PLUGIN_ENV = ("DOCSACCEL_FAST", "DOCSACCEL_ON_OVERRUN", "CI")
+_PLUGIN_ENV = ("DOCSACCEL_FAST", "DOCSACCEL_ON_OVERRUN", "DOCSACCEL_INTERRUPT_GRACE", "CI")
 
 
 @dataclass
@@ -64,13 +64,24 @@ def make_project(
     return src
 
 
-def build(src: Path, *args: str, env: dict[str, str] | None = None) -> Built:
-    outdir = src / "_build" / "html"
-    child_env = {k: v for k, v in os.environ.items() if k not in _PLUGIN_ENV}
-    child_env.update(env or {})
+def child_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """This process's environment without the plugin's switches, plus ``env``."""
+    child = {k: v for k, v in os.environ.items() if k not in _PLUGIN_ENV}
+    child.update(env or {})
+    return child
+
+
+def sphinx_command(src: Path, outdir: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "sphinx", "-b", "html", "-q", *args, str(src), str(outdir)]
+
+
+def build(
+    src: Path, *args: str, env: dict[str, str] | None = None, outdir: Path | None = None
+) -> Built:
+    outdir = outdir or src / "_build" / "html"
     done = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-b", "html", "-q", *args, str(src), str(outdir)],
-        env=child_env,
+        sphinx_command(src, outdir, *args),
+        env=child_env(env),
         capture_output=True,
         text=True,
         timeout=300,

@@ -194,9 +194,9 @@ def test_video_files_hold_the_kept_frames(tmp_path, suffix):
     ("kwargs", "message"),
     [
         ({"path": "run.avi"}, r"path 'run.avi' has suffix '.avi'; use one of"),
-        ({"fps": 0}, r"fps must be a number > 0, got 0"),
-        ({"fps": "30"}, r"fps must be a number > 0, got '30'"),
-        ({"fps": True}, r"fps must be a number > 0, got True"),
+        ({"fps": 0}, r"fps must be a finite number of frames per second > 0, got 0"),
+        ({"fps": "30"}, r"fps must be a finite number of frames per second > 0, got '30'"),
+        ({"fps": True}, r"fps must be a finite number of frames per second > 0, got True"),
     ],
 )
 def test_video_file_recorder_rejects_bad_arguments(kwargs, message):

@@ -45,6 +45,7 @@ __all__ = [
     "EXECUTED",
     "FAILED",
     "FAST_ENV",
+    "GRACE_ENV",
     "INTERRUPTED",
     "KNOBS_SECTION",
     "MAX_BUDGET_SECONDS",
@@ -163,6 +164,8 @@ CONFIG_PREFIX = "docsaccel_"
 FAST_ENV = "DOCSACCEL_FAST"
 #: ``warn`` or ``fail`` (``docsaccel_on_overrun``).
 ON_OVERRUN_ENV = "DOCSACCEL_ON_OVERRUN"
+#: Seconds an example may still run after its budget before the hard stop (fail mode).
+GRACE_ENV = "DOCSACCEL_INTERRUPT_GRACE"
 #: A file listing the examples a shard build executes (no ``conf.py`` name: one run).
 SHARD_EXAMPLES_ENV = "DOCSACCEL_SHARD_EXAMPLES"
 #: A folder of records of examples executed by the shards a merge build assembles.

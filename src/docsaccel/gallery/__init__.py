@@ -9,9 +9,12 @@ A Sphinx extension that sits beside ``sphinx_gallery.gen_gallery``::
 
 What happens during a build, in event order:
 
-1. ``config-inited``: the settings are checked (:mod:`.config`; environment variables
-   beat ``conf.py``) and the budget file is loaded; any error stops the build here,
-   naming the file, the key and the value. Unknown ``docsaccel_*`` names are warned about.
+1. ``config-inited``: the output folder is locked for this build (:mod:`.lock`; a second
+   build into it stops here, naming the holder) and the previous ``report.json`` is
+   removed, so a build that fails before its examples run leaves no report to check by
+   mistake; the settings are checked (:mod:`.config`; environment variables beat
+   ``conf.py``) and the budget file is loaded; any error stops the build here, naming the
+   file, the key and the value. Unknown ``docsaccel_*`` names are warned about.
 2. ``builder-inited``, before sphinx-gallery runs the examples: every example gets its
    budget (:mod:`.plan`; an example is its path, so two sub-galleries may both hold a
    ``helper.py``), unused patterns are warned about, and :class:`.hook.ExampleHook`
@@ -31,15 +34,20 @@ What happens during a build, in event order:
 5. ``doctree-read``: example pages of a fast build get the fast-path note (:mod:`.note`).
 6. ``build-finished``: the report is written again with the final wall time; in fail mode
    an overrun makes the build fail. When the build stops early (an aborted example, an
-   error, Ctrl-C) the report is written at interpreter exit with ``complete: false``.
+   error, Ctrl-C, ``SIGTERM``, the hard stop of an example, an example ending the
+   process) the report is written as the process ends, with ``complete: false``, and the
+   running example's record says why it did not finish (:mod:`.hook`). ``SIGTERM`` then
+   ends the process with the signal's status, as without the plugin.
 """
 
 from __future__ import annotations
 
-import atexit
+import contextlib
 import dataclasses
 import os
 import shutil
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,9 +62,11 @@ from sphinx.util import logging
 
 import docsaccel
 from docsaccel.budgets import BudgetError, BudgetTable, format_seconds, load_budgets
+from docsaccel.contract import FAILED, INTERRUPTED
 from docsaccel.contract import FAST_ENV as FAST_ENV_VAR
 from docsaccel.contract import OVERRUNS as _OVERRUNS
 from docsaccel.contract import REUSABLE as _REUSABLE
+from docsaccel.gallery import hook as hook_module
 from docsaccel.gallery import sg_compat
 from docsaccel.gallery.config import (
     CONFIG_DEFAULTS,
@@ -65,12 +75,15 @@ from docsaccel.gallery.config import (
     unknown_settings,
 )
 from docsaccel.gallery.hook import ExampleHook
+from docsaccel.gallery.interrupt import cancel_all
+from docsaccel.gallery.lock import LockedError, OutdirLock
 from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
 from docsaccel.gallery.plan import Example, Planner
 from docsaccel.gallery.records import (
     base_record,
     build_report,
     read_records,
+    read_run_marker,
     write_json,
     write_record,
 )
@@ -119,6 +132,7 @@ class GalleryBuild:
     #: the gallery has run (or as the build stops): from then on the records are final.
     last_report: dict[str, Any] | None = None
     final_records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    lock: OutdirLock | None = None
     _by_docname: dict[str, Example] = field(default_factory=dict, repr=False)
     planner: Planner | None = None
     #: ``DOCSACCEL_FAST`` before this build set it, put back when the build ends.
@@ -183,6 +197,26 @@ def _build(app: Sphinx) -> GalleryBuild | None:
 
 
 def _on_config_inited(app: Sphinx, config: Any) -> None:
+    lock = OutdirLock(app.outdir)
+    try:
+        lock.acquire()
+    except LockedError as exc:
+        raise ConfigError(f"docsaccel: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"docsaccel: cannot lock the output folder {app.outdir}: {exc}") from None
+    _install_sigterm_handler()
+    # The report of an earlier build must not outlive this one: if this build stops
+    # before its examples run, there is no report to check by mistake.
+    with contextlib.suppress(FileNotFoundError):
+        Path(app.outdir, "docsaccel", "report.json").unlink()
+    try:
+        _start_build(app, config, lock)
+    except BaseException:
+        lock.release()
+        raise
+
+
+def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
     # Sphinx keeps every name conf.py defines; only those tell a misspelled setting.
     for message in unknown_settings(getattr(config, "_raw_config", {})):
         logger.warning(message, type="docsaccel", subtype="config")
@@ -203,7 +237,9 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         scrapers = tuple(config.sphinx_gallery_conf["image_scrapers"])
         if VIDEO_SCRAPER not in scrapers:
             config.sphinx_gallery_conf["image_scrapers"] = (*scrapers, VIDEO_SCRAPER)
-    build = GalleryBuild(settings, table, Path(app.outdir), fast_env_before=fast_env_before)
+    build = GalleryBuild(
+        settings, table, Path(app.outdir), lock=lock, fast_env_before=fast_env_before
+    )
     app._docsaccel_gallery = build  # type: ignore[attr-defined]
     _unfinished_builds.append(build)
 
@@ -214,6 +250,10 @@ def _on_before_gallery(app: Sphinx) -> None:
         return
     gallery_conf = app.config.sphinx_gallery_conf
     build.planner = Planner.for_build(app.srcdir, gallery_conf, build.table, build.settings.fast)
+    if build.settings.report_page is not None:
+        from docsaccel.gallery.report_page import check_report_page
+
+        check_report_page(app, build.settings.report_page)
     try:
         build.examples = build.planner.plan(gallery_conf)
         unused = build.table.check_examples(e.name for e in build.examples)
@@ -230,8 +270,8 @@ def _on_before_gallery(app: Sphinx) -> None:
     build.imported = apply_shard_settings(build.settings, build.examples, gallery_conf)
     # A merge build takes the shards' pages as they are (their fast flag is checked above).
     for example in build.examples if build.settings.shard_records is None else ():
-        previous = build.previous.get(example.id)
-        if previous and previous["fast"] != build.settings.fast and previous.get("knobs"):
+        made_by = _made_by(build, example)
+        if made_by and made_by["fast"] != build.settings.fast and made_by["knobs"]:
             # Its page shows the other path's values: run it again although unchanged.
             sg_compat.forget_cached_run(Path(example.target_file))
     hook = ExampleHook.for_examples(
@@ -281,16 +321,30 @@ def _on_gallery_executed(app: Sphinx) -> None:
     app.emit(REPORT_READY_EVENT, report)
 
 
+def _made_by(build: GalleryBuild, example: Example) -> dict[str, Any] | None:
+    """``{"fast", "knobs"}`` of the run that made the example's outputs, if known.
+
+    The note beside the outputs in the source tree wins: the records of this output
+    folder may describe another run than the one whose outputs sphinx-gallery keeps.
+    """
+    marker = read_run_marker(example.target_file)
+    if marker is not None:
+        return marker
+    previous = build.previous.get(example.id)
+    if previous:
+        return {"fast": previous["fast"], "knobs": previous.get("knobs") or {}}
+    return None
+
+
 def _cached_record(build: GalleryBuild, example: Example) -> dict[str, Any]:
     previous = build.previous.get(example.id)
     if previous and previous["status"] in _REUSABLE:
         fields = {k: previous[k] for k in ("wall_seconds", "cpu_seconds", "peak_rss_bytes")}
-        fields.update(fast=previous["fast"], knobs=previous.get("knobs", {}))
         fields.update(render=previous.get("render", {}), finished_at=previous.get("finished_at"))
     else:
         fields = {"wall_seconds": sg_compat.cached_seconds(Path(example.target_file)) or 0.0}
-    fast = fields.pop("fast", build.settings.fast)
-    return base_record(example, "cached", fast, **fields)
+    made_by = _made_by(build, example) or {"fast": build.settings.fast, "knobs": {}}
+    return base_record(example, "cached", made_by["fast"], knobs=made_by["knobs"], **fields)
 
 
 def _log_overruns(report: dict[str, Any], on_overrun: str) -> None:
@@ -352,6 +406,7 @@ def _on_env_get_outdated(
 
 
 def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
+    cancel_all()  # an alarm left armed by an aborted example must not outlive the build
     build = _build(app)
     if build is None or build.finished:
         return
@@ -359,6 +414,8 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     build.finished = True
     _restore_fast_env(build)
     _unfinished_builds.remove(build)
+    if build.lock is not None:
+        build.lock.release()
 
 
 def _restore_fast_env(build: GalleryBuild) -> None:
@@ -382,13 +439,54 @@ def _fail_on_overruns(app: Sphinx, exception: BaseException | None) -> None:
         )
 
 
-@atexit.register
-def _write_unfinished_reports() -> None:
-    # A build stopped before build-finished (an aborted example, an error, Ctrl-C) still
-    # leaves a report, marked incomplete.
+def _write_unfinished_reports() -> bool:
+    # A build stopped before build-finished (an aborted example, an error, Ctrl-C,
+    # SIGTERM, a hard stop) still leaves a report, marked incomplete. Returns whether
+    # there was one: the process then ends with a failing status.
+    unfinished = False
     for build in list(_unfinished_builds):
+        unfinished = True
         if build.examples:
-            build.write_report(complete=False)
+            report = build.write_report(complete=False)
+            stopped = [r for r in report["examples"] if r["status"] in (FAILED, INTERRUPTED)]
+            logger.error(
+                f"docsaccel: the build stopped before its end; report written to "
+                f"{build.report_path} (complete: false)"
+                + "".join(f"\n  {r['id']}: {r['error']}" for r in stopped)
+            )
+    return unfinished
+
+
+hook_module.on_process_end(_write_unfinished_reports)
+
+
+def _install_sigterm_handler() -> None:
+    """``SIGTERM`` (CI cancelling, ``timeout``) writes the report as Ctrl-C does."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if getattr(previous, "__name__", "") == _on_sigterm.__name__:
+        return
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        _on_sigterm(previous)
+
+    on_sigterm.__name__ = _on_sigterm.__name__
+    signal.signal(signal.SIGTERM, on_sigterm)
+
+
+def _on_sigterm(previous: Any) -> None:
+    logger.error("docsaccel: the build was terminated (SIGTERM); writing its report")
+    # The workers of a parallel build and anything the examples started end with it.
+    hook_module.end_of_process(
+        None, why="the build was terminated (SIGTERM) while it ran", every_process=True
+    )
+    if callable(previous):
+        previous(signal.SIGTERM, None)
+        return
+    # End with the signal's own status, as the build would have without the plugin.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -6,10 +6,20 @@ this hook included, to those workers. So the hook carries everything it needs: t
 the records folder, the fast switch and the overrun mode.
 
 Before an example: the user's own resetters (if they asked for "before"), then clear the
-registry, set ``DOCSACCEL_FAST``, start the clocks, journal a provisional record (so an
-example that takes the whole process down is still recorded), and in fail mode arm a
-:class:`~docsaccel.gallery.interrupt.Deadline`. After it: stop the clocks, journal the
-record with the registry's facts, then the user's "after" resetters.
+registry, set ``DOCSACCEL_FAST``, note the processes running, start the clocks, journal a
+provisional record (so an example that takes the whole process down is still recorded),
+and in fail mode arm a :class:`~docsaccel.gallery.interrupt.Deadline`. After it: stop the
+clocks, end the processes the example started (:mod:`.processes`), journal the record
+with the registry's facts, note next to its outputs whether they come from a fast or a
+full run (:func:`~docsaccel.gallery.records.write_run_marker`), then the user's "after"
+resetters.
+
+However an example ends its process, the hook records it first and ends the example's
+processes: at the hard stop (:data:`EXIT_STATUS`), on ``os._exit`` (which the hook wraps
+while an example runs), ``SIGTERM`` (:func:`end_of_process`) and interpreter exit. A
+``sys.exit()`` called by the example raises :class:`ExampleExit` instead, an example
+error: the build's process is not the example's to end. Callbacks registered with
+:func:`on_process_end` (the plugin's report writer) run last.
 
 Example (what :func:`docsaccel.gallery.setup` does)::
 
@@ -20,24 +30,51 @@ Example (what :func:`docsaccel.gallery.setup` does)::
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import logging
 import os
 import resource
+import sys
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from sphinx.util import logging as sphinx_logging
 
 from docsaccel import registry
 from docsaccel.budgets import format_seconds
 from docsaccel.contract import FAST_ENV as FAST_ENV_VAR
 from docsaccel.contract import KNOBS_SECTION, RENDER_SECTION
 from docsaccel.gallery import sg_compat
-from docsaccel.gallery.interrupt import Deadline
+from docsaccel.gallery.interrupt import Deadline, cancel_all
 from docsaccel.gallery.plan import Example, Planner
-from docsaccel.gallery.records import RecordJournal, base_record, now_iso
+from docsaccel.gallery.processes import descendants, end_processes
+from docsaccel.gallery.records import RecordJournal, base_record, now_iso, write_run_marker
 
-__all__ = ["ExampleHook", "interruption_message"]
+__all__ = [
+    "EXIT_STATUS",
+    "ExampleExit",
+    "ExampleHook",
+    "end_of_process",
+    "hard_stop_message",
+    "interruption_message",
+    "on_process_end",
+]
+
+logger = sphinx_logging.getLogger(__name__)
+
+#: The status of a process the hook ends: the hard stop, or an example that ended the
+#: process with status 0 (``os._exit(0)``, ``raise SystemExit``) while the build was not done.
+EXIT_STATUS = 2
+
+_TIERS = {
+    "signal": "by its budget timer (SIGALRM)",
+    "watchdog": "by the watchdog thread (the example had replaced, ignored or disarmed "
+    "the SIGALRM timer)",
+}
 
 _UNFINISHED = (
     "did not finish: the build stopped while this example was running "
@@ -45,13 +82,37 @@ _UNFINISHED = (
 )
 
 
-def interruption_message(example: Example, elapsed: float) -> str:
+_ADVICE = (
+    "Make it lighter in CI with docsaccel.fast.pick(full=..., fast=..., name=...) "
+    "and build with DOCSACCEL_FAST=1, or raise its budget."
+)
+
+
+class ExampleExit(Exception):
+    """Raised in place of ``sys.exit()`` called by a running example.
+
+    An example error like any other (sphinx-gallery shows it on the page): ending the
+    process would end the build, with sphinx-gallery's pages half written and, for
+    ``sys.exit(0)``, a status that says it succeeded.
+    """
+
+
+def interruption_message(example: Example, elapsed: float, tier: str | None = None) -> str:
     """The error shown in the log and on the page of an example stopped at its budget."""
+    by = f" {_TIERS[tier]}" if tier in _TIERS else ""
     return (
-        f"{example.id} was interrupted after {elapsed:.1f} s: its time budget is "
-        f"{example.budget.describe()} (docsaccel_on_overrun = 'fail'). "
-        "Make it lighter in CI with docsaccel.fast.pick(full=..., fast=..., name=...) "
-        "and build with DOCSACCEL_FAST=1, or raise its budget."
+        f"{example.id} was interrupted after {elapsed:.1f} s{by}: its time budget is "
+        f"{example.budget.describe()} (docsaccel_on_overrun = 'fail'). {_ADVICE}"
+    )
+
+
+def hard_stop_message(example: Example, elapsed: float, grace: float) -> str:
+    """The error of an example still running ``grace`` seconds after its budget."""
+    return (
+        f"{example.id} was stopped hard after {elapsed:.1f} s (its process was ended): it "
+        f"was still running {grace:g} s after its time budget of "
+        f"{example.budget.describe()} ran out, although it was interrupted (it ignores or "
+        f"swallows the interruption, or waits in native code). {_ADVICE}"
     )
 
 
@@ -61,8 +122,19 @@ class _Run:
     started_at: str
     wall_start: float
     cpu_start: float
+    tier: str | None = None
     deadline: Deadline | None = None
     interrupted_after: float | None = None
+    processes: set[tuple[int, int]] = field(default_factory=set)
+    ended: bool = False  # its final record is written
+    pid: int = field(default_factory=os.getpid)
+
+
+# The hook whose example runs in this process, if any: what the process-end paths record.
+_running: ExampleHook | None = None
+_process_end_callbacks: list[tuple[int, Callable[[], bool]]] = []
+_real_os_exit = os._exit
+_real_sys_exit = sys.exit
 
 
 @dataclass(eq=False)
@@ -127,33 +199,61 @@ class ExampleHook:
             sg_compat.call_user_resetters(gallery_conf, fname, "after")
 
     def _start(self, fname: str) -> None:
+        global _running
+        # The previous example never got its "after" call (abort_on_example_error): its
+        # alarm and processes must not outlive it.
+        cancel_all()
+        if self._run is not None:
+            self._wind_up(self._run)
         example = self.example_for(fname)
         if example is None:
             self._run = None
             return
+        _install_exit_guards()
         registry.clear()
         os.environ[FAST_ENV_VAR] = "1" if self.fast else "0"
         _reset_peak_rss()
         run = _Run(example, now_iso(), time.perf_counter(), time.process_time())
+        run.processes = descendants()
         self._run = run
+        _running = self
         self._write(run, "failed", error=_UNFINISHED, provisional=True)
         if self.on_overrun == "fail" and example.budget.seconds is not None:
             run.deadline = Deadline(
                 example.budget.seconds,
                 lambda elapsed: self._interrupted(run, elapsed),
                 code_file=example.src_file,
+                on_hard_stop=lambda elapsed: self._hard_stop(run, elapsed),
             ).start()
 
     def _interrupted(self, run: _Run, elapsed: float) -> str:
-        message = interruption_message(run.example, elapsed)
+        tier = run.deadline.tier if run.deadline is not None else None
+        message = interruption_message(run.example, elapsed, tier)
         if run.interrupted_after is None:
             run.interrupted_after = elapsed
+            run.tier = tier
             # Recorded now: with abort_on_example_error the "after" call never comes.
             self._write(run, "interrupted", error=message)
         return message
 
+    def _hard_stop(self, run: _Run, elapsed: float) -> None:
+        """The watchdog's last resort: record the example, end its processes and this one."""
+        grace = run.deadline.grace if run.deadline is not None else 0.0
+        message = hard_stop_message(run.example, elapsed, grace)
+        run.interrupted_after = run.interrupted_after or elapsed
+        self._write(run, "interrupted", error=message, finished=True)
+        run.ended = True
+        if any(pid == os.getpid() for pid, _ in _process_end_callbacks):
+            logger.error(message)
+        else:
+            # A parallel worker has no Sphinx logging: its stderr is the build's.
+            print(f"ERROR: {message}", file=sys.__stderr__, flush=True)
+        end_of_process(EXIT_STATUS)
+
     def _finish(self, fname: str) -> None:
+        global _running
         run, self._run = self._run, None
+        _running = None
         if run is None or self.example_for(fname) is not run.example:
             return
         if run.deadline is not None:
@@ -163,13 +263,36 @@ class ExampleHook:
         error = None
         if run.interrupted_after is not None:
             status = "interrupted"
-            error = interruption_message(run.example, run.interrupted_after)
+            error = interruption_message(run.example, run.interrupted_after, run.tier)
         elif budget is not None and wall > budget:
             status = "over-budget"
             error = f"took {format_seconds(round(wall, 1))}, over its budget"
         else:
             status = "ok"
         self._write(run, status, error=error, finished=True)
+        run.ended = True
+        # After the record: the time spent ending its processes is not the example's.
+        self._wind_up(run)
+        facts = registry.snapshot()
+        write_run_marker(run.example.target_file, self.fast, facts.get(KNOBS_SECTION, {}))
+
+    def _wind_up(self, run: _Run) -> None:
+        """What every example end needs, however it ended: no process or module left over."""
+        end_processes(descendants() - run.processes)
+        if run.interrupted_after is not None:
+            _forget_half_imported_modules()
+
+    def end_running(self, why: str | None) -> None:
+        """The process ends while an example runs: record why (if known), end its processes."""
+        run = self._run
+        if run is None:
+            return
+        if run.deadline is not None:
+            run.deadline.cancel()
+        end_processes(descendants() - run.processes)
+        if why is not None and not run.ended and run.interrupted_after is None:
+            self._write(run, "failed", error=f"did not finish: {why}")
+        run.ended = True
 
     def _write(
         self,
@@ -196,6 +319,118 @@ class ExampleHook:
             pid=os.getpid(),
         )
         self._journal.append(record)
+
+
+def on_process_end(callback: Callable[[], bool]) -> None:
+    """Call ``callback()`` when this process ends before its build did (once per callback).
+
+    At the hard stop, ``os._exit`` in an example, ``SIGTERM`` and interpreter exit, after
+    the running example is recorded. The callback returns whether a build was left
+    unfinished: then an interpreter exit ends with a failing status (:data:`EXIT_STATUS`).
+    """
+    if (os.getpid(), callback) not in _process_end_callbacks:
+        _process_end_callbacks.append((os.getpid(), callback))
+
+
+def end_of_process(
+    status: int | None,
+    why: str | None = None,
+    every_process: bool = False,
+    fail_unfinished: bool = False,
+) -> None:
+    """Record the running example (``why`` it did not finish), end the processes it started
+    (``every_process``: all of this process's descendants), run the :func:`on_process_end`
+    callbacks; then end this process with ``status``, if given, or with
+    :data:`EXIT_STATUS` if ``fail_unfinished`` and a build was left unfinished.
+    """
+    global _running
+    hook, _running = _running, None
+    cancel_all()
+    if hook is not None and hook._run is not None and hook._run.pid == os.getpid():
+        with contextlib.suppress(Exception):
+            hook.end_running(why)
+    if every_process:
+        end_processes(descendants())
+    unfinished = False
+    for pid, callback in list(_process_end_callbacks):
+        if pid != os.getpid():
+            continue  # registered in the process this one was forked from
+        try:
+            unfinished = bool(callback()) or unfinished
+        except Exception as exc:  # the others still run; the process ends regardless
+            logger.error(f"docsaccel: while the build's process ended: {exc!r}")
+    if status is None and fail_unfinished and unfinished:
+        status = EXIT_STATUS
+    if status is None:
+        return
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    logging.shutdown()
+    _real_os_exit(status)
+
+
+def _at_exit() -> None:
+    # A build left unfinished at interpreter exit stopped in the middle: an example
+    # raised SystemExit (sphinx-build would exit 0), an error with abort_on_example_error,
+    # Ctrl-C. The status says it failed, whatever the status the exit carried.
+    why = (
+        "the build's process exited while it ran (sys.exit or SystemExit in the example, "
+        "or the build stopped)"
+    )
+    end_of_process(None, why=why, fail_unfinished=True)
+
+
+atexit.register(_at_exit)
+
+
+def _called_from_example() -> bool:
+    hook = _running
+    run = hook._run if hook is not None else None
+    if (
+        run is None
+        or run.pid != os.getpid()
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        return False
+    code_file = run.example.src_file
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename == code_file:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _guarded_sys_exit(status: object = None) -> None:
+    if _called_from_example():
+        raise ExampleExit(
+            f"the example called sys.exit({status!r}), which would end the build's process; "
+            "an example must return normally (or raise an exception to fail)"
+        )
+    _real_sys_exit(status)
+
+
+def _guarded_os_exit(status: int) -> None:
+    if _called_from_example():
+        end_of_process(
+            status or EXIT_STATUS,
+            why=f"the example called os._exit({status!r}), which ended the build's process",
+        )
+    _real_os_exit(status)
+
+
+def _install_exit_guards() -> None:
+    sys.exit = _guarded_sys_exit
+    os._exit = _guarded_os_exit
+
+
+def _forget_half_imported_modules() -> None:
+    """Drop modules whose import was cut short, so the next example imports them afresh."""
+    for name, module in list(sys.modules.items()):
+        spec = getattr(module, "__spec__", None)
+        if getattr(spec, "_initializing", False):
+            sys.modules.pop(name, None)
 
 
 def _reset_peak_rss() -> None:

@@ -42,6 +42,7 @@ from typing import Any
 
 from docsaccel import schema
 from docsaccel.contract import InputError, parse_json, read_json
+from docsaccel.gallery import sg_compat
 from docsaccel.gallery.plan import Example
 
 __all__ = [
@@ -50,9 +51,11 @@ __all__ = [
     "build_report",
     "now_iso",
     "read_records",
+    "read_run_marker",
     "record_file",
     "write_json",
     "write_record",
+    "write_run_marker",
 ]
 
 
@@ -249,3 +252,38 @@ def build_report(
         "examples": [records[key] for key in sorted(records)],
     }
     return schema.validate_report(report)
+
+
+def write_run_marker(target_file: Path | str, fast: bool, knobs: dict[str, Any]) -> None:
+    """Note beside an example's outputs whether a fast or a full run made them, and its knobs.
+
+    sphinx-gallery keeps the outputs (and the ``.md5`` that makes it skip the example) in
+    the source tree: a later build into any output folder finds the note there, runs the
+    example again when the other path made its outputs, and shows the fast-path note of
+    outputs it keeps. Written only when it changes.
+    """
+    path = os.fspath(sg_compat.run_marker_file(target_file))
+    payload = _encode({"fast": bool(fast), "knobs": knobs}, None)
+    try:
+        with open(path, "rb") as stream:
+            if stream.read() == payload:
+                return
+    except OSError:
+        pass
+    with contextlib.suppress(OSError):  # a read-only source tree: the outputs stay unmarked
+        _replace_atomically(path, payload)
+
+
+def read_run_marker(target_file: Path | str) -> dict[str, Any] | None:
+    """``{"fast": bool, "knobs": {...}}`` of the run that made an example's outputs, or None.
+
+    None when there is no note or it cannot be read (outputs of another tool or version).
+    """
+    try:
+        data = json.loads(sg_compat.run_marker_file(target_file).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("fast"), bool):
+        return None
+    knobs = data.get("knobs")
+    return {"fast": data["fast"], "knobs": knobs if isinstance(knobs, dict) else {}}

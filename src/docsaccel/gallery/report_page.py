@@ -14,6 +14,10 @@ plugin costs a gallery of small examples. Then the page is written with a placeh
 the chart is drawn by another process (``python -m docsaccel.report.chart``) while Sphinx
 reads and writes the pages, and ``build-finished`` puts it into the page's HTML.
 
+The page carries :data:`GENERATED_MARKER`, and the plugin replaces only a file that
+carries it: naming an existing page of the project (``"index"``) stops the build before
+any example runs (:func:`check_report_page`) rather than overwriting it.
+
 The page is ``:orphan:``, so it needs no toctree entry; list it in one to link it::
 
     .. toctree::
@@ -30,13 +34,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sphinx.errors import ConfigError
 from sphinx.util import logging
 
 from docsaccel.report.html import render_html_fragment
 from docsaccel.report.inputs import report_input
 from docsaccel.report.summary import summarize
 
-__all__ = ["CHART_PLACEHOLDER", "insert_chart", "page_text", "write_report_page"]
+__all__ = [
+    "CHART_PLACEHOLDER",
+    "GENERATED_MARKER",
+    "check_report_page",
+    "insert_chart",
+    "page_text",
+    "write_report_page",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +56,10 @@ TITLE = "Build budget report"
 #: Stands in the page for the chart until the chart process has drawn it.
 CHART_PLACEHOLDER = "<!-- docsaccel: budget chart -->"
 _CHART_SECONDS = 300
+#: A reST comment in every page the plugin writes: the files it may replace.
+GENERATED_MARKER = (
+    ".. docsaccel-generated-page: written by docsaccel_report_page at every build; edits are lost"
+)
 
 
 @dataclass
@@ -63,13 +79,52 @@ def page_text(report: dict[str, Any], chart: str | None = None) -> str:
         summarize(report_input(report, "docsaccel/report.json")), chart=chart
     )
     return (
-        ":orphan:\n\n"
+        f":orphan:\n\n{GENERATED_MARKER}\n\n"
         f"{TITLE}\n{'=' * len(TITLE)}\n\n"
         "What each executed example of this build cost, against its budget. Sort the\n"
         "table by clicking a column header. The same view is ``docsaccel report\n"
         "REPORT --format html``; ``docsaccel check`` gates on it.\n\n"
         ".. raw:: html\n\n" + textwrap.indent(fragment, "   ") + "\n"
     )
+
+
+def _page_file(app: Any, docname: str) -> Path:
+    srcdir = Path(app.srcdir).resolve()
+    target = (srcdir / f"{docname}.rst").resolve()
+    if srcdir not in target.parents:
+        raise ConfigError(
+            f"docsaccel_report_page = {docname!r}: the page must be inside the source folder "
+            f"{srcdir}; use a document name such as 'budget_report' or 'reports/budget'"
+        )
+    return target
+
+
+def check_report_page(app: Any, docname: str) -> Path:
+    """The page's file; :class:`ConfigError` when it would replace a file of the project.
+
+    Any source file of that name counts (``index.rst``, ``index.md``, ...): the plugin
+    replaces only the ``.rst`` it wrote itself (:data:`GENERATED_MARKER`).
+    """
+    target = _page_file(app, docname)
+    suffixes = list(getattr(app.config, "source_suffix", None) or {".rst": None})
+    for suffix in dict.fromkeys([".rst", *suffixes]):
+        existing = target.with_name(target.name[: -len(".rst")] + suffix)
+        if existing.exists() and not _generated(existing):
+            raise ConfigError(
+                f"docsaccel_report_page = {docname!r} would replace {existing}, a file "
+                "docsaccel did not write; choose another document name, e.g. "
+                "'budget_report'"
+            )
+    return target
+
+
+def _generated(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8") as stream:
+            head = stream.read(4096)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return GENERATED_MARKER in head
 
 
 def write_report_page(app: Any, report: dict[str, Any]) -> None:
@@ -79,7 +134,7 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
     if docname is None:
         return
     draw_chart = build.settings.report_chart
-    target = Path(app.srcdir, f"{docname}.rst")
+    target = check_report_page(app, docname)
     target.parent.mkdir(parents=True, exist_ok=True)
     text = page_text(report, chart=CHART_PLACEHOLDER if draw_chart else "")
     if not target.is_file() or target.read_text(encoding="utf-8") != text:

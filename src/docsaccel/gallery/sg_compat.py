@@ -21,6 +21,9 @@ so an upgrade that moves them breaks one module, and the tests say which functio
   ``filename_pattern``), whether an example will be skipped as unchanged
   (:func:`is_unchanged`) and which files hold an example's outputs (:func:`output_files`),
   so a sharded build can move them from the build that executed it to the final one;
+- where the plugin notes whether an example's outputs come from a fast or a full run
+  (:func:`run_marker_file`): beside sphinx-gallery's ``.md5``, as the outputs live in
+  the source tree whatever the output folder;
 - the config with sphinx-gallery's defaults outside a build (:func:`with_defaults`), so
   planning shards sees the examples the build will.
 
@@ -57,6 +60,7 @@ __all__ = [
     "is_unchanged",
     "output_files",
     "remove_our_config_comments",
+    "run_marker_file",
     "run_only",
     "running_example",
     "stale_targets",
@@ -217,6 +221,15 @@ def forget_cached_run(target_file: Path) -> None:
     Path(f"{target_file}.md5").unlink(missing_ok=True)
 
 
+def run_marker_file(target_file: Path | str) -> Path:
+    """The plugin's note of the run that made an example's outputs: ``<name>.py.docsaccel.json``.
+
+    Next to ``<name>.py.md5``, which makes sphinx-gallery skip the example and keep those
+    outputs: whichever output folder a later build uses, the two travel together.
+    """
+    return Path(f"{target_file}.docsaccel.json")
+
+
 def run_only(gallery_conf: dict[str, Any], src_files: Iterable[str]) -> None:
     """Make sphinx-gallery execute exactly ``src_files`` (absolute, normalised paths).
 
@@ -245,14 +258,15 @@ def output_files(target_file: Path) -> list[Path]:
     """Every file sphinx-gallery (and :mod:`docsaccel.video`) wrote for one executed example.
 
     Next to the copy of the example, ``target_file`` (``<dir>/<stem>.py``): the copy, its
-    ``.md5``, ``<stem>.rst``, ``.ipynb``, ``.zip``, ``.codeobj.json`` (backreferences) and
-    ``.cost.json`` (time and memory); in ``<dir>/images``: ``sphx_glr_<stem>_NNN.*``
-    (figures; videos and their posters) and ``thumb/sphx_glr_<stem>_thumb.*``. Together
-    they let a later build skip the example as unchanged and still show all its outputs.
+    ``.md5``, ``<stem>.rst``, ``.ipynb``, ``.zip``, ``.codeobj.json`` (backreferences),
+    ``.cost.json`` (time and memory) and the plugin's :func:`run_marker_file`; in
+    ``<dir>/images``: ``sphx_glr_<stem>_NNN.*`` (figures; videos and their posters) and
+    ``thumb/sphx_glr_<stem>_thumb.*``. Together they let a later build skip the example
+    as unchanged and still show all its outputs.
     """
     target = Path(target_file)
     folder, stem = target.parent, target.stem
-    beside = [Path(f"{target}.md5"), target]
+    beside = [Path(f"{target}.md5"), run_marker_file(target), target]
     beside += [folder / f"{stem}{suffix}" for suffix in _PAGE_SUFFIXES]
     images = re.compile(rf"sphx_glr_{re.escape(stem)}_\d{{3,}}\.\w+")
     thumbs = re.compile(rf"sphx_glr_{re.escape(stem)}_thumb\.\w+")

@@ -35,6 +35,7 @@ class VideoDirective(SphinxDirective):
     """``.. docsaccel-video:: PATH`` with ``:poster: PATH`` and ``:alt: TEXT``."""
 
     required_arguments = 1
+    final_argument_whitespace = True  # a path may hold spaces
     option_spec = {"poster": directives.unchanged, "alt": directives.unchanged}  # noqa: RUF012
 
     def run(self) -> list[nodes.Node]:

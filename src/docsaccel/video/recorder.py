@@ -8,6 +8,8 @@ video and restarts the schedule, as ``VideoRecorder.dump()`` resets its counter.
 
 from __future__ import annotations
 
+import math
+import os
 from pathlib import Path
 from typing import Any, SupportsFloat
 
@@ -53,14 +55,19 @@ class VideoFileRecorder(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstru
 
     def __init__(self, env: gym.Env[Any, Any], path: str | Path, *, fps: float = 30) -> None:
         """Record ``env`` (which contains a :class:`RenderEvery`) to ``path`` at ``fps``."""
-        path = Path(path)
-        if path.suffix.lower() not in VIDEO_FORMATS:
+        # Checked now, not when the video is written: after the whole rollout, a bad
+        # path or fps would lose every frame.
+        path = _checked_path(path)
+        if (
+            isinstance(fps, bool)
+            or not isinstance(fps, int | float)
+            or not math.isfinite(fps)
+            or not fps > 0
+        ):
             raise ValueError(
-                f"VideoFileRecorder path {str(path)!r} has suffix {path.suffix!r}; "
-                f"use one of {VIDEO_FORMATS}"
+                f"VideoFileRecorder fps must be a finite number of frames per second > 0, "
+                f"got {fps!r}; e.g. fps=30"
             )
-        if isinstance(fps, bool) or not isinstance(fps, int | float) or not fps > 0:
-            raise ValueError(f"fps must be a number > 0, got {fps!r}")
         gated = find_render_every(env)
         if gated is None:
             raise ValueError(
@@ -116,6 +123,39 @@ class VideoFileRecorder(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstru
         """Write the frames not dumped yet, then close the env."""
         self.dump()
         super().close()
+
+
+def _checked_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a Path, if a video can be written there; ValueError saying why not."""
+    if not isinstance(path, str | os.PathLike):
+        raise ValueError(f"VideoFileRecorder path must be a file path, got {path!r}")
+    path = Path(path)
+    if path.suffix.lower() not in VIDEO_FORMATS:
+        raise ValueError(
+            f"VideoFileRecorder path {str(path)!r} has suffix {path.suffix!r}; "
+            f"use one of {VIDEO_FORMATS}, e.g. {str(path.with_suffix('.mp4'))!r}"
+        )
+    if path.is_dir():
+        raise ValueError(
+            f"VideoFileRecorder path {str(path)!r} is a directory; give a file in it, "
+            f"e.g. {str(path / 'video.mp4')!r}"
+        )
+    # The folder is created when the video is written: the nearest existing one decides.
+    folder = path.absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ValueError(
+            f"VideoFileRecorder path {str(path)!r}: {str(folder)!r} is a file, not a folder"
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(
+            f"VideoFileRecorder path {str(path)!r}: the folder {str(folder)!r} is not "
+            "writable; give a path in a folder you can write to"
+        )
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ValueError(f"VideoFileRecorder path {str(path)!r} exists and is not writable")
+    return path
 
 
 def _write_video(path: Path, frames: list[np.ndarray], fps: float) -> None:

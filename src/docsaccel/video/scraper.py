@@ -120,7 +120,21 @@ def _save_outputs(video: Path, poster_path: Path) -> Path:
 
 
 def _rst_path(path: Path, src_dir: str) -> str:
-    return "/" + Path(os.path.relpath(path, src_dir)).as_posix()
+    return "/" + _rst_text(Path(os.path.relpath(path, src_dir)).as_posix())
+
+
+def _rst_text(text: str) -> str:
+    """``text`` as one line of a directive's argument or option: no line breaks or controls.
+
+    A file name is free text: a newline in it would end the directive and start reST of
+    the name's choosing (raw HTML included). The directive takes the rest of the line
+    literally and the HTML writer escapes it.
+    """
+    return "".join(" " if ch in _BREAKS or ord(ch) < 32 or ord(ch) == 127 else ch for ch in text)
+
+
+# Every character str.splitlines() breaks lines at, as docutils does.
+_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
 
 
 def video_scraper(block: Any, block_vars: dict[str, Any], gallery_conf: dict[str, Any]) -> str:
@@ -138,7 +152,7 @@ def video_scraper(block: Any, block_vars: dict[str, Any], gallery_conf: dict[str
         rst.append(
             f"\n.. docsaccel-video:: {_rst_path(target, gallery_conf['src_dir'])}\n"
             f"   :poster: {_rst_path(poster, gallery_conf['src_dir'])}\n"
-            f"   :alt: {video.name}\n"
+            f"   :alt: {_rst_text(video.name)}\n"
         )
     return "".join(rst)
 

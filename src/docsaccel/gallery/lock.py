@@ -1,0 +1,70 @@
+"""One build per output folder at a time.
+
+Two builds writing ``<outdir>/docsaccel/`` at once delete each other's records and
+report each other's running examples as failed. :class:`OutdirLock` is an exclusive
+``flock`` on ``<outdir>/docsaccel/build.lock``, held for the whole build; the file holds
+the holder's pid, so the second build can say who holds it. The kernel releases the lock
+when the holder's process ends, however it ends: a crashed build never leaves a folder
+locked.
+
+Example::
+
+    lock = OutdirLock(outdir)
+    lock.acquire()          # raises LockedError naming the folder and the holder's pid
+    ...
+    lock.release()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from pathlib import Path
+
+__all__ = ["LockedError", "OutdirLock"]
+
+
+class LockedError(RuntimeError):
+    """Another build holds the output folder."""
+
+
+class OutdirLock:
+    """An exclusive lock on ``<outdir>/docsaccel/build.lock``."""
+
+    def __init__(self, outdir: str | os.PathLike[str]) -> None:
+        self.outdir = Path(outdir)
+        self.path = self.outdir / "docsaccel" / "build.lock"
+        self._handle: int | None = None
+
+    def acquire(self) -> None:
+        if self._handle is not None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # O_CLOEXEC: a process the build starts must not keep the lock after the build.
+        handle = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(handle, 64).decode("ascii", "replace").strip() or "unknown"
+            os.close(handle)
+            raise LockedError(
+                f"another build is writing into {self.outdir} (process {holder}, lock "
+                f"{self.path}); wait for it to finish or build into another output folder"
+            ) from None
+        except OSError:
+            os.close(handle)
+            raise
+        os.ftruncate(handle, 0)
+        os.pwrite(handle, f"{os.getpid()}\n".encode(), 0)
+        self._handle = handle
+
+    def release(self) -> None:
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            with contextlib.suppress(OSError):
+                os.close(handle)
+
+    @property
+    def held(self) -> bool:
+        return self._handle is not None

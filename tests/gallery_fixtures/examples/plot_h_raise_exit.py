@@ -1,0 +1,8 @@
+"""
+SystemExit
+==========
+
+Raises SystemExit(0) itself.
+"""
+
+raise SystemExit(0)

@@ -1,0 +1,169 @@
+"""A build that never lies: locks, SIGTERM, stale reports, the report page, escaping, and
+outputs that match the build publishing them. Real Sphinx builds in temporary folders."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from gallery_build import build, child_env, make_project, sphinx_command
+from test_hostile_examples import assert_no_child_survives
+
+from docsaccel.gallery import sg_compat
+from docsaccel.gallery.lock import LockedError, OutdirLock
+from docsaccel.gallery.records import read_records
+
+pytestmark = pytest.mark.slow
+
+
+def start_build(src: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    outdir = src / "_build" / "html"
+    return subprocess.Popen(
+        sphinx_command(src, outdir),
+        env=child_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def wait_until_running(src: Path, name: str, process: subprocess.Popen[str]) -> None:
+    """Wait until ``name`` has started (journalled) and started its child process."""
+    records = src / "_build" / "html" / "docsaccel" / "records"
+    end = time.monotonic() + 120
+    while time.monotonic() < end and process.poll() is None:
+        started = f"examples/{name}" in read_records(records)
+        if started and (src / "examples" / "child_pids.txt").is_file():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{name} never started: {process.communicate()[0]}")
+
+
+def test_a_second_build_into_the_same_folder_is_refused(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_wait.py"])
+    first = start_build(src)
+    try:
+        wait_until_running(src, "plot_wait.py", first)
+
+        second = build(src)
+
+        assert second.returncode != 0
+        assert f"another build is writing into {src / '_build' / 'html'}" in second.output
+        assert f"(process {first.pid}," in second.output
+    finally:
+        output = first.communicate(timeout=300)[0]
+    # The first build was left alone: its example finished, its report is whole.
+    assert first.returncode == 0, output
+    report = json.loads((src / "_build" / "html" / "docsaccel" / "report.json").read_text())
+    assert report["build"]["complete"] is True
+    assert [r["status"] for r in report["examples"]] == ["ok"]
+
+
+def test_the_lock_names_its_holder_and_is_released(tmp_path) -> None:
+    held = OutdirLock(tmp_path)
+    held.acquire()
+    with pytest.raises(LockedError, match=r"another build is writing into .* \(process \d+, lock"):
+        OutdirLock(tmp_path).acquire()
+    held.release()
+    again = OutdirLock(tmp_path)
+    again.acquire()
+    assert again.held
+    again.release()
+
+
+def test_sigterm_writes_the_report_and_ends_with_the_signal(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_wait.py", "plot_quick.py"])
+    process = start_build(src)
+    wait_until_running(src, "plot_wait.py", process)
+
+    process.send_signal(signal.SIGTERM)
+    output = process.communicate(timeout=120)[0]
+
+    assert process.returncode == -signal.SIGTERM, output
+    report = json.loads((src / "_build" / "html" / "docsaccel" / "report.json").read_text())
+    assert report["build"]["complete"] is False
+    waiting = next(r for r in report["examples"] if r["name"] == "plot_wait.py")
+    assert waiting["status"] == "failed"
+    assert "terminated (SIGTERM)" in waiting["error"]
+    assert "examples/plot_wait.py" in output
+    assert_no_child_survives(src, expected=1)
+
+
+def test_a_build_that_fails_before_its_examples_leaves_no_old_report(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_quick.py"], budgets='default = "1m"\n')
+    first = build(src)
+    assert first.returncode == 0, first.output
+    assert first.report_path.is_file()
+
+    (src / "budgets.toml").write_text('default = "1 minute"\n')
+    broken = build(src)
+
+    assert broken.returncode != 0
+    assert "budgets.toml" in broken.output
+    assert not broken.report_path.exists(), "the previous build's report is still there"
+
+
+@pytest.mark.parametrize("docname", ["index", "../outside"])
+def test_the_report_page_never_replaces_a_file_of_the_project(tmp_path, docname) -> None:
+    src = make_project(tmp_path, ["plot_quick.py"], conf=f'docsaccel_report_page = "{docname}"\n')
+    index = (src / "index.rst").read_text()
+
+    built = build(src)
+
+    assert built.returncode != 0
+    assert "docsaccel_report_page" in built.output and f"'{docname}'" in built.output
+    assert (src / "index.rst").read_text() == index
+    assert not (tmp_path / "outside.rst").exists()
+    assert not (src / "auto_examples" / "plot_quick.rst").exists(), "an example ran"
+
+
+def test_hostile_video_names_stay_text(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_h_video_name.py"])
+
+    built = build(src)
+
+    assert built.returncode == 0, built.output
+    page = built.page("plot_h_video_name.py")
+    assert "<img src=x" not in page and "<b>x" not in page
+    assert page.count("<video") == 2
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+def test_outputs_match_the_build_that_publishes_them(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_knobs.py", "plot_quick.py"])
+    out = src / "_build"
+    note = "Built with the CI fast path"
+
+    fast = build(src, "-W", env={"DOCSACCEL_FAST": "1"}, outdir=out / "a")
+    assert fast.returncode == 0, fast.output
+    assert note in fast.page("plot_knobs.py") and "rollouts: 1" in fast.page("plot_knobs.py")
+    target = src / "auto_examples" / "plot_knobs.py"
+    assert sg_compat.run_marker_file(target) in sg_compat.output_files(target)
+
+    # A full build into another folder: the outputs in the source tree came from the fast
+    # run, so the example that picked knobs runs again; the other one is reused.
+    full = build(src, "-W", outdir=out / "b")
+    assert full.returncode == 0, full.output
+    assert full.record("plot_knobs.py")["status"] == "ok"
+    assert "rollouts: 4" in full.page("plot_knobs.py") and note not in full.page("plot_knobs.py")
+    assert full.record("plot_quick.py")["status"] == "cached"
+
+    # The reverse: a fast build into a fresh folder runs it again and shows the note...
+    fast_again = build(src, "-W", env={"DOCSACCEL_FAST": "1"}, outdir=out / "c")
+    assert fast_again.returncode == 0, fast_again.output
+    assert fast_again.record("plot_knobs.py")["status"] == "ok"
+    assert "rollouts = 1 (full build: 4)" in fast_again.page("plot_knobs.py")
+
+    # ...and one more fast build, into yet another folder, reuses the fast outputs and
+    # still shows the note: it comes from beside the outputs, not from the folder.
+    reused = build(src, "-W", env={"DOCSACCEL_FAST": "1"}, outdir=out / "d")
+    assert reused.returncode == 0, reused.output
+    cached = reused.record("plot_knobs.py")
+    assert cached["status"] == "cached" and cached["fast"] is True
+    assert cached["knobs"]["rollouts"]["value"] == 1
+    assert "rollouts = 1 (full build: 4)" in reused.page("plot_knobs.py")
+    assert read_records(out / "d" / "docsaccel" / "records")

@@ -1,0 +1,176 @@
+"""Fail-mode budgets against examples that try to escape them, in real builds.
+
+Each build holds several hostile examples where one build can still tell them apart
+(those the first tier stops run one after another); an example that takes the hard stop
+or ends the process gets a build of its own. Every build runs serially and with
+``parallel: 2``. The grace before the hard stop is shortened with
+``DOCSACCEL_INTERRUPT_GRACE`` to keep the table quick.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from gallery_build import build, make_project
+
+from docsaccel.gallery.records import read_records
+
+pytestmark = pytest.mark.slow
+
+BUDGET = 3.0
+GRACE = 1.0
+# Generous: the machine running the tests may be loaded; a hung build hits the subprocess
+# timeout of gallery_build instead.
+SLACK = 60.0
+ENV = {"DOCSACCEL_ON_OVERRUN": "fail", "DOCSACCEL_INTERRUPT_GRACE": str(GRACE)}
+ORDERED = 'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
+
+
+def hostile_build(tmp_path: Path, names: list[str], parallel: int):
+    conf = ORDERED + f'sphinx_gallery_conf["parallel"] = {parallel}\n'
+    src = make_project(tmp_path, names, conf=conf, budgets=f'default = "{BUDGET:g}s"\n')
+    started = time.monotonic()
+    built = build(src, env=ENV)
+    return src, built, time.monotonic() - started
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] not in "ZX"
+
+
+def assert_no_child_survives(src: Path, expected: int) -> None:
+    pids_file = src / "examples" / "child_pids.txt"
+    pids = [int(line) for line in pids_file.read_text().split()]
+    assert len(pids) == expected
+    deadline = time.monotonic() + 10
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in pids if alive(pid)], "a process an example started survived"
+
+
+@pytest.mark.parametrize("parallel", [1, 2])
+def test_first_tier_stops_examples_that_disable_the_timer(tmp_path, parallel) -> None:
+    names = [
+        "plot_h_handler.py",
+        "plot_h_disarm.py",
+        "plot_h_ignore.py",
+        "plot_h_csleep.py",
+        "plot_h_child.py",
+        "plot_h_sysexit.py",
+        "plot_quick.py",
+    ]
+    src, built, seconds = hostile_build(tmp_path, names, parallel)
+
+    assert built.returncode != 0, built.output
+    assert seconds < 4 * (BUDGET + GRACE) + SLACK
+    report = built.report
+    assert report["build"]["complete"] is True
+    for name in ("plot_h_handler.py", "plot_h_disarm.py", "plot_h_ignore.py"):
+        record = built.record(name)
+        assert record["status"] == "interrupted", record
+        assert "by the watchdog thread" in record["error"]
+        assert record["wall_seconds"] < BUDGET + GRACE + 5
+    native = built.record("plot_h_csleep.py")
+    assert native["status"] == "interrupted" and "SIGALRM" in native["error"]
+    assert native["wall_seconds"] < BUDGET + GRACE + 5
+    assert built.record("plot_h_child.py")["status"] == "ok"
+    assert_no_child_survives(src, expected=1)
+    exited = built.record("plot_h_sysexit.py")
+    assert exited["status"] == "failed" and "sys.exit(0)" in exited["error"]
+    assert "ExampleExit" in built.page("plot_h_sysexit.py")
+    assert built.record("plot_quick.py")["status"] == "ok"
+
+
+@pytest.mark.parametrize("parallel", [1, 2])
+@pytest.mark.parametrize("name", ["plot_h_swallow.py", "plot_h_ignore_sleep.py"])
+def test_the_hard_stop_ends_what_the_first_tier_cannot(tmp_path, parallel, name) -> None:
+    src, built, seconds = hostile_build(tmp_path, [name, "plot_quick.py"], parallel)
+
+    assert built.returncode != 0, built.output
+    assert seconds < BUDGET + GRACE + SLACK
+    record = built.record(name)
+    assert record["status"] == "interrupted", record
+    assert "was stopped hard after" in record["error"], record["error"]
+    assert f"still running {GRACE:g} s after its time budget" in record["error"]
+    assert BUDGET + GRACE <= record["wall_seconds"] < BUDGET + GRACE + 5
+    assert "stopped hard" in built.output
+    assert built.report["build"]["complete"] is False
+    if name == "plot_h_swallow.py":
+        assert_no_child_survives(src, expected=1)
+
+
+@pytest.mark.parametrize("parallel", [1, 2])
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("plot_h_osexit.py", "os._exit(1)"),
+        ("plot_h_raise_exit.py", "process exited while it ran"),
+    ],
+)
+def test_an_example_that_ends_the_process_fails_the_build(tmp_path, parallel, name, why) -> None:
+    _, built, _ = hostile_build(tmp_path, [name, "plot_quick.py"], parallel)
+
+    assert built.returncode != 0, built.output
+    records = read_records(built.outdir / "docsaccel" / "records")
+    record = records[f"examples/{name}"]
+    assert record["status"] == "failed" and "did not finish" in record["error"]
+    if parallel == 1:
+        # The process that ran it wrote the report; in parallel builds the worker's
+        # journal names it, and Sphinx writes the report.
+        assert why in record["error"], record["error"]
+    assert built.report["build"]["complete"] is False
+    assert built.record(name) == record
+
+
+def test_an_import_is_not_interrupted_and_the_next_example_imports_the_module(tmp_path):
+    names = ["plot_slow_import.py", "plot_slow_import_again.py", "slow_module.py"]
+    conf = ORDERED + 'sphinx_gallery_conf["ignore_pattern"] = r"slow_module\\.py"\n'
+    src = make_project(tmp_path, names, conf=conf)
+
+    built = build(src, env={"DOCSACCEL_ON_OVERRUN": "fail"})
+
+    assert built.returncode != 0
+    first = built.record("plot_slow_import.py")
+    assert first["status"] == "interrupted"
+    # Interrupted once the import was done (it takes 2.5 s), not inside it.
+    assert first["wall_seconds"] >= 2.5
+    page = (src / "auto_examples" / "plot_slow_import.rst").read_text("utf-8")
+    traceback = page.split("Traceback (most recent call last):", 1)[1].split("BudgetExceeded", 1)[0]
+    assert "time.sleep(30)" in traceback and "slow_module.py" not in traceback
+    assert built.record("plot_slow_import_again.py")["status"] == "ok"
+    assert "imported again True" in built.page("plot_slow_import_again.py")
+
+
+def test_abort_on_example_error_exits_with_the_budget_failure_not_a_signal(tmp_path) -> None:
+    conf = ORDERED + 'sphinx_gallery_conf["abort_on_example_error"] = True\n'
+    src = make_project(tmp_path, ["plot_loop.py", "plot_quick.py"], conf=conf)
+
+    built = build(src, env={"DOCSACCEL_ON_OVERRUN": "fail"})
+
+    # Not -SIGALRM ("Alarm clock"): the alarm was disarmed as the example ended.
+    assert built.returncode == 2, (built.returncode, built.output)
+    assert "BudgetExceeded" in built.output
+    assert built.record("plot_loop.py")["status"] == "interrupted"
+    assert built.report["build"]["complete"] is False
+
+
+def test_half_imported_modules_are_forgotten() -> None:
+    import importlib.util
+    import sys
+
+    from docsaccel.gallery.hook import _forget_half_imported_modules
+
+    spec = importlib.util.spec_from_loader("docsaccel_half_imported", loader=None)
+    module = importlib.util.module_from_spec(spec)
+    spec._initializing = True
+    sys.modules["docsaccel_half_imported"] = module
+    _forget_half_imported_modules()
+    assert "docsaccel_half_imported" not in sys.modules
+    assert "os" in sys.modules and os.__spec__ is not None
