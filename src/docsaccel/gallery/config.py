@@ -17,6 +17,18 @@ key                           default              meaning
 ``docsaccel_report_chart``    ``False``            draw the time-vs-budget chart on that page
                                                    (matplotlib, in a second process: about
                                                    0.5 s of CPU, which a small gallery feels)
+``docsaccel_cache``           ``None``             folder of the example cache across builds
+                                                   (relative to the conf dir); None: no
+                                                   cache. ``DOCSACCEL_CACHE`` overrides it
+                                                   (relative to the current folder; empty
+                                                   or ``0``: no cache)
+``docsaccel_cache_granularity`` ``"module"``       ``"module"`` (a file counts whole) or
+                                                   ``"function"`` (the code that ran)
+``docsaccel_cache_roots``     ``None``             folders (relative to the conf dir) whose
+                                                   files count as the project's; None: the
+                                                   repository root above the conf dir
+``docsaccel_cache_env``       ``()``               environment variables whose values are
+                                                   part of every cache entry's context
 ============================  ===================  ============================================
 
 Two environment variables make a build one part of a sharded build (see
@@ -44,8 +56,14 @@ from typing import Any
 
 from sphinx.errors import ConfigError
 
+from docsaccel.contract import (
+    CACHE_ENV,
+    ON_OVERRUN_ENV,
+    SHARD_EXAMPLES_ENV,
+    SHARD_RECORDS_ENV,
+    parse_switch,
+)
 from docsaccel.contract import FAST_ENV as FAST_ENV_VAR
-from docsaccel.contract import ON_OVERRUN_ENV, SHARD_EXAMPLES_ENV, SHARD_RECORDS_ENV, parse_switch
 
 __all__ = [
     "CONFIG_DEFAULTS",
@@ -68,7 +86,12 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "docsaccel_videos": True,
     "docsaccel_report_page": None,
     "docsaccel_report_chart": False,
+    "docsaccel_cache": None,
+    "docsaccel_cache_granularity": "module",
+    "docsaccel_cache_roots": None,
+    "docsaccel_cache_env": (),
 }
+CACHE_GRANULARITIES = ("module", "function")
 
 
 @dataclass(frozen=True)
@@ -85,6 +108,11 @@ class Settings:
     shard_examples: tuple[str, ...] | None = None
     #: Records of examples executed by the shards; set, this build executes nothing.
     shard_records: Path | None = None
+    #: The example cache's folder (``None``: no cache), and how it works.
+    cache_dir: Path | None = None
+    cache_granularity: str = "module"
+    cache_roots: tuple[Path, ...] | None = None
+    cache_env: tuple[str, ...] = ()
 
 
 def read_settings(
@@ -105,7 +133,61 @@ def read_settings(
         report_chart=_switch("docsaccel_report_chart", config.docsaccel_report_chart),
         shard_examples=_shard_examples(env.get(SHARD_EXAMPLES_ENV_VAR, "")),
         shard_records=_shard_records(env.get(SHARD_RECORDS_ENV_VAR, "")),
+        cache_dir=_cache_dir(config.docsaccel_cache, Path(confdir), env),
+        cache_granularity=_cache_granularity(config.docsaccel_cache_granularity),
+        cache_roots=_cache_roots(config.docsaccel_cache_roots, Path(confdir)),
+        cache_env=_names("docsaccel_cache_env", config.docsaccel_cache_env),
     )
+
+
+def _cache_dir(value: Any, confdir: Path, env: Mapping[str, str]) -> Path | None:
+    # The environment first, then conf.py, then the default (no cache).
+    if CACHE_ENV in env:
+        text = env[CACHE_ENV].strip()
+        if text.lower() in ("", "0", "false", "no", "off"):
+            return None
+        return Path(text).resolve()
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        raise ConfigError(
+            f"docsaccel_cache must be the path of the cache folder (relative to the conf "
+            f"dir) or None, got {value!r}"
+        )
+    return (confdir / value).resolve()
+
+
+def _cache_granularity(value: Any) -> str:
+    if value not in CACHE_GRANULARITIES:
+        raise ConfigError(
+            f"docsaccel_cache_granularity must be 'module' or 'function', got {value!r}"
+        )
+    return value
+
+
+def _cache_roots(value: Any, confdir: Path) -> tuple[Path, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, os.PathLike)) or not isinstance(value, (list, tuple)):
+        raise ConfigError(
+            f"docsaccel_cache_roots must be a list of folders (relative to the conf dir) or "
+            f"None, got {value!r}"
+        )
+    roots = []
+    for item in value:
+        path = confdir / item if isinstance(item, (str, os.PathLike)) and str(item) else None
+        if path is None or not path.is_dir():
+            raise ConfigError(f"docsaccel_cache_roots: {item!r} is not a folder (from {confdir})")
+        roots.append(path.resolve())
+    return tuple(roots)
+
+
+def _names(key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, (list, tuple)) or not all(
+        isinstance(v, str) and v.strip() and "=" not in v for v in value
+    ):
+        raise ConfigError(f"{key} must be a list of environment variable names, got {value!r}")
+    return tuple(value)
 
 
 def _shard_examples(value: str) -> tuple[str, ...] | None:
