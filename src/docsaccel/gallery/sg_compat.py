@@ -49,6 +49,7 @@ __all__ = [
     "output_files",
     "run_only",
     "stale_targets",
+    "user_resetters",
     "with_defaults",
 ]
 
@@ -108,6 +109,13 @@ def call_user_resetters(gallery_conf: dict[str, Any], fname: str, when: str) -> 
     reset_modules, order = gallery_conf.get(_USER_RESET, ((), "before"))
     if order in (when, "both"):
         clean_modules({**gallery_conf, "reset_modules": reset_modules}, fname, when)
+
+
+def user_resetters(gallery_conf: dict[str, Any]) -> tuple[Any, Any]:
+    """The user's ``(reset_modules, reset_modules_order)``, whether or not the hook is in."""
+    if _USER_RESET in gallery_conf:
+        return gallery_conf[_USER_RESET]
+    return gallery_conf.get("reset_modules", ()), gallery_conf.get("reset_modules_order", "before")
 
 
 def stale_targets(gallery_conf: dict[str, Any]) -> set[str]:
