@@ -26,7 +26,7 @@ import resource
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docsaccel import registry
 from docsaccel.budgets import format_seconds
@@ -36,6 +36,9 @@ from docsaccel.gallery import sg_compat
 from docsaccel.gallery.interrupt import Deadline
 from docsaccel.gallery.plan import Example
 from docsaccel.gallery.records import RecordJournal, base_record, now_iso
+
+if TYPE_CHECKING:
+    from docsaccel.cache.build import CacheRecording
 
 __all__ = ["ExampleHook", "interruption_message"]
 
@@ -73,6 +76,8 @@ class ExampleHook:
     records_dir: str
     fast: bool
     on_overrun: str
+    #: The example cache's dependency recording (``None``: no cache).
+    cache: CacheRecording | None = None
     _run: _Run | None = field(default=None, repr=False)
     _journal: RecordJournal = field(init=False, repr=False)
 
@@ -117,6 +122,8 @@ class ExampleHook:
                 lambda elapsed: self._interrupted(run, elapsed),
                 code_file=example.src_file,
             ).start()
+        if self.cache is not None:
+            self.cache.start(example)
 
     def _interrupted(self, run: _Run, elapsed: float) -> str:
         message = interruption_message(run.example, elapsed)
@@ -130,6 +137,8 @@ class ExampleHook:
         run, self._run = self._run, None
         if run is None or os.path.basename(fname) != os.path.basename(run.example.name):
             return
+        # Stopped first: the plugin's own bookkeeping is not the example's dependency.
+        seen = self.cache.stop() if self.cache is not None else None
         if run.deadline is not None:
             run.deadline.cancel()
         budget = run.example.budget.seconds
@@ -144,6 +153,8 @@ class ExampleHook:
         else:
             status = "ok"
         self._write(run, status, error=error, finished=True)
+        if self.cache is not None and seen is not None:
+            self.cache.save(run.example, seen)
 
     def _write(
         self,
@@ -154,6 +165,7 @@ class ExampleHook:
         provisional: bool = False,
     ) -> None:
         facts = registry.snapshot()
+        cache = {} if self.cache is None else {"cache": self.cache.record_field(run.example.id)}
         record = base_record(
             run.example,
             status,
@@ -168,6 +180,7 @@ class ExampleHook:
             started_at=run.started_at,
             finished_at=now_iso() if finished else None,
             pid=os.getpid(),
+            **cache,
         )
         self._journal.append(record)
 
