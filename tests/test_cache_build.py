@@ -299,3 +299,31 @@ def test_the_environment_variable_wins_over_conf_py(project: Project) -> None:
     assert off.executed() == set(ALL)
     assert all("cache" not in r for r in off.records.values())
     assert not project.cache.exists()
+
+
+def test_function_granularity_reruns_only_for_code_that_ran(project: Project) -> None:
+    conf = FILES["docs/conf.py"] + 'docsaccel_cache_granularity = "function"\n'
+    project.write("docs/conf.py", conf)
+    assert project.build().executed() == set(ALL)
+    alpha = FILES["mylib/alpha.py"]
+    # unused() never ran: editing it (or a comment) re-runs nothing.
+    project.write("mylib/alpha.py", alpha.replace("return 0", "return 1  # edited"))
+    assert project.build().executed() == set()
+    project.write("mylib/alpha.py", alpha.replace("FACTOR * x", "x * FACTOR"))
+    changed_function = project.build()
+    assert changed_function.executed() == {"plot_a_alpha.py"}
+    reason = changed_function.records["plot_a_alpha.py"]["cache"]["reason"]
+    assert reason == "mylib/alpha.py: scale changed"
+    # A module-level constant is part of the module body: it counts too.
+    project.write("mylib/alpha.py", alpha.replace("x * FACTOR", "FACTOR * x").replace("2", "4"))
+    changed_constant = project.build()
+    assert changed_constant.executed() == {"plot_a_alpha.py"}
+    assert "alpha 84" in (
+        changed_constant.outdir / "auto_examples" / "plot_a_alpha.html"
+    ).read_text("utf-8")
+
+
+def test_module_granularity_reruns_for_any_edit_of_the_file(project: Project) -> None:
+    assert project.build().executed() == set(ALL)
+    project.write("mylib/alpha.py", FILES["mylib/alpha.py"].replace("return 0", "return 1"))
+    assert project.build().executed() == {"plot_a_alpha.py"}

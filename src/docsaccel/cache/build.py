@@ -226,7 +226,7 @@ def _look_up_one(build: CacheBuild, example: Example, project: Project) -> str |
         return "entry corrupt"
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-        return f"{found[0]}{more}"
+        return f"{found[0].reason}{more}"
     try:
         record = validate_record(_hit_record(example, entry.record, build.context["fast"]))
     except (SchemaError, TypeError, ValueError) as exc:

@@ -22,7 +22,8 @@ Example::
     deps = collect(seen, project, source_file, granularity="module")
     # {"source": "9f2c...", "files": {"src/mylib/alpha.py": "e3b0..."}, "code": {},
     #  "dists": {"numpy": "2.1.0"}}
-    changes(deps, project, source_file)   # ['src/mylib/alpha.py changed']
+    changes(deps, project, source_file)
+    # [Change(key='file:src/mylib/alpha.py', reason='src/mylib/alpha.py changed')]
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from docsaccel.cache.fingerprint import (
     MODULE_BODY,
@@ -45,7 +46,7 @@ from docsaccel.cache.fingerprint import (
 )
 from docsaccel.cache.recorder import Seen
 
-__all__ = ["GRANULARITIES", "Project", "changes", "collect", "find_root"]
+__all__ = ["GRANULARITIES", "Change", "Project", "changes", "collect", "find_root"]
 
 #: ``module``: a project file counts whole; ``function``: by the code the example ran.
 GRANULARITIES = ("module", "function")
@@ -253,39 +254,46 @@ def distribution_versions(top_level_names: Iterable[str]) -> dict[str, str]:
     return dict(sorted(versions.items()))
 
 
-def changes(deps: dict[str, Any], project: Project, source_file: str) -> list[str]:
-    """What no longer holds of ``deps``, as short reasons (empty: every one still holds).
+class Change(NamedTuple):
+    """A dependency that no longer holds: its key (``source``, ``file:<path>``,
+    ``code:<path>:<piece>``, ``dist:<name>``) and the reason, for people."""
+
+    key: str
+    reason: str
+
+
+def changes(deps: dict[str, Any], project: Project, source_file: str) -> list[Change]:
+    """What no longer holds of ``deps`` (empty: every dependency still holds).
 
     The order is the cheapest check first: the source, the files, the code, the versions.
     """
-    found: list[str] = []
+    found: list[Change] = []
     try:
         if file_digest(source_file) != deps["source"]:
-            found.append("source changed")
+            found.append(Change("source", "source changed"))
     except OSError:
-        found.append("source unreadable")
+        found.append(Change("source", "source unreadable"))
     for relative, digest in deps["files"].items():
         try:
             current = file_digest(project.absolute(relative))
         except OSError:
-            found.append(f"{relative} removed")
+            found.append(Change(f"file:{relative}", f"{relative} removed"))
             continue
         if current != digest:
-            found.append(f"{relative} changed")
+            found.append(Change(f"file:{relative}", f"{relative} changed"))
     for relative, pieces in deps["code"].items():
         current_code = code_digests(project.absolute(relative))
-        if current_code is None:
-            found.append(f"{relative} removed or unreadable")
-            continue
         for piece, digest in pieces.items():
-            now = current_code.get(piece)
+            now = None if current_code is None else current_code.get(piece)
             if now != digest:
                 what = "module body" if piece == MODULE_BODY else piece
-                found.append(f"{relative}: {what} {'removed' if now is None else 'changed'}")
+                gone = "removed" if now is None else "changed"
+                found.append(Change(f"code:{relative}:{piece}", f"{relative}: {what} {gone}"))
     for name, version in deps["dists"].items():
         now = _current_version(name)
         if now != version:
-            found.append(f"{name} {version} → {now or 'not installed'}")
+            reason = f"{name} {version} → {now or 'not installed'}"
+            found.append(Change(f"dist:{name}", reason))
     return found
 
 
