@@ -232,7 +232,9 @@ def collect_shard(
     shutil.rmtree(artifact, ignore_errors=True)
     executed: dict[str, list[str]] = {}
     for record in report["examples"]:
-        if record["status"] not in EXECUTED:
+        # An example restored from the example cache is the shard's as much as one it ran.
+        restored = (record.get("cache") or {}).get("hit") is True
+        if record["status"] not in EXECUTED and not restored:
             continue
         target = project.target_file(record["id"])
         source = project.docs / record["id"]
