@@ -116,6 +116,7 @@ def test_recorder_sees_reads_imports_and_code_under_the_roots(tmp_path: Path) ->
             data.read_text("utf-8")
             outside.read_text("utf-8")
             written.write_text("z", "utf-8")
+            written.read_text("utf-8")  # read back: still the example's output, not an input
         finally:
             seen = recorder.stop()
         assert str(data) in seen.files and str(outside) not in seen.files

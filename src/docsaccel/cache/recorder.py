@@ -1,4 +1,4 @@
-"""Watch a running example: the files it opens for reading, the modules it imports, and
+"""Watch a running example: the files it reads (and did not write), the modules it imports, and
 (at ``function`` granularity) the code of the project it executes.
 
 One :class:`Recorder` per process, installed on first use, does the watching with three
@@ -63,6 +63,7 @@ class Recorder:
         self._roots: tuple[str, ...] = ()
         self._excluded: tuple[str, ...] = ()
         self._seen = Seen()
+        self._written: set[str] = set()
         self._traced: dict[CodeType, bool] = {}
         self._tracing = False
         self._previous_trace: Any = None
@@ -85,6 +86,7 @@ class Recorder:
         self._roots = tuple(os.path.join(os.path.normpath(r), "") for r in roots)
         self._excluded = tuple(os.path.join(os.path.normpath(e), "") for e in excluded)
         self._seen = Seen()
+        self._written = set()
         self._traced = {}
         self._tracing = trace
         if trace:
@@ -101,6 +103,8 @@ class Recorder:
             threading.settrace(None)  # type: ignore[arg-type]
             self._tracing = False
         seen, self._seen = self._seen, Seen()
+        # A file the example wrote is its output, not an input, even if it read it back.
+        seen.files -= self._written
         return seen
 
     def wants(self, path: str) -> bool:
@@ -115,13 +119,12 @@ class Recorder:
             if isinstance(path, int) or path is None:
                 return
             if isinstance(mode, str):
-                if any(c in mode for c in "wax+"):
-                    return
-            elif isinstance(flags, int) and flags & _WRITE_FLAGS:
-                return
+                writing = any(c in mode for c in "wax+")
+            else:
+                writing = isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
             path = os.path.abspath(os.fsdecode(path))
             if "__pycache__" not in path and self.wants(path):
-                self._seen.files.add(path)
+                (self._written if writing else self._seen.files).add(path)
         elif event == "import":
             self._seen.modules.add(args[0])
 

@@ -1,35 +1,35 @@
 """The plugin's ``conf.py`` settings: defaults in one table, each value checked by name.
 
-============================  ===================  ============================================
-key                           default              meaning
-============================  ===================  ============================================
-``docsaccel_budgets``         ``None``             TOML budget file, relative to the conf dir
-``docsaccel_on_overrun``      ``"warn"``           ``"warn"`` or ``"fail"``;
-                                                   ``DOCSACCEL_ON_OVERRUN`` overrides it
-``docsaccel_fast``            ``None``             ``None`` follows ``DOCSACCEL_FAST``; True
-                                                   or False
-``docsaccel_videos``          ``True``             add :mod:`docsaccel.video`'s scraper, so
-                                                   videos an example writes play in its page
-``docsaccel_report_page``     ``None``             docname of a generated "Build budget
-                                                   report" page, such as ``"budget_report"``
-                                                   (written into the source dir); None: no
-                                                   page
-``docsaccel_report_chart``    ``False``            draw the time-vs-budget chart on that page
-                                                   (matplotlib, in a second process: about
-                                                   0.5 s of CPU, which a small gallery feels)
-``docsaccel_cache``           ``None``             folder of the example cache across builds
-                                                   (relative to the conf dir); None: no
-                                                   cache. ``DOCSACCEL_CACHE`` overrides it
-                                                   (relative to the current folder; empty
-                                                   or ``0``: no cache)
-``docsaccel_cache_granularity`` ``"module"``       ``"module"`` (a file counts whole) or
-                                                   ``"function"`` (the code that ran)
-``docsaccel_cache_roots``     ``None``             folders (relative to the conf dir) whose
-                                                   files count as the project's; None: the
-                                                   repository root above the conf dir
-``docsaccel_cache_env``       ``()``               environment variables whose values are
-                                                   part of every cache entry's context
-============================  ===================  ============================================
+================================  ===================  ============================================
+key                               default              meaning
+================================  ===================  ============================================
+``docsaccel_budgets``             ``None``             TOML budget file, relative to the conf dir
+``docsaccel_on_overrun``          ``"warn"``           ``"warn"`` or ``"fail"``;
+                                                       ``DOCSACCEL_ON_OVERRUN`` overrides it
+``docsaccel_fast``                ``None``             ``None`` follows ``DOCSACCEL_FAST``; True
+                                                       or False
+``docsaccel_videos``              ``True``             add :mod:`docsaccel.video`'s scraper, so
+                                                       videos an example writes play in its page
+``docsaccel_report_page``         ``None``             docname of a generated "Build budget
+                                                       report" page, such as ``"budget_report"``
+                                                       (written into the source dir); None: no
+                                                       page
+``docsaccel_report_chart``        ``False``            draw the time-vs-budget chart on that page
+                                                       (matplotlib, in a second process: about
+                                                       0.5 s of CPU, which a small gallery feels)
+``docsaccel_cache``               ``None``             folder of the example cache across builds
+                                                       (relative to the conf dir); None: no
+                                                       cache. ``DOCSACCEL_CACHE`` overrides it
+                                                       (relative to the current folder; empty
+                                                       or ``0``: no cache)
+``docsaccel_cache_granularity``   ``"module"``         ``"module"`` (a file counts whole) or
+                                                       ``"function"`` (the code that ran)
+``docsaccel_cache_roots``         ``None``             folders (relative to the conf dir) whose
+                                                       files count as the project's; None: the
+                                                       repository root above the conf dir
+``docsaccel_cache_env``           ``()``               environment variables whose values are
+                                                       part of every cache entry's context
+================================  ===================  ============================================
 
 Two environment variables make a build one part of a sharded build (see
 :mod:`docsaccel.shard.build`); they have no ``conf.py`` key, since they describe one run:
