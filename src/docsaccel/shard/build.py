@@ -67,8 +67,10 @@ __all__ = [
 
 MANIFEST = "manifest.json"
 MANIFEST_SCHEMA = "docsaccel.shard"
-# Never copied into a shard's workspace: version control, environments, caches, builds.
+# Never copied into a shard's workspace: version control, environments, caches, builds
+# (the example cache and CI's saved state included: builds reach them by absolute path).
 _NOT_COPIED = {".git", ".venv", ".nox", ".tox", "__pycache__", ".pytest_cache", ".ruff_cache"}
+_NOT_COPIED |= {".docsaccel-cache", ".docsaccel-ci"}
 
 
 @dataclass(frozen=True)
