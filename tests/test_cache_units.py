@@ -117,10 +117,14 @@ def test_recorder_sees_reads_imports_and_code_under_the_roots(tmp_path: Path) ->
             outside.read_text("utf-8")
             written.write_text("z", "utf-8")
             written.read_text("utf-8")  # read back: still the example's output, not an input
+            by_child = tmp_path / "proj" / "video.mp4"
+            os.system(f"echo v > {by_child}")  # written by another process, then read
+            by_child.read_text("utf-8")
         finally:
             seen = recorder.stop()
         assert str(data) in seen.files and str(outside) not in seen.files
         assert str(written) not in seen.files
+        assert str(by_child) not in seen.files
         assert "recpkg.mod" in seen.modules
         assert (str(package / "mod.py"), "f") in seen.code
         # Not recording: nothing is kept.

@@ -32,6 +32,7 @@ import importlib.util
 import os
 import sys
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import CodeType, FrameType
@@ -64,6 +65,7 @@ class Recorder:
         self._excluded: tuple[str, ...] = ()
         self._seen = Seen()
         self._written: set[str] = set()
+        self._started_ns = 0
         self._traced: dict[CodeType, bool] = {}
         self._tracing = False
         self._previous_trace: Any = None
@@ -87,6 +89,7 @@ class Recorder:
         self._excluded = tuple(os.path.join(os.path.normpath(e), "") for e in excluded)
         self._seen = Seen()
         self._written = set()
+        self._started_ns = time.time_ns()
         self._traced = {}
         self._tracing = trace
         if trace:
@@ -103,9 +106,17 @@ class Recorder:
             threading.settrace(None)  # type: ignore[arg-type]
             self._tracing = False
         seen, self._seen = self._seen, Seen()
-        # A file the example wrote is its output, not an input, even if it read it back.
+        # A file the example wrote is its output, not an input, even if it read it back;
+        # so is one modified since it started (written by a child process: ffmpeg).
         seen.files -= self._written
+        seen.files = {path for path in seen.files if not self._modified_since_start(path)}
         return seen
+
+    def _modified_since_start(self, path: str) -> bool:
+        try:
+            return os.stat(path).st_mtime_ns >= self._started_ns
+        except OSError:
+            return True  # gone: the example's own temporary file
 
     def wants(self, path: str) -> bool:
         """Whether a file (absolute, normalised) is under the roots and not excluded."""
