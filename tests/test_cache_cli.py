@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -117,3 +118,24 @@ def test_prune_removes_least_recently_hit_first(
     code, out, _ = run(capsys, "cache", "prune", "--cache", str(store.folder), "--max-size", "0")
     assert code == 0
     assert list(store.entries.iterdir()) == []
+
+
+def test_report_shows_hits_misses_with_reasons_and_seconds_saved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = Project(tmp_path)
+    assert project.build().returncode == 0
+    project.write("mylib/beta.py", "def name():\n    return 'b'\n")
+    second = project.build()
+    saved = sum(r["cache"].get("saved_seconds", 0) for r in second.records.values())
+    report = str(second.outdir / "docsaccel" / "report.json")
+    code, out, _ = run(capsys, "report", report, "--format", "md")
+    assert code == 0
+    line = next(line for line in out.splitlines() if "Example cache" in line)
+    assert f"4 restored \\(saved {saved:.1f}s\\)" in line
+    assert r"1 ran: examples/plot\_b\_beta.py \(mylib/beta.py changed\)" in line
+    code, out, _ = run(capsys, "report", report, "--format", "json")
+    assert code == 0
+    summary = json.loads(out)
+    assert summary["cache"]["misses"] == {"examples/plot_b_beta.py": "mylib/beta.py changed"}
+    assert summary["cache"]["hits"] == 4

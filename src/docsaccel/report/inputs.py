@@ -236,6 +236,7 @@ def report_input(report: dict[str, Any], source: str) -> LoadedInput:
             fast=record["fast"],
             knobs=record.get("knobs") or {},
             render=record.get("render") or {},
+            cache=record.get("cache") or {},
         )
         for record in report["examples"]
     ]

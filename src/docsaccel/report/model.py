@@ -44,6 +44,9 @@ class Timing:
     fast: bool | None = None
     knobs: dict[str, Any] = field(default_factory=dict)
     render: dict[str, Any] = field(default_factory=dict)
+    #: The record's ``cache`` value: ``{"hit": True, "saved_seconds": ...}`` for an example
+    #: restored from the example cache, ``{"hit": False, "reason": ...}`` for one it ran.
+    cache: dict[str, Any] = field(default_factory=dict)
 
     def with_budget(self, seconds: float | None, source: str, detail: str) -> Timing:
         """A copy with another budget (used when command-line budgets apply)."""
