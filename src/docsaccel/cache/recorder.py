@@ -40,6 +40,13 @@ from typing import Any
 
 __all__ = ["Recorder", "Seen"]
 
+# The plugin's own code that runs while an example records (the hook stopping the
+# recording): never a dependency of the example.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_MACHINERY = frozenset(
+    os.path.join(_PACKAGE, *parts)
+    for parts in (("cache", "recorder.py"), ("cache", "build.py"), ("gallery", "hook.py"))
+)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 
@@ -172,7 +179,8 @@ class Recorder:
         wanted = self._traced.get(code)
         if wanted is None:
             filename = code.co_filename
-            wanted = os.path.isabs(filename) and self.wants(os.path.normpath(filename))
+            path = os.path.normpath(filename)
+            wanted = os.path.isabs(filename) and path not in _MACHINERY and self.wants(path)
             self._traced[code] = wanted
         if wanted:
             self._seen.code.add((os.path.normpath(code.co_filename), code.co_qualname))
