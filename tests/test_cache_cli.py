@@ -139,3 +139,24 @@ def test_report_shows_hits_misses_with_reasons_and_seconds_saved(
     summary = json.loads(out)
     assert summary["cache"]["misses"] == {"examples/plot_b_beta.py": "mylib/beta.py changed"}
     assert summary["cache"]["hits"] == 4
+
+
+def test_explain_reports_a_malformed_entry_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = CacheStore(tmp_path / "cache")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "conf.py").write_text("", "utf-8")
+    meta = {
+        "id": "g/plot_a.py",
+        "context": {},
+        "deps": {"source": "0", "files": {}, "code": {"m.py": "not a dict"}, "dists": {}},
+        "record": {},
+    }
+    store.store(store.entry_name("g/plot_a.py", "k"), meta, {})
+    code, out, err = run(
+        capsys, "cache", "explain", "g/plot_a.py", "--cache", str(store.folder),
+        "--docs", str(tmp_path / "docs"),
+    )  # fmt: skip
+    assert code == 0, err
+    assert "unusable: its dependency list is malformed" in out

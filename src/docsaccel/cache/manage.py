@@ -101,7 +101,11 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
             f"  made by a run of {record.get('wall_seconds', 0):.2f} s "
             f"(status {record.get('status')}, {record.get('finished_at') or 'unknown time'})"
         )
-        found = changes(entry.deps, project, str(source))
+        try:
+            found = changes(entry.deps, project, str(source))
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            lines.append(f"  unusable: its dependency list is malformed ({exc!r}); a build runs it")
+            continue
         changed = {change.key for change in found}
         deps = entry.deps
         rows = [("source", str(source.relative_to(docs_dir)), "source")]
