@@ -9,6 +9,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.docsaccel-installed
 DOCS_OUT := docs/_build/html
 SPHINXOPTS ?=
+# The example cache: a tutorial whose inputs did not change since it last ran is restored,
+# not run again (docs/guide/caching.rst). DOCS_CACHE=0 turns it off.
+DOCS_CACHE ?= $(CURDIR)/.docsaccel-cache
 
 .PHONY: venv docs docs-fast docs-sharded test report bench lint clean
 
@@ -21,7 +24,7 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 docs: $(STAMP)
-	$(BIN)/sphinx-build -b html $(SPHINXOPTS) docs $(DOCS_OUT)
+	DOCSACCEL_CACHE="$(DOCS_CACHE)" $(BIN)/sphinx-build -b html $(SPHINXOPTS) docs $(DOCS_OUT)
 	@echo "Site: $(DOCS_OUT)/index.html"
 
 # The CI fast path: exactly what `nox -s docs` runs, in this .venv.

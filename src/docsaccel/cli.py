@@ -319,6 +319,35 @@ def _add_shard_builds(subparsers: argparse._SubParsersAction) -> None:
     local.set_defaults(handler=_shard_build_command, command="shard-local")
 
 
+def _cache_command(args: argparse.Namespace) -> int:
+    from docsaccel.cache import manage
+
+    if args.action == "explain":
+        text, code = manage.explain(args.example, args.cache, args.docs)
+    elif args.action == "stats":
+        text, code = manage.stats(args.cache)
+    else:
+        text, code = manage.prune(args.cache, args.max_size)
+    return _emit(text, code)
+
+
+def _add_cache(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("cache", help="inspect and prune the example cache")
+    parser.set_defaults(handler=lambda args: _usage(parser))
+    actions = parser.add_subparsers(title="actions", metavar="ACTION")
+    explain = actions.add_parser(
+        "explain", help="an example's entries: their dependencies and which of them changed"
+    )
+    explain.add_argument("example", help="example id (gallery/name.py) or path")
+    explain.add_argument("--docs", default="docs", help="the Sphinx conf folder (default: docs)")
+    stats = actions.add_parser("stats", help="entries, size and the last build's hit rate")
+    prune = actions.add_parser("prune", help="delete the least recently hit entries")
+    prune.add_argument("--max-size", required=True, help="size to keep at most: 500M, 2G...")
+    for action, name in ((explain, "explain"), (stats, "stats"), (prune, "prune")):
+        action.add_argument("--cache", required=True, help="the cache folder")
+        action.set_defaults(handler=_cache_command, action=name)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="docsaccel",
@@ -333,6 +362,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_history(subparsers)
     _add_shard(subparsers)
     _add_shard_builds(subparsers)
+    _add_cache(subparsers)
     return parser
 
 

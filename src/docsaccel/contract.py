@@ -40,6 +40,7 @@ from typing import Any
 __all__ = [
     "BUDGET_SOURCES",
     "CACHED",
+    "CACHE_ENV",
     "CI_ENV",
     "CONFIG_PREFIX",
     "EXECUTED",
@@ -172,6 +173,8 @@ SHARD_EXAMPLES_ENV = "DOCSACCEL_SHARD_EXAMPLES"
 SHARD_RECORDS_ENV = "DOCSACCEL_SHARD_RECORDS"
 #: ``0`` turns the video scraper's folder scan off.
 VIDEO_SCAN_ENV = "DOCSACCEL_VIDEO_SCAN"
+#: The folder of the example cache across builds (``docsaccel_cache``); empty: no cache.
+CACHE_ENV = "DOCSACCEL_CACHE"
 #: Set to true by CI services; budgets are multiplied by the file's ``ci_factor`` then.
 CI_ENV = "CI"
 

@@ -27,7 +27,11 @@ Record (schema ``docsaccel.record``, version 1)::
                   "render_seconds": 0.3, "saved_seconds": 4.5}},
       "error": null,                          # message for failed / interrupted examples
       "started_at": "2026-11-29T17:00:00+00:00", "finished_at": "...",
-      "pid": 1234
+      "pid": 1234,
+      "cache": {"hit": false, "reason": "src/mylib/alpha.py changed"}
+                                              # optional, builds with the example cache:
+                                              # a hit has "saved_seconds" (the original
+                                              # run's time), a miss says why it ran
     }
 
 Report (schema ``docsaccel.report``, version 1)::
@@ -94,6 +98,7 @@ _RECORD_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
     "started_at": ((str, type(None)), False),
     "finished_at": ((str, type(None)), False),
     "pid": ((int, type(None)), False),
+    "cache": ((dict, type(None)), False),
 }
 
 

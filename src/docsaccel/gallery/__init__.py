@@ -51,7 +51,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sphinx_gallery
 from docutils import nodes
@@ -88,6 +88,9 @@ from docsaccel.gallery.records import (
     write_record,
 )
 
+if TYPE_CHECKING:
+    from docsaccel.cache.build import CacheBuild
+
 __all__ = ["REPORT_READY_EVENT", "BudgetOverrunError", "GalleryBuild", "setup"]
 
 logger = logging.getLogger(__name__)
@@ -103,6 +106,10 @@ _CONFIG_TYPES: dict[str, frozenset[type]] = {
     "docsaccel_videos": frozenset({bool}),
     "docsaccel_report_page": frozenset({type(None), str}),
     "docsaccel_report_chart": frozenset({bool}),
+    "docsaccel_cache": frozenset({type(None), str, Path}),
+    "docsaccel_cache_granularity": frozenset({str}),
+    "docsaccel_cache_roots": frozenset({type(None), list, tuple}),
+    "docsaccel_cache_env": frozenset({list, tuple}),
 }
 _unfinished_builds: list[GalleryBuild] = []
 #: The version of what the plugin stores in Sphinx's environment (see ``setup``).
@@ -127,6 +134,8 @@ class GalleryBuild:
     previous: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: In a merge build: the records of the shards, by example id.
     imported: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The example cache of this build (``None``: no cache, or a merge build).
+    cache: CacheBuild | None = None
     finished: bool = False
     #: The last report written, and its records by id. The first report is written once
     #: the gallery has run (or as the build stops): from then on the records are final.
@@ -274,12 +283,14 @@ def _on_before_gallery(app: Sphinx) -> None:
         if made_by and made_by["fast"] != build.settings.fast and made_by["knobs"]:
             # Its page shows the other path's values: run it again although unchanged.
             sg_compat.forget_cached_run(Path(example.target_file))
+    build.cache = _look_up_cache(app, build, gallery_conf)
     hook = ExampleHook.for_examples(
         build.examples,
         records_dir=str(build.records_dir),
         fast=build.settings.fast,
         on_overrun=build.settings.on_overrun,
         planner=build.planner,
+        cache=build.cache.recording if build.cache else None,
     )
     sg_compat.install_hook(gallery_conf, hook)
     settings = build.settings
@@ -288,6 +299,35 @@ def _on_before_gallery(app: Sphinx) -> None:
         f"{settings.budgets_path or '(none)'}, on overrun: {settings.on_overrun}, "
         f"fast path: {'on' if settings.fast else 'off'}"
     )
+
+
+def _look_up_cache(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> Any:
+    """Restore the outputs of the examples the cache holds (see :mod:`docsaccel.cache`)."""
+    settings = build.settings
+    if settings.cache_dir is None or settings.shard_records is not None:
+        return None  # a merge build executes nothing: the shards used the cache
+    from docsaccel.cache.build import lookup
+
+    cache = lookup(
+        cache_dir=settings.cache_dir,
+        granularity=settings.cache_granularity,
+        roots=settings.cache_roots,
+        env_names=settings.cache_env,
+        fast=settings.fast,
+        examples=[e for e in build.examples if sg_compat.is_executable(e.src_file, gallery_conf)],
+        gallery_conf=gallery_conf,
+        confdir=Path(app.confdir),
+        srcdir=Path(app.srcdir),
+        outdir=build.outdir,
+        warn=lambda message: logger.warning(message, type="docsaccel", subtype="cache"),
+    )
+    # Reported as they are once sphinx-gallery has skipped them as unchanged.
+    build.imported.update(cache.hits)
+    logger.info(
+        f"docsaccel: cache {settings.cache_dir}: {len(cache.hits)} example(s) restored, "
+        f"{len(cache.missed)} to run"
+    )
+    return cache
 
 
 def _on_gallery_executed(app: Sphinx) -> None:
@@ -315,6 +355,8 @@ def _on_gallery_executed(app: Sphinx) -> None:
             continue
         write_record(build.records_dir, record)
         records[example.id] = record
+    if build.cache is not None:
+        build.cache.store_executed(records, failures, build.settings.on_overrun)
     report = build.write_report(complete=True, records=records)
     _log_overruns(report, build.settings.on_overrun)
     logger.info(f"docsaccel: report written to {build.report_path}")

@@ -1,24 +1,36 @@
 """The plugin's ``conf.py`` settings: defaults in one table, each value checked by name.
 
-============================  ===================  ============================================
-key                           default              meaning
-============================  ===================  ============================================
-``docsaccel_budgets``         ``None``             TOML budget file, relative to the conf dir
-``docsaccel_on_overrun``      ``"warn"``           ``"warn"`` or ``"fail"``
-                                                   (variable: ``DOCSACCEL_ON_OVERRUN``)
-``docsaccel_fast``            ``False``            the CI fast path: True or False (``None``
-                                                   is the default)
-                                                   (variable: ``DOCSACCEL_FAST``)
-``docsaccel_videos``          ``True``             add :mod:`docsaccel.video`'s scraper, so
-                                                   videos an example writes play in its page
-``docsaccel_report_page``     ``None``             docname of a generated "Build budget
-                                                   report" page, such as ``"budget_report"``
-                                                   (written into the source dir); None: no
-                                                   page
-``docsaccel_report_chart``    ``False``            draw the time-vs-budget chart on that page
-                                                   (matplotlib, in a second process: about
-                                                   0.5 s of CPU, which a small gallery feels)
-============================  ===================  ============================================
+================================  ===================  ============================================
+key                               default              meaning
+================================  ===================  ============================================
+``docsaccel_budgets``             ``None``             TOML budget file, relative to the conf dir
+``docsaccel_on_overrun``          ``"warn"``           ``"warn"`` or ``"fail"``
+                                                       (variable: ``DOCSACCEL_ON_OVERRUN``)
+``docsaccel_fast``                ``False``            the CI fast path: True or False (``None``
+                                                       is the default)
+                                                       (variable: ``DOCSACCEL_FAST``)
+``docsaccel_videos``              ``True``             add :mod:`docsaccel.video`'s scraper, so
+                                                       videos an example writes play in its page
+``docsaccel_report_page``         ``None``             docname of a generated "Build budget
+                                                       report" page, such as ``"budget_report"``
+                                                       (written into the source dir); None: no
+                                                       page
+``docsaccel_report_chart``        ``False``            draw the time-vs-budget chart on that page
+                                                       (matplotlib, in a second process: about
+                                                       0.5 s of CPU, which a small gallery feels)
+``docsaccel_cache``               ``None``             folder of the example cache across builds
+                                                       (relative to the conf dir); None: no
+                                                       cache (variable: ``DOCSACCEL_CACHE``,
+                                                       relative to the current folder; ``0`` or
+                                                       ``off``: no cache)
+``docsaccel_cache_granularity``   ``"module"``         ``"module"`` (a file counts whole) or
+                                                       ``"function"`` (the code that ran)
+``docsaccel_cache_roots``         ``None``             folders (relative to the conf dir) whose
+                                                       files count as the project's; None: the
+                                                       repository root above the conf dir
+``docsaccel_cache_env``           ``()``               environment variables whose values are
+                                                       part of every cache entry's context
+================================  ===================  ============================================
 
 One precedence for every setting that has an environment variable, resolved in
 :func:`resolve_setting`: the variable when it is set (and not blank), then ``conf.py``,
@@ -54,6 +66,7 @@ from typing import Any
 from sphinx.errors import ConfigError
 
 from docsaccel.contract import (
+    CACHE_ENV,
     CONFIG_PREFIX,
     FAST_ENV,
     ON_OVERRUN_ENV,
@@ -86,12 +99,18 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "docsaccel_videos": True,
     "docsaccel_report_page": None,
     "docsaccel_report_chart": False,
+    "docsaccel_cache": None,
+    "docsaccel_cache_granularity": "module",
+    "docsaccel_cache_roots": None,
+    "docsaccel_cache_env": (),
 }
 #: The settings an environment variable can set; it beats ``conf.py``.
 ENV_VARS: dict[str, str] = {
     "docsaccel_fast": FAST_ENV,
     "docsaccel_on_overrun": ON_OVERRUN_ENV,
+    "docsaccel_cache": CACHE_ENV,
 }
+CACHE_GRANULARITIES = ("module", "function")
 
 
 @dataclass(frozen=True)
@@ -108,6 +127,11 @@ class Settings:
     shard_examples: tuple[str, ...] | None = None
     #: Records of examples executed by the shards; set, this build executes nothing.
     shard_records: Path | None = None
+    #: The example cache's folder (``None``: no cache), and how it works.
+    cache_dir: Path | None = None
+    cache_granularity: str = "module"
+    cache_roots: tuple[Path, ...] | None = None
+    cache_env: tuple[str, ...] = ()
 
 
 def read_settings(
@@ -129,7 +153,67 @@ def read_settings(
         report_chart=_switch("docsaccel_report_chart", config.docsaccel_report_chart),
         shard_examples=_shard_examples(env.get(SHARD_EXAMPLES_ENV_VAR, "")),
         shard_records=_shard_records(env.get(SHARD_RECORDS_ENV_VAR, "")),
+        cache_dir=_cache_dir(*resolve_setting("docsaccel_cache", config, env), Path(confdir)),
+        cache_granularity=_cache_granularity(config.docsaccel_cache_granularity),
+        cache_roots=_cache_roots(config.docsaccel_cache_roots, Path(confdir)),
+        cache_env=_names("docsaccel_cache_env", config.docsaccel_cache_env),
     )
+
+
+def _cache_dir(where: str, value: Any, confdir: Path) -> Path | None:
+    if where == CACHE_ENV:
+        # A switch's "off" spelling turns the cache off for this build; any other text is
+        # a folder, relative to where the build runs (as a variable's paths are).
+        try:
+            if not parse_switch(value, CACHE_ENV):
+                return None
+        except ValueError:
+            return Path(value).resolve()
+        raise ConfigError(
+            f"{CACHE_ENV}={value!r} is not a folder; give the cache folder's path, or 0 for "
+            "no cache"
+        )
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        raise ConfigError(
+            f"docsaccel_cache must be the path of the cache folder (relative to the conf "
+            f"dir) or None, got {value!r}"
+        )
+    return (confdir / value).resolve()
+
+
+def _cache_granularity(value: Any) -> str:
+    if value not in CACHE_GRANULARITIES:
+        raise ConfigError(
+            f"docsaccel_cache_granularity must be 'module' or 'function', got {value!r}"
+        )
+    return value
+
+
+def _cache_roots(value: Any, confdir: Path) -> tuple[Path, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, os.PathLike)) or not isinstance(value, (list, tuple)):
+        raise ConfigError(
+            f"docsaccel_cache_roots must be a list of folders (relative to the conf dir) or "
+            f"None, got {value!r}"
+        )
+    roots = []
+    for item in value:
+        path = confdir / item if isinstance(item, (str, os.PathLike)) and str(item) else None
+        if path is None or not path.is_dir():
+            raise ConfigError(f"docsaccel_cache_roots: {item!r} is not a folder (from {confdir})")
+        roots.append(path.resolve())
+    return tuple(roots)
+
+
+def _names(key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, (list, tuple)) or not all(
+        isinstance(v, str) and v.strip() and "=" not in v for v in value
+    ):
+        raise ConfigError(f"{key} must be a list of environment variable names, got {value!r}")
+    return tuple(value)
 
 
 def _shard_examples(value: str) -> tuple[str, ...] | None:

@@ -40,7 +40,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sphinx.util import logging as sphinx_logging
 
@@ -53,6 +53,9 @@ from docsaccel.gallery.interrupt import Deadline, cancel_all
 from docsaccel.gallery.plan import Example, Planner
 from docsaccel.gallery.processes import descendants, end_processes
 from docsaccel.gallery.records import RecordJournal, base_record, now_iso, write_run_marker
+
+if TYPE_CHECKING:
+    from docsaccel.cache.build import CacheRecording
 
 __all__ = [
     "EXIT_STATUS",
@@ -147,6 +150,8 @@ class ExampleHook:
     on_overrun: str
     #: Plans an example that reaches the hook without being in ``examples``.
     planner: Planner | None = None
+    #: The example cache's dependency recording (``None``: no cache).
+    cache: CacheRecording | None = None
     _run: _Run | None = field(default=None, repr=False)
     _journal: RecordJournal = field(init=False, repr=False)
 
@@ -225,6 +230,8 @@ class ExampleHook:
                 code_file=example.src_file,
                 on_hard_stop=lambda elapsed: self._hard_stop(run, elapsed),
             ).start()
+        if self.cache is not None:
+            self.cache.start(example)
 
     def _interrupted(self, run: _Run, elapsed: float) -> str:
         tier = run.deadline.tier if run.deadline is not None else None
@@ -256,6 +263,8 @@ class ExampleHook:
         _running = None
         if run is None or self.example_for(fname) is not run.example:
             return
+        # Stopped first: the plugin's own bookkeeping is not the example's dependency.
+        seen = self.cache.stop() if self.cache is not None else None
         if run.deadline is not None:
             run.deadline.cancel()
         budget = run.example.budget.seconds
@@ -275,6 +284,8 @@ class ExampleHook:
         self._wind_up(run)
         facts = registry.snapshot()
         write_run_marker(run.example.target_file, self.fast, facts.get(KNOBS_SECTION, {}))
+        if self.cache is not None and seen is not None:
+            self.cache.save(run.example, seen)
 
     def _wind_up(self, run: _Run) -> None:
         """What every example end needs, however it ended: no process or module left over."""
@@ -303,6 +314,7 @@ class ExampleHook:
         provisional: bool = False,
     ) -> None:
         facts = registry.snapshot()
+        cache = {} if self.cache is None else {"cache": self.cache.record_field(run.example.id)}
         record = base_record(
             run.example,
             status,
@@ -317,6 +329,7 @@ class ExampleHook:
             started_at=run.started_at,
             finished_at=now_iso() if finished else None,
             pid=os.getpid(),
+            **cache,
         )
         self._journal.append(record)
 

@@ -64,6 +64,7 @@ __all__ = [
     "run_only",
     "running_example",
     "stale_targets",
+    "user_resetters",
     "with_defaults",
 ]
 
@@ -198,6 +199,13 @@ def remove_our_config_comments() -> None:
 
     remove_config_comments._docsaccel = True  # type: ignore[attr-defined]
     py_source_parser.remove_config_comments = remove_config_comments
+
+
+def user_resetters(gallery_conf: dict[str, Any]) -> tuple[Any, Any]:
+    """The user's ``(reset_modules, reset_modules_order)``, whether or not the hook is in."""
+    if _USER_RESET in gallery_conf:
+        return gallery_conf[_USER_RESET]
+    return gallery_conf.get("reset_modules", ()), gallery_conf.get("reset_modules_order", "before")
 
 
 def stale_targets(gallery_conf: dict[str, Any]) -> set[str]:

@@ -115,6 +115,8 @@ def _totals(summary: ReportSummary) -> str:
         items.append(f"Against the baseline: {summary.baseline_delta:+.1f}s")
     if summary.render_saved_seconds:
         items.append(f"Render gating saved: {summary.render_saved_seconds:.1f}s")
+    if summary.cache_hits or summary.cache_misses:
+        items.append(f"Example cache: {summary.cache_text()}")
     return "<ul>" + "".join(f"<li>{escape(item)}</li>" for item in items) + "</ul>"
 
 

@@ -229,6 +229,7 @@ def report_input(report: dict[str, Any], source: str) -> LoadedInput:
             knobs=record.get("knobs") or {},
             render=record.get("render") or {},
             unfinished=is_unfinished(record),
+            cache=record.get("cache") or {},
         )
         for record in report["examples"]
     ]

@@ -77,6 +77,8 @@ def _totals(summary: ReportSummary) -> list[str]:
         )
     if summary.render_saved_seconds:
         lines.append(f"- **Render gating saved:** {_seconds(summary.render_saved_seconds)}")
+    if summary.cache_hits or summary.cache_misses:
+        lines.append(f"- **Example cache:** {escape_md(summary.cache_text())}")
     return lines
 
 

@@ -47,6 +47,9 @@ class Timing:
     render: dict[str, Any] = field(default_factory=dict)
     #: It was running when the build stopped (:func:`docsaccel.contract.is_unfinished`).
     unfinished: bool = False
+    #: The record's ``cache`` value: ``{"hit": True, "saved_seconds": ...}`` for an example
+    #: restored from the example cache, ``{"hit": False, "reason": ...}`` for one it ran.
+    cache: dict[str, Any] = field(default_factory=dict)
 
     def with_budget(self, seconds: float | None, source: str, detail: str) -> Timing:
         """A copy with another budget (used when command-line budgets apply)."""

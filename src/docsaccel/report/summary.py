@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from docsaccel.contract import is_near_budget, is_over_budget
@@ -43,6 +43,8 @@ class Row:
     render_saved_seconds: float
     median_seconds: float | None
     noisy: bool
+    #: The example cache's verdict (see :class:`~docsaccel.report.model.Timing`).
+    cache: dict[str, Any] = field(default_factory=dict)
 
     @property
     def over(self) -> bool:
@@ -106,6 +108,30 @@ class ReportSummary:
     def top(self, count: int) -> list[Row]:
         return self.rows[:count]
 
+    @property
+    def cache_hits(self) -> list[Row]:
+        """Examples restored from the example cache."""
+        return [row for row in self.rows if row.cache.get("hit") is True]
+
+    @property
+    def cache_misses(self) -> list[Row]:
+        """Examples the example cache did not hold: they ran (``cache["reason"]`` says why)."""
+        return [row for row in self.rows if row.cache.get("hit") is False]
+
+    @property
+    def cache_saved_seconds(self) -> float:
+        return sum(float(row.cache.get("saved_seconds") or 0.0) for row in self.cache_hits)
+
+    def cache_text(self, listed: int = 10) -> str:
+        """``"3 restored (saved 42.0s); 2 ran: a.py (mylib/x.py changed), ..."``."""
+        misses = self.cache_misses
+        text = f"{len(self.cache_hits)} restored (saved {self.cache_saved_seconds:.1f}s)"
+        if misses:
+            shown = [f"{row.id} ({row.cache.get('reason') or 'no reason given'})" for row in misses]
+            more = f", and {len(shown) - listed} more" if len(shown) > listed else ""
+            text += f"; {len(misses)} ran: {', '.join(shown[:listed])}{more}"
+        return text
+
     def to_json(self) -> dict[str, Any]:
         """The JSON view: totals and every row, plain data."""
         return {
@@ -124,6 +150,11 @@ class ReportSummary:
             "over_budget": [row.id for row in self.over],
             "near_budget": [row.id for row in self.near],
             "noisy": [row.id for row in self.noisy],
+            "cache": {
+                "hits": len(self.cache_hits),
+                "misses": {row.id: row.cache.get("reason") for row in self.cache_misses},
+                "saved_seconds": self.cache_saved_seconds,
+            },
             "examples": [asdict(row) for row in self.rows],
         }
 
@@ -163,6 +194,7 @@ def summarize(
                 render_saved_seconds=_render_saved(t),
                 median_seconds=known.median_seconds if known else None,
                 noisy=bool(known and known.noisy),
+                cache=dict(t.cache),
             )
         )
     rows.sort(key=lambda row: (-row.seconds, row.id))

@@ -66,8 +66,10 @@ __all__ = [
 
 MANIFEST = "manifest.json"
 MANIFEST_SCHEMA = "docsaccel.shard"
-# Never copied into a shard's workspace: version control, environments, caches, builds.
+# Never copied into a shard's workspace: version control, environments, caches, builds
+# (the example cache and CI's saved state included: builds reach them by absolute path).
 _NOT_COPIED = {".git", ".venv", ".nox", ".tox", "__pycache__", ".pytest_cache", ".ruff_cache"}
+_NOT_COPIED |= {".docsaccel-cache", ".docsaccel-ci"}
 
 
 @dataclass(frozen=True)
@@ -241,7 +243,9 @@ def collect_shard(
     shutil.rmtree(artifact, ignore_errors=True)
     executed: dict[str, list[str]] = {}
     for record in report["examples"]:
-        if record["status"] not in EXECUTED:
+        # An example restored from the example cache is the shard's as much as one it ran.
+        restored = (record.get("cache") or {}).get("hit") is True
+        if record["status"] not in EXECUTED and not restored:
             continue
         target = project.target_file(record["id"])
         source = project.docs / record["id"]

@@ -1,0 +1,140 @@
+"""What shapes an example's output besides its code: the build's *context*.
+
+An entry is made for one context and is only ever looked up in the same one, so fast and
+full builds (or two Python versions) never share entries. The context holds the cache
+format version, the fast-path switch (which decides every ``docsaccel.fast.pick`` knob),
+the Python version and platform, sphinx-gallery's version, the parts of
+``sphinx_gallery_conf`` that shape an example's page (scrapers, image and thumbnail
+settings, ``reset_modules``...), and the values of the environment variables the project
+lists in ``docsaccel_cache_env``.
+
+Example::
+
+    context = build_context(fast=True, gallery_conf=conf, env_names=["SEED"])
+    context_key(context)                     # '5f0c1e...' (16 hex digits)
+    describe_difference(old_context, context)  # 'fast path switch changed: off → on'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import sphinx_gallery
+
+__all__ = ["FORMAT_VERSION", "build_context", "context_key", "describe_difference"]
+
+#: Bumped whenever an entry made by an older docsaccel could be wrong for a newer one.
+FORMAT_VERSION = 1
+
+#: ``sphinx_gallery_conf`` keys that change what an executed example's page holds.
+GALLERY_KEYS = (
+    "image_scrapers",
+    "reset_modules",
+    "reset_modules_order",
+    "image_srcset",
+    "thumbnail_size",
+    "default_thumb_file",
+    "compress_images",
+    "matplotlib_animations",
+    "capture_repr",
+    "ignore_repr_types",
+    "show_memory",
+    "line_numbers",
+    "remove_config_comments",
+    "first_notebook_cell",
+    "last_notebook_cell",
+    "notebook_images",
+    "promote_jupyter_magic",
+    "inspect_global_variables",
+    "doc_module",
+    "backreferences_dir",
+    "exclude_implicit_doc",
+    "prefer_full_module",
+    "download_all_examples",
+    "plot_gallery",
+)
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _stable(value: Any) -> Any:
+    """A JSON value that stays the same across processes for the same setting."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _stable(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [_stable(v) for v in value]
+        return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
+    if callable(value) and hasattr(value, "__qualname__"):
+        return f"{getattr(value, '__module__', '?')}.{value.__qualname__}"
+    # An object (a scraper instance, a resetter): its class and its repr without addresses.
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__qualname__}: {_ADDRESS.sub('', repr(value))}"
+
+
+def build_context(
+    fast: bool, gallery_conf: Mapping[str, Any], env_names: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The context of a build (see the module docstring)."""
+    from docsaccel.gallery.sg_compat import user_resetters
+
+    conf = {key: gallery_conf.get(key) for key in GALLERY_KEYS}
+    conf["reset_modules"], conf["reset_modules_order"] = user_resetters(dict(gallery_conf))
+    return {
+        "format": FORMAT_VERSION,
+        "fast": fast,
+        "python": platform.python_version(),
+        "implementation": sys.implementation.name,
+        "platform": f"{sys.platform}-{platform.machine()}",
+        "sphinx_gallery": sphinx_gallery.__version__,
+        "gallery_conf": _stable(conf),
+        "env": {name: os.environ.get(name) for name in sorted(set(env_names))},
+    }
+
+
+def context_key(context: Mapping[str, Any]) -> str:
+    """A short digest of the context: part of an entry's folder name."""
+    text = json.dumps(context, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+_LABELS = {
+    "format": "cache format",
+    "fast": "fast path switch",
+    "python": "Python",
+    "implementation": "Python implementation",
+    "platform": "platform",
+    "sphinx_gallery": "sphinx-gallery",
+}
+
+
+def _show(key: str, value: Any) -> str:
+    if key == "fast":
+        return "on" if value else "off"
+    return "unset" if value is None else str(value)
+
+
+def describe_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """Why an entry made in context ``old`` does not serve ``new``, in a few words."""
+    parts = []
+    for key, label in _LABELS.items():
+        if old.get(key) != new.get(key):
+            parts.append(
+                f"{label} changed: {_show(key, old.get(key))} → {_show(key, new.get(key))}"
+            )
+    old_env, new_env = old.get("env") or {}, new.get("env") or {}
+    for name in sorted(set(old_env) | set(new_env)):
+        if old_env.get(name) != new_env.get(name):
+            parts.append(f"environment variable {name} changed")
+    old_conf, new_conf = old.get("gallery_conf") or {}, new.get("gallery_conf") or {}
+    keys = sorted(k for k in set(old_conf) | set(new_conf) if old_conf.get(k) != new_conf.get(k))
+    if keys:
+        parts.append(f"sphinx_gallery_conf changed: {', '.join(keys)}")
+    return "; ".join(parts) or "build settings changed"

@@ -1,0 +1,304 @@
+"""An example's dependencies: from what the recorder saw to fingerprints, and back.
+
+:func:`collect` turns a :class:`~docsaccel.cache.recorder.Seen` into a JSON-ready dict;
+:func:`changes` says which of those dependencies no longer hold. Paths are stored relative
+to the project's root, so an entry made in one checkout is valid in a fresh copy of it.
+
+What counts, for a module the example imported (even one an earlier example in the same
+process imported first, so no import event fired):
+
+- the module's file, if it is under the roots, and every project module it imports
+  (followed through the source with :func:`.fingerprint.imported_names`), plus any
+  project submodule already loaded whose name the example's code mentions
+  (``mylib.alpha.f()`` after ``import mylib``): when in doubt, record more;
+- otherwise the version of the installed distribution that provides it, and of the
+  distributions that one requires (they may change its behaviour).
+
+At ``module`` granularity a project file counts as a whole; at ``function`` granularity a
+Python module counts by its body and the functions the example executed.
+
+Example::
+
+    deps = collect(seen, project, source_file, granularity="module")
+    # {"source": "9f2c...", "files": {"src/mylib/alpha.py": "e3b0..."}, "code": {},
+    #  "dists": {"numpy": "2.1.0"}}
+    changes(deps, project, source_file)
+    # [Change(key='file:src/mylib/alpha.py', reason='src/mylib/alpha.py changed')]
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata as metadata
+import os
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from docsaccel.cache.fingerprint import (
+    MODULE_BODY,
+    code_digests,
+    file_digest,
+    imported_names,
+    piece_of,
+)
+from docsaccel.cache.recorder import Seen
+
+__all__ = ["GRANULARITIES", "Change", "Project", "changes", "collect", "find_root"]
+
+#: ``module``: a project file counts whole; ``function``: by the code the example ran.
+GRANULARITIES = ("module", "function")
+#: Folders never part of the project's own code, even under its root.
+_NOT_PROJECT = ("site-packages", "dist-packages", ".venv", "venv", ".nox", ".tox", ".git")
+_ROOT_MARKERS = (".git", ".hg")
+_PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
+
+
+def find_root(confdir: str | os.PathLike[str]) -> str:
+    """The repository root above ``confdir``: the nearest folder with ``.git`` (or
+    ``.hg``), else the nearest with ``pyproject.toml``/``setup.py``/``setup.cfg``, else
+    ``confdir`` itself."""
+    start = os.path.abspath(confdir)
+    for markers in (_ROOT_MARKERS, _PROJECT_MARKERS):
+        folder = start
+        while True:
+            if any(os.path.exists(os.path.join(folder, m)) for m in markers):
+                return folder
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    return start
+
+
+@dataclass(frozen=True)
+class Project:
+    """Where the project's own files are: ``root`` (paths are stored relative to it), the
+    ``roots`` whose files count (default: ``root``), and folders to ignore under them
+    (build output, generated galleries, the cache itself)."""
+
+    root: str
+    roots: tuple[str, ...]
+    excluded: tuple[str, ...] = ()
+
+    def wants(self, path: str) -> bool:
+        path = os.path.normpath(path)
+        inside = any(_is_under(path, r) for r in self.roots)
+        if not inside or any(_is_under(path, e) for e in self.excluded):
+            return False
+        parts = set(os.path.relpath(path, self.root).split(os.sep))
+        return not parts.intersection(_NOT_PROJECT)
+
+    def relative(self, path: str) -> str:
+        return os.path.relpath(path, self.root).replace(os.sep, "/")
+
+    def absolute(self, relative: str) -> str:
+        return os.path.normpath(os.path.join(self.root, relative))
+
+
+def _is_under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(os.path.join(folder, ""))
+
+
+def _module_file(module: Any) -> str | None:
+    path = getattr(module, "__file__", None)
+    if not isinstance(path, str) or not path:
+        return None
+    return os.path.normpath(os.path.abspath(path))
+
+
+def _with_parents(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _identifiers(source_file: str) -> set[str]:
+    try:
+        with open(source_file, "rb") as stream:
+            tree = ast.parse(stream.read())
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+    return found
+
+
+def _project_modules(
+    seen: Seen, project: Project, source_file: str
+) -> tuple[dict[str, str], set[str]]:
+    """``({module name: file} of project modules, top-level names of other modules)``."""
+    loaded = dict(sys.modules)
+    ours: dict[str, str] = {}
+    theirs: set[str] = set()
+    queue: list[str] = []
+
+    def note(name: str) -> None:
+        for part in _with_parents(name):
+            if part in ours or part.partition(".")[0] in theirs:
+                continue
+            module = loaded.get(part)
+            if module is None:
+                continue
+            path = _module_file(module)
+            if path is not None and project.wants(path):
+                ours[part] = path
+                queue.append(part)
+            else:
+                theirs.add(part.partition(".")[0])
+
+    for name in seen.modules:
+        note(name)
+    # Loaded project submodules the example's code names, through a package it imported.
+    mentioned = _identifiers(source_file)
+    for name in loaded:
+        head, _, last = name.rpartition(".")
+        if head in ours and last in mentioned and name not in ours:
+            note(name)
+    while queue:
+        name = queue.pop()
+        path = ours[name]
+        package = (
+            name if os.path.basename(path).startswith("__init__.") else name.rpartition(".")[0]
+        )
+        for imported in imported_names(path, package):
+            note(imported)
+    return ours, theirs - set(sys.stdlib_module_names) - {"__main__", "builtins"}
+
+
+def collect(seen: Seen, project: Project, source_file: str, granularity: str) -> dict[str, Any]:
+    """The dependencies of one example run (see the module docstring)."""
+    source_file = os.path.normpath(source_file)
+    modules, external = _project_modules(seen, project, source_file)
+    python_files = {p for p in modules.values() if p.endswith(".py")}
+    if granularity == "function":
+        python_files |= {path for path, _ in seen.code}
+    files: dict[str, str] = {}
+    code: dict[str, dict[str, str]] = {}
+    ran: dict[str, set[str]] = {}
+    for path, qualname in seen.code:
+        ran.setdefault(path, set()).add(piece_of(qualname))
+    opened = {os.path.normpath(p) for p in seen.files}
+    for path in sorted(opened | set(modules.values()) | python_files):
+        if path == source_file or not project.wants(path):
+            continue
+        digests = code_digests(path) if granularity == "function" and path in python_files else None
+        try:
+            if digests is None:
+                files[project.relative(path)] = file_digest(path)
+            else:
+                wanted = {MODULE_BODY} | {
+                    p if p in digests else MODULE_BODY for p in ran.get(path, ())
+                }
+                code[project.relative(path)] = {p: digests[p] for p in sorted(wanted)}
+        except OSError:
+            continue  # a file the example deleted or could not read is no input
+    return {
+        "source": file_digest(source_file),
+        "files": files,
+        "code": code,
+        "dists": distribution_versions(external),
+    }
+
+
+_top_level: dict[str, list[str]] | None = None
+_versions: dict[str, tuple[str, tuple[str, ...]] | None] = {}
+_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _distribution(name: str) -> tuple[str, tuple[str, ...]] | None:
+    """``(version, names of the distributions it requires)``, or ``None`` if not installed."""
+    key = _canonical(name)
+    if key not in _versions:
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            _versions[key] = None
+        else:
+            required = []
+            for requirement in dist.requires or ():
+                match = _REQUIREMENT_NAME.match(requirement)
+                if match and "extra ==" not in requirement.replace('extra=="', 'extra == "'):
+                    required.append(match.group(1))
+            _versions[key] = (dist.version, tuple(required))
+    return _versions[key]
+
+
+def distribution_versions(top_level_names: Iterable[str]) -> dict[str, str]:
+    """``{distribution: version}`` of the distributions providing these top-level modules,
+    and of everything they require (installed ones only)."""
+    global _top_level
+    if _top_level is None:
+        _top_level = metadata.packages_distributions()
+    versions: dict[str, str] = {}
+    queue = [dist for name in top_level_names for dist in _top_level.get(name, ())]
+    while queue:
+        name = queue.pop()
+        key = _canonical(name)
+        if key in versions:
+            continue
+        found = _distribution(name)
+        if found is None:
+            continue
+        versions[key] = found[0]
+        queue.extend(found[1])
+    return dict(sorted(versions.items()))
+
+
+class Change(NamedTuple):
+    """A dependency that no longer holds: its key (``source``, ``file:<path>``,
+    ``code:<path>:<piece>``, ``dist:<name>``) and the reason, for people."""
+
+    key: str
+    reason: str
+
+
+def changes(deps: dict[str, Any], project: Project, source_file: str) -> list[Change]:
+    """What no longer holds of ``deps`` (empty: every dependency still holds).
+
+    The order is the cheapest check first: the source, the files, the code, the versions.
+    """
+    found: list[Change] = []
+    try:
+        if file_digest(source_file) != deps["source"]:
+            found.append(Change("source", "source changed"))
+    except OSError:
+        found.append(Change("source", "source unreadable"))
+    for relative, digest in deps["files"].items():
+        try:
+            current = file_digest(project.absolute(relative))
+        except OSError:
+            found.append(Change(f"file:{relative}", f"{relative} removed"))
+            continue
+        if current != digest:
+            found.append(Change(f"file:{relative}", f"{relative} changed"))
+    for relative, pieces in deps["code"].items():
+        current_code = code_digests(project.absolute(relative))
+        for piece, digest in pieces.items():
+            now = None if current_code is None else current_code.get(piece)
+            if now != digest:
+                what = "module body" if piece == MODULE_BODY else piece
+                gone = "removed" if now is None else "changed"
+                found.append(Change(f"code:{relative}:{piece}", f"{relative}: {what} {gone}"))
+    for name, version in deps["dists"].items():
+        now = _current_version(name)
+        if now != version:
+            reason = f"{name} {version} → {now or 'not installed'}"
+            found.append(Change(f"dist:{name}", reason))
+    return found
+
+
+def _current_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None

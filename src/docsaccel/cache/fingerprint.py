@@ -1,0 +1,181 @@
+"""Content fingerprints of the files and the code an example depended on.
+
+Three kinds, all SHA-256 hex digests, memoised per process by the file's ``stat`` (so a
+module every example imports is hashed once per process, not once per example):
+
+- :func:`file_digest`: the bytes of a file (data files, modules at ``module`` granularity);
+- :func:`code_digests`: per piece of a Python module, for ``function`` granularity: each
+  function (by qualified name, as code objects name it: ``Class.method``,
+  ``outer.<locals>.inner``) and ``<module>``, the module body: every statement outside
+  function bodies, so a changed constant, default argument or decorator still counts.
+  Digests are of the code as :func:`ast.unparse` prints it, so comments and formatting do
+  not count;
+- :func:`imported_names`: the absolute module names a Python file imports (relative
+  imports resolved), for following a module's imports without running it.
+
+Example::
+
+    file_digest("src/mylib/alpha.py")              # 'e3b0c442...'
+    code_digests("src/mylib/alpha.py")["scale"]    # digest of def scale(...): ...
+    code_digests("src/mylib/alpha.py")[MODULE_BODY]
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+from typing import Any
+
+__all__ = ["MODULE_BODY", "code_digests", "file_digest", "imported_names", "piece_of"]
+
+#: The name of a module's body among its :func:`code_digests`.
+MODULE_BODY = "<module>"
+
+_StatKey = tuple[int, int, int, int]
+_digests: dict[str, tuple[_StatKey, str]] = {}
+_code: dict[str, tuple[_StatKey, dict[str, str] | None]] = {}
+_imports: dict[tuple[str, str], tuple[_StatKey, tuple[str, ...]]] = {}
+
+
+def _stat_key(path: str) -> _StatKey:
+    info = os.stat(path)
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def file_digest(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of the file's bytes; raises :class:`OSError` when it cannot be read."""
+    path = os.fspath(path)
+    key = _stat_key(path)
+    known = _digests.get(path)
+    if known is not None and known[0] == key:
+        return known[1]
+    with open(path, "rb") as stream:
+        digest = hashlib.file_digest(stream, "sha256").hexdigest()
+    _digests[path] = (key, digest)
+    return digest
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def code_digests(path: str | os.PathLike[str]) -> dict[str, str] | None:
+    """``{qualified name: digest}`` of the functions of a Python file, and its body.
+
+    ``None`` when the file cannot be read or parsed (then only its bytes can count).
+    """
+    path = os.fspath(path)
+    try:
+        key = _stat_key(path)
+    except OSError:
+        return None
+    known = _code.get(path)
+    if known is not None and known[0] == key:
+        return known[1]
+    try:
+        with open(path, "rb") as stream:
+            tree = ast.parse(stream.read(), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        digests = None
+    else:
+        digests = _digests_of(tree)
+    _code[path] = (key, digests)
+    return digests
+
+
+def _digests_of(tree: ast.Module) -> dict[str, str]:
+    digests: dict[str, str] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{prefix}{child.name}"
+                digests[name] = _sha(ast.unparse(child))
+                visit(child, f"{name}.<locals>.")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    digests[MODULE_BODY] = _sha(ast.unparse(_HollowFunctions().visit(tree)))
+    return digests
+
+
+class _HollowFunctions(ast.NodeTransformer):
+    """The module with every function body replaced by ``...``: what importing it runs."""
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
+        return _hollow(node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> Any:
+        return _hollow(node)
+
+
+def _hollow(node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
+    copy = type(node)(**{field: getattr(node, field, None) for field in node._fields})
+    copy.body = [ast.Expr(ast.Constant(...))]
+    return ast.copy_location(copy, node)
+
+
+def piece_of(qualname: str) -> str:
+    """The piece of :func:`code_digests` that holds a code object's ``co_qualname``.
+
+    Lambdas, comprehensions and generator expressions belong to the function (or module
+    body) they are written in: ``f.<locals>.<lambda>`` -> ``f``, ``<listcomp>`` ->
+    ``<module>``. A class body belongs to the module body.
+    """
+    parts = qualname.split(".")
+    kept: list[str] = []
+    for index, part in enumerate(parts):
+        if part.startswith("<") and part != "<locals>":
+            break
+        if part == "<locals>" and index + 1 < len(parts) and parts[index + 1].startswith("<"):
+            break
+        kept.append(part)
+    name = ".".join(kept)
+    return name or MODULE_BODY
+
+
+def imported_names(path: str | os.PathLike[str], package: str) -> tuple[str, ...]:
+    """Absolute names a Python file imports: ``import a.b`` -> ``a.b``; ``from a import b``
+    -> ``a`` and ``a.b`` (``b`` may be a submodule). ``package``: the file's package, to
+    resolve relative imports. Empty when the file cannot be parsed."""
+    path = os.fspath(path)
+    try:
+        key = _stat_key(path)
+    except OSError:
+        return ()
+    known = _imports.get((path, package))
+    if known is not None and known[0] == key:
+        return known[1]
+    try:
+        with open(path, "rb") as stream:
+            tree = ast.parse(stream.read(), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        names: tuple[str, ...] = ()
+    else:
+        names = tuple(sorted(_names_in(tree, package)))
+    _imports[(path, package)] = (key, names)
+    return names
+
+
+def _names_in(tree: ast.AST, package: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".") if package else []
+                if node.level - 1 > len(parts):
+                    continue
+                parts = parts[: len(parts) - (node.level - 1)]
+                base = ".".join([*parts, base] if base else parts)
+            if not base:
+                continue
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
+    return names

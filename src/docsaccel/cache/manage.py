@@ -1,0 +1,191 @@
+"""``docsaccel cache explain / stats / prune``: look into a cache folder and keep it small.
+
+Each function returns ``(text, exit code)``: 0 when it worked, 2 for bad input (a
+missing cache folder, an unknown example, a bad size), with a one-line message naming the
+argument; the CLI only prints.
+
+Example::
+
+    text, code = explain("examples/plot_a.py", cache=".docsaccel-cache", docs="docs")
+    text, code = stats(".docsaccel-cache")
+    text, code = prune(".docsaccel-cache", max_size="500M")
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from docsaccel.cache.deps import Project, changes, find_root
+from docsaccel.cache.store import CacheStore, EntryError
+
+__all__ = ["explain", "parse_size", "prune", "stats"]
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
+#: Entries being written longer ago than this were left by a killed build.
+_ABANDONED_SECONDS = 3600
+
+
+class _BadInput(ValueError):
+    pass
+
+
+def parse_size(text: str) -> int:
+    """``"500M"`` -> bytes (``K``, ``M``, ``G``, ``T``: powers of 1024; ``B``/``iB`` allowed)."""
+    match = _SIZE.match(text)
+    if not match:
+        raise _BadInput(f"--max-size {text!r} is not a size such as 500M, 2G or 1048576")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def _human(size: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TiB"
+
+
+def _open(cache: str | Path) -> CacheStore:
+    folder = Path(cache)
+    if not folder.is_dir():
+        raise _BadInput(f"--cache {str(cache)!r}: no such cache folder")
+    return CacheStore(folder)
+
+
+def _when(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")
+
+
+def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple[str, int]:
+    """Every entry of ``example`` (an id such as ``tutorials/plot_a.py`` inside ``docs``, or
+    the example's path): its context, its dependencies, and which of them changed."""
+    try:
+        store = _open(cache)
+        docs_dir = Path(docs).resolve()
+        if not (docs_dir / "conf.py").is_file():
+            raise _BadInput(f"--docs {str(docs)!r}: no conf.py there")
+        path = Path(example).resolve()
+        example_id = (
+            path.relative_to(docs_dir).as_posix() if path.is_relative_to(docs_dir) else example
+        )
+        source = docs_dir / example_id
+        entries = store.others(example_id, but="")
+        if not entries:
+            known = sorted(
+                {p.name.rsplit("--", 1)[0].replace("__", "/") for p in store.entries.glob("*")}
+            )
+            raise _BadInput(
+                f"{example!r}: no entry in {cache} (examples with entries: "
+                f"{', '.join(known) or 'none'})"
+            )
+    except _BadInput as exc:
+        return f"{exc}\n", 2
+    root = find_root(docs_dir)
+    project = Project(root=root, roots=(root,))
+    lines = [f"{example_id}: {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} in {cache}"]
+    for entry in entries:
+        context, record = entry.context, entry.record
+        lines.append("")
+        lines.append(f"entry {entry.name}")
+        lines.append(
+            f"  context: fast path {'on' if context.get('fast') else 'off'}, Python "
+            f"{context.get('python')}, {context.get('platform')}, sphinx-gallery "
+            f"{context.get('sphinx_gallery')}"
+        )
+        lines.append(
+            f"  made by a run of {record.get('wall_seconds', 0):.2f} s "
+            f"(status {record.get('status')}, {record.get('finished_at') or 'unknown time'})"
+        )
+        try:
+            found = changes(entry.deps, project, str(source))
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            lines.append(f"  unusable: its dependency list is malformed ({exc!r}); a build runs it")
+            continue
+        changed = {change.key for change in found}
+        deps = entry.deps
+        rows = [("source", str(source.relative_to(docs_dir)), "source")]
+        rows += [("file", name, f"file:{name}") for name in deps["files"]]
+        rows += [
+            ("code", f"{name}: {piece}", f"code:{name}:{piece}")
+            for name, pieces in deps["code"].items()
+            for piece in pieces
+        ]
+        rows += [
+            ("dist", f"{name} {version}", f"dist:{name}") for name, version in deps["dists"].items()
+        ]
+        lines.append(f"  dependencies ({len(rows)}):")
+        for kind, name, key in rows:
+            lines.append(f"    {'CHANGED' if key in changed else 'same':<7} {kind:<6} {name}")
+        if found:
+            lines.append(f"  stale: {len(found)} change(s):")
+            lines += [f"    - {change.reason}" for change in found]
+        else:
+            lines.append("  up to date: a build in this context restores it")
+    return "\n".join(lines) + "\n", 0
+
+
+def stats(cache: str | Path) -> tuple[str, int]:
+    """How many entries, their size, and the last build's hits and misses."""
+    try:
+        store = _open(cache)
+    except _BadInput as exc:
+        return f"{exc}\n", 2
+    infos = store.list()
+    size = sum(info.size for info in infos)
+    lines = [f"cache {cache}: {len(infos)} entries, {_human(size)}"]
+    last = store.read_last_build()
+    if last and isinstance(last.get("hits"), int) and isinstance(last.get("misses"), int):
+        total = last["hits"] + last["misses"]
+        rate = f"{100 * last['hits'] / total:.0f}%" if total else "n/a"
+        lines.append(
+            f"last build: {last['hits']} hit(s), {last['misses']} miss(es) (hit rate {rate}), "
+            f"{last.get('saved_seconds', 0):.1f} s saved, {last.get('stored', 0)} stored"
+        )
+    else:
+        lines.append("last build: none recorded")
+    return "\n".join(lines) + "\n", 0
+
+
+def prune(cache: str | Path, max_size: str) -> tuple[str, int]:
+    """Delete the least recently hit entries until the cache is at most ``max_size``.
+
+    Also removes entries that cannot be read and what killed builds left in ``tmp/``.
+    Safe while a build uses the cache: an entry is renamed away before it is deleted, and
+    a build reading it then has a miss.
+    """
+    try:
+        store = _open(cache)
+        limit = parse_size(max_size)
+    except _BadInput as exc:
+        return f"{exc}\n", 2
+    removed, freed = 0, 0
+    kept = []
+    for info in store.list():
+        try:
+            store.load(info.path.name)
+        except EntryError:
+            store.remove(info.path.name)
+            removed, freed = removed + 1, freed + info.size
+        else:
+            kept.append(info)
+    total = sum(info.size for info in kept)
+    for info in sorted(kept, key=lambda i: i.last_used):
+        if total <= limit:
+            break
+        store.remove(info.path.name)
+        total -= info.size
+        removed, freed = removed + 1, freed + info.size
+    tmp = store.folder / "tmp"
+    for leftover in tmp.iterdir() if tmp.is_dir() else ():
+        if time.time() - leftover.stat().st_mtime > _ABANDONED_SECONDS:
+            shutil.rmtree(leftover, ignore_errors=True)
+    text = (
+        f"cache {cache}: removed {removed} entr{'y' if removed == 1 else 'ies'} "
+        f"({_human(freed)}); {_human(total)} left (limit {_human(limit)})\n"
+    )
+    return text, 0

@@ -1,0 +1,187 @@
+"""Watch a running example: the files it reads (and did not write), the modules it imports, and
+(at ``function`` granularity) the code of the project it executes.
+
+One :class:`Recorder` per process, installed on first use, does the watching with three
+hooks:
+
+- an audit hook (:func:`sys.addaudithook`) sees every ``open`` of a file (``open``,
+  ``os.open``, the import system reading a module) and every first ``import`` of a module;
+- a wrapper of :func:`builtins.__import__` sees every ``import`` statement, including
+  those of a module an earlier example already imported, for which no import event fires;
+- at ``function`` granularity, :func:`sys.settrace` sees each call of code, and keeps the
+  code objects of files under the project's roots (other frames are not traced further).
+
+An audit hook cannot be removed and the import wrapper stays in place, so both first check
+one flag: when no example is recording they cost one attribute read. Only paths under the
+roots are kept, and only while recording; turning them into fingerprints is
+:mod:`docsaccel.cache.deps`' job.
+
+Example::
+
+    recorder = Recorder.get()
+    recorder.start(roots=["/repo"], excluded=["/repo/docs/_build"], trace=False)
+    ...  # the example runs
+    seen = recorder.stop()
+    seen.files, seen.modules, seen.code
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib.util
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from types import CodeType, FrameType
+from typing import Any
+
+__all__ = ["Recorder", "Seen"]
+
+# The plugin's own code that runs while an example records (the hook stopping the
+# recording): never a dependency of the example.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_MACHINERY = frozenset(
+    os.path.join(_PACKAGE, *parts)
+    for parts in (("cache", "recorder.py"), ("cache", "build.py"), ("gallery", "hook.py"))
+)
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+
+
+@dataclass
+class Seen:
+    """What one example used: absolute file paths under the roots, module names (of any
+    origin), and ``(file, co_qualname)`` of project code it ran."""
+
+    files: set[str] = field(default_factory=set)
+    modules: set[str] = field(default_factory=set)
+    code: set[tuple[str, str]] = field(default_factory=set)
+
+
+class Recorder:
+    """The process's one recorder; see the module docstring."""
+
+    _instance: Recorder | None = None
+    _lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self.active = False
+        self._roots: tuple[str, ...] = ()
+        self._excluded: tuple[str, ...] = ()
+        self._seen = Seen()
+        self._written: set[str] = set()
+        self._started_ns = 0
+        self._traced: dict[CodeType, bool] = {}
+        self._tracing = False
+        self._previous_trace: Any = None
+
+    @classmethod
+    def get(cls) -> Recorder:
+        """The process's recorder, installing its hooks the first time."""
+        with cls._lock:
+            if cls._instance is None:
+                recorder = cls()
+                sys.addaudithook(recorder._audit)
+                builtins.__import__ = recorder._wrap_import(builtins.__import__)
+                cls._instance = recorder
+            return cls._instance
+
+    def start(
+        self, roots: Iterable[str], excluded: Iterable[str] = (), trace: bool = False
+    ) -> None:
+        """Start recording for one example (a recording in progress is dropped)."""
+        self._roots = tuple(os.path.join(os.path.normpath(r), "") for r in roots)
+        self._excluded = tuple(os.path.join(os.path.normpath(e), "") for e in excluded)
+        self._seen = Seen()
+        self._written = set()
+        self._started_ns = time.time_ns()
+        self._traced = {}
+        self._tracing = trace
+        if trace:
+            self._previous_trace = sys.gettrace()
+            sys.settrace(self._trace)
+            threading.settrace(self._trace)
+        self.active = True
+
+    def stop(self) -> Seen:
+        """Stop recording; return what the example used."""
+        self.active = False
+        if self._tracing:
+            sys.settrace(self._previous_trace)
+            threading.settrace(None)  # type: ignore[arg-type]
+            self._tracing = False
+        seen, self._seen = self._seen, Seen()
+        # A file the example wrote is its output, not an input, even if it read it back;
+        # so is one modified since it started (written by a child process: ffmpeg).
+        seen.files -= self._written
+        seen.files = {path for path in seen.files if not self._modified_since_start(path)}
+        return seen
+
+    def _modified_since_start(self, path: str) -> bool:
+        try:
+            return os.stat(path).st_mtime_ns >= self._started_ns
+        except OSError:
+            return True  # gone: the example's own temporary file
+
+    def wants(self, path: str) -> bool:
+        """Whether a file (absolute, normalised) is under the roots and not excluded."""
+        return path.startswith(self._roots) and not path.startswith(self._excluded)
+
+    def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        if not self.active:
+            return
+        if event == "open":
+            path, mode, flags = args
+            if isinstance(path, int) or path is None:
+                return
+            if isinstance(mode, str):
+                writing = any(c in mode for c in "wax+")
+            else:
+                writing = isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
+            path = os.path.abspath(os.fsdecode(path))
+            if "__pycache__" not in path and self.wants(path):
+                (self._written if writing else self._seen.files).add(path)
+        elif event == "import":
+            self._seen.modules.add(args[0])
+
+    def _wrap_import(self, original: Any) -> Any:
+        def recorded_import(
+            name: str,
+            globals: dict[str, Any] | None = None,
+            locals: Any = None,
+            fromlist: Any = (),
+            level: int = 0,
+        ) -> Any:
+            if self.active:
+                self._note_import(name, globals, fromlist, level)
+            return original(name, globals, locals, fromlist, level)
+
+        recorded_import.__wrapped__ = original  # type: ignore[attr-defined]
+        return recorded_import
+
+    def _note_import(self, name: str, globals: Any, fromlist: Any, level: int) -> None:
+        if level:
+            package = (globals or {}).get("__package__") or ""
+            try:
+                name = importlib.util.resolve_name("." * level + name, package)
+            except (ImportError, ValueError):
+                return
+        modules = self._seen.modules
+        modules.add(name)
+        for item in fromlist or ():
+            if isinstance(item, str) and item != "*":
+                modules.add(f"{name}.{item}")
+
+    def _trace(self, frame: FrameType, event: str, arg: Any) -> None:
+        code = frame.f_code
+        wanted = self._traced.get(code)
+        if wanted is None:
+            filename = code.co_filename
+            path = os.path.normpath(filename)
+            wanted = os.path.isabs(filename) and path not in _MACHINERY and self.wants(path)
+            self._traced[code] = wanted
+        if wanted:
+            self._seen.code.add((os.path.normpath(code.co_filename), code.co_qualname))
+        return None

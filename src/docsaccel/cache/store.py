@@ -1,0 +1,276 @@
+"""The cache folder: one entry per example and build context, written atomically.
+
+Layout of a cache folder::
+
+    entries/<example id, / as __>--<context key>/
+        entry.json     # schema docsaccel.cache-entry: id, context, dependencies, the
+                       # record of the run that made it, and its files with their digests
+        files/...      # the example's gallery outputs, by path inside the Sphinx source dir
+        last-hit       # empty; its modification time is when a build last used the entry
+    tmp/               # entries being written
+    trash/             # entries being deleted
+    last-build.json    # hits, misses and seconds saved of the last build that used it
+
+An entry is written in ``tmp/`` and renamed into ``entries/`` only once complete, so a
+killed build never leaves a partial entry behind; an entry is deleted by renaming it into
+``trash/`` first. Several builds (parallel workers, shard jobs) can share one folder:
+readers copy files out and check each one's digest, so an entry replaced or pruned while
+they read is a miss, never a broken page.
+
+Example::
+
+    store = CacheStore(".docsaccel-cache")
+    name = store.entry_name("tutorials/plot_a.py", "5f0c1e0a9b3d2c11")
+    store.store(name, meta, {"auto_tutorials/plot_a.rst": Path("docs/auto_tutorials/plot_a.rst")})
+    entry = store.load(name)              # raises EntryError if missing or corrupt
+    store.restore(entry, Path("docs"))    # the files, back in place
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from docsaccel.contract import InputError, read_json
+from docsaccel.gallery.records import write_json
+
+__all__ = ["ENTRY_SCHEMA", "CacheStore", "Entry", "EntryError", "MissingEntry"]
+
+ENTRY_SCHEMA = "docsaccel.cache-entry"
+ENTRY_FILE = "entry.json"
+LAST_HIT = "last-hit"
+LAST_BUILD = "last-build.json"
+_ENTRY_KEYS: dict[str, type | tuple[type, ...]] = {
+    "schema": str,
+    "id": str,
+    "context": dict,
+    "deps": dict,
+    "record": dict,
+    "files": dict,
+}
+_DEPS_KEYS: dict[str, type] = {"source": str, "files": dict, "code": dict, "dists": dict}
+
+
+class EntryError(Exception):
+    """An entry that cannot be used; the message names its folder and what is wrong."""
+
+
+class MissingEntry(EntryError):
+    """No entry of that name."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry as read from disk."""
+
+    path: Path
+    meta: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def deps(self) -> dict[str, Any]:
+        return self.meta["deps"]
+
+    @property
+    def record(self) -> dict[str, Any]:
+        return self.meta["record"]
+
+    @property
+    def context(self) -> dict[str, Any]:
+        return self.meta["context"]
+
+
+@dataclass(frozen=True)
+class EntryInfo:
+    """An entry's folder, its size in bytes and when it was last hit (or stored)."""
+
+    path: Path
+    size: int
+    last_used: float
+
+
+def _digest(path: Path) -> str:
+    with path.open("rb") as stream:
+        return hashlib.file_digest(stream, "sha256").hexdigest()
+
+
+def _safe_relative(relative: str) -> bool:
+    pure = PurePosixPath(relative)
+    return (
+        bool(relative)
+        and not pure.is_absolute()
+        and ".." not in pure.parts
+        and "\\" not in relative
+    )
+
+
+class CacheStore:
+    """A cache folder (see the module docstring)."""
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.folder = Path(folder)
+
+    @property
+    def entries(self) -> Path:
+        return self.folder / "entries"
+
+    @staticmethod
+    def entry_name(example_id: str, context_key: str) -> str:
+        return f"{example_id.replace('/', '__')}--{context_key}"
+
+    def load(self, name: str) -> Entry:
+        """The entry called ``name``; raises :class:`MissingEntry` or :class:`EntryError`."""
+        path = self.entries / name
+        meta_path = path / ENTRY_FILE
+        if not meta_path.exists():
+            raise MissingEntry(f"{path}: no such entry")
+        try:
+            meta = read_json(meta_path, "cache entry")
+        except InputError as exc:
+            raise EntryError(str(exc)) from None
+        if not isinstance(meta, dict):
+            raise EntryError(f"{meta_path}: the cache entry is not a JSON object")
+        for key, kind in _ENTRY_KEYS.items():
+            if not isinstance(meta.get(key), kind):
+                raise EntryError(f"{meta_path}: key {key!r} is missing or has the wrong type")
+        if meta["schema"] != ENTRY_SCHEMA:
+            raise EntryError(f"{meta_path}: schema is {meta['schema']!r}, not {ENTRY_SCHEMA!r}")
+        for key, kind in _DEPS_KEYS.items():
+            if not isinstance(meta["deps"].get(key), kind):
+                raise EntryError(f"{meta_path}: deps.{key} is missing or has the wrong type")
+        for relative, digest in meta["files"].items():
+            if not _safe_relative(relative) or not isinstance(digest, str):
+                raise EntryError(f"{meta_path}: files: {relative!r} is not a safe relative path")
+        return Entry(path, meta)
+
+    def others(self, example_id: str, but: str) -> list[Entry]:
+        """The readable entries of the same example in other contexts, newest first."""
+        prefix = f"{example_id.replace('/', '__')}--"
+        found = []
+        for path in self.entries.glob(f"{prefix}*"):
+            if path.name == but:
+                continue
+            with contextlib.suppress(EntryError, OSError):
+                found.append(self.load(path.name))
+        return sorted(found, key=lambda e: _mtime(e.path / ENTRY_FILE), reverse=True)
+
+    def store(self, name: str, meta: Mapping[str, Any], files: Mapping[str, Path]) -> Path:
+        """Write an entry atomically: ``files`` maps paths inside the source dir to files."""
+        (self.folder / "tmp").mkdir(parents=True, exist_ok=True)
+        self.entries.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f"{name}.", dir=self.folder / "tmp"))
+        try:
+            digests = {}
+            for relative, source in sorted(files.items()):
+                if not _safe_relative(relative):
+                    raise EntryError(f"{name}: {relative!r} is not a safe relative path")
+                target = work / "files" / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, target)
+                digests[relative] = _digest(target)
+            write_json(work / ENTRY_FILE, {**meta, "schema": ENTRY_SCHEMA, "files": digests})
+            (work / LAST_HIT).touch()
+            final = self.entries / name
+            if final.exists():
+                self._discard(final)
+            try:
+                os.rename(work, final)
+            except OSError:
+                # Another build stored the same entry meanwhile: keep theirs.
+                shutil.rmtree(work, ignore_errors=True)
+            return final
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+
+    def restore(self, entry: Entry, docs: Path) -> list[Path]:
+        """Copy the entry's files under ``docs``; ``*.md5`` files last, so an interrupted
+        restore leaves an example that runs again. Raises :class:`EntryError`."""
+        ordered = sorted(entry.meta["files"].items(), key=lambda item: item[0].endswith(".md5"))
+        written: list[Path] = []
+        try:
+            for relative, digest in ordered:
+                source = entry.path / "files" / relative
+                target = docs / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+                try:
+                    shutil.copyfile(source, partial)
+                    if _digest(partial) != digest:
+                        raise EntryError(f"{source}: its content does not match its digest")
+                    os.replace(partial, target)
+                finally:
+                    partial.unlink(missing_ok=True)
+                written.append(target)
+        except OSError as exc:
+            self._undo(written)
+            raise EntryError(f"{entry.path}: cannot restore it: {exc}") from None
+        except EntryError:
+            self._undo(written)
+            raise
+        with contextlib.suppress(OSError):
+            os.utime(entry.path / LAST_HIT)
+        return written
+
+    @staticmethod
+    def _undo(written: list[Path]) -> None:
+        for path in written:
+            if path.name.endswith(".md5"):
+                path.unlink(missing_ok=True)
+
+    def _discard(self, path: Path) -> None:
+        """Rename ``path`` into ``trash/`` (atomic), then delete it."""
+        trash = self.folder / "trash"
+        trash.mkdir(parents=True, exist_ok=True)
+        doomed = trash / f"{path.name}.{uuid.uuid4().hex}"
+        try:
+            os.rename(path, doomed)
+        except FileNotFoundError:
+            return
+        shutil.rmtree(doomed, ignore_errors=True)
+
+    def remove(self, name: str) -> None:
+        self._discard(self.entries / name)
+
+    def list(self) -> list[EntryInfo]:
+        """Every entry folder, whether readable or not."""
+        if not self.entries.is_dir():
+            return []
+        infos = []
+        for path in sorted(self.entries.iterdir()):
+            if not path.is_dir():
+                continue
+            size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+            last = max(_mtime(path / LAST_HIT), _mtime(path / ENTRY_FILE))
+            infos.append(EntryInfo(path, size, last))
+        return infos
+
+    def write_last_build(self, summary: Mapping[str, Any]) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        write_json(self.folder / LAST_BUILD, {**summary, "finished_at": time.time()})
+
+    def read_last_build(self) -> dict[str, Any] | None:
+        try:
+            data = read_json(self.folder / LAST_BUILD, "cache summary")
+        except InputError:
+            return None
+        return data if isinstance(data, dict) else None
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

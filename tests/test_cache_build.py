@@ -1,0 +1,361 @@
+"""The example cache in real Sphinx builds, each from a fresh copy of a project, as CI does.
+
+Every build copies a tiny project (a local package ``mylib/``, a data file, a gallery)
+into a new folder and builds it with one shared cache folder; a fake installed
+distribution (``fakedist``, a ``*.dist-info`` folder outside the project) stands in for a
+dependency whose version changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from docsaccel.schema import load_report
+
+CONF = """
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.environ["FAKE_SITE"])
+import mylib.alpha  # imported before any example: no import event fires for it later
+
+extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
+exclude_patterns = ["_build", "examples"]
+sphinx_gallery_conf = {
+    "examples_dirs": ["examples"],
+    "gallery_dirs": ["auto_examples"],
+    "filename_pattern": r"/plot_",
+    "download_all_examples": False,
+    "show_memory": False,
+}
+docsaccel_cache = "../../../cache"  # the folder shared by every copy
+"""
+
+
+def _example(title: str, body: str) -> str:
+    return f'"""\n{title}\n{"=" * len(title)}\n"""\n{body}'
+
+
+FILES = {
+    "pyproject.toml": '[project]\nname = "tinyproj"\nversion = "0"\n',
+    "mylib/__init__.py": (
+        "import os\n\nDATA = os.path.join(os.path.dirname(__file__), '..', 'data', 'table.csv')\n"
+    ),
+    "mylib/alpha.py": (
+        "FACTOR = 2\n\n\ndef scale(x):\n    return FACTOR * x\n\n\ndef unused():\n    return 0\n"
+    ),
+    "mylib/beta.py": "def name():\n    return 'beta'\n",
+    "data/table.csv": "a,b\n1,2\n",
+    "docs/conf.py": CONF,
+    "docs/index.rst": "Tiny\n====\n\n.. toctree::\n\n   auto_examples/index\n",
+    "docs/examples/README.rst": "Examples\n========\n",
+    "docs/examples/plot_a_alpha.py": _example(
+        "Alpha", 'import mylib.alpha\n\nprint("alpha", mylib.alpha.scale(21))\n'
+    ),
+    "docs/examples/plot_b_beta.py": _example(
+        "Beta", 'from mylib import beta\n\nprint("beta", beta.name())\n'
+    ),
+    "docs/examples/plot_c_data.py": _example(
+        "Data",
+        "from mylib import DATA\n\nwith open(DATA) as f:\n"
+        '    print("rows", len(f.read().splitlines()))\n',
+    ),
+    "docs/examples/plot_d_dist.py": _example(
+        "Dist", 'import fakedist\n\nprint("dist", fakedist.VALUE)\n'
+    ),
+    "docs/examples/plot_e_figure.py": _example(
+        "Figure",
+        'import matplotlib\nmatplotlib.use("agg")\nimport matplotlib.pyplot as plt\n\n'
+        "plt.plot([1, 3, 2])\nplt.title('figure')\n",
+    ),
+}
+ALL = ["plot_a_alpha.py", "plot_b_beta.py", "plot_c_data.py", "plot_d_dist.py", "plot_e_figure.py"]
+
+
+class Project:
+    """The tiny project's pristine tree, the shared cache and fake site, and its builds."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.pristine = root / "pristine"
+        self.cache = root / "cache"
+        self.site = root / "site"
+        self.count = 0
+        for relative, text in FILES.items():
+            self.write(relative, text)
+        self.set_dist_version("1.0")
+
+    def write(self, relative: str, text: str) -> None:
+        path = self.pristine / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text) if relative.endswith(".toml") else text, "utf-8")
+
+    def set_dist_version(self, version: str) -> None:
+        shutil.rmtree(self.site, ignore_errors=True)
+        info = self.site / f"fakedist-{version}.dist-info"
+        info.mkdir(parents=True)
+        (self.site / "fakedist.py").write_text("VALUE = 7\n", "utf-8")
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: fakedist\nVersion: {version}\n", "utf-8"
+        )
+        (info / "top_level.txt").write_text("fakedist\n", "utf-8")
+
+    def build(self, *args: str, env: dict[str, str] | None = None) -> Build:
+        """Copy the project into a new folder (next to the cache) and build it."""
+        self.count += 1
+        copy = self.root / f"build{self.count}"
+        shutil.copytree(self.pristine, copy / "proj")
+        docs = copy / "proj" / "docs"
+        outdir = copy / "html"
+        child_env = {
+            k: v for k, v in os.environ.items() if not k.startswith("DOCSACCEL") and k != "CI"
+        }
+        child_env.update({"FAKE_SITE": str(self.site), "MPLBACKEND": "agg"}, **(env or {}))
+        done = subprocess.run(
+            [sys.executable, "-m", "sphinx", "-b", "html", "-q", *args, str(docs), str(outdir)],
+            env=child_env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        return Build(done.returncode, done.stdout + done.stderr, docs, outdir)
+
+
+class Build:
+    def __init__(self, returncode: int, output: str, docs: Path, outdir: Path) -> None:
+        self.returncode, self.output, self.docs, self.outdir = returncode, output, docs, outdir
+        self.report = load_report(outdir / "docsaccel" / "report.json")
+        self.records = {r["name"]: r for r in self.report["examples"]}
+
+    def executed(self) -> set[str]:
+        return {
+            name
+            for name, r in self.records.items()
+            if r["pid"] is not None and r["status"] != "cached"
+        }
+
+    def cached(self) -> set[str]:
+        return {name for name, r in self.records.items() if r["status"] == "cached"}
+
+    def gallery_files(self) -> dict[str, bytes]:
+        folder = self.docs / "auto_examples"
+        return {
+            p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*"))
+            if p.is_file() and not p.name.startswith(".")
+        }
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return Project(tmp_path)
+
+
+def test_second_build_executes_nothing_and_equals_the_first(project: Project) -> None:
+    first = project.build()
+    assert first.returncode == 0, first.output
+    assert first.executed() == set(ALL)
+    assert {r["cache"]["reason"] for r in first.records.values()} == {"new example"}
+    entries = sorted(p.name.split("--")[0] for p in (project.cache / "entries").iterdir())
+    assert entries == [f"examples__{name}" for name in ALL]
+
+    second = project.build()
+    assert second.returncode == 0, second.output
+    assert second.executed() == set()
+    assert second.cached() == set(ALL)
+    for name, record in second.records.items():
+        assert record["cache"]["hit"] is True
+        assert record["wall_seconds"] == first.records[name]["wall_seconds"]
+        assert record["cache"]["saved_seconds"] == pytest.approx(
+            first.records[name]["wall_seconds"], abs=1e-3
+        )
+    assert second.gallery_files() == first.gallery_files()
+    images = [n for n in first.gallery_files() if n.startswith("images/sphx_glr_plot_e")]
+    assert images, sorted(first.gallery_files())
+    page = (second.outdir / "auto_examples" / "plot_a_alpha.html").read_text("utf-8")
+    assert "alpha 42" in page
+    last = json.loads((project.cache / "last-build.json").read_text("utf-8"))
+    assert (last["hits"], last["misses"]) == (len(ALL), 0)
+
+
+def test_edits_rerun_exactly_the_examples_that_depend_on_them(project: Project) -> None:
+    assert project.build().returncode == 0
+    # mylib.alpha was imported by conf.py, before plot_a_alpha ran: still its dependency.
+    project.write("mylib/alpha.py", FILES["mylib/alpha.py"].replace("FACTOR = 2", "FACTOR = 3"))
+    after_library = project.build()
+    assert after_library.returncode == 0, after_library.output
+    assert after_library.executed() == {"plot_a_alpha.py"}
+    assert after_library.records["plot_a_alpha.py"]["cache"] == {
+        "hit": False,
+        "reason": "mylib/alpha.py changed",
+    }
+    assert "alpha 63" in (after_library.outdir / "auto_examples" / "plot_a_alpha.html").read_text(
+        "utf-8"
+    )
+
+    project.write("data/table.csv", "a,b\n1,2\n3,4\n")
+    after_data = project.build()
+    assert after_data.executed() == {"plot_c_data.py"}
+    assert after_data.records["plot_c_data.py"]["cache"]["reason"] == "data/table.csv changed"
+
+    project.set_dist_version("1.1")
+    after_dist = project.build()
+    assert after_dist.executed() == {"plot_d_dist.py"}
+    assert after_dist.records["plot_d_dist.py"]["cache"]["reason"] == "fakedist 1.0 → 1.1"
+
+    project.write("docs/examples/plot_b_beta.py", FILES["docs/examples/plot_b_beta.py"] + "x = 1\n")
+    after_source = project.build()
+    assert after_source.executed() == {"plot_b_beta.py"}
+    assert after_source.records["plot_b_beta.py"]["cache"]["reason"] == "source changed"
+    assert project.build().executed() == set()
+
+
+def test_an_earlier_example_importing_the_module_first_still_counts(project: Project) -> None:
+    # plot_0_first runs first and imports mylib.beta; plot_b_beta then imports it again.
+    project.write("docs/examples/plot_0_first.py", _example("First", "import mylib.beta\n"))
+    assert project.build().returncode == 0
+    project.write("mylib/beta.py", "def name():\n    return 'BETA'\n")
+    again = project.build()
+    assert again.executed() == {"plot_0_first.py", "plot_b_beta.py"}
+    assert "beta BETA" in (again.outdir / "auto_examples" / "plot_b_beta.html").read_text("utf-8")
+
+
+def test_fast_and_full_builds_never_share_entries(project: Project) -> None:
+    assert project.build(env={"DOCSACCEL_FAST": "0"}).executed() == set(ALL)
+    fast = project.build(env={"DOCSACCEL_FAST": "1"})
+    assert fast.executed() == set(ALL)
+    assert (
+        fast.records["plot_a_alpha.py"]["cache"]["reason"] == "fast path switch changed: off → on"
+    )
+    assert project.build(env={"DOCSACCEL_FAST": "0"}).executed() == set()
+    assert project.build(env={"DOCSACCEL_FAST": "1"}).executed() == set()
+    assert len(list((project.cache / "entries").iterdir())) == 2 * len(ALL)
+
+
+def test_a_failing_example_is_never_stored(project: Project) -> None:
+    project.write(
+        "docs/examples/plot_z_fail.py", '"""\nFail\n====\n"""\nraise RuntimeError("boom")\n'
+    )
+    conf = FILES["docs/conf.py"].replace(
+        '"show_memory": False,', '"show_memory": False, "only_warn_on_example_error": True,'
+    )
+    project.write("docs/conf.py", conf)
+    first = project.build()
+    assert first.records["plot_z_fail.py"]["status"] == "failed"
+    assert not list((project.cache / "entries").glob("examples__plot_z_fail.py--*"))
+    second = project.build()
+    assert second.executed() == {"plot_z_fail.py"}
+    assert second.records["plot_z_fail.py"]["status"] == "failed"
+
+
+def test_a_corrupt_entry_is_a_miss_with_a_warning(project: Project) -> None:
+    assert project.build().returncode == 0
+    (entry,) = (project.cache / "entries").glob("examples__plot_b_beta.py--*")
+    (entry / "entry.json").write_text("{not json", "utf-8")
+    (other,) = (project.cache / "entries").glob("examples__plot_e_figure.py--*")
+    image = next((other / "files").rglob("*.png"))
+    image.write_bytes(b"garbage")
+    again = project.build()
+    assert again.returncode == 0, again.output
+    assert again.executed() == {"plot_b_beta.py", "plot_e_figure.py"}
+    assert again.records["plot_b_beta.py"]["cache"]["reason"] == "entry corrupt"
+    assert "WARNING" in again.output and str(entry) in again.output
+    assert "does not match its digest" in again.output
+    # Rewritten by the run: the next build hits again.
+    assert project.build().executed() == set()
+
+
+def test_parallel_workers_store_every_entry(project: Project) -> None:
+    conf = FILES["docs/conf.py"].replace(
+        '"show_memory": False,', '"show_memory": False, "parallel": 2,'
+    )
+    project.write("docs/conf.py", conf)
+    first = project.build()
+    assert first.returncode == 0, first.output
+    assert first.executed() == set(ALL)
+    assert len({r["pid"] for r in first.records.values()}) >= 2
+    entries = list((project.cache / "entries").iterdir())
+    assert len(entries) == len(ALL)
+    assert project.build().executed() == set()
+    project.write("mylib/alpha.py", FILES["mylib/alpha.py"].replace("FACTOR = 2", "FACTOR = 5"))
+    assert project.build().executed() == {"plot_a_alpha.py"}
+
+
+def test_the_environment_variable_wins_over_conf_py(project: Project) -> None:
+    other = project.root / "other-cache"
+    first = project.build(env={"DOCSACCEL_CACHE": str(other)})
+    assert first.executed() == set(ALL)
+    assert len(list((other / "entries").iterdir())) == len(ALL)
+    assert not project.cache.exists()
+    off = project.build(env={"DOCSACCEL_CACHE": "0"})
+    assert off.executed() == set(ALL)
+    assert all("cache" not in r for r in off.records.values())
+    assert not project.cache.exists()
+
+
+def test_function_granularity_reruns_only_for_code_that_ran(project: Project) -> None:
+    conf = FILES["docs/conf.py"] + 'docsaccel_cache_granularity = "function"\n'
+    project.write("docs/conf.py", conf)
+    assert project.build().executed() == set(ALL)
+    alpha = FILES["mylib/alpha.py"]
+    # unused() never ran: editing it (or a comment) re-runs nothing.
+    project.write("mylib/alpha.py", alpha.replace("return 0", "return 1  # edited"))
+    assert project.build().executed() == set()
+    project.write("mylib/alpha.py", alpha.replace("FACTOR * x", "x * FACTOR"))
+    changed_function = project.build()
+    assert changed_function.executed() == {"plot_a_alpha.py"}
+    reason = changed_function.records["plot_a_alpha.py"]["cache"]["reason"]
+    assert reason == "mylib/alpha.py: scale changed"
+    # A module-level constant is part of the module body: it counts too.
+    project.write("mylib/alpha.py", alpha.replace("x * FACTOR", "FACTOR * x").replace("2", "4"))
+    changed_constant = project.build()
+    assert changed_constant.executed() == {"plot_a_alpha.py"}
+    assert "alpha 84" in (
+        changed_constant.outdir / "auto_examples" / "plot_a_alpha.html"
+    ).read_text("utf-8")
+
+
+def test_module_granularity_reruns_for_any_edit_of_the_file(project: Project) -> None:
+    assert project.build().executed() == set(ALL)
+    project.write("mylib/alpha.py", FILES["mylib/alpha.py"].replace("return 0", "return 1"))
+    assert project.build().executed() == {"plot_a_alpha.py"}
+
+
+def _shards_then_merge(project: Project, name: str) -> Build:
+    """Two shard builds and their merge in a fresh copy, as the CI jobs run them."""
+    proj = project.root / name / "proj"
+    shutil.copytree(project.pristine, proj)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSACCEL")}
+    env.update(FAKE_SITE=str(project.site), MPLBACKEND="agg", DOCSACCEL_CACHE=str(project.cache))
+    artifacts = project.root / name / "artifacts"
+
+    def docsaccel(*args: str) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "docsaccel.cli", *args, "--docs", "docs"],
+            cwd=proj, env=env, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    for index in range(2):
+        shard = f"{artifacts}/docs-shard-{index}"
+        docsaccel("shard-build", "--shards", "2", "--index", str(index), "--artifact", shard)
+    docsaccel("shard-merge", str(artifacts))
+    report = proj / "docs" / "_build" / "html" / "docsaccel" / "report.json"
+    return Build(0, "", proj / "docs", report.parent.parent)
+
+
+def test_shards_share_the_cache_and_the_merge_takes_restored_examples(project: Project) -> None:
+    first = _shards_then_merge(project, "run1")
+    assert {r["cache"]["hit"] for r in first.records.values()} == {False}
+    second = _shards_then_merge(project, "run2")
+    assert second.cached() == set(ALL)
+    assert all(r["cache"]["hit"] for r in second.records.values())
+    assert second.gallery_files() == first.gallery_files()

@@ -1,0 +1,162 @@
+"""``docsaccel cache explain / stats / prune`` on caches made by real builds and by hand."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from test_cache_build import Project
+
+from docsaccel.cache.store import CacheStore
+from docsaccel.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_explain_names_the_dependency_that_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = Project(tmp_path)
+    assert project.build().returncode == 0
+    fresh = tmp_path / "fresh"
+    shutil.copytree(project.pristine, fresh)
+    docs = str(fresh / "docs")
+    code, out, _ = run(
+        capsys,
+        "cache",
+        "explain",
+        "examples/plot_a_alpha.py",
+        "--cache",
+        str(project.cache),
+        "--docs",
+        docs,
+    )
+    assert code == 0
+    assert "same    file   mylib/alpha.py" in out
+    assert "up to date" in out
+    (fresh / "mylib" / "alpha.py").write_text("FACTOR = 9\n", "utf-8")
+    code, out, _ = run(
+        capsys,
+        "cache",
+        "explain",
+        str(fresh / "docs/examples/plot_a_alpha.py"),
+        "--cache",
+        str(project.cache),
+        "--docs",
+        docs,
+    )
+    assert code == 0
+    assert "CHANGED file   mylib/alpha.py" in out
+    assert "- mylib/alpha.py changed" in out
+
+    code, out, _ = run(capsys, "cache", "stats", "--cache", str(project.cache))
+    assert code == 0
+    assert "5 entries" in out
+    assert "0 hit(s), 5 miss(es) (hit rate 0%)" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["stats", "--cache", "{tmp}/none"], "--cache '{tmp}/none': no such cache folder"),
+        (["prune", "--cache", "{tmp}/c", "--max-size", "lots"], "--max-size 'lots' is not a size"),
+        (
+            ["explain", "x/plot_q.py", "--cache", "{tmp}/c", "--docs", "{tmp}/d"],
+            "'x/plot_q.py': no entry",
+        ),
+        (["explain", "x/plot_q.py", "--cache", "{tmp}/c", "--docs", "{tmp}"], "no conf.py there"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    (tmp_path / "c" / "entries").mkdir(parents=True)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "conf.py").write_text("", "utf-8")
+    code, out, err = run(capsys, "cache", *[a.format(tmp=tmp_path) for a in argv])
+    assert code == 2
+    assert out == ""
+    assert message.format(tmp=tmp_path) in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def _entry(store: CacheStore, name: str, size: int, last_hit: float, source: Path) -> None:
+    source.write_bytes(b"x" * size)
+    meta = {
+        "id": name,
+        "context": {},
+        "deps": {"source": "0", "files": {}, "code": {}, "dists": {}},
+        "record": {},
+    }
+    path = store.store(store.entry_name(name, "k"), meta, {"out/file.png": source})
+    os.utime(path / "last-hit", (last_hit, last_hit))
+    os.utime(path / "entry.json", (last_hit, last_hit))
+
+
+def test_prune_removes_least_recently_hit_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = CacheStore(tmp_path / "cache")
+    now = time.time()
+    for index, name in enumerate(["g/old.py", "g/middle.py", "g/new.py"]):
+        _entry(store, name, 100_000, now - 1000 * (3 - index), tmp_path / f"{index}.bin")
+    (store.entries / "g__broken.py--k").mkdir()
+    code, out, _ = run(capsys, "cache", "prune", "--cache", str(store.folder), "--max-size", "250K")
+    assert code == 0, out
+    left = sorted(p.name for p in store.entries.iterdir())
+    assert left == ["g__middle.py--k", "g__new.py--k"]
+    assert "removed 2 entries" in out
+    code, out, _ = run(capsys, "cache", "prune", "--cache", str(store.folder), "--max-size", "0")
+    assert code == 0
+    assert list(store.entries.iterdir()) == []
+
+
+def test_report_shows_hits_misses_with_reasons_and_seconds_saved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = Project(tmp_path)
+    assert project.build().returncode == 0
+    project.write("mylib/beta.py", "def name():\n    return 'b'\n")
+    second = project.build()
+    saved = sum(r["cache"].get("saved_seconds", 0) for r in second.records.values())
+    report = str(second.outdir / "docsaccel" / "report.json")
+    code, out, _ = run(capsys, "report", report, "--format", "md")
+    assert code == 0
+    line = next(line for line in out.splitlines() if "Example cache" in line)
+    assert f"4 restored \\(saved {saved:.1f}s\\)" in line
+    assert r"1 ran: examples/plot\_b\_beta.py \(mylib/beta.py changed\)" in line
+    code, out, _ = run(capsys, "report", report, "--format", "json")
+    assert code == 0
+    summary = json.loads(out)
+    assert summary["cache"]["misses"] == {"examples/plot_b_beta.py": "mylib/beta.py changed"}
+    assert summary["cache"]["hits"] == 4
+
+
+def test_explain_reports_a_malformed_entry_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = CacheStore(tmp_path / "cache")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "conf.py").write_text("", "utf-8")
+    meta = {
+        "id": "g/plot_a.py",
+        "context": {},
+        "deps": {"source": "0", "files": {}, "code": {"m.py": "not a dict"}, "dists": {}},
+        "record": {},
+    }
+    store.store(store.entry_name("g/plot_a.py", "k"), meta, {})
+    code, out, err = run(
+        capsys, "cache", "explain", "g/plot_a.py", "--cache", str(store.folder),
+        "--docs", str(tmp_path / "docs"),
+    )  # fmt: skip
+    assert code == 0, err
+    assert "unusable: its dependency list is malformed" in out

@@ -1,0 +1,272 @@
+"""Unit tests of the example cache's parts that need no Sphinx build."""
+
+from __future__ import annotations
+
+import json
+import os
+import types
+from pathlib import Path
+
+import pytest
+from sphinx.errors import ConfigError
+
+from docsaccel.cache import fingerprint
+from docsaccel.cache.context import build_context, context_key, describe_difference
+from docsaccel.cache.deps import Project, changes, collect, find_root
+from docsaccel.cache.recorder import Recorder, Seen
+from docsaccel.cache.store import CacheStore, EntryError, MissingEntry
+from docsaccel.gallery.config import CONFIG_DEFAULTS, read_settings
+
+MODULE = '''"""Doc."""
+import os
+from . import sibling
+from .. import up
+FACTOR = 2  # a comment
+
+
+def scale(x):
+    return FACTOR * x
+
+
+class Box:
+    size = 3
+
+    def area(self):
+        return [v for v in (self.size,)]
+'''
+
+
+def test_code_digests_ignore_comments_and_split_functions(tmp_path: Path) -> None:
+    path = tmp_path / "mod.py"
+    path.write_text(MODULE, "utf-8")
+    before = fingerprint.code_digests(path)
+    assert before is not None
+    assert set(before) == {"scale", "Box.area", fingerprint.MODULE_BODY}
+    path.write_text(MODULE.replace("# a comment", "# another comment"), "utf-8")
+    assert fingerprint.code_digests(path) == before
+    path.write_text(MODULE.replace("FACTOR * x", "x * FACTOR"), "utf-8")
+    after = fingerprint.code_digests(path)
+    assert after["scale"] != before["scale"]
+    assert after[fingerprint.MODULE_BODY] == before[fingerprint.MODULE_BODY]
+    assert after["Box.area"] == before["Box.area"]
+    path.write_text(MODULE.replace("size = 3", "size = 4"), "utf-8")
+    assert (
+        fingerprint.code_digests(path)[fingerprint.MODULE_BODY] != before[fingerprint.MODULE_BODY]
+    )
+    path.write_text("def broken(:\n", "utf-8")
+    assert fingerprint.code_digests(path) is None
+
+
+@pytest.mark.parametrize(
+    ("qualname", "piece"),
+    [
+        ("scale", "scale"),
+        ("Box.area", "Box.area"),
+        ("Box.area.<locals>.<listcomp>", "Box.area"),
+        ("f.<locals>.inner", "f.<locals>.inner"),
+        ("f.<locals>.<lambda>", "f"),
+        ("<listcomp>", "<module>"),
+        ("<module>", "<module>"),
+    ],
+)
+def test_piece_of(qualname: str, piece: str) -> None:
+    assert fingerprint.piece_of(qualname) == piece
+
+
+def test_imported_names_resolve_relative_imports(tmp_path: Path) -> None:
+    path = tmp_path / "mod.py"
+    path.write_text(MODULE, "utf-8")
+    assert fingerprint.imported_names(path, "pkg.sub") == (
+        "os",
+        "pkg",
+        "pkg.sub",
+        "pkg.sub.sibling",
+        "pkg.up",
+    )
+
+
+def test_file_digest_follows_content(tmp_path: Path) -> None:
+    path = tmp_path / "data.csv"
+    path.write_text("a\n", "utf-8")
+    first = fingerprint.file_digest(path)
+    path.write_text("b\n", "utf-8")
+    assert fingerprint.file_digest(path) != first
+
+
+def test_recorder_sees_reads_imports_and_code_under_the_roots(tmp_path: Path) -> None:
+    package = tmp_path / "proj" / "recpkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("", "utf-8")
+    (package / "mod.py").write_text("def f():\n    return 1\n", "utf-8")
+    data = tmp_path / "proj" / "data.txt"
+    data.write_text("x", "utf-8")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("y", "utf-8")
+    written = tmp_path / "proj" / "out.txt"
+    import sys
+
+    sys.path.insert(0, str(tmp_path / "proj"))
+    try:
+        recorder = Recorder.get()
+        recorder.start([str(tmp_path / "proj")], trace=True)
+        try:
+            import recpkg.mod
+
+            recpkg.mod.f()
+            data.read_text("utf-8")
+            outside.read_text("utf-8")
+            written.write_text("z", "utf-8")
+            written.read_text("utf-8")  # read back: still the example's output, not an input
+            by_child = tmp_path / "proj" / "video.mp4"
+            os.system(f"echo v > {by_child}")  # written by another process, then read
+            by_child.read_text("utf-8")
+        finally:
+            seen = recorder.stop()
+        assert str(data) in seen.files and str(outside) not in seen.files
+        assert str(written) not in seen.files
+        assert str(by_child) not in seen.files
+        assert "recpkg.mod" in seen.modules
+        assert (str(package / "mod.py"), "f") in seen.code
+        # Not recording: nothing is kept.
+        data.read_text("utf-8")
+        assert recorder.stop() == Seen()
+        # A second run imports the module from sys.modules: the import statement still counts.
+        recorder.start([str(tmp_path / "proj")])
+        try:
+            import recpkg.mod
+        finally:
+            again = recorder.stop()
+        assert "recpkg.mod" in again.modules
+        project = Project(str(tmp_path / "proj"), (str(tmp_path / "proj"),))
+        example = tmp_path / "proj" / "plot_x.py"
+        example.write_text("import recpkg.mod\n", "utf-8")
+        deps = collect(again, project, str(example), "module")
+        assert set(deps["files"]) == {"recpkg/__init__.py", "recpkg/mod.py"}
+        assert changes(deps, project, str(example)) == []
+        (package / "mod.py").write_text("def f():\n    return 2\n", "utf-8")
+        assert [c.reason for c in changes(deps, project, str(example))] == ["recpkg/mod.py changed"]
+    finally:
+        sys.path.remove(str(tmp_path / "proj"))
+        for name in ("recpkg", "recpkg.mod"):
+            sys.modules.pop(name, None)
+
+
+def test_find_root_prefers_git_then_project_files(tmp_path: Path) -> None:
+    docs = tmp_path / "repo" / "sub" / "docs"
+    docs.mkdir(parents=True)
+    assert find_root(docs) == str(docs)
+    (tmp_path / "repo" / "sub" / "pyproject.toml").write_text("", "utf-8")
+    assert find_root(docs) == str(tmp_path / "repo" / "sub")
+    (tmp_path / "repo" / ".git").mkdir()
+    assert find_root(docs) == str(tmp_path / "repo")
+
+
+def test_project_ignores_environments_and_excluded_folders(tmp_path: Path) -> None:
+    root = str(tmp_path)
+    project = Project(root, (root,), excluded=(str(tmp_path / "docs" / "_build"),))
+    assert project.wants(str(tmp_path / "src" / "m.py"))
+    assert not project.wants(str(tmp_path / ".venv" / "lib" / "m.py"))
+    assert not project.wants(str(tmp_path / "docs" / "_build" / "x.png"))
+    assert not project.wants(str(tmp_path.parent / "elsewhere.py"))
+
+
+def test_context_separates_fast_and_names_the_difference() -> None:
+    conf = {"image_scrapers": ("matplotlib",), "reset_modules": (print,)}
+    full = build_context(False, conf, ["MY_SEED"])
+    fast = build_context(True, conf, ["MY_SEED"])
+    assert context_key(full) != context_key(fast)
+    assert context_key(full) == context_key(build_context(False, dict(conf), ["MY_SEED"]))
+    assert describe_difference(full, fast) == "fast path switch changed: off → on"
+    os.environ["MY_SEED"] = "1"
+    try:
+        seeded = build_context(False, conf, ["MY_SEED"])
+    finally:
+        del os.environ["MY_SEED"]
+    assert describe_difference(full, seeded) == "environment variable MY_SEED changed"
+
+
+def _entry_meta() -> dict:
+    return {
+        "id": "g/plot_a.py",
+        "context": {"fast": False},
+        "deps": {"source": "0", "files": {}, "code": {}, "dists": {}},
+        "record": {"wall_seconds": 1.0},
+    }
+
+
+def test_store_restore_and_corruption(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "out").mkdir(parents=True)
+    (docs / "out" / "plot_a.rst").write_text("page", "utf-8")
+    (docs / "out" / "plot_a.py.md5").write_text("abc", "utf-8")
+    store = CacheStore(tmp_path / "cache")
+    files = {p.relative_to(docs).as_posix(): p for p in (docs / "out").iterdir()}
+    store.store("g__plot_a.py--k", _entry_meta(), files)
+    assert not list((tmp_path / "cache" / "tmp").iterdir())
+    target = tmp_path / "fresh"
+    entry = store.load("g__plot_a.py--k")
+    store.restore(entry, target)
+    assert (target / "out" / "plot_a.rst").read_text("utf-8") == "page"
+    # A file whose bytes changed in the cache: refused, and no md5 left behind.
+    (entry.path / "files" / "out" / "plot_a.rst").write_text("tampered", "utf-8")
+    other = tmp_path / "other"
+    with pytest.raises(EntryError, match="does not match its digest"):
+        store.restore(entry, other)
+    assert not (other / "out" / "plot_a.py.md5").exists()
+    with pytest.raises(MissingEntry):
+        store.load("nothing--k")
+    meta = json.loads((entry.path / "entry.json").read_text("utf-8"))
+    meta["files"] = {"../../escape": "0"}
+    (entry.path / "entry.json").write_text(json.dumps(meta), "utf-8")
+    with pytest.raises(EntryError, match="not a safe relative path"):
+        store.load("g__plot_a.py--k")
+
+
+def test_a_killed_store_leaves_no_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.rst").write_text("page", "utf-8")
+    store = CacheStore(tmp_path / "cache")
+
+    def killed(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "rename", killed)
+    with pytest.raises(KeyboardInterrupt):
+        store.store("g__a.py--k", _entry_meta(), {"a.rst": docs / "a.rst"})
+    monkeypatch.undo()
+    with pytest.raises(MissingEntry):
+        store.load("g__a.py--k")
+    assert not list((tmp_path / "cache" / "tmp").iterdir())
+
+
+def _config(**values: object) -> types.SimpleNamespace:
+    return types.SimpleNamespace(**{**CONFIG_DEFAULTS, **values})
+
+
+def test_cache_settings_precedence_and_errors(tmp_path: Path) -> None:
+    settings = read_settings(_config(docsaccel_cache="cache"), tmp_path, env={})
+    assert settings.cache_dir == (tmp_path / "cache").resolve()
+    from_env = read_settings(
+        _config(docsaccel_cache="cache"), tmp_path, env={"DOCSACCEL_CACHE": "/x"}
+    )
+    assert from_env.cache_dir == Path("/x")
+    assert (
+        read_settings(
+            _config(docsaccel_cache="c"), tmp_path, env={"DOCSACCEL_CACHE": "0"}
+        ).cache_dir
+        is None
+    )
+    assert read_settings(_config(), tmp_path, env={}).cache_dir is None
+    with pytest.raises(
+        ConfigError, match="docsaccel_cache_granularity must be 'module' or 'function', got 'line'"
+    ):
+        read_settings(_config(docsaccel_cache_granularity="line"), tmp_path, env={})
+    with pytest.raises(ConfigError, match="docsaccel_cache_roots: 'nope' is not a folder"):
+        read_settings(_config(docsaccel_cache_roots=["nope"]), tmp_path, env={})
+    with pytest.raises(ConfigError, match="docsaccel_cache_roots must be a list"):
+        read_settings(_config(docsaccel_cache_roots="src"), tmp_path, env={})
+    with pytest.raises(ConfigError, match="docsaccel_cache_env must be a list"):
+        read_settings(_config(docsaccel_cache_env=["A=1"]), tmp_path, env={})
+    with pytest.raises(ConfigError, match="docsaccel_cache must be the path"):
+        read_settings(_config(docsaccel_cache=3), tmp_path, env={})

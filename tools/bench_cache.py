@@ -1,0 +1,190 @@
+"""Benchmark the example cache on this project's docs (fast path, as CI builds them).
+
+Every build runs from a fresh copy of the project (``shard.build.copy_project``), as a CI
+job starts from a clean checkout, with ``DOCSACCEL_FAST=1`` and budgets reported, not
+enforced. Measured:
+
+- ``cold_seconds`` / ``warm_seconds``: a build that fills an empty cache, then a build of
+  another fresh copy with nothing changed; ``warm_ratio`` (target >= 8) and
+  ``examples_executed_warm`` (target 0);
+- ``record_overhead`` (target <= 1.03) and ``record_overhead_function`` (target <= 1.10):
+  cold builds with the cache on (each with an empty cache) against builds with it off,
+  alternating, as the median of the paired ratios;
+- ``rerun_fraction_module`` / ``rerun_fraction_function``: this repository's recent
+  history replayed (the last ``--commits`` commits that touched ``src/``): for each
+  commit, the share of tutorials each granularity would run again, from the dependencies
+  the cold builds recorded, averaged over the commits (1.0 without a cache). The
+  dependencies are today's, so this is an estimate for older commits.
+
+Prints one line per build and a last line with one JSON object.
+
+Usage::
+
+    python tools/bench_cache.py                 # 2 rounds, 20 commits (~10 minutes)
+    python tools/bench_cache.py --rounds 3 --commits 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from docsaccel.cache.fingerprint import code_digests
+from docsaccel.cache.store import CacheStore
+from docsaccel.shard import ShardError
+from docsaccel.shard.build import copy_project, read_project, run_sphinx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Bench:
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.count = 0
+
+    def build(self, cache: Path | None, granularity: str = "module") -> tuple[float, dict]:
+        """One docs build in a fresh copy; its wall seconds and its report."""
+        self.count += 1
+        copy = self.workdir / f"build{self.count}"
+        docs = copy_project(read_project(ROOT / "docs", ROOT), copy).docs
+        if granularity != "module":
+            with (docs / "conf.py").open("a", encoding="utf-8") as conf:
+                conf.write(f"\ndocsaccel_cache_granularity = {granularity!r}\n")
+        outdir = docs / "_build" / "html"
+        env = {
+            # The copy's own package: its files are the project's, as in a CI checkout.
+            "PYTHONPATH": str(copy / "src"),
+            "DOCSACCEL_FAST": "1",
+            "DOCSACCEL_ON_OVERRUN": "warn",
+            "DOCSACCEL_CACHE": str(cache) if cache else "0",
+        }
+        log = self.workdir / f"build{self.count}.log"
+        started = time.perf_counter()
+        try:
+            run_sphinx(docs, outdir, env, ["-q"], log=log)
+        except ShardError as exc:
+            sys.exit(f"{exc}:\n{log.read_text(encoding='utf-8')[-3000:]}")
+        seconds = time.perf_counter() - started
+        report = json.loads((outdir / "docsaccel" / "report.json").read_text("utf-8"))
+        shutil.rmtree(copy, ignore_errors=True)
+        return seconds, report
+
+
+def executed(report: dict) -> int:
+    return sum(1 for r in report["examples"] if r["status"] != "cached" and r["pid"] is not None)
+
+
+def overhead(bench: Bench, rounds: int, granularity: str) -> float:
+    """Median of the ratios (cache on, empty) / (cache off) of alternating cold builds."""
+    ratios = []
+    for index in range(rounds):
+        seconds = {}
+        for side in ("off", "on") if index % 2 == 0 else ("on", "off"):
+            cache = None
+            if side == "on":
+                cache = bench.workdir / f"cache-{granularity}-{index}"
+            seconds[side], _ = bench.build(cache, granularity)
+            print(f"overhead {granularity} round {index + 1} cache {side}: {seconds[side]:.1f} s")
+        ratios.append(seconds["on"] / seconds["off"])
+    return statistics.median(ratios)
+
+
+def git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def show(commit: str, path: str, folder: Path) -> Path | None:
+    done = subprocess.run(
+        ["git", "show", f"{commit}:{path}"], cwd=ROOT, capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        return None
+    target = folder / f"{commit}-{path.replace('/', '__')}"
+    target.write_bytes(done.stdout)
+    return target
+
+
+def reruns(deps: dict, source: str, changed: set[str], parent: str, commit: str, tmp: Path) -> bool:
+    """Whether a tutorial with these dependencies runs again after ``parent`` -> ``commit``."""
+    if source in changed or changed & set(deps["files"]):
+        return True
+    for path, pieces in deps["code"].items():
+        if path not in changed:
+            continue
+        before, after = show(parent, path, tmp), show(commit, path, tmp)
+        if before is None or after is None:
+            return True
+        old, new = code_digests(before), code_digests(after)
+        if old is None or new is None or any(old.get(p) != new.get(p) for p in pieces):
+            return True
+    return False
+
+
+def replay(caches: dict[str, Path], commits: int, tmp: Path) -> dict[str, float]:
+    """Mean share of tutorials each granularity re-runs per commit touching src/."""
+    history = git("log", f"-{commits}", "--format=%H", "--", "src").split()
+    fractions: dict[str, list[float]] = {level: [] for level in caches}
+    for level, cache in caches.items():
+        store = CacheStore(cache)
+        entries = [store.load(info.path.name) for info in store.list()]
+        for commit in history:
+            parent = git("rev-parse", f"{commit}^").strip()
+            changed = set(git("diff", "--name-only", parent, commit).split())
+            count = sum(
+                reruns(e.deps, f"docs/{e.meta['id']}", changed, parent, commit, tmp)
+                for e in entries
+            )
+            fractions[level].append(count / len(entries))
+    return {level: round(statistics.mean(values), 3) for level, values in fractions.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=2, help="overhead pairs (default 2)")
+    parser.add_argument("--commits", type=int, default=20, help="commits to replay (20)")
+    args = parser.parse_args()
+    if args.rounds < 1 or args.commits < 1:
+        parser.error("--rounds and --commits must be 1 or more")
+    with tempfile.TemporaryDirectory(prefix="docsaccel-bench-cache-") as name:
+        bench = Bench(Path(name))
+        caches = {level: bench.workdir / f"cache-{level}" for level in ("module", "function")}
+        cold, cold_report = bench.build(caches["module"])
+        print(f"cold build (cache empty): {cold:.1f} s, {executed(cold_report)} executed")
+        warm, warm_report = bench.build(caches["module"])
+        print(f"warm build (nothing changed): {warm:.1f} s, {executed(warm_report)} executed")
+        bench.build(caches["function"], "function")
+        record = overhead(bench, args.rounds, "module")
+        record_function = overhead(bench, args.rounds, "function")
+        os.makedirs(bench.workdir / "replay", exist_ok=True)
+        fractions = replay(caches, args.commits, bench.workdir / "replay")
+    result = {
+        "cold_seconds": round(cold, 2),
+        "warm_seconds": round(warm, 2),
+        "warm_ratio": round(cold / warm, 2),
+        "target_warm_ratio": 8,
+        "examples": len(cold_report["examples"]),
+        "examples_executed_warm": executed(warm_report),
+        "record_overhead": round(record, 3),
+        "target_record_overhead": 1.03,
+        "record_overhead_function": round(record_function, 3),
+        "target_record_overhead_function": 1.10,
+        "rounds": args.rounds,
+        "commits": args.commits,
+        "rerun_fraction_module": fractions["module"],
+        "rerun_fraction_function": fractions["function"],
+    }
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
