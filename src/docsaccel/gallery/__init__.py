@@ -63,6 +63,7 @@ from docsaccel.gallery.config import (
 from docsaccel.gallery.hook import ExampleHook
 from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
 from docsaccel.gallery.plan import Example, plan_examples
+from docsaccel.gallery.progress import Progress, start_progress
 from docsaccel.gallery.records import (
     base_record,
     build_report,
@@ -86,6 +87,8 @@ _CONFIG_TYPES: dict[str, frozenset[type]] = {
     "docsaccel_videos": frozenset({bool}),
     "docsaccel_report_page": frozenset({type(None), str}),
     "docsaccel_report_chart": frozenset({bool}),
+    "docsaccel_history": frozenset({type(None), str, Path}),
+    "docsaccel_progress": frozenset({bool}),
 }
 _unfinished_builds: list[GalleryBuild] = []
 
@@ -113,6 +116,9 @@ class GalleryBuild:
     #: the gallery has run (or as the build stops): from then on the records are final.
     last_report: dict[str, Any] | None = None
     final_records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The build log's progress while the gallery runs (:mod:`.progress`).
+    progress: Progress | None = None
+    srcdir: str = ""
     _by_docname: dict[str, Example] = field(default_factory=dict, repr=False)
 
     @property
@@ -143,10 +149,19 @@ class GalleryBuild:
             "complete": complete,
             "sphinx_gallery": sphinx_gallery.__version__,
             "docsaccel": docsaccel.__version__,
+            "shard": self._shard(),
+            "source_dir": self.srcdir,
         }
         if records is None and self.last_report is not None:
             records = self.final_records
         return build_report(self.records_dir, self.examples, build, records)
+
+    def _shard(self) -> dict[str, Any] | None:
+        if self.settings.shard_records is not None:
+            return {"role": "merge", "examples": len(self.imported)}
+        if self.settings.shard_examples is not None:
+            return {"role": "shard", "examples": len(self.settings.shard_examples)}
+        return None
 
     def write_report(
         self, complete: bool, records: dict[str, dict[str, Any]] | None = None
@@ -178,7 +193,7 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         scrapers = tuple(config.sphinx_gallery_conf["image_scrapers"])
         if VIDEO_SCRAPER not in scrapers:
             config.sphinx_gallery_conf["image_scrapers"] = (*scrapers, VIDEO_SCRAPER)
-    build = GalleryBuild(settings, table, Path(app.outdir))
+    build = GalleryBuild(settings, table, Path(app.outdir), srcdir=str(app.srcdir))
     app._docsaccel_gallery = build  # type: ignore[attr-defined]
     _unfinished_builds.append(build)
 
@@ -211,11 +226,14 @@ def _on_before_gallery(app: Sphinx) -> None:
         if previous and previous["fast"] != build.settings.fast and previous.get("knobs"):
             # Its page shows the other path's values: run it again although unchanged.
             sg_compat.forget_cached_run(Path(example.target_file))
+    if build.settings.progress:
+        build.progress = start_progress(build, gallery_conf)
     hook = ExampleHook.for_examples(
         build.examples,
         records_dir=str(build.records_dir),
         fast=build.settings.fast,
         on_overrun=build.settings.on_overrun,
+        progress=build.progress.channel if build.progress else None,
     )
     sg_compat.install_hook(gallery_conf, hook)
     settings = build.settings
@@ -243,6 +261,8 @@ def _on_gallery_executed(app: Sphinx) -> None:
     build = _build(app)
     if build is None:
         return
+    if build.progress is not None:
+        build.progress.stop()
     gallery_conf = app.config.sphinx_gallery_conf
     stale = sg_compat.stale_targets(gallery_conf)
     failures = sg_compat.failures(gallery_conf)
@@ -343,6 +363,8 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     build = _build(app)
     if build is None or build.finished:
         return
+    if build.progress is not None:
+        build.progress.stop()
     build.write_report(complete=exception is None)
     build.finished = True
     _unfinished_builds.remove(build)

@@ -17,6 +17,11 @@ key                           default              meaning
 ``docsaccel_report_chart``    ``False``            draw the time-vs-budget chart on that page
                                                    (matplotlib, in a second process: about
                                                    0.5 s of CPU, which a small gallery feels)
+``docsaccel_history``         ``None``             a history file (``docsaccel history
+                                                   append``), relative to the conf dir: the
+                                                   build log's expected times and the report
+                                                   page's trends; a missing file is no error
+``docsaccel_progress``        ``True``             progress lines in the build log
 ============================  ===================  ============================================
 
 Two environment variables make a build one part of a sharded build (see
@@ -68,6 +73,8 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "docsaccel_videos": True,
     "docsaccel_report_page": None,
     "docsaccel_report_chart": False,
+    "docsaccel_history": None,
+    "docsaccel_progress": True,
 }
 
 
@@ -81,6 +88,8 @@ class Settings:
     videos: bool = True
     report_page: str | None = None
     report_chart: bool = False
+    history_path: Path | None = None
+    progress: bool = True
     #: The examples this build executes (``None``: every one); see the module docstring.
     shard_examples: tuple[str, ...] | None = None
     #: Records of examples executed by the shards; set, this build executes nothing.
@@ -103,6 +112,8 @@ def read_settings(
         videos=_switch("docsaccel_videos", config.docsaccel_videos),
         report_page=_report_page(config.docsaccel_report_page),
         report_chart=_switch("docsaccel_report_chart", config.docsaccel_report_chart),
+        history_path=_history_path(config.docsaccel_history, Path(confdir)),
+        progress=_switch("docsaccel_progress", config.docsaccel_progress),
         shard_examples=_shard_examples(env.get(SHARD_EXAMPLES_ENV_VAR, "")),
         shard_records=_shard_records(env.get(SHARD_RECORDS_ENV_VAR, "")),
     )
@@ -162,6 +173,20 @@ def _budgets_path(value: Any, confdir: Path) -> Path | None:
     path = confdir / value
     if not path.is_file():
         raise ConfigError(f"docsaccel_budgets = {str(value)!r}: no such file: {path}")
+    return path
+
+
+def _history_path(value: Any, confdir: Path) -> Path | None:
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        raise ConfigError(
+            "docsaccel_history must be the path of a history file (docsaccel history append; "
+            f"relative to the conf dir) or None, got {value!r}"
+        )
+    path = confdir / value
+    if path.is_dir():
+        raise ConfigError(f"docsaccel_history = {str(value)!r}: {path} is a folder, not a file")
     return path
 
 
