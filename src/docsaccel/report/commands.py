@@ -23,6 +23,7 @@ from docsaccel.report.check import apply_budgets, check_timings, format_check
 from docsaccel.report.compare import (
     DEFAULT_ABSOLUTE_SECONDS,
     DEFAULT_RELATIVE,
+    check_same_kind,
     compare_timings,
     format_comparison,
 )
@@ -50,12 +51,19 @@ def _guarded(work: Callable[[], tuple[str, int]]) -> tuple[str, int]:
 def _report(
     report: str, baseline: str | None, history: str | None, last: int, fmt: str, top: int
 ) -> tuple[str, int]:
+    loaded = load_input(report)
     summary = summarize(
-        load_input(report),
+        loaded,
         baseline=load_timings(baseline) if baseline else None,
-        history=read_history(history, last=last) if history else None,
+        history=_history(history, last, loaded) if history else None,
     )
     return REPORT_FORMATS[fmt](summary, top), 0
+
+
+def _history(history: str, last: int, loaded):
+    # Only builds of the report's own kind (fast or full) are like with like.
+    fast = loaded.build.get("fast")
+    return read_history(history, last=last, fast=fast if isinstance(fast, bool) else None)
 
 
 REPORT_FORMATS = {
@@ -77,33 +85,75 @@ def run_report(
     return _guarded(lambda: _report(report, baseline, history, last, fmt, top))
 
 
-def _check(inputs: Sequence[str], flat_budget: str | None, budgets: str | None) -> tuple[str, int]:
+def _check(
+    inputs: Sequence[str],
+    flat_budget: str | None,
+    budgets: str | None,
+    fmt: str = "text",
+    source_dir: str | None = None,
+) -> tuple[str, int]:
     flat = None
     if flat_budget is not None:
         flat = parse_bounded_duration(
             flat_budget, "--budget", '"none" is not a budget; leave the option out instead'
         )
     table = load_budgets(budgets) if budgets else None
-    timings = [timing for path in inputs for timing in load_timings(path)]
+    loaded = [load_input(path) for path in inputs]
+    timings = [timing for one in loaded for timing in one.timings]
     result = check_timings(apply_budgets(timings, flat_seconds=flat, table=table))
+    if fmt == "github":
+        from docsaccel.report.github import check_annotations
+
+        prefixes = {t.id: _source_dir(one, source_dir) for one in loaded for t in one.timings}
+        checked = apply_budgets(timings, flat_seconds=flat, table=table)
+        return check_annotations(checked, prefixes), result.exit_code
     return format_check(result) + "\n", result.exit_code
 
 
 def run_check(
-    inputs: Sequence[str], flat_budget: str | None = None, budgets: str | None = None
+    inputs: Sequence[str],
+    flat_budget: str | None = None,
+    budgets: str | None = None,
+    fmt: str = "text",
+    source_dir: str | None = None,
 ) -> tuple[str, int]:
-    """Check every example of every input against its budget (see :mod:`.check`)."""
+    """Check every example of every input against its budget (see :mod:`.check`).
+
+    ``fmt="github"``: GitHub Actions workflow commands instead of text (see
+    :mod:`.github`); ``source_dir``: the Sphinx source folder from the repository root.
+    """
     if not inputs:
         return "error: no input given\n", EXIT_UNREADABLE
-    return _guarded(lambda: _check(inputs, flat_budget, budgets))
+    return _guarded(lambda: _check(inputs, flat_budget, budgets, fmt, source_dir))
 
 
 def _compare(
-    base: str, head: str, relative: float, absolute: float, fail: bool, markdown: bool
+    base: str,
+    head: str,
+    relative: float,
+    absolute: float,
+    fail: bool,
+    fmt: str,
+    allow_mixed: bool,
+    source_dir: str | None,
 ) -> tuple[str, int]:
-    comparison = compare_timings(load_timings(base), load_timings(head), relative, absolute)
+    base_input, head_input = load_input(base), load_input(head)
+    if not allow_mixed:
+        check_same_kind(base_input, head_input)
+    comparison = compare_timings(base_input.timings, head_input.timings, relative, absolute)
     code = 1 if fail and comparison.regressions else 0
-    return format_comparison(comparison, markdown=markdown), code
+    if fmt == "github":
+        from docsaccel.report.github import comparison_annotations
+
+        prefix = _source_dir(head_input, source_dir)
+        return comparison_annotations(comparison, prefix, fail), code
+    return format_comparison(comparison, markdown=fmt == "md"), code
+
+
+def _source_dir(loaded, source_dir: str | None) -> str:
+    from docsaccel.report.github import source_prefix
+
+    return source_prefix(loaded, source_dir)
 
 
 def run_compare(
@@ -113,9 +163,21 @@ def run_compare(
     absolute: float = DEFAULT_ABSOLUTE_SECONDS,
     fail_on_regression: bool = False,
     markdown: bool = False,
+    allow_mixed: bool = False,
+    fmt: str | None = None,
+    source_dir: str | None = None,
 ) -> tuple[str, int]:
-    """Compare two inputs; exit 1 on a regression only with ``fail_on_regression``."""
-    return _guarded(lambda: _compare(base, head, relative, absolute, fail_on_regression, markdown))
+    """Compare two inputs; exit 1 on a regression only with ``fail_on_regression``.
+
+    A fast build against a full one is refused (exit 2) unless ``allow_mixed``.
+    ``fmt``: ``text``, ``md`` or ``github`` (workflow commands; default: ``markdown``).
+    """
+    fmt = fmt or ("md" if markdown else "text")
+    return _guarded(
+        lambda: _compare(
+            base, head, relative, absolute, fail_on_regression, fmt, allow_mixed, source_dir
+        )
+    )
 
 
 def run_history_append(report: str, history: str | Path) -> tuple[str, int]:
