@@ -14,6 +14,10 @@ plugin costs a gallery of small examples. Then the page is written with a placeh
 the chart is drawn by another process (``python -m docsaccel.report.chart``) while Sphinx
 reads and writes the pages, and ``build-finished`` puts it into the page's HTML.
 
+With ``docsaccel_history = "path"`` (a history file, relative to the conf dir) the page
+also shows the trends of the recorded builds of the same kind (:mod:`docsaccel.report.trend`):
+the total time over the builds and a sparkline per example.
+
 The page is ``:orphan:``, so it needs no toctree entry; list it in one to link it::
 
     .. toctree::
@@ -53,15 +57,16 @@ class _PendingChart:
     page: Path
 
 
-def page_text(report: dict[str, Any], chart: str | None = None) -> str:
+def page_text(report: dict[str, Any], chart: str | None = None, history: Path | None = None) -> str:
     """The reST of the page for ``report`` (a valid report, as the plugin holds it).
 
-    ``chart``: markup in place of the chart (default: draw it now).
+    ``chart``: markup in place of the chart (default: draw it now); ``history``: a history
+    file whose builds of the report's kind give the trends.
     """
     # Name the report as the site serves it, not by where this build put it on disk.
-    fragment = render_html_fragment(
-        summarize(report_input(report, "docsaccel/report.json")), chart=chart
-    )
+    loaded = report_input(report, "docsaccel/report.json")
+    trends = _trends(history, bool(report["build"].get("fast"))) if history else None
+    fragment = render_html_fragment(summarize(loaded), chart=chart, trends=trends)
     return (
         ":orphan:\n\n"
         f"{TITLE}\n{'=' * len(TITLE)}\n\n"
@@ -70,6 +75,24 @@ def page_text(report: dict[str, Any], chart: str | None = None) -> str:
         "REPORT --format html``; ``docsaccel check`` gates on it.\n\n"
         ".. raw:: html\n\n" + textwrap.indent(fragment, "   ") + "\n"
     )
+
+
+def _trends(history: Path, fast: bool) -> Any:
+    from docsaccel.report.history import read_builds, same_kind
+    from docsaccel.report.model import InputError
+    from docsaccel.report.trend import build_trends
+
+    if not history.is_file():
+        return None  # no build recorded yet
+    try:
+        return build_trends(same_kind(read_builds(history), fast))
+    except InputError as exc:
+        logger.warning(
+            f"docsaccel_history: {exc}; the report page shows no trends",
+            type="docsaccel",
+            subtype="history",
+        )
+        return None
 
 
 def write_report_page(app: Any, report: dict[str, Any]) -> None:
@@ -81,7 +104,8 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
     draw_chart = build.settings.report_chart
     target = Path(app.srcdir, f"{docname}.rst")
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = page_text(report, chart=CHART_PLACEHOLDER if draw_chart else "")
+    chart = CHART_PLACEHOLDER if draw_chart else ""
+    text = page_text(report, chart=chart, history=build.settings.history_path)
     if not target.is_file() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
     if not draw_chart:

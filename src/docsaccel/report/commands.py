@@ -27,12 +27,13 @@ from docsaccel.report.compare import (
     compare_timings,
     format_comparison,
 )
-from docsaccel.report.history import append_history, read_history
+from docsaccel.report.history import append_history, read_builds, recent_history, same_kind
 from docsaccel.report.html import render_html
 from docsaccel.report.inputs import load_input, load_timings
 from docsaccel.report.markdown import render_markdown
 from docsaccel.report.model import InputError
 from docsaccel.report.summary import summarize
+from docsaccel.report.trend import build_trends
 from docsaccel.schema import SchemaError
 
 __all__ = ["REPORT_FORMATS", "run_check", "run_compare", "run_history_append", "run_report"]
@@ -51,25 +52,29 @@ def _guarded(work: Callable[[], tuple[str, int]]) -> tuple[str, int]:
 def _report(
     report: str, baseline: str | None, history: str | None, last: int, fmt: str, top: int
 ) -> tuple[str, int]:
+    if last < 1:
+        raise ValueError(f"--last must be 1 or more, got {last!r}")
     loaded = load_input(report)
+    trends = None
+    stats = None
+    if history:
+        # Only builds of the report's own kind (fast or full) are like with like.
+        fast = loaded.build.get("fast")
+        builds = same_kind(read_builds(history), fast if isinstance(fast, bool) else None)
+        stats = recent_history((b.durations for b in builds), last)
+        trends = build_trends(builds, last)
     summary = summarize(
         loaded,
         baseline=load_timings(baseline) if baseline else None,
-        history=_history(history, last, loaded) if history else None,
+        history=stats,
     )
-    return REPORT_FORMATS[fmt](summary, top), 0
-
-
-def _history(history: str, last: int, loaded):
-    # Only builds of the report's own kind (fast or full) are like with like.
-    fast = loaded.build.get("fast")
-    return read_history(history, last=last, fast=fast if isinstance(fast, bool) else None)
+    return REPORT_FORMATS[fmt](summary, top, trends), 0
 
 
 REPORT_FORMATS = {
-    "md": lambda summary, top: render_markdown(summary, top=top),
-    "html": lambda summary, top: render_html(summary),
-    "json": lambda summary, top: json.dumps(summary.to_json(), indent=2) + "\n",
+    "md": lambda summary, top, trends: render_markdown(summary, top=top, trends=trends),
+    "html": lambda summary, top, trends: render_html(summary, trends=trends),
+    "json": lambda summary, top, trends: json.dumps(summary.to_json(), indent=2) + "\n",
 }
 
 
