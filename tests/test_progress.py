@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -12,6 +13,10 @@ from pathlib import Path
 
 import pytest
 from gallery_build import Built, build, make_project
+
+from docsaccel.budgets import Budget
+from docsaccel.gallery.plan import Example
+from docsaccel.gallery.progress import Progress
 
 NAMES = ["plot_quick.py", "plot_figure.py", "plot_sleep.py", "plot_inline.py"]
 BUDGETS = 'default = "1m"\n[examples]\n"plot_sleep.py" = "1.8s"\n'
@@ -168,3 +173,47 @@ def test_recorded_time_is_sphinx_gallerys_own(tmp_path) -> None:
     assert (
         shown and abs(float(shown.group(1)) - built.record("plot_quick.py")["wall_seconds"]) < 0.01
     )
+
+
+def _example(name: str, budget: float | None) -> Example:
+    return Example(
+        gallery="tutorials",
+        name=name,
+        src_file=f"/src/tutorials/{name}",
+        target_file=f"/src/auto/{name}",
+        docname=f"auto/{Path(name).stem}",
+        executable=True,
+        budget=Budget(budget, "default" if budget else "builtin", "budgets.toml default"),
+    )
+
+
+def test_progress_numbers_examples_and_estimates_what_is_left(tmp_path) -> None:
+    lines: list[str] = []
+    examples = [_example("a.py", 60.0), _example("b.py", None), _example("c.py", 10.0)]
+    progress = Progress(examples, expected={"tutorials/a.py": 20.0}, jobs=2, log=lines.append)
+    progress.start(tmp_path)
+    channel = pickle.loads(pickle.dumps(progress.channel))  # as a worker gets it
+    channel.send(event="start", id="tutorials/a.py")
+    channel.send(event="near", id="tutorials/a.py", seconds=48.5)
+    channel.send(event="end", id="tutorials/a.py", seconds=50.0, status="ok")
+    channel.send(event="start", id="tutorials/unknown.py")  # not planned: ignored
+    channel.send(event="start", id="tutorials/b.py")
+    progress.stop()
+    assert lines == [
+        "docsaccel: [1/3] tutorials/a.py: budget 1m, expected 20.0 s",
+        "docsaccel: tutorials/a.py: still running after 48.5 s, 81% of its budget of 1m",
+        # b.py and c.py have no expected time: the median of the known ones, over 2 jobs.
+        "docsaccel: [1/3] tutorials/a.py: 50.0 s, ok, 83% of its budget; about 20.0 s left",
+        "docsaccel: [2/3] tutorials/b.py: unbounded",
+    ]
+    assert not Path(progress.channel.pipe).exists()
+    channel.send(event="start", id="tutorials/c.py")  # after stop: dropped, no error
+
+
+def test_without_named_pipes_the_sphinx_process_still_logs(tmp_path, monkeypatch) -> None:
+    lines: list[str] = []
+    monkeypatch.delattr(os, "mkfifo")
+    progress = Progress([_example("a.py", 60.0)], log=lines.append).start(tmp_path)
+    progress.channel.send(event="start", id="tutorials/a.py")
+    progress.stop()
+    assert lines == ["docsaccel: [1/1] tutorials/a.py: budget 1m"]

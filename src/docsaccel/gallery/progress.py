@@ -215,11 +215,16 @@ class Progress:
         pipe = os.path.join(folder, f"progress-{os.getpid()}.pipe")
         with contextlib.suppress(FileNotFoundError):
             os.unlink(pipe)
-        os.mkfifo(pipe)
-        # Read and write: the pipe never reports end of file while workers come and go.
-        handle = os.open(pipe, os.O_RDWR | os.O_CLOEXEC)
         self.channel = ProgressChannel(pipe, os.getpid())
         _LOCAL[pipe] = self
+        try:
+            os.mkfifo(pipe)
+            # Read and write: the pipe never reports end of file while workers come and go.
+            handle = os.open(pipe, os.O_RDWR | os.O_CLOEXEC)
+        except (OSError, AttributeError):
+            # No named pipes here (another OS, a file system without them): the Sphinx
+            # process still logs its own examples; workers find no pipe and stay silent.
+            return self
         self._reader = threading.Thread(
             target=self._read, args=(handle,), name="docsaccel-progress", daemon=True
         )
@@ -228,9 +233,12 @@ class Progress:
 
     def stop(self) -> None:
         """Log what the workers sent so far, then close the channel."""
-        if self.channel is None or self._reader is None:
+        if self.channel is None:
             return
         pipe = self.channel.pipe
+        if self._reader is None:
+            _LOCAL.pop(pipe, None)
+            return
         with contextlib.suppress(OSError):
             handle = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
             os.write(handle, _STOP)
