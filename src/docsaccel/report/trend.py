@@ -23,7 +23,6 @@ Example::
 from __future__ import annotations
 
 import io
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
@@ -71,14 +70,23 @@ def trend_text(durations: Sequence[float]) -> str:
         return "–"
     if len(durations) < 2:
         return "1 build"
-    xs = list(range(len(durations)))
-    if len(set(durations)) == 1:
-        return f"+0% over {len(durations)} builds"
-    slope, intercept = statistics.linear_regression(xs, list(durations))
-    start, end = intercept, intercept + slope * xs[-1]
+    start, end = _fitted_ends(durations)
     if start <= 0:
         return f"{end - start:+.1f}s over {len(durations)} builds"
     return f"{(end - start) / start * 100:+.0f}% over {len(durations)} builds"
+
+
+def _fitted_ends(values: Sequence[float]) -> tuple[float, float]:
+    """The least-squares line's values at the first and last point.
+
+    Plain float sums: :func:`statistics.linear_regression` computes exactly with
+    fractions, which a view of a thousand examples cannot afford.
+    """
+    count = len(values)
+    mean_x, mean_y = (count - 1) / 2, sum(values) / count
+    spread = sum((x - mean_x) ** 2 for x in range(count))
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in enumerate(values)) / spread
+    return mean_y - slope * mean_x, mean_y + slope * (count - 1 - mean_x)
 
 
 def sparkline_svg(
