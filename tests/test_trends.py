@@ -119,3 +119,32 @@ def test_report_from_twelve_builds_shows_the_trend_chart_and_sparklines(tmp_path
             assert re.search(r"[+-]\d+% over 10 builds", row.locator("td.trend").inner_text())
         page.close()
     assert problems.items == []
+
+
+def test_the_site_report_page_shows_trends_from_docsaccel_history(tmp_path) -> None:
+    from gallery_build import build, make_project
+
+    conf = 'docsaccel_report_page = "budget_report"\ndocsaccel_history = "ci/h.jsonl"\n'
+    src = make_project(tmp_path, ["plot_quick.py", "plot_inline.py"], conf=conf)
+    history = src / "ci" / "h.jsonl"
+    history.parent.mkdir()
+    for index in range(3):
+        line = {
+            "schema": "docsaccel.history",
+            "version": 1,
+            "fast": False,
+            "examples": {
+                "examples/plot_quick.py": {"seconds": 1.0 + index},
+                "examples/plot_inline.py": {"seconds": 2.0},
+            },
+        }
+        with history.open("a", encoding="utf-8") as stream:
+            stream.write(json.dumps(line) + "\n")
+
+    built = build(src, "-W")
+
+    assert built.returncode == 0, built.output
+    page = (built.outdir / "budget_report.html").read_text(encoding="utf-8")
+    assert page.count('class="trend-chart"') == 1
+    assert page.count('class="sparkline"') == 2
+    assert "+200% over 3 builds" in page
