@@ -217,3 +217,19 @@ def test_without_named_pipes_the_sphinx_process_still_logs(tmp_path, monkeypatch
     progress.channel.send(event="start", id="tutorials/a.py")
     progress.stop()
     assert lines == ["docsaccel: [1/1] tutorials/a.py: budget 1m"]
+
+
+def test_a_shard_build_counts_its_own_examples(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_quick.py", "plot_inline.py", "plot_figure.py"])
+    selection = tmp_path / "shard.txt"
+    selection.write_text("plot_inline.py\n", encoding="utf-8")
+
+    built = build_verbose(src, env={"DOCSACCEL_SHARD_EXAMPLES": str(selection)})
+
+    assert built.returncode == 0, built.output
+    assert [(k, n) for k, n, _ in progress_lines(built.output)] == [
+        ("start", "plot_inline.py"),
+        ("end", "plot_inline.py"),
+    ]
+    assert "[1/1] examples/plot_inline.py" in built.output
+    assert built.report["build"]["shard"] == {"role": "shard", "examples": 1}
