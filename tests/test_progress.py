@@ -190,7 +190,10 @@ def _example(name: str, budget: float | None) -> Example:
 def test_progress_numbers_examples_and_estimates_what_is_left(tmp_path) -> None:
     lines: list[str] = []
     examples = [_example("a.py", 60.0), _example("b.py", None), _example("c.py", 10.0)]
-    progress = Progress(examples, expected={"tutorials/a.py": 20.0}, jobs=2, log=lines.append)
+    extra = _example("d.py", 30.0)  # planned as unchanged, yet run
+    progress = Progress(
+        examples, expected={"tutorials/a.py": 20.0}, jobs=2, log=lines.append, known=[extra]
+    )
     progress.start(tmp_path)
     channel = pickle.loads(pickle.dumps(progress.channel))  # as a worker gets it
     channel.send(event="start", id="tutorials/a.py")
@@ -198,6 +201,7 @@ def test_progress_numbers_examples_and_estimates_what_is_left(tmp_path) -> None:
     channel.send(event="end", id="tutorials/a.py", seconds=50.0, status="ok")
     channel.send(event="start", id="tutorials/unknown.py")  # not planned: ignored
     channel.send(event="start", id="tutorials/b.py")
+    channel.send(event="start", id="tutorials/d.py")
     progress.stop()
     assert lines == [
         "docsaccel: [1/3] tutorials/a.py: budget 1m, expected 20.0 s",
@@ -205,6 +209,7 @@ def test_progress_numbers_examples_and_estimates_what_is_left(tmp_path) -> None:
         # b.py and c.py have no expected time: the median of the known ones, over 2 jobs.
         "docsaccel: [1/3] tutorials/a.py: 50.0 s, ok, 83% of its budget; about 20.0 s left",
         "docsaccel: [2/3] tutorials/b.py: unbounded",
+        "docsaccel: [3/4] tutorials/d.py: budget 30s",
     ]
     assert not Path(progress.channel.pipe).exists()
     channel.send(event="start", id="tutorials/c.py")  # after stop: dropped, no error

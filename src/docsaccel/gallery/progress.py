@@ -173,7 +173,7 @@ def start_progress(build: Any, gallery_conf: dict[str, Any]) -> Progress | None:
     expected = expected_seconds(planned, fast, build.previous, history)
     parallel = gallery_conf.get("parallel") or 1
     jobs = os.cpu_count() or 1 if parallel is True or parallel < 0 else int(parallel)
-    return Progress(planned, expected, jobs=jobs).start(build.records_dir)
+    return Progress(planned, expected, jobs=jobs, known=build.examples).start(build.records_dir)
 
 
 def _seconds(value: float) -> str:
@@ -195,9 +195,12 @@ class Progress:
         expected: Mapping[str, float] | None = None,
         jobs: int = 1,
         log: Callable[[str], None] | None = None,
+        known: Iterable[Example] = (),
     ) -> None:
         self.planned = {example.id: example for example in planned}
-        self.by_file = {os.path.basename(e.name): e for e in self.planned.values()}
+        # Examples the plan did not expect to run (a guess about unchanged ones that
+        # sphinx-gallery saw otherwise) are still logged, and counted once they start.
+        self.known = {example.id: example for example in known} | self.planned
         self.expected = dict(expected or {})
         self.jobs = max(1, jobs)
         self.log = log or logger.info
@@ -271,7 +274,7 @@ class Progress:
     def handle(self, event: Mapping[str, Any]) -> None:
         """Log one event: ``start``, ``end`` or ``near`` (see :class:`ProgressChannel`)."""
         with self._lock:
-            example = self.planned.get(event["id"])
+            example = self.known.get(event["id"])
             if example is None:
                 return
             kind = event["event"]
@@ -283,7 +286,7 @@ class Progress:
                 self._near(example, float(event["seconds"]))
 
     def _total(self) -> int:
-        return max(len(self.planned), self.started)
+        return len(self.planned) + len((set(self.running) | set(self.done)) - set(self.planned))
 
     def _start(self, example: Example) -> None:
         self.started += 1
