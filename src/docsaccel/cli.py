@@ -92,7 +92,31 @@ def _add_allow_incomplete(parser: argparse.ArgumentParser) -> None:
 def _check(args: argparse.Namespace) -> int:
     from docsaccel.report.commands import run_check
 
-    return _emit(*run_check(args.inputs, args.budget, args.budgets, args.allow_incomplete))
+    return _emit(
+        *run_check(
+            args.inputs,
+            args.budget,
+            args.budgets,
+            allow_incomplete=args.allow_incomplete,
+            fmt=args.format,
+            source_dir=args.source_dir,
+        )
+    )
+
+
+def _add_github_options(parser: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
+    parser.add_argument(
+        "--format",
+        choices=formats,
+        default="text",
+        help="github: GitHub Actions workflow commands, annotating the pull request's files",
+    )
+    parser.add_argument(
+        "--source-dir",
+        metavar="DIR",
+        help="with --format github: the Sphinx source folder from the repository root "
+        "(default: the one the report recorded, relative to the working directory)",
+    )
 
 
 def _add_check(subparsers: argparse._SubParsersAction) -> None:
@@ -120,6 +144,7 @@ budget, or the report of a build that did not finish (see --allow-incomplete).""
     parser.add_argument("--budget", metavar="SECONDS", help="flat budget: 90, '90s', '5m'")
     parser.add_argument("--budgets", metavar="FILE", help="budget file (conf/budgets.toml)")
     _add_allow_incomplete(parser)
+    _add_github_options(parser, ("text", "github"))
     parser.set_defaults(handler=_check)
 
 
@@ -132,8 +157,10 @@ def _compare(args: argparse.Namespace) -> int:
         relative=args.relative / 100,
         absolute=args.absolute,
         fail_on_regression=args.fail_on_regression,
-        markdown=args.format == "md",
         allow_incomplete=args.allow_incomplete,
+        allow_mixed=args.allow_mixed,
+        fmt=args.format,
+        source_dir=args.source_dir,
     )
     return _emit(text, code)
 
@@ -146,8 +173,9 @@ def _add_compare(subparsers: argparse._SubParsersAction) -> None:
         help="per-example time deltas between two builds",
         description="Compare HEAD against BASE (any two inputs `check` reads). An example "
         "regressed when slower by more than both thresholds. Exit 1 on a regression with "
-        "--fail-on-regression, 2 when an input cannot be read or is the report of a build "
-        "that did not finish (see --allow-incomplete).",
+        "--fail-on-regression, 2 when an input cannot be read, is the report of a build "
+        "that did not finish (see --allow-incomplete), or when one input is a fast build "
+        "and the other a full one (unless --allow-mixed).",
     )
     parser.add_argument("base", metavar="BASE")
     parser.add_argument("head", metavar="HEAD")
@@ -166,8 +194,13 @@ def _add_compare(subparsers: argparse._SubParsersAction) -> None:
         help=f"absolute threshold in seconds ({DEFAULT_ABSOLUTE_SECONDS:g})",
     )
     parser.add_argument("--fail-on-regression", action="store_true")
-    parser.add_argument("--format", choices=("text", "md"), default="text")
+    parser.add_argument(
+        "--allow-mixed",
+        action="store_true",
+        help="compare a fast-path build with a full one anyway",
+    )
     _add_allow_incomplete(parser)
+    _add_github_options(parser, ("text", "md", "github"))
     parser.set_defaults(handler=_compare)
 
 

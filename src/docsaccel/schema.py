@@ -17,6 +17,7 @@ Record (schema ``docsaccel.record``, version 1)::
       "name": "plot_quick.py",                # path inside the gallery folder
       "status": "ok",                         # one of contract.STATUSES
       "wall_seconds": 1.25, "cpu_seconds": 1.1, "peak_rss_bytes": 123456789,
+      "overhead_seconds": 0.07,               # optional: around the execution (see below)
       "budget_seconds": 30.0,                 # > 0, or null: unbounded ("none" + reason)
       "budget_source": "inline",              # "inline" | "pattern" | "default" | "builtin"
       "budget_detail": "conf/budgets.toml [examples] 'plot_*.py'",
@@ -34,13 +35,20 @@ Record (schema ``docsaccel.record``, version 1)::
                                               # run's time), a miss says why it ran
     }
 
+``wall_seconds`` is the example's execution time as sphinx-gallery measures it (the time
+``sg_execution_times.rst`` shows), so the two compare like with like; what the plugin
+measured around it (sphinx-gallery writing the page, thumbnail and notebook, the
+resetters, docsaccel itself) is ``overhead_seconds``, absent or null when unknown (an
+example that failed or was interrupted is timed by the plugin alone).
+
 Report (schema ``docsaccel.report``, version 1)::
 
     {
       "schema": "docsaccel.report", "version": 1,
       "generated_at": "...",
       "build": {"wall_seconds": 80.0, "fast": true, "on_overrun": "fail",
-                "complete": true, "sphinx_gallery": "0.22.1", "docsaccel": "0.1.0"},
+                "complete": true, "sphinx_gallery": "0.22.1", "docsaccel": "0.1.0",
+                "shard": null},                # or {"role": "shard"|"merge", "examples": 12}
       "examples": [ <record>, ... ]            # sorted by id, each id once
     }
 
@@ -87,6 +95,7 @@ _RECORD_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
     "wall_seconds": (_NUMBER, True),
     "cpu_seconds": ((*_NUMBER, type(None)), False),
     "peak_rss_bytes": ((int, type(None)), False),
+    "overhead_seconds": ((*_NUMBER, type(None)), False),
     "budget_seconds": ((*_NUMBER, type(None)), True),
     "budget_source": ((str,), True),
     "budget_detail": ((str, type(None)), False),

@@ -79,6 +79,7 @@ from docsaccel.gallery.interrupt import cancel_all
 from docsaccel.gallery.lock import LockedError, OutdirLock
 from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
 from docsaccel.gallery.plan import Example, Planner
+from docsaccel.gallery.progress import Progress, start_progress
 from docsaccel.gallery.records import (
     base_record,
     build_report,
@@ -110,6 +111,8 @@ _CONFIG_TYPES: dict[str, frozenset[type]] = {
     "docsaccel_cache_granularity": frozenset({str}),
     "docsaccel_cache_roots": frozenset({type(None), list, tuple}),
     "docsaccel_cache_env": frozenset({list, tuple}),
+    "docsaccel_history": frozenset({type(None), str, Path}),
+    "docsaccel_progress": frozenset({bool}),
 }
 _unfinished_builds: list[GalleryBuild] = []
 #: The version of what the plugin stores in Sphinx's environment (see ``setup``).
@@ -142,6 +145,9 @@ class GalleryBuild:
     last_report: dict[str, Any] | None = None
     final_records: dict[str, dict[str, Any]] = field(default_factory=dict)
     lock: OutdirLock | None = None
+    #: The build log's progress while the gallery runs (:mod:`.progress`).
+    progress: Progress | None = None
+    srcdir: str = ""
     _by_docname: dict[str, Example] = field(default_factory=dict, repr=False)
     planner: Planner | None = None
     #: ``DOCSACCEL_FAST`` before this build set it, put back when the build ends.
@@ -186,10 +192,19 @@ class GalleryBuild:
             "complete": complete,
             "sphinx_gallery": sphinx_gallery.__version__,
             "docsaccel": docsaccel.__version__,
+            "shard": self._shard(),
+            "source_dir": self.srcdir,
         }
         if records is None and self.last_report is not None:
             records = self.final_records
         return build_report(self.records_dir, self.examples, build, records)
+
+    def _shard(self) -> dict[str, Any] | None:
+        if self.settings.shard_records is not None:
+            return {"role": "merge", "examples": len(self.imported)}
+        if self.settings.shard_examples is not None:
+            return {"role": "shard", "examples": len(self.settings.shard_examples)}
+        return None
 
     def write_report(
         self, complete: bool, records: dict[str, dict[str, Any]] | None = None
@@ -247,7 +262,12 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
         if VIDEO_SCRAPER not in scrapers:
             config.sphinx_gallery_conf["image_scrapers"] = (*scrapers, VIDEO_SCRAPER)
     build = GalleryBuild(
-        settings, table, Path(app.outdir), lock=lock, fast_env_before=fast_env_before
+        settings,
+        table,
+        Path(app.outdir),
+        lock=lock,
+        fast_env_before=fast_env_before,
+        srcdir=str(app.srcdir),
     )
     app._docsaccel_gallery = build  # type: ignore[attr-defined]
     _unfinished_builds.append(build)
@@ -284,6 +304,10 @@ def _on_before_gallery(app: Sphinx) -> None:
             # Its page shows the other path's values: run it again although unchanged.
             sg_compat.forget_cached_run(Path(example.target_file))
     build.cache = _look_up_cache(app, build, gallery_conf)
+    # After the cache: the examples it restored are unchanged, and progress counts only
+    # the examples this build executes.
+    if build.settings.progress:
+        build.progress = start_progress(build, gallery_conf)
     hook = ExampleHook.for_examples(
         build.examples,
         records_dir=str(build.records_dir),
@@ -291,6 +315,7 @@ def _on_before_gallery(app: Sphinx) -> None:
         on_overrun=build.settings.on_overrun,
         planner=build.planner,
         cache=build.cache.recording if build.cache else None,
+        progress=build.progress.channel if build.progress else None,
     )
     sg_compat.install_hook(gallery_conf, hook)
     settings = build.settings
@@ -334,6 +359,8 @@ def _on_gallery_executed(app: Sphinx) -> None:
     build = _build(app)
     if build is None:
         return
+    if build.progress is not None:
+        build.progress.stop()
     gallery_conf = app.config.sphinx_gallery_conf
     stale = sg_compat.stale_targets(gallery_conf)
     failures = sg_compat.failures(gallery_conf)
@@ -452,6 +479,8 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     build = _build(app)
     if build is None or build.finished:
         return
+    if build.progress is not None:
+        build.progress.stop()
     build.write_report(complete=exception is None)
     build.finished = True
     _restore_fast_env(build)

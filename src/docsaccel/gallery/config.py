@@ -30,6 +30,11 @@ key                               default              meaning
                                                        repository root above the conf dir
 ``docsaccel_cache_env``           ``()``               environment variables whose values are
                                                        part of every cache entry's context
+``docsaccel_history``             ``None``             a history file (``docsaccel history
+                                                       append``), relative to the conf dir: the
+                                                       build log's expected times and the report
+                                                       page's trends; a missing file is no error
+``docsaccel_progress``            ``True``             progress lines in the build log
 ================================  ===================  ============================================
 
 One precedence for every setting that has an environment variable, resolved in
@@ -103,6 +108,8 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "docsaccel_cache_granularity": "module",
     "docsaccel_cache_roots": None,
     "docsaccel_cache_env": (),
+    "docsaccel_history": None,
+    "docsaccel_progress": True,
 }
 #: The settings an environment variable can set; it beats ``conf.py``.
 ENV_VARS: dict[str, str] = {
@@ -123,6 +130,8 @@ class Settings:
     videos: bool = True
     report_page: str | None = None
     report_chart: bool = False
+    history_path: Path | None = None
+    progress: bool = True
     #: The examples this build executes (``None``: every one); see the module docstring.
     shard_examples: tuple[str, ...] | None = None
     #: Records of examples executed by the shards; set, this build executes nothing.
@@ -151,6 +160,8 @@ def read_settings(
         videos=_switch("docsaccel_videos", config.docsaccel_videos),
         report_page=_report_page(config.docsaccel_report_page),
         report_chart=_switch("docsaccel_report_chart", config.docsaccel_report_chart),
+        history_path=_history_path(config.docsaccel_history, Path(confdir)),
+        progress=_switch("docsaccel_progress", config.docsaccel_progress),
         shard_examples=_shard_examples(env.get(SHARD_EXAMPLES_ENV_VAR, "")),
         shard_records=_shard_records(env.get(SHARD_RECORDS_ENV_VAR, "")),
         cache_dir=_cache_dir(*resolve_setting("docsaccel_cache", config, env), Path(confdir)),
@@ -311,6 +322,20 @@ def unknown_settings(names: Iterable[str]) -> list[str]:
         valid = ", ".join(CONFIG_DEFAULTS)
         messages.append(f"unknown setting {name!r} in conf.py (ignored){hint} Settings: {valid}")
     return messages
+
+
+def _history_path(value: Any, confdir: Path) -> Path | None:
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        raise ConfigError(
+            "docsaccel_history must be the path of a history file (docsaccel history append; "
+            f"relative to the conf dir) or None, got {value!r}"
+        )
+    path = confdir / value
+    if path.is_dir():
+        raise ConfigError(f"docsaccel_history = {str(value)!r}: {path} is a folder, not a file")
+    return path
 
 
 def _on_overrun(where: str, value: Any) -> str:

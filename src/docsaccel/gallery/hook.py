@@ -21,6 +21,12 @@ while an example runs), ``SIGTERM`` (:func:`end_of_process`) and interpreter exi
 error: the build's process is not the example's to end. Callbacks registered with
 :func:`on_process_end` (the plugin's report writer) run last.
 
+An example's recorded time is sphinx-gallery's own measurement of it
+(:func:`.sg_compat.measured_seconds`), so a report and ``sg_execution_times.rst`` agree;
+the rest of the time between the two calls (sphinx-gallery writing the page, resetters,
+docsaccel) is its ``overhead_seconds``. The hook also sends each start and end, and the
+near-budget moment, to the build log's progress (:mod:`.progress`).
+
 Example (what :func:`docsaccel.gallery.setup` does)::
 
     hook = ExampleHook.for_examples(examples, records_dir=str(records_dir),
@@ -52,6 +58,7 @@ from docsaccel.gallery import sg_compat
 from docsaccel.gallery.interrupt import Deadline, cancel_all
 from docsaccel.gallery.plan import Example, Planner
 from docsaccel.gallery.processes import descendants, end_processes
+from docsaccel.gallery.progress import NearBudgetWatch, ProgressChannel
 from docsaccel.gallery.records import RecordJournal, base_record, now_iso, write_run_marker
 
 if TYPE_CHECKING:
@@ -131,6 +138,7 @@ class _Run:
     processes: set[tuple[int, int]] = field(default_factory=set)
     ended: bool = False  # its final record is written
     pid: int = field(default_factory=os.getpid)
+    cost_before: tuple[int, int] | None = None
 
 
 # The hook whose example runs in this process, if any: what the process-end paths record.
@@ -152,6 +160,9 @@ class ExampleHook:
     planner: Planner | None = None
     #: The example cache's dependency recording (``None``: no cache).
     cache: CacheRecording | None = None
+    #: Where start and end events go (``None``: no progress in the log).
+    progress: ProgressChannel | None = None
+    _near: NearBudgetWatch = field(default_factory=NearBudgetWatch, repr=False)
     _run: _Run | None = field(default=None, repr=False)
     _journal: RecordJournal = field(init=False, repr=False)
 
@@ -220,9 +231,18 @@ class ExampleHook:
         _reset_peak_rss()
         run = _Run(example, now_iso(), time.perf_counter(), time.process_time())
         run.processes = descendants()
+        run.cost_before = sg_compat.cost_stamp(example.target_file)
         self._run = run
         _running = self
         self._write(run, "failed", error=_UNFINISHED, provisional=True)
+        if self.progress is not None:
+            self.progress.send(event="start", id=example.id)
+            if example.budget.seconds is not None:
+                channel, example_id = self.progress, example.id
+                self._near.arm(
+                    example.budget.seconds,
+                    lambda elapsed: channel.send(event="near", id=example_id, seconds=elapsed),
+                )
         if self.on_overrun == "fail" and example.budget.seconds is not None:
             run.deadline = Deadline(
                 example.budget.seconds,
@@ -267,8 +287,13 @@ class ExampleHook:
         seen = self.cache.stop() if self.cache is not None else None
         if run.deadline is not None:
             run.deadline.cancel()
+        if self.progress is not None:
+            self._near.disarm()
         budget = run.example.budget.seconds
-        wall = time.perf_counter() - run.wall_start
+        total = time.perf_counter() - run.wall_start
+        measured = sg_compat.measured_seconds(run.example.target_file, run.cost_before)
+        # sphinx-gallery's time when it measured this run (a passing example), else ours.
+        wall = total if measured is None else min(measured, total)
         error = None
         if run.interrupted_after is not None:
             status = "interrupted"
@@ -278,8 +303,11 @@ class ExampleHook:
             error = f"took {format_seconds(round(wall, 1))}, over its budget"
         else:
             status = "ok"
-        self._write(run, status, error=error, finished=True)
+        overhead = None if measured is None else round(total - wall, 3)
+        self._write(run, status, error=error, finished=True, wall=wall, overhead=overhead)
         run.ended = True
+        if self.progress is not None:
+            self.progress.send(event="end", id=run.example.id, seconds=wall, status=status)
         # After the record: the time spent ending its processes is not the example's.
         self._wind_up(run)
         facts = registry.snapshot()
@@ -312,14 +340,18 @@ class ExampleHook:
         error: str | None,
         finished: bool = False,
         provisional: bool = False,
+        wall: float | None = None,
+        overhead: float | None = None,
     ) -> None:
         facts = registry.snapshot()
         cache = {} if self.cache is None else {"cache": self.cache.record_field(run.example.id)}
+        if wall is None:
+            wall = time.perf_counter() - run.wall_start
         record = base_record(
             run.example,
             status,
             self.fast,
-            wall_seconds=round(time.perf_counter() - run.wall_start, 3),
+            wall_seconds=round(wall, 3),
             cpu_seconds=round(time.process_time() - run.cpu_start, 3),
             # Nothing has run yet at the provisional record: no memory to measure.
             peak_rss_bytes=None if provisional else _peak_rss_bytes(),
@@ -331,6 +363,8 @@ class ExampleHook:
             pid=os.getpid(),
             **cache,
         )
+        if overhead is not None:
+            record["overhead_seconds"] = overhead
         self._journal.append(record)
 
 

@@ -18,6 +18,10 @@ The page carries :data:`GENERATED_MARKER`, and the plugin replaces only a file t
 carries it: naming an existing page of the project (``"index"``) stops the build before
 any example runs (:func:`check_report_page`) rather than overwriting it.
 
+With ``docsaccel_history = "path"`` (a history file, relative to the conf dir) the page
+also shows the trends of the recorded builds of the same kind (:mod:`docsaccel.report.trend`):
+the total time over the builds and a sparkline per example.
+
 The page is ``:orphan:``, so it needs no toctree entry; list it in one to link it::
 
     .. toctree::
@@ -69,15 +73,16 @@ class _PendingChart:
     page: Path
 
 
-def page_text(report: dict[str, Any], chart: str | None = None) -> str:
+def page_text(report: dict[str, Any], chart: str | None = None, history: Path | None = None) -> str:
     """The reST of the page for ``report`` (a valid report, as the plugin holds it).
 
-    ``chart``: markup in place of the chart (default: draw it now).
+    ``chart``: markup in place of the chart (default: draw it now); ``history``: a history
+    file whose builds of the report's kind give the trends.
     """
     # Name the report as the site serves it, not by where this build put it on disk.
-    fragment = render_html_fragment(
-        summarize(report_input(report, "docsaccel/report.json")), chart=chart
-    )
+    loaded = report_input(report, "docsaccel/report.json")
+    trends = _trends(history, bool(report["build"].get("fast"))) if history else None
+    fragment = render_html_fragment(summarize(loaded), chart=chart, trends=trends)
     return (
         f":orphan:\n\n{GENERATED_MARKER}\n\n"
         f"{TITLE}\n{'=' * len(TITLE)}\n\n"
@@ -127,6 +132,24 @@ def _generated(path: Path) -> bool:
     return GENERATED_MARKER in head
 
 
+def _trends(history: Path, fast: bool) -> Any:
+    from docsaccel.report.history import read_builds, same_kind
+    from docsaccel.report.model import InputError
+    from docsaccel.report.trend import build_trends
+
+    if not history.is_file():
+        return None  # no build recorded yet
+    try:
+        return build_trends(same_kind(read_builds(history), fast))
+    except InputError as exc:
+        logger.warning(
+            f"docsaccel_history: {exc}; the report page shows no trends",
+            type="docsaccel",
+            subtype="history",
+        )
+        return None
+
+
 def write_report_page(app: Any, report: dict[str, Any]) -> None:
     """Write ``<srcdir>/<docsaccel_report_page>.rst``; start drawing its chart if asked."""
     build = getattr(app, "_docsaccel_gallery", None)
@@ -136,7 +159,8 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
     draw_chart = build.settings.report_chart
     target = check_report_page(app, docname)
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = page_text(report, chart=CHART_PLACEHOLDER if draw_chart else "")
+    chart = CHART_PLACEHOLDER if draw_chart else ""
+    text = page_text(report, chart=chart, history=build.settings.history_path)
     if not target.is_file() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
     if not draw_chart:

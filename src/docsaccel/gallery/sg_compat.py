@@ -14,7 +14,9 @@ so an upgrade that moves them breaks one module, and the tests say which functio
   own config comments (:func:`remove_our_config_comments`, ``remove_config_comments``);
 - which examples were skipped as unchanged and which failed, from the lists sphinx-gallery
   keeps in its config dict (:func:`stale_targets`, :func:`failures`);
-- the last measured time of an unchanged example (:func:`cached_seconds`) and forcing an
+- the execution time sphinx-gallery has just measured for an example
+  (:func:`measured_seconds`), the last measured time of an unchanged example
+  (:func:`cached_seconds`) and forcing an
   unchanged example to run again (:func:`forget_cached_run`), through its cache files next
   to the generated page (``<name>.py.md5``, ``<name>.cost.json``);
 - executing only some examples (:func:`run_only`, through the documented
@@ -51,6 +53,7 @@ _USER_RESET = "docsaccel_user_reset_modules"
 __all__ = [
     "cached_seconds",
     "call_user_resetters",
+    "cost_stamp",
     "example_files",
     "failures",
     "forget_cached_run",
@@ -58,6 +61,7 @@ __all__ = [
     "install_hook",
     "is_executable",
     "is_unchanged",
+    "measured_seconds",
     "output_files",
     "remove_our_config_comments",
     "run_marker_file",
@@ -222,6 +226,39 @@ def cached_seconds(target_file: Path) -> float | None:
     """sphinx-gallery's last measured time of an example, ``None`` when it has none."""
     seconds = _read_cached_cost(target_file)[0]
     return seconds if seconds > 0 else None
+
+
+def cost_stamp(target_file: str) -> tuple[int, int] | None:
+    """What identifies the current ``<stem>.cost.json`` of an example (``None``: none yet).
+
+    Taken before the example runs, it tells :func:`measured_seconds` whether the file it
+    finds afterwards was written by this run. Modification times alone cannot: the
+    kernel stamps files with a clock coarser than a trivial example's run.
+    """
+    try:
+        info = os.stat(_cost_file(target_file))
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_ino
+
+
+def measured_seconds(target_file: str, before: tuple[int, int] | None) -> float | None:
+    """The execution time sphinx-gallery has just measured for an example, else ``None``.
+
+    sphinx-gallery times the example's code blocks (with their scrapers) and writes that
+    time to ``<stem>.cost.json`` beside the page before its "after" resetters run, so the
+    hook can read it in the process that ran the example. Only a passing example gets the
+    file: when it is still the one :func:`cost_stamp` saw before the run (``before``), it
+    is an earlier run's, and this gives ``None``, as for a missing or unreadable file.
+    """
+    if cost_stamp(target_file) in (None, before):
+        return None
+    seconds = _read_cached_cost(Path(target_file))[0]
+    return seconds if seconds > 0 else None
+
+
+def _cost_file(target_file: str) -> str:
+    return f"{os.path.splitext(target_file)[0]}.cost.json"
 
 
 def forget_cached_run(target_file: Path) -> None:

@@ -27,15 +27,17 @@ from docsaccel.report.check import apply_budgets, check_timings, format_check
 from docsaccel.report.compare import (
     DEFAULT_ABSOLUTE_SECONDS,
     DEFAULT_RELATIVE,
+    check_same_kind,
     compare_timings,
     format_comparison,
 )
-from docsaccel.report.history import append_history, read_history
+from docsaccel.report.history import append_history, read_builds, recent_history, same_kind
 from docsaccel.report.html import render_html
 from docsaccel.report.inputs import load_input, load_timings
 from docsaccel.report.markdown import render_markdown
-from docsaccel.report.model import LoadedInput, Timing
+from docsaccel.report.model import LoadedInput
 from docsaccel.report.summary import summarize
+from docsaccel.report.trend import build_trends
 
 __all__ = ["REPORT_FORMATS", "run_check", "run_compare", "run_history_append", "run_report"]
 
@@ -55,18 +57,31 @@ def _guarded(work: Callable[[], tuple[str, int]]) -> tuple[str, int]:
 def _report(
     report: str, baseline: str | None, history: str | None, last: int, fmt: str, top: int
 ) -> tuple[str, int]:
+    if last < 1:
+        raise ValueError(f"--last must be 1 or more, got {last!r}")
+    loaded = load_input(report)
+    trends = None
+    stats = None
+    if history:
+        # Only builds of the report's own kind (fast or full) are like with like.
+        fast = loaded.build.get("fast")
+        builds = same_kind(read_builds(history), fast if isinstance(fast, bool) else None)
+        stats = recent_history((b.durations for b in builds), last)
+        trends = build_trends(builds, last)
     summary = summarize(
-        load_input(report),
+        loaded,
         baseline=load_timings(baseline) if baseline else None,
-        history=read_history(history, last=last) if history else None,
+        history=stats,
     )
-    return REPORT_FORMATS[fmt](summary, top), 0
+    return REPORT_FORMATS[fmt](summary, top, trends), 0
 
 
 REPORT_FORMATS = {
-    "md": lambda summary, top: render_markdown(summary, top=top),
-    "html": lambda summary, top: render_html(summary),
-    "json": lambda summary, top: json.dumps(summary.to_json(), indent=2, allow_nan=False) + "\n",
+    "md": lambda summary, top, trends: render_markdown(summary, top=top, trends=trends),
+    "html": lambda summary, top, trends: render_html(summary, trends=trends),
+    "json": lambda summary, top, trends: (
+        json.dumps(summary.to_json(), indent=2, allow_nan=False) + "\n"
+    ),
 }
 
 
@@ -82,16 +97,21 @@ def run_report(
     return _guarded(lambda: _report(report, baseline, history, last, fmt, top))
 
 
-def _gate_timings(path: str, allow_incomplete: bool) -> list[Timing]:
-    """The timings of ``path`` for a gate: refused when the build did not finish."""
-    loaded: LoadedInput = load_input(path)
+def _gate_input(path: str, allow_incomplete: bool) -> LoadedInput:
+    """The input at ``path`` for a gate: refused when the build did not finish."""
+    loaded = load_input(path)
     if not allow_incomplete:
         loaded.require_complete()
-    return loaded.timings
+    return loaded
 
 
 def _check(
-    inputs: Sequence[str], flat_budget: str | None, budgets: str | None, allow_incomplete: bool
+    inputs: Sequence[str],
+    flat_budget: str | None,
+    budgets: str | None,
+    allow_incomplete: bool,
+    fmt: str = "text",
+    source_dir: str | None = None,
 ) -> tuple[str, int]:
     flat = None
     if flat_budget is not None:
@@ -99,8 +119,15 @@ def _check(
             flat_budget, "--budget", '"none" is not a budget; leave the option out instead'
         )
     table = load_budgets(budgets) if budgets else None
-    timings = [timing for path in inputs for timing in _gate_timings(path, allow_incomplete)]
-    result = check_timings(apply_budgets(timings, flat_seconds=flat, table=table))
+    loaded = [_gate_input(path, allow_incomplete) for path in inputs]
+    timings = [timing for one in loaded for timing in one.timings]
+    checked = apply_budgets(timings, flat_seconds=flat, table=table)
+    result = check_timings(checked)
+    if fmt == "github":
+        from docsaccel.report.github import check_annotations
+
+        prefixes = {t.id: _source_dir(one, source_dir) for one in loaded for t in one.timings}
+        return check_annotations(checked, prefixes), result.exit_code
     return format_check(result) + "\n", result.exit_code
 
 
@@ -109,14 +136,18 @@ def run_check(
     flat_budget: str | None = None,
     budgets: str | None = None,
     allow_incomplete: bool = False,
+    fmt: str = "text",
+    source_dir: str | None = None,
 ) -> tuple[str, int]:
     """Check every example of every input against its budget (see :mod:`.check`).
 
     The report of a build that did not finish is exit 2 unless ``allow_incomplete``.
+    ``fmt="github"``: GitHub Actions workflow commands instead of text (see
+    :mod:`.github`); ``source_dir``: the Sphinx source folder from the repository root.
     """
     if not inputs:
         return "error: no input given\n", EXIT_UNREADABLE
-    return _guarded(lambda: _check(inputs, flat_budget, budgets, allow_incomplete))
+    return _guarded(lambda: _check(inputs, flat_budget, budgets, allow_incomplete, fmt, source_dir))
 
 
 def _compare(
@@ -125,17 +156,29 @@ def _compare(
     relative: float,
     absolute: float,
     fail: bool,
-    markdown: bool,
+    fmt: str,
     allow_incomplete: bool,
+    allow_mixed: bool,
+    source_dir: str | None,
 ) -> tuple[str, int]:
-    comparison = compare_timings(
-        _gate_timings(base, allow_incomplete),
-        _gate_timings(head, allow_incomplete),
-        relative,
-        absolute,
-    )
+    base_input = _gate_input(base, allow_incomplete)
+    head_input = _gate_input(head, allow_incomplete)
+    if not allow_mixed:
+        check_same_kind(base_input, head_input)
+    comparison = compare_timings(base_input.timings, head_input.timings, relative, absolute)
     code = 1 if fail and comparison.regressions else 0
-    return format_comparison(comparison, markdown=markdown), code
+    if fmt == "github":
+        from docsaccel.report.github import comparison_annotations
+
+        prefix = _source_dir(head_input, source_dir)
+        return comparison_annotations(comparison, prefix, fail), code
+    return format_comparison(comparison, markdown=fmt == "md"), code
+
+
+def _source_dir(loaded: LoadedInput, source_dir: str | None) -> str:
+    from docsaccel.report.github import source_prefix
+
+    return source_prefix(loaded, source_dir)
 
 
 def run_compare(
@@ -146,14 +189,28 @@ def run_compare(
     fail_on_regression: bool = False,
     markdown: bool = False,
     allow_incomplete: bool = False,
+    allow_mixed: bool = False,
+    fmt: str | None = None,
+    source_dir: str | None = None,
 ) -> tuple[str, int]:
     """Compare two inputs; exit 1 on a regression only with ``fail_on_regression``.
 
-    The report of a build that did not finish is exit 2 unless ``allow_incomplete``.
+    The report of a build that did not finish is exit 2 unless ``allow_incomplete``; a
+    fast build against a full one is refused (exit 2) unless ``allow_mixed``.
+    ``fmt``: ``text``, ``md`` or ``github`` (workflow commands; default: ``markdown``).
     """
+    fmt = fmt or ("md" if markdown else "text")
     return _guarded(
         lambda: _compare(
-            base, head, relative, absolute, fail_on_regression, markdown, allow_incomplete
+            base,
+            head,
+            relative,
+            absolute,
+            fail_on_regression,
+            fmt,
+            allow_incomplete,
+            allow_mixed,
+            source_dir,
         )
     )
 

@@ -6,8 +6,13 @@ a 0.1 s example that doubles, and a 10-minute one that wobbles by 3 s, out of th
 Examples are matched on their id, so compare two inputs of the same kind (two report
 JSONs, two root ``sg_execution_times.rst``...).
 
+Only like is compared with like: a fast-path build (smaller knobs) against a full one
+would report every knob as a regression or a gain, so :func:`check_same_kind` refuses
+such a pair unless told otherwise (``--allow-mixed``).
+
 Example::
 
+    check_same_kind(load_input("main.json"), load_input("pr.json"))
     comparison = compare_timings(load_timings("main.json"), load_timings("pr.json"))
     print(format_comparison(comparison, markdown=True))
 """
@@ -19,13 +24,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from docsaccel.report.markdown import escape_md
-from docsaccel.report.model import Timing
+from docsaccel.report.model import LoadedInput, Timing
 
 __all__ = [
     "DEFAULT_ABSOLUTE_SECONDS",
     "DEFAULT_RELATIVE",
     "Comparison",
     "Delta",
+    "MixedBuildsError",
+    "check_same_kind",
     "compare_timings",
     "format_comparison",
 ]
@@ -72,6 +79,28 @@ class Comparison:
     @property
     def total_delta(self) -> float:
         return self.head_total - self.base_total
+
+
+class MixedBuildsError(ValueError):
+    """BASE and HEAD are builds of different kinds (fast path on in one, off in the other)."""
+
+
+def _kind(fast: object) -> str:
+    return "fast" if fast else "full"
+
+
+def check_same_kind(base: LoadedInput, head: LoadedInput) -> None:
+    """Raise :class:`MixedBuildsError` when one input is a fast build and the other a full one.
+
+    Inputs that do not say (sphinx-gallery's files) are taken as they are.
+    """
+    fast_base, fast_head = base.build.get("fast"), head.build.get("fast")
+    if isinstance(fast_base, bool) and isinstance(fast_head, bool) and fast_base != fast_head:
+        raise MixedBuildsError(
+            f"{base.path} is a {_kind(fast_base)} build and {head.path} a {_kind(fast_head)} "
+            "build (fast path on in one only): their times are not comparable. Compare builds "
+            "of one kind, or pass --allow-mixed to compare them anyway"
+        )
 
 
 def _check_threshold(name: str, value: float) -> None:

@@ -3,7 +3,15 @@
 ``docsaccel history append REPORT --to HISTORY.jsonl`` adds one line per build::
 
     {"schema": "docsaccel.history", "version": 1, "recorded_at": "...", "source": "...",
+     "fast": true, "shard": null,
      "examples": {"tutorials/plot_a.py": {"seconds": 1.25, "status": "ok"}, ...}}
+
+``fast`` is the build's fast-path flag (``null`` when the input does not say: a
+sphinx-gallery file, or a line written before the flag was recorded) and ``shard`` the
+report's shard facts. A fast build and a full one time different work, so everything read
+back from a history compares like with like: :func:`read_runs` and :func:`read_history`
+use the builds of one kind only (by default the kind of the latest build), for noisy
+flags, trends and shard predictions alike.
 
 :func:`read_history` gives, per example, the median of its last ``last`` durations
 (robust to one slow runner) and its *noise*: the spread of those durations relative to
@@ -28,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from docsaccel.contract import InputError, is_finite_number, parse_json, read_text
-from docsaccel.report.inputs import load_timings
+from docsaccel.report.inputs import load_input
 from docsaccel.report.model import Timing
 
 __all__ = [
@@ -37,12 +45,15 @@ __all__ = [
     "MIN_RUNS_FOR_NOISE",
     "NOISY_ABOVE",
     "ExampleHistory",
+    "HistoryBuild",
     "append_history",
     "history_line",
     "is_history",
+    "read_builds",
     "read_history",
     "read_runs",
     "recent_history",
+    "same_kind",
 ]
 
 HISTORY_SCHEMA = "docsaccel.history"
@@ -79,13 +90,35 @@ class ExampleHistory:
         return self.runs >= MIN_RUNS_FOR_NOISE and self.noise > NOISY_ABOVE
 
 
-def history_line(timings: Sequence[Timing], source: str, recorded_at: str | None = None) -> str:
-    """The JSON line recording one build's ``timings``."""
+@dataclass(frozen=True)
+class HistoryBuild:
+    """One line of a history: when, which kind of build, and each example's seconds."""
+
+    recorded_at: str | None
+    fast: bool | None
+    durations: dict[str, float]
+
+    @property
+    def total_seconds(self) -> float:
+        return sum(self.durations.values())
+
+
+def history_line(
+    timings: Sequence[Timing],
+    source: str,
+    recorded_at: str | None = None,
+    build: Mapping[str, object] | None = None,
+) -> str:
+    """The JSON line recording one build's ``timings``; ``build``: the report's build facts."""
+    build = build or {}
+    fast = build.get("fast")
     entry = {
         "schema": HISTORY_SCHEMA,
         "version": HISTORY_VERSION,
         "recorded_at": recorded_at or datetime.now(UTC).isoformat(timespec="seconds"),
         "source": source,
+        "fast": fast if isinstance(fast, bool) else None,
+        "shard": build.get("shard"),
         "examples": {t.id: {"seconds": t.seconds, "status": t.status} for t in timings},
     }
     return json.dumps(entry, sort_keys=True)
@@ -98,8 +131,9 @@ def append_history(report: str | Path, history: str | Path) -> int:
     call in append mode, so concurrent appends do not interleave within a line. A history
     that cannot be written raises :class:`~docsaccel.contract.InputError` naming it.
     """
-    timings = load_timings(report)
-    line = history_line(timings, str(report)) + "\n"
+    loaded = load_input(report)
+    timings = loaded.timings
+    line = history_line(timings, str(report), build=loaded.build) + "\n"
     history = Path(history)
     try:
         history.parent.mkdir(parents=True, exist_ok=True)
@@ -114,7 +148,7 @@ def append_history(report: str | Path, history: str | Path) -> int:
     return len(timings)
 
 
-def _durations(entry: object, where: str) -> dict[str, float]:
+def _build(entry: object, where: str) -> HistoryBuild:
     if not isinstance(entry, dict) or entry.get("schema") != HISTORY_SCHEMA:
         raise InputError(f"{where}: not a {HISTORY_SCHEMA} line")
     version = entry.get("version", 1)
@@ -136,7 +170,11 @@ def _durations(entry: object, where: str) -> dict[str, float]:
                 "a finite number of 0 or more"
             )
         found[example_id] = float(seconds)
-    return found
+    fast = entry.get("fast")
+    if fast is not None and not isinstance(fast, bool):
+        raise InputError(f"{where}: fast is {fast!r}, expected true, false or null")
+    recorded_at = entry.get("recorded_at")
+    return HistoryBuild(recorded_at if isinstance(recorded_at, str) else None, fast, found)
 
 
 def is_history(path: str | Path) -> bool:
@@ -150,8 +188,27 @@ def is_history(path: str | Path) -> bool:
     return isinstance(entry, dict) and entry.get("schema") == HISTORY_SCHEMA
 
 
-def read_runs(path: str | Path) -> list[dict[str, float]]:
-    """Every build of a history, oldest first: ``[{example id: seconds}, ...]``."""
+def read_runs(path: str | Path, fast: bool | None = None) -> list[dict[str, float]]:
+    """The builds of one kind in a history, oldest first: ``[{example id: seconds}, ...]``.
+
+    ``fast``: the kind (see :func:`same_kind`; default: the kind of the latest build).
+    """
+    return [build.durations for build in same_kind(read_builds(path), fast)]
+
+
+def same_kind(builds: Sequence[HistoryBuild], fast: bool | None = None) -> list[HistoryBuild]:
+    """The ``builds`` with the fast flag ``fast``; ``None``: that of the latest build.
+
+    Builds whose kind is unknown form a kind of their own.
+    """
+    if not builds:
+        return []
+    kind = builds[-1].fast if fast is None else fast
+    return [build for build in builds if build.fast == kind]
+
+
+def read_builds(path: str | Path) -> list[HistoryBuild]:
+    """Every build of a history, oldest first, whatever its kind."""
     path = Path(path)
     lines = read_text(path, "history").splitlines()
     runs = []
@@ -159,17 +216,22 @@ def read_runs(path: str | Path) -> list[dict[str, float]]:
         if not line.strip():
             continue
         where = f"{path}:{number}"
-        runs.append(_durations(parse_json(line, where, "history line"), where))
+        runs.append(_build(parse_json(line, where, "history line"), where))
     if not runs:
         raise InputError(f"{path}: the history records no build")
     return runs
 
 
-def read_history(path: str | Path, last: int = 10) -> dict[str, ExampleHistory]:
-    """Per example id, its durations in the ``last`` builds that ran it (oldest first)."""
+def read_history(
+    path: str | Path, last: int = 10, fast: bool | None = None
+) -> dict[str, ExampleHistory]:
+    """Per example id, its durations in the ``last`` builds of one kind that ran it.
+
+    ``fast``: the kind of builds to use (default: that of the latest build).
+    """
     if last < 1:
         raise InputError(f"--last must be 1 or more, got {last!r}")
-    return recent_history(read_runs(path), last)
+    return recent_history(read_runs(path, fast), last)
 
 
 def recent_history(runs: Iterable[Mapping[str, float]], last: int) -> dict[str, ExampleHistory]:

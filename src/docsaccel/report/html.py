@@ -16,10 +16,14 @@ Example::
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
 
 from docsaccel.contract import near_budget_text
 from docsaccel.report.chart import render_chart_svg
 from docsaccel.report.summary import ReportSummary, Row
+
+if TYPE_CHECKING:
+    from docsaccel.report.trend import Trends
 
 __all__ = ["render_html", "render_html_fragment"]
 
@@ -32,6 +36,8 @@ _STYLE = """
 .docsaccel-report tr.near td{background:#fff3d6}
 .docsaccel-report .incomplete{border-left:4px solid #c62828;padding:4px 8px;font-weight:bold}
 .docsaccel-report .chart svg{max-width:100%;height:auto}
+.docsaccel-report td.trend{white-space:nowrap}
+.docsaccel-report td.trend svg{vertical-align:middle}
 """
 
 # Sorts the table of the enclosing report on a header click; numbers by data-sort.
@@ -81,7 +87,7 @@ def _number(value: float | None, fmt: str = "{:.2f}") -> str:
     return f'<td class="num" data-sort="{value!r}">{escape(fmt.format(value))}</td>'
 
 
-def _row(row: Row) -> str:
+def _row(row: Row, trends: Trends | None = None) -> str:
     state = "over" if row.over else "near" if row.near else ""
     noisy = " <em>(noisy)</em>" if row.noisy else ""
     cells = [
@@ -96,14 +102,20 @@ def _row(row: Row) -> str:
         f"<td>{escape(row.knobs_text())}</td>",
         _number(row.render_saved_seconds or None),
     ]
+    if trends is not None:
+        text = trends.text(row.id)
+        cells.append(
+            f'<td class="trend" data-sort="{escape(text)}">'
+            f"{trends.sparkline(row.id, row.budget_seconds)} {escape(text)}</td>"
+        )
     return f'<tr class="{state}">' + "".join(cells) + "</tr>"
 
 
 def _totals(summary: ReportSummary) -> str:
     counts = ", ".join(f"{n} {status}" for status, n in summary.status_counts.items())
     items = [
-        f"Execution time: {summary.execution_seconds:.1f}s over {len(summary.rows)} "
-        f"examples ({counts})",
+        f"Execution time: {summary.execution_seconds:.1f}s over "
+        f"{len(summary.rows) - summary.reused_count} executed examples ({counts})",
         f"Over budget: {len(summary.over)}; near budget (above {near_budget_text()}): "
         f"{len(summary.near)}; "
         f"noisy: {len(summary.noisy)}",
@@ -111,6 +123,11 @@ def _totals(summary: ReportSummary) -> str:
     if summary.build_wall_seconds is not None:
         fast = " (fast path)" if summary.fast else ""
         items.insert(0, f"Build wall time: {summary.build_wall_seconds:.1f}s{fast}")
+    if summary.reused_count:
+        items.append(
+            f"Reused: {summary.reused_seconds:.1f}s recorded by earlier builds for "
+            f"{summary.reused_count} cached examples"
+        )
     if summary.baseline_delta is not None:
         items.append(f"Against the baseline: {summary.baseline_delta:+.1f}s")
     if summary.render_saved_seconds:
@@ -121,22 +138,36 @@ def _totals(summary: ReportSummary) -> str:
 
 
 def render_html_fragment(
-    summary: ReportSummary, chart_limit: int = 40, chart: str | None = None
+    summary: ReportSummary,
+    chart_limit: int = 40,
+    chart: str | None = None,
+    trends: Trends | None = None,
+    trend_chart: str | None = None,
 ) -> str:
     """Totals, chart and sortable table in one ``<div>``, with its style and script.
 
     ``chart``: markup to use instead of drawing the chart here (the docs build puts a
     placeholder and draws the chart in another process meanwhile); ``""``: no chart.
+    ``trends`` (:mod:`.trend`): a chart of the total time over the recorded builds
+    (``trend_chart``: markup instead of drawing it) and a trend column with a sparkline.
     """
     if chart is None:
         chart = render_chart_svg(summary.rows, chart_limit)
-    head = "".join(f'<th scope="col">{escape(name)}</th>' for name in _COLUMNS)
-    body = "\n".join(_row(row) for row in summary.rows)
+    if trends is not None and trend_chart is None:
+        from docsaccel.report.trend import total_chart_svg
+
+        trend_chart = total_chart_svg(trends)
+    columns = (*_COLUMNS, "trend") if trends is not None else _COLUMNS
+    head = "".join(f'<th scope="col">{escape(name)}</th>' for name in columns)
+    body = "\n".join(_row(row, trends) for row in summary.rows)
     chart_block = f'<div class="chart">{chart}</div>\n' if chart else ""
     warning = ""
     if summary.incomplete:
         text = f"Warning: {summary.incomplete}. Its times are partial."
         warning = f'<p class="incomplete" role="alert">{escape(text)}</p>\n'
+    if trend_chart:
+        chart_block += f'<div class="chart trend">{trend_chart}</div>\n'
+
     return (
         f'<div class="docsaccel-report">\n{warning}<style>{_STYLE}</style>\n'
         f"{_totals(summary)}\n{chart_block}"
@@ -146,8 +177,8 @@ def render_html_fragment(
     )
 
 
-def render_html(summary: ReportSummary, chart_limit: int = 40) -> str:
-    """A complete, self-contained HTML page of the report."""
+def render_html(summary: ReportSummary, chart_limit: int = 40, trends: Trends | None = None) -> str:
+    """A complete, self-contained HTML page of the report (with ``trends`` from history)."""
     title = "Docs build budget report"
     if summary.incomplete:
         title += ": the build did not finish"
@@ -155,5 +186,5 @@ def render_html(summary: ReportSummary, chart_limit: int = 40) -> str:
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{escape(title)}</title>\n</head>\n<body>\n"
         f"<h1>{escape(title)}</h1>\n"
-        f"{render_html_fragment(summary, chart_limit)}</body>\n</html>\n"
+        f"{render_html_fragment(summary, chart_limit, trends=trends)}</body>\n</html>\n"
     )

@@ -16,9 +16,13 @@ from __future__ import annotations
 
 import html
 import re
+from typing import TYPE_CHECKING
 
 from docsaccel.contract import near_budget_text
 from docsaccel.report.summary import ReportSummary, Row
+
+if TYPE_CHECKING:
+    from docsaccel.report.trend import Trends
 
 __all__ = ["escape_md", "render_markdown"]
 
@@ -49,15 +53,18 @@ _HEADER = (
 )
 
 
-def _table(rows: list[Row]) -> str:
+def _table(rows: list[Row], trends: Trends | None = None) -> str:
     lines = [_HEADER]
+    if trends is not None:
+        lines = [_HEADER.replace(" |\n", " | trend |\n", 1) + " --- |"]
     for row in rows:
         noisy = " (noisy)" if row.noisy else ""
+        trend = f" {escape_md(trends.text(row.id))} |" if trends is not None else ""
         lines.append(
             f"| {escape_md(row.id)}{noisy} | {escape_md(row.status)} | {_seconds(row.seconds)} "
             f"| {_budget(row)} | {_seconds(row.headroom_seconds)} "
             f"| {_seconds(row.delta_seconds, signed=True)} | {escape_md(row.knobs_text())} "
-            f"| {_seconds(row.render_saved_seconds) if row.render_saved_seconds else '–'} |"
+            f"| {_seconds(row.render_saved_seconds) if row.render_saved_seconds else '–'} |" + trend
         )
     return "\n".join(lines)
 
@@ -68,8 +75,13 @@ def _totals(summary: ReportSummary) -> list[str]:
         f"- **Build wall time:** {_seconds(summary.build_wall_seconds)}"
         + (" (fast path)" if summary.fast else ""),
         f"- **Execution time:** {_seconds(summary.execution_seconds)} "
-        f"over {len(summary.rows)} examples ({counts})",
+        f"over {len(summary.rows) - summary.reused_count} executed examples ({counts})",
     ]
+    if summary.reused_count:
+        lines.append(
+            f"- **Reused:** {_seconds(summary.reused_seconds)} recorded by earlier builds "
+            f"for {summary.reused_count} cached examples (not run in this build)"
+        )
     if summary.baseline_delta is not None:
         lines.append(
             f"- **Against the baseline:** {_seconds(summary.baseline_delta, signed=True)} "
@@ -82,8 +94,8 @@ def _totals(summary: ReportSummary) -> list[str]:
     return lines
 
 
-def render_markdown(summary: ReportSummary, top: int = 10) -> str:
-    """The whole Markdown report of ``summary``."""
+def render_markdown(summary: ReportSummary, top: int = 10, trends: Trends | None = None) -> str:
+    """The whole Markdown report of ``summary``; ``trends``: a trend column from history."""
     if top < 1:
         raise ValueError(f"top must be 1 or more, got {top!r}")
     over, near, noisy = summary.over, summary.near, summary.noisy
@@ -102,7 +114,15 @@ def render_markdown(summary: ReportSummary, top: int = 10) -> str:
         ("Noisy (durations vary a lot between builds)", noisy),
     ):
         if rows:
-            parts += [f"### {title}", "", _table(rows), ""]
-    parts += [f"### Top {min(top, len(summary.rows))} by time", "", _table(summary.top(top)), ""]
+            parts += [f"### {title}", "", _table(rows, trends), ""]
+    top_rows = _table(summary.top(top), trends)
+    parts += [f"### Top {min(top, len(summary.rows))} by time", "", top_rows, ""]
+    if trends is not None and trends.totals:
+        first, latest = trends.totals[0][1], trends.totals[-1][1]
+        parts += [
+            f"Total execution time over the last {len(trends.totals)} recorded builds of "
+            f"this kind: {_seconds(first)} -> {_seconds(latest)}.",
+            "",
+        ]
     parts.append(f"<sub>from {escape_md(summary.source)} ({summary.format})</sub>")
     return "\n".join(parts) + "\n"

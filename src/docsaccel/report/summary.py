@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from docsaccel.contract import is_near_budget, is_over_budget
+from docsaccel.contract import CACHED, is_near_budget, is_over_budget
 from docsaccel.report.model import LoadedInput, Timing
 
 if TYPE_CHECKING:  # the docs build summarizes without loading the history reader
@@ -80,7 +80,17 @@ class ReportSummary:
 
     @property
     def execution_seconds(self) -> float:
-        return sum(row.seconds for row in self.rows)
+        """Time of the examples this build ran (reused ones are :attr:`reused_seconds`)."""
+        return sum(row.seconds for row in self.rows if row.status != CACHED)
+
+    @property
+    def reused_seconds(self) -> float:
+        """The recorded time of the examples whose outputs this build reused (``cached``)."""
+        return sum(row.seconds for row in self.rows if row.status == CACHED)
+
+    @property
+    def reused_count(self) -> int:
+        return sum(1 for row in self.rows if row.status == CACHED)
 
     @property
     def baseline_delta(self) -> float | None:
@@ -141,6 +151,7 @@ class ReportSummary:
             "format": self.format,
             "build_wall_seconds": self.build_wall_seconds,
             "execution_seconds": self.execution_seconds,
+            "reused_seconds": self.reused_seconds,
             "baseline_execution_seconds": self.baseline_total,
             "render_saved_seconds": self.render_saved_seconds,
             "fast": self.fast,
@@ -206,6 +217,10 @@ def summarize(
         build_wall_seconds=float(wall) if isinstance(wall, (int, float)) else None,
         fast=loaded.build.get("fast"),
         status_counts=dict(sorted(Counter(t.status for t in loaded.timings).items())),
-        baseline_total=sum(base.values()) if baseline is not None else None,
+        baseline_total=(
+            sum(t.seconds for t in baseline or () if t.status != CACHED)
+            if baseline is not None
+            else None
+        ),
         incomplete=loaded.incomplete_text(),
     )

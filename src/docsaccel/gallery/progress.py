@@ -1,0 +1,395 @@
+"""Live progress of the gallery in the build log: counts, expected times, an estimate.
+
+While the examples run, the log says, through Sphinx logging (so ``-q`` silences it and
+``-W`` never fails on it)::
+
+    docsaccel: [3/12] tutorials/02_torchrl_video.py: budget 3m, expected 44 s
+    docsaccel: [3/12] tutorials/02_torchrl_video.py: 41.2 s, ok, 23% of its budget; about 1m50s left
+    docsaccel: tutorials/05_train.py: still running after 2m24s, 80% of its budget of 3m
+
+Counts are over the examples this build executes (a shard's own ones; examples skipped as
+unchanged are not counted). The expected time of an example is its last time in this
+output folder, else the median of its recent builds in the history file
+(``docsaccel_history``), both from builds of the same kind (fast path on or off). The
+estimate of what is left adds the expected times of the examples still to run, and what
+remains of those running, divided by the number of processes.
+
+The examples run in the Sphinx process or in sphinx-gallery's joblib workers
+(``parallel: N``). Workers are fresh processes whose Sphinx loggers have no handler: what
+they log never reaches the build log. So the hook never formats a line: it sends small
+events through a :class:`ProgressChannel`, and one :class:`Progress` in the Sphinx
+process numbers and logs them. In the Sphinx process the channel calls it directly; in a
+worker it writes each event as one line to a named pipe the Sphinx process reads (one
+``write`` of less than ``PIPE_BUF`` bytes, so lines of several workers never mix; a full
+pipe drops the event rather than slow the example).
+
+:class:`NearBudgetWatch` is the live near-budget notice: one timer thread per process,
+re-armed for each example, separate from the interruption of ``fail`` mode.
+
+Example::
+
+    progress = Progress(planned, expected={"tutorials/a.py": 12.0}, jobs=2).start(folder)
+    hook = ExampleHook(..., progress=progress.channel)
+    ...  # sphinx-gallery runs the examples
+    progress.stop()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import statistics
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sphinx.util import logging
+
+from docsaccel.budgets import format_seconds
+from docsaccel.contract import NEAR_BUDGET
+from docsaccel.gallery import sg_compat
+from docsaccel.gallery.plan import Example
+
+__all__ = [
+    "NearBudgetWatch",
+    "Progress",
+    "ProgressChannel",
+    "expected_seconds",
+    "history_medians",
+    "start_progress",
+]
+
+logger = logging.getLogger(__name__)
+
+# The Progress of each channel in the process that created it (the Sphinx process).
+_LOCAL: dict[str, Progress] = {}
+_STOP = b"{}\n"
+# Longer events are dropped: a pipe write is atomic up to PIPE_BUF (4096 on Linux).
+_MAX_EVENT = 4000
+
+
+@dataclass
+class ProgressChannel:
+    """Where the hook sends an example's events, from whichever process runs it."""
+
+    pipe: str
+    owner_pid: int
+    _handle: int | None = field(default=None, repr=False)
+    _handle_pid: int | None = field(default=None, repr=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"pipe": self.pipe, "owner_pid": self.owner_pid}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
+    def send(self, **event: Any) -> None:
+        local = _LOCAL.get(self.pipe) if os.getpid() == self.owner_pid else None
+        if local is not None:
+            local.handle(event)
+            return
+        payload = (json.dumps(event) + "\n").encode("utf-8")
+        if len(payload) > _MAX_EVENT:
+            return
+        try:
+            if self._handle_pid != os.getpid():
+                flags = os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC
+                self._handle, self._handle_pid = os.open(self.pipe, flags), os.getpid()
+            assert self._handle is not None
+            os.write(self._handle, payload)
+        except OSError:
+            pass  # no reader any more, or a full pipe: progress is never worth a delay
+
+
+def expected_seconds(
+    examples: Iterable[Example],
+    fast: bool,
+    previous: Mapping[str, Mapping[str, Any]],
+    history: Mapping[str, float] | None = None,
+) -> dict[str, float]:
+    """Each example's expected seconds: its previous record of the same kind, else history.
+
+    ``previous``: the records of the last build in the output folder, by id; ``history``:
+    median seconds by id from builds of the same kind.
+    """
+    found: dict[str, float] = {}
+    for example in examples:
+        record = previous.get(example.id)
+        if (
+            record
+            and record.get("fast") == fast
+            and record.get("status") in ("ok", "over-budget", "cached")
+            and record.get("wall_seconds", 0) > 0
+        ):
+            found[example.id] = float(record["wall_seconds"])
+        elif history and example.id in history:
+            found[example.id] = float(history[example.id])
+    return found
+
+
+def history_medians(path: Path | None, fast: bool) -> dict[str, float]:
+    """Median seconds by example id over the recent builds of kind ``fast`` in ``path``.
+
+    A missing file (the first build) gives nothing; an unreadable one, a warning naming it.
+    """
+    if path is None or not path.is_file():
+        return {}
+    from docsaccel.report.history import read_history
+    from docsaccel.report.model import InputError
+
+    try:
+        found = read_history(path, last=5, fast=fast)
+    except (InputError, ValueError) as exc:
+        logger.warning(
+            f"docsaccel_history: {exc}; no expected times from it",
+            type="docsaccel",
+            subtype="history",
+        )
+        return {}
+    return {example_id: stats.median_seconds for example_id, stats in found.items()}
+
+
+def start_progress(build: Any, gallery_conf: dict[str, Any]) -> Progress | None:
+    """The progress of a :class:`~docsaccel.gallery.GalleryBuild` about to run its gallery.
+
+    Counts the examples sphinx-gallery will execute: executable under the build's final
+    config (a shard's own), and not skipped as unchanged. ``None`` when it runs none.
+    """
+    rerun = bool(gallery_conf.get("run_stale_examples"))
+    planned = [
+        example
+        for example in build.examples
+        if sg_compat.is_executable(example.src_file, gallery_conf)
+        and (rerun or not sg_compat.is_unchanged(example.src_file, example.target_file))
+    ]
+    if not planned:
+        return None
+    fast = build.settings.fast
+    history = history_medians(build.settings.history_path, fast)
+    expected = expected_seconds(planned, fast, build.previous, history)
+    parallel = gallery_conf.get("parallel") or 1
+    jobs = os.cpu_count() or 1 if parallel is True or parallel < 0 else int(parallel)
+    return Progress(planned, expected, jobs=jobs, known=build.examples).start(build.records_dir)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.1f} s" if value < 60 else format_seconds(round(value))
+
+
+@dataclass
+class _Running:
+    number: int
+    started: float
+
+
+class Progress:
+    """Numbers the examples as they start and logs their lines (in the Sphinx process)."""
+
+    def __init__(
+        self,
+        planned: Iterable[Example],
+        expected: Mapping[str, float] | None = None,
+        jobs: int = 1,
+        log: Callable[[str], None] | None = None,
+        known: Iterable[Example] = (),
+    ) -> None:
+        self.planned = {example.id: example for example in planned}
+        # Examples the plan did not expect to run (a guess about unchanged ones that
+        # sphinx-gallery saw otherwise) are still logged, and counted once they start.
+        self.known = {example.id: example for example in known} | self.planned
+        self.expected = dict(expected or {})
+        self.jobs = max(1, jobs)
+        self.log = log or logger.info
+        self.started = 0
+        self.running: dict[str, _Running] = {}
+        self.done: dict[str, float] = {}
+        self.channel: ProgressChannel | None = None
+        self._reader: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    # Lifecycle ------------------------------------------------------------------------
+
+    def start(self, folder: Path | str) -> Progress:
+        """Open the channel in ``folder`` (a named pipe) and start reading it."""
+        pipe = os.path.join(folder, f"progress-{os.getpid()}.pipe")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(pipe)
+        self.channel = ProgressChannel(pipe, os.getpid())
+        _LOCAL[pipe] = self
+        try:
+            os.mkfifo(pipe)
+            # Read and write: the pipe never reports end of file while workers come and go.
+            handle = os.open(pipe, os.O_RDWR | os.O_CLOEXEC)
+        except (OSError, AttributeError):
+            # No named pipes here (another OS, a file system without them): the Sphinx
+            # process still logs its own examples; workers find no pipe and stay silent.
+            return self
+        self._reader = threading.Thread(
+            target=self._read, args=(handle,), name="docsaccel-progress", daemon=True
+        )
+        self._reader.start()
+        return self
+
+    def stop(self) -> None:
+        """Log what the workers sent so far, then close the channel."""
+        if self.channel is None:
+            return
+        pipe = self.channel.pipe
+        if self._reader is None:
+            _LOCAL.pop(pipe, None)
+            return
+        with contextlib.suppress(OSError):
+            handle = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            os.write(handle, _STOP)
+            os.close(handle)
+        self._reader.join(timeout=10)
+        _LOCAL.pop(pipe, None)
+        with contextlib.suppress(OSError):
+            os.unlink(pipe)
+        self._reader = None
+
+    def _read(self, handle: int) -> None:
+        buffer = b""
+        try:
+            while True:
+                chunk = os.read(handle, 65536)
+                if not chunk:
+                    return
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if line + b"\n" == _STOP:
+                        return
+                    with contextlib.suppress(ValueError, TypeError, KeyError):
+                        self.handle(json.loads(line))
+        finally:
+            os.close(handle)
+
+    # Events ---------------------------------------------------------------------------
+
+    def handle(self, event: Mapping[str, Any]) -> None:
+        """Log one event: ``start``, ``end`` or ``near`` (see :class:`ProgressChannel`)."""
+        with self._lock:
+            example = self.known.get(event["id"])
+            if example is None:
+                return
+            kind = event["event"]
+            if kind == "start":
+                self._start(example)
+            elif kind == "end":
+                self._end(example, float(event["seconds"]), str(event["status"]))
+            elif kind == "near":
+                self._near(example, float(event["seconds"]))
+
+    def _total(self) -> int:
+        return len(self.planned) + len((set(self.running) | set(self.done)) - set(self.planned))
+
+    def _start(self, example: Example) -> None:
+        self.started += 1
+        self.running[example.id] = _Running(self.started, time.monotonic())
+        budget = example.budget.seconds
+        parts = [f"budget {format_seconds(budget)}" if budget is not None else "unbounded"]
+        if example.id in self.expected:
+            parts.append(f"expected {_seconds(self.expected[example.id])}")
+        self.log(f"docsaccel: [{self.started}/{self._total()}] {example.id}: {', '.join(parts)}")
+
+    def _end(self, example: Example, seconds: float, status: str) -> None:
+        run = self.running.pop(example.id, None)
+        number = run.number if run else self.started
+        self.done[example.id] = seconds
+        budget = example.budget.seconds
+        share = f", {seconds / budget:.0%} of its budget" if budget else ""
+        left = self.remaining_seconds()
+        pending = len(self.done) < len(self.planned)
+        estimate = f"; about {_seconds(left)} left" if left is not None and pending else ""
+        self.log(
+            f"docsaccel: [{number}/{self._total()}] {example.id}: "
+            f"{_seconds(seconds)}, {status}{share}{estimate}"
+        )
+
+    def _near(self, example: Example, seconds: float) -> None:
+        budget = example.budget.seconds
+        if budget is None or example.id not in self.running:
+            return
+        self.log(
+            f"docsaccel: {example.id}: still running after {_seconds(seconds)}, "
+            f"{seconds / budget:.0%} of its budget of {format_seconds(budget)}"
+        )
+
+    def remaining_seconds(self) -> float | None:
+        """The estimate of the gallery's remaining time; ``None`` when nothing is known."""
+        known = list(self.expected.values()) or list(self.done.values())
+        if not known:
+            return None
+        typical = statistics.median(known)
+        now = time.monotonic()
+        work = 0.0
+        for example_id in self.planned:
+            if example_id in self.done:
+                continue
+            expected = self.expected.get(example_id, typical)
+            run = self.running.get(example_id)
+            work += max(expected - (now - run.started), 0.0) if run else expected
+        return work / self.jobs
+
+
+class NearBudgetWatch:
+    """Calls back once when the running example passes :data:`NEAR_BUDGET` of its budget.
+
+    One daemon thread per process, started on first use and re-armed for every example:
+    arming and disarming cost a lock and a notification, not a thread per example.
+    """
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._due: float | None = None
+        self._callback: Callable[[float], None] | None = None
+        self._armed_at = 0.0
+        self._thread: threading.Thread | None = None
+        self._pid: int | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__()  # type: ignore[misc]
+
+    def arm(self, budget_seconds: float, callback: Callable[[float], None]) -> None:
+        """Call ``callback(elapsed)`` at ``NEAR_BUDGET * budget_seconds`` unless disarmed."""
+        with self._condition:
+            now = time.monotonic()
+            self._armed_at = now
+            self._due = now + NEAR_BUDGET * budget_seconds
+            self._callback = callback
+            if self._pid != os.getpid():
+                self._pid = os.getpid()
+                self._thread = threading.Thread(
+                    target=self._watch, name="docsaccel-near-budget", daemon=True
+                )
+                self._thread.start()
+            self._condition.notify()
+
+    def disarm(self) -> None:
+        with self._condition:
+            self._due = None
+            self._callback = None
+
+    def _watch(self) -> None:
+        with self._condition:
+            while True:
+                if self._due is None:
+                    self._condition.wait()
+                    continue
+                wait = self._due - time.monotonic()
+                if wait > 0:
+                    self._condition.wait(wait)
+                    continue
+                callback, elapsed = self._callback, time.monotonic() - self._armed_at
+                self._due = self._callback = None
+                if callback is not None:
+                    with contextlib.suppress(Exception):
+                        callback(elapsed)

@@ -1,0 +1,144 @@
+"""Findings as GitHub Actions workflow commands, so a pull request shows them on its files.
+
+``docsaccel check --format github`` and ``docsaccel compare --format github`` print one
+command per finding; GitHub turns each into an annotation on the example's source file
+in the pull request's "Files changed" view and in the job's summary:
+
+- ``::error`` for an example over its budget, and for a regression when the gate fails on
+  regressions (``--fail-on-regression``);
+- ``::warning`` for an example near its budget (above 80 %), and for a regression that
+  does not fail the gate.
+
+GitHub matches ``file=`` against paths from the repository root. A report knows each
+example's path from the Sphinx source folder (gallery folder / path inside it); the
+source folder comes from ``--source-dir`` or, by default, from the report (the folder the
+build recorded, relative to the working directory, which is the repository root in a
+workflow step). Values are escaped as the runner expects: in the message ``%``, CR and
+LF; in properties also ``:`` and ``,``.
+
+Example::
+
+    print(check_annotations(timings, {"tutorials/plot_a.py": "docs"}), end="")
+    # ::error file=docs/tutorials/plot_a.py,title=Over budget::tutorials/plot_a.py took ...
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from docsaccel.budgets import format_seconds
+from docsaccel.contract import NEAR_BUDGET, is_near_budget
+from docsaccel.report.compare import Comparison
+from docsaccel.report.model import LoadedInput, Timing
+
+__all__ = [
+    "annotation",
+    "check_annotations",
+    "comparison_annotations",
+    "escape_data",
+    "escape_property",
+    "source_prefix",
+]
+
+
+def escape_data(text: str) -> str:
+    """A workflow command's message: ``%``, CR and LF escaped."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A workflow command's property value: as :func:`escape_data`, plus ``:`` and ``,``."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(level: str, message: str, file: str | None = None, title: str = "") -> str:
+    """One workflow command line: ``::level file=...,title=...::message``."""
+    properties = []
+    if file:
+        properties.append(f"file={escape_property(file)}")
+    if title:
+        properties.append(f"title={escape_property(title)}")
+    joined = " " + ",".join(properties) if properties else ""
+    return f"::{level}{joined}::{escape_data(message)}"
+
+
+def source_prefix(loaded: LoadedInput, source_dir: str | None = None) -> str:
+    """The Sphinx source folder of ``loaded``'s examples, from the repository root (posix).
+
+    ``source_dir`` when given; else the folder the report recorded, relative to the
+    working directory when inside it; else ``""`` (paths as the input names them).
+    """
+    if source_dir is not None:
+        return Path(source_dir).as_posix().strip("/") if source_dir not in ("", ".") else ""
+    recorded = loaded.build.get("source_dir")
+    if not isinstance(recorded, str) or not recorded:
+        return ""
+    relative = os.path.relpath(recorded, os.getcwd())
+    if relative == "." or relative.startswith(".."):
+        return ""
+    return Path(relative).as_posix()
+
+
+def _file(prefix: str, example_id: str) -> str:
+    return posixpath.join(prefix, example_id) if prefix else example_id
+
+
+def _budget_of(timing: Timing) -> str:
+    if timing.budget_seconds is None:
+        return "unbounded"
+    source = timing.budget_detail or timing.budget_source or "the input"
+    return f"{format_seconds(timing.budget_seconds)} (from {source})"
+
+
+def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) -> str:
+    """Commands for the examples over and near their budget; ``prefixes``: by example id."""
+    lines = []
+    ranked = sorted(timings, key=lambda t: (-t.seconds, t.id))
+    for timing in ranked:
+        file = _file(prefixes.get(timing.id, ""), timing.id)
+        took = format_seconds(round(timing.seconds, 1))
+        if timing.over_budget:
+            state = "was interrupted after" if timing.status == "interrupted" else "took"
+            lines.append(
+                annotation(
+                    "error",
+                    f"{timing.id} {state} {took}, over its budget of {_budget_of(timing)}",
+                    file,
+                    "Over budget",
+                )
+            )
+        elif is_near_budget(timing.status, timing.seconds, timing.budget_seconds):
+            use = timing.seconds / timing.budget_seconds  # type: ignore[operator]
+            lines.append(
+                annotation(
+                    "warning",
+                    f"{timing.id} took {took}, {use:.0%} of its budget of {_budget_of(timing)} "
+                    f"(near: above {NEAR_BUDGET:.0%})",
+                    file,
+                    "Near budget",
+                )
+            )
+    return "".join(line + "\n" for line in lines)
+
+
+def comparison_annotations(comparison: Comparison, prefix: str, fail_on_regression: bool) -> str:
+    """A command per regressed example: an error when regressions fail the gate."""
+    level = "error" if fail_on_regression else "warning"
+    lines = []
+    for delta in comparison.regressions:
+        percent = "" if delta.relative is None else f", {delta.relative * 100:+.0f}%"
+        lines.append(
+            annotation(
+                level,
+                f"{delta.id} got slower: {delta.base_seconds:.1f}s -> {delta.head_seconds:.1f}s "
+                f"({delta.seconds:+.1f}s{percent}; regression: slower by more than "
+                f"{comparison.relative_threshold * 100:g}% and "
+                f"{comparison.absolute_threshold:g}s)",
+                _file(prefix, delta.id),
+                "Docs build regression",
+            )
+        )
+    return "".join(line + "\n" for line in lines)

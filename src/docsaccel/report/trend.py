@@ -1,0 +1,144 @@
+"""Trends from the build history: total build time over builds, and each example's drift.
+
+A history (``docsaccel history append``) keeps one line per build. Read with the builds of
+one kind only (fast path on or off, see :func:`~.history.same_kind`), it shows what one
+report cannot: a tutorial that grows a few percent a week. The views use:
+
+- :func:`total_chart_svg`: the total execution time of the recorded builds, a line chart
+  drawn by matplotlib as inline SVG (like :mod:`.chart`);
+- :func:`sparkline_svg`: an example's recent durations against its budget, a small
+  hand-built SVG polyline (one matplotlib figure per example would be far too slow for a
+  gallery of a thousand examples);
+- :func:`trend_text`: the same as text, ``"+18% over 10 builds"``: the change along the
+  least-squares line through the durations, relative to its start, robust to one slow
+  build at either end.
+
+Example::
+
+    trends = build_trends(same_kind(read_builds("ci/history.jsonl"), fast=True), last=10)
+    trends.text("tutorials/plot_a.py")        # '+18% over 10 builds'
+    trends.sparkline("tutorials/plot_a.py", budget_seconds=60.0)   # '<svg ...>'
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from html import escape
+
+from docsaccel.report.history import HistoryBuild
+
+__all__ = ["Trends", "build_trends", "sparkline_svg", "total_chart_svg", "trend_text"]
+
+_WIDTH, _HEIGHT, _PAD = 120, 24, 2
+_LINE, _BUDGET = "#4f7cac", "#c62828"
+
+
+@dataclass(frozen=True)
+class Trends:
+    """Totals per build (oldest first) and each example's last durations."""
+
+    totals: list[tuple[str, float]]
+    durations: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+    def text(self, example_id: str) -> str:
+        return trend_text(self.durations.get(example_id, ()))
+
+    def sparkline(self, example_id: str, budget_seconds: float | None) -> str:
+        return sparkline_svg(self.durations.get(example_id, ()), budget_seconds, example_id)
+
+
+def build_trends(builds: Sequence[HistoryBuild], last: int = 10) -> Trends:
+    """The trends of ``builds`` (one kind, oldest first); ``last`` durations per example."""
+    if last < 1:
+        raise ValueError(f"last must be 1 or more, got {last!r}")
+    totals = [
+        (build.recorded_at or f"build {index}", build.total_seconds)
+        for index, build in enumerate(builds, 1)
+    ]
+    found: dict[str, list[float]] = {}
+    for build in builds:
+        for example_id, seconds in build.durations.items():
+            found.setdefault(example_id, []).append(seconds)
+    return Trends(totals, {key: tuple(values[-last:]) for key, values in found.items()})
+
+
+def trend_text(durations: Sequence[float]) -> str:
+    """``"+18% over 10 builds"``; ``"1 build"``; ``"–"`` without any."""
+    if not durations:
+        return "–"
+    if len(durations) < 2:
+        return "1 build"
+    start, end = _fitted_ends(durations)
+    if start <= 0:
+        return f"{end - start:+.1f}s over {len(durations)} builds"
+    return f"{(end - start) / start * 100:+.0f}% over {len(durations)} builds"
+
+
+def _fitted_ends(values: Sequence[float]) -> tuple[float, float]:
+    """The least-squares line's values at the first and last point.
+
+    Plain float sums: :func:`statistics.linear_regression` computes exactly with
+    fractions, which a view of a thousand examples cannot afford.
+    """
+    count = len(values)
+    mean_x, mean_y = (count - 1) / 2, sum(values) / count
+    spread = sum((x - mean_x) ** 2 for x in range(count))
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in enumerate(values)) / spread
+    return mean_y - slope * mean_x, mean_y + slope * (count - 1 - mean_x)
+
+
+def sparkline_svg(
+    durations: Sequence[float], budget_seconds: float | None = None, label: str = ""
+) -> str:
+    """An inline ``<svg>`` polyline of ``durations``, a dashed line at the budget."""
+    if not durations:
+        return ""
+    top = max([*durations, budget_seconds or 0.0]) or 1.0
+    inner_w, inner_h = _WIDTH - 2 * _PAD, _HEIGHT - 2 * _PAD
+    step = inner_w / max(len(durations) - 1, 1)
+
+    def y(value: float) -> str:
+        return f"{_PAD + inner_h * (1 - value / top):.1f}"
+
+    points = " ".join(f"{_PAD + i * step:.1f},{y(v)}" for i, v in enumerate(durations))
+    budget = ""
+    if budget_seconds is not None:
+        budget = (
+            f'<line class="budget" x1="{_PAD}" x2="{_WIDTH - _PAD}" y1="{y(budget_seconds)}" '
+            f'y2="{y(budget_seconds)}" stroke="{_BUDGET}" stroke-dasharray="3,2" '
+            'stroke-width="1"/>'
+        )
+    title = escape(f"{label}: {trend_text(durations)}" if label else trend_text(durations))
+    return (
+        f'<svg class="sparkline" width="{_WIDTH}" height="{_HEIGHT}" '
+        f'viewBox="0 0 {_WIDTH} {_HEIGHT}" role="img" aria-label="{title}">'
+        f"<title>{title}</title>{budget}"
+        f'<polyline fill="none" stroke="{_LINE}" stroke-width="1.5" points="{points}"/></svg>'
+    )
+
+
+def total_chart_svg(trends: Trends) -> str:
+    """The total execution time per recorded build as an ``<svg>`` line chart ("" if none)."""
+    if not trends.totals:
+        return ""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    style = {"svg.fonttype": "none", "svg.hashsalt": "docsaccel", "text.parse_math": False}
+    with matplotlib.rc_context(style):
+        figure = Figure(figsize=(8.0, 2.6))
+        figure.subplots_adjust(left=0.09, right=0.98, top=0.86, bottom=0.2)
+        axes = figure.add_subplot()
+        numbers = range(1, len(trends.totals) + 1)
+        axes.plot(list(numbers), [total for _, total in trends.totals], marker="o", color=_LINE)
+        axes.set_xlabel("recorded build (oldest first)")
+        axes.set_ylabel("seconds")
+        axes.set_ylim(bottom=0)
+        axes.set_title(f"Total execution time over {len(trends.totals)} builds", fontsize=10)
+        buffer = io.StringIO()
+        metadata = dict.fromkeys(("Creator", "Date", "Format", "Type"))
+        figure.savefig(buffer, format="svg", metadata=metadata)
+    text = buffer.getvalue()
+    return text[text.index("<svg") :].replace("<svg ", '<svg class="trend-chart" ', 1)

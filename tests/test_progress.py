@@ -1,0 +1,240 @@
+"""Progress in the build log of real builds: start and end of every example, in order."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import pickle
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from gallery_build import Built, build, make_project
+
+from docsaccel.budgets import Budget
+from docsaccel.gallery.plan import Example
+from docsaccel.gallery.progress import Progress
+
+NAMES = ["plot_quick.py", "plot_figure.py", "plot_sleep.py", "plot_inline.py"]
+BUDGETS = 'default = "1m"\n[examples]\n"plot_sleep.py" = "1.8s"\n'
+_START = re.compile(r"docsaccel: \[(\d+)/(\d+)\] examples/(\S+): (budget \S+|unbounded)(.*)$")
+_END = re.compile(r"docsaccel: \[(\d+)/(\d+)\] examples/(\S+): ([\d.]+ s|\S+), (\S+?)[,;\n]")
+
+
+def build_verbose(src: Path, env: dict[str, str] | None = None) -> Built:
+    """A build without ``-q``: the log holds the progress lines."""
+    outdir = src / "_build" / "html"
+    child_env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSACCEL_")}
+    child_env.pop("CI", None)
+    child_env.update(env or {})
+    done = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "html", str(src), str(outdir)],
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    return Built(done.returncode, done.stdout + done.stderr, outdir)
+
+
+def progress_lines(output: str) -> list[tuple[str, str, str]]:
+    """``(kind, example file, rest)`` for every start and end line, in log order."""
+    found = []
+    for line in output.splitlines():
+        if match := _START.search(line):
+            found.append(("start", match.group(3), match.group(4) + match.group(5)))
+        elif match := _END.search(line + "\n"):
+            found.append(("end", match.group(3), line))
+    return found
+
+
+def assert_every_example_in_order(built: Built, names: list[str]) -> list[tuple[str, str, str]]:
+    lines = progress_lines(built.output)
+    position = {}
+    for index, (kind, name, _) in enumerate(lines):
+        assert (kind, name) not in position, f"{kind} of {name} logged twice:\n{built.output}"
+        position[kind, name] = index
+    for name in names:
+        assert position["start", name] < position["end", name], built.output
+    # Per process, one example ends before the next one starts.
+    by_pid: dict[int, list[str]] = {}
+    for record in built.report["examples"]:
+        by_pid.setdefault(record["pid"], []).append(record["name"])
+    for pid_names in by_pid.values():
+        spans = sorted((position["start", n], position["end", n]) for n in pid_names)
+        for (_, end), (start, _) in itertools.pairwise(spans):
+            assert end < start, f"examples of one process overlap in the log:\n{built.output}"
+    return lines
+
+
+def touch_sources(src: Path) -> None:
+    # A changed source makes sphinx-gallery run the example again.
+    for path in (src / "examples").glob("plot_*.py"):
+        path.write_text(path.read_text(encoding="utf-8") + "\n# again\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("parallel", [1, 2])
+def test_the_log_shows_each_example_start_and_end_then_expected_times(tmp_path, parallel) -> None:
+    conf = f'sphinx_gallery_conf["parallel"] = {parallel}\n' if parallel > 1 else ""
+    src = make_project(tmp_path, NAMES, conf=conf, budgets=BUDGETS)
+
+    first = build_verbose(src)
+
+    assert first.returncode == 0, first.output
+    lines = assert_every_example_in_order(first, NAMES)
+    starts = [rest for kind, _, rest in lines if kind == "start"]
+    assert all("expected" not in rest for rest in starts), "no earlier build: nothing expected"
+    assert sorted(int(n) for n in re.findall(r"\[(\d+)/4\]", first.output)) == [
+        1,
+        1,
+        2,
+        2,
+        3,
+        3,
+        4,
+        4,
+    ]
+    # A loaded machine may push the sleeper over its budget: either status is right here.
+    end = re.search(
+        r"examples/plot_sleep.py: [\d.]+ s, (ok|over-budget), \d+% of its budget", first.output
+    )
+    assert end, first.output
+    # The near-budget notice came while the example ran, before its end line.
+    near = re.search(
+        r"plot_sleep.py: still running after [\d.]+ s, 8\d% of its budget of 1\.8s", first.output
+    )
+    assert near and near.start() < end.start(), first.output
+    if parallel > 1:
+        assert len({r["pid"] for r in first.report["examples"]}) >= 2
+
+    touch_sources(src)
+    second = build_verbose(src)
+
+    assert second.returncode == 0, second.output
+    lines = assert_every_example_in_order(second, NAMES)
+    starts = {name: rest for kind, name, rest in lines if kind == "start"}
+    assert set(starts) == set(NAMES)
+    assert all("expected" in rest for rest in starts.values()), second.output
+    assert re.search(r"plot_sleep.py: budget 1\.8s, expected \d+\.\d s", second.output)
+    assert "left" in second.output
+
+
+def test_quiet_builds_and_disabled_progress_log_nothing(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_quick.py"], budgets='default = "1m"\n')
+    quiet = build(src, "-W")
+    assert quiet.returncode == 0, quiet.output
+    assert "docsaccel: [" not in quiet.output
+    (src / "conf.py").write_text(
+        (src / "conf.py").read_text() + "docsaccel_progress = False\n", encoding="utf-8"
+    )
+    touch_sources(src)
+    off = build_verbose(src)
+    assert off.returncode == 0 and "docsaccel: [" not in off.output
+
+
+def test_history_file_gives_expected_times_of_the_same_kind(tmp_path) -> None:
+    history = tmp_path / "src" / "history.jsonl"
+    src = make_project(
+        tmp_path, ["plot_quick.py"], conf='docsaccel_history = "history.jsonl"\n', budgets=BUDGETS
+    )
+    lines = [
+        {"fast": False, "examples": {"examples/plot_quick.py": {"seconds": 42.0}}},
+        {"fast": True, "examples": {"examples/plot_quick.py": {"seconds": 7.0}}},
+    ]
+    history.write_text(
+        "".join(
+            json.dumps({"schema": "docsaccel.history", "version": 1, **line}) + "\n"
+            for line in lines
+        ),
+        encoding="utf-8",
+    )
+    built = build_verbose(src, env={"DOCSACCEL_FAST": "1"})
+    assert built.returncode == 0, built.output
+    assert "plot_quick.py: budget 1m, expected 7.0 s" in built.output
+
+
+def test_recorded_time_is_sphinx_gallerys_own(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_quick.py", "plot_figure.py"], budgets=BUDGETS)
+    built = build(src)
+    assert built.returncode == 0, built.output
+    for name in ("plot_quick.py", "plot_figure.py"):
+        record = built.record(name)
+        cost = json.loads((src / "auto_examples" / f"{Path(name).stem}.cost.json").read_text())
+        assert abs(record["wall_seconds"] - cost["time"]) <= 0.010
+        assert record["overhead_seconds"] >= 0
+    rst = (src / "auto_examples" / "plot_quick.rst").read_text(encoding="utf-8")
+    shown = re.search(
+        r"\*\*Total running time of the script:\*\* \(0 minutes ([\d.]+) seconds\)", rst
+    )
+    assert (
+        shown and abs(float(shown.group(1)) - built.record("plot_quick.py")["wall_seconds"]) < 0.01
+    )
+
+
+def _example(name: str, budget: float | None) -> Example:
+    return Example(
+        gallery="tutorials",
+        name=name,
+        src_file=f"/src/tutorials/{name}",
+        target_file=f"/src/auto/{name}",
+        docname=f"auto/{Path(name).stem}",
+        executable=True,
+        budget=Budget(budget, "default" if budget else "builtin", "budgets.toml default"),
+    )
+
+
+def test_progress_numbers_examples_and_estimates_what_is_left(tmp_path) -> None:
+    lines: list[str] = []
+    examples = [_example("a.py", 60.0), _example("b.py", None), _example("c.py", 10.0)]
+    extra = _example("d.py", 30.0)  # planned as unchanged, yet run
+    progress = Progress(
+        examples, expected={"tutorials/a.py": 20.0}, jobs=2, log=lines.append, known=[extra]
+    )
+    progress.start(tmp_path)
+    channel = pickle.loads(pickle.dumps(progress.channel))  # as a worker gets it
+    channel.send(event="start", id="tutorials/a.py")
+    channel.send(event="near", id="tutorials/a.py", seconds=48.5)
+    channel.send(event="end", id="tutorials/a.py", seconds=50.0, status="ok")
+    channel.send(event="start", id="tutorials/unknown.py")  # not planned: ignored
+    channel.send(event="start", id="tutorials/b.py")
+    channel.send(event="start", id="tutorials/d.py")
+    progress.stop()
+    assert lines == [
+        "docsaccel: [1/3] tutorials/a.py: budget 1m, expected 20.0 s",
+        "docsaccel: tutorials/a.py: still running after 48.5 s, 81% of its budget of 1m",
+        # b.py and c.py have no expected time: the median of the known ones, over 2 jobs.
+        "docsaccel: [1/3] tutorials/a.py: 50.0 s, ok, 83% of its budget; about 20.0 s left",
+        "docsaccel: [2/3] tutorials/b.py: unbounded",
+        "docsaccel: [3/4] tutorials/d.py: budget 30s",
+    ]
+    assert not Path(progress.channel.pipe).exists()
+    channel.send(event="start", id="tutorials/c.py")  # after stop: dropped, no error
+
+
+def test_without_named_pipes_the_sphinx_process_still_logs(tmp_path, monkeypatch) -> None:
+    lines: list[str] = []
+    monkeypatch.delattr(os, "mkfifo")
+    progress = Progress([_example("a.py", 60.0)], log=lines.append).start(tmp_path)
+    progress.channel.send(event="start", id="tutorials/a.py")
+    progress.stop()
+    assert lines == ["docsaccel: [1/1] tutorials/a.py: budget 1m"]
+
+
+def test_a_shard_build_counts_its_own_examples(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_quick.py", "plot_inline.py", "plot_figure.py"])
+    selection = tmp_path / "shard.txt"
+    selection.write_text("plot_inline.py\n", encoding="utf-8")
+
+    built = build_verbose(src, env={"DOCSACCEL_SHARD_EXAMPLES": str(selection)})
+
+    assert built.returncode == 0, built.output
+    assert [(k, n) for k, n, _ in progress_lines(built.output)] == [
+        ("start", "plot_inline.py"),
+        ("end", "plot_inline.py"),
+    ]
+    assert "[1/1] examples/plot_inline.py" in built.output
+    assert built.report["build"]["shard"] == {"role": "shard", "examples": 1}

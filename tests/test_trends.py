@@ -1,0 +1,150 @@
+"""Like with like, and trends from the history: fast vs full builds never mix."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from browser import PageProblems, serve
+from report_factory import record, write_report
+
+from docsaccel.cli import main
+from docsaccel.report.commands import run_compare, run_report
+from docsaccel.report.history import read_history, read_runs
+from docsaccel.report.trend import sparkline_svg, trend_text
+from docsaccel.shard.plan import load_durations
+
+NAMES = ["plot_a.py", "plot_b.py", "plot_c.py"]
+
+
+def write_kind(path, records, fast: bool):
+    report = write_report(path, [{**r, "fast": fast} for r in records])
+    data = json.loads(report.read_text())
+    data["build"]["fast"] = fast
+    report.write_text(json.dumps(data))
+    return report
+
+
+def append(tmp_path, history, index: int, seconds: dict[str, float], fast: bool = True):
+    records = [record(name, value, budget=60.0) for name, value in seconds.items()]
+    report = write_kind(tmp_path / f"r{index}.json", records, fast)
+    assert main(["history", "append", str(report), "--to", str(history)]) == 0
+    return report
+
+
+def test_compare_refuses_a_fast_build_against_a_full_one(tmp_path, capsys) -> None:
+    fast = write_kind(tmp_path / "fast.json", [record("plot_a.py", 2.0)], fast=True)
+    full = write_kind(tmp_path / "full.json", [record("plot_a.py", 40.0)], fast=False)
+
+    text, code = run_compare(str(fast), str(full))
+    assert code == 2
+    assert "fast build" in text and "full build" in text and "--allow-mixed" in text
+    assert str(fast) in text and str(full) in text
+    assert main(["compare", str(fast), str(full)]) == 2
+    assert "--allow-mixed" in capsys.readouterr().err
+
+    text, code = run_compare(str(fast), str(full), allow_mixed=True)
+    assert code == 0 and "2.0s -> 40.0s" in text
+
+
+def test_a_history_of_mixed_builds_flags_no_noise_from_the_mix(tmp_path) -> None:
+    history = tmp_path / "h.jsonl"
+    for index in range(8):
+        fast = index % 2 == 0
+        append(tmp_path, history, index, {"plot_a.py": 2.0 if fast else 40.0}, fast=fast)
+    lines = [json.loads(line) for line in history.read_text().splitlines()]
+    assert [line["fast"] for line in lines] == [True, False] * 4
+
+    fast_stats = read_history(history, fast=True)["tutorials/plot_a.py"]
+    full_stats = read_history(history, fast=False)["tutorials/plot_a.py"]
+    assert fast_stats.durations == (2.0,) * 4 and not fast_stats.noisy
+    assert full_stats.durations == (40.0,) * 4 and not full_stats.noisy
+    # Default: the kind of the latest build (full here).
+    assert read_runs(history) == [{"tutorials/plot_a.py": 40.0}] * 4
+    # Shard predictions read the same kind, not a median of the mix.
+    assert load_durations([history]) == {"tutorials/plot_a.py": 40.0}
+    # The report of a fast build uses only the fast builds: nothing noisy.
+    report = write_kind(tmp_path / "now.json", [record("plot_a.py", 2.0)], fast=True)
+    text, code = run_report(str(report), history=str(history), fmt="json")
+    assert code == 0 and json.loads(text)["noisy"] == []
+
+
+def test_trend_text_and_sparkline() -> None:
+    assert trend_text([10.0 * 1.02**i for i in range(10)]) == "+20% over 10 builds"
+    assert trend_text([5.0]) == "1 build" and trend_text([]) == "–"
+    assert trend_text([3.0, 3.0, 3.0]) == "+0% over 3 builds"
+    svg = sparkline_svg([1.0, 2.0, 3.0], budget_seconds=4.0, label="a<b")
+    assert svg.startswith("<svg") and svg.count("<polyline") == 1 and 'class="budget"' in svg
+    assert "a&lt;b" in svg and "a<b" not in svg
+
+
+def test_markdown_gives_each_example_its_trend(tmp_path) -> None:
+    history = tmp_path / "h.jsonl"
+    for index in range(10):
+        append(tmp_path, history, index, {"plot_a.py": 10.0 * 1.02**index, "plot_b.py": 5.0})
+    report = tmp_path / "r9.json"
+    text, code = run_report(str(report), history=str(history), fmt="md")
+    assert code == 0
+    row_a = next(line for line in text.splitlines() if line.startswith("| tutorials/plot\\_a"))
+    assert row_a.rstrip().endswith("| \\+20% over 10 builds |")
+    assert "over the last 10 recorded builds" in text
+
+
+def test_report_from_twelve_builds_shows_the_trend_chart_and_sparklines(tmp_path, browser) -> None:
+    history = tmp_path / "h.jsonl"
+    for index in range(12):
+        append(tmp_path, history, index, {n: 1.0 + index * (i + 1) for i, n in enumerate(NAMES)})
+    out = tmp_path / "site" / "report.html"
+    out.parent.mkdir()
+    report = tmp_path / "r11.json"
+    assert (
+        main(["report", str(report), "--history", str(history), "--format", "html", "-o", str(out)])
+        == 0
+    )
+
+    with serve(out.parent) as url:
+        page = browser.new_page()
+        problems = PageProblems(page)
+        page.goto(f"{url}/report.html")
+        chart = page.locator("svg.trend-chart")
+        assert chart.count() == 1 and chart.bounding_box()["width"] > 100
+        assert "Total execution time over 12 builds" in chart.text_content()
+        rows = page.locator(".docsaccel-report tbody tr")
+        assert rows.count() == len(NAMES)
+        for index in range(rows.count()):
+            row = rows.nth(index)
+            line = row.locator("td.trend svg.sparkline polyline")
+            assert line.count() == 1
+            assert len(line.get_attribute("points").split()) == 10  # --last 10
+            assert re.search(r"[+-]\d+% over 10 builds", row.locator("td.trend").inner_text())
+        page.close()
+    assert problems.items == []
+
+
+def test_the_site_report_page_shows_trends_from_docsaccel_history(tmp_path) -> None:
+    from gallery_build import build, make_project
+
+    conf = 'docsaccel_report_page = "budget_report"\ndocsaccel_history = "ci/h.jsonl"\n'
+    src = make_project(tmp_path, ["plot_quick.py", "plot_inline.py"], conf=conf)
+    history = src / "ci" / "h.jsonl"
+    history.parent.mkdir()
+    for index in range(3):
+        line = {
+            "schema": "docsaccel.history",
+            "version": 1,
+            "fast": False,
+            "examples": {
+                "examples/plot_quick.py": {"seconds": 1.0 + index},
+                "examples/plot_inline.py": {"seconds": 2.0},
+            },
+        }
+        with history.open("a", encoding="utf-8") as stream:
+            stream.write(json.dumps(line) + "\n")
+
+    built = build(src, "-W")
+
+    assert built.returncode == 0, built.output
+    page = (built.outdir / "budget_report.html").read_text(encoding="utf-8")
+    assert page.count('class="trend-chart"') == 1
+    assert page.count('class="sparkline"') == 2
+    assert "+200% over 3 builds" in page
