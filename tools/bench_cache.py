@@ -50,16 +50,16 @@ from docsaccel.shard.build import copy_project, read_project, run_sphinx
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 class Bench:
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
         self.count = 0
         self.last_cpu = 0.0
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
     def build(
         self, cache: Path | None, granularity: str = "module", fast: bool = True
