@@ -62,7 +62,7 @@ from sphinx.util import logging
 
 import docsaccel
 from docsaccel.budgets import BudgetError, BudgetTable, format_seconds, load_budgets
-from docsaccel.contract import FAILED, INTERRUPTED
+from docsaccel.contract import CACHED, FAILED, INTERRUPTED, NOT_EXECUTED, OVER_BUDGET
 from docsaccel.contract import FAST_ENV as FAST_ENV_VAR
 from docsaccel.contract import OVERRUNS as _OVERRUNS
 from docsaccel.contract import REUSABLE as _REUSABLE
@@ -374,10 +374,10 @@ def _on_gallery_executed(app: Sphinx) -> None:
         elif record is None and example.target_file in stale:
             record = _cached_record(build, example)
         elif record is None:
-            record = base_record(example, "not-executed", fast)
-        elif example.src_file in failures and record["status"] != "interrupted":
+            record = base_record(example, NOT_EXECUTED, fast)
+        elif example.src_file in failures and record["status"] != INTERRUPTED:
             error = failures[example.src_file].strip().splitlines()[-1]
-            record = {**record, "status": "failed", "error": error}
+            record = {**record, "status": FAILED, "error": error}
         else:
             continue
         write_record(build.records_dir, record)
@@ -413,14 +413,14 @@ def _cached_record(build: GalleryBuild, example: Example) -> dict[str, Any]:
     else:
         fields = {"wall_seconds": sg_compat.cached_seconds(Path(example.target_file)) or 0.0}
     made_by = _made_by(build, example) or {"fast": build.settings.fast, "knobs": {}}
-    return base_record(example, "cached", made_by["fast"], knobs=made_by["knobs"], **fields)
+    return base_record(example, CACHED, made_by["fast"], knobs=made_by["knobs"], **fields)
 
 
 def _log_overruns(report: dict[str, Any], on_overrun: str) -> None:
     for record in report["examples"]:
-        if record["status"] == "interrupted":
+        if record["status"] == INTERRUPTED:
             logger.error(record["error"])
-        elif record["status"] == "over-budget":
+        elif record["status"] == OVER_BUDGET:
             message = (
                 f"{record['id']} took {format_seconds(round(record['wall_seconds'], 1))}, "
                 f"over its budget of {format_seconds(record['budget_seconds'])} from "

@@ -52,8 +52,16 @@ from sphinx.util import logging as sphinx_logging
 
 from docsaccel import registry
 from docsaccel.budgets import format_seconds
+from docsaccel.contract import (
+    FAILED,
+    INTERRUPTED,
+    KNOBS_SECTION,
+    OK,
+    OVER_BUDGET,
+    RENDER_SECTION,
+    UNFINISHED_ERROR,
+)
 from docsaccel.contract import FAST_ENV as FAST_ENV_VAR
-from docsaccel.contract import KNOBS_SECTION, RENDER_SECTION
 from docsaccel.gallery import sg_compat
 from docsaccel.gallery.interrupt import Deadline, cancel_all
 from docsaccel.gallery.plan import Example, Planner
@@ -85,12 +93,6 @@ _TIERS = {
     "watchdog": "by the watchdog thread (the example had replaced, ignored or disarmed "
     "the SIGALRM timer)",
 }
-
-_UNFINISHED = (
-    "did not finish: the build stopped while this example was running "
-    "(an error with abort_on_example_error, a crash, or an interrupted build)"
-)
-
 
 _ADVICE = (
     "Make it lighter in CI with docsaccel.fast.pick(full=..., fast=..., name=...) "
@@ -234,7 +236,7 @@ class ExampleHook:
         run.cost_before = sg_compat.cost_stamp(example.target_file)
         self._run = run
         _running = self
-        self._write(run, "failed", error=_UNFINISHED, provisional=True)
+        self._write(run, FAILED, error=UNFINISHED_ERROR, provisional=True)
         if self.progress is not None:
             self.progress.send(event="start", id=example.id)
             if example.budget.seconds is not None:
@@ -260,7 +262,7 @@ class ExampleHook:
             run.interrupted_after = elapsed
             run.tier = tier
             # Recorded now: with abort_on_example_error the "after" call never comes.
-            self._write(run, "interrupted", error=message)
+            self._write(run, INTERRUPTED, error=message)
         return message
 
     def _hard_stop(self, run: _Run, elapsed: float) -> None:
@@ -268,7 +270,7 @@ class ExampleHook:
         grace = run.deadline.grace if run.deadline is not None else 0.0
         message = hard_stop_message(run.example, elapsed, grace)
         run.interrupted_after = run.interrupted_after or elapsed
-        self._write(run, "interrupted", error=message, finished=True)
+        self._write(run, INTERRUPTED, error=message, finished=True)
         run.ended = True
         if any(pid == os.getpid() for pid, _ in _process_end_callbacks):
             logger.error(message)
@@ -296,13 +298,13 @@ class ExampleHook:
         wall = total if measured is None else min(measured, total)
         error = None
         if run.interrupted_after is not None:
-            status = "interrupted"
+            status = INTERRUPTED
             error = interruption_message(run.example, run.interrupted_after, run.tier)
         elif budget is not None and wall > budget:
-            status = "over-budget"
+            status = OVER_BUDGET
             error = f"took {format_seconds(round(wall, 1))}, over its budget"
         else:
-            status = "ok"
+            status = OK
         overhead = None if measured is None else round(total - wall, 3)
         self._write(run, status, error=error, finished=True, wall=wall, overhead=overhead)
         run.ended = True
@@ -330,7 +332,7 @@ class ExampleHook:
             run.deadline.cancel()
         end_processes(descendants() - run.processes)
         if why is not None and not run.ended and run.interrupted_after is None:
-            self._write(run, "failed", error=f"did not finish: {why}")
+            self._write(run, FAILED, error=f"did not finish: {why}")
         run.ended = True
 
     def _write(

@@ -50,7 +50,7 @@ from typing import Any
 from sphinx.util import logging
 
 from docsaccel.budgets import format_seconds
-from docsaccel.contract import NEAR_BUDGET
+from docsaccel.contract import NEAR_BUDGET, REUSABLE
 from docsaccel.gallery import sg_compat
 from docsaccel.gallery.plan import Example
 
@@ -122,7 +122,7 @@ def expected_seconds(
         if (
             record
             and record.get("fast") == fast
-            and record.get("status") in ("ok", "over-budget", "cached")
+            and record.get("status") in REUSABLE
             and record.get("wall_seconds", 0) > 0
         ):
             found[example.id] = float(record["wall_seconds"])

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from docsaccel import schema
-from docsaccel.contract import InputError, parse_json, read_json
+from docsaccel.contract import NOT_EXECUTED, InputError, parse_json, read_json
 from docsaccel.gallery import sg_compat
 from docsaccel.gallery.plan import Example
 
@@ -243,7 +243,7 @@ def build_report(
     for example in examples:
         if example.id not in records:
             fast = bool(build.get("fast", False))
-            records[example.id] = base_record(example, "not-executed", fast)
+            records[example.id] = base_record(example, NOT_EXECUTED, fast)
     report = {
         "schema": schema.REPORT_SCHEMA,
         "version": schema.VERSION,

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from docsaccel.budgets import format_seconds
-from docsaccel.contract import NEAR_BUDGET, is_near_budget
+from docsaccel.contract import INTERRUPTED, NEAR_BUDGET, is_near_budget
 from docsaccel.report.compare import Comparison
 from docsaccel.report.model import LoadedInput, Timing
 
@@ -101,7 +101,7 @@ def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) ->
         file = _file(prefixes.get(timing.id, ""), timing.id)
         took = format_seconds(round(timing.seconds, 1))
         if timing.over_budget:
-            state = "was interrupted after" if timing.status == "interrupted" else "took"
+            state = "was interrupted after" if timing.status == INTERRUPTED else "took"
             lines.append(
                 annotation(
                     "error",
