@@ -115,12 +115,20 @@ def check_report_page(app: Any, docname: str) -> Path:
     for suffix in dict.fromkeys([".rst", *suffixes]):
         existing = target.with_name(target.name[: -len(".rst")] + suffix)
         if existing.exists() and not _generated(existing):
+            other = "budget_report" if docname != "budget_report" else "docsaccel_budget_report"
             raise ConfigError(
                 f"docsaccel_report_page = {docname!r} would replace {existing}, a file "
-                "docsaccel did not write; choose another document name, e.g. "
-                "'budget_report'"
+                f"docsaccel did not write; choose another document name, e.g. {other!r}"
             )
     return target
+
+
+#: How pages written before :data:`GENERATED_MARKER` existed begin: replacing one of them
+#: is an upgrade, not an overwrite of the project's file.
+_LEGACY_HEAD = (
+    f":orphan:\n\n{TITLE}\n{'=' * len(TITLE)}\n\n"
+    "What each executed example of this build cost, against its budget."
+)
 
 
 def _generated(path: Path) -> bool:
@@ -129,7 +137,7 @@ def _generated(path: Path) -> bool:
             head = stream.read(4096)
     except (OSError, UnicodeDecodeError):
         return False
-    return GENERATED_MARKER in head
+    return GENERATED_MARKER in head or head.startswith(_LEGACY_HEAD)
 
 
 def _trends(history: Path, fast: bool) -> Any:
