@@ -12,14 +12,17 @@ and without the plugin).
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import pickle
+from pathlib import Path
 
 from gallery_build import build, make_project
 from sphinx_gallery import py_source_parser
 
 from docsaccel.gallery import sg_compat
 
+TOOL = Path(__file__).parents[1] / "tools" / "sg_full_suite.py"
 API_PAGE = """API
 ===
 
@@ -53,3 +56,47 @@ def test_autodoc_still_documents_the_wrapped_function(tmp_path) -> None:
     assert 'id="sphinx_gallery.py_source_parser.remove_config_comments"' in page
     assert "Return the content of" in page  # its own docstring, not the wrapper's
     assert built.report["examples"][0]["status"] == "ok"
+    # The suite tool's comparison of documented objects sees it too.
+    objects = _tool().inventory(built.outdir / "objects.inv")
+    assert "py:function sphinx_gallery.py_source_parser.remove_config_comments" in objects
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("sg_full_suite", TOOL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_suite_tool_refuses_packages_that_would_replace_the_environments(tmp_path) -> None:
+    (tmp_path / "docutils").mkdir()
+    (tmp_path / "docutils" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "sphinxcontrib" / "video").mkdir(parents=True)  # a namespace: merges
+    (tmp_path / "docsaccel_no_such_module.py").write_text("", encoding="utf-8")
+    assert _tool().shadowed(tmp_path) == ["docutils"]
+    sdist = tmp_path / "sdist"
+    (sdist / _tool().TINYBUILD_CONF).parent.mkdir(parents=True)
+    (sdist / _tool().TINYBUILD_CONF).write_text("", encoding="utf-8")
+    # Refused before anything runs: the comparison would not be of the project's docutils.
+    work = tmp_path / "work"
+    assert _tool().main([str(sdist), "--extra-path", str(tmp_path), "--workdir", str(work)]) == 2
+    assert not work.exists()
+
+
+def test_suite_tool_reads_outcomes_from_junit(tmp_path) -> None:
+    junit = tmp_path / "junit.xml"
+    junit.write_text(
+        '<testsuites><testsuite><testcase classname="m" name="a"/>'
+        '<testcase classname="m" name="b"><failure message="x"/></testcase>'
+        '<testcase classname="m" name="c"><error message="x"/></testcase>'
+        '<testcase classname="m" name="d"><skipped message="x"/></testcase>'
+        "</testsuite></testsuites>",
+        encoding="utf-8",
+    )
+    assert _tool().outcomes(junit) == {
+        "m::a": "passed",
+        "m::b": "failed",
+        "m::c": "error",
+        "m::d": "skipped",
+    }
+    assert _tool().outcomes(tmp_path / "missing.xml") == {}
