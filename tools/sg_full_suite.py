@@ -271,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give an unpacked sphinx-gallery sdist (or --install-deps DIR)")
     if not (args.source / TINYBUILD_CONF).is_file():
         parser.error(f"{args.source}: not an unpacked sphinx-gallery sdist (no {TINYBUILD_CONF})")
+    # The children run in the copies: a relative folder would point inside them.
+    args.extra_path = [str(Path(folder).resolve()) for folder in args.extra_path]
     for folder in map(Path, args.extra_path):
         if not folder.is_dir():
             parser.error(f"--extra-path {folder}: no such folder")
