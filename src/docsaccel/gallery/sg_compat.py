@@ -34,6 +34,7 @@ Checked against sphinx-gallery 0.22.1.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -198,6 +199,9 @@ def remove_our_config_comments() -> None:
     if getattr(original, "_docsaccel", False):
         return
 
+    # Passes for the original wherever it is looked at: autodoc documents a module's
+    # functions by their __module__, pickle finds a function by its qualified name.
+    @functools.wraps(original)
     def remove_config_comments(code_block: str) -> str:
         return INLINE_COMMENT.sub("", original(code_block))
 
