@@ -35,7 +35,7 @@ from typing import Any
 from docsaccel.cache.context import build_context, context_key, describe_difference
 from docsaccel.cache.deps import Project, changes, collect, find_root
 from docsaccel.cache.recorder import Recorder, Seen
-from docsaccel.cache.store import CacheStore, EntryError, MissingEntry
+from docsaccel.cache.store import CacheStore, EntryError, MissingEntry, entry_slug
 from docsaccel.contract import CACHED, OK, OVER_BUDGET, InputError, read_json
 from docsaccel.gallery import sg_compat
 from docsaccel.gallery.plan import Example
@@ -48,7 +48,7 @@ _DEPS_DIR = "cache-deps"
 
 
 def _slug(example_id: str) -> str:
-    return example_id.replace("/", "__")
+    return entry_slug(example_id)
 
 
 @dataclass
@@ -136,16 +136,16 @@ class CacheBuild:
                 self.warn(
                     f"docsaccel cache: cannot store {example_id} in {self.store.folder}: {exc}"
                 )
-        self.store.write_last_build(
-            {
-                "hits": len(self.hits),
-                "misses": len(self.missed),
-                "stored": stored,
-                "saved_seconds": round(
-                    sum(r["cache"]["saved_seconds"] for r in self.hits.values()), 3
-                ),
-            }
-        )
+        summary = {
+            "hits": len(self.hits),
+            "misses": len(self.missed),
+            "stored": stored,
+            "saved_seconds": round(sum(r["cache"]["saved_seconds"] for r in self.hits.values()), 3),
+        }
+        try:
+            self.store.write_last_build(summary)
+        except OSError as exc:  # the summary is for `cache stats`: never worth the build
+            self.warn(f"docsaccel cache: cannot write its summary in {self.store.folder}: {exc}")
         return stored
 
 

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from docsaccel.cache.deps import Project, changes, find_root
-from docsaccel.cache.store import CacheStore, EntryError
+from docsaccel.cache.store import CacheStore, EntryError, example_id_of
 
 __all__ = ["explain", "parse_size", "prune", "stats"]
 
@@ -77,7 +77,7 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
         entries = store.others(example_id, but="")
         if not entries:
             known = sorted(
-                {p.name.rsplit("--", 1)[0].replace("__", "/") for p in store.entries.glob("*")}
+                {example_id_of(p.name.rsplit("--", 1)[0]) for p in store.entries.glob("*")}
             )
             raise _BadInput(
                 f"{example!r}: no entry in {cache} (examples with entries: "

@@ -8,6 +8,7 @@ hooks:
   ``os.open``, the import system reading a module) and every first ``import`` of a module;
 - a wrapper of :func:`builtins.__import__` sees every ``import`` statement, including
   those of a module an earlier example already imported, for which no import event fires;
+  a wrapper of :func:`importlib.import_module` does the same for imports by name;
 - at ``function`` granularity, :func:`sys.settrace` sees each call of code, and keeps the
   code objects of files under the project's roots (other frames are not traced further).
 
@@ -28,6 +29,8 @@ Example::
 from __future__ import annotations
 
 import builtins
+import contextlib
+import importlib
 import importlib.util
 import os
 import sys
@@ -85,6 +88,7 @@ class Recorder:
                 recorder = cls()
                 sys.addaudithook(recorder._audit)
                 builtins.__import__ = recorder._wrap_import(builtins.__import__)
+                importlib.import_module = recorder._wrap_import_module(importlib.import_module)
                 cls._instance = recorder
             return cls._instance
 
@@ -160,6 +164,16 @@ class Recorder:
 
         recorded_import.__wrapped__ = original  # type: ignore[attr-defined]
         return recorded_import
+
+    def _wrap_import_module(self, original: Any) -> Any:
+        def recorded_import_module(name: str, package: str | None = None) -> Any:
+            if self.active:
+                with contextlib.suppress(ImportError, ValueError, TypeError):
+                    self._seen.modules.add(importlib.util.resolve_name(name, package))
+            return original(name, package)
+
+        recorded_import_module.__wrapped__ = original  # type: ignore[attr-defined]
+        return recorded_import_module
 
     def _note_import(self, name: str, globals: Any, fromlist: Any, level: int) -> None:
         if level:

@@ -2,7 +2,7 @@
 
 Layout of a cache folder::
 
-    entries/<example id, / as __>--<context key>/
+    entries/<example id, / as __ (see entry_slug)>--<context key>/
         entry.json     # schema docsaccel.cache-entry: id, context, dependencies, the
                        # record of the run that made it, and its files with their digests
         files/...      # the example's gallery outputs, by path inside the Sphinx source dir
@@ -128,7 +128,7 @@ class CacheStore:
 
     @staticmethod
     def entry_name(example_id: str, context_key: str) -> str:
-        return f"{example_id.replace('/', '__')}--{context_key}"
+        return f"{entry_slug(example_id)}--{context_key}"
 
     def load(self, name: str) -> Entry:
         """The entry called ``name``; raises :class:`MissingEntry` or :class:`EntryError`."""
@@ -157,10 +157,11 @@ class CacheStore:
 
     def others(self, example_id: str, but: str) -> list[Entry]:
         """The readable entries of the same example in other contexts, newest first."""
-        prefix = f"{example_id.replace('/', '__')}--"
+        prefix = f"{entry_slug(example_id)}--"
         found = []
-        for path in self.entries.glob(f"{prefix}*"):
-            if path.name == but:
+        paths = self.entries.iterdir() if self.entries.is_dir() else ()
+        for path in paths:  # not a glob: an id may hold glob characters ("plot_[a].py")
+            if not path.name.startswith(prefix) or path.name == but:
                 continue
             with contextlib.suppress(EntryError, OSError):
                 found.append(self.load(path.name))
@@ -267,6 +268,21 @@ class CacheStore:
         except InputError:
             return None
         return data if isinstance(data, dict) else None
+
+
+def entry_slug(example_id: str) -> str:
+    """The example id as one file name: ``/`` as ``__``, so ``tutorials/plot_a.py`` is
+    ``tutorials__plot_a.py``. One name per id: when that spelling could stand for another id
+    (``g/a__b.py`` and ``g/a/b.py``, or ``_`` beside a ``/``), ``%`` and ``_`` are escaped
+    first (``g__a%5F%5Fb.py``), so two examples never share an entry."""
+    if not any(part in example_id for part in ("%", "__", "_/", "/_")):
+        return example_id.replace("/", "__")
+    return example_id.replace("%", "%25").replace("_", "%5F").replace("/", "__")
+
+
+def example_id_of(slug: str) -> str:
+    """The example id :func:`entry_slug` made ``slug`` from."""
+    return slug.replace("__", "/").replace("%5F", "_").replace("%25", "%")
 
 
 def _mtime(path: Path) -> float:

@@ -172,6 +172,14 @@ def read_settings(
 
 
 def _cache_dir(where: str, value: Any, confdir: Path) -> Path | None:
+    path = _cache_path(where, value, confdir)
+    if path is not None and path.exists() and not path.is_dir():
+        named = CACHE_ENV if where == CACHE_ENV else "docsaccel_cache"
+        raise ConfigError(f"{named}={value!r}: {path} is a file, not a folder")
+    return path
+
+
+def _cache_path(where: str, value: Any, confdir: Path) -> Path | None:
     if where == CACHE_ENV:
         # A switch's "off" spelling turns the cache off for this build; any other text is
         # a folder, relative to where the build runs (as a variable's paths are).
@@ -312,13 +320,15 @@ def unknown_settings(names: Iterable[str]) -> list[str]:
     ignored without a word.
     """
     messages = []
-    for name in sorted(n for n in names if n.startswith(CONFIG_PREFIX)):
+    # Any case: `DOCSACCEL_FAST = True` in conf.py (the variable's spelling) sets nothing.
+    for name in sorted(n for n in names if n.lower().startswith(CONFIG_PREFIX)):
         if name in CONFIG_DEFAULTS:
             continue
         # Compared without the prefix every name shares, which would make all look close.
         known = {key[len(CONFIG_PREFIX) :]: key for key in CONFIG_DEFAULTS}
-        close = get_close_matches(name[len(CONFIG_PREFIX) :], list(known), n=1, cutoff=0.6)
-        hint = f"; did you mean {known[close[0]]!r}?" if close else ""
+        bare = name[len(CONFIG_PREFIX) :].lower()
+        close = get_close_matches(bare, list(known), n=1, cutoff=0.6)
+        hint = f"; did you mean {known[close[0]]!r}?" if close else "."
         valid = ", ".join(CONFIG_DEFAULTS)
         messages.append(f"unknown setting {name!r} in conf.py (ignored){hint} Settings: {valid}")
     return messages

@@ -281,6 +281,10 @@ class ExampleHook:
 
     def _finish(self, fname: str) -> None:
         global _running
+        if self._run is not None and self._run.pid != os.getpid():
+            # A copy of the build's process that the example forked, back from the example:
+            # it must not go on building beside the real one (and write into its outputs).
+            _real_os_exit(0)
         run, self._run = self._run, None
         _running = None
         if run is None or self.example_for(fname) is not run.example:

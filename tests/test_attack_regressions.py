@@ -1,0 +1,131 @@
+"""Regressions of defects found by trying to break the plugin and the example cache.
+
+Each test names what went wrong: a warm build that served a stale page, a build that
+crashed or went on in a copy of itself, a setting misspelled without a word.
+"""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from gallery_build import build, make_project
+from sphinx.errors import ConfigError
+
+from docsaccel.cache.recorder import Recorder
+from docsaccel.cache.store import CacheStore, entry_slug, example_id_of
+from docsaccel.gallery.config import CONFIG_DEFAULTS, read_settings, unknown_settings
+
+
+def _example(src: Path, name: str, body: str) -> None:
+    title = Path(name).stem
+    text = f'"""\n{title}\n{"=" * len(title)}\n"""\n{textwrap.dedent(body)}'
+    (src / "examples" / name).write_text(text, encoding="utf-8")
+
+
+def test_import_module_of_a_module_already_imported_is_recorded(tmp_path: Path) -> None:
+    # An earlier example imported it: no import event fires, and importlib.import_module
+    # does not go through builtins.__import__; editing the module must still re-run this one.
+    (tmp_path / "attack_helper_mod.py").write_text("VALUE = 1\n", encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        importlib.import_module("attack_helper_mod")
+        recorder = Recorder.get()
+        recorder.start([str(tmp_path)])
+        try:
+            importlib.import_module("attack_helper_mod")
+        finally:
+            seen = recorder.stop()
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("attack_helper_mod", None)
+    assert "attack_helper_mod" in seen.modules
+
+
+def test_a_cache_folder_that_is_a_file_stops_the_build_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "cache").write_text("not a folder\n", encoding="utf-8")
+
+    class Config:
+        pass
+
+    config = Config()
+    for key, value in CONFIG_DEFAULTS.items():
+        setattr(config, key, value)
+    config.docsaccel_cache = "cache"
+    with pytest.raises(ConfigError, match=r"docsaccel_cache='cache': .*cache is a file"):
+        read_settings(config, confdir=tmp_path, env={})
+    with pytest.raises(ConfigError, match=r"DOCSACCEL_CACHE=.*is a file"):
+        read_settings(config, confdir=tmp_path, env={"DOCSACCEL_CACHE": str(tmp_path / "cache")})
+
+
+def test_misspelled_settings_in_any_case_get_a_suggestion() -> None:
+    messages = unknown_settings(["DOCSACCEL_FAST", "docsaccel_FAST", "docsaccel_fast"])
+    assert len(messages) == 2
+    assert all("did you mean 'docsaccel_fast'?" in m for m in messages)
+    (plain,) = unknown_settings(["docsaccel_zzzzzz"])
+    assert "(ignored). Settings: docsaccel_budgets" in plain
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        ("g/a__b.py", "g/a/b.py"),
+        ("g/a_/b.py", "g/a/_b.py", "g/a___b.py", "g/a/__b.py"),
+        ("g/%5F.py", "g/_.py"),
+    ],
+)
+def test_two_examples_never_share_a_cache_entry(ids: tuple[str, ...]) -> None:
+    names = {CacheStore.entry_name(example_id, "k") for example_id in ids}
+    assert len(names) == len(ids)
+    assert [example_id_of(entry_slug(example_id)) for example_id in ids] == list(ids)
+    assert entry_slug("tutorials/plot_a.py") == "tutorials__plot_a.py"  # names kept
+
+
+def test_same_slug_examples_each_get_their_own_entry_and_hit(tmp_path: Path) -> None:
+    src = make_project(tmp_path, [], conf='docsaccel_cache = "../cache"\n')
+    (src / "examples" / "plot_a").mkdir()
+    (src / "examples" / "plot_a" / "README.rst").write_text("Sub\n===\n", encoding="utf-8")
+    _example(src, "plot_a/plot_b.py", 'print("nested")\n')
+    _example(src, "plot_a__plot_b.py", 'print("flat")\n')
+    first = build(src, outdir=tmp_path / "out1")
+    assert first.returncode == 0, first.output
+    assert len(list((tmp_path / "cache" / "entries").iterdir())) == 2
+    shutil.rmtree(src / "auto_examples")  # a fresh checkout, as in CI
+    second = build(src, outdir=tmp_path / "out2")
+    assert second.returncode == 0, second.output
+    statuses = {r["id"]: (r["status"], r["cache"]) for r in second.report["examples"]}
+    assert statuses["examples/plot_a/plot_b.py"][0] == "cached", statuses
+    assert statuses["examples/plot_a__plot_b.py"][0] == "cached", statuses
+
+
+def test_forked_copy_of_the_build_ends_and_an_unwritable_cache_summary_warns(
+    tmp_path: Path,
+) -> None:
+    # The child of os.fork() in an example used to return into sphinx-gallery and go on
+    # building beside the real build, writing a broken record into its output folder.
+    src = make_project(tmp_path, [], conf='docsaccel_cache = "../cache"\n')
+    _example(
+        src,
+        "plot_fork.py",
+        """\
+        import os
+        import time
+
+        pid = os.fork()
+        if pid:
+            time.sleep(1.0)
+        print("forked")
+        """,
+    )
+    # The cache's summary cannot be written: a warning, not a crash after every example ran.
+    (tmp_path / "cache" / "last-build.json").mkdir(parents=True)
+    built = build(src)
+    assert built.returncode == 0, built.output
+    assert "cannot write its summary" in built.output
+    assert "Traceback" not in built.output and "Extension error" not in built.output
+    assert built.record("plot_fork.py")["status"] == "ok"
+    assert built.report["build"]["complete"] is True
