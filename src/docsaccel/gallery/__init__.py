@@ -75,7 +75,8 @@ from docsaccel.gallery.config import (
     unknown_settings,
 )
 from docsaccel.gallery.hook import ExampleHook
-from docsaccel.gallery.interrupt import cancel_all
+from docsaccel.gallery.interrupt import GRACE_SECONDS, cancel_all, grace_seconds
+from docsaccel.gallery.leftovers import bound_exit
 from docsaccel.gallery.lock import LockedError, OutdirLock
 from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
 from docsaccel.gallery.plan import Example, Planner
@@ -487,6 +488,13 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     _unfinished_builds.remove(build)
     if build.lock is not None:
         build.lock.release()
+    # A thread or exit handler an example left must not keep the finished build from
+    # ending: it gets the grace of the hard stop, then the process ends, failing.
+    try:
+        grace = grace_seconds()
+    except ValueError:  # a bad value is reported where a deadline needs it
+        grace = GRACE_SECONDS
+    bound_exit(grace, hook_module.EXIT_STATUS)
 
 
 def _restore_fast_env(build: GalleryBuild) -> None:

@@ -62,7 +62,7 @@ from docsaccel.contract import (
     UNFINISHED_ERROR,
 )
 from docsaccel.contract import FAST_ENV as FAST_ENV_VAR
-from docsaccel.gallery import sg_compat
+from docsaccel.gallery import leftovers, sg_compat
 from docsaccel.gallery.interrupt import Deadline, cancel_all
 from docsaccel.gallery.plan import Example, Planner
 from docsaccel.gallery.processes import descendants, end_processes
@@ -141,6 +141,8 @@ class _Run:
     ended: bool = False  # its final record is written
     pid: int = field(default_factory=os.getpid)
     cost_before: tuple[int, int] | None = None
+    #: Threads and exit handlers before it ran (:mod:`.leftovers`).
+    left_mark: tuple[frozenset[int | None], int] | None = None
 
 
 # The hook whose example runs in this process, if any: what the process-end paths record.
@@ -233,6 +235,7 @@ class ExampleHook:
         _reset_peak_rss()
         run = _Run(example, now_iso(), time.perf_counter(), time.process_time())
         run.processes = descendants()
+        run.left_mark = leftovers.before_example()
         run.cost_before = sg_compat.cost_stamp(example.target_file)
         self._run = run
         _running = self
@@ -316,6 +319,8 @@ class ExampleHook:
             self.progress.send(event="end", id=run.example.id, seconds=wall, status=status)
         # After the record: the time spent ending its processes is not the example's.
         self._wind_up(run)
+        if run.left_mark is not None:
+            leftovers.after_example(run.example.id, run.left_mark)
         facts = registry.snapshot()
         write_run_marker(run.example.target_file, self.fast, facts.get(KNOBS_SECTION, {}))
         if self.cache is not None and seen is not None:

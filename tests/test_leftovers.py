@@ -1,0 +1,35 @@
+"""A thread or an exit handler an example leaves cannot keep a finished build from ending."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from gallery_build import build, make_project
+
+pytestmark = pytest.mark.slow
+
+GRACE = 1.0
+# A hung build hits gallery_build's subprocess timeout instead of this bound.
+SLACK = 60.0
+
+
+@pytest.mark.parametrize("example", ["plot_h_thread.py", "plot_h_atexit.py"])
+def test_the_build_ends_after_the_grace_and_fails(tmp_path, example) -> None:
+    src = make_project(tmp_path, ["plot_quick.py", example])
+    started = time.monotonic()
+    built = build(src, env={"DOCSACCEL_INTERRUPT_GRACE": str(GRACE)})
+    elapsed = time.monotonic() - started
+    assert built.returncode == 2, built.output
+    assert f"examples/{example}" in built.output
+    assert "had not ended" in built.output
+    assert elapsed < SLACK
+    # The build itself finished: its report is complete.
+    assert (built.outdir / "docsaccel" / "report.json").is_file()
+
+
+def test_a_build_whose_examples_leave_nothing_ends_as_usual(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_quick.py"])
+    built = build(src, env={"DOCSACCEL_INTERRUPT_GRACE": str(GRACE)})
+    assert built.returncode == 0, built.output
+    assert "had not ended" not in built.output
