@@ -163,3 +163,19 @@ def test_fast_report_takes_the_fast_budget_of_the_winning_rule(tmp_path, capsys)
         report = write_report(tmp_path / "r.json", [record("plot_a.py", 8.0, fast=fast)])
         assert main(["check", str(report), "--budgets", str(budgets)]) == code
     assert "(fast path)" in capsys.readouterr().out
+
+
+def test_a_name_with_a_line_break_stays_on_its_line() -> None:
+    from docsaccel.report.check import check_timings, format_check
+    from docsaccel.report.model import Timing
+
+    hostile = Timing(
+        id="g/plot_a\n::error file=x::injected.py",
+        name="plot_a\n::error file=x::injected.py",
+        seconds=5.0,
+        budget_seconds=1.0,
+        budget_source="default",
+    )
+    text = format_check(check_timings([hostile]))
+    assert not any(line.startswith("::") for line in text.splitlines())
+    assert "plot_a\\n::error" in text
