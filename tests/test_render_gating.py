@@ -227,3 +227,15 @@ def test_import_does_not_load_torchrl():
     code = "import sys, docsaccel.render; print(sorted({'torch', 'torchrl'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_render_every_takes_any_integer_type():
+    import numpy as np
+
+    from docsaccel.render.schedule import check_stride
+
+    assert check_stride("render_every", np.int64(4)) == 4
+    assert type(check_stride("render_every", np.int64(4))) is int
+    for value in (np.int64(0), np.float64(4.0), np.bool_(True)):
+        with pytest.raises(ValueError, match="render_every must be an int >= 1"):
+            check_stride("render_every", value)

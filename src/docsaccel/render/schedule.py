@@ -25,6 +25,8 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
+import operator
 from typing import Protocol
 
 __all__ = ["FrameSchedule", "Schedule", "check_stride"]
@@ -41,14 +43,18 @@ class Schedule(Protocol):
 
 
 def check_stride(name: str, value: object) -> int:
-    """Return ``value`` if it is an int >= 1, else raise ValueError naming ``name``.
+    """Return ``value`` as an int if it is an integer >= 1, else raise ValueError naming ``name``.
 
-    ``bool`` is rejected although it is an ``int`` subclass: ``True`` as a stride is
-    always a mistake.
+    Any integer type counts (``numpy.int64`` from a config array, through
+    ``__index__``); ``bool`` is rejected although it is an ``int`` subclass: ``True`` as
+    a stride is always a mistake.
     """
+    if not isinstance(value, bool) and not isinstance(value, int):
+        with contextlib.suppress(TypeError):
+            value = operator.index(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-    return value
+    return int(value)
 
 
 class FrameSchedule:
