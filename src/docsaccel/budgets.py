@@ -247,7 +247,11 @@ def is_ci(env: Mapping[str, str] | None = None) -> bool:
 
 
 def format_seconds(seconds: float) -> str:
-    """``95.0`` -> ``"1m35s"``; ``0.5`` -> ``"0.5s"``; ``3600`` -> ``"1h"``."""
+    """Seconds as the budget file writes them.
+
+    >>> format_seconds(95.0), format_seconds(0.5), format_seconds(3600)
+    ('1m35s', '0.5s', '1h')
+    """
     if seconds < 60:
         return f"{seconds:g}s"
     hours, rest = divmod(seconds, 3600)

@@ -52,9 +52,10 @@ def parse_switch(value: str, where: str = ENV_VAR) -> bool:
 def is_fast(env: Mapping[str, str] | None = None) -> bool:
     """Whether this run uses the fast path: the ``DOCSACCEL_FAST`` variable of ``env``.
 
-    ``env`` defaults to ``os.environ``. Example::
+    ``env`` defaults to ``os.environ``. Example:
 
-        is_fast({"DOCSACCEL_FAST": "1"})  # True
+    >>> is_fast({"DOCSACCEL_FAST": "1"}), is_fast({"DOCSACCEL_FAST": "off"})
+    (True, False)
     """
     return parse_switch((os.environ if env is None else env).get(ENV_VAR, ""))
 

@@ -10,13 +10,13 @@ A published value is either JSON-compatible data or an object with an ``as_dict(
 method; live objects (such as render statistics that keep counting after they are
 published) are read at snapshot time, so the record shows their final state.
 
-Example::
+Example:
 
-    from docsaccel import registry
-
-    registry.publish("knobs", "rollouts", {"value": 1, "fast": 1, "full": 4})
-    registry.snapshot()   # {"knobs": {"rollouts": {"value": 1, "fast": 1, "full": 4}}}
-    registry.clear()
+>>> from docsaccel import registry
+>>> registry.publish("knobs", "rollouts", {"value": 1, "fast": 1, "full": 4})
+>>> registry.snapshot()
+{'knobs': {'rollouts': {'value': 1, 'fast': 1, 'full': 4}}}
+>>> registry.clear()
 """
 
 from __future__ import annotations

@@ -15,12 +15,15 @@ the wall time, so the planner balances predicted seconds, not example counts:
 - the plan is deterministic on any machine: times are whole milliseconds (integer sums
   do not depend on summation order), and every tie is broken by name or shard index.
 
-Example::
+Example:
 
-    plan = plan_shards({"plot_a.py": 120.0, "plot_b.py": 30.0, "plot_c.py": 95.0}, shards=2)
-    plan.shards[0].examples          # ('plot_a.py',)
-    plan.shards[1].examples          # ('plot_b.py', 'plot_c.py')
-    plan.makespan, plan.lower_bound  # (125.0, 122.5)
+>>> plan = plan_shards({"plot_a.py": 120.0, "plot_b.py": 30.0, "plot_c.py": 95.0}, shards=2)
+>>> plan.shards[0].examples
+('plot_a.py',)
+>>> plan.shards[1].examples
+('plot_b.py', 'plot_c.py')
+>>> plan.makespan, plan.lower_bound
+(125.0, 122.5)
 
 The lower bound is ``max(longest example, total / N)``: no plan can finish sooner.
 """

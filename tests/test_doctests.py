@@ -1,0 +1,36 @@
+"""The runnable examples in docsaccel's docstrings (``>>>``) run, and hold."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import docsaccel
+
+
+def _modules_with_examples() -> list[str]:
+    names = []
+    for info in pkgutil.walk_packages(docsaccel.__path__, prefix="docsaccel."):
+        spec = importlib.util.find_spec(info.name)
+        origin = spec.origin if spec else None
+        if origin and Path(origin).read_text(encoding="utf-8").find(">>>") != -1:
+            names.append(info.name)
+    return sorted(names)
+
+
+MODULES = _modules_with_examples()
+
+
+def test_some_modules_have_runnable_examples() -> None:
+    assert "docsaccel.contract" in MODULES
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0
