@@ -34,7 +34,6 @@ Example::
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
@@ -46,9 +45,6 @@ __all__ = ["NativeRenderGate", "gate_native_env", "native_gate"]
 
 # Where a gated env keeps its gate, in its instance dict.
 _GATE_ATTR = "_docsaccel_render_gate"
-
-_classes_lock = threading.Lock()
-_gated_classes: dict[type, type] = {}
 
 
 def _check_schedule(schedule: Any) -> Schedule:
@@ -106,28 +102,17 @@ class NativeRenderGate:
 
 def _gated_class(cls: type) -> type:
     """``cls`` with ``_render_pixels`` asking the instance's gate (one class per ``cls``)."""
-    with _classes_lock:
-        gated = _gated_classes.get(cls)
-        if gated is not None:
-            return gated
-        original = getattr(cls, torchrl_compat.RENDER_PIXELS)
+    return torchrl_compat.overriding_subclass(cls, torchrl_compat.RENDER_PIXELS, _gating)
 
-        def _render_pixels(self: Any) -> Any:
-            gate = self.__dict__.get(_GATE_ATTR)
-            if gate is None:  # an instance of the gated class nobody gated: torchrl's path
-                return original(self)
-            return gate.render_pixels(self, lambda: original(self))
 
-        namespace = {
-            "__module__": cls.__module__,
-            "__qualname__": cls.__qualname__,
-            "__doc__": cls.__doc__,
-            torchrl_compat.RENDER_PIXELS: _render_pixels,
-        }
-        # type(cls): build it with torchrl's own metaclass, as a subclass would be.
-        gated = type(cls)(cls.__name__, (cls,), namespace)
-        _gated_classes[cls] = gated
-        return gated
+def _gating(original: Any) -> Any:
+    def _render_pixels(self: Any) -> Any:
+        gate = self.__dict__.get(_GATE_ATTR)
+        if gate is None:  # an instance of the gated class nobody gated: torchrl's path
+            return original(self)
+        return gate.render_pixels(self, lambda: original(self))
+
+    return _render_pixels
 
 
 def native_gate(env: Any) -> NativeRenderGate | None:

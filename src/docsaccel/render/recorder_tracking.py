@@ -27,7 +27,6 @@ Example::
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from docsaccel.render import torchrl_compat
@@ -36,9 +35,6 @@ __all__ = ["RecorderTracker", "track_recorder"]
 
 # Where a tracked recorder, and each copy torchrl makes of it, keeps the shared tracker.
 _TRACKER_ATTR = "_docsaccel_recorder_tracker"
-
-_classes_lock = threading.Lock()
-_tracked_classes: dict[type, type] = {}
 
 
 class RecorderTracker:
@@ -55,27 +51,17 @@ class RecorderTracker:
 
 def _tracked_class(cls: type) -> type:
     """``cls`` whose inverse pass marks the instance as the active copy (one per ``cls``)."""
-    with _classes_lock:
-        tracked = _tracked_classes.get(cls)
-        if tracked is not None:
-            return tracked
-        original = getattr(cls, torchrl_compat.INV_CALL)
+    return torchrl_compat.overriding_subclass(cls, torchrl_compat.INV_CALL, _tracking)
 
-        def _inv_call(self: Any, tensordict: Any) -> Any:
-            tracker = self.__dict__.get(_TRACKER_ATTR)
-            if tracker is not None:
-                tracker.active = self
-            return original(self, tensordict)
 
-        namespace = {
-            "__module__": cls.__module__,
-            "__qualname__": cls.__qualname__,
-            "__doc__": cls.__doc__,
-            torchrl_compat.INV_CALL: _inv_call,
-        }
-        tracked = type(cls)(cls.__name__, (cls,), namespace)
-        _tracked_classes[cls] = tracked
-        return tracked
+def _tracking(original: Any) -> Any:
+    def _inv_call(self: Any, tensordict: Any) -> Any:
+        tracker = self.__dict__.get(_TRACKER_ATTR)
+        if tracker is not None:
+            tracker.active = self
+        return original(self, tensordict)
+
+    return _inv_call
 
 
 def _adopt(copy: Any, tracker: RecorderTracker) -> None:

@@ -31,7 +31,8 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torchrl
@@ -53,6 +54,7 @@ __all__ = [
     "gym_wrapper_env",
     "is_native_env",
     "last_pixels",
+    "overriding_subclass",
     "recorder_copies",
     "recorder_skip_as_given",
     "serial_workers",
@@ -71,6 +73,30 @@ NATIVE_BACKENDS: tuple[str, ...] = ("mujoco",)
 RENDER_PIXELS = "_render_pixels"
 
 _LAST_PIXELS = "_last_pixels"
+
+_subclasses: dict[tuple[type, str], type] = {}
+_subclasses_lock = threading.Lock()
+
+
+def overriding_subclass(cls: type, method: str, wrap: Callable[[Any], Any]) -> type:
+    """``cls`` with ``method`` replaced by ``wrap(original)``: one subclass per class and method.
+
+    The subclass keeps the name, module and docstring of ``cls`` and is built with its own
+    metaclass, as a subclass would be. An instance is switched to it by assigning its
+    ``__class__``: torchrl's classes are never patched, and only that instance changes.
+    """
+    with _subclasses_lock:
+        found = _subclasses.get((cls, method))
+        if found is None:
+            namespace = {
+                "__module__": cls.__module__,
+                "__qualname__": cls.__qualname__,
+                "__doc__": cls.__doc__,
+                method: wrap(getattr(cls, method)),
+            }
+            found = _subclasses[(cls, method)] = type(cls)(cls.__name__, (cls,), namespace)
+        return found
+
 
 #: The ``Transform`` method every step runs through (``TransformedEnv._step`` calls
 #: ``transform.inv``, and ``Compose`` calls each transform's ``_inv_call``) before the
