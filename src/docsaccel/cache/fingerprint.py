@@ -43,17 +43,38 @@ def _stat_key(path: str) -> _StatKey:
     return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
+def _memoised(cache: dict[Any, tuple[_StatKey, Any]], key: Any, path: str, compute: Any) -> Any:
+    """``compute(path)``, remembered in ``cache[key]`` while the file's stat is the same.
+
+    Raises :class:`OSError` when the file cannot be stat'ed.
+    """
+    stat = _stat_key(path)
+    known = cache.get(key)
+    if known is not None and known[0] == stat:
+        return known[1]
+    value = compute(path)
+    cache[key] = (stat, value)
+    return value
+
+
+def _parsed(path: str) -> ast.Module | None:
+    """The file's syntax tree; ``None`` when it cannot be read or parsed."""
+    try:
+        with open(path, "rb") as stream:
+            return ast.parse(stream.read(), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
 def file_digest(path: str | os.PathLike[str]) -> str:
     """The SHA-256 of the file's bytes; raises :class:`OSError` when it cannot be read."""
     path = os.fspath(path)
-    key = _stat_key(path)
-    known = _digests.get(path)
-    if known is not None and known[0] == key:
-        return known[1]
-    with open(path, "rb") as stream:
-        digest = hashlib.file_digest(stream, "sha256").hexdigest()
-    _digests[path] = (key, digest)
-    return digest
+
+    def digest(path: str) -> str:
+        with open(path, "rb") as stream:
+            return hashlib.file_digest(stream, "sha256").hexdigest()
+
+    return _memoised(_digests, path, path, digest)
 
 
 def _sha(text: str) -> str:
@@ -66,22 +87,15 @@ def code_digests(path: str | os.PathLike[str]) -> dict[str, str] | None:
     ``None`` when the file cannot be read or parsed (then only its bytes can count).
     """
     path = os.fspath(path)
+
+    def digests(path: str) -> dict[str, str] | None:
+        tree = _parsed(path)
+        return None if tree is None else _digests_of(tree)
+
     try:
-        key = _stat_key(path)
+        return _memoised(_code, path, path, digests)
     except OSError:
         return None
-    known = _code.get(path)
-    if known is not None and known[0] == key:
-        return known[1]
-    try:
-        with open(path, "rb") as stream:
-            tree = ast.parse(stream.read(), filename=path)
-    except (OSError, SyntaxError, ValueError):
-        digests = None
-    else:
-        digests = _digests_of(tree)
-    _code[path] = (key, digests)
-    return digests
 
 
 def _digests_of(tree: ast.Module) -> dict[str, str]:
@@ -143,22 +157,15 @@ def imported_names(path: str | os.PathLike[str], package: str) -> tuple[str, ...
     -> ``a`` and ``a.b`` (``b`` may be a submodule). ``package``: the file's package, to
     resolve relative imports. Empty when the file cannot be parsed."""
     path = os.fspath(path)
+
+    def names(path: str) -> tuple[str, ...]:
+        tree = _parsed(path)
+        return () if tree is None else tuple(sorted(_names_in(tree, package)))
+
     try:
-        key = _stat_key(path)
+        return _memoised(_imports, (path, package), path, names)
     except OSError:
         return ()
-    known = _imports.get((path, package))
-    if known is not None and known[0] == key:
-        return known[1]
-    try:
-        with open(path, "rb") as stream:
-            tree = ast.parse(stream.read(), filename=path)
-    except (OSError, SyntaxError, ValueError):
-        names: tuple[str, ...] = ()
-    else:
-        names = tuple(sorted(_names_in(tree, package)))
-    _imports[(path, package)] = (key, names)
-    return names
 
 
 def _names_in(tree: ast.AST, package: str) -> set[str]:
