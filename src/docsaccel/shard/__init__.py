@@ -15,34 +15,6 @@ sphinx-gallery); the other two modules are imported by name::
     plan = plan_shards({"plot_a.py": 120.0, "plot_b.py": 30.0}, shards=2)
 """
 
-from docsaccel.shard.plan import (
-    DEFAULT_RUNS,
-    Plan,
-    Shard,
-    ShardError,
-    budget_estimator,
-    build_gallery_plan,
-    build_plan,
-    check_index,
-    describe,
-    discover_examples,
-    load_durations,
-    match_gallery,
-    plan_shards,
-)
-
-__all__ = [
-    "DEFAULT_RUNS",
-    "Plan",
-    "Shard",
-    "ShardError",
-    "budget_estimator",
-    "build_gallery_plan",
-    "build_plan",
-    "check_index",
-    "describe",
-    "discover_examples",
-    "load_durations",
-    "match_gallery",
-    "plan_shards",
-]
+# The planner's public names, listed once, in docsaccel.shard.plan.
+from docsaccel.shard.plan import *  # noqa: F403
+from docsaccel.shard.plan import __all__  # noqa: F401
