@@ -192,14 +192,8 @@ def _cache_path(where: str, value: Any, confdir: Path) -> Path | None:
             f"{CACHE_ENV}={value!r} is not a folder; give the cache folder's path, or 0 for "
             "no cache"
         )
-    if value is None:
-        return None
-    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
-        raise ConfigError(
-            f"docsaccel_cache must be the path of the cache folder (relative to the conf "
-            f"dir) or None, got {value!r}"
-        )
-    return (confdir / value).resolve()
+    path = _conf_path("docsaccel_cache", value, confdir, "the cache folder")
+    return None if path is None else path.resolve()
 
 
 def _cache_granularity(value: Any) -> str:
@@ -278,15 +272,21 @@ def _report_page(value: Any) -> str | None:
     return value
 
 
-def _budgets_path(value: Any, confdir: Path) -> Path | None:
+def _conf_path(key: str, value: Any, confdir: Path, what: str) -> Path | None:
+    """A path setting of ``conf.py``, relative to the conf dir; ``None`` stays ``None``."""
     if value is None:
         return None
     if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
         raise ConfigError(
-            f"docsaccel_budgets must be the path of a TOML budget file (relative to the conf "
-            f"dir) or None, got {value!r}"
+            f"{key} must be the path of {what} (relative to the conf dir) or None, got {value!r}"
         )
-    path = confdir / value
+    return confdir / value
+
+
+def _budgets_path(value: Any, confdir: Path) -> Path | None:
+    path = _conf_path("docsaccel_budgets", value, confdir, "a TOML budget file")
+    if path is None:
+        return None
     if not path.is_file():
         raise ConfigError(f"docsaccel_budgets = {str(value)!r}: no such file: {path}")
     return path
@@ -335,15 +335,9 @@ def unknown_settings(names: Iterable[str]) -> list[str]:
 
 
 def _history_path(value: Any, confdir: Path) -> Path | None:
-    if value is None:
-        return None
-    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
-        raise ConfigError(
-            "docsaccel_history must be the path of a history file (docsaccel history append; "
-            f"relative to the conf dir) or None, got {value!r}"
-        )
-    path = confdir / value
-    if path.is_dir():
+    what = "a history file (written by docsaccel history append)"
+    path = _conf_path("docsaccel_history", value, confdir, what)
+    if path is not None and path.is_dir():
         raise ConfigError(f"docsaccel_history = {str(value)!r}: {path} is a folder, not a file")
     return path
 
