@@ -313,7 +313,7 @@ class ExampleHook:
         else:
             status = OK
         overhead = None if measured is None else round(total - wall, 3)
-        self._write(run, status, error=error, finished=True, wall=wall, overhead=overhead)
+        record = self._write(run, status, error=error, finished=True, wall=wall, overhead=overhead)
         run.ended = True
         if self.progress is not None:
             self.progress.send(event="end", id=run.example.id, seconds=wall, status=status)
@@ -321,8 +321,7 @@ class ExampleHook:
         self._wind_up(run)
         if run.left_mark is not None:
             leftovers.after_example(run.example.id, run.left_mark)
-        facts = registry.snapshot()
-        write_run_marker(run.example.target_file, self.fast, facts.get(KNOBS_SECTION, {}))
+        write_run_marker(run.example.target_file, self.fast, record["knobs"])
         if self.cache is not None and seen is not None:
             self.cache.save(run.example, seen)
 
@@ -353,7 +352,8 @@ class ExampleHook:
         provisional: bool = False,
         wall: float | None = None,
         overhead: float | None = None,
-    ) -> None:
+    ) -> dict[str, Any]:
+        """Journal the example's record as it stands now; return it."""
         facts = registry.snapshot()
         cache = {} if self.cache is None else {"cache": self.cache.record_field(run.example.id)}
         if wall is None:
@@ -377,6 +377,7 @@ class ExampleHook:
         if overhead is not None:
             record["overhead_seconds"] = overhead
         self._journal.append(record)
+        return record
 
 
 def on_process_end(callback: Callable[[], bool]) -> None:
