@@ -280,8 +280,8 @@ def read_run_marker(target_file: Path | str) -> dict[str, Any] | None:
     None when there is no note or it cannot be read (outputs of another tool or version).
     """
     try:
-        data = json.loads(sg_compat.run_marker_file(target_file).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_json(sg_compat.run_marker_file(target_file), "note of the outputs' run")
+    except InputError:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("fast"), bool):
         return None
