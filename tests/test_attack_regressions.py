@@ -129,3 +129,27 @@ def test_forked_copy_of_the_build_ends_and_an_unwritable_cache_summary_warns(
     assert "Traceback" not in built.output and "Extension error" not in built.output
     assert built.record("plot_fork.py")["status"] == "ok"
     assert built.report["build"]["complete"] is True
+
+
+def test_a_forked_copy_ended_by_the_cleanup_writes_no_report(tmp_path: Path) -> None:
+    # The child sleeps past its parent's example: the cleanup ends it with SIGTERM, which
+    # must end the copy, not run the build's handler (an error and a second report).
+    src = make_project(tmp_path, [])
+    _example(
+        src,
+        "plot_fork_sleeps.py",
+        """\
+        import os
+        import time
+
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+        print("forked")
+        """,
+    )
+    built = build(src)
+    assert built.returncode == 0, built.output
+    assert "terminated (SIGTERM)" not in built.output
+    assert built.report["build"]["complete"] is True
+    assert built.record("plot_fork_sleeps.py")["status"] == "ok"

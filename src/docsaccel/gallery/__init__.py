@@ -547,7 +547,15 @@ def _install_sigterm_handler() -> None:
     if getattr(previous, "__name__", "") == _on_sigterm.__name__:
         return
 
+    build_pid = os.getpid()
+
     def on_sigterm(signum: int, frame: Any) -> None:
+        if os.getpid() != build_pid:
+            # A copy an example forked inherits the handler, not the build: it ends as it
+            # would without the plugin, writing no report over the build's.
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
         _on_sigterm(previous)
 
     on_sigterm.__name__ = _on_sigterm.__name__
