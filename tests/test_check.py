@@ -179,3 +179,20 @@ def test_a_name_with_a_line_break_stays_on_its_line() -> None:
     text = format_check(check_timings([hostile]))
     assert not any(line.startswith("::") for line in text.splitlines())
     assert "plot_a\\n::error" in text
+
+
+def test_a_budget_rule_that_matches_no_example_is_said(tmp_path) -> None:
+    from pathlib import Path
+
+    from docsaccel.report.commands import run_check
+
+    fixture = Path(__file__).parent / "fixtures" / "sg_times" / "list_table_no_memory.rst"
+    budgets = tmp_path / "budgets.toml"
+    budgets.write_text('default = "1h"\n[examples]\n"sub/nomatch_*.py" = "1s"\n', "utf-8")
+    text, code = run_check([str(fixture)], budgets=str(budgets))
+    assert code == 0
+    assert text.splitlines()[0] == (
+        f"warning: {budgets}: [examples] pattern 'sub/nomatch_*.py' matches no example"
+    )
+    github, _ = run_check([str(fixture)], budgets=str(budgets), fmt="github")
+    assert github.startswith("::warning title=Unused budget rule::")

@@ -97,13 +97,13 @@ def format_check(result: CheckResult) -> str:
         source = timing.budget_detail or timing.budget_source or "the input"
         state = " (interrupted)" if timing.status == INTERRUPTED else ""
         lines.append(
-            f"  {_one_line(timing.id)}: {format_seconds(round(timing.seconds, 3))}{state} "
-            f"> budget {_budget_text(timing)} from {_one_line(source)}"
+            f"  {one_line(timing.id)}: {format_seconds(round(timing.seconds, 3))}{state} "
+            f"> budget {_budget_text(timing)} from {one_line(source)}"
         )
     return "\n".join(lines)
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
     """``text`` on one line: a name with a line break must not start a line of its own,
     which a CI runner would read as a command (``::error ...`` in GitHub Actions)."""
     if text.isprintable():

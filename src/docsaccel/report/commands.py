@@ -23,7 +23,7 @@ from pathlib import Path
 
 from docsaccel.budgets import load_budgets, parse_bounded_duration
 from docsaccel.contract import InputError
-from docsaccel.report.check import apply_budgets, check_timings, format_check
+from docsaccel.report.check import apply_budgets, check_timings, format_check, one_line
 from docsaccel.report.compare import (
     DEFAULT_ABSOLUTE_SECONDS,
     DEFAULT_RELATIVE,
@@ -123,12 +123,17 @@ def _check(
     timings = [timing for one in loaded for timing in one.timings]
     checked = apply_budgets(timings, flat_seconds=flat, table=table)
     result = check_timings(checked)
+    # The build's own check: a rule that matches no example is said, never silently idle
+    # (sphinx-gallery's files name examples by file name, which a "sub/..." rule misses).
+    unused = table.check_examples(t.name for t in timings) if table is not None else []
     if fmt == "github":
-        from docsaccel.report.github import check_annotations
+        from docsaccel.report.github import annotation, check_annotations
 
         prefixes = {t.id: _source_dir(one, source_dir) for one in loaded for t in one.timings}
-        return check_annotations(checked, prefixes), result.exit_code
-    return format_check(result) + "\n", result.exit_code
+        notes = "".join(annotation("warning", m, title="Unused budget rule") + "\n" for m in unused)
+        return notes + check_annotations(checked, prefixes), result.exit_code
+    notes = "".join(f"warning: {one_line(message)}\n" for message in unused)
+    return notes + format_check(result) + "\n", result.exit_code
 
 
 def run_check(
