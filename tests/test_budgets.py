@@ -202,3 +202,9 @@ def test_fast_budgets_come_from_the_winning_rule(tmp_path) -> None:
     assert table.resolve("other.py", ci=True, fast=True).seconds == 30  # no ci_factor here
     inline = '# docsaccel_budget = { budget = "1m", fast = "5s" }\n'
     assert table.resolve("mujoco_a.py", source_text=inline, ci=False, fast=True).seconds == 5
+
+
+@pytest.mark.parametrize("value", ["-1s", "-2m30s", "-0s"])
+def test_a_negative_duration_string_is_refused_as_negative(value) -> None:
+    with pytest.raises(BudgetError, match=rf"budget must be more than 0 seconds, got '{value}'"):
+        parse_duration(value, "budgets.toml: [examples] 'plot_a.py'")

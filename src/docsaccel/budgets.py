@@ -278,7 +278,8 @@ def parse_duration(value: Any, where: str) -> float | None:
         try:
             seconds = float(text)
         except ValueError:
-            match = _DURATION.match(text)
+            # "-1s": a negative duration, refused as one (the sign is outside the grammar).
+            match = _DURATION.match(text[1:] if text.startswith("-") else text)
             if not text or not match or not any(match.group(unit) for unit in "hms"):
                 raise BudgetError(
                     f"{where}: {value!r} is not a duration; use seconds (90) or a string "
@@ -286,6 +287,8 @@ def parse_duration(value: Any, where: str) -> float | None:
                 ) from None
             hours, minutes, secs = (float(match.group(unit) or 0) for unit in "hms")
             seconds = hours * 3600 + minutes * 60 + secs
+            if text.startswith("-"):
+                seconds = -seconds
     else:
         raise BudgetError(f"{where}: a duration must be a number or a string, got {value!r}")
     if not math.isfinite(seconds) or seconds <= 0:
