@@ -62,9 +62,8 @@ class CacheRecording:
     reasons: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def start(self, example: Example) -> None:
-        Recorder.get().start(
-            self.project.roots, self.project.excluded, trace=self.granularity == "function"
-        )
+        watch_code = self.project.wants if self.granularity == "function" else None
+        Recorder.get().start(self.project.roots, self.project.excluded, code=watch_code)
 
     def stop(self) -> Seen:
         return Recorder.get().stop()
