@@ -323,6 +323,22 @@ def test_function_granularity_reruns_only_for_code_that_ran(project: Project) ->
     ).read_text("utf-8")
 
 
+def test_function_granularity_in_parallel_workers(project: Project) -> None:
+    conf = FILES["docs/conf.py"].replace(
+        '"show_memory": False,', '"show_memory": False, "parallel": 2,'
+    )
+    project.write("docs/conf.py", conf + 'docsaccel_cache_granularity = "function"\n')
+    first = project.build()
+    assert first.returncode == 0, first.output
+    assert first.executed() == set(ALL)
+    assert len({r["pid"] for r in first.records.values()}) >= 2
+    alpha = FILES["mylib/alpha.py"]
+    project.write("mylib/alpha.py", alpha.replace("return 0", "return 1"))
+    assert project.build().executed() == set()
+    project.write("mylib/alpha.py", alpha.replace("FACTOR * x", "x * FACTOR"))
+    assert project.build().executed() == {"plot_a_alpha.py"}
+
+
 def test_module_granularity_reruns_for_any_edit_of_the_file(project: Project) -> None:
     assert project.build().executed() == set(ALL)
     project.write("mylib/alpha.py", FILES["mylib/alpha.py"].replace("return 0", "return 1"))

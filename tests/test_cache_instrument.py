@@ -120,6 +120,7 @@ def test_a_module_imported_after_install_records_the_functions_that_ran(lib) -> 
     assert {p for _, p in instrumenter.ran} <= set(code_digests(path))
     assert instrumenter.instrumented[path] == frozenset({"compiled"})
     assert mod.compiled.__code__.co_names == ()
+    assert "__docsaccel_ran__" not in vars(mod)  # no name added to the module
     # Docstrings and tracebacks are those of the source.
     assert mod.Child.__doc__ == "A child." and mod.Child.name.__doc__.startswith("Calls")
     with pytest.raises(ValueError) as raised:

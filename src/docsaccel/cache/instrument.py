@@ -38,6 +38,7 @@ Example::
 from __future__ import annotations
 
 import ast
+import builtins
 import gc
 import importlib.machinery
 import os
@@ -51,7 +52,8 @@ from docsaccel.cache.fingerprint import MODULE_BODY, functions
 
 __all__ = ["RAN_NAME", "Instrumenter"]
 
-#: The global name instrumented code records through (never mangled: it ends in ``__``).
+#: The name instrumented code records through: a builtin, so that no module's namespace
+#: (what ``dir()`` and autodoc list) gains a name. Never mangled: it ends in ``__``.
 RAN_NAME = "__docsaccel_ran__"
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -185,6 +187,8 @@ class Instrumenter:
         with cls._lock:
             if cls._instance is None:
                 cls._instance = cls(wants)
+                # Left in place by uninstall(): code instrumented earlier still runs.
+                setattr(builtins, RAN_NAME, cls._instance.ran)
                 sys.meta_path.insert(0, _Finder(cls._instance))
             else:
                 cls._instance.wants = wants
@@ -254,7 +258,6 @@ class Instrumenter:
             swaps.append((function, new))
         for function, new in swaps:
             if function.__code__.co_qualname not in left:  # else left as written
-                function.__globals__.setdefault(RAN_NAME, self.ran)
                 function.__code__ = new
         self.instrumented[path] = left
 
@@ -269,10 +272,6 @@ class _Loader(importlib.machinery.SourceFileLoader):
     def get_code(self, fullname: str) -> types.CodeType:
         path = self.get_filename(fullname)
         return self.instrumenter.compile(self.get_data(path), os.path.normpath(path))
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        module.__dict__[RAN_NAME] = self.instrumenter.ran
-        super().exec_module(module)
 
 
 class _Finder:
