@@ -15,7 +15,7 @@ import pytest
 
 from docsaccel.cache.deps import Project, collect
 from docsaccel.cache.fingerprint import MODULE_BODY, code_digests
-from docsaccel.cache.instrument import Instrumenter
+from docsaccel.cache.instrument import Instrumenter, is_machinery
 from docsaccel.cache.recorder import Recorder
 
 LIB = '''\
@@ -182,3 +182,20 @@ def test_instrumented_collect_counts_pieces(lib, tmp_path: Path) -> None:
     seen = recorder.stop()
     deps = collect(seen, project, str(example), "function")
     assert set(deps["code"]["instlib/mod.py"]) == {MODULE_BODY, "outer", "compiled", "njit"}
+
+
+def test_the_plugins_own_machinery_is_never_watched() -> None:
+    import docsaccel.cache.recorder as recorder_module
+    import docsaccel.gallery.hook as hook_module
+    import docsaccel.render.gating as gating_module
+
+    instrumenter = Instrumenter(lambda path: True)
+    for module in (recorder_module, hook_module):
+        assert is_machinery(module.__file__) and not instrumenter.takes(module.__file__)
+    assert not is_machinery(gating_module.__file__) and instrumenter.takes(gating_module.__file__)
+    recorder = Recorder.get()
+    recorder.start([str(Path(recorder_module.__file__).parents[2])])
+    Path(recorder_module.__file__).read_bytes()  # as linecache does for a traceback
+    Path(gating_module.__file__).read_bytes()
+    seen = recorder.stop()
+    assert seen.files == {gating_module.__file__}

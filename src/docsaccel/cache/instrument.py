@@ -50,24 +50,25 @@ from typing import Any
 
 from docsaccel.cache.fingerprint import MODULE_BODY, functions
 
-__all__ = ["RAN_NAME", "Instrumenter"]
+__all__ = ["RAN_NAME", "Instrumenter", "is_machinery"]
 
 #: The name instrumented code records through: a builtin, so that no module's namespace
 #: (what ``dir()`` and autodoc list) gains a name. Never mangled: it ends in ``__``.
 RAN_NAME = "__docsaccel_ran__"
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# The plugin's own code that runs while an example records (the hook stopping the
-# recording): never instrumented, never a dependency of the example.
-MACHINERY = frozenset(
-    os.path.join(_PACKAGE, *parts)
-    for parts in (
-        ("cache", "recorder.py"),
-        ("cache", "instrument.py"),
-        ("cache", "build.py"),
-        ("gallery", "hook.py"),
-    )
-)
+_CACHE_CODE = os.path.join(_PACKAGE, "cache", "")
+_HOOK = os.path.join(_PACKAGE, "gallery", "hook.py")
+
+
+def is_machinery(path: str) -> bool:
+    """Whether a file (absolute, normalised) is the plugin's own code that runs while an
+    example records (the cache, the hook stopping the recording): where docsaccel is
+    part of the project, it is still never a dependency of an example, nor instrumented.
+    """
+    return path.startswith(_CACHE_CODE) or path == _HOOK
+
+
 # Decorators of functions compiled from their bytecode, which must stay as written.
 _JIT_WORDS = frozenset({"jit", "njit", "vectorize", "guvectorize", "cfunc", "stencil", "compile"})
 
@@ -208,7 +209,7 @@ class Instrumenter:
         if not path or not path.endswith(".py"):
             return False
         path = os.path.normpath(os.path.abspath(path))
-        return path not in MACHINERY and self.wants(path)
+        return not is_machinery(path) and self.wants(path)
 
     def compile(self, source: bytes, path: str) -> types.CodeType:
         code, left = _compile(source, path)

@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from docsaccel.cache.instrument import Instrumenter
+from docsaccel.cache.instrument import Instrumenter, is_machinery
 
 __all__ = ["Recorder", "Seen"]
 
@@ -128,7 +128,11 @@ class Recorder:
 
     def wants(self, path: str) -> bool:
         """Whether a file (absolute, normalised) is under the roots and not excluded."""
-        return path.startswith(self._roots) and not path.startswith(self._excluded)
+        return (
+            path.startswith(self._roots)
+            and not path.startswith(self._excluded)
+            and not is_machinery(path)
+        )
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
         if not self.active:
