@@ -179,7 +179,7 @@ class Instrumenter:
         self.ran: set[tuple[str, str]] = set()
         #: Fully instrumented files, each with the pieces left as written (always counted).
         self.instrumented: dict[str, frozenset[str]] = {}
-        self._tried: set[str] = set()  # loaded files given a swap once, instrumented or not
+        self._tried: set[str] = set()  # module files looked at once (as ``__file__`` says)
 
     @classmethod
     def install(cls, wants: Callable[[str], bool]) -> Instrumenter:
@@ -191,8 +191,9 @@ class Instrumenter:
                 # Left in place by uninstall(): code instrumented earlier still runs.
                 setattr(builtins, RAN_NAME, cls._instance.ran)
                 sys.meta_path.insert(0, _Finder(cls._instance))
-            else:
+            elif cls._instance.wants != wants:
                 cls._instance.wants = wants
+                cls._instance._tried.clear()
             cls._instance._swap_loaded()
             return cls._instance
 
@@ -222,12 +223,12 @@ class Instrumenter:
         for module in list(sys.modules.values()):
             # Not getattr(module, ...): a lazy module's __getattr__ could import something.
             path = (getattr(module, "__dict__", None) or {}).get("__file__")
-            if isinstance(path, str) and self.takes(path):
-                files.setdefault(os.path.normpath(os.path.abspath(path)), [])
-        files = {
-            p: v for p, v in files.items() if p not in self.instrumented and p not in self._tried
-        }
-        self._tried.update(files)
+            if not isinstance(path, str) or path in self._tried:
+                continue
+            self._tried.add(path)
+            if self.takes(path):
+                files[os.path.normpath(os.path.abspath(path))] = []
+        files = {p: v for p, v in files.items() if p not in self.instrumented}
         if not files:
             return
         for obj in gc.get_objects():
