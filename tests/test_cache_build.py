@@ -323,6 +323,44 @@ def test_function_granularity_reruns_only_for_code_that_ran(project: Project) ->
     ).read_text("utf-8")
 
 
+def test_function_granularity_in_parallel_workers(project: Project) -> None:
+    conf = FILES["docs/conf.py"].replace(
+        '"show_memory": False,', '"show_memory": False, "parallel": 2,'
+    )
+    project.write("docs/conf.py", conf + 'docsaccel_cache_granularity = "function"\n')
+    first = project.build()
+    assert first.returncode == 0, first.output
+    assert first.executed() == set(ALL)
+    assert len({r["pid"] for r in first.records.values()}) >= 2
+    alpha = FILES["mylib/alpha.py"]
+    project.write("mylib/alpha.py", alpha.replace("return 0", "return 1"))
+    assert project.build().executed() == set()
+    project.write("mylib/alpha.py", alpha.replace("FACTOR * x", "x * FACTOR"))
+    assert project.build().executed() == {"plot_a_alpha.py"}
+
+
+SCRAPER = "def note(block, block_vars, gallery_conf):\n    return '\\n**scraped v1**\\n'\n"
+
+
+def test_a_scraper_of_the_project_is_a_dependency_of_every_example(project: Project) -> None:
+    """sphinx-gallery runs it with every example, though no example imports it."""
+    conf = FILES["docs/conf.py"].replace(
+        '"show_memory": False,', '"show_memory": False, "image_scrapers": ("matplotlib", note),'
+    )
+    project.write("mylib/scrape.py", SCRAPER)
+    conf = conf.replace("import mylib.alpha", "import mylib.alpha\nfrom mylib.scrape import note")
+    project.write("docs/conf.py", conf)
+    assert project.build().executed() == set(ALL)
+    assert project.build().executed() == set()
+    project.write("mylib/scrape.py", SCRAPER.replace("v1", "v2"))
+    changed = project.build()
+    assert changed.executed() == set(ALL)
+    reasons = {r["cache"]["reason"] for r in changed.records.values()}
+    assert reasons == {"mylib/scrape.py changed"}
+    page = changed.outdir / "auto_examples" / "plot_b_beta.html"
+    assert "scraped v2" in page.read_text("utf-8")
+
+
 def test_module_granularity_reruns_for_any_edit_of_the_file(project: Project) -> None:
     assert project.build().executed() == set(ALL)
     project.write("mylib/alpha.py", FILES["mylib/alpha.py"].replace("return 0", "return 1"))

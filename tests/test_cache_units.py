@@ -13,6 +13,7 @@ from sphinx.errors import ConfigError
 from docsaccel.cache import fingerprint
 from docsaccel.cache.context import build_context, context_key, describe_difference
 from docsaccel.cache.deps import Project, changes, collect, find_root
+from docsaccel.cache.instrument import Instrumenter
 from docsaccel.cache.recorder import Recorder, Seen
 from docsaccel.cache.store import CacheStore, EntryError, MissingEntry
 from docsaccel.gallery.config import CONFIG_DEFAULTS, read_settings
@@ -108,7 +109,8 @@ def test_recorder_sees_reads_imports_and_code_under_the_roots(tmp_path: Path) ->
     sys.path.insert(0, str(tmp_path / "proj"))
     try:
         recorder = Recorder.get()
-        recorder.start([str(tmp_path / "proj")], trace=True)
+        watched = Project(str(tmp_path / "proj"), (str(tmp_path / "proj"),))
+        recorder.start([str(tmp_path / "proj")], code=watched.wants)
         try:
             import recpkg.mod
 
@@ -149,6 +151,7 @@ def test_recorder_sees_reads_imports_and_code_under_the_roots(tmp_path: Path) ->
         sys.path.remove(str(tmp_path / "proj"))
         for name in ("recpkg", "recpkg.mod"):
             sys.modules.pop(name, None)
+        Instrumenter.uninstall()
 
 
 def test_find_root_prefers_git_then_project_files(tmp_path: Path) -> None:

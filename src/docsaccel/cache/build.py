@@ -32,7 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docsaccel.cache.context import build_context, context_key, describe_difference
+from docsaccel.cache.context import (
+    build_context,
+    code_in_settings,
+    context_key,
+    describe_difference,
+)
 from docsaccel.cache.deps import Project, changes, collect, find_root
 from docsaccel.cache.recorder import Recorder, Seen
 from docsaccel.cache.store import CacheStore, EntryError, MissingEntry, entry_slug
@@ -60,11 +65,12 @@ class CacheRecording:
     granularity: str
     #: ``{example id: the record's "cache" value}`` for the examples that missed.
     reasons: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Modules sphinx-gallery runs with every example (:func:`.context.code_in_settings`).
+    settings_code: frozenset[str] = frozenset()
 
     def start(self, example: Example) -> None:
-        Recorder.get().start(
-            self.project.roots, self.project.excluded, trace=self.granularity == "function"
-        )
+        watch_code = self.project.wants if self.granularity == "function" else None
+        Recorder.get().start(self.project.roots, self.project.excluded, code=watch_code)
 
     def stop(self) -> Seen:
         return Recorder.get().stop()
@@ -73,6 +79,7 @@ class CacheRecording:
         """Write the dependencies of the run that saw ``seen``."""
         path = os.path.join(self.deps_dir, f"{_slug(example.id)}.json")
         try:
+            seen.modules |= self.settings_code
             deps = collect(seen, self.project, example.src_file, self.granularity)
             write_json(path, deps, indent=None)
         except Exception:  # no dependencies means no entry: a miss, never a broken build
@@ -189,7 +196,9 @@ def lookup(
         context=context,
         key=key,
         docs=Path(srcdir),
-        recording=CacheRecording(str(deps_dir), project, granularity),
+        recording=CacheRecording(
+            str(deps_dir), project, granularity, settings_code=code_in_settings(gallery_conf)
+        ),
         warn=warn,
     )
     for example in examples:

@@ -28,7 +28,13 @@ from typing import Any
 
 import sphinx_gallery
 
-__all__ = ["FORMAT_VERSION", "build_context", "context_key", "describe_difference"]
+__all__ = [
+    "FORMAT_VERSION",
+    "build_context",
+    "code_in_settings",
+    "context_key",
+    "describe_difference",
+]
 
 #: Bumped whenever an entry made by an older docsaccel could be wrong for a newer one.
 FORMAT_VERSION = 1
@@ -77,6 +83,37 @@ def _stable(value: Any) -> Any:
     # An object (a scraper instance, a resetter): its class and its repr without addresses.
     kind = type(value)
     return f"{kind.__module__}.{kind.__qualname__}: {_ADDRESS.sub('', repr(value))}"
+
+
+def code_in_settings(gallery_conf: Mapping[str, Any]) -> frozenset[str]:
+    """The modules whose code sphinx-gallery runs with every example because the settings
+    that shape a page name it: the module of each function or object in them (a scraper
+    or resetter the project ships) and each module named by a string scraper.
+
+    Only names are in the context; these modules' files are each entry's dependencies.
+    """
+    from docsaccel.gallery.sg_compat import user_resetters
+
+    values: list[Any] = [gallery_conf.get(key) for key in GALLERY_KEYS]
+    values.extend(user_resetters(dict(gallery_conf)))
+    found: set[str] = set()
+    while values:
+        value = values.pop()
+        if value is None or isinstance(value, (bool, int, float, bytes)):
+            continue
+        if isinstance(value, str):
+            if value in (gallery_conf.get("image_scrapers") or ()):
+                found.add(value)
+        elif isinstance(value, Mapping):
+            values.extend(value.values())
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            values.extend(value)
+        else:
+            holder = value if callable(value) and hasattr(value, "__qualname__") else type(value)
+            module = getattr(holder, "__module__", None)
+            if isinstance(module, str) and module != "builtins":
+                found.add(module)
+    return frozenset(found)
 
 
 def build_context(

@@ -187,12 +187,14 @@ def collect(seen: Seen, project: Project, source_file: str, granularity: str) ->
     for path in sorted(opened | set(modules.values()) | python_files):
         if path == source_file or not project.wants(path):
             continue
-        digests = code_digests(path) if granularity == "function" and path in python_files else None
+        by_piece = granularity == "function" and path in python_files
+        # A file whose functions were not all watched can only count whole.
+        digests = code_digests(path) if by_piece and path in seen.instrumented else None
         try:
             if digests is None:
                 files[project.relative(path)] = file_digest(path)
             else:
-                wanted = {MODULE_BODY} | {
+                wanted = {MODULE_BODY, *seen.instrumented[path]} | {
                     p if p in digests else MODULE_BODY for p in ran.get(path, ())
                 }
                 code[project.relative(path)] = {p: digests[p] for p in sorted(wanted)}

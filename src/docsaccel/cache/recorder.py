@@ -9,8 +9,8 @@ hooks:
 - a wrapper of :func:`builtins.__import__` sees every ``import`` statement, including
   those of a module an earlier example already imported, for which no import event fires;
   a wrapper of :func:`importlib.import_module` does the same for imports by name;
-- at ``function`` granularity, :func:`sys.settrace` sees each call of code, and keeps the
-  code objects of files under the project's roots (other frames are not traced further).
+- at ``function`` granularity, the project's own code records each function it runs
+  (:mod:`docsaccel.cache.instrument`); other code is not watched at all.
 
 An audit hook cannot be removed and the import wrapper stays in place, so both first check
 one flag: when no example is recording they cost one attribute read. Only paths under the
@@ -20,10 +20,10 @@ roots are kept, and only while recording; turning them into fingerprints is
 Example::
 
     recorder = Recorder.get()
-    recorder.start(roots=["/repo"], excluded=["/repo/docs/_build"], trace=False)
+    recorder.start(roots=["/repo"], excluded=["/repo/docs/_build"], code=project.wants)
     ...  # the example runs
     seen = recorder.stop()
-    seen.files, seen.modules, seen.code
+    seen.files, seen.modules, seen.code, seen.instrumented
 """
 
 from __future__ import annotations
@@ -36,31 +36,28 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from types import CodeType, FrameType
 from typing import Any
+
+from docsaccel.cache.instrument import Instrumenter, is_machinery
 
 __all__ = ["Recorder", "Seen"]
 
-# The plugin's own code that runs while an example records (the hook stopping the
-# recording): never a dependency of the example.
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_MACHINERY = frozenset(
-    os.path.join(_PACKAGE, *parts)
-    for parts in (("cache", "recorder.py"), ("cache", "build.py"), ("gallery", "hook.py"))
-)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 
 @dataclass
 class Seen:
     """What one example used: absolute file paths under the roots, module names (of any
-    origin), and ``(file, co_qualname)`` of project code it ran."""
+    origin), and at ``function`` granularity ``(file, piece)`` of the project code it ran
+    and the project files whose functions are watched (see
+    :attr:`.instrument.Instrumenter.instrumented`; any other counts whole)."""
 
     files: set[str] = field(default_factory=set)
     modules: set[str] = field(default_factory=set)
     code: set[tuple[str, str]] = field(default_factory=set)
+    instrumented: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 class Recorder:
@@ -76,9 +73,7 @@ class Recorder:
         self._seen = Seen()
         self._written: set[str] = set()
         self._started_ns = 0
-        self._traced: dict[CodeType, bool] = {}
-        self._tracing = False
-        self._previous_trace: Any = None
+        self._instrumenter: Instrumenter | None = None
 
     @classmethod
     def get(cls) -> Recorder:
@@ -93,30 +88,32 @@ class Recorder:
             return cls._instance
 
     def start(
-        self, roots: Iterable[str], excluded: Iterable[str] = (), trace: bool = False
+        self,
+        roots: Iterable[str],
+        excluded: Iterable[str] = (),
+        code: Callable[[str], bool] | None = None,
     ) -> None:
-        """Start recording for one example (a recording in progress is dropped)."""
+        """Start recording for one example (a recording in progress is dropped). With
+        ``code`` (which project files to watch, by absolute path), also record the
+        functions of those files the example runs."""
         self._roots = tuple(os.path.join(os.path.normpath(r), "") for r in roots)
         self._excluded = tuple(os.path.join(os.path.normpath(e), "") for e in excluded)
         self._seen = Seen()
         self._written = set()
         self._started_ns = time.time_ns()
-        self._traced = {}
-        self._tracing = trace
-        if trace:
-            self._previous_trace = sys.gettrace()
-            sys.settrace(self._trace)
-            threading.settrace(self._trace)
+        self._instrumenter = None if code is None else Instrumenter.install(code)
+        if self._instrumenter is not None:
+            self._instrumenter.ran.clear()
         self.active = True
 
     def stop(self) -> Seen:
         """Stop recording; return what the example used."""
         self.active = False
-        if self._tracing:
-            sys.settrace(self._previous_trace)
-            threading.settrace(None)  # type: ignore[arg-type]
-            self._tracing = False
         seen, self._seen = self._seen, Seen()
+        if self._instrumenter is not None:
+            seen.code = self._instrumenter.ran.copy()
+            seen.instrumented = dict(self._instrumenter.instrumented)
+            self._instrumenter = None
         # A file the example wrote is its output, not an input, even if it read it back;
         # so is one modified since it started (written by a child process: ffmpeg).
         seen.files -= self._written
@@ -131,7 +128,11 @@ class Recorder:
 
     def wants(self, path: str) -> bool:
         """Whether a file (absolute, normalised) is under the roots and not excluded."""
-        return path.startswith(self._roots) and not path.startswith(self._excluded)
+        return (
+            path.startswith(self._roots)
+            and not path.startswith(self._excluded)
+            and not is_machinery(path)
+        )
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
         if not self.active:
@@ -187,15 +188,3 @@ class Recorder:
         for item in fromlist or ():
             if isinstance(item, str) and item != "*":
                 modules.add(f"{name}.{item}")
-
-    def _trace(self, frame: FrameType, event: str, arg: Any) -> None:
-        code = frame.f_code
-        wanted = self._traced.get(code)
-        if wanted is None:
-            filename = code.co_filename
-            path = os.path.normpath(filename)
-            wanted = os.path.isabs(filename) and path not in _MACHINERY and self.wants(path)
-            self._traced[code] = wanted
-        if wanted:
-            self._seen.code.add((os.path.normpath(code.co_filename), code.co_qualname))
-        return None
