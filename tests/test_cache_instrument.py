@@ -8,6 +8,7 @@ import importlib
 import json
 import sys
 import traceback
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,7 +60,10 @@ def fails():
 
 @njit
 def compiled(x):
-    return x
+    def twice(y):
+        return 2 * y
+
+    return twice(x) // 2
 
 
 def never():
@@ -79,6 +83,13 @@ def lib(tmp_path: Path) -> Iterator[tuple[Path, Project]]:
     for name in ("instlib", "instlib.mod"):
         sys.modules.pop(name, None)
     Instrumenter.uninstall()
+
+
+def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
 
 
 def _exercise(mod) -> None:
@@ -118,8 +129,8 @@ def test_a_module_imported_after_install_records_the_functions_that_ran(lib) -> 
     # Every recorded piece is one code_digests knows; the JIT-compiled one is left as
     # written and counted whenever the file counts.
     assert {p for _, p in instrumenter.ran} <= set(code_digests(path))
-    assert instrumenter.instrumented[path] == frozenset({"compiled"})
-    assert mod.compiled.__code__.co_names == ()
+    assert instrumenter.instrumented[path] == {"compiled", "compiled.<locals>.twice"}
+    assert all("__docsaccel_ran__" not in c.co_names for c in _codes(mod.compiled.__code__))
     assert "__docsaccel_ran__" not in vars(mod)  # no name added to the module
     # Docstrings and tracebacks are those of the source.
     assert mod.Child.__doc__ == "A child." and mod.Child.name.__doc__.startswith("Calls")
@@ -181,7 +192,13 @@ def test_instrumented_collect_counts_pieces(lib, tmp_path: Path) -> None:
     exec(compile(example.read_text("utf-8"), str(example), "exec"), {})
     seen = recorder.stop()
     deps = collect(seen, project, str(example), "function")
-    assert set(deps["code"]["instlib/mod.py"]) == {MODULE_BODY, "outer", "compiled", "njit"}
+    assert set(deps["code"]["instlib/mod.py"]) == {
+        MODULE_BODY,
+        "outer",
+        "compiled",
+        "compiled.<locals>.twice",
+        "njit",
+    }
 
 
 def test_the_plugins_own_machinery_is_never_watched() -> None:

@@ -126,8 +126,8 @@ def instrumented_tree(tree: ast.Module, path: str) -> tuple[ast.Module, frozense
     the pieces left as written (compiled by a JIT)."""
     left: set[str] = set()
     for name, node in list(functions(tree)):
-        if _compiled_by_a_jit(node):
-            left.add(name)
+        if _compiled_by_a_jit(node) or any(name.startswith(f"{j}.<locals>.") for j in left):
+            left.add(name)  # a JIT compiles the functions nested in it too
             continue
         key = (path, name)
         body = node.body
