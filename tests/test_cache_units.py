@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata as metadata
 import json
 import os
+import sys
 import types
 from pathlib import Path
 
 import pytest
 from sphinx.errors import ConfigError
 
+from docsaccel.cache import deps as deps_module
 from docsaccel.cache import fingerprint
 from docsaccel.cache.context import build_context, context_key, describe_difference
-from docsaccel.cache.deps import Project, changes, collect, find_root
+from docsaccel.cache.deps import Project, changes, collect, distribution_versions, find_root
 from docsaccel.cache.instrument import Instrumenter
 from docsaccel.cache.recorder import Recorder, Seen
 from docsaccel.cache.store import CacheStore, EntryError, MissingEntry
@@ -273,3 +277,142 @@ def test_cache_settings_precedence_and_errors(tmp_path: Path) -> None:
         read_settings(_config(docsaccel_cache_env=["A=1"]), tmp_path, env={})
     with pytest.raises(ConfigError, match="docsaccel_cache must be the path"):
         read_settings(_config(docsaccel_cache=3), tmp_path, env={})
+
+
+def _fake_dist(
+    site: Path,
+    name: str,
+    version: str,
+    modules: tuple[str, ...] = (),
+    requires: tuple[str, ...] = (),
+    files: tuple[str, ...] = (),
+) -> None:
+    """An installed distribution as ``importlib.metadata`` reads it: a ``.dist-info``
+    (named as a wheel names it: ``-`` in the name becomes ``_``)."""
+    stem = name.replace("-", "_")
+    for old in site.glob(f"{stem}-*.dist-info"):
+        for path in old.iterdir():
+            path.unlink()
+        old.rmdir()
+    info = site / f"{stem}-{version}.dist-info"
+    info.mkdir(parents=True)
+    lines = [f"Name: {name}", f"Version: {version}", *(f"Requires-Dist: {r}" for r in requires)]
+    (info / "METADATA").write_text("Metadata-Version: 2.1\n" + "\n".join(lines) + "\n", "utf-8")
+    if modules:
+        (info / "top_level.txt").write_text("\n".join(modules) + "\n", "utf-8")
+    record = [*files, f"{info.name}/METADATA"]
+    (info / "RECORD").write_text("".join(f"{path},,\n" for path in record), "utf-8")
+    importlib.invalidate_caches()
+
+
+@pytest.fixture
+def fake_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder of fake distributions first on ``sys.path``, with the module-level
+    metadata caches of :mod:`docsaccel.cache.deps` emptied (and restored after)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    for name, empty in (
+        ("_top_level", None),
+        ("_provides", {}),
+        ("_versions", {}),
+        ("_native", {}),
+    ):
+        monkeypatch.setattr(deps_module, name, empty)
+    # dzapp (module dzappmod, imported by the example) requires:
+    _fake_dist(
+        site,
+        "dzapp",
+        "1.0",
+        ("dzappmod",),
+        (
+            "dzused>=1",  # loaded: it may have run
+            "dzunused",  # installed, never imported: it cannot have run
+            "dzdata",  # no module at all: data a loaded module may read
+            "dzbin",  # a shared library a loaded module may load without an import
+            "dzext",  # only an extension module, not loaded: it cannot have run
+            "dzopt; extra == 'x'",  # an extra: not a requirement
+        ),
+        ("dzappmod.py",),
+    )
+    _fake_dist(site, "dzused", "1.0", ("dzusedmod",))
+    _fake_dist(site, "dzunused", "1.0", ("dzunusedmod",), ("dzdeep",))
+    _fake_dist(site, "dzdeep", "1.0", ("dzdeepmod",))  # loaded, but only dzunused requires it
+    _fake_dist(site, "dzdata", "1.0")
+    _fake_dist(site, "dzbin", "1.0", ("dzbin_libs",), files=("dzbin_libs/libthing.so.3",))
+    _fake_dist(
+        site,
+        "dzext",
+        "1.0",
+        ("dzextmod",),
+        files=("dzextmod/__init__.py", "dzextmod/_speed.cpython-311-x86_64-linux-gnu.so"),
+    )
+    # A second distribution of the same top-level package (as mujoco-core is of mujoco).
+    _fake_dist(site, "dzapp-core", "1.0", ("dzappmod",))
+    _fake_dist(site, "dzopt", "1.0", ("dzoptmod",))
+    for name in ("dzappmod", "dzusedmod", "dzdeepmod", "dzoptmod"):
+        module = types.ModuleType(name)
+        module.__file__ = str(site / f"{name}.py")
+        monkeypatch.setitem(sys.modules, name, module)
+    return site
+
+
+def test_dists_keep_only_requirements_that_may_have_run(fake_site: Path) -> None:
+    assert distribution_versions(["dzappmod"]) == {
+        "dzapp": "1.0",
+        "dzapp-core": "1.0",
+        "dzbin": "1.0",
+        "dzdata": "1.0",
+        "dzused": "1.0",
+    }
+    # Imported by the example itself: it counts, loaded or not now, with what it requires.
+    assert distribution_versions(["dzunusedmod"]) == {"dzunused": "1.0", "dzdeep": "1.0"}
+
+
+def test_a_bump_of_a_requirement_that_never_ran_changes_nothing(
+    fake_site: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    example = root / "plot_x.py"
+    example.write_text("import dzappmod\n", "utf-8")
+    project = Project(str(root), (str(root),))
+    deps = collect(Seen(modules={"dzappmod"}), project, str(example), "module")
+    assert set(deps["dists"]) == {"dzapp", "dzapp-core", "dzbin", "dzdata", "dzused"}
+    _fake_dist(fake_site, "dzunused", "2.0", ("dzunusedmod",), ("dzdeep",))
+    _fake_dist(fake_site, "dzext", "2.0", ("dzextmod",))
+    assert changes(deps, project, str(example)) == []
+    _fake_dist(fake_site, "dzused", "1.1", ("dzusedmod",))
+    _fake_dist(fake_site, "dzdata", "1.1")
+    assert [c.reason for c in changes(deps, project, str(example))] == [
+        "dzdata 1.0 → 1.1",
+        "dzused 1.0 → 1.1",
+    ]
+
+
+def test_the_build_tools_count_but_not_what_they_require() -> None:
+    import jinja2  # noqa: F401  (loaded, as in a Sphinx build)
+
+    tools = {
+        "sphinx": metadata.version("sphinx"),
+        "sphinx-gallery": metadata.version("sphinx-gallery"),
+    }
+    # sphinx-gallery's scrapers run after every block; a project module may import sphinx.
+    assert distribution_versions(["sphinx_gallery", "sphinx"]) == tools
+    # What an example imports itself counts, even if Sphinx requires it too.
+    found = distribution_versions(["sphinx", "jinja2"])
+    assert found == {
+        "sphinx": tools["sphinx"],
+        "jinja2": metadata.version("jinja2"),
+        "markupsafe": metadata.version("markupsafe"),
+    }
+
+
+def test_one_unreadable_record_does_not_hide_the_others(fake_site: Path) -> None:
+    info = fake_site / "dzbroken-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: dzbroken\nVersion: 1.0\n")
+    (info / "RECORD").write_text("a,b,c,d,e\n", "utf-8")  # five columns: unparsable
+    importlib.invalidate_caches()
+    found = distribution_versions(["dzappmod", "dzbroken"])
+    assert found["dzbroken"] == "1.0" and found["dzused"] == "1.0"

@@ -12,7 +12,10 @@ process imported first, so no import event fired):
   project submodule already loaded whose name the example's code mentions
   (``mylib.alpha.f()`` after ``import mylib``): when in doubt, record more;
 - otherwise the version of the installed distribution that provides it, and of the
-  distributions that one requires (they may change its behaviour).
+  distributions that one requires, transitively, that may have run in this process (one of
+  their modules is loaded, or they have none, or they ship a native library): they may
+  change its behaviour. A requirement whose modules are not loaded cannot have run. The
+  requirements of Sphinx and sphinx-gallery are not followed: those are the build's own.
 
 At ``module`` granularity a project file counts as a whole; at ``function`` granularity a
 Python module counts by its body and the functions the example executed.
@@ -209,8 +212,23 @@ def collect(seen: Seen, project: Project, source_file: str, granularity: str) ->
 
 
 _top_level: dict[str, list[str]] | None = None
+_provides: dict[str, set[str]] = {}
 _versions: dict[str, tuple[str, tuple[str, ...]] | None] = {}
+_native: dict[str, bool] = {}
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+#: The build's own programs. They are loaded, with everything they require, before any
+#: example runs, and their code runs around every example (sphinx-gallery's scrapers after
+#: each block; a Sphinx extension's ``setup`` a project module imports lazily), so being
+#: loaded says nothing about what an example used. Their own version counts when an example
+#: or the project's code reaches them (sphinx-gallery's is also part of the build context);
+#: their requirements (themes, help builders, ``requests`` for link checks...) count only
+#: when something else the example uses reaches them.
+_BUILD_TOOLS = frozenset({"sphinx", "sphinx-gallery"})
+# A shared library loaded with ctypes or by the dynamic linker leaves no module in
+# ``sys.modules``; a tagged extension module (``_core.cpython-311-x86_64-linux-gnu.so``)
+# does, so only the former counts as a trace-less binary part.
+_SHARED_LIBRARY = re.compile(r"\.(so|dylib|dll|pyd)(\.[0-9]+)*$", re.IGNORECASE)
+_EXTENSION_MODULE = re.compile(r"\.(cpython|cp[0-9]+|abi3|pypy)[^/\\]*\.(so|pyd)$", re.IGNORECASE)
 
 
 def _canonical(name: str) -> str:
@@ -235,24 +253,86 @@ def _distribution(name: str) -> tuple[str, tuple[str, ...]] | None:
     return _versions[key]
 
 
-def distribution_versions(top_level_names: Iterable[str]) -> dict[str, str]:
-    """``{distribution: version}`` of the distributions providing these top-level modules,
-    and of everything they require (installed ones only)."""
+def _top_level_map() -> dict[str, list[str]]:
+    """``{top-level module: [distributions providing it]}``, once per process."""
     global _top_level
     if _top_level is None:
-        _top_level = metadata.packages_distributions()
+        # ``metadata.packages_distributions()``, except that one installed distribution
+        # with a RECORD it cannot parse does not make every example's dependencies fail.
+        mapping: dict[str, list[str]] = {}
+        _provides.clear()
+        for dist in metadata.distributions():
+            name = dist.metadata["Name"]
+            if not name:
+                continue
+            try:
+                modules = (dist.read_text("top_level.txt") or "").split() or {
+                    f.parts[0] if len(f.parts) > 1 else f.with_suffix("").name
+                    for f in dist.files or ()
+                    if f.suffix == ".py"
+                }
+            except (OSError, ValueError, TypeError):
+                modules = [_canonical(name).replace("-", "_")]  # a guess: record more
+            for module in modules:
+                mapping.setdefault(module, []).append(name)
+                _provides.setdefault(_canonical(name), set()).add(module)
+        _top_level = mapping
+    return _top_level
+
+
+def _ships_shared_library(name: str) -> bool:
+    """Whether a distribution holds a native library that is not an extension module, or
+    its file list is unknown (then it may hold one)."""
+    key = _canonical(name)
+    if key not in _native:
+        try:
+            files = metadata.distribution(name).files
+        except metadata.PackageNotFoundError:
+            files = []
+        except (OSError, ValueError, TypeError):
+            files = None  # a RECORD it cannot read: it may hold one
+        _native[key] = files is None or any(
+            _SHARED_LIBRARY.search(f.name) and not _EXTENSION_MODULE.search(f.name) for f in files
+        )
+    return _native[key]
+
+
+def _may_have_run(name: str, loaded: set[str]) -> bool:
+    """Whether a distribution an imported one requires may have run in this process: one
+    of its top-level modules is loaded, or it has none to load (data, or metadata that
+    does not say: when in doubt, record more), or it holds a native library, which a
+    loaded module may load without importing anything."""
+    modules = _provides.get(_canonical(name), set())
+    if not modules or modules & loaded:
+        return True
+    return _ships_shared_library(name)
+
+
+def distribution_versions(top_level_names: Iterable[str]) -> dict[str, str]:
+    """``{distribution: version}`` (installed ones only) of the distributions providing
+    these top-level modules, and of those they require, transitively, that may have run in
+    this process (:func:`_may_have_run`): a distribution none of whose modules is loaded
+    cannot have changed what the example did, even if a distribution it used requires it.
+    The requirements of the build's own programs (:data:`_BUILD_TOOLS`) are not followed.
+
+    Call it in the process the example ran in, right after it: ``sys.modules`` is the
+    evidence."""
+    top_level = _top_level_map()
+    loaded = {name.partition(".")[0] for name in list(sys.modules)}
     versions: dict[str, str] = {}
-    queue = [dist for name in top_level_names for dist in _top_level.get(name, ())]
+    # (name, whether the example reached it directly rather than through a requirement)
+    queue = [(dist, True) for name in top_level_names for dist in top_level.get(name, ())]
     while queue:
-        name = queue.pop()
+        name, direct = queue.pop()
         key = _canonical(name)
         if key in versions:
             continue
         found = _distribution(name)
-        if found is None:
+        if found is None or not (direct or _may_have_run(name, loaded)):
             continue
         versions[key] = found[0]
-        queue.extend(found[1])
+        if key not in _BUILD_TOOLS:
+            queue.extend((required, False) for required in found[1])
     return dict(sorted(versions.items()))
 
 
