@@ -299,3 +299,43 @@ def test_a_file_read_then_written_is_an_input_by_what_it_held_before(tree: Path)
         "data/a.csv changed",
         "data/b.csv changed",
     ]
+
+
+def test_an_entry_using_or_writing_a_file_a_rerun_example_writes_is_not_trusted(
+    tmp_path: Path,
+) -> None:
+    from docsaccel.cache.build import _rewritten_input
+    from docsaccel.cache.store import Entry
+
+    project = Project(str(tmp_path), (str(tmp_path),))
+    deps = {"source": "0", "files": {}, "code": {}, "dists": {}, "listings": {}}
+    rewritten = {str(tmp_path / "data" / "derived.txt"): "g/plot_w.py"}
+
+    def entry(files=(), written=(), listings=()) -> Entry:
+        meta = {
+            "deps": {
+                **deps,
+                "files": dict.fromkeys(files, "0"),
+                "listings": dict.fromkeys(listings),
+            },
+            "written": dict.fromkeys(written, "0"),
+        }
+        return Entry(tmp_path / "e", meta)
+
+    assert _rewritten_input(entry(files=["data/derived.txt"]), project, rewritten) == (
+        "data/derived.txt is written by g/plot_w.py, which runs again"
+    )
+    assert _rewritten_input(entry(written=["data/derived.txt"]), project, rewritten) == (
+        "data/derived.txt is also written by g/plot_w.py, which runs again"
+    )
+    assert _rewritten_input(entry(listings=["data"]), project, rewritten) == (
+        "data/ holds a file g/plot_w.py writes, which runs again"
+    )
+    assert _rewritten_input(entry(listings=["."]), project, rewritten) == (
+        "./ holds a file g/plot_w.py writes, which runs again"
+    )
+    assert (
+        _rewritten_input(entry(files=["data/other.txt"], listings=["src"]), project, rewritten)
+        is None
+    )
+    assert _rewritten_input(entry(files=["data/derived.txt"]), project, {}) is None

@@ -201,7 +201,6 @@ def lookup(
         excluded=tuple(os.path.normpath(os.path.abspath(e)) for e in excluded),
     )
     deps_dir = outdir / "docsaccel" / _DEPS_DIR
-    deps_dir.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(deps_dir, ignore_errors=True)
     deps_dir.mkdir(parents=True, exist_ok=True)
     context = build_context(fast, gallery_conf, env_names)
@@ -259,6 +258,11 @@ def _rewritten_input(entry: Entry, project: Project, rewritten: dict[str, str]) 
         writer = rewritten.get(project.absolute(relative))
         if writer is not None:
             return f"{relative} is written by {writer}, which runs again"
+    for relative in entry.meta["written"]:
+        # Put back now, it would be overwritten by the earlier example running later.
+        writer = rewritten.get(project.absolute(relative))
+        if writer is not None:
+            return f"{relative} is also written by {writer}, which runs again"
     for relative in entry.deps["listings"]:
         prefix = os.path.join(project.absolute(relative), "")
         for path, writer in rewritten.items():
