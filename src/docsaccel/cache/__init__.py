@@ -3,8 +3,9 @@
 CI starts every docs build from a clean checkout, so sphinx-gallery's unchanged-example
 skip never fires there. With ``docsaccel_cache = "path"`` in ``conf.py`` (or
 ``DOCSACCEL_CACHE=path``), the gallery plugin records, while each example runs, what it
-depended on (its source, the project files and modules it used, the versions of the
-distributions it imported) and keeps its outputs in the cache folder. A later build, even
+depended on (its source, the project files and modules it used, the folders it listed,
+the versions of the distributions it imported) and keeps its outputs, and the files it
+wrote for later examples, in the cache folder. A later build, even
 in a fresh copy of the project, restores an example's outputs instead of running it when
 every one of those dependencies is unchanged, in the same build context (fast path,
 Python, platform, the gallery settings that shape a page).

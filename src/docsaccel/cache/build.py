@@ -4,13 +4,18 @@ example runs, store after.
 The gallery plugin makes three calls (:mod:`docsaccel.gallery`):
 
 1. :func:`lookup`, before sphinx-gallery runs: for each example the build will execute,
-   find its entry for this build's context; if every dependency it recorded still holds,
-   put its outputs in place (sphinx-gallery then skips the example as unchanged) and
-   prepare its ``cached`` record; otherwise remove any local outputs' md5, so the example
-   runs, and note why.
+   in gallery order, find its entry for this build's context; if every dependency it
+   recorded still holds, put back the files it wrote under the project root (a later
+   example may read them: they are in place before that one is looked up), then its
+   outputs (sphinx-gallery then skips the example as unchanged) and prepare its
+   ``cached`` record; otherwise remove any local outputs' md5, so the example runs, and
+   note why. An example that reads (or lists the folder of) a file an earlier example
+   wrote, when that one runs again, runs again too: what it will read is not known yet.
 2. :class:`CacheRecording` travels with the hook to whichever process runs each example:
    ``start`` before it, ``stop`` and ``save`` after it (dependencies written to
-   ``<outdir>/docsaccel/cache-deps/``), and ``record_field`` for its record (why it ran).
+   ``<outdir>/docsaccel/cache-deps/``, with a copy of the files it wrote, taken right
+   after it ran so a later example changing them does not change its entry), and
+   ``record_field`` for its record (why it ran).
 3. :meth:`CacheBuild.store_executed`, once the gallery has run: every example that ran and
    succeeded (``ok``, or ``over-budget`` in warn mode) and whose outputs sphinx-gallery
    kept gets an entry; failed and interrupted examples never do.
@@ -26,7 +31,9 @@ Example (what the plugin does)::
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import shutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,9 +45,9 @@ from docsaccel.cache.context import (
     context_key,
     describe_difference,
 )
-from docsaccel.cache.deps import Project, changes, collect, find_root
+from docsaccel.cache.deps import Project, changes, collect, find_root, written_files
 from docsaccel.cache.recorder import Recorder, Seen
-from docsaccel.cache.store import CacheStore, EntryError, MissingEntry, entry_slug
+from docsaccel.cache.store import CacheStore, Entry, EntryError, MissingEntry, entry_slug
 from docsaccel.contract import CACHED, OK, OVER_BUDGET, InputError, read_json
 from docsaccel.gallery import sg_compat
 from docsaccel.gallery.plan import Example
@@ -76,11 +83,22 @@ class CacheRecording:
         return Recorder.get().stop()
 
     def save(self, example: Example, seen: Seen) -> None:
-        """Write the dependencies of the run that saw ``seen``."""
+        """Write the dependencies of the run that saw ``seen``, and keep a copy of the
+        files it wrote (``<slug>.written/``, their digests in ``<slug>.written.json``)."""
         path = os.path.join(self.deps_dir, f"{_slug(example.id)}.json")
+        copies = os.path.join(self.deps_dir, f"{_slug(example.id)}.written")
         try:
             seen.modules |= self.settings_code
             deps = collect(seen, self.project, example.src_file, self.granularity)
+            shutil.rmtree(copies, ignore_errors=True)
+            digests = {}
+            for relative, source in written_files(seen, self.project).items():
+                copy = os.path.join(copies, *relative.split("/"))
+                os.makedirs(os.path.dirname(copy), exist_ok=True)
+                shutil.copyfile(source, copy)
+                with open(copy, "rb") as stream:
+                    digests[relative] = hashlib.file_digest(stream, "sha256").hexdigest()
+            write_json(f"{copies}.json", digests, indent=None)
             write_json(path, deps, indent=None)
         except Exception:  # no dependencies means no entry: a miss, never a broken build
             with contextlib.suppress(OSError):
@@ -121,10 +139,13 @@ class CacheBuild:
             if not sg_compat.is_unchanged(example.src_file, example.target_file):
                 continue  # sphinx-gallery kept no md5: it would run the example again
             deps_path = Path(self.recording.deps_dir) / f"{_slug(example_id)}.json"
+            copies = deps_path.with_name(f"{_slug(example_id)}.written")
             try:
                 deps = read_json(deps_path, "dependency list")
+                digests = read_json(f"{copies}.json", "list of written files")
             except InputError:
                 continue
+            written = {relative: copies / relative for relative in digests}
             files = {
                 path.relative_to(self.docs).as_posix(): path
                 for path in sg_compat.output_files(Path(example.target_file))
@@ -137,7 +158,8 @@ class CacheBuild:
                 "granularity": self.recording.granularity,
             }
             try:
-                self.store.store(self.store.entry_name(example_id, self.key), meta, files)
+                name = self.store.entry_name(example_id, self.key)
+                self.store.store(name, meta, files, written)
                 stored += 1
             except (OSError, EntryError) as exc:
                 self.warn(
@@ -186,9 +208,8 @@ def lookup(
         excluded=tuple(os.path.normpath(os.path.abspath(e)) for e in excluded),
     )
     deps_dir = outdir / "docsaccel" / _DEPS_DIR
+    shutil.rmtree(deps_dir, ignore_errors=True)
     deps_dir.mkdir(parents=True, exist_ok=True)
-    for stale in deps_dir.glob("*.json"):
-        stale.unlink(missing_ok=True)
     context = build_context(fast, gallery_conf, env_names)
     key = context_key(context)
     build = CacheBuild(
@@ -201,12 +222,24 @@ def lookup(
         ),
         warn=warn,
     )
-    for example in examples:
+    #: ``{absolute path: id}`` of the files the examples that run again wrote last time.
+    rewritten: dict[str, str] = {}
+    # In the order they run: an example reads what those before it wrote.
+    examples = list(examples)
+    order = {
+        src: index
+        for index, src in enumerate(
+            sg_compat.run_order([e.src_file for e in examples], gallery_conf)
+        )
+    }
+    for example in sorted(examples, key=lambda e: order.get(e.src_file, len(order))):
         if not example.executable:
             continue
-        reason = _look_up_one(build, example, project)
+        reason = _look_up_one(build, example, project, rewritten)
         if reason is None:
             continue
+        for relative in _known_writes(build, example):
+            rewritten.setdefault(project.absolute(relative), example.id)
         build.missed[example.id] = example
         build.recording.reasons[example.id] = {"hit": False, "reason": reason}
         # Local outputs from an earlier build may be stale: make sphinx-gallery run it.
@@ -214,7 +247,43 @@ def lookup(
     return build
 
 
-def _look_up_one(build: CacheBuild, example: Example, project: Project) -> str | None:
+def _known_writes(build: CacheBuild, example: Example) -> list[str]:
+    """What the example wrote (relative to the root) in the run that made its entry for this
+    context, else in its newest entry of another context."""
+    name = build.store.entry_name(example.id, build.key)
+    try:
+        return list(build.store.load(name).meta["written"])
+    except EntryError:
+        others = build.store.others(example.id, but=name)
+        return list(others[0].meta["written"]) if others else []
+
+
+def _rewritten_input(entry: Entry, project: Project, rewritten: dict[str, str]) -> str | None:
+    """Why the entry cannot be trusted when it used a file an example running again wrote:
+    it would read what that run writes, not known yet."""
+    if not rewritten:
+        return None
+    for relative in entry.deps["files"]:
+        writer = rewritten.get(project.absolute(relative))
+        if writer is not None:
+            return f"{relative} is written by {writer}, which runs again"
+    for relative in entry.meta["written"]:
+        # Put back now, it would be overwritten by the earlier example running later.
+        writer = rewritten.get(project.absolute(relative))
+        if writer is not None:
+            return f"{relative} is also written by {writer}, which runs again"
+    for relative in entry.deps["listings"]:
+        prefix = os.path.join(project.absolute(relative), "")
+        for path, writer in rewritten.items():
+            if path.startswith(prefix):
+                label = "./" if relative == "." else f"{relative}/"
+                return f"{label} holds a file {writer} writes, which runs again"
+    return None
+
+
+def _look_up_one(
+    build: CacheBuild, example: Example, project: Project, rewritten: dict[str, str]
+) -> str | None:
     """Restore the example's entry and return ``None`` on a hit; else say why it missed."""
     store = build.store
     name = store.entry_name(example.id, build.key)
@@ -230,9 +299,12 @@ def _look_up_one(build: CacheBuild, example: Example, project: Project) -> str |
         return "entry corrupt"
     try:
         found = changes(entry.deps, project, example.src_file)
+        waits_for = _rewritten_input(entry, project, rewritten)
     except (KeyError, TypeError, AttributeError) as exc:
         build.warn(f"docsaccel cache: entry {entry.path} is malformed ({exc!r}), it runs again")
         return "entry corrupt"
+    if waits_for is not None and (not found or found[0].key != "source"):
+        return waits_for
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         return f"{found[0].reason}{more}"
@@ -241,6 +313,19 @@ def _look_up_one(build: CacheBuild, example: Example, project: Project) -> str |
     except (SchemaError, TypeError, ValueError) as exc:
         build.warn(f"docsaccel cache: entry {entry.path} has a bad record ({exc}), it runs again")
         return "entry corrupt"
+    foreign = [r for r in entry.meta["written"] if not project.wants(project.absolute(r))]
+    if foreign:
+        # Never recorded so (build output, .git, an environment): not this project's file.
+        build.warn(
+            f"docsaccel cache: entry {entry.path} would write {foreign[0]}, outside the "
+            "project's files; it runs again"
+        )
+        return "entry corrupt"
+    try:
+        store.restore_written(entry, Path(project.root))
+    except EntryError as exc:
+        build.warn(f"docsaccel cache: entry of {example.id} is unusable, it runs again: {exc}")
+        return "written file not restored"
     try:
         store.restore(entry, build.docs)
     except EntryError as exc:

@@ -37,7 +37,8 @@ __all__ = [
 ]
 
 #: Bumped whenever an entry made by an older docsaccel could be wrong for a newer one.
-FORMAT_VERSION = 1
+#: 2: entries keep the files an example wrote and the folders it listed.
+FORMAT_VERSION = 2
 
 #: ``sphinx_gallery_conf`` keys that change what an executed example's page holds.
 GALLERY_KEYS = (

@@ -20,18 +20,30 @@ process imported first, so no import event fired):
 At ``module`` granularity a project file counts as a whole; at ``function`` granularity a
 Python module counts by its body and the functions the example executed.
 
+A folder under the roots the example listed (``glob``, ``os.listdir``, ``os.walk``...)
+counts by its sorted names (not their contents: the files it then read count already), so
+a file added to it re-runs the example. Names the project does not count (build output,
+the cache, ``.git``, ``__pycache__``) and those of files the example itself wrote there
+are left out, then and when checking.
+
+The files the example wrote under the roots are not dependencies but outputs:
+:func:`written_files` lists them, for the entry to keep.
+
 Example::
 
     deps = collect(seen, project, source_file, granularity="module")
     # {"source": "9f2c...", "files": {"src/mylib/alpha.py": "e3b0..."}, "code": {},
-    #  "dists": {"numpy": "2.1.0"}}
+    #  "dists": {"numpy": "2.1.0"},
+    #  "listings": {"data": {"count": 2, "digest": "77ad...", "names": ["a.csv", "b.csv"]}}}
     changes(deps, project, source_file)
-    # [Change(key='file:src/mylib/alpha.py', reason='src/mylib/alpha.py changed')]
+    # [Change(key='file:src/mylib/alpha.py', reason='src/mylib/alpha.py changed'),
+    #  Change(key='listing:data', reason='data/ listing changed (1 added)')]
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib.metadata as metadata
 import os
 import re
@@ -49,7 +61,18 @@ from docsaccel.cache.fingerprint import (
 )
 from docsaccel.cache.recorder import Seen
 
-__all__ = ["GRANULARITIES", "Change", "Project", "changes", "collect", "find_root"]
+__all__ = [
+    "GRANULARITIES",
+    "Change",
+    "Project",
+    "changes",
+    "collect",
+    "find_root",
+    "listing_changes",
+    "listing_deps",
+    "read_first_files",
+    "written_files",
+]
 
 #: ``module``: a project file counts whole; ``function``: by the code the example ran.
 GRANULARITIES = ("module", "function")
@@ -57,6 +80,9 @@ GRANULARITIES = ("module", "function")
 _NOT_PROJECT = ("site-packages", "dist-packages", ".venv", "venv", ".nox", ".tox", ".git")
 _ROOT_MARKERS = (".git", ".hg")
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
+#: A listing keeps its names (for ``changes`` to say which) up to this many; a larger one
+#: keeps only their count and digest, so an entry stays small.
+LISTING_NAMES_KEPT = 1000
 
 
 def find_root(confdir: str | os.PathLike[str]) -> str:
@@ -203,11 +229,13 @@ def collect(seen: Seen, project: Project, source_file: str, granularity: str) ->
                 code[project.relative(path)] = {p: digests[p] for p in sorted(wanted)}
         except OSError:
             continue  # a file the example deleted or could not read is no input
+    files.update(read_first_files(seen, project))
     return {
         "source": file_digest(source_file),
         "files": files,
         "code": code,
         "dists": distribution_versions(external),
+        "listings": listing_deps(seen, project),
     }
 
 
@@ -376,6 +404,7 @@ def changes(deps: dict[str, Any], project: Project, source_file: str) -> list[Ch
         if now != version:
             reason = f"{name} {version} → {now or 'not installed'}"
             found.append(Change(f"dist:{name}", reason))
+    found += listing_changes(deps.get("listings", {}), project)
     return found
 
 
@@ -384,3 +413,99 @@ def _current_version(name: str) -> str | None:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return None
+
+
+def written_files(seen: Seen, project: Project) -> dict[str, str]:
+    """``{path relative to the root: absolute path}`` of the files the example wrote that a
+    later example may read (under the roots, counted by the project)."""
+    return {
+        project.relative(path): path
+        for path in sorted(seen.written)
+        if project.wants(path) and os.path.isfile(path)
+    }
+
+
+def read_first_files(seen: Seen, project: Project) -> dict[str, str]:
+    """``{path relative to the root: digest}`` of the files the example read, then wrote:
+    an input by what it held before (an earlier example may have written it)."""
+    return {
+        project.relative(path): digest
+        for path, digest in sorted(seen.read_first.items())
+        if project.wants(path)
+    }
+
+
+def _counted_names(
+    folder: str, names: Iterable[str], project: Project, leave_out: Iterable[str]
+) -> tuple[list[str], list[str]]:
+    """``(names that count, names left out)`` of a listing of ``folder``."""
+    skip = set(leave_out)
+    counted, ignored = [], []
+    for name in sorted(names):
+        if name in skip:
+            continue
+        if name == "__pycache__" or not project.wants(os.path.join(folder, name)):
+            ignored.append(name)
+        else:
+            counted.append(name)
+    return counted, ignored
+
+
+def _names_digest(names: list[str]) -> str:
+    digest = hashlib.sha256()
+    for name in names:
+        digest.update(os.fsencode(name) + b"\0")
+    return digest.hexdigest()
+
+
+def listing_deps(seen: Seen, project: Project) -> dict[str, dict[str, Any]]:
+    """``{folder relative to the root: listing}`` of the folders the example listed.
+
+    A listing holds the ``count`` and ``digest`` of the names that count, the ``names``
+    themselves up to :data:`LISTING_NAMES_KEPT`, the names left out as not the project's
+    (``ignored``, left out again when checking, wherever that runs) and those of the files
+    the example wrote there (``own``: restored with it, so never a change).
+    """
+    written = {os.path.normpath(p) for p in seen.written}
+    found: dict[str, dict[str, Any]] = {}
+    for folder, names in sorted(seen.listings.items()):
+        folder = os.path.normpath(folder)
+        if not project.wants(folder):
+            continue
+        prefix = os.path.join(folder, "")
+        own = sorted({p[len(prefix) :].split(os.sep)[0] for p in written if p.startswith(prefix)})
+        counted, ignored = _counted_names(folder, names, project, own)
+        listing: dict[str, Any] = {"count": len(counted), "digest": _names_digest(counted)}
+        if len(counted) <= LISTING_NAMES_KEPT:
+            listing["names"] = counted
+        listing["ignored"], listing["own"] = ignored, own
+        found[project.relative(folder)] = listing
+    return found
+
+
+def listing_changes(listings: dict[str, Any], project: Project) -> list[Change]:
+    """Which recorded listings (see :func:`listing_deps`) no longer hold."""
+    found: list[Change] = []
+    for relative, listing in listings.items():
+        folder = project.absolute(relative)
+        label = "./" if relative == "." else f"{relative}/"
+        key = f"listing:{relative}"
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            found.append(Change(key, f"{label} removed"))
+            continue
+        leave_out = [*listing["ignored"], *listing["own"]]
+        counted, _ = _counted_names(folder, names, project, leave_out)
+        if _names_digest(counted) == listing["digest"]:
+            continue
+        before = listing.get("names")
+        if before is None:
+            detail = f"{listing['count']} → {len(counted)} names"
+        else:
+            added, removed = set(counted) - set(before), set(before) - set(counted)
+            parts = [f"{len(added)} added"] if added else []
+            parts += [f"{len(removed)} removed"] if removed else []
+            detail = ", ".join(parts) or "changed"
+        found.append(Change(key, f"{label} listing changed ({detail})"))
+    return found

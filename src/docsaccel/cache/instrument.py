@@ -50,15 +50,16 @@ from typing import Any
 
 from docsaccel.cache.fingerprint import MODULE_BODY, functions
 
-__all__ = ["RAN_NAME", "Instrumenter", "is_machinery"]
+__all__ = ["PACKAGE_DIR", "RAN_NAME", "Instrumenter", "is_machinery"]
 
 #: The name instrumented code records through: a builtin, so that no module's namespace
 #: (what ``dir()`` and autodoc list) gains a name. Never mangled: it ends in ``__``.
 RAN_NAME = "__docsaccel_ran__"
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_CACHE_CODE = os.path.join(_PACKAGE, "cache", "")
-_HOOK = os.path.join(_PACKAGE, "gallery", "hook.py")
+#: The docsaccel package's folder.
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_CACHE_CODE = os.path.join(PACKAGE_DIR, "cache", "")
+_HOOK = os.path.join(PACKAGE_DIR, "gallery", "hook.py")
 
 
 def is_machinery(path: str) -> bool:

@@ -86,7 +86,8 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
     except _BadInput as exc:
         return f"{exc}\n", 2
     root = find_root(docs_dir)
-    project = Project(root=root, roots=(root,))
+    # The cache folder may appear at the root after the entry's run: not a change there.
+    project = Project(root=root, roots=(root,), excluded=(str(Path(cache).resolve()),))
     lines = [f"{example_id}: {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} in {cache}"]
     for entry in entries:
         context, record = entry.context, entry.record
@@ -118,9 +119,21 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
         rows += [
             ("dist", f"{name} {version}", f"dist:{name}") for name, version in deps["dists"].items()
         ]
+        rows += [
+            (
+                "listing",
+                f"{'.' if name == '.' else name}/ ({listing['count']} names)",
+                f"listing:{name}",
+            )
+            for name, listing in deps["listings"].items()
+        ]
         lines.append(f"  dependencies ({len(rows)}):")
         for kind, name, key in rows:
             lines.append(f"    {'CHANGED' if key in changed else 'same':<7} {kind:<6} {name}")
+        written = entry.meta["written"]
+        if written:
+            lines.append(f"  writes ({len(written)}), put back with its outputs:")
+            lines += [f"    {name}" for name in written]
         if found:
             lines.append(f"  stale: {len(found)} change(s):")
             lines += [f"    - {change.reason}" for change in found]

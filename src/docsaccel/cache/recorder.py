@@ -5,7 +5,10 @@ One :class:`Recorder` per process, installed on first use, does the watching wit
 hooks:
 
 - an audit hook (:func:`sys.addaudithook`) sees every ``open`` of a file (``open``,
-  ``os.open``, the import system reading a module) and every first ``import`` of a module;
+  ``os.open``, the import system reading a module), every first ``import`` of a module,
+  and every listing of a folder (``os.listdir``/``os.scandir`` events, which ``glob``,
+  ``pathlib.Path.iterdir``/``glob`` and ``os.walk`` also raise), whose names it notes
+  right then, before the example can change the folder;
 - a wrapper of :func:`builtins.__import__` sees every ``import`` statement, including
   those of a module an earlier example already imported, for which no import event fires;
   a wrapper of :func:`importlib.import_module` does the same for imports by name;
@@ -23,28 +26,50 @@ Example::
     recorder.start(roots=["/repo"], excluded=["/repo/docs/_build"], code=project.wants)
     ...  # the example runs
     seen = recorder.stop()
-    seen.files, seen.modules, seen.code, seen.instrumented
+    seen.files, seen.modules, seen.code, seen.instrumented, seen.written, seen.listings
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
+import glob
+import hashlib
 import importlib
 import importlib.util
 import os
+import pathlib
+import shutil
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
-from docsaccel.cache.instrument import Instrumenter, is_machinery
+import sphinx_gallery
+
+from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
 
 __all__ = ["Recorder", "Seen"]
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+_LISTING_EVENTS = frozenset({"os.listdir", "os.scandir"})
+# The standard library's ways to list a folder (glob, os.walk, Path.glob, shutil.copytree):
+# who called them decides whether the listing is the example's.
+_LISTING_HELPERS = frozenset(
+    {"<frozen os>", os.__file__, glob.__file__, pathlib.__file__, shutil.__file__}
+)
+# Listings that are not what the example reads: the import system's to find modules (every
+# package folder on sys.path), importlib.metadata's to find distributions, and those of the
+# machinery running the example (sphinx-gallery, this plugin's scrapers looking for videos).
+_NOT_THE_EXAMPLE = (
+    "<frozen importlib.",
+    os.path.dirname(importlib.util.__file__) + os.sep,
+    os.path.dirname(os.path.abspath(sphinx_gallery.__file__)) + os.sep,
+    PACKAGE_DIR + os.sep,
+)
 
 
 @dataclass
@@ -52,12 +77,21 @@ class Seen:
     """What one example used: absolute file paths under the roots, module names (of any
     origin), and at ``function`` granularity ``(file, piece)`` of the project code it ran
     and the project files whose functions are watched (see
-    :attr:`.instrument.Instrumenter.instrumented`; any other counts whole)."""
+    :attr:`.instrument.Instrumenter.instrumented`; any other counts whole); what it left
+    behind: the files under the roots it wrote that still exist (``written``, never in
+    ``files``; one it read before writing it is in ``read_first``, with its digest from
+    before); and the folders under the roots it listed, with their names when it first
+    listed each (``listings``: ``{folder: sorted names}``, without the names of what it
+    wrote there)."""
 
     files: set[str] = field(default_factory=set)
     modules: set[str] = field(default_factory=set)
     code: set[tuple[str, str]] = field(default_factory=set)
     instrumented: dict[str, frozenset[str]] = field(default_factory=dict)
+    written: set[str] = field(default_factory=set)
+    listings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Files it read, then wrote (updated in place): an input too, by its digest before.
+    read_first: dict[str, str] = field(default_factory=dict)
 
 
 class Recorder:
@@ -110,15 +144,35 @@ class Recorder:
         """Stop recording; return what the example used."""
         self.active = False
         seen, self._seen = self._seen, Seen()
+        written, self._written = self._written, set()
         if self._instrumenter is not None:
             seen.code = self._instrumenter.ran.copy()
             seen.instrumented = dict(self._instrumenter.instrumented)
             self._instrumenter = None
-        # A file the example wrote is its output, not an input, even if it read it back;
-        # so is one modified since it started (written by a child process: ffmpeg).
-        seen.files -= self._written
+        # A file the example wrote is its output, not an input, even if it read it back
+        # (one it read before writing it is in read_first); so is one modified since it
+        # started (written by a child process: ffmpeg).
+        seen.files -= written
         seen.files = {path for path in seen.files if not self._modified_since_start(path)}
+        seen.read_first = {p: d for p, d in seen.read_first.items() if p in written}
+        seen.written = {path for path in written if self._kept_output(path)}
+        listings: dict[str, tuple[str, ...] | None] = dict(seen.listings)
+        seen.listings = {}
+        for folder, names in listings.items():
+            if names is not None:
+                own = _own_names(folder, written)
+                seen.listings[folder] = tuple(n for n in names if n not in own)
         return seen
+
+    def _kept_output(self, path: str) -> bool:
+        """Whether a file the example wrote is still there, and really under the roots (not
+        a link out of them): a later example may read it, so the cache keeps it."""
+        if not os.path.isfile(path):
+            return False  # deleted again: the example's temporary file
+        real = os.path.realpath(path)
+        roots = tuple(os.path.join(os.path.realpath(r), "") for r in self._roots)
+        excluded = tuple(os.path.join(os.path.realpath(e), "") for e in self._excluded)
+        return real.startswith(roots) and not real.startswith(excluded)
 
     def _modified_since_start(self, path: str) -> bool:
         try:
@@ -146,10 +200,50 @@ class Recorder:
             else:
                 writing = isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
             path = os.path.abspath(os.fsdecode(path))
-            if "__pycache__" not in path and self.wants(path):
-                (self._written if writing else self._seen.files).add(path)
+            if "__pycache__" in path or not self.wants(path):
+                return
+            if writing:
+                # "r+": it reads what the file held too (an update in place).
+                updating = isinstance(mode, str) and "r" in mode
+                if (updating or path in self._seen.files) and path not in self._written:
+                    self._note_read_first(path)
+                self._written.add(path)
+            elif path not in self._written:  # read back after writing it: its own output
+                self._seen.files.add(path)
         elif event == "import":
             self._seen.modules.add(args[0])
+        elif event in _LISTING_EVENTS and _listed_by_the_example(sys._getframe(1)):
+            self._note_listing(args[0])
+
+    def _note_read_first(self, path: str) -> None:
+        """The digest of a file the example read and now opens for writing: the event comes
+        before the open, so the file still holds what the example read."""
+        try:
+            with open(path, "rb") as stream:
+                digest = hashlib.file_digest(stream, "sha256").hexdigest()
+        except OSError:
+            return
+        self._seen.read_first[path] = digest
+
+    def _note_listing(self, path: Any) -> None:
+        """Note the names of a folder under the roots the first time the example lists it."""
+        if isinstance(path, int):
+            return  # a listing by file descriptor (os.fwalk): its folder is unknown
+        try:
+            folder = os.path.abspath(os.fsdecode(os.curdir if path is None else path))
+        except (TypeError, ValueError):
+            return
+        listings: dict[str, Any] = self._seen.listings
+        if folder in listings or not self.wants(os.path.join(folder, "")):
+            return
+        # Noted before listing it: the listing below raises this same event again.
+        listings[folder] = None
+        try:
+            names = os.listdir(folder)
+        except (OSError, ValueError):
+            del listings[folder]  # not a folder: the example's own call fails too
+            return
+        listings[folder] = tuple(sorted(names))
 
     def _wrap_import(self, original: Any) -> Any:
         def recorded_import(
@@ -188,3 +282,18 @@ class Recorder:
         for item in fromlist or ():
             if isinstance(item, str) and item != "*":
                 modules.add(f"{name}.{item}")
+
+
+def _own_names(folder: str, written: Iterable[str]) -> set[str]:
+    """The names in ``folder`` of the files the example wrote there (or of the folders
+    holding them): its outputs, so never part of what it found there."""
+    prefix = os.path.join(folder, "")
+    return {path[len(prefix) :].split(os.sep)[0] for path in written if path.startswith(prefix)}
+
+
+def _listed_by_the_example(frame: FrameType | None) -> bool:
+    """Whether the code that listed a folder (the first caller outside the standard
+    library's listing helpers) is the example's, not the machinery's."""
+    while frame is not None and frame.f_code.co_filename in _LISTING_HELPERS:
+        frame = frame.f_back
+    return frame is None or not frame.f_code.co_filename.startswith(_NOT_THE_EXAMPLE)

@@ -6,6 +6,8 @@ Layout of a cache folder::
         entry.json     # schema docsaccel.cache-entry: id, context, dependencies, the
                        # record of the run that made it, and its files with their digests
         files/...      # the example's gallery outputs, by path inside the Sphinx source dir
+        written/...    # files it wrote under the project's roots that a later example may
+                       # read, by path relative to the project root
         last-hit       # empty; its modification time is when a build last used the entry
     tmp/               # entries being written
     trash/             # entries being deleted
@@ -23,6 +25,7 @@ Example::
     name = store.entry_name("tutorials/plot_a.py", "5f0c1e0a9b3d2c11")
     store.store(name, meta, {"auto_tutorials/plot_a.rst": Path("docs/auto_tutorials/plot_a.rst")})
     entry = store.load(name)              # raises EntryError if missing or corrupt
+    store.restore_written(entry, Path("."))  # what it wrote under the project root
     store.restore(entry, Path("docs"))    # the files, back in place
 """
 
@@ -150,9 +153,21 @@ class CacheStore:
         for key, kind in _DEPS_KEYS.items():
             if not isinstance(meta["deps"].get(key), kind):
                 raise EntryError(f"{meta_path}: deps.{key} is missing or has the wrong type")
-        for relative, digest in meta["files"].items():
-            if not _safe_relative(relative) or not isinstance(digest, str):
-                raise EntryError(f"{meta_path}: files: {relative!r} is not a safe relative path")
+        written = meta.setdefault("written", {})
+        if not isinstance(written, dict):
+            raise EntryError(f"{meta_path}: key 'written' has the wrong type")
+        for part in ("files", "written"):
+            for relative, digest in meta[part].items():
+                if not _safe_relative(relative) or not isinstance(digest, str):
+                    raise EntryError(
+                        f"{meta_path}: {part}: {relative!r} is not a safe relative path"
+                    )
+        listings = meta["deps"].setdefault("listings", {})
+        if not isinstance(listings, dict):
+            raise EntryError(f"{meta_path}: deps.listings has the wrong type")
+        for relative, listing in listings.items():
+            if not (relative == "." or _safe_relative(relative)) or not _is_listing(listing):
+                raise EntryError(f"{meta_path}: deps.listings: {relative!r} is malformed")
         return Entry(path, meta)
 
     def others(self, example_id: str, but: str) -> list[Entry]:
@@ -167,21 +182,30 @@ class CacheStore:
                 found.append(self.load(path.name))
         return sorted(found, key=lambda e: _mtime(e.path / ENTRY_FILE), reverse=True)
 
-    def store(self, name: str, meta: Mapping[str, Any], files: Mapping[str, Path]) -> Path:
-        """Write an entry atomically: ``files`` maps paths inside the source dir to files."""
+    def store(
+        self,
+        name: str,
+        meta: Mapping[str, Any],
+        files: Mapping[str, Path],
+        written: Mapping[str, Path] | None = None,
+    ) -> Path:
+        """Write an entry atomically: ``files`` maps paths inside the source dir to files,
+        ``written`` paths relative to the project root to files (see the module doc)."""
         (self.folder / "tmp").mkdir(parents=True, exist_ok=True)
         self.entries.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=f"{name}.", dir=self.folder / "tmp"))
         try:
-            digests = {}
-            for relative, source in sorted(files.items()):
-                if not _safe_relative(relative):
-                    raise EntryError(f"{name}: {relative!r} is not a safe relative path")
-                target = work / "files" / relative
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, target)
-                digests[relative] = _digest(target)
-            write_json(work / ENTRY_FILE, {**meta, "schema": ENTRY_SCHEMA, "files": digests})
+            parts = {}
+            for part, sources in (("files", files), ("written", written or {})):
+                digests = parts[part] = {}
+                for relative, source in sorted(sources.items()):
+                    if not _safe_relative(relative):
+                        raise EntryError(f"{name}: {relative!r} is not a safe relative path")
+                    target = work / part / relative
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(source, target)
+                    digests[relative] = _digest(target)
+            write_json(work / ENTRY_FILE, {**meta, "schema": ENTRY_SCHEMA, **parts})
             (work / LAST_HIT).touch()
             final = self.entries / name
             if final.exists():
@@ -224,6 +248,37 @@ class CacheStore:
         with contextlib.suppress(OSError):
             os.utime(entry.path / LAST_HIT)
         return written
+
+    def restore_written(self, entry: Entry, root: Path) -> list[Path]:
+        """Put the files the example wrote back under the project ``root`` (each replaced
+        atomically, digest checked). Raises :class:`EntryError` naming the file that cannot
+        be put back, or whose place is a link out of ``root``."""
+        real_root = os.path.realpath(root)
+        restored: list[Path] = []
+        for relative, digest in sorted(entry.meta["written"].items()):
+            source = entry.path / "written" / relative
+            target = Path(root) / relative
+            try:
+                if not _is_under(_nearest_real(target.parent), real_root):
+                    raise EntryError(
+                        f"{entry.path}: cannot put back {relative}: its folder leads out of {root}"
+                    )
+                target.parent.mkdir(parents=True, exist_ok=True)
+                partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+                try:
+                    shutil.copyfile(source, partial)
+                    if _digest(partial) != digest:
+                        raise EntryError(
+                            f"{entry.path}: cannot put back {relative}: "
+                            "its content does not match its digest"
+                        )
+                    os.replace(partial, target)
+                finally:
+                    partial.unlink(missing_ok=True)
+            except OSError as exc:
+                raise EntryError(f"{entry.path}: cannot put back {relative}: {exc}") from None
+            restored.append(target)
+        return restored
 
     @staticmethod
     def _undo(written: list[Path]) -> None:
@@ -283,6 +338,30 @@ def entry_slug(example_id: str) -> str:
 def example_id_of(slug: str) -> str:
     """The example id :func:`entry_slug` made ``slug`` from."""
     return slug.replace("__", "/").replace("%5F", "_").replace("%25", "%")
+
+
+def _is_listing(listing: Any) -> bool:
+    return (
+        isinstance(listing, dict)
+        and isinstance(listing.get("digest"), str)
+        and isinstance(listing.get("count"), int)
+        and isinstance(listing.get("names", []), list)
+        and all(
+            isinstance(listing.get(key), list) and all(isinstance(n, str) for n in listing[key])
+            for key in ("ignored", "own")
+        )
+    )
+
+
+def _nearest_real(folder: Path) -> str:
+    """The real path of ``folder``, or of its nearest existing parent."""
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent
+    return os.path.realpath(folder)
+
+
+def _is_under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(os.path.join(folder, ""))
 
 
 def _mtime(path: Path) -> float:

@@ -331,3 +331,25 @@ def _matching(folder: Path, pattern: re.Pattern[str]) -> list[Path]:
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.iterdir() if p.is_file() and pattern.fullmatch(p.name))
+
+
+def run_order(src_files: Iterable[str], gallery_conf: dict[str, Any]) -> list[str]:
+    """``src_files`` in the order sphinx-gallery executes them in a serial build: folder by
+    folder (in the order given), each sorted by its ``within_subsection_order`` key.
+
+    Example::
+
+        run_order(["ex/plot_long.py", "ex/plot_b.py"], conf)  # ["ex/plot_b.py", ...]
+    """
+    folders: dict[str, list[str]] = {}
+    for src_file in src_files:
+        folders.setdefault(os.path.dirname(src_file), []).append(src_file)
+    ordered: list[str] = []
+    for folder, files in folders.items():
+        try:
+            key = gen_rst._get_callables(gallery_conf, "within_subsection_order", folder)[0]
+            names = sorted((os.path.basename(f) for f in files), key=key)
+        except Exception:  # a sort key sphinx-gallery itself refuses: keep the given order
+            names = [os.path.basename(f) for f in files]
+        ordered += [os.path.join(folder, name) for name in names]
+    return ordered
