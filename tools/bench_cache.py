@@ -134,9 +134,15 @@ def show(commit: str, path: str, folder: Path) -> Path | None:
     return target
 
 
-def reruns(deps: dict, source: str, changed: set[str], parent: str, commit: str, tmp: Path) -> bool:
-    """Whether a tutorial with these dependencies runs again after ``parent`` -> ``commit``."""
+def reruns(
+    deps: dict, source: str, changed: set[str], moved: set[str], parent: str, commit: str, tmp: Path
+) -> bool:
+    """Whether a tutorial with these dependencies runs again after ``parent`` -> ``commit``
+    (``changed``: the files the commit touched; ``moved``: those it added or removed)."""
     if source in changed or changed & set(deps["files"]):
+        return True
+    folders = {os.path.dirname(path) or "." for path in moved}
+    if folders & set(deps.get("listings", {})):
         return True
     for path, pieces in deps["code"].items():
         if path not in changed:
@@ -159,9 +165,12 @@ def replay(caches: dict[str, Path], commits: int, tmp: Path) -> dict[str, float]
         entries = [store.load(info.path.name) for info in store.list()]
         for commit in history:
             parent = git("rev-parse", f"{commit}^").strip()
-            changed = set(git("diff", "--name-only", parent, commit).split())
+            diff = git("diff", "--name-status", parent, commit).splitlines()
+            status = [line.split("\t") for line in diff if line]
+            changed = {line[-1] for line in status} | {line[1] for line in status}
+            moved = {p for line in status if line[0][0] in "ADR" for p in line[1:]}
             count = sum(
-                reruns(e.deps, f"docs/{e.meta['id']}", changed, parent, commit, tmp)
+                reruns(e.deps, f"docs/{e.meta['id']}", changed, moved, parent, commit, tmp)
                 for e in entries
             )
             fractions[level].append(count / len(entries))
