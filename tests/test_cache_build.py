@@ -228,6 +228,67 @@ def test_an_earlier_example_importing_the_module_first_still_counts(project: Pro
     assert "beta BETA" in (again.outdir / "auto_examples" / "plot_b_beta.html").read_text("utf-8")
 
 
+CARRY = {
+    # Reads a data file once, when first imported.
+    "mylib/table.py": (
+        "import os\n\nwith open(os.path.join(os.path.dirname(__file__), '..', 'data',"
+        " 'table.csv')) as f:\n    ROWS = f.read().splitlines()\n"
+    ),
+    # Runs once per process; a later call returns what the first one computed.
+    "mylib/memo.py": "import functools\n\n\n@functools.cache\ndef load():\n    return 'v1'\n",
+    # Made when imported, consumed by two examples.
+    "mylib/gen.py": "def steps():\n    yield 'one'\n    yield 'two-v1'\n\n\nSTEPS = steps()\n",
+    "docs/examples/plot_k1.py": _example(
+        "K1",
+        "from mylib import gen, memo, table\n\n"
+        "print('k1', len(table.ROWS), memo.load(), next(gen.STEPS))\n",
+    ),
+    "docs/examples/plot_k2.py": _example(
+        "K2",
+        "from mylib import gen, memo, table\n\n"
+        "print('k2', len(table.ROWS), memo.load(), next(gen.STEPS))\n",
+    ),
+}
+
+
+def _carried_pages(build: Build) -> str:
+    folder = build.outdir / "auto_examples"
+    return (folder / "plot_k1.html").read_text("utf-8") + (folder / "plot_k2.html").read_text(
+        "utf-8"
+    )
+
+
+@pytest.mark.parametrize("granularity", ["module", "function"])
+def test_what_an_earlier_example_left_in_a_module_counts(
+    project: Project, granularity: str
+) -> None:
+    # The first of plot_k1 and plot_k2 to run imports mylib.table (which reads
+    # data/table.csv), fills memo.load's cache and starts gen.STEPS; the second, in the
+    # same process, uses all three without running that code again. An edit to any of
+    # them changes the second one's page too: both must run again.
+    conf = FILES["docs/conf.py"] + f"docsaccel_cache_granularity = {granularity!r}\n"
+    project.write("docs/conf.py", conf)
+    for relative, text in CARRY.items():
+        project.write(relative, text)
+    first = project.build()
+    assert first.returncode == 0, first.output
+    assert _carried_pages(first).count(" 2 v1 ") == 2
+    assert "two-v1" in _carried_pages(first)
+    assert project.build().executed() == set()
+    edits = [
+        ("data/table.csv", FILES["data/table.csv"] + "3,4\n", " 3 v1 ", "two-v1"),
+        ("mylib/memo.py", CARRY["mylib/memo.py"].replace("v1", "v2"), " 3 v2 ", "two-v1"),
+        ("mylib/gen.py", CARRY["mylib/gen.py"].replace("two-v1", "two-v2"), " 3 v2 ", "two-v2"),
+    ]
+    for relative, text, both, second in edits:
+        project.write(relative, text)
+        again = project.build()
+        assert again.returncode == 0, again.output
+        assert {"plot_k1.py", "plot_k2.py"} <= again.executed(), relative
+        assert _carried_pages(again).count(both) == 2, relative
+        assert second in _carried_pages(again), relative
+
+
 def test_fast_and_full_builds_never_share_entries(project: Project) -> None:
     assert project.build(env={"DOCSACCEL_FAST": "0"}).executed() == set(ALL)
     fast = project.build(env={"DOCSACCEL_FAST": "1"})

@@ -160,3 +160,24 @@ def test_explain_reports_a_malformed_entry_without_a_traceback(
     )  # fmt: skip
     assert code == 0, err
     assert "unusable: its dependency list is malformed" in out
+
+
+def test_explain_lists_an_entry_it_cannot_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A corrupt entry.json: a build treats it as a miss; explain says so rather than
+    # "no entry" while listing the example among those with entries.
+    store = CacheStore(tmp_path / "cache")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "conf.py").write_text("", "utf-8")
+    meta = {"id": "g/plot_a.py", "context": {}, "deps": {}, "record": {}}
+    entry = store.store(store.entry_name("g/plot_a.py", "k"), meta, {})
+    (entry / "entry.json").write_text('{"deps": 5}', "utf-8")
+    code, out, err = run(
+        capsys, "cache", "explain", "g/plot_a.py", "--cache", str(store.folder),
+        "--docs", str(tmp_path / "docs"),
+    )  # fmt: skip
+    assert code == 0, err
+    assert "g/plot_a.py: 1 entry in" in out
+    assert f"entry {entry.name}" in out
+    assert "unusable:" in out

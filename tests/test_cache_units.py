@@ -416,3 +416,48 @@ def test_one_unreadable_record_does_not_hide_the_others(fake_site: Path) -> None
     importlib.invalidate_caches()
     found = distribution_versions(["dzappmod", "dzbroken"])
     assert found["dzbroken"] == "1.0" and found["dzused"] == "1.0"
+
+
+SAME_NAMES = """import functools
+
+
+@functools.singledispatch
+def describe(x):
+    return "thing"
+
+
+@describe.register
+def _(x: int):
+    return f"int {x}"
+
+
+@describe.register
+def _(x: str):
+    return f"str {x}"
+
+
+class Box:
+    @property
+    def size(self):
+        return 1
+
+    @size.setter
+    def size(self, value):
+        pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("edit", "piece"),
+    [('f"int {x}"', "_"), ("return 1", "Box.size"), ("pass", "Box.size")],
+)
+def test_definitions_sharing_a_name_are_one_piece(tmp_path: Path, edit: str, piece: str) -> None:
+    # The code of each definition records the same name when it runs: an edit to any of
+    # them (the first singledispatch ``_``, a property's getter) changes that piece.
+    path = tmp_path / "mod.py"
+    path.write_text(SAME_NAMES, "utf-8")
+    before = fingerprint.code_digests(path)
+    path.write_text(SAME_NAMES.replace(edit, f"{edit}; print()"), "utf-8")
+    after = fingerprint.code_digests(path)
+    assert after[piece] != before[piece]
+    assert after[fingerprint.MODULE_BODY] == before[fingerprint.MODULE_BODY]

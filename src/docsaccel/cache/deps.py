@@ -18,7 +18,10 @@ process imported first, so no import event fired):
   requirements of Sphinx and sphinx-gallery are not followed: those are the build's own.
 
 At ``module`` granularity a project file counts as a whole; at ``function`` granularity a
-Python module counts by its body and the functions the example executed.
+Python module counts by its body and the functions the example executed. What earlier
+examples in the same process left in the project modules it uses counts too (their
+state outlives them): the files those modules' code read, and the functions of theirs
+that ran (:attr:`.recorder.Seen.carried_reads`, :attr:`~.recorder.Seen.carried_code`).
 
 A folder under the roots the example listed (``glob``, ``os.listdir``, ``os.walk``...)
 counts by its sorted names (not their contents: the files it then read count already), so
@@ -210,9 +213,14 @@ def collect(seen: Seen, project: Project, source_file: str, granularity: str) ->
     files: dict[str, str] = {}
     code: dict[str, dict[str, str]] = {}
     ran: dict[str, set[str]] = {}
-    for path, qualname in seen.code:
+    # What earlier examples in this process left in the modules this one uses counts too.
+    used = python_files | set(modules.values())
+    for path, qualname in seen.code | {c for c in seen.carried_code if c[0] in used}:
         ran.setdefault(path, set()).add(piece_of(qualname))
     opened = {os.path.normpath(p) for p in seen.files}
+    for module in used:
+        opened |= {os.path.normpath(p) for p in seen.carried_reads.get(module, ())}
+    opened -= {os.path.normpath(p) for p in seen.written}
     for path in sorted(opened | set(modules.values()) | python_files):
         if path == source_file or not project.wants(path):
             continue

@@ -6,7 +6,8 @@ module every example imports is hashed once per process, not once per example):
 - :func:`file_digest`: the bytes of a file (data files, modules at ``module`` granularity);
 - :func:`code_digests`: per piece of a Python module, for ``function`` granularity: each
   function (by qualified name, as code objects name it: ``Class.method``,
-  ``outer.<locals>.inner``) and ``<module>``, the module body: every statement outside
+  ``outer.<locals>.inner``; definitions sharing a name, a property's getter and setter,
+  are one piece) and ``<module>``, the module body: every statement outside
   function bodies, so a changed constant, default argument or decorator still counts.
   Digests are of the code as :func:`ast.unparse` prints it, so comments and formatting do
   not count;
@@ -132,7 +133,13 @@ def functions(tree: ast.AST) -> Iterator[tuple[str, FunctionNode]]:
 
 
 def _digests_of(tree: ast.Module) -> dict[str, str]:
-    digests = {name: _sha(ast.unparse(node)) for name, node in functions(tree)}
+    # Several definitions can share one name (a property's getter and setter, the ``_``
+    # implementations of a ``singledispatch`` function, ``if``/``else`` variants): their
+    # code objects record the same piece, so the piece is all of them.
+    texts: dict[str, list[str]] = {}
+    for name, node in functions(tree):
+        texts.setdefault(name, []).append(ast.unparse(node))
+    digests = {name: _sha("\n\0".join(parts)) for name, parts in texts.items()}
     digests[MODULE_BODY] = _sha(ast.unparse(_HollowFunctions().visit(tree)))
     return digests
 

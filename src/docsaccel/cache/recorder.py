@@ -92,6 +92,13 @@ class Seen:
     listings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: Files it read, then wrote (updated in place): an input too, by its digest before.
     read_first: dict[str, str] = field(default_factory=dict)
+    #: What earlier examples in the same process left in the project's modules: the files
+    #: each module's own code read (``{module file: files}``, this example's reads
+    #: included) and, at ``function`` granularity, the functions they ran. A module body
+    #: runs once per process, a ``functools.cache`` result or a half-consumed generator
+    #: outlives its example: a later example using that module may depend on them.
+    carried_reads: dict[str, frozenset[str]] = field(default_factory=dict)
+    carried_code: frozenset[tuple[str, str]] = frozenset()
 
 
 class Recorder:
@@ -108,6 +115,9 @@ class Recorder:
         self._written: set[str] = set()
         self._started_ns = 0
         self._instrumenter: Instrumenter | None = None
+        # Process-wide, across examples (see Seen.carried_reads and carried_code).
+        self._read_by: dict[str, set[str]] = {}
+        self._ran_before: set[tuple[str, str]] = set()
 
     @classmethod
     def get(cls) -> Recorder:
@@ -149,6 +159,9 @@ class Recorder:
             seen.code = self._instrumenter.ran.copy()
             seen.instrumented = dict(self._instrumenter.instrumented)
             self._instrumenter = None
+            seen.carried_code = frozenset(self._ran_before)
+            self._ran_before |= seen.code
+        seen.carried_reads = {module: frozenset(read) for module, read in self._read_by.items()}
         # A file the example wrote is its output, not an input, even if it read it back
         # (one it read before writing it is in read_first); so is one modified since it
         # started (written by a child process: ffmpeg).
@@ -210,10 +223,25 @@ class Recorder:
                 self._written.add(path)
             elif path not in self._written:  # read back after writing it: its own output
                 self._seen.files.add(path)
+                reader = self._reading_module(sys._getframe(1))
+                if reader is not None:
+                    self._read_by.setdefault(reader, set()).add(path)
         elif event == "import":
             self._seen.modules.add(args[0])
         elif event in _LISTING_EVENTS and _listed_by_the_example(sys._getframe(1)):
             self._note_listing(args[0])
+
+    def _reading_module(self, frame: FrameType | None) -> str | None:
+        """The project file whose code opened a file (the nearest on the stack), unless the
+        import system did (reading a module's source)."""
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name.startswith("<frozen importlib."):
+                return None
+            if name.endswith(".py") and self.wants(name):
+                return name
+            frame = frame.f_back
+        return None
 
     def _note_read_first(self, path: str) -> None:
         """The digest of a file the example read and now opens for writing: the event comes
