@@ -21,11 +21,34 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    """The tiny project after a first build, which ran every example and filled the cache."""
+    built = Project(tmp_path)
+    assert built.build().returncode == 0
+    return built
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> CacheStore:
+    """An empty cache folder (``tmp_path/cache``), made by hand."""
+    cache = CacheStore(tmp_path / "cache")
+    cache.entries.mkdir(parents=True)
+    return cache
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    """A Sphinx source folder (``tmp_path/docs``) with an empty ``conf.py``: what --docs needs."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "conf.py").write_text("", "utf-8")
+    return folder
+
+
 def test_explain_names_the_dependency_that_changed(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], project: Project
 ) -> None:
-    project = Project(tmp_path)
-    assert project.build().returncode == 0
     fresh = tmp_path / "fresh"
     shutil.copytree(project.pristine, fresh)
     docs = str(fresh / "docs")
@@ -67,20 +90,24 @@ def test_explain_names_the_dependency_that_changed(
     ("argv", "message"),
     [
         (["stats", "--cache", "{tmp}/none"], "--cache '{tmp}/none': no such cache folder"),
-        (["prune", "--cache", "{tmp}/c", "--max-size", "lots"], "--max-size 'lots' is not a size"),
         (
-            ["explain", "x/plot_q.py", "--cache", "{tmp}/c", "--docs", "{tmp}/d"],
+            ["prune", "--cache", "{tmp}/cache", "--max-size", "lots"],
+            "--max-size 'lots' is not a size",
+        ),
+        (
+            ["explain", "x/plot_q.py", "--cache", "{tmp}/cache", "--docs", "{tmp}/docs"],
             "'x/plot_q.py': no entry",
         ),
-        (["explain", "x/plot_q.py", "--cache", "{tmp}/c", "--docs", "{tmp}"], "no conf.py there"),
+        (
+            ["explain", "x/plot_q.py", "--cache", "{tmp}/cache", "--docs", "{tmp}"],
+            "no conf.py there",
+        ),
     ],
 )
+@pytest.mark.usefixtures("store", "docs")
 def test_bad_input_is_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
-    (tmp_path / "c" / "entries").mkdir(parents=True)
-    (tmp_path / "d").mkdir()
-    (tmp_path / "d" / "conf.py").write_text("", "utf-8")
     code, out, err = run(capsys, "cache", *[a.format(tmp=tmp_path) for a in argv])
     assert code == 2
     assert out == ""
@@ -103,9 +130,8 @@ def _entry(store: CacheStore, name: str, size: int, last_hit: float, source: Pat
 
 
 def test_prune_removes_least_recently_hit_first(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], store: CacheStore
 ) -> None:
-    store = CacheStore(tmp_path / "cache")
     now = time.time()
     for index, name in enumerate(["g/old.py", "g/middle.py", "g/new.py"]):
         _entry(store, name, 100_000, now - 1000 * (3 - index), tmp_path / f"{index}.bin")
@@ -121,10 +147,8 @@ def test_prune_removes_least_recently_hit_first(
 
 
 def test_report_shows_hits_misses_with_reasons_and_seconds_saved(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    capsys: pytest.CaptureFixture[str], project: Project
 ) -> None:
-    project = Project(tmp_path)
-    assert project.build().returncode == 0
     project.write("mylib/beta.py", "def name():\n    return 'b'\n")
     second = project.build()
     saved = sum(r["cache"].get("saved_seconds", 0) for r in second.records.values())
@@ -142,11 +166,8 @@ def test_report_shows_hits_misses_with_reasons_and_seconds_saved(
 
 
 def test_explain_reports_a_malformed_entry_without_a_traceback(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    capsys: pytest.CaptureFixture[str], store: CacheStore, docs: Path
 ) -> None:
-    store = CacheStore(tmp_path / "cache")
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "conf.py").write_text("", "utf-8")
     meta = {
         "id": "g/plot_a.py",
         "context": {},
@@ -156,7 +177,7 @@ def test_explain_reports_a_malformed_entry_without_a_traceback(
     store.store(store.entry_name("g/plot_a.py", "k"), meta, {})
     code, out, err = run(
         capsys, "cache", "explain", "g/plot_a.py", "--cache", str(store.folder),
-        "--docs", str(tmp_path / "docs"),
+        "--docs", str(docs),
     )  # fmt: skip
     assert code == 0, err
     assert "unusable: its dependency list is malformed" in out

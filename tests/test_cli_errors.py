@@ -18,8 +18,11 @@ from pathlib import Path
 import pytest
 from report_factory import record, write_report
 
+from docsaccel.budgets import BudgetTable
 from docsaccel.cli import main
-from docsaccel.contract import UNFINISHED_ERROR
+from docsaccel.contract import UNFINISHED_ERROR, is_stopped_hard
+from docsaccel.gallery.hook import hard_stop_message, interruption_message
+from docsaccel.gallery.plan import Example
 
 DEEP = 100_000
 
@@ -235,14 +238,27 @@ def test_inputs_with_a_byte_order_mark_are_read(files, capsys, tmp_path) -> None
 # A build that stopped early ---------------------------------------------------------------
 
 
-def _incomplete(path: Path, running: bool = True) -> Path:
+def _incomplete(path: Path, running: bool = True, stopped_hard: bool = False) -> Path:
     records = [record("plot_a.py", 1.0)]
     if running:
         records.append(
             record("plot_b.py", 0.5, status="failed", error=UNFINISHED_ERROR, finished_at=None)
         )
+    if stopped_hard:
+        records.append(_stopped_hard("plot_x.py"))
     path.write_text(_report_text(records, complete=False), encoding="utf-8")
     return path
+
+
+def _example(name: str) -> Example:
+    budget = BudgetTable().resolve(name, "")
+    return Example("tutorials", name, name, name, name, True, budget)
+
+
+def _stopped_hard(name: str) -> dict:
+    """The record the hook writes at the hard stop, with its own message."""
+    error = hard_stop_message(_example(name), 4.2, 1.0)
+    return record(name, 4.2, budget=3.0, status="interrupted", error=error)
 
 
 def test_check_refuses_an_incomplete_build_naming_the_running_example(tmp_path, capsys):
@@ -263,6 +279,49 @@ def test_incomplete_without_a_running_record_still_refused(tmp_path, capsys) -> 
     code, _, err = run(["check", str(path)], capsys)
     assert_exit_2(code, err, "the build did not finish")
     assert "was running" not in err
+
+
+def test_a_record_is_stopped_hard_only_with_the_hooks_message_for_its_own_id() -> None:
+    hard = _stopped_hard("plot_x.py")
+    assert is_stopped_hard(hard)
+    interrupted = {**hard, "error": interruption_message(_example("plot_x.py"), 3.1, "signal")}
+    assert not is_stopped_hard(interrupted)
+    assert not is_stopped_hard({**hard, "status": "failed"})
+    assert not is_stopped_hard({**hard, "id": "tutorials/plot_y.py"})  # another's message
+    assert not is_stopped_hard({**hard, "error": None})
+    assert not is_stopped_hard(["not", "a", "record"])
+
+
+def test_check_refuses_a_hard_stopped_build_naming_the_example(tmp_path, capsys) -> None:
+    path = _incomplete(tmp_path / "r.json", running=False, stopped_hard=True)
+    code, out, err = run(["check", str(path)], capsys)
+    assert_exit_2(
+        code, err, str(path), "the build did not finish (tutorials/plot_x.py was stopped hard"
+    )
+    assert "after its budget)" in err and "was running" not in err and out == ""
+
+
+def test_the_refusal_names_the_hard_stopped_and_the_running_examples(tmp_path, capsys):
+    # A parallel build: one worker stopped hard, the other's example never finished.
+    path = _incomplete(tmp_path / "r.json", running=True, stopped_hard=True)
+    for command in (["check", str(path)], ["compare", str(path), str(path)]):
+        code, _, err = run(command, capsys)
+        assert_exit_2(
+            code,
+            err,
+            "(tutorials/plot_x.py was stopped hard after its budget; "
+            "tutorials/plot_b.py was running)",
+        )
+
+
+def test_check_github_names_the_hard_stopped_example(tmp_path, capsys) -> None:
+    path = _incomplete(tmp_path / "r.json", running=False, stopped_hard=True)
+    code, _, err = run(["check", str(path), "--format", "github"], capsys)
+    assert_exit_2(code, err, "tutorials/plot_x.py was stopped hard after its budget")
+    code, out, _ = run(["check", str(path), "--format", "github", "--allow-incomplete"], capsys)
+    assert code == 1
+    assert out.startswith("::error file=tutorials/plot_x.py,title=Over budget::")
+    assert "tutorials/plot_x.py was stopped hard after 4.2s, over its budget of 3s" in out
 
 
 @pytest.mark.parametrize("side", ["base", "head"])
@@ -287,6 +346,21 @@ def test_views_say_first_that_the_build_did_not_finish(tmp_path, capsys, fmt) ->
     assert "did not finish" in first
     if fmt == "md":
         assert "tutorials/plot\\_b.py was running" in first
+
+
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_views_name_the_hard_stopped_example_first(tmp_path, capsys, fmt) -> None:
+    path = _incomplete(tmp_path / "r.json", running=False, stopped_hard=True)
+    code, out, _ = run(["report", str(path), "--format", fmt], capsys)
+    assert code == 0
+    if fmt == "md":
+        first, name = out.splitlines()[0], "tutorials/plot\\_x.py"
+    else:  # the warning paragraph opens the page's content
+        first = out.split('<div class="docsaccel-report">\n')[1].splitlines()[0]
+        assert first.startswith('<p class="incomplete"')
+        name = "tutorials/plot_x.py"
+    assert "the build did not finish" in first
+    assert f"{name} was stopped hard after its budget" in first
 
 
 # Shard builds --------------------------------------------------------------------------------

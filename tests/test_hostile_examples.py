@@ -10,6 +10,8 @@ or ends the process gets a build of its own. Every build runs serially and with
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -104,6 +106,18 @@ def test_the_hard_stop_ends_what_the_first_tier_cannot(tmp_path, parallel, name)
     assert built.report["build"]["complete"] is False
     if name == "plot_h_swallow.py":
         assert_no_child_survives(src, expected=1)
+    # The gate refuses the report in one line that names the example, as a CI step runs it.
+    gate = subprocess.run(
+        [sys.executable, "-m", "docsaccel.cli", "check", str(built.report_path)],
+        capture_output=True,
+        text=True,
+        timeout=SLACK,
+        check=False,
+    )
+    assert gate.returncode == 2, gate.stderr
+    (line,) = gate.stderr.strip().splitlines()
+    assert "the build did not finish (" in line
+    assert f"examples/{name} was stopped hard after its budget" in line
 
 
 @pytest.mark.parametrize("parallel", [1, 2])

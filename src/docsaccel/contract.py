@@ -13,7 +13,7 @@ import each other; they agree on these facts instead, and import them from here:
   (:func:`read_json`, :class:`InputError`), with the limits that keep a hostile input
   from exhausting the reader (:data:`MAX_JSON_DEPTH`, :data:`MAX_BUDGET_SECONDS`);
 - how a record says its example was still running when the build stopped
-  (:func:`is_unfinished`);
+  (:func:`is_unfinished`), or that the hard stop ended it (:func:`is_stopped_hard`);
 - which extra provides an optional library (:func:`require_extra`).
 
 This module imports nothing of docsaccel, so every part can import it.
@@ -47,6 +47,7 @@ __all__ = [
     "FAILED",
     "FAST_ENV",
     "GRACE_ENV",
+    "HARD_STOP",
     "INTERRUPTED",
     "KNOBS_SECTION",
     "MAX_BUDGET_SECONDS",
@@ -71,6 +72,7 @@ __all__ = [
     "is_finite_number",
     "is_near_budget",
     "is_over_budget",
+    "is_stopped_hard",
     "is_unfinished",
     "near_budget_text",
     "parse_json",
@@ -124,6 +126,27 @@ def is_unfinished(record: Any) -> bool:
         and record.get("finished_at") is None
         and isinstance(record.get("error"), str)
         and record["error"].startswith(UNFINISHED_ERROR.split(":")[0])
+    )
+
+
+#: What follows the example's id at the start of the error of the record of an example
+#: the hard stop ended (status :data:`INTERRUPTED`): it ignored its budget's interruption
+#: for the grace period, so its process was ended and the build stopped there.
+HARD_STOP = "was stopped hard after"
+
+
+def is_stopped_hard(record: Any) -> bool:
+    """Whether a record (a dict) is that of an example the hard stop ended.
+
+    >>> is_stopped_hard({"id": "a/plot_x.py", "status": "interrupted",
+    ...                  "error": "a/plot_x.py was stopped hard after 8.0 s (...)"})
+    True
+    """
+    return (
+        isinstance(record, dict)
+        and record.get("status") == INTERRUPTED
+        and isinstance(record.get("error"), str)
+        and record["error"].startswith(f"{record.get('id')} {HARD_STOP} ")
     )
 
 

@@ -54,7 +54,9 @@ Report (schema ``docsaccel.report``, version 1)::
 
 ``"complete": false`` marks the report of a build that stopped early; the record of the
 example that was running then has status ``failed``, ``finished_at`` null and the error
-:data:`docsaccel.contract.UNFINISHED_ERROR`.
+:data:`docsaccel.contract.UNFINISHED_ERROR`; that of an example the hard stop ended has
+status ``interrupted`` and an error that starts with its id and
+:data:`docsaccel.contract.HARD_STOP` (:func:`docsaccel.contract.is_stopped_hard`).
 
 Times and budgets are finite numbers (a budget above 0), versions 1 or more; a report or
 record that breaks a rule raises :class:`SchemaError`, an :class:`~docsaccel.contract.InputError`.

@@ -54,6 +54,7 @@ from docsaccel import registry
 from docsaccel.budgets import format_seconds
 from docsaccel.contract import (
     FAILED,
+    HARD_STOP,
     INTERRUPTED,
     KNOBS_SECTION,
     OK,
@@ -121,7 +122,7 @@ def interruption_message(example: Example, elapsed: float, tier: str | None = No
 def hard_stop_message(example: Example, elapsed: float, grace: float) -> str:
     """The error of an example still running ``grace`` seconds after its budget."""
     return (
-        f"{example.id} was stopped hard after {elapsed:.1f} s (its process was ended): it "
+        f"{example.id} {HARD_STOP} {elapsed:.1f} s (its process was ended): it "
         f"was still running {grace:g} s after its time budget of "
         f"{example.budget.describe()} ran out, although it was interrupted (it ignores or "
         f"swallows the interruption, or waits in native code). {_ADVICE}"

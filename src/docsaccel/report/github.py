@@ -4,8 +4,9 @@
 command per finding; GitHub turns each into an annotation on the example's source file
 in the pull request's "Files changed" view and in the job's summary:
 
-- ``::error`` for an example over its budget, and for a regression when the gate fails on
-  regressions (``--fail-on-regression``);
+- ``::error`` for an example over its budget (it took longer, was interrupted, or was
+  stopped hard), and for a regression when the gate fails on regressions
+  (``--fail-on-regression``);
 - ``::warning`` for an example near its budget (above 80 %), and for a regression that
   does not fail the gate.
 
@@ -30,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from docsaccel.budgets import format_seconds
-from docsaccel.contract import INTERRUPTED, NEAR_BUDGET, is_near_budget
+from docsaccel.contract import HARD_STOP, INTERRUPTED, NEAR_BUDGET, is_near_budget
 from docsaccel.report.compare import Comparison
 from docsaccel.report.model import LoadedInput, Timing
 
@@ -101,7 +102,12 @@ def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) ->
         file = _file(prefixes.get(timing.id, ""), timing.id)
         took = format_seconds(round(timing.seconds, 1))
         if timing.over_budget:
-            state = "was interrupted after" if timing.status == INTERRUPTED else "took"
+            if timing.stopped_hard:
+                state = HARD_STOP
+            elif timing.status == INTERRUPTED:
+                state = "was interrupted after"
+            else:
+                state = "took"
             lines.append(
                 annotation(
                     "error",

@@ -44,7 +44,15 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from docsaccel.contract import FAILED, OK, InputError, is_unfinished, parse_json, read_text
+from docsaccel.contract import (
+    FAILED,
+    OK,
+    InputError,
+    is_stopped_hard,
+    is_unfinished,
+    parse_json,
+    read_text,
+)
 from docsaccel.report.model import LoadedInput, Timing
 from docsaccel.schema import validate_report
 
@@ -229,6 +237,7 @@ def report_input(report: dict[str, Any], source: str) -> LoadedInput:
             knobs=record.get("knobs") or {},
             render=record.get("render") or {},
             unfinished=is_unfinished(record),
+            stopped_hard=is_stopped_hard(record),
             cache=record.get("cache") or {},
         )
         for record in report["examples"]

@@ -47,6 +47,9 @@ class Timing:
     render: dict[str, Any] = field(default_factory=dict)
     #: It was running when the build stopped (:func:`docsaccel.contract.is_unfinished`).
     unfinished: bool = False
+    #: The hard stop ended it, and the build with it
+    #: (:func:`docsaccel.contract.is_stopped_hard`).
+    stopped_hard: bool = False
     #: The record's ``cache`` value: ``{"hit": True, "saved_seconds": ...}`` for an example
     #: restored from the example cache, ``{"hit": False, "reason": ...}`` for one it ran.
     cache: dict[str, Any] = field(default_factory=dict)
@@ -90,14 +93,34 @@ class LoadedInput:
         """The ids of the examples that were running when the build stopped."""
         return [timing.id for timing in self.timings if timing.unfinished]
 
+    @property
+    def stopped_hard(self) -> list[str]:
+        """The ids of the examples the hard stop ended (it stopped the build)."""
+        return [timing.id for timing in self.timings if timing.stopped_hard]
+
     def incomplete_text(self) -> str:
-        """``"the build did not finish (tutorials/plot_a.py was running)"``, or ``""``."""
+        """``""`` for a finished build, else why not, naming the examples it stopped at.
+
+        ``"the build did not finish (tutorials/plot_a.py was running)"``,
+        ``"the build did not finish (tutorials/plot_x.py was stopped hard after its
+        budget)"``, or ``"the build did not finish"`` when no record says.
+        """
         if self.complete:
             return ""
-        running = self.running
-        if not running:
+        why = []
+        if self.stopped_hard:
+            why.append(
+                _state(
+                    self.stopped_hard,
+                    "was stopped hard after its budget",
+                    "were stopped hard after their budgets",
+                )
+            )
+        if self.running:
+            why.append(_state(self.running, "was running", "were running"))
+        if not why:
             return "the build did not finish"
-        return f"the build did not finish ({', '.join(running)} was running)"
+        return f"the build did not finish ({'; '.join(why)})"
 
     def require_complete(self) -> None:
         """Raise :class:`IncompleteBuildError` naming the file if the build did not finish."""
@@ -107,3 +130,8 @@ class LoadedInput:
                 "so its examples are not all measured; rebuild, or pass --allow-incomplete "
                 "to judge the examples it holds"
             )
+
+
+def _state(ids: list[str], one: str, many: str) -> str:
+    """``"a.py was running"``, ``"a.py, b.py were running"``."""
+    return f"{', '.join(ids)} {one if len(ids) == 1 else many}"
