@@ -1,7 +1,7 @@
 """Benchmark the example cache on this project's docs.
 
-Every build runs from a fresh copy of the project (``shard.build.copy_project``), as a CI
-job starts from a clean checkout, with budgets reported, not enforced. Measured:
+Every build runs from a fresh copy of the project, as a CI job starts from a clean
+checkout, with budgets reported, not enforced (``tools/timed_build.py``). Measured:
 
 - ``cold_seconds`` / ``warm_seconds``: a build that fills an empty cache, then a build of
   another fresh copy with nothing changed; ``warm_ratio`` (target >= 8) and
@@ -33,26 +33,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
+
+from timed_build import ROOT, timed_build
 
 from docsaccel.cache.fingerprint import code_digests
 from docsaccel.cache.store import CacheStore
-from docsaccel.shard import ShardError
-from docsaccel.shard.build import copy_project, read_project, run_sphinx
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 class Bench:
@@ -67,30 +56,16 @@ class Bench:
         """One docs build in a fresh copy; its wall seconds and its report."""
         self.count += 1
         copy = self.workdir / f"build{self.count}"
-        docs = copy_project(read_project(ROOT / "docs", ROOT), copy).docs
-        if granularity != "module":
-            with (docs / "conf.py").open("a", encoding="utf-8") as conf:
-                conf.write(f"\ndocsaccel_cache_granularity = {granularity!r}\n")
-        outdir = docs / "_build" / "html"
         env = {
             # The copy's own package: its files are the project's, as in a CI checkout.
             "PYTHONPATH": str(copy / "src"),
             "DOCSACCEL_FAST": "1" if fast else "0",
-            "DOCSACCEL_ON_OVERRUN": "warn",
             "DOCSACCEL_CACHE": str(cache) if cache else "0",
         }
-        log = self.workdir / f"build{self.count}.log"
-        cpu_before = _children_cpu()
-        started = time.perf_counter()
-        try:
-            run_sphinx(docs, outdir, env, ["-q"], log=log)
-        except ShardError as exc:
-            sys.exit(f"{exc}:\n{log.read_text(encoding='utf-8')[-3000:]}")
-        seconds = time.perf_counter() - started
-        self.last_cpu = _children_cpu() - cpu_before
-        report = json.loads((outdir / "docsaccel" / "report.json").read_text("utf-8"))
-        shutil.rmtree(copy, ignore_errors=True)
-        return seconds, report
+        conf = f"docsaccel_cache_granularity = {granularity!r}" if granularity != "module" else ""
+        built = timed_build(copy, env, conf)
+        self.last_cpu = built.cpu_seconds
+        return built.seconds, built.report
 
 
 def executed(report: dict) -> int:

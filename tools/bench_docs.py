@@ -21,37 +21,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-from docsaccel.shard import ShardError
-from docsaccel.shard.build import copy_project, read_project, run_sphinx
-
-ROOT = Path(__file__).resolve().parent.parent
+from timed_build import timed_build
 
 
 def build(fast: bool, workdir: Path) -> tuple[float, dict]:
     """One clean docs build in ``workdir``; its wall seconds and its docsaccel report."""
-    label = "fast" if fast else "full"
-    source = workdir / label
-    shutil.rmtree(source, ignore_errors=True)
-    # The project without its build and gallery outputs: no example is skipped as unchanged.
-    docs = copy_project(read_project(ROOT / "docs", ROOT), source).docs
-    outdir = docs / "_build" / "html"
-    env = {"DOCSACCEL_FAST": "1" if fast else "0", "DOCSACCEL_ON_OVERRUN": "warn"}
-    log = workdir / f"{label}.log"
-    started = time.perf_counter()
-    try:
-        run_sphinx(docs, outdir, env, ["-q"], log=log)
-    except ShardError as exc:
-        sys.exit(f"{exc}:\n{log.read_text(encoding='utf-8')[-3000:]}")
-    seconds = time.perf_counter() - started
-    report = json.loads((outdir / "docsaccel" / "report.json").read_text(encoding="utf-8"))
-    return seconds, report
+    built = timed_build(
+        workdir / ("fast" if fast else "full"), {"DOCSACCEL_FAST": "1" if fast else "0"}
+    )
+    return built.seconds, built.report
 
 
 def example_seconds(report: dict) -> dict[str, float]:
