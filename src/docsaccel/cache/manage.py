@@ -170,7 +170,12 @@ def stats(cache: str | Path) -> tuple[str, int]:
         return f"{exc}\n", 2
     infos = store.list()
     size = sum(info.size for info in infos)
-    lines = [f"cache {cache}: {len(infos)} entries, {_human(size)}"]
+    unusable = sum(1 for info in infos if not _readable(store, info.path.name))
+    lines = [f"cache {cache}: {len(infos) - unusable} entries, {_human(size)}"]
+    if unusable:
+        # A build treats these as misses; counting them as entries would overstate the
+        # cache. prune deletes them whatever the size limit.
+        lines[0] += f" (and {unusable} unusable, which prune removes)"
     last = store.read_last_build()
     if last and isinstance(last.get("hits"), int) and isinstance(last.get("misses"), int):
         total = last["hits"] + last["misses"]
@@ -182,6 +187,14 @@ def stats(cache: str | Path) -> tuple[str, int]:
     else:
         lines.append("last build: none recorded")
     return "\n".join(lines) + "\n", 0
+
+
+def _readable(store: CacheStore, name: str) -> bool:
+    try:
+        store.load(name)
+    except EntryError:
+        return False
+    return True
 
 
 def prune(cache: str | Path, max_size: str) -> tuple[str, int]:
@@ -199,13 +212,11 @@ def prune(cache: str | Path, max_size: str) -> tuple[str, int]:
     removed, freed = 0, 0
     kept = []
     for info in store.list():
-        try:
-            store.load(info.path.name)
-        except EntryError:
+        if _readable(store, info.path.name):
+            kept.append(info)
+        else:
             store.remove(info.path.name)
             removed, freed = removed + 1, freed + info.size
-        else:
-            kept.append(info)
     total = sum(info.size for info in kept)
     for info in sorted(kept, key=lambda i: i.last_used):
         if total <= limit:
