@@ -297,6 +297,11 @@ def _look_up_one(
     except EntryError as exc:
         build.warn(f"docsaccel cache: entry of {example.id} is unusable, it runs again: {exc}")
         return "entry corrupt"
+    if build.recording.granularity == "module" and entry.deps["code"]:
+        # A project switches to ``module`` when recording functions misses what its code
+        # does (a JIT given a function without the decorator syntax): an entry that kept
+        # only the functions that ran cannot promise that any edit of the file re-runs it.
+        return "granularity changed: function → module"
     try:
         found = changes(entry.deps, project, example.src_file)
         waits_for = _rewritten_input(entry, project, rewritten)

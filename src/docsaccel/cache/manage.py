@@ -157,6 +157,11 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
         if found:
             lines.append(f"  stale: {len(found)} change(s):")
             lines += [f"    - {change.reason}" for change in found]
+        elif deps["code"]:
+            lines.append(
+                "  up to date: a build in this context restores it at function granularity; "
+                "at module granularity it runs"
+            )
         else:
             lines.append("  up to date: a build in this context restores it")
     return "\n".join(lines) + "\n", 0
