@@ -410,6 +410,22 @@ def test_switching_to_module_granularity_does_not_trust_function_entries(
     assert project.build().executed() == set()
 
 
+def test_project_code_outside_the_roots_counts_by_its_file(project: Project) -> None:
+    """Source on ``sys.path`` that no distribution provides has no version to stand for
+    it: a library beside the roots (here the roots are only the docs folder) counts by
+    its file, as when no ``.git`` or ``pyproject.toml`` marks the repository root."""
+    project.write("docs/conf.py", FILES["docs/conf.py"] + 'docsaccel_cache_roots = ["."]\n')
+    assert project.build().executed() == set(ALL)
+    assert project.build().executed() == set()
+    project.write("mylib/beta.py", "def name():\n    return 'BETA'\n")
+    again = project.build()
+    assert again.executed() == {"plot_b_beta.py"}
+    assert again.records["plot_b_beta.py"]["cache"]["reason"] == "mylib/beta.py changed"
+    assert "beta BETA" in (again.outdir / "auto_examples" / "plot_b_beta.html").read_text("utf-8")
+    project.write("mylib/alpha.py", FILES["mylib/alpha.py"].replace("FACTOR = 2", "FACTOR = 3"))
+    assert project.build().executed() == {"plot_a_alpha.py"}
+
+
 def test_function_granularity_in_parallel_workers(project: Project) -> None:
     conf = FILES["docs/conf.py"].replace(
         '"show_memory": False,', '"show_memory": False, "parallel": 2,'
