@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from docsaccel.cache.manage import explain
 from docsaccel.schema import load_report
 
 CONF = """
@@ -382,6 +383,47 @@ def test_function_granularity_reruns_only_for_code_that_ran(project: Project) ->
     assert "alpha 84" in (
         changed_constant.outdir / "auto_examples" / "plot_a_alpha.html"
     ).read_text("utf-8")
+
+
+def test_switching_to_module_granularity_does_not_trust_function_entries(
+    project: Project,
+) -> None:
+    """An entry that kept only the functions that ran cannot promise what ``module``
+    promises: any edit of a file it used re-runs it."""
+    conf = FILES["docs/conf.py"]
+    project.write("docs/conf.py", conf + 'docsaccel_cache_granularity = "function"\n')
+    assert project.build().executed() == set(ALL)
+    out, _ = explain("examples/plot_a_alpha.py", project.cache, project.pristine / "docs")
+    assert "at module granularity it runs" in out
+    project.write("docs/conf.py", conf + 'docsaccel_cache_granularity = "module"\n')
+    switched = project.build()
+    # The examples using no project module have nothing counted by function.
+    users = {"plot_a_alpha.py", "plot_b_beta.py", "plot_c_data.py"}
+    assert switched.executed() == users
+    assert {switched.records[name]["cache"]["reason"] for name in users} == {
+        "granularity changed: function → module"
+    }
+    project.write("mylib/alpha.py", FILES["mylib/alpha.py"].replace("return 0", "return 1"))
+    assert project.build().executed() == {"plot_a_alpha.py"}
+    # The other way round a whole file serves: nothing runs.
+    project.write("docs/conf.py", conf + 'docsaccel_cache_granularity = "function"\n')
+    assert project.build().executed() == set()
+
+
+def test_project_code_outside_the_roots_counts_by_its_file(project: Project) -> None:
+    """Source on ``sys.path`` that no distribution provides has no version to stand for
+    it: a library beside the roots (here the roots are only the docs folder) counts by
+    its file, as when no ``.git`` or ``pyproject.toml`` marks the repository root."""
+    project.write("docs/conf.py", FILES["docs/conf.py"] + 'docsaccel_cache_roots = ["."]\n')
+    assert project.build().executed() == set(ALL)
+    assert project.build().executed() == set()
+    project.write("mylib/beta.py", "def name():\n    return 'BETA'\n")
+    again = project.build()
+    assert again.executed() == {"plot_b_beta.py"}
+    assert again.records["plot_b_beta.py"]["cache"]["reason"] == "mylib/beta.py changed"
+    assert "beta BETA" in (again.outdir / "auto_examples" / "plot_b_beta.html").read_text("utf-8")
+    project.write("mylib/alpha.py", FILES["mylib/alpha.py"].replace("FACTOR = 2", "FACTOR = 3"))
+    assert project.build().executed() == {"plot_a_alpha.py"}
 
 
 def test_function_granularity_in_parallel_workers(project: Project) -> None:

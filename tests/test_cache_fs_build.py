@@ -191,3 +191,30 @@ def test_a_file_added_to_a_listed_folder_reruns_the_example_that_listed_it(
     )
     assert "CHANGED listing data/ (2 names)" in text
     assert "- data/ listing changed (1 added)" in text
+
+
+def test_roots_above_the_marked_root_keep_writes_and_listings(project: Project) -> None:
+    """A ``pyproject.toml`` in the docs folder marks it as the root; the project widens the
+    roots to the repository above it, where the examples write and list."""
+    project.write("docs/pyproject.toml", '[project]\nname = "docs"\nversion = "0"\n')
+    conf = project.pristine.joinpath("docs/conf.py").read_text("utf-8")
+    project.write("docs/conf.py", conf + 'docsaccel_cache_roots = [".."]\n')
+    project.write("docs/examples/plot_w_write.py", WRITER)
+    project.write("docs/examples/plot_r_read.py", READER)
+    project.write("docs/examples/plot_g_glob.py", GLOBBER)
+    cold = project.build()
+    assert cold.returncode == 0, cold.output
+    assert "WARNING" not in cold.output
+    assert _entry(project, "plot_w_write.py")["written"].keys() == {"data/derived.txt"}
+    warm = project.build()
+    assert warm.returncode == 0, warm.output
+    assert warm.executed() == set()
+    assert "read: derived 1" in _page(warm, "plot_r_read")
+    assert _derived(warm).read_text("utf-8") == "derived 1\n"
+    project.write("data/extra.csv", "x\n")
+    added = project.build()
+    assert added.executed() == {"plot_g_glob.py"}
+    # Paths are relative to the repository, not to the docs folder the marker names.
+    text, _ = explain("examples/plot_g_glob.py", cache=project.cache, docs=added.docs)
+    assert "same    listing data/ (3 names)" in text
+    assert "up to date" in text

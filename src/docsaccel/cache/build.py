@@ -156,6 +156,8 @@ class CacheBuild:
                 "deps": deps,
                 "record": {k: v for k, v in record.items() if k != "cache"},
                 "granularity": self.recording.granularity,
+                # For ``cache explain``, which sees the source dir but not the settings.
+                "root": _root_from_docs(self),
             }
             try:
                 name = self.store.entry_name(example_id, self.key)
@@ -176,6 +178,11 @@ class CacheBuild:
         except OSError as exc:  # the summary is for `cache stats`: never worth the build
             self.warn(f"docsaccel cache: cannot write its summary in {self.store.folder}: {exc}")
         return stored
+
+
+def _root_from_docs(build: CacheBuild) -> str:
+    """The project root relative to the Sphinx source dir, as an entry keeps it."""
+    return Path(os.path.relpath(build.recording.project.root, build.docs)).as_posix()
 
 
 def _storable(record: dict[str, Any] | None, on_overrun: str) -> bool:
@@ -200,11 +207,17 @@ def lookup(
 ) -> CacheBuild:
     """Look every example the build will execute up in the cache (see the module doc)."""
     root = find_root(confdir)
+    chosen = tuple(os.path.normpath(os.path.abspath(r)) for r in roots or ())
+    if chosen:
+        # Paths are stored relative to the root, and a stored path never leaves it: roots
+        # above the repository root found by its markers (a project without ``.git`` or
+        # ``pyproject.toml``) move it up.
+        root = os.path.commonpath([root, *chosen])
     excluded = [str(outdir), str(cache_dir.resolve())]
     excluded += [str(srcdir / gallery) for _, gallery in sg_compat.gallery_dirs(gallery_conf)]
     project = Project(
         root=root,
-        roots=tuple(os.path.normpath(os.path.abspath(r)) for r in roots) if roots else (root,),
+        roots=chosen or (root,),
         excluded=tuple(os.path.normpath(os.path.abspath(e)) for e in excluded),
     )
     deps_dir = outdir / "docsaccel" / _DEPS_DIR
@@ -297,6 +310,15 @@ def _look_up_one(
     except EntryError as exc:
         build.warn(f"docsaccel cache: entry of {example.id} is unusable, it runs again: {exc}")
         return "entry corrupt"
+    made_root, root = entry.meta.get("root"), _root_from_docs(build)
+    if made_root is not None and made_root != root:
+        # Its paths are relative to another folder: a file it wrote would land elsewhere.
+        return f"project root changed: {made_root} → {root}"
+    if build.recording.granularity == "module" and entry.deps["code"]:
+        # A project switches to ``module`` when recording functions misses what its code
+        # does (a JIT given a function without the decorator syntax): an entry that kept
+        # only the functions that ran cannot promise that any edit of the file re-runs it.
+        return "granularity changed: function → module"
     try:
         found = changes(entry.deps, project, example.src_file)
         waits_for = _rewritten_input(entry, project, rewritten)

@@ -46,11 +46,13 @@ Example::
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import importlib.metadata as metadata
 import os
 import re
 import sys
+import sysconfig
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -161,10 +163,38 @@ def _identifiers(source_file: str) -> set[str]:
     return found
 
 
+def _python_homes() -> tuple[str, ...]:
+    """The folders of Python's own library, where no project code lives."""
+    homes = {os.path.dirname(os.__file__)}
+    for key in ("stdlib", "platstdlib"):
+        with contextlib.suppress(KeyError):
+            homes.add(sysconfig.get_paths()[key])
+    homes |= {os.path.realpath(home) for home in homes}
+    return tuple(os.path.normpath(home) for home in homes)
+
+
+def _unpackaged(path: str, name: str) -> bool:
+    """Whether the module ``name`` at ``path`` is Python source that neither Python's own
+    library nor an installed distribution provides: a folder on ``sys.path`` outside the
+    roots (``sys.path.insert(0, "..")`` in ``conf.py`` when no ``.git`` or
+    ``pyproject.toml`` marks the root, or a sibling checkout). No version stands for it,
+    so it counts by its file, else its edits would never re-run an example."""
+    if not path.endswith(".py"):
+        return False  # a compiled extension is built from source the example read
+    parts = set(path.split(os.sep))
+    if parts & {"site-packages", "dist-packages"} or name.partition(".")[0] in _top_level_map():
+        return False
+    real = os.path.realpath(path)
+    return not any(_is_under(path, h) or _is_under(real, h) for h in _python_homes())
+
+
 def _project_modules(
     seen: Seen, project: Project, source_file: str
 ) -> tuple[dict[str, str], set[str]]:
-    """``({module name: file} of project modules, top-level names of other modules)``."""
+    """``({module name: file} of project modules, top-level names of other modules)``.
+
+    Project modules are those under the roots, and Python source no distribution
+    provides (:func:`_unpackaged`)."""
     loaded = dict(sys.modules)
     ours: dict[str, str] = {}
     theirs: set[str] = set()
@@ -178,7 +208,7 @@ def _project_modules(
             if module is None:
                 continue
             path = _module_file(module)
-            if path is not None and project.wants(path):
+            if path is not None and (project.wants(path) or _unpackaged(path, part)):
                 ours[part] = path
                 queue.append(part)
             else:
@@ -221,8 +251,9 @@ def collect(seen: Seen, project: Project, source_file: str, granularity: str) ->
     for module in used:
         opened |= {os.path.normpath(p) for p in seen.carried_reads.get(module, ())}
     opened -= {os.path.normpath(p) for p in seen.written}
-    for path in sorted(opened | set(modules.values()) | python_files):
-        if path == source_file or not project.wants(path):
+    module_files = set(modules.values())
+    for path in sorted(opened | module_files | python_files):
+        if path == source_file or not (project.wants(path) or path in module_files):
             continue
         by_piece = granularity == "function" and path in python_files
         # A file whose functions were not all watched can only count whole.

@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import time
@@ -102,9 +103,7 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
             )
     except _BadInput as exc:
         return f"{exc}\n", 2
-    root = find_root(docs_dir)
-    # The cache folder may appear at the root after the entry's run: not a change there.
-    project = Project(root=root, roots=(root,), excluded=(str(Path(cache).resolve()),))
+    found_root = find_root(docs_dir)
     count = len(entries) + len(corrupt)
     lines = [f"{example_id}: {count} entr{'y' if count == 1 else 'ies'} in {cache}"]
     for name, error in corrupt:
@@ -122,6 +121,12 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
             f"  made by a run of {record.get('wall_seconds', 0):.2f} s "
             f"(status {record.get('status')}, {record.get('finished_at') or 'unknown time'})"
         )
+        # Where the build that made it stored paths from (its roots may lie above the
+        # folder find_root finds); an entry that does not say used that folder.
+        stored = entry.meta.get("root")
+        root = os.path.normpath(docs_dir / stored) if isinstance(stored, str) else found_root
+        # The cache folder may appear at the root after the entry's run: not a change there.
+        project = Project(root=root, roots=(root,), excluded=(str(Path(cache).resolve()),))
         try:
             found = changes(entry.deps, project, str(source))
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
@@ -157,6 +162,11 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
         if found:
             lines.append(f"  stale: {len(found)} change(s):")
             lines += [f"    - {change.reason}" for change in found]
+        elif deps["code"]:
+            lines.append(
+                "  up to date: a build in this context restores it at function granularity; "
+                "at module granularity it runs"
+            )
         else:
             lines.append("  up to date: a build in this context restores it")
     return "\n".join(lines) + "\n", 0
