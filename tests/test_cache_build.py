@@ -426,6 +426,28 @@ def test_project_code_outside_the_roots_counts_by_its_file(project: Project) -> 
     assert project.build().executed() == {"plot_a_alpha.py"}
 
 
+def test_an_editable_distribution_outside_the_roots_counts_by_its_file(
+    project: Project,
+) -> None:
+    """``pip install -e ../lib``: its version does not change when its source does, so
+    its modules count by their files; an ordinary installed one counts by its version."""
+    assert project.build().executed() == set(ALL)
+    (project.site / "fakedist.py").write_text("VALUE = 8\n", "utf-8")
+    assert project.build().executed() == set()  # installed, not editable: the version rules
+    info = project.site / "fakedist-1.0.dist-info"
+    (info / "direct_url.json").write_text(
+        json.dumps({"url": "file:///src/fakedist", "dir_info": {"editable": True}}), "utf-8"
+    )
+    switched = project.build()
+    assert switched.executed() == {"plot_d_dist.py"}
+    assert switched.records["plot_d_dist.py"]["cache"]["reason"] == "fakedist 1.0 → 1.0 (editable)"
+    (project.site / "fakedist.py").write_text("VALUE = 9\n", "utf-8")
+    again = project.build()
+    assert again.executed() == {"plot_d_dist.py"}
+    assert again.records["plot_d_dist.py"]["cache"]["reason"].endswith("fakedist.py changed")
+    assert "dist 9" in (again.outdir / "auto_examples" / "plot_d_dist.html").read_text("utf-8")
+
+
 def test_function_granularity_in_parallel_workers(project: Project) -> None:
     conf = FILES["docs/conf.py"].replace(
         '"show_memory": False,', '"show_memory": False, "parallel": 2,'

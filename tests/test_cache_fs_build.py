@@ -46,6 +46,16 @@ GLOBBER = _example(
     'print("found", len(names))\n',
 )
 
+# The file is written by a child process: no audit event of the build's process shows it.
+CHILD_WRITER = _example(
+    "Child write",
+    "import subprocess\nimport sys\n\nsubprocess.run([sys.executable, '-c', "
+    + repr("open('../../data/child.txt', 'w').write('from child\\n')")
+    + "], check=True)\n",
+)
+# Longer than the writer, so it runs after it (see the module docstring).
+CHILD_READER = READER.replace("derived.txt", "child.txt") + 'print("more")\nprint("lines")\n'
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
@@ -128,6 +138,24 @@ def test_a_file_an_example_wrote_is_put_back_for_the_next_one(project: Project) 
     again = project.build()
     assert again.executed() == set()
     assert "read: derived 3" in _page(again, "plot_r_read")
+
+
+def test_a_file_a_child_process_wrote_is_put_back_for_the_next_one(project: Project) -> None:
+    project.write("docs/examples/plot_c_child.py", CHILD_WRITER)
+    project.write("docs/examples/plot_r_read.py", CHILD_READER)
+    cold = project.build()
+    assert cold.returncode == 0, cold.output
+    assert "read: from child" in _page(cold, "plot_r_read")
+    assert list(_entry(project, "plot_c_child.py")["written"]) == ["data/child.txt"]
+    assert "data/child.txt" in _entry(project, "plot_r_read.py")["deps"]["files"]
+    assert project.build().executed() == set()
+    # The writer is restored, not run: what its child process wrote is put back for the
+    # reader, which runs again.
+    project.write("docs/examples/plot_r_read.py", CHILD_READER + "# a comment\n")
+    edited = project.build()
+    assert edited.returncode == 0, edited.output
+    assert edited.executed() == {"plot_r_read.py"}
+    assert "read: from child" in _page(edited, "plot_r_read")
 
 
 def test_a_corrupt_written_file_makes_the_writer_run_with_a_warning(project: Project) -> None:

@@ -131,6 +131,8 @@ def test_recorder_sees_reads_imports_and_code_under_the_roots(tmp_path: Path) ->
         assert str(data) in seen.files and str(outside) not in seen.files
         assert str(written) not in seen.files
         assert str(by_child) not in seen.files
+        # After it started a child process, what that one wrote is the example's output.
+        assert seen.written == {str(written), str(by_child)}
         assert "recpkg.mod" in seen.modules
         assert (str(package / "mod.py"), "f") in seen.code
         # Not recording: nothing is kept.

@@ -47,8 +47,10 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import hashlib
 import importlib.metadata as metadata
+import json
 import os
 import re
 import sys
@@ -64,7 +66,7 @@ from docsaccel.cache.fingerprint import (
     imported_names,
     piece_of,
 )
-from docsaccel.cache.recorder import Seen
+from docsaccel.cache.recorder import NOT_PROJECT, Seen
 
 __all__ = [
     "GRANULARITIES",
@@ -82,7 +84,6 @@ __all__ = [
 #: ``module``: a project file counts whole; ``function``: by the code the example ran.
 GRANULARITIES = ("module", "function")
 #: Folders never part of the project's own code, even under its root.
-_NOT_PROJECT = ("site-packages", "dist-packages", ".venv", "venv", ".nox", ".tox", ".git")
 _ROOT_MARKERS = (".git", ".hg")
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
 #: A listing keeps its names (for ``changes`` to say which) up to this many; a larger one
@@ -123,7 +124,7 @@ class Project:
         if not inside or any(_is_under(path, e) for e in self.excluded):
             return False
         parts = set(os.path.relpath(path, self.root).split(os.sep))
-        return not parts.intersection(_NOT_PROJECT)
+        return not parts.intersection(NOT_PROJECT)
 
     def relative(self, path: str) -> str:
         return os.path.relpath(path, self.root).replace(os.sep, "/")
@@ -163,6 +164,7 @@ def _identifiers(source_file: str) -> set[str]:
     return found
 
 
+@functools.cache
 def _python_homes() -> tuple[str, ...]:
     """The folders of Python's own library, where no project code lives."""
     homes = {os.path.dirname(os.__file__)}
@@ -177,13 +179,20 @@ def _unpackaged(path: str, name: str) -> bool:
     """Whether the module ``name`` at ``path`` is Python source that neither Python's own
     library nor an installed distribution provides: a folder on ``sys.path`` outside the
     roots (``sys.path.insert(0, "..")`` in ``conf.py`` when no ``.git`` or
-    ``pyproject.toml`` marks the root, or a sibling checkout). No version stands for it,
-    so it counts by its file, else its edits would never re-run an example."""
+    ``pyproject.toml`` marks the root, or a sibling checkout), or a distribution installed
+    in editable mode from outside the roots (``pip install -e ../lib``). No version stands
+    for its edits, so it counts by its file, else they would never re-run an example."""
     if not path.endswith(".py"):
         return False  # a compiled extension is built from source the example read
     parts = set(path.split(os.sep))
-    if parts & {"site-packages", "dist-packages"} or name.partition(".")[0] in _top_level_map():
+    if parts & {"site-packages", "dist-packages"}:
         return False
+    top = name.partition(".")[0]
+    providers = _top_level_map().get(top)
+    if providers and (
+        top not in _editable or any(_canonical(p) in _BUILD_TOOLS for p in providers)
+    ):
+        return False  # its version stands for it (a build tool's, even if editable)
     real = os.path.realpath(path)
     return not any(_is_under(path, h) or _is_under(real, h) for h in _python_homes())
 
@@ -280,6 +289,8 @@ def collect(seen: Seen, project: Project, source_file: str, granularity: str) ->
 
 _top_level: dict[str, list[str]] | None = None
 _provides: dict[str, set[str]] = {}
+#: Top-level modules of distributions installed in editable mode (filled with _top_level).
+_editable: set[str] = set()
 _versions: dict[str, tuple[str, tuple[str, ...]] | None] = {}
 _native: dict[str, bool] = {}
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -290,7 +301,7 @@ _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 #: or the project's code reaches them (sphinx-gallery's is also part of the build context);
 #: their requirements (themes, help builders, ``requests`` for link checks...) count only
 #: when something else the example uses reaches them.
-_BUILD_TOOLS = frozenset({"sphinx", "sphinx-gallery"})
+_BUILD_TOOLS = frozenset({"sphinx", "sphinx-gallery", "docsaccel"})
 # A shared library loaded with ctypes or by the dynamic linker leaves no module in
 # ``sys.modules``; a tagged extension module (``_core.cpython-311-x86_64-linux-gnu.so``)
 # does, so only the former counts as a trace-less binary part.
@@ -316,7 +327,7 @@ def _distribution(name: str) -> tuple[str, tuple[str, ...]] | None:
                 match = _REQUIREMENT_NAME.match(requirement)
                 if match and "extra ==" not in requirement.replace('extra=="', 'extra == "'):
                     required.append(match.group(1))
-            _versions[key] = (dist.version, tuple(required))
+            _versions[key] = (_version_of(dist), tuple(required))
     return _versions[key]
 
 
@@ -328,6 +339,7 @@ def _top_level_map() -> dict[str, list[str]]:
         # with a RECORD it cannot parse does not make every example's dependencies fail.
         mapping: dict[str, list[str]] = {}
         _provides.clear()
+        _editable.clear()
         for dist in metadata.distributions():
             name = dist.metadata["Name"]
             if not name:
@@ -340,11 +352,25 @@ def _top_level_map() -> dict[str, list[str]]:
                 }
             except (OSError, ValueError, TypeError):
                 modules = [_canonical(name).replace("-", "_")]  # a guess: record more
+            editable = _is_editable(dist)
             for module in modules:
                 mapping.setdefault(module, []).append(name)
                 _provides.setdefault(_canonical(name), set()).add(module)
+                if editable:
+                    _editable.add(module)
         _top_level = mapping
     return _top_level
+
+
+def _is_editable(dist: metadata.Distribution) -> bool:
+    """Whether a distribution was installed in editable mode (PEP 610's
+    ``direct_url.json``): its modules are the source folder, edited in place."""
+    try:
+        direct = json.loads(dist.read_text("direct_url.json") or "{}")
+    except (OSError, ValueError, TypeError):
+        return False
+    dir_info = direct.get("dir_info") if isinstance(direct, dict) else None
+    return isinstance(dir_info, dict) and dir_info.get("editable") is True
 
 
 def _ships_shared_library(name: str) -> bool:
@@ -449,9 +475,16 @@ def changes(deps: dict[str, Any], project: Project, source_file: str) -> list[Ch
 
 def _current_version(name: str) -> str | None:
     try:
-        return metadata.version(name)
+        return _version_of(metadata.distribution(name))
     except metadata.PackageNotFoundError:
         return None
+
+
+def _version_of(dist: metadata.Distribution) -> str:
+    """A distribution's version as an entry records it. Installed in editable mode, its
+    modules count by their files; an entry made before that holds only the version, so
+    the mode is part of it."""
+    return f"{dist.version} (editable)" if _is_editable(dist) else dist.version
 
 
 def written_files(seen: Seen, project: Project) -> dict[str, str]:

@@ -8,7 +8,9 @@ hooks:
   ``os.open``, the import system reading a module), every first ``import`` of a module,
   and every listing of a folder (``os.listdir``/``os.scandir`` events, which ``glob``,
   ``pathlib.Path.iterdir``/``glob`` and ``os.walk`` also raise), whose names it notes
-  right then, before the example can change the folder;
+  right then, before the example can change the folder; and every start of a child
+  process, after which the files under the roots modified since the example started are
+  counted as written by it (no event shows what the child writes);
 - a wrapper of :func:`builtins.__import__` sees every ``import`` statement, including
   those of a module an earlier example already imported, for which no import event fires;
   a wrapper of :func:`importlib.import_module` does the same for imports by name;
@@ -55,6 +57,13 @@ from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
 __all__ = ["Recorder", "Seen"]
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+#: Folder names under the roots that hold no file of the project's own.
+NOT_PROJECT = ("site-packages", "dist-packages", ".venv", "venv", ".nox", ".tox", ".git")
+# A child process (ffmpeg behind a video writer, a joblib worker) writes files no audit
+# event of this process shows.
+_SPAWN_EVENTS = frozenset(
+    {"subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.spawn", "os.fork"}
+)
 _LISTING_EVENTS = frozenset({"os.listdir", "os.scandir"})
 # The standard library's ways to list a folder (glob, os.walk, Path.glob, shutil.copytree):
 # who called them decides whether the listing is the example's.
@@ -114,6 +123,7 @@ class Recorder:
         self._seen = Seen()
         self._written: set[str] = set()
         self._started_ns = 0
+        self._spawned = False
         self._instrumenter: Instrumenter | None = None
         # Process-wide, across examples (see Seen.carried_reads and carried_code).
         self._read_by: dict[str, set[str]] = {}
@@ -145,6 +155,7 @@ class Recorder:
         self._seen = Seen()
         self._written = set()
         self._started_ns = time.time_ns()
+        self._spawned = False
         self._instrumenter = None if code is None else Instrumenter.install(code)
         if self._instrumenter is not None:
             self._instrumenter.ran.clear()
@@ -155,6 +166,9 @@ class Recorder:
         self.active = False
         seen, self._seen = self._seen, Seen()
         written, self._written = self._written, set()
+        if self._spawned:
+            self._spawned = False
+            written |= self._modified_under_roots()
         if self._instrumenter is not None:
             seen.code = self._instrumenter.ran.copy()
             seen.instrumented = dict(self._instrumenter.instrumented)
@@ -186,6 +200,26 @@ class Recorder:
         roots = tuple(os.path.join(os.path.realpath(r), "") for r in self._roots)
         excluded = tuple(os.path.join(os.path.realpath(e), "") for e in self._excluded)
         return real.startswith(roots) and not real.startswith(excluded)
+
+    def _modified_under_roots(self) -> set[str]:
+        """The files under the roots modified since the example started, by whatever
+        process: after it started a child process, what that one wrote is its output too."""
+        found: set[str] = set()
+        for root in self._roots:
+            for folder, dirs, files in os.walk(root):
+                dirs[:] = [
+                    name
+                    for name in dirs
+                    if name not in NOT_PROJECT
+                    and name != "__pycache__"
+                    and self.wants(os.path.join(folder, name, ""))
+                ]
+                for name in files:
+                    path = os.path.join(folder, name)
+                    with contextlib.suppress(OSError):
+                        if os.lstat(path).st_mtime_ns >= self._started_ns and self.wants(path):
+                            found.add(path)
+        return found
 
     def _modified_since_start(self, path: str) -> bool:
         try:
@@ -228,6 +262,8 @@ class Recorder:
                     self._read_by.setdefault(reader, set()).add(path)
         elif event == "import":
             self._seen.modules.add(args[0])
+        elif event in _SPAWN_EVENTS:
+            self._spawned = True
         elif event in _LISTING_EVENTS and _listed_by_the_example(sys._getframe(1)):
             self._note_listing(args[0])
 
