@@ -136,16 +136,17 @@ def test_prune_removes_least_recently_hit_first(
     for index, name in enumerate(["g/old.py", "g/middle.py", "g/new.py"]):
         _entry(store, name, 100_000, now - 1000 * (3 - index), tmp_path / f"{index}.bin")
     (store.entries / "g__broken.py--k").mkdir()
+    (store.entries / "g__file.py--k").write_text("not a folder", "utf-8")
     code, out, _ = run(capsys, "cache", "stats", "--cache", str(store.folder))
     assert code == 0
-    # The broken entry is a miss to a build: not counted among the entries.
+    # The broken entries are misses to a build: not counted among the entries.
     assert "3 entries" in out
-    assert "(and 1 unusable, which prune removes)" in out
+    assert "(and 2 unusable, which prune removes)" in out
     code, out, _ = run(capsys, "cache", "prune", "--cache", str(store.folder), "--max-size", "250K")
     assert code == 0, out
     left = sorted(p.name for p in store.entries.iterdir())
     assert left == ["g__middle.py--k", "g__new.py--k"]
-    assert "removed 2 entries" in out
+    assert "removed 3 entries" in out
     code, out, _ = run(capsys, "cache", "prune", "--cache", str(store.folder), "--max-size", "0")
     assert code == 0
     assert list(store.entries.iterdir()) == []

@@ -224,6 +224,13 @@ def test_store_restore_and_corruption(tmp_path: Path) -> None:
     assert not (other / "out" / "plot_a.py.md5").exists()
     with pytest.raises(MissingEntry):
         store.load("nothing--k")
+    # Something else where an entry folder belongs is a broken entry, not a missing one:
+    # the build warns about it; storing the example again replaces it.
+    (store.entries / "g__plot_b.py--k").write_text("not a folder", "utf-8")
+    with pytest.raises(EntryError, match="not an entry folder"):
+        store.load("g__plot_b.py--k")
+    store.store("g__plot_b.py--k", _entry_meta(), files)
+    assert store.load("g__plot_b.py--k").path.is_dir()
     meta = json.loads((entry.path / "entry.json").read_text("utf-8"))
     meta["files"] = {"../../escape": "0"}
     (entry.path / "entry.json").write_text(json.dumps(meta), "utf-8")

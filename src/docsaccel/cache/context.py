@@ -38,7 +38,8 @@ __all__ = [
 
 #: Bumped whenever an entry made by an older docsaccel could be wrong for a newer one.
 #: 2: entries keep the files an example wrote and the folders it listed.
-FORMAT_VERSION = 2
+#: 3: what child processes wrote, editable installs by their files, the project root.
+FORMAT_VERSION = 3
 
 #: ``sphinx_gallery_conf`` keys that change what an executed example's page holds.
 GALLERY_KEYS = (

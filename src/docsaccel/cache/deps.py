@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import csv
 import functools
 import hashlib
 import importlib.metadata as metadata
@@ -341,16 +342,12 @@ def _top_level_map() -> dict[str, list[str]]:
         _provides.clear()
         _editable.clear()
         for dist in metadata.distributions():
-            name = dist.metadata["Name"]
+            name = _header(dist, "Name")
             if not name:
                 continue
             try:
-                modules = (dist.read_text("top_level.txt") or "").split() or {
-                    f.parts[0] if len(f.parts) > 1 else f.with_suffix("").name
-                    for f in dist.files or ()
-                    if f.suffix == ".py"
-                }
-            except (OSError, ValueError, TypeError):
+                modules = (dist.read_text("top_level.txt") or "").split() or _record_modules(dist)
+            except (OSError, ValueError, TypeError, csv.Error):
                 modules = [_canonical(name).replace("-", "_")]  # a guess: record more
             editable = _is_editable(dist)
             for module in modules:
@@ -360,6 +357,43 @@ def _top_level_map() -> dict[str, list[str]]:
                     _editable.add(module)
         _top_level = mapping
     return _top_level
+
+
+def _header(dist: metadata.Distribution, field: str) -> str | None:
+    """A field of a distribution's metadata (``Name``, ``Version``), read from the header
+    lines: ``dist.metadata`` runs the email parser over every header of every installed
+    distribution, which a build pays once per process while an example waits."""
+    try:
+        text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    except (OSError, ValueError):
+        return None
+    prefix = field.lower() + ":"
+    for line in text.splitlines():
+        if not line.strip():
+            break  # the headers end at the first blank line
+        if line.lower().startswith(prefix):
+            return line[len(prefix) :].strip()
+    return None
+
+
+def _record_modules(dist: metadata.Distribution) -> set[str]:
+    """The top-level modules a distribution's installed ``.py`` files make (``foo/x.py``
+    -> ``foo``, ``bar.py`` -> ``bar``), read from its ``RECORD`` as plain CSV rows rather
+    than as ``dist.files`` objects; other file lists through ``dist.files``."""
+    text = dist.read_text("RECORD")
+    if text is None:
+        paths = [str(f) for f in dist.files or ()]
+    else:
+        rows = [row for row in csv.reader(text.splitlines()) if row]
+        if any(len(row) != 3 for row in rows):  # path, hash, size: as dist.files refuses
+            raise ValueError("RECORD rows are not path, hash, size")
+        paths = [row[0] for row in rows]
+    found = set()
+    for path in paths:
+        if path.endswith(".py"):
+            head, slash, _ = path.partition("/")
+            found.add(head if slash else path[: -len(".py")])
+    return found
 
 
 def _is_editable(dist: metadata.Distribution) -> bool:
@@ -484,7 +518,8 @@ def _version_of(dist: metadata.Distribution) -> str:
     """A distribution's version as an entry records it. Installed in editable mode, its
     modules count by their files; an entry made before that holds only the version, so
     the mode is part of it."""
-    return f"{dist.version} (editable)" if _is_editable(dist) else dist.version
+    version = _header(dist, "Version") or dist.version
+    return f"{version} (editable)" if _is_editable(dist) else version
 
 
 def written_files(seen: Seen, project: Project) -> dict[str, str]:

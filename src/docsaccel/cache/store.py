@@ -137,6 +137,8 @@ class CacheStore:
         """The entry called ``name``; raises :class:`MissingEntry` or :class:`EntryError`."""
         path = self.entries / name
         meta_path = path / ENTRY_FILE
+        if os.path.lexists(path) and not path.is_dir():
+            raise EntryError(f"{path}: not an entry folder")
         if not meta_path.exists():
             raise MissingEntry(f"{path}: no such entry")
         try:
@@ -295,18 +297,22 @@ class CacheStore:
             os.rename(path, doomed)
         except FileNotFoundError:
             return
-        shutil.rmtree(doomed, ignore_errors=True)
+        if doomed.is_dir() and not doomed.is_symlink():
+            shutil.rmtree(doomed, ignore_errors=True)
+        else:
+            doomed.unlink(missing_ok=True)
 
     def remove(self, name: str) -> None:
         self._discard(self.entries / name)
 
     def list(self) -> list[EntryInfo]:
-        """Every entry folder, whether readable or not."""
+        """Every entry, whether readable or not (what is not a folder is not)."""
         if not self.entries.is_dir():
             return []
         infos = []
         for path in sorted(self.entries.iterdir()):
             if not path.is_dir():
+                infos.append(EntryInfo(path, path.lstat().st_size, _mtime(path)))
                 continue
             size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
             last = max(_mtime(path / LAST_HIT), _mtime(path / ENTRY_FILE))
