@@ -31,7 +31,6 @@ Example (what the plugin does)::
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 from collections.abc import Callable, Iterable, Mapping
@@ -46,6 +45,7 @@ from docsaccel.cache.context import (
     describe_difference,
 )
 from docsaccel.cache.deps import Project, changes, collect, find_root, written_files
+from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.recorder import Recorder, Seen
 from docsaccel.cache.store import CacheStore, Entry, EntryError, MissingEntry, entry_slug
 from docsaccel.contract import CACHED, OK, OVER_BUDGET, InputError, read_json
@@ -96,8 +96,7 @@ class CacheRecording:
                 copy = os.path.join(copies, *relative.split("/"))
                 os.makedirs(os.path.dirname(copy), exist_ok=True)
                 shutil.copyfile(source, copy)
-                with open(copy, "rb") as stream:
-                    digests[relative] = hashlib.file_digest(stream, "sha256").hexdigest()
+                digests[relative] = sha256_of(copy)
             write_json(f"{copies}.json", digests, indent=None)
             write_json(path, deps, indent=None)
         except Exception:  # no dependencies means no entry: a miss, never a broken build

@@ -36,6 +36,7 @@ __all__ = [
     "functions",
     "imported_names",
     "piece_of",
+    "sha256_of",
 ]
 
 #: The name of a module's body among its :func:`code_digests`.
@@ -75,15 +76,18 @@ def _parsed(path: str) -> ast.Module | None:
         return None
 
 
+def sha256_of(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of the file's bytes as they are now; raises :class:`OSError` when it
+    cannot be read. For checking a copy; :func:`file_digest` for dependencies."""
+    with open(path, "rb") as stream:
+        return hashlib.file_digest(stream, "sha256").hexdigest()
+
+
 def file_digest(path: str | os.PathLike[str]) -> str:
-    """The SHA-256 of the file's bytes; raises :class:`OSError` when it cannot be read."""
+    """The SHA-256 of the file's bytes, remembered while its stat is the same; raises
+    :class:`OSError` when it cannot be read."""
     path = os.fspath(path)
-
-    def digest(path: str) -> str:
-        with open(path, "rb") as stream:
-            return hashlib.file_digest(stream, "sha256").hexdigest()
-
-    return _memoised(_digests, path, path, digest)
+    return _memoised(_digests, path, path, sha256_of)
 
 
 def _sha(text: str) -> str:

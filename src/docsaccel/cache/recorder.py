@@ -36,7 +36,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import glob
-import hashlib
 import importlib
 import importlib.util
 import os
@@ -52,6 +51,7 @@ from typing import Any
 
 import sphinx_gallery
 
+from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
 
 __all__ = ["Recorder", "Seen"]
@@ -282,12 +282,8 @@ class Recorder:
     def _note_read_first(self, path: str) -> None:
         """The digest of a file the example read and now opens for writing: the event comes
         before the open, so the file still holds what the example read."""
-        try:
-            with open(path, "rb") as stream:
-                digest = hashlib.file_digest(stream, "sha256").hexdigest()
-        except OSError:
-            return
-        self._seen.read_first[path] = digest
+        with contextlib.suppress(OSError):
+            self._seen.read_first[path] = sha256_of(path)
 
     def _note_listing(self, path: Any) -> None:
         """Note the names of a folder under the roots the first time the example lists it."""

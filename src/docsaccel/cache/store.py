@@ -32,7 +32,6 @@ Example::
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import tempfile
@@ -43,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.contract import InputError, read_json
 from docsaccel.gallery.records import write_json
 
@@ -102,11 +102,6 @@ class EntryInfo:
     path: Path
     size: int
     last_used: float
-
-
-def _digest(path: Path) -> str:
-    with path.open("rb") as stream:
-        return hashlib.file_digest(stream, "sha256").hexdigest()
 
 
 def _safe_relative(relative: str) -> bool:
@@ -206,7 +201,7 @@ class CacheStore:
                     target = work / part / relative
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(source, target)
-                    digests[relative] = _digest(target)
+                    digests[relative] = sha256_of(target)
             write_json(work / ENTRY_FILE, {**meta, "schema": ENTRY_SCHEMA, **parts})
             (work / LAST_HIT).touch()
             final = self.entries / name
@@ -235,7 +230,7 @@ class CacheStore:
                 partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
                 try:
                     shutil.copyfile(source, partial)
-                    if _digest(partial) != digest:
+                    if sha256_of(partial) != digest:
                         raise EntryError(f"{source}: its content does not match its digest")
                     os.replace(partial, target)
                 finally:
@@ -269,7 +264,7 @@ class CacheStore:
                 partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
                 try:
                     shutil.copyfile(source, partial)
-                    if _digest(partial) != digest:
+                    if sha256_of(partial) != digest:
                         raise EntryError(
                             f"{entry.path}: cannot put back {relative}: "
                             "its content does not match its digest"
