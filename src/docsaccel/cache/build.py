@@ -288,8 +288,7 @@ def _rewritten_input(entry: Entry, project: Project, rewritten: dict[str, str]) 
         prefix = os.path.join(project.absolute(relative), "")
         for path, writer in rewritten.items():
             if path.startswith(prefix):
-                label = "./" if relative == "." else f"{relative}/"
-                return f"{label} holds a file {writer} writes, which runs again"
+                return f"{relative}/ holds a file {writer} writes, which runs again"
     return None
 
 

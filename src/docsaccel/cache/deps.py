@@ -67,7 +67,7 @@ from docsaccel.cache.fingerprint import (
     imported_names,
     piece_of,
 )
-from docsaccel.cache.recorder import NOT_PROJECT, Seen
+from docsaccel.cache.recorder import NOT_PROJECT, Seen, own_names
 
 __all__ = [
     "GRANULARITIES",
@@ -76,6 +76,7 @@ __all__ = [
     "changes",
     "collect",
     "find_root",
+    "is_under",
     "listing_changes",
     "listing_deps",
     "read_first_files",
@@ -84,7 +85,6 @@ __all__ = [
 
 #: ``module``: a project file counts whole; ``function``: by the code the example ran.
 GRANULARITIES = ("module", "function")
-#: Folders never part of the project's own code, even under its root.
 _ROOT_MARKERS = (".git", ".hg")
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
 #: A listing keeps its names (for ``changes`` to say which) up to this many; a larger one
@@ -121,8 +121,8 @@ class Project:
 
     def wants(self, path: str) -> bool:
         path = os.path.normpath(path)
-        inside = any(_is_under(path, r) for r in self.roots)
-        if not inside or any(_is_under(path, e) for e in self.excluded):
+        inside = any(is_under(path, r) for r in self.roots)
+        if not inside or any(is_under(path, e) for e in self.excluded):
             return False
         parts = set(os.path.relpath(path, self.root).split(os.sep))
         return not parts.intersection(NOT_PROJECT)
@@ -134,7 +134,8 @@ class Project:
         return os.path.normpath(os.path.join(self.root, relative))
 
 
-def _is_under(path: str, folder: str) -> bool:
+def is_under(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or inside it (both absolute and normalised)."""
     return path == folder or path.startswith(os.path.join(folder, ""))
 
 
@@ -195,7 +196,7 @@ def _unpackaged(path: str, name: str) -> bool:
     ):
         return False  # its version stands for it (a build tool's, even if editable)
     real = os.path.realpath(path)
-    return not any(_is_under(path, h) or _is_under(real, h) for h in _python_homes())
+    return not any(is_under(path, h) or is_under(real, h) for h in _python_homes())
 
 
 def _project_modules(
@@ -579,8 +580,7 @@ def listing_deps(seen: Seen, project: Project) -> dict[str, dict[str, Any]]:
         folder = os.path.normpath(folder)
         if not project.wants(folder):
             continue
-        prefix = os.path.join(folder, "")
-        own = sorted({p[len(prefix) :].split(os.sep)[0] for p in written if p.startswith(prefix)})
+        own = sorted(own_names(folder, written))
         counted, ignored = _counted_names(folder, names, project, own)
         listing: dict[str, Any] = {"count": len(counted), "digest": _names_digest(counted)}
         if len(counted) <= LISTING_NAMES_KEPT:
@@ -595,12 +595,11 @@ def listing_changes(listings: dict[str, Any], project: Project) -> list[Change]:
     found: list[Change] = []
     for relative, listing in listings.items():
         folder = project.absolute(relative)
-        label = "./" if relative == "." else f"{relative}/"
         key = f"listing:{relative}"
         try:
             names = os.listdir(folder)
         except OSError:
-            found.append(Change(key, f"{label} removed"))
+            found.append(Change(key, f"{relative}/ removed"))
             continue
         leave_out = [*listing["ignored"], *listing["own"]]
         counted, _ = _counted_names(folder, names, project, leave_out)
@@ -614,5 +613,5 @@ def listing_changes(listings: dict[str, Any], project: Project) -> list[Change]:
             parts = [f"{len(added)} added"] if added else []
             parts += [f"{len(removed)} removed"] if removed else []
             detail = ", ".join(parts) or "changed"
-        found.append(Change(key, f"{label} listing changed ({detail})"))
+        found.append(Change(key, f"{relative}/ listing changed ({detail})"))
     return found

@@ -147,7 +147,7 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
         rows += [
             (
                 "listing",
-                f"{'.' if name == '.' else name}/ ({listing['count']} names)",
+                f"{name}/ ({listing['count']} names)",
                 f"listing:{name}",
             )
             for name, listing in deps["listings"].items()

@@ -54,7 +54,7 @@ import sphinx_gallery
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
 
-__all__ = ["Recorder", "Seen"]
+__all__ = ["NOT_PROJECT", "Recorder", "Seen", "own_names"]
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 #: Folder names under the roots that hold no file of the project's own.
@@ -187,7 +187,7 @@ class Recorder:
         seen.listings = {}
         for folder, names in listings.items():
             if names is not None:
-                own = _own_names(folder, written)
+                own = own_names(folder, written)
                 seen.listings[folder] = tuple(n for n in names if n not in own)
         return seen
 
@@ -344,7 +344,7 @@ class Recorder:
                 modules.add(f"{name}.{item}")
 
 
-def _own_names(folder: str, written: Iterable[str]) -> set[str]:
+def own_names(folder: str, written: Iterable[str]) -> set[str]:
     """The names in ``folder`` of the files the example wrote there (or of the folders
     holding them): its outputs, so never part of what it found there."""
     prefix = os.path.join(folder, "")

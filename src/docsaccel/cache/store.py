@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from docsaccel.cache.deps import is_under
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.contract import InputError, read_json
 from docsaccel.gallery.records import write_json
@@ -256,7 +257,7 @@ class CacheStore:
             source = entry.path / "written" / relative
             target = Path(root) / relative
             try:
-                if not _is_under(_nearest_real(target.parent), real_root):
+                if not is_under(_nearest_real(target.parent), real_root):
                     raise EntryError(
                         f"{entry.path}: cannot put back {relative}: its folder leads out of {root}"
                     )
@@ -359,10 +360,6 @@ def _nearest_real(folder: Path) -> str:
     while not folder.exists() and folder.parent != folder:
         folder = folder.parent
     return os.path.realpath(folder)
-
-
-def _is_under(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(os.path.join(folder, ""))
 
 
 def _mtime(path: Path) -> float:
