@@ -182,7 +182,9 @@ class Recorder:
         seen.files -= written
         seen.files = {path for path in seen.files if not self._modified_since_start(path)}
         seen.read_first = {p: d for p, d in seen.read_first.items() if p in written}
-        seen.written = {path for path in written if self._kept_output(path)}
+        real_roots = tuple(os.path.join(os.path.realpath(r), "") for r in self._roots)
+        real_excluded = tuple(os.path.join(os.path.realpath(e), "") for e in self._excluded)
+        seen.written = {p for p in written if _kept_output(p, real_roots, real_excluded)}
         listings: dict[str, tuple[str, ...] | None] = dict(seen.listings)
         seen.listings = {}
         for folder, names in listings.items():
@@ -190,16 +192,6 @@ class Recorder:
                 own = own_names(folder, written)
                 seen.listings[folder] = tuple(n for n in names if n not in own)
         return seen
-
-    def _kept_output(self, path: str) -> bool:
-        """Whether a file the example wrote is still there, and really under the roots (not
-        a link out of them): a later example may read it, so the cache keeps it."""
-        if not os.path.isfile(path):
-            return False  # deleted again: the example's temporary file
-        real = os.path.realpath(path)
-        roots = tuple(os.path.join(os.path.realpath(r), "") for r in self._roots)
-        excluded = tuple(os.path.join(os.path.realpath(e), "") for e in self._excluded)
-        return real.startswith(roots) and not real.startswith(excluded)
 
     def _modified_under_roots(self) -> set[str]:
         """The files under the roots modified since the example started, by whatever
@@ -342,6 +334,16 @@ class Recorder:
         for item in fromlist or ():
             if isinstance(item, str) and item != "*":
                 modules.add(f"{name}.{item}")
+
+
+def _kept_output(path: str, real_roots: tuple[str, ...], real_excluded: tuple[str, ...]) -> bool:
+    """Whether a file the example wrote is still there, and really under the roots (not a
+    link out of them; the folders' real paths, ending in a separator): a later example may
+    read it, so the cache keeps it."""
+    if not os.path.isfile(path):
+        return False  # deleted again: the example's temporary file
+    real = os.path.realpath(path)
+    return real.startswith(real_roots) and not real.startswith(real_excluded)
 
 
 def own_names(folder: str, written: Iterable[str]) -> set[str]:
