@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from docsaccel.cache.deps import Project, changes, find_root
-from docsaccel.cache.store import CacheStore, EntryError, entry_slug, example_id_of
+from docsaccel.cache.store import CacheStore, EntryError, example_id_of
 
 __all__ = ["explain", "parse_size", "prune", "stats"]
 
@@ -62,22 +62,6 @@ def _when(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")
 
 
-def _corrupt_entries(store: CacheStore, example_id: str) -> list[tuple[str, str]]:
-    """``(name, error)`` of the entries of ``example_id`` a build cannot read (a build
-    treats them as misses): listed, not hidden behind "no entry"."""
-    prefix = f"{entry_slug(example_id)}--"
-    found = []
-    paths = sorted(store.entries.iterdir()) if store.entries.is_dir() else []
-    for path in paths:
-        if not path.name.startswith(prefix):
-            continue
-        try:
-            store.load(path.name)
-        except EntryError as exc:
-            found.append((path.name, str(exc)))
-    return found
-
-
 def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple[str, int]:
     """Every entry of ``example`` (an id such as ``tutorials/plot_a.py`` inside ``docs``, or
     the example's path): its context, its dependencies, and which of them changed."""
@@ -91,8 +75,7 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
             path.relative_to(docs_dir).as_posix() if path.is_relative_to(docs_dir) else example
         )
         source = docs_dir / example_id
-        entries = store.others(example_id, but="")
-        corrupt = _corrupt_entries(store, example_id)
+        entries, corrupt = store.scan(example_id)
         if not entries and not corrupt:
             known = sorted(
                 {example_id_of(p.name.rsplit("--", 1)[0]) for p in store.entries.glob("*")}

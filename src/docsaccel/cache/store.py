@@ -170,15 +170,23 @@ class CacheStore:
 
     def others(self, example_id: str, but: str) -> list[Entry]:
         """The readable entries of the same example in other contexts, newest first."""
+        return self.scan(example_id, but)[0]
+
+    def scan(self, example_id: str, but: str = "") -> tuple[list[Entry], list[tuple[str, str]]]:
+        """The entries of ``example_id`` except the one called ``but``: the readable ones,
+        newest first, and ``(name, why)`` of those a build cannot read."""
         prefix = f"{entry_slug(example_id)}--"
-        found = []
-        paths = self.entries.iterdir() if self.entries.is_dir() else ()
+        found, broken = [], []
+        paths = sorted(self.entries.iterdir()) if self.entries.is_dir() else ()
         for path in paths:  # not a glob: an id may hold glob characters ("plot_[a].py")
             if not path.name.startswith(prefix) or path.name == but:
                 continue
-            with contextlib.suppress(EntryError, OSError):
+            try:
                 found.append(self.load(path.name))
-        return sorted(found, key=lambda e: _mtime(e.path / ENTRY_FILE), reverse=True)
+            except (EntryError, OSError) as exc:
+                broken.append((path.name, str(exc)))
+        found.sort(key=lambda e: _mtime(e.path / ENTRY_FILE), reverse=True)
+        return found, broken
 
     def store(
         self,
