@@ -339,3 +339,17 @@ def test_an_entry_using_or_writing_a_file_a_rerun_example_writes_is_not_trusted(
         is None
     )
     assert _rewritten_input(entry(files=["data/derived.txt"]), project, {}) is None
+
+
+def test_a_quick_child_process_write_is_seen_whatever_the_file_clock(tree: Path) -> None:
+    # Linux stamps files with a coarse clock, up to a tick behind time.time_ns(): a shell
+    # writing right after the example started leaves a file that looks older than it.
+    target = tree / "data" / "child.txt"
+    for attempt in range(40):
+        # The file was there before the example; a file's status read before the write is
+        # what makes the kernel stamp it finely or coarsely: both happen here.
+        target.write_text("before", "utf-8")
+        target.stat()
+        seen = _record([tree], lambda n=attempt: os.system(f"echo {n} > {target}"))
+        assert str(target) in seen.written, attempt
+        assert {str(tree / "data" / "a.csv"), str(tree / "data" / "b.csv")}.isdisjoint(seen.written)

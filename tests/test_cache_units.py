@@ -470,3 +470,64 @@ def test_definitions_sharing_a_name_are_one_piece(tmp_path: Path, edit: str, pie
     after = fingerprint.code_digests(path)
     assert after[piece] != before[piece]
     assert after[fingerprint.MODULE_BODY] == before[fingerprint.MODULE_BODY]
+
+
+def test_odd_metadata_gives_the_version_the_email_parser_reads(fake_site: Path) -> None:
+    def write(folder: str, files: dict[str, str]) -> None:
+        for name, text in files.items():
+            path = fake_site / folder / name if name else fake_site / folder
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(text.encode("utf-8"))
+
+    meta = "Metadata-Version: 2.1\n"
+    # A form feed (or U+2028) ends no header line: not a "Version: 9.9" header.
+    write(
+        "dzff-1.0.dist-info",
+        {
+            "METADATA": meta + "Summary: x\fVersion: 9.9\nName: dzff\nVersion: 1.0\n\n",
+            "RECORD": "dzffmod.py,,\n",
+        },
+    )
+    # Folded headers, and CRLF line ends.
+    write(
+        "dzfold-2.0.dist-info",
+        {
+            "METADATA": meta + "Name:\r\n dzfold\r\nVersion:\r\n\t2.0\r\n\r\n",
+            "RECORD": "dzfoldmod.py,,\n",
+        },
+    )
+    # An .egg-info file, as distutils installed it: no file list, so the module is guessed.
+    write(
+        "dzeggfile-3.0-py3.11.egg-info",
+        {"": "Metadata-Version: 1.1\nName: dzeggfile\nVersion: 3.0\n"},
+    )
+    # PKG-INFO only; a mixed-case dotted name.
+    write(
+        "dzpkg-4.0-py3.11.egg-info",
+        {
+            "PKG-INFO": "Metadata-Version: 1.1\nName: dzpkg\nVersion: 4.0\n",
+            "top_level.txt": "dzpkgmod\n",
+        },
+    )
+    write(
+        "dz.Mixed-5.0.dist-info",
+        {
+            "METADATA": meta + "Name: Dz.Mixed\nVersion: 5.0\n\n",
+            "RECORD": "dzmixedmod/__init__.py,,\n",
+        },
+    )
+    # No metadata at all: skipped, without hiding the others.
+    write("dzempty-6.0.dist-info", {"METADATA": "", "RECORD": "dzemptymod.py,,\n"})
+    importlib.invalidate_caches()
+    names = ["dzffmod", "dzfoldmod", "dzeggfile", "dzpkgmod", "dzmixedmod", "dzemptymod"]
+    found = distribution_versions(names)
+    assert found == {
+        "dzff": "1.0",
+        "dzfold": "2.0",
+        "dzeggfile": "3.0",
+        "dzpkg": "4.0",
+        "dz-mixed": "5.0",
+    }
+    for name, version in found.items():
+        assert deps_module._current_version(name) == version
+        assert metadata.version(name).strip() == version

@@ -295,6 +295,7 @@ _provides: dict[str, set[str]] = {}
 _editable: set[str] = set()
 _versions: dict[str, tuple[str, tuple[str, ...]] | None] = {}
 _native: dict[str, bool] = {}
+_HEADER_LINES = re.compile(r"\r\n|\r|\n")
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 #: The build's own programs. They are loaded, with everything they require, before any
 #: example runs, and their code runs around every example (sphinx-gallery's scrapers after
@@ -363,18 +364,31 @@ def _top_level_map() -> dict[str, list[str]]:
 def _header(dist: metadata.Distribution, field: str) -> str | None:
     """A field of a distribution's metadata (``Name``, ``Version``), read from the header
     lines: ``dist.metadata`` runs the email parser over every header of every installed
-    distribution, which a build pays once per process while an example waits."""
+    distribution, which a build pays once per process while an example waits.
+
+    Read as that parser reads them: from ``METADATA``, else ``PKG-INFO``, else the file
+    itself (an ``.egg-info`` file, as distutils installed); lines end at ``\n``, ``\r``
+    or ``\r\n`` only (a form feed in a summary ends no line); a line starting with a
+    space or tab continues the header above it (a folded ``Name:``); the headers end at
+    the first blank line; the first header of that name wins."""
     try:
-        text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+        text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or dist.read_text("")
     except (OSError, ValueError):
         return None
     prefix = field.lower() + ":"
-    for line in text.splitlines():
+    found: list[str] | None = None
+    for line in _HEADER_LINES.split(text or ""):
         if not line.strip():
             break  # the headers end at the first blank line
+        if line[0] in " \t":
+            if found is not None:
+                found.append(line.strip())
+            continue
+        if found is not None:
+            break
         if line.lower().startswith(prefix):
-            return line[len(prefix) :].strip()
-    return None
+            found = [line[len(prefix) :].strip()]
+    return None if found is None else " ".join(part for part in found if part)
 
 
 def _record_modules(dist: metadata.Distribution) -> set[str]:
@@ -383,7 +397,10 @@ def _record_modules(dist: metadata.Distribution) -> set[str]:
     than as ``dist.files`` objects; other file lists through ``dist.files``."""
     text = dist.read_text("RECORD")
     if text is None:
-        paths = [str(f) for f in dist.files or ()]
+        files = dist.files
+        if files is None:  # no file list at all (an .egg-info file): a guess is better
+            raise ValueError("no RECORD or other file list")
+        paths = [str(f) for f in files]
     else:
         rows = [row for row in csv.reader(text.splitlines()) if row]
         if any(len(row) != 3 for row in rows):  # path, hash, size: as dist.files refuses

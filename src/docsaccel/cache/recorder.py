@@ -124,6 +124,8 @@ class Recorder:
         self._written: set[str] = set()
         self._started_ns = 0
         self._spawned = False
+        #: The files under the roots as the example's first child process started.
+        self._before_spawn: dict[str, tuple[int, int, int, int]] = {}
         self._instrumenter: Instrumenter | None = None
         # Process-wide, across examples (see Seen.carried_reads and carried_code).
         self._read_by: dict[str, set[str]] = {}
@@ -194,9 +196,22 @@ class Recorder:
         return seen
 
     def _modified_under_roots(self) -> set[str]:
-        """The files under the roots modified since the example started, by whatever
-        process: after it started a child process, what that one wrote is its output too."""
-        found: set[str] = set()
+        """The files under the roots created or modified since the example started its
+        first child process, by whatever process: what that one wrote is its output too.
+
+        By their status then and now rather than by a modification time compared with a
+        clock: Linux stamps a file with a coarse clock up to a tick behind
+        ``time.time_ns()``, so a quick child (``os.system("echo 1 > data/x")``) would leave
+        a file that looks older than the example."""
+        before, self._before_spawn = self._before_spawn, {}
+        return {
+            path for path, status in self._files_under_roots().items() if before.get(path) != status
+        }
+
+    def _files_under_roots(self) -> dict[str, tuple[int, int, int, int]]:
+        """``{path: (inode, size, mtime, ctime)}`` of the files under the roots the
+        project counts (not virtual environments, ``.git``, ``__pycache__``)."""
+        found: dict[str, tuple[int, int, int, int]] = {}
         for root in self._roots:
             for folder, dirs, files in os.walk(root):
                 dirs[:] = [
@@ -209,8 +224,14 @@ class Recorder:
                 for name in files:
                     path = os.path.join(folder, name)
                     with contextlib.suppress(OSError):
-                        if os.lstat(path).st_mtime_ns >= self._started_ns and self.wants(path):
-                            found.add(path)
+                        info = os.lstat(path)
+                        if self.wants(path):
+                            found[path] = (
+                                info.st_ino,
+                                info.st_size,
+                                info.st_mtime_ns,
+                                info.st_ctime_ns,
+                            )
         return found
 
     def _modified_since_start(self, path: str) -> bool:
@@ -255,6 +276,8 @@ class Recorder:
         elif event == "import":
             self._seen.modules.add(args[0])
         elif event in _SPAWN_EVENTS:
+            if not self._spawned:
+                self._before_spawn = self._files_under_roots()
             self._spawned = True
         elif event in _LISTING_EVENTS and _listed_by_the_example(sys._getframe(1)):
             self._note_listing(args[0])
