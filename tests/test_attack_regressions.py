@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 from gallery_build import build, make_project
-from sphinx.errors import ConfigError
 
 from docsaccel.cache.recorder import Recorder
 from docsaccel.cache.store import CacheStore, entry_slug, example_id_of
-from docsaccel.gallery.config import CONFIG_DEFAULTS, read_settings, unknown_settings
+from docsaccel.settings import SettingError, config_values, read_settings, unknown_settings
 
 
 def _example(src: Path, name: str, body: str) -> None:
@@ -53,12 +52,12 @@ def test_a_cache_folder_that_is_a_file_stops_the_build_naming_it(tmp_path: Path)
         pass
 
     config = Config()
-    for key, value in CONFIG_DEFAULTS.items():
+    for key, value, _ in config_values():
         setattr(config, key, value)
     config.docsaccel_cache = "cache"
-    with pytest.raises(ConfigError, match=r"docsaccel_cache='cache': .*cache is a file"):
+    with pytest.raises(SettingError, match=r"docsaccel_cache='cache': .*cache is a file"):
         read_settings(config, confdir=tmp_path, env={})
-    with pytest.raises(ConfigError, match=r"DOCSACCEL_CACHE=.*is a file"):
+    with pytest.raises(SettingError, match=r"DOCSACCEL_CACHE=.*is a file"):
         read_settings(config, confdir=tmp_path, env={"DOCSACCEL_CACHE": str(tmp_path / "cache")})
 
 

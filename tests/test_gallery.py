@@ -8,7 +8,7 @@ import re
 import pytest
 from gallery_build import build, make_project
 
-from docsaccel.gallery.records import read_records
+from docsaccel.records import read_records
 from docsaccel.schema import STATUSES, validate_record
 
 pytestmark = pytest.mark.slow

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import signal
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,24 +16,26 @@ import pytest
 from sphinx.errors import ConfigError
 from sphinx_gallery import py_source_parser
 
+from docsaccel import sg_compat
 from docsaccel.budgets import BudgetError, BudgetTable, load_budgets, read_inline_budget
-from docsaccel.gallery import sg_compat
-from docsaccel.gallery.config import (
-    CONFIG_DEFAULTS,
-    read_settings,
-    resolve_setting,
-    unknown_settings,
-)
+from docsaccel.examples import Planner
 from docsaccel.gallery.hook import ExampleHook
 from docsaccel.gallery.note import fast_note_text
-from docsaccel.gallery.plan import Planner
-from docsaccel.gallery.records import read_records
+from docsaccel.records import read_records
+from docsaccel.settings import (
+    SettingError,
+    config_values,
+    read_settings,
+    resolve,
+    unknown_settings,
+)
 
 SRC = Path(__file__).parents[1] / "src" / "docsaccel"
 
 
 def conf(**values):
-    return SimpleNamespace(**{**CONFIG_DEFAULTS, **values})
+    defaults = {key: default for key, default, _ in config_values()}
+    return SimpleNamespace(**{**defaults, **values})
 
 
 # Settings: one precedence -------------------------------------------------------------
@@ -63,12 +66,12 @@ def test_environment_then_conf_then_default(tmp_path, values, env, fast, on_over
     assert (settings.fast, settings.on_overrun) == (fast, on_overrun)
 
 
-def test_resolve_setting_names_where_the_value_came_from() -> None:
-    assert resolve_setting("docsaccel_fast", conf(), {}) == ("docsaccel_fast", False)
-    found = resolve_setting("docsaccel_fast", conf(docsaccel_fast=True), {"DOCSACCEL_FAST": "0"})
+def test_resolve_names_where_the_value_came_from() -> None:
+    assert resolve("fast", conf(), {}) == ("docsaccel_fast", False)
+    found = resolve("fast", conf(docsaccel_fast=True), {"DOCSACCEL_FAST": "0"})
     assert found == ("DOCSACCEL_FAST", "0")
     # Settings without a variable come from conf.py whatever the environment holds.
-    assert resolve_setting("docsaccel_videos", conf(), {"DOCSACCEL_VIDEOS": "0"})[1] is True
+    assert resolve("videos", conf(), {"DOCSACCEL_VIDEOS": "0"})[1] is True
 
 
 @pytest.mark.parametrize(
@@ -89,7 +92,7 @@ def test_resolve_setting_names_where_the_value_came_from() -> None:
     ],
 )
 def test_bad_settings_name_the_key_and_value(tmp_path, values, env, expected) -> None:
-    with pytest.raises(ConfigError) as raised:
+    with pytest.raises(SettingError) as raised:
         read_settings(conf(**values), tmp_path, env=env)
     for part in expected:
         assert part in str(raised.value)
@@ -125,9 +128,14 @@ def test_unknown_settings_suggest_the_closest_name() -> None:
 def test_setup_declares_an_env_version() -> None:
     from unittest.mock import MagicMock
 
-    from docsaccel.gallery import ENV_VERSION, setup
+    from docsaccel.gallery import setup
+    from docsaccel.gallery.extension import ENV_VERSION
 
-    assert setup(MagicMock())["env_version"] == ENV_VERSION
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        assert setup(MagicMock())["env_version"] == ENV_VERSION
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 # Plan: examples are paths -------------------------------------------------------------
@@ -239,13 +247,13 @@ def test_hook_called_by_hand_needs_an_unambiguous_name(tmp_path) -> None:
 
 
 def test_gallery_build_adopts_records_of_unplanned_examples(tmp_path) -> None:
-    from docsaccel.gallery import GalleryBuild
-    from docsaccel.gallery.config import Settings
+    from docsaccel.gallery.state import GalleryBuild
+    from docsaccel.settings import Settings
 
     src = make_tree(tmp_path, {"ex/plot_a.py": EXAMPLE, "ex/late/plot_b.py": EXAMPLE})
     gallery_conf = sg_compat.with_defaults({"examples_dirs": ["ex"], "gallery_dirs": ["out"]})
     planner = Planner.for_build(src, gallery_conf, BudgetTable(), fast=False)
-    build = GalleryBuild(Settings(None, "warn", False), BudgetTable(), tmp_path / "out")
+    build = GalleryBuild(Settings(), BudgetTable(), tmp_path / "out")
     build.planner = planner
     build.examples = [planner.example(str(src / "ex" / "plot_a.py"))]
     seen = {"gallery": "ex", "name": "late/plot_b.py", "id": "ex/late/plot_b.py"}

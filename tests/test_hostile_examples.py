@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from gallery_build import build, make_project
 
-from docsaccel.gallery.records import read_records
+from docsaccel.records import read_records
 
 pytestmark = pytest.mark.slow
 

@@ -38,7 +38,7 @@ def _modules() -> list[str]:
 
 def test_every_module_imports_first() -> None:
     modules = _modules()
-    assert "docsaccel.video.recorder" in modules and "docsaccel.shard.roles" in modules
+    assert "docsaccel.render.video_file" in modules and "docsaccel.shard.roles" in modules
     result = subprocess.run(
         [sys.executable, "-c", _CHILD, *modules], capture_output=True, text=True, timeout=600
     )
@@ -47,6 +47,6 @@ def test_every_module_imports_first() -> None:
 
 def test_render_still_exports_the_file_recorder() -> None:
     from docsaccel.render import VideoFileRecorder
-    from docsaccel.video.recorder import VideoFileRecorder as defined
+    from docsaccel.render.video_file import VideoFileRecorder as defined
 
     assert VideoFileRecorder is defined

@@ -15,7 +15,7 @@ import pytest
 from gallery_build import Built, build, make_project
 
 from docsaccel.budgets import Budget
-from docsaccel.gallery.plan import Example
+from docsaccel.examples import Example
 from docsaccel.gallery.progress import Progress
 
 NAMES = ["plot_quick.py", "plot_figure.py", "plot_sleep.py", "plot_inline.py"]

@@ -20,7 +20,7 @@ from pathlib import Path
 from gallery_build import build, make_project
 from sphinx_gallery import py_source_parser
 
-from docsaccel.gallery import sg_compat
+from docsaccel import sg_compat
 
 TOOL = Path(__file__).parents[1] / "tools" / "sg_full_suite.py"
 API_PAGE = """API

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from docsaccel import sg_compat
 from docsaccel.budgets import Budget, BudgetError, BudgetTable
-from docsaccel.gallery import sg_compat
 
 __all__ = ["Example", "Planner", "plan_examples"]
 
