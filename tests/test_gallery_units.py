@@ -6,7 +6,6 @@ check each rule directly, in a fraction of a second each.
 
 from __future__ import annotations
 
-import ast
 import json
 import signal
 from pathlib import Path
@@ -310,45 +309,6 @@ def test_fast_note_text() -> None:
     )
     assert fast_note_text({"fast": False, "knobs": knobs}) == ""
     assert fast_note_text(None) == ""
-
-
-# Import rules the module docstrings state ---------------------------------------------
-
-
-def _imports(path: Path) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
-    return {name for name in found if name.split(".")[0] == "docsaccel"}
-
-
-def _modules(*names: str) -> list[Path]:
-    paths = []
-    for name in names:
-        folder = SRC / name
-        paths += sorted(folder.rglob("*.py")) if folder.is_dir() else [SRC / f"{name}.py"]
-    return paths
-
-
-def _reaches(imports: set[str], part: str) -> bool:
-    return any(name == part or name.startswith(f"{part}.") for name in imports)
-
-
-def test_import_rules_the_docstrings_state() -> None:
-    assert _imports(SRC / "contract.py") == set()
-    assert _imports(SRC / "registry.py") <= {
-        "docsaccel.contract",
-        "docsaccel.contract.RENDER_SECTION",
-    }
-    for path in _modules("gallery"):
-        for other in ("docsaccel.fast", "docsaccel.render", "docsaccel.video"):
-            assert not _reaches(_imports(path), other), f"{path.name} imports {other}"
-    for path in _modules("fast", "render", "video"):
-        for other in ("docsaccel.gallery", "docsaccel.shard", "docsaccel.report"):
-            assert not _reaches(_imports(path), other), f"{path.name} imports {other}"
 
 
 def test_records_of_the_journal_are_json_lines(tmp_path) -> None:

@@ -19,7 +19,7 @@ interpreter exit), :mod:`.process_end` tells the hook first (:meth:`ExampleHook.
 it records the example and ends the example's processes.
 
 An example's recorded time is sphinx-gallery's own measurement of it
-(:func:`.sg_compat.measured_seconds`), so a report and ``sg_execution_times.rst`` agree;
+(:func:`docsaccel.sg_compat.measured_seconds`), so a report and ``sg_execution_times.rst`` agree;
 the rest of the time between the two calls (sphinx-gallery writing the page, resetters,
 docsaccel) is its ``overhead_seconds``. The hook also sends each start and end, and the
 near-budget moment, to the build log's progress (:mod:`.progress`).

@@ -92,7 +92,7 @@ class GalleryBuild:
     def report(
         self, complete: bool, records: dict[str, dict[str, Any]] | None = None
     ) -> dict[str, Any]:
-        """The report of this build so far (see :func:`.records.build_report`).
+        """The report of this build so far (see :func:`docsaccel.records.build_report`).
 
         ``records``: the records by id (default: the final ones held in memory once a
         report was written, else those on disk).

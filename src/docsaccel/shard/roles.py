@@ -1,6 +1,6 @@
 """Sharded builds: execute only one shard's examples, or merge shards executing none.
 
-Two environment variables (read with the other settings in :mod:`.config`) switch a build
+Two environment variables (settings of :mod:`docsaccel.settings`) switch a build
 into one of the roles of a sharded docs build (see :mod:`docsaccel.shard.build`):
 
 - ``DOCSACCEL_SHARD_EXAMPLES=FILE``: execute only the examples listed in FILE (ids such as
