@@ -16,7 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from report_factory import record, write_report
+from helpers.report_factory import record, write_report
 
 from docsaccel.budgets import BudgetTable
 from docsaccel.cli import main

@@ -41,6 +41,7 @@ def _modules() -> list[str]:
     return sorted(names)
 
 
+@pytest.mark.slow
 def test_every_module_imports_first() -> None:
     modules = _modules()
     assert "docsaccel.render.video_file" in modules and "docsaccel.shard.roles" in modules
@@ -188,6 +189,7 @@ sys.exit(1 if found else 0)
 """
 
 
+@pytest.mark.slow
 def test_importing_every_module_registers_nothing() -> None:
     result = subprocess.run(
         [sys.executable, "-c", _SIDE_EFFECTS, str(SRC), *_modules()],

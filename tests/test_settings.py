@@ -44,7 +44,8 @@ def test_each_default_passes_its_own_check() -> None:
 def test_every_variable_the_code_names_is_declared() -> None:
     named = set()
     for path in SRC.rglob("*.py"):
-        named |= set(re.findall(r"\bDOCSACCEL_[A-Z_]+\b", path.read_text(encoding="utf-8")))
+        text = path.read_text(encoding="utf-8")
+        named |= set(re.findall(r"[\"'`](DOCSACCEL_[A-Z_]+)\b", text))
     assert named, "the scan found no variable at all"
     assert named <= set(environment_variables()), named - set(environment_variables())
     assert CI_ENV not in environment_variables()
@@ -60,16 +61,15 @@ def test_the_docs_table_is_the_declaration(tmp_path) -> None:
     (tmp_path / "index.rst").write_text("Settings\n========\n\n.. docsaccel-settings::\n")
     out = tmp_path / "_build"
     result = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-b", "text", "-q", "-W", str(tmp_path), str(out)],
+        [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", str(tmp_path), str(out)],
         capture_output=True,
         text=True,
     )
     assert result.returncode == 0, result.stderr
-    text = (out / "index.txt").read_text(encoding="utf-8")
+    text = (out / "index.html").read_text(encoding="utf-8")
     for item in specs():
-        assert (item.key or item.env) in text, item.name
-        if item.env:
-            assert text.count(item.env) >= 1
+        for name in (item.key, item.env):
+            assert name is None or name in text, (item.name, name)
     guide = (ROOT / "docs" / "guide" / "settings.rst").read_text(encoding="utf-8")
     assert ".. docsaccel-settings::" in guide
     # The page holds the table, not a hand-written copy of it.

@@ -25,14 +25,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["DOCSACCEL_DIR", "cache_deps_dir", "lock_path", "records_dir", "report_path"]
+__all__ = ["FOLDER_NAME", "cache_deps_dir", "lock_path", "records_dir", "report_path"]
 
 #: The folder of docsaccel's files inside an output folder.
-DOCSACCEL_DIR = "docsaccel"
+FOLDER_NAME = "docsaccel"
 
 
 def _under(outdir: str | os.PathLike[str], *parts: str) -> Path:
-    return Path(outdir, DOCSACCEL_DIR, *parts)
+    return Path(outdir, FOLDER_NAME, *parts)
 
 
 def report_path(outdir: str | os.PathLike[str]) -> Path:

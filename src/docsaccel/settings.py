@@ -273,6 +273,10 @@ def _shard_records(source: Source) -> Path | None:
     return path
 
 
+def _text(source: Source) -> str | None:
+    return source.value
+
+
 #: Seconds an example may still run after its budget ran out before the hard stop: time
 #: for an import in progress to finish and for an interrupted example to unwind.
 GRACE_SECONDS = 5.0
@@ -304,7 +308,7 @@ class Settings:
     budgets: Path | None = setting(
         None,
         _budgets,
-        "TOML budget file (:doc:`budgets`), relative to the conf dir.",
+        "TOML budget file (see the budgets guide), relative to the conf dir.",
         "a path or None",
         types=_PATH,
     )
@@ -351,7 +355,7 @@ class Settings:
     cache: Path | None = setting(
         None,
         _cache,
-        "Folder of the example cache across builds (:doc:`caching`), relative to the conf "
+        "Folder of the example cache across builds (see the caching guide), relative to the conf "
         "dir; the variable's path is relative to the current folder, and ``0`` or ``off`` "
         "there turns the cache off. None: no cache.",
         "a path or None",
@@ -402,7 +406,7 @@ class Settings:
         _shard_examples,
         "A text file listing the examples this build executes, one a line (ids such as "
         "``tutorials/plot_a.py``, or paths inside their gallery); the others get pages "
-        "without being executed (:doc:`sharding`).",
+        "without being executed (see the sharding guide).",
         "a file",
         env="DOCSACCEL_SHARD_EXAMPLES",
     )
@@ -410,7 +414,7 @@ class Settings:
         None,
         _shard_records,
         "A folder of records of examples executed by other builds (the shards): this build "
-        "executes nothing and reports those records (:doc:`sharding`).",
+        "executes nothing and reports those records (see the sharding guide).",
         "a folder",
         env="DOCSACCEL_SHARD_RECORDS",
     )
@@ -421,6 +425,14 @@ class Settings:
         "ends the build's process.",
         "seconds",
         env="DOCSACCEL_INTERRUPT_GRACE",
+    )
+    gl_verified: str | None = setting(
+        None,
+        _text,
+        "Set by docsaccel once a headless OpenGL backend for MuJoCo has worked in this "
+        "environment (its name), so child processes do not probe again.",
+        "a backend name, set by docsaccel",
+        env="DOCSACCEL_GL_VERIFIED",
     )
     video_scan: bool = setting(
         True,

@@ -110,12 +110,12 @@ class _Run:
     started_at: str
     wall_start: float
     cpu_start: float
+    processes: set[tuple[int, int]] = field(default_factory=set)
+    pid: int = field(default_factory=os.getpid)
     tier: str | None = None
     deadline: Deadline | None = None
     interrupted_after: float | None = None
-    processes: set[tuple[int, int]] = field(default_factory=set)
     ended: bool = False  # its final record is written
-    pid: int = field(default_factory=os.getpid)
     cost_before: tuple[int, int] | None = None
     #: Threads and exit handlers before it ran (:func:`.process_end.before_example`).
     left_mark: tuple[frozenset[int | None], int] | None = None
