@@ -1,0 +1,271 @@
+"""What an example costs in memory: measured for every example, sampled while it runs.
+
+Every example's record carries, in bytes (format: :mod:`docsaccel.schema`), measured in
+the process that runs it (the build's, or a worker of ``parallel: N``), without
+memory_profiler and without a thread of its own:
+
+- ``peak_rss_bytes``: the kernel's resident high-water mark of that process (``VmHWM``),
+  made to start over when the example starts (``/proc/self/clear_refs``), so it is the
+  most the process held while the example ran, what it held before included;
+- ``children_peak_bytes``: the processes the example started, the **sum of their
+  peaks**: each child's own high-water mark, read while it is alive (when the example
+  ends, and at every sample below), or, for children that ended and were reaped before
+  any read, the largest of those (``getrusage(RUSAGE_CHILDREN)``, which the kernel keeps
+  for reaped children). The sum bounds the children's peak at any one moment from above:
+  children that ran one after another each count whole;
+- ``retained_bytes``: what the process holds more once the example is over than before
+  it. When it grew by more than :data:`COLLECT_ABOVE`, a garbage collection (and glibc's
+  ``malloc_trim``, which hands freed memory back) runs first, so freed objects that were
+  only waiting for a collection do not count; below that the growth is recorded as it
+  is, an upper bound, since a collection would cost more than such an example took;
+- ``gpu_peak_bytes`` and ``gpu_retained_bytes``: torch's CUDA caching allocator's peak
+  (``torch.cuda.max_memory_allocated``, reset with ``reset_peak_memory_stats`` when the
+  example starts) and what stays allocated after it (``memory_allocated``, after a
+  collection), summed over the devices, only when the example ran with CUDA initialised.
+  torch is never imported here: an example that did not import it has no such keys.
+
+The example's peak, which its memory budget bounds, is ``peak_rss_bytes +
+children_peak_bytes`` (:func:`docsaccel.schema.peak_bytes`). Resident memory counts a
+page shared by two processes in both.
+
+While an example runs with a memory budget or under the build's memory ceiling, the hook
+samples it every :data:`SAMPLE_SECONDS` (:meth:`MemoryMeter.sample`, from the watch of
+:class:`docsaccel.gallery.interrupt.Tripwire`): its process's and its children's
+resident memory now, and the build's, all the processes of the build (the Sphinx process
+and every descendant: the workers of a parallel build, what examples started), which the
+ceiling bounds.
+
+Linux only (``/proc``); elsewhere the peak comes from ``getrusage`` (not reset per
+example) and the rest is not measured.
+
+Example::
+
+    meter = MemoryMeter.start(descendants())      # the example starts
+    meter.sample(build_pid=os.getpid()).example   # while it runs: its bytes now
+    fields = meter.finish(descendants())          # record fields, once it ended
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import os
+import resource
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from docsaccel.gallery.processes import Process, children, descendants, read_proc
+
+__all__ = [
+    "COLLECT_ABOVE",
+    "SAMPLE_SECONDS",
+    "MemoryMeter",
+    "Sample",
+    "hard_line",
+    "own_peak_bytes",
+    "reset_peak",
+    "rss_bytes",
+]
+
+#: How often a running example's memory is sampled when a limit applies to it: the
+#: ceiling stops an example well within a second of its crossing.
+SAMPLE_SECONDS = 0.05
+#: ``retained_bytes``: a garbage collection runs when the example grew its process by
+#: more than this; less is recorded as measured.
+COLLECT_ABOVE = 4 << 20
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def reset_peak() -> None:
+    """Make the kernel's high-water mark of this process start over (Linux)."""
+    with contextlib.suppress(OSError):
+        control = os.open("/proc/self/clear_refs", os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.write(control, b"5")
+        finally:
+            os.close(control)
+
+
+def _status(pid: int | str) -> tuple[int | None, int | None]:
+    """``(VmRSS, VmHWM)`` of ``pid`` in bytes (None: gone, or a zombie)."""
+    rss = peak = None
+    for line in read_proc(f"/proc/{pid}/status").splitlines():
+        if line.startswith(b"VmRSS:"):
+            rss = int(line.split()[1]) * 1024
+        elif line.startswith(b"VmHWM:"):
+            peak = int(line.split()[1]) * 1024
+    return rss, peak
+
+
+def own_peak_bytes() -> int | None:
+    """This process's resident high-water mark since the last :func:`reset_peak`."""
+    with contextlib.suppress(ValueError, IndexError):
+        peak = _status("self")[1]
+        if peak is not None:
+            return peak
+    try:
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+    except (OSError, ValueError):
+        return None
+
+
+def rss_bytes(pid: int | str = "self") -> int:
+    """Resident bytes of ``pid`` now (0 when gone): the cheapest read, ``statm``."""
+    fields = read_proc(f"/proc/{pid}/statm").split()
+    return int(fields[1]) * _PAGE if len(fields) > 1 else 0
+
+
+def _tree_rss(pid: int) -> int:
+    return rss_bytes(pid) + sum(rss_bytes(child) for child, _ in descendants(pid))
+
+
+def _reaped_children_peak() -> int:
+    """The largest high-water mark of any reaped child of this process, ever (bytes)."""
+    return int(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024
+
+
+def hard_line(ceiling: int, machine: int | None) -> int:
+    """Where the ceiling's hard stop comes at once: halfway from the ceiling to the
+    machine's memory (the ceiling itself when the machine's is unknown or lower)."""
+    if machine is None or machine <= ceiling:
+        return ceiling
+    return ceiling + (machine - ceiling) // 2
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Resident memory at one moment, in bytes."""
+
+    #: The example's: its process and the processes it started.
+    example: int
+    #: The build's: the Sphinx process and all its descendants (the ceiling's measure).
+    build: int
+    #: This process's tree holds at least as much of the build's memory as any other
+    #: process tree that runs examples (always so in a serial build): the one to stop.
+    largest: bool
+
+
+@dataclass(eq=False)
+class MemoryMeter:
+    """One example's memory, from its start (:meth:`start`) to its end (:meth:`finish`)."""
+
+    #: This process's descendants before the example: not the example's children.
+    before: frozenset[Process]
+    rss_before: int
+    reaped_before: int
+    #: CUDA bytes allocated when it started (None: CUDA was not in use then).
+    gpu_before: int | None
+    #: The peak of each child process of the example, as last read.
+    child_peaks: dict[Process, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def start(cls, before: set[Process]) -> MemoryMeter:
+        """Start measuring an example; ``before``: this process's descendants now."""
+        rss = rss_bytes()
+        reset_peak()
+        return cls(frozenset(before), rss, _reaped_children_peak(), _gpu_start())
+
+    def _note_children(self, processes: set[Process]) -> int:
+        """Note the peaks of the example's live ``processes``; return their resident bytes."""
+        total = 0
+        for process in processes - self.before:
+            rss, peak = _status(process[0])
+            if rss is None:
+                continue
+            total += rss
+            if peak is not None:
+                with self._lock:
+                    self.child_peaks[process] = max(peak, self.child_peaks.get(process, 0))
+        return total
+
+    def sample(self, build_pid: int) -> Sample:
+        """The memory now: the example's, and that of the build whose process is
+        ``build_pid`` (this process in a serial build)."""
+        own = rss_bytes()
+        mine = descendants()
+        example = own + self._note_children(mine)
+        tree = own + sum(rss_bytes(pid) for pid, _ in mine)
+        if build_pid == os.getpid():
+            return Sample(example, tree, largest=True)
+        shares = [_tree_rss(child) for child in children(build_pid)]
+        build = rss_bytes(build_pid) + sum(shares)
+        return Sample(example, build, largest=tree >= max(shares, default=0))
+
+    def so_far(self) -> dict[str, int | None]:
+        """The record's peak fields as they stand now (while the example still runs)."""
+        return {"peak_rss_bytes": own_peak_bytes(), "children_peak_bytes": self._children_peak()}
+
+    def _children_peak(self) -> int:
+        with self._lock:
+            seen = sum(self.child_peaks.values())
+        reaped = _reaped_children_peak()
+        return max(seen, reaped if reaped > self.reaped_before else 0)
+
+    def finish(self, live: set[Process]) -> dict[str, int | None]:
+        """The record's memory fields; ``live``: this process's descendants now."""
+        self._note_children(live)
+        fields: dict[str, int | None] = self.so_far()
+        grown = rss_bytes() - self.rss_before
+        cuda = _cuda()
+        gpu_grown = 0 if cuda is None else _allocated(cuda) - (self.gpu_before or 0)
+        if grown > COLLECT_ABOVE or gpu_grown > 0:
+            _collect()
+            grown = rss_bytes() - self.rss_before
+        fields["retained_bytes"] = max(grown, 0)
+        if cuda is not None:
+            fields["gpu_peak_bytes"] = _per_device(cuda, cuda.max_memory_allocated)
+            fields["gpu_retained_bytes"] = max(_allocated(cuda) - (self.gpu_before or 0), 0)
+        return fields
+
+
+def _collect() -> None:
+    gc.collect()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim`` (hands freed heap memory back), or None elsewhere."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, ImportError):
+        return None
+
+
+# --- CUDA, through torch's documented API only, and only if the example imported torch.
+
+
+def _cuda() -> Any:
+    """``torch.cuda`` when torch is imported and CUDA is initialised, else None."""
+    torch = sys.modules.get("torch")
+    cuda = getattr(torch, "cuda", None)
+    try:
+        return cuda if cuda is not None and cuda.is_initialized() else None
+    except Exception:  # a half-imported torch: no CUDA to measure
+        return None
+
+
+def _per_device(cuda: Any, measure: Any) -> int:
+    return sum(int(measure(device)) for device in range(cuda.device_count()))
+
+
+def _allocated(cuda: Any) -> int:
+    return _per_device(cuda, cuda.memory_allocated)
+
+
+def _gpu_start() -> int | None:
+    """Start CUDA's peak over (when in use); the bytes allocated now."""
+    cuda = _cuda()
+    if cuda is None:
+        return None
+    for device in range(cuda.device_count()):
+        cuda.reset_peak_memory_stats(device)
+    return _allocated(cuda)
