@@ -82,7 +82,6 @@ __all__ = [
     "written_files",
 ]
 
-#: ``module``: a project file counts whole; ``function``: by the code the example ran.
 _ROOT_MARKERS = (".git", ".hg")
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
 #: A listing keeps its names (for ``changes`` to say which) up to this many; a larger one
