@@ -35,7 +35,7 @@ Example:
 >>> import tempfile
 >>> from pathlib import Path
 >>> folder = tempfile.TemporaryDirectory()
->>> times = Path(folder.name, "sg_execution_times.rst")
+>>> times = Path(folder.name) / "sg_execution_times.rst"
 >>> _ = times.write_text('''
 ... .. list-table::
 ...    :header-rows: 1
