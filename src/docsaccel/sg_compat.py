@@ -52,6 +52,7 @@ from docsaccel.budgets import INLINE_COMMENT
 _USER_RESET = "docsaccel_user_reset_modules"
 
 __all__ = [
+    "RUN_MARKER_SUFFIX",
     "cached_seconds",
     "call_user_resetters",
     "cost_stamp",
@@ -278,13 +279,17 @@ def forget_cached_run(target_file: Path) -> None:
     Path(f"{target_file}.md5").unlink(missing_ok=True)
 
 
+#: What :func:`run_marker_file` adds to an example's file name.
+RUN_MARKER_SUFFIX = ".docsaccel.json"
+
+
 def run_marker_file(target_file: Path | str) -> Path:
     """The plugin's note of the run that made an example's outputs: ``<name>.py.docsaccel.json``.
 
     Next to ``<name>.py.md5``, which makes sphinx-gallery skip the example and keep those
     outputs: whichever output folder a later build uses, the two travel together.
     """
-    return Path(f"{target_file}.docsaccel.json")
+    return Path(f"{target_file}{RUN_MARKER_SUFFIX}")
 
 
 def run_only(gallery_conf: dict[str, Any], src_files: Iterable[str]) -> None:
