@@ -38,19 +38,34 @@ A deadline or tripwire an example left armed (with ``abort_on_example_error`` th
 example's "after" hook never runs) is disarmed when the next one of its kind starts, by
 :func:`cancel_all`, and at the process's end.
 
-Example::
+Example: a loop that never ends on its own, stopped after 0.2 s (on the main thread; the
+previous ``SIGALRM`` handler and timer are back after :meth:`Deadline.cancel`).
 
-    deadline = Deadline(2.0, lambda elapsed: f"stopped after {elapsed:.1f} s").start()
-    try:
-        while True:
-            pass
-    except BudgetExceeded as exc:
-        print(exc, deadline.tier)   # stopped after 2.0 s signal
-    finally:
-        deadline.cancel()
+>>> deadline = Deadline(0.2, lambda elapsed: f"stopped after {elapsed:.1f} s").start()
+>>> try:
+...     while True:
+...         pass
+... except BudgetExceeded as exc:
+...     print(exc, "by", deadline.tier)
+... finally:
+...     deadline.cancel()
+stopped after ... s by signal
 
-    wire = Tripwire(lambda: "memory" if memory_now() > limit else None,
-                    lambda why: f"over its {why} budget").start()
+A tripwire instead stops code once a condition it samples holds (here: more than three
+blocks of 1 MiB; the plugin samples memory):
+
+>>> blocks = []
+>>> wire = Tripwire(lambda: "memory" if len(blocks) > 3 else None,
+...                 lambda why: f"over its {why} budget", every=0.01).start()
+>>> try:
+...     while True:
+...         blocks.append(bytearray(1 << 20))
+...         time.sleep(0.005)
+... except MemoryExceeded as exc:
+...     print(exc, "by the", wire.tier)
+... finally:
+...     wire.cancel()
+over its memory budget by the watchdog
 """
 
 from __future__ import annotations
