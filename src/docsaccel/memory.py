@@ -60,7 +60,8 @@ def parse_size(
         raise error(f"{where}: {value!r} is negative; a size is more than 0")
     match = _SIZE.match(text)
     if not match:
-        raise error(f"{where}: {value!r} is not a size; write e.g. '500M', '2G' or '6.5G'")
+        bytes_too = " or 1048576 (bytes)" if bare_bytes else " or '6.5G'"
+        raise error(f"{where}: {value!r} is not a size; write e.g. '500M', '2G'{bytes_too}")
     unit = match.group("unit").lower()
     has_unit = bool(unit) or text.lower().endswith("b")
     if not has_unit and not bare_bytes:

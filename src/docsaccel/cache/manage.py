@@ -13,7 +13,7 @@ Example (``explain("tutorials/plot_a.py", cache, docs="docs")`` answers the same
 >>> prune(cache.name, max_size="500M")
 ('cache ...: removed 0 entries (0 B); 0 B left (limit 500.0 MiB)\\n', 0)
 >>> prune(cache.name, max_size="lots")
-("--max-size 'lots' is not a size such as 500M, 2G or 1048576\\n", 2)
+("--max-size: 'lots' is not a size; write e.g. '500M', '2G' or 1048576 (bytes)\\n", 2)
 >>> cache.cleanup()
 """
 

@@ -12,18 +12,20 @@ Example:
 
 >>> from docsaccel.report.model import LoadedInput, Timing
 >>> from docsaccel.report.summary import summarize
->>> timings = [Timing("tutorials/plot_a.py", "plot_a.py", 42.0, budget_seconds=30.0)]
+>>> timings = [Timing("tutorials/plot_a.py", "plot_a.py", 42.0, budget_seconds=30.0,
+...                   memory_bytes=600 << 20, memory_budget_bytes=400 << 20)]
 >>> print(render_markdown(summarize(LoadedInput("report.json", "docsaccel-report", timings))))
 ## Docs build budget report
 <BLANKLINE>
 - **Build wall time:** –
 - **Execution time:** 42.0s over 1 executed examples (1 ok)
+- **Memory:** largest peak 600M \\(tutorials/plot\\_a.py\\); 0B retained by the examples this build ran
 <BLANKLINE>
 **1 example(s) over budget.**
 <BLANKLINE>
 ### Over budget
 ...
-| tutorials/plot\\_a.py | ok | 42.0s | 30.0s (140%) | -12.0s | – |  | – |
+| tutorials/plot\\_a.py | ok | 42.0s | 30.0s (140%) | -12.0s | – | 600M / 400M (150%) | – |  | – |
 ...
 """
 
@@ -79,8 +81,9 @@ def _table(rows: list[Row], trends: Trends | None = None) -> str:
         lines.append(
             f"| {escape_md(row.id)}{noisy} | {escape_md(row.status)} | {_seconds(row.seconds)} "
             f"| {_budget(row)} | {_seconds(row.headroom_seconds)} "
-            f"| {_seconds(row.delta_seconds, signed=True)} | {escape_md(row.memory_text())} "
-            f"| {escape_md(row.retained_text())} | {escape_md(row.knobs_text())} "
+            # Sizes and percentages only, as the time cells: nothing there to escape.
+            f"| {_seconds(row.delta_seconds, signed=True)} | {row.memory_text()} "
+            f"| {row.retained_text()} | {escape_md(row.knobs_text())} "
             f"| {_seconds(row.render_saved_seconds) if row.render_saved_seconds else '–'} |" + trend
         )
     return "\n".join(lines)
