@@ -353,9 +353,12 @@ class ExampleHook:
         return message
 
     def _memory_hard_stop(self, run: _Run, elapsed: float) -> None:
-        assert run.sample is not None and run.interrupted_by is not None
-        why = run.interrupted_by
-        message = memory_hard_stop_message(run.example, elapsed, why, run.sample, self.memory_limit)
+        tripped, last = run.tripped, run.sample
+        why = run.tripwire.why if run.tripwire is not None else None
+        assert tripped is not None and last is not None and why is not None
+        message = memory_hard_stop_message(
+            run.example, elapsed, why, tripped, last, self.memory_limit
+        )
         self._end_hard(run, message)
 
     def _interrupted(self, run: _Run, elapsed: float) -> str:

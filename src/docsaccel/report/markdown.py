@@ -19,7 +19,7 @@ Example:
 <BLANKLINE>
 - **Build wall time:** –
 - **Execution time:** 42.0s over 1 executed examples (1 ok)
-- **Memory:** largest peak 600M \\(tutorials/plot\\_a.py\\); 0B retained by the examples this build ran
+- **Memory:** largest peak 600M \\(tutorials/plot\\_a.py\\); retained 0B
 <BLANKLINE>
 **1 example(s) over budget.**
 <BLANKLINE>

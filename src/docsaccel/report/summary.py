@@ -204,14 +204,15 @@ class ReportSummary:
         return sum(row.retained_bytes or 0 for row in self.rows if row.status != CACHED)
 
     def memory_text(self) -> str:
-        """``"largest peak 1.2G (tutorials/plot_a.py); 300M retained; ceiling 6.5G"``."""
+        """``"largest peak 1.2G (tutorials/plot_a.py); retained 300M; memory ceiling 6.5G"``:
+        the retained memory of the examples this build ran, together."""
         measured = self.measured_memory
         if not measured:
             return ""
         largest = measured[0]
         parts = [
             f"largest peak {format_size(largest.memory_bytes or 0)} ({largest.id})",
-            f"{format_size(self.retained_bytes)} retained by the examples this build ran",
+            f"retained {format_size(self.retained_bytes)}",
         ]
         gpu = [row.gpu_peak_bytes for row in self.rows if row.gpu_peak_bytes is not None]
         if gpu:
