@@ -14,9 +14,12 @@ processes, retained). ``--memory`` also gives every example a memory budget and 
 a memory ceiling, in fail mode, so a watch thread samples each example's memory while it
 runs (:mod:`docsaccel.gallery.memory`): the most memory accounting costs.
 ``--report-page`` turns on the opt-in report page and its chart
-(``docsaccel_report_page``, ``docsaccel_report_chart``), to measure what they add. ``--instructions`` also builds each side once under valgrind's callgrind and gives
+(``docsaccel_report_page``, ``docsaccel_report_chart``), to measure what they add.
+``--instructions`` also builds each side once under valgrind's callgrind and gives
 ``instruction_ratio``: the instructions of the Sphinx process, which the machine's load
-does not move (user space only, without the chart process).
+does not move (user space only, without the chart process). Under valgrind the build
+runs tens of times slower, so the memory watch, which samples by the clock, samples
+tens of times more often than in a real build: with ``--memory`` the count overstates.
 
 Usage::
 
