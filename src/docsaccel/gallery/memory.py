@@ -9,10 +9,14 @@ memory_profiler and without a thread of its own:
   most the process held while the example ran, what it held before included;
 - ``children_peak_bytes``: the processes the example started, the **sum of their
   peaks**: each child's own high-water mark, read while it is alive (when the example
-  ends, and at every sample below), or, for children that ended and were reaped before
-  any read, the largest of those (``getrusage(RUSAGE_CHILDREN)``, which the kernel keeps
-  for reaped children). The sum bounds the children's peak at any one moment from above:
-  children that ran one after another each count whole;
+  ends, and at every sample below). For children that ended before any read, the kernel
+  keeps the largest peak of the reaped children (``getrusage(RUSAGE_CHILDREN)``), but
+  that figure also holds, for a child made by ``fork``/``vfork`` and ``exec``, what the
+  parent held when it forked: it counts only when it grew during the example and is
+  above this process's own peak, which is then a child's own. So a child smaller than
+  its parent that ends between two reads is not seen (a lower bound, never a false
+  peak); the sum bounds the children's peak at any one moment from above (children that
+  ran one after another each count whole);
 - ``retained_bytes``: what the process holds more once the example is over than before
   it. When it grew by more than :data:`COLLECT_ABOVE`, a garbage collection (and glibc's
   ``malloc_trim``, which hands freed memory back) runs first, so freed objects that were
@@ -197,13 +201,17 @@ class MemoryMeter:
 
     def so_far(self) -> dict[str, int | None]:
         """The record's peak fields as they stand now (while the example still runs)."""
-        return {"peak_rss_bytes": own_peak_bytes(), "children_peak_bytes": self._children_peak()}
+        own = own_peak_bytes()
+        return {"peak_rss_bytes": own, "children_peak_bytes": self._children_peak(own or 0)}
 
-    def _children_peak(self) -> int:
+    def _children_peak(self, own: int) -> int:
         with self._lock:
             seen = sum(self.child_peaks.values())
         reaped = _reaped_children_peak()
-        return max(seen, reaped if reaped > self.reaped_before else 0)
+        # Not above what this process held: it may be this process's own memory, which a
+        # forked child carries until it runs its program (see the module's docstring).
+        mine = reaped > self.reaped_before and reaped > own
+        return max(seen, reaped if mine else 0)
 
     def finish(self, live: set[Process]) -> dict[str, int | None]:
         """The record's memory fields; ``live``: this process's descendants now."""
