@@ -419,7 +419,10 @@ class ExampleHook:
         record = self._write(run, status, error=error, finished=True, wall=wall, overhead=overhead)
         run.ended = True
         if self.progress is not None:
-            self.progress.send(event="end", id=run.example.id, seconds=wall, status=status)
+            peak = peak_bytes(record)
+            self.progress.send(
+                event="end", id=run.example.id, seconds=wall, status=status, peak=peak
+            )
         # After the record: the time spent ending its processes is not the example's.
         self._wind_up(run, live)
         if run.left_mark is not None:
