@@ -8,7 +8,6 @@ import subprocess
 import sys
 import time
 import types
-from types import SimpleNamespace
 
 import pytest
 from helpers.report_factory import record, write_report
@@ -28,7 +27,6 @@ from docsaccel.memory import format_size, machine_bytes, parse_size
 from docsaccel.report.commands import run_check, run_compare, run_history_append, run_report
 from docsaccel.report.inputs import load_input
 from docsaccel.schema import SchemaError, validate_record
-from docsaccel.settings import SettingError, config_values, read_settings
 
 MIB = 1 << 20
 V2 = {"version": 2}
@@ -164,41 +162,6 @@ def test_an_inline_memory_budget_above_the_machine_is_refused() -> None:
     with pytest.raises(BudgetError, match="'64G' is more than the memory of this machine"):
         read_inline_budget('# docsaccel_budget = { memory = "64G" }', "a.py", 32 << 30)
     assert read_inline_budget('# docsaccel_budget = { memory = "1G" }', "a.py").memory == 1 << 30
-
-
-# --- The ceiling setting ----------------------------------------------------------------
-
-
-def conf(**values):
-    return SimpleNamespace(**{**{key: default for key, default, _ in config_values()}, **values})
-
-
-def test_the_ceiling_comes_from_the_variable_then_conf(tmp_path) -> None:
-    assert read_settings(conf(), tmp_path, env={}).memory_limit is None
-    settings = read_settings(conf(docsaccel_memory_limit="1.5G"), tmp_path, env={})
-    assert settings.memory_limit == int(1.5 * (1 << 30))
-    env = {"DOCSACCEL_MEMORY_LIMIT": "500M"}
-    assert read_settings(conf(docsaccel_memory_limit="1G"), tmp_path, env=env).memory_limit == (
-        500 * MIB
-    )
-    env = {"DOCSACCEL_MEMORY_LIMIT": "none"}
-    assert read_settings(conf(docsaccel_memory_limit="1G"), tmp_path, env=env).memory_limit is None
-
-
-@pytest.mark.parametrize(
-    ("values", "env", "expected"),
-    [
-        ({"docsaccel_memory_limit": 6500}, {}, ["docsaccel_memory_limit", "6500", "a size"]),
-        ({"docsaccel_memory_limit": "6500"}, {}, ["docsaccel_memory_limit: '6500' has no unit"]),
-        ({}, {"DOCSACCEL_MEMORY_LIMIT": "-1G"}, ["DOCSACCEL_MEMORY_LIMIT: '-1G' is negative"]),
-        ({}, {"DOCSACCEL_MEMORY_LIMIT": "900T"}, ["'900T' is more than the memory"]),
-    ],
-)
-def test_bad_ceilings_name_the_key_and_value(tmp_path, values, env, expected) -> None:
-    with pytest.raises(SettingError) as raised:
-        read_settings(conf(**values), tmp_path, env=env)
-    for part in expected:
-        assert part in str(raised.value)
 
 
 # --- The rules and the format -----------------------------------------------------------

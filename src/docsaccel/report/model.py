@@ -32,15 +32,60 @@ from docsaccel.contract import (
 from docsaccel.memory import format_size
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
-__all__ = ["IncompleteBuildError", "InputError", "LoadedInput", "Timing"]
+__all__ = ["IncompleteBuildError", "InputError", "LoadedInput", "Timing", "Verdicts"]
 
 
 class IncompleteBuildError(InputError):
     """A gate was given the report of a build that stopped before its end."""
 
 
+class Verdicts:
+    """The budget rules of :mod:`docsaccel.contract`, applied to an example's fields:
+    what a :class:`Timing` and a view's row both say about an example."""
+
+    status: str
+    seconds: float
+    budget_seconds: float | None
+    memory_bytes: int | None
+    memory_budget_bytes: int | None
+    interrupted_by: str | None
+
+    @property
+    def over_time_budget(self) -> bool:
+        """Slower than a finite budget (an example its time budget interrupted always is)."""
+        return is_over_budget(self.status, self.seconds, self.budget_seconds, self.interrupted_by)
+
+    @property
+    def over_memory_budget(self) -> bool:
+        """Its peak above a finite memory budget (an example interrupted by its memory
+        budget or by the build's memory ceiling always is)."""
+        return is_over_memory_budget(
+            self.status, self.memory_bytes, self.memory_budget_bytes, self.interrupted_by
+        )
+
+    @property
+    def over_budget(self) -> bool:
+        """Over its time budget or its memory budget."""
+        return self.over_time_budget or self.over_memory_budget
+
+    @property
+    def near_time_budget(self) -> bool:
+        return is_near_budget(self.status, self.seconds, self.budget_seconds, self.interrupted_by)
+
+    @property
+    def near_memory_budget(self) -> bool:
+        return is_near_memory_budget(
+            self.status, self.memory_bytes, self.memory_budget_bytes, self.interrupted_by
+        )
+
+    @property
+    def near_budget(self) -> bool:
+        """Over neither budget, but near one of them."""
+        return not self.over_budget and (self.near_time_budget or self.near_memory_budget)
+
+
 @dataclass(frozen=True)
-class Timing:
+class Timing(Verdicts):
     """What is known about one example's run.
 
     ``id`` is unique within an input and is what two inputs are matched on; ``name`` is
@@ -89,35 +134,6 @@ class Timing:
         """A copy with another memory budget (a budget file given to ``check``)."""
         return replace(
             self, memory_budget_bytes=size, memory_budget_source=source, memory_budget_detail=detail
-        )
-
-    @property
-    def over_budget(self) -> bool:
-        """Over its time budget or its memory budget (:attr:`over_time_budget`,
-        :attr:`over_memory_budget`)."""
-        return self.over_time_budget or self.over_memory_budget
-
-    @property
-    def over_time_budget(self) -> bool:
-        """Slower than a finite budget (an example its time budget interrupted always is)."""
-        return is_over_budget(self.status, self.seconds, self.budget_seconds, self.interrupted_by)
-
-    @property
-    def over_memory_budget(self) -> bool:
-        """Its peak above a finite memory budget (an example interrupted by its memory
-        budget or by the build's memory ceiling always is)."""
-        return is_over_memory_budget(
-            self.status, self.memory_bytes, self.memory_budget_bytes, self.interrupted_by
-        )
-
-    @property
-    def near_time_budget(self) -> bool:
-        return is_near_budget(self.status, self.seconds, self.budget_seconds, self.interrupted_by)
-
-    @property
-    def near_memory_budget(self) -> bool:
-        return is_near_memory_budget(
-            self.status, self.memory_bytes, self.memory_budget_bytes, self.interrupted_by
         )
 
     @property

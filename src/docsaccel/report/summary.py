@@ -5,7 +5,7 @@ re-measures or re-derives anything.
 
 Example:
 
->>> from docsaccel.report.model import LoadedInput, Timing
+>>> from docsaccel.report.model import LoadedInput, Timing, Verdicts
 >>> head = [Timing("tutorials/plot_a.py", "plot_a.py", 42.0, budget_seconds=30.0),
 ...         Timing("tutorials/plot_b.py", "plot_b.py", 26.0, budget_seconds=30.0)]
 >>> base = [Timing("tutorials/plot_a.py", "plot_a.py", 20.0)]
@@ -23,15 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from docsaccel.contract import (
-    CACHED,
-    is_near_budget,
-    is_near_memory_budget,
-    is_over_budget,
-    is_over_memory_budget,
-)
+from docsaccel.contract import CACHED
 from docsaccel.memory import format_size
-from docsaccel.report.model import LoadedInput, Timing
+from docsaccel.report.model import LoadedInput, Timing, Verdicts
 
 if TYPE_CHECKING:  # the docs build summarizes without loading the history reader
     from docsaccel.report.history import ExampleHistory
@@ -40,7 +34,7 @@ __all__ = ["ReportSummary", "Row", "summarize"]
 
 
 @dataclass(frozen=True)
-class Row:
+class Row(Verdicts):
     """One example as the views show it."""
 
     id: str
@@ -70,34 +64,14 @@ class Row:
     interrupted_by: str | None = None
 
     @property
-    def over_time(self) -> bool:
-        return is_over_budget(self.status, self.seconds, self.budget_seconds, self.interrupted_by)
-
-    @property
-    def over_memory(self) -> bool:
-        return is_over_memory_budget(
-            self.status, self.memory_bytes, self.memory_budget_bytes, self.interrupted_by
-        )
-
-    @property
     def over(self) -> bool:
         """Over its time budget or its memory budget."""
-        return self.over_time or self.over_memory
-
-    @property
-    def near_time(self) -> bool:
-        return is_near_budget(self.status, self.seconds, self.budget_seconds, self.interrupted_by)
-
-    @property
-    def near_memory(self) -> bool:
-        return is_near_memory_budget(
-            self.status, self.memory_bytes, self.memory_budget_bytes, self.interrupted_by
-        )
+        return self.over_budget
 
     @property
     def near(self) -> bool:
         """Over neither budget, but near one of them."""
-        return not self.over and (self.near_time or self.near_memory)
+        return self.near_budget
 
     def memory_text(self) -> str:
         """``"606M / 400M (152%), GPU 1.2G, +20M"``: peak, memory budget and use, GPU
@@ -263,7 +237,7 @@ class ReportSummary:
             "status_counts": self.status_counts,
             "over_budget": [row.id for row in self.over],
             "near_budget": [row.id for row in self.near],
-            "over_memory_budget": [row.id for row in self.rows if row.over_memory],
+            "over_memory_budget": [row.id for row in self.rows if row.over_memory_budget],
             "retained_bytes": self.retained_bytes,
             "memory_limit": self.memory_limit,
             "noisy": [row.id for row in self.noisy],
