@@ -321,8 +321,8 @@ def test_without_cuda_in_use_torch_is_left_alone(monkeypatch) -> None:
 
 def test_the_hard_line_is_halfway_to_the_machine() -> None:
     assert hard_line(6 << 30, 8 << 30) == 7 << 30
-    assert hard_line(6 << 30, None) == 6 << 30
-    assert hard_line(6 << 30, 4 << 30) == 6 << 30
+    assert hard_line(6 << 30, None) is None  # the grace alone
+    assert hard_line(6 << 30, 6 << 30) is None
 
 
 # --- The tripwire -----------------------------------------------------------------------

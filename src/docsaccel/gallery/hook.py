@@ -137,13 +137,15 @@ def _memory_limit_text(example: Example, why: str, sample: Sample, ceiling: int 
 
 
 def memory_interruption_message(
-    example: Example, why: str, sample: Sample, ceiling: int | None
+    example: Example, why: str, sample: Sample, ceiling: int | None, started_at: int
 ) -> str:
-    """The error of an example stopped by its memory budget or by the build's ceiling."""
+    """The error of an example stopped by its memory budget or by the build's ceiling;
+    ``started_at``: what its process held when it started (what earlier examples left)."""
     mode = "" if why == BY_CEILING else " (docsaccel_on_overrun = 'fail')"
     advice = "or raise the ceiling" if why == BY_CEILING else "or raise its memory budget"
     return (
-        f"{example.id} was interrupted at {format_size(sample.example)}: "
+        f"{example.id} was interrupted at {format_size(sample.example)} (its process held "
+        f"{format_size(started_at)} when it started): "
         f"{_memory_limit_text(example, why, sample, ceiling)}{mode}. {_MEMORY_ADVICE}, {advice}."
     )
 
@@ -338,8 +340,10 @@ class ExampleHook:
 
     def _memory_interrupted(self, run: _Run, why: str) -> str:
         """The tripwire tripped (its watch thread): record the example, save the report."""
-        assert run.sample is not None
-        message = memory_interruption_message(run.example, why, run.sample, self.memory_limit)
+        assert run.sample is not None and run.meter is not None
+        message = memory_interruption_message(
+            run.example, why, run.sample, self.memory_limit, run.meter.rss_before
+        )
         run.tripped = run.tripped or run.sample
         if run.interrupted_after is None:
             run.interrupted_after = time.perf_counter() - run.wall_start

@@ -367,14 +367,17 @@ class Tripwire(_Interruption):
         message: str | None = None
         tripped_at = next_try = 0.0
         while not self._stop.wait(self.every):
-            if message is None:
+            first = message is None
+            if first:
                 message = self._trip()
                 if message is None:
                     continue
                 tripped_at = time.perf_counter()
             in_code, in_import = self._target_state()
             now = time.perf_counter()
-            if in_code and self.on_hard_stop is not None and self._hard_due(now - tripped_at):
+            # Never before the first delivery: the code gets its chance to stop.
+            hard_stop = in_code and not first and self.on_hard_stop is not None
+            if hard_stop and self._hard_due(now - tripped_at):
                 self._hard_stop()
                 return
             if in_code and not in_import and now >= next_try:

@@ -131,11 +131,11 @@ def _reaped_children_peak() -> int:
     return int(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024
 
 
-def hard_line(ceiling: int, machine: int | None) -> int:
+def hard_line(ceiling: int, machine: int | None) -> int | None:
     """Where the ceiling's hard stop comes at once: halfway from the ceiling to the
-    machine's memory (the ceiling itself when the machine's is unknown or lower)."""
+    machine's memory; None (the grace alone) when the machine's is unknown or no more."""
     if machine is None or machine <= ceiling:
-        return ceiling
+        return None
     return ceiling + (machine - ceiling) // 2
 
 
