@@ -491,3 +491,17 @@ def test_history_keeps_peaks_and_trends_show_them(tmp_path) -> None:
     assert row.rstrip().endswith("| \\+0% over 6 builds; memory \\+100% over 6 builds |")
     page, _ = run_report(str(report), history=str(history), fmt="html")
     assert "memory +100% over 6 builds" in page and "plot_a.py memory" in page
+
+
+def test_sphinx_gallery_s_memory_column_is_checked_against_memory_budgets(tmp_path) -> None:
+    from pathlib import Path
+
+    grid = Path(__file__).parent / "fixtures" / "sg_times" / "grid.rst"
+    budgets = tmp_path / "b.toml"
+    budgets.write_text('default = "1h"\nmemory_default = "500M"\n', encoding="utf-8")
+    text, code = run_check([str(grid)], budgets=str(budgets))
+    assert code == 1
+    assert (
+        f"plot_train_agent.py: peak {format_size(round(950.4 * MIB))} > memory budget 500M" in text
+    )
+    assert "plot_env_basics" not in text
