@@ -77,7 +77,9 @@ class CacheRecording:
 
     def start(self, example: Example) -> None:
         watch_code = self.project.wants if self.granularity == "function" else None
-        Recorder.get().start(self.project.roots, self.project.excluded, code=watch_code)
+        Recorder.get().start(
+            self.project.roots, self.project.excluded, code=watch_code, label=example.id
+        )
 
     def stop(self) -> Seen:
         return Recorder.get().stop()
@@ -292,6 +294,16 @@ def _rewritten_input(entry: Entry, project: Project, rewritten: dict[str, str]) 
     return None
 
 
+def _state_from_a_rerun(entry: Entry, build: CacheBuild) -> str | None:
+    """Why the entry cannot be trusted when it read state an earlier example left in a
+    project module (a global, a filled cache) and that example is not restored: its run
+    may leave something else."""
+    for earlier, keys in entry.deps.get("state", {}).items():
+        if earlier not in build.hits:
+            return f"reads state {earlier} leaves ({keys[0]}), which runs again"
+    return None
+
+
 def _look_up_one(
     build: CacheBuild, example: Example, project: Project, rewritten: dict[str, str]
 ) -> str | None:
@@ -323,6 +335,7 @@ def _look_up_one(
     except (KeyError, TypeError, AttributeError) as exc:
         build.warn(f"docsaccel cache: entry {entry.path} is malformed ({exc!r}), it runs again")
         return "entry corrupt"
+    waits_for = waits_for or _state_from_a_rerun(entry, build)
     if waits_for is not None and (not found or found[0].key != "source"):
         return waits_for
     if found:

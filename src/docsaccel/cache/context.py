@@ -39,7 +39,9 @@ __all__ = [
 #: Bumped whenever an entry made by an older docsaccel could be wrong for a newer one.
 #: 2: entries keep the files an example wrote and the folders it listed.
 #: 3: what child processes wrote, editable installs by their files, the project root.
-FORMAT_VERSION = 3
+#: 4: function entries count pieces (bindings, classes, docstrings apart), the names the
+#:    example reads, and the earlier examples whose state it read.
+FORMAT_VERSION = 4
 
 #: ``sphinx_gallery_conf`` keys that change what an executed example's page holds.
 GALLERY_KEYS = (

@@ -39,8 +39,11 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import gc
 import importlib.machinery
+import importlib.util
+import marshal
 import os
 import sys
 import threading
@@ -48,13 +51,18 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from docsaccel.cache.fingerprint import MODULE_BODY, functions
+from docsaccel.cache.pieces import MODULE_BODY, functions
 
-__all__ = ["PACKAGE_DIR", "RAN_NAME", "Instrumenter", "is_machinery"]
+__all__ = ["FLAGS_NAME", "NOTE_NAME", "PACKAGE_DIR", "Instrumenter", "is_machinery"]
 
-#: The name instrumented code records through: a builtin, so that no module's namespace
-#: (what ``dir()`` and autodoc list) gains a name. Never mangled: it ends in ``__``.
-RAN_NAME = "__docsaccel_ran__"
+#: The names instrumented code checks and notes through: builtins, so that no module's
+#: namespace (what ``dir()`` and autodoc list) gains a name. Never mangled: they end in
+#: ``__``. ``__docsaccel_on__[file][i]`` is true until piece ``i`` of ``file`` is noted in
+#: the current example: after that a call pays two subscripts and a test.
+FLAGS_NAME = "__docsaccel_on__"
+NOTE_NAME = "__docsaccel_note__"
+#: Bumped when instrumented code changes shape: it names the bytecode cache's files.
+_CODE_VERSION = "1"
 
 #: The docsaccel package's folder.
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -90,21 +98,33 @@ def _compiled_by_a_jit(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     )
 
 
-def _record(key: tuple[str, str], at: ast.AST) -> ast.expr:
-    """``__docsaccel_ran__.add(key)``, placed at ``at``."""
-    call = ast.Call(
-        func=ast.Attribute(value=ast.Name(RAN_NAME, ast.Load()), attr="add", ctx=ast.Load()),
-        args=[ast.Constant(key)],
+def _check(path: str, index: int) -> ast.expr:
+    """``__docsaccel_on__[path][index] and __docsaccel_note__(path, index)``."""
+    flag = ast.Subscript(
+        ast.Subscript(ast.Name(FLAGS_NAME, ast.Load()), ast.Constant(path), ast.Load()),
+        ast.Constant(index),
+        ast.Load(),
+    )
+    note = ast.Call(
+        func=ast.Name(NOTE_NAME, ast.Load()),
+        args=[ast.Constant(path), ast.Constant(index)],
         keywords=[],
     )
-    return ast.copy_location(call, at)
+    return ast.BoolOp(ast.And(), [flag, note])
+
+
+def _record(path: str, index: int, at: ast.AST) -> ast.stmt:
+    """``if __docsaccel_on__[path][index]: __docsaccel_note__(path, index)`` at ``at``."""
+    check = _check(path, index)
+    statement = ast.If(check.values[0], [ast.Expr(check.values[1])], [])
+    return ast.fix_missing_locations(ast.copy_location(statement, at))
 
 
 class _Lambdas(ast.NodeTransformer):
-    """Records ``key`` in each lambda of one function's own body (not in nested defs)."""
+    """Records a piece in each lambda of one function's own body (not in nested defs)."""
 
-    def __init__(self, key: tuple[str, str]) -> None:
-        self.key = key
+    def __init__(self, path: str, index: int) -> None:
+        self.path, self.index = path, index
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
         # A nested function records its own piece; its decorators and defaults are ours.
@@ -117,29 +137,33 @@ class _Lambdas(ast.NodeTransformer):
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
         self.generic_visit(node)
-        both = ast.Tuple([_record(self.key, node.body), node.body], ast.Load())
+        check = ast.copy_location(_check(self.path, self.index), node.body)
+        both = ast.Tuple([check, node.body], ast.Load())
         node.body = ast.Subscript(ast.copy_location(both, node.body), ast.Constant(1), ast.Load())
         return node
 
 
-def instrumented_tree(tree: ast.Module, path: str) -> tuple[ast.Module, frozenset[str]]:
-    """``tree`` with every function and lambda recording its piece (changed in place), and
-    the pieces left as written (compiled by a JIT)."""
+def instrumented_tree(
+    tree: ast.Module, path: str
+) -> tuple[ast.Module, frozenset[str], tuple[str, ...]]:
+    """``tree`` with every function and lambda recording its piece (changed in place), the
+    pieces left as written (compiled by a JIT), and the qualified name of each index."""
     left: set[str] = set()
+    names: list[str] = [MODULE_BODY]
     for name, node in list(functions(tree)):
         if _compiled_by_a_jit(node) or any(name.startswith(f"{j}.<locals>.") for j in left):
             left.add(name)  # a JIT compiles the functions nested in it too
             continue
-        key = (path, name)
+        index = len(names)
+        names.append(name)
         body = node.body
         first = 1 if body and _is_docstring(body[0]) else 0
-        statement = ast.copy_location(ast.Expr(_record(key, body[0])), body[0])
         for statement_node in body:
-            _Lambdas(key).visit(statement_node)
-        body.insert(first, statement)
+            _Lambdas(path, index).visit(statement_node)
+        body.insert(first, _record(path, index, body[0]))
     for node in tree.body:
-        _Lambdas((path, MODULE_BODY)).visit(node)
-    return ast.fix_missing_locations(tree), frozenset(left)
+        _Lambdas(path, 0).visit(node)
+    return ast.fix_missing_locations(tree), frozenset(left), tuple(names)
 
 
 def _is_docstring(node: ast.stmt) -> bool:
@@ -150,9 +174,42 @@ def _is_docstring(node: ast.stmt) -> bool:
     )
 
 
-def _compile(source: bytes, path: str) -> tuple[types.CodeType, frozenset[str]]:
-    tree, left = instrumented_tree(ast.parse(source, filename=path), path)
-    return compile(tree, path, "exec", dont_inherit=True), left
+def _compile(source: bytes, path: str) -> tuple[types.CodeType, frozenset[str], tuple[str, ...]]:
+    tree, left, names = instrumented_tree(ast.parse(source, filename=path), path)
+    return compile(tree, path, "exec", dont_inherit=True), left, names
+
+
+def _cache_file(path: str) -> str | None:
+    """Where the instrumented code of ``path`` is kept (beside Python's own, by
+    :func:`importlib.util.cache_from_source`, under a tag of its own)."""
+    try:
+        return importlib.util.cache_from_source(path, optimization=f"docsaccel{_CODE_VERSION}")
+    except (NotImplementedError, ValueError):
+        return None
+
+
+def _cached_compile(
+    source: bytes, path: str
+) -> tuple[types.CodeType, frozenset[str], tuple[str, ...]]:
+    """:func:`_compile`, from the bytecode cache when it holds this source at this path."""
+    cache = _cache_file(path)
+    digest = importlib.util.source_hash(source)
+    if cache is not None:
+        with contextlib.suppress(OSError, EOFError, ValueError, TypeError):
+            with open(cache, "rb") as stream:
+                magic, cached_path, cached_digest, left, names, code = marshal.load(stream)
+            if (magic, cached_path, cached_digest) == (importlib.util.MAGIC_NUMBER, path, digest):
+                return code, frozenset(left), tuple(names)
+    code, left, names = _compile(source, path)
+    if cache is not None and not sys.dont_write_bytecode:
+        payload = (importlib.util.MAGIC_NUMBER, path, digest, sorted(left), list(names), code)
+        with contextlib.suppress(OSError):
+            os.makedirs(os.path.dirname(cache), exist_ok=True)
+            partial = f"{cache}.{os.getpid()}.tmp"
+            with open(partial, "wb") as stream:
+                marshal.dump(payload, stream)
+            os.replace(partial, cache)
+    return code, left, names
 
 
 def _code_by_place(code: types.CodeType) -> dict[tuple[str, int], types.CodeType]:
@@ -168,6 +225,32 @@ def _code_by_place(code: types.CodeType) -> dict[tuple[str, int], types.CodeType
     return found
 
 
+#: ``{file: [flag per piece index]}`` and ``{file: qualified name per index}``, process-wide:
+#: instrumented code outlives an instrumenter (see :meth:`Instrumenter.uninstall`).
+_FLAGS: dict[str, list[int]] = {}
+_NAMES: dict[str, tuple[str, ...]] = {}
+
+
+def _note(path: str, index: int) -> None:
+    """What instrumented code calls the first time a piece runs in an example."""
+    _FLAGS[path][index] = 0
+    instrumenter = Instrumenter._instance
+    if instrumenter is not None:
+        instrumenter.note((path, _NAMES[path][index]))
+
+
+def _register(path: str, names: tuple[str, ...]) -> None:
+    flags = _FLAGS.get(path, [])
+    _FLAGS[path] = [1] * max(len(names), len(flags))
+    _NAMES[path] = names + _NAMES.get(path, ())[len(names) :]
+
+
+def rearm() -> None:
+    """Make every piece note itself again the next time it runs."""
+    for flags in _FLAGS.values():
+        flags[:] = [1] * len(flags)
+
+
 class Instrumenter:
     """The process's instrumentation of the project's code; see the module docstring."""
 
@@ -180,6 +263,11 @@ class Instrumenter:
         self.ran: set[tuple[str, str]] = set()
         #: Fully instrumented files, each with the pieces left as written (always counted).
         self.instrumented: dict[str, frozenset[str]] = {}
+        #: ``{module file: (file, piece) that ran while its body ran}``, for the process.
+        self.import_code: dict[str, set[tuple[str, str]]] = {}
+        self._importing: list[str] = []
+        #: Called with ``(file, module)`` once a project module's body has run.
+        self.after_import: Callable[[str, types.ModuleType], None] | None = None
         self._tried: set[str] = set()  # module files looked at once (as ``__file__`` says)
 
     @classmethod
@@ -190,7 +278,8 @@ class Instrumenter:
             if cls._instance is None:
                 cls._instance = cls(wants)
                 # Left in place by uninstall(): code instrumented earlier still runs.
-                setattr(builtins, RAN_NAME, cls._instance.ran)
+                setattr(builtins, FLAGS_NAME, _FLAGS)
+                setattr(builtins, NOTE_NAME, _note)
                 sys.meta_path.insert(0, _Finder(cls._instance))
             elif cls._instance.wants != wants:
                 cls._instance.wants = wants
@@ -201,10 +290,35 @@ class Instrumenter:
     @classmethod
     def uninstall(cls) -> None:
         """Stop instrumenting modules imported from now on (code already instrumented
-        stays so, recording into a set nobody reads)."""
+        stays so, noting into nothing)."""
         with cls._lock:
             sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _Finder)]
             cls._instance = None
+
+    def begin(self) -> None:
+        """A new example: forget what ran, and let every piece note itself again."""
+        self.ran.clear()
+        rearm()
+
+    def note(self, key: tuple[str, str]) -> None:
+        self.ran.add(key)
+        if self._importing:
+            self.import_code[self._importing[-1]].add(key)
+
+    @contextlib.contextmanager
+    def importing(self, path: str, module: types.ModuleType) -> Iterator[None]:
+        """While a project module's body runs: what runs is its state's (re-armed on the
+        way in and out, so a piece that ran before notes itself for this module too)."""
+        self.import_code[path] = set()
+        self._importing.append(path)
+        rearm()
+        try:
+            yield
+        finally:
+            self._importing.pop()
+            rearm()
+        if self.after_import is not None:
+            self.after_import(path, module)
 
     def takes(self, path: str | None) -> bool:
         """Whether a module file is one to instrument."""
@@ -214,7 +328,8 @@ class Instrumenter:
         return not is_machinery(path) and self.wants(path)
 
     def compile(self, source: bytes, path: str) -> types.CodeType:
-        code, left = _compile(source, path)
+        code, left, names = _cached_compile(source, path)
+        _register(path, names)
         self.instrumented[path] = left
         return code
 
@@ -245,7 +360,7 @@ class Instrumenter:
             with open(path, "rb") as stream:
                 source = stream.read()
             plain = _code_by_place(compile(source, path, "exec", dont_inherit=True))
-            code, left = _compile(source, path)
+            code, left, names = _cached_compile(source, path)
         except (OSError, SyntaxError, ValueError):
             return  # not instrumented: the file counts whole
         instrumented = _code_by_place(code)
@@ -259,6 +374,7 @@ class Instrumenter:
             if new.co_freevars != old.co_freevars:
                 return
             swaps.append((function, new))
+        _register(path, names)
         for function, new in swaps:
             if function.__code__.co_qualname not in left:  # else left as written
                 function.__code__ = new
@@ -275,6 +391,11 @@ class _Loader(importlib.machinery.SourceFileLoader):
     def get_code(self, fullname: str) -> types.CodeType:
         path = self.get_filename(fullname)
         return self.instrumenter.compile(self.get_data(path), os.path.normpath(path))
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        path = os.path.normpath(self.get_filename(module.__name__))
+        with self.instrumenter.importing(path, module):
+            super().exec_module(module)
 
 
 class _Finder:
