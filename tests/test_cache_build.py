@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from docsaccel.cache.instrument import RECORDER_VARIABLE
 from docsaccel.cache.manage import explain
 from docsaccel.schema import load_report
 
@@ -89,6 +90,8 @@ class Project:
         self.cache = root / "cache"
         self.site = root / "site"
         self.count = 0
+        #: Variables every build of this project gets.
+        self.env: dict[str, str] = {}
         for relative, text in FILES.items():
             self.write(relative, text)
         self.set_dist_version("1.0")
@@ -118,7 +121,8 @@ class Project:
         child_env = {
             k: v for k, v in os.environ.items() if not k.startswith("DOCSACCEL") and k != "CI"
         }
-        child_env.update({"FAKE_SITE": str(self.site), "MPLBACKEND": "agg"}, **(env or {}))
+        child_env.update({"FAKE_SITE": str(self.site), "MPLBACKEND": "agg"}, **self.env)
+        child_env.update(env or {})
         done = subprocess.run(
             [sys.executable, "-m", "sphinx", "-b", "html", "-q", *args, str(docs), str(outdir)],
             env=child_env,
@@ -587,8 +591,14 @@ FN_EXAMPLES = {
 }
 
 
-@pytest.fixture
-def fn_project(project: Project) -> Project:
+@pytest.fixture(params=["instrument", "monitoring"])
+def fn_project(project: Project, request: pytest.FixtureRequest) -> Project:
+    """The ``fn`` library's gallery, built once, with either recorder: the instrumenter
+    (Python 3.11, or forced), ``sys.monitoring`` (3.12+)."""
+    if request.param == "monitoring" and sys.version_info < (3, 12):
+        pytest.skip("sys.monitoring needs Python 3.12")
+    if request.param == "instrument":
+        project.env[RECORDER_VARIABLE] = "instrument"
     conf = FILES["docs/conf.py"].replace(
         '"show_memory": False,',
         '"show_memory": False, "within_subsection_order": "FileNameSortKey",',

@@ -53,7 +53,15 @@ from typing import Any
 
 from docsaccel.cache.pieces import MODULE_BODY, functions
 
-__all__ = ["FLAGS_NAME", "NOTE_NAME", "PACKAGE_DIR", "Instrumenter", "is_machinery"]
+__all__ = [
+    "FLAGS_NAME",
+    "NOTE_NAME",
+    "PACKAGE_DIR",
+    "RECORDER_VARIABLE",
+    "Instrumenter",
+    "is_machinery",
+    "jit_left",
+]
 
 #: The names instrumented code checks and notes through: builtins, so that no module's
 #: namespace (what ``dir()`` and autodoc list) gains a name. Never mangled: they end in
@@ -143,16 +151,25 @@ class _Lambdas(ast.NodeTransformer):
         return node
 
 
+def jit_left(tree: ast.Module) -> frozenset[str]:
+    """The functions a JIT compiles from their bytecode, and those nested in them: no
+    recorder watches them; they count whenever their file counts."""
+    left: set[str] = set()
+    for name, node in functions(tree):
+        if _compiled_by_a_jit(node) or any(name.startswith(f"{j}.<locals>.") for j in left):
+            left.add(name)
+    return frozenset(left)
+
+
 def instrumented_tree(
     tree: ast.Module, path: str
 ) -> tuple[ast.Module, frozenset[str], tuple[str, ...]]:
     """``tree`` with every function and lambda recording its piece (changed in place), the
     pieces left as written (compiled by a JIT), and the qualified name of each index."""
-    left: set[str] = set()
+    left = jit_left(tree)
     names: list[str] = [MODULE_BODY]
     for name, node in list(functions(tree)):
-        if _compiled_by_a_jit(node) or any(name.startswith(f"{j}.<locals>.") for j in left):
-            left.add(name)  # a JIT compiles the functions nested in it too
+        if name in left:
             continue
         index = len(names)
         names.append(name)
@@ -163,7 +180,7 @@ def instrumented_tree(
         body.insert(first, _record(path, index, body[0]))
     for node in tree.body:
         _Lambdas(path, 0).visit(node)
-    return ast.fix_missing_locations(tree), frozenset(left), tuple(names)
+    return ast.fix_missing_locations(tree), left, tuple(names)
 
 
 def _is_docstring(node: ast.stmt) -> bool:
@@ -275,17 +292,17 @@ class Instrumenter:
         """The process's instrumenter for the files ``wants`` accepts (absolute paths),
         installing it the first time; a later call with another predicate extends it."""
         with cls._lock:
-            if cls._instance is None:
-                cls._instance = cls(wants)
+            if Instrumenter._instance is None:
+                Instrumenter._instance = _recorder_class()(wants)
                 # Left in place by uninstall(): code instrumented earlier still runs.
                 setattr(builtins, FLAGS_NAME, _FLAGS)
                 setattr(builtins, NOTE_NAME, _note)
-                sys.meta_path.insert(0, _Finder(cls._instance))
-            elif cls._instance.wants != wants:
-                cls._instance.wants = wants
-                cls._instance._tried.clear()
-            cls._instance._swap_loaded()
-            return cls._instance
+                sys.meta_path.insert(0, _Finder(Instrumenter._instance))
+            elif Instrumenter._instance.wants != wants:
+                Instrumenter._instance.wants = wants
+                Instrumenter._instance._tried.clear()
+            Instrumenter._instance._swap_loaded()
+            return Instrumenter._instance
 
     @classmethod
     def uninstall(cls) -> None:
@@ -293,12 +310,20 @@ class Instrumenter:
         stays so, noting into nothing)."""
         with cls._lock:
             sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _Finder)]
-            cls._instance = None
+            Instrumenter._instance = None
 
     def begin(self) -> None:
         """A new example: forget what ran, and let every piece note itself again."""
         self.ran.clear()
+        self.rearm()
+
+    def rearm(self) -> None:
         rearm()
+
+    def loaded_code(self, loader: _Loader, fullname: str) -> types.CodeType:
+        """The code a project module runs, as its loader asks for it."""
+        path = loader.get_filename(fullname)
+        return self.compile(loader.get_data(path), os.path.normpath(path))
 
     def note(self, key: tuple[str, str]) -> None:
         self.ran.add(key)
@@ -311,12 +336,12 @@ class Instrumenter:
         way in and out, so a piece that ran before notes itself for this module too)."""
         self.import_code[path] = set()
         self._importing.append(path)
-        rearm()
+        self.rearm()
         try:
             yield
         finally:
             self._importing.pop()
-            rearm()
+            self.rearm()
         if self.after_import is not None:
             self.after_import(path, module)
 
@@ -381,6 +406,19 @@ class Instrumenter:
         self.instrumented[path] = left
 
 
+#: ``instrument`` forces the instrumenter where ``sys.monitoring`` exists (3.12+), which
+#: is otherwise the recorder (:mod:`docsaccel.cache.monitor`).
+RECORDER_VARIABLE = "DOCSACCEL_CACHE_RECORDER"
+
+
+def _recorder_class() -> type[Instrumenter]:
+    if sys.version_info >= (3, 12) and os.environ.get(RECORDER_VARIABLE) != "instrument":
+        from docsaccel.cache.monitor import Monitor
+
+        return Monitor
+    return Instrumenter
+
+
 class _Loader(importlib.machinery.SourceFileLoader):
     """The standard source loader, compiling through the instrumenter."""
 
@@ -389,8 +427,7 @@ class _Loader(importlib.machinery.SourceFileLoader):
         self.instrumenter = instrumenter
 
     def get_code(self, fullname: str) -> types.CodeType:
-        path = self.get_filename(fullname)
-        return self.instrumenter.compile(self.get_data(path), os.path.normpath(path))
+        return self.instrumenter.loaded_code(self, fullname)
 
     def exec_module(self, module: types.ModuleType) -> None:
         path = os.path.normpath(self.get_filename(module.__name__))
