@@ -131,8 +131,8 @@ def test_a_module_imported_after_install_records_the_functions_that_ran(lib) -> 
     # written and counted whenever the file counts.
     assert {p for _, p in instrumenter.ran} <= set(code_digests(path))
     assert instrumenter.instrumented[path] == {"compiled", "compiled.<locals>.twice"}
-    assert all("__docsaccel_on__" not in c.co_names for c in _codes(mod.compiled.__code__))
-    assert "__docsaccel_on__" not in vars(mod)  # no name added to the module
+    assert all("__docsaccel_note__" not in c.co_names for c in _codes(mod.compiled.__code__))
+    assert "__docsaccel_note__" not in vars(mod)  # no name added to the module
     # Docstrings and tracebacks are those of the source.
     assert mod.Child.__doc__ == "A child." and mod.Child.name.__doc__.startswith("Calls")
     with pytest.raises(ValueError) as raised:
@@ -180,7 +180,7 @@ def test_code_outside_the_project_is_untouched(lib) -> None:
     before = json.dumps.__code__
     Instrumenter.install(project.wants)
     importlib.reload(json)
-    assert "__docsaccel_on__" not in json.dumps.__code__.co_names
+    assert "__docsaccel_note__" not in json.dumps.__code__.co_names
     assert json.dumps.__code__.co_code == before.co_code
 
 

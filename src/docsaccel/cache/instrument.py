@@ -54,7 +54,6 @@ from typing import Any
 from docsaccel.cache.pieces import MODULE_BODY, functions
 
 __all__ = [
-    "FLAGS_NAME",
     "NOTE_NAME",
     "PACKAGE_DIR",
     "RECORDER_VARIABLE",
@@ -63,14 +62,15 @@ __all__ = [
     "jit_left",
 ]
 
-#: The names instrumented code checks and notes through: builtins, so that no module's
-#: namespace (what ``dir()`` and autodoc list) gains a name. Never mangled: they end in
-#: ``__``. ``__docsaccel_on__[file][i]`` is true until piece ``i`` of ``file`` is noted in
-#: the current example: after that a call pays two subscripts and a test.
-FLAGS_NAME = "__docsaccel_on__"
+#: The name instrumented code notes a piece through: a builtin, so that no module's
+#: namespace (what ``dir()`` and autodoc list) gains a name. Never mangled: it ends in
+#: ``__``. Each function checks a flag of its own, a constant of its code: once noted in
+#: the current example, a call pays one attribute read and a test.
 NOTE_NAME = "__docsaccel_note__"
 #: Bumped when instrumented code changes shape: it names the bytecode cache's files.
-_CODE_VERSION = "1"
+_CODE_VERSION = "2"
+# What compiled (and cached) code holds where a flag belongs: (_MARK, piece index).
+_MARK = "\0docsaccel-flag"
 
 #: The docsaccel package's folder.
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -106,19 +106,37 @@ def _compiled_by_a_jit(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     )
 
 
+class _Flag:
+    """A piece's switch, held by its code as a constant: ``on`` until noted."""
+
+    __slots__ = ("key", "on")
+
+    def __init__(self, key: tuple[str, str]) -> None:
+        self.key = key
+        self.on = True
+
+    def __reduce__(self) -> Any:  # pickled code (cloudpickle) gets a flag of its own
+        return (_Flag, (self.key,))
+
+
 def _check(path: str, index: int) -> ast.expr:
-    """``__docsaccel_on__[path][index] and __docsaccel_note__(path, index)``."""
-    flag = ast.Subscript(
-        ast.Subscript(ast.Name(FLAGS_NAME, ast.Load()), ast.Constant(path), ast.Load()),
-        ast.Constant(index),
-        ast.Load(),
-    )
-    note = ast.Call(
-        func=ast.Name(NOTE_NAME, ast.Load()),
-        args=[ast.Constant(path), ast.Constant(index)],
-        keywords=[],
-    )
+    """``<flag>.on and __docsaccel_note__(<flag>)``, the flag a placeholder until bound."""
+    mark = ast.Constant((_MARK, index))
+    flag = ast.Attribute(mark, "on", ast.Load())
+    note = ast.Call(func=ast.Name(NOTE_NAME, ast.Load()), args=[mark], keywords=[])
     return ast.BoolOp(ast.And(), [flag, note])
+
+
+def _bind(code: types.CodeType, flags: list[_Flag]) -> types.CodeType:
+    """``code`` with each placeholder constant replaced by its flag, nested code too."""
+    consts = []
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            const = _bind(const, flags)
+        elif type(const) is tuple and len(const) == 2 and const[0] == _MARK:
+            const = flags[const[1]]
+        consts.append(const)
+    return code.replace(co_consts=tuple(consts))
 
 
 def _record(path: str, index: int, at: ast.AST) -> ast.stmt:
@@ -242,30 +260,29 @@ def _code_by_place(code: types.CodeType) -> dict[tuple[str, int], types.CodeType
     return found
 
 
-#: ``{file: [flag per piece index]}`` and ``{file: qualified name per index}``, process-wide:
-#: instrumented code outlives an instrumenter (see :meth:`Instrumenter.uninstall`).
-_FLAGS: dict[str, list[int]] = {}
-_NAMES: dict[str, tuple[str, ...]] = {}
+#: ``{file: [flag per piece index]}``, process-wide: instrumented code outlives an
+#: instrumenter (see :meth:`Instrumenter.uninstall`).
+_FLAGS: dict[str, list[_Flag]] = {}
 
 
-def _note(path: str, index: int) -> None:
+def _note(flag: _Flag) -> None:
     """What instrumented code calls the first time a piece runs in an example."""
-    _FLAGS[path][index] = 0
+    flag.on = False
     instrumenter = Instrumenter._instance
     if instrumenter is not None:
-        instrumenter.note((path, _NAMES[path][index]))
+        instrumenter.note(flag.key)
 
 
-def _register(path: str, names: tuple[str, ...]) -> None:
-    flags = _FLAGS.get(path, [])
-    _FLAGS[path] = [1] * max(len(names), len(flags))
-    _NAMES[path] = names + _NAMES.get(path, ())[len(names) :]
+def _register(path: str, names: tuple[str, ...]) -> list[_Flag]:
+    flags = _FLAGS[path] = [_Flag((path, name)) for name in names]
+    return flags
 
 
 def rearm() -> None:
     """Make every piece note itself again the next time it runs."""
     for flags in _FLAGS.values():
-        flags[:] = [1] * len(flags)
+        for flag in flags:
+            flag.on = True
 
 
 class Instrumenter:
@@ -295,7 +312,6 @@ class Instrumenter:
             if Instrumenter._instance is None:
                 Instrumenter._instance = _recorder_class()(wants)
                 # Left in place by uninstall(): code instrumented earlier still runs.
-                setattr(builtins, FLAGS_NAME, _FLAGS)
                 setattr(builtins, NOTE_NAME, _note)
                 sys.meta_path.insert(0, _Finder(Instrumenter._instance))
             elif Instrumenter._instance.wants != wants:
@@ -354,9 +370,8 @@ class Instrumenter:
 
     def compile(self, source: bytes, path: str) -> types.CodeType:
         code, left, names = _cached_compile(source, path)
-        _register(path, names)
         self.instrumented[path] = left
-        return code
+        return _bind(code, _register(path, names))
 
     def _swap_loaded(self) -> None:
         """Give the live functions of already loaded project modules instrumented code."""
@@ -388,7 +403,7 @@ class Instrumenter:
             code, left, names = _cached_compile(source, path)
         except (OSError, SyntaxError, ValueError):
             return  # not instrumented: the file counts whole
-        instrumented = _code_by_place(code)
+        instrumented = _code_by_place(_bind(code, _register(path, names)))
         swaps = []
         for function in live:
             old = function.__code__
@@ -399,7 +414,6 @@ class Instrumenter:
             if new.co_freevars != old.co_freevars:
                 return
             swaps.append((function, new))
-        _register(path, names)
         for function, new in swaps:
             if function.__code__.co_qualname not in left:  # else left as written
                 function.__code__ = new

@@ -140,6 +140,7 @@ class Recorder:
         self._left_by: dict[tuple[str, str], set[str]] = {}
         self._label = ""
         self._baseline: Snapshot = {}
+        self._last: Snapshot = {}
 
     @classmethod
     def get(cls) -> Recorder:
@@ -174,7 +175,13 @@ class Recorder:
         self._label = label
         if self._instrumenter is not None:
             self._instrumenter.after_import = self._note_imported
-            self._baseline = snapshot(self._project_modules())
+            # The state the last example left, when nothing was imported since.
+            modules = self._project_modules()
+            last, self._last = self._last, {}
+            if {path for path, _ in last if path} == {path for path, _ in modules}:
+                self._baseline = last
+            else:
+                self._baseline = snapshot(modules)
             self._instrumenter.begin()
         self.active = True
 
@@ -193,7 +200,8 @@ class Recorder:
                 module: frozenset(ran) for module, ran in self._instrumenter.import_code.items()
             }
             seen.carried_state = {key: frozenset(by) for key, by in self._left_by.items()}
-            seen.left_state = changed(self._baseline, snapshot(self._project_modules()))
+            self._last = snapshot(self._project_modules())
+            seen.left_state = changed(self._baseline, self._last)
             self._baseline = {}
             self._instrumenter.after_import = None
             self._instrumenter = None

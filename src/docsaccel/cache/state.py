@@ -79,22 +79,20 @@ _SKIPPED = frozenset(
 #: The names of the modules being read: their classes are read into.
 _owned: set[str] = set()
 #: ``{(id, depth): (object, token)}`` while one snapshot is taken: each object read once.
-_memo: dict[int, tuple[Any, Any]] = {}
+_memo: dict[int, Any] = {}
+#: The objects whose identity a snapshot being taken holds.
+_keep: list[Any] = []
+#: Where a snapshot keeps them.
+_KEPT = ("", "")
 
 
-class _Same:
-    """Equal only to the same object; keeps it alive so its identity is not reused."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Same) and other.value is self.value
-
-    def __hash__(self) -> int:
-        return id(self.value)
+def _same(value: Any) -> Any:
+    """A token equal only to that of the same object: its identity, with a reference
+    kept (in the snapshot) so that identity is not reused while the snapshot lives."""
+    _keep.append(value)
+    if isinstance(value, types.ModuleType):
+        return ("module", id(value))
+    return id(value)
 
 
 class _Unknown:
@@ -117,29 +115,39 @@ def _token(value: Any, depth: int) -> Any:
     if kind in _VALUES:
         return (kind, value)
     if isinstance(value, _IDENTITIES):
-        return _Same(value)
+        return _same(value)
+    if (
+        kind is types.FunctionType
+        and not value.__closure__
+        and not value.__defaults__
+        and not value.__kwdefaults__
+        and not value.__dict__
+    ):
+        _keep.append(value)  # most functions: nothing to read
+        return (id(value), id(value.__code__))
     key = id(value)  # read once, at the depth it is first met
     known = _memo.get(key)
     if known is None:
-        known = _memo[key] = (value, _read(value, kind, depth))
-    return known[1]
+        _keep.append(value)
+        known = _memo[key] = _read(value, kind, depth)
+    return known
 
 
 def _read(value: Any, kind: type, depth: int) -> Any:
     if isinstance(value, type):
         # Another library's class is its state, not the project's (and large to read).
         if depth <= 0 or type.__dict__["__module__"].__get__(value) not in _owned:
-            return _Same(value)
-        return (_Same(value), _mapping(vars(value), depth - 1))
+            return _same(value)
+        return (_same(value), _mapping(vars(value), depth - 1))
     if depth <= 0:
         # Deeper than a snapshot reads: by identity, and a container by its size too.
         size = len(value) if isinstance(value, (list, dict, set, deque, bytearray)) else -1
-        return (_Same(value), size)
+        return (_same(value), size)
     if kind is types.FunctionType:
         cells = tuple(_cell(c, depth - 1) for c in value.__closure__ or ())
         return (
-            _Same(value),
-            _Same(value.__code__),
+            _same(value),
+            _same(value.__code__),
             _token(value.__defaults__, depth - 1),
             _token(value.__kwdefaults__, depth - 1),
             cells,
@@ -148,30 +156,30 @@ def _read(value: Any, kind: type, depth: int) -> Any:
     if isinstance(value, functools._lru_cache_wrapper):
         info = value.cache_info()
         wrapped = _token(getattr(value, "__wrapped__", None), depth - 1)
-        return (_Same(value), info.misses, info.currsize, wrapped)
+        return (_same(value), info.misses, info.currsize, wrapped)
     if isinstance(value, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
         frame = getattr(value, "gi_frame", None) or getattr(value, "cr_frame", None)
-        return (_Same(value), -1 if frame is None else frame.f_lasti)
+        return (_same(value), -1 if frame is None else frame.f_lasti)
     if isinstance(value, (list, tuple, deque)):
         if len(value) > _ITEMS:
-            return (_Same(value), len(value), tuple(map(id, value)))
-        return (_Same(value), _items(value, depth - 1))
+            return (_same(value), len(value), tuple(map(id, value)))
+        return (_same(value), _items(value, depth - 1))
     if isinstance(value, (set, frozenset)):
-        return (_Same(value), frozenset(map(_Same, value)))
+        return (_same(value), frozenset(map(_same, value)))
     if isinstance(value, dict):
-        return (_Same(value), _mapping(value, depth - 1))
+        return (_same(value), _mapping(value, depth - 1))
     if isinstance(value, (staticmethod, classmethod)):
-        return (_Same(value), _token(value.__func__, depth - 1))
+        return (_same(value), _token(value.__func__, depth - 1))
     if isinstance(value, property):
-        return (_Same(value), _items((value.fget, value.fset, value.fdel), depth - 1))
+        return (_same(value), _items((value.fget, value.fset, value.fdel), depth - 1))
     if isinstance(value, types.MethodType):
-        return (_Same(value.__func__), _Same(value.__self__))
+        return (_same(value.__func__), _same(value.__self__))
     if hasattr(kind, "__array_interface__") and hasattr(value, "tobytes"):
         return _array(value)
     if kind.__getattribute__ is not object.__getattribute__ or hasattr(kind, "__getattr__"):
         # Reading it could run its code (a lazy module's proxy).
-        return _Unknown() if depth == _DEPTH else _Same(value)
-    found: list[Any] = [_Same(value)]
+        return _Unknown() if depth == _DEPTH else _same(value)
+    found: list[Any] = [_same(value)]
     attributes = getattr(value, "__dict__", None)
     if isinstance(attributes, dict):
         found.append(_mapping(attributes, depth - 1))
@@ -196,7 +204,7 @@ def _array(value: Any) -> Any:
     try:
         if value.nbytes > _ARRAY_BYTES:
             return _Unknown()
-        return (_Same(value), value.shape, str(value.dtype), value.tobytes())
+        return (_same(value), value.shape, str(value.dtype), value.tobytes())
     except Exception:  # an array-like whose attributes fail: it cannot be read
         return _Unknown()
 
@@ -226,19 +234,21 @@ def snapshot(modules: Iterable[tuple[str, types.ModuleType]]) -> Snapshot:
                     found[(path, name)] = _token(value, _DEPTH)
     finally:
         _memo.clear()
+        found[_KEPT] = list(_keep)
+        _keep.clear()
     return found
 
 
 def _module(token: Any) -> bool:
     """Whether a token is a module's: a submodule imported meanwhile becomes an attribute
     of its package, which its own body accounts for."""
-    return isinstance(token, _Same) and isinstance(token.value, types.ModuleType)
+    return isinstance(token, tuple) and len(token) == 2 and token[0] == "module"
 
 
 def changed(before: Snapshot, after: Snapshot) -> set[tuple[str, str]]:
     """The globals that differ between two snapshots, among the modules both hold (a
     module first seen in ``after`` was imported meanwhile: its body is counted apart)."""
-    files = {path for path, _ in before}
+    files = {path for path, _ in before if path}
     found = {
         key
         for key, token in after.items()
@@ -247,4 +257,5 @@ def changed(before: Snapshot, after: Snapshot) -> set[tuple[str, str]]:
         and not (key not in before and _module(token))
     }
     found |= {key for key in before if key not in after and key[0] in {p for p, _ in after}}
+    found.discard(_KEPT)
     return found
