@@ -48,7 +48,7 @@ import os
 import sys
 import threading
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from docsaccel.cache.pieces import MODULE_BODY, functions
@@ -107,13 +107,16 @@ def _compiled_by_a_jit(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 class _Flag:
-    """A piece's switch, held by its code as a constant: ``on`` until noted."""
+    """A piece's switch, held by its code as a constant: ``on`` until noted. ``swaps``:
+    the functions known to run this code, each with the code it runs once noted (the
+    same without the check) and the code with it."""
 
-    __slots__ = ("key", "on")
+    __slots__ = ("key", "on", "swaps")
 
     def __init__(self, key: tuple[str, str]) -> None:
         self.key = key
         self.on = True
+        self.swaps: list[tuple[types.FunctionType, types.CodeType, types.CodeType]] = []
 
     def __reduce__(self) -> Any:  # pickled code (cloudpickle) gets a flag of its own
         return (_Flag, (self.key,))
@@ -225,26 +228,28 @@ def _cache_file(path: str) -> str | None:
 
 def _cached_compile(
     source: bytes, path: str
-) -> tuple[types.CodeType, frozenset[str], tuple[str, ...]]:
+) -> tuple[types.CodeType, frozenset[str], tuple[str, ...], types.CodeType]:
     """:func:`_compile`, from the bytecode cache when it holds this source at this path."""
     cache = _cache_file(path)
     digest = importlib.util.source_hash(source)
     if cache is not None:
         with contextlib.suppress(OSError, EOFError, ValueError, TypeError):
             with open(cache, "rb") as stream:
-                magic, cached_path, cached_digest, left, names, code = marshal.load(stream)
+                magic, cached_path, cached_digest, left, names, code, plain = marshal.load(stream)
             if (magic, cached_path, cached_digest) == (importlib.util.MAGIC_NUMBER, path, digest):
-                return code, frozenset(left), tuple(names)
+                return code, frozenset(left), tuple(names), plain
     code, left, names = _compile(source, path)
+    plain = compile(source, path, "exec", dont_inherit=True)
     if cache is not None and not sys.dont_write_bytecode:
-        payload = (importlib.util.MAGIC_NUMBER, path, digest, sorted(left), list(names), code)
+        magic = importlib.util.MAGIC_NUMBER
+        payload = (magic, path, digest, sorted(left), list(names), code, plain)
         with contextlib.suppress(OSError):
             os.makedirs(os.path.dirname(cache), exist_ok=True)
             partial = f"{cache}.{os.getpid()}.tmp"
             with open(partial, "wb") as stream:
                 marshal.dump(payload, stream)
             os.replace(partial, cache)
-    return code, left, names
+    return code, left, names, plain
 
 
 def _code_by_place(code: types.CodeType) -> dict[tuple[str, int], types.CodeType]:
@@ -265,9 +270,20 @@ def _code_by_place(code: types.CodeType) -> dict[tuple[str, int], types.CodeType
 _FLAGS: dict[str, list[_Flag]] = {}
 
 
+#: The flags whose functions run their code without the check, until re-armed.
+_SWAPPED: list[_Flag] = []
+
+
 def _note(flag: _Flag) -> None:
-    """What instrumented code calls the first time a piece runs in an example."""
+    """What instrumented code calls the first time a piece runs in an example. The
+    functions known to run it then run the same code without the check: seeing a
+    function run costs nothing more until the next example."""
     flag.on = False
+    if flag.swaps:
+        for function, plain, checked in flag.swaps:
+            if function.__code__ is checked:
+                function.__code__ = plain
+        _SWAPPED.append(flag)
     instrumenter = Instrumenter._instance
     if instrumenter is not None:
         instrumenter.note(flag.key)
@@ -280,9 +296,46 @@ def _register(path: str, names: tuple[str, ...]) -> list[_Flag]:
 
 def rearm() -> None:
     """Make every piece note itself again the next time it runs."""
+    while _SWAPPED:
+        for function, plain, checked in _SWAPPED.pop().swaps:
+            if function.__code__ is plain:
+                function.__code__ = checked
     for flags in _FLAGS.values():
         for flag in flags:
             flag.on = True
+
+
+def _flag_of(code: types.CodeType) -> _Flag | None:
+    for const in code.co_consts:
+        if type(const) is _Flag:
+            return const
+    return None
+
+
+def _learn_swaps(
+    functions_: Iterable[types.FunctionType], plain: types.CodeType, checked: types.CodeType
+) -> None:
+    """Note, for each function running instrumented code of a module, the code it runs
+    once noted: the module's plain code of the same place, whose nested functions are
+    still the instrumented ones (a closure made later notes itself)."""
+    plain_by_place = _code_by_place(plain)
+    checked_by_place = _code_by_place(checked)
+    for function in functions_:
+        code = function.__code__
+        place = (code.co_qualname, code.co_firstlineno)
+        flag = _flag_of(code)
+        same = plain_by_place.get(place)
+        if flag is None or same is None or checked_by_place.get(place) is not code:
+            continue
+        consts = tuple(
+            checked_by_place.get((c.co_qualname, c.co_firstlineno), c)
+            if isinstance(c, types.CodeType)
+            else c
+            for c in same.co_consts
+        )
+        if any(f is function for f, _, _ in flag.swaps):
+            continue
+        flag.swaps.append((function, same.replace(co_consts=consts), code))
 
 
 class Instrumenter:
@@ -300,6 +353,7 @@ class Instrumenter:
         #: ``{module file: (file, piece) that ran while its body ran}``, for the process.
         self.import_code: dict[str, set[tuple[str, str]]] = {}
         self._importing: list[str] = []
+        self._compiled: dict[str, tuple[types.CodeType, types.CodeType]] = {}
         #: Called with ``(file, module)`` once a project module's body has run.
         self.after_import: Callable[[str, types.ModuleType], None] | None = None
         self._tried: set[str] = set()  # module files looked at once (as ``__file__`` says)
@@ -358,6 +412,7 @@ class Instrumenter:
         finally:
             self._importing.pop()
             self.rearm()
+        self._module_ran(path, module)
         if self.after_import is not None:
             self.after_import(path, module)
 
@@ -369,9 +424,32 @@ class Instrumenter:
         return not is_machinery(path) and self.wants(path)
 
     def compile(self, source: bytes, path: str) -> types.CodeType:
-        code, left, names = _cached_compile(source, path)
+        code, left, names, plain = _cached_compile(source, path)
         self.instrumented[path] = left
-        return _bind(code, _register(path, names))
+        checked = _bind(code, _register(path, names))
+        self._compiled[path] = (plain, checked)
+        return checked
+
+    def _module_ran(self, path: str, module: types.ModuleType) -> None:
+        """Learn which functions a module's body made from the code it was given."""
+        compiled = self._compiled.pop(path, None)
+        if compiled is None:
+            return
+        found: dict[int, types.FunctionType] = {}
+        stack: list[Any] = [vars(module)]
+        while stack:
+            for value in list(stack.pop().values()):
+                if type(value) is types.FunctionType and value.__code__.co_filename == path:
+                    found[id(value)] = value
+                elif (
+                    isinstance(value, type)
+                    and value.__module__ == module.__name__
+                    and id(value) not in found
+                ):
+                    found[id(value)] = value  # type: ignore[assignment]
+                    stack.append(dict(vars(value)))
+        functions_ = [f for f in found.values() if type(f) is types.FunctionType]
+        _learn_swaps(functions_, *compiled)
 
     def _swap_loaded(self) -> None:
         """Give the live functions of already loaded project modules instrumented code."""
@@ -400,10 +478,11 @@ class Instrumenter:
             with open(path, "rb") as stream:
                 source = stream.read()
             plain = _code_by_place(compile(source, path, "exec", dont_inherit=True))
-            code, left, names = _cached_compile(source, path)
+            code, left, names, plain_code = _cached_compile(source, path)
         except (OSError, SyntaxError, ValueError):
             return  # not instrumented: the file counts whole
-        instrumented = _code_by_place(_bind(code, _register(path, names)))
+        checked = _bind(code, _register(path, names))
+        instrumented = _code_by_place(checked)
         swaps = []
         for function in live:
             old = function.__code__
@@ -417,6 +496,7 @@ class Instrumenter:
         for function, new in swaps:
             if function.__code__.co_qualname not in left:  # else left as written
                 function.__code__ = new
+        _learn_swaps([f for f, _ in swaps], plain_code, checked)
         self.instrumented[path] = left
 
 
