@@ -639,6 +639,12 @@ def test_a_cache_an_earlier_example_filled_reruns_its_reader(fn_project: Project
     assert again.executed() == {"plot_f2_state.py", "plot_f3_reads.py"}
     reason = again.records["plot_f3_reads.py"]["cache"]["reason"]
     assert reason.startswith("reads state examples/plot_f2_state.py leaves"), reason
+    out, code = explain("examples/plot_f3_reads.py", fn_project.cache, again.docs)
+    assert code == 0
+    assert "mylib/fn.py: get_default  (ran in the example)" in out
+    assert "mylib/fn.py: <module>  (module body)" in out
+    assert "examples/plot_f2_state.py (mylib/fn.py:_default, mylib/fn.py:table)" in out
+    assert "(state left by an earlier example)" in out
     assert "reads t2 d1" in _page(again, "plot_f3_reads.py")
 
 
@@ -689,3 +695,21 @@ def test_a_registering_decorator_reruns_the_examples_reading_the_table(
     )
     assert "plot_f5_table.py" in again.executed()
     assert "plugins ['plugin_a', 'plugin_b']" in _page(again, "plot_f5_table.py")
+
+
+@pytest.mark.slow
+def test_module_granularity_suggests_function_once_when_an_example_uses_most_files(
+    project: Project,
+) -> None:
+    modules = [f"m{i}" for i in range(6)]
+    for name in modules:
+        project.write(f"mylib/{name}.py", f"def {name}():\n    return 1\n")
+    init = FILES["mylib/__init__.py"] + "".join(f"from . import {n}\n" for n in modules)
+    project.write("mylib/__init__.py", init)
+    first = project.build()
+    assert first.returncode == 0, first.output
+    assert first.output.count('docsaccel_cache_granularity = "function"') == 1, first.output
+    from docsaccel.cache.manage import stats
+
+    out, _ = stats(project.cache)
+    assert "suggestion:" in out and "of the project's" in out

@@ -71,6 +71,8 @@ __all__ = [
     "Project",
     "changes",
     "collect",
+    "dependency_key",
+    "dependency_rows",
     "find_root",
     "is_under",
     "listing_changes",
@@ -517,11 +519,66 @@ def distribution_versions(top_level_names: Iterable[str]) -> dict[str, str]:
 
 
 class Change(NamedTuple):
-    """A dependency that no longer holds: its key (``source``, ``file:<path>``,
-    ``code:<path>:<piece>``, ``dist:<name>``) and the reason, for people."""
+    """A dependency that no longer holds: its key (:func:`dependency_key`) and the
+    reason, for people."""
 
     key: str
     reason: str
+
+
+def dependency_key(kind: str, *parts: str) -> str:
+    """The one spelling of a dependency's key: ``source``, ``file:<path>``,
+    ``code:<path>:<piece>``, ``names:<path>``, ``dist:<name>``, ``listing:<folder>``."""
+    return ":".join((kind, *parts))
+
+
+class Row(NamedTuple):
+    """One dependency of an entry, as ``cache explain`` lists it."""
+
+    kind: str
+    label: str
+    key: str
+    why: str = ""
+
+
+def dependency_rows(deps: dict[str, Any], source: str) -> list[Row]:
+    """Every dependency of an entry (``source``: the example's path, for its row), with
+    why a piece of code counts at ``function`` granularity."""
+    rows = [Row("source", source, dependency_key("source"))]
+    rows += [Row("file", name, dependency_key("file", name)) for name in deps["files"]]
+    why = deps.get("why", {})
+    for name, pieces in deps["code"].items():
+        for piece in pieces:
+            label = f"{name}: {piece}"
+            rows.append(
+                Row(
+                    "code",
+                    label,
+                    dependency_key("code", name, piece),
+                    why.get(name, {}).get(piece, ""),
+                )
+            )
+    for name, names in deps.get("named", {}).items():
+        label = f"{name}: names {', '.join(names) or '(none)'}"
+        rows.append(Row("names", label, dependency_key("names", name), "named by its code"))
+    for earlier, keys in deps.get("state", {}).items():
+        rows.append(
+            Row(
+                "state",
+                f"{earlier} ({', '.join(keys)})",
+                dependency_key("state", earlier),
+                "state left by an earlier example",
+            )
+        )
+    rows += [
+        Row("dist", f"{name} {version}", dependency_key("dist", name))
+        for name, version in deps["dists"].items()
+    ]
+    rows += [
+        Row("listing", f"{name}/ ({listing['count']} names)", dependency_key("listing", name))
+        for name, listing in deps["listings"].items()
+    ]
+    return rows
 
 
 def changes(deps: dict[str, Any], project: Project, source_file: str) -> list[Change]:
@@ -532,17 +589,17 @@ def changes(deps: dict[str, Any], project: Project, source_file: str) -> list[Ch
     found: list[Change] = []
     try:
         if file_digest(source_file) != deps["source"]:
-            found.append(Change("source", "source changed"))
+            found.append(Change(dependency_key("source"), "source changed"))
     except OSError:
-        found.append(Change("source", "source unreadable"))
+        found.append(Change(dependency_key("source"), "source unreadable"))
     for relative, digest in deps["files"].items():
         try:
             current = file_digest(project.absolute(relative))
         except OSError:
-            found.append(Change(f"file:{relative}", f"{relative} removed"))
+            found.append(Change(dependency_key("file", relative), f"{relative} removed"))
             continue
         if current != digest:
-            found.append(Change(f"file:{relative}", f"{relative} changed"))
+            found.append(Change(dependency_key("file", relative), f"{relative} changed"))
     for relative, pieces in deps["code"].items():
         current_code = code_digests(project.absolute(relative))
         for piece, digest in pieces.items():
@@ -550,13 +607,14 @@ def changes(deps: dict[str, Any], project: Project, source_file: str) -> list[Ch
             if now != digest:
                 what = "module body" if piece == MODULE_BODY else piece
                 gone = "removed" if now is None else "changed"
-                found.append(Change(f"code:{relative}:{piece}", f"{relative}: {what} {gone}"))
+                key = dependency_key("code", relative, piece)
+                found.append(Change(key, f"{relative}: {what} {gone}"))
     found += _named_changes(deps, project)
     for name, version in deps["dists"].items():
         now = _current_version(name)
         if now != version:
             reason = f"{name} {version} → {now or 'not installed'}"
-            found.append(Change(f"dist:{name}", reason))
+            found.append(Change(dependency_key("dist", name), reason))
     found += listing_changes(deps.get("listings", {}), project)
     return found
 
@@ -576,7 +634,8 @@ def _named_changes(deps: dict[str, Any], project: Project) -> list[Change]:
             added, removed = sorted(set(now) - set(before)), sorted(set(before) - set(now))
             parts = [f"{', '.join(added)} added"] if added else []
             parts += [f"{', '.join(removed)} removed"] if removed else []
-            found.append(Change(f"names:{relative}", f"{relative}: {'; '.join(parts)}"))
+            key = dependency_key("names", relative)
+            found.append(Change(key, f"{relative}: {'; '.join(parts)}"))
     return found
 
 
@@ -667,7 +726,7 @@ def listing_changes(listings: dict[str, Any], project: Project) -> list[Change]:
     found: list[Change] = []
     for relative, listing in listings.items():
         folder = project.absolute(relative)
-        key = f"listing:{relative}"
+        key = dependency_key("listing", relative)
         try:
             names = os.listdir(folder)
         except OSError:

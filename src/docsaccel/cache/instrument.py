@@ -58,6 +58,7 @@ __all__ = [
     "PACKAGE_DIR",
     "RECORDER_VARIABLE",
     "Instrumenter",
+    "checked_code",
     "is_machinery",
     "jit_left",
 ]
@@ -335,7 +336,19 @@ def _learn_swaps(
         )
         if any(f is function for f, _, _ in flag.swaps):
             continue
-        flag.swaps.append((function, same.replace(co_consts=consts), code))
+        plain_code = same.replace(co_consts=consts)
+        _CHECKED[id(plain_code)] = code
+        flag.swaps.append((function, plain_code, code))
+
+
+#: ``{id of a function's plain code: its instrumented code}``: the same code to anyone
+#: comparing a function's state (:mod:`docsaccel.cache.state`).
+_CHECKED: dict[int, types.CodeType] = {}
+
+
+def checked_code(code: types.CodeType) -> types.CodeType:
+    """The instrumented code a function runs plainly once noted, else ``code``."""
+    return _CHECKED.get(id(code), code)
 
 
 class Instrumenter:

@@ -36,6 +36,8 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
+from docsaccel.cache.instrument import checked_code
+
 __all__ = ["Snapshot", "changed", "snapshot"]
 
 Snapshot = dict[tuple[str, str], Any]
@@ -124,7 +126,7 @@ def _token(value: Any, depth: int) -> Any:
         and not value.__dict__
     ):
         _keep.append(value)  # most functions: nothing to read
-        return (id(value), id(value.__code__))
+        return (id(value), id(checked_code(value.__code__)))
     key = id(value)  # read once, at the depth it is first met
     known = _memo.get(key)
     if known is None:
@@ -147,7 +149,7 @@ def _read(value: Any, kind: type, depth: int) -> Any:
         cells = tuple(_cell(c, depth - 1) for c in value.__closure__ or ())
         return (
             _same(value),
-            _same(value.__code__),
+            _same(checked_code(value.__code__)),
             _token(value.__defaults__, depth - 1),
             _token(value.__kwdefaults__, depth - 1),
             cells,
