@@ -162,10 +162,13 @@ def functions(tree: ast.AST) -> Iterator[tuple[str, FunctionNode]]:
                 yield from visit(child, f"{name}.<locals>.")
             elif isinstance(child, ast.ClassDef):
                 yield from visit(child, f"{prefix}{child.name}.")
-            else:
+            elif isinstance(child, _HOLDS_STATEMENTS):  # a definition is a statement
                 yield from visit(child, prefix)
 
     return visit(tree, "")
+
+
+_HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 def piece_of(qualname: str) -> str:
@@ -293,7 +296,7 @@ class _Splitter:
 
     def run(self) -> Facts:
         for name, node in functions(self.tree):
-            self.add(name, ast.unparse(_without_docstrings(node)), [node])
+            self.add(name, _unparse_without_docstrings(node), [node])
             if ".<locals>." not in name:
                 self.short.setdefault(name, node.name)
         self.collect_docstrings(self.tree, "")
@@ -482,15 +485,21 @@ def _note_names(node: ast.AST, names: set[str]) -> bool:
     return dynamic
 
 
-def _without_docstrings(node: ast.AST) -> ast.AST:
-    """A copy of ``node`` without the docstrings of it and the definitions inside it."""
-    node = copy.deepcopy(node)
+def _unparse_without_docstrings(node: ast.AST) -> str:
+    """``node`` as :func:`ast.unparse` prints it without the docstrings of it and of the
+    definitions inside it (taken out for the print, then put back)."""
+    taken = []
     for item in ast.walk(node):
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (
             _has_docstring(item)
         ):
+            taken.append((item, item.body))
             item.body = item.body[1:] or [ast.Pass()]
-    return node
+    try:
+        return ast.unparse(node)
+    finally:
+        for item, body in taken:
+            item.body = body
 
 
 class _Hollow(ast.NodeTransformer):
