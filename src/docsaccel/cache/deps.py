@@ -18,10 +18,12 @@ process imported first, so no import event fired):
   requirements of Sphinx and sphinx-gallery are not followed: those are the build's own.
 
 At ``module`` granularity a project file counts as a whole; at ``function`` granularity a
-Python module counts by its body and the functions the example executed. What earlier
-examples in the same process left in the project modules it uses counts too (their
-state outlives them): the files those modules' code read, and the functions of theirs
-that ran (:attr:`.recorder.Seen.carried_reads`, :attr:`~.recorder.Seen.carried_code`).
+Python module counts by pieces (:mod:`.pieces`, :mod:`.counting`). What earlier examples
+in the same process left in the project modules it uses counts too (their state
+outlives them): the files those modules' code read (:attr:`.recorder.Seen.carried_reads`)
+and, at ``function`` granularity, the globals they changed that its code names
+(:attr:`~.recorder.Seen.carried_state`): the entry names those examples (``state``), and
+a build runs it again when one of them runs again.
 
 A folder under the roots the example listed (``glob``, ``os.listdir``, ``os.walk``...)
 counts by its sorted names (not their contents: the files it then read count already), so

@@ -4,9 +4,16 @@ At ``function`` granularity the cache needs the functions (and module bodies) of
 project's code that an example executed. A tracer (:func:`sys.settrace`, coverage.py's
 C tracer) sees that, but on Python 3.11 any trace function puts the whole interpreter on
 its slow path: every line of every library the example runs pays, not only the project's.
-So the project's own modules are compiled with one extra statement at the top of every
-function (after its docstring), and in every lambda, that adds the function's piece to a
-set; code outside the roots runs exactly as without the cache.
+So on Python 3.11 the project's own modules are compiled with one extra statement at the
+top of every function (after its docstring), and in every lambda, that checks a flag of
+its own (a constant of its code) and, the first time in an example, notes the function's
+piece; code outside the roots runs exactly as without the cache. Once noted, a
+module-level function or method runs the module's plain code until the next example
+re-arms it (:meth:`Instrumenter.begin`), so seeing it run costs once per example, not per
+call. What runs while a project module's body runs is also noted for that module
+(:attr:`Instrumenter.import_code`): it made the module's state. Instrumented code is
+kept in a bytecode cache of its own beside Python's (``*.opt-docsaccel<N>.pyc``).
+On 3.12+ :mod:`docsaccel.cache.monitor` sees the same through ``sys.monitoring``.
 
 - Modules imported after :func:`install` are compiled so by an import hook: a finder
   first in :data:`sys.meta_path` asks the other finders, and hands a project module whose
@@ -22,14 +29,14 @@ set; code outside the roots runs exactly as without the cache.
   cannot hold the extra statement: they are left as they are and counted whenever their
   file counts (:attr:`Instrumenter.instrumented` maps the file to them).
 
-Pieces are named by :func:`docsaccel.cache.fingerprint.functions`, the rule
+Pieces are named by :func:`docsaccel.cache.pieces.functions`, the rule
 :func:`~docsaccel.cache.fingerprint.code_digests` uses; a lambda counts as the function
 (or module body) it is written in.
 
 Example::
 
     instrumenter = Instrumenter.install(project.wants)
-    instrumenter.ran.clear()
+    instrumenter.begin()
     ...  # the example runs
     ran = set(instrumenter.ran)         # {("/repo/src/lib/mod.py", "scale"), ...}
     instrumenter.instrumented           # {"/repo/src/lib/mod.py": frozenset(), ...}
