@@ -43,6 +43,7 @@ import statistics
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import heavy_gallery
 from timed_build import ROOT, timed_build
@@ -79,43 +80,44 @@ def executed(report: dict) -> int:
     return sum(1 for r in report["examples"] if r["status"] != "cached" and r["pid"] is not None)
 
 
-def overhead(bench: Bench, rounds: int, granularity: str) -> tuple[float, float]:
-    """Medians of the wall and CPU ratios (cache on, empty) / (cache off), alternating."""
+def alternate(rounds: int, label: str, build: Any) -> tuple[float, float]:
+    """Medians of the wall and CPU ratios (cache on, empty) / (cache off) of ``rounds``
+    pairs of builds, alternating which side goes first; ``build(side, index)`` returns
+    one build's wall and CPU seconds."""
     ratios, cpu_ratios = [], []
     for index in range(rounds):
         seconds, cpu = {}, {}
         for side in ("off", "on") if index % 2 == 0 else ("on", "off"):
-            cache = None
-            if side == "on":
-                cache = bench.workdir / f"cache-{granularity}-{index}"
-            seconds[side], _ = bench.build(cache, granularity)
-            cpu[side] = bench.last_cpu
+            seconds[side], cpu[side] = build(side, index)
             print(
-                f"overhead {granularity} round {index + 1} cache {side}: "
+                f"{label} round {index + 1} cache {side}: "
                 f"{seconds[side]:.1f} s, CPU {cpu[side]:.1f} s"
             )
         ratios.append(seconds["on"] / seconds["off"])
         cpu_ratios.append(cpu["on"] / cpu["off"])
     return statistics.median(ratios), statistics.median(cpu_ratios)
+
+
+def overhead(bench: Bench, rounds: int, granularity: str) -> tuple[float, float]:
+    """:func:`alternate` on this project's docs, fast path."""
+
+    def build(side: str, index: int) -> tuple[float, float]:
+        cache = bench.workdir / f"cache-{granularity}-{index}" if side == "on" else None
+        seconds, _ = bench.build(cache, granularity)
+        return seconds, bench.last_cpu
+
+    return alternate(rounds, f"overhead {granularity}", build)
 
 
 def heavy_overhead(workdir: Path, rounds: int) -> tuple[float, float]:
-    """Medians of the wall and CPU ratios (cache on at ``function``, empty) / (off) of
-    builds of the call-heavy gallery, alternating."""
+    """:func:`alternate` on the call-heavy gallery at ``function`` granularity."""
     pristine = heavy_gallery.write_project(workdir / "heavy")
-    ratios, cpu_ratios = [], []
-    for index in range(rounds):
-        seconds, cpu = {}, {}
-        for side in ("off", "on") if index % 2 == 0 else ("on", "off"):
-            cache = workdir / f"heavy-cache-{index}" if side == "on" else None
-            seconds[side], cpu[side] = heavy_gallery.build(pristine, workdir, cache, "function")
-            print(
-                f"call-heavy gallery round {index + 1} cache {side}: "
-                f"{seconds[side]:.1f} s, CPU {cpu[side]:.1f} s"
-            )
-        ratios.append(seconds["on"] / seconds["off"])
-        cpu_ratios.append(cpu["on"] / cpu["off"])
-    return statistics.median(ratios), statistics.median(cpu_ratios)
+
+    def build(side: str, index: int) -> tuple[float, float]:
+        cache = workdir / f"heavy-cache-{index}" if side == "on" else None
+        return heavy_gallery.build(pristine, workdir, cache, "function")
+
+    return alternate(rounds, "call-heavy gallery", build)
 
 
 def git(*args: str) -> str:
