@@ -30,6 +30,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from docsaccel.settings import env_name
+
 __all__ = ["CANDIDATES", "HeadlessGLError", "ProbeResult", "ensure_headless_gl", "probe"]
 
 #: Headless backends tried, in order, when ``MUJOCO_GL`` is unset and there is no display.
@@ -44,7 +46,7 @@ PACKAGES: dict[str, str] = {
 
 # Set in the environment once a backend has been verified, so child processes (sphinx
 # workers, test subprocesses) do not probe again.
-_VERIFIED_ENV = "DOCSACCEL_GL_VERIFIED"
+_VERIFIED_ENV = env_name("gl_verified")
 
 _PROBE_CODE = """
 import mujoco

@@ -28,20 +28,14 @@ from typing import Any
 
 import sphinx_gallery
 
+from docsaccel.cache.store import ENTRY_FORMAT
+
 __all__ = [
-    "FORMAT_VERSION",
     "build_context",
     "code_in_settings",
     "context_key",
     "describe_difference",
 ]
-
-#: Bumped whenever an entry made by an older docsaccel could be wrong for a newer one.
-#: 2: entries keep the files an example wrote and the folders it listed.
-#: 3: what child processes wrote, editable installs by their files, the project root.
-#: 4: function entries count pieces (bindings, classes, docstrings apart), the names the
-#:    example reads, and the earlier examples whose state it read.
-FORMAT_VERSION = 4
 
 #: ``sphinx_gallery_conf`` keys that change what an executed example's page holds.
 GALLERY_KEYS = (
@@ -96,7 +90,7 @@ def code_in_settings(gallery_conf: Mapping[str, Any]) -> frozenset[str]:
 
     Only names are in the context; these modules' files are each entry's dependencies.
     """
-    from docsaccel.gallery.sg_compat import user_resetters
+    from docsaccel.sg_compat import user_resetters
 
     values: list[Any] = [gallery_conf.get(key) for key in GALLERY_KEYS]
     values.extend(user_resetters(dict(gallery_conf)))
@@ -124,12 +118,12 @@ def build_context(
     fast: bool, gallery_conf: Mapping[str, Any], env_names: Iterable[str] = ()
 ) -> dict[str, Any]:
     """The context of a build (see the module docstring)."""
-    from docsaccel.gallery.sg_compat import user_resetters
+    from docsaccel.sg_compat import user_resetters
 
     conf = {key: gallery_conf.get(key) for key in GALLERY_KEYS}
     conf["reset_modules"], conf["reset_modules_order"] = user_resetters(dict(gallery_conf))
     return {
-        "format": FORMAT_VERSION,
+        "format": ENTRY_FORMAT.version,
         "fast": fast,
         "python": platform.python_version(),
         "implementation": sys.implementation.name,

@@ -68,7 +68,6 @@ from docsaccel.cache.pieces import MODULE_BODY, Facts, piece_of, reads_of
 from docsaccel.cache.recorder import NOT_PROJECT, Seen, own_names
 
 __all__ = [
-    "GRANULARITIES",
     "Change",
     "Project",
     "changes",
@@ -83,8 +82,6 @@ __all__ = [
     "written_files",
 ]
 
-#: ``module``: a project file counts whole; ``function``: by the code the example ran.
-GRANULARITIES = ("module", "function")
 _ROOT_MARKERS = (".git", ".hg")
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
 #: A listing keeps its names (for ``changes`` to say which) up to this many; a larger one

@@ -59,11 +59,11 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from docsaccel.cache.pieces import MODULE_BODY, functions
+from docsaccel.settings import read_env_setting
 
 __all__ = [
     "NOTE_NAME",
     "PACKAGE_DIR",
-    "RECORDER_VARIABLE",
     "Instrumenter",
     "checked_code",
     "is_machinery",
@@ -520,13 +520,10 @@ class Instrumenter:
         self.instrumented[path] = left
 
 
-#: ``instrument`` forces the instrumenter where ``sys.monitoring`` exists (3.12+), which
-#: is otherwise the recorder (:mod:`docsaccel.cache.monitor`).
-RECORDER_VARIABLE = "DOCSACCEL_CACHE_RECORDER"
-
-
 def _recorder_class() -> type[Instrumenter]:
-    if sys.version_info >= (3, 12) and os.environ.get(RECORDER_VARIABLE) != "instrument":
+    """The instrumenter, or on 3.12+ the ``sys.monitoring`` recorder unless the
+    ``cache_recorder`` setting (``DOCSACCEL_CACHE_RECORDER``) says ``instrument``."""
+    if sys.version_info >= (3, 12) and read_env_setting("cache_recorder") != "instrument":
         from docsaccel.cache.monitor import Monitor
 
         return Monitor

@@ -45,11 +45,18 @@ from typing import Any
 from docsaccel.cache.deps import is_under
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.contract import InputError, read_json
-from docsaccel.gallery.records import write_json
+from docsaccel.formats import Format, write_json
 
-__all__ = ["ENTRY_SCHEMA", "CacheStore", "Entry", "EntryError", "MissingEntry"]
+__all__ = ["ENTRY_FORMAT", "CacheStore", "Entry", "EntryError", "MissingEntry"]
 
-ENTRY_SCHEMA = "docsaccel.cache-entry"
+#: The entry format. Its version is part of every entry's context (:mod:`.context`), so
+#: entries of another version are never looked up: bumped whenever an entry made by an
+#: older docsaccel could be wrong for a newer one.
+#: 2: entries keep the files an example wrote and the folders it listed.
+#: 3: what child processes wrote, editable installs by their files, the project root.
+#: 4: function entries count pieces (bindings, classes, docstrings apart), the names the
+#:    example reads, and the earlier examples whose state it read.
+ENTRY_FORMAT = Format("docsaccel.cache-entry", 4, "cache entry")
 ENTRY_FILE = "entry.json"
 LAST_HIT = "last-hit"
 LAST_BUILD = "last-build.json"
@@ -146,8 +153,9 @@ class CacheStore:
         for key, kind in _ENTRY_KEYS.items():
             if not isinstance(meta.get(key), kind):
                 raise EntryError(f"{meta_path}: key {key!r} is missing or has the wrong type")
-        if meta["schema"] != ENTRY_SCHEMA:
-            raise EntryError(f"{meta_path}: schema is {meta['schema']!r}, not {ENTRY_SCHEMA!r}")
+        # Entries written before they carried a version have the format of their context.
+        made_as = meta["context"].get("format")
+        ENTRY_FORMAT.check(meta, meta_path, error=EntryError, missing_version=made_as)
         for key, kind in _DEPS_KEYS.items():
             if not isinstance(meta["deps"].get(key), kind):
                 raise EntryError(f"{meta_path}: deps.{key} is missing or has the wrong type")
@@ -211,7 +219,7 @@ class CacheStore:
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(source, target)
                     digests[relative] = sha256_of(target)
-            write_json(work / ENTRY_FILE, {**meta, "schema": ENTRY_SCHEMA, **parts})
+            write_json(work / ENTRY_FILE, {**meta, **ENTRY_FORMAT.header(), **parts})
             (work / LAST_HIT).touch()
             final = self.entries / name
             if final.exists():

@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from docsaccel.contract import InputError, is_finite_number, parse_json, read_text
+from docsaccel.formats import Format
 from docsaccel.report.inputs import load_input
 from docsaccel.report.model import Timing
 
@@ -56,8 +57,10 @@ __all__ = [
     "same_kind",
 ]
 
-HISTORY_SCHEMA = "docsaccel.history"
-HISTORY_VERSION = 1
+#: One line of a history file (:class:`docsaccel.formats.Format`).
+HISTORY = Format("docsaccel.history", 1, "docsaccel.history line")
+HISTORY_SCHEMA = HISTORY.schema
+HISTORY_VERSION = HISTORY.version
 NOISY_ABOVE = 0.25
 MIN_RUNS_FOR_NOISE = 3
 
@@ -113,8 +116,7 @@ def history_line(
     build = build or {}
     fast = build.get("fast")
     entry = {
-        "schema": HISTORY_SCHEMA,
-        "version": HISTORY_VERSION,
+        **HISTORY.header(),
         "recorded_at": recorded_at or datetime.now(UTC).isoformat(timespec="seconds"),
         "source": source,
         "fast": fast if isinstance(fast, bool) else None,
@@ -149,15 +151,8 @@ def append_history(report: str | Path, history: str | Path) -> int:
 
 
 def _build(entry: object, where: str) -> HistoryBuild:
-    if not isinstance(entry, dict) or entry.get("schema") != HISTORY_SCHEMA:
-        raise InputError(f"{where}: not a {HISTORY_SCHEMA} line")
-    version = entry.get("version", 1)
-    is_int = isinstance(version, int) and not isinstance(version, bool)
-    if not is_int or not 1 <= version <= HISTORY_VERSION:
-        raise InputError(
-            f"{where}: version is {version!r:.40}; this docsaccel reads versions 1 to "
-            f"{HISTORY_VERSION}"
-        )
+    HISTORY.check(entry, where, missing_version=1)
+    assert isinstance(entry, dict)
     examples = entry.get("examples")
     if not isinstance(examples, dict):
         raise InputError(f"{where}: examples must be an object, got {examples!r:.60}")

@@ -375,14 +375,14 @@ def _read_runs(path: Path) -> list[dict[str, float]]:
 def discover_examples(gallery_dir: str | Path) -> list[str]:
     """The example files of a gallery folder, as sorted posix paths inside it.
 
-    sphinx-gallery's own walk (:func:`docsaccel.gallery.sg_compat.example_files`) with its
+    sphinx-gallery's own walk (:func:`docsaccel.sg_compat.example_files`) with its
     default config, for a folder planned without its ``conf.py``: the folder's files, then
     those of each sub-gallery (a sub-folder with a ``README.txt``/``GALLERY_HEADER.rst``,
     or any sub-folder when the folder has its own ``index.rst``), one level deep; every
     ``*.py`` but ``__init__.py``.
     """
     # Imported here: sphinx-gallery is a large import a plan from inputs alone never needs.
-    from docsaccel.gallery import sg_compat
+    from docsaccel import sg_compat
 
     root = Path(gallery_dir)
     if not root.is_dir():

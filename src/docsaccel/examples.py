@@ -8,7 +8,7 @@ An example is identified by its path: the gallery (examples folder, relative to 
 source dir) and its path inside that folder. ``tutorials/a/local.py`` and
 ``tutorials/b/local.py`` are two examples, with two budgets and two records.
 
-The plan lists the files :func:`.sg_compat.example_files` finds, the walk sphinx-gallery
+The plan lists the files :func:`docsaccel.sg_compat.example_files` finds, the walk sphinx-gallery
 makes; the hook still records an example the plan did not list, through
 :meth:`Planner.example` (the hook, not the plan, is the truth about what ran).
 
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from docsaccel import sg_compat
 from docsaccel.budgets import Budget, BudgetError, BudgetTable
-from docsaccel.gallery import sg_compat
 
 __all__ = ["Example", "Planner", "plan_examples"]
 

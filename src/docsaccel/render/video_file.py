@@ -16,14 +16,14 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import numpy as np
 
+from docsaccel.contract import VIDEO_SUFFIXES
 from docsaccel.render.gating import find_render_every
 from docsaccel.render.schedule import FrameSchedule
-from docsaccel.video.scraper import VIDEO_SUFFIXES
 
 __all__ = ["VIDEO_FORMATS", "VideoFileRecorder"]
 
 #: File suffixes :class:`VideoFileRecorder` can write: those the gallery's video scraper
-#: embeds (:data:`docsaccel.video.scraper.VIDEO_SUFFIXES`).
+#: embeds (:data:`docsaccel.contract.VIDEO_SUFFIXES`).
 VIDEO_FORMATS: tuple[str, ...] = VIDEO_SUFFIXES
 
 
