@@ -220,22 +220,20 @@ def _cache(source: Source) -> Path | None:
     return path
 
 
-def _granularity(source: Source) -> str:
-    if source.value not in CACHE_GRANULARITIES:
+def _one_of(source: Source, choices: tuple[str, ...]) -> str:
+    if source.value not in choices:
         raise SettingError(
-            f"{source.where} must be {' or '.join(map(repr, CACHE_GRANULARITIES))}, "
-            f"got {source.value!r}"
+            f"{source.where} must be {' or '.join(map(repr, choices))}, got {source.value!r}"
         )
     return source.value
+
+
+def _granularity(source: Source) -> str:
+    return _one_of(source, CACHE_GRANULARITIES)
 
 
 def _recorder(source: Source) -> str:
-    if source.value not in CACHE_RECORDERS:
-        raise SettingError(
-            f"{source.where} must be {' or '.join(map(repr, CACHE_RECORDERS))}, "
-            f"got {source.value!r}"
-        )
-    return source.value
+    return _one_of(source, CACHE_RECORDERS)
 
 
 def _roots(source: Source) -> tuple[Path, ...] | None:
