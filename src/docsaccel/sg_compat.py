@@ -367,10 +367,17 @@ def run_order(src_files: Iterable[str], gallery_conf: dict[str, Any]) -> list[st
         folders.setdefault(os.path.dirname(src_file), []).append(src_file)
     ordered: list[str] = []
     for folder, files in folders.items():
+        # Examples the key ranks equal run in the order the folder lists them, as
+        # sphinx-gallery walks it.
+        try:
+            listed = {name: index for index, name in enumerate(os.listdir(folder))}
+        except OSError:
+            listed = {}
+        names = sorted((os.path.basename(f) for f in files), key=lambda n: listed.get(n, -1))
         try:
             key = gen_rst._get_callables(gallery_conf, "within_subsection_order", folder)[0]
-            names = sorted((os.path.basename(f) for f in files), key=key)
-        except Exception:  # a sort key sphinx-gallery itself refuses: keep the given order
-            names = [os.path.basename(f) for f in files]
+            names = sorted(names, key=key)
+        except Exception:  # a sort key sphinx-gallery itself refuses: keep the listed order
+            pass
         ordered += [os.path.join(folder, name) for name in names]
     return ordered
