@@ -65,11 +65,24 @@ _SPAWN_EVENTS = frozenset(
     {"subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.spawn", "os.fork"}
 )
 _LISTING_EVENTS = frozenset({"os.listdir", "os.scandir"})
-# The standard library's ways to list a folder (glob, os.walk, Path.glob, shutil.copytree):
-# who called them decides whether the listing is the example's.
-_LISTING_HELPERS = frozenset(
-    {"<frozen os>", os.__file__, glob.__file__, pathlib.__file__, shutil.__file__}
-)
+
+
+def _source_files(*modules: Any) -> frozenset[str]:
+    """The files holding these modules' code: a package's every module, as pathlib is one
+    from Python 3.13 (its code lives in ``pathlib/_local.py`` and ``pathlib/_abc.py``)."""
+    found: set[str] = set()
+    for module in modules:
+        path = os.path.abspath(module.__file__)
+        found.add(path)
+        if os.path.basename(path) == "__init__.py":
+            folder = os.path.dirname(path)
+            found.update(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".py"))
+    return frozenset(found)
+
+
+# The standard library's ways to list a folder (glob, os.walk, Path.glob, Path.walk,
+# shutil.copytree): who called them decides whether the listing is the example's.
+_LISTING_HELPERS = frozenset({"<frozen os>"}) | _source_files(os, glob, pathlib, shutil)
 # Listings that are not what the example reads: the import system's to find modules (every
 # package folder on sys.path), importlib.metadata's to find distributions, and those of the
 # machinery running the example (sphinx-gallery, this plugin's scrapers looking for videos).
