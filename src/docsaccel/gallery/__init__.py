@@ -578,6 +578,9 @@ def _on_sigterm(previous: Any) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.setup_extension("sphinx_gallery.gen_gallery")
+    unchecked = sg_compat.unchecked_release()
+    if unchecked is not None:
+        logger.warning(unchecked, type="docsaccel", subtype="sphinx_gallery")
     app.setup_extension("docsaccel.video")
     for key, default in CONFIG_DEFAULTS.items():
         app.add_config_value(key, default, "", types=_CONFIG_TYPES[key])
