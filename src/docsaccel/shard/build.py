@@ -124,7 +124,8 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
     if not conf_file.is_file():
         raise ShardError(f"{conf_file}: no such file; --docs must name the Sphinx conf folder")
     try:
-        namespace = eval_config_file(conf_file, Tags())
+        # A str, as Sphinx gives it in a build (Sphinx 7.4 takes no Path).
+        namespace = eval_config_file(str(conf_file), Tags())
     except ConfigError as exc:
         # Sphinx's message may hold a traceback of conf.py: its last line says what failed.
         lines = [line for line in str(exc).splitlines() if line.strip()]
