@@ -70,6 +70,7 @@ COMPAT_TESTS = [
     "tests/test_shard.py",
     "tests/test_shard_merge.py",
     "tests/test_cache_listing_machinery.py",
+    "tests/test_sg_compat_guard.py",
 ]
 DOCS_OUT = "docs/_build/html"
 DOCS_EXTRAS = "mujoco,torchrl,docs,report"

@@ -80,6 +80,7 @@ __all__ = [
     "is_unchanged",
     "measured_seconds",
     "output_files",
+    "refuse_broken",
     "remove_our_config_comments",
     "run_marker_file",
     "run_only",
@@ -136,13 +137,18 @@ def _private(module: Any, name: str) -> Any:
     return found
 
 
-if sphinx_gallery.__version__ in BROKEN_SPHINX_GALLERY:
-    raise ImportError(
-        f"docsaccel.gallery does not work with sphinx-gallery {sphinx_gallery.__version__}: "
-        f"{BROKEN_SPHINX_GALLERY[sphinx_gallery.__version__]}; install sphinx-gallery "
-        f"{_supported_range()}"
-    )
+def refuse_broken(version: str | None = None) -> None:
+    """Raise ``ImportError`` when the installed sphinx-gallery (or ``version``) is a release
+    known not to work (:data:`BROKEN_SPHINX_GALLERY`); importing this module calls it."""
+    version = sphinx_gallery.__version__ if version is None else version
+    if version in BROKEN_SPHINX_GALLERY:
+        raise ImportError(
+            f"docsaccel.gallery does not work with sphinx-gallery {version}: "
+            f"{BROKEN_SPHINX_GALLERY[version]}; install sphinx-gallery {_supported_range()}"
+        )
 
+
+refuse_broken()
 _fill_gallery_conf_defaults = _private(gen_gallery, "_fill_gallery_conf_defaults")
 get_subsections = _private(gen_gallery, "get_subsections")
 _get_gallery_header = _private(gen_rst, "_get_gallery_header")
