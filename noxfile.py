@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import tarfile
+import tempfile
 from pathlib import Path
 
 import nox
@@ -56,6 +57,9 @@ COMPAT_PAIRS = [
     ("9.0.4", "0.21.0"),
     ("7.4.7", "0.22.1"),
 ]
+# session.create_tmp() points TMPDIR into .nox, a folder the example cache never counts as
+# the project's: the tests' projects (in pytest's temporary folder) must not land there.
+TEST_ENV = {"TMPDIR": tempfile.gettempdir()}
 #: The tests that build galleries with the plugin, and the units of sphinx-gallery access.
 COMPAT_TESTS = [
     "tests/test_gallery_units.py",
@@ -105,7 +109,9 @@ def compat(session: nox.Session, sphinx: str, sphinx_gallery: str) -> None:
     pins = _constraints_without(tmp, ("sphinx", "sphinx-gallery"))
     session.install("-c", str(pins), "-e", ".[mujoco,docs,report,test]")
     session.install("-c", str(pins), f"sphinx=={sphinx}", f"sphinx-gallery=={sphinx_gallery}")
-    session.run("pytest", "-p", "no:cacheprovider", *(session.posargs or COMPAT_TESTS))
+    session.run(
+        "pytest", "-p", "no:cacheprovider", *(session.posargs or COMPAT_TESTS), env=TEST_ENV
+    )
     sdists = tmp / "sdist"
     session.run(
         "python", "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
