@@ -50,6 +50,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -493,10 +494,9 @@ def run_order(src_files: Iterable[str], gallery_conf: dict[str, Any]) -> list[st
         except OSError:
             listed = {}
         names = sorted((os.path.basename(f) for f in files), key=lambda n: listed.get(n, -1))
-        try:
+        # A sort key sphinx-gallery itself refuses: keep the listed order.
+        with contextlib.suppress(Exception):
             names = sorted(names, key=_sort_key(gallery_conf, folder))
-        except Exception:  # a sort key sphinx-gallery itself refuses: keep the listed order
-            pass
         ordered += [os.path.join(folder, name) for name in names]
     return ordered
 
