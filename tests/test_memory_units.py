@@ -273,6 +273,46 @@ def test_a_sample_sees_the_example_s_children_now() -> None:
         child.wait()
 
 
+_FORKED = """
+import json, os, time
+import numpy as np
+from docsaccel.gallery.memory import MemoryMeter
+from docsaccel.gallery.processes import descendants
+
+held = np.ones(300 * 1024 * 1024 // 8)  # touched: every forked child maps it
+meter = MemoryMeter.start(descendants())
+pids = []
+for _ in range(3):
+    pid = os.fork()
+    if pid == 0:
+        own = np.ones(20 * 1024 * 1024 // 8)
+        time.sleep(30)
+        os._exit(0)
+    pids.append(pid)
+time.sleep(1)
+found = {"quick": meter.sample(os.getpid()).example,
+         "once": meter.sample(os.getpid(), shared_once=True).example,
+         "before": meter.rss_before}
+found.update(meter.so_far())
+for pid in pids:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+print(json.dumps(found))
+"""
+
+
+def test_forked_children_count_their_own_pages_not_their_parent_s() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _FORKED], capture_output=True, text=True, check=True, timeout=120
+    )
+    found = json.loads(done.stdout)
+    # The quick sample counts the 300 MiB the children share with their parent in each.
+    assert found["quick"] >= found["before"] + 3 * 300 * MIB
+    # Counted once, the example holds what it held and the children's 3 x 20 MiB.
+    assert found["once"] <= found["before"] + 3 * 20 * MIB + 30 * MIB
+    assert 3 * 20 * MIB <= found["children_peak_bytes"] <= 3 * 20 * MIB + 30 * MIB
+
+
 class _FakeCuda:
     """Stands in for ``torch.cuda`` on this machine without CUDA: the documented calls the
     meter makes, on two devices, with the allocator's numbers set by the test."""

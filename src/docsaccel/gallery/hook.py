@@ -315,9 +315,23 @@ class ExampleHook:
             return
         hard = None if ceiling is None else hard_line(ceiling, machine_bytes())
 
-        def tripped() -> str | None:
+        def measure(past: Callable[[Sample], bool]) -> Sample:
+            # The quick sample counts a shared page in every process that maps it, so it
+            # is never below the careful one: only past a limit is the careful one taken.
             assert run.meter is not None
-            run.sample = sample = run.meter.sample(self.build_pid)
+            sample = run.meter.sample(self.build_pid)
+            if past(sample):
+                sample = run.meter.sample(self.build_pid, shared_once=True)
+            run.sample = sample
+            return sample
+
+        def past_a_limit(sample: Sample) -> bool:
+            return (ceiling is not None and sample.build > ceiling) or (
+                budget is not None and sample.example > budget
+            )
+
+        def tripped() -> str | None:
+            sample = measure(past_a_limit)
             if ceiling is not None and sample.build > ceiling and sample.largest:
                 return BY_CEILING
             if budget is not None and sample.example > budget:
@@ -325,9 +339,7 @@ class ExampleHook:
             return None
 
         def beyond_hard_line() -> bool:
-            assert run.meter is not None
-            run.sample = run.meter.sample(self.build_pid)
-            return hard is not None and run.sample.build >= hard
+            return hard is not None and measure(lambda s: s.build >= hard).build >= hard
 
         run.tripwire = Tripwire(
             tripped,

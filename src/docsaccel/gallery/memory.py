@@ -16,7 +16,10 @@ memory_profiler and without a thread of its own:
   above this process's own peak, which is then a child's own. So a child smaller than
   its parent that ends between two reads is not seen (a lower bound, never a false
   peak); the sum bounds the children's peak at any one moment from above (children that
-  ran one after another each count whole);
+  ran one after another each count whole). A child forked without ``exec`` (a
+  multiprocessing pool, a data loader's workers: its command line is its parent's)
+  shares its parent's pages, which its high-water mark counts although the parent holds
+  them: its peak counts without the pages it still shares when read (``smaps_rollup``);
 - ``retained_bytes``: what the process holds more once the example is over than before
   it. When it grew by more than :data:`COLLECT_ABOVE`, a garbage collection (and glibc's
   ``malloc_trim``, which hands freed memory back) runs first, so freed objects that were
@@ -37,7 +40,10 @@ samples it every :data:`SAMPLE_SECONDS` (:meth:`MemoryMeter.sample`, from the wa
 :class:`docsaccel.gallery.interrupt.Tripwire`): its process's and its children's
 resident memory now, and the build's, all the processes of the build (the Sphinx process
 and every descendant: the workers of a parallel build, what examples started), which the
-ceiling bounds.
+ceiling bounds. That quick sum (``statm``) counts a page several processes share (a
+forked child's, a library's) in each of them; when it is over a limit, the sample is
+taken again with each page counted once (:func:`pss_bytes`, ``shared_once=True``), and
+that one decides: forked children never trip a limit their real memory is under.
 
 Linux only (``/proc``); elsewhere the peak comes from ``getrusage`` (not reset per
 example) and the rest is not measured.
@@ -58,6 +64,7 @@ import os
 import resource
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,6 +77,7 @@ __all__ = [
     "Sample",
     "hard_line",
     "own_peak_bytes",
+    "pss_bytes",
     "reset_peak",
     "rss_bytes",
 ]
@@ -122,8 +130,35 @@ def rss_bytes(pid: int | str = "self") -> int:
     return int(fields[1]) * _PAGE if len(fields) > 1 else 0
 
 
-def _tree_rss(pid: int) -> int:
-    return rss_bytes(pid) + sum(rss_bytes(child) for child, _ in descendants(pid))
+def _smaps(pid: int | str) -> dict[bytes, int]:
+    """The sizes of ``/proc/<pid>/smaps_rollup`` in bytes (``{}``: gone, or no such file)."""
+    found = {}
+    for line in read_proc(f"/proc/{pid}/smaps_rollup").splitlines()[1:]:
+        name, _, rest = line.partition(b":")
+        size = rest.split()
+        if size and size[0].isdigit():
+            found[name] = int(size[0]) * 1024
+    return found
+
+
+def pss_bytes(pid: int | str = "self") -> int:
+    """Resident bytes of ``pid`` now with each page counted once over all processes: a
+    page ``n`` processes share counts ``1/n`` in each (``Pss``); :func:`rss_bytes` when the
+    kernel does not say. It walks the process's pages: dearer than :func:`rss_bytes`."""
+    return _smaps(pid).get(b"Pss") or rss_bytes(pid)
+
+
+def _own_peak(peak: int | None, smaps: dict[bytes, int]) -> int | None:
+    """A forked child's high-water mark less the pages it still shares (with the process
+    it was forked from, which counts them)."""
+    if peak is None or b"Rss" not in smaps:
+        return peak
+    private = smaps.get(b"Private_Clean", 0) + smaps.get(b"Private_Dirty", 0)
+    return max(peak - (smaps[b"Rss"] - private), private)
+
+
+def _tree(pid: int, measure: Callable[[int | str], int]) -> int:
+    return measure(pid) + sum(measure(child) for child, _ in descendants(pid))
 
 
 def _reaped_children_peak() -> int:
@@ -162,6 +197,8 @@ class MemoryMeter:
     reaped_before: int
     #: CUDA bytes allocated when it started (None: CUDA was not in use then).
     gpu_before: int | None
+    #: This process's command line: a child forked without ``exec`` has the same.
+    command: bytes = b""
     #: The peak of each child process of the example, as last read.
     child_peaks: dict[Process, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -171,32 +208,41 @@ class MemoryMeter:
         """Start measuring an example; ``before``: this process's descendants now."""
         rss = rss_bytes()
         reset_peak()
-        return cls(frozenset(before), rss, _reaped_children_peak(), _gpu_start())
+        command = read_proc("/proc/self/cmdline")
+        return cls(frozenset(before), rss, _reaped_children_peak(), _gpu_start(), command)
 
-    def _note_children(self, processes: set[Process]) -> int:
-        """Note the peaks of the example's live ``processes``; return their resident bytes."""
+    def _note_children(self, processes: set[Process], shared_once: bool = False) -> int:
+        """Note the peaks of the example's live ``processes``; return their resident bytes
+        (with ``shared_once``, each shared page counted once over all processes)."""
         total = 0
-        for process in processes - self.before:
-            rss, peak = _status(process[0])
+        for pid, started in processes - self.before:
+            rss, peak = _status(pid)
             if rss is None:
                 continue
-            total += rss
+            forked = bool(self.command) and read_proc(f"/proc/{pid}/cmdline") == self.command
+            smaps = _smaps(pid) if forked or shared_once else {}
+            if forked:
+                peak = _own_peak(peak, smaps)
+            total += (smaps.get(b"Pss") or rss) if shared_once else rss
             if peak is not None:
                 with self._lock:
-                    self.child_peaks[process] = max(peak, self.child_peaks.get(process, 0))
+                    known = self.child_peaks.get((pid, started), 0)
+                    self.child_peaks[(pid, started)] = max(peak, known)
         return total
 
-    def sample(self, build_pid: int) -> Sample:
+    def sample(self, build_pid: int, shared_once: bool = False) -> Sample:
         """The memory now: the example's, and that of the build whose process is
-        ``build_pid`` (this process in a serial build)."""
-        own = rss_bytes()
+        ``build_pid`` (this process in a serial build). Quick, a shared page counted in
+        each process that maps it; with ``shared_once``, once (:func:`pss_bytes`)."""
+        measure = pss_bytes if shared_once else rss_bytes
+        own = measure("self")
         mine = descendants()
-        example = own + self._note_children(mine)
-        tree = own + sum(rss_bytes(pid) for pid, _ in mine)
+        example = own + self._note_children(mine, shared_once)
+        tree = own + sum(measure(pid) for pid, _ in mine)
         if build_pid == os.getpid():
             return Sample(example, tree, largest=True)
-        shares = [_tree_rss(child) for child in children(build_pid)]
-        build = rss_bytes(build_pid) + sum(shares)
+        shares = [_tree(child, measure) for child in children(build_pid)]
+        build = measure(build_pid) + sum(shares)
         return Sample(example, build, largest=tree >= max(shares, default=0))
 
     def so_far(self) -> dict[str, int | None]:
