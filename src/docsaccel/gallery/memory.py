@@ -8,18 +8,22 @@ memory_profiler and without a thread of its own:
   made to start over when the example starts (``/proc/self/clear_refs``), so it is the
   most the process held while the example ran, what it held before included;
 - ``children_peak_bytes``: the processes the example started, the **sum of their
-  peaks**: each child's own high-water mark, read while it is alive (when the example
-  ends, and at every sample below). For children that ended before any read, the kernel
-  keeps the largest peak of the reaped children (``getrusage(RUSAGE_CHILDREN)``), but
-  that figure also holds, for a child made by ``fork``/``vfork`` and ``exec``, what the
-  parent held when it forked: it counts only when it grew during the example and is
-  above this process's own peak, which is then a child's own. So a child smaller than
-  its parent that ends between two reads is not seen (a lower bound, never a false
-  peak); the sum bounds the children's peak at any one moment from above (children that
-  ran one after another each count whole). A child forked without ``exec`` (a
-  multiprocessing pool, a data loader's workers: its command line is its parent's)
-  shares its parent's pages, which its high-water mark counts although the parent holds
-  them: its peak counts without the pages it still shares when read (``smaps_rollup``);
+  peaks**, each of its own pages only. A child alive at a read (when the example ends,
+  and at every sample below) counts its high-water mark; a child forked without ``exec``
+  (multiprocessing's fork start method, a data loader's workers, ``os.fork``: its
+  command line is its parent's) maps its parent's pages, which that mark counts although
+  the parent holds them, so it counts less the pages it still shares (``smaps_rollup``).
+  For children that ended before any read, the kernel keeps the largest peak of the
+  reaped children (``getrusage(RUSAGE_CHILDREN)``), which also holds what the parent
+  held at the fork (a child made by ``fork``/``vfork`` and ``exec`` carries it until it
+  runs its program; one forked without ``exec`` keeps it). When the example forked
+  without ``exec`` (an ``os.register_at_fork`` hook set at the first example notes it),
+  that figure counts less the least this process held at such a fork (its anonymous
+  pages, which the child maps from the start); otherwise only when it grew during the
+  example and is above this process's own peak, which is then a child's own. So a child
+  that ends between two reads is not seen when smaller than what its parent held (a
+  lower bound, never a false peak); the sum bounds the children's peak at any one moment
+  from above (children that ran one after another each count whole);
 - ``retained_bytes``: what the process holds more once the example is over than before
   it. When it grew by more than :data:`COLLECT_ABOVE`, a garbage collection (and glibc's
   ``malloc_trim``, which hands freed memory back) runs first, so freed objects that were
@@ -32,8 +36,9 @@ memory_profiler and without a thread of its own:
   torch is never imported here: an example that did not import it has no such keys.
 
 The example's peak, which its memory budget bounds, is ``peak_rss_bytes +
-children_peak_bytes`` (:func:`docsaccel.schema.peak_bytes`). Resident memory counts a
-page shared by two processes in both.
+children_peak_bytes`` (:func:`docsaccel.schema.peak_bytes`). Between processes other
+than a parent and its forked children, resident memory counts a shared page (a
+library's) in each.
 
 While an example runs with a memory budget or under the build's memory ceiling, the hook
 samples it every :data:`SAMPLE_SECONDS` (:meth:`MemoryMeter.sample`, from the watch of
@@ -161,6 +166,22 @@ def _tree(pid: int, measure: Callable[[int | str], int]) -> int:
     return measure(pid) + sum(measure(child) for child, _ in descendants(pid))
 
 
+#: The meter of the example this process runs now: a fork is noted on it.
+_measuring: MemoryMeter | None = None
+_fork_hook = False
+
+
+def _note_fork() -> None:
+    """After ``os.fork`` in this process: what a child carries of it, for the reaped
+    children. A child starts with this process's anonymous pages mapped; the file pages
+    it maps only once it reads them (``statm``: resident less file-backed)."""
+    meter = _measuring
+    if meter is not None:
+        fields = read_proc("/proc/self/statm").split()
+        held = (int(fields[1]) - int(fields[2])) * _PAGE if len(fields) > 2 else 0
+        meter.held_at_fork = held if meter.held_at_fork is None else min(meter.held_at_fork, held)
+
+
 def _reaped_children_peak() -> int:
     """The largest high-water mark of any reaped child of this process, ever (bytes)."""
     return int(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024
@@ -199,6 +220,8 @@ class MemoryMeter:
     gpu_before: int | None
     #: This process's command line: a child forked without ``exec`` has the same.
     command: bytes = b""
+    #: The least this process held when the example forked it (None: it did not fork).
+    held_at_fork: int | None = None
     #: The peak of each child process of the example, as last read.
     child_peaks: dict[Process, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -209,7 +232,14 @@ class MemoryMeter:
         rss = rss_bytes()
         reset_peak()
         command = read_proc("/proc/self/cmdline")
-        return cls(frozenset(before), rss, _reaped_children_peak(), _gpu_start(), command)
+        global _measuring, _fork_hook
+        if not _fork_hook and hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_parent=_note_fork)
+            _fork_hook = True
+        _measuring = meter = cls(
+            frozenset(before), rss, _reaped_children_peak(), _gpu_start(), command
+        )
+        return meter
 
     def _note_children(self, processes: set[Process], shared_once: bool = False) -> int:
         """Note the peaks of the example's live ``processes``; return their resident bytes
@@ -254,13 +284,20 @@ class MemoryMeter:
         with self._lock:
             seen = sum(self.child_peaks.values())
         reaped = _reaped_children_peak()
+        if reaped <= self.reaped_before:
+            return seen
+        if self.held_at_fork is not None:
+            # A child forked without exec counts the pages it shares with this process.
+            return max(seen, reaped - self.held_at_fork)
         # Not above what this process held: it may be this process's own memory, which a
         # forked child carries until it runs its program (see the module's docstring).
-        mine = reaped > self.reaped_before and reaped > own
-        return max(seen, reaped if mine else 0)
+        return max(seen, reaped if reaped > own else 0)
 
     def finish(self, live: set[Process]) -> dict[str, int | None]:
         """The record's memory fields; ``live``: this process's descendants now."""
+        global _measuring
+        if _measuring is self:
+            _measuring = None
         self._note_children(live)
         fields: dict[str, int | None] = self.so_far()
         grown = rss_bytes() - self.rss_before
