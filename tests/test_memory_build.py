@@ -116,6 +116,20 @@ def test_an_example_over_its_memory_budget(tmp_path, capsys, mode) -> None:
     assert "plot_quick.py" not in out
 
 
+def test_w_makes_a_memory_budget_warning_an_error(tmp_path, capsys) -> None:
+    budgets = '[examples]\n"plot_m_alloc.py" = { memory = "300M" }\n'
+    src = make_project(tmp_path, ["plot_m_alloc.py"], budgets=budgets)
+
+    built = build(src, "-W", address_space=ADDRESS_SPACE)
+
+    assert built.returncode == 1, built.output
+    alloc = built.record("plot_m_alloc.py")
+    assert alloc["status"] == "over-budget"
+    assert f"plot_m_alloc.py peaked at {format_size(peak_bytes(alloc))}" in built.output
+    code, out = check(built.report_path, capsys)
+    assert code == 1 and "examples/plot_m_alloc.py: peak" in out, out
+
+
 def test_the_ceiling_stops_unbounded_growth_within_a_second(tmp_path, capsys) -> None:
     ceiling = baseline_ceiling(tmp_path)
     src = make_project(tmp_path, ["plot_m_grow.py", "plot_quick.py"], conf=ORDERED)
