@@ -8,13 +8,14 @@ however the plugin fails, a test cannot take more than a few GB of this machine.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from helpers.gallery_build import assert_records_complete, build, make_project
 
 from docsaccel.cli import main
 from docsaccel.contract import is_stopped_hard
-from docsaccel.memory import format_size
+from docsaccel.memory import format_size, parse_size
 from docsaccel.records import read_records
 from docsaccel.schema import load_report, peak_bytes
 
@@ -264,7 +265,13 @@ def test_parallel_workers_obey_the_build_wide_ceiling(tmp_path) -> None:
     assert_records_complete(built, names)
     grow = built.record("plot_m_grow.py")
     assert (grow["status"], grow["interrupted_by"]) == ("interrupted", "ceiling"), grow
-    assert grow["peak_rss_bytes"] < ceiling
+    # Stopped for what the build held: the Sphinx process and the other worker counted
+    # beside it (at least a trivial example's process), not for its own memory alone.
+    found = re.search(r"interrupted at (\S+) .*the build's processes held (\S+),", grow["error"])
+    assert found, grow["error"]
+    example, whole = (parse_size(size, "error") for size in found.groups())
+    assert whole > ceiling and whole - example >= worker // 2, grow["error"]
+    assert grow["peak_rss_bytes"] < ceiling + 300 * MIB
     assert built.record("plot_quick.py")["status"] == "ok"
     assert built.record("plot_m_no_torch.py")["status"] == "ok"
 
