@@ -408,14 +408,18 @@ def test_a_cancelled_tripwire_never_trips() -> None:
 @pytest.mark.parametrize("hard", [True, False])
 def test_the_tripwire_s_hard_stop(hard) -> None:
     stopped: list[float] = []
+    # Tripped only once start() returned: without a code file to wait for, the watch
+    # would deliver into start() itself on a slow machine.
+    armed: list[bool] = []
     wire = Tripwire(
-        lambda: "ceiling",
+        lambda: "ceiling" if armed else None,
         lambda why: "over",
         every=0.01,
         grace=30.0 if hard else 0.5,
         on_hard_stop=stopped.append,
         hard=lambda: hard,
     ).start()
+    armed.append(True)
     caught = 0
     try:
         end = time.perf_counter() + 20
