@@ -130,7 +130,10 @@ def test_pattern_matching_nothing_is_reported(tmp_path) -> None:
         ("ci_factor = -1\n", ["ci_factor", "-1"]),
         ('[examples]\n"a.py" = "none"\n', ["'a.py'", "needs a reason"]),
         ('[examples]\n"a.py" = { budget = "1m", why = "x" }\n', ["'a.py'", "unknown key 'why'"]),
-        ('[examples]\n"a.py" = { reason = "x" }\n', ["'a.py'", "no 'budget' key"]),
+        (
+            '[examples]\n"a.py" = { reason = "x" }\n',
+            ["'a.py'", "neither a 'budget' nor a 'memory' key"],
+        ),
         ('[examples]\n"a.py" = "-2m"\n', ["'a.py'", "'-2m'"]),
         ('default = "7m\n', ["not valid TOML"]),
         ("examples = 3\n", ["[examples] must be a table"]),

@@ -93,7 +93,7 @@ def test_explain_names_the_dependency_that_changed(
         (["stats", "--cache", "{tmp}/none"], "--cache '{tmp}/none': no such cache folder"),
         (
             ["prune", "--cache", "{tmp}/cache", "--max-size", "lots"],
-            "--max-size 'lots' is not a size",
+            "--max-size: 'lots' is not a size",
         ),
         (
             ["explain", "x/plot_q.py", "--cache", "{tmp}/cache", "--docs", "{tmp}/docs"],

@@ -88,6 +88,10 @@ def test_resolve_names_where_the_value_came_from() -> None:
         ({"docsaccel_budgets": ""}, {}, ["docsaccel_budgets", "''"]),
         ({}, {"DOCSACCEL_SHARD_RECORDS": "/no/such/folder"}, ["DOCSACCEL_SHARD_RECORDS"]),
         ({}, {"DOCSACCEL_SHARD_EXAMPLES": "/no/such/file"}, ["DOCSACCEL_SHARD_EXAMPLES"]),
+        ({"docsaccel_memory_limit": 6500}, {}, ["docsaccel_memory_limit", "6500", "a size"]),
+        ({"docsaccel_memory_limit": "6500"}, {}, ["docsaccel_memory_limit: '6500' has no unit"]),
+        ({}, {"DOCSACCEL_MEMORY_LIMIT": "-1G"}, ["DOCSACCEL_MEMORY_LIMIT: '-1G' is negative"]),
+        ({}, {"DOCSACCEL_MEMORY_LIMIT": "900T"}, ["'900T' is more than the memory"]),
     ],
 )
 def test_bad_settings_name_the_key_and_value(tmp_path, values, env, expected) -> None:
@@ -113,6 +117,21 @@ def test_bad_budget_files_name_the_file_key_and_value(tmp_path, budgets, expecte
         load_budgets(path, examples=["plot_quick.py"])
     for part in expected:
         assert part in str(raised.value)
+
+
+# The memory ceiling -------------------------------------------------------------------
+
+
+def test_the_ceiling_comes_from_the_variable_then_conf(tmp_path) -> None:
+    assert read_settings(conf(), tmp_path, env={}).memory_limit is None
+    settings = read_settings(conf(docsaccel_memory_limit="1.5G"), tmp_path, env={})
+    assert settings.memory_limit == int(1.5 * (1 << 30))
+    env = {"DOCSACCEL_MEMORY_LIMIT": "500M"}
+    assert read_settings(conf(docsaccel_memory_limit="1G"), tmp_path, env=env).memory_limit == (
+        500 << 20
+    )
+    env = {"DOCSACCEL_MEMORY_LIMIT": "none"}
+    assert read_settings(conf(docsaccel_memory_limit="1G"), tmp_path, env=env).memory_limit is None
 
 
 def test_unknown_settings_suggest_the_closest_name() -> None:

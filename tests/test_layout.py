@@ -80,6 +80,8 @@ SRC = Path(docsaccel.__file__).parent
 LAYERS: tuple[frozenset[str], ...] = (
     # The facts every part shares.
     frozenset({"contract"}),
+    # Sizes and the machine's memory, which settings and budgets check values against.
+    frozenset({"memory"}),
     frozenset({"layout", "formats", "settings", "registry"}),
     frozenset({"schema", "budgets", "headless"}),
     # What a tutorial uses, the report views, and sphinx-gallery's internals.

@@ -1,15 +1,22 @@
-"""Per-example time budgets: the TOML budget file, inline overrides, one precedence.
+"""Per-example time and memory budgets: the TOML budget file, inline overrides, one precedence.
 
 A budget file sets a default and overrides by glob pattern on the example's path inside
 its gallery folder::
 
     default = "7m"        # budget of every example without an override
-    ci_factor = 1.5       # optional: budgets are multiplied by this when CI=true
+    ci_factor = 1.5       # optional: time budgets are multiplied by this when CI=true
+    memory_default = "2G" # optional: memory budget of every example without an override
 
     [examples]
     "plot_quick.py" = "30s"
     "mujoco_*.py" = { budget = "3m", fast = "20s", reason = "renders a 480x360 video" }
     "train_*.py"  = { budget = "none", reason = "unbounded on purpose: trains a model" }
+    "plot_big_*.py" = { memory = "5G", fast_memory = "1G", reason = "loads a 4 GB data set" }
+
+A rule sets a time budget (a duration, or ``budget`` in a table), a memory budget
+(``memory``), or both. Memory budgets bound the example's peak memory (its process's and
+its child processes'; see :mod:`docsaccel.schema`) and are sizes: a number and a unit,
+``"500M"``, ``"2G"`` (:func:`docsaccel.memory.parse_size`), or ``"none"``.
 
 A rule may also give a ``fast`` budget (and the file a ``fast_default``): the budget of
 that rule in builds with the CI fast path on (:mod:`docsaccel.fast`), where a tutorial
@@ -30,13 +37,19 @@ check --budgets``, ``docsaccel shard --budgets`` and the shard builds all call i
    patterns of equal specificity are ambiguous, an error when the file is loaded;
 3. ``default``; without a file (or without ``default``), examples are unbounded.
 
-The fast budget comes from the rule that wins, never from a weaker one.
+Each of the two budgets, time and memory, is resolved on its own with this precedence,
+among the rules that set it: a rule with a memory budget only leaves the example's time
+budget to the next rule that sets one, and the other way round. The fast budget of each
+comes from the rule that wins it, never from a weaker one (``fast_default`` and
+``fast_memory_default`` with their defaults).
 
 Durations are a number of seconds (``90``, ``2.5``) or a string of hours, minutes and
 seconds (``"90s"``, ``"7m"``, ``"1h30m"``, ``"1m30.5s"``), above 0 and at most 7 days
 (:data:`~docsaccel.contract.MAX_BUDGET_SECONDS`). ``"none"`` means unbounded and
-needs a ``reason``. ``ci_factor`` multiplies every budget, inline ones included, when the
-environment variable ``CI`` is ``true`` (as GitHub Actions, GitLab CI and most runners set).
+needs a ``reason``. ``ci_factor`` multiplies every time budget, inline ones included, when
+the environment variable ``CI`` is ``true`` (as GitHub Actions, GitLab CI and most runners
+set); memory budgets are not scaled (a slower runner needs no more memory). A build loads
+the file with ``memory_at_most`` (the machine's memory), refusing larger memory budgets.
 
 Example:
 
@@ -66,18 +79,21 @@ import os
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
 from docsaccel.contract import CI_ENV, MAX_BUDGET_SECONDS, InputError, parse_switch, read_text
+from docsaccel.memory import format_size, parse_size
 
 __all__ = [
     "INLINE_COMMENT",
+    "NO_MEMORY_BUDGET",
     "Budget",
     "BudgetError",
     "BudgetTable",
+    "MemoryBudget",
     "Rule",
     "format_seconds",
     "is_ci",
@@ -85,11 +101,13 @@ __all__ = [
     "parse_bounded_duration",
     "parse_budgets",
     "parse_duration",
+    "parse_memory",
     "read_inline_budget",
 ]
 
-_TOP_KEYS = ("default", "fast_default", "ci_factor", "examples")
-_ENTRY_KEYS = ("budget", "fast", "reason")
+_TOP_KEYS = ("default", "fast_default", "ci_factor", "memory_default", "fast_memory_default")
+_TOP_KEYS += ("examples",)
+_ENTRY_KEYS = ("budget", "fast", "memory", "fast_memory", "reason")
 _DURATION = re.compile(
     r"^\s*(?:(?P<h>\d+(?:\.\d+)?)\s*h)?\s*(?:(?P<m>\d+(?:\.\d+)?)\s*m)?"
     r"\s*(?:(?P<s>\d+(?:\.\d+)?)\s*s)?\s*$"
@@ -112,18 +130,59 @@ class BudgetError(InputError):
 
 
 @dataclass(frozen=True)
+class MemoryBudget:
+    """The memory budget of one example and where it came from (as :class:`Budget`).
+
+    ``bytes`` is ``None`` for an example without one.
+    """
+
+    bytes: int | None
+    source: str
+    detail: str
+    reason: str | None = None
+
+    def describe(self) -> str:
+        """``"2G from conf/budgets.toml memory_default"``-style text for messages."""
+        amount = "unbounded" if self.bytes is None else format_size(self.bytes)
+        return f"{amount} from {self.detail}"
+
+    def to_record(self) -> dict[str, Any]:
+        """The record's ``memory_budget`` (:mod:`docsaccel.schema`)."""
+        return {
+            "bytes": self.bytes,
+            "source": self.source,
+            "detail": self.detail,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_record(cls, value: Any) -> MemoryBudget | None:
+        """The budget a record's ``memory_budget`` holds (None: the record has none)."""
+        if not isinstance(value, dict):
+            return None
+        detail = value.get("detail") or value["source"]
+        return cls(value.get("bytes"), value["source"], detail, value.get("reason"))
+
+
+#: The memory budget of an example no rule gives one.
+NO_MEMORY_BUDGET = MemoryBudget(None, "builtin", "no memory budget configured")
+
+
+@dataclass(frozen=True)
 class Budget:
-    """The budget of one example and where it came from.
+    """The budgets of one example and where they came from.
 
     ``seconds`` is ``None`` for an unbounded example. ``source`` is one of ``"inline"``,
     ``"pattern"``, ``"default"``, ``"builtin"`` (no budget configured); ``detail`` says
-    exactly where (file and key), for messages.
+    exactly where (file and key), for messages. ``memory``: its memory budget, resolved on
+    its own with the same precedence.
     """
 
     seconds: float | None
     source: str
     detail: str
     reason: str | None = None
+    memory: MemoryBudget = NO_MEMORY_BUDGET
 
     def describe(self) -> str:
         """``"3m from conf/budgets.toml [examples] 'mujoco_*.py'"``-style text for messages."""
@@ -133,17 +192,30 @@ class Budget:
 
 @dataclass(frozen=True)
 class Rule:
-    """One budget rule as written: its budget, its fast-path budget (if any), its reason."""
+    """One budget rule as written: its budgets, their fast-path budgets (if any), its reason.
+
+    A rule sets a time budget, a memory budget, or both (``sets_time``, ``sets_memory``).
+    """
 
     seconds: float | None
     fast_seconds: float | None = None
     reason: str | None = None
+    memory: int | None = None
+    fast_memory: int | None = None
+    sets_time: bool = True
+    sets_memory: bool = False
 
     def pick(self, fast: bool) -> tuple[float | None, str]:
         """The seconds that apply, and a suffix for the budget's detail."""
         if fast and self.fast_seconds is not None:
             return self.fast_seconds, " (fast path)"
         return self.seconds, ""
+
+    def pick_memory(self, fast: bool) -> tuple[int | None, str]:
+        """The memory budget that applies, and a suffix for the budget's detail."""
+        if fast and self.fast_memory is not None:
+            return self.fast_memory, " (fast path)"
+        return self.memory, ""
 
 
 @dataclass(frozen=True)
@@ -167,6 +239,10 @@ class BudgetTable:
     ci_factor: float = 1.0
     fast_default: float | None = None
     entries: tuple[_Entry, ...] = field(default_factory=tuple)
+    memory_default: int | None = None
+    fast_memory_default: int | None = None
+    #: The machine's memory: an inline memory budget above it is an error too.
+    memory_at_most: int | None = None
 
     @property
     def patterns(self) -> tuple[str, ...]:
@@ -191,35 +267,57 @@ class BudgetTable:
         fast: bool = False,
         recorded: Budget | None = None,
     ) -> Budget:
-        """Budget of ``example`` (its posix path inside its gallery folder).
+        """Budgets of ``example`` (its posix path inside its gallery folder).
 
         ``source_text`` is the example's source, searched for an inline override;
         ``ci`` forces the CI factor on or off (default: read the ``CI`` variable);
         ``fast``: the build runs with the fast path, so the winning rule's fast budget
-        applies when it has one. ``recorded``: the budget a build recorded for the example,
-        for callers without its source (``docsaccel check`` on a report): when it came from
-        an inline override it wins, as the comment would, and is returned unchanged.
+        applies when it has one. ``recorded``: the budgets a build recorded for the
+        example, for callers without its source (``docsaccel check`` on a report): a
+        budget that came from an inline override wins, as the comment would, unchanged
+        (the time budget: ``recorded`` itself; the memory budget: ``recorded.memory``).
         """
-        if source_text is None and recorded is not None and recorded.source == "inline":
-            return recorded
-        source, detail, rule = self._winning_rule(example, source_text)
-        if rule is None:
-            return Budget(None, "builtin", "no budget configured")
-        seconds, suffix = rule.pick(fast)
-        return Budget(self._scaled(seconds, ci), source, detail + suffix, rule.reason)
-
-    def _winning_rule(self, example: str, source_text: str | None) -> tuple[str, str, Rule | None]:
+        inline = None
         if source_text is not None:
-            inline = read_inline_budget(source_text, where=example)
-            if inline is not None:
-                return "inline", f"{example} (# docsaccel_budget)", inline
+            inline = read_inline_budget(source_text, example, self.memory_at_most)
         candidates = self.matching(example)
         if candidates:
             self._refuse_tie(example, candidates)
-            best = candidates[0]
-            return "pattern", f"{self.path} [examples] {best.pattern!r}", best.rule
-        if self.default is not None:
+        memory = self._memory(example, inline, candidates, fast)
+        if source_text is None and recorded is not None:
+            if recorded.memory.source == "inline":
+                memory = recorded.memory
+            if recorded.source == "inline":
+                return recorded if memory is recorded.memory else replace(recorded, memory=memory)
+        source, detail, rule = self._winning(example, inline, candidates, "sets_time")
+        if rule is None:
+            return Budget(None, "builtin", "no budget configured", memory=memory)
+        seconds, suffix = rule.pick(fast)
+        return Budget(self._scaled(seconds, ci), source, detail + suffix, rule.reason, memory)
+
+    def _memory(
+        self, example: str, inline: Rule | None, candidates: list[_Entry], fast: bool
+    ) -> MemoryBudget:
+        source, detail, rule = self._winning(example, inline, candidates, "sets_memory")
+        if rule is None:
+            return NO_MEMORY_BUDGET
+        size, suffix = rule.pick_memory(fast)
+        return MemoryBudget(size, source, detail + suffix, rule.reason)
+
+    def _winning(
+        self, example: str, inline: Rule | None, candidates: list[_Entry], sets: str
+    ) -> tuple[str, str, Rule | None]:
+        """The rule that gives the budget ``sets`` names (``"sets_time"``, ``"sets_memory"``)."""
+        if inline is not None and getattr(inline, sets):
+            return "inline", f"{example} (# docsaccel_budget)", inline
+        for entry in candidates:
+            if getattr(entry.rule, sets):
+                return "pattern", f"{self.path} [examples] {entry.pattern!r}", entry.rule
+        if sets == "sets_time" and self.default is not None:
             return "default", f"{self.path} default", Rule(self.default, self.fast_default)
+        if sets == "sets_memory" and self.memory_default is not None:
+            rule = Rule(None, memory=self.memory_default, fast_memory=self.fast_memory_default)
+            return "default", f"{self.path} memory_default", rule
         return "builtin", "no budget configured", None
 
     def _refuse_tie(self, example: str, candidates: list[_Entry]) -> None:
@@ -314,12 +412,31 @@ def parse_duration(value: Any, where: str) -> float | None:
     return seconds
 
 
-def read_inline_budget(source_text: str, where: str) -> Rule | None:
+def parse_memory(value: Any, where: str, at_most: int | None = None) -> int | None:
+    """Bytes of a memory budget (``"500M"``, ``"2G"``); ``None`` for ``"none"``.
+
+    ``where`` names the file and key for the error message; ``at_most``: the machine's
+    memory, which a budget may not exceed.
+    """
+    if isinstance(value, str) and value.strip().lower() == "none":
+        return None
+    size = parse_size(value, where, BudgetError)
+    if at_most is not None and size > at_most:
+        raise BudgetError(
+            f"{where}: {value!r} is more than the memory of this machine "
+            f"({format_size(at_most)}); no example can use it"
+        )
+    return size
+
+
+def read_inline_budget(
+    source_text: str, where: str, memory_at_most: int | None = None
+) -> Rule | None:
     """The ``# docsaccel_budget = ...`` override in an example's source, if any.
 
-    The value is TOML (``"30s"``, ``90``, ``{ budget = "2m", fast = "20s" }`` or
-    ``{ budget = "none", reason = "..." }``). Returns the :class:`Rule`, or ``None`` when
-    there is no override.
+    The value is TOML (``"30s"``, ``90``, ``{ budget = "2m", fast = "20s" }``,
+    ``{ memory = "2G" }`` or ``{ budget = "none", reason = "..." }``). Returns the
+    :class:`Rule`, or ``None`` when there is no override.
     """
     found = _INLINE.findall(source_text)
     if not found:
@@ -333,7 +450,7 @@ def read_inline_budget(source_text: str, where: str) -> Rule | None:
         raise BudgetError(
             f'{key}: {found[0]!r} is not a TOML value; write e.g. # docsaccel_budget = "30s"'
         ) from None
-    return _parse_entry_value(value, key)
+    return _parse_entry_value(value, key, memory_at_most)
 
 
 def _check_keys(table: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
@@ -353,34 +470,71 @@ def parse_bounded_duration(value: Any, where: str, if_none: str) -> float:
     return seconds
 
 
-def _parse_entry_value(value: Any, where: str) -> Rule:
-    reason = fast = None
-    if isinstance(value, dict):
-        _check_keys(value, _ENTRY_KEYS, where)
-        if "budget" not in value:
-            raise BudgetError(f"{where}: the table {value!r} has no 'budget' key")
-        reason = value.get("reason")
-        if reason is not None and (not isinstance(reason, str) or not reason.strip()):
-            raise BudgetError(f"{where}.reason: must be a non-empty string, got {reason!r}")
-        if "fast" in value:
-            fast = parse_bounded_duration(
-                value["fast"],
-                f"{where}.fast",
-                '"none" is not a fast-path budget; leave the key out to keep the budget '
-                "in fast builds",
+def _bounded_memory(value: Any, where: str, at_most: int | None, if_none: str) -> int:
+    size = parse_memory(value, where, at_most)
+    if size is None:
+        raise BudgetError(f"{where}: {if_none}")
+    return size
+
+
+_FAST_NONE = '"none" is not a fast-path budget; leave the key out to keep the budget in fast builds'
+
+
+def _parse_entry_value(value: Any, where: str, memory_at_most: int | None = None) -> Rule:
+    if not isinstance(value, dict):
+        return _unbounded_needs_reason(Rule(parse_duration(value, where)), where)
+    _check_keys(value, _ENTRY_KEYS, where)
+    if "budget" not in value and "memory" not in value:
+        raise BudgetError(f"{where}: the table {value!r} has neither a 'budget' nor a 'memory' key")
+    for fast, of in (("fast", "budget"), ("fast_memory", "memory")):
+        if fast in value and of not in value:
+            raise BudgetError(
+                f"{where}.{fast}: {value[fast]!r} is the fast-path {of}; give {of!r} too"
             )
-        value = value["budget"]
-    seconds = parse_duration(value, where)
-    if seconds is None and not reason:
+    reason = value.get("reason")
+    if reason is not None and (not isinstance(reason, str) or not reason.strip()):
+        raise BudgetError(f"{where}.reason: must be a non-empty string, got {reason!r}")
+    rule = Rule(None, reason=reason, sets_time="budget" in value, sets_memory="memory" in value)
+    if rule.sets_time:
+        fast = value.get("fast")
+        rule = replace(
+            rule,
+            seconds=parse_duration(value["budget"], where),
+            fast_seconds=None
+            if fast is None
+            else parse_bounded_duration(fast, f"{where}.fast", _FAST_NONE),
+        )
+    if rule.sets_memory:
+        fast = value.get("fast_memory")
+        rule = replace(
+            rule,
+            memory=parse_memory(value["memory"], f"{where}.memory", memory_at_most),
+            fast_memory=None
+            if fast is None
+            else _bounded_memory(fast, f"{where}.fast_memory", memory_at_most, _FAST_NONE),
+        )
+    return _unbounded_needs_reason(rule, where)
+
+
+def _unbounded_needs_reason(rule: Rule, where: str) -> Rule:
+    unbounded = (rule.sets_time and rule.seconds is None) or (
+        rule.sets_memory and rule.memory is None
+    )
+    if unbounded and not rule.reason:
         raise BudgetError(
             f'{where}: "none" (unbounded) needs a reason: '
             f'{{ budget = "none", reason = "why this example may run unbounded" }}'
         )
-    return Rule(seconds, fast, reason)
+    return rule
 
 
-def parse_budgets(data: Mapping[str, Any], path: str) -> BudgetTable:
-    """Build a :class:`BudgetTable` from already-parsed TOML ``data`` read from ``path``."""
+def parse_budgets(
+    data: Mapping[str, Any], path: str, memory_at_most: int | None = None
+) -> BudgetTable:
+    """Build a :class:`BudgetTable` from already-parsed TOML ``data`` read from ``path``.
+
+    ``memory_at_most``: the machine's memory; a memory budget above it is an error.
+    """
     _check_keys(data, _TOP_KEYS, path)
     default = None
     if "default" in data:
@@ -399,6 +553,26 @@ def parse_budgets(data: Mapping[str, Any], path: str) -> BudgetTable:
         fast_default = parse_bounded_duration(
             data["fast_default"], f"{path}: fast_default", '"none" is not a budget; remove the key'
         )
+    memory_default = fast_memory_default = None
+    if "memory_default" in data:
+        memory_default = _bounded_memory(
+            data["memory_default"],
+            f"{path}: memory_default",
+            memory_at_most,
+            '"none" would leave every example unbounded; remove the key instead',
+        )
+    if "fast_memory_default" in data:
+        if memory_default is None:
+            raise BudgetError(
+                f"{path}: fast_memory_default = {data['fast_memory_default']!r} needs a "
+                "memory_default for full builds"
+            )
+        fast_memory_default = _bounded_memory(
+            data["fast_memory_default"],
+            f"{path}: fast_memory_default",
+            memory_at_most,
+            '"none" is not a budget; remove the key',
+        )
     ci_factor = data.get("ci_factor", 1.0)
     is_number = isinstance(ci_factor, (int, float)) and not isinstance(ci_factor, bool)
     if not is_number or not 0 < ci_factor <= MAX_CI_FACTOR:
@@ -413,17 +587,28 @@ def parse_budgets(data: Mapping[str, Any], path: str) -> BudgetTable:
     for pattern, value in examples.items():
         if not pattern.strip():
             raise BudgetError(f"{path}: [examples] has an empty pattern")
-        entries.append(
-            _Entry(pattern, _parse_entry_value(value, f"{path}: [examples] {pattern!r}"))
-        )
-    return BudgetTable(str(path), default, float(ci_factor), fast_default, tuple(entries))
+        where = f"{path}: [examples] {pattern!r}"
+        entries.append(_Entry(pattern, _parse_entry_value(value, where, memory_at_most)))
+    return BudgetTable(
+        str(path),
+        default,
+        float(ci_factor),
+        fast_default,
+        tuple(entries),
+        memory_default,
+        fast_memory_default,
+        memory_at_most,
+    )
 
 
-def load_budgets(path: str | Path, examples: Iterable[str] | None = None) -> BudgetTable:
+def load_budgets(
+    path: str | Path, examples: Iterable[str] | None = None, memory_at_most: int | None = None
+) -> BudgetTable:
     """Read and validate a budget file.
 
     With ``examples`` (posix paths inside the gallery folder), ambiguous ties among them
-    raise :class:`BudgetError` now rather than when the example runs.
+    raise :class:`BudgetError` now rather than when the example runs. ``memory_at_most``
+    (the build passes the machine's memory): a memory budget above it is an error.
     """
     path = Path(path)
     try:
@@ -437,7 +622,7 @@ def load_budgets(path: str | Path, examples: Iterable[str] | None = None) -> Bud
         raise BudgetError(f"{path}: not valid TOML: {exc}") from None
     except RecursionError:
         raise BudgetError(f"{path}: not valid TOML: nested too deeply") from None
-    table = parse_budgets(data, str(path))
+    table = parse_budgets(data, str(path), memory_at_most)
     if examples is not None:
         table.check_examples(examples)
     return table

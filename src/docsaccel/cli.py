@@ -163,18 +163,25 @@ def _compare(args: argparse.Namespace) -> int:
         allow_mixed=args.allow_mixed,
         fmt=args.format,
         source_dir=args.source_dir,
+        absolute_memory=args.absolute_memory,
     )
     return _emit(text, code)
 
 
 def _add_compare(subparsers: argparse._SubParsersAction) -> None:
-    from docsaccel.report.compare import DEFAULT_ABSOLUTE_SECONDS, DEFAULT_RELATIVE
+    from docsaccel.memory import format_size
+    from docsaccel.report.compare import (
+        DEFAULT_ABSOLUTE_BYTES,
+        DEFAULT_ABSOLUTE_SECONDS,
+        DEFAULT_RELATIVE,
+    )
 
     parser = subparsers.add_parser(
         "compare",
-        help="per-example time deltas between two builds",
+        help="per-example time and memory deltas between two builds",
         description="Compare HEAD against BASE (any two inputs `check` reads). An example "
-        "regressed when slower by more than both thresholds. Exit 1 on a regression with "
+        "regressed when slower by more than both thresholds, or when its peak memory grew "
+        "by more than the relative threshold and --absolute-memory. Exit 1 on a regression with "
         "--fail-on-regression, 2 when an input cannot be read, is the report of a build "
         "that did not finish (see --allow-incomplete), or when one input is a fast build "
         "and the other a full one (unless --allow-mixed).",
@@ -194,6 +201,11 @@ def _add_compare(subparsers: argparse._SubParsersAction) -> None:
         default=DEFAULT_ABSOLUTE_SECONDS,
         metavar="SECONDS",
         help=f"absolute threshold in seconds ({DEFAULT_ABSOLUTE_SECONDS:g})",
+    )
+    parser.add_argument(
+        "--absolute-memory",
+        metavar="SIZE",
+        help=f"absolute threshold of a memory regression ({format_size(DEFAULT_ABSOLUTE_BYTES)})",
     )
     parser.add_argument("--fail-on-regression", action="store_true")
     parser.add_argument(

@@ -5,7 +5,9 @@ import each other; they agree on these facts instead, and import them from here:
 
 - the statuses of an example's record and the groups the parts ask about
   (:data:`EXECUTED`, :data:`OVERRUNS`, :data:`REUSABLE`);
-- the over-budget and near-budget rules (:func:`is_over_budget`, :func:`is_near_budget`);
+- the over-budget and near-budget rules, of time (:func:`is_over_budget`,
+  :func:`is_near_budget`) and of memory (:func:`is_over_memory_budget`,
+  :func:`is_near_memory_budget`), and what can interrupt an example (:data:`INTERRUPTED_BY`);
 - the sections of :mod:`docsaccel.registry` where capabilities publish facts;
 - how a yes/no switch is spelled (:func:`parse_switch`);
 - how a JSON input is read, and the one error class of unreadable inputs
@@ -21,6 +23,10 @@ Example:
 
 >>> is_over_budget("ok", 31.0, 30.0), is_near_budget("ok", 25.0, 30.0)
 (True, True)
+>>> is_over_budget("interrupted", 3.0, 30.0, interrupted_by=BY_MEMORY)
+False
+>>> is_over_memory_budget("interrupted", 900, 1000, interrupted_by=BY_MEMORY)
+True
 >>> parse_switch("yes", where="DOCSACCEL_FAST")
 True
 >>> sorted(OVERRUNS)
@@ -38,12 +44,16 @@ from typing import Any
 
 __all__ = [
     "BUDGET_SOURCES",
+    "BY_CEILING",
+    "BY_MEMORY",
+    "BY_TIME",
     "CACHED",
     "CI_ENV",
     "EXECUTED",
     "FAILED",
     "HARD_STOP",
     "INTERRUPTED",
+    "INTERRUPTED_BY",
     "KNOBS_SECTION",
     "MAX_BUDGET_SECONDS",
     "MAX_INPUT_BYTES",
@@ -63,7 +73,9 @@ __all__ = [
     "MissingExtraError",
     "is_finite_number",
     "is_near_budget",
+    "is_near_memory_budget",
     "is_over_budget",
+    "is_over_memory_budget",
     "is_stopped_hard",
     "is_unfinished",
     "near_budget_text",
@@ -100,6 +112,16 @@ OVERRUNS = (OVER_BUDGET, INTERRUPTED)
 REUSABLE = (OK, OVER_BUDGET, CACHED)
 #: Where an example's budget came from (see :mod:`docsaccel.budgets`).
 BUDGET_SOURCES = ("inline", "pattern", "default", "builtin")
+
+#: What interrupted an example (its record's ``interrupted_by``; a record without the key
+#: was written before memory was bounded, and its time budget interrupted it): its time
+#: budget, its memory budget, or the build's memory ceiling (``docsaccel_memory_limit``).
+BY_TIME = "time"
+BY_MEMORY = "memory"
+BY_CEILING = "ceiling"
+INTERRUPTED_BY = (BY_TIME, BY_MEMORY, BY_CEILING)
+#: The limits of memory: an example interrupted by one of them ran out of memory, not time.
+_MEMORY_LIMITS = (BY_MEMORY, BY_CEILING)
 
 #: The error of the record of an example that was running when the build stopped (status
 #: :data:`FAILED`, ``finished_at`` null): written when the example starts, replaced when
@@ -156,20 +178,48 @@ def near_budget_text() -> str:
     return f"{NEAR_BUDGET * 100:g}%"
 
 
-def is_over_budget(status: str, seconds: float, budget_seconds: float | None) -> bool:
-    """Slower than a finite budget; an interrupted example always is over."""
-    if status == INTERRUPTED:
-        return True
-    return budget_seconds is not None and seconds > budget_seconds
+def _over(stopped: bool, used: float | None, budget: float | None) -> bool:
+    return stopped or (budget is not None and used is not None and used > budget)
 
 
-def is_near_budget(status: str, seconds: float, budget_seconds: float | None) -> bool:
-    """Not over its budget, but above :data:`NEAR_BUDGET` of it."""
-    if budget_seconds is None or budget_seconds <= 0:
+def _near(over: bool, used: float | None, budget: float | None) -> bool:
+    if over or budget is None or budget <= 0 or used is None:
         return False
-    if is_over_budget(status, seconds, budget_seconds):
-        return False
-    return seconds > NEAR_BUDGET * budget_seconds
+    return used > NEAR_BUDGET * budget
+
+
+def is_over_budget(
+    status: str, seconds: float, budget_seconds: float | None, interrupted_by: str | None = None
+) -> bool:
+    """Slower than a finite time budget; an example its time budget interrupted always is
+    over (``interrupted_by`` ``None``: a record from before memory was bounded, the time)."""
+    stopped = status == INTERRUPTED and interrupted_by not in _MEMORY_LIMITS
+    return _over(stopped, seconds, budget_seconds)
+
+
+def is_near_budget(
+    status: str, seconds: float, budget_seconds: float | None, interrupted_by: str | None = None
+) -> bool:
+    """Not over its time budget, but above :data:`NEAR_BUDGET` of it."""
+    over = is_over_budget(status, seconds, budget_seconds, interrupted_by)
+    return _near(over, seconds, budget_seconds)
+
+
+def is_over_memory_budget(
+    status: str, peak_bytes: int | None, budget_bytes: int | None, interrupted_by: str | None
+) -> bool:
+    """Its peak above a finite memory budget; an example interrupted by its memory budget
+    or by the build's memory ceiling always is over."""
+    stopped = status == INTERRUPTED and interrupted_by in _MEMORY_LIMITS
+    return _over(stopped, peak_bytes, budget_bytes)
+
+
+def is_near_memory_budget(
+    status: str, peak_bytes: int | None, budget_bytes: int | None, interrupted_by: str | None
+) -> bool:
+    """Not over its memory budget, but its peak above :data:`NEAR_BUDGET` of it."""
+    over = is_over_memory_budget(status, peak_bytes, budget_bytes, interrupted_by)
+    return _near(over, peak_bytes, budget_bytes)
 
 
 # --- Environment ------------------------------------------------------------------------

@@ -95,6 +95,7 @@ def base_record(example: Example, status: str, fast: bool, **fields: Any) -> dic
         "budget_source": example.budget.source,
         "budget_detail": example.budget.detail,
         "budget_reason": example.budget.reason,
+        "memory_budget": example.budget.memory.to_record(),
         "fast": fast,
         "knobs": {},
         "render": {},

@@ -8,20 +8,30 @@ file; see :mod:`docsaccel.records`), combines them into the *report*
 definition of both formats, and validates them with messages that name the file, the key
 and the value.
 
-Record (schema ``docsaccel.record``, version 1)::
+Record (schema ``docsaccel.record``, version 2)::
 
     {
-      "schema": "docsaccel.record", "version": 1,
+      "schema": "docsaccel.record", "version": 2,
       "id": "tutorials/plot_quick.py",       # gallery folder / path inside it (posix)
       "gallery": "tutorials",                 # examples dir, relative to the source dir
       "name": "plot_quick.py",                # path inside the gallery folder
       "status": "ok",                         # one of contract.STATUSES
       "wall_seconds": 1.25, "cpu_seconds": 1.1, "peak_rss_bytes": 123456789,
+      "children_peak_bytes": 0,               # optional from version 2: memory (below)
+      "retained_bytes": 1048576,
+      "gpu_peak_bytes": 2147483648, "gpu_retained_bytes": 0,
+                                              # only when the example used CUDA (torch)
       "overhead_seconds": 0.07,               # optional: around the execution (see below)
       "budget_seconds": 30.0,                 # > 0, or null: unbounded ("none" + reason)
       "budget_source": "inline",              # "inline" | "pattern" | "default" | "builtin"
       "budget_detail": "conf/budgets.toml [examples] 'plot_*.py'",
       "budget_reason": null,
+      "memory_budget": {"bytes": 2147483648, "source": "default",
+                        "detail": "conf/budgets.toml memory_default", "reason": null},
+                                              # optional from version 2; bytes null:
+                                              # no memory budget
+      "interrupted_by": "memory",             # optional from version 2, for interrupted
+                                              # examples: "time" | "memory" | "ceiling"
       "fast": true,                           # built with the fast path on
       "knobs": {"rollouts": {"value": 1, "fast": 1, "full": 4}},
       "render": {"HalfCheetah-v5#0": {"fresh_renders": 7, "reused_frames": 105,
@@ -41,16 +51,29 @@ measured around it (sphinx-gallery writing the page, thumbnail and notebook, the
 resetters, docsaccel itself) is ``overhead_seconds``, absent or null when unknown (an
 example that failed or was interrupted is timed by the plugin alone).
 
-Report (schema ``docsaccel.report``, version 1)::
+Memory, in bytes (see :mod:`docsaccel.gallery.memory` for how it is measured):
+``peak_rss_bytes`` is the resident high-water mark of the process that ran the example,
+while it ran; ``children_peak_bytes`` that of the processes it started; the example's
+peak, which its memory budget bounds, is their sum (:func:`peak_bytes`).
+``retained_bytes`` is what its process held more after the example than before it, after
+a garbage collection. ``gpu_*`` are torch's CUDA allocator's peak and retained bytes,
+present only when the example used CUDA. ``interrupted_by`` says which limit interrupted
+it; a record without it (version 1) was interrupted by its time budget.
+
+Report (schema ``docsaccel.report``, version 2)::
 
     {
-      "schema": "docsaccel.report", "version": 1,
+      "schema": "docsaccel.report", "version": 2,
       "generated_at": "...",
       "build": {"wall_seconds": 80.0, "fast": true, "on_overrun": "fail",
                 "complete": true, "sphinx_gallery": "0.22.1", "docsaccel": "0.1.0",
-                "shard": null},                # or {"role": "shard"|"merge", "examples": 12}
+                "shard": null,                 # or {"role": "shard"|"merge", "examples": 12}
+                "memory_limit": 6979321856},   # the build's memory ceiling, or null
       "examples": [ <record>, ... ]            # sorted by id, each id once
     }
+
+Version 2 added the memory keys above, and an interrupted example may have been
+interrupted by memory. Readers read versions 1 and 2.
 
 ``"complete": false`` marks the report of a build that stopped early; the record of the
 example that was running then has status ``failed``, ``finished_at`` null and the error
@@ -67,23 +90,31 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from docsaccel.contract import STATUSES, InputError, is_finite_number, read_json
+from docsaccel.contract import (
+    INTERRUPTED_BY,
+    STATUSES,
+    InputError,
+    is_finite_number,
+    read_json,
+)
 from docsaccel.formats import Format
 
 __all__ = [
+    "MEASURED_FIELDS",
     "RECORD_SCHEMA",
     "REPORT_SCHEMA",
     "STATUSES",
     "VERSION",
     "SchemaError",
     "load_report",
+    "peak_bytes",
     "validate_record",
     "validate_report",
 ]
 
 #: The two formats (:class:`docsaccel.formats.Format`), at the same version.
-RECORD = Format("docsaccel.record", 1, "record")
-REPORT = Format("docsaccel.report", 1, "report")
+RECORD = Format("docsaccel.record", 2, "record")
+REPORT = Format("docsaccel.report", 2, "report")
 RECORD_SCHEMA = RECORD.schema
 REPORT_SCHEMA = REPORT.schema
 VERSION = REPORT.version
@@ -101,11 +132,17 @@ _RECORD_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
     "wall_seconds": (_NUMBER, True),
     "cpu_seconds": ((*_NUMBER, type(None)), False),
     "peak_rss_bytes": ((int, type(None)), False),
+    "children_peak_bytes": ((int, type(None)), False),
+    "retained_bytes": ((int, type(None)), False),
+    "gpu_peak_bytes": ((int, type(None)), False),
+    "gpu_retained_bytes": ((int, type(None)), False),
     "overhead_seconds": ((*_NUMBER, type(None)), False),
     "budget_seconds": ((*_NUMBER, type(None)), True),
     "budget_source": ((str,), True),
     "budget_detail": ((str, type(None)), False),
     "budget_reason": ((str, type(None)), False),
+    "memory_budget": ((dict, type(None)), False),
+    "interrupted_by": ((str, type(None)), False),
     "fast": ((bool,), True),
     "knobs": ((dict,), False),
     "render": ((dict,), False),
@@ -123,7 +160,36 @@ class SchemaError(InputError):
 
 # Numbers that must be finite and not negative; ``budget_seconds`` must be above 0.
 _DURATIONS = ("wall_seconds", "cpu_seconds", "budget_seconds")
-_COUNTS = ("peak_rss_bytes", "pid")
+_MEMORY = (
+    "peak_rss_bytes",
+    "children_peak_bytes",
+    "retained_bytes",
+    "gpu_peak_bytes",
+    "gpu_retained_bytes",
+)
+_COUNTS = (*_MEMORY, "pid")
+#: What a record of an example whose outputs were reused keeps from the run that made
+#: them: what that run measured.
+MEASURED_FIELDS = ("wall_seconds", "cpu_seconds", *_MEMORY)
+_MEMORY_BUDGET_KEYS: dict[str, tuple[type, ...]] = {
+    "bytes": (int, type(None)),
+    "source": (str,),
+    "detail": (str, type(None)),
+    "reason": (str, type(None)),
+}
+
+
+def peak_bytes(record: dict[str, Any]) -> int | None:
+    """The example's peak memory: its process's and its child processes' (``None``: not
+    measured). What its memory budget bounds.
+
+    >>> peak_bytes({"peak_rss_bytes": 300, "children_peak_bytes": 200}), peak_bytes({})
+    (500, None)
+    """
+    own = record.get("peak_rss_bytes")
+    if own is None:
+        return None
+    return own + (record.get("children_peak_bytes") or 0)
 
 
 def _where(source: str | Path | None, key: str) -> str:
@@ -167,7 +233,28 @@ def validate_record(record: Any, source: str | Path | None = None, where: str = 
             f"{_where(source, f'{prefix}.budget_seconds')} is 0; a budget is above 0 seconds, "
             "or null for an unbounded example"
         )
+    if record.get("interrupted_by") not in (None, *INTERRUPTED_BY):
+        raise SchemaError(
+            f"{_where(source, f'{prefix}.interrupted_by')} is {record['interrupted_by']!r:.40}, "
+            f"expected one of {', '.join(INTERRUPTED_BY)}"
+        )
+    if record.get("memory_budget") is not None:
+        _validate_memory_budget(record["memory_budget"], _where(source, f"{prefix}.memory_budget"))
     return record
+
+
+def _validate_memory_budget(budget: dict[str, Any], where: str) -> None:
+    for key, types in _MEMORY_BUDGET_KEYS.items():
+        value = budget.get(key)
+        if (key == "source" and key not in budget) or isinstance(value, bool):
+            raise SchemaError(f"{where}.{key} is {value!r:.60}; expected {types[0].__name__}")
+        if not isinstance(value, types):
+            raise SchemaError(f"{where}.{key} has the wrong type: {value!r:.60}")
+    size = budget.get("bytes")
+    if size is not None and size <= 0:
+        raise SchemaError(
+            f"{where}.bytes is {size!r}; a memory budget is above 0 bytes, or null for none"
+        )
 
 
 def validate_report(report: Any, source: str | Path | None = None) -> dict:

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from docsaccel.contract import InputError, parse_switch
+from docsaccel.memory import format_size, machine_bytes, parse_size
 
 __all__ = [
     "CACHE_GRANULARITIES",
@@ -284,6 +285,26 @@ def _shard_records(source: Source) -> Path | None:
     return path
 
 
+def _memory_limit(source: Source) -> int | None:
+    value = source.value
+    if value is None or (isinstance(value, str) and value.strip().lower() == "none"):
+        return None
+    if not isinstance(value, str):
+        raise SettingError(
+            f"{source.where} must be a size such as '6.5G' or '1500M' (a string with a "
+            f"unit), or None for no ceiling, got {value!r}"
+        )
+    size = parse_size(value, source.where, SettingError)
+    machine = machine_bytes()
+    if machine is not None and size > machine:
+        raise SettingError(
+            f"{source.where} = {value!r} is more than the memory of this machine "
+            f"({format_size(machine)}); set the ceiling a little under it, such as "
+            f"{format_size(machine * 0.9)!r}"
+        )
+    return size
+
+
 def _text(source: Source) -> str | None:
     return source.value
 
@@ -347,6 +368,17 @@ class Settings:
         "Add the video scraper, so the videos an example writes play in its page.",
         "True or False",
         types=(bool,),
+    )
+    memory_limit: int | None = setting(
+        None,
+        _memory_limit,
+        "The build's memory ceiling: an example that would take the build's processes "
+        "over it is interrupted, its record and the report written first, and the build "
+        "fails (see the budgets guide). Set it a little under the runner's memory, such as "
+        '``"6.5G"`` on a 7 GB host; ``"none"`` in the variable turns it off.',
+        "a size such as ``'6.5G'``, or None",
+        types=(type(None), str),
+        env="DOCSACCEL_MEMORY_LIMIT",
     )
     report_page: str | None = setting(
         None,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -83,10 +84,22 @@ def sphinx_command(src: Path, outdir: Path, *args: str) -> list[str]:
 
 
 def build(
-    src: Path, *args: str, env: dict[str, str] | None = None, outdir: Path | None = None
+    src: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    outdir: Path | None = None,
+    address_space: int | None = None,
 ) -> Built:
+    """Build ``src``; ``address_space``: the most virtual memory (bytes) each process of
+    the build may map (``RLIMIT_AS``), so a test of memory limits cannot take the machine's
+    memory whatever goes wrong."""
     require_slow()
     outdir = outdir or src / "_build" / "html"
+
+    def limit() -> None:
+        if address_space is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
     done = subprocess.run(
         sphinx_command(src, outdir, *args),
         env=child_env(env),
@@ -94,6 +107,7 @@ def build(
         text=True,
         timeout=300,
         check=False,
+        preexec_fn=limit if address_space is not None else None,
     )
     return Built(done.returncode, done.stdout + done.stderr, outdir)
 

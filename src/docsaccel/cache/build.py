@@ -53,7 +53,7 @@ from docsaccel.contract import CACHED, OK, OVER_BUDGET, InputError, read_json
 from docsaccel.examples import Example
 from docsaccel.formats import write_json
 from docsaccel.records import base_record
-from docsaccel.schema import SchemaError, validate_record
+from docsaccel.schema import MEASURED_FIELDS, SchemaError, validate_record
 
 __all__ = ["CacheBuild", "CacheRecording", "lookup"]
 
@@ -414,8 +414,7 @@ def _look_up_one(
     return None
 
 
-_KEPT = ("wall_seconds", "cpu_seconds", "peak_rss_bytes", "knobs", "render", "started_at")
-_KEPT += ("finished_at",)
+_KEPT = (*MEASURED_FIELDS, "knobs", "render", "started_at", "finished_at")
 
 
 def _hit_record(example: Example, original: dict[str, Any], fast: bool) -> dict[str, Any]:

@@ -13,26 +13,24 @@ Example (``explain("tutorials/plot_a.py", cache, docs="docs")`` answers the same
 >>> prune(cache.name, max_size="500M")
 ('cache ...: removed 0 entries (0 B); 0 B left (limit 500.0 MiB)\\n', 0)
 >>> prune(cache.name, max_size="lots")
-("--max-size 'lots' is not a size such as 500M, 2G or 1048576\\n", 2)
+("--max-size: 'lots' is not a size; write e.g. '500M', '2G' or 1048576 (bytes)\\n", 2)
 >>> cache.cleanup()
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from docsaccel import memory
 from docsaccel.cache.deps import Project, changes, dependency_rows, find_root
 from docsaccel.cache.store import CacheStore, EntryError, example_id_of
 
 __all__ = ["explain", "parse_size", "prune", "stats"]
 
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
 #: Entries being written longer ago than this were left by a killed build.
 _ABANDONED_SECONDS = 3600
 
@@ -42,11 +40,8 @@ class _BadInput(ValueError):
 
 
 def parse_size(text: str) -> int:
-    """``"500M"`` -> bytes (``K``, ``M``, ``G``, ``T``: powers of 1024; ``B``/``iB`` allowed)."""
-    match = _SIZE.match(text)
-    if not match:
-        raise _BadInput(f"--max-size {text!r} is not a size such as 500M, 2G or 1048576")
-    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    """``"500M"`` -> bytes (:func:`docsaccel.memory.parse_size`; a bare number is bytes)."""
+    return memory.parse_size(text, "--max-size", _BadInput, bare_bytes=True, allow_zero=True)
 
 
 def _human(size: float) -> str:

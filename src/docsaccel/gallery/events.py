@@ -51,7 +51,15 @@ from sphinx.util import logging
 
 from docsaccel import layout, sg_compat
 from docsaccel.budgets import BudgetError, BudgetTable, format_seconds, load_budgets
-from docsaccel.contract import CACHED, FAILED, INTERRUPTED, NOT_EXECUTED, OVER_BUDGET
+from docsaccel.contract import (
+    BY_CEILING,
+    BY_TIME,
+    CACHED,
+    FAILED,
+    INTERRUPTED,
+    NOT_EXECUTED,
+    OVER_BUDGET,
+)
 from docsaccel.contract import OVERRUNS as _OVERRUNS
 from docsaccel.contract import REUSABLE as _REUSABLE
 from docsaccel.examples import Example, Planner
@@ -62,7 +70,9 @@ from docsaccel.gallery.lock import LockedError, OutdirLock
 from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
 from docsaccel.gallery.progress import start_progress
 from docsaccel.gallery.state import GalleryBuild
+from docsaccel.memory import format_size, machine_bytes
 from docsaccel.records import base_record, read_records, read_run_marker, write_record
+from docsaccel.schema import MEASURED_FIELDS, peak_bytes
 from docsaccel.settings import SettingError, env_name, read_settings, unknown_settings
 
 __all__ = ["REPORT_READY_EVENT", "BudgetOverrunError", "connect"]
@@ -78,7 +88,8 @@ _unfinished_builds: list[GalleryBuild] = []
 
 
 class BudgetOverrunError(SphinxError):
-    """The build ran examples over their budgets with ``docsaccel_on_overrun = "fail"``."""
+    """The build ran examples over their budgets with ``docsaccel_on_overrun = "fail"``,
+    or an example took it over its memory ceiling (in any mode)."""
 
     category = "docsaccel budget overrun"
 
@@ -116,10 +127,11 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
         settings = read_settings(config, app.confdir)
     except SettingError as exc:
         raise ConfigError(str(exc)) from None
-    table = BudgetTable()
+    # Memory budgets above what the machine has are mistakes, found before any example runs.
+    table = BudgetTable(memory_at_most=machine_bytes())
     if settings.budgets is not None:
         try:
-            table = load_budgets(settings.budgets)
+            table = load_budgets(settings.budgets, memory_at_most=machine_bytes())
         except BudgetError as exc:
             raise ConfigError(f"docsaccel_budgets: {exc}") from None
         # Messages and records name the file as conf.py does.
@@ -186,13 +198,16 @@ def _on_before_gallery(app: Sphinx) -> None:
         planner=build.planner,
         cache=build.cache.recording if build.cache else None,
         progress=build.progress.channel if build.progress else None,
+        memory_limit=build.settings.memory_limit,
+        save_report=build.save_unfinished_report,
     )
     sg_compat.install_hook(gallery_conf, hook)
     settings = build.settings
+    ceiling = "none" if settings.memory_limit is None else format_size(settings.memory_limit)
     logger.info(
         f"docsaccel: {len(build.examples)} examples, budgets from "
         f"{settings.budgets or '(none)'}, on overrun: {settings.on_overrun}, "
-        f"fast path: {'on' if settings.fast else 'off'}"
+        f"fast path: {'on' if settings.fast else 'off'}, memory ceiling: {ceiling}"
     )
 
 
@@ -278,7 +293,7 @@ def _made_by(build: GalleryBuild, example: Example) -> dict[str, Any] | None:
 def _cached_record(build: GalleryBuild, example: Example) -> dict[str, Any]:
     previous = build.previous.get(example.id)
     if previous and previous["status"] in _REUSABLE:
-        fields = {k: previous[k] for k in ("wall_seconds", "cpu_seconds", "peak_rss_bytes")}
+        fields = {k: previous[k] for k in MEASURED_FIELDS if k in previous}
         fields.update(render=previous.get("render", {}), finished_at=previous.get("finished_at"))
     else:
         fields = {"wall_seconds": sg_compat.cached_seconds(Path(example.target_file)) or 0.0}
@@ -291,15 +306,29 @@ def _log_overruns(report: dict[str, Any], on_overrun: str) -> None:
         if record["status"] == INTERRUPTED:
             logger.error(record["error"])
         elif record["status"] == OVER_BUDGET:
-            message = (
-                f"{record['id']} took {format_seconds(round(record['wall_seconds'], 1))}, "
-                f"over its budget of {format_seconds(record['budget_seconds'])} from "
-                f"{record['budget_detail']}"
-            )
+            message = "; ".join(_overrun_texts(record))
             if on_overrun == "fail":
                 logger.error(message)
             else:
                 logger.warning(message, type="docsaccel", subtype="budget")
+
+
+def _overrun_texts(record: dict[str, Any]) -> list[str]:
+    """What an over-budget record went over: its time budget, its memory budget, or both."""
+    texts = []
+    budget, wall = record["budget_seconds"], record["wall_seconds"]
+    if budget is not None and wall > budget:
+        texts.append(
+            f"{record['id']} took {format_seconds(round(wall, 1))}, over its budget of "
+            f"{format_seconds(budget)} from {record['budget_detail']}"
+        )
+    memory, peak = record.get("memory_budget") or {}, peak_bytes(record)
+    if memory.get("bytes") is not None and peak is not None and peak > memory["bytes"]:
+        texts.append(
+            f"{record['id']} peaked at {format_size(peak)}, over its memory budget of "
+            f"{format_size(memory['bytes'])} from {memory['detail']}"
+        )
+    return texts or [f"{record['id']}: {record['error']}"]
 
 
 def _on_report_ready(app: Sphinx, report: dict[str, Any]) -> None:
@@ -371,16 +400,29 @@ def _restore_fast_env(build: GalleryBuild) -> None:
 
 def _fail_on_overruns(app: Sphinx, exception: BaseException | None) -> None:
     build = _build(app)
-    if exception is not None or build is None or build.settings.on_overrun != "fail":
+    if exception is not None or build is None:
         return
     # The report _on_build_finished has just written holds the final records.
     report = build.last_report or build.report(complete=True)
-    overruns = [r["id"] for r in report["examples"] if r["status"] in _OVERRUNS]
+    # The ceiling is the machine's: crossing it fails the build in warn mode too.
+    ceiling = [r for r in report["examples"] if r.get("interrupted_by") == BY_CEILING]
+    overruns = ceiling
+    if build.settings.on_overrun == "fail":
+        overruns = [r for r in report["examples"] if r["status"] in _OVERRUNS]
     if overruns:
         raise BudgetOverrunError(
-            f"{len(overruns)} example(s) ran out of their time budget: {', '.join(overruns)} "
-            f"(see {build.report_path})"
+            f"{len(overruns)} example(s) ran out of their budget (time or memory): "
+            f"{', '.join(_named(r) for r in overruns)} (see {build.report_path})"
         )
+
+
+def _named(record: dict[str, Any]) -> str:
+    """The example's id, with its peak when memory stopped it."""
+    if record.get("interrupted_by") in (None, BY_TIME) or peak_bytes(record) is None:
+        return record["id"]
+    peak = format_size(peak_bytes(record) or 0)
+    where = "the memory ceiling" if record["interrupted_by"] == BY_CEILING else "its memory budget"
+    return f"{record['id']} (peak {peak}, stopped by {where})"
 
 
 def _write_unfinished_reports() -> bool:

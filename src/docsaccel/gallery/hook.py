@@ -6,13 +6,19 @@ this hook included, to those workers. So the hook carries everything it needs: t
 the records folder, the fast switch and the overrun mode.
 
 Before an example: the user's own resetters (if they asked for "before"), then clear the
-registry, set ``DOCSACCEL_FAST``, note the processes running, start the clocks, journal a
-provisional record (so an example that takes the whole process down is still recorded),
-and in fail mode arm a :class:`~docsaccel.gallery.interrupt.Deadline`. After it: stop the
-clocks, end the processes the example started (:mod:`.processes`), journal the record
-with the registry's facts, note next to its outputs whether they come from a fast or a
-full run (:func:`~docsaccel.records.write_run_marker`), then the user's "after"
-resetters.
+registry, set ``DOCSACCEL_FAST``, note the processes running, start the clocks and the
+memory meter (:mod:`.memory`), journal a provisional record (so an example that takes the
+whole process down is still recorded), and in fail mode arm a
+:class:`~docsaccel.gallery.interrupt.Deadline`. When the example has a memory budget in
+fail mode, or the build a memory ceiling (``docsaccel_memory_limit``), a
+:class:`~docsaccel.gallery.interrupt.Tripwire` samples its memory: over its budget it is
+interrupted as at its time budget; taking the build's processes over the ceiling, it is
+interrupted in any mode, and its record and (in the build's own process) the report are
+written first, so that whatever kills the process next, the report names it and its
+peak. After it: stop the clocks, measure its memory, end the processes the example
+started (:mod:`.processes`), journal the record with the registry's facts, note next to
+its outputs whether they come from a fast or a full run
+(:func:`~docsaccel.records.write_run_marker`), then the user's "after" resetters.
 
 However an example ends its process (the hard stop, ``os._exit``, ``SIGTERM``,
 interpreter exit), :mod:`.process_end` tells the hook first (:meth:`ExampleHook.end_running`):
@@ -33,12 +39,10 @@ Example (what :func:`docsaccel.gallery.setup` does)::
 
 from __future__ import annotations
 
-import contextlib
 import os
-import resource
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +51,9 @@ from sphinx.util import logging as sphinx_logging
 from docsaccel import registry, sg_compat
 from docsaccel.budgets import format_seconds
 from docsaccel.contract import (
+    BY_CEILING,
+    BY_MEMORY,
+    BY_TIME,
     FAILED,
     HARD_STOP,
     INTERRUPTED,
@@ -58,16 +65,25 @@ from docsaccel.contract import (
 )
 from docsaccel.examples import Example, Planner
 from docsaccel.gallery import process_end
-from docsaccel.gallery.interrupt import Deadline, cancel_all
+from docsaccel.gallery.interrupt import Deadline, Tripwire, cancel_all
+from docsaccel.gallery.memory import SAMPLE_SECONDS, MemoryMeter, Sample, hard_line
 from docsaccel.gallery.processes import descendants, end_processes
 from docsaccel.gallery.progress import NearBudgetWatch, ProgressChannel
+from docsaccel.memory import format_size, machine_bytes
 from docsaccel.records import RecordJournal, base_record, now_iso, write_run_marker
+from docsaccel.schema import peak_bytes
 from docsaccel.settings import env_name
 
 if TYPE_CHECKING:
     from docsaccel.cache.build import CacheRecording
 
-__all__ = ["ExampleHook", "hard_stop_message", "interruption_message"]
+__all__ = [
+    "ExampleHook",
+    "hard_stop_message",
+    "interruption_message",
+    "memory_hard_stop_message",
+    "memory_interruption_message",
+]
 
 logger = sphinx_logging.getLogger(__name__)
 
@@ -104,6 +120,51 @@ def hard_stop_message(example: Example, elapsed: float, grace: float) -> str:
     )
 
 
+_MEMORY_ADVICE = (
+    "Make it use less memory in CI with docsaccel.fast.pick(full=..., fast=..., name=...) "
+    "and build with DOCSACCEL_FAST=1"
+)
+
+
+def _memory_limit_text(example: Example, why: str, sample: Sample, ceiling: int | None) -> str:
+    if why == BY_CEILING:
+        return (
+            f"the build's processes held {format_size(sample.build)}, over the build's "
+            f"memory ceiling of {format_size(ceiling or 0)} (docsaccel_memory_limit), and "
+            "this example's process held the most of it"
+        )
+    return f"its memory budget is {example.budget.memory.describe()}"
+
+
+def memory_interruption_message(
+    example: Example, why: str, sample: Sample, ceiling: int | None, started_at: int
+) -> str:
+    """The error of an example stopped by its memory budget or by the build's ceiling;
+    ``started_at``: what its process held when it started (what earlier examples left)."""
+    mode = "" if why == BY_CEILING else " (docsaccel_on_overrun = 'fail')"
+    advice = "or raise the ceiling" if why == BY_CEILING else "or raise its memory budget"
+    return (
+        f"{example.id} was interrupted at {format_size(sample.example)} (its process held "
+        f"{format_size(started_at)} when it started): "
+        f"{_memory_limit_text(example, why, sample, ceiling)}{mode}. {_MEMORY_ADVICE}, {advice}."
+    )
+
+
+def memory_hard_stop_message(
+    example: Example, elapsed: float, why: str, tripped: Sample, last: Sample, ceiling: int | None
+) -> str:
+    """The error of an example the hard stop ended after its memory interruption:
+    ``tripped`` is the sample that interrupted it, ``last`` the one that ended it."""
+    return (
+        f"{example.id} {HARD_STOP} {elapsed:.1f} s (its process was ended): it "
+        f"went on after its interruption at {format_size(tripped.example)} "
+        f"({_memory_limit_text(example, why, tripped, ceiling)}), and held "
+        f"{format_size(last.example)} (the build {format_size(last.build)}) when it was "
+        f"ended (it ignores or swallows the interruption, or allocates in native code). "
+        f"{_MEMORY_ADVICE}."
+    )
+
+
 @dataclass
 class _Run:
     example: Example
@@ -115,7 +176,17 @@ class _Run:
     tier: str | None = None
     deadline: Deadline | None = None
     interrupted_after: float | None = None
+    #: What interrupted it (:data:`~docsaccel.contract.INTERRUPTED_BY`), and the error.
+    interrupted_by: str | None = None
+    interruption: str | None = None
     ended: bool = False  # its final record is written
+    meter: MemoryMeter | None = None
+    #: Its memory fields once it ended (:meth:`MemoryMeter.finish`).
+    memory: dict[str, int | None] | None = None
+    tripwire: Tripwire | None = None
+    #: The memory sample the tripwire last took, and the one that tripped it.
+    sample: Sample | None = None
+    tripped: Sample | None = None
     cost_before: tuple[int, int] | None = None
     #: Threads and exit handlers before it ran (:func:`.process_end.before_example`).
     left_mark: tuple[frozenset[int | None], int] | None = None
@@ -135,6 +206,12 @@ class ExampleHook:
     cache: CacheRecording | None = None
     #: Where start and end events go (``None``: no progress in the log).
     progress: ProgressChannel | None = None
+    #: The build's memory ceiling in bytes (``docsaccel_memory_limit``; None: none).
+    memory_limit: int | None = None
+    #: The process of the build (Sphinx's): the ceiling bounds it and its descendants.
+    build_pid: int = field(default_factory=os.getpid)
+    #: Writes the build's report now (in the build's process only; never pickled).
+    save_report: Callable[[], Any] | None = None
     _near: NearBudgetWatch = field(default_factory=NearBudgetWatch, repr=False)
     _run: _Run | None = field(default=None, repr=False)
     _journal: RecordJournal = field(init=False, repr=False)
@@ -153,6 +230,7 @@ class ExampleHook:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_run"] = None  # a run in progress never travels to another process
+        state["save_report"] = None  # the build's state stays in the build's process
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -200,9 +278,9 @@ class ExampleHook:
         process_end.install(sigterm=False)
         registry.clear()
         os.environ[FAST_ENV_VAR] = "1" if self.fast else "0"
-        _reset_peak_rss()
         run = _Run(example, now_iso(), time.perf_counter(), time.process_time())
         run.processes = descendants()
+        run.meter = MemoryMeter.start(run.processes)
         run.left_mark = process_end.before_example()
         run.cost_before = sg_compat.cost_stamp(example.target_file)
         self._run = run
@@ -223,8 +301,81 @@ class ExampleHook:
                 code_file=example.src_file,
                 on_hard_stop=lambda elapsed: self._hard_stop(run, elapsed),
             ).start()
+        self._watch_memory(run)
         if self.cache is not None:
             self.cache.start(example)
+
+    def _memory_budget(self, example: Example) -> int | None:
+        """The memory budget the tripwire enforces: in fail mode only."""
+        return example.budget.memory.bytes if self.on_overrun == "fail" else None
+
+    def _watch_memory(self, run: _Run) -> None:
+        budget, ceiling = self._memory_budget(run.example), self.memory_limit
+        if budget is None and ceiling is None:
+            return
+        hard = None if ceiling is None else hard_line(ceiling, machine_bytes())
+
+        def measure(past: Callable[[Sample], bool]) -> Sample:
+            # The quick sample counts a shared page in every process that maps it, so it
+            # is never below the careful one: only past a limit is the careful one taken.
+            assert run.meter is not None
+            sample = run.meter.sample(self.build_pid)
+            if past(sample):
+                sample = run.meter.sample(self.build_pid, shared_once=True)
+            run.sample = sample
+            return sample
+
+        def past_a_limit(sample: Sample) -> bool:
+            return (ceiling is not None and sample.build > ceiling) or (
+                budget is not None and sample.example > budget
+            )
+
+        def tripped() -> str | None:
+            sample = measure(past_a_limit)
+            if ceiling is not None and sample.build > ceiling and sample.largest:
+                return BY_CEILING
+            if budget is not None and sample.example > budget:
+                return BY_MEMORY
+            return None
+
+        def beyond_hard_line() -> bool:
+            return hard is not None and measure(lambda s: s.build >= hard).build >= hard
+
+        run.tripwire = Tripwire(
+            tripped,
+            lambda why: self._memory_interrupted(run, why),
+            code_file=run.example.src_file,
+            every=SAMPLE_SECONDS,
+            on_hard_stop=lambda elapsed: self._memory_hard_stop(run, elapsed),
+            hard=None if hard is None else beyond_hard_line,
+        ).start()
+
+    def _memory_interrupted(self, run: _Run, why: str) -> str:
+        """The tripwire tripped (its watch thread): record the example, save the report."""
+        assert run.sample is not None and run.meter is not None
+        message = memory_interruption_message(
+            run.example, why, run.sample, self.memory_limit, run.meter.rss_before
+        )
+        run.tripped = run.tripped or run.sample
+        if run.interrupted_after is None:
+            run.interrupted_after = time.perf_counter() - run.wall_start
+            run.interrupted_by, run.interruption = why, message
+            self._write(run, INTERRUPTED, error=message)
+        if why == BY_CEILING:
+            # Before anything can kill the process: the report names the example.
+            self._say(f"docsaccel: {message}")
+            if self.save_report is not None:
+                self.save_report()
+        return message
+
+    def _memory_hard_stop(self, run: _Run, elapsed: float) -> None:
+        tripped, last = run.tripped, run.sample
+        why = run.tripwire.why if run.tripwire is not None else None
+        assert tripped is not None and last is not None and why is not None
+        message = memory_hard_stop_message(
+            run.example, elapsed, why, tripped, last, self.memory_limit
+        )
+        self._end_hard(run, message)
 
     def _interrupted(self, run: _Run, elapsed: float) -> str:
         tier = run.deadline.tier if run.deadline is not None else None
@@ -232,6 +383,7 @@ class ExampleHook:
         if run.interrupted_after is None:
             run.interrupted_after = elapsed
             run.tier = tier
+            run.interrupted_by, run.interruption = BY_TIME, message
             # Recorded now: with abort_on_example_error the "after" call never comes.
             self._write(run, INTERRUPTED, error=message)
         return message
@@ -239,16 +391,23 @@ class ExampleHook:
     def _hard_stop(self, run: _Run, elapsed: float) -> None:
         """The watchdog's last resort: record the example, end its processes and this one."""
         grace = run.deadline.grace if run.deadline is not None else 0.0
-        message = hard_stop_message(run.example, elapsed, grace)
-        run.interrupted_after = run.interrupted_after or elapsed
+        run.interrupted_by = run.interrupted_by or BY_TIME
+        self._end_hard(run, hard_stop_message(run.example, elapsed, grace))
+
+    def _end_hard(self, run: _Run, message: str) -> None:
+        run.interrupted_after = run.interrupted_after or time.perf_counter() - run.wall_start
         self._write(run, INTERRUPTED, error=message, finished=True)
         run.ended = True
+        self._say(message)
+        process_end.end_of_process(process_end.EXIT_STATUS)
+
+    def _say(self, message: str) -> None:
+        """An error in the build's log, from any thread of any process that runs examples."""
         if process_end.builds_here():
             logger.error(message)
         else:
             # A parallel worker has no Sphinx logging: its stderr is the build's.
             print(f"ERROR: {message}", file=sys.__stderr__, flush=True)
-        process_end.end_of_process(process_end.EXIT_STATUS)
 
     def _finish(self, fname: str) -> None:
         if self._run is not None and self._run.pid != os.getpid():
@@ -261,40 +420,36 @@ class ExampleHook:
             return
         # Stopped first: the plugin's own bookkeeping is not the example's dependency.
         seen = self.cache.stop() if self.cache is not None else None
-        if run.deadline is not None:
-            run.deadline.cancel()
+        _cancel(run)
         if self.progress is not None:
             self._near.disarm()
-        budget = run.example.budget.seconds
+        live = descendants()
+        if run.meter is not None:
+            run.memory = run.meter.finish(live)
         total = time.perf_counter() - run.wall_start
         measured = sg_compat.measured_seconds(run.example.target_file, run.cost_before)
         # sphinx-gallery's time when it measured this run (a passing example), else ours.
         wall = total if measured is None else min(measured, total)
-        error = None
-        if run.interrupted_after is not None:
-            status = INTERRUPTED
-            error = interruption_message(run.example, run.interrupted_after, run.tier)
-        elif budget is not None and wall > budget:
-            status = OVER_BUDGET
-            error = f"took {format_seconds(round(wall, 1))}, over its budget"
-        else:
-            status = OK
+        status, error = _verdict(run, wall)
         overhead = None if measured is None else round(total - wall, 3)
         record = self._write(run, status, error=error, finished=True, wall=wall, overhead=overhead)
         run.ended = True
         if self.progress is not None:
-            self.progress.send(event="end", id=run.example.id, seconds=wall, status=status)
+            peak = peak_bytes(record)
+            self.progress.send(
+                event="end", id=run.example.id, seconds=wall, status=status, peak=peak
+            )
         # After the record: the time spent ending its processes is not the example's.
-        self._wind_up(run)
+        self._wind_up(run, live)
         if run.left_mark is not None:
             process_end.after_example(run.example.id, run.left_mark)
         write_run_marker(run.example.target_file, self.fast, record["knobs"])
         if self.cache is not None and seen is not None:
             self.cache.save(run.example, seen)
 
-    def _wind_up(self, run: _Run) -> None:
+    def _wind_up(self, run: _Run, live: set[tuple[int, int]] | None = None) -> None:
         """What every example end needs, however it ended: no process or module left over."""
-        end_processes(descendants() - run.processes)
+        end_processes((descendants() if live is None else live) - run.processes)
         if run.interrupted_after is not None:
             _forget_half_imported_modules()
 
@@ -308,8 +463,7 @@ class ExampleHook:
         run = self._run
         if run is None or run.pid != os.getpid():
             return
-        if run.deadline is not None:
-            run.deadline.cancel()
+        _cancel(run)
         end_processes(descendants() - run.processes)
         if why is not None and not run.ended and run.interrupted_after is None:
             self._write(run, FAILED, error=f"did not finish: {why}")
@@ -330,14 +484,21 @@ class ExampleHook:
         cache = {} if self.cache is None else {"cache": self.cache.record_field(run.example.id)}
         if wall is None:
             wall = time.perf_counter() - run.wall_start
+        # Nothing has run yet at the provisional record: no memory to measure.
+        memory: dict[str, Any] = {}
+        if run.memory is not None:
+            memory = run.memory
+        elif run.meter is not None and not provisional:
+            memory = run.meter.so_far()
+        if status == INTERRUPTED and run.interrupted_by is not None:
+            memory = {**memory, "interrupted_by": run.interrupted_by}
         record = base_record(
             run.example,
             status,
             self.fast,
             wall_seconds=round(wall, 3),
             cpu_seconds=round(time.process_time() - run.cpu_start, 3),
-            # Nothing has run yet at the provisional record: no memory to measure.
-            peak_rss_bytes=None if provisional else _peak_rss_bytes(),
+            **memory,
             knobs=facts.get(KNOBS_SECTION, {}),
             render=facts.get(RENDER_SECTION, {}),
             error=error,
@@ -360,32 +521,23 @@ def _forget_half_imported_modules() -> None:
             sys.modules.pop(name, None)
 
 
-def _reset_peak_rss() -> None:
-    """Make the kernel's peak-RSS mark start over, so it measures this example (Linux)."""
-    # Raw os calls: a Python file object adds four system calls to each of the two
-    # /proc accesses every example makes.
-    with contextlib.suppress(OSError):
-        control = os.open("/proc/self/clear_refs", os.O_WRONLY | os.O_CLOEXEC)
-        try:
-            os.write(control, b"5")
-        finally:
-            os.close(control)
+def _cancel(run: _Run) -> None:
+    for armed in (run.deadline, run.tripwire):
+        if armed is not None:
+            armed.cancel()
 
 
-def _peak_rss_bytes() -> int | None:
-    """Peak resident memory of this process since the last reset, in bytes."""
-    try:
-        status = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            text = os.read(status, 1 << 16)
-        finally:
-            os.close(status)
-        for line in text.splitlines():
-            if line.startswith(b"VmHWM:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
-    except (OSError, ValueError):
-        return None
+def _verdict(run: _Run, wall: float) -> tuple[str, str | None]:
+    """The status of a run that ended, and its error: interrupted, over budget or ok."""
+    if run.interrupted_after is not None:
+        return INTERRUPTED, run.interruption
+    over = []
+    budget = run.example.budget
+    if budget.seconds is not None and wall > budget.seconds:
+        over.append(f"took {format_seconds(round(wall, 1))}, over its budget")
+    peak = peak_bytes(run.memory or {})
+    if budget.memory.bytes is not None and peak is not None and peak > budget.memory.bytes:
+        over.append(
+            f"peaked at {format_size(peak)}, over its memory budget of {budget.memory.describe()}"
+        )
+    return (OVER_BUDGET, "; ".join(over)) if over else (OK, None)

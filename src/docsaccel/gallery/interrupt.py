@@ -1,8 +1,9 @@
 """Stop a running example when its budget runs out, whatever the example does.
 
-The rest of the plugin only knows :class:`Deadline` (``start`` / ``cancel`` / ``fired`` /
-``tier``) and the exception it raises, :class:`BudgetExceeded`. How the stop happens is
-decided here, in two tiers:
+The rest of the plugin only knows :class:`Deadline` (time) and :class:`Tripwire` (any
+condition a watch thread samples: memory), with ``start`` / ``cancel`` / ``fired`` /
+``tier``, and the exceptions they raise, :class:`BudgetExceeded` and its subclass
+:class:`MemoryExceeded`. How the stop happens is decided here, in two tiers:
 
 1. **Interruption** (the example sees an exception, sphinx-gallery shows it on the page):
 
@@ -21,15 +22,21 @@ decided here, in two tiers:
    imports it. If the example swallows it (``except Exception: pass``), it is raised
    again every ``retry_every`` seconds until the example returns.
 
+   A :class:`Tripwire` has no timer: its watch thread calls ``tripped()`` every
+   ``every`` seconds, and once it says why, delivers the exception itself as the
+   ``"thread"`` method does, under the same rules.
+
 2. **Hard stop**: an example still running ``grace`` seconds after its budget (it
    swallows the exception in a loop, or sits in native code with ``SIGALRM`` ignored)
    gets ``on_hard_stop(elapsed)`` called from the watchdog thread; the plugin records it
    and ends the process there. The grace defaults to :data:`GRACE_SECONDS`;
-   ``DOCSACCEL_INTERRUPT_GRACE`` sets it.
+   ``DOCSACCEL_INTERRUPT_GRACE`` sets it. A tripwire's hard stop comes ``grace`` seconds
+   after it tripped, or at once when its ``hard()`` says so (native code that goes on
+   allocating, which no exception can reach).
 
-A deadline an example left armed (with ``abort_on_example_error`` the example's "after"
-hook never runs) is disarmed when the next deadline starts, by :func:`cancel_all`, and at
-the process's end.
+A deadline or tripwire an example left armed (with ``abort_on_example_error`` the
+example's "after" hook never runs) is disarmed when the next one of its kind starts, by
+:func:`cancel_all`, and at the process's end.
 
 Example: a loop that never ends on its own, stopped after 0.2 s (on the main thread; the
 previous ``SIGALRM`` handler and timer are back after :meth:`Deadline.cancel`).
@@ -43,10 +50,27 @@ previous ``SIGALRM`` handler and timer are back after :meth:`Deadline.cancel`).
 ... finally:
 ...     deadline.cancel()
 stopped after ... s by signal
+
+A tripwire instead stops code once a condition it samples holds (here: more than three
+blocks of 1 MiB; the plugin samples memory):
+
+>>> blocks = []
+>>> wire = Tripwire(lambda: "memory" if len(blocks) > 3 else None,
+...                 lambda why: f"over its {why} budget", every=0.01).start()
+>>> try:
+...     while True:
+...         blocks.append(bytearray(1 << 20))
+...         time.sleep(0.005)
+... except MemoryExceeded as exc:
+...     print(exc, "by the", wire.tier)
+... finally:
+...     wire.cancel()
+over its memory budget by the watchdog
 """
 
 from __future__ import annotations
 
+import functools
 import signal
 import sys
 import threading
@@ -56,12 +80,20 @@ from types import FrameType
 
 from docsaccel.settings import GRACE_SECONDS, read_env_setting
 
-__all__ = ["GRACE_SECONDS", "BudgetExceeded", "Deadline", "cancel_all", "grace_seconds"]
+__all__ = [
+    "GRACE_SECONDS",
+    "BudgetExceeded",
+    "Deadline",
+    "MemoryExceeded",
+    "Tripwire",
+    "cancel_all",
+    "grace_seconds",
+]
 
 # Messages for exceptions delivered by the watchdog, which can only raise a class.
 _pending_messages: dict[int, str] = {}
 # Started and not cancelled yet.
-_active: set[Deadline] = set()
+_active: set[_Interruption] = set()
 _IMPORT_MACHINERY = "<frozen importlib._bootstrap"
 
 
@@ -75,8 +107,13 @@ class BudgetExceeded(Exception):
 
     def __init__(self, message: str | None = None) -> None:
         if message is None:
-            message = _pending_messages.pop(threading.get_ident(), "time budget exceeded")
+            message = _pending_messages.pop(threading.get_ident(), "budget exceeded")
         super().__init__(message)
+
+
+class MemoryExceeded(BudgetExceeded):
+    """Raised inside an example over its memory budget, or that took the build over its
+    memory ceiling (a :class:`BudgetExceeded`, handled as one)."""
 
 
 def grace_seconds() -> float:
@@ -87,7 +124,102 @@ def grace_seconds() -> float:
     return read_env_setting("interrupt_grace")
 
 
-class Deadline:
+class _Interruption:
+    """What both kinds share: where the code runs, the watchdog's delivery, cancelling."""
+
+    exception: type[BudgetExceeded] = BudgetExceeded
+
+    def __init__(
+        self,
+        code_file: str | None,
+        retry_every: float,
+        grace: float | None,
+        on_hard_stop: Callable[[float], None] | None,
+    ) -> None:
+        if not retry_every > 0:
+            raise ValueError(
+                f"{type(self).__name__} retry_every must be more than 0, got {retry_every!r}"
+            )
+        self.retry_every = float(retry_every)
+        self.grace = grace_seconds() if grace is None else float(grace)
+        self.code_file = code_file
+        self.on_hard_stop = on_hard_stop
+        self.fired = False
+        #: Which mechanism stopped the code first: "signal", "watchdog" or "hard stop".
+        self.tier: str | None = None
+        self._started = 0.0
+        self._target = threading.get_ident()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._delivered = False
+
+    def _begin(self) -> None:
+        # One example runs per thread: one of this kind still armed there is left over.
+        for other in list(_active):
+            if type(other) is type(self) and other._target == threading.get_ident():
+                other.cancel()
+        self._started = time.perf_counter()
+        self._target = threading.get_ident()
+        _active.add(self)
+
+    def _watch_in_thread(self) -> None:
+        name = f"docsaccel-{type(self).__name__.lower()}"
+        threading.Thread(target=self._watch, name=name, daemon=True).start()
+
+    def _watch(self) -> None:
+        raise NotImplementedError
+
+    def cancel(self) -> None:
+        """Stop watching; a no-op when it was never started or already cancelled."""
+        with self._lock:
+            self._stop.set()
+            _active.discard(self)
+            if self._delivered:
+                # Drop an exception that was set but not delivered yet.
+                _set_async_exception(self._target, None)
+                self._delivered = False
+            _pending_messages.pop(self._target, None)
+
+    def _where(self, frame: FrameType | None) -> tuple[bool, bool]:
+        """(the code runs, an import is in progress) for the stack ending at ``frame``."""
+        in_code = self.code_file is None
+        in_import = False
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name == self.code_file:
+                in_code = True
+            elif name.startswith(_IMPORT_MACHINERY):
+                in_import = True
+            frame = frame.f_back
+        return in_code, in_import
+
+    def _target_state(self) -> tuple[bool, bool]:
+        frame = sys._current_frames().get(self._target)
+        try:
+            return self._where(frame)
+        finally:
+            del frame
+
+    def _deliver(self, message: Callable[[], str]) -> bool:
+        """Set the exception on the target thread (the watchdog's way); False if cancelled."""
+        with self._lock:
+            if self._stop.is_set():
+                return False
+            _pending_messages[self._target] = message()
+            _set_async_exception(self._target, self.exception)
+            self._delivered = True
+        return True
+
+    def _hard_stop(self) -> None:
+        with self._lock:
+            if self._stop.is_set():
+                return
+            self.fired, self.tier = True, "hard stop"
+        assert self.on_hard_stop is not None
+        self.on_hard_stop(time.perf_counter() - self._started)
+
+
+class Deadline(_Interruption):
     """Raise :class:`BudgetExceeded` in the calling thread ``seconds`` after :meth:`start`.
 
     ``message_for(elapsed_seconds)`` builds the exception's message when it fires (it may
@@ -108,51 +240,28 @@ class Deadline:
     ) -> None:
         if not seconds > 0:
             raise ValueError(f"Deadline seconds must be more than 0, got {seconds!r}")
-        if not retry_every > 0:
-            raise ValueError(f"Deadline retry_every must be more than 0, got {retry_every!r}")
+        super().__init__(code_file, retry_every, grace, on_hard_stop)
         self.seconds = float(seconds)
-        self.retry_every = float(retry_every)
-        self.grace = grace_seconds() if grace is None else float(grace)
         self.message_for = message_for
-        self.code_file = code_file
-        self.on_hard_stop = on_hard_stop
-        self.fired = False
-        #: Which mechanism stopped the code first: "signal", "watchdog" or "hard stop".
-        self.tier: str | None = None
         self.method = _method()
-        self._started = 0.0
-        self._target = threading.get_ident()
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
         self._handler = self._on_alarm
         self._previous_handler: object = None
         self._previous_timer = (0.0, 0.0)
         self._armed_signal = False
-        self._delivered = False
 
     def start(self) -> Deadline:
-        cancel_all()  # one example runs per thread: a deadline still armed is left over
-        self._started = time.perf_counter()
-        self._target = threading.get_ident()
+        self._begin()
         if self.method == "signal":
             self._previous_handler = signal.signal(signal.SIGALRM, self._handler)
             self._previous_timer = signal.getitimer(signal.ITIMER_REAL)
             signal.setitimer(signal.ITIMER_REAL, self.seconds, self.retry_every)
             self._armed_signal = True
-        _active.add(self)
-        threading.Thread(target=self._watch, name="docsaccel-deadline", daemon=True).start()
+        self._watch_in_thread()
         return self
 
     def cancel(self) -> None:
         """Stop the clock; a no-op when it was never started or already cancelled."""
-        with self._lock:
-            self._stop.set()
-            _active.discard(self)
-            if self._delivered:
-                # Drop an exception that was set but not delivered yet.
-                _set_async_exception(self._target, None)
-                self._delivered = False
-            _pending_messages.pop(self._target, None)
+        super().cancel()
         if self._armed_signal and threading.current_thread() is threading.main_thread():
             self._armed_signal = False
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -170,19 +279,6 @@ class Deadline:
         self.fired = True
         self.tier = self.tier or tier
         return self.message_for(time.perf_counter() - self._started)
-
-    def _where(self, frame: FrameType | None) -> tuple[bool, bool]:
-        """(the code runs, an import is in progress) for the stack ending at ``frame``."""
-        in_code = self.code_file is None
-        in_import = False
-        while frame is not None:
-            name = frame.f_code.co_filename
-            if name == self.code_file:
-                in_code = True
-            elif name.startswith(_IMPORT_MACHINERY):
-                in_import = True
-            frame = frame.f_back
-        return in_code, in_import
 
     def _on_alarm(self, signum: int, frame: FrameType | None) -> None:
         if self._stop.is_set():
@@ -205,32 +301,99 @@ class Deadline:
             return
         hard_stop_at = self._started + self.seconds + self.grace
         while not self._stop.is_set():
-            frame = sys._current_frames().get(self._target)
-            in_code, in_import = self._where(frame)
-            del frame
+            in_code, in_import = self._target_state()
             if in_code and self.on_hard_stop is not None and time.perf_counter() >= hard_stop_at:
-                with self._lock:
-                    if self._stop.is_set():
-                        return
-                    self.fired, self.tier = True, "hard stop"
-                self.on_hard_stop(time.perf_counter() - self._started)
+                self._hard_stop()
                 return
-            if in_code and not in_import and self._signal_disabled():
-                with self._lock:
-                    if self._stop.is_set():
-                        return
-                    _pending_messages[self._target] = self._message("watchdog")
-                    _set_async_exception(self._target, BudgetExceeded)
-                    self._delivered = True
+            delivery = in_code and not in_import and self._signal_disabled()
+            if delivery and not self._deliver(lambda: self._message("watchdog")):
+                return
             if self._stop.wait(self.retry_every):
                 return
 
 
+class Tripwire(_Interruption):
+    """Raise :class:`MemoryExceeded` in the calling thread once ``tripped()`` says why.
+
+    A watch thread calls ``tripped()`` every ``every`` seconds; it returns ``None``, or
+    why to stop (kept as :attr:`why`). Then, once, ``message_for(why)`` builds the
+    exception's message (it may record the trip first: it runs before any delivery), and
+    the watch delivers the exception while ``code_file``'s code runs (never inside an
+    import), again every ``retry_every`` seconds until :meth:`cancel`. ``on_hard_stop``:
+    called when the code still runs ``grace`` seconds after the trip, or at once when
+    ``hard()`` (checked at every sample after the trip) is true.
+    """
+
+    exception = MemoryExceeded
+
+    def __init__(
+        self,
+        tripped: Callable[[], str | None],
+        message_for: Callable[[str], str],
+        code_file: str | None = None,
+        every: float = 0.05,
+        retry_every: float = 0.25,
+        grace: float | None = None,
+        on_hard_stop: Callable[[float], None] | None = None,
+        hard: Callable[[], bool] | None = None,
+    ) -> None:
+        if not every > 0:
+            raise ValueError(f"Tripwire every must be more than 0, got {every!r}")
+        super().__init__(code_file, retry_every, grace, on_hard_stop)
+        self.tripped = tripped
+        self.message_for = message_for
+        self.every = float(every)
+        self.hard = hard
+        #: What ``tripped()`` said, once it did.
+        self.why: str | None = None
+
+    def start(self) -> Tripwire:
+        self._begin()
+        self._watch_in_thread()
+        return self
+
+    def _trip(self) -> str | None:
+        """The message, once ``tripped()`` says why (None until then, or when cancelled)."""
+        why = self.tripped()
+        if why is None:
+            return None
+        with self._lock:
+            if self._stop.is_set():
+                return None
+            self.why, self.fired, self.tier = why, True, "watchdog"
+            return self.message_for(why)
+
+    def _watch(self) -> None:
+        message: str | None = None
+        tripped_at = next_try = 0.0
+        while not self._stop.wait(self.every):
+            first = message is None
+            if first:
+                message = self._trip()
+                if message is None:
+                    continue
+                tripped_at = time.perf_counter()
+            in_code, in_import = self._target_state()
+            now = time.perf_counter()
+            # Never before the first delivery: the code gets its chance to stop.
+            hard_stop = in_code and not first and self.on_hard_stop is not None
+            if hard_stop and self._hard_due(now - tripped_at):
+                self._hard_stop()
+                return
+            if in_code and not in_import and now >= next_try:
+                if not self._deliver(functools.partial(str, message)):
+                    return
+                next_try = now + self.retry_every
+
+    def _hard_due(self, since_trip: float) -> bool:
+        return since_trip >= self.grace or (self.hard is not None and self.hard())
+
+
 def cancel_all() -> None:
-    """Disarm every deadline still armed (an example stopped without its "after" hook, the
-    process ending: :mod:`.process_end` calls it)."""
-    for deadline in list(_active):
-        deadline.cancel()
+    """Disarm every deadline and tripwire still armed (an example stopped without its
+    "after" hook, the process ending: :mod:`.process_end` calls it)."""
+    for armed in list(_active):
+        armed.cancel()
 
 
 def _method() -> str:

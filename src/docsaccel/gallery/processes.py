@@ -33,14 +33,16 @@ import os
 import signal
 import time
 
-__all__ = ["descendants", "end_processes", "new_since"]
+__all__ = ["Process", "children", "descendants", "end_processes", "new_since", "read_proc"]
 
 # A process is named by its pid and its start time, so a pid the kernel reused for an
 # unrelated process is never taken for one seen before.
 Process = tuple[int, int]
 
 
-def _read(path: str) -> bytes:
+def read_proc(path: str) -> bytes:
+    """The first 64 KiB of a ``/proc`` file, ``b""`` if it cannot be read (raw ``os`` calls:
+    a Python file object costs four more system calls, and these are read often)."""
     try:
         handle = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
@@ -55,7 +57,7 @@ def _read(path: str) -> bytes:
 
 def _stat(pid: int) -> tuple[str, int] | None:
     """(state, start time) of ``pid``, None when it is gone."""
-    text = _read(f"/proc/{pid}/stat")
+    text = read_proc(f"/proc/{pid}/stat")
     # The command name is in parentheses and may hold spaces or parentheses itself.
     fields = text[text.rfind(b")") + 2 :].split()
     if len(fields) < 20:
@@ -63,21 +65,22 @@ def _stat(pid: int) -> tuple[str, int] | None:
     return fields[0].decode("ascii", "replace"), int(fields[19])
 
 
-def _children(pid: int) -> list[int]:
+def children(pid: int) -> list[int]:
+    """The pids of the children of ``pid`` (of each of its threads)."""
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return []
     found = []
     for task in tasks:
-        found += [int(child) for child in _read(f"/proc/{pid}/task/{task}/children").split()]
+        found += [int(child) for child in read_proc(f"/proc/{pid}/task/{task}/children").split()]
     return found
 
 
 def descendants(pid: int | None = None) -> set[Process]:
     """The running (not zombie) descendants of ``pid`` (default: this process)."""
     found: set[Process] = set()
-    waiting = _children(os.getpid() if pid is None else pid)
+    waiting = children(os.getpid() if pid is None else pid)
     seen: set[int] = set()
     while waiting:
         child = waiting.pop()
@@ -87,7 +90,7 @@ def descendants(pid: int | None = None) -> set[Process]:
         stat = _stat(child)
         if stat is not None and stat[0] not in ("Z", "X"):
             found.add((child, stat[1]))
-        waiting += _children(child)
+        waiting += children(child)
     return found
 
 

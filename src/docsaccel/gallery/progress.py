@@ -3,8 +3,8 @@
 While the examples run, the log says, through Sphinx logging (so ``-q`` silences it and
 ``-W`` never fails on it)::
 
-    docsaccel: [3/12] tutorials/02_torchrl_video.py: budget 3m, expected 44 s
-    docsaccel: [3/12] tutorials/02_torchrl_video.py: 41.2 s, ok, 23% of its budget; about 1m50s left
+    docsaccel: [3/12] tutorials/02_video.py: budget 3m, expected 44 s
+    docsaccel: [3/12] tutorials/02_video.py: 41.2 s, ok, 23% of its budget, peak 1.2G; about 2m left
     docsaccel: tutorials/05_train.py: still running after 2m24s, 80% of its budget of 3m
 
 Counts are over the examples this build executes (a shard's own ones; examples skipped as
@@ -53,6 +53,7 @@ from docsaccel import sg_compat
 from docsaccel.budgets import format_seconds
 from docsaccel.contract import EXECUTED, NEAR_BUDGET, REUSABLE
 from docsaccel.examples import Example
+from docsaccel.memory import format_size
 
 __all__ = [
     "NearBudgetWatch",
@@ -283,7 +284,9 @@ class Progress:
             if kind == "start":
                 self._start(example)
             elif kind == "end":
-                self._end(example, float(event["seconds"]), str(event["status"]))
+                peak = event.get("peak")
+                peak = peak if isinstance(peak, int) and not isinstance(peak, bool) else None
+                self._end(example, float(event["seconds"]), str(event["status"]), peak)
             elif kind == "near":
                 self._near(example, float(event["seconds"]))
 
@@ -299,12 +302,14 @@ class Progress:
             parts.append(f"expected {_seconds(self.expected[example.id])}")
         self.log(f"docsaccel: [{self.started}/{self._total()}] {example.id}: {', '.join(parts)}")
 
-    def _end(self, example: Example, seconds: float, status: str) -> None:
+    def _end(self, example: Example, seconds: float, status: str, peak: int | None = None) -> None:
         run = self.running.pop(example.id, None)
         number = run.number if run else self.started
         self.done[example.id] = seconds
         budget = example.budget.seconds
         share = f", {seconds / budget:.0%} of its budget" if budget else ""
+        if peak is not None:
+            share += f", peak {format_size(peak)}"
         left = self.remaining_seconds()
         pending = len(self.done) < len(self.planned)
         estimate = f"; about {_seconds(left)} left" if left is not None and pending else ""

@@ -38,7 +38,7 @@ from docsaccel.examples import Example, Planner
 from docsaccel.formats import write_json
 from docsaccel.gallery.lock import OutdirLock
 from docsaccel.gallery.progress import Progress
-from docsaccel.records import build_report
+from docsaccel.records import build_report, read_records
 from docsaccel.settings import Settings
 
 if TYPE_CHECKING:
@@ -116,6 +116,7 @@ class GalleryBuild:
             "docsaccel": docsaccel.__version__,
             "shard": self._shard(),
             "source_dir": self.srcdir,
+            "memory_limit": self.settings.memory_limit,
         }
         if records is None and self.last_report is not None:
             records = self.final_records
@@ -127,6 +128,13 @@ class GalleryBuild:
         if self.settings.shard_examples is not None:
             return {"role": "shard", "examples": len(self.settings.shard_examples)}
         return None
+
+    def save_unfinished_report(self) -> None:
+        """Write the report as it stands, ``complete: false``, from the records on disk,
+        leaving what the build keeps in memory as it was (an example crossed the memory
+        ceiling: the process may be killed before it can say more)."""
+        report = self.report(complete=False, records=read_records(self.records_dir))
+        write_json(self.report_path, report)
 
     def write_report(
         self, complete: bool, records: dict[str, dict[str, Any]] | None = None

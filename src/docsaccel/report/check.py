@@ -1,7 +1,12 @@
 """``docsaccel check``: is any example over its budget? Exit 1 if so, 0 if not.
 
-Each example's budget comes from :func:`apply_budgets`, which resolves it with the build's
-own precedence (:meth:`docsaccel.budgets.BudgetTable.resolve`) and only then falls back:
+An example is over budget when it is over its time budget or over its memory budget (its
+peak above it, or memory interrupted it: its memory budget, or the build's memory
+ceiling); each is listed with its time or its peak, its budget and where it came from.
+
+Each example's time budget comes from :func:`apply_budgets`, which resolves it with the
+build's own precedence (:meth:`docsaccel.budgets.BudgetTable.resolve`) and only then
+falls back:
 
 1. an inline ``# docsaccel_budget`` the input recorded (a report record whose
    ``budget_source`` is ``"inline"``): the example's own source says so, and a budget
@@ -11,6 +16,10 @@ own precedence (:meth:`docsaccel.budgets.BudgetTable.resolve`) and only then fal
 3. ``--budget SECONDS``, a flat budget, for the examples still without one;
 4. the budget the input recorded (a report's ``pattern`` or ``default`` budget of the
    build); sphinx-gallery's files carry none, so their examples are otherwise unbounded.
+
+Memory budgets follow the same steps, without a flat one: an inline memory budget the
+report recorded, then the ``--budgets`` file's, then the one the input recorded.
+sphinx-gallery's memory column (``show_memory``) is checked against them too.
 
 Example: two timings of a sphinx-gallery file (no budgets), checked with ``--budget 30``.
 
@@ -30,8 +39,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from docsaccel.budgets import Budget, BudgetTable, format_seconds
+from docsaccel.budgets import NO_MEMORY_BUDGET, Budget, BudgetTable, MemoryBudget, format_seconds
 from docsaccel.contract import INTERRUPTED
+from docsaccel.memory import format_size
 from docsaccel.report.model import Timing
 
 __all__ = ["CheckResult", "apply_budgets", "check_timings", "format_check"]
@@ -49,19 +59,31 @@ def apply_budgets(
     resolved = []
     for timing in timings:
         recorded = None
-        if timing.budget_source is not None:
-            detail = timing.budget_detail or timing.budget_source
-            recorded = Budget(timing.budget_seconds, timing.budget_source, detail)
+        if timing.budget_source is not None or timing.memory_budget_source is not None:
+            source = timing.budget_source or "builtin"
+            detail = timing.budget_detail or source
+            memory = _recorded_memory(timing)
+            recorded = Budget(timing.budget_seconds, source, detail, memory=memory)
         # A report says whether it was a fast build; sphinx-gallery's files do not.
         budget = table.resolve(timing.name, fast=bool(timing.fast), recorded=recorded)
-        # ``budget is recorded``: an inline budget, the example's own word; kept as it is.
-        if budget is not recorded and budget.source != "builtin":
+        # An inline budget (the example's own word) comes back as recorded: unchanged.
+        if budget.source != "builtin":
             timing = timing.with_budget(budget.seconds, budget.source, budget.detail)
-        elif budget.source == "builtin" and flat_seconds is not None:
+        elif flat_seconds is not None:
             detail = f"--budget {format_seconds(flat_seconds)}"
             timing = timing.with_budget(flat_seconds, "flat", detail)
+        memory = budget.memory
+        if memory.source != "builtin":
+            timing = timing.with_memory_budget(memory.bytes, memory.source, memory.detail)
         resolved.append(timing)
     return resolved
+
+
+def _recorded_memory(timing: Timing) -> MemoryBudget:
+    if timing.memory_budget_source is None:
+        return NO_MEMORY_BUDGET
+    detail = timing.memory_budget_detail or timing.memory_budget_source
+    return MemoryBudget(timing.memory_budget_bytes, timing.memory_budget_source, detail)
 
 
 @dataclass(frozen=True)
@@ -78,9 +100,11 @@ class CheckResult:
 
 
 def check_timings(timings: Sequence[Timing]) -> CheckResult:
-    """Which of ``timings`` are over budget."""
+    """Which of ``timings`` are over budget (time or memory)."""
     over = sorted((t for t in timings if t.over_budget), key=lambda t: (-t.seconds, t.id))
-    bounded = sum(1 for t in timings if t.budget_seconds is not None)
+    bounded = sum(
+        1 for t in timings if t.budget_seconds is not None or t.memory_budget_bytes is not None
+    )
     return CheckResult(over, len(timings), bounded)
 
 
@@ -99,13 +123,31 @@ def format_check(result: CheckResult) -> str:
         )
     lines = [f"FAIL: {len(result.over)} of {result.checked} examples over budget:"]
     for timing in result.over:
-        source = timing.budget_detail or timing.budget_source or "the input"
-        state = " (interrupted)" if timing.status == INTERRUPTED else ""
-        lines.append(
-            f"  {one_line(timing.id)}: {format_seconds(round(timing.seconds, 3))}{state} "
-            f"> budget {_budget_text(timing)} from {one_line(source)}"
-        )
+        if timing.over_time_budget:
+            source = timing.budget_detail or timing.budget_source or "the input"
+            state = " (interrupted)" if timing.status == INTERRUPTED else ""
+            lines.append(
+                f"  {one_line(timing.id)}: {format_seconds(round(timing.seconds, 3))}{state} "
+                f"> budget {_budget_text(timing)} from {one_line(source)}"
+            )
+        if timing.over_memory_budget:
+            lines.append(f"  {one_line(timing.id)}: {memory_over_text(timing)}")
     return "\n".join(lines)
+
+
+def memory_over_text(timing: Timing) -> str:
+    """``"peak 606M > memory budget 400M from budgets.toml memory_default"``, or, for an
+    example the ceiling interrupted, ``"peak 467M (interrupted by the build's memory
+    ceiling)"``."""
+    peak = "unmeasured" if timing.memory_bytes is None else format_size(timing.memory_bytes)
+    state = f" ({timing.interruption_text()})" if timing.status == INTERRUPTED else ""
+    if timing.memory_budget_bytes is None:
+        return f"peak {peak}{state}"
+    source = timing.memory_budget_detail or timing.memory_budget_source or "the input"
+    return (
+        f"peak {peak}{state} > memory budget {format_size(timing.memory_budget_bytes)} "
+        f"from {one_line(source)}"
+    )
 
 
 def one_line(text: str) -> str:

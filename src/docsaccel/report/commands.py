@@ -32,8 +32,10 @@ from pathlib import Path
 
 from docsaccel.budgets import load_budgets, parse_bounded_duration
 from docsaccel.contract import InputError
+from docsaccel.memory import parse_size
 from docsaccel.report.check import apply_budgets, check_timings, format_check, one_line
 from docsaccel.report.compare import (
+    DEFAULT_ABSOLUTE_BYTES,
     DEFAULT_ABSOLUTE_SECONDS,
     DEFAULT_RELATIVE,
     check_same_kind,
@@ -174,12 +176,18 @@ def _compare(
     allow_incomplete: bool,
     allow_mixed: bool,
     source_dir: str | None,
+    absolute_memory: str | None = None,
 ) -> tuple[str, int]:
+    absolute_bytes = DEFAULT_ABSOLUTE_BYTES
+    if absolute_memory is not None:
+        absolute_bytes = parse_size(absolute_memory, "--absolute-memory", allow_zero=True)
     base_input = _gate_input(base, allow_incomplete)
     head_input = _gate_input(head, allow_incomplete)
     if not allow_mixed:
         check_same_kind(base_input, head_input)
-    comparison = compare_timings(base_input.timings, head_input.timings, relative, absolute)
+    comparison = compare_timings(
+        base_input.timings, head_input.timings, relative, absolute, absolute_bytes
+    )
     code = 1 if fail and comparison.regressions else 0
     if fmt == "github":
         from docsaccel.report.github import comparison_annotations
@@ -206,12 +214,15 @@ def run_compare(
     allow_mixed: bool = False,
     fmt: str | None = None,
     source_dir: str | None = None,
+    absolute_memory: str | None = None,
 ) -> tuple[str, int]:
-    """Compare two inputs; exit 1 on a regression only with ``fail_on_regression``.
+    """Compare two inputs; exit 1 on a regression (of time or memory) only with
+    ``fail_on_regression``.
 
     The report of a build that did not finish is exit 2 unless ``allow_incomplete``; a
     fast build against a full one is refused (exit 2) unless ``allow_mixed``.
     ``fmt``: ``text``, ``md`` or ``github`` (workflow commands; default: ``markdown``).
+    ``absolute_memory``: the absolute threshold of a memory regression, a size (``"100M"``).
     """
     fmt = fmt or ("md" if markdown else "text")
     return _guarded(
@@ -225,6 +236,7 @@ def run_compare(
             allow_incomplete,
             allow_mixed,
             source_dir,
+            absolute_memory,
         )
     )
 

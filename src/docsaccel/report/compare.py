@@ -1,10 +1,13 @@
-"""``docsaccel compare BASE HEAD``: what got slower, faster, added or removed.
+"""``docsaccel compare BASE HEAD``: what got slower, faster, larger, added or removed.
 
 An example has *regressed* when HEAD is slower than BASE by more than both thresholds:
 the relative one (default 20 %) and the absolute one (default 5 s). Requiring both keeps
 a 0.1 s example that doubles, and a 10-minute one that wobbles by 3 s, out of the list.
-Examples are matched on their id, so compare two inputs of the same kind (two report
-JSONs, two root ``sg_execution_times.rst``...).
+Its memory has regressed, the same way, when its peak grew by more than the relative
+threshold and the absolute one for memory (default 100M): a memory regression is
+flagged, and fails the gate, like a time regression. Examples are matched on their id,
+so compare two inputs of the same kind (two report JSONs, two root
+``sg_execution_times.rst``...).
 
 Only like is compared with like: a fast-path build (smaller knobs) against a full one
 would report every knob as a regression or a gain, so :func:`check_same_kind` refuses
@@ -32,12 +35,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from docsaccel.memory import format_size
 from docsaccel.report.markdown import escape_md
 from docsaccel.report.model import LoadedInput, Timing
 
 __all__ = [
+    "DEFAULT_ABSOLUTE_BYTES",
     "DEFAULT_ABSOLUTE_SECONDS",
     "DEFAULT_RELATIVE",
     "Comparison",
@@ -50,6 +55,8 @@ __all__ = [
 
 DEFAULT_RELATIVE = 0.20
 DEFAULT_ABSOLUTE_SECONDS = 5.0
+#: A peak that grew by less than this is noise (allocator caches, imports).
+DEFAULT_ABSOLUTE_BYTES = 100 << 20
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,32 @@ class Delta:
     base_seconds: float
     head_seconds: float
     regressed: bool
+    #: Its peak memory in each input (None where not measured), and whether it regressed.
+    base_bytes: int | None = None
+    head_bytes: int | None = None
+    memory_regressed: bool = False
+
+    @property
+    def grew_bytes(self) -> int | None:
+        """HEAD's peak against BASE's, when both were measured."""
+        if self.base_bytes is None or self.head_bytes is None:
+            return None
+        return self.head_bytes - self.base_bytes
+
+    def memory_text(self) -> str:
+        """``"300M -> 500M (+200M, +67%)"``, or ``""`` when not measured in both."""
+        grew = self.grew_bytes
+        if grew is None:
+            return ""
+        assert self.base_bytes is not None and self.head_bytes is not None
+        if grew == 0:
+            return format_size(self.head_bytes)
+        percent = f", {grew / self.base_bytes * 100:+.0f}%" if self.base_bytes > 0 else ""
+        sign = "+" if grew >= 0 else "-"
+        return (
+            f"{format_size(self.base_bytes)} -> {format_size(self.head_bytes)} "
+            f"({sign}{format_size(abs(grew))}{percent})"
+        )
 
     @property
     def seconds(self) -> float:
@@ -82,10 +115,20 @@ class Comparison:
     head_total: float
     relative_threshold: float
     absolute_threshold: float
+    absolute_bytes_threshold: int = DEFAULT_ABSOLUTE_BYTES
 
     @property
     def regressions(self) -> list[Delta]:
+        """The examples that regressed, in time or in memory."""
+        return [delta for delta in self.deltas if delta.regressed or delta.memory_regressed]
+
+    @property
+    def time_regressions(self) -> list[Delta]:
         return [delta for delta in self.deltas if delta.regressed]
+
+    @property
+    def memory_regressions(self) -> list[Delta]:
+        return [delta for delta in self.deltas if delta.memory_regressed]
 
     @property
     def total_delta(self) -> float:
@@ -119,23 +162,36 @@ def _check_threshold(name: str, value: float) -> None:
         raise ValueError(f"{name} must be a number of 0 or more, got {value!r}")
 
 
+def _regressed(before: float, after: float, relative: float, absolute: float) -> bool:
+    """Grew by more than both thresholds."""
+    grew = after - before
+    return grew > absolute and grew > relative * before
+
+
 def compare_timings(
     base: Sequence[Timing],
     head: Sequence[Timing],
     relative: float = DEFAULT_RELATIVE,
     absolute_seconds: float = DEFAULT_ABSOLUTE_SECONDS,
+    absolute_bytes: int = DEFAULT_ABSOLUTE_BYTES,
 ) -> Comparison:
     """Compare HEAD against BASE with the regression thresholds described above."""
     _check_threshold("the relative threshold", relative)
     _check_threshold("the absolute threshold", absolute_seconds)
+    _check_threshold("the absolute memory threshold", absolute_bytes)
     base_by_id = {timing.id: timing for timing in base}
     head_by_id = {timing.id: timing for timing in head}
     deltas = []
     for example_id in sorted(base_by_id.keys() & head_by_id.keys()):
-        before, after = base_by_id[example_id].seconds, head_by_id[example_id].seconds
-        slower = after - before
-        regressed = slower > absolute_seconds and slower > relative * before
-        deltas.append(Delta(example_id, before, after, regressed))
+        old, new = base_by_id[example_id], head_by_id[example_id]
+        regressed = _regressed(old.seconds, new.seconds, relative, absolute_seconds)
+        grown = None not in (old.memory_bytes, new.memory_bytes) and _regressed(
+            old.memory_bytes or 0, new.memory_bytes or 0, relative, absolute_bytes
+        )
+        delta = Delta(
+            example_id, old.seconds, new.seconds, regressed, old.memory_bytes, new.memory_bytes
+        )
+        deltas.append(replace(delta, memory_regressed=grown))
     deltas.sort(key=lambda delta: (-delta.seconds, delta.id))
     return Comparison(
         deltas=deltas,
@@ -145,6 +201,7 @@ def compare_timings(
         head_total=sum(t.seconds for t in head),
         relative_threshold=relative,
         absolute_threshold=absolute_seconds,
+        absolute_bytes_threshold=absolute_bytes,
     )
 
 
@@ -156,6 +213,11 @@ def _percent(delta: Delta) -> str:
     return "n/a" if delta.relative is None else f"{delta.relative * 100:+.0f}%"
 
 
+def _flags(delta: Delta, time: str, memory: str, join: str) -> str:
+    flags = [flag for flag, on in ((time, delta.regressed), (memory, delta.memory_regressed)) if on]
+    return join.join(flags)
+
+
 def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
     """Text (or Markdown for a PR comment) listing regressions, changes and totals."""
     quote = escape_md if markdown else str
@@ -163,25 +225,35 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
     head = "### " if markdown else ""
     lines = [
         f"{head}Execution time: {c.head_total:.1f}s ({_signed(c.total_delta)} vs base "
-        f"{c.base_total:.1f}s); {len(c.regressions)} regression(s) "
+        f"{c.base_total:.1f}s); {len(c.time_regressions)} regression(s) "
         f"(slower by > {c.relative_threshold * 100:g}% and > {c.absolute_threshold:g}s)",
         "",
     ]
-    changed = [d for d in c.deltas if d.seconds != 0]
+    if any(d.grew_bytes is not None for d in c.deltas):
+        lines[1:1] = [
+            f"{head}Peak memory: {len(c.memory_regressions)} regression(s) (larger by > "
+            f"{c.relative_threshold * 100:g}% and > {format_size(c.absolute_bytes_threshold)})",
+            "",
+        ]
+    changed = [d for d in c.deltas if d.seconds != 0 or d.grew_bytes]
     if markdown and changed:
-        lines += ["| example | base | head | change | |", "| --- | ---: | ---: | ---: | --- |"]
+        lines += [
+            "| example | base | head | change | peak memory | |",
+            "| --- | ---: | ---: | ---: | ---: | --- |",
+        ]
         for d in changed:
-            flag = "**regressed**" if d.regressed else ""
             lines.append(
                 f"| {quote(d.id)} | {d.base_seconds:.1f}s | {d.head_seconds:.1f}s | "
-                f"{_signed(d.seconds)} ({_percent(d)}) | {flag} |"
+                f"{_signed(d.seconds)} ({_percent(d)}) | {d.memory_text()} | "
+                f"{_flags(d, '**regressed**', '**memory regressed**', ', ')} |"
             )
     else:
         for d in changed:
-            flag = "  REGRESSED" if d.regressed else ""
+            flag = _flags(d, "  REGRESSED", "  MEMORY REGRESSED", "")
+            memory = f"; memory {d.memory_text()}" if d.grew_bytes else ""
             lines.append(
                 f"  {d.id}: {d.base_seconds:.1f}s -> {d.head_seconds:.1f}s "
-                f"({_signed(d.seconds)}, {_percent(d)}){flag}"
+                f"({_signed(d.seconds)}, {_percent(d)}){memory}{flag}"
             )
     bullet = "- " if markdown else "  "
     for title, items in (("New examples", c.added), ("Removed examples", c.removed)):

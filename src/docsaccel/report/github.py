@@ -5,10 +5,11 @@ command per finding; GitHub turns each into an annotation on the example's sourc
 in the pull request's "Files changed" view and in the job's summary:
 
 - ``::error`` for an example over its budget (it took longer, was interrupted, or was
-  stopped hard), and for a regression when the gate fails on regressions
-  (``--fail-on-regression``);
-- ``::warning`` for an example near its budget (above 80 %), and for a regression that
-  does not fail the gate.
+  stopped hard), over its memory budget (its peak above it, or interrupted by it or by
+  the build's memory ceiling), and for a regression (of time or of memory) when the gate
+  fails on regressions (``--fail-on-regression``);
+- ``::warning`` for an example near its budget or its memory budget (above 80 %), and
+  for a regression that does not fail the gate.
 
 GitHub matches ``file=`` against paths from the repository root. A report knows each
 example's path from the Sphinx source folder (gallery folder / path inside it); the
@@ -34,7 +35,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from docsaccel.budgets import format_seconds
-from docsaccel.contract import HARD_STOP, INTERRUPTED, NEAR_BUDGET, is_near_budget
+from docsaccel.contract import HARD_STOP, INTERRUPTED, NEAR_BUDGET
+from docsaccel.memory import format_size
+from docsaccel.report.check import memory_over_text
 from docsaccel.report.compare import Comparison
 from docsaccel.report.model import LoadedInput, Timing
 
@@ -104,7 +107,8 @@ def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) ->
     for timing in ranked:
         file = _file(prefixes.get(timing.id, ""), timing.id)
         took = format_seconds(round(timing.seconds, 1))
-        if timing.over_budget:
+        lines += _memory_annotations(timing, file)
+        if timing.over_time_budget:
             if timing.stopped_hard:
                 state = HARD_STOP
             elif timing.status == INTERRUPTED:
@@ -119,7 +123,7 @@ def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) ->
                     "Over budget",
                 )
             )
-        elif is_near_budget(timing.status, timing.seconds, timing.budget_seconds):
+        elif timing.near_time_budget:
             use = timing.seconds / timing.budget_seconds  # type: ignore[operator]
             lines.append(
                 annotation(
@@ -133,11 +137,29 @@ def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) ->
     return "".join(line + "\n" for line in lines)
 
 
+def _memory_annotations(timing: Timing, file: str) -> list[str]:
+    if timing.over_memory_budget:
+        return [
+            annotation(
+                "error", f"{timing.id}: {memory_over_text(timing)}", file, "Over memory budget"
+            )
+        ]
+    if timing.near_memory_budget:
+        peak, budget = timing.memory_bytes or 0, timing.memory_budget_bytes or 1
+        source = timing.memory_budget_detail or timing.memory_budget_source or "the input"
+        message = (
+            f"{timing.id} peaked at {format_size(peak)}, {peak / budget:.0%} of its memory "
+            f"budget of {format_size(budget)} (from {source}) (near: above {NEAR_BUDGET:.0%})"
+        )
+        return [annotation("warning", message, file, "Near memory budget")]
+    return []
+
+
 def comparison_annotations(comparison: Comparison, prefix: str, fail_on_regression: bool) -> str:
     """A command per regressed example: an error when regressions fail the gate."""
     level = "error" if fail_on_regression else "warning"
     lines = []
-    for delta in comparison.regressions:
+    for delta in comparison.time_regressions:
         percent = "" if delta.relative is None else f", {delta.relative * 100:+.0f}%"
         lines.append(
             annotation(
@@ -148,6 +170,17 @@ def comparison_annotations(comparison: Comparison, prefix: str, fail_on_regressi
                 f"{comparison.absolute_threshold:g}s)",
                 _file(prefix, delta.id),
                 "Docs build regression",
+            )
+        )
+    for delta in comparison.memory_regressions:
+        lines.append(
+            annotation(
+                level,
+                f"{delta.id} needs more memory: peak {delta.memory_text()}; regression: "
+                f"larger by more than {comparison.relative_threshold * 100:g}% and "
+                f"{format_size(comparison.absolute_bytes_threshold)}",
+                _file(prefix, delta.id),
+                "Docs build memory regression",
             )
         )
     return "".join(line + "\n" for line in lines)

@@ -4,7 +4,11 @@
 
     {"schema": "docsaccel.history", "version": 1, "recorded_at": "...", "source": "...",
      "fast": true, "shard": null,
-     "examples": {"tutorials/plot_a.py": {"seconds": 1.25, "status": "ok"}, ...}}
+     "examples": {"tutorials/plot_a.py": {"seconds": 1.25, "status": "ok",
+                                          "peak_bytes": 734003200}, ...}}
+
+``peak_bytes`` (the example's peak memory, :func:`docsaccel.schema.peak_bytes`) is there
+when the input measured it; the trends of memory read it.
 
 ``fast`` is the build's fast-path flag (``null`` when the input does not say: a
 sphinx-gallery file, or a line written before the flag was recorded) and ``shard`` the
@@ -41,7 +45,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -110,6 +114,8 @@ class HistoryBuild:
     recorded_at: str | None
     fast: bool | None
     durations: dict[str, float]
+    #: Each example's peak memory, where the line recorded it.
+    peaks: dict[str, int] = field(default_factory=dict)
 
     @property
     def total_seconds(self) -> float:
@@ -131,9 +137,16 @@ def history_line(
         "source": source,
         "fast": fast if isinstance(fast, bool) else None,
         "shard": build.get("shard"),
-        "examples": {t.id: {"seconds": t.seconds, "status": t.status} for t in timings},
+        "examples": {t.id: _entry(t) for t in timings},
     }
     return json.dumps(entry, sort_keys=True)
+
+
+def _entry(timing: Timing) -> dict[str, object]:
+    entry: dict[str, object] = {"seconds": timing.seconds, "status": timing.status}
+    if timing.memory_bytes is not None:
+        entry["peak_bytes"] = timing.memory_bytes
+    return entry
 
 
 def append_history(report: str | Path, history: str | Path) -> int:
@@ -166,7 +179,7 @@ def _build(entry: object, where: str) -> HistoryBuild:
     examples = entry.get("examples")
     if not isinstance(examples, dict):
         raise InputError(f"{where}: examples must be an object, got {examples!r:.60}")
-    found = {}
+    found, peaks = {}, {}
     for example_id, value in examples.items():
         seconds = value.get("seconds") if isinstance(value, dict) else None
         if not is_finite_number(seconds) or seconds < 0:
@@ -175,11 +188,19 @@ def _build(entry: object, where: str) -> HistoryBuild:
                 "a finite number of 0 or more"
             )
         found[example_id] = float(seconds)
+        peak = value.get("peak_bytes")
+        if peak is not None and (not isinstance(peak, int) or isinstance(peak, bool) or peak < 0):
+            raise InputError(
+                f"{where}: examples[{example_id!r}].peak_bytes is {peak!r:.40}; expected a "
+                "whole number of bytes"
+            )
+        if peak is not None:
+            peaks[example_id] = peak
     fast = entry.get("fast")
     if fast is not None and not isinstance(fast, bool):
         raise InputError(f"{where}: fast is {fast!r}, expected true, false or null")
     recorded_at = entry.get("recorded_at")
-    return HistoryBuild(recorded_at if isinstance(recorded_at, str) else None, fast, found)
+    return HistoryBuild(recorded_at if isinstance(recorded_at, str) else None, fast, found, peaks)
 
 
 def is_history(path: str | Path) -> bool:

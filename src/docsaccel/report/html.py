@@ -24,6 +24,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from docsaccel.contract import near_budget_text
+from docsaccel.memory import format_size
 from docsaccel.report.chart import render_chart_svg
 from docsaccel.report.summary import ReportSummary, Row
 
@@ -79,6 +80,10 @@ _COLUMNS = (
     "use",
     "headroom (s)",
     "Δ vs baseline (s)",
+    "peak memory",
+    "memory budget",
+    "memory use",
+    "retained",
     "median of history (s)",
     "fast-path knobs",
     "render saved (s)",
@@ -92,6 +97,14 @@ def _number(value: float | None, fmt: str = "{:.2f}") -> str:
     return f'<td class="num" data-sort="{value!r}">{escape(fmt.format(value))}</td>'
 
 
+def _size(value: int | None, text: str | None = None) -> str:
+    """A cell of bytes, shown as a size (``text`` instead, when given), sorted by bytes."""
+    if value is None:
+        return _number(None)
+    shown = format_size(value) if text is None else text
+    return f'<td class="num" data-sort="{value!r}">{escape(shown)}</td>'
+
+
 def _row(row: Row, trends: Trends | None = None) -> str:
     state = "over" if row.over else "near" if row.near else ""
     noisy = " <em>(noisy)</em>" if row.noisy else ""
@@ -103,17 +116,35 @@ def _row(row: Row, trends: Trends | None = None) -> str:
         _number(None if row.budget_use is None else row.budget_use * 100, "{:.0f}%"),
         _number(row.headroom_seconds),
         _number(row.delta_seconds, "{:+.2f}"),
+        _size(row.memory_bytes, _peak(row)),
+        _size(row.memory_budget_bytes),
+        _number(None if row.memory_use is None else row.memory_use * 100, "{:.0f}%"),
+        _size(row.retained_bytes, row.retained_text()),
         _number(row.median_seconds),
         f"<td>{escape(row.knobs_text())}</td>",
         _number(row.render_saved_seconds or None),
     ]
     if trends is not None:
         text = trends.text(row.id)
+        memory = ""
+        if trends.memory_moved(row.id):
+            memory = (
+                f"<br>{trends.memory_sparkline(row.id, row.memory_budget_bytes)} "
+                f"memory {escape(trends.memory_text(row.id))}"
+            )
         cells.append(
             f'<td class="trend" data-sort="{escape(text)}">'
-            f"{trends.sparkline(row.id, row.budget_seconds)} {escape(text)}</td>"
+            f"{trends.sparkline(row.id, row.budget_seconds)} {escape(text)}{memory}</td>"
         )
     return f'<tr class="{state}">' + "".join(cells) + "</tr>"
+
+
+def _peak(row: Row) -> str | None:
+    """``"606M"``, ``"606M, GPU 1.2G"``; None when not measured."""
+    if row.memory_bytes is None:
+        return None
+    gpu = "" if row.gpu_peak_bytes is None else f", GPU {format_size(row.gpu_peak_bytes)}"
+    return format_size(row.memory_bytes) + gpu
 
 
 def _totals(summary: ReportSummary) -> str:
@@ -135,6 +166,8 @@ def _totals(summary: ReportSummary) -> str:
         )
     if summary.baseline_delta is not None:
         items.append(f"Against the baseline: {summary.baseline_delta:+.1f}s")
+    if summary.memory_text():
+        items.append(f"Memory: {summary.memory_text()}")
     if summary.render_saved_seconds:
         items.append(f"Render gating saved: {summary.render_saved_seconds:.1f}s")
     if summary.cache_hits or summary.cache_misses:

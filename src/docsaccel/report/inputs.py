@@ -68,6 +68,7 @@ from typing import Any
 
 from docsaccel.contract import (
     FAILED,
+    INTERRUPTED,
     OK,
     InputError,
     is_stopped_hard,
@@ -76,7 +77,7 @@ from docsaccel.contract import (
     read_text,
 )
 from docsaccel.report.model import LoadedInput, Timing
-from docsaccel.schema import validate_report
+from docsaccel.schema import peak_bytes, validate_report
 
 __all__ = ["detect_format", "load_input", "load_timings", "parse_sg_time", "report_input"]
 
@@ -245,26 +246,40 @@ def report_input(report: dict[str, Any], source: str) -> LoadedInput:
     The docs build's report page starts from the report the plugin holds, rather than
     reading back and checking the file it has just written.
     """
-    timings = [
-        Timing(
-            id=record["id"],
-            name=record["name"],
-            seconds=float(record["wall_seconds"]),
-            status=record["status"],
-            budget_seconds=record["budget_seconds"],
-            budget_source=record["budget_source"],
-            budget_detail=record.get("budget_detail"),
-            memory_bytes=record.get("peak_rss_bytes"),
-            fast=record["fast"],
-            knobs=record.get("knobs") or {},
-            render=record.get("render") or {},
-            unfinished=is_unfinished(record),
-            stopped_hard=is_stopped_hard(record),
-            cache=record.get("cache") or {},
-        )
-        for record in report["examples"]
-    ]
+    timings = [_record_timing(record) for record in report["examples"]]
     return LoadedInput(source, "docsaccel-report", timings, dict(report["build"]))
+
+
+def _record_timing(record: dict[str, Any]) -> Timing:
+    memory_budget = record.get("memory_budget") or {}
+    stopped_hard = is_stopped_hard(record)
+    # Interrupted, and the build ended before the example's end was recorded.
+    cut_short = (
+        record["status"] == INTERRUPTED and not stopped_hard and not record.get("finished_at")
+    )
+    return Timing(
+        id=record["id"],
+        name=record["name"],
+        seconds=float(record["wall_seconds"]),
+        status=record["status"],
+        budget_seconds=record["budget_seconds"],
+        budget_source=record["budget_source"],
+        budget_detail=record.get("budget_detail"),
+        memory_bytes=peak_bytes(record),
+        retained_bytes=record.get("retained_bytes"),
+        gpu_peak_bytes=record.get("gpu_peak_bytes"),
+        gpu_retained_bytes=record.get("gpu_retained_bytes"),
+        memory_budget_bytes=memory_budget.get("bytes"),
+        memory_budget_source=memory_budget.get("source"),
+        memory_budget_detail=memory_budget.get("detail"),
+        interrupted_by=record.get("interrupted_by"),
+        fast=record["fast"],
+        knobs=record.get("knobs") or {},
+        render=record.get("render") or {},
+        unfinished=is_unfinished(record) or cut_short,
+        stopped_hard=stopped_hard,
+        cache=record.get("cache") or {},
+    )
 
 
 def _parse_junit(text: str, path: Path) -> LoadedInput:

@@ -1,28 +1,31 @@
 """The Markdown view of a report: fit for a PR comment or ``$GITHUB_STEP_SUMMARY``.
 
 The first line says so when the build did not finish (and which example was running).
-Totals next (build wall time, execution time, examples by status, render savings),
-then the examples over budget, near it (above :data:`~docsaccel.contract.NEAR_BUDGET` of
-it), noisy ones, and the top N by time,
-each with time, budget, headroom, delta against the baseline, fast-path knobs and render
-savings. Example names are escaped so none can break the table or inject HTML.
+Totals next (build wall time, execution time, examples by status, memory, render
+savings), then the examples over budget (time or memory), near it (above
+:data:`~docsaccel.contract.NEAR_BUDGET` of it), noisy ones, the top N by time and by
+peak memory, each with time, budget, headroom, delta against the baseline, peak memory
+against its memory budget, retained memory, fast-path knobs and render savings. Example
+names are escaped so none can break the table or inject HTML.
 
 Example:
 
 >>> from docsaccel.report.model import LoadedInput, Timing
 >>> from docsaccel.report.summary import summarize
->>> timings = [Timing("tutorials/plot_a.py", "plot_a.py", 42.0, budget_seconds=30.0)]
+>>> timings = [Timing("tutorials/plot_a.py", "plot_a.py", 42.0, budget_seconds=30.0,
+...                   memory_bytes=600 << 20, memory_budget_bytes=400 << 20)]
 >>> print(render_markdown(summarize(LoadedInput("report.json", "docsaccel-report", timings))))
 ## Docs build budget report
 <BLANKLINE>
 - **Build wall time:** –
 - **Execution time:** 42.0s over 1 executed examples (1 ok)
+- **Memory:** largest peak 600M \\(tutorials/plot\\_a.py\\); retained 0B
 <BLANKLINE>
 **1 example(s) over budget.**
 <BLANKLINE>
 ### Over budget
 ...
-| tutorials/plot\\_a.py | ok | 42.0s | 30.0s (140%) | -12.0s | – |  | – |
+| tutorials/plot\\_a.py | ok | 42.0s | 30.0s (140%) | -12.0s | – | 600M / 400M (150%) | – |  | – |
 ...
 """
 
@@ -62,8 +65,9 @@ def _budget(row: Row) -> str:
 
 
 _HEADER = (
-    "| example | status | time | budget (use) | headroom | Δ vs baseline | fast-path knobs "
-    "| render saved |\n| --- | --- | ---: | ---: | ---: | ---: | --- | ---: |"
+    "| example | status | time | budget (use) | headroom | Δ vs baseline | peak memory "
+    "(budget, use) | retained | fast-path knobs | render saved |\n"
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"
 )
 
 
@@ -73,11 +77,13 @@ def _table(rows: list[Row], trends: Trends | None = None) -> str:
         lines = [_HEADER.replace(" |\n", " | trend |\n", 1) + " --- |"]
     for row in rows:
         noisy = " (noisy)" if row.noisy else ""
-        trend = f" {escape_md(trends.text(row.id))} |" if trends is not None else ""
+        trend = f" {escape_md(trends.both_text(row.id))} |" if trends is not None else ""
         lines.append(
             f"| {escape_md(row.id)}{noisy} | {escape_md(row.status)} | {_seconds(row.seconds)} "
             f"| {_budget(row)} | {_seconds(row.headroom_seconds)} "
-            f"| {_seconds(row.delta_seconds, signed=True)} | {escape_md(row.knobs_text())} "
+            # Sizes and percentages only, as the time cells: nothing there to escape.
+            f"| {_seconds(row.delta_seconds, signed=True)} | {row.memory_text()} "
+            f"| {row.retained_text()} | {escape_md(row.knobs_text())} "
             f"| {_seconds(row.render_saved_seconds) if row.render_saved_seconds else '–'} |" + trend
         )
     return "\n".join(lines)
@@ -101,6 +107,8 @@ def _totals(summary: ReportSummary) -> list[str]:
             f"- **Against the baseline:** {_seconds(summary.baseline_delta, signed=True)} "
             f"(baseline {_seconds(summary.baseline_total)})"
         )
+    if summary.memory_text():
+        lines.append(f"- **Memory:** {escape_md(summary.memory_text())}")
     if summary.render_saved_seconds:
         lines.append(f"- **Render gating saved:** {_seconds(summary.render_saved_seconds)}")
     if summary.cache_hits or summary.cache_misses:
@@ -131,6 +139,9 @@ def render_markdown(summary: ReportSummary, top: int = 10, trends: Trends | None
             parts += [f"### {title}", "", _table(rows, trends), ""]
     top_rows = _table(summary.top(top), trends)
     parts += [f"### Top {min(top, len(summary.rows))} by time", "", top_rows, ""]
+    if summary.measured_memory:
+        count = min(top, len(summary.measured_memory))
+        parts += [f"### Top {count} by peak memory", "", _table(summary.top_memory(top)), ""]
     if trends is not None and trends.totals:
         first, latest = trends.totals[0][1], trends.totals[-1][1]
         parts += [

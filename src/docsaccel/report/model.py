@@ -18,23 +18,81 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from docsaccel.contract import OK, InputError, is_over_budget
+from docsaccel.contract import (
+    BY_CEILING,
+    BY_MEMORY,
+    INTERRUPTED,
+    OK,
+    InputError,
+    is_near_budget,
+    is_near_memory_budget,
+    is_over_budget,
+    is_over_memory_budget,
+)
+from docsaccel.memory import format_size
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
-__all__ = ["IncompleteBuildError", "InputError", "LoadedInput", "Timing"]
+__all__ = ["IncompleteBuildError", "InputError", "LoadedInput", "Timing", "Verdicts"]
 
 
 class IncompleteBuildError(InputError):
     """A gate was given the report of a build that stopped before its end."""
 
 
+class Verdicts:
+    """The budget rules of :mod:`docsaccel.contract`, applied to an example's fields:
+    what a :class:`Timing` and a view's row both say about an example."""
+
+    status: str
+    seconds: float
+    budget_seconds: float | None
+    memory_bytes: int | None
+    memory_budget_bytes: int | None
+    interrupted_by: str | None
+
+    @property
+    def over_time_budget(self) -> bool:
+        """Slower than a finite budget (an example its time budget interrupted always is)."""
+        return is_over_budget(self.status, self.seconds, self.budget_seconds, self.interrupted_by)
+
+    @property
+    def over_memory_budget(self) -> bool:
+        """Its peak above a finite memory budget (an example interrupted by its memory
+        budget or by the build's memory ceiling always is)."""
+        return is_over_memory_budget(
+            self.status, self.memory_bytes, self.memory_budget_bytes, self.interrupted_by
+        )
+
+    @property
+    def over_budget(self) -> bool:
+        """Over its time budget or its memory budget."""
+        return self.over_time_budget or self.over_memory_budget
+
+    @property
+    def near_time_budget(self) -> bool:
+        return is_near_budget(self.status, self.seconds, self.budget_seconds, self.interrupted_by)
+
+    @property
+    def near_memory_budget(self) -> bool:
+        return is_near_memory_budget(
+            self.status, self.memory_bytes, self.memory_budget_bytes, self.interrupted_by
+        )
+
+    @property
+    def near_budget(self) -> bool:
+        """Over neither budget, but near one of them."""
+        return not self.over_budget and (self.near_time_budget or self.near_memory_budget)
+
+
 @dataclass(frozen=True)
-class Timing:
+class Timing(Verdicts):
     """What is known about one example's run.
 
     ``id`` is unique within an input and is what two inputs are matched on; ``name`` is
     the example's path inside its gallery folder (what budget patterns match). Fields
     the input format does not carry are ``None`` (budget, memory) or empty.
+    ``memory_bytes`` is the example's peak (:func:`docsaccel.schema.peak_bytes`; a
+    sphinx-gallery file's memory column), what its memory budget bounds.
     """
 
     id: str
@@ -45,10 +103,21 @@ class Timing:
     budget_source: str | None = None
     budget_detail: str | None = None
     memory_bytes: int | None = None
+    #: What its process held more after it than before (a docsaccel report's).
+    retained_bytes: int | None = None
+    #: torch's CUDA peak and retained bytes, when the example used CUDA.
+    gpu_peak_bytes: int | None = None
+    gpu_retained_bytes: int | None = None
+    memory_budget_bytes: int | None = None
+    memory_budget_source: str | None = None
+    memory_budget_detail: str | None = None
+    #: What interrupted it (:data:`docsaccel.contract.INTERRUPTED_BY`), if anything did.
+    interrupted_by: str | None = None
     fast: bool | None = None
     knobs: dict[str, Any] = field(default_factory=dict)
     render: dict[str, Any] = field(default_factory=dict)
-    #: It was running when the build stopped (:func:`docsaccel.contract.is_unfinished`).
+    #: It was running when the build stopped (:func:`docsaccel.contract.is_unfinished`),
+    #: or was interrupted and the build stopped before it had finished.
     unfinished: bool = False
     #: The hard stop ended it, and the build with it
     #: (:func:`docsaccel.contract.is_stopped_hard`).
@@ -61,10 +130,25 @@ class Timing:
         """A copy with another budget (used when command-line budgets apply)."""
         return replace(self, budget_seconds=seconds, budget_source=source, budget_detail=detail)
 
+    def with_memory_budget(self, size: int | None, source: str, detail: str) -> Timing:
+        """A copy with another memory budget (a budget file given to ``check``)."""
+        return replace(
+            self, memory_budget_bytes=size, memory_budget_source=source, memory_budget_detail=detail
+        )
+
     @property
-    def over_budget(self) -> bool:
-        """Slower than a finite budget (an interrupted example always is)."""
-        return is_over_budget(self.status, self.seconds, self.budget_seconds)
+    def memory_use(self) -> float | None:
+        """``peak / memory budget`` (1.0 = exactly at it), ``None`` without one."""
+        if not self.memory_budget_bytes or self.memory_bytes is None:
+            return None
+        return self.memory_bytes / self.memory_budget_bytes
+
+    def interruption_text(self) -> str:
+        """``"interrupted by its memory budget"``-style words, or ``""``."""
+        if self.status != INTERRUPTED:
+            return ""
+        by = {BY_MEMORY: "its memory budget", BY_CEILING: "the build's memory ceiling"}
+        return f"interrupted by {by.get(self.interrupted_by or '', 'its time budget')}"
 
     @property
     def budget_use(self) -> float | None:
@@ -93,8 +177,19 @@ class LoadedInput:
 
     @property
     def running(self) -> list[str]:
-        """The ids of the examples that were running when the build stopped."""
-        return [timing.id for timing in self.timings if timing.unfinished]
+        """The examples that were running when the build stopped: their ids, and for one
+        interrupted before then, by what and at which peak."""
+        found = []
+        for timing in self.timings:
+            if not timing.unfinished:
+                continue
+            found.append(timing.id)
+            if timing.status == INTERRUPTED:
+                peak = (
+                    "" if timing.memory_bytes is None else f" at {format_size(timing.memory_bytes)}"
+                )
+                found[-1] += f" ({timing.interruption_text()}{peak})"
+        return found
 
     @property
     def stopped_hard(self) -> list[str]:

@@ -5,7 +5,7 @@ re-measures or re-derives anything.
 
 Example:
 
->>> from docsaccel.report.model import LoadedInput, Timing
+>>> from docsaccel.report.model import LoadedInput, Timing, Verdicts
 >>> head = [Timing("tutorials/plot_a.py", "plot_a.py", 42.0, budget_seconds=30.0),
 ...         Timing("tutorials/plot_b.py", "plot_b.py", 26.0, budget_seconds=30.0)]
 >>> base = [Timing("tutorials/plot_a.py", "plot_a.py", 20.0)]
@@ -23,8 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from docsaccel.contract import CACHED, is_near_budget, is_over_budget
-from docsaccel.report.model import LoadedInput, Timing
+from docsaccel.contract import CACHED
+from docsaccel.memory import format_size
+from docsaccel.report.model import LoadedInput, Timing, Verdicts
 
 if TYPE_CHECKING:  # the docs build summarizes without loading the history reader
     from docsaccel.report.history import ExampleHistory
@@ -33,7 +34,7 @@ __all__ = ["ReportSummary", "Row", "summarize"]
 
 
 @dataclass(frozen=True)
-class Row:
+class Row(Verdicts):
     """One example as the views show it."""
 
     id: str
@@ -52,14 +53,49 @@ class Row:
     noisy: bool
     #: The example cache's verdict (see :class:`~docsaccel.report.model.Timing`).
     cache: dict[str, Any] = field(default_factory=dict)
+    memory_budget_bytes: int | None = None
+    #: ``peak / memory budget``, ``None`` without one.
+    memory_use: float | None = None
+    retained_bytes: int | None = None
+    gpu_peak_bytes: int | None = None
+    gpu_retained_bytes: int | None = None
+    #: Its peak against the baseline's.
+    memory_delta_bytes: int | None = None
+    interrupted_by: str | None = None
 
     @property
     def over(self) -> bool:
-        return is_over_budget(self.status, self.seconds, self.budget_seconds)
+        """Over its time budget or its memory budget."""
+        return self.over_budget
 
     @property
     def near(self) -> bool:
-        return is_near_budget(self.status, self.seconds, self.budget_seconds)
+        """Over neither budget, but near one of them."""
+        return self.near_budget
+
+    def memory_text(self) -> str:
+        """``"606M / 400M (152%), GPU 1.2G, +20M"``: peak, memory budget and use, GPU
+        peak, change against the baseline; ``"–"`` when not measured."""
+        if self.memory_bytes is None:
+            return "–"
+        text = format_size(self.memory_bytes)
+        if self.memory_budget_bytes is not None:
+            text += f" / {format_size(self.memory_budget_bytes)} ({(self.memory_use or 0):.0%})"
+        if self.gpu_peak_bytes is not None:
+            text += f", GPU {format_size(self.gpu_peak_bytes)}"
+        if self.memory_delta_bytes:
+            sign = "+" if self.memory_delta_bytes > 0 else "-"
+            text += f", {sign}{format_size(abs(self.memory_delta_bytes))}"
+        return text
+
+    def retained_text(self) -> str:
+        """``"200M"`` (and ``", GPU 1G"``), ``"–"`` when not measured."""
+        if self.retained_bytes is None:
+            return "–"
+        text = format_size(self.retained_bytes)
+        if self.gpu_retained_bytes:
+            text += f", GPU {format_size(self.gpu_retained_bytes)}"
+        return text
 
     def knobs_text(self) -> str:
         """``"rollouts=1 (full 4)"``-style summary of the fast-path knobs."""
@@ -84,6 +120,8 @@ class ReportSummary:
     baseline_total: float | None = None
     #: ``"the build did not finish (... was running)"``, or ``""`` for a complete build.
     incomplete: str = ""
+    #: The build's memory ceiling (``docsaccel_memory_limit``), when it had one.
+    memory_limit: int | None = None
 
     @property
     def execution_seconds(self) -> float:
@@ -124,6 +162,38 @@ class ReportSummary:
 
     def top(self, count: int) -> list[Row]:
         return self.rows[:count]
+
+    @property
+    def measured_memory(self) -> list[Row]:
+        """The rows with a peak, largest first."""
+        rows = [row for row in self.rows if row.memory_bytes is not None]
+        return sorted(rows, key=lambda row: (-(row.memory_bytes or 0), row.id))
+
+    def top_memory(self, count: int) -> list[Row]:
+        return self.measured_memory[:count]
+
+    @property
+    def retained_bytes(self) -> int:
+        """What the examples this build ran left behind, together."""
+        return sum(row.retained_bytes or 0 for row in self.rows if row.status != CACHED)
+
+    def memory_text(self) -> str:
+        """``"largest peak 1.2G (tutorials/plot_a.py); retained 300M; memory ceiling 6.5G"``:
+        the retained memory of the examples this build ran, together."""
+        measured = self.measured_memory
+        if not measured:
+            return ""
+        largest = measured[0]
+        parts = [
+            f"largest peak {format_size(largest.memory_bytes or 0)} ({largest.id})",
+            f"retained {format_size(self.retained_bytes)}",
+        ]
+        gpu = [row.gpu_peak_bytes for row in self.rows if row.gpu_peak_bytes is not None]
+        if gpu:
+            parts.append(f"largest GPU peak {format_size(max(gpu))}")
+        if self.memory_limit is not None:
+            parts.append(f"memory ceiling {format_size(self.memory_limit)}")
+        return "; ".join(parts)
 
     @property
     def cache_hits(self) -> list[Row]:
@@ -167,6 +237,9 @@ class ReportSummary:
             "status_counts": self.status_counts,
             "over_budget": [row.id for row in self.over],
             "near_budget": [row.id for row in self.near],
+            "over_memory_budget": [row.id for row in self.rows if row.over_memory_budget],
+            "retained_bytes": self.retained_bytes,
+            "memory_limit": self.memory_limit,
             "noisy": [row.id for row in self.noisy],
             "cache": {
                 "hits": len(self.cache_hits),
@@ -192,6 +265,7 @@ def summarize(
 ) -> ReportSummary:
     """The summary of ``loaded``, with deltas against ``baseline`` and noise from ``history``."""
     base = {timing.id: timing.seconds for timing in baseline or ()}
+    base_memory = {t.id: t.memory_bytes for t in baseline or () if t.memory_bytes is not None}
     history = history or {}
     rows = []
     for t in loaded.timings:
@@ -213,6 +287,17 @@ def summarize(
                 median_seconds=known.median_seconds if known else None,
                 noisy=bool(known and known.noisy),
                 cache=dict(t.cache),
+                memory_budget_bytes=t.memory_budget_bytes,
+                memory_use=t.memory_use,
+                retained_bytes=t.retained_bytes,
+                gpu_peak_bytes=t.gpu_peak_bytes,
+                gpu_retained_bytes=t.gpu_retained_bytes,
+                memory_delta_bytes=(
+                    t.memory_bytes - base_memory[t.id]
+                    if t.memory_bytes is not None and t.id in base_memory
+                    else None
+                ),
+                interrupted_by=t.interrupted_by,
             )
         )
     rows.sort(key=lambda row: (-row.seconds, row.id))
@@ -230,4 +315,9 @@ def summarize(
             else None
         ),
         incomplete=loaded.incomplete_text(),
+        memory_limit=_size(loaded.build.get("memory_limit")),
     )
+
+
+def _size(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -11,7 +11,10 @@ report cannot: a tutorial that grows a few percent a week. The views use:
   gallery of a thousand examples);
 - :func:`trend_text`: the same as text, ``"+18% over 10 builds"``: the change along the
   least-squares line through the durations, relative to its start, robust to one slow
-  build at either end.
+  build at either end;
+- the same for each example's peak memory, where the history recorded it
+  (:meth:`Trends.memory_text`, :meth:`Trends.memory_sparkline`): a tutorial whose memory
+  creeps towards the runner's limit shows before it is killed.
 
 Example: five full builds and a fast one, as :func:`~.history.read_builds` reads them.
 
@@ -29,10 +32,11 @@ Example: five full builds and a fast one, as :func:`~.history.read_builds` reads
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
+from docsaccel.memory import format_size
 from docsaccel.report.history import HistoryBuild
 
 __all__ = ["Trends", "build_trends", "sparkline_svg", "total_chart_svg", "trend_text"]
@@ -47,12 +51,40 @@ class Trends:
 
     totals: list[tuple[str, float]]
     durations: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    #: Each example's last peaks (bytes), where recorded.
+    peaks: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     def text(self, example_id: str) -> str:
         return trend_text(self.durations.get(example_id, ()))
 
     def sparkline(self, example_id: str, budget_seconds: float | None) -> str:
         return sparkline_svg(self.durations.get(example_id, ()), budget_seconds, example_id)
+
+    @property
+    def has_memory(self) -> bool:
+        return bool(self.peaks)
+
+    def memory_text(self, example_id: str) -> str:
+        return trend_text(self.peaks.get(example_id, ()), unit="bytes")
+
+    def memory_moved(self, example_id: str) -> bool:
+        """Whether the example's peak moved by 1 % or more over the recorded builds: a
+        steady peak is not worth a second trend beside the time's."""
+        peaks = self.peaks.get(example_id, ())
+        if len(peaks) < 2:
+            return False
+        start, end = _fitted_ends(peaks)
+        return abs(end - start) >= 0.01 * max(start, 1.0)
+
+    def both_text(self, example_id: str) -> str:
+        """The time trend, and the memory trend after it when the peak moved."""
+        time = self.text(example_id)
+        if not self.memory_moved(example_id):
+            return time
+        return f"{time}; memory {self.memory_text(example_id)}"
+
+    def memory_sparkline(self, example_id: str, budget_bytes: int | None) -> str:
+        return sparkline_svg(self.peaks.get(example_id, ()), budget_bytes, f"{example_id} memory")
 
 
 def build_trends(builds: Sequence[HistoryBuild], last: int = 10) -> Trends:
@@ -63,22 +95,36 @@ def build_trends(builds: Sequence[HistoryBuild], last: int = 10) -> Trends:
         (build.recorded_at or f"build {index}", build.total_seconds)
         for index, build in enumerate(builds, 1)
     ]
+    return Trends(
+        totals,
+        _last((build.durations for build in builds), last),
+        _last((build.peaks for build in builds), last),
+    )
+
+
+def _last(runs: Iterable[Mapping[str, float]], last: int) -> dict[str, tuple[float, ...]]:
     found: dict[str, list[float]] = {}
-    for build in builds:
-        for example_id, seconds in build.durations.items():
-            found.setdefault(example_id, []).append(seconds)
-    return Trends(totals, {key: tuple(values[-last:]) for key, values in found.items()})
+    for run in runs:
+        for example_id, value in run.items():
+            found.setdefault(example_id, []).append(value)
+    return {key: tuple(values[-last:]) for key, values in found.items()}
 
 
-def trend_text(durations: Sequence[float]) -> str:
-    """``"+18% over 10 builds"``; ``"1 build"``; ``"–"`` without any."""
+def trend_text(durations: Sequence[float], unit: str = "seconds") -> str:
+    """``"+18% over 10 builds"``; ``"1 build"``; ``"–"`` without any.
+
+    ``unit``: what the values are (``"seconds"``, ``"bytes"``), for a change from 0.
+    """
     if not durations:
         return "–"
     if len(durations) < 2:
         return "1 build"
     start, end = _fitted_ends(durations)
     if start <= 0:
-        return f"{end - start:+.1f}s over {len(durations)} builds"
+        grew = end - start
+        sign = "+" if grew >= 0 else "-"
+        change = f"{grew:+.1f}s" if unit == "seconds" else f"{sign}{format_size(abs(grew))}"
+        return f"{change} over {len(durations)} builds"
     return f"{(end - start) / start * 100:+.0f}% over {len(durations)} builds"
 
 

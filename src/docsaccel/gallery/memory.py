@@ -1,0 +1,362 @@
+"""What an example costs in memory: measured for every example, sampled while it runs.
+
+Every example's record carries, in bytes (format: :mod:`docsaccel.schema`), measured in
+the process that runs it (the build's, or a worker of ``parallel: N``), without
+memory_profiler and without a thread of its own:
+
+- ``peak_rss_bytes``: the kernel's resident high-water mark of that process (``VmHWM``),
+  made to start over when the example starts (``/proc/self/clear_refs``), so it is the
+  most the process held while the example ran, what it held before included;
+- ``children_peak_bytes``: the processes the example started, the **sum of their
+  peaks**, each of its own pages only. A child alive at a read (when the example ends,
+  and at every sample below) counts its high-water mark; a child forked without ``exec``
+  (multiprocessing's fork start method, a data loader's workers, ``os.fork``: its
+  command line is its parent's) maps its parent's pages, which that mark counts although
+  the parent holds them, so it counts less the pages it still shares (``smaps_rollup``).
+  For children that ended before any read, the kernel keeps the largest peak of the
+  reaped children (``getrusage(RUSAGE_CHILDREN)``), which also holds what the parent
+  held at the fork (a child made by ``fork``/``vfork`` and ``exec`` carries it until it
+  runs its program; one forked without ``exec`` keeps it). When the example forked
+  without ``exec`` (an ``os.register_at_fork`` hook set at the first example notes it),
+  that figure counts less the least this process held at such a fork (its anonymous
+  pages, which the child maps from the start); otherwise only when it grew during the
+  example and is above this process's own peak, which is then a child's own. So a child
+  that ends between two reads is not seen when smaller than what its parent held (a
+  lower bound, never a false peak); the sum bounds the children's peak at any one moment
+  from above (children that ran one after another each count whole);
+- ``retained_bytes``: what the process holds more once the example is over than before
+  it. When it grew by more than :data:`COLLECT_ABOVE`, a garbage collection (and glibc's
+  ``malloc_trim``, which hands freed memory back) runs first, so freed objects that were
+  only waiting for a collection do not count; below that the growth is recorded as it
+  is, an upper bound, since a collection would cost more than such an example took;
+- ``gpu_peak_bytes`` and ``gpu_retained_bytes``: torch's CUDA caching allocator's peak
+  (``torch.cuda.max_memory_allocated``, reset with ``reset_peak_memory_stats`` when the
+  example starts) and what stays allocated after it (``memory_allocated``, after a
+  collection), summed over the devices, only when the example ran with CUDA initialised.
+  torch is never imported here: an example that did not import it has no such keys.
+
+The example's peak, which its memory budget bounds, is ``peak_rss_bytes +
+children_peak_bytes`` (:func:`docsaccel.schema.peak_bytes`). Between processes other
+than a parent and its forked children, resident memory counts a shared page (a
+library's) in each.
+
+While an example runs with a memory budget or under the build's memory ceiling, the hook
+samples it every :data:`SAMPLE_SECONDS` (:meth:`MemoryMeter.sample`, from the watch of
+:class:`docsaccel.gallery.interrupt.Tripwire`): its process's and its children's
+resident memory now, and the build's, all the processes of the build (the Sphinx process
+and every descendant: the workers of a parallel build, what examples started), which the
+ceiling bounds. That quick sum (``statm``) counts a page several processes share (a
+forked child's, a library's) in each of them; when it is over a limit, the sample is
+taken again with each page counted once (:func:`pss_bytes`, ``shared_once=True``), and
+that one decides: forked children never trip a limit their real memory is under.
+
+Linux only (``/proc``); elsewhere the peak comes from ``getrusage`` (not reset per
+example) and the rest is not measured.
+
+Example::
+
+    meter = MemoryMeter.start(descendants())      # the example starts
+    meter.sample(build_pid=os.getpid()).example   # while it runs: its bytes now
+    fields = meter.finish(descendants())          # record fields, once it ended
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import os
+import resource
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from docsaccel.gallery.processes import Process, children, descendants, read_proc
+
+__all__ = [
+    "COLLECT_ABOVE",
+    "SAMPLE_SECONDS",
+    "MemoryMeter",
+    "Sample",
+    "hard_line",
+    "own_peak_bytes",
+    "pss_bytes",
+    "reset_peak",
+    "rss_bytes",
+]
+
+#: How often a running example's memory is sampled when a limit applies to it: the
+#: ceiling stops an example well within a second of its crossing.
+SAMPLE_SECONDS = 0.05
+#: ``retained_bytes``: a garbage collection runs when the example grew its process by
+#: more than this; less is recorded as measured.
+COLLECT_ABOVE = 4 << 20
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def reset_peak() -> None:
+    """Make the kernel's high-water mark of this process start over (Linux)."""
+    with contextlib.suppress(OSError):
+        control = os.open("/proc/self/clear_refs", os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.write(control, b"5")
+        finally:
+            os.close(control)
+
+
+def _status(pid: int | str) -> tuple[int | None, int | None]:
+    """``(VmRSS, VmHWM)`` of ``pid`` in bytes (None: gone, or a zombie)."""
+    rss = peak = None
+    for line in read_proc(f"/proc/{pid}/status").splitlines():
+        if line.startswith(b"VmRSS:"):
+            rss = int(line.split()[1]) * 1024
+        elif line.startswith(b"VmHWM:"):
+            peak = int(line.split()[1]) * 1024
+    return rss, peak
+
+
+def own_peak_bytes() -> int | None:
+    """This process's resident high-water mark since the last :func:`reset_peak`."""
+    with contextlib.suppress(ValueError, IndexError):
+        peak = _status("self")[1]
+        if peak is not None:
+            return peak
+    try:
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+    except (OSError, ValueError):
+        return None
+
+
+def rss_bytes(pid: int | str = "self") -> int:
+    """Resident bytes of ``pid`` now (0 when gone): the cheapest read, ``statm``."""
+    fields = read_proc(f"/proc/{pid}/statm").split()
+    return int(fields[1]) * _PAGE if len(fields) > 1 else 0
+
+
+def _smaps(pid: int | str) -> dict[bytes, int]:
+    """The sizes of ``/proc/<pid>/smaps_rollup`` in bytes (``{}``: gone, or no such file)."""
+    found = {}
+    for line in read_proc(f"/proc/{pid}/smaps_rollup").splitlines()[1:]:
+        name, _, rest = line.partition(b":")
+        size = rest.split()
+        if size and size[0].isdigit():
+            found[name] = int(size[0]) * 1024
+    return found
+
+
+def pss_bytes(pid: int | str = "self") -> int:
+    """Resident bytes of ``pid`` now with each page counted once over all processes: a
+    page ``n`` processes share counts ``1/n`` in each (``Pss``); :func:`rss_bytes` when the
+    kernel does not say. It walks the process's pages: dearer than :func:`rss_bytes`."""
+    return _smaps(pid).get(b"Pss") or rss_bytes(pid)
+
+
+def _own_peak(peak: int | None, smaps: dict[bytes, int]) -> int | None:
+    """A forked child's high-water mark less the pages it still shares (with the process
+    it was forked from, which counts them)."""
+    if peak is None or b"Rss" not in smaps:
+        return peak
+    private = smaps.get(b"Private_Clean", 0) + smaps.get(b"Private_Dirty", 0)
+    return max(peak - (smaps[b"Rss"] - private), private)
+
+
+def _tree(pid: int, measure: Callable[[int | str], int]) -> int:
+    return measure(pid) + sum(measure(child) for child, _ in descendants(pid))
+
+
+#: The meter of the example this process runs now: a fork is noted on it.
+_measuring: MemoryMeter | None = None
+_fork_hook = False
+
+
+def _note_fork() -> None:
+    """After ``os.fork`` in this process: what a child carries of it, for the reaped
+    children. A child starts with this process's anonymous pages mapped; the file pages
+    it maps only once it reads them (``statm``: resident less file-backed)."""
+    meter = _measuring
+    if meter is not None:
+        fields = read_proc("/proc/self/statm").split()
+        held = (int(fields[1]) - int(fields[2])) * _PAGE if len(fields) > 2 else 0
+        meter.held_at_fork = held if meter.held_at_fork is None else min(meter.held_at_fork, held)
+
+
+def _reaped_children_peak() -> int:
+    """The largest high-water mark of any reaped child of this process, ever (bytes)."""
+    return int(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024
+
+
+def hard_line(ceiling: int, machine: int | None) -> int | None:
+    """Where the ceiling's hard stop comes at once: halfway from the ceiling to the
+    machine's memory; None (the grace alone) when the machine's is unknown or no more."""
+    if machine is None or machine <= ceiling:
+        return None
+    return ceiling + (machine - ceiling) // 2
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Resident memory at one moment, in bytes."""
+
+    #: The example's: its process and the processes it started.
+    example: int
+    #: The build's: the Sphinx process and all its descendants (the ceiling's measure).
+    build: int
+    #: This process's tree holds at least as much of the build's memory as any other
+    #: process tree that runs examples (always so in a serial build): the one to stop.
+    largest: bool
+
+
+@dataclass(eq=False)
+class MemoryMeter:
+    """One example's memory, from its start (:meth:`start`) to its end (:meth:`finish`)."""
+
+    #: This process's descendants before the example: not the example's children.
+    before: frozenset[Process]
+    rss_before: int
+    reaped_before: int
+    #: CUDA bytes allocated when it started (None: CUDA was not in use then).
+    gpu_before: int | None
+    #: This process's command line: a child forked without ``exec`` has the same.
+    command: bytes = b""
+    #: The least this process held when the example forked it (None: it did not fork).
+    held_at_fork: int | None = None
+    #: The peak of each child process of the example, as last read.
+    child_peaks: dict[Process, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def start(cls, before: set[Process]) -> MemoryMeter:
+        """Start measuring an example; ``before``: this process's descendants now."""
+        rss = rss_bytes()
+        reset_peak()
+        command = read_proc("/proc/self/cmdline")
+        global _measuring, _fork_hook
+        if not _fork_hook and hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_parent=_note_fork)
+            _fork_hook = True
+        _measuring = meter = cls(
+            frozenset(before), rss, _reaped_children_peak(), _gpu_start(), command
+        )
+        return meter
+
+    def _note_children(self, processes: set[Process], shared_once: bool = False) -> int:
+        """Note the peaks of the example's live ``processes``; return their resident bytes
+        (with ``shared_once``, each shared page counted once over all processes)."""
+        total = 0
+        for pid, started in processes - self.before:
+            rss, peak = _status(pid)
+            if rss is None:
+                continue
+            forked = bool(self.command) and read_proc(f"/proc/{pid}/cmdline") == self.command
+            smaps = _smaps(pid) if forked or shared_once else {}
+            if forked:
+                peak = _own_peak(peak, smaps)
+            total += (smaps.get(b"Pss") or rss) if shared_once else rss
+            if peak is not None:
+                with self._lock:
+                    known = self.child_peaks.get((pid, started), 0)
+                    self.child_peaks[(pid, started)] = max(peak, known)
+        return total
+
+    def sample(self, build_pid: int, shared_once: bool = False) -> Sample:
+        """The memory now: the example's, and that of the build whose process is
+        ``build_pid`` (this process in a serial build). Quick, a shared page counted in
+        each process that maps it; with ``shared_once``, once (:func:`pss_bytes`)."""
+        measure = pss_bytes if shared_once else rss_bytes
+        own = measure("self")
+        mine = descendants()
+        example = own + self._note_children(mine, shared_once)
+        tree = own + sum(measure(pid) for pid, _ in mine)
+        if build_pid == os.getpid():
+            return Sample(example, tree, largest=True)
+        shares = [_tree(child, measure) for child in children(build_pid)]
+        build = measure(build_pid) + sum(shares)
+        return Sample(example, build, largest=tree >= max(shares, default=0))
+
+    def so_far(self) -> dict[str, int | None]:
+        """The record's peak fields as they stand now (while the example still runs)."""
+        own = own_peak_bytes()
+        return {"peak_rss_bytes": own, "children_peak_bytes": self._children_peak(own or 0)}
+
+    def _children_peak(self, own: int) -> int:
+        with self._lock:
+            seen = sum(self.child_peaks.values())
+        reaped = _reaped_children_peak()
+        if reaped <= self.reaped_before:
+            return seen
+        if self.held_at_fork is not None:
+            # A child forked without exec counts the pages it shares with this process.
+            return max(seen, reaped - self.held_at_fork)
+        # Not above what this process held: it may be this process's own memory, which a
+        # forked child carries until it runs its program (see the module's docstring).
+        return max(seen, reaped if reaped > own else 0)
+
+    def finish(self, live: set[Process]) -> dict[str, int | None]:
+        """The record's memory fields; ``live``: this process's descendants now."""
+        global _measuring
+        if _measuring is self:
+            _measuring = None
+        self._note_children(live)
+        fields: dict[str, int | None] = self.so_far()
+        grown = rss_bytes() - self.rss_before
+        cuda = _cuda()
+        gpu_grown = 0 if cuda is None else _allocated(cuda) - (self.gpu_before or 0)
+        if grown > COLLECT_ABOVE or gpu_grown > 0:
+            _collect()
+            grown = rss_bytes() - self.rss_before
+        fields["retained_bytes"] = max(grown, 0)
+        if cuda is not None:
+            fields["gpu_peak_bytes"] = _per_device(cuda, cuda.max_memory_allocated)
+            fields["gpu_retained_bytes"] = max(_allocated(cuda) - (self.gpu_before or 0), 0)
+        return fields
+
+
+def _collect() -> None:
+    gc.collect()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim`` (hands freed heap memory back), or None elsewhere."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, ImportError):
+        return None
+
+
+# --- CUDA, through torch's documented API only, and only if the example imported torch.
+
+
+def _cuda() -> Any:
+    """``torch.cuda`` when torch is imported and CUDA is initialised, else None."""
+    torch = sys.modules.get("torch")
+    cuda = getattr(torch, "cuda", None)
+    try:
+        return cuda if cuda is not None and cuda.is_initialized() else None
+    except Exception:  # a half-imported torch: no CUDA to measure
+        return None
+
+
+def _per_device(cuda: Any, measure: Any) -> int:
+    return sum(int(measure(device)) for device in range(cuda.device_count()))
+
+
+def _allocated(cuda: Any) -> int:
+    return _per_device(cuda, cuda.memory_allocated)
+
+
+def _gpu_start() -> int | None:
+    """Start CUDA's peak over (when in use); the bytes allocated now."""
+    cuda = _cuda()
+    if cuda is None:
+        return None
+    for device in range(cuda.device_count()):
+        cuda.reset_peak_memory_stats(device)
+    return _allocated(cuda)
