@@ -205,10 +205,11 @@ def test_instrumented_collect_counts_pieces(lib, tmp_path: Path) -> None:
 def test_the_plugins_own_machinery_is_never_watched() -> None:
     import docsaccel.cache.recorder as recorder_module
     import docsaccel.gallery.hook as hook_module
+    import docsaccel.gallery.process_end as process_end_module
     import docsaccel.render.gating as gating_module
 
     instrumenter = Instrumenter(lambda path: True)
-    for module in (recorder_module, hook_module):
+    for module in (recorder_module, hook_module, process_end_module):
         assert is_machinery(module.__file__) and not instrumenter.takes(module.__file__)
     assert not is_machinery(gating_module.__file__) and instrumenter.takes(gating_module.__file__)
     recorder = Recorder.get()

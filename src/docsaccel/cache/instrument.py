@@ -82,16 +82,18 @@ _MARK = "\0docsaccel-flag"
 
 #: The docsaccel package's folder.
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_CACHE_CODE = os.path.join(PACKAGE_DIR, "cache", "")
-_HOOK = os.path.join(PACKAGE_DIR, "gallery", "hook.py")
+# The cache and the whole Sphinx plugin: besides the hook, the plugin's end-of-process,
+# interruption and memory modules keep module state that changes while an example runs,
+# which must never read as state the example left for the next one.
+_MACHINERY = (os.path.join(PACKAGE_DIR, "cache", ""), os.path.join(PACKAGE_DIR, "gallery", ""))
 
 
 def is_machinery(path: str) -> bool:
     """Whether a file (absolute, normalised) is the plugin's own code that runs while an
-    example records (the cache, the hook stopping the recording): where docsaccel is
+    example records (the cache, the Sphinx plugin around the example): where docsaccel is
     part of the project, it is still never a dependency of an example, nor instrumented.
     """
-    return path.startswith(_CACHE_CODE) or path == _HOOK
+    return path.startswith(_MACHINERY)
 
 
 # Decorators of functions compiled from their bytecode, which must stay as written.
