@@ -21,8 +21,13 @@ so an upgrade that moves them breaks one module, and the tests say which functio
   to the generated page (``<name>.py.md5``, ``<name>.cost.json``);
 - executing only some examples (:func:`run_only`, through the documented
   ``filename_pattern``), whether an example will be skipped as unchanged
-  (:func:`is_unchanged`) and which files hold an example's outputs (:func:`output_files`),
-  so a sharded build can move them from the build that executed it to the final one;
+  (:func:`is_unchanged`) and which files hold an example's outputs by the names
+  sphinx-gallery gives them (:func:`output_files`, for outputs made before their run's
+  list of written files was kept, :mod:`docsaccel.outputs`);
+- how sphinx-gallery names what it writes for an example: its page
+  (:func:`page_file`), its images and thumbnail (:func:`image_folders`,
+  :func:`image_owner`, :func:`thumbnail_files`), and the ``.new`` files it writes then
+  moves over the final one only when they differ (:func:`final_name`);
 - where the plugin notes whether an example's outputs come from a fast or a full run
   (:func:`run_marker_file`): beside sphinx-gallery's ``.md5``, as the outputs live in
   the source tree whatever the output folder;
@@ -57,18 +62,23 @@ __all__ = [
     "cost_stamp",
     "example_files",
     "failures",
+    "final_name",
     "forget_cached_run",
     "gallery_dirs",
+    "image_folders",
+    "image_owner",
     "install_hook",
     "is_executable",
     "is_unchanged",
     "measured_seconds",
     "output_files",
+    "page_file",
     "remove_our_config_comments",
     "run_marker_file",
     "run_only",
     "running_example",
     "stale_targets",
+    "thumbnail_files",
     "user_resetters",
     "with_defaults",
 ]
@@ -325,6 +335,52 @@ def output_files(target_file: Path) -> list[Path]:
 
 
 _PAGE_SUFFIXES = (".rst", ".ipynb", ".zip", ".codeobj.json", ".cost.json")
+
+
+def page_file(target_file: Path | str) -> Path:
+    """The reST page sphinx-gallery writes for an example: ``<dir>/<stem>.rst``."""
+    return Path(target_file).with_suffix(".rst")
+
+
+def image_folders(target_file: Path | str) -> list[Path]:
+    """The folders of an example's images and thumbnail: ``<dir>/images``, ``.../thumb``."""
+    images = Path(target_file).parent / "images"
+    return [images, images / "thumb"]
+
+
+def image_owner(name: str, stems: Iterable[str]) -> str | None:
+    """The stem, among the examples' ``stems`` of one gallery folder, whose image (or
+    thumbnail) file ``name`` is: sphinx-gallery names them ``sphx_glr_<stem>_...``
+    (``_001.png``, ``_001_2_00x.png`` for ``image_srcset``, ``_thumb.png``), so of two
+    stems that both prefix the name (``plot_x`` and ``plot_x_100``) the longer one owns it.
+
+    Example::
+
+        image_owner("sphx_glr_plot_x_100_001.png", ["plot_x", "plot_x_100"])  # 'plot_x_100'
+    """
+    owners = [stem for stem in stems if name.startswith(f"sphx_glr_{stem}_")]
+    return max(owners, key=len) if owners else None
+
+
+def thumbnail_files(target_file: Path | str) -> list[Path]:
+    """An example's thumbnail as it is on disk (``images/thumb/sphx_glr_<stem>_thumb.*``):
+    sphinx-gallery leaves one that exists alone when the example made no image, so it is
+    the example's output whether or not this run wrote it."""
+    target = Path(target_file)
+    pattern = re.compile(rf"sphx_glr_{re.escape(target.stem)}_thumb\.\w+")
+    return _matching(image_folders(target)[1], pattern)
+
+
+def final_name(path: str) -> str:
+    """The file a file sphinx-gallery writes stands for: it writes ``<file>.new`` (a
+    thumbnail as ``<name>.new.<ext>``) and moves it over ``<file>`` when they differ,
+    else deletes it and keeps ``<file>``. Any other path is itself."""
+    if path.endswith(".new"):
+        return path[: -len(".new")]
+    head, dot, ext = path.rpartition(".")
+    if dot and head.endswith(".new") and "/" not in ext and os.sep not in ext:
+        return f"{head[: -len('.new')]}.{ext}"
+    return path
 
 
 def _matching(folder: Path, pattern: re.Pattern[str]) -> list[Path]:

@@ -52,7 +52,8 @@ from docsaccel.cache.store import CacheStore, Entry, EntryError, MissingEntry, e
 from docsaccel.contract import CACHED, OK, OVER_BUDGET, InputError, read_json
 from docsaccel.examples import Example
 from docsaccel.formats import write_json
-from docsaccel.records import base_record
+from docsaccel.outputs import missing_references
+from docsaccel.records import base_record, run_outputs
 from docsaccel.schema import SchemaError, validate_record
 
 __all__ = ["CacheBuild", "CacheRecording", "lookup"]
@@ -144,10 +145,14 @@ class CacheBuild:
             except InputError:
                 continue
             written = {relative: copies / relative for relative in digests}
-            files = {
-                path.relative_to(self.docs).as_posix(): path
-                for path in sg_compat.output_files(Path(example.target_file))
-            }
+            outputs = run_outputs(example.target_file)
+            if outputs is None:
+                self.warn(
+                    f"docsaccel cache: not storing {example_id}: the files its run wrote "
+                    "are not known"
+                )
+                continue
+            files = {relative: self.docs / relative for relative in outputs}
             meta = {
                 "id": example_id,
                 "context": self.context,
@@ -350,6 +355,14 @@ def _look_up_one(
     except EntryError as exc:
         build.warn(f"docsaccel cache: entry of {example.id} is unusable, it runs again: {exc}")
         return "entry corrupt"
+    # Before Sphinx reads the page: one naming a file that is not there is never served.
+    missing = missing_references(sg_compat.page_file(example.target_file), build.docs)
+    if missing:
+        build.warn(
+            f"docsaccel cache: the restored page of {example.id} names {missing[0]}, which "
+            f"is not there (entry {entry.path}); it runs again"
+        )
+        return "restored page incomplete"
     build.hits[example.id] = record
     return None
 

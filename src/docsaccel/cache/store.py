@@ -240,6 +240,8 @@ class CacheStore:
         try:
             for relative, digest in ordered:
                 source = entry.path / "files" / relative
+                if not source.is_file():
+                    raise EntryError(f"{entry.path}: its file {relative} is missing")
                 target = docs / relative
                 target.parent.mkdir(parents=True, exist_ok=True)
                 partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
