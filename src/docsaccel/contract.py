@@ -4,7 +4,8 @@ The gallery plugin, render gating, the fast path, the report views and sharding 
 import each other; they agree on these facts instead, and import them from here:
 
 - the statuses of an example's record and the groups the parts ask about
-  (:data:`EXECUTED`, :data:`OVERRUNS`, :data:`REUSABLE`);
+  (:data:`EXECUTED`, :data:`OVERRUNS`, :data:`REUSABLE`), and what an audit of the
+  example cache found of an entry (:data:`AUDIT_STATUSES`);
 - the over-budget and near-budget rules (:func:`is_over_budget`, :func:`is_near_budget`);
 - the sections of :mod:`docsaccel.registry` where capabilities publish facts;
 - how a yes/no switch is spelled (:func:`parse_switch`);
@@ -37,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "AUDIT_REASON",
+    "AUDIT_STATUSES",
     "BUDGET_SOURCES",
     "CACHED",
     "CI_ENV",
@@ -49,14 +52,17 @@ __all__ = [
     "MAX_INPUT_BYTES",
     "MAX_JSON_DEPTH",
     "NEAR_BUDGET",
+    "NONDETERMINISTIC",
     "NOT_EXECUTED",
     "OK",
     "OVERRUNS",
     "OVER_BUDGET",
     "RENDER_SECTION",
     "REUSABLE",
+    "STALE",
     "STATUSES",
     "UNFINISHED_ERROR",
+    "VERIFIED",
     "VIDEOS_SECTION",
     "VIDEO_SUFFIXES",
     "InputError",
@@ -98,6 +104,21 @@ EXECUTED = (OK, OVER_BUDGET, INTERRUPTED, FAILED)
 OVERRUNS = (OVER_BUDGET, INTERRUPTED)
 #: The statuses of examples whose outputs a later build can reuse.
 REUSABLE = (OK, OVER_BUDGET, CACHED)
+# What an audit of the example cache found of an entry it would have restored: the
+# example ran instead, and its outputs were compared with the entry's.
+#: The fresh run's outputs are the entry's (measured times aside).
+VERIFIED = "verified"
+#: They differ, and a second run gives the first one's: the cache would have served an
+#: outdated page (a dependency the recorder cannot see changed). ``docsaccel check`` fails.
+STALE = "stale"
+#: Two runs with the same inputs differ (unseeded randomness, the clock, addresses): no
+#: cache can serve the example faithfully.
+NONDETERMINISTIC = "nondeterministic"
+#: Every audit status.
+AUDIT_STATUSES = (VERIFIED, STALE, NONDETERMINISTIC)
+#: The ``reason`` of the record's ``cache`` value of an example that ran to be audited.
+AUDIT_REASON = "audit"
+
 #: Where an example's budget came from (see :mod:`docsaccel.budgets`).
 BUDGET_SOURCES = ("inline", "pattern", "default", "builtin")
 

@@ -32,7 +32,12 @@ Record (schema ``docsaccel.record``, version 1)::
       "cache": {"hit": false, "reason": "src/mylib/alpha.py changed"}
                                               # optional, builds with the example cache:
                                               # a hit has "saved_seconds" (the original
-                                              # run's time), a miss says why it ran
+                                              # run's time), a miss says why it ran; an
+                                              # example run to audit its entry (reason
+                                              # "audit") has "audit": {"status": one of
+                                              # contract.AUDIT_STATUSES, "entry": name,
+                                              # "differences": [...], and for "stale" the
+                                              # entry's "dependencies": [...]}
     }
 
 ``wall_seconds`` is the example's execution time as sphinx-gallery measures it (the time
@@ -67,7 +72,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from docsaccel.contract import STATUSES, InputError, is_finite_number, read_json
+from docsaccel.contract import AUDIT_STATUSES, STATUSES, InputError, is_finite_number, read_json
 from docsaccel.formats import Format
 
 __all__ = [
@@ -162,12 +167,29 @@ def validate_record(record: Any, source: str | Path | None = None, where: str = 
                 f"{_where(source, f'{prefix}.{key}')} is {value!r:.80}; expected a finite "
                 "number of 0 or more"
             )
+    _check_audit(record.get("cache"), source, f"{prefix}.cache.audit")
     if record["budget_seconds"] == 0:
         raise SchemaError(
             f"{_where(source, f'{prefix}.budget_seconds')} is 0; a budget is above 0 seconds, "
             "or null for an unbounded example"
         )
     return record
+
+
+def _check_audit(cache: Any, source: str | Path | None, where: str) -> None:
+    """The ``audit`` of a record's ``cache`` value, when it has one (see the format)."""
+    audit = cache.get("audit") if isinstance(cache, dict) else None
+    if audit is None:
+        return
+    if not isinstance(audit, dict) or audit.get("status") not in AUDIT_STATUSES:
+        raise SchemaError(
+            f"{_where(source, where)} must be an object whose status is one of "
+            f"{', '.join(AUDIT_STATUSES)}, got {audit!r:.80}"
+        )
+    for key in ("differences", "dependencies"):
+        value = audit.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise SchemaError(f"{_where(source, f'{where}.{key}')} must be a list of strings")
 
 
 def validate_report(report: Any, source: str | Path | None = None) -> dict:

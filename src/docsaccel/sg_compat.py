@@ -32,7 +32,10 @@ so an upgrade that moves them breaks one module, and the tests say which functio
   (:func:`run_marker_file`): beside sphinx-gallery's ``.md5``, as the outputs live in
   the source tree whatever the output folder;
 - the config with sphinx-gallery's defaults outside a build (:func:`with_defaults`), so
-  planning shards sees the examples the build will.
+  planning shards sees the examples the build will;
+- what of an example's page is a measurement, which two runs never share
+  (:func:`mask_measurements`), and executing one example once more after the gallery
+  has run (:func:`run_again`), for the cache's audit.
 
 Checked against sphinx-gallery 0.22.1.
 """
@@ -69,11 +72,14 @@ __all__ = [
     "image_owner",
     "install_hook",
     "is_executable",
+    "is_measurement_file",
     "is_unchanged",
+    "mask_measurements",
     "measured_seconds",
     "output_files",
     "page_file",
     "remove_our_config_comments",
+    "run_again",
     "run_marker_file",
     "run_only",
     "running_example",
@@ -271,6 +277,12 @@ def measured_seconds(target_file: str, before: tuple[int, int] | None) -> float 
     return seconds if seconds > 0 else None
 
 
+def is_measurement_file(relative: str) -> bool:
+    """Whether an output only holds what sphinx-gallery measured of a run (time, memory):
+    ``<stem>.cost.json``, which two runs never share."""
+    return relative.endswith(".cost.json")
+
+
 def _cost_file(target_file: str) -> str:
     return f"{os.path.splitext(target_file)[0]}.cost.json"
 
@@ -409,3 +421,54 @@ def run_order(src_files: Iterable[str], gallery_conf: dict[str, Any]) -> list[st
             names = [os.path.basename(f) for f in files]
         ordered += [os.path.join(folder, name) for name in names]
     return ordered
+
+
+# The measurements sphinx-gallery writes into an example's page (``TIMING_CONTENT``, and
+# the memory line with ``show_memory``).
+_MEASUREMENTS = (
+    (re.compile(r"(\*\*Total running time of the script:\*\* \()[^)]*(\))"), r"\1<time>\2"),
+    (re.compile(r"(\*\*Estimated memory usage:\*\*)[^\n]*"), r"\1 <memory>"),
+)
+
+
+def mask_measurements(page_text: str) -> str:
+    """An example's page text with its measured time and memory replaced by placeholders.
+
+    Example::
+
+        mask_measurements("**Total running time of the script:** (0 minutes 1.250 seconds)")
+        # '**Total running time of the script:** (<time>)'
+    """
+    for pattern, replacement in _MEASUREMENTS:
+        page_text = pattern.sub(replacement, page_text)
+    return page_text
+
+
+def run_again(src_file: str, target_file: str, gallery_conf: dict[str, Any]) -> bool:
+    """Execute an example once more, in this process, as sphinx-gallery's build executes
+    it (its resetters, scrapers, page and notebook; its ``.md5`` removed first, so it
+    runs). Whether it passed; an error is its failure, never the build's: the lists of
+    failing and passing examples sphinx-gallery reports at the end are left as they were.
+    """
+    forget_cached_run(Path(target_file))
+    lists = [
+        gallery_conf[key] for key in ("failing_examples", "passing_examples", "stale_examples")
+    ]
+    kept = [value.copy() for value in lists]
+    try:
+        out_vars = gen_rst.generate_file_rst(
+            os.path.basename(src_file),
+            os.path.dirname(target_file),
+            os.path.dirname(src_file),
+            gallery_conf,
+        )[3]
+    except Exception:
+        return False
+    finally:
+        for value, before in zip(lists, kept, strict=True):
+            value.clear()
+            if isinstance(value, dict):
+                value.update(before)
+            else:
+                value.extend(before)
+    return bool(out_vars.get("passing"))

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -39,6 +40,14 @@ from pathlib import Path
 from typing import Any
 
 from docsaccel import layout, sg_compat
+from docsaccel.cache.audit import (
+    BETWEEN_RUNS,
+    Outputs,
+    copy_outputs,
+    dependency_labels,
+    differences,
+    entry_outputs,
+)
 from docsaccel.cache.context import (
     build_context,
     code_in_settings,
@@ -49,7 +58,18 @@ from docsaccel.cache.deps import Project, changes, collect, find_root, written_f
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.recorder import Recorder, Seen
 from docsaccel.cache.store import CacheStore, Entry, EntryError, MissingEntry, entry_slug
-from docsaccel.contract import CACHED, OK, OVER_BUDGET, InputError, read_json
+from docsaccel.contract import (
+    AUDIT_REASON,
+    AUDIT_STATUSES,
+    CACHED,
+    NONDETERMINISTIC,
+    OK,
+    OVER_BUDGET,
+    STALE,
+    VERIFIED,
+    InputError,
+    read_json,
+)
 from docsaccel.examples import Example
 from docsaccel.formats import write_json
 from docsaccel.outputs import missing_references
@@ -118,9 +138,96 @@ class CacheBuild:
     recording: CacheRecording
     #: ``{example id: cached record}`` of the hits.
     hits: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: The examples looked up that missed, by id.
+    #: The examples looked up that missed, by id (those run to be audited included).
     missed: dict[str, Example] = field(default_factory=dict)
     warn: Callable[[str], None] = print
+    info: Callable[[str], None] = print
+    #: The share of the examples the cache would restore that run to be audited instead.
+    verify: float = 0.0
+    #: ``{example id: the entry it would have restored}`` of the examples audited.
+    audits: dict[str, Entry] = field(default_factory=dict)
+    #: ``{example id: audit status}`` once :meth:`audit` has compared them.
+    audited: dict[str, str] = field(default_factory=dict)
+    _random: random.Random = field(default_factory=random.Random, repr=False)
+
+    def audit_next(self) -> bool:
+        """Whether the next example the cache would restore runs to be audited instead."""
+        return self.verify >= 1 or (self.verify > 0 and self._random.random() < self.verify)
+
+    def audit(
+        self,
+        records: dict[str, dict[str, Any]],
+        failures: Mapping[str, str],
+        gallery_conf: dict[str, Any],
+    ) -> list[str]:
+        """Compare each audited example's fresh outputs with its entry's (running it a
+        second time when they differ, :mod:`.audit`), and put the verdict in its record's
+        ``cache`` value (``audit``: status, differences, the entry's dependencies). The
+        ids of the records it changed."""
+        changed = []
+        for example_id, entry in self.audits.items():
+            example, record = self.missed[example_id], records.get(example_id)
+            if record is None or record.get("pid") is None:
+                continue  # not run (the build stopped first): nothing to compare
+            verdict = self._audit_one(example, entry, record, failures, gallery_conf)
+            cache = dict(record.get("cache") or {"hit": False, "reason": AUDIT_REASON})
+            records[example_id] = {**record, "cache": {**cache, "audit": verdict}}
+            self.audited[example_id] = verdict["status"]
+            changed.append(example_id)
+        return changed
+
+    def _audit_one(
+        self,
+        example: Example,
+        entry: Entry,
+        record: dict[str, Any],
+        failures: Mapping[str, str],
+        gallery_conf: dict[str, Any],
+    ) -> dict[str, Any]:
+        cached = entry_outputs(entry)
+        first = self._fresh_outputs(example)
+        failed = _failed(record, example, failures)
+        found = [f"the fresh run failed: {failed}"] if failed else differences(cached, first)
+        verdict: dict[str, Any] = {"entry": entry.name}
+        if not found:
+            verdict["status"] = VERIFIED
+            return verdict
+        kept = copy_outputs(first, Path(self.recording.deps_dir) / "audit" / _slug(example.id))
+        passed = sg_compat.run_again(example.src_file, example.target_file, gallery_conf)
+        second = self._fresh_outputs(example)
+        if not passed:
+            varied = [] if failed else ["the second run failed"]
+        elif failed:
+            varied = [f"the first run failed ({failed}), the second did not"]
+        else:
+            varied = differences(kept, second, BETWEEN_RUNS)
+        if varied:
+            verdict.update(status=NONDETERMINISTIC, differences=varied)
+            self.info(
+                f"docsaccel cache: audit: {example.id} is not reproducible: two runs differ: "
+                f"{varied[0]}; seed what varies (see the caching guide)"
+            )
+        else:
+            labels = dependency_labels(entry.deps)
+            verdict.update(status=STALE, differences=found, dependencies=labels)
+            self.warn(
+                f"docsaccel cache: audit: the entry {entry.name} of {example.id} is stale: "
+                f"a fresh run differs from it ({found[0]}); its dependencies: "
+                f"{', '.join(labels)}"
+            )
+        return verdict
+
+    def _fresh_outputs(self, example: Example) -> Outputs:
+        """The outputs of the example's latest run in this build."""
+        listed = run_outputs(example.target_file) or []
+        files = {relative: self.docs / relative for relative in listed}
+        copies = Path(self.recording.deps_dir) / f"{_slug(example.id)}.written"
+        try:
+            digests = read_json(f"{copies}.json", "list of written files")
+        except InputError:
+            digests = {}
+        written = {relative: copies / relative for relative in digests}
+        return Outputs(files={k: v for k, v in files.items() if v.is_file()}, written=written)
 
     def store_executed(
         self,
@@ -134,6 +241,9 @@ class CacheBuild:
         for example_id, example in self.missed.items():
             record = records.get(example_id)
             if not _storable(record, on_overrun) or example.src_file in failures:
+                continue
+            if self.audited.get(example_id) == VERIFIED:
+                self.store.touch(self.audits[example_id])  # it holds what the run made
                 continue
             if not sg_compat.is_unchanged(example.src_file, example.target_file):
                 continue  # sphinx-gallery kept no md5: it would run the example again
@@ -175,6 +285,9 @@ class CacheBuild:
             "misses": len(self.missed),
             "stored": stored,
             "saved_seconds": round(sum(r["cache"]["saved_seconds"] for r in self.hits.values()), 3),
+            "audited": {
+                s: sorted(i for i, v in self.audited.items() if v == s) for s in AUDIT_STATUSES
+            },
         }
         try:
             self.store.write_last_build(summary)
@@ -186,6 +299,13 @@ class CacheBuild:
 def _root_from_docs(build: CacheBuild) -> str:
     """The project root relative to the Sphinx source dir, as an entry keeps it."""
     return Path(os.path.relpath(build.recording.project.root, build.docs)).as_posix()
+
+
+def _failed(record: dict[str, Any], example: Example, failures: Mapping[str, str]) -> str:
+    """Why the example's run did not pass (its error), ``""`` when it did."""
+    if record["status"] in (OK, OVER_BUDGET) and example.src_file not in failures:
+        return ""
+    return str(record.get("error") or record["status"]).strip().splitlines()[-1]
 
 
 def _storable(record: dict[str, Any] | None, on_overrun: str) -> bool:
@@ -207,8 +327,11 @@ def lookup(
     srcdir: Path,
     outdir: Path,
     warn: Callable[[str], None],
+    info: Callable[[str], None] = print,
+    verify: float = 0.0,
 ) -> CacheBuild:
-    """Look every example the build will execute up in the cache (see the module doc)."""
+    """Look every example the build will execute up in the cache (see the module doc);
+    ``verify``: the share of those it would restore that run to be audited instead."""
     root = find_root(confdir)
     chosen = tuple(os.path.normpath(os.path.abspath(r)) for r in roots or ())
     if chosen:
@@ -237,6 +360,8 @@ def lookup(
             str(deps_dir), project, granularity, settings_code=code_in_settings(gallery_conf)
         ),
         warn=warn,
+        info=info,
+        verify=verify,
     )
     #: ``{absolute path: id}`` of the files the examples that run again wrote last time.
     rewritten: dict[str, str] = {}
@@ -274,26 +399,30 @@ def _known_writes(build: CacheBuild, example: Example) -> list[str]:
         return list(others[0].meta["written"]) if others else []
 
 
-def _rewritten_input(entry: Entry, project: Project, rewritten: dict[str, str]) -> str | None:
+def _rewritten_input(entry: Entry, project: Project, rewritten: dict[str, str]) -> dict[str, str]:
     """Why the entry cannot be trusted when it used a file an example running again wrote:
-    it would read what that run writes, not known yet."""
+    it would read what that run writes, not known yet. ``{writer: why}``, first found
+    first; empty when no such file."""
+    found: dict[str, str] = {}
     if not rewritten:
-        return None
+        return found
     for relative in entry.deps["files"]:
         writer = rewritten.get(project.absolute(relative))
         if writer is not None:
-            return f"{relative} is written by {writer}, which runs again"
+            found.setdefault(writer, f"{relative} is written by {writer}, which runs again")
     for relative in entry.meta["written"]:
         # Put back now, it would be overwritten by the earlier example running later.
         writer = rewritten.get(project.absolute(relative))
         if writer is not None:
-            return f"{relative} is also written by {writer}, which runs again"
+            found.setdefault(writer, f"{relative} is also written by {writer}, which runs again")
     for relative in entry.deps["listings"]:
         prefix = os.path.join(project.absolute(relative), "")
         for path, writer in rewritten.items():
             if path.startswith(prefix):
-                return f"{relative}/ holds a file {writer} writes, which runs again"
-    return None
+                found.setdefault(
+                    writer, f"{relative}/ holds a file {writer} writes, which runs again"
+                )
+    return found
 
 
 def _look_up_one(
@@ -327,8 +456,11 @@ def _look_up_one(
     except (KeyError, TypeError, AttributeError) as exc:
         build.warn(f"docsaccel cache: entry {entry.path} is malformed ({exc!r}), it runs again")
         return "entry corrupt"
-    if waits_for is not None and (not found or found[0].key != "source"):
-        return waits_for
+    # Waiting only for examples that run to be audited, it would have been restored with
+    # them: audited too, against what they write now.
+    audit = bool(waits_for) and set(waits_for) <= set(build.audits)
+    if waits_for and not audit and (not found or found[0].key != "source"):
+        return next(iter(waits_for.values()))
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         return f"{found[0].reason}{more}"
@@ -345,6 +477,9 @@ def _look_up_one(
             "project's files; it runs again"
         )
         return "entry corrupt"
+    if audit or build.audit_next():
+        build.audits[example.id] = entry  # it runs; its outputs are compared with these
+        return AUDIT_REASON
     try:
         store.restore_written(entry, Path(project.root))
     except EntryError as exc:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from docsaccel.cache.deps import Project, changes, find_root
 from docsaccel.cache.store import CacheStore, EntryError, example_id_of
+from docsaccel.contract import AUDIT_STATUSES, NONDETERMINISTIC, STALE
 
 __all__ = ["explain", "parse_size", "prune", "stats"]
 
@@ -200,6 +201,13 @@ def stats(cache: str | Path) -> tuple[str, int]:
         )
     else:
         lines.append("last build: none recorded")
+    audited = last.get("audited") if last else None
+    if isinstance(audited, dict) and any(isinstance(v, list) and v for v in audited.values()):
+        counts = [f"{len(audited.get(s) or [])} {s}" for s in AUDIT_STATUSES]
+        lines.append(f"its audit: {', '.join(counts)}")
+        for status in (STALE, NONDETERMINISTIC):
+            for example_id in audited.get(status) or []:
+                lines.append(f"  {status}: {example_id}")
     return "\n".join(lines) + "\n", 0
 
 

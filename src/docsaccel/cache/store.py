@@ -259,9 +259,14 @@ class CacheStore:
         except EntryError:
             self._undo(written)
             raise
+        self.touch(entry)
+        return written
+
+    @staticmethod
+    def touch(entry: Entry) -> None:
+        """Note that a build used the entry now (``prune`` keeps the most recently used)."""
         with contextlib.suppress(OSError):
             os.utime(entry.path / LAST_HIT)
-        return written
 
     def restore_written(self, entry: Entry, root: Path) -> list[Path]:
         """Put the files the example wrote back under the project ``root`` (each replaced

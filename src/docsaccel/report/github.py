@@ -5,10 +5,10 @@ command per finding; GitHub turns each into an annotation on the example's sourc
 in the pull request's "Files changed" view and in the job's summary:
 
 - ``::error`` for an example over its budget (it took longer, was interrupted, or was
-  stopped hard), and for a regression when the gate fails on regressions
-  (``--fail-on-regression``);
-- ``::warning`` for an example near its budget (above 80 %), and for a regression that
-  does not fail the gate.
+  stopped hard), for an example whose cache entry an audit found stale, and for a
+  regression when the gate fails on regressions (``--fail-on-regression``);
+- ``::warning`` for an example near its budget (above 80 %), for an example an audit
+  found not reproducible, and for a regression that does not fail the gate.
 
 GitHub matches ``file=`` against paths from the repository root. A report knows each
 example's path from the Sphinx source folder (gallery folder / path inside it); the
@@ -31,7 +31,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from docsaccel.budgets import format_seconds
-from docsaccel.contract import HARD_STOP, INTERRUPTED, NEAR_BUDGET, is_near_budget
+from docsaccel.contract import (
+    HARD_STOP,
+    INTERRUPTED,
+    NEAR_BUDGET,
+    NONDETERMINISTIC,
+    STALE,
+    is_near_budget,
+)
+from docsaccel.report.check import audit_text
 from docsaccel.report.compare import Comparison
 from docsaccel.report.model import LoadedInput, Timing
 
@@ -95,7 +103,8 @@ def _budget_of(timing: Timing) -> str:
 
 
 def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) -> str:
-    """Commands for the examples over and near their budget; ``prefixes``: by example id."""
+    """Commands for the examples over and near their budget, then for the cache entries an
+    audit found stale or not reproducible; ``prefixes``: by example id."""
     lines = []
     ranked = sorted(timings, key=lambda t: (-t.seconds, t.id))
     for timing in ranked:
@@ -127,6 +136,13 @@ def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) ->
                     "Near budget",
                 )
             )
+    for timing in sorted(timings, key=lambda t: t.id):
+        status = timing.audit.get("status")
+        file = _file(prefixes.get(timing.id, ""), timing.id)
+        if status == STALE:
+            lines.append(annotation("error", audit_text(timing), file, "Stale cache entry"))
+        elif status == NONDETERMINISTIC:
+            lines.append(annotation("warning", audit_text(timing), file, "Not reproducible"))
     return "".join(line + "\n" for line in lines)
 
 
