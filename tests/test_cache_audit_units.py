@@ -111,7 +111,8 @@ def test_each_kind_of_output_says_how_it_differs(tmp_path: Path) -> None:
     assert found == [
         "only-new.png: only in the second",
         "only-old.png: only in the first run",
-        "data/out.txt (written for later examples): line 1: '1' in the first run, '2' in the second",
+        "data/out.txt (written for later examples): line 1: '1' in the first run, "
+        "'2' in the second",
     ]
 
 
@@ -151,7 +152,7 @@ def _record(audit: object) -> dict:
      {"status": "stale", "dependencies": [1]}],
 )  # fmt: skip
 def test_a_bad_audit_in_a_record_is_refused(audit: object) -> None:
-    with pytest.raises(SchemaError, match="cache.audit"):
+    with pytest.raises(SchemaError, match=r"cache\.audit"):
         validate_record(_record(audit))
 
 

@@ -6,8 +6,13 @@ import os
 from pathlib import Path
 
 from docsaccel import sg_compat
-from docsaccel.outputs import OutputWatch, collect, folder_status, missing_references
-from docsaccel.outputs import page_references
+from docsaccel.outputs import (
+    OutputWatch,
+    collect,
+    folder_status,
+    missing_references,
+    page_references,
+)
 
 
 def _page(tmp_path: Path, text: str) -> tuple[Path, Path]:
@@ -74,7 +79,7 @@ def test_an_unreadable_page_names_nothing(tmp_path: Path) -> None:
 
 
 def test_collect_joins_what_was_written_changed_and_named(tmp_path: Path) -> None:
-    docs, page = _page(tmp_path, ".. image:: /auto_examples/images/named.png\n")
+    docs, _ = _page(tmp_path, ".. image:: /auto_examples/images/named.png\n")
     folder = docs / "auto_examples"
     images = folder / "images"
     (images / "thumb").mkdir()
