@@ -467,6 +467,15 @@ class Settings:
         "a backend name, set by docsaccel",
         env="DOCSACCEL_GL_VERIFIED",
     )
+    cache_child: str | None = setting(
+        None,
+        _text,
+        "Set by docsaccel while the example cache records: the file telling a child process "
+        "of an example (a ``multiprocessing`` worker, a Python started with ``subprocess``) "
+        "which example it works for, so what it runs counts (see the caching guide).",
+        "a file, set by docsaccel",
+        env="DOCSACCEL_CACHE_CHILD",
+    )
     video_scan: bool = setting(
         True,
         _switch,

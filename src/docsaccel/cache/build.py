@@ -48,6 +48,7 @@ from docsaccel.cache.audit import (
     differences,
     entry_outputs,
 )
+from docsaccel.cache.children import Children, merge_seen, start_recording
 from docsaccel.cache.context import (
     build_context,
     code_in_settings,
@@ -76,7 +77,12 @@ from docsaccel.outputs import missing_references
 from docsaccel.records import base_record, run_outputs
 from docsaccel.schema import SchemaError, validate_record
 
-__all__ = ["CacheBuild", "CacheRecording", "lookup"]
+__all__ = ["CHILDREN_KEY", "UNSTORABLE", "CacheBuild", "CacheRecording", "lookup"]
+
+#: The key of an example's dependencies that says what of its child processes was followed.
+CHILDREN_KEY = "children"
+#: The key of a dependency list that cannot make an entry, with why.
+UNSTORABLE = "unstorable"
 
 
 def _slug(example_id: str) -> str:
@@ -96,20 +102,35 @@ class CacheRecording:
     settings_code: frozenset[str] = frozenset()
 
     def start(self, example: Example) -> None:
-        watch_code = self.project.wants if self.granularity == "function" else None
-        Recorder.get().start(self.project.roots, self.project.excluded, code=watch_code)
+        # Its children first: one forked as soon as it starts records for it.
+        Children.get().begin(example.id, self.deps_dir, self.project, self.granularity)
+        start_recording(self.project, self.granularity, example.id)
 
     def stop(self) -> Seen:
-        return Recorder.get().stop()
+        seen = Recorder.get().stop()
+        Children.get().end()
+        return seen
 
     def save(self, example: Example, seen: Seen) -> None:
-        """Write the dependencies of the run that saw ``seen``, and keep a copy of the
-        files it wrote (``<slug>.written/``, their digests in ``<slug>.written.json``)."""
+        """Write the dependencies of the run that saw ``seen``, with what its child
+        processes ran (call it once they were ended), and keep a copy of the files it
+        wrote (``<slug>.written/``, their digests in ``<slug>.written.json``). When a
+        child may have run more than it recorded, the dependencies say why they cannot
+        make an entry (``unstorable``)."""
         path = os.path.join(self.deps_dir, f"{_slug(example.id)}.json")
         copies = os.path.join(self.deps_dir, f"{_slug(example.id)}.written")
         try:
+            followed = Children.get().collect(example.id, self.deps_dir)
+            if followed.problems:
+                write_json(path, {UNSTORABLE: followed.problems}, indent=None)
+                return
+            merge_seen(seen, followed.seen)
             seen.modules |= self.settings_code
             deps = collect(seen, self.project, example.src_file, self.granularity)
+            deps[CHILDREN_KEY] = {
+                "followed": followed.count,
+                "not_followed": followed.not_followed,
+            }
             shutil.rmtree(copies, ignore_errors=True)
             digests = {}
             for relative, source in written_files(seen, self.project).items():
@@ -251,6 +272,13 @@ class CacheBuild:
             copies = deps_path.with_name(f"{_slug(example_id)}.written")
             try:
                 deps = read_json(deps_path, "dependency list")
+                if isinstance(deps, dict) and UNSTORABLE in deps:
+                    problems = deps[UNSTORABLE]
+                    self.warn(
+                        f"docsaccel cache: not storing {example_id}: "
+                        f"{'; '.join(map(str, problems))}; it runs again next time"
+                    )
+                    continue
                 digests = read_json(f"{copies}.json", "list of written files")
             except InputError:
                 continue

@@ -216,9 +216,10 @@ def _project_modules(
             if part in ours or part.partition(".")[0] in theirs:
                 continue
             module = loaded.get(part)
-            if module is None:
+            # A module only a child process loaded: by the file it was loaded from there.
+            path = _module_file(module) if module is not None else seen.module_files.get(part)
+            if module is None and path is None:
                 continue
-            path = _module_file(module)
             if path is not None and (project.wants(path) or _unpackaged(path, part)):
                 ours[part] = path
                 queue.append(part)

@@ -115,6 +115,9 @@ class Seen:
     #: outlives its example: a later example using that module may depend on them.
     carried_reads: dict[str, frozenset[str]] = field(default_factory=dict)
     carried_code: frozenset[tuple[str, str]] = frozenset()
+    #: ``{module: file}`` of modules its child processes loaded, which this process may
+    #: never load (:mod:`docsaccel.cache.children`): found by name like those it loaded.
+    module_files: dict[str, str] = field(default_factory=dict)
 
 
 class Recorder:
