@@ -51,6 +51,7 @@ __all__ = [
     "MAX_BUDGET_SECONDS",
     "MAX_INPUT_BYTES",
     "MAX_JSON_DEPTH",
+    "MULTIPROCESSING_HELPERS",
     "NEAR_BUDGET",
     "NONDETERMINISTIC",
     "NOT_EXECUTED",
@@ -209,6 +210,17 @@ KNOBS_SECTION = "knobs"
 VIDEOS_SECTION = "videos"
 #: The files that are videos: what the video file recorder writes, what the scraper embeds.
 VIDEO_SUFFIXES = (".mp4", ".gif")
+
+# --- Processes --------------------------------------------------------------------------
+
+#: What the command line of a helper process of ``multiprocessing`` (or joblib's loky)
+#: holds: the fork server and the resource trackers. Each serves its whole process, not
+#: the example that happened to start it first, and ends when that process ends.
+MULTIPROCESSING_HELPERS = (
+    "multiprocessing.forkserver import main",
+    "multiprocessing.resource_tracker import main",
+    "loky.backend.resource_tracker import main",
+)
 
 # --- Switches ---------------------------------------------------------------------------
 

@@ -61,17 +61,12 @@ from docsaccel.cache.children import (
     start_recording,
 )
 from docsaccel.cache.recorder import Recorder, Seen
+from docsaccel.contract import MULTIPROCESSING_HELPERS
 from docsaccel.formats import encode_json, replace_atomically
 
 __all__ = ["after_fork", "leave", "note_launch", "startup"]
 
-#: ``sys.orig_argv`` words of ``multiprocessing``'s and loky's helper processes.
-_HELPERS = (
-    "multiprocessing.forkserver import main",
-    "multiprocessing.resource_tracker import main",
-    "loky.backend.resource_tracker import main",
-)
-#: ... and of the workers they start afresh.
+#: ``sys.orig_argv`` words of the workers ``multiprocessing`` and loky start afresh.
 _WORKERS = ("--multiprocessing-fork", "loky.backend.popen_loky_posix")
 #: Where ``multiprocessing`` forks a worker (from its process, or from the fork server).
 _FORKING = (
@@ -189,7 +184,7 @@ def _module_files(names: set[str]) -> dict[str, str]:
 def _kind(argv: list[str]) -> str | None:
     """What a process started afresh is: a worker, a plain Python, or a helper (None)."""
     text = " ".join(argv)
-    if any(helper in text for helper in _HELPERS):
+    if any(helper in text for helper in MULTIPROCESSING_HELPERS):
         return None
     if any(word in text for word in _WORKERS):
         return MULTIPROCESSING
