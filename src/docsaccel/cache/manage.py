@@ -130,6 +130,15 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
         lines.append(f"  dependencies ({len(rows)}):")
         for kind, name, key in rows:
             lines.append(f"    {'CHANGED' if key in changed else 'same':<7} {kind:<6} {name}")
+        children = deps.get("children")
+        if isinstance(children, dict):
+            lines.append(f"  child processes followed: {children.get('followed', 0)}")
+            not_followed = children.get("not_followed") or []
+            if not_followed:
+                lines.append(
+                    "  not followed (what they read is not seen): "
+                    + "; ".join(map(str, not_followed))
+                )
         written = entry.meta["written"]
         if written:
             lines.append(f"  writes ({len(written)}), put back with its outputs:")
