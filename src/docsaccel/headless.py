@@ -14,12 +14,19 @@ Rules, in order:
 3. Otherwise ``egl`` then ``osmesa`` are tried; the first that works is exported as
    ``MUJOCO_GL`` (and ``PYOPENGL_PLATFORM``) so child processes inherit it.
 
-Example::
+Example, before MuJoCo is imported (in ``conf.py``, or a tutorial run as a script)::
 
     from docsaccel.headless import ensure_headless_gl
 
-    backend = ensure_headless_gl()   # "egl" on a typical CI runner
+    backend = ensure_headless_gl()   # without a display: "egl", else "osmesa"
     import mujoco                    # now renders offscreen
+
+Given another environment than ``os.environ``, it reads and updates that one; with a
+display, nothing is probed or set:
+
+>>> env = {"DISPLAY": ":0"}
+>>> ensure_headless_gl(env), env
+(None, {'DISPLAY': ':0'})
 """
 
 from __future__ import annotations

@@ -20,13 +20,24 @@ journalled so that recording them costs the build next to nothing.
 the report dict. Both read only files, so they work after the build or after a crash.
 Formats: :mod:`docsaccel.schema`.
 
-Example::
+Example: one example recorded (the hook appends to a :class:`RecordJournal` the same
+way), one never run; the report lists both.
 
-    journal = RecordJournal(records_dir)
-    journal.append(provisional_record)       # the example starts
-    journal.append(record)                   # it finished
-    report = build_report(records_dir, examples, build={"wall_seconds": 80.0, ...})
-    write_json(report_path(outdir), report)   # docsaccel.formats, docsaccel.layout
+>>> import tempfile
+>>> from docsaccel.budgets import Budget
+>>> from docsaccel.examples import Example
+>>> records_dir = tempfile.TemporaryDirectory()
+>>> budget = Budget(30.0, "default", "budgets.toml default")
+>>> quick, slow = (
+...     Example("tutorials", name, f"docs/tutorials/{name}", f"docs/auto_tutorials/{name}",
+...             f"auto_tutorials/{name[:-3]}", True, budget)
+...     for name in ("plot_quick.py", "plot_slow.py")
+... )
+>>> _ = write_record(records_dir.name, base_record(quick, "ok", fast=False, wall_seconds=1.2))
+>>> report = build_report(records_dir.name, [quick, slow], build={"wall_seconds": 80.0})
+>>> [(record["id"], record["status"]) for record in report["examples"]]
+[('tutorials/plot_quick.py', 'ok'), ('tutorials/plot_slow.py', 'not-executed')]
+>>> records_dir.cleanup()
 """
 
 from __future__ import annotations

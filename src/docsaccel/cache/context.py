@@ -8,11 +8,18 @@ the Python version and platform, sphinx-gallery's version, the parts of
 settings, ``reset_modules``...), and the values of the environment variables the project
 lists in ``docsaccel_cache_env``.
 
-Example::
+Example:
 
-    context = build_context(fast=True, gallery_conf=conf, env_names=["SEED"])
-    context_key(context)                     # '5f0c1e...' (16 hex digits)
-    describe_difference(old_context, context)  # 'fast path switch changed: off → on'
+>>> conf = {"thumbnail_size": (400, 280)}
+>>> full = build_context(fast=False, gallery_conf=conf, env_names=["SEED"])
+>>> fast = build_context(fast=True, gallery_conf=conf, env_names=["SEED"])
+>>> len(context_key(fast)), context_key(fast) == context_key(full)
+(16, False)
+>>> describe_difference(full, fast)
+'fast path switch changed: off → on'
+>>> bigger = build_context(False, {**conf, "thumbnail_size": (800, 560)}, env_names=["SEED"])
+>>> describe_difference(full, bigger)
+'sphinx_gallery_conf changed: thumbnail_size'
 """
 
 from __future__ import annotations

@@ -4,11 +4,17 @@ Each function returns ``(text, exit code)``: 0 when it worked, 2 for bad input (
 missing cache folder, an unknown example, a bad size), with a one-line message naming the
 argument; the CLI only prints.
 
-Example::
+Example (``explain("tutorials/plot_a.py", cache, docs="docs")`` answers the same way):
 
-    text, code = explain("examples/plot_a.py", cache=".docsaccel-cache", docs="docs")
-    text, code = stats(".docsaccel-cache")
-    text, code = prune(".docsaccel-cache", max_size="500M")
+>>> import tempfile
+>>> cache = tempfile.TemporaryDirectory()
+>>> stats(cache.name)
+('cache ...: 0 entries, 0 B\\nlast build: none recorded\\n', 0)
+>>> prune(cache.name, max_size="500M")
+('cache ...: removed 0 entries (0 B); 0 B left (limit 500.0 MiB)\\n', 0)
+>>> prune(cache.name, max_size="lots")
+("--max-size 'lots' is not a size such as 500M, 2G or 1048576\\n", 2)
+>>> cache.cleanup()
 """
 
 from __future__ import annotations

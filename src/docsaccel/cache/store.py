@@ -19,14 +19,28 @@ killed build never leaves a partial entry behind; an entry is deleted by renamin
 readers copy files out and check each one's digest, so an entry replaced or pruned while
 they read is a miss, never a broken page.
 
-Example::
+Example: store an example's page, restore it into another source folder.
 
-    store = CacheStore(".docsaccel-cache")
-    name = store.entry_name("tutorials/plot_a.py", "5f0c1e0a9b3d2c11")
-    store.store(name, meta, {"auto_tutorials/plot_a.rst": Path("docs/auto_tutorials/plot_a.rst")})
-    entry = store.load(name)              # raises EntryError if missing or corrupt
-    store.restore_written(entry, Path("."))  # what it wrote under the project root
-    store.restore(entry, Path("docs"))    # the files, back in place
+>>> import tempfile
+>>> from pathlib import Path
+>>> folder = tempfile.TemporaryDirectory()
+>>> page, docs = Path(folder.name, "plot_a.rst"), Path(folder.name, "docs")
+>>> _ = page.write_text("Plot A\\n======\\n")
+>>> store = CacheStore(Path(folder.name, "cache"))
+>>> name = store.entry_name("tutorials/plot_a.py", "5f0c1e0a9b3d2c11")
+>>> name
+'tutorials__plot_a.py--5f0c1e0a9b3d2c11'
+>>> deps = {"source": "9f2c...", "files": {}, "code": {}, "dists": {}}
+>>> meta = {"id": "tutorials/plot_a.py", "context": {}, "deps": deps, "record": {}}
+>>> _ = store.store(name, meta, {"auto_tutorials/plot_a.rst": page})
+>>> entry = store.load(name)
+>>> [path.relative_to(docs).as_posix() for path in store.restore(entry, docs)]
+['auto_tutorials/plot_a.rst']
+>>> store.load(store.entry_name("tutorials/plot_b.py", "5f0c1e0a9b3d2c11"))
+Traceback (most recent call last):
+...
+docsaccel.cache.store.MissingEntry: .../tutorials__plot_b.py--5f0c1e0a9b3d2c11: no such entry
+>>> folder.cleanup()
 """
 
 from __future__ import annotations

@@ -31,16 +31,18 @@ A deadline an example left armed (with ``abort_on_example_error`` the example's 
 hook never runs) is disarmed when the next deadline starts, by :func:`cancel_all`, and at
 the process's end.
 
-Example::
+Example: a loop that never ends on its own, stopped after 0.2 s (on the main thread; the
+previous ``SIGALRM`` handler and timer are back after :meth:`Deadline.cancel`).
 
-    deadline = Deadline(2.0, lambda elapsed: f"stopped after {elapsed:.1f} s").start()
-    try:
-        while True:
-            pass
-    except BudgetExceeded as exc:
-        print(exc, deadline.tier)   # stopped after 2.0 s signal
-    finally:
-        deadline.cancel()
+>>> deadline = Deadline(0.2, lambda elapsed: f"stopped after {elapsed:.1f} s").start()
+>>> try:
+...     while True:
+...         pass
+... except BudgetExceeded as exc:
+...     print(exc, "by", deadline.tier)
+... finally:
+...     deadline.cancel()
+stopped after ... s by signal
 """
 
 from __future__ import annotations

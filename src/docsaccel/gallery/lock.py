@@ -8,12 +8,22 @@ when the holder's process ends, however it ends: a crashed build never leaves a 
 locked. A process forked from the build (a ``multiprocessing`` worker) would share the
 lock and keep it past the build: it lets go of its copy (:meth:`OutdirLock.forget`).
 
-Example::
+Example: a second build into the same folder is refused until the first lets go.
 
-    lock = OutdirLock(outdir)
-    lock.acquire()          # raises LockedError naming the folder and the holder's pid
-    ...
-    lock.release()
+>>> import tempfile
+>>> outdir = tempfile.TemporaryDirectory()
+>>> build, other_build = OutdirLock(outdir.name), OutdirLock(outdir.name)
+>>> build.acquire()
+>>> other_build.acquire()
+Traceback (most recent call last):
+...
+docsaccel.gallery.lock.LockedError: another build is writing into ... (process ..., lock ...
+>>> build.release()
+>>> other_build.acquire()
+>>> other_build.held
+True
+>>> other_build.release()
+>>> outdir.cleanup()
 """
 
 from __future__ import annotations

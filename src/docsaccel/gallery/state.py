@@ -5,11 +5,21 @@ kept on the application; the event handlers (:mod:`.events`) read and update it.
 the build's report (:func:`docsaccel.records.build_report`) to
 :func:`docsaccel.layout.report_path`.
 
-Example::
+Example (in a build the settings come from ``read_settings(app.config, app.confdir)`` and
+the examples from the plan):
 
-    build = GalleryBuild(read_settings(app.config, app.confdir), BudgetTable(), outdir)
-    build.examples = planner.plan(gallery_conf)
-    build.write_report(complete=True)   # <outdir>/docsaccel/report.json
+>>> import tempfile
+>>> from pathlib import Path
+>>> from docsaccel.budgets import BudgetTable
+>>> from docsaccel.settings import Settings
+>>> outdir = tempfile.TemporaryDirectory()
+>>> build = GalleryBuild(Settings(), BudgetTable(), Path(outdir.name))
+>>> report = build.write_report(complete=True)
+>>> build.report_path.relative_to(outdir.name).as_posix()
+'docsaccel/report.json'
+>>> report["build"]["complete"], report["build"]["fast"], report["examples"]
+(True, False, [])
+>>> outdir.cleanup()
 """
 
 from __future__ import annotations

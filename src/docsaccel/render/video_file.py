@@ -47,7 +47,7 @@ class VideoFileRecorder(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstru
         env.reset(seed=0)
         for _ in range(200):
             env.step(env.action_space.sample())
-        written = env.dump()   # Path("hopper.mp4"), 25 frames
+        written = env.dump()   # the path of hopper.mp4, of 25 frames
 
     Change logs:
         docsaccel 0.1.0 - first version.

@@ -19,11 +19,21 @@ their median (median absolute deviation / median). An example is *noisy* when th
 exceeds ``NOISY_ABOVE`` over at least ``MIN_RUNS_FOR_NOISE`` runs; the report flags it,
 and gallery sharding uses the medians as the expected durations.
 
-Example::
+Example: four builds (:func:`append_history` writes each line from a report), one of
+them on a slow runner.
 
-    append_history("build/docsaccel/report.json", "ci/history.jsonl")
-    stats = read_history("ci/history.jsonl", last=10)
-    stats["tutorials/plot_a.py"].median_seconds, stats["tutorials/plot_a.py"].noisy
+>>> import tempfile
+>>> from pathlib import Path
+>>> from docsaccel.report.model import Timing
+>>> folder = tempfile.TemporaryDirectory()
+>>> history = Path(folder.name, "history.jsonl")
+>>> lines = [history_line([Timing("tutorials/plot_a.py", "plot_a.py", seconds)], "report.json")
+...          for seconds in (10.0, 11.0, 30.0, 10.5)]
+>>> _ = history.write_text("\\n".join(lines) + "\\n")
+>>> stats = read_history(history, last=10)
+>>> stats["tutorials/plot_a.py"].median_seconds, stats["tutorials/plot_a.py"].noisy
+(10.75, False)
+>>> folder.cleanup()
 """
 
 from __future__ import annotations
