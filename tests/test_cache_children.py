@@ -211,3 +211,73 @@ def test_a_fork_bomb_is_bounded_by_the_budget(tmp_path: Path) -> None:
     )
     last = json.loads((project.cache / "last-build.json").read_text("utf-8"))
     assert (last["hits"], last["stored"], last["saved_seconds"]) == (0, 0, 0)
+
+
+STATE = '''# docsaccel_budget = "60s"
+import json
+import multiprocessing
+import os
+import signal
+import threading
+import time
+
+from docsaccel.cache.recorder import Recorder
+from docsaccel import registry
+
+
+def state(_=None):
+    """What a forked child inherited of docsaccel: handlers, threads, locks."""
+    return {
+        "sigterm": repr(signal.getsignal(signal.SIGTERM)),
+        "sigalrm": repr(signal.getsignal(signal.SIGALRM)),
+        "threads": sorted(t.name for t in threading.enumerate()),
+        "locks": [Recorder._lock.locked(), registry._lock.locked()],
+    }
+
+
+# Another thread holds docsaccel's locks while the children are forked.
+held = threading.Event()
+
+
+def hold():
+    with Recorder._lock, registry._lock:
+        held.set()
+        time.sleep(3)
+
+
+threading.Thread(target=hold, daemon=True).start()
+held.wait()
+read, write = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.write(write, json.dumps(state()).encode())
+    os._exit(0)
+os.waitpid(pid, 0)
+forked = json.loads(os.read(read, 65536))
+with multiprocessing.get_context("fork").Pool(1) as pool:
+    worker = pool.apply(state)
+mine = state()
+with open(os.environ["WORKER_PIDS"] + ".json", "w") as stream:
+    json.dump({"forked": forked, "worker": worker, "parent": mine}, stream)
+print("checked")
+'''
+
+
+def test_forked_children_get_no_handler_lock_or_thread_of_the_build(tmp_path: Path) -> None:
+    project = children_project(tmp_path, [], "function")
+    project.write("docs/examples/plot_state.py", example_source("State", STATE))
+    conf = (project.pristine / "docs" / "conf.py").read_text("utf-8")
+    project.write("docs/conf.py", conf + 'docsaccel_on_overrun = "fail"\n')
+    env = _pids(tmp_path)
+    built = project.build(env=env)
+    assert built.returncode == 0, built.output
+    found = json.loads(Path(env["WORKER_PIDS"] + ".json").read_text("utf-8"))
+    # The parent, for contrast: its budget's alarm handler, and the holding thread.
+    assert "Deadline._on_alarm" in found["parent"]["sigalrm"]
+    assert any(name.startswith("docsaccel") for name in found["parent"]["threads"])
+    for child in ("forked", "worker"):
+        state = found[child]
+        assert state["sigterm"] == "<Handlers.SIG_DFL: 0>", (child, state)
+        assert state["sigalrm"] == "<Handlers.SIG_DFL: 0>", (child, state)
+        assert state["locks"] == [False, False], (child, state)
+        assert not any(name.startswith("docsaccel") for name in state["threads"]), state

@@ -68,6 +68,8 @@ __all__ = [
     "VIDEO_SUFFIXES",
     "InputError",
     "MissingExtraError",
+    "fork_safe_lock",
+    "free_locks_in_child",
     "is_finite_number",
     "is_near_budget",
     "is_over_budget",
@@ -221,6 +223,36 @@ MULTIPROCESSING_HELPERS = (
     "multiprocessing.resource_tracker import main",
     "loky.backend.resource_tracker import main",
 )
+
+#: The module-level locks of docsaccel (:func:`fork_safe_lock`).
+_FORK_SAFE: list[Any] = []
+
+
+def fork_safe_lock() -> Any:
+    """A ``threading.Lock`` that a forked child finds free (:func:`free_locks_in_child`):
+    held by another thread at the fork, it would be held forever in the child, whose
+    copy of that thread never runs.
+
+    >>> lock = fork_safe_lock(); lock.acquire(); free_locks_in_child(); lock.locked()
+    True
+    False
+    """
+    import threading
+
+    lock = threading.Lock()
+    _FORK_SAFE.append(lock)
+    return lock
+
+
+def free_locks_in_child() -> None:
+    """In a forked child (the at-fork hooks of :mod:`docsaccel.gallery.process_end` and
+    :mod:`docsaccel.cache.child`): every :func:`fork_safe_lock` made free, as the
+    standard library frees its own locks in a child."""
+    for lock in _FORK_SAFE:
+        reinit = getattr(lock, "_at_fork_reinit", None)
+        if reinit is not None:
+            reinit()
+
 
 # --- Switches ---------------------------------------------------------------------------
 

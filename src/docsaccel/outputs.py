@@ -39,12 +39,12 @@ from __future__ import annotations
 import os
 import re
 import sys
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from docsaccel import sg_compat
+from docsaccel.contract import fork_safe_lock
 
 __all__ = [
     "OutputWatch",
@@ -65,7 +65,7 @@ class OutputWatch:
     """The process's watch of the files written into some folders (see the module doc)."""
 
     _instance: OutputWatch | None = None
-    _lock = threading.Lock()
+    _lock = fork_safe_lock()
 
     def __init__(self) -> None:
         self.active = False

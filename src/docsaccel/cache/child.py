@@ -61,7 +61,7 @@ from docsaccel.cache.children import (
     start_recording,
 )
 from docsaccel.cache.recorder import Recorder, Seen
-from docsaccel.contract import MULTIPROCESSING_HELPERS
+from docsaccel.contract import MULTIPROCESSING_HELPERS, free_locks_in_child
 from docsaccel.formats import encode_json, replace_atomically
 
 __all__ = ["after_fork", "leave", "note_launch", "startup"]
@@ -222,6 +222,7 @@ def startup() -> None:
 def after_fork() -> None:
     """In a child forked from a recording process, from a child, or from a helper."""
     global _state
+    free_locks_in_child()
     if _state is not None and _state.pid == os.getpid():
         return  # made already, by this same hook registered twice
     parent = Children._instance

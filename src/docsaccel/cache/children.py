@@ -54,7 +54,6 @@ import re
 import site
 import sys
 import sysconfig
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,7 +61,7 @@ from typing import Any
 from docsaccel.cache.deps import Project
 from docsaccel.cache.recorder import Recorder, Seen
 from docsaccel.cache.store import entry_slug
-from docsaccel.contract import InputError, read_json
+from docsaccel.contract import InputError, fork_safe_lock, read_json
 from docsaccel.formats import Format, replace_atomically, write_json
 from docsaccel.settings import env_name
 
@@ -364,7 +363,7 @@ class Children:
     """The recording process's side (see the module doc); one per process."""
 
     _instance: Children | None = None
-    _lock = threading.Lock()
+    _lock = fork_safe_lock()
 
     def __init__(self) -> None:
         self.control: Control | None = None

@@ -43,12 +43,12 @@ import gc
 import importlib.machinery
 import os
 import sys
-import threading
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from docsaccel.cache.fingerprint import MODULE_BODY, functions
+from docsaccel.contract import fork_safe_lock
 
 __all__ = ["PACKAGE_DIR", "RAN_NAME", "Instrumenter", "is_machinery"]
 
@@ -172,7 +172,7 @@ class Instrumenter:
     """The process's instrumentation of the project's code; see the module docstring."""
 
     _instance: Instrumenter | None = None
-    _lock = threading.Lock()
+    _lock = fork_safe_lock()
 
     def __init__(self, wants: Callable[[str], bool]) -> None:
         self.wants = wants

@@ -42,7 +42,6 @@ import os
 import pathlib
 import shutil
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -51,6 +50,7 @@ from typing import Any
 
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
+from docsaccel.contract import fork_safe_lock
 
 __all__ = ["NOT_PROJECT", "Recorder", "Seen", "own_names"]
 
@@ -124,7 +124,7 @@ class Recorder:
     """The process's one recorder; see the module docstring."""
 
     _instance: Recorder | None = None
-    _lock = threading.Lock()
+    _lock = fork_safe_lock()
 
     def __init__(self) -> None:
         self.active = False

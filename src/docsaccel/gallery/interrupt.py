@@ -47,6 +47,7 @@ stopped after ... s by signal
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import threading
@@ -56,7 +57,14 @@ from types import FrameType
 
 from docsaccel.settings import GRACE_SECONDS, read_env_setting
 
-__all__ = ["GRACE_SECONDS", "BudgetExceeded", "Deadline", "cancel_all", "grace_seconds"]
+__all__ = [
+    "GRACE_SECONDS",
+    "BudgetExceeded",
+    "Deadline",
+    "cancel_all",
+    "forget_in_forked_child",
+    "grace_seconds",
+]
 
 # Messages for exceptions delivered by the watchdog, which can only raise a class.
 _pending_messages: dict[int, str] = {}
@@ -231,6 +239,20 @@ def cancel_all() -> None:
     process ending: :mod:`.process_end` calls it)."""
     for deadline in list(_active):
         deadline.cancel()
+
+
+def forget_in_forked_child() -> None:
+    """In a child forked while a deadline was armed: the deadline is its parent's. Its
+    ``SIGALRM`` handler is put back as it was (the interval timer is never inherited, so
+    only a timer the child sets itself would reach it), and nothing here counts it as
+    armed or waits on its lock."""
+    for deadline in list(_active):
+        with contextlib.suppress(ValueError, OSError, TypeError):  # not the main thread
+            if signal.getsignal(signal.SIGALRM) == deadline._handler:
+                previous = deadline._previous_handler
+                signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+    _active.clear()
+    _pending_messages.clear()
 
 
 def _method() -> str:

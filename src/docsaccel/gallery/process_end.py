@@ -19,7 +19,10 @@ end, whatever an example left behind. The ways out, and what each does here:
 - **Forked children** (``multiprocessing`` pools with the fork start method, ``os.fork``
   in an example, Sphinx's parallel workers) behave as without the plugin: the SIGTERM
   handler and the exit guards are put back as they were in the child, so a pool worker
-  ends on SIGTERM at once, even while it waits on a lock.
+  ends on SIGTERM at once, even while it waits on a lock; so is the ``SIGALRM`` handler
+  of an armed budget; docsaccel's locks are free in the child (a thread of the parent
+  may have held one), and no thread of docsaccel's runs there (threads never survive a
+  fork).
 
 Nothing happens at import: :func:`install` sets this up, once per process (the plugin's
 ``setup()`` in the build's process; the hook, before its first example, in a worker).
@@ -52,7 +55,8 @@ from typing import Any, Protocol
 
 from sphinx.util import logging as sphinx_logging
 
-from docsaccel.gallery.interrupt import cancel_all
+from docsaccel.contract import free_locks_in_child
+from docsaccel.gallery.interrupt import cancel_all, forget_in_forked_child
 from docsaccel.gallery.processes import descendants, end_processes
 
 __all__ = [
@@ -139,6 +143,8 @@ def _after_fork_in_child() -> None:
     if _installed_in is None:
         return
     _running, _installed_in = None, None
+    free_locks_in_child()
+    forget_in_forked_child()
     for callback in _fork_callbacks:
         with contextlib.suppress(Exception):
             callback()
