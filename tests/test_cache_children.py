@@ -151,6 +151,21 @@ NOT_FOLLOWED = {
         "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
         "time.sleep(3)\n"
     ),
+    # A child subprocess forks to run preexec_fn, then becomes the program (imageio's
+    # ffmpeg does so): the program is not followed, and no Python child is left waiting.
+    "plot_preexec.py": (
+        "import os\nimport subprocess\n\n"
+        "subprocess.run(['true'], preexec_fn=os.setpgrp, check=True)\n"
+    ),
+    # A forked child that becomes a Python (os.execv): followed as that Python.
+    "plot_exec.py": (
+        "import os\nimport sys\n\n"
+        "env = dict(os.environ, PYTHONPATH=os.path.abspath('../..'))\n"
+        "pid = os.fork()\nif pid == 0:\n"
+        "    code = 'from mylib.other import triple; triple(2)'\n"
+        "    os.execve(sys.executable, [sys.executable, '-c', code], env)\n"
+        "os.waitpid(pid, 0)\n"
+    ),
     # Hostile: writes a bad record where its children's go.
     "plot_forged.py": (
         "import json\nimport os\n\n"
@@ -171,9 +186,13 @@ def test_what_docsaccel_cannot_follow_is_named_or_never_stored(tmp_path: Path) -
         NOT_FOLLOWED, "ok"
     )
     stored = {p.name.split("--")[0] for p in (project.cache / "entries").iterdir()}
-    assert stored == {"examples__plot_shell.py"}
+    assert stored == {
+        f"examples__{n}" for n in ("plot_shell.py", "plot_preexec.py", "plot_exec.py")
+    }
     children = _entry(project, "plot_shell.py")["deps"]["children"]
     assert children["not_followed"] == ["sh -c cat ../../data/table.csv"]
+    assert _entry(project, "plot_preexec.py")["deps"]["children"]["not_followed"] == ["true"]
+    assert "mylib/other.py" in _entry(project, "plot_exec.py")["deps"]["files"]
     text, code = explain("examples/plot_shell.py", project.cache, first.docs)
     assert code == 0
     assert "not followed (what they read is not seen): sh -c cat ../../data/table.csv" in text
@@ -181,7 +200,7 @@ def test_what_docsaccel_cannot_follow_is_named_or_never_stored(tmp_path: Path) -
     assert "had not exited when the example ended" in first.output
     assert "a child process record is unreadable" in first.output
     again = project.build()
-    assert again.executed() == set(NOT_FOLLOWED) - {"plot_shell.py"}
+    assert again.executed() == {"plot_no_site.py", "plot_left_running.py", "plot_forged.py"}
 
 
 def test_a_fork_bomb_is_bounded_by_the_budget(tmp_path: Path) -> None:

@@ -14,6 +14,12 @@ checkout, with budgets reported, not enforced (``tools/timed_build.py``). Measur
   of CPU time (the build and its child processes) beside them, which the load of other
   processes on a shared machine moves less. Fast-path builds, because recording costs
   about the same per example whatever the example does: its share is larger there;
+- ``audit_overhead`` (target <= 1.10): an audit build (``DOCSACCEL_CACHE_VERIFY=1``
+  over a warm cache: every tutorial runs and its outputs are compared with its entry,
+  a second run where they differ) against a cold build (an empty cache: every tutorial
+  runs and is stored), fast-path builds alternating, as the median of the paired ratios
+  of wall time, the CPU ratio beside it; ``audited`` counts the verdicts of the last
+  audit build;
 - ``rerun_fraction_module`` / ``rerun_fraction_function``: this repository's recent
   history replayed (the last ``--commits`` commits that touched ``src/``): for each
   commit, the share of tutorials each granularity would run again, from the dependencies
@@ -24,8 +30,9 @@ Prints one line per build and a last line with one JSON object.
 
 Usage::
 
-    python tools/bench_cache.py                 # 2 rounds, 20 commits (~15 minutes)
+    python tools/bench_cache.py                 # 2 rounds, 20 commits (~20 minutes)
     python tools/bench_cache.py --rounds 3 --commits 30
+    python tools/bench_cache.py --only audit    # audit_overhead alone
 """
 
 from __future__ import annotations
@@ -51,7 +58,11 @@ class Bench:
         self.last_cpu = 0.0
 
     def build(
-        self, cache: Path | None, granularity: str = "module", fast: bool = True
+        self,
+        cache: Path | None,
+        granularity: str = "module",
+        fast: bool = True,
+        verify: bool = False,
     ) -> tuple[float, dict]:
         """One docs build in a fresh copy; its wall seconds and its report."""
         self.count += 1
@@ -61,6 +72,7 @@ class Bench:
             "PYTHONPATH": str(copy / "src"),
             "DOCSACCEL_FAST": "1" if fast else "0",
             "DOCSACCEL_CACHE": str(cache) if cache else "0",
+            "DOCSACCEL_CACHE_VERIFY": "1" if verify else "0",
         }
         conf = f"docsaccel_cache_granularity = {granularity!r}" if granularity != "module" else ""
         built = timed_build(copy, env, conf)
@@ -90,6 +102,29 @@ def overhead(bench: Bench, rounds: int, granularity: str) -> tuple[float, float]
         ratios.append(seconds["on"] / seconds["off"])
         cpu_ratios.append(cpu["on"] / cpu["off"])
     return statistics.median(ratios), statistics.median(cpu_ratios)
+
+
+def audit_overhead(bench: Bench, rounds: int) -> tuple[float, float, dict[str, int]]:
+    """Medians of the wall and CPU ratios (audit of a warm cache) / (cold build),
+    alternating, and the verdicts of the last audit."""
+    warm = bench.workdir / "cache-audit"
+    bench.build(warm)
+    ratios, cpu_ratios, verdicts = [], [], {}
+    for index in range(rounds):
+        seconds, cpu = {}, {}
+        for side in ("cold", "audit") if index % 2 == 0 else ("audit", "cold"):
+            if side == "cold":
+                seconds[side], _ = bench.build(bench.workdir / f"cache-cold-{index}")
+            else:
+                seconds[side], report = bench.build(warm, verify=True)
+                statuses = [(r.get("cache") or {}).get("audit", {}).get("status") for r in
+                            report["examples"]]  # fmt: skip
+                verdicts = {s: statuses.count(s) for s in sorted(set(statuses) - {None})}
+            cpu[side] = bench.last_cpu
+            print(f"audit round {index + 1} {side}: {seconds[side]:.1f} s, CPU {cpu[side]:.1f} s")
+        ratios.append(seconds["audit"] / seconds["cold"])
+        cpu_ratios.append(cpu["audit"] / cpu["cold"])
+    return statistics.median(ratios), statistics.median(cpu_ratios), verdicts
 
 
 def git(*args: str) -> str:
@@ -162,11 +197,24 @@ def main() -> None:
         default="full",
         help="the builds of the warm ratio: full quality (default) or the CI fast path",
     )
+    parser.add_argument(
+        "--only", choices=("audit",), help="measure audit_overhead alone (its rounds)"
+    )
     args = parser.parse_args()
     if args.rounds < 1 or args.commits < 1:
         parser.error("--rounds and --commits must be 1 or more")
     with tempfile.TemporaryDirectory(prefix="docsaccel-bench-cache-") as name:
         bench = Bench(Path(name))
+        audit, audit_cpu, audited = audit_overhead(bench, args.rounds)
+        audit_result = {
+            "audit_overhead": round(audit, 3),
+            "audit_overhead_cpu": round(audit_cpu, 3),
+            "target_audit_overhead": 1.10,
+            "audited": audited,
+        }
+        if args.only == "audit":
+            print(json.dumps({**audit_result, "rounds": args.rounds}))
+            return
         caches = {level: bench.workdir / f"cache-{level}" for level in ("module", "function")}
         fast = args.path == "fast"
         warm_cache = bench.workdir / "cache-warm"
@@ -201,6 +249,7 @@ def main() -> None:
         "commits": args.commits,
         "rerun_fraction_module": fractions["module"],
         "rerun_fraction_function": fractions["function"],
+        **audit_result,
     }
     print(json.dumps(result))
 

@@ -7,7 +7,8 @@ calls :func:`startup`: a ``spawn`` or ``forkserver`` worker, a loky worker, a Py
 started with ``subprocess``). It then records with the process's
 :class:`~docsaccel.cache.recorder.Recorder`, as the parent does, for the example the
 control file names, and writes its *child record*
-(:data:`docsaccel.cache.children.RECORD_FORMAT`, ``<pid>.json`` in the example's folder):
+(:data:`docsaccel.cache.children.RECORD_FORMAT`, ``<pid>-<n>.json`` in the example's
+folder):
 
 - when it starts (so a child that leaves nothing else is known);
 - before every message a ``multiprocessing`` worker sends (a result, at
@@ -41,6 +42,7 @@ import contextlib
 import os
 import sys
 import threading
+import uuid
 from typing import Any
 
 from docsaccel.cache.children import (
@@ -73,6 +75,9 @@ _FORKING = (
     os.path.join("multiprocessing", "popen_fork.py"),
     os.path.join("multiprocessing", "forkserver.py"),
 )
+#: Where ``subprocess`` forks a child that runs ``preexec_fn``, then becomes the program
+#: (imageio's ffmpeg): no Python child, the program is what counts.
+_EXEC_FORK = "_execute_child"
 
 
 class _Child:
@@ -97,7 +102,9 @@ class _Child:
         if self.control.example is None:
             return
         self.seen, self.launches, self._last = Seen(), Launches(), None
-        self._path = os.path.join(self.control.records, f"{os.getpid()}.json")
+        # Its own name: the same process may record again (a new image after exec).
+        name = f"{os.getpid()}-{uuid.uuid4().hex[:12]}.json"
+        self._path = os.path.join(self.control.records, name)
         start_recording(self.control.project(), self.control.granularity, self.control.example)
         self.active = True
         with contextlib.suppress(OSError):
@@ -191,13 +198,21 @@ def _kind(argv: list[str]) -> str | None:
     return SUBPROCESS
 
 
-def _forked_by_multiprocessing() -> bool:
+def _forked_by(test: Any) -> bool:
     frame = sys._getframe(1)
     while frame is not None:
-        if frame.f_code.co_filename.endswith(_FORKING):
+        if test(frame.f_code):
             return True
         frame = frame.f_back
     return False
+
+
+def _by_multiprocessing(code: Any) -> bool:
+    return code.co_filename.endswith(_FORKING)
+
+
+def _by_subprocess(code: Any) -> bool:
+    return code.co_name == _EXEC_FORK and code.co_filename.endswith("subprocess.py")
 
 
 def startup() -> None:
@@ -235,10 +250,10 @@ def after_fork() -> None:
     elif _helper:
         path = os.environ.get(CHILD_ENV)
         control = read_control(path) if path else None
-    if control is None or path is None:
+    if control is None or path is None or _forked_by(_by_subprocess):
         _state = None
         return
-    kind = MULTIPROCESSING if _helper or _forked_by_multiprocessing() else FORK
+    kind = MULTIPROCESSING if _helper or _forked_by(_by_multiprocessing) else FORK
     _state = _Child(path, control, kind)
     _patch(kind)
     _state.begin()
@@ -254,11 +269,14 @@ def leave() -> None:
 
 
 def note_launch(event: str, args: tuple[Any, ...]) -> None:
-    """A program this child starts (see :class:`~docsaccel.cache.children.Launches`)."""
+    """A program this child starts (see :class:`~docsaccel.cache.children.Launches`); one
+    it becomes (``os.exec*``) ends what it ran as Python."""
     state = _state
     if state is not None and state.active:
         with contextlib.suppress(Exception):
             state.launches.note(event, args)
+        if event == "os.exec":
+            _flush(EXITED)
 
 
 def _flush(state: str) -> None:

@@ -187,8 +187,11 @@ class Launches:
             path, argv, env = args[:3]
             self._program(path, argv, env)
         elif event == "os.exec":
+            # The process becomes the program: a Python records again as itself.
             path, argv = args[0], args[1]
-            self._program(path, argv, args[2] if len(args) > 2 else None)
+            env = args[2] if len(args) > 2 else None
+            if not _is_python(os.fsdecode(path)):
+                self._program(path, argv, env)
         elif event == "os.system":
             # A shell: what it runs is not known here; a Python it starts records itself.
             self.not_followed.append(f"shell: {_short(os.fsdecode(args[0]))}")

@@ -1,0 +1,160 @@
+"""The pieces of child-process recording, without a build: what a child record holds,
+how records merge, which programs are followed, and which records are refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from docsaccel.cache.children import (
+    CHILD_ENV,
+    RECORD_FORMAT,
+    Children,
+    Control,
+    Launches,
+    decode_seen,
+    encode_seen,
+    merge_seen,
+)
+from docsaccel.cache.deps import Project
+from docsaccel.cache.recorder import Seen
+
+
+def test_a_child_record_holds_every_field_of_what_was_seen() -> None:
+    seen = Seen(
+        files={"/p/data/a.csv"},
+        modules={"mylib.work"},
+        code={("/p/mylib/work.py", "triple")},
+        instrumented={"/p/mylib/work.py": frozenset({"fast"})},
+        written={"/p/out.txt"},
+        listings={"/p/data": ("a.csv", "b.csv")},
+        read_first={"/p/out.txt": "00ff"},
+        carried_reads={"/p/mylib/work.py": frozenset({"/p/data/a.csv"})},
+        carried_code=frozenset({("/p/mylib/work.py", "setup")}),
+        module_files={"mylib.work": "/p/mylib/work.py"},
+    )
+    data = json.loads(json.dumps(encode_seen(seen)))
+    assert decode_seen(data) == seen
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [3, {"files": [1, 2]}, {"files": {"set": 3}}, {"files": {"what": []}},
+     {"files": {"set": [], "tuple": []}}, {"listings": {"set": []}},
+     {"instrumented": {"dict": [["only one"]]}}],
+)  # fmt: skip
+def test_a_malformed_record_of_what_was_seen_is_refused(bad: object) -> None:
+    with pytest.raises(ValueError):
+        decode_seen(bad)
+
+
+def test_merging_joins_what_children_saw_and_drops_outputs_from_inputs() -> None:
+    mine = Seen(files={"/p/a.txt"}, code={("/p/m.py", "f")}, listings={"/p/d": ("x",)})
+    theirs = Seen(
+        files={"/p/b.txt", "/p/out.txt"},
+        code={("/p/m.py", "g")},
+        written={"/p/out.txt"},
+        listings={"/p/d": ("x", "y"), "/p/e": ()},
+        instrumented={"/p/m.py": frozenset({"h"})},
+    )
+    merge_seen(mine, theirs)
+    assert mine.files == {"/p/a.txt", "/p/b.txt"}
+    assert mine.code == {("/p/m.py", "f"), ("/p/m.py", "g")}
+    # A folder's names as this process first listed them; one only a child listed too.
+    assert mine.listings == {"/p/d": ("x",), "/p/e": ()}
+    assert mine.instrumented == {"/p/m.py": frozenset({"h"})}
+
+
+def test_which_programs_are_followed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CHILD_ENV, "/tmp/control.json")
+    launches = Launches()
+    env: dict[str, str] = {"PATH": "/bin"}
+    launches.note("subprocess.Popen", (sys.executable, [sys.executable, "-c", "1"], None, env))
+    assert env[CHILD_ENV] == "/tmp/control.json"  # given without it: added
+    launches.note("subprocess.Popen", (None, ["python3.11", "script.py"], None, None))
+    launches.note("subprocess.Popen", (None, [sys.executable, "-S", "-c", "1"], None, None))
+    launches.note("subprocess.Popen", (None, [sys.executable, "-c", "-S"], None, None))
+    launches.note("subprocess.Popen", (None, ["ffmpeg", "-i", "a.mp4"], None, None))
+    launches.note("subprocess.Popen", (b"/bin/sh", "echo hi", None, None))
+    launches.note("os.system", (b"echo 1 > data/x",))
+    script = tmp_path / "tool"
+    script.write_text("#!/usr/bin/env python3\nprint(1)\n", "utf-8")
+    script.chmod(0o755)
+    launches.note("os.posix_spawn", (str(script), [str(script)], dict(os.environ)))
+    assert launches.python == 4
+    assert launches.not_followed == ["ffmpeg -i a.mp4", "echo hi", "shell: echo 1 > data/x"]
+    assert launches.unfollowable == [
+        f"{sys.executable} -S -c 1 (-S: no site folder, no startup hook)"
+    ]
+
+
+def _record(folder: Path, name: str, **changes: object) -> Path:
+    record = {
+        **RECORD_FORMAT.header(), "example": "g/plot_a.py", "pid": 11, "ppid": os.getpid(),
+        "kind": "subprocess", "state": "exited", "command": "python -c 1",
+        "launches": Launches().to_json(), "seen": encode_seen(Seen(files={"/p/a.txt"})),
+        "module_files": {"mylib": "/p/mylib/__init__.py"},
+    }  # fmt: skip
+    record.update(changes)
+    path = folder / name
+    path.write_text(json.dumps(record), "utf-8")
+    return path
+
+
+def test_collect_refuses_bad_records_and_children_it_cannot_trust(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CHILD_ENV, "")  # begin() points it at its control: put back after
+    children = Children()
+    project = Project(str(tmp_path), (str(tmp_path),))
+    children.begin("g/plot_a.py", str(tmp_path), project, "module")
+    children.end()
+    folder = tmp_path / "children" / "g__plot_a.py"
+    _record(folder, "11.json")
+    _record(folder, "12.json", pid=12, kind="multiprocessing", state="running")
+    (folder / ".13.json.x1.tmp").write_text("{half a rec", "utf-8")  # killed mid-write
+    followed = children.collect("g/plot_a.py", str(tmp_path))
+    assert followed.problems == [] and followed.count == 2
+    assert followed.seen.files == {"/p/a.txt"}
+    assert followed.seen.module_files == {"mylib": "/p/mylib/__init__.py"}
+
+    _record(folder, "14.json", pid=14, state="running")  # a subprocess that never exited
+    (folder / "15.json").write_text("{truncated", "utf-8")
+    _record(folder, "16.json", pid=16, seen={"files": {"set": 3}})
+    _record(folder, "17.json", pid=17, schema="something.else")
+    _record(folder, "18.json", pid=18, module_files={"x": 3})
+    problems = children.collect("g/plot_a.py", str(tmp_path)).problems
+    assert len(problems) == 5, problems
+    assert "child process 14 (python -c 1) had not exited" in problems[0]
+    assert all("unreadable" in p for p in problems[1:])
+
+
+def test_a_python_child_that_left_no_record_makes_the_entry_unstorable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CHILD_ENV, "")
+    children = Children()
+    children.begin("g/plot_a.py", str(tmp_path), Project(str(tmp_path), (str(tmp_path),)), "module")
+    children.launches.note("subprocess.Popen", (None, [sys.executable, "-c", "1"], None, None))
+    children.end()
+    problems = children.collect("g/plot_a.py", str(tmp_path)).problems
+    assert problems == [
+        f"1 Python child process(es) of process {os.getpid()} left no record: what they "
+        "ran is not known"
+    ]
+
+
+def test_a_control_that_is_not_one_is_refused() -> None:
+    good = Control("g/a.py", 3, "/r", "/p", ("/p",), (), "module").to_json()
+    assert Control.from_json(good).epoch == 3
+    for broken in ({**good, "epoch": "3"}, {**good, "roots": [1]}, {**good, "example": 4}, [1]):
+        with pytest.raises(ValueError):
+            Control.from_json(broken)
+    without = dict(good)
+    del without["records"]
+    with pytest.raises(ValueError):
+        Control.from_json(without)
