@@ -168,3 +168,27 @@ def test_a_sample_audits_a_share_and_restores_the_rest(project: Project) -> None
     audited = {name for name, a in _audits(sample).items() if a}
     assert audited == sample.executed()
     assert sample.cached() == {*ALL, *EXAMPLES} - audited
+
+
+WRITER = example_source(
+    "Write", 'from pathlib import Path\nPath("../../data/derived.txt").write_text("derived 1\\n")\n'
+)
+READER = example_source(
+    "Read",
+    'from pathlib import Path\n\nprint("read:", Path("../../data/derived.txt").read_text())\n'
+    'print("more")\nprint("lines")\n',
+)
+
+
+def test_an_example_reading_what_an_audited_one_writes_is_audited_too(project: Project) -> None:
+    # The writer runs first (fewer lines); restored, it would put data/derived.txt back
+    # for the reader; audited, it writes the file again, and the reader is compared too.
+    project.write("docs/examples/plot_w_writer.py", WRITER)
+    project.write("docs/examples/plot_r_reader.py", READER)
+    assert project.build().returncode == 0
+    audit = project.build(env=AUDIT)
+    assert audit.returncode == 0, audit.output
+    found = _audits(audit)
+    assert found["plot_w_writer.py"]["status"] == "verified"
+    assert found["plot_r_reader.py"]["status"] == "verified", audit.records["plot_r_reader.py"]
+    assert project.build().executed() == set()

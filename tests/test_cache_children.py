@@ -300,3 +300,26 @@ def test_forked_children_get_no_handler_lock_or_thread_of_the_build(tmp_path: Pa
         assert state["sigalrm"] == "<Handlers.SIG_DFL: 0>", (child, state)
         assert state["locks"] == [False, False], (child, state)
         assert not any(name.startswith("docsaccel") for name in state["threads"]), state
+
+
+SWALLOW = (
+    '# docsaccel_budget = "1s"\nimport time\n\nwhile True:\n'
+    "    try:  # noqa: SIM105 (the pattern of a real escape)\n        time.sleep(10)\n"
+    "    except Exception:\n        pass\n"
+)
+
+
+def test_a_run_stopped_hard_is_never_an_example_cost(tmp_path: Path) -> None:
+    project = children_project(tmp_path, ["plot_pool_fork.py"])
+    project.write("docs/examples/plot_swallow.py", example_source("Swallow", SWALLOW))
+    conf = (project.pristine / "docs" / "conf.py").read_text("utf-8")
+    project.write("docs/conf.py", conf + 'docsaccel_on_overrun = "fail"\n')
+    stopped = project.build(env={**_pids(tmp_path), "DOCSACCEL_INTERRUPT_GRACE": "1"})
+    assert stopped.returncode != 0
+    assert "was stopped hard after" in stopped.records["plot_swallow.py"]["error"]
+    entries = project.cache / "entries"
+    names = {p.name.split("--")[0] for p in entries.iterdir()} if entries.is_dir() else set()
+    assert "examples__plot_swallow.py" not in names
+    # No build that used the cache recorded seconds saved from it.
+    last = project.cache / "last-build.json"
+    assert not last.exists() or json.loads(last.read_text("utf-8"))["saved_seconds"] == 0

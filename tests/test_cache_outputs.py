@@ -98,7 +98,11 @@ def _site(build: Build) -> dict[str, bytes]:
     }
 
 
-def test_a_hit_restores_every_file_the_run_wrote(project: Project) -> None:
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_hit_restores_every_file_the_run_wrote(project: Project, parallel: bool) -> None:
+    if parallel:  # each example's outputs are taken in the worker that runs it
+        conf = (project.pristine / "docs" / "conf.py").read_text("utf-8")
+        project.write("docs/conf.py", conf.replace('"show_memory": False,', '"parallel": 2,'))
     cold = project.build()
     assert cold.returncode == 0, cold.output
     assert cold.executed() == set(EXAMPLES)

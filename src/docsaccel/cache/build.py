@@ -453,6 +453,20 @@ def _rewritten_input(entry: Entry, project: Project, rewritten: dict[str, str]) 
     return found
 
 
+def _written_by(
+    key: str, writers: Mapping[str, Entry], project: Project, rewritten: dict[str, str]
+) -> bool:
+    """Whether a changed dependency (its key) is a file, or a folder holding a file, that
+    one of ``writers`` writes (``rewritten``: ``{absolute path: writer}``)."""
+    kind, _, relative = key.partition(":")
+    if kind == "file":
+        return rewritten.get(project.absolute(relative)) in writers
+    if kind == "listing":
+        prefix = os.path.join(project.absolute(relative), "")
+        return any(path.startswith(prefix) and w in writers for path, w in rewritten.items())
+    return False
+
+
 def _look_up_one(
     build: CacheBuild, example: Example, project: Project, rewritten: dict[str, str]
 ) -> str | None:
@@ -489,6 +503,9 @@ def _look_up_one(
     audit = bool(waits_for) and set(waits_for) <= set(build.audits)
     if waits_for and not audit and (not found or found[0].key != "source"):
         return next(iter(waits_for.values()))
+    if audit:
+        # What those write is not put back (they run): its absence changes nothing.
+        found = [c for c in found if not _written_by(c.key, build.audits, project, rewritten)]
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         return f"{found[0].reason}{more}"

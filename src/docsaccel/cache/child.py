@@ -42,7 +42,6 @@ import contextlib
 import os
 import sys
 import threading
-import uuid
 from typing import Any
 
 from docsaccel.cache.children import (
@@ -103,9 +102,9 @@ class _Child:
             return
         self.seen, self.launches, self._last = Seen(), Launches(), None
         # Its own name: the same process may record again (a new image after exec).
-        name = f"{os.getpid()}-{uuid.uuid4().hex[:12]}.json"
+        name = f"{os.getpid()}-{os.urandom(6).hex()}.json"
         self._path = os.path.join(self.control.records, name)
-        start_recording(self.control.project(), self.control.granularity, self.control.example)
+        start_recording(self.control, self.control.granularity, self.control.example)
         self.active = True
         with contextlib.suppress(OSError):
             self._write(RUNNING)
@@ -126,7 +125,7 @@ class _Child:
                     self.active = False
                 else:
                     control = self.control
-                    start_recording(control.project(), control.granularity, str(control.example))
+                    start_recording(control, control.granularity, str(control.example))
 
     def _write(self, state: str) -> None:
         record = {

@@ -56,14 +56,15 @@ import sys
 import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from docsaccel.cache.deps import Project
 from docsaccel.cache.recorder import Recorder, Seen
-from docsaccel.cache.store import entry_slug
 from docsaccel.contract import InputError, fork_safe_lock, read_json
 from docsaccel.formats import Format, replace_atomically, write_json
 from docsaccel.settings import env_name
+
+if TYPE_CHECKING:  # a child imports as little as it can: it starts before its work
+    from docsaccel.cache.deps import Project
 
 __all__ = [
     "CHILD_ENV",
@@ -101,7 +102,16 @@ SUBPROCESS = "subprocess"
 _PYTHON_NAME = re.compile(r"^(i?python|pypy)(\d+(\.\d+)*)?(\.exe)?$")
 
 
-def start_recording(project: Project, granularity: str, label: str) -> None:
+class _Files(Protocol):
+    """Where the project's files are (:class:`.deps.Project`, or a child's :class:`Control`)."""
+
+    roots: tuple[str, ...]
+    excluded: tuple[str, ...]
+
+    def wants(self, path: str) -> bool: ...
+
+
+def start_recording(project: _Files, granularity: str, label: str) -> None:
     """Start recording an example (``label``: its id) in this process: the one way the
     recording process and each child of it start."""
     watch_code = project.wants if granularity == "function" else None
@@ -124,7 +134,13 @@ class Control:
     granularity: str
 
     def project(self) -> Project:
+        from docsaccel.cache.deps import Project  # only at function granularity in a child
+
         return Project(root=self.root, roots=self.roots, excluded=self.excluded)
+
+    def wants(self, path: str) -> bool:
+        """Whether a file is the project's (:meth:`.deps.Project.wants`)."""
+        return self.project().wants(path)
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -388,6 +404,7 @@ class Children:
     def begin(self, example_id: str, deps_dir: str, project: Project, granularity: str) -> None:
         """The example starts in this process: tell its children (see the module doc)."""
         from docsaccel.cache import child
+        from docsaccel.cache.store import entry_slug
 
         child.leave()  # a process that records examples is nobody's child any more
         folder = os.path.join(deps_dir, "children")
@@ -423,6 +440,8 @@ class Children:
 
     def collect(self, example_id: str, deps_dir: str) -> Followed:
         """What the example's children recorded; call it once its processes were ended."""
+        from docsaccel.cache.store import entry_slug
+
         followed = Followed(not_followed=list(self.launches.not_followed))
         followed.problems += [f"a Python child docsaccel cannot follow: {c}" for c in
                               self.launches.unfollowable]  # fmt: skip
