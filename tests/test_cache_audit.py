@@ -64,6 +64,17 @@ def _audits(build: Build) -> dict[str, dict]:
     return {name: r["cache"].get("audit", {}) for name, r in build.records.items()}
 
 
+def _audit_after(project: Project, **examples: str) -> tuple[Build, dict[str, dict]]:
+    """A build filling the cache with ``examples`` added, then an audit build: the audit
+    build and its verdicts."""
+    for name, text in examples.items():
+        project.write(f"docs/examples/{name}", text)
+    assert project.build().returncode == 0
+    audit = project.build(env=AUDIT)
+    assert audit.returncode == 0, audit.output
+    return audit, _audits(audit)
+
+
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
@@ -141,11 +152,7 @@ def test_a_change_the_recorder_cannot_see_is_stale_and_check_fails(
 def test_an_unseeded_example_is_nondeterministic_not_stale(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    project.write("docs/examples/plot_u_unseeded.py", UNSEEDED)
-    assert project.build().returncode == 0
-    audit = project.build(env=AUDIT)
-    assert audit.returncode == 0, audit.output
-    found = _audits(audit)
+    audit, found = _audit_after(project, **{"plot_u_unseeded.py": UNSEEDED})
     assert found["plot_u_unseeded.py"]["status"] == "nondeterministic"
     varied = found["plot_u_unseeded.py"]["differences"]
     assert any("in the first run" in d and "in the second" in d for d in varied), varied
@@ -183,12 +190,7 @@ READER = example_source(
 def test_an_example_reading_what_an_audited_one_writes_is_audited_too(project: Project) -> None:
     # The writer runs first (fewer lines); restored, it would put data/derived.txt back
     # for the reader; audited, it writes the file again, and the reader is compared too.
-    project.write("docs/examples/plot_w_writer.py", WRITER)
-    project.write("docs/examples/plot_r_reader.py", READER)
-    assert project.build().returncode == 0
-    audit = project.build(env=AUDIT)
-    assert audit.returncode == 0, audit.output
-    found = _audits(audit)
+    audit, found = _audit_after(project, **{"plot_w_writer.py": WRITER, "plot_r_reader.py": READER})
     assert found["plot_w_writer.py"]["status"] == "verified"
     assert found["plot_r_reader.py"]["status"] == "verified", audit.records["plot_r_reader.py"]
     assert project.build().executed() == set()

@@ -258,23 +258,16 @@ def test_explain_takes_the_path_a_user_types(
 def test_explain_without_a_match_names_the_closest_ids(
     capsys: pytest.CaptureFixture[str], outside: CacheStore, docs: Path
 ) -> None:
-    code, out, err = run(
-        capsys, "cache", "explain", "drawing/plot_spectral_gird.py", "--cache",
-        str(outside.folder), "--docs", str(docs),
-    )  # fmt: skip
-    assert code == 2 and out == ""
+    def explain_error(typed: str) -> str:
+        argv = ["cache", "explain", typed, "--cache", str(outside.folder), "--docs", str(docs)]
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and out == ""
+        return err
+
+    err = explain_error("drawing/plot_spectral_gird.py")
     assert "closest: ../examples/drawing/plot_spectral_grid.py" in err
     assert "plot_lines" not in err and "basics" not in err
-    code, out, err = run(
-        capsys, "cache", "explain", "plot_a.py", "--cache", str(outside.folder),
-        "--docs", str(docs),
-    )  # fmt: skip
-    assert code == 2
+    err = explain_error("plot_a.py")
     assert "the end of several examples' ids" in err
     assert "../examples/basics/plot_a.py, ../examples/drawing/plot_a.py" in err
-    code, out, err = run(
-        capsys, "cache", "explain", "zzz/qqq.py", "--cache", str(outside.folder),
-        "--docs", str(docs),
-    )  # fmt: skip
-    assert code == 2
-    assert "none is close among 4" in err
+    assert "none is close among 4" in explain_error("zzz/qqq.py")
