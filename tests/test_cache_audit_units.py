@@ -149,7 +149,8 @@ def _record(audit: object) -> dict:
 @pytest.mark.parametrize(
     "audit",
     [{"status": "unknown"}, "stale", {"status": "stale", "differences": "x"},
-     {"status": "stale", "dependencies": [1]}],
+     {"status": "stale", "dependencies": [1]}, {"status": "stale", "second_run_seconds": -1},
+     {"status": "verified", "second_run_seconds": "2"}],
 )  # fmt: skip
 def test_a_bad_audit_in_a_record_is_refused(audit: object) -> None:
     with pytest.raises(SchemaError, match=r"cache\.audit"):

@@ -36,8 +36,9 @@ Record (schema ``docsaccel.record``, version 1)::
                                               # example run to audit its entry (reason
                                               # "audit") has "audit": {"status": one of
                                               # contract.AUDIT_STATUSES, "entry": name,
-                                              # "differences": [...], and for "stale" the
-                                              # entry's "dependencies": [...]}
+                                              # "differences": [...], for "stale" the
+                                              # entry's "dependencies": [...], and the
+                                              # "second_run_seconds" of a second run}
     }
 
 ``wall_seconds`` is the example's execution time as sphinx-gallery measures it (the time
@@ -190,6 +191,12 @@ def _check_audit(cache: Any, source: str | Path | None, where: str) -> None:
         value = audit.get(key, [])
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise SchemaError(f"{_where(source, f'{where}.{key}')} must be a list of strings")
+    seconds = audit.get("second_run_seconds", 0)
+    if not is_finite_number(seconds) or seconds < 0:
+        raise SchemaError(
+            f"{_where(source, f'{where}.second_run_seconds')} is {seconds!r:.40}; expected a "
+            "finite number of 0 or more"
+        )
 
 
 def validate_report(report: Any, source: str | Path | None = None) -> dict:

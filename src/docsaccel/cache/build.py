@@ -34,6 +34,7 @@ import contextlib
 import os
 import random
 import shutil
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -214,7 +215,9 @@ class CacheBuild:
             verdict["status"] = VERIFIED
             return verdict
         kept = copy_outputs(first, Path(self.recording.deps_dir) / "audit" / _slug(example.id))
+        started = time.perf_counter()
         passed = sg_compat.run_again(example.src_file, example.target_file, gallery_conf)
+        verdict["second_run_seconds"] = round(time.perf_counter() - started, 3)
         second = self._fresh_outputs(example)
         if not passed:
             varied = [] if failed else ["the second run failed"]
