@@ -158,3 +158,17 @@ def test_a_control_that_is_not_one_is_refused() -> None:
     del without["records"]
     with pytest.raises(ValueError):
         Control.from_json(without)
+
+
+def test_without_the_startup_hook_an_example_using_multiprocessing_is_unstorable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CHILD_ENV, "")
+    children = Children()
+    children.begin("g/plot_a.py", str(tmp_path), Project(str(tmp_path), (str(tmp_path),)), "module")
+    children.end()
+    children.no_startup = "cannot write /site/docsaccel-cache-children.pth: Read-only file system"
+    assert children.collect("g/plot_a.py", str(tmp_path), ["numpy", "os"]).problems == []
+    (problem,) = children.collect("g/plot_a.py", str(tmp_path), ["multiprocessing.pool"]).problems
+    assert problem.startswith("it uses multiprocessing, whose workers started afresh")
+    assert "Read-only file system" in problem

@@ -121,7 +121,7 @@ class CacheRecording:
         path = os.path.join(self.deps_dir, f"{_slug(example.id)}.json")
         copies = os.path.join(self.deps_dir, f"{_slug(example.id)}.written")
         try:
-            followed = Children.get().collect(example.id, self.deps_dir)
+            followed = Children.get().collect(example.id, self.deps_dir, seen.modules)
             if followed.problems:
                 write_json(path, {UNSTORABLE: followed.problems}, indent=None)
                 return

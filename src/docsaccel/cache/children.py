@@ -54,6 +54,7 @@ import re
 import site
 import sys
 import sysconfig
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -438,8 +439,11 @@ class Children:
         with contextlib.suppress(OSError):
             write_json(self.control_path, self.control.to_json(), indent=None)
 
-    def collect(self, example_id: str, deps_dir: str) -> Followed:
-        """What the example's children recorded; call it once its processes were ended."""
+    def collect(self, example_id: str, deps_dir: str, modules: Iterable[str] = ()) -> Followed:
+        """What the example's children recorded; call it once its processes were ended.
+        ``modules``: those the example used, which say whether it may have started
+        Python processes no event shows (``multiprocessing``'s ``spawn``), when those
+        cannot be followed here (no startup hook)."""
         from docsaccel.cache.store import entry_slug
 
         followed = Followed(not_followed=list(self.launches.not_followed))
@@ -476,8 +480,18 @@ class Children:
                     f"{count - found.get(pid, 0)} Python child process(es) of process {pid} "
                     f"left no record{why}: what they ran is not known"
                 )
+        starting = sorted({m.partition(".")[0] for m in modules} & _STARTS_PYTHON)
+        if self.no_startup and starting:
+            followed.problems.append(
+                f"it uses {', '.join(starting)}, whose workers started afresh cannot be "
+                f"followed here ({self.no_startup})"
+            )
         followed.not_followed = sorted(set(followed.not_followed))
         return followed
+
+
+#: Modules that start Python processes without an audit event (a fresh interpreter).
+_STARTS_PYTHON = frozenset({"multiprocessing", "concurrent", "joblib", "loky"})
 
 
 def _read_record(path: Path) -> dict[str, Any]:
