@@ -34,7 +34,9 @@ def test_a_child_record_holds_every_field_of_what_was_seen() -> None:
         listings={"/p/data": ("a.csv", "b.csv")},
         read_first={"/p/out.txt": "00ff"},
         carried_reads={"/p/mylib/work.py": frozenset({"/p/data/a.csv"})},
-        carried_code=frozenset({("/p/mylib/work.py", "setup")}),
+        import_code={"/p/mylib/work.py": frozenset({("/p/mylib/work.py", "setup")})},
+        carried_state={("/p/mylib/work.py", "TABLE"): frozenset({"plot_a.py"})},
+        left_state={("/p/mylib/work.py", "COUNT")},
         module_files={"mylib.work": "/p/mylib/work.py"},
     )
     data = json.loads(json.dumps(encode_seen(seen)))
@@ -131,6 +133,31 @@ def test_collect_refuses_bad_records_and_children_it_cannot_trust(
     assert len(problems) == 5, problems
     assert "child process 14 (python -c 1) had not exited" in problems[0]
     assert all("unreadable" in p for p in problems[1:])
+
+
+def test_a_child_s_state_counts_as_its_parent_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CHILD_ENV, "")
+    children = Children()
+    children.begin(
+        "g/plot_b.py", str(tmp_path), Project(str(tmp_path), (str(tmp_path),)), "function"
+    )
+    children.end()
+    folder = tmp_path / "children" / "g__plot_b.py"
+    seen = Seen(
+        carried_state={
+            ("/p/m.py", "TABLE"): frozenset({"g/plot_a.py", "g/plot_b.py"}),
+            ("/p/m.py", "COUNT"): frozenset({"g/plot_b.py"}),  # its own earlier record's
+        },
+        left_state={("/p/m.py", "COUNT")},
+    )
+    _record(folder, "11.json", example="g/plot_b.py", seen=encode_seen(seen))
+    followed = children.collect("g/plot_b.py", str(tmp_path))
+    assert followed.problems == []
+    # Only what an earlier example left; what the child changed stays in the child.
+    assert followed.seen.carried_state == {("/p/m.py", "TABLE"): frozenset({"g/plot_a.py"})}
+    assert followed.seen.left_state == set()
 
 
 def test_a_python_child_that_left_no_record_makes_the_entry_unstorable(

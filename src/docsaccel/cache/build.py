@@ -56,9 +56,16 @@ from docsaccel.cache.context import (
     context_key,
     describe_difference,
 )
-from docsaccel.cache.deps import Project, changes, collect, find_root, written_files
+from docsaccel.cache.deps import (
+    CHILDREN_KEY,
+    Project,
+    changes,
+    collect,
+    find_root,
+    written_files,
+)
 from docsaccel.cache.fingerprint import sha256_of
-from docsaccel.cache.recorder import Recorder, Seen
+from docsaccel.cache.recorder import NOT_PROJECT, Recorder, Seen
 from docsaccel.cache.store import CacheStore, Entry, EntryError, MissingEntry, entry_slug
 from docsaccel.contract import (
     AUDIT_REASON,
@@ -78,10 +85,8 @@ from docsaccel.outputs import missing_references
 from docsaccel.records import base_record, run_outputs
 from docsaccel.schema import SchemaError, validate_record
 
-__all__ = ["CHILDREN_KEY", "UNSTORABLE", "CacheBuild", "CacheRecording", "lookup"]
+__all__ = ["UNSTORABLE", "CacheBuild", "CacheRecording", "lookup"]
 
-#: The key of an example's dependencies that says what of its child processes was followed.
-CHILDREN_KEY = "children"
 #: The key of a dependency list that cannot make an entry, with why.
 UNSTORABLE = "unstorable"
 
@@ -262,6 +267,7 @@ class CacheBuild:
         """Store an entry for each example that missed and ran successfully; return how
         many. Also writes the cache's ``last-build.json``."""
         stored = 0
+        stored_deps: dict[str, dict[str, Any]] = {}
         for example_id, example in self.missed.items():
             record = records.get(example_id)
             if not _storable(record, on_overrun) or example.src_file in failures:
@@ -303,6 +309,7 @@ class CacheBuild:
                 # For ``cache explain``, which sees the source dir but not the settings.
                 "root": _root_from_docs(self),
             }
+            stored_deps[example_id] = deps
             try:
                 name = self.store.entry_name(example_id, self.key)
                 self.store.store(name, meta, files, written)
@@ -311,6 +318,7 @@ class CacheBuild:
                 self.warn(
                     f"docsaccel cache: cannot store {example_id} in {self.store.folder}: {exc}"
                 )
+        hint = self._granularity_hint(stored_deps)
         summary = {
             "hits": len(self.hits),
             "misses": len(self.missed),
@@ -320,11 +328,55 @@ class CacheBuild:
                 s: sorted(i for i, v in self.audited.items() if v == s) for s in AUDIT_STATUSES
             },
         }
+        if hint:
+            summary["suggestion"] = hint
+            self.warn(f"docsaccel cache: {hint}")
         try:
             self.store.write_last_build(summary)
         except OSError as exc:  # the summary is for `cache stats`: never worth the build
             self.warn(f"docsaccel cache: cannot write its summary in {self.store.folder}: {exc}")
         return stored
+
+    def _granularity_hint(self, stored: Mapping[str, dict[str, Any]]) -> str | None:
+        """At ``module`` granularity, a suggestion when an example depends on most of
+        the project's Python files (a package whose import loads everything): any edit
+        of the library then re-runs it, and ``function`` would count what ran."""
+        if self.recording.granularity != "module" or not stored:
+            return None
+        example, deps = max(
+            stored.items(), key=lambda item: sum(p.endswith(".py") for p in item[1]["files"])
+        )
+        used = sum(p.endswith(".py") for p in deps["files"])
+        total = _project_python_files(self.recording.project)
+        if used < _HINT_FILES or used * 2 < total:
+            return None
+        return (
+            f"{example} depends on {used} of the project's {total} Python files (its imports "
+            "load most of them), so any edit of them runs it again; "
+            'docsaccel_cache_granularity = "function" counts only the code it ran'
+        )
+
+
+#: ``module`` granularity is suggested only for an example using at least this many files.
+_HINT_FILES = 5
+
+
+def _project_python_files(project: Project) -> int:
+    """How many Python files under the roots the project counts."""
+    total = 0
+    for root in project.roots:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [
+                d
+                for d in dirs
+                if d not in NOT_PROJECT
+                and d != "__pycache__"
+                and project.wants(os.path.join(folder, d))
+            ]
+            total += sum(
+                name.endswith(".py") and project.wants(os.path.join(folder, name)) for name in files
+            )
+    return total
 
 
 def _root_from_docs(build: CacheBuild) -> str:
@@ -470,6 +522,17 @@ def _written_by(
     return False
 
 
+def _state_from_a_rerun(entry: Entry, build: CacheBuild) -> dict[str, str]:
+    """Why the entry cannot be trusted when it read state an earlier example left in a
+    project module (a global, a filled cache) and that example is not restored: its run
+    may leave something else. ``{earlier example: why}``, empty when none."""
+    return {
+        earlier: f"reads state {earlier} leaves ({keys[0]}), which runs again"
+        for earlier, keys in entry.deps.get("state", {}).items()
+        if earlier not in build.hits
+    }
+
+
 def _look_up_one(
     build: CacheBuild, example: Example, project: Project, rewritten: dict[str, str]
 ) -> str | None:
@@ -501,6 +564,7 @@ def _look_up_one(
     except (KeyError, TypeError, AttributeError) as exc:
         build.warn(f"docsaccel cache: entry {entry.path} is malformed ({exc!r}), it runs again")
         return "entry corrupt"
+    waits_for.update(_state_from_a_rerun(entry, build))
     # Waiting only for examples that run to be audited, it would have been restored with
     # them: audited too, against what they write now.
     audit = bool(waits_for) and set(waits_for) <= set(build.audits)

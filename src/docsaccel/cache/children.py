@@ -116,7 +116,7 @@ def start_recording(project: _Files, granularity: str, label: str) -> None:
     """Start recording an example (``label``: its id) in this process: the one way the
     recording process and each child of it start."""
     watch_code = project.wants if granularity == "function" else None
-    Recorder.get().start(project.roots, project.excluded, code=watch_code)
+    Recorder.get().start(project.roots, project.excluded, code=watch_code, label=label)
 
 
 @dataclass(frozen=True)
@@ -458,7 +458,7 @@ class Children:
             except (InputError, ValueError) as exc:
                 followed.problems.append(f"a child process record is unreadable: {exc}")
                 continue
-            merge_seen(followed.seen, record["seen"])
+            merge_seen(followed.seen, _as_child(record["seen"], example_id))
             followed.count += 1
             launches = record["launches"]
             followed.not_followed += launches.not_followed
@@ -488,6 +488,16 @@ class Children:
             )
         followed.not_followed = sorted(set(followed.not_followed))
         return followed
+
+
+def _as_child(seen: Seen, example_id: str) -> Seen:
+    """What a child saw, as its parent counts it: the state its own earlier records of
+    the example left is the example's, not an earlier example's; the globals it changed
+    live in the child, not in the parent, where later examples run."""
+    carried = {key: labels - {example_id} for key, labels in seen.carried_state.items()}
+    seen.carried_state = {key: labels for key, labels in carried.items() if labels}
+    seen.left_state = set()
+    return seen
 
 
 #: Modules that start Python processes without an audit event (a fresh interpreter).
