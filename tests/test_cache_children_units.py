@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -199,3 +200,36 @@ def test_without_the_startup_hook_an_example_using_multiprocessing_is_unstorable
     (problem,) = children.collect("g/plot_a.py", str(tmp_path), ["multiprocessing.pool"]).problems
     assert problem.startswith("it uses multiprocessing, whose workers started afresh")
     assert "Read-only file system" in problem
+
+
+CHILD_RECORDS = """
+import sys
+from docsaccel.cache.children import Control, start_recording
+from docsaccel.cache.recorder import Recorder
+
+assert "docsaccel.cache.deps" not in sys.modules  # as in a child started afresh
+root = sys.argv[1]
+control = Control("g/a.py", 1, root, root, (root,), (), "function")
+start_recording(control, control.granularity, control.example)
+sys.path.insert(0, root)
+import json.decoder  # noqa: F401  (imports that are not the project's go through too)
+import mylib_child
+
+mylib_child.triple(2)
+print(sorted(name for _, name in Recorder.get().stop().code))
+"""
+
+
+def test_a_child_started_afresh_records_functions(tmp_path: Path) -> None:
+    # Its project is made before the recording starts: made while the instrumenter's
+    # finder asks about a module, its own imports would go through that finder again.
+    (tmp_path / "mylib_child.py").write_text("def triple(x):\n    return 3 * x\n", "utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD_RECORDS, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == "['triple']", done.stdout

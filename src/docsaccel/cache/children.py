@@ -134,14 +134,26 @@ class Control:
     excluded: tuple[str, ...]
     granularity: str
 
+    def __post_init__(self) -> None:
+        # Made now, at function granularity only (a child imports as little as it can),
+        # and before the recording starts: made later, while the instrumenter's finder
+        # asks ``wants`` about a module being imported, its own imports would go through
+        # that finder, which would ask ``wants`` again.
+        if self.granularity == "function":
+            object.__setattr__(self, "_project", self.project())
+
     def project(self) -> Project:
-        from docsaccel.cache.deps import Project  # only at function granularity in a child
+        from docsaccel.cache.deps import Project
 
         return Project(root=self.root, roots=self.roots, excluded=self.excluded)
 
     def wants(self, path: str) -> bool:
         """Whether a file is the project's (:meth:`.deps.Project.wants`)."""
-        return self.project().wants(path)
+        project = self.__dict__.get("_project")
+        if project is None:
+            project = self.project()
+            object.__setattr__(self, "_project", project)
+        return project.wants(path)
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
