@@ -108,14 +108,22 @@ def _record(folder: Path, name: str, **changes: object) -> Path:
     return path
 
 
+def _children(
+    tmp_path: Path, example: str = "g/plot_a.py", granularity: str = "module"
+) -> Children:
+    """A recording process's side, between examples once ``example`` started and ended;
+    its children's records go under ``tmp_path / "children"``."""
+    children = Children()
+    children.begin(example, str(tmp_path), Project(str(tmp_path), (str(tmp_path),)), granularity)
+    children.end()
+    return children
+
+
 def test_collect_refuses_bad_records_and_children_it_cannot_trust(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(CHILD_ENV, "")  # begin() points it at its control: put back after
-    children = Children()
-    project = Project(str(tmp_path), (str(tmp_path),))
-    children.begin("g/plot_a.py", str(tmp_path), project, "module")
-    children.end()
+    children = _children(tmp_path)
     folder = tmp_path / "children" / "g__plot_a.py"
     _record(folder, "11.json")
     _record(folder, "12.json", pid=12, kind="multiprocessing", state="running")
@@ -140,11 +148,7 @@ def test_a_child_s_state_counts_as_its_parent_s(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(CHILD_ENV, "")
-    children = Children()
-    children.begin(
-        "g/plot_b.py", str(tmp_path), Project(str(tmp_path), (str(tmp_path),)), "function"
-    )
-    children.end()
+    children = _children(tmp_path, "g/plot_b.py", "function")
     folder = tmp_path / "children" / "g__plot_b.py"
     seen = Seen(
         carried_state={
@@ -192,9 +196,7 @@ def test_without_the_startup_hook_an_example_using_multiprocessing_is_unstorable
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(CHILD_ENV, "")
-    children = Children()
-    children.begin("g/plot_a.py", str(tmp_path), Project(str(tmp_path), (str(tmp_path),)), "module")
-    children.end()
+    children = _children(tmp_path)
     children.no_startup = "cannot write /site/docsaccel-cache-children.pth: Read-only file system"
     assert children.collect("g/plot_a.py", str(tmp_path), ["numpy", "os"]).problems == []
     (problem,) = children.collect("g/plot_a.py", str(tmp_path), ["multiprocessing.pool"]).problems
