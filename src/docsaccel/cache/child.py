@@ -10,7 +10,9 @@ control file names, and writes its *child record*
 (:data:`docsaccel.cache.children.RECORD_FORMAT`, ``<pid>-<n>.json`` in the example's
 folder):
 
-- when it starts (so a child that leaves nothing else is known);
+- when it starts, unless it is a ``multiprocessing`` worker (so a plain fork or a
+  Python started with ``subprocess`` that leaves nothing else is known; a worker only
+  matters by the messages it sends, and a pool starts many: each write is paid there);
 - before every message a ``multiprocessing`` worker sends (a result, at
   ``Connection`` level: pools, ``ProcessPoolExecutor``, loky), so what the parent
   received is recorded, however the worker ends later (a pool ends its workers with
@@ -18,9 +20,10 @@ folder):
 - when it exits (``os._exit``, which ``multiprocessing`` children end with, and
   interpreter exit).
 
-A record is written only when it changed. After each message a worker receives (a new
-task), it checks the control file: a worker kept across examples (a pool held in a
-module, loky's reusable executor) records the next task for the example running now.
+A record is written only when it changed (a worker's, only when more than its state
+did). After each message a worker receives (a new task), it checks the control file: a
+worker kept across examples (a pool held in a module, loky's reusable executor) records
+the next task for the example running now.
 The helpers of ``multiprocessing`` (the fork server, the resource trackers) record
 nothing; what the fork server forks records as a worker.
 
@@ -106,8 +109,9 @@ class _Child:
         self._path = os.path.join(self.control.records, name)
         start_recording(self.control, self.control.granularity, self.control.example)
         self.active = True
-        with contextlib.suppress(OSError):
-            self._write(RUNNING)
+        if self.kind != MULTIPROCESSING:
+            with contextlib.suppress(OSError):
+                self._write(RUNNING)
 
     def flush(self, state: str = RUNNING) -> None:
         """Add what was seen since the last flush, and write the record if it changed."""
@@ -140,10 +144,13 @@ class _Child:
             "seen": encode_seen(self.seen),
             "module_files": _module_files(self.seen.modules),
         }
-        payload = encode_json(record, None)
-        if payload != self._last:
-            replace_atomically(self._path, payload)
-            self._last = payload
+        # A worker's state tells its parent nothing (a pool may end it with SIGTERM at any
+        # time): one that only exited since its last record writes nothing more.
+        compared = dict(record, state=None) if self.kind == MULTIPROCESSING else record
+        key = encode_json(compared, None)
+        if key != self._last:
+            replace_atomically(self._path, encode_json(record, None))
+            self._last = key
 
     def check_control(self) -> None:
         """A new task: record it for the example the parent runs now."""
