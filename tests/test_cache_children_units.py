@@ -22,7 +22,7 @@ from docsaccel.cache.children import (
     merge_seen,
 )
 from docsaccel.cache.deps import Project
-from docsaccel.cache.recorder import Seen
+from docsaccel.cache.recorder import Recorder, Seen
 
 
 def test_a_child_record_holds_every_field_of_what_was_seen() -> None:
@@ -235,3 +235,22 @@ def test_a_child_started_afresh_records_functions(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[0] == "['triple']", done.stdout
+
+
+def test_what_a_recording_noted_moves_its_mark(tmp_path: Path) -> None:
+    # A worker writes its record again only when the mark moved (module granularity).
+    data = tmp_path / "data.txt"
+    data.write_text("1\n", "utf-8")
+    recorder = Recorder.get()
+    recorder.start([str(tmp_path)])
+    try:
+        before = recorder.progress()
+        assert recorder.progress() == before
+        data.read_text("utf-8")
+        after_read = recorder.progress()
+        assert after_read != before
+        (tmp_path / "out.txt").write_text("2\n", "utf-8")
+        assert recorder.progress() != after_read
+    finally:
+        seen = recorder.stop()
+    assert seen.files == {str(data)}

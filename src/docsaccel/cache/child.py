@@ -97,6 +97,7 @@ class _Child:
         self.lock = threading.Lock()
         self._last: bytes | None = None
         self._path = ""
+        self._noted: tuple[int, ...] | None = None
 
     def begin(self) -> None:
         """Record for the example the control names (nothing between examples)."""
@@ -108,6 +109,7 @@ class _Child:
         name = f"{os.getpid()}-{os.urandom(6).hex()}.json"
         self._path = os.path.join(self.control.records, name)
         start_recording(self.control, self.control.granularity, self.control.example)
+        self._noted = self._mark()
         self.active = True
         if self.kind != MULTIPROCESSING:
             with contextlib.suppress(OSError):
@@ -118,8 +120,12 @@ class _Child:
         with self.lock:
             if not self.active:
                 return
-            recorder = Recorder.get()
-            merge_seen(self.seen, recorder.stop())
+            if self._mark() == self._noted and (state == RUNNING or self.kind == MULTIPROCESSING):
+                # Nothing noted since the last record (a worker sending its next result):
+                # it would write what it wrote.
+                self.active = state != EXITED
+                return
+            merge_seen(self.seen, Recorder.get().stop())
             try:
                 self._write(state)
             except OSError:
@@ -130,6 +136,17 @@ class _Child:
                 else:
                     control = self.control
                     start_recording(control, control.granularity, str(control.example))
+                    self._noted = self._mark()
+
+    def _mark(self) -> tuple[int, ...] | None:
+        """What changes whenever this process notes something for its record; ``None`` at
+        ``function`` granularity, where the functions that ran and the state they left
+        change with no such mark."""
+        if self.control.granularity != "module":
+            return None
+        launches = self.launches
+        counts = (launches.python, len(launches.not_followed), len(launches.unfollowable))
+        return (*Recorder.get().progress(), *counts)
 
     def _write(self, state: str) -> None:
         record = {

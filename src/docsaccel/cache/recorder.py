@@ -248,6 +248,15 @@ class Recorder:
                 seen.listings[folder] = tuple(n for n in names if n not in own)
         return seen
 
+    def progress(self) -> tuple[int, ...]:
+        """A mark of what the recording noted so far: it changes whenever the recording
+        notes a file, module, listing, written file or process, which is all :meth:`stop`
+        returns at ``module`` granularity (nothing noted is ever taken back)."""
+        seen = self._seen
+        noted = (seen.files, seen.modules, seen.listings, seen.read_first, self._written)
+        read_by = sum(len(files) for files in self._read_by.values())
+        return (*map(len, noted), int(self._spawned), read_by)
+
     def _project_modules(self) -> list[tuple[str, Any]]:
         """``(file, module)`` of the loaded modules whose functions are watched."""
         found = []
