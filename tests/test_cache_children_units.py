@@ -254,3 +254,40 @@ def test_what_a_recording_noted_moves_its_mark(tmp_path: Path) -> None:
     finally:
         seen = recorder.stop()
     assert seen.files == {str(data)}
+
+
+POOL_RECORDS = """
+import multiprocessing, os, sys, tempfile
+root, granularity = sys.argv[1], sys.argv[2]
+sys.path.insert(0, root)
+from docsaccel.cache.children import Children, start_recording
+from docsaccel.cache.deps import Project
+from docsaccel.cache.recorder import Recorder
+
+project, deps = Project(root, (root,)), os.path.join(root, "deps")
+Children.get().begin("g/a.py", deps, project, granularity)
+start_recording(project, granularity, "g/a.py")
+import mylib_pool
+
+with multiprocessing.get_context("fork").Pool(1) as pool:
+    pool.map(mylib_pool.triple, [1, 2])
+Recorder.get().stop()
+Children.get().end()
+followed = Children.get().collect("g/a.py", deps)
+print(followed.count, sorted(name for _, name in followed.seen.code), followed.problems)
+"""
+
+
+@pytest.mark.parametrize("granularity", ["module", "function"])
+def test_a_pool_worker_records_what_it_ran(tmp_path: Path, granularity: str) -> None:
+    (tmp_path / "mylib_pool.py").write_text("def triple(x):\n    return 3 * x\n", "utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", POOL_RECORDS, str(tmp_path), granularity],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    code = "['triple']" if granularity == "function" else "[]"
+    assert done.stdout.strip() == f"1 {code} []", done.stdout + done.stderr

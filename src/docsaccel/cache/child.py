@@ -120,7 +120,9 @@ class _Child:
         with self.lock:
             if not self.active:
                 return
-            if self._mark() == self._noted and (state == RUNNING or self.kind == MULTIPROCESSING):
+            mark = self._mark()
+            quiet = state == RUNNING or self.kind == MULTIPROCESSING
+            if mark is not None and mark == self._noted and quiet:
                 # Nothing noted since the last record (a worker sending its next result):
                 # it would write what it wrote.
                 self.active = state != EXITED
