@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -155,3 +156,43 @@ def test_a_forked_copy_ended_by_the_cleanup_writes_no_report(tmp_path: Path) -> 
     assert "terminated (SIGTERM)" not in built.output
     assert built.report["build"]["complete"] is True
     assert built.record("plot_fork_sleeps.py")["status"] == "ok"
+
+
+SIGNALLED_AT_ONCE = """
+import os, signal, sys, time
+from docsaccel.gallery import process_end
+
+process_end.install()  # the build's SIGTERM handler, as in a build's process
+os.sched_setaffinity(0, {0})  # the parent runs on after forking: its child has not yet
+survived = 0
+for _ in range(20):
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    os.kill(pid, signal.SIGTERM)  # as a pool ended at once ends its workers
+    for _ in range(500):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.01)
+    else:
+        survived += 1
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+print("survived", survived)
+"""
+
+
+def test_a_child_signalled_before_it_first_runs_still_ends(tmp_path: Path) -> None:
+    # The signal reached it through the build's Python-level handler, which a new child
+    # drops: a pool ended right after it started its workers waited for one forever.
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNALLED_AT_ONCE],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["survived", "0"], done.stdout + done.stderr

@@ -210,3 +210,64 @@ def test_explain_lists_an_entry_it_cannot_read(
     assert "g/plot_a.py: 1 entry in" in out
     assert f"entry {entry.name}" in out
     assert "unusable:" in out
+
+
+OUTSIDE = ["../examples/drawing/plot_spectral_grid.py", "../examples/drawing/plot_lines.py"]
+OUTSIDE += ["../examples/basics/plot_a.py", "../examples/drawing/plot_a.py"]
+
+
+@pytest.fixture
+def outside(tmp_path: Path, store: CacheStore, docs: Path) -> CacheStore:
+    """Entries of a gallery outside the conf folder (``examples_dirs = "../examples"``)."""
+    for index, name in enumerate(OUTSIDE):
+        source = tmp_path / name.removeprefix("../")
+        source.parent.mkdir(parents=True, exist_ok=True)
+        source.write_text("print(1)\n", "utf-8")
+        _entry(store, name, 10, time.time(), tmp_path / f"{index}.bin")
+    return store
+
+
+@pytest.mark.parametrize(
+    ("cwd", "typed"),
+    [
+        ("docs", "../examples/drawing/plot_spectral_grid.py"),  # the id
+        (".", "examples/drawing/plot_spectral_grid.py"),  # from the current folder
+        ("examples", "drawing/plot_spectral_grid.py"),  # from its examples folder
+        ("docs", "drawing/plot_spectral_grid.py"),  # its path inside the gallery
+        (".", "{tmp}/examples/drawing/plot_spectral_grid.py"),  # absolute
+    ],
+)
+def test_explain_takes_the_path_a_user_types(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    outside: CacheStore,
+    docs: Path,
+    cwd: str,
+    typed: str,
+) -> None:
+    monkeypatch.chdir(tmp_path / cwd)
+    code, out, err = run(
+        capsys, "cache", "explain", typed.format(tmp=tmp_path), "--cache", str(outside.folder),
+        "--docs", str(docs),
+    )  # fmt: skip
+    assert code == 0, err
+    assert out.startswith("../examples/drawing/plot_spectral_grid.py: 1 entry in")
+
+
+def test_explain_without_a_match_names_the_closest_ids(
+    capsys: pytest.CaptureFixture[str], outside: CacheStore, docs: Path
+) -> None:
+    def explain_error(typed: str) -> str:
+        argv = ["cache", "explain", typed, "--cache", str(outside.folder), "--docs", str(docs)]
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and out == ""
+        return err
+
+    err = explain_error("drawing/plot_spectral_gird.py")
+    assert "closest: ../examples/drawing/plot_spectral_grid.py" in err
+    assert "plot_lines" not in err and "basics" not in err
+    err = explain_error("plot_a.py")
+    assert "the end of several examples' ids" in err
+    assert "../examples/basics/plot_a.py, ../examples/drawing/plot_a.py" in err
+    assert "none is close among 4" in explain_error("zzz/qqq.py")

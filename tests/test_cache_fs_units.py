@@ -322,23 +322,22 @@ def test_an_entry_using_or_writing_a_file_a_rerun_example_writes_is_not_trusted(
         }
         return Entry(tmp_path / "e", meta)
 
-    assert _rewritten_input(entry(files=["data/derived.txt"]), project, rewritten) == (
-        "data/derived.txt is written by g/plot_w.py, which runs again"
-    )
-    assert _rewritten_input(entry(written=["data/derived.txt"]), project, rewritten) == (
-        "data/derived.txt is also written by g/plot_w.py, which runs again"
-    )
-    assert _rewritten_input(entry(listings=["data"]), project, rewritten) == (
-        "data/ holds a file g/plot_w.py writes, which runs again"
-    )
-    assert _rewritten_input(entry(listings=["."]), project, rewritten) == (
-        "./ holds a file g/plot_w.py writes, which runs again"
-    )
-    assert (
-        _rewritten_input(entry(files=["data/other.txt"], listings=["src"]), project, rewritten)
-        is None
-    )
-    assert _rewritten_input(entry(files=["data/derived.txt"]), project, {}) is None
+    def why(**parts: list[str]) -> dict[str, str]:
+        return _rewritten_input(entry(**parts), project, rewritten)
+
+    writer = "g/plot_w.py"
+    assert why(files=["data/derived.txt"]) == {
+        writer: "data/derived.txt is written by g/plot_w.py, which runs again"
+    }
+    assert why(written=["data/derived.txt"]) == {
+        writer: "data/derived.txt is also written by g/plot_w.py, which runs again"
+    }
+    assert why(listings=["data"]) == {
+        writer: "data/ holds a file g/plot_w.py writes, which runs again"
+    }
+    assert why(listings=["."]) == {writer: "./ holds a file g/plot_w.py writes, which runs again"}
+    assert why(files=["data/other.txt"], listings=["src"]) == {}
+    assert _rewritten_input(entry(files=["data/derived.txt"]), project, {}) == {}
 
 
 def test_a_quick_child_process_write_is_seen_whatever_the_file_clock(tree: Path) -> None:

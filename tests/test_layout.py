@@ -87,7 +87,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     # What a tutorial uses, the report views, and sphinx-gallery's internals.
     frozenset({"fast", "render", "video", "report", "sg_compat"}),
     # The example model and the records, which the cache, sharding and the plugin share.
-    frozenset({"examples"}),
+    frozenset({"examples", "outputs"}),
     frozenset({"records"}),
     frozenset({"cache", "shard"}),
     # The Sphinx plugin composes everything below it; the CLI sits on top of all.

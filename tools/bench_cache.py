@@ -19,6 +19,14 @@ checkout, with budgets reported, not enforced (``tools/timed_build.py``). Measur
   a few hundred small functions called from a dozen examples), cache on at ``function``
   granularity against off; this project's own tutorials call little project code, so
   on them the figure is ``record_overhead_function_docs``;
+- ``audit_overhead`` (target <= 1.10): an audit build (``DOCSACCEL_CACHE_VERIFY=1``
+  over a warm cache: every tutorial runs and its outputs are compared with its entry,
+  a second run where they differ) against a cold build (an empty cache: every tutorial
+  runs and is stored), fast-path builds alternating, as the median of the paired ratios
+  of wall time, the CPU ratio beside it; ``audited`` counts the verdicts of the last
+  audit build. A tutorial that prints a measured time differs between two runs, so it
+  runs twice and is found ``nondeterministic``: ``audit_overhead_without_second_runs``
+  leaves those second runs out (what auditing costs a reproducible gallery);
 - ``rerun_fraction_module`` / ``rerun_fraction_function``: this repository's recent
   history replayed (the last ``--commits`` commits that touched ``src/``): for each
   commit, the share of tutorials each granularity would run again, from the dependencies
@@ -29,9 +37,10 @@ Prints one line per build and a last line with one JSON object.
 
 Usage::
 
-    python tools/bench_cache.py                 # 2 rounds, 20 commits (~15 minutes)
+    python tools/bench_cache.py                 # 2 rounds, 20 commits (~20 minutes)
     python tools/bench_cache.py --rounds 3 --commits 30
     python tools/bench_cache.py --part heavy    # only the call-heavy gallery
+    python tools/bench_cache.py --part audit    # only audit_overhead
 """
 
 from __future__ import annotations
@@ -59,7 +68,11 @@ class Bench:
         self.last_cpu = 0.0
 
     def build(
-        self, cache: Path | None, granularity: str = "module", fast: bool = True
+        self,
+        cache: Path | None,
+        granularity: str = "module",
+        fast: bool = True,
+        verify: bool = False,
     ) -> tuple[float, dict]:
         """One docs build in a fresh copy; its wall seconds and its report."""
         self.count += 1
@@ -69,6 +82,7 @@ class Bench:
             "PYTHONPATH": str(copy / "src"),
             "DOCSACCEL_FAST": "1" if fast else "0",
             "DOCSACCEL_CACHE": str(cache) if cache else "0",
+            "DOCSACCEL_CACHE_VERIFY": "1" if verify else "0",
         }
         conf = f"docsaccel_cache_granularity = {granularity!r}" if granularity != "module" else ""
         built = timed_build(copy, env, conf)
@@ -80,22 +94,56 @@ def executed(report: dict) -> int:
     return sum(1 for r in report["examples"] if r["status"] != "cached" and r["pid"] is not None)
 
 
-def alternate(rounds: int, label: str, build: Any) -> tuple[float, float]:
-    """Medians of the wall and CPU ratios (cache on, empty) / (cache off) of ``rounds``
-    pairs of builds, alternating which side goes first; ``build(side, index)`` returns
-    one build's wall and CPU seconds."""
+def alternate(
+    rounds: int, label: str, build: Any, sides: tuple[str, str] = ("off", "on")
+) -> tuple[float, float]:
+    """Medians of the wall and CPU ratios (``sides[1]``: by default the cache on, empty)
+    / (``sides[0]``: the cache off) of ``rounds`` pairs of builds, alternating which side
+    goes first; ``build(side, index)`` returns one build's wall and CPU seconds."""
+    base, measured = sides
     ratios, cpu_ratios = [], []
     for index in range(rounds):
         seconds, cpu = {}, {}
-        for side in ("off", "on") if index % 2 == 0 else ("on", "off"):
+        for side in sides if index % 2 == 0 else sides[::-1]:
             seconds[side], cpu[side] = build(side, index)
-            print(
-                f"{label} round {index + 1} cache {side}: "
-                f"{seconds[side]:.1f} s, CPU {cpu[side]:.1f} s"
-            )
-        ratios.append(seconds["on"] / seconds["off"])
-        cpu_ratios.append(cpu["on"] / cpu["off"])
+            print(f"{label} round {index + 1} {side}: {seconds[side]:.1f} s, CPU {cpu[side]:.1f} s")
+        ratios.append(seconds[measured] / seconds[base])
+        cpu_ratios.append(cpu[measured] / cpu[base])
     return statistics.median(ratios), statistics.median(cpu_ratios)
+
+
+def audit_overhead(bench: Bench, rounds: int) -> dict[str, object]:
+    """:func:`alternate` of an audit of a warm cache against a cold build; the wall ratio
+    without the second runs of the examples that differed; the verdicts of the last
+    audit."""
+    warm = bench.workdir / "cache-audit"
+    bench.build(warm)
+    walls: dict[tuple[str, int], float] = {}
+    second: dict[int, float] = {}
+    verdicts: dict[str, int] = {}
+
+    def build(side: str, index: int) -> tuple[float, float]:
+        nonlocal verdicts
+        if side == "cold":
+            seconds, _ = bench.build(bench.workdir / f"cache-cold-{index}")
+        else:
+            seconds, report = bench.build(warm, verify=True)
+            audits = [(r.get("cache") or {}).get("audit", {}) for r in report["examples"]]
+            statuses = [a.get("status") for a in audits if a]
+            verdicts = {s: statuses.count(s) for s in sorted(set(statuses))}
+            second[index] = sum(a.get("second_run_seconds", 0.0) for a in audits)
+        walls[side, index] = seconds
+        return seconds, bench.last_cpu
+
+    ratio, cpu_ratio = alternate(rounds, "audit", build, sides=("cold", "audit"))
+    first = [(walls["audit", i] - second[i]) / walls["cold", i] for i in range(rounds)]
+    return {
+        "audit_overhead": round(ratio, 3),
+        "audit_overhead_cpu": round(cpu_ratio, 3),
+        "audit_overhead_without_second_runs": round(statistics.median(first), 3),
+        "target_audit_overhead": 1.10,
+        "audited": verdicts,
+    }
 
 
 def overhead(bench: Bench, rounds: int, granularity: str) -> tuple[float, float]:
@@ -192,9 +240,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--part",
-        choices=("all", "heavy"),
+        choices=("all", "heavy", "audit"),
         default="all",
-        help="everything (default) or only the call-heavy gallery",
+        help="everything (default), or only the call-heavy gallery or audit_overhead",
     )
     parser.add_argument(
         "--heavy-rounds", type=int, default=5, help="call-heavy gallery pairs (default 5)"
@@ -202,6 +250,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.rounds < 1 or args.commits < 1 or args.heavy_rounds < 1:
         parser.error("--rounds, --heavy-rounds and --commits must be 1 or more")
+    if args.part == "audit":
+        with tempfile.TemporaryDirectory(prefix="docsaccel-bench-audit-") as name:
+            audit_result = audit_overhead(Bench(Path(name)), args.rounds)
+        print(json.dumps({**audit_result, "rounds": args.rounds}))
+        return
     with tempfile.TemporaryDirectory(prefix="docsaccel-bench-heavy-") as name:
         heavy, heavy_cpu = heavy_overhead(Path(name), args.heavy_rounds)
     heavy_result = {
@@ -215,6 +268,7 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="docsaccel-bench-cache-") as name:
         bench = Bench(Path(name))
+        audit_result = audit_overhead(bench, args.rounds)
         caches = {level: bench.workdir / f"cache-{level}" for level in ("module", "function")}
         fast = args.path == "fast"
         warm_cache = bench.workdir / "cache-warm"
@@ -250,6 +304,7 @@ def main() -> None:
         "commits": args.commits,
         "rerun_fraction_module": fractions["module"],
         "rerun_fraction_function": fractions["function"],
+        **audit_result,
     }
     print(json.dumps(result))
 

@@ -384,7 +384,11 @@ def _add_cache(subparsers: argparse._SubParsersAction) -> None:
     explain = actions.add_parser(
         "explain", help="an example's entries: their dependencies and which of them changed"
     )
-    explain.add_argument("example", help="example id (gallery/name.py) or path")
+    explain.add_argument(
+        "example",
+        help="the example: its path (from here, from the conf folder or inside its gallery) "
+        "or its id",
+    )
     explain.add_argument("--docs", default="docs", help="the Sphinx conf folder (default: docs)")
     stats = actions.add_parser("stats", help="entries, size and the last build's hit rate")
     prune = actions.add_parser("prune", help="delete the least recently hit entries")

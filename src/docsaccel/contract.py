@@ -4,7 +4,8 @@ The gallery plugin, render gating, the fast path, the report views and sharding 
 import each other; they agree on these facts instead, and import them from here:
 
 - the statuses of an example's record and the groups the parts ask about
-  (:data:`EXECUTED`, :data:`OVERRUNS`, :data:`REUSABLE`);
+  (:data:`EXECUTED`, :data:`OVERRUNS`, :data:`REUSABLE`), and what an audit of the
+  example cache found of an entry (:data:`AUDIT_STATUSES`);
 - the over-budget and near-budget rules, of time (:func:`is_over_budget`,
   :func:`is_near_budget`) and of memory (:func:`is_over_memory_budget`,
   :func:`is_near_memory_budget`), and what can interrupt an example (:data:`INTERRUPTED_BY`);
@@ -43,6 +44,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "AUDIT_REASON",
+    "AUDIT_STATUSES",
     "BUDGET_SOURCES",
     "BY_CEILING",
     "BY_MEMORY",
@@ -58,19 +61,25 @@ __all__ = [
     "MAX_BUDGET_SECONDS",
     "MAX_INPUT_BYTES",
     "MAX_JSON_DEPTH",
+    "MULTIPROCESSING_HELPERS",
     "NEAR_BUDGET",
+    "NONDETERMINISTIC",
     "NOT_EXECUTED",
     "OK",
     "OVERRUNS",
     "OVER_BUDGET",
     "RENDER_SECTION",
     "REUSABLE",
+    "STALE",
     "STATUSES",
     "UNFINISHED_ERROR",
+    "VERIFIED",
     "VIDEOS_SECTION",
     "VIDEO_SUFFIXES",
     "InputError",
     "MissingExtraError",
+    "fork_safe_lock",
+    "free_locks_in_child",
     "is_finite_number",
     "is_near_budget",
     "is_near_memory_budget",
@@ -110,6 +119,21 @@ EXECUTED = (OK, OVER_BUDGET, INTERRUPTED, FAILED)
 OVERRUNS = (OVER_BUDGET, INTERRUPTED)
 #: The statuses of examples whose outputs a later build can reuse.
 REUSABLE = (OK, OVER_BUDGET, CACHED)
+# What an audit of the example cache found of an entry it would have restored: the
+# example ran instead, and its outputs were compared with the entry's.
+#: The fresh run's outputs are the entry's (measured times aside).
+VERIFIED = "verified"
+#: They differ, and a second run gives the first one's: the cache would have served an
+#: outdated page (a dependency the recorder cannot see changed). ``docsaccel check`` fails.
+STALE = "stale"
+#: Two runs with the same inputs differ (unseeded randomness, the clock, addresses): no
+#: cache can serve the example faithfully.
+NONDETERMINISTIC = "nondeterministic"
+#: Every audit status.
+AUDIT_STATUSES = (VERIFIED, STALE, NONDETERMINISTIC)
+#: The ``reason`` of the record's ``cache`` value of an example that ran to be audited.
+AUDIT_REASON = "audit"
+
 #: Where an example's budget came from (see :mod:`docsaccel.budgets`).
 BUDGET_SOURCES = ("inline", "pattern", "default", "builtin")
 
@@ -238,6 +262,47 @@ KNOBS_SECTION = "knobs"
 VIDEOS_SECTION = "videos"
 #: The files that are videos: what the video file recorder writes, what the scraper embeds.
 VIDEO_SUFFIXES = (".mp4", ".gif")
+
+# --- Processes --------------------------------------------------------------------------
+
+#: What the command line of a helper process of ``multiprocessing`` (or joblib's loky)
+#: holds: the fork server and the resource trackers. Each serves its whole process, not
+#: the example that happened to start it first, and ends when that process ends.
+MULTIPROCESSING_HELPERS = (
+    "multiprocessing.forkserver import main",
+    "multiprocessing.resource_tracker import main",
+    "loky.backend.resource_tracker import main",
+)
+
+#: The module-level locks of docsaccel (:func:`fork_safe_lock`).
+_FORK_SAFE: list[Any] = []
+
+
+def fork_safe_lock() -> Any:
+    """A ``threading.Lock`` that a forked child finds free (:func:`free_locks_in_child`):
+    held by another thread at the fork, it would be held forever in the child, whose
+    copy of that thread never runs.
+
+    >>> lock = fork_safe_lock(); lock.acquire(); free_locks_in_child(); lock.locked()
+    True
+    False
+    """
+    import threading
+
+    lock = threading.Lock()
+    _FORK_SAFE.append(lock)
+    return lock
+
+
+def free_locks_in_child() -> None:
+    """In a forked child (the at-fork hooks of :mod:`docsaccel.gallery.process_end` and
+    :mod:`docsaccel.cache.child`): every :func:`fork_safe_lock` made free, as the
+    standard library frees its own locks in a child."""
+    for lock in _FORK_SAFE:
+        reinit = getattr(lock, "_at_fork_reinit", None)
+        if reinit is not None:
+            reinit()
+
 
 # --- Switches ---------------------------------------------------------------------------
 

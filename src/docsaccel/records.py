@@ -62,6 +62,7 @@ __all__ = [
     "read_records",
     "read_run_marker",
     "record_file",
+    "run_outputs",
     "write_record",
     "write_run_marker",
 ]
@@ -209,16 +210,27 @@ def build_report(
     return schema.validate_report(report)
 
 
-def write_run_marker(target_file: Path | str, fast: bool, knobs: dict[str, Any]) -> None:
-    """Note beside an example's outputs whether a fast or a full run made them, and its knobs.
+def write_run_marker(
+    target_file: Path | str,
+    fast: bool,
+    knobs: dict[str, Any],
+    outputs: list[str] | None = None,
+) -> None:
+    """Note beside an example's outputs whether a fast or a full run made them, its knobs,
+    and which files that run wrote (``outputs``: paths inside the source dir, see
+    :func:`docsaccel.outputs.collect`).
 
     sphinx-gallery keeps the outputs (and the ``.md5`` that makes it skip the example) in
     the source tree: a later build into any output folder finds the note there, runs the
     example again when the other path made its outputs, and shows the fast-path note of
-    outputs it keeps. Written only when it changes.
+    outputs it keeps; the example cache and sharding move exactly the files it lists.
+    Written only when it changes.
     """
     path = os.fspath(sg_compat.run_marker_file(target_file))
-    payload = encode_json({"fast": bool(fast), "knobs": knobs}, None)
+    note: dict[str, Any] = {"fast": bool(fast), "knobs": knobs}
+    if outputs is not None:
+        note["outputs"] = sorted(outputs)
+    payload = encode_json(note, None)
     try:
         with open(path, "rb") as stream:
             if stream.read() == payload:
@@ -242,3 +254,26 @@ def read_run_marker(target_file: Path | str) -> dict[str, Any] | None:
         return None
     knobs = data.get("knobs")
     return {"fast": data["fast"], "knobs": knobs if isinstance(knobs, dict) else {}}
+
+
+def run_outputs(target_file: Path | str) -> list[str] | None:
+    """The files the run that made an example's outputs wrote (paths inside the source dir,
+    ``/``-separated), from its note; ``None`` when the note does not list them (outputs
+    of an older docsaccel, or a note that cannot be read) or lists a path that leaves the
+    source dir."""
+    try:
+        data = read_json(sg_compat.run_marker_file(target_file), "note of the outputs' run")
+    except InputError:
+        return None
+    listed = data.get("outputs") if isinstance(data, dict) else None
+    if not isinstance(listed, list) or not all(_inside(item) for item in listed):
+        return None
+    return list(listed)
+
+
+def _inside(relative: Any) -> bool:
+    """Whether ``relative`` is a ``/``-separated path that stays inside its folder."""
+    if not isinstance(relative, str) or not relative or "\\" in relative:
+        return False
+    parts = relative.split("/")
+    return not relative.startswith("/") and ".." not in parts and "" not in parts

@@ -21,17 +21,16 @@ Example:
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 # Named in the contract, where render gating and the gallery plugin both read it. The
 # contract is the only module of docsaccel the registry imports.
-from docsaccel.contract import RENDER_SECTION
+from docsaccel.contract import RENDER_SECTION, fork_safe_lock
 
 __all__ = ["RENDER_SECTION", "clear", "publish", "snapshot", "take"]
 
 
-_lock = threading.Lock()
+_lock = fork_safe_lock()
 _facts: dict[str, dict[str, Any]] = {}
 
 

@@ -42,7 +42,13 @@ Record (schema ``docsaccel.record``, version 2)::
       "cache": {"hit": false, "reason": "src/mylib/alpha.py changed"}
                                               # optional, builds with the example cache:
                                               # a hit has "saved_seconds" (the original
-                                              # run's time), a miss says why it ran
+                                              # run's time), a miss says why it ran; an
+                                              # example run to audit its entry (reason
+                                              # "audit") has "audit": {"status": one of
+                                              # contract.AUDIT_STATUSES, "entry": name,
+                                              # "differences": [...], for "stale" the
+                                              # entry's "dependencies": [...], and the
+                                              # "second_run_seconds" of a second run}
     }
 
 ``wall_seconds`` is the example's execution time as sphinx-gallery measures it (the time
@@ -91,6 +97,7 @@ from pathlib import Path
 from typing import Any
 
 from docsaccel.contract import (
+    AUDIT_STATUSES,
     INTERRUPTED_BY,
     STATUSES,
     InputError,
@@ -228,6 +235,7 @@ def validate_record(record: Any, source: str | Path | None = None, where: str = 
                 f"{_where(source, f'{prefix}.{key}')} is {value!r:.80}; expected a finite "
                 "number of 0 or more"
             )
+    _check_audit(record.get("cache"), source, f"{prefix}.cache.audit")
     if record["budget_seconds"] == 0:
         raise SchemaError(
             f"{_where(source, f'{prefix}.budget_seconds')} is 0; a budget is above 0 seconds, "
@@ -254,6 +262,28 @@ def _validate_memory_budget(budget: dict[str, Any], where: str) -> None:
     if size is not None and size <= 0:
         raise SchemaError(
             f"{where}.bytes is {size!r}; a memory budget is above 0 bytes, or null for none"
+        )
+
+
+def _check_audit(cache: Any, source: str | Path | None, where: str) -> None:
+    """The ``audit`` of a record's ``cache`` value, when it has one (see the format)."""
+    audit = cache.get("audit") if isinstance(cache, dict) else None
+    if audit is None:
+        return
+    if not isinstance(audit, dict) or audit.get("status") not in AUDIT_STATUSES:
+        raise SchemaError(
+            f"{_where(source, where)} must be an object whose status is one of "
+            f"{', '.join(AUDIT_STATUSES)}, got {audit!r:.80}"
+        )
+    for key in ("differences", "dependencies"):
+        value = audit.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise SchemaError(f"{_where(source, f'{where}.{key}')} must be a list of strings")
+    seconds = audit.get("second_run_seconds", 0)
+    if not is_finite_number(seconds) or seconds < 0:
+        raise SchemaError(
+            f"{_where(source, f'{where}.second_run_seconds')} is {seconds!r:.40}; expected a "
+            "finite number of 0 or more"
         )
 
 

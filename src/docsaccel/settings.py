@@ -266,6 +266,28 @@ def _names(source: Source) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _fraction(source: Source) -> float:
+    """A share of the examples: a switch (on: all of them) or a number from 0 to 1."""
+    value = source.value
+    if source.from_env:
+        try:
+            return 1.0 if parse_switch(value, source.where) else 0.0
+        except ValueError:
+            pass
+        try:
+            value = float(value)
+        except ValueError:
+            value = math.nan
+    elif isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if not isinstance(value, (int, float)) or not (0 <= value <= 1):
+        raise SettingError(
+            f"{source.where} must be on or off (True/False, 1/0) or a fraction from 0 to 1 "
+            f"(0.2: a random fifth of the examples), got {source.value!r}"
+        )
+    return float(value)
+
+
 def _shard_examples(source: Source) -> tuple[str, ...] | None:
     if source.value is None:
         return None
@@ -437,6 +459,17 @@ class Settings:
         "a list of names",
         types=(list, tuple),
     )
+    cache_verify: float = setting(
+        0.0,
+        _fraction,
+        "Audit the cache: run the examples it would restore (all of them, or a random "
+        "fraction such as ``0.2``) and compare their outputs with its entries: each is "
+        "``verified``, ``stale`` (``docsaccel check`` fails) or ``nondeterministic``. What a "
+        "nightly full build should run (see the caching guide).",
+        "True or False, or a fraction from 0 to 1",
+        types=(bool, int, float),
+        env="DOCSACCEL_CACHE_VERIFY",
+    )
     history: Path | None = setting(
         None,
         _history,
@@ -485,6 +518,15 @@ class Settings:
         "environment (its name), so child processes do not probe again.",
         "a backend name, set by docsaccel",
         env="DOCSACCEL_GL_VERIFIED",
+    )
+    cache_child: str | None = setting(
+        None,
+        _text,
+        "Set by docsaccel while the example cache records: the file telling a child process "
+        "of an example (a ``multiprocessing`` worker, a Python started with ``subprocess``) "
+        "which example it works for, so what it runs counts (see the caching guide).",
+        "a file, set by docsaccel",
+        env="DOCSACCEL_CACHE_CHILD",
     )
     video_scan: bool = setting(
         True,

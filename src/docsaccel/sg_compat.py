@@ -21,13 +21,21 @@ so an upgrade that moves them breaks one module, and the tests say which functio
   to the generated page (``<name>.py.md5``, ``<name>.cost.json``);
 - executing only some examples (:func:`run_only`, through the documented
   ``filename_pattern``), whether an example will be skipped as unchanged
-  (:func:`is_unchanged`) and which files hold an example's outputs (:func:`output_files`),
-  so a sharded build can move them from the build that executed it to the final one;
+  (:func:`is_unchanged`) and which files hold an example's outputs by the names
+  sphinx-gallery gives them (:func:`output_files`, for outputs made before their run's
+  list of written files was kept, :mod:`docsaccel.outputs`);
+- how sphinx-gallery names what it writes for an example: its page
+  (:func:`page_file`), its images and thumbnail (:func:`image_folders`,
+  :func:`image_owner`, :func:`thumbnail_files`), and the ``.new`` files it writes then
+  moves over the final one only when they differ (:func:`final_name`);
 - where the plugin notes whether an example's outputs come from a fast or a full run
   (:func:`run_marker_file`): beside sphinx-gallery's ``.md5``, as the outputs live in
   the source tree whatever the output folder;
 - the config with sphinx-gallery's defaults outside a build (:func:`with_defaults`), so
-  planning shards sees the examples the build will.
+  planning shards sees the examples the build will;
+- what of an example's page is a measurement, which two runs never share
+  (:func:`mask_measurements`), and executing one example once more after the gallery
+  has run (:func:`run_again`), for the cache's audit.
 
 Checked against every sphinx-gallery release of the series in
 :data:`CHECKED_SPHINX_GALLERY` (0.17.0 to 0.22.1), read and built with one release of
@@ -75,19 +83,27 @@ __all__ = [
     "cost_stamp",
     "example_files",
     "failures",
+    "final_name",
     "forget_cached_run",
     "gallery_dirs",
+    "image_folders",
+    "image_owner",
     "install_hook",
     "is_executable",
+    "is_measurement_file",
     "is_unchanged",
+    "mask_measurements",
     "measured_seconds",
     "output_files",
+    "page_file",
     "refuse_broken",
     "remove_our_config_comments",
+    "run_again",
     "run_marker_file",
     "run_only",
     "running_example",
     "stale_targets",
+    "thumbnail_files",
     "unchecked_release",
     "user_resetters",
     "with_defaults",
@@ -371,6 +387,12 @@ def measured_seconds(target_file: str, before: tuple[int, int] | None) -> float 
     return seconds if seconds > 0 else None
 
 
+def is_measurement_file(relative: str) -> bool:
+    """Whether an output only holds what sphinx-gallery measured of a run (time, memory):
+    ``<stem>.cost.json``, which two runs never share."""
+    return relative.endswith(".cost.json")
+
+
 def _running_example_time(target_file: str) -> float | None:
     """Before sphinx-gallery 0.22 (no ``.cost.json``): the time its ``generate_file_rst``
     measured, read from that function's frame while it calls the "after" resetters, if
@@ -460,6 +482,52 @@ def output_files(target_file: Path) -> list[Path]:
 _PAGE_SUFFIXES = (".rst", ".ipynb", ".zip", ".codeobj.json", ".cost.json")
 
 
+def page_file(target_file: Path | str) -> Path:
+    """The reST page sphinx-gallery writes for an example: ``<dir>/<stem>.rst``."""
+    return Path(target_file).with_suffix(".rst")
+
+
+def image_folders(target_file: Path | str) -> list[Path]:
+    """The folders of an example's images and thumbnail: ``<dir>/images``, ``.../thumb``."""
+    images = Path(target_file).parent / "images"
+    return [images, images / "thumb"]
+
+
+def image_owner(name: str, stems: Iterable[str]) -> str | None:
+    """The stem, among the examples' ``stems`` of one gallery folder, whose image (or
+    thumbnail) file ``name`` is: sphinx-gallery names them ``sphx_glr_<stem>_...``
+    (``_001.png``, ``_001_2_00x.png`` for ``image_srcset``, ``_thumb.png``), so of two
+    stems that both prefix the name (``plot_x`` and ``plot_x_100``) the longer one owns it.
+
+    Example::
+
+        image_owner("sphx_glr_plot_x_100_001.png", ["plot_x", "plot_x_100"])  # 'plot_x_100'
+    """
+    owners = [stem for stem in stems if name.startswith(f"sphx_glr_{stem}_")]
+    return max(owners, key=len) if owners else None
+
+
+def thumbnail_files(target_file: Path | str) -> list[Path]:
+    """An example's thumbnail as it is on disk (``images/thumb/sphx_glr_<stem>_thumb.*``):
+    sphinx-gallery leaves one that exists alone when the example made no image, so it is
+    the example's output whether or not this run wrote it."""
+    target = Path(target_file)
+    pattern = re.compile(rf"sphx_glr_{re.escape(target.stem)}_thumb\.\w+")
+    return _matching(image_folders(target)[1], pattern)
+
+
+def final_name(path: str) -> str:
+    """The file a file sphinx-gallery writes stands for: it writes ``<file>.new`` (a
+    thumbnail as ``<name>.new.<ext>``) and moves it over ``<file>`` when they differ,
+    else deletes it and keeps ``<file>``. Any other path is itself."""
+    if path.endswith(".new"):
+        return path[: -len(".new")]
+    head, dot, ext = path.rpartition(".")
+    if dot and head.endswith(".new") and "/" not in ext and os.sep not in ext:
+        return f"{head[: -len('.new')]}.{ext}"
+    return path
+
+
 def _matching(folder: Path, pattern: re.Pattern[str]) -> list[Path]:
     if not folder.is_dir():
         return []
@@ -499,6 +567,57 @@ def run_order(src_files: Iterable[str], gallery_conf: dict[str, Any]) -> list[st
             names = sorted(names, key=_sort_key(gallery_conf, folder))
         ordered += [os.path.join(folder, name) for name in names]
     return ordered
+
+
+# The measurements sphinx-gallery writes into an example's page (``TIMING_CONTENT``, and
+# the memory line with ``show_memory``).
+_MEASUREMENTS = (
+    (re.compile(r"(\*\*Total running time of the script:\*\* \()[^)]*(\))"), r"\1<time>\2"),
+    (re.compile(r"(\*\*Estimated memory usage:\*\*)[^\n]*"), r"\1 <memory>"),
+)
+
+
+def mask_measurements(page_text: str) -> str:
+    """An example's page text with its measured time and memory replaced by placeholders.
+
+    Example::
+
+        mask_measurements("**Total running time of the script:** (0 minutes 1.250 seconds)")
+        # '**Total running time of the script:** (<time>)'
+    """
+    for pattern, replacement in _MEASUREMENTS:
+        page_text = pattern.sub(replacement, page_text)
+    return page_text
+
+
+def run_again(src_file: str, target_file: str, gallery_conf: dict[str, Any]) -> bool:
+    """Execute an example once more, in this process, as sphinx-gallery's build executes
+    it (its resetters, scrapers, page and notebook; its ``.md5`` removed first, so it
+    runs). Whether it passed; an error is its failure, never the build's: the lists of
+    failing and passing examples sphinx-gallery reports at the end are left as they were.
+    """
+    forget_cached_run(Path(target_file))
+    lists = [
+        gallery_conf[key] for key in ("failing_examples", "passing_examples", "stale_examples")
+    ]
+    kept = [value.copy() for value in lists]
+    try:
+        out_vars = gen_rst.generate_file_rst(
+            os.path.basename(src_file),
+            os.path.dirname(target_file),
+            os.path.dirname(src_file),
+            gallery_conf,
+        )[3]
+    except Exception:
+        return False
+    finally:
+        for value, before in zip(lists, kept, strict=True):
+            value.clear()
+            if isinstance(value, dict):
+                value.update(before)
+            else:
+                value.extend(before)
+    return bool(out_vars.get("passing"))
 
 
 def _sort_key(gallery_conf: dict[str, Any], folder: str) -> Callable[[str], Any]:

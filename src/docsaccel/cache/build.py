@@ -32,30 +32,63 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shutil
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from docsaccel import layout, sg_compat
+from docsaccel.cache.audit import (
+    BETWEEN_RUNS,
+    Outputs,
+    copy_outputs,
+    dependency_labels,
+    differences,
+    entry_outputs,
+)
+from docsaccel.cache.children import Children, merge_seen, start_recording
 from docsaccel.cache.context import (
     build_context,
     code_in_settings,
     context_key,
     describe_difference,
 )
-from docsaccel.cache.deps import Project, changes, collect, find_root, written_files
+from docsaccel.cache.deps import (
+    CHILDREN_KEY,
+    Project,
+    changes,
+    collect,
+    find_root,
+    written_files,
+)
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.recorder import NOT_PROJECT, Recorder, Seen
 from docsaccel.cache.store import CacheStore, Entry, EntryError, MissingEntry, entry_slug
-from docsaccel.contract import CACHED, OK, OVER_BUDGET, InputError, read_json
+from docsaccel.contract import (
+    AUDIT_REASON,
+    AUDIT_STATUSES,
+    CACHED,
+    NONDETERMINISTIC,
+    OK,
+    OVER_BUDGET,
+    STALE,
+    VERIFIED,
+    InputError,
+    read_json,
+)
 from docsaccel.examples import Example
 from docsaccel.formats import write_json
-from docsaccel.records import base_record
+from docsaccel.outputs import missing_references
+from docsaccel.records import base_record, run_outputs
 from docsaccel.schema import MEASURED_FIELDS, SchemaError, validate_record
 
-__all__ = ["CacheBuild", "CacheRecording", "lookup"]
+__all__ = ["UNSTORABLE", "CacheBuild", "CacheRecording", "lookup"]
+
+#: The key of a dependency list that cannot make an entry, with why.
+UNSTORABLE = "unstorable"
 
 
 def _slug(example_id: str) -> str:
@@ -75,22 +108,35 @@ class CacheRecording:
     settings_code: frozenset[str] = frozenset()
 
     def start(self, example: Example) -> None:
-        watch_code = self.project.wants if self.granularity == "function" else None
-        Recorder.get().start(
-            self.project.roots, self.project.excluded, code=watch_code, label=example.id
-        )
+        # Its children first: one forked as soon as it starts records for it.
+        Children.get().begin(example.id, self.deps_dir, self.project, self.granularity)
+        start_recording(self.project, self.granularity, example.id)
 
     def stop(self) -> Seen:
-        return Recorder.get().stop()
+        seen = Recorder.get().stop()
+        Children.get().end()
+        return seen
 
     def save(self, example: Example, seen: Seen) -> None:
-        """Write the dependencies of the run that saw ``seen``, and keep a copy of the
-        files it wrote (``<slug>.written/``, their digests in ``<slug>.written.json``)."""
+        """Write the dependencies of the run that saw ``seen``, with what its child
+        processes ran (call it once they were ended), and keep a copy of the files it
+        wrote (``<slug>.written/``, their digests in ``<slug>.written.json``). When a
+        child may have run more than it recorded, the dependencies say why they cannot
+        make an entry (``unstorable``)."""
         path = os.path.join(self.deps_dir, f"{_slug(example.id)}.json")
         copies = os.path.join(self.deps_dir, f"{_slug(example.id)}.written")
         try:
+            followed = Children.get().collect(example.id, self.deps_dir, seen.modules)
+            if followed.problems:
+                write_json(path, {UNSTORABLE: followed.problems}, indent=None)
+                return
+            merge_seen(seen, followed.seen)
             seen.modules |= self.settings_code
             deps = collect(seen, self.project, example.src_file, self.granularity)
+            deps[CHILDREN_KEY] = {
+                "followed": followed.count,
+                "not_followed": followed.not_followed,
+            }
             shutil.rmtree(copies, ignore_errors=True)
             digests = {}
             for relative, source in written_files(seen, self.project).items():
@@ -119,9 +165,98 @@ class CacheBuild:
     recording: CacheRecording
     #: ``{example id: cached record}`` of the hits.
     hits: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: The examples looked up that missed, by id.
+    #: The examples looked up that missed, by id (those run to be audited included).
     missed: dict[str, Example] = field(default_factory=dict)
     warn: Callable[[str], None] = print
+    info: Callable[[str], None] = print
+    #: The share of the examples the cache would restore that run to be audited instead.
+    verify: float = 0.0
+    #: ``{example id: the entry it would have restored}`` of the examples audited.
+    audits: dict[str, Entry] = field(default_factory=dict)
+    #: ``{example id: audit status}`` once :meth:`audit` has compared them.
+    audited: dict[str, str] = field(default_factory=dict)
+    _random: random.Random = field(default_factory=random.Random, repr=False)
+
+    def audit_next(self) -> bool:
+        """Whether the next example the cache would restore runs to be audited instead."""
+        return self.verify >= 1 or (self.verify > 0 and self._random.random() < self.verify)
+
+    def audit(
+        self,
+        records: dict[str, dict[str, Any]],
+        failures: Mapping[str, str],
+        gallery_conf: dict[str, Any],
+    ) -> list[str]:
+        """Compare each audited example's fresh outputs with its entry's (running it a
+        second time when they differ, :mod:`.audit`), and put the verdict in its record's
+        ``cache`` value (``audit``: status, differences, the entry's dependencies). The
+        ids of the records it changed."""
+        changed = []
+        for example_id, entry in self.audits.items():
+            example, record = self.missed[example_id], records.get(example_id)
+            if record is None or record.get("pid") is None:
+                continue  # not run (the build stopped first): nothing to compare
+            verdict = self._audit_one(example, entry, record, failures, gallery_conf)
+            cache = dict(record.get("cache") or {"hit": False, "reason": AUDIT_REASON})
+            records[example_id] = {**record, "cache": {**cache, "audit": verdict}}
+            self.audited[example_id] = verdict["status"]
+            changed.append(example_id)
+        return changed
+
+    def _audit_one(
+        self,
+        example: Example,
+        entry: Entry,
+        record: dict[str, Any],
+        failures: Mapping[str, str],
+        gallery_conf: dict[str, Any],
+    ) -> dict[str, Any]:
+        cached = entry_outputs(entry)
+        first = self._fresh_outputs(example)
+        failed = _failed(record, example, failures)
+        found = [f"the fresh run failed: {failed}"] if failed else differences(cached, first)
+        verdict: dict[str, Any] = {"entry": entry.name}
+        if not found:
+            verdict["status"] = VERIFIED
+            return verdict
+        kept = copy_outputs(first, Path(self.recording.deps_dir) / "audit" / _slug(example.id))
+        started = time.perf_counter()
+        passed = sg_compat.run_again(example.src_file, example.target_file, gallery_conf)
+        verdict["second_run_seconds"] = round(time.perf_counter() - started, 3)
+        second = self._fresh_outputs(example)
+        if not passed:
+            varied = [] if failed else ["the second run failed"]
+        elif failed:
+            varied = [f"the first run failed ({failed}), the second did not"]
+        else:
+            varied = differences(kept, second, BETWEEN_RUNS)
+        if varied:
+            verdict.update(status=NONDETERMINISTIC, differences=varied)
+            self.info(
+                f"docsaccel cache: audit: {example.id} is not reproducible: two runs differ: "
+                f"{varied[0]}; seed what varies (see the caching guide)"
+            )
+        else:
+            labels = dependency_labels(entry.deps)
+            verdict.update(status=STALE, differences=found, dependencies=labels)
+            self.warn(
+                f"docsaccel cache: audit: the entry {entry.name} of {example.id} is stale: "
+                f"a fresh run differs from it ({found[0]}); its dependencies: "
+                f"{', '.join(labels)}"
+            )
+        return verdict
+
+    def _fresh_outputs(self, example: Example) -> Outputs:
+        """The outputs of the example's latest run in this build."""
+        listed = run_outputs(example.target_file) or []
+        files = {relative: self.docs / relative for relative in listed}
+        copies = Path(self.recording.deps_dir) / f"{_slug(example.id)}.written"
+        try:
+            digests = read_json(f"{copies}.json", "list of written files")
+        except InputError:
+            digests = {}
+        written = {relative: copies / relative for relative in digests}
+        return Outputs(files={k: v for k, v in files.items() if v.is_file()}, written=written)
 
     def store_executed(
         self,
@@ -137,20 +272,34 @@ class CacheBuild:
             record = records.get(example_id)
             if not _storable(record, on_overrun) or example.src_file in failures:
                 continue
+            if self.audited.get(example_id) == VERIFIED:
+                self.store.touch(self.audits[example_id])  # it holds what the run made
+                continue
             if not sg_compat.is_unchanged(example.src_file, example.target_file):
                 continue  # sphinx-gallery kept no md5: it would run the example again
             deps_path = Path(self.recording.deps_dir) / f"{_slug(example_id)}.json"
             copies = deps_path.with_name(f"{_slug(example_id)}.written")
             try:
                 deps = read_json(deps_path, "dependency list")
+                if isinstance(deps, dict) and UNSTORABLE in deps:
+                    problems = deps[UNSTORABLE]
+                    self.warn(
+                        f"docsaccel cache: not storing {example_id}: "
+                        f"{'; '.join(map(str, problems))}; it runs again next time"
+                    )
+                    continue
                 digests = read_json(f"{copies}.json", "list of written files")
             except InputError:
                 continue
             written = {relative: copies / relative for relative in digests}
-            files = {
-                path.relative_to(self.docs).as_posix(): path
-                for path in sg_compat.output_files(Path(example.target_file))
-            }
+            outputs = run_outputs(example.target_file)
+            if outputs is None:
+                self.warn(
+                    f"docsaccel cache: not storing {example_id}: the files its run wrote "
+                    "are not known"
+                )
+                continue
+            files = {relative: self.docs / relative for relative in outputs}
             meta = {
                 "id": example_id,
                 "context": self.context,
@@ -175,6 +324,9 @@ class CacheBuild:
             "misses": len(self.missed),
             "stored": stored,
             "saved_seconds": round(sum(r["cache"]["saved_seconds"] for r in self.hits.values()), 3),
+            "audited": {
+                s: sorted(i for i, v in self.audited.items() if v == s) for s in AUDIT_STATUSES
+            },
         }
         if hint:
             summary["suggestion"] = hint
@@ -232,6 +384,13 @@ def _root_from_docs(build: CacheBuild) -> str:
     return Path(os.path.relpath(build.recording.project.root, build.docs)).as_posix()
 
 
+def _failed(record: dict[str, Any], example: Example, failures: Mapping[str, str]) -> str:
+    """Why the example's run did not pass (its error), ``""`` when it did."""
+    if record["status"] in (OK, OVER_BUDGET) and example.src_file not in failures:
+        return ""
+    return str(record.get("error") or record["status"]).strip().splitlines()[-1]
+
+
 def _storable(record: dict[str, Any] | None, on_overrun: str) -> bool:
     if record is None or record.get("pid") is None:
         return False
@@ -251,8 +410,11 @@ def lookup(
     srcdir: Path,
     outdir: Path,
     warn: Callable[[str], None],
+    info: Callable[[str], None] = print,
+    verify: float = 0.0,
 ) -> CacheBuild:
-    """Look every example the build will execute up in the cache (see the module doc)."""
+    """Look every example the build will execute up in the cache (see the module doc);
+    ``verify``: the share of those it would restore that run to be audited instead."""
     root = find_root(confdir)
     chosen = tuple(os.path.normpath(os.path.abspath(r)) for r in roots or ())
     if chosen:
@@ -281,6 +443,8 @@ def lookup(
             str(deps_dir), project, granularity, settings_code=code_in_settings(gallery_conf)
         ),
         warn=warn,
+        info=info,
+        verify=verify,
     )
     #: ``{absolute path: id}`` of the files the examples that run again wrote last time.
     rewritten: dict[str, str] = {}
@@ -318,36 +482,55 @@ def _known_writes(build: CacheBuild, example: Example) -> list[str]:
         return list(others[0].meta["written"]) if others else []
 
 
-def _rewritten_input(entry: Entry, project: Project, rewritten: dict[str, str]) -> str | None:
+def _rewritten_input(entry: Entry, project: Project, rewritten: dict[str, str]) -> dict[str, str]:
     """Why the entry cannot be trusted when it used a file an example running again wrote:
-    it would read what that run writes, not known yet."""
+    it would read what that run writes, not known yet. ``{writer: why}``, first found
+    first; empty when no such file."""
+    found: dict[str, str] = {}
     if not rewritten:
-        return None
+        return found
     for relative in entry.deps["files"]:
         writer = rewritten.get(project.absolute(relative))
         if writer is not None:
-            return f"{relative} is written by {writer}, which runs again"
+            found.setdefault(writer, f"{relative} is written by {writer}, which runs again")
     for relative in entry.meta["written"]:
         # Put back now, it would be overwritten by the earlier example running later.
         writer = rewritten.get(project.absolute(relative))
         if writer is not None:
-            return f"{relative} is also written by {writer}, which runs again"
+            found.setdefault(writer, f"{relative} is also written by {writer}, which runs again")
     for relative in entry.deps["listings"]:
         prefix = os.path.join(project.absolute(relative), "")
         for path, writer in rewritten.items():
             if path.startswith(prefix):
-                return f"{relative}/ holds a file {writer} writes, which runs again"
-    return None
+                found.setdefault(
+                    writer, f"{relative}/ holds a file {writer} writes, which runs again"
+                )
+    return found
 
 
-def _state_from_a_rerun(entry: Entry, build: CacheBuild) -> str | None:
+def _written_by(
+    key: str, writers: Mapping[str, Entry], project: Project, rewritten: dict[str, str]
+) -> bool:
+    """Whether a changed dependency (its key) is a file, or a folder holding a file, that
+    one of ``writers`` writes (``rewritten``: ``{absolute path: writer}``)."""
+    kind, _, relative = key.partition(":")
+    if kind == "file":
+        return rewritten.get(project.absolute(relative)) in writers
+    if kind == "listing":
+        prefix = os.path.join(project.absolute(relative), "")
+        return any(path.startswith(prefix) and w in writers for path, w in rewritten.items())
+    return False
+
+
+def _state_from_a_rerun(entry: Entry, build: CacheBuild) -> dict[str, str]:
     """Why the entry cannot be trusted when it read state an earlier example left in a
     project module (a global, a filled cache) and that example is not restored: its run
-    may leave something else."""
-    for earlier, keys in entry.deps.get("state", {}).items():
-        if earlier not in build.hits:
-            return f"reads state {earlier} leaves ({keys[0]}), which runs again"
-    return None
+    may leave something else. ``{earlier example: why}``, empty when none."""
+    return {
+        earlier: f"reads state {earlier} leaves ({keys[0]}), which runs again"
+        for earlier, keys in entry.deps.get("state", {}).items()
+        if earlier not in build.hits
+    }
 
 
 def _look_up_one(
@@ -381,9 +564,15 @@ def _look_up_one(
     except (KeyError, TypeError, AttributeError) as exc:
         build.warn(f"docsaccel cache: entry {entry.path} is malformed ({exc!r}), it runs again")
         return "entry corrupt"
-    waits_for = waits_for or _state_from_a_rerun(entry, build)
-    if waits_for is not None and (not found or found[0].key != "source"):
-        return waits_for
+    waits_for.update(_state_from_a_rerun(entry, build))
+    # Waiting only for examples that run to be audited, it would have been restored with
+    # them: audited too, against what they write now.
+    audit = bool(waits_for) and set(waits_for) <= set(build.audits)
+    if waits_for and not audit and (not found or found[0].key != "source"):
+        return next(iter(waits_for.values()))
+    if audit:
+        # What those write is not put back (they run): its absence changes nothing.
+        found = [c for c in found if not _written_by(c.key, build.audits, project, rewritten)]
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         return f"{found[0].reason}{more}"
@@ -400,6 +589,9 @@ def _look_up_one(
             "project's files; it runs again"
         )
         return "entry corrupt"
+    if audit or build.audit_next():
+        build.audits[example.id] = entry  # it runs; its outputs are compared with these
+        return AUDIT_REASON
     try:
         store.restore_written(entry, Path(project.root))
     except EntryError as exc:
@@ -410,6 +602,14 @@ def _look_up_one(
     except EntryError as exc:
         build.warn(f"docsaccel cache: entry of {example.id} is unusable, it runs again: {exc}")
         return "entry corrupt"
+    # Before Sphinx reads the page: one naming a file that is not there is never served.
+    missing = missing_references(sg_compat.page_file(example.target_file), build.docs)
+    if missing:
+        build.warn(
+            f"docsaccel cache: the restored page of {example.id} names {missing[0]}, which "
+            f"is not there (entry {entry.path}); it runs again"
+        )
+        return "restored page incomplete"
     build.hits[example.id] = record
     return None
 

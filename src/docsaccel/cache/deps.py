@@ -82,6 +82,7 @@ from docsaccel.cache.pieces import MODULE_BODY, Facts, piece_of, reads_of
 from docsaccel.cache.recorder import NOT_PROJECT, Seen, own_names
 
 __all__ = [
+    "CHILDREN_KEY",
     "Change",
     "Project",
     "changes",
@@ -95,6 +96,10 @@ __all__ = [
     "read_first_files",
     "written_files",
 ]
+
+#: The key of an example's dependencies that says what of its child processes was followed
+#: (``{"followed": count, "not_followed": [programs]}``, :mod:`.children`).
+CHILDREN_KEY = "children"
 
 _ROOT_MARKERS = (".git", ".hg")
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
@@ -227,9 +232,10 @@ def _project_modules(
             if part in ours or part.partition(".")[0] in theirs:
                 continue
             module = loaded.get(part)
-            if module is None:
+            # A module only a child process loaded: by the file it was loaded from there.
+            path = _module_file(module) if module is not None else seen.module_files.get(part)
+            if module is None and path is None:
                 continue
-            path = _module_file(module)
             if path is not None and (project.wants(path) or _unpackaged(path, part)):
                 ours[part] = path
                 queue.append(part)

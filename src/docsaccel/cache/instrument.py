@@ -53,12 +53,12 @@ import importlib.util
 import marshal
 import os
 import sys
-import threading
 import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from docsaccel.cache.pieces import MODULE_BODY, functions
+from docsaccel.contract import fork_safe_lock
 from docsaccel.settings import read_env_setting
 
 __all__ = [
@@ -364,7 +364,7 @@ class Instrumenter:
     """The process's instrumentation of the project's code; see the module docstring."""
 
     _instance: Instrumenter | None = None
-    _lock = threading.Lock()
+    _lock = fork_safe_lock()
 
     def __init__(self, wants: Callable[[str], bool]) -> None:
         self.wants = wants

@@ -20,14 +20,17 @@ Example (``explain("tutorials/plot_a.py", cache, docs="docs")`` answers the same
 from __future__ import annotations
 
 import os
+import posixpath
 import shutil
 import time
 from datetime import UTC, datetime
+from difflib import get_close_matches
 from pathlib import Path
 
 from docsaccel import memory
-from docsaccel.cache.deps import Project, changes, dependency_rows, find_root
+from docsaccel.cache.deps import CHILDREN_KEY, Project, changes, dependency_rows, find_root
 from docsaccel.cache.store import CacheStore, EntryError, example_id_of
+from docsaccel.contract import AUDIT_STATUSES, NONDETERMINISTIC, STALE
 
 __all__ = ["explain", "parse_size", "prune", "stats"]
 
@@ -64,27 +67,16 @@ def _when(timestamp: float) -> str:
 
 
 def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple[str, int]:
-    """Every entry of ``example`` (an id such as ``tutorials/plot_a.py`` inside ``docs``, or
-    the example's path): its context, its dependencies, and which of them changed."""
+    """Every entry of ``example`` (as a user names it, see :func:`_example_id`): its
+    context, its dependencies, and which of them changed."""
     try:
         store = _open(cache)
         docs_dir = Path(docs).resolve()
         if not (docs_dir / "conf.py").is_file():
             raise _BadInput(f"--docs {str(docs)!r}: no conf.py there")
-        path = Path(example).resolve()
-        example_id = (
-            path.relative_to(docs_dir).as_posix() if path.is_relative_to(docs_dir) else example
-        )
+        example_id = _example_id(example, store, docs_dir, cache)
         source = docs_dir / example_id
         entries, corrupt = store.scan(example_id)
-        if not entries and not corrupt:
-            known = sorted(
-                {example_id_of(p.name.rsplit("--", 1)[0]) for p in store.entries.glob("*")}
-            )
-            raise _BadInput(
-                f"{example!r}: no entry in {cache} (examples with entries: "
-                f"{', '.join(known) or 'none'})"
-            )
     except _BadInput as exc:
         return f"{exc}\n", 2
     found_root = find_root(docs_dir)
@@ -124,6 +116,15 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
             status = "CHANGED" if row.key in changed else "same"
             why = f"  ({row.why})" if row.why else ""
             lines.append(f"    {status:<7} {row.kind:<7} {row.label}{why}")
+        children = deps.get(CHILDREN_KEY)
+        if isinstance(children, dict):
+            lines.append(f"  child processes followed: {children.get('followed', 0)}")
+            not_followed = children.get("not_followed") or []
+            if not_followed:
+                lines.append(
+                    "  not followed (what they read is not seen): "
+                    + "; ".join(map(str, not_followed))
+                )
         written = entry.meta["written"]
         if written:
             lines.append(f"  writes ({len(written)}), put back with its outputs:")
@@ -139,6 +140,36 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
         else:
             lines.append("  up to date: a build in this context restores it")
     return "\n".join(lines) + "\n", 0
+
+
+def _example_id(example: str, store: CacheStore, docs_dir: Path, cache: str | Path) -> str:
+    """The id of the example a user names: its id (``../examples/drawing/plot_x.py``
+    for a gallery outside the conf folder), its path from the current folder or from
+    the conf folder, or its path inside its gallery (``drawing/plot_x.py``), the end of
+    exactly one id. Raises :class:`_BadInput` naming the closest ids when none fits."""
+    known = sorted({example_id_of(p.name.rsplit("--", 1)[0]) for p in store.entries.glob("*")})
+    typed = Path(example)
+    tail = posixpath.normpath(typed.as_posix()) if not typed.is_absolute() else ""
+    candidates = [example, tail]
+    if typed.exists() or typed.is_absolute():
+        candidates.append(Path(os.path.relpath(typed.resolve(), docs_dir)).as_posix())
+    for candidate in candidates:
+        if candidate in known:
+            return candidate
+    ends = [k for k in known if tail and tail != "." and k.endswith(f"/{tail}")]
+    if len(ends) == 1:
+        return ends[0]
+    if ends:
+        raise _BadInput(f"{example!r} is the end of several examples' ids: {', '.join(ends)}")
+    if not known:
+        raise _BadInput(f"{example!r}: no entry in {cache} (it holds no entries)")
+    # Each id compared by as many of its last parts as the name has: what was typed.
+    name = tail or typed.as_posix()
+    depth = len(name.split("/"))
+    ends_of = {"/".join(k.split("/")[-depth:]): k for k in reversed(known)}
+    close = [ends_of[e] for e in get_close_matches(name, list(ends_of), n=3, cutoff=0.8)]
+    hint = f"closest: {', '.join(close)}" if close else f"none is close among {len(known)}"
+    raise _BadInput(f"{example!r}: no entry in {cache} ({hint})")
 
 
 def stats(cache: str | Path) -> tuple[str, int]:
@@ -167,6 +198,13 @@ def stats(cache: str | Path) -> tuple[str, int]:
             lines.append(f"suggestion: {last['suggestion']}")
     else:
         lines.append("last build: none recorded")
+    audited = last.get("audited") if last else None
+    if isinstance(audited, dict) and any(isinstance(v, list) and v for v in audited.values()):
+        counts = [f"{len(audited.get(s) or [])} {s}" for s in AUDIT_STATUSES]
+        lines.append(f"its audit: {', '.join(counts)}")
+        for status in (STALE, NONDETERMINISTIC):
+            for example_id in audited.get(status) or []:
+                lines.append(f"  {status}: {example_id}")
     return "\n".join(lines) + "\n", 0
 
 

@@ -42,7 +42,6 @@ import os
 import pathlib
 import shutil
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -52,6 +51,7 @@ from typing import Any
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
 from docsaccel.cache.state import Snapshot, changed, snapshot
+from docsaccel.contract import fork_safe_lock
 
 __all__ = ["NOT_PROJECT", "Recorder", "Seen", "own_names"]
 
@@ -136,13 +136,16 @@ class Seen:
     carried_state: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
     #: The globals this example changed.
     left_state: set[tuple[str, str]] = field(default_factory=set)
+    #: ``{module: file}`` of modules its child processes loaded, which this process may
+    #: never load (:mod:`docsaccel.cache.children`): found by name like those it loaded.
+    module_files: dict[str, str] = field(default_factory=dict)
 
 
 class Recorder:
     """The process's one recorder; see the module docstring."""
 
     _instance: Recorder | None = None
-    _lock = threading.Lock()
+    _lock = fork_safe_lock()
 
     def __init__(self) -> None:
         self.active = False
@@ -244,6 +247,15 @@ class Recorder:
                 own = own_names(folder, written)
                 seen.listings[folder] = tuple(n for n in names if n not in own)
         return seen
+
+    def progress(self) -> tuple[int, ...]:
+        """A mark of what the recording noted so far: it changes whenever the recording
+        notes a file, module, listing, written file or process, which is all :meth:`stop`
+        returns at ``module`` granularity (nothing noted is ever taken back)."""
+        seen = self._seen
+        noted = (seen.files, seen.modules, seen.listings, seen.read_first, self._written)
+        read_by = sum(len(files) for files in self._read_by.values())
+        return (*map(len, noted), int(self._spawned), read_by)
 
     def _project_modules(self) -> list[tuple[str, Any]]:
         """``(file, module)`` of the loaded modules whose functions are watched."""

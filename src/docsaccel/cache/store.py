@@ -256,6 +256,8 @@ class CacheStore:
         try:
             for relative, digest in ordered:
                 source = entry.path / "files" / relative
+                if not source.is_file():
+                    raise EntryError(f"{entry.path}: its file {relative} is missing")
                 target = docs / relative
                 target.parent.mkdir(parents=True, exist_ok=True)
                 partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
@@ -273,9 +275,14 @@ class CacheStore:
         except EntryError:
             self._undo(written)
             raise
+        self.touch(entry)
+        return written
+
+    @staticmethod
+    def touch(entry: Entry) -> None:
+        """Note that a build used the entry now (``prune`` keeps the most recently used)."""
         with contextlib.suppress(OSError):
             os.utime(entry.path / LAST_HIT)
-        return written
 
     def restore_written(self, entry: Entry, root: Path) -> list[Path]:
         """Put the files the example wrote back under the project ``root`` (each replaced

@@ -230,12 +230,15 @@ def _look_up_cache(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any
         srcdir=Path(app.srcdir),
         outdir=build.outdir,
         warn=lambda message: logger.warning(message, type="docsaccel", subtype="cache"),
+        info=logger.info,
+        verify=settings.cache_verify,
     )
     # Reported as they are once sphinx-gallery has skipped them as unchanged.
     build.imported.update(cache.hits)
+    audit = f" ({len(cache.audits)} of them to audit it)" if cache.audits else ""
     logger.info(
         f"docsaccel: cache {settings.cache}: {len(cache.hits)} example(s) restored, "
-        f"{len(cache.missed)} to run"
+        f"{len(cache.missed)} to run{audit}"
     )
     return cache
 
@@ -268,6 +271,9 @@ def _on_gallery_executed(app: Sphinx) -> None:
         write_record(build.records_dir, record)
         records[example.id] = record
     if build.cache is not None:
+        # The audit may run an example again: before the report, so it holds the verdicts.
+        for example_id in build.cache.audit(records, failures, gallery_conf):
+            write_record(build.records_dir, records[example_id])
         build.cache.store_executed(records, failures, build.settings.on_overrun)
     report = build.write_report(complete=True, records=records)
     _log_overruns(report, build.settings.on_overrun)

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from sphinx.util import logging as sphinx_logging
 
-from docsaccel import registry, sg_compat
+from docsaccel import outputs, registry, sg_compat
 from docsaccel.budgets import format_seconds
 from docsaccel.contract import (
     BY_CEILING,
@@ -190,6 +190,9 @@ class _Run:
     cost_before: tuple[int, int] | None = None
     #: Threads and exit handlers before it ran (:func:`.process_end.before_example`).
     left_mark: tuple[frozenset[int | None], int] | None = None
+    #: The source dir, and its image folders' files before it ran (:mod:`docsaccel.outputs`).
+    srcdir: str = ""
+    images_before: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -260,12 +263,12 @@ class ExampleHook:
     def __call__(self, gallery_conf: dict[str, Any], fname: str, when: str) -> None:
         if when == "before":
             sg_compat.call_user_resetters(gallery_conf, fname, "before")
-            self._start(fname)
+            self._start(fname, gallery_conf)
         else:
             self._finish(fname)
             sg_compat.call_user_resetters(gallery_conf, fname, "after")
 
-    def _start(self, fname: str) -> None:
+    def _start(self, fname: str, gallery_conf: dict[str, Any]) -> None:
         # The previous example never got its "after" call (abort_on_example_error): its
         # alarm and processes must not outlive it.
         cancel_all()
@@ -302,6 +305,7 @@ class ExampleHook:
                 on_hard_stop=lambda elapsed: self._hard_stop(run, elapsed),
             ).start()
         self._watch_memory(run)
+        self._watch_outputs(run, gallery_conf)
         if self.cache is not None:
             self.cache.start(example)
 
@@ -377,6 +381,29 @@ class ExampleHook:
         )
         self._end_hard(run, message)
 
+    def _watch_outputs(self, run: _Run, gallery_conf: dict[str, Any]) -> None:
+        """Note what the example's processing writes into the galleries (its outputs)."""
+        run.srcdir = str(gallery_conf.get("src_dir") or "")
+        folders = [os.path.join(run.srcdir, g) for _, g in sg_compat.gallery_dirs(gallery_conf)]
+        outputs.OutputWatch.get().start(folders)
+        run.images_before = outputs.folder_status(sg_compat.image_folders(run.example.target_file))
+
+    def _outputs(self, run: _Run) -> list[str] | None:
+        """The files sphinx-gallery and the scrapers wrote for the example, inside the
+        source dir; ``None`` when they were not watched."""
+        written = outputs.OutputWatch.get().stop()
+        if not run.srcdir:
+            return None
+        folder = os.path.dirname(run.example.target_file)
+        stems = [
+            os.path.splitext(os.path.basename(e.target_file))[0]
+            for e in self.examples.values()
+            if os.path.dirname(e.target_file) == folder
+        ]
+        return outputs.collect(
+            run.example.target_file, run.srcdir, written, run.images_before, stems
+        )
+
     def _interrupted(self, run: _Run, elapsed: float) -> str:
         tier = run.deadline.tier if run.deadline is not None else None
         message = interruption_message(run.example, elapsed, tier)
@@ -443,7 +470,7 @@ class ExampleHook:
         self._wind_up(run, live)
         if run.left_mark is not None:
             process_end.after_example(run.example.id, run.left_mark)
-        write_run_marker(run.example.target_file, self.fast, record["knobs"])
+        write_run_marker(run.example.target_file, self.fast, record["knobs"], self._outputs(run))
         if self.cache is not None and seen is not None:
             self.cache.save(run.example, seen)
 

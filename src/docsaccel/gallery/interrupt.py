@@ -70,6 +70,7 @@ over its memory budget by the watchdog
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import signal
 import sys
@@ -87,6 +88,7 @@ __all__ = [
     "MemoryExceeded",
     "Tripwire",
     "cancel_all",
+    "forget_in_forked_child",
     "grace_seconds",
 ]
 
@@ -394,6 +396,21 @@ def cancel_all() -> None:
     "after" hook, the process ending: :mod:`.process_end` calls it)."""
     for armed in list(_active):
         armed.cancel()
+
+
+def forget_in_forked_child() -> None:
+    """In a child forked while a deadline was armed: the deadline is its parent's. Its
+    ``SIGALRM`` handler is put back as it was (the interval timer is never inherited, so
+    only a timer the child sets itself would reach it), and nothing here counts it as
+    armed or waits on its lock."""
+    # A tripwire's watch thread is not the child's: forgetting it is all there is to do.
+    for deadline in [armed for armed in _active if isinstance(armed, Deadline)]:
+        with contextlib.suppress(ValueError, OSError, TypeError):  # not the main thread
+            if signal.getsignal(signal.SIGALRM) == deadline._handler:
+                previous = deadline._previous_handler
+                signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+    _active.clear()
+    _pending_messages.clear()
 
 
 def _method() -> str:

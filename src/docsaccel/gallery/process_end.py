@@ -19,7 +19,11 @@ end, whatever an example left behind. The ways out, and what each does here:
 - **Forked children** (``multiprocessing`` pools with the fork start method, ``os.fork``
   in an example, Sphinx's parallel workers) behave as without the plugin: the SIGTERM
   handler and the exit guards are put back as they were in the child, so a pool worker
-  ends on SIGTERM at once, even while it waits on a lock.
+  ends on SIGTERM at once, even while it waits on a lock, and even when the signal came
+  before the child first ran (SIGTERM waits while the process forks); so is the
+  ``SIGALRM`` handler of an armed budget; docsaccel's locks are free in the child (a
+  thread of the parent may have held one), and no thread of docsaccel's runs there
+  (threads never survive a fork).
 
 Nothing happens at import: :func:`install` sets this up, once per process (the plugin's
 ``setup()`` in the build's process; the hook, before its first example, in a worker).
@@ -52,7 +56,8 @@ from typing import Any, Protocol
 
 from sphinx.util import logging as sphinx_logging
 
-from docsaccel.gallery.interrupt import cancel_all
+from docsaccel.contract import free_locks_in_child
+from docsaccel.gallery.interrupt import cancel_all, forget_in_forked_child
 from docsaccel.gallery.processes import descendants, end_processes
 
 __all__ = [
@@ -133,20 +138,50 @@ def in_forked_child(callback: Callable[[], None]) -> None:
     _fork_callbacks.append(callback)
 
 
+# Whether the forking thread blocked SIGTERM for the fork (see _before_fork).
+_fork_mask = threading.local()
+
+
+def _before_fork() -> None:
+    # SIGTERM waits while the process forks. A child signalled before it first runs (a
+    # pool ended at once, on a busy machine) would get it through the build's Python-level
+    # handler, which the interpreter drops in a new child (it clears the pending signals
+    # of its handlers), and the pool would wait for that worker forever. Blocked, it stays
+    # pending in the child until its handler is put back as it was, then acts as it would
+    # without the plugin; in the build, once the fork returned.
+    if _installed_in is None:
+        return
+    with contextlib.suppress(ValueError, OSError):
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        _fork_mask.unblock = signal.SIGTERM not in blocked
+
+
+def _unblock_after_fork() -> None:
+    if getattr(_fork_mask, "unblock", False):
+        _fork_mask.unblock = False
+        with contextlib.suppress(ValueError, OSError):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
 def _after_fork_in_child() -> None:
     # A forked child is not the build: it ends as it would without the plugin.
     global _running, _installed_in
     if _installed_in is None:
         return
     _running, _installed_in = None, None
-    for callback in _fork_callbacks:
-        with contextlib.suppress(Exception):
-            callback()
-    sys.exit, os._exit = _real_sys_exit, real_exit
-    with contextlib.suppress(ValueError, OSError, TypeError):  # not the main thread
-        if getattr(signal.getsignal(signal.SIGTERM), "__name__", "") == _on_sigterm.__name__:
-            before = signal.SIG_DFL if _sigterm_before is None else _sigterm_before
-            signal.signal(signal.SIGTERM, before)
+    try:
+        free_locks_in_child()
+        forget_in_forked_child()
+        for callback in _fork_callbacks:
+            with contextlib.suppress(Exception):
+                callback()
+        sys.exit, os._exit = _real_sys_exit, real_exit
+        with contextlib.suppress(ValueError, OSError, TypeError):  # not the main thread
+            if getattr(signal.getsignal(signal.SIGTERM), "__name__", "") == _on_sigterm.__name__:
+                before = signal.SIG_DFL if _sigterm_before is None else _sigterm_before
+                signal.signal(signal.SIGTERM, before)
+    finally:
+        _unblock_after_fork()  # a SIGTERM that came meanwhile acts now
 
 
 # Registered once for the life of the interpreter; it acts only where install() ran.
@@ -156,7 +191,11 @@ _fork_hook_registered = False
 def _register_fork_hook() -> None:
     global _fork_hook_registered
     if not _fork_hook_registered:
-        os.register_at_fork(after_in_child=_after_fork_in_child)
+        os.register_at_fork(
+            before=_before_fork,
+            after_in_parent=_unblock_after_fork,
+            after_in_child=_after_fork_in_child,
+        )
         _fork_hook_registered = True
 
 

@@ -6,6 +6,13 @@ children never ends). The hook takes :func:`descendants` of its process when an 
 starts and again when it ends, however it ends; :func:`end_processes` stops the new ones:
 ``SIGTERM``, a short wait, then ``SIGKILL``.
 
+The helpers of ``multiprocessing`` (its fork server, its resource trackers:
+:data:`docsaccel.contract.MULTIPROCESSING_HELPERS`) are not the example's: they serve
+the whole process, whichever example started them, and end with it. Ended at the first
+example's end, a later example using ``forkserver`` would fail (the ended server is
+reaped here, and ``multiprocessing`` cannot wait for it any more). They are not among
+the descendants; what they started is.
+
 Linux only (``/proc/<pid>/task/<tid>/children``); elsewhere :func:`descendants` finds
 nothing and nothing is ended. A process that detached itself from its parent (a double
 fork, a daemon) is not a descendant any more and is not found.
@@ -32,6 +39,8 @@ import contextlib
 import os
 import signal
 import time
+
+from docsaccel.contract import MULTIPROCESSING_HELPERS
 
 __all__ = ["Process", "children", "descendants", "end_processes", "new_since", "read_proc"]
 
@@ -78,7 +87,8 @@ def children(pid: int) -> list[int]:
 
 
 def descendants(pid: int | None = None) -> set[Process]:
-    """The running (not zombie) descendants of ``pid`` (default: this process)."""
+    """The running (not zombie) descendants of ``pid`` (default: this process), but
+    ``multiprocessing``'s helpers (see the module doc)."""
     found: set[Process] = set()
     waiting = children(os.getpid() if pid is None else pid)
     seen: set[int] = set()
@@ -88,10 +98,15 @@ def descendants(pid: int | None = None) -> set[Process]:
             continue
         seen.add(child)
         stat = _stat(child)
-        if stat is not None and stat[0] not in ("Z", "X"):
+        if stat is not None and stat[0] not in ("Z", "X") and not _is_helper(child):
             found.add((child, stat[1]))
         waiting += children(child)
     return found
+
+
+def _is_helper(pid: int) -> bool:
+    command = read_proc(f"/proc/{pid}/cmdline").replace(b"\0", b" ").decode("utf-8", "replace")
+    return any(helper in command for helper in MULTIPROCESSING_HELPERS)
 
 
 def new_since(before: set[Process]) -> set[Process]:

@@ -25,15 +25,15 @@ Example: a reset and three steps rendered one frame in two.
 from __future__ import annotations
 
 import itertools
-import threading
 from collections import defaultdict
 from dataclasses import dataclass
 
 from docsaccel import registry
+from docsaccel.contract import fork_safe_lock
 
 __all__ = ["RenderStats", "publish_stats"]
 
-_label_lock = threading.Lock()
+_label_lock = fork_safe_lock()
 _label_counters: defaultdict[str, itertools.count] = defaultdict(lambda: itertools.count(1))
 
 

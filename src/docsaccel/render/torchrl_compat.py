@@ -31,13 +31,14 @@ Example::
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import torchrl
 from torchrl.envs import Compose, GymWrapper, SerialEnv, TransformedEnv
 from torchrl.record import VideoRecorder
+
+from docsaccel.contract import fork_safe_lock
 
 try:
     from torchrl.envs import MujocoEnv
@@ -75,7 +76,7 @@ RENDER_PIXELS = "_render_pixels"
 _LAST_PIXELS = "_last_pixels"
 
 _subclasses: dict[tuple[type, str], type] = {}
-_subclasses_lock = threading.Lock()
+_subclasses_lock = fork_safe_lock()
 
 
 def overriding_subclass(cls: type, method: str, wrap: Callable[[Any], Any]) -> type:

@@ -1,4 +1,12 @@
-"""``docsaccel check``: is any example over its budget? Exit 1 if so, 0 if not.
+"""``docsaccel check``: is any example over its budget, or was a cache entry found stale?
+Exit 1 if so, 0 if not.
+
+An audit of the example cache (``DOCSACCEL_CACHE_VERIFY``, :mod:`docsaccel.cache.audit`)
+records a ``stale`` entry when a fresh run differs from what the cache would have
+restored: the cache would have served an outdated page, so the check fails, naming what
+differs and the entry's dependencies. An example found ``nondeterministic`` (two runs
+differ) is listed, without failing: no cache can serve it faithfully, its author can seed
+it.
 
 An example is over budget when it is over its time budget or over its memory budget (its
 peak above it, or memory interrupted it: its memory budget, or the build's memory
@@ -37,14 +45,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from docsaccel.budgets import NO_MEMORY_BUDGET, Budget, BudgetTable, MemoryBudget, format_seconds
-from docsaccel.contract import INTERRUPTED
+from docsaccel.contract import INTERRUPTED, NONDETERMINISTIC, STALE
 from docsaccel.memory import format_size
 from docsaccel.report.model import Timing
 
-__all__ = ["CheckResult", "apply_budgets", "check_timings", "format_check"]
+__all__ = ["CheckResult", "apply_budgets", "audit_text", "check_timings", "format_check"]
 
 
 def apply_budgets(
@@ -88,24 +96,45 @@ def _recorded_memory(timing: Timing) -> MemoryBudget:
 
 @dataclass(frozen=True)
 class CheckResult:
-    """The examples over budget (slowest first) among ``checked`` examples."""
+    """The examples over budget (slowest first) among ``checked`` examples, and those whose
+    cache entry an audit found ``stale`` or ``nondeterministic`` (by id)."""
 
     over: list[Timing]
     checked: int
     bounded: int
+    stale: list[Timing] = field(default_factory=list)
+    nondeterministic: list[Timing] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.over else 0
+        return 1 if self.over or self.stale else 0
 
 
 def check_timings(timings: Sequence[Timing]) -> CheckResult:
-    """Which of ``timings`` are over budget (time or memory)."""
+    """Which of ``timings`` are over budget (time or memory), and which audits found stale
+    or not reproducible."""
     over = sorted((t for t in timings if t.over_budget), key=lambda t: (-t.seconds, t.id))
     bounded = sum(
         1 for t in timings if t.budget_seconds is not None or t.memory_budget_bytes is not None
     )
-    return CheckResult(over, len(timings), bounded)
+    by_id = sorted(timings, key=lambda t: t.id)
+    stale = [t for t in by_id if t.audit.get("status") == STALE]
+    varied = [t for t in by_id if t.audit.get("status") == NONDETERMINISTIC]
+    return CheckResult(over, len(timings), bounded, stale, varied)
+
+
+def audit_text(timing: Timing) -> str:
+    """What an audit found of one example's entry, on one line."""
+    audit = timing.audit
+    first = (audit.get("differences") or ["its outputs differ"])[0]
+    if audit.get("status") == STALE:
+        deps = audit.get("dependencies") or []
+        shown = ", ".join(deps[:8]) + (f" and {len(deps) - 8} more" if len(deps) > 8 else "")
+        return (
+            f"{timing.id}: the cache would have restored another page than a fresh run "
+            f"({first}); the dependencies its entry recorded: {shown or 'none'}"
+        )
+    return f"{timing.id}: two runs with the same inputs differ ({first}); seed what varies"
 
 
 def _budget_text(timing: Timing) -> str:
@@ -115,13 +144,16 @@ def _budget_text(timing: Timing) -> str:
 
 
 def format_check(result: CheckResult) -> str:
-    """Text for the terminal: the verdict, then one line per example over budget."""
-    if not result.over:
-        return (
+    """Text for the terminal: the verdict, then one line per example over budget, per
+    stale cache entry and per example that is not reproducible."""
+    lines = []
+    if not result.over and not result.stale:
+        lines.append(
             f"OK: {result.checked} examples checked, {result.bounded} with a budget, "
             "none over budget."
         )
-    lines = [f"FAIL: {len(result.over)} of {result.checked} examples over budget:"]
+    if result.over:
+        lines.append(f"FAIL: {len(result.over)} of {result.checked} examples over budget:")
     for timing in result.over:
         if timing.over_time_budget:
             source = timing.budget_detail or timing.budget_source or "the input"
@@ -132,6 +164,13 @@ def format_check(result: CheckResult) -> str:
             )
         if timing.over_memory_budget:
             lines.append(f"  {one_line(timing.id)}: {memory_over_text(timing)}")
+    if result.stale:
+        lines.append(f"FAIL: {len(result.stale)} stale cache entr{_ies(result.stale)} (audit):")
+        lines += [f"  {one_line(audit_text(timing))}" for timing in result.stale]
+    if result.nondeterministic:
+        count = len(result.nondeterministic)
+        lines.append(f"note: {count} example{'s' if count != 1 else ''} not reproducible (audit):")
+        lines += [f"  {one_line(audit_text(timing))}" for timing in result.nondeterministic]
     return "\n".join(lines)
 
 
@@ -148,6 +187,10 @@ def memory_over_text(timing: Timing) -> str:
         f"peak {peak}{state} > memory budget {format_size(timing.memory_budget_bytes)} "
         f"from {one_line(source)}"
     )
+
+
+def _ies(items: Sequence[object]) -> str:
+    return "y" if len(items) == 1 else "ies"
 
 
 def one_line(text: str) -> str:

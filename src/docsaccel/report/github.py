@@ -6,10 +6,12 @@ in the pull request's "Files changed" view and in the job's summary:
 
 - ``::error`` for an example over its budget (it took longer, was interrupted, or was
   stopped hard), over its memory budget (its peak above it, or interrupted by it or by
-  the build's memory ceiling), and for a regression (of time or of memory) when the gate
-  fails on regressions (``--fail-on-regression``);
-- ``::warning`` for an example near its budget or its memory budget (above 80 %), and
-  for a regression that does not fail the gate.
+  the build's memory ceiling), for an example whose cache entry an audit found stale, and
+  for a regression (of time or of memory) when the gate fails on regressions
+  (``--fail-on-regression``);
+- ``::warning`` for an example near its budget or its memory budget (above 80 %), for an
+  example an audit found not reproducible, and for a regression that does not fail the
+  gate.
 
 GitHub matches ``file=`` against paths from the repository root. A report knows each
 example's path from the Sphinx source folder (gallery folder / path inside it); the
@@ -35,9 +37,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from docsaccel.budgets import format_seconds
-from docsaccel.contract import HARD_STOP, INTERRUPTED, NEAR_BUDGET
+from docsaccel.contract import HARD_STOP, INTERRUPTED, NEAR_BUDGET, NONDETERMINISTIC, STALE
 from docsaccel.memory import format_size
-from docsaccel.report.check import memory_over_text
+from docsaccel.report.check import audit_text, memory_over_text
 from docsaccel.report.compare import Comparison
 from docsaccel.report.model import LoadedInput, Timing
 
@@ -101,7 +103,8 @@ def _budget_of(timing: Timing) -> str:
 
 
 def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) -> str:
-    """Commands for the examples over and near their budget; ``prefixes``: by example id."""
+    """Commands for the examples over and near their budget, then for the cache entries an
+    audit found stale or not reproducible; ``prefixes``: by example id."""
     lines = []
     ranked = sorted(timings, key=lambda t: (-t.seconds, t.id))
     for timing in ranked:
@@ -134,6 +137,13 @@ def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) ->
                     "Near budget",
                 )
             )
+    for timing in sorted(timings, key=lambda t: t.id):
+        status = timing.audit.get("status")
+        file = _file(prefixes.get(timing.id, ""), timing.id)
+        if status == STALE:
+            lines.append(annotation("error", audit_text(timing), file, "Stale cache entry"))
+        elif status == NONDETERMINISTIC:
+            lines.append(annotation("warning", audit_text(timing), file, "Not reproducible"))
     return "".join(line + "\n" for line in lines)
 
 

@@ -172,6 +172,8 @@ def _totals(summary: ReportSummary) -> str:
         items.append(f"Render gating saved: {summary.render_saved_seconds:.1f}s")
     if summary.cache_hits or summary.cache_misses:
         items.append(f"Example cache: {summary.cache_text()}")
+    if summary.audit_text():
+        items.append(f"Example cache audit: {summary.audit_text()}")
     return "<ul>" + "".join(f"<li>{escape(item)}</li>" for item in items) + "</ul>"
 
 

@@ -113,6 +113,8 @@ def _totals(summary: ReportSummary) -> list[str]:
         lines.append(f"- **Render gating saved:** {_seconds(summary.render_saved_seconds)}")
     if summary.cache_hits or summary.cache_misses:
         lines.append(f"- **Example cache:** {escape_md(summary.cache_text())}")
+    if summary.audit_text():
+        lines.append(f"- **Example cache audit:** {escape_md(summary.audit_text())}")
     return lines
 
 

@@ -126,6 +126,13 @@ class Timing(Verdicts):
     #: restored from the example cache, ``{"hit": False, "reason": ...}`` for one it ran.
     cache: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def audit(self) -> dict[str, Any]:
+        """What an audit of the example cache found of its entry (``status``, one of
+        :data:`docsaccel.contract.AUDIT_STATUSES`, ``differences``...), or ``{}``."""
+        audit = self.cache.get("audit")
+        return audit if isinstance(audit, dict) else {}
+
     def with_budget(self, seconds: float | None, source: str, detail: str) -> Timing:
         """A copy with another budget (used when command-line budgets apply)."""
         return replace(self, budget_seconds=seconds, budget_source=source, budget_detail=detail)

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from docsaccel.contract import CACHED
+from docsaccel.contract import AUDIT_STATUSES, CACHED, VERIFIED
 from docsaccel.memory import format_size
 from docsaccel.report.model import LoadedInput, Timing, Verdicts
 
@@ -219,6 +219,32 @@ class ReportSummary:
             text += f"; {len(misses)} ran: {', '.join(shown[:listed])}{more}"
         return text
 
+    def audited(self, status: str) -> list[Row]:
+        """The examples an audit of the example cache found ``status`` (by id)."""
+        return sorted(
+            (row for row in self.rows if (row.cache.get("audit") or {}).get("status") == status),
+            key=lambda row: row.id,
+        )
+
+    def audit_text(self, listed: int = 10) -> str:
+        """``"5 verified; 1 stale: a.py (...); 1 nondeterministic: b.py (...)"``, or ``""``
+        when the build audited no entry."""
+        parts = []
+        for status in AUDIT_STATUSES:
+            rows = self.audited(status)
+            if not rows:
+                continue
+            text = f"{len(rows)} {status}"
+            if status != VERIFIED:
+                shown = [
+                    f"{row.id} ({((row.cache['audit'].get('differences')) or ['?'])[0]})"
+                    for row in rows[:listed]
+                ]
+                more = f", and {len(rows) - listed} more" if len(rows) > listed else ""
+                text += f": {', '.join(shown)}{more}"
+            parts.append(text)
+        return "; ".join(parts)
+
     def to_json(self) -> dict[str, Any]:
         """The JSON view: totals and every row, plain data."""
         return {
@@ -245,6 +271,13 @@ class ReportSummary:
                 "hits": len(self.cache_hits),
                 "misses": {row.id: row.cache.get("reason") for row in self.cache_misses},
                 "saved_seconds": self.cache_saved_seconds,
+                "audit": {
+                    status: {
+                        row.id: (row.cache.get("audit") or {}).get("differences", [])
+                        for row in self.audited(status)
+                    }
+                    for status in AUDIT_STATUSES
+                },
             },
             "examples": [asdict(row) for row in self.rows],
         }

@@ -45,7 +45,7 @@ from typing import Any
 from docsaccel import layout, sg_compat
 from docsaccel.contract import EXECUTED, InputError, read_json
 from docsaccel.formats import Format, write_json
-from docsaccel.records import record_file, write_record
+from docsaccel.records import record_file, run_outputs, write_record
 from docsaccel.schema import load_report, validate_record
 from docsaccel.settings import SettingError, env_name, read_settings
 from docsaccel.shard.plan import Plan, ShardError, build_gallery_plan, check_index
@@ -261,7 +261,11 @@ def collect_shard(
                 f"{record['status']!r} and left no reusable outputs (no current "
                 f"{target.name}.md5): the merge would execute it again"
             )
-        files = [path.relative_to(project.docs) for path in sg_compat.output_files(target)]
+        listed = run_outputs(target)
+        if listed is None:  # outputs made before their run's files were listed
+            files = [path.relative_to(project.docs) for path in sg_compat.output_files(target)]
+        else:
+            files = [Path(relative) for relative in listed if (project.docs / relative).is_file()]
         for relative in files:
             _copy(project.docs / relative, artifact / "files" / relative)
         write_record(artifact / "records", record)

@@ -1,0 +1,258 @@
+"""Audit mode: run the examples the cache would restore, and compare what they produce.
+
+A cache is trusted when it can show that it was never wrong. With
+``docsaccel_cache_verify`` (``DOCSACCEL_CACHE_VERIFY=1``, or a fraction such as ``0.2``
+for a random sample), every example whose entry would have been restored runs instead;
+once the gallery has run, its outputs are compared with the entry's:
+
+- the page, with the measured time and memory masked
+  (:func:`docsaccel.sg_compat.mask_measurements`), which holds the example's text outputs;
+- images by their pixels (metadata and compression aside), every frame of an animation;
+- the downloadable files: the notebook and JSON files by their data, a zip by its
+  members, any other file by its bytes; and the files it wrote for later examples.
+  The measured cost (``<stem>.cost.json``) is not compared.
+
+When they differ, the example runs a second time, in the same build: if the two runs
+differ from each other too, the example is ``nondeterministic`` (what varied is listed,
+for its author to seed); else the entry is ``stale``: the cache would have served
+another page than a fresh build, and its record lists what differs and the dependencies
+the entry recorded, so the dependency the recorder could not see can be found.
+Otherwise it is ``verified``. The statuses are :data:`docsaccel.contract.AUDIT_STATUSES`.
+
+Example::
+
+    cached = entry_outputs(entry)
+    fresh = Outputs(files={"auto_examples/plot_a.rst": Path("docs/auto_examples/plot_a.rst")})
+    differences(cached, fresh)   # ['auto_examples/plot_a.rst: line 40: ... → ...']
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import zipfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from docsaccel import sg_compat
+from docsaccel.cache.store import Entry
+
+__all__ = [
+    "AGAINST_THE_CACHE",
+    "BETWEEN_RUNS",
+    "Outputs",
+    "compare_file",
+    "copy_outputs",
+    "dependency_labels",
+    "differences",
+    "entry_outputs",
+]
+
+#: At most this many differences are kept for a record: the first ones tell the story.
+DIFFERENCES_KEPT = 20
+_IMAGES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff"})
+_DATA = frozenset({".json", ".ipynb"})
+
+
+@dataclass
+class Outputs:
+    """One run's outputs: ``files`` by path inside the source dir, ``written`` (the files
+    it wrote for later examples) by path relative to the project root."""
+
+    files: dict[str, Path] = field(default_factory=dict)
+    written: dict[str, Path] = field(default_factory=dict)
+
+
+def entry_outputs(entry: Entry) -> Outputs:
+    """What an entry would have restored."""
+    return Outputs(
+        files={relative: entry.path / "files" / relative for relative in entry.meta["files"]},
+        written={relative: entry.path / "written" / relative for relative in entry.meta["written"]},
+    )
+
+
+def copy_outputs(outputs: Outputs, folder: Path) -> Outputs:
+    """A copy of ``outputs`` in ``folder`` (a run's, before a second run replaces them)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    copied = Outputs()
+    for part, source, target in (
+        ("files", outputs.files, copied.files),
+        ("written", outputs.written, copied.written),
+    ):
+        for relative, path in source.items():
+            copy = folder / part / relative
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, copy)
+            target[relative] = copy
+    return copied
+
+
+#: How :func:`differences` names the two sides: an entry against a fresh run, or two runs.
+AGAINST_THE_CACHE = ("in the cache", "now")
+BETWEEN_RUNS = ("in the first run", "in the second")
+
+
+def differences(
+    before: Outputs, after: Outputs, sides: tuple[str, str] = AGAINST_THE_CACHE
+) -> list[str]:
+    """What differs between two runs' outputs, one line each (at most
+    :data:`DIFFERENCES_KEPT`, the last saying how many more); ``sides`` names them."""
+    found = list(_differences(before.files, after.files, "", sides))
+    found += _differences(before.written, after.written, " (written for later examples)", sides)
+    if len(found) > DIFFERENCES_KEPT:
+        more = len(found) - DIFFERENCES_KEPT + 1
+        found = [*found[: DIFFERENCES_KEPT - 1], f"and {more} more differences"]
+    return found
+
+
+def _differences(
+    before: Mapping[str, Path], after: Mapping[str, Path], kind: str, sides: tuple[str, str]
+) -> Iterator[str]:
+    for relative in sorted(set(before) | set(after)):
+        if sg_compat.is_measurement_file(relative):
+            continue
+        if relative not in after:
+            yield f"{relative}{kind}: only {sides[0]}"
+        elif relative not in before:
+            yield f"{relative}{kind}: only {sides[1]}"
+        else:
+            difference = compare_file(relative, before[relative], after[relative], sides)
+            if difference is not None:
+                yield f"{relative}{kind}: {difference}"
+
+
+def compare_file(
+    relative: str, before: Path, after: Path, sides: tuple[str, str] = AGAINST_THE_CACHE
+) -> str | None:
+    """How two versions of one output differ, in a few words; ``None`` when they do not
+    (see the module doc for what counts)."""
+    try:
+        old, new = before.read_bytes(), after.read_bytes()
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if old == new:
+        return None
+    suffix = os.path.splitext(relative)[1].lower()
+    if relative.endswith(".rst"):
+        return _text_difference(
+            sg_compat.mask_measurements(old.decode("utf-8", "replace")),
+            sg_compat.mask_measurements(new.decode("utf-8", "replace")),
+            sides,
+        )
+    if suffix in _IMAGES:
+        return _image_difference(old, new, sides)
+    if suffix in _DATA:
+        return _data_difference(old, new, sides)
+    if suffix == ".zip":
+        return _zip_difference(old, new, sides)
+    try:
+        return _text_difference(old.decode("utf-8"), new.decode("utf-8"), sides)
+    except UnicodeDecodeError:
+        return f"its bytes differ ({len(old)} → {len(new)} bytes)"
+
+
+def _short(text: str, width: int = 70) -> str:
+    text = text.strip()
+    return repr(text if len(text) <= width else f"{text[: width - 1]}…")
+
+
+def _text_difference(old: str, new: str, sides: tuple[str, str]) -> str | None:
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    for number, (a, b) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
+        if a != b:
+            return f"line {number}: {_short(a)} {sides[0]}, {_short(b)} {sides[1]}"
+    if len(old_lines) != len(new_lines):
+        return f"{len(old_lines)} lines {sides[0]}, {len(new_lines)} {sides[1]}"
+    return None  # only line endings or the measurements differ
+
+
+def _frames(data: bytes) -> list[tuple[str, tuple[int, int], bytes]] | None:
+    try:
+        from PIL import Image, ImageSequence
+    except ImportError:
+        return None
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            return [
+                (frame.mode, frame.size, frame.tobytes()) for frame in ImageSequence.Iterator(image)
+            ]
+    except Exception:  # not an image Pillow reads (any error of a decoder)
+        return None
+
+
+def _image_difference(old: bytes, new: bytes, sides: tuple[str, str]) -> str | None:
+    before, after = _frames(old), _frames(new)
+    if before is None or after is None:
+        return f"its bytes differ ({len(old)} → {len(new)} bytes)"
+    if len(before) != len(after):
+        return f"{len(before)} frames {sides[0]}, {len(after)} {sides[1]}"
+    for index, ((mode, size, pixels), (mode2, size2, pixels2)) in enumerate(
+        zip(before, after, strict=True)
+    ):
+        where = f" (frame {index + 1})" if len(before) > 1 else ""
+        if (mode, size) != (mode2, size2):
+            return (
+                f"the image is {size[0]}x{size[1]} {mode} {sides[0]}, "
+                f"{size2[0]}x{size2[1]} {mode2} {sides[1]}{where}"
+            )
+        if pixels != pixels2:
+            return f"its pixels differ{where}"
+    return None
+
+
+def _data_difference(old: bytes, new: bytes, sides: tuple[str, str]) -> str | None:
+    try:
+        before, after = json.loads(old), json.loads(new)
+    except ValueError:
+        return _text_difference(
+            old.decode("utf-8", "replace"), new.decode("utf-8", "replace"), sides
+        )
+    if before == after:
+        return None
+    path = _first_difference(before, after)
+    return f"its data differs at {path}" if path else "its data differs"
+
+
+def _first_difference(before: Any, after: Any, path: str = "") -> str:
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in sorted(set(before) | set(after), key=str):
+            if before.get(key) != after.get(key):
+                return _first_difference(before.get(key), after.get(key), f"{path}/{key}")
+    elif isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        for index, (a, b) in enumerate(zip(before, after, strict=True)):
+            if a != b:
+                return _first_difference(a, b, f"{path}/{index}")
+    return path
+
+
+def _zip_difference(old: bytes, new: bytes, sides: tuple[str, str]) -> str | None:
+    try:
+        with zipfile.ZipFile(io.BytesIO(old)) as a, zipfile.ZipFile(io.BytesIO(new)) as b:
+            names_a, names_b = sorted(a.namelist()), sorted(b.namelist())
+            if names_a != names_b:
+                return f"its members differ: {names_a} {sides[0]}, {names_b} {sides[1]}"
+            for name in names_a:
+                if a.read(name) != b.read(name):
+                    return f"its member {name} differs"
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return f"its bytes differ ({len(old)} → {len(new)} bytes)"
+    return None  # only the members' times differ
+
+
+def dependency_labels(deps: Mapping[str, Any]) -> list[str]:
+    """An entry's dependencies, one label each: ``source``, ``file mylib/a.py``, ``code
+    mylib/a.py: scale``, ``dist numpy 2.1.0``, ``listing data/``."""
+    labels = ["source"]
+    labels += [f"file {name}" for name in deps.get("files", {})]
+    labels += [
+        f"code {name}: {piece}"
+        for name, pieces in deps.get("code", {}).items()
+        for piece in (pieces if isinstance(pieces, Mapping) else {})
+    ]
+    labels += [f"dist {name} {version}" for name, version in deps.get("dists", {}).items()]
+    labels += [f"listing {name}/" for name in deps.get("listings", {})]
+    return labels

@@ -1,0 +1,346 @@
+"""Inside a child process of an example: record what it runs, write it for the parent.
+
+A child gets here in one of two ways: forked from a process that records (the at-fork
+hook :func:`after_fork`, which :class:`~docsaccel.cache.children.Children` registers),
+or started afresh with ``DOCSACCEL_CACHE_CHILD`` set (the site folder's startup line
+calls :func:`startup`: a ``spawn`` or ``forkserver`` worker, a loky worker, a Python
+started with ``subprocess``). It then records with the process's
+:class:`~docsaccel.cache.recorder.Recorder`, as the parent does, for the example the
+control file names, and writes its *child record*
+(:data:`docsaccel.cache.children.RECORD_FORMAT`, ``<pid>-<n>.json`` in the example's
+folder):
+
+- when it starts, unless it is a ``multiprocessing`` worker (so a plain fork or a
+  Python started with ``subprocess`` that leaves nothing else is known; a worker only
+  matters by the messages it sends, and a pool starts many: each write is paid there);
+- before every message a ``multiprocessing`` worker sends (a result, at
+  ``Connection`` level: pools, ``ProcessPoolExecutor``, loky), so what the parent
+  received is recorded, however the worker ends later (a pool ends its workers with
+  SIGTERM, and nothing of docsaccel's stands in the way of that signal);
+- when it exits (``os._exit``, which ``multiprocessing`` children end with, and
+  interpreter exit).
+
+A record is written only when it changed (a worker's, only when more than its state
+did). After each message a worker receives (a new task), it checks the control file: a
+worker kept across examples (a pool held in a module, loky's reusable executor) records
+the next task for the example running now.
+The helpers of ``multiprocessing`` (the fork server, the resource trackers) record
+nothing; what the fork server forks records as a worker.
+
+Nothing here changes how a child behaves: no signal handler, no thread, and the lock
+guarding a write is made anew in each forked child.
+
+Example (what the site folder's line does, in a child started afresh)::
+
+    import os
+    if os.environ.get("DOCSACCEL_CACHE_CHILD"):
+        from docsaccel.cache.child import startup
+        startup()
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import sys
+import threading
+from typing import Any
+
+from docsaccel.cache.children import (
+    CHILD_ENV,
+    EXITED,
+    FORK,
+    MULTIPROCESSING,
+    RECORD_FORMAT,
+    RUNNING,
+    SUBPROCESS,
+    Children,
+    Control,
+    Launches,
+    encode_seen,
+    ensure_hooks,
+    merge_seen,
+    read_control,
+    start_recording,
+)
+from docsaccel.cache.recorder import Recorder, Seen
+from docsaccel.contract import MULTIPROCESSING_HELPERS, free_locks_in_child
+from docsaccel.formats import encode_json, replace_atomically
+
+__all__ = ["after_fork", "leave", "note_launch", "startup"]
+
+#: ``sys.orig_argv`` words of the workers ``multiprocessing`` and loky start afresh.
+_WORKERS = ("--multiprocessing-fork", "loky.backend.popen_loky_posix")
+#: Where ``multiprocessing`` forks a worker (from its process, or from the fork server).
+_FORKING = (
+    os.path.join("multiprocessing", "popen_fork.py"),
+    os.path.join("multiprocessing", "forkserver.py"),
+)
+#: Where ``subprocess`` forks a child that runs ``preexec_fn``, then becomes the program
+#: (imageio's ffmpeg): no Python child, the program is what counts.
+_EXEC_FORK = "_execute_child"
+
+
+class _Child:
+    """This process as a child of an example's process (see the module doc)."""
+
+    def __init__(self, control_path: str, control: Control, kind: str) -> None:
+        self.control_path = control_path
+        self.control = control
+        self.kind = kind
+        self.pid = os.getpid()
+        self.signature = _signature(control_path)
+        self.seen = Seen()
+        self.launches = Launches()
+        self.active = False
+        self.lock = threading.Lock()
+        self._last: bytes | None = None
+        self._path = ""
+        self._noted: tuple[int, ...] | None = None
+
+    def begin(self) -> None:
+        """Record for the example the control names (nothing between examples)."""
+        self.active = False
+        if self.control.example is None:
+            return
+        self.seen, self.launches, self._last = Seen(), Launches(), None
+        # Its own name: the same process may record again (a new image after exec).
+        name = f"{os.getpid()}-{os.urandom(6).hex()}.json"
+        self._path = os.path.join(self.control.records, name)
+        start_recording(self.control, self.control.granularity, self.control.example)
+        self._noted = self._mark()
+        self.active = True
+        if self.kind != MULTIPROCESSING:
+            with contextlib.suppress(OSError):
+                self._write(RUNNING)
+
+    def flush(self, state: str = RUNNING) -> None:
+        """Add what was seen since the last flush, and write the record if it changed."""
+        with self.lock:
+            if not self.active:
+                return
+            mark = self._mark()
+            quiet = state == RUNNING or self.kind == MULTIPROCESSING
+            if mark is not None and mark == self._noted and quiet:
+                # Nothing noted since the last record (a worker sending its next result):
+                # it would write what it wrote.
+                self.active = state != EXITED
+                return
+            merge_seen(self.seen, Recorder.get().stop())
+            try:
+                self._write(state)
+            except OSError:
+                pass  # the record stays as it was: the parent finds it incomplete
+            finally:
+                if state == EXITED:
+                    self.active = False
+                else:
+                    control = self.control
+                    start_recording(control, control.granularity, str(control.example))
+                    self._noted = self._mark()
+
+    def _mark(self) -> tuple[int, ...] | None:
+        """What changes whenever this process notes something for its record; ``None`` at
+        ``function`` granularity, where the functions that ran and the state they left
+        change with no such mark."""
+        if self.control.granularity != "module":
+            return None
+        launches = self.launches
+        counts = (launches.python, len(launches.not_followed), len(launches.unfollowable))
+        return (*Recorder.get().progress(), *counts)
+
+    def _write(self, state: str) -> None:
+        record = {
+            **RECORD_FORMAT.header(),
+            "example": self.control.example,
+            "pid": os.getpid(),
+            "ppid": os.getppid(),
+            "kind": self.kind,
+            "state": state,
+            "command": " ".join(getattr(sys, "orig_argv", sys.argv))[:200],
+            "launches": self.launches.to_json(),
+            "seen": encode_seen(self.seen),
+            "module_files": _module_files(self.seen.modules),
+        }
+        # A worker's state tells its parent nothing (a pool may end it with SIGTERM at any
+        # time): one that only exited since its last record writes nothing more.
+        compared = dict(record, state=None) if self.kind == MULTIPROCESSING else record
+        key = encode_json(compared, None)
+        if key != self._last:
+            replace_atomically(self._path, encode_json(record, None))
+            self._last = key
+
+    def check_control(self) -> None:
+        """A new task: record it for the example the parent runs now."""
+        signature = _signature(self.control_path)
+        if signature == self.signature:
+            return
+        self.signature = signature
+        control = read_control(self.control_path)
+        if control is None or control.epoch == self.control.epoch:
+            return
+        self.flush(EXITED)  # done with the example it worked for
+        self.control = control
+        self.begin()
+
+
+_state: _Child | None = None
+_helper = False
+_patched: set[str] = set()
+
+
+def _signature(path: str) -> tuple[int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def _module_files(names: set[str]) -> dict[str, str]:
+    """``{module: file}`` of the modules (and their packages) loaded here: the parent
+    may never load them, and finds them by name."""
+    found: dict[str, str] = {}
+    for name in names:
+        parts = name.split(".")
+        for index in range(1, len(parts) + 1):
+            part = ".".join(parts[:index])
+            module = sys.modules.get(part)
+            path = (getattr(module, "__dict__", None) or {}).get("__file__")
+            if isinstance(path, str) and path:
+                found[part] = os.path.abspath(path)
+    return found
+
+
+def _kind(argv: list[str]) -> str | None:
+    """What a process started afresh is: a worker, a plain Python, or a helper (None)."""
+    text = " ".join(argv)
+    if any(helper in text for helper in MULTIPROCESSING_HELPERS):
+        return None
+    if any(word in text for word in _WORKERS):
+        return MULTIPROCESSING
+    return SUBPROCESS
+
+
+def _forked_by(test: Any) -> bool:
+    frame = sys._getframe(1)
+    while frame is not None:
+        if test(frame.f_code):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _by_multiprocessing(code: Any) -> bool:
+    return code.co_filename.endswith(_FORKING)
+
+
+def _by_subprocess(code: Any) -> bool:
+    return code.co_name == _EXEC_FORK and code.co_filename.endswith("subprocess.py")
+
+
+def startup() -> None:
+    """A Python started afresh by an example (see the module doc)."""
+    global _state, _helper
+    path = os.environ.get(CHILD_ENV)
+    if not path or _state is not None:
+        return
+    ensure_hooks()
+    kind = _kind(list(getattr(sys, "orig_argv", sys.argv)))
+    if kind is None:
+        _helper = True  # records nothing; what it forks does
+        return
+    control = read_control(path)
+    if control is None:
+        return
+    _state = _Child(path, control, kind)
+    _patch(kind)
+    _state.begin()
+
+
+def after_fork() -> None:
+    """In a child forked from a recording process, from a child, or from a helper."""
+    global _state
+    free_locks_in_child()
+    if _state is not None and _state.pid == os.getpid():
+        return  # made already, by this same hook registered twice
+    parent = Children._instance
+    control, path = None, None
+    if parent is not None and parent.control is not None:
+        control, path = parent.control, parent.control_path
+        Children._instance = None  # a copy of the recording process does not record
+    elif _state is not None:
+        control, path = _state.control, _state.control_path
+    elif _helper:
+        path = os.environ.get(CHILD_ENV)
+        control = read_control(path) if path else None
+    if control is None or path is None or _forked_by(_by_subprocess):
+        _state = None
+        return
+    kind = MULTIPROCESSING if _helper or _forked_by(_by_multiprocessing) else FORK
+    _state = _Child(path, control, kind)
+    _patch(kind)
+    _state.begin()
+
+
+def leave() -> None:
+    """This process records examples itself now: it is nobody's child any more."""
+    global _state
+    state, _state = _state, None
+    if state is not None and state.active:
+        with contextlib.suppress(Exception):
+            state.flush(EXITED)
+
+
+def note_launch(event: str, args: tuple[Any, ...]) -> None:
+    """A program this child starts (see :class:`~docsaccel.cache.children.Launches`); one
+    it becomes (``os.exec*``) ends what it ran as Python."""
+    state = _state
+    if state is not None and state.active:
+        with contextlib.suppress(Exception):
+            state.launches.note(event, args)
+        if event == "os.exec":
+            _flush(EXITED)
+
+
+def _flush(state: str) -> None:
+    current = _state
+    if current is not None and current.active:
+        with contextlib.suppress(Exception):
+            current.flush(state)
+
+
+def _patch(kind: str) -> None:
+    """Write at exit, and (a worker) before each message sent; check for a new example
+    after each message received. Once per process."""
+    if "exit" not in _patched:
+        _patched.add("exit")
+        real_exit = os._exit
+
+        def _exit(status: int) -> Any:
+            _flush(EXITED)
+            real_exit(status)
+
+        os._exit = _exit
+        atexit.register(_flush, EXITED)
+    if kind == MULTIPROCESSING and "connection" not in _patched:
+        _patched.add("connection")
+        from multiprocessing import connection
+
+        send, receive = connection.Connection._send_bytes, connection.Connection._recv_bytes
+
+        def _send_bytes(self: Any, buf: Any) -> Any:
+            _flush(RUNNING)
+            return send(self, buf)
+
+        def _recv_bytes(self: Any, maxsize: Any = None) -> Any:
+            data = receive(self, maxsize)
+            current = _state
+            if current is not None:
+                with contextlib.suppress(Exception):
+                    current.check_control()
+            return data
+
+        connection.Connection._send_bytes = _send_bytes
+        connection.Connection._recv_bytes = _recv_bytes

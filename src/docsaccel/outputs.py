@@ -1,0 +1,277 @@
+"""What an example's run wrote into its gallery, and the files its page names.
+
+An example's outputs are whatever sphinx-gallery and the scrapers wrote for it: its page,
+notebook, zip and ``.md5``, each image with every ``image_srcset`` variant, an
+animation's files, a custom scraper's own files. No list of file kinds can name them all,
+so they are taken from the run itself, in the process that runs the example, while
+sphinx-gallery processes it (from the hook's "before" call to its "after" call, which
+sphinx-gallery makes once the page, thumbnail, notebook and zip are written):
+
+- :class:`OutputWatch`, an audit hook, sees every file this process opens for writing,
+  renames or links into the gallery folders (``open``, ``os.rename``/``os.replace``,
+  ``os.link``...); a ``.new`` file stands for the file sphinx-gallery moves it over
+  (:func:`docsaccel.sg_compat.final_name`);
+- what no audit event shows (a C library writing an image, ffmpeg writing an
+  animation): the files of the example's image folders, by the names sphinx-gallery
+  gives its images (:func:`docsaccel.sg_compat.image_owner`), whose status changed
+  between the two calls (:func:`folder_status`), and its thumbnail as it is on disk;
+- every file of the source tree its page names (:func:`page_references`: image and
+  figure directives with their ``:srcset:``, videos and posters, includes, ``:file:``
+  options and ``:download:`` roles).
+
+:func:`collect` joins the three; the list travels beside the outputs in the run's note
+(:func:`docsaccel.records.write_run_marker`), for the example cache and sharding to move
+exactly those files. :func:`missing_references` is the check that a restored page names
+no file that is not there, before Sphinx reads it.
+
+Example::
+
+    watch = OutputWatch.get()
+    watch.start([srcdir / "auto_examples"])
+    before = folder_status(sg_compat.image_folders(target_file))
+    ...  # sphinx-gallery runs the example and writes its page
+    files = collect(target_file, srcdir, watch.stop(), before, stems=["plot_a", "plot_b"])
+    missing_references(sg_compat.page_file(target_file), srcdir)   # [] when complete
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from docsaccel import sg_compat
+from docsaccel.contract import fork_safe_lock
+
+__all__ = [
+    "OutputWatch",
+    "collect",
+    "folder_status",
+    "missing_references",
+    "page_references",
+]
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+# Events whose second argument is a path the call creates or replaces.
+_TARGET_EVENTS = frozenset({"os.rename", "os.link", "os.symlink", "shutil.copyfile"})
+
+Status = tuple[int, int, int, int]
+
+
+class OutputWatch:
+    """The process's watch of the files written into some folders (see the module doc)."""
+
+    _instance: OutputWatch | None = None
+    _lock = fork_safe_lock()
+
+    def __init__(self) -> None:
+        self.active = False
+        self._folders: tuple[str, ...] = ()
+        self._written: set[str] = set()
+
+    @classmethod
+    def get(cls) -> OutputWatch:
+        """The process's watch, installing its audit hook the first time (never at import:
+        an audit hook cannot be removed)."""
+        with cls._lock:
+            if cls._instance is None:
+                watch = cls()
+                sys.addaudithook(watch._audit)
+                cls._instance = watch
+            return cls._instance
+
+    def start(self, folders: Iterable[str | os.PathLike[str]]) -> None:
+        """Note from now on what this process writes under ``folders`` (a watch in
+        progress is dropped)."""
+        self._folders = tuple(os.path.join(os.path.abspath(f), "") for f in folders)
+        self._written = set()
+        self.active = True
+
+    def stop(self) -> set[str]:
+        """Stop watching; the absolute paths written since :meth:`start`."""
+        self.active = False
+        written, self._written = self._written, set()
+        return written
+
+    def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        if not self.active:
+            return
+        if event == "open":
+            path, mode, flags = args
+            if path is None or isinstance(path, int):
+                return
+            if isinstance(mode, str):
+                writing = any(c in mode for c in "wax+")
+            else:
+                writing = isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
+            if writing:
+                self._note(path)
+        elif event in _TARGET_EVENTS and len(args) > 1:
+            self._note(args[1])
+
+    def _note(self, path: Any) -> None:
+        try:
+            absolute = os.path.abspath(os.fsdecode(path))
+        except (TypeError, ValueError):
+            return
+        if absolute.startswith(self._folders):
+            self._written.add(absolute)
+
+
+def folder_status(folders: Iterable[Path]) -> dict[str, Status]:
+    """``{path: (inode, size, mtime, ctime)}`` of the files directly in ``folders``:
+    compared before and after a run, what changed (a new file, or one rewritten in
+    place) was written in between, by whatever process."""
+    found: dict[str, Status] = {}
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if not entry.is_file(follow_symlinks=False):
+                    continue
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            found[entry.path] = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    return found
+
+
+def collect(
+    target_file: str | os.PathLike[str],
+    srcdir: str | os.PathLike[str],
+    written: Iterable[str],
+    before: dict[str, Status],
+    stems: Iterable[str],
+) -> list[str]:
+    """The example's outputs, as sorted paths relative to ``srcdir`` (``/``-separated):
+    the files this process wrote (``written``, from :meth:`OutputWatch.stop`), the files
+    of its image folders it owns that changed since ``before`` (:func:`folder_status`;
+    ``stems``: those of every example in its gallery folder), its thumbnail, the copy of
+    its source and every file of the source tree its page names. Only files that exist,
+    inside ``srcdir``."""
+    target = Path(target_file)
+    srcdir = Path(srcdir).resolve()
+    stems = set(stems) | {target.stem}
+    found: set[Path] = {target}
+    for path in written:
+        found |= {Path(path), Path(sg_compat.final_name(path))}
+    for path, status in folder_status(sg_compat.image_folders(target)).items():
+        if before.get(path) != status and sg_compat.image_owner(Path(path).name, stems) == (
+            target.stem
+        ):
+            found.add(Path(path))
+    found.update(sg_compat.thumbnail_files(target))
+    page = sg_compat.page_file(target)
+    found.add(page)
+    found.update(page_references(page, srcdir))
+    # The note that will list these files is written next: one of them.
+    relative = {sg_compat.run_marker_file(target.resolve()).relative_to(srcdir).as_posix()}
+    for path in found:
+        resolved = path.resolve()
+        if resolved.is_file() and resolved.is_relative_to(srcdir):
+            relative.add(resolved.relative_to(srcdir).as_posix())
+    return sorted(relative)
+
+
+# Directives whose argument is a file, and options whose value is (``:srcset:`` a list of
+# ``path [descriptor]``), in the pages sphinx-gallery, its scrapers and docsaccel write.
+_FILE_DIRECTIVES = frozenset(
+    {"image", "figure", "image-sg", "video", "docsaccel-video", "include", "literalinclude"}
+)
+_FILE_OPTIONS = frozenset({"file", "poster", "srcset"})
+# Directives whose content is text to show, never reST: an example's printed output
+# (``code-block:: none``), its code, raw HTML.
+_LITERAL_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "parsed-literal", "raw"})
+_DIRECTIVE = re.compile(r"^(\s*)\.\.\s+([\w:-]+)::(?:\s+(.*))?$")
+_OPTION = re.compile(r"^(\s+):([\w-]+):(?:\s+(.*))?$")
+_DOWNLOAD = re.compile(r":download:`(?:[^`<]*<([^`>]+)>|([^`<>]+))`")
+_DESCRIPTOR = re.compile(r"\s+\d+(?:\.\d+)?[wx]$")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _skip_block(lines: list[str], start: int, indent: int) -> int:
+    """The index of the first line after the block of lines indented more than ``indent``
+    (blank lines inside it included) that starts at ``start``."""
+    end = start
+    while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > indent):
+        end += 1
+    return end
+
+
+def _file_names(lines: list[str]) -> list[str]:
+    """The names a page gives of files (see :func:`page_references`), as written."""
+    names: list[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        directive = _DIRECTIVE.match(line)
+        if directive is None:
+            names += [a or b for a, b in _DOWNLOAD.findall(line)]
+            index += 1
+            if line.rstrip().endswith("::"):  # a literal block follows
+                index = _skip_block(lines, index, _indent(line))
+            continue
+        indent, name = len(directive.group(1)), directive.group(2)
+        argument = (directive.group(3) or "").strip()
+        if name in _FILE_DIRECTIVES and argument:
+            names.append(argument)
+        index += 1
+        while index < len(lines):  # its options: the field lines right below it
+            option = _OPTION.match(lines[index])
+            if option is None or len(option.group(1)) <= indent:
+                break
+            key, value = option.group(2), (option.group(3) or "").strip()
+            if key == "srcset":
+                names += [_DESCRIPTOR.sub("", item.strip()) for item in value.split(",")]
+            elif key in _FILE_OPTIONS and value:
+                names.append(value)
+            index += 1
+        if name in _LITERAL_DIRECTIVES:
+            index = _skip_block(lines, index, indent)
+    return [name.strip() for name in names if name.strip()]
+
+
+def page_references(page: Path, srcdir: Path) -> list[Path]:
+    """The files of the source tree a reST page names (see the module doc), absolute:
+    ``/x`` is ``srcdir/x``, another path is relative to the page's folder. What the page
+    shows as text (an example's printed output, code, raw HTML) names nothing; URLs and
+    paths that leave ``srcdir`` are not files of the source tree. A page that cannot be
+    read names nothing."""
+    try:
+        text = page.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    srcdir = Path(srcdir).resolve()
+    found = []
+    for name in _file_names(text.splitlines()):
+        path = _source_path(name, page, srcdir)
+        if path is not None and path not in found:
+            found.append(path)
+    return found
+
+
+def _source_path(name: str, page: Path, srcdir: Path) -> Path | None:
+    if not name or "://" in name or name.startswith(("data:", "#")):
+        return None
+    path = srcdir / name.lstrip("/") if name.startswith("/") else page.parent / name
+    resolved = Path(os.path.normpath(path.absolute()))
+    return resolved if resolved.is_relative_to(srcdir) else None
+
+
+def missing_references(page: Path, srcdir: Path) -> list[str]:
+    """The files a page names that are not there (paths relative to ``srcdir``)."""
+    srcdir = Path(srcdir).resolve()
+    return [
+        path.relative_to(srcdir).as_posix()
+        for path in page_references(page, srcdir)
+        if not path.is_file()
+    ]
