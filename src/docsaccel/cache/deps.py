@@ -75,6 +75,7 @@ __all__ = [
     "Project",
     "changes",
     "collect",
+    "current_version",
     "find_root",
     "is_under",
     "listing_changes",
@@ -517,7 +518,7 @@ def changes(deps: dict[str, Any], project: Project, source_file: str) -> list[Ch
                 gone = "removed" if now is None else "changed"
                 found.append(Change(f"code:{relative}:{piece}", f"{relative}: {what} {gone}"))
     for name, version in deps["dists"].items():
-        now = _current_version(name)
+        now = current_version(name)
         if now != version:
             reason = f"{name} {version} → {now or 'not installed'}"
             found.append(Change(f"dist:{name}", reason))
@@ -525,7 +526,8 @@ def changes(deps: dict[str, Any], project: Project, source_file: str) -> list[Ch
     return found
 
 
-def _current_version(name: str) -> str | None:
+def current_version(name: str) -> str | None:
+    """The installed version of distribution ``name`` as an entry records it, or ``None``."""
     try:
         return _version_of(metadata.distribution(name))
     except metadata.PackageNotFoundError:

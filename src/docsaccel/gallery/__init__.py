@@ -153,6 +153,8 @@ class GalleryBuild:
     planner: Planner | None = None
     #: ``DOCSACCEL_FAST`` before this build set it, put back when the build ends.
     fast_env_before: str | None = None
+    #: What the Sphinx state did (:mod:`docsaccel.incremental.sphinxext`), for the report.
+    sphinx_state: dict[str, Any] | None = None
 
     @property
     def records_dir(self) -> Path:
@@ -196,6 +198,8 @@ class GalleryBuild:
             "shard": self._shard(),
             "source_dir": self.srcdir,
         }
+        if self.sphinx_state is not None:
+            build["sphinx_state"] = self.sphinx_state
         if records is None and self.last_report is not None:
             records = self.final_records
         return build_report(self.records_dir, self.examples, build, records)
@@ -579,6 +583,7 @@ def _on_sigterm(previous: Any) -> None:
 def setup(app: Sphinx) -> dict[str, Any]:
     app.setup_extension("sphinx_gallery.gen_gallery")
     app.setup_extension("docsaccel.video")
+    app.setup_extension("docsaccel.incremental.sphinxext")
     for key, default in CONFIG_DEFAULTS.items():
         app.add_config_value(key, default, "", types=_CONFIG_TYPES[key])
     app.add_event(REPORT_READY_EVENT)

@@ -1,0 +1,180 @@
+"""Build a small API-reference project again and again from fresh copies, as CI does.
+
+The project (``tests/incremental_fixtures/project``) has a package documented with
+autosummary ``:recursive:`` and autodoc, narrative pages with an include, an image and
+cross-references, a sphinx-gallery example whose "examples using" file an API page
+includes, and a class inheriting from a library installed outside the project
+(``tests/incremental_fixtures/site``, put on ``PYTHONPATH``).
+
+A :class:`Workspace` copies the project into the same folder for every build (every
+file gets a new modification time, as in a fresh checkout), builds it with a cache
+folder, and compares the output with a clean build of the same tree file by file
+(measured times masked).
+
+Example::
+
+    ws = Workspace(tmp_path)
+    first = ws.build(cache="warm")                 # fills the cache
+    ws.fresh_copy(edit=lambda p: ...)              # the same tree, one change
+    built = ws.build(cache="warm")
+    built.read, built.written                       # what the build read and wrote
+    assert ws.differences(built) == []             # against a clean build of that tree
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gallery_build import child_env
+
+FIXTURES = Path(__file__).parent / "incremental_fixtures"
+# Measured times: sphinx-gallery's "Total running time", its execution-time table.
+_TIMES = [
+    re.compile(rb"\d+ minutes \d+\.\d+ seconds"),
+    re.compile(rb"\d\d:\d\d\.\d+"),
+    re.compile(rb"\d+\.\d+ sec"),
+]
+#: Output the gallery plugin writes anew in every build (its report, records, lock).
+_LEFT_OUT = ("docsaccel/",)
+
+
+@dataclass
+class Built:
+    returncode: int
+    output: str
+    report: dict
+
+    @property
+    def state(self) -> dict:
+        return self.report["build"].get("sphinx_state") or {}
+
+    @property
+    def read(self) -> set[str]:
+        return set(self.state.get("read", {}))
+
+    @property
+    def written(self) -> set[str]:
+        return set(self.state.get("written_pages", []))
+
+
+class Workspace:
+    """A project copied into ``root/project``, its cache in ``root/cache``."""
+
+    def __init__(self, root: Path, jobs: int = 1) -> None:
+        self.root = root
+        self.project = root / "project"
+        self.cache = root / "cache"
+        self.jobs = jobs
+        self.site = root / "site"
+        self.edits: list[Callable[[Path], None]] = []
+        shutil.copytree(FIXTURES / "site", self.site)
+        self.fresh_copy()
+
+    @property
+    def docs(self) -> Path:
+        return self.project / "docs"
+
+    @property
+    def outdir(self) -> Path:
+        return self.docs / "_build" / "html"
+
+    def fresh_copy(self, edit: Callable[[Path], None] | None = None) -> None:
+        """The project anew, with every edit so far (and ``edit``) applied."""
+        if edit is not None:
+            self.edits.append(edit)
+        shutil.rmtree(self.project, ignore_errors=True)
+        shutil.copytree(FIXTURES / "project", self.project)
+        for change in self.edits:
+            change(self.project)
+
+    def build(self, cache: Path | None = None, *args: str, env: dict | None = None) -> Built:
+        extra = {"PYTHONPATH": str(self.site), "DOCSACCEL_CACHE": str(cache or self.cache)}
+        extra.update(env or {})
+        command = [sys.executable, "-m", "sphinx", "-b", "html", "-j", str(self.jobs), *args]
+        done = subprocess.run(
+            [*command, str(self.docs), str(self.outdir)],
+            env=child_env(extra),
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        report_path = self.outdir / "docsaccel" / "report.json"
+        report = json.loads(report_path.read_text("utf-8")) if report_path.is_file() else {}
+        return Built(done.returncode, done.stdout + done.stderr, report)
+
+    def clean_output(self) -> dict[str, bytes]:
+        """The output of a clean build of the current tree (a fresh copy, no state)."""
+        keep = self.root / "kept-output"
+        shutil.rmtree(keep, ignore_errors=True)
+        shutil.copytree(self.outdir, keep)
+        kept_project = self.root / "kept-project"
+        shutil.rmtree(kept_project, ignore_errors=True)
+        shutil.move(self.project, kept_project)
+        self.fresh_copy()
+        clean = self.build(self.root / "clean-cache")
+        assert clean.returncode == 0, clean.output
+        files = output_files(self.outdir)
+        shutil.rmtree(self.project)
+        shutil.move(kept_project, self.project)
+        shutil.rmtree(self.outdir)
+        shutil.move(keep, self.outdir)
+        return files
+
+    def differences(self) -> list[str]:
+        """The output files (relative paths) that differ from a clean build's."""
+        mine = output_files(self.outdir)
+        clean = self.clean_output()
+        return sorted(k for k in set(mine) | set(clean) if mine.get(k) != clean.get(k))
+
+
+def _masked(path: Path, data: bytes) -> bytes:
+    if path.suffix == ".zip":
+        # A zip holds its files' modification times: compare what it holds.
+        with zipfile.ZipFile(path) as archive:
+            return repr(sorted((i.filename, archive.read(i)) for i in archive.infolist())).encode()
+    for pattern in _TIMES:
+        data = pattern.sub(b"<time>", data)
+    return data
+
+
+def output_files(outdir: Path) -> dict[str, bytes]:
+    """``{relative path: bytes with times masked}`` of a build's output."""
+    found = {}
+    for path in sorted(outdir.rglob("*")):
+        relative = path.relative_to(outdir).as_posix()
+        if path.is_file() and not relative.startswith((*_LEFT_OUT, ".doctrees/")):
+            found[relative] = _masked(path, path.read_bytes())
+    return found
+
+
+def replace(relative: str, old: str, new: str) -> Callable[[Path], None]:
+    """An edit of the project: ``old`` becomes ``new`` in one file (which must hold it)."""
+
+    def edit(project: Path) -> None:
+        path = project / relative
+        text = path.read_text("utf-8")
+        assert old in text, (relative, old)
+        path.write_text(text.replace(old, new), "utf-8")
+
+    return edit
+
+
+def write(relative: str, text: str) -> Callable[[Path], None]:
+    def edit(project: Path) -> None:
+        path = project / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, "utf-8")
+
+    return edit
+
+
+__all__ = ["Built", "Workspace", "output_files", "replace", "write"]
