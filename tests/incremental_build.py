@@ -123,6 +123,9 @@ class Workspace:
         clean = self.build(self.root / "clean-cache")
         assert clean.returncode == 0, clean.output
         files = output_files(self.outdir)
+        # Kept for a failing test to show.
+        shutil.rmtree(self.root / "clean-output", ignore_errors=True)
+        shutil.copytree(self.outdir, self.root / "clean-output")
         shutil.rmtree(self.project)
         shutil.move(kept_project, self.project)
         shutil.rmtree(self.outdir)

@@ -70,6 +70,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("write-started", writing.on_write_started)
     app.connect("doctree-resolved", writing.on_doctree_resolved, priority=1)
     app.connect("html-page-context", writing.on_page_context, priority=1)
+    app.connect("html-collect-pages", writing.on_collect_pages)
     # The report is written at 100; the state is saved after sphinx-gallery edited pages.
     app.connect("build-finished", _on_report, priority=90)
     app.connect("build-finished", save.on_build_finished, priority=850)

@@ -215,14 +215,15 @@ def describe_navigation(before: Mapping[str, str], after: Mapping[str, str]) -> 
     old_docs = set(before) - {"<documents>"}
     new_docs = set(after) - {"<documents>"}
     added, removed = len(new_docs - old_docs), len(old_docs - new_docs)
-    changed = sum(1 for d in old_docs & new_docs if before[d] != after[d])
+    changed = sorted(d for d in old_docs & new_docs if before[d] != after[d])
     words = []
     if added:
         words.append(f"{added} page{'s' if added > 1 else ''} added")
     if removed:
         words.append(f"{removed} page{'s' if removed > 1 else ''} removed")
     if changed:
-        words.append(f"{changed} page{'s' if changed > 1 else ''}' titles or toctrees changed")
+        more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
+        words.append(f"the title, sections or toctree of {changed[0]}{more} changed")
     if not words and before.get("<documents>") != after.get("<documents>"):
         words.append("documents outside the toctree added or removed")
     return f"navigation changed ({', '.join(words) or 'order changed'})"

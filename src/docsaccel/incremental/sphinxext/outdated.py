@@ -60,8 +60,9 @@ def on_env_get_outdated(
     if not build.origin:
         return []
     if env.config_status != CONFIG_OK:
+        which = env.config_status_extra.strip()
         for docname in added:
-            build.read_reasons[docname] = ["the configuration changed"]
+            build.read_reasons[docname] = [f"the configuration changed {which}".strip()]
         return []  # every document is read: Sphinx said why
     records = pages_of(env)
     checker = Checker(Tables.from_json(getattr(env, TABLES_ATTR, None)), build.place.root)

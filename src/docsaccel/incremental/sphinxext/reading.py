@@ -41,6 +41,7 @@ from sphinx.environment import BuildEnvironment
 from docsaccel.cache.deps import collect, distribution_versions
 from docsaccel.cache.fingerprint import file_digest
 from docsaccel.cache.recorder import Recorder
+from docsaccel.incremental.closure import module_closure
 from docsaccel.incremental.objects import definitions, is_dynamic, module_of
 from docsaccel.incremental.pages import empty_record
 from docsaccel.incremental.sphinxext import exports
@@ -71,6 +72,9 @@ class _Reading:
     outside: set[str] = field(default_factory=set)
     dynamic: bool = False
     seen_objects: set[int] = field(default_factory=set)
+    #: The modules of the shown objects (autodoc imports them by name, which the recorder's
+    #: import hooks do not see: autodoc holds its own reference to ``import_module``).
+    modules: set[str] = field(default_factory=set)
 
 
 _reading: _Reading | None = None
@@ -93,6 +97,12 @@ def _note_object(app: Sphinx, name: str, obj: Any) -> None:
         return
     reading.seen_objects.add(id(obj))
     project = current(app).project
+    reading.modules.add(module_of(obj) or "")
+    parts = name.replace("::", ".").split(".")
+    for cut in range(len(parts), 0, -1):
+        if ".".join(parts[:cut]) in sys.modules:
+            reading.modules.add(".".join(parts[:cut]))
+            break
     found = definitions(obj, name)
     for definition in found:
         if project.wants(definition.file):
@@ -130,13 +140,13 @@ def _node_sources(doctree: nodes.document) -> set[str]:
     return found
 
 
+def _file_of(module: Any) -> str | None:
+    path = getattr(module, "__file__", None)
+    return os.path.normpath(os.path.abspath(path)) if isinstance(path, str) and path else None
+
+
 def _loaded_files() -> set[str]:
-    found = set()
-    for module in list(sys.modules.values()):
-        path = getattr(module, "__file__", None)
-        if isinstance(path, str) and path.endswith(".py"):
-            found.add(os.path.normpath(os.path.abspath(path)))
-    return found
+    return {p for p in map(_file_of, list(sys.modules.values())) if p and p.endswith(".py")}
 
 
 def on_doctree_read(app: Sphinx, doctree: nodes.document) -> None:
@@ -167,30 +177,35 @@ def _record(
     place, project = build.place, build.project
     record = empty_record(place.key(source))
     record["run"] = build.run
-    deps = collect(seen, project, source, "module")
     loaded = _loaded_files()
+    named = set(seen.modules) | reading.modules
+    if reading.dynamic:
+        # A docstring made at run time may come from any project module loaded.
+        named |= {n for n, m in list(sys.modules.items()) if project.wants(_file_of(m) or "")}
+    ours, theirs = module_closure(named, project)
+    seen.modules = set()  # the modules are followed above; collect keeps files and listings
+    deps = collect(seen, project, source, "module")
     included = _node_sources(doctree)
     whole_sources = SOURCE_EXTENSIONS & set(app.extensions)
     files: set[str] = set()
     created: dict[str, str] = {}
     written = {os.path.normpath(p) for p in seen.written}
     modules: dict[str, dict[str, Any]] = {}
+    module_files = set(ours.values())
+    for path in sorted(module_files - included):
+        modules[place.key(path)] = {"shown": [], "whole": False}
     candidates = [project.absolute(key) for key in deps["files"]]
     candidates += [os.path.normpath(str(p)) for p in env.dependencies.get(docname, ())]
     for path in candidates:
-        if path == source:
+        if path == source or (path in module_files and path not in included):
             continue
         if path in written or _made_while_reading(path, build):
             with contextlib.suppress(OSError):
                 created[place.key(path)] = file_digest(path)
             continue
-        is_module = path.endswith(".py") and path in loaded and path not in included
-        if is_module and project.wants(path):
-            modules.setdefault(place.key(path), {"shown": [], "whole": False})
-        elif is_module:
-            continue  # outside the roots: its distribution's version stands for it
-        else:
-            files.add(place.key(path))
+        if path.endswith(".py") and not project.wants(path) and path in loaded:
+            continue  # a library's module: its distribution's version stands for it
+        files.add(place.key(path))
     for path, qualname in sorted(reading.shown):
         use = modules.setdefault(place.key(path), {"shown": [], "whole": False})
         use["shown"].append(qualname)
@@ -201,7 +216,7 @@ def _record(
     record["created"] = dict(sorted(created.items()))
     record["modules"] = dict(sorted(modules.items()))
     record["dynamic"] = reading.dynamic
-    dists = set(deps["dists"]) | set(distribution_versions(reading.outside))
+    dists = set(distribution_versions(theirs | reading.outside))
     record["dists"] = sorted(dists)
     record["listings"] = deps["listings"]
     record.update(exports.references(doctree, docname))

@@ -6,9 +6,10 @@ newer than the last build. With a restored state those times say nothing, so:
 
 - before reading, the builder's ``get_outdated_docs`` is replaced for this build
   (:func:`install`): every page when the *write context* changed (an ``html_*`` setting,
-  a tag, a file of the theme, of ``templates_path`` or ``html_static_path``, compared by
-  content; :func:`write_context`), else the pages that are missing and those that warned
-  when last written;
+  a tag, a file of the theme, of ``templates_path`` (but its ``autosummary/`` templates,
+  which make sources) or ``html_static_path``, compared by content;
+  :func:`write_context`), else the pages that are missing and those that warned when
+  last written;
 - after reading (``env-get-updated``, :func:`on_env_get_updated`): every page when the
   navigation changed (a page added or removed, a title, a toctree or a section), else the
   pages whose cross-references, numbers or toctree entries resolve to what the documents
@@ -51,6 +52,7 @@ from docsaccel.incremental.sphinxext.build import TABLES_ATTR, IncrementalBuild,
 __all__ = [
     "index_entries",
     "install",
+    "on_collect_pages",
     "on_doctree_resolved",
     "on_env_get_updated",
     "on_page_context",
@@ -62,6 +64,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+#: The folder of ``templates_path`` autosummary takes its templates from.
+AUTOSUMMARY_TEMPLATES = "autosummary"
 LOGGED = 50
 
 
@@ -108,6 +112,8 @@ def write_context(app: Sphinx, build: IncrementalBuild) -> dict[str, Any]:
     folders += [confdir / p for p in app.config.html_static_path]
     files = {}
     for path in _files(folders):
+        if AUTOSUMMARY_TEMPLATES in Path(path).parts:
+            continue  # they make sources (autosummary's pages), counted as sources
         with contextlib.suppress(OSError):
             files[build.place.key(path)] = file_digest(path)
     return {"config": config, "files": files, "tags": context_key({"t": sorted(app.tags)})}
@@ -290,6 +296,25 @@ def restore_files_to_rebuild(app: Sphinx, build: IncrementalBuild) -> None:
     if build.files_to_rebuild is not None:
         app.env.files_to_rebuild = build.files_to_rebuild
         build.files_to_rebuild = None
+
+
+def on_collect_pages(app: Sphinx) -> list[Any]:
+    """Before the search index is written: drop the words no page holds any more.
+
+    Sphinx's search index starts from the last one and removes the pages it writes again
+    from each word, but keeps a word left with no page (a clean build has no such word).
+    """
+    build = current(app)
+    indexer = getattr(app.builder, "indexer", None)
+    if build is None or not build.origin or indexer is None:
+        return []
+    indexer.prune(app.env.all_docs)
+    for name in ("_mapping", "_title_mapping"):
+        mapping = getattr(indexer, name, None)
+        if isinstance(mapping, dict):
+            for word in [w for w, pages in mapping.items() if not pages]:
+                del mapping[word]
+    return []
 
 
 def on_doctree_resolved(app: Sphinx, doctree: Any, docname: str) -> None:
