@@ -95,21 +95,29 @@ class Workspace:
         for change in self.edits:
             change(self.project)
 
-    def build(self, cache: Path | None = None, *args: str, env: dict | None = None) -> Built:
+    def command(self, cache: Path | None, args: tuple[str, ...], env: dict | None):
         extra = {"PYTHONPATH": str(self.site), "DOCSACCEL_CACHE": str(cache or self.cache)}
         extra.update(env or {})
         command = [sys.executable, "-m", "sphinx", "-b", "html", "-j", str(self.jobs), *args]
+        return [*command, str(self.docs), str(self.outdir)], child_env(extra)
+
+    def build(self, cache: Path | None = None, *args: str, env: dict | None = None) -> Built:
+        command, child = self.command(cache, args, env)
         done = subprocess.run(
-            [*command, str(self.docs), str(self.outdir)],
-            env=child_env(extra),
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
+            command, env=child, capture_output=True, text=True, timeout=600, check=False
         )
+        return self.result(done.returncode, done.stdout + done.stderr)
+
+    def start(self, cache: Path | None = None, *args: str) -> subprocess.Popen:
+        """A build in the background (its output to ``build.log`` beside the project)."""
+        command, child = self.command(cache, args, None)
+        log = (self.root / "build.log").open("w")
+        return subprocess.Popen(command, env=child, stdout=log, stderr=subprocess.STDOUT)
+
+    def result(self, returncode: int, output: str) -> Built:
         report_path = self.outdir / "docsaccel" / "report.json"
         report = json.loads(report_path.read_text("utf-8")) if report_path.is_file() else {}
-        return Built(done.returncode, done.stdout + done.stderr, report)
+        return Built(returncode, output, report)
 
     def clean_output(self) -> dict[str, bytes]:
         """The output of a clean build of the current tree (a fresh copy, no state)."""

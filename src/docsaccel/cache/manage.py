@@ -22,6 +22,8 @@ from pathlib import Path
 
 from docsaccel.cache.deps import Project, changes, find_root
 from docsaccel.cache.store import CacheStore, EntryError, example_id_of
+from docsaccel.incremental.explain import explain_document, find_document
+from docsaccel.incremental.state import StateStore
 
 __all__ = ["explain", "parse_size", "prune", "stats"]
 
@@ -64,7 +66,11 @@ def _when(timestamp: float) -> str:
 
 def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple[str, int]:
     """Every entry of ``example`` (an id such as ``tutorials/plot_a.py`` inside ``docs``, or
-    the example's path): its context, its dependencies, and which of them changed."""
+    the example's path): its context, its dependencies, and which of them changed. A
+    document of the site instead (``api/pkg.stats.rst``): what the Sphinx states hold of it
+    (:func:`docsaccel.incremental.explain.explain_document`)."""
+    if Path(cache).is_dir() and find_document(example, cache, docs)[1]:
+        return explain_document(example, cache, docs)
     try:
         store = _open(cache)
         docs_dir = Path(docs).resolve()
@@ -165,6 +171,11 @@ def stats(cache: str | Path) -> tuple[str, int]:
     size = sum(info.size for info in infos)
     unusable = sum(1 for info in infos if not _readable(store, info.path.name))
     lines = [f"cache {cache}: {len(infos) - unusable} entries, {_human(size)}"]
+    states = StateStore(store.folder).all_states()
+    if states:
+        lines.append(
+            f"Sphinx states: {len(states)}, {_human(StateStore(store.folder).size_on_disk())}"
+        )
     if unusable:
         # A build treats these as misses; counting them as entries would overstate the
         # cache. prune deletes them whatever the size limit.
@@ -193,7 +204,10 @@ def _readable(store: CacheStore, name: str) -> bool:
 def prune(cache: str | Path, max_size: str) -> tuple[str, int]:
     """Delete the least recently hit entries until the cache is at most ``max_size``.
 
-    Also removes entries that cannot be read and what killed builds left in ``tmp/``.
+    The Sphinx states (:mod:`docsaccel.incremental.state`) are pruned first, least
+    recently used first, to at most ``max_size`` on their own; the entries share what they
+    leave. Also removes entries and states that cannot be read, and what killed builds
+    left in ``tmp/``.
     Safe while a build uses the cache: an entry is renamed away before it is deleted, and
     a build reading it then has a miss.
     """
@@ -202,7 +216,9 @@ def prune(cache: str | Path, max_size: str) -> tuple[str, int]:
         limit = parse_size(max_size)
     except _BadInput as exc:
         return f"{exc}\n", 2
-    removed, freed = 0, 0
+    states_removed, freed, states_left = StateStore(store.folder).prune(limit)
+    limit_entries = max(limit - states_left, 0)
+    removed = 0
     kept = []
     for info in store.list():
         if _readable(store, info.path.name):
@@ -212,7 +228,7 @@ def prune(cache: str | Path, max_size: str) -> tuple[str, int]:
             removed, freed = removed + 1, freed + info.size
     total = sum(info.size for info in kept)
     for info in sorted(kept, key=lambda i: i.last_used):
-        if total <= limit:
+        if total <= limit_entries:
             break
         store.remove(info.path.name)
         total -= info.size
@@ -223,6 +239,7 @@ def prune(cache: str | Path, max_size: str) -> tuple[str, int]:
             shutil.rmtree(leftover, ignore_errors=True)
     text = (
         f"cache {cache}: removed {removed} entr{'y' if removed == 1 else 'ies'} "
-        f"({_human(freed)}); {_human(total)} left (limit {_human(limit)})\n"
+        f"and {states_removed} Sphinx state{'' if states_removed == 1 else 's'} "
+        f"({_human(freed)}); {_human(total + states_left)} left (limit {_human(limit)})\n"
     )
     return text, 0

@@ -174,7 +174,7 @@ class Checker:
         for key, use in record["modules"].items():
             if self.changed(key) is None:
                 continue
-            why = self._module_reason(key, use, bool(record["dynamic"]))
+            why = self.module_reason(key, use, bool(record["dynamic"]))
             if why:
                 found.append(why)
         for name in record["dists"]:
@@ -185,7 +185,9 @@ class Checker:
         found += [change.reason for change in listing_changes(record["listings"], project)]
         return found
 
-    def _module_reason(self, key: str, use: Mapping[str, Any], dynamic: bool) -> str | None:
+    def module_reason(self, key: str, use: Mapping[str, Any], dynamic: bool) -> str | None:
+        """Why a page that uses module ``key`` so (``{"shown": [...], "whole": ...}``) must
+        be read again, or ``None`` when what it takes from the module is unchanged."""
         if self.digest(key) is None:
             return f"{key} removed"
         delta = self.delta(key)

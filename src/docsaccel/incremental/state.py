@@ -264,6 +264,10 @@ class StateStore:
                     path.unlink(missing_ok=True)
         return removed, freed, self._size(m for _, m in kept)
 
+    def size_on_disk(self) -> int:
+        """Bytes of every file under ``sphinx/``."""
+        return sum(p.stat().st_size for p in self.folder.rglob("*") if p.is_file())
+
     def _size(self, metas: Iterable[dict[str, Any]]) -> int:
         digests = {d for meta in metas for part in _PARTS for d in meta[part].values()}
         total = 0

@@ -3,7 +3,7 @@
 It gathers statistics, shapes and a tool.
 """
 
-from pkg._impl import helper
 from pkg import base, shapes, stats, wrap
+from pkg._impl import helper
 
 __all__ = ["base", "helper", "shapes", "stats", "wrap"]
