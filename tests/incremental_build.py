@@ -24,26 +24,18 @@ Example::
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 import sys
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from gallery_build import child_env
 
+from docsaccel.incremental.oracle import differences, output_files
+
 FIXTURES = Path(__file__).parent / "incremental_fixtures"
-# Measured times: sphinx-gallery's "Total running time", its execution-time table.
-_TIMES = [
-    re.compile(rb"\d+ minutes \d+\.\d+ seconds"),
-    re.compile(rb"\d\d:\d\d\.\d+"),
-    re.compile(rb"\d+\.\d+ sec"),
-]
-#: Output the gallery plugin writes anew in every build (its report, records, lock).
-_LEFT_OUT = ("docsaccel/",)
 
 
 @dataclass
@@ -142,29 +134,7 @@ class Workspace:
 
     def differences(self) -> list[str]:
         """The output files (relative paths) that differ from a clean build's."""
-        mine = output_files(self.outdir)
-        clean = self.clean_output()
-        return sorted(k for k in set(mine) | set(clean) if mine.get(k) != clean.get(k))
-
-
-def _masked(path: Path, data: bytes) -> bytes:
-    if path.suffix == ".zip":
-        # A zip holds its files' modification times: compare what it holds.
-        with zipfile.ZipFile(path) as archive:
-            return repr(sorted((i.filename, archive.read(i)) for i in archive.infolist())).encode()
-    for pattern in _TIMES:
-        data = pattern.sub(b"<time>", data)
-    return data
-
-
-def output_files(outdir: Path) -> dict[str, bytes]:
-    """``{relative path: bytes with times masked}`` of a build's output."""
-    found = {}
-    for path in sorted(outdir.rglob("*")):
-        relative = path.relative_to(outdir).as_posix()
-        if path.is_file() and not relative.startswith((*_LEFT_OUT, ".doctrees/")):
-            found[relative] = _masked(path, path.read_bytes())
-    return found
+        return differences(output_files(self.outdir), self.clean_output())
 
 
 def replace(relative: str, old: str, new: str) -> Callable[[Path], None]:
@@ -188,4 +158,4 @@ def write(relative: str, text: str) -> Callable[[Path], None]:
     return edit
 
 
-__all__ = ["Built", "Workspace", "output_files", "replace", "write"]
+__all__ = ["Built", "Workspace", "replace", "write"]

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import resource
 import shutil
 import statistics
@@ -43,14 +42,13 @@ import sys
 import tempfile
 import textwrap
 import time
-import zipfile
 from pathlib import Path
 
 from timed_build import ROOT, timed_build
 
+from docsaccel.incremental.oracle import differences, output_files
+
 SUBPACKAGES = 10
-_TIMES = [re.compile(rb"\d+ minutes \d+\.\d+ seconds"), re.compile(rb"\d\d:\d\d\.\d+")]
-_TIMES.append(re.compile(rb"\d+\.\d+ sec"))
 
 CONF = """\
 import os, sys
@@ -223,16 +221,18 @@ def generate(root: Path, modules: int) -> None:
     examples.mkdir()
     (examples / "README.txt").write_text("Examples\n========\n")
     for index in range(3):
+        used = min(index, per_package - 1)  # module ``used`` of sub0 defines mean_<used>
         (examples / f"plot_example{index}.py").write_text(
             f'"""\nExample {index}\n==========\n\nA computation.\n"""\n\n'
-            f"from apipkg.sub0.mod{index} import mean_{index}\n\n"
-            f"print(mean_{index}([1.0, 2.0]))\n"
+            f"from apipkg.sub0.mod{used} import mean_{used}\n\n"
+            f"print(mean_{used}([1.0, 2.0]))\n"
         )
 
 
 def one_change(root: Path) -> None:
     """One function's docstring, in a module of the middle."""
-    module = root / "src" / "apipkg" / "sub5" / "mod3.py"
+    modules = sorted((root / "src" / "apipkg" / "sub5").glob("mod*.py"))
+    module = modules[len(modules) // 2]
     text = module.read_text()
     module.write_text(text.replace("Compute the mean", "Work out the mean", 1))
 
@@ -274,32 +274,11 @@ class Bench:
         return seconds, cpu, report
 
     def output(self) -> dict[str, bytes]:
-        outdir = self.project / "docs" / "_build" / "html"
-        return output_files(outdir)
-
-
-def output_files(outdir: Path) -> dict[str, bytes]:
-    """``{relative path: bytes with measured times masked}`` (a zip: what it holds)."""
-    found = {}
-    for path in sorted(outdir.rglob("*")):
-        relative = path.relative_to(outdir).as_posix()
-        if not path.is_file() or relative.startswith(("docsaccel/", ".doctrees/")):
-            continue
-        if path.suffix == ".zip":
-            with zipfile.ZipFile(path) as archive:
-                data = repr(sorted((i.filename, archive.read(i)) for i in archive.infolist()))
-            found[relative] = data.encode()
-            continue
-        data = path.read_bytes()
-        for pattern in _TIMES:
-            data = pattern.sub(b"<time>", data)
-        found[relative] = data
-    return found
+        return output_files(self.project / "docs" / "_build" / "html")
 
 
 def identical(mine: dict[str, bytes], clean: dict[str, bytes]) -> float:
-    names = set(mine) | set(clean)
-    return sum(1 for n in names if mine.get(n) == clean.get(n)) / max(len(names), 1)
+    return 1 - len(differences(mine, clean)) / max(len(set(mine) | set(clean)), 1)
 
 
 def _state(report: dict) -> dict:
@@ -336,8 +315,11 @@ def api_project(args: argparse.Namespace, workdir: Path) -> dict:
             times[kind].append(seconds)
             cpus[kind].append(cpu)
             pages[kind] = (len(state.get("read", {})), int(state.get("written", 0)))
-            fraction = identical(bench.output(), clean_output[changed])
+            mine = bench.output()
+            fraction = identical(mine, clean_output[changed])
             fractions.append(fraction)
+            for name in differences(mine, clean_output[changed])[:10]:
+                print(f"  differs from a clean build: {name}")
             print(
                 f"round {index + 1} {kind}: {seconds:.1f} s (CPU {cpu:.1f} s), "
                 f"read {pages[kind][0]}, written {pages[kind][1]}, identical {fraction:.4f}"
