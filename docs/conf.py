@@ -27,6 +27,8 @@ extensions = [
     "sphinx.ext.intersphinx",
     "sphinx_gallery.gen_gallery",
     "docsaccel.gallery",
+    # This site's own directive: the settings table, from the settings' declaration.
+    "settings_table",
 ]
 
 html_theme = "furo"

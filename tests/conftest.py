@@ -1,18 +1,39 @@
-"""Shared test setup: MuJoCo must render headless before any test imports it."""
+"""Shared test setup: a clean environment, headless MuJoCo, the fixtures several modules use.
+
+- Every docsaccel variable (from the settings' declaration) is cleared before any test:
+  a cache or fast path exported in the shell must not leak into the test builds.
+- MuJoCo must render headless before any test imports it.
+- Each test tells :mod:`helpers.slow` it runs, so a real build in a test not marked
+  ``slow`` fails instead of slowing the fast lane.
+"""
 
 from __future__ import annotations
 
-import pytest
+import gc
+import os
 
-from docsaccel.headless import ensure_headless_gl
+import pytest
+from helpers import slow
+
+from docsaccel import registry
+from docsaccel.settings import environment_variables
+
+for _name in environment_variables():
+    os.environ.pop(_name, None)
+
+from docsaccel.headless import ensure_headless_gl  # noqa: E402
 
 ensure_headless_gl()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    slow.set_current(item)
 
 
 @pytest.fixture(scope="session")
 def browser():
     """A headless Chromium (Debian's package) driven by Playwright."""
-    from browser import CHROMIUM_ARGS, ensure_chromium
+    from helpers.browser import CHROMIUM_ARGS, ensure_chromium
     from playwright.sync_api import sync_playwright
 
     executable = ensure_chromium()
@@ -20,3 +41,17 @@ def browser():
         chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture
+def clean_registry():
+    """The per-example registry, empty before and after the test."""
+    registry.clear()
+    yield
+    registry.clear()
+
+
+@pytest.fixture
+def collect_closed_envs():
+    """Free the GL contexts of earlier tests' envs now, not in the middle of a rollout."""
+    gc.collect()

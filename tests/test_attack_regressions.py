@@ -13,12 +13,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from gallery_build import build, make_project
-from sphinx.errors import ConfigError
+from helpers.gallery_build import build, make_project
 
 from docsaccel.cache.recorder import Recorder
 from docsaccel.cache.store import CacheStore, entry_slug, example_id_of
-from docsaccel.gallery.config import CONFIG_DEFAULTS, read_settings, unknown_settings
+from docsaccel.settings import SettingError, config_values, read_settings, unknown_settings
 
 
 def _example(src: Path, name: str, body: str) -> None:
@@ -53,12 +52,12 @@ def test_a_cache_folder_that_is_a_file_stops_the_build_naming_it(tmp_path: Path)
         pass
 
     config = Config()
-    for key, value in CONFIG_DEFAULTS.items():
+    for key, value, _ in config_values():
         setattr(config, key, value)
     config.docsaccel_cache = "cache"
-    with pytest.raises(ConfigError, match=r"docsaccel_cache='cache': .*cache is a file"):
+    with pytest.raises(SettingError, match=r"docsaccel_cache='cache': .*cache is a file"):
         read_settings(config, confdir=tmp_path, env={})
-    with pytest.raises(ConfigError, match=r"DOCSACCEL_CACHE=.*is a file"):
+    with pytest.raises(SettingError, match=r"DOCSACCEL_CACHE=.*is a file"):
         read_settings(config, confdir=tmp_path, env={"DOCSACCEL_CACHE": str(tmp_path / "cache")})
 
 
@@ -85,6 +84,7 @@ def test_two_examples_never_share_a_cache_entry(ids: tuple[str, ...]) -> None:
     assert entry_slug("tutorials/plot_a.py") == "tutorials__plot_a.py"  # names kept
 
 
+@pytest.mark.slow
 def test_same_slug_examples_each_get_their_own_entry_and_hit(tmp_path: Path) -> None:
     src = make_project(tmp_path, [], conf='docsaccel_cache = "../cache"\n')
     (src / "examples" / "plot_a").mkdir()
@@ -102,6 +102,7 @@ def test_same_slug_examples_each_get_their_own_entry_and_hit(tmp_path: Path) -> 
     assert statuses["examples/plot_a__plot_b.py"][0] == "cached", statuses
 
 
+@pytest.mark.slow
 def test_forked_copy_of_the_build_ends_and_an_unwritable_cache_summary_warns(
     tmp_path: Path,
 ) -> None:
@@ -131,6 +132,7 @@ def test_forked_copy_of_the_build_ends_and_an_unwritable_cache_summary_warns(
     assert built.report["build"]["complete"] is True
 
 
+@pytest.mark.slow
 def test_a_forked_copy_ended_by_the_cleanup_writes_no_report(tmp_path: Path) -> None:
     # The child sleeps past its parent's example: the cleanup ends it with SIGTERM, which
     # must end the copy, not run the build's handler (an error and a second report).

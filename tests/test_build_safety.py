@@ -10,12 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
-from gallery_build import build, child_env, make_project, sphinx_command
-from test_hostile_examples import assert_no_child_survives
+from helpers.gallery_build import build, child_env, make_project, sphinx_command
+from helpers.processes import assert_no_child_survives
 
-from docsaccel.gallery import sg_compat
+from docsaccel import sg_compat
 from docsaccel.gallery.lock import LockedError, OutdirLock
-from docsaccel.gallery.records import read_records
+from docsaccel.records import read_records
 
 pytestmark = pytest.mark.slow
 

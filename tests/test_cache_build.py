@@ -13,146 +13,14 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from helpers.cache_project import ALL, FILES, Build, Project, example_source
 
 from docsaccel.cache.manage import explain
-from docsaccel.schema import load_report
 
-CONF = """
-import os, sys
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.environ["FAKE_SITE"])
-import mylib.alpha  # imported before any example: no import event fires for it later
-
-extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
-exclude_patterns = ["_build", "examples"]
-sphinx_gallery_conf = {
-    "examples_dirs": ["examples"],
-    "gallery_dirs": ["auto_examples"],
-    "filename_pattern": r"/plot_",
-    "download_all_examples": False,
-    "show_memory": False,
-}
-docsaccel_cache = "../../../cache"  # the folder shared by every copy
-"""
-
-
-def _example(title: str, body: str) -> str:
-    return f'"""\n{title}\n{"=" * len(title)}\n"""\n{body}'
-
-
-FILES = {
-    "pyproject.toml": '[project]\nname = "tinyproj"\nversion = "0"\n',
-    "mylib/__init__.py": (
-        "import os\n\nDATA = os.path.join(os.path.dirname(__file__), '..', 'data', 'table.csv')\n"
-    ),
-    "mylib/alpha.py": (
-        "FACTOR = 2\n\n\ndef scale(x):\n    return FACTOR * x\n\n\ndef unused():\n    return 0\n"
-    ),
-    "mylib/beta.py": "def name():\n    return 'beta'\n",
-    "data/table.csv": "a,b\n1,2\n",
-    "docs/conf.py": CONF,
-    "docs/index.rst": "Tiny\n====\n\n.. toctree::\n\n   auto_examples/index\n",
-    "docs/examples/README.rst": "Examples\n========\n",
-    "docs/examples/plot_a_alpha.py": _example(
-        "Alpha", 'import mylib.alpha\n\nprint("alpha", mylib.alpha.scale(21))\n'
-    ),
-    "docs/examples/plot_b_beta.py": _example(
-        "Beta", 'from mylib import beta\n\nprint("beta", beta.name())\n'
-    ),
-    "docs/examples/plot_c_data.py": _example(
-        "Data",
-        "from mylib import DATA\n\nwith open(DATA) as f:\n"
-        '    print("rows", len(f.read().splitlines()))\n',
-    ),
-    "docs/examples/plot_d_dist.py": _example(
-        "Dist", 'import fakedist\n\nprint("dist", fakedist.VALUE)\n'
-    ),
-    "docs/examples/plot_e_figure.py": _example(
-        "Figure",
-        'import matplotlib\nmatplotlib.use("agg")\nimport matplotlib.pyplot as plt\n\n'
-        "plt.plot([1, 3, 2])\nplt.title('figure')\n",
-    ),
-}
-ALL = ["plot_a_alpha.py", "plot_b_beta.py", "plot_c_data.py", "plot_d_dist.py", "plot_e_figure.py"]
-
-
-class Project:
-    """The tiny project's pristine tree, the shared cache and fake site, and its builds."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.pristine = root / "pristine"
-        self.cache = root / "cache"
-        self.site = root / "site"
-        self.count = 0
-        for relative, text in FILES.items():
-            self.write(relative, text)
-        self.set_dist_version("1.0")
-
-    def write(self, relative: str, text: str) -> None:
-        path = self.pristine / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text) if relative.endswith(".toml") else text, "utf-8")
-
-    def set_dist_version(self, version: str) -> None:
-        shutil.rmtree(self.site, ignore_errors=True)
-        info = self.site / f"fakedist-{version}.dist-info"
-        info.mkdir(parents=True)
-        (self.site / "fakedist.py").write_text("VALUE = 7\n", "utf-8")
-        (info / "METADATA").write_text(
-            f"Metadata-Version: 2.1\nName: fakedist\nVersion: {version}\n", "utf-8"
-        )
-        (info / "top_level.txt").write_text("fakedist\n", "utf-8")
-
-    def build(self, *args: str, env: dict[str, str] | None = None) -> Build:
-        """Copy the project into a new folder (next to the cache) and build it."""
-        self.count += 1
-        copy = self.root / f"build{self.count}"
-        shutil.copytree(self.pristine, copy / "proj")
-        docs = copy / "proj" / "docs"
-        outdir = copy / "html"
-        child_env = {
-            k: v for k, v in os.environ.items() if not k.startswith("DOCSACCEL") and k != "CI"
-        }
-        child_env.update({"FAKE_SITE": str(self.site), "MPLBACKEND": "agg"}, **(env or {}))
-        done = subprocess.run(
-            [sys.executable, "-m", "sphinx", "-b", "html", "-q", *args, str(docs), str(outdir)],
-            env=child_env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        return Build(done.returncode, done.stdout + done.stderr, docs, outdir)
-
-
-class Build:
-    def __init__(self, returncode: int, output: str, docs: Path, outdir: Path) -> None:
-        self.returncode, self.output, self.docs, self.outdir = returncode, output, docs, outdir
-        self.report = load_report(outdir / "docsaccel" / "report.json")
-        self.records = {r["name"]: r for r in self.report["examples"]}
-
-    def executed(self) -> set[str]:
-        return {
-            name
-            for name, r in self.records.items()
-            if r["pid"] is not None and r["status"] != "cached"
-        }
-
-    def cached(self) -> set[str]:
-        return {name for name, r in self.records.items() if r["status"] == "cached"}
-
-    def gallery_files(self) -> dict[str, bytes]:
-        folder = self.docs / "auto_examples"
-        return {
-            p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in sorted(folder.rglob("*"))
-            if p.is_file() and not p.name.startswith(".")
-        }
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
@@ -221,7 +89,7 @@ def test_edits_rerun_exactly_the_examples_that_depend_on_them(project: Project) 
 
 def test_an_earlier_example_importing_the_module_first_still_counts(project: Project) -> None:
     # plot_0_first runs first and imports mylib.beta; plot_b_beta then imports it again.
-    project.write("docs/examples/plot_0_first.py", _example("First", "import mylib.beta\n"))
+    project.write("docs/examples/plot_0_first.py", example_source("First", "import mylib.beta\n"))
     assert project.build().returncode == 0
     project.write("mylib/beta.py", "def name():\n    return 'BETA'\n")
     again = project.build()
@@ -239,12 +107,12 @@ CARRY = {
     "mylib/memo.py": "import functools\n\n\n@functools.cache\ndef load():\n    return 'v1'\n",
     # Made when imported, consumed by two examples.
     "mylib/gen.py": "def steps():\n    yield 'one'\n    yield 'two-v1'\n\n\nSTEPS = steps()\n",
-    "docs/examples/plot_k1.py": _example(
+    "docs/examples/plot_k1.py": example_source(
         "K1",
         "from mylib import gen, memo, table\n\n"
         "print('k1', len(table.ROWS), memo.load(), next(gen.STEPS))\n",
     ),
-    "docs/examples/plot_k2.py": _example(
+    "docs/examples/plot_k2.py": example_source(
         "K2",
         "from mylib import gen, memo, table\n\n"
         "print('k2', len(table.ROWS), memo.load(), next(gen.STEPS))\n",

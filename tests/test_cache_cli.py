@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_cache_build import Project
+from helpers.cache_project import Project
 
 from docsaccel.cache.store import CacheStore
 from docsaccel.cli import main
@@ -46,6 +46,7 @@ def docs(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_explain_names_the_dependency_that_changed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], project: Project
 ) -> None:
@@ -152,6 +153,7 @@ def test_prune_removes_least_recently_hit_first(
     assert list(store.entries.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_report_shows_hits_misses_with_reasons_and_seconds_saved(
     capsys: pytest.CaptureFixture[str], project: Project
 ) -> None:

@@ -13,22 +13,24 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_cache_build import Build, Project, _example
+from helpers.cache_project import Build, Project, example_source
 
 from docsaccel.cache.fingerprint import file_digest
 from docsaccel.cache.manage import explain
 
-WRITER = _example(
+pytestmark = pytest.mark.slow
+
+WRITER = example_source(
     "Write", 'from pathlib import Path\nPath("../../data/derived.txt").write_text("derived 1\\n")\n'
 )
-READER = _example(
+READER = example_source(
     "Read",
     "from pathlib import Path\n\n"
     'text = Path("../../data/derived.txt").read_text()\n'
     'print("read:", text.strip())\n'
     'print("done")\n',
 )
-OVERWRITER = _example(
+OVERWRITER = example_source(
     "Overwrite",
     "from pathlib import Path\n\n"
     'path = Path("../../data/derived.txt")\n'
@@ -36,7 +38,7 @@ OVERWRITER = _example(
     'path.write_text("derived 2\\n")\n'
     'print("overwrote", before)\n',
 )
-GLOBBER = _example(
+GLOBBER = example_source(
     "Glob",
     "import glob\n\n"
     'names = sorted(glob.glob("../../data/*.csv"))\n'
@@ -47,7 +49,7 @@ GLOBBER = _example(
 )
 
 # The file is written by a child process: no audit event of the build's process shows it.
-CHILD_WRITER = _example(
+CHILD_WRITER = example_source(
     "Child write",
     "import subprocess\nimport sys\n\nsubprocess.run([sys.executable, '-c', "
     + repr("open('../../data/child.txt', 'w').write('from child\\n')")

@@ -11,7 +11,6 @@ import types
 from pathlib import Path
 
 import pytest
-from sphinx.errors import ConfigError
 
 from docsaccel.cache import deps as deps_module
 from docsaccel.cache import fingerprint
@@ -20,7 +19,7 @@ from docsaccel.cache.deps import Project, changes, collect, distribution_version
 from docsaccel.cache.instrument import Instrumenter
 from docsaccel.cache.recorder import Recorder, Seen
 from docsaccel.cache.store import CacheStore, EntryError, MissingEntry
-from docsaccel.gallery.config import CONFIG_DEFAULTS, read_settings
+from docsaccel.settings import SettingError, config_values, read_settings
 
 MODULE = '''"""Doc."""
 import os
@@ -257,34 +256,33 @@ def test_a_killed_store_leaves_no_entry(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def _config(**values: object) -> types.SimpleNamespace:
-    return types.SimpleNamespace(**{**CONFIG_DEFAULTS, **values})
+    defaults = {key: default for key, default, _ in config_values()}
+    return types.SimpleNamespace(**{**defaults, **values})
 
 
 def test_cache_settings_precedence_and_errors(tmp_path: Path) -> None:
     settings = read_settings(_config(docsaccel_cache="cache"), tmp_path, env={})
-    assert settings.cache_dir == (tmp_path / "cache").resolve()
+    assert settings.cache == (tmp_path / "cache").resolve()
     from_env = read_settings(
         _config(docsaccel_cache="cache"), tmp_path, env={"DOCSACCEL_CACHE": "/x"}
     )
-    assert from_env.cache_dir == Path("/x")
+    assert from_env.cache == Path("/x")
     assert (
-        read_settings(
-            _config(docsaccel_cache="c"), tmp_path, env={"DOCSACCEL_CACHE": "0"}
-        ).cache_dir
+        read_settings(_config(docsaccel_cache="c"), tmp_path, env={"DOCSACCEL_CACHE": "0"}).cache
         is None
     )
-    assert read_settings(_config(), tmp_path, env={}).cache_dir is None
+    assert read_settings(_config(), tmp_path, env={}).cache is None
     with pytest.raises(
-        ConfigError, match="docsaccel_cache_granularity must be 'module' or 'function', got 'line'"
+        SettingError, match="docsaccel_cache_granularity must be 'module' or 'function', got 'line'"
     ):
         read_settings(_config(docsaccel_cache_granularity="line"), tmp_path, env={})
-    with pytest.raises(ConfigError, match="docsaccel_cache_roots: 'nope' is not a folder"):
+    with pytest.raises(SettingError, match="docsaccel_cache_roots: 'nope' is not a folder"):
         read_settings(_config(docsaccel_cache_roots=["nope"]), tmp_path, env={})
-    with pytest.raises(ConfigError, match="docsaccel_cache_roots must be a list"):
+    with pytest.raises(SettingError, match="docsaccel_cache_roots must be a list"):
         read_settings(_config(docsaccel_cache_roots="src"), tmp_path, env={})
-    with pytest.raises(ConfigError, match="docsaccel_cache_env must be a list"):
+    with pytest.raises(SettingError, match="docsaccel_cache_env must be a list"):
         read_settings(_config(docsaccel_cache_env=["A=1"]), tmp_path, env={})
-    with pytest.raises(ConfigError, match="docsaccel_cache must be the path"):
+    with pytest.raises(SettingError, match="docsaccel_cache must be the path"):
         read_settings(_config(docsaccel_cache=3), tmp_path, env={})
 
 
@@ -529,5 +527,5 @@ def test_odd_metadata_gives_the_version_the_email_parser_reads(fake_site: Path) 
         "dz-mixed": "5.0",
     }
     for name, version in found.items():
-        assert deps_module._current_version(name) == version
+        assert deps_module.current_version(name) == version
         assert metadata.version(name).strip() == version

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from report_factory import record, write_report
+from helpers.report_factory import record, write_report
 
 from docsaccel.budgets import load_budgets
 from docsaccel.cli import main

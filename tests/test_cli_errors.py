@@ -16,13 +16,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from report_factory import record, write_report
+from helpers.report_factory import record, write_report
 
 from docsaccel.budgets import BudgetTable
 from docsaccel.cli import main
 from docsaccel.contract import UNFINISHED_ERROR, is_stopped_hard
+from docsaccel.examples import Example
 from docsaccel.gallery.hook import hard_stop_message, interruption_message
-from docsaccel.gallery.plan import Example
 
 DEEP = 100_000
 

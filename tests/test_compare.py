@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from report_factory import record, write_report
+from helpers.report_factory import record, write_report
 
 from docsaccel.cli import main
 from docsaccel.report.compare import compare_timings

@@ -7,12 +7,7 @@ import pytest
 from docsaccel import registry
 from docsaccel.fast import is_fast, parse_switch, pick
 
-
-@pytest.fixture(autouse=True)
-def clean_registry():
-    registry.clear()
-    yield
-    registry.clear()
+pytestmark = pytest.mark.usefixtures("clean_registry")
 
 
 @pytest.mark.parametrize(("value", "expected"), [("1", True), ("true", True), ("ON", True)])

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
-from gallery_build import build, make_project
+from helpers.gallery_build import assert_records_complete, build, make_project
 
-from docsaccel.gallery.records import read_records
-from docsaccel.schema import STATUSES, validate_record
+from docsaccel.records import read_records
 
 pytestmark = pytest.mark.slow
 
@@ -20,20 +18,6 @@ default = "1s"
 "plot_quick.py" = "30s"
 "plot_f*.py" = { budget = "1m", reason = "imports matplotlib" }
 """
-
-
-def assert_records_complete(built, names) -> None:
-    report = built.report
-    assert sorted(r["name"] for r in report["examples"]) == sorted(names)
-    records_dir = built.outdir / "docsaccel" / "records"
-    on_disk = read_records(records_dir)
-    assert sorted(r["name"] for r in on_disk.values()) == sorted(names)
-    assert all(record["status"] in STATUSES for record in on_disk.values())
-    # Every journal line is a whole, valid record; no file was left half-written.
-    for journal in records_dir.glob("journal-*.jsonl"):
-        for line in journal.read_text("utf-8").splitlines():
-            validate_record(json.loads(line), journal)
-    assert not list(records_dir.glob("*.tmp")), "a record was left half-written"
 
 
 def test_warn_mode_sources_warnings_and_unchanged_examples(tmp_path) -> None:

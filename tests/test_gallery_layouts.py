@@ -15,8 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from gallery_build import build
-from test_gallery import assert_records_complete
+from helpers.gallery_build import assert_records_complete, build
 
 pytestmark = pytest.mark.slow
 

@@ -6,8 +6,8 @@ check each rule directly, in a fraction of a second each.
 
 from __future__ import annotations
 
-import ast
 import json
+import signal
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,24 +15,26 @@ import pytest
 from sphinx.errors import ConfigError
 from sphinx_gallery import py_source_parser
 
+from docsaccel import sg_compat
 from docsaccel.budgets import BudgetError, BudgetTable, load_budgets, read_inline_budget
-from docsaccel.gallery import sg_compat
-from docsaccel.gallery.config import (
-    CONFIG_DEFAULTS,
-    read_settings,
-    resolve_setting,
-    unknown_settings,
-)
+from docsaccel.examples import Planner
 from docsaccel.gallery.hook import ExampleHook
 from docsaccel.gallery.note import fast_note_text
-from docsaccel.gallery.plan import Planner
-from docsaccel.gallery.records import read_records
+from docsaccel.records import read_records
+from docsaccel.settings import (
+    SettingError,
+    config_values,
+    read_settings,
+    resolve,
+    unknown_settings,
+)
 
 SRC = Path(__file__).parents[1] / "src" / "docsaccel"
 
 
 def conf(**values):
-    return SimpleNamespace(**{**CONFIG_DEFAULTS, **values})
+    defaults = {key: default for key, default, _ in config_values()}
+    return SimpleNamespace(**{**defaults, **values})
 
 
 # Settings: one precedence -------------------------------------------------------------
@@ -63,12 +65,12 @@ def test_environment_then_conf_then_default(tmp_path, values, env, fast, on_over
     assert (settings.fast, settings.on_overrun) == (fast, on_overrun)
 
 
-def test_resolve_setting_names_where_the_value_came_from() -> None:
-    assert resolve_setting("docsaccel_fast", conf(), {}) == ("docsaccel_fast", False)
-    found = resolve_setting("docsaccel_fast", conf(docsaccel_fast=True), {"DOCSACCEL_FAST": "0"})
+def test_resolve_names_where_the_value_came_from() -> None:
+    assert resolve("fast", conf(), {}) == ("docsaccel_fast", False)
+    found = resolve("fast", conf(docsaccel_fast=True), {"DOCSACCEL_FAST": "0"})
     assert found == ("DOCSACCEL_FAST", "0")
     # Settings without a variable come from conf.py whatever the environment holds.
-    assert resolve_setting("docsaccel_videos", conf(), {"DOCSACCEL_VIDEOS": "0"})[1] is True
+    assert resolve("videos", conf(), {"DOCSACCEL_VIDEOS": "0"})[1] is True
 
 
 @pytest.mark.parametrize(
@@ -89,7 +91,7 @@ def test_resolve_setting_names_where_the_value_came_from() -> None:
     ],
 )
 def test_bad_settings_name_the_key_and_value(tmp_path, values, env, expected) -> None:
-    with pytest.raises(ConfigError) as raised:
+    with pytest.raises(SettingError) as raised:
         read_settings(conf(**values), tmp_path, env=env)
     for part in expected:
         assert part in str(raised.value)
@@ -125,9 +127,14 @@ def test_unknown_settings_suggest_the_closest_name() -> None:
 def test_setup_declares_an_env_version() -> None:
     from unittest.mock import MagicMock
 
-    from docsaccel.gallery import ENV_VERSION, setup
+    from docsaccel.gallery import setup
+    from docsaccel.gallery.extension import ENV_VERSION
 
-    assert setup(MagicMock())["env_version"] == ENV_VERSION
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        assert setup(MagicMock())["env_version"] == ENV_VERSION
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 # Plan: examples are paths -------------------------------------------------------------
@@ -239,13 +246,13 @@ def test_hook_called_by_hand_needs_an_unambiguous_name(tmp_path) -> None:
 
 
 def test_gallery_build_adopts_records_of_unplanned_examples(tmp_path) -> None:
-    from docsaccel.gallery import GalleryBuild
-    from docsaccel.gallery.config import Settings
+    from docsaccel.gallery.state import GalleryBuild
+    from docsaccel.settings import Settings
 
     src = make_tree(tmp_path, {"ex/plot_a.py": EXAMPLE, "ex/late/plot_b.py": EXAMPLE})
     gallery_conf = sg_compat.with_defaults({"examples_dirs": ["ex"], "gallery_dirs": ["out"]})
     planner = Planner.for_build(src, gallery_conf, BudgetTable(), fast=False)
-    build = GalleryBuild(Settings(None, "warn", False), BudgetTable(), tmp_path / "out")
+    build = GalleryBuild(Settings(), BudgetTable(), tmp_path / "out")
     build.planner = planner
     build.examples = [planner.example(str(src / "ex" / "plot_a.py"))]
     seen = {"gallery": "ex", "name": "late/plot_b.py", "id": "ex/late/plot_b.py"}
@@ -302,45 +309,6 @@ def test_fast_note_text() -> None:
     )
     assert fast_note_text({"fast": False, "knobs": knobs}) == ""
     assert fast_note_text(None) == ""
-
-
-# Import rules the module docstrings state ---------------------------------------------
-
-
-def _imports(path: Path) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
-    return {name for name in found if name.split(".")[0] == "docsaccel"}
-
-
-def _modules(*names: str) -> list[Path]:
-    paths = []
-    for name in names:
-        folder = SRC / name
-        paths += sorted(folder.rglob("*.py")) if folder.is_dir() else [SRC / f"{name}.py"]
-    return paths
-
-
-def _reaches(imports: set[str], part: str) -> bool:
-    return any(name == part or name.startswith(f"{part}.") for name in imports)
-
-
-def test_import_rules_the_docstrings_state() -> None:
-    assert _imports(SRC / "contract.py") == set()
-    assert _imports(SRC / "registry.py") <= {
-        "docsaccel.contract",
-        "docsaccel.contract.RENDER_SECTION",
-    }
-    for path in _modules("gallery"):
-        for other in ("docsaccel.fast", "docsaccel.render", "docsaccel.video"):
-            assert not _reaches(_imports(path), other), f"{path.name} imports {other}"
-    for path in _modules("fast", "render", "video"):
-        for other in ("docsaccel.gallery", "docsaccel.shard", "docsaccel.report"):
-            assert not _reaches(_imports(path), other), f"{path.name} imports {other}"
 
 
 def test_records_of_the_journal_are_json_lines(tmp_path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from report_factory import record, write_report
+from helpers.report_factory import record, write_report
 
 from docsaccel.cli import main
 from docsaccel.report.commands import run_check, run_compare

@@ -6,7 +6,7 @@ import math
 import os
 
 import pytest
-from render_streams import make_env
+from helpers.render_streams import make_env
 
 from docsaccel.render import RenderEvery, VideoFileRecorder
 

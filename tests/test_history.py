@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from report_factory import record, write_report
+from helpers.report_factory import record, write_report
 
 from docsaccel.cli import main
 from docsaccel.report.history import read_history

@@ -16,9 +16,10 @@ import time
 from pathlib import Path
 
 import pytest
-from gallery_build import build, make_project
+from helpers.gallery_build import build, make_project
+from helpers.processes import assert_no_child_survives
 
-from docsaccel.gallery.records import read_records
+from docsaccel.records import read_records
 
 pytestmark = pytest.mark.slow
 
@@ -37,24 +38,6 @@ def hostile_build(tmp_path: Path, names: list[str], parallel: int):
     started = time.monotonic()
     built = build(src, env=ENV)
     return src, built, time.monotonic() - started
-
-
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] not in "ZX"
-
-
-def assert_no_child_survives(src: Path, expected: int) -> None:
-    pids_file = src / "examples" / "child_pids.txt"
-    pids = [int(line) for line in pids_file.read_text().split()]
-    assert len(pids) == expected
-    deadline = time.monotonic() + 10
-    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not [pid for pid in pids if alive(pid)], "a process an example started survived"
 
 
 @pytest.mark.parametrize("parallel", [1, 2])

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from incremental_build import Workspace, replace, write
+from helpers.incremental_build import Workspace, replace, write
 
 pytestmark = pytest.mark.slow
 

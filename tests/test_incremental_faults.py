@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from incremental_build import Workspace, replace, write
+from helpers.incremental_build import Workspace, replace, write
 
 pytestmark = pytest.mark.slow
 
@@ -182,7 +182,7 @@ def test_a_bad_switch_stops_the_build_naming_it(tmp_path, conf, env, named):
 
 
 def test_cache_explain_accepts_a_document(ws):
-    from docsaccel.cache.manage import explain
+    from docsaccel.incremental.manage import explain
 
     assert ws.build().returncode == 0  # the files the build generates are there
     DOCSTRING(ws.project)
@@ -197,7 +197,7 @@ def test_cache_explain_accepts_a_document(ws):
 
 
 def test_prune_counts_the_states(ws):
-    from docsaccel.cache.manage import prune, stats
+    from docsaccel.incremental.manage import prune, stats
 
     text, code = stats(ws.cache)
     assert code == 0 and "Sphinx states: 1" in text

@@ -8,9 +8,14 @@ forgotten in between (third-party packages stay loaded, so this stays fast).
 
 from __future__ import annotations
 
+import ast
 import pkgutil
+import shutil
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 import docsaccel
 
@@ -36,9 +41,10 @@ def _modules() -> list[str]:
     return sorted(names)
 
 
+@pytest.mark.slow
 def test_every_module_imports_first() -> None:
     modules = _modules()
-    assert "docsaccel.video.recorder" in modules and "docsaccel.shard.roles" in modules
+    assert "docsaccel.render.video_file" in modules and "docsaccel.shard.roles" in modules
     result = subprocess.run(
         [sys.executable, "-c", _CHILD, *modules], capture_output=True, text=True, timeout=600
     )
@@ -47,6 +53,161 @@ def test_every_module_imports_first() -> None:
 
 def test_render_still_exports_the_file_recorder() -> None:
     from docsaccel.render import VideoFileRecorder
-    from docsaccel.video.recorder import VideoFileRecorder as defined
+    from docsaccel.render.video_file import VideoFileRecorder as defined
 
     assert VideoFileRecorder is defined
+
+
+# The layers -----------------------------------------------------------------------------
+
+SRC = Path(docsaccel.__file__).parent
+
+#: Bottom to top. A module may import its own part (a top-level module or package of
+#: docsaccel) and the parts of the layers below it, never a part beside it or above it.
+LAYERS: tuple[frozenset[str], ...] = (
+    # The facts every part shares.
+    frozenset({"contract"}),
+    frozenset({"layout", "formats", "settings", "registry"}),
+    frozenset({"schema", "budgets", "headless"}),
+    # What a tutorial uses, the report views, and sphinx-gallery's internals.
+    frozenset({"fast", "render", "video", "report", "sg_compat"}),
+    # The example model and the records, which the cache, sharding and the plugin share.
+    frozenset({"examples"}),
+    frozenset({"records"}),
+    frozenset({"cache", "shard"}),
+    # Sphinx's state across builds: the cache's recording applied to documents; its
+    # Sphinx extension (incremental.sphinxext) is loaded by the plugin.
+    frozenset({"incremental"}),
+    # The Sphinx plugin composes everything below it; the CLI sits on top of all.
+    frozenset({"gallery"}),
+    frozenset({"doctor"}),
+    frozenset({"cli"}),
+)
+
+
+def _part(path: Path, src: Path) -> str:
+    return path.relative_to(src).parts[0].removesuffix(".py")
+
+
+def _docsaccel_imports(path: Path) -> list[tuple[int, str]]:
+    """``(line, imported part)`` of every docsaccel import of a file, at any depth."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "docsaccel":
+                names = [f"docsaccel.{alias.name}" for alias in node.names]
+            else:
+                names = [node.module]
+        elif isinstance(node, ast.ImportFrom):
+            raise AssertionError(f"{path}:{node.lineno}: relative import; name the module")
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "docsaccel" and len(parts) > 1 and parts[1] != "__version__":
+                found.append((node.lineno, parts[1]))
+    return found
+
+
+def layer_violations(src: Path) -> list[str]:
+    """Every import under ``src`` (a copy of the docsaccel package) that breaks the layers."""
+    layer_of = {part: index for index, layer in enumerate(LAYERS) for part in layer}
+    problems = []
+    for path in sorted(src.rglob("*.py")):
+        if path == src / "__init__.py":
+            continue
+        part = _part(path, src)
+        if part not in layer_of:
+            problems.append(f"{path.relative_to(src)}: part {part!r} is in no layer")
+            continue
+        for line, imported in _docsaccel_imports(path):
+            if imported == part:
+                continue
+            if imported not in layer_of or layer_of[imported] >= layer_of[part]:
+                problems.append(
+                    f"{path.relative_to(src)}:{line}: {part} imports {imported}, which is "
+                    "not below it"
+                )
+    return problems
+
+
+def test_every_import_goes_down_the_layers() -> None:
+    assert layer_violations(SRC) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "expected"),
+    [
+        ("cache/store.py", "from docsaccel.gallery import hook", "cache imports gallery"),
+        ("shard/plan.py", "import docsaccel.gallery.events", "shard imports gallery"),
+        ("render/gating.py", "from docsaccel import video", "render imports video"),
+        ("cache/deps.py", "from docsaccel.shard import plan", "cache imports shard"),
+        ("contract.py", "from docsaccel import settings", "contract imports settings"),
+        # Deep inside a function, as lazy imports are.
+        ("records.py", "def f():\n    from docsaccel.cache import build", "records imports cache"),
+        ("newpart.py", "", "part 'newpart' is in no layer"),
+    ],
+)
+def test_a_forbidden_import_fails_the_layer_check(tmp_path, module, line, expected) -> None:
+    copy = tmp_path / "docsaccel"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy / module
+    text = target.read_text(encoding="utf-8") if target.exists() else ""
+    target.write_text(f"{text}\n{line}\n", encoding="utf-8")
+    problems = layer_violations(copy)
+    assert len(problems) == 1 and expected in problems[0], problems
+
+
+# Importing is free of side effects --------------------------------------------------------
+
+_SIDE_EFFECTS = """
+import atexit, importlib, signal, sys, threading
+src = sys.argv[1]
+found = []
+
+def watch(owner, name):
+    real = getattr(owner, name)
+    def wrapper(*args, **kwargs):
+        caller = sys._getframe(1).f_code.co_filename
+        if caller.startswith(src):
+            found.append(f"{name} from {caller}")
+        return real(*args, **kwargs)
+    setattr(owner, name, wrapper)
+
+for owner, name in [(atexit, "register"), (sys, "addaudithook"), (signal, "signal"),
+                    (sys, "settrace"), (sys, "setprofile"), (threading, "excepthook")]:
+    if callable(getattr(owner, name)):
+        watch(owner, name)
+before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGALRM)
+for name in sys.argv[2:]:
+    importlib.import_module(name)
+after = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGALRM)
+if before != after:
+    found.append(f"signal handlers changed: {before} -> {after}")
+if sys.meta_path and any(type(f).__module__.startswith("docsaccel") for f in sys.meta_path):
+    found.append("an import hook is installed")
+print("\\n".join(found))
+sys.exit(1 if found else 0)
+"""
+
+
+@pytest.mark.slow
+def test_importing_every_module_registers_nothing() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", _SIDE_EFFECTS, str(SRC), *_modules()],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr[-2000:]
+
+
+def test_the_cache_store_loads_neither_sphinx_nor_sphinx_gallery() -> None:
+    code = (
+        "import docsaccel.cache.store, sys; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sphinx', 'sphinx_gallery')))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from gallery_build import build, make_project
+from helpers.gallery_build import build, make_project
 
 pytestmark = pytest.mark.slow
 

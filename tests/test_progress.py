@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from gallery_build import Built, build, make_project
+from helpers.gallery_build import Built, build, make_project
 
 from docsaccel.budgets import Budget
-from docsaccel.gallery.plan import Example
+from docsaccel.examples import Example
 from docsaccel.gallery.progress import Progress
 
 NAMES = ["plot_quick.py", "plot_figure.py", "plot_sleep.py", "plot_inline.py"]
@@ -77,6 +77,7 @@ def touch_sources(src: Path) -> None:
         path.write_text(path.read_text(encoding="utf-8") + "\n# again\n", encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("parallel", [1, 2])
 def test_the_log_shows_each_example_start_and_end_then_expected_times(tmp_path, parallel) -> None:
     conf = f'sphinx_gallery_conf["parallel"] = {parallel}\n' if parallel > 1 else ""
@@ -123,6 +124,7 @@ def test_the_log_shows_each_example_start_and_end_then_expected_times(tmp_path, 
     assert "left" in second.output
 
 
+@pytest.mark.slow
 def test_quiet_builds_and_disabled_progress_log_nothing(tmp_path) -> None:
     src = make_project(tmp_path, ["plot_quick.py"], budgets='default = "1m"\n')
     quiet = build(src, "-W")
@@ -136,6 +138,7 @@ def test_quiet_builds_and_disabled_progress_log_nothing(tmp_path) -> None:
     assert off.returncode == 0 and "docsaccel: [" not in off.output
 
 
+@pytest.mark.slow
 def test_history_file_gives_expected_times_of_the_same_kind(tmp_path) -> None:
     history = tmp_path / "src" / "history.jsonl"
     src = make_project(
@@ -157,6 +160,7 @@ def test_history_file_gives_expected_times_of_the_same_kind(tmp_path) -> None:
     assert "plot_quick.py: budget 1m, expected 7.0 s" in built.output
 
 
+@pytest.mark.slow
 def test_recorded_time_is_sphinx_gallerys_own(tmp_path) -> None:
     src = make_project(tmp_path, ["plot_quick.py", "plot_figure.py"], budgets=BUDGETS)
     built = build(src)
@@ -224,6 +228,7 @@ def test_without_named_pipes_the_sphinx_process_still_logs(tmp_path, monkeypatch
     assert lines == ["docsaccel: [1/1] tutorials/a.py: budget 1m"]
 
 
+@pytest.mark.slow
 def test_a_shard_build_counts_its_own_examples(tmp_path) -> None:
     src = make_project(tmp_path, ["plot_quick.py", "plot_inline.py", "plot_figure.py"])
     selection = tmp_path / "shard.txt"

@@ -7,13 +7,13 @@ import os
 import pickle
 
 from docsaccel.budgets import BudgetTable
-from docsaccel.gallery.plan import Example
-from docsaccel.gallery.records import (
+from docsaccel.examples import Example
+from docsaccel.formats import write_json
+from docsaccel.records import (
     RecordJournal,
     base_record,
     build_report,
     read_records,
-    write_json,
     write_record,
 )
 

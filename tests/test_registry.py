@@ -6,6 +6,8 @@ import pytest
 
 from docsaccel import registry
 
+pytestmark = pytest.mark.usefixtures("clean_registry")
+
 
 class LiveCounter:
     def __init__(self) -> None:
@@ -13,13 +15,6 @@ class LiveCounter:
 
     def as_dict(self) -> dict:
         return {"count": self.count}
-
-
-@pytest.fixture(autouse=True)
-def empty_registry():
-    registry.clear()
-    yield
-    registry.clear()
 
 
 def test_live_objects_are_read_at_snapshot_time() -> None:

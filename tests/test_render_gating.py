@@ -11,7 +11,7 @@ import gymnasium as gym
 import imageio.v3 as iio
 import numpy as np
 import pytest
-from render_streams import (
+from helpers.render_streams import (
     RenderCounter,
     action_plan,
     assert_identical,
@@ -23,6 +23,8 @@ from render_streams import (
 
 from docsaccel import registry
 from docsaccel.render import FrameSchedule, RenderEvery, VideoFileRecorder
+
+pytestmark = pytest.mark.slow
 
 ENV_IDS = ("HalfCheetah-v5", "Hopper-v5", "Ant-v5")
 

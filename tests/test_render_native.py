@@ -6,9 +6,8 @@ Every test runs the same rollout twice, ungated and gated, each with its own
 
 from __future__ import annotations
 
-import gc
-
 import pytest
+from helpers.render_streams import assert_same_frames
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchrl")
@@ -30,16 +29,12 @@ from docsaccel import registry  # noqa: E402
 from docsaccel.render import bind_recorder, gated_video_env, torchrl_compat  # noqa: E402
 from docsaccel.render.native import NativeRenderGate, native_gate  # noqa: E402
 
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("collect_closed_envs")]
+
 # Small frames: a MuJoCo render costs about the same at any size here, fewer pixels
 # only make comparing them cheaper.
 WIDTH, HEIGHT = 32, 24
 SEED = 7
-
-
-@pytest.fixture(autouse=True)
-def collect_closed_envs():
-    # Free the GL contexts of earlier tests' envs now, not in the middle of a rollout.
-    gc.collect()
 
 
 def make_native(cls, **kwargs):
@@ -101,12 +96,6 @@ def drive(env, recorder, plan):
                 break
     kept.extend(recorder.obs)
     return kept
-
-
-def assert_same_frames(kept, reference):
-    assert len(kept) == len(reference) > 0
-    for index, (frame, expected) in enumerate(zip(kept, reference, strict=True)):
-        assert torch.equal(frame, expected), f"kept frame {index} differs"
 
 
 @pytest.mark.parametrize("skip", [3, 16])

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import gc
-
 import numpy as np
 import pytest
-from render_streams import SEED, RenderCounter, action_plan, make_env
+from helpers.render_streams import SEED, RenderCounter, action_plan, assert_same_frames, make_env
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchrl")
@@ -16,11 +14,7 @@ from torchrl.record import VideoRecorder  # noqa: E402
 
 from docsaccel.render import RenderEvery, bind_recorder, gated_video_env  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def collect_closed_envs():
-    # Free the GL contexts of earlier tests' envs now, not in the middle of a rollout.
-    gc.collect()
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("collect_closed_envs")]
 
 
 def drive(env, recorder, plan, dump_after):
@@ -77,12 +71,6 @@ def single_env(env_id, skip, gate, **recorder_kwargs):
     if gate:
         bind_recorder(recorder, env)
     return env, recorder, counter
-
-
-def assert_same_frames(kept, reference):
-    assert len(kept) == len(reference) > 0
-    for index, (frame, expected) in enumerate(zip(kept, reference, strict=True)):
-        assert torch.equal(frame, expected), f"kept frame {index} differs"
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-from report_factory import record, write_report
-from sg_build import build_tiny_gallery
+from helpers.report_factory import record, write_report
+from helpers.sg_build import build_tiny_gallery
 
 from docsaccel.cli import main
 from docsaccel.report.inputs import load_input, load_timings, parse_sg_time
@@ -29,6 +29,7 @@ def by_id(timings):
     return {timing.id: timing for timing in timings}
 
 
+@pytest.mark.slow
 def test_current_per_gallery_list_table_from_a_real_build(gallery) -> None:
     loaded = load_input(gallery / "src" / "auto_examples" / "sg_execution_times.rst")
     assert loaded.format == "sg-rst-list-table"
@@ -40,6 +41,7 @@ def test_current_per_gallery_list_table_from_a_real_build(gallery) -> None:
     assert timings["plot_slow.py"].memory_bytes == 0
 
 
+@pytest.mark.slow
 def test_root_file_for_all_galleries_from_a_real_build(gallery) -> None:
     timings = by_id(load_timings(gallery / "src" / "sg_execution_times.rst"))
     assert set(timings) == {
@@ -50,6 +52,7 @@ def test_root_file_for_all_galleries_from_a_real_build(gallery) -> None:
     assert timings["examples/plot_slow.py"].name == "plot_slow.py"
 
 
+@pytest.mark.slow
 def test_junit_from_a_real_build(gallery) -> None:
     loaded = load_input(gallery / "out" / "sg-junit.xml")
     assert loaded.format == "sg-junit"

@@ -6,7 +6,7 @@ import json
 from html.parser import HTMLParser
 
 import pytest
-from report_factory import record, write_report
+from helpers.report_factory import record, write_report
 
 from docsaccel.cli import main
 from docsaccel.report.html import render_html_fragment

@@ -17,10 +17,11 @@ import inspect
 import pickle
 from pathlib import Path
 
-from gallery_build import build, make_project
+import pytest
+from helpers.gallery_build import build, make_project
 from sphinx_gallery import py_source_parser
 
-from docsaccel.gallery import sg_compat
+from docsaccel import sg_compat
 
 TOOL = Path(__file__).parents[1] / "tools" / "sg_full_suite.py"
 API_PAGE = """API
@@ -43,6 +44,7 @@ def test_the_wrapped_function_passes_for_sphinx_gallerys_own() -> None:
     assert pickle.loads(pickle.dumps(wrapped)) is wrapped
 
 
+@pytest.mark.slow
 def test_autodoc_still_documents_the_wrapped_function(tmp_path) -> None:
     autodoc = 'extensions.append("sphinx.ext.autodoc")\n'
     src = make_project(tmp_path, ["plot_quick.py"], conf=autodoc)

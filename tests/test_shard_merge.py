@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from gallery_build import make_project
+from helpers.gallery_build import make_project
 
 from docsaccel.schema import load_report
 from docsaccel.shard import ShardError

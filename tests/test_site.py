@@ -10,8 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browser import PageProblems, serve
-from gallery_build import build, make_project
+from helpers.browser import PageProblems, serve
+from helpers.gallery_build import build, make_project
+
+pytestmark = pytest.mark.slow
 
 EXAMPLES = ["plot_quick.py", "plot_knobs.py", "plot_video_knobs.py", "plot_figure.py"]
 

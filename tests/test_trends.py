@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import re
 
-from browser import PageProblems, serve
-from report_factory import record, write_report
+import pytest
+from helpers.browser import PageProblems, serve
+from helpers.report_factory import record, write_report
 
 from docsaccel.cli import main
 from docsaccel.report.commands import run_compare, run_report
@@ -121,8 +122,9 @@ def test_report_from_twelve_builds_shows_the_trend_chart_and_sparklines(tmp_path
     assert problems.items == []
 
 
+@pytest.mark.slow
 def test_the_site_report_page_shows_trends_from_docsaccel_history(tmp_path) -> None:
-    from gallery_build import build, make_project
+    from helpers.gallery_build import build, make_project
 
     conf = 'docsaccel_report_page = "budget_report"\ndocsaccel_history = "ci/h.jsonl"\n'
     src = make_project(tmp_path, ["plot_quick.py", "plot_inline.py"], conf=conf)

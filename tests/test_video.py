@@ -9,7 +9,7 @@ from pathlib import Path
 import imageio.v3 as iio
 import numpy as np
 import pytest
-from gallery_build import build as build_project
+from helpers.gallery_build import build as build_project
 
 from docsaccel import registry
 from docsaccel.video import embed, find_new_videos
@@ -77,6 +77,7 @@ def red_bar_start(image: np.ndarray) -> int:
     return int(np.argmax(red.any(axis=0)))
 
 
+@pytest.mark.slow
 def test_each_video_is_embedded_once_in_the_block_that_wrote_it(site) -> None:
     page = (site / "auto_examples" / "plot_video.html").read_text()
     assert page.count("<video") == 3
@@ -88,6 +89,7 @@ def test_each_video_is_embedded_once_in_the_block_that_wrote_it(site) -> None:
     assert page.rindex("<video") < page.index("done")
 
 
+@pytest.mark.slow
 def test_videos_are_playable_mp4_and_posters_are_middle_frames(site) -> None:
     for index in (1, 2, 3):
         frames = iio.imread(site / "_images" / f"sphx_glr_plot_video_00{index}.mp4")
@@ -98,6 +100,7 @@ def test_videos_are_playable_mp4_and_posters_are_middle_frames(site) -> None:
         assert abs(red_bar_start(poster) - 24) <= 2
 
 
+@pytest.mark.slow
 def test_poster_is_the_gallery_thumbnail(site) -> None:
     thumb = site / "_images" / "sphx_glr_plot_video_thumb.png"
     assert thumb.is_file()
@@ -107,6 +110,7 @@ def test_poster_is_the_gallery_thumbnail(site) -> None:
     assert red.any()
 
 
+@pytest.mark.slow
 def test_scan_can_be_turned_off(tmp_path) -> None:
     site = build(tmp_path, DOCSACCEL_VIDEO_SCAN="0")
     page = (site / "auto_examples" / "plot_video.html").read_text()
@@ -140,8 +144,9 @@ def test_embed_rejects_bad_paths(tmp_path) -> None:
         registry.clear()
 
 
+@pytest.mark.slow
 def test_videos_play_in_a_real_browser(site, browser) -> None:
-    from browser import PageProblems, serve
+    from helpers.browser import PageProblems, serve
 
     with serve(site) as base:
         page = browser.new_page()

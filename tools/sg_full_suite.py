@@ -7,7 +7,8 @@ output. This tool runs that suite twice on copies of an unpacked sphinx-gallery 
 it is, and with ``docsaccel.gallery`` added to the tinybuild's extensions. It prints each
 test's outcome on both sides, pytest's result line of each run, then compares what the
 two tinybuild builds left behind: the files of their sources and outputs (docsaccel's own
-``docsaccel/`` output folder aside) and the objects in their ``objects.inv``. It also
+``docsaccel/`` output folder and its note beside each example's outputs aside) and the
+objects in their ``objects.inv``. It also
 checks that docsaccel did run on its side (its report lists the tinybuild's examples), so
 "no difference" cannot come from a plugin that was never loaded.
 
@@ -60,6 +61,8 @@ import xml.etree.ElementTree as ET
 import zlib
 from importlib.metadata import distributions
 from pathlib import Path
+
+from docsaccel.sg_compat import RUN_MARKER_SUFFIX
 
 TINYBUILD_CONF = Path("sphinx_gallery/tests/tinybuild/doc/conf.py")
 EXTENSION_LINE = '    "sphinx_gallery.gen_gallery",\n'
@@ -233,8 +236,10 @@ def build_contents(basetemp: Path) -> dict[str, set[str]]:
             continue
         for path in doc.rglob("*"):
             relative = path.relative_to(doc)
-            # The plugin's own outputs are what it adds; what sphinx-gallery makes must match.
-            if path.is_file() and "docsaccel" not in relative.parts[:3]:
+            # The plugin's own outputs (its folder, its note beside each example's outputs)
+            # are what it adds; what sphinx-gallery makes must match.
+            ours = "docsaccel" in relative.parts[:3] or path.name.endswith(RUN_MARKER_SUFFIX)
+            if path.is_file() and not ours:
                 found["files"].add(f"{build}:{relative.as_posix()}")
         for inv in sorted((doc / "_build").glob("*/objects.inv")):
             found["objects"] |= {f"{build}: {entry}" for entry in inventory(inv)}

@@ -1,19 +1,25 @@
 """docsaccel: make Sphinx documentation with executed tutorials build fast, and keep it fast.
 
-The parts and what they may import (``tests/test_gallery_units.py`` checks these rules):
+The parts sit in layers, and import only down (``tests/test_layout.py`` checks every
+import, lazy ones included):
 
-- :mod:`docsaccel.contract`: the facts the parts share (statuses, settings, registry
-  sections); it imports nothing of docsaccel, so every part can import it.
-- :mod:`docsaccel.registry`: per-example facts published by what a tutorial uses and read
-  by the gallery plugin; it imports only the contract.
-- What a tutorial uses, :mod:`docsaccel.fast`, :mod:`docsaccel.render` and
-  :mod:`docsaccel.video`, never imports the gallery plugin, the reports or sharding.
-- The gallery plugin, :mod:`docsaccel.gallery`, never imports what a tutorial uses: the two
-  meet through the registry and the contract (it names :mod:`docsaccel.video` to Sphinx
-  as an extension, and imports the report views for its optional page).
-- The reports (:mod:`docsaccel.report`) and sharding (:mod:`docsaccel.shard`) read the
-  records and reports: :mod:`docsaccel.schema`, :mod:`docsaccel.budgets`.
-- :mod:`docsaccel.headless`: pick a working headless OpenGL backend for MuJoCo.
+1. The facts every part shares: :mod:`docsaccel.contract` (statuses, budget rules,
+   reading inputs), :mod:`docsaccel.settings` (every setting, declared once),
+   :mod:`docsaccel.formats` (file headers, atomic writes), :mod:`docsaccel.layout` (the
+   output folder), :mod:`docsaccel.registry` (facts about the running example); then
+   :mod:`docsaccel.schema`, :mod:`docsaccel.budgets`, :mod:`docsaccel.headless`.
+2. What a tutorial uses (:mod:`docsaccel.fast`, :mod:`docsaccel.render`,
+   :mod:`docsaccel.video`), the report views (:mod:`docsaccel.report`), and every use of
+   sphinx-gallery's internals (:mod:`docsaccel.sg_compat`).
+3. The example model (:mod:`docsaccel.examples`) and the records
+   (:mod:`docsaccel.records`).
+4. The example cache (:mod:`docsaccel.cache`) and sharding (:mod:`docsaccel.shard`),
+   which know nothing of the plugin; the cache's store loads no Sphinx.
+5. The Sphinx plugin (:mod:`docsaccel.gallery`), which composes them: what a tutorial
+   uses and the plugin meet through the registry, never by import.
+6. The command line (:mod:`docsaccel.cli`).
+
+No module registers a signal handler, an audit hook or an exit handler when imported.
 """
 
 __version__ = "0.1.0"

@@ -38,12 +38,25 @@ seconds (``"90s"``, ``"7m"``, ``"1h30m"``, ``"1m30.5s"``), above 0 and at most 7
 needs a ``reason``. ``ci_factor`` multiplies every budget, inline ones included, when the
 environment variable ``CI`` is ``true`` (as GitHub Actions, GitLab CI and most runners set).
 
-Example::
+Example:
 
-    table = load_budgets("conf/budgets.toml", examples=["plot_quick.py", "mujoco_cheetah.py"])
-    budget = table.resolve("mujoco_cheetah.py", source_text=open(path).read())
-    budget.seconds, budget.source, budget.describe()
-    # (180.0, 'pattern', "3m from conf/budgets.toml [examples] 'mujoco_*.py'")
+>>> import tempfile
+>>> from pathlib import Path
+>>> folder = tempfile.TemporaryDirectory()
+>>> path = Path(folder.name, "budgets.toml")
+>>> _ = path.write_text('''
+... default = "7m"
+... [examples]
+... "plot_quick.py" = "30s"
+... "mujoco_*.py" = "3m"
+... ''')
+>>> table = load_budgets(path, examples=["plot_quick.py", "mujoco_cheetah.py"])
+>>> budget = table.resolve("mujoco_cheetah.py", ci=False)
+>>> budget.seconds, budget.source, budget.describe()
+(180.0, 'pattern', "3m from .../budgets.toml [examples] 'mujoco_*.py'")
+>>> table.resolve("plot_quick.py", source_text='# docsaccel_budget = "90s"', ci=False).describe()
+'1m30s from plot_quick.py (# docsaccel_budget)'
+>>> folder.cleanup()
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from docsaccel import __version__
 
@@ -80,15 +81,6 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_report)
 
 
-def _add_allow_incomplete(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--allow-incomplete",
-        action="store_true",
-        help='judge a report that says "complete": false (a build that stopped early) '
-        "instead of exiting 2",
-    )
-
-
 def _check(args: argparse.Namespace) -> int:
     from docsaccel.report.commands import run_check
 
@@ -104,19 +96,30 @@ def _check(args: argparse.Namespace) -> int:
     )
 
 
-def _add_github_options(parser: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
+#: The options of the commands CI gates on (check, compare), besides their formats.
+_GATE_OPTIONS: dict[str, dict[str, Any]] = {
+    "--allow-incomplete": {
+        "action": "store_true",
+        "help": 'judge a report that says "complete": false (a build that stopped early) '
+        "instead of exiting 2",
+    },
+    "--source-dir": {
+        "metavar": "DIR",
+        "help": "with --format github: the Sphinx source folder from the repository root "
+        "(default: the one the report recorded, relative to the working directory)",
+    },
+}
+
+
+def _add_gate_options(parser: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
     parser.add_argument(
         "--format",
         choices=formats,
         default="text",
         help="github: GitHub Actions workflow commands, annotating the pull request's files",
     )
-    parser.add_argument(
-        "--source-dir",
-        metavar="DIR",
-        help="with --format github: the Sphinx source folder from the repository root "
-        "(default: the one the report recorded, relative to the working directory)",
-    )
+    for flag, options in _GATE_OPTIONS.items():
+        parser.add_argument(flag, **options)
 
 
 def _add_check(subparsers: argparse._SubParsersAction) -> None:
@@ -143,8 +146,7 @@ budget, or the report of a build that did not finish (see --allow-incomplete).""
     parser.add_argument("inputs", nargs="+", metavar="INPUT")
     parser.add_argument("--budget", metavar="SECONDS", help="flat budget: 90, '90s', '5m'")
     parser.add_argument("--budgets", metavar="FILE", help="budget file (conf/budgets.toml)")
-    _add_allow_incomplete(parser)
-    _add_github_options(parser, ("text", "github"))
+    _add_gate_options(parser, ("text", "github"))
     parser.set_defaults(handler=_check)
 
 
@@ -199,8 +201,7 @@ def _add_compare(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="compare a fast-path build with a full one anyway",
     )
-    _add_allow_incomplete(parser)
-    _add_github_options(parser, ("text", "md", "github"))
+    _add_gate_options(parser, ("text", "md", "github"))
     parser.set_defaults(handler=_compare)
 
 
@@ -353,7 +354,8 @@ def _add_shard_builds(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _cache_command(args: argparse.Namespace) -> int:
-    from docsaccel.cache import manage
+    # The example entries and the Sphinx states beside them.
+    from docsaccel.incremental import manage
 
     if args.action == "explain":
         text, code = manage.explain(args.example, args.cache, args.docs)
@@ -371,7 +373,9 @@ def _add_cache(subparsers: argparse._SubParsersAction) -> None:
     explain = actions.add_parser(
         "explain", help="an example's entries: their dependencies and which of them changed"
     )
-    explain.add_argument("example", help="example id (gallery/name.py) or path")
+    explain.add_argument(
+        "example", help="example id (gallery/name.py) or path, or a document (api/pkg.rst)"
+    )
     explain.add_argument("--docs", default="docs", help="the Sphinx conf folder (default: docs)")
     stats = actions.add_parser("stats", help="entries, size and the last build's hit rate")
     prune = actions.add_parser("prune", help="delete the least recently hit entries")

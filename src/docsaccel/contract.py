@@ -6,7 +6,6 @@ import each other; they agree on these facts instead, and import them from here:
 - the statuses of an example's record and the groups the parts ask about
   (:data:`EXECUTED`, :data:`OVERRUNS`, :data:`REUSABLE`);
 - the over-budget and near-budget rules (:func:`is_over_budget`, :func:`is_near_budget`);
-- the environment variables and the ``conf.py`` names of every setting;
 - the sections of :mod:`docsaccel.registry` where capabilities publish facts;
 - how a yes/no switch is spelled (:func:`parse_switch`);
 - how a JSON input is read, and the one error class of unreadable inputs
@@ -40,13 +39,9 @@ from typing import Any
 __all__ = [
     "BUDGET_SOURCES",
     "CACHED",
-    "CACHE_ENV",
     "CI_ENV",
-    "CONFIG_PREFIX",
     "EXECUTED",
     "FAILED",
-    "FAST_ENV",
-    "GRACE_ENV",
     "HARD_STOP",
     "INTERRUPTED",
     "KNOBS_SECTION",
@@ -56,17 +51,14 @@ __all__ = [
     "NEAR_BUDGET",
     "NOT_EXECUTED",
     "OK",
-    "ON_OVERRUN_ENV",
     "OVERRUNS",
     "OVER_BUDGET",
     "RENDER_SECTION",
     "REUSABLE",
-    "SHARD_EXAMPLES_ENV",
-    "SHARD_RECORDS_ENV",
     "STATUSES",
     "UNFINISHED_ERROR",
     "VIDEOS_SECTION",
-    "VIDEO_SCAN_ENV",
+    "VIDEO_SUFFIXES",
     "InputError",
     "MissingExtraError",
     "is_finite_number",
@@ -180,25 +172,10 @@ def is_near_budget(status: str, seconds: float, budget_seconds: float | None) ->
     return seconds > NEAR_BUDGET * budget_seconds
 
 
-# --- Settings ---------------------------------------------------------------------------
+# --- Environment ------------------------------------------------------------------------
 
-#: Every ``conf.py`` setting of docsaccel starts with this.
-CONFIG_PREFIX = "docsaccel_"
-#: The CI fast path switch (``docsaccel_fast``).
-FAST_ENV = "DOCSACCEL_FAST"
-#: ``warn`` or ``fail`` (``docsaccel_on_overrun``).
-ON_OVERRUN_ENV = "DOCSACCEL_ON_OVERRUN"
-#: Seconds an example may still run after its budget before the hard stop (fail mode).
-GRACE_ENV = "DOCSACCEL_INTERRUPT_GRACE"
-#: A file listing the examples a shard build executes (no ``conf.py`` name: one run).
-SHARD_EXAMPLES_ENV = "DOCSACCEL_SHARD_EXAMPLES"
-#: A folder of records of examples executed by the shards a merge build assembles.
-SHARD_RECORDS_ENV = "DOCSACCEL_SHARD_RECORDS"
-#: ``0`` turns the video scraper's folder scan off.
-VIDEO_SCAN_ENV = "DOCSACCEL_VIDEO_SCAN"
-#: The folder of the example cache across builds (``docsaccel_cache``); empty: no cache.
-CACHE_ENV = "DOCSACCEL_CACHE"
 #: Set to true by CI services; budgets are multiplied by the file's ``ci_factor`` then.
+#: (docsaccel's own variables are declared with its settings, :mod:`docsaccel.settings`.)
 CI_ENV = "CI"
 
 # --- Registry sections ------------------------------------------------------------------
@@ -209,6 +186,8 @@ RENDER_SECTION = "render"
 KNOBS_SECTION = "knobs"
 #: :func:`docsaccel.video.embed` publishes the videos to embed here.
 VIDEOS_SECTION = "videos"
+#: The files that are videos: what the video file recorder writes, what the scraper embeds.
+VIDEO_SUFFIXES = (".mp4", ".gif")
 
 # --- Switches ---------------------------------------------------------------------------
 

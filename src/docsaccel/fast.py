@@ -29,13 +29,14 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from docsaccel import registry
-from docsaccel.contract import FAST_ENV, KNOBS_SECTION
+from docsaccel.contract import KNOBS_SECTION
 from docsaccel.contract import parse_switch as _parse_switch
+from docsaccel.settings import env_name
 
 __all__ = ["ENV_VAR", "KNOBS_SECTION", "is_fast", "parse_switch", "pick"]
 
-#: The switch's environment variable (named in :mod:`docsaccel.contract`).
-ENV_VAR = FAST_ENV
+#: The switch's environment variable (declared in :mod:`docsaccel.settings`).
+ENV_VAR = env_name("fast")
 
 T = TypeVar("T")
 

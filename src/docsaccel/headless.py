@@ -14,12 +14,19 @@ Rules, in order:
 3. Otherwise ``egl`` then ``osmesa`` are tried; the first that works is exported as
    ``MUJOCO_GL`` (and ``PYOPENGL_PLATFORM``) so child processes inherit it.
 
-Example::
+Example, before MuJoCo is imported (in ``conf.py``, or a tutorial run as a script)::
 
     from docsaccel.headless import ensure_headless_gl
 
-    backend = ensure_headless_gl()   # "egl" on a typical CI runner
+    backend = ensure_headless_gl()   # without a display: "egl", else "osmesa"
     import mujoco                    # now renders offscreen
+
+Given another environment than ``os.environ``, it reads and updates that one; with a
+display, nothing is probed or set:
+
+>>> env = {"DISPLAY": ":0"}
+>>> ensure_headless_gl(env), env
+(None, {'DISPLAY': ':0'})
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from docsaccel.settings import env_name
 
 __all__ = ["CANDIDATES", "HeadlessGLError", "ProbeResult", "ensure_headless_gl", "probe"]
 
@@ -44,7 +53,7 @@ PACKAGES: dict[str, str] = {
 
 # Set in the environment once a backend has been verified, so child processes (sphinx
 # workers, test subprocesses) do not probe again.
-_VERIFIED_ENV = "DOCSACCEL_GL_VERIFIED"
+_VERIFIED_ENV = env_name("gl_verified")
 
 _PROBE_CODE = """
 import mujoco

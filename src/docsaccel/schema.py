@@ -2,7 +2,7 @@
 
 Data flows one way: the gallery plugin writes one *record* per example (JSON, written
 atomically under ``<outdir>/docsaccel/records/``: a line of a per-process journal, or a
-file; see :mod:`docsaccel.gallery.records`), combines them into the *report*
+file; see :mod:`docsaccel.records`), combines them into the *report*
 (``<outdir>/docsaccel/report.json``), and the views (``docsaccel report``, ``check``,
 ``compare``, ``shard``) read the report. Views never re-measure. This module is the one
 definition of both formats, and validates them with messages that name the file, the key
@@ -68,6 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from docsaccel.contract import STATUSES, InputError, is_finite_number, read_json
+from docsaccel.formats import Format
 
 __all__ = [
     "RECORD_SCHEMA",
@@ -80,9 +81,12 @@ __all__ = [
     "validate_report",
 ]
 
-RECORD_SCHEMA = "docsaccel.record"
-REPORT_SCHEMA = "docsaccel.report"
-VERSION = 1
+#: The two formats (:class:`docsaccel.formats.Format`), at the same version.
+RECORD = Format("docsaccel.record", 1, "record")
+REPORT = Format("docsaccel.report", 1, "report")
+RECORD_SCHEMA = RECORD.schema
+REPORT_SCHEMA = REPORT.schema
+VERSION = REPORT.version
 
 
 # key -> (accepted types, required)
@@ -143,19 +147,11 @@ def validate_record(record: Any, source: str | Path | None = None, where: str = 
             raise SchemaError(
                 f"{_where(source, f'{prefix}.{key}')} has the wrong type: {value!r:.80}"
             )
-    if record["schema"] != RECORD_SCHEMA:
-        raise SchemaError(
-            f"{_where(source, f'{prefix}.schema')} is {record['schema']!r}, "
-            f"expected {RECORD_SCHEMA!r}"
-        )
+    RECORD.check(record, source or "record", error=SchemaError, key_prefix=f"{prefix}.")
     if record["status"] not in STATUSES:
         raise SchemaError(
             f"{_where(source, f'{prefix}.status')} is {record['status']!r}, "
             f"expected one of {', '.join(STATUSES)}"
-        )
-    if record["version"] < 1:
-        raise SchemaError(
-            f"{_where(source, f'{prefix}.version')} is {record['version']!r}; versions start at 1"
         )
     for key in (*_DURATIONS, *_COUNTS):
         value = record.get(key)
@@ -176,18 +172,7 @@ def validate_record(record: Any, source: str | Path | None = None, where: str = 
 
 def validate_report(report: Any, source: str | Path | None = None) -> dict:
     """Check a whole report; return it unchanged or raise :class:`SchemaError`."""
-    if not isinstance(report, dict):
-        raise SchemaError(f"{_where(source, 'report')} must be a JSON object")
-    if report.get("schema") != REPORT_SCHEMA:
-        raise SchemaError(
-            f"{_where(source, 'schema')} is {report.get('schema')!r}, expected {REPORT_SCHEMA!r}"
-        )
-    version = report.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= VERSION:
-        raise SchemaError(
-            f"{_where(source, 'version')} is {version!r:.40}; this docsaccel "
-            f"reads versions 1 to {VERSION}"
-        )
+    REPORT.check(report, source or "report", error=SchemaError)
     build = report.get("build")
     if not isinstance(build, dict):
         raise SchemaError(f"{_where(source, 'build')} must be an object")

@@ -13,7 +13,7 @@ The gallery plugin makes three calls (:mod:`docsaccel.gallery`):
    wrote, when that one runs again, runs again too: what it will read is not known yet.
 2. :class:`CacheRecording` travels with the hook to whichever process runs each example:
    ``start`` before it, ``stop`` and ``save`` after it (dependencies written to
-   ``<outdir>/docsaccel/cache-deps/``, with a copy of the files it wrote, taken right
+   :func:`docsaccel.layout.cache_deps_dir`, with a copy of the files it wrote, taken right
    after it ran so a later example changing them does not change its entry), and
    ``record_field`` for its record (why it ran).
 3. :meth:`CacheBuild.store_executed`, once the gallery has run: every example that ran and
@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from docsaccel import layout, sg_compat
 from docsaccel.cache.context import (
     build_context,
     code_in_settings,
@@ -49,14 +50,12 @@ from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.recorder import Recorder, Seen
 from docsaccel.cache.store import CacheStore, Entry, EntryError, MissingEntry, entry_slug
 from docsaccel.contract import CACHED, OK, OVER_BUDGET, InputError, read_json
-from docsaccel.gallery import sg_compat
-from docsaccel.gallery.plan import Example
-from docsaccel.gallery.records import base_record, write_json
+from docsaccel.examples import Example
+from docsaccel.formats import write_json
+from docsaccel.records import base_record
 from docsaccel.schema import SchemaError, validate_record
 
 __all__ = ["CacheBuild", "CacheRecording", "lookup"]
-
-_DEPS_DIR = "cache-deps"
 
 
 def _slug(example_id: str) -> str:
@@ -219,7 +218,7 @@ def lookup(
         roots=chosen or (root,),
         excluded=tuple(os.path.normpath(os.path.abspath(e)) for e in excluded),
     )
-    deps_dir = outdir / "docsaccel" / _DEPS_DIR
+    deps_dir = layout.cache_deps_dir(outdir)
     shutil.rmtree(deps_dir, ignore_errors=True)
     deps_dir.mkdir(parents=True, exist_ok=True)
     context = build_context(fast, gallery_conf, env_names)

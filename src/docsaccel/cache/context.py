@@ -8,11 +8,18 @@ the Python version and platform, sphinx-gallery's version, the parts of
 settings, ``reset_modules``...), and the values of the environment variables the project
 lists in ``docsaccel_cache_env``.
 
-Example::
+Example:
 
-    context = build_context(fast=True, gallery_conf=conf, env_names=["SEED"])
-    context_key(context)                     # '5f0c1e...' (16 hex digits)
-    describe_difference(old_context, context)  # 'fast path switch changed: off → on'
+>>> conf = {"thumbnail_size": (400, 280)}
+>>> full = build_context(fast=False, gallery_conf=conf, env_names=["SEED"])
+>>> fast = build_context(fast=True, gallery_conf=conf, env_names=["SEED"])
+>>> len(context_key(fast)), context_key(fast) == context_key(full)
+(16, False)
+>>> describe_difference(full, fast)
+'fast path switch changed: off → on'
+>>> bigger = build_context(False, {**conf, "thumbnail_size": (800, 560)}, env_names=["SEED"])
+>>> describe_difference(full, bigger)
+'sphinx_gallery_conf changed: thumbnail_size'
 """
 
 from __future__ import annotations
@@ -28,18 +35,14 @@ from typing import Any
 
 import sphinx_gallery
 
+from docsaccel.cache.store import ENTRY_FORMAT
+
 __all__ = [
-    "FORMAT_VERSION",
     "build_context",
     "code_in_settings",
     "context_key",
     "describe_difference",
 ]
-
-#: Bumped whenever an entry made by an older docsaccel could be wrong for a newer one.
-#: 2: entries keep the files an example wrote and the folders it listed.
-#: 3: what child processes wrote, editable installs by their files, the project root.
-FORMAT_VERSION = 3
 
 #: ``sphinx_gallery_conf`` keys that change what an executed example's page holds.
 GALLERY_KEYS = (
@@ -94,7 +97,7 @@ def code_in_settings(gallery_conf: Mapping[str, Any]) -> frozenset[str]:
 
     Only names are in the context; these modules' files are each entry's dependencies.
     """
-    from docsaccel.gallery.sg_compat import user_resetters
+    from docsaccel.sg_compat import user_resetters
 
     values: list[Any] = [gallery_conf.get(key) for key in GALLERY_KEYS]
     values.extend(user_resetters(dict(gallery_conf)))
@@ -122,12 +125,12 @@ def build_context(
     fast: bool, gallery_conf: Mapping[str, Any], env_names: Iterable[str] = ()
 ) -> dict[str, Any]:
     """The context of a build (see the module docstring)."""
-    from docsaccel.gallery.sg_compat import user_resetters
+    from docsaccel.sg_compat import user_resetters
 
     conf = {key: gallery_conf.get(key) for key in GALLERY_KEYS}
     conf["reset_modules"], conf["reset_modules_order"] = user_resetters(dict(gallery_conf))
     return {
-        "format": FORMAT_VERSION,
+        "format": ENTRY_FORMAT.version,
         "fast": fast,
         "python": platform.python_version(),
         "implementation": sys.implementation.name,

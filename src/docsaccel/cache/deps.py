@@ -32,15 +32,29 @@ are left out, then and when checking.
 The files the example wrote under the roots are not dependencies but outputs:
 :func:`written_files` lists them, for the entry to keep.
 
-Example::
+Example: an example that listed ``data/`` and read ``data/a.csv`` (what the recorder
+would have seen), then a changed file and a new one.
 
-    deps = collect(seen, project, source_file, granularity="module")
-    # {"source": "9f2c...", "files": {"src/mylib/alpha.py": "e3b0..."}, "code": {},
-    #  "dists": {"numpy": "2.1.0"},
-    #  "listings": {"data": {"count": 2, "digest": "77ad...", "names": ["a.csv", "b.csv"]}}}
-    changes(deps, project, source_file)
-    # [Change(key='file:src/mylib/alpha.py', reason='src/mylib/alpha.py changed'),
-    #  Change(key='listing:data', reason='data/ listing changed (1 added)')]
+>>> import tempfile
+>>> from pathlib import Path
+>>> from docsaccel.cache.recorder import Seen
+>>> root = tempfile.TemporaryDirectory()
+>>> project = Project(root.name, (root.name,))
+>>> example, data = Path(root.name, "plot_a.py"), Path(root.name, "data")
+>>> data.mkdir()
+>>> _ = example.write_text("import glob\\nrows = [open(f).read() for f in glob.glob('data/*')]\\n")
+>>> _ = (data / "a.csv").write_text("1\\n")
+>>> seen = Seen(files={str(data / "a.csv")}, listings={str(data): ("a.csv",)})
+>>> deps = collect(seen, project, str(example), granularity="module")
+>>> deps["files"], deps["listings"]["data"]["names"], changes(deps, project, str(example))
+({'data/a.csv': '...'}, ['a.csv'], [])
+>>> _ = (data / "a.csv").write_text("1\\n2\\n")
+>>> _ = (data / "b.csv").write_text("3\\n")
+>>> for change in changes(deps, project, str(example)):
+...     print(change.key, "|", change.reason)
+file:data/a.csv | data/a.csv changed
+listing:data | data/ listing changed (1 added)
+>>> root.cleanup()
 """
 
 from __future__ import annotations
@@ -70,7 +84,6 @@ from docsaccel.cache.fingerprint import (
 from docsaccel.cache.recorder import NOT_PROJECT, Seen, own_names
 
 __all__ = [
-    "GRANULARITIES",
     "Change",
     "Project",
     "changes",
@@ -84,8 +97,6 @@ __all__ = [
     "written_files",
 ]
 
-#: ``module``: a project file counts whole; ``function``: by the code the example ran.
-GRANULARITIES = ("module", "function")
 _ROOT_MARKERS = (".git", ".hg")
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
 #: A listing keeps its names (for ``changes`` to say which) up to this many; a larger one

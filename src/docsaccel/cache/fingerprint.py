@@ -14,11 +14,24 @@ module every example imports is hashed once per process, not once per example):
 - :func:`imported_names`: the absolute module names a Python file imports (relative
   imports resolved), for following a module's imports without running it.
 
-Example::
+Example: three versions of a module, one restyled, one with a new constant.
 
-    file_digest("src/mylib/alpha.py")              # 'e3b0c442...'
-    code_digests("src/mylib/alpha.py")["scale"]    # digest of def scale(...): ...
-    code_digests("src/mylib/alpha.py")[MODULE_BODY]
+>>> import tempfile
+>>> from pathlib import Path
+>>> folder = tempfile.TemporaryDirectory()
+>>> old, styled, new = (Path(folder.name, name) for name in ("old.py", "styled.py", "new.py"))
+>>> _ = old.write_text("RATE = 2\\ndef scale(x):\\n    return x * RATE\\n")
+>>> _ = styled.write_text("RATE = 2  # per step\\ndef scale(x):\\n    return x*RATE\\n")
+>>> _ = new.write_text("RATE = 3\\ndef scale(x):\\n    return x * RATE\\n")
+>>> len(file_digest(old)), file_digest(old) == file_digest(styled)
+(64, False)
+>>> sorted(code_digests(old)), code_digests(old) == code_digests(styled)
+(['<module>', 'scale'], True)
+>>> code_digests(new)["scale"] == code_digests(old)["scale"]
+True
+>>> code_digests(new)[MODULE_BODY] == code_digests(old)[MODULE_BODY]
+False
+>>> folder.cleanup()
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ Example::
     instrumenter = Instrumenter.install(project.wants)
     instrumenter.ran.clear()
     ...  # the example runs
-    ran = set(instrumenter.ran)         # {("/repo/src/lib/mod.py", "scale"), ...}
-    instrumenter.instrumented           # {"/repo/src/lib/mod.py": frozenset(), ...}
+    ran = set(instrumenter.ran)         # (file, piece) of each project function that ran
+    instrumenter.instrumented           # {file: the pieces left as written}, per watched file
 """
 
 from __future__ import annotations

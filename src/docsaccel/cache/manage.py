@@ -4,11 +4,17 @@ Each function returns ``(text, exit code)``: 0 when it worked, 2 for bad input (
 missing cache folder, an unknown example, a bad size), with a one-line message naming the
 argument; the CLI only prints.
 
-Example::
+Example (``explain("tutorials/plot_a.py", cache, docs="docs")`` answers the same way):
 
-    text, code = explain("examples/plot_a.py", cache=".docsaccel-cache", docs="docs")
-    text, code = stats(".docsaccel-cache")
-    text, code = prune(".docsaccel-cache", max_size="500M")
+>>> import tempfile
+>>> cache = tempfile.TemporaryDirectory()
+>>> stats(cache.name)
+('cache ...: 0 entries, 0 B\\nlast build: none recorded\\n', 0)
+>>> prune(cache.name, max_size="500M")
+('cache ...: removed 0 entries (0 B); 0 B left (limit 500.0 MiB)\\n', 0)
+>>> prune(cache.name, max_size="lots")
+("--max-size 'lots' is not a size such as 500M, 2G or 1048576\\n", 2)
+>>> cache.cleanup()
 """
 
 from __future__ import annotations
@@ -22,10 +28,8 @@ from pathlib import Path
 
 from docsaccel.cache.deps import Project, changes, find_root
 from docsaccel.cache.store import CacheStore, EntryError, example_id_of
-from docsaccel.incremental.explain import explain_document, find_document
-from docsaccel.incremental.state import StateStore
 
-__all__ = ["explain", "parse_size", "prune", "stats"]
+__all__ = ["explain", "human_size", "parse_size", "prune", "stats"]
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
@@ -45,7 +49,8 @@ def parse_size(text: str) -> int:
     return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
 
 
-def _human(size: float) -> str:
+def human_size(size: float) -> str:
+    """``1536`` -> ``1.5 KiB``."""
     for unit in ("B", "KiB", "MiB", "GiB"):
         if size < 1024:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
@@ -66,11 +71,7 @@ def _when(timestamp: float) -> str:
 
 def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple[str, int]:
     """Every entry of ``example`` (an id such as ``tutorials/plot_a.py`` inside ``docs``, or
-    the example's path): its context, its dependencies, and which of them changed. A
-    document of the site instead (``api/pkg.stats.rst``): what the Sphinx states hold of it
-    (:func:`docsaccel.incremental.explain.explain_document`)."""
-    if Path(cache).is_dir() and find_document(example, cache, docs)[1]:
-        return explain_document(example, cache, docs)
+    the example's path): its context, its dependencies, and which of them changed."""
     try:
         store = _open(cache)
         docs_dir = Path(docs).resolve()
@@ -170,12 +171,7 @@ def stats(cache: str | Path) -> tuple[str, int]:
     infos = store.list()
     size = sum(info.size for info in infos)
     unusable = sum(1 for info in infos if not _readable(store, info.path.name))
-    lines = [f"cache {cache}: {len(infos) - unusable} entries, {_human(size)}"]
-    states = StateStore(store.folder).all_states()
-    if states:
-        lines.append(
-            f"Sphinx states: {len(states)}, {_human(StateStore(store.folder).size_on_disk())}"
-        )
+    lines = [f"cache {cache}: {len(infos) - unusable} entries, {human_size(size)}"]
     if unusable:
         # A build treats these as misses; counting them as entries would overstate the
         # cache. prune deletes them whatever the size limit.
@@ -201,24 +197,20 @@ def _readable(store: CacheStore, name: str) -> bool:
     return True
 
 
-def prune(cache: str | Path, max_size: str) -> tuple[str, int]:
+def prune(cache: str | Path, max_size: str, reserved: int = 0) -> tuple[str, int]:
     """Delete the least recently hit entries until the cache is at most ``max_size``.
 
-    The Sphinx states (:mod:`docsaccel.incremental.state`) are pruned first, least
-    recently used first, to at most ``max_size`` on their own; the entries share what they
-    leave. Also removes entries and states that cannot be read, and what killed builds
-    left in ``tmp/``.
+    Also removes entries that cannot be read and what killed builds left in ``tmp/``.
     Safe while a build uses the cache: an entry is renamed away before it is deleted, and
-    a build reading it then has a miss.
+    a build reading it then has a miss. ``reserved``: bytes of the limit other parts of
+    the cache folder keep (the Sphinx states, pruned first by the CLI).
     """
     try:
         store = _open(cache)
         limit = parse_size(max_size)
     except _BadInput as exc:
         return f"{exc}\n", 2
-    states_removed, freed, states_left = StateStore(store.folder).prune(limit)
-    limit_entries = max(limit - states_left, 0)
-    removed = 0
+    removed, freed = 0, 0
     kept = []
     for info in store.list():
         if _readable(store, info.path.name):
@@ -228,7 +220,7 @@ def prune(cache: str | Path, max_size: str) -> tuple[str, int]:
             removed, freed = removed + 1, freed + info.size
     total = sum(info.size for info in kept)
     for info in sorted(kept, key=lambda i: i.last_used):
-        if total <= limit_entries:
+        if total <= max(limit - reserved, 0):
             break
         store.remove(info.path.name)
         total -= info.size
@@ -239,7 +231,6 @@ def prune(cache: str | Path, max_size: str) -> tuple[str, int]:
             shutil.rmtree(leftover, ignore_errors=True)
     text = (
         f"cache {cache}: removed {removed} entr{'y' if removed == 1 else 'ies'} "
-        f"and {states_removed} Sphinx state{'' if states_removed == 1 else 's'} "
-        f"({_human(freed)}); {_human(total + states_left)} left (limit {_human(limit)})\n"
+        f"({human_size(freed)}); {human_size(total)} left (limit {human_size(limit)})\n"
     )
     return text, 0

@@ -49,8 +49,6 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-import sphinx_gallery
-
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
 
@@ -70,13 +68,22 @@ _LISTING_EVENTS = frozenset({"os.listdir", "os.scandir"})
 _LISTING_HELPERS = frozenset(
     {"<frozen os>", os.__file__, glob.__file__, pathlib.__file__, shutil.__file__}
 )
+
+
 # Listings that are not what the example reads: the import system's to find modules (every
 # package folder on sys.path), importlib.metadata's to find distributions, and those of the
 # machinery running the example (sphinx-gallery, this plugin's scrapers looking for videos).
+def _package_folders(name: str) -> list[str]:
+    # Found without importing the package: loading the cache needs no Sphinx.
+    spec = importlib.util.find_spec(name)
+    locations = spec.submodule_search_locations if spec is not None else None
+    return [os.path.abspath(location) + os.sep for location in locations or ()]
+
+
 _NOT_THE_EXAMPLE = (
     "<frozen importlib.",
     os.path.dirname(importlib.util.__file__) + os.sep,
-    os.path.dirname(os.path.abspath(sphinx_gallery.__file__)) + os.sep,
+    *_package_folders("sphinx_gallery"),
     PACKAGE_DIR + os.sep,
 )
 

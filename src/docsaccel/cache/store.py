@@ -19,14 +19,28 @@ killed build never leaves a partial entry behind; an entry is deleted by renamin
 readers copy files out and check each one's digest, so an entry replaced or pruned while
 they read is a miss, never a broken page.
 
-Example::
+Example: store an example's page, restore it into another source folder.
 
-    store = CacheStore(".docsaccel-cache")
-    name = store.entry_name("tutorials/plot_a.py", "5f0c1e0a9b3d2c11")
-    store.store(name, meta, {"auto_tutorials/plot_a.rst": Path("docs/auto_tutorials/plot_a.rst")})
-    entry = store.load(name)              # raises EntryError if missing or corrupt
-    store.restore_written(entry, Path("."))  # what it wrote under the project root
-    store.restore(entry, Path("docs"))    # the files, back in place
+>>> import tempfile
+>>> from pathlib import Path
+>>> folder = tempfile.TemporaryDirectory()
+>>> page, docs = Path(folder.name, "plot_a.rst"), Path(folder.name, "docs")
+>>> _ = page.write_text("Plot A\\n======\\n")
+>>> store = CacheStore(Path(folder.name, "cache"))
+>>> name = store.entry_name("tutorials/plot_a.py", "5f0c1e0a9b3d2c11")
+>>> name
+'tutorials__plot_a.py--5f0c1e0a9b3d2c11'
+>>> deps = {"source": "9f2c...", "files": {}, "code": {}, "dists": {}}
+>>> meta = {"id": "tutorials/plot_a.py", "context": {}, "deps": deps, "record": {}}
+>>> _ = store.store(name, meta, {"auto_tutorials/plot_a.rst": page})
+>>> entry = store.load(name)
+>>> [path.relative_to(docs).as_posix() for path in store.restore(entry, docs)]
+['auto_tutorials/plot_a.rst']
+>>> store.load(store.entry_name("tutorials/plot_b.py", "5f0c1e0a9b3d2c11"))
+Traceback (most recent call last):
+...
+docsaccel.cache.store.MissingEntry: .../tutorials__plot_b.py--5f0c1e0a9b3d2c11: no such entry
+>>> folder.cleanup()
 """
 
 from __future__ import annotations
@@ -45,11 +59,16 @@ from typing import Any
 from docsaccel.cache.deps import is_under
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.contract import InputError, read_json
-from docsaccel.gallery.records import write_json
+from docsaccel.formats import Format, write_json
 
-__all__ = ["ENTRY_SCHEMA", "CacheStore", "Entry", "EntryError", "MissingEntry"]
+__all__ = ["ENTRY_FORMAT", "CacheStore", "Entry", "EntryError", "MissingEntry"]
 
-ENTRY_SCHEMA = "docsaccel.cache-entry"
+#: The entry format. Its version is part of every entry's context (:mod:`.context`), so
+#: entries of another version are never looked up: bumped whenever an entry made by an
+#: older docsaccel could be wrong for a newer one.
+#: 2: entries keep the files an example wrote and the folders it listed.
+#: 3: what child processes wrote, editable installs by their files, the project root.
+ENTRY_FORMAT = Format("docsaccel.cache-entry", 3, "cache entry")
 ENTRY_FILE = "entry.json"
 LAST_HIT = "last-hit"
 LAST_BUILD = "last-build.json"
@@ -146,8 +165,9 @@ class CacheStore:
         for key, kind in _ENTRY_KEYS.items():
             if not isinstance(meta.get(key), kind):
                 raise EntryError(f"{meta_path}: key {key!r} is missing or has the wrong type")
-        if meta["schema"] != ENTRY_SCHEMA:
-            raise EntryError(f"{meta_path}: schema is {meta['schema']!r}, not {ENTRY_SCHEMA!r}")
+        # Entries written before they carried a version have the format of their context.
+        made_as = meta["context"].get("format")
+        ENTRY_FORMAT.check(meta, meta_path, error=EntryError, missing_version=made_as)
         for key, kind in _DEPS_KEYS.items():
             if not isinstance(meta["deps"].get(key), kind):
                 raise EntryError(f"{meta_path}: deps.{key} is missing or has the wrong type")
@@ -211,7 +231,7 @@ class CacheStore:
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(source, target)
                     digests[relative] = sha256_of(target)
-            write_json(work / ENTRY_FILE, {**meta, "schema": ENTRY_SCHEMA, **parts})
+            write_json(work / ENTRY_FILE, {**meta, **ENTRY_FORMAT.header(), **parts})
             (work / LAST_HIT).touch()
             final = self.entries / name
             if final.exists():

@@ -11,18 +11,15 @@ provisional record (so an example that takes the whole process down is still rec
 and in fail mode arm a :class:`~docsaccel.gallery.interrupt.Deadline`. After it: stop the
 clocks, end the processes the example started (:mod:`.processes`), journal the record
 with the registry's facts, note next to its outputs whether they come from a fast or a
-full run (:func:`~docsaccel.gallery.records.write_run_marker`), then the user's "after"
+full run (:func:`~docsaccel.records.write_run_marker`), then the user's "after"
 resetters.
 
-However an example ends its process, the hook records it first and ends the example's
-processes: at the hard stop (:data:`EXIT_STATUS`), on ``os._exit`` (which the hook wraps
-while an example runs), ``SIGTERM`` (:func:`end_of_process`) and interpreter exit. A
-``sys.exit()`` called by the example raises :class:`ExampleExit` instead, an example
-error: the build's process is not the example's to end. Callbacks registered with
-:func:`on_process_end` (the plugin's report writer) run last.
+However an example ends its process (the hard stop, ``os._exit``, ``SIGTERM``,
+interpreter exit), :mod:`.process_end` tells the hook first (:meth:`ExampleHook.end_running`):
+it records the example and ends the example's processes.
 
 An example's recorded time is sphinx-gallery's own measurement of it
-(:func:`.sg_compat.measured_seconds`), so a report and ``sg_execution_times.rst`` agree;
+(:func:`docsaccel.sg_compat.measured_seconds`), so a report and ``sg_execution_times.rst`` agree;
 the rest of the time between the two calls (sphinx-gallery writing the page, resetters,
 docsaccel) is its ``overhead_seconds``. The hook also sends each start and end, and the
 near-budget moment, to the build log's progress (:mod:`.progress`).
@@ -36,21 +33,18 @@ Example (what :func:`docsaccel.gallery.setup` does)::
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import logging
 import os
 import resource
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sphinx.util import logging as sphinx_logging
 
-from docsaccel import registry
+from docsaccel import registry, sg_compat
 from docsaccel.budgets import format_seconds
 from docsaccel.contract import (
     FAILED,
@@ -62,32 +56,22 @@ from docsaccel.contract import (
     RENDER_SECTION,
     UNFINISHED_ERROR,
 )
-from docsaccel.contract import FAST_ENV as FAST_ENV_VAR
-from docsaccel.gallery import leftovers, sg_compat
+from docsaccel.examples import Example, Planner
+from docsaccel.gallery import process_end
 from docsaccel.gallery.interrupt import Deadline, cancel_all
-from docsaccel.gallery.plan import Example, Planner
 from docsaccel.gallery.processes import descendants, end_processes
 from docsaccel.gallery.progress import NearBudgetWatch, ProgressChannel
-from docsaccel.gallery.records import RecordJournal, base_record, now_iso, write_run_marker
+from docsaccel.records import RecordJournal, base_record, now_iso, write_run_marker
+from docsaccel.settings import env_name
 
 if TYPE_CHECKING:
     from docsaccel.cache.build import CacheRecording
 
-__all__ = [
-    "EXIT_STATUS",
-    "ExampleExit",
-    "ExampleHook",
-    "end_of_process",
-    "hard_stop_message",
-    "interruption_message",
-    "on_process_end",
-]
+__all__ = ["ExampleHook", "hard_stop_message", "interruption_message"]
 
 logger = sphinx_logging.getLogger(__name__)
 
-#: The status of a process the hook ends: the hard stop, or an example that ended the
-#: process with status 0 (``os._exit(0)``, ``raise SystemExit``) while the build was not done.
-EXIT_STATUS = 2
+FAST_ENV_VAR = env_name("fast")
 
 _TIERS = {
     "signal": "by its budget timer (SIGALRM)",
@@ -99,15 +83,6 @@ _ADVICE = (
     "Make it lighter in CI with docsaccel.fast.pick(full=..., fast=..., name=...) "
     "and build with DOCSACCEL_FAST=1, or raise its budget."
 )
-
-
-class ExampleExit(Exception):
-    """Raised in place of ``sys.exit()`` called by a running example.
-
-    An example error like any other (sphinx-gallery shows it on the page): ending the
-    process would end the build, with sphinx-gallery's pages half written and, for
-    ``sys.exit(0)``, a status that says it succeeded.
-    """
 
 
 def interruption_message(example: Example, elapsed: float, tier: str | None = None) -> str:
@@ -135,22 +110,15 @@ class _Run:
     started_at: str
     wall_start: float
     cpu_start: float
+    processes: set[tuple[int, int]] = field(default_factory=set)
+    pid: int = field(default_factory=os.getpid)
     tier: str | None = None
     deadline: Deadline | None = None
     interrupted_after: float | None = None
-    processes: set[tuple[int, int]] = field(default_factory=set)
     ended: bool = False  # its final record is written
-    pid: int = field(default_factory=os.getpid)
     cost_before: tuple[int, int] | None = None
-    #: Threads and exit handlers before it ran (:mod:`.leftovers`).
+    #: Threads and exit handlers before it ran (:func:`.process_end.before_example`).
     left_mark: tuple[frozenset[int | None], int] | None = None
-
-
-# The hook whose example runs in this process, if any: what the process-end paths record.
-_running: ExampleHook | None = None
-_process_end_callbacks: list[tuple[int, Callable[[], bool]]] = []
-_real_os_exit = os._exit
-_real_sys_exit = sys.exit
 
 
 @dataclass(eq=False)
@@ -220,7 +188,6 @@ class ExampleHook:
             sg_compat.call_user_resetters(gallery_conf, fname, "after")
 
     def _start(self, fname: str) -> None:
-        global _running
         # The previous example never got its "after" call (abort_on_example_error): its
         # alarm and processes must not outlive it.
         cancel_all()
@@ -230,16 +197,16 @@ class ExampleHook:
         if example is None:
             self._run = None
             return
-        _install_exit_guards()
+        process_end.install(sigterm=False)
         registry.clear()
         os.environ[FAST_ENV_VAR] = "1" if self.fast else "0"
         _reset_peak_rss()
         run = _Run(example, now_iso(), time.perf_counter(), time.process_time())
         run.processes = descendants()
-        run.left_mark = leftovers.before_example()
+        run.left_mark = process_end.before_example()
         run.cost_before = sg_compat.cost_stamp(example.target_file)
         self._run = run
-        _running = self
+        process_end.running(self)
         self._write(run, FAILED, error=UNFINISHED_ERROR, provisional=True)
         if self.progress is not None:
             self.progress.send(event="start", id=example.id)
@@ -276,21 +243,20 @@ class ExampleHook:
         run.interrupted_after = run.interrupted_after or elapsed
         self._write(run, INTERRUPTED, error=message, finished=True)
         run.ended = True
-        if any(pid == os.getpid() for pid, _ in _process_end_callbacks):
+        if process_end.builds_here():
             logger.error(message)
         else:
             # A parallel worker has no Sphinx logging: its stderr is the build's.
             print(f"ERROR: {message}", file=sys.__stderr__, flush=True)
-        end_of_process(EXIT_STATUS)
+        process_end.end_of_process(process_end.EXIT_STATUS)
 
     def _finish(self, fname: str) -> None:
-        global _running
         if self._run is not None and self._run.pid != os.getpid():
             # A copy of the build's process that the example forked, back from the example:
             # it must not go on building beside the real one (and write into its outputs).
-            _real_os_exit(0)
+            process_end.real_exit(0)
         run, self._run = self._run, None
-        _running = None
+        process_end.running(None)
         if run is None or self.example_for(fname) is not run.example:
             return
         # Stopped first: the plugin's own bookkeeping is not the example's dependency.
@@ -321,7 +287,7 @@ class ExampleHook:
         # After the record: the time spent ending its processes is not the example's.
         self._wind_up(run)
         if run.left_mark is not None:
-            leftovers.after_example(run.example.id, run.left_mark)
+            process_end.after_example(run.example.id, run.left_mark)
         write_run_marker(run.example.target_file, self.fast, record["knobs"])
         if self.cache is not None and seen is not None:
             self.cache.save(run.example, seen)
@@ -332,10 +298,15 @@ class ExampleHook:
         if run.interrupted_after is not None:
             _forget_half_imported_modules()
 
+    def running_file(self) -> str | None:
+        """The source of the example running in this process (not in a forked copy of it)."""
+        run = self._run
+        return run.example.src_file if run is not None and run.pid == os.getpid() else None
+
     def end_running(self, why: str | None) -> None:
         """The process ends while an example runs: record why (if known), end its processes."""
         run = self._run
-        if run is None:
+        if run is None or run.pid != os.getpid():
             return
         if run.deadline is not None:
             run.deadline.cancel()
@@ -379,110 +350,6 @@ class ExampleHook:
             record["overhead_seconds"] = overhead
         self._journal.append(record)
         return record
-
-
-def on_process_end(callback: Callable[[], bool]) -> None:
-    """Call ``callback()`` when this process ends before its build did (once per callback).
-
-    At the hard stop, ``os._exit`` in an example, ``SIGTERM`` and interpreter exit, after
-    the running example is recorded. The callback returns whether a build was left
-    unfinished: then an interpreter exit ends with a failing status (:data:`EXIT_STATUS`).
-    """
-    if (os.getpid(), callback) not in _process_end_callbacks:
-        _process_end_callbacks.append((os.getpid(), callback))
-
-
-def end_of_process(
-    status: int | None,
-    why: str | None = None,
-    every_process: bool = False,
-    fail_unfinished: bool = False,
-) -> None:
-    """Record the running example (``why`` it did not finish), end the processes it started
-    (``every_process``: all of this process's descendants), run the :func:`on_process_end`
-    callbacks; then end this process with ``status``, if given, or with
-    :data:`EXIT_STATUS` if ``fail_unfinished`` and a build was left unfinished.
-    """
-    global _running
-    hook, _running = _running, None
-    cancel_all()
-    if hook is not None and hook._run is not None and hook._run.pid == os.getpid():
-        with contextlib.suppress(Exception):
-            hook.end_running(why)
-    if every_process:
-        end_processes(descendants())
-    unfinished = False
-    for pid, callback in list(_process_end_callbacks):
-        if pid != os.getpid():
-            continue  # registered in the process this one was forked from
-        try:
-            unfinished = bool(callback()) or unfinished
-        except Exception as exc:  # the others still run; the process ends regardless
-            logger.error(f"docsaccel: while the build's process ended: {exc!r}")
-    if status is None and fail_unfinished and unfinished:
-        status = EXIT_STATUS
-    if status is None:
-        return
-    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    logging.shutdown()
-    _real_os_exit(status)
-
-
-def _at_exit() -> None:
-    # A build left unfinished at interpreter exit stopped in the middle: an example
-    # raised SystemExit (sphinx-build would exit 0), an error with abort_on_example_error,
-    # Ctrl-C. The status says it failed, whatever the status the exit carried.
-    why = (
-        "the build's process exited while it ran (sys.exit or SystemExit in the example, "
-        "or the build stopped)"
-    )
-    end_of_process(None, why=why, fail_unfinished=True)
-
-
-atexit.register(_at_exit)
-
-
-def _called_from_example() -> bool:
-    hook = _running
-    run = hook._run if hook is not None else None
-    if (
-        run is None
-        or run.pid != os.getpid()
-        or threading.current_thread() is not threading.main_thread()
-    ):
-        return False
-    code_file = run.example.src_file
-    frame = sys._getframe(2)
-    while frame is not None:
-        if frame.f_code.co_filename == code_file:
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _guarded_sys_exit(status: object = None) -> None:
-    if _called_from_example():
-        raise ExampleExit(
-            f"the example called sys.exit({status!r}), which would end the build's process; "
-            "an example must return normally (or raise an exception to fail)"
-        )
-    _real_sys_exit(status)
-
-
-def _guarded_os_exit(status: int) -> None:
-    if _called_from_example():
-        end_of_process(
-            status or EXIT_STATUS,
-            why=f"the example called os._exit({status!r}), which ended the build's process",
-        )
-    _real_os_exit(status)
-
-
-def _install_exit_guards() -> None:
-    sys.exit = _guarded_sys_exit
-    os._exit = _guarded_os_exit
 
 
 def _forget_half_imported_modules() -> None:

@@ -29,25 +29,24 @@ decided here, in two tiers:
 
 A deadline an example left armed (with ``abort_on_example_error`` the example's "after"
 hook never runs) is disarmed when the next deadline starts, by :func:`cancel_all`, and at
-interpreter exit.
+the process's end.
 
-Example::
+Example: a loop that never ends on its own, stopped after 0.2 s (on the main thread; the
+previous ``SIGALRM`` handler and timer are back after :meth:`Deadline.cancel`).
 
-    deadline = Deadline(2.0, lambda elapsed: f"stopped after {elapsed:.1f} s").start()
-    try:
-        while True:
-            pass
-    except BudgetExceeded as exc:
-        print(exc, deadline.tier)   # stopped after 2.0 s signal
-    finally:
-        deadline.cancel()
+>>> deadline = Deadline(0.2, lambda elapsed: f"stopped after {elapsed:.1f} s").start()
+>>> try:
+...     while True:
+...         pass
+... except BudgetExceeded as exc:
+...     print(exc, "by", deadline.tier)
+... finally:
+...     deadline.cancel()
+stopped after ... s by signal
 """
 
 from __future__ import annotations
 
-import atexit
-import math
-import os
 import signal
 import sys
 import threading
@@ -55,13 +54,9 @@ import time
 from collections.abc import Callable
 from types import FrameType
 
-from docsaccel.contract import GRACE_ENV
+from docsaccel.settings import GRACE_SECONDS, read_env_setting
 
 __all__ = ["GRACE_SECONDS", "BudgetExceeded", "Deadline", "cancel_all", "grace_seconds"]
-
-#: Seconds an example may still run after its budget ran out before the hard stop: time
-#: for an import in progress to finish and for an interrupted example to unwind.
-GRACE_SECONDS = 5.0
 
 # Messages for exceptions delivered by the watchdog, which can only raise a class.
 _pending_messages: dict[int, str] = {}
@@ -85,20 +80,11 @@ class BudgetExceeded(Exception):
 
 
 def grace_seconds() -> float:
-    """The hard stop's grace: ``DOCSACCEL_INTERRUPT_GRACE`` seconds, or :data:`GRACE_SECONDS`."""
-    text = os.environ.get(GRACE_ENV, "").strip()
-    if not text:
-        return GRACE_SECONDS
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value >= 0):
-        raise ValueError(
-            f"{GRACE_ENV}={text!r} is not a number of seconds; use a finite number >= 0, "
-            f"e.g. {GRACE_ENV}={GRACE_SECONDS:g}"
-        )
-    return value
+    """The hard stop's grace: ``DOCSACCEL_INTERRUPT_GRACE`` seconds, or :data:`GRACE_SECONDS`.
+
+    Raises :class:`~docsaccel.settings.SettingError` naming a bad value.
+    """
+    return read_env_setting("interrupt_grace")
 
 
 class Deadline:
@@ -241,12 +227,10 @@ class Deadline:
 
 
 def cancel_all() -> None:
-    """Disarm every deadline still armed (an example stopped without its "after" hook)."""
+    """Disarm every deadline still armed (an example stopped without its "after" hook, the
+    process ending: :mod:`.process_end` calls it)."""
     for deadline in list(_active):
         deadline.cancel()
-
-
-atexit.register(cancel_all)
 
 
 def _method() -> str:

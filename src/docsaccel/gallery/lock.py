@@ -2,17 +2,28 @@
 
 Two builds writing ``<outdir>/docsaccel/`` at once delete each other's records and
 report each other's running examples as failed. :class:`OutdirLock` is an exclusive
-``flock`` on ``<outdir>/docsaccel/build.lock``, held for the whole build; the file holds
+``flock`` on :func:`docsaccel.layout.lock_path`, held for the whole build; the file holds
 the holder's pid, so the second build can say who holds it. The kernel releases the lock
 when the holder's process ends, however it ends: a crashed build never leaves a folder
-locked.
+locked. A process forked from the build (a ``multiprocessing`` worker) would share the
+lock and keep it past the build: it lets go of its copy (:meth:`OutdirLock.forget`).
 
-Example::
+Example: a second build into the same folder is refused until the first lets go.
 
-    lock = OutdirLock(outdir)
-    lock.acquire()          # raises LockedError naming the folder and the holder's pid
-    ...
-    lock.release()
+>>> import tempfile
+>>> outdir = tempfile.TemporaryDirectory()
+>>> build, other_build = OutdirLock(outdir.name), OutdirLock(outdir.name)
+>>> build.acquire()
+>>> other_build.acquire()
+Traceback (most recent call last):
+...
+docsaccel.gallery.lock.LockedError: another build is writing into ... (process ..., lock ...
+>>> build.release()
+>>> other_build.acquire()
+>>> other_build.held
+True
+>>> other_build.release()
+>>> outdir.cleanup()
 """
 
 from __future__ import annotations
@@ -22,6 +33,8 @@ import fcntl
 import os
 from pathlib import Path
 
+from docsaccel import layout
+
 __all__ = ["LockedError", "OutdirLock"]
 
 
@@ -30,11 +43,11 @@ class LockedError(RuntimeError):
 
 
 class OutdirLock:
-    """An exclusive lock on ``<outdir>/docsaccel/build.lock``."""
+    """An exclusive lock on an output folder (:func:`docsaccel.layout.lock_path`)."""
 
     def __init__(self, outdir: str | os.PathLike[str]) -> None:
         self.outdir = Path(outdir)
-        self.path = self.outdir / "docsaccel" / "build.lock"
+        self.path = layout.lock_path(self.outdir)
         self._handle: int | None = None
 
     def acquire(self) -> None:
@@ -64,6 +77,10 @@ class OutdirLock:
         if handle is not None:
             with contextlib.suppress(OSError):
                 os.close(handle)
+
+    def forget(self) -> None:
+        """In a forked child: close this process's copy, leaving the parent's lock held."""
+        self.release()
 
     @property
     def held(self) -> bool:

@@ -10,10 +10,12 @@ fast build::
 The text comes from the example's record; the page's doctree keeps the text it was built
 with in its metadata, so a page is read again whenever its note would change.
 
-Example::
+Example:
 
-    fast_note_text({"fast": True, "knobs": {"rollouts": {"value": 1, "fast": 1, "full": 4}}})
-    # 'Built with the CI fast path: rollouts = 1 (full build: 4)'
+>>> fast_note_text({"fast": True, "knobs": {"rollouts": {"value": 1, "fast": 1, "full": 4}}})
+'Built with the CI fast path: rollouts = 1 (full build: 4)'
+>>> fast_note_text({"fast": False, "knobs": {"rollouts": {"value": 4, "fast": 1, "full": 4}}})
+''
 """
 
 from __future__ import annotations

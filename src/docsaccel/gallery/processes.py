@@ -10,11 +10,20 @@ Linux only (``/proc/<pid>/task/<tid>/children``); elsewhere :func:`descendants` 
 nothing and nothing is ended. A process that detached itself from its parent (a double
 fork, a daemon) is not a descendant any more and is not found.
 
-Example::
+Example: a child left sleeping is found and ended.
 
-    before = descendants()
-    subprocess.Popen(["sleep", "600"])
-    end_processes(new_since(before))   # the sleep is ended
+>>> import subprocess
+>>> import sys
+>>> before = descendants()
+>>> child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+>>> started = new_since(before)
+>>> [pid for pid, _ in started] == [child.pid]
+True
+>>> end_processes(started)  # SIGTERM was enough: none had to be killed
+set()
+>>> new_since(before)
+set()
+>>> _ = child.wait()
 """
 
 from __future__ import annotations

@@ -49,10 +49,10 @@ from typing import Any
 
 from sphinx.util import logging
 
+from docsaccel import sg_compat
 from docsaccel.budgets import format_seconds
 from docsaccel.contract import NEAR_BUDGET, REUSABLE
-from docsaccel.gallery import sg_compat
-from docsaccel.gallery.plan import Example
+from docsaccel.examples import Example
 
 __all__ = [
     "NearBudgetWatch",
@@ -154,7 +154,7 @@ def history_medians(path: Path | None, fast: bool) -> dict[str, float]:
 
 
 def start_progress(build: Any, gallery_conf: dict[str, Any]) -> Progress | None:
-    """The progress of a :class:`~docsaccel.gallery.GalleryBuild` about to run its gallery.
+    """The progress of a :class:`~docsaccel.gallery.state.GalleryBuild` about to run its gallery.
 
     Counts the examples sphinx-gallery will execute: executable under the build's final
     config (a shard's own), and not skipped as unchanged. ``None`` when it runs none.
@@ -169,7 +169,7 @@ def start_progress(build: Any, gallery_conf: dict[str, Any]) -> Progress | None:
     if not planned:
         return None
     fast = build.settings.fast
-    history = history_medians(build.settings.history_path, fast)
+    history = history_medians(build.settings.history, fast)
     expected = expected_seconds(planned, fast, build.previous, history)
     parallel = gallery_conf.get("parallel") or 1
     jobs = os.cpu_count() or 1 if parallel is True or parallel < 0 else int(parallel)

@@ -168,7 +168,7 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
     target = check_report_page(app, docname)
     target.parent.mkdir(parents=True, exist_ok=True)
     chart = CHART_PLACEHOLDER if draw_chart else ""
-    text = page_text(report, chart=chart, history=build.settings.history_path)
+    text = page_text(report, chart=chart, history=build.settings.history)
     if not target.is_file() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
     if not draw_chart:

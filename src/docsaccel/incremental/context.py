@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from docsaccel.cache.context import context_key
-from docsaccel.incremental.state import STATE_VERSION
+from docsaccel.incremental.state import STATE
 
 __all__ = ["context_key", "describe_difference", "state_context"]
 
@@ -42,7 +42,7 @@ def state_context(
 ) -> dict[str, Any]:
     """The context of a build (see the module docstring)."""
     return {
-        "format": STATE_VERSION,
+        "format": STATE.version,
         "project": project,
         "builder": builder,
         "python": platform.python_version(),

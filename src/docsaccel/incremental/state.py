@@ -6,7 +6,7 @@ them (:mod:`docsaccel.incremental.pages`, the write side's facts). Layout, under
 folder (beside the example cache's ``entries/``)::
 
     sphinx/
-        states/<context key>.json   # schema docsaccel.sphinx-state: the context, the project
+        states/<context key>.json   # docsaccel.sphinx-state: the context, the project
                                     # root it was made in, and every file by its digest
         objects/<2 hex>/<sha256>    # the files' contents, each stored once for all states
         tmp/                        # files and states being written
@@ -29,10 +29,8 @@ Example::
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
-import tempfile
 import time
 import uuid
 from collections.abc import Iterable, Mapping
@@ -42,12 +40,13 @@ from typing import Any
 
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.contract import InputError, read_json
+from docsaccel.formats import Format, write_json
 
-__all__ = ["STATE_SCHEMA", "State", "StateError", "StateStore", "files_under"]
+__all__ = ["STATE", "State", "StateError", "StateStore", "files_under"]
 
-STATE_SCHEMA = "docsaccel.sphinx-state"
-#: Bumped whenever a state written by an older docsaccel could be wrong for a newer one.
-STATE_VERSION = 1
+#: The state file. Its version is bumped whenever a state written by an older docsaccel
+#: could be wrong for a newer one, and a build uses only states of its own version.
+STATE = Format("docsaccel.sphinx-state", 1, "Sphinx state")
 FOLDER = "sphinx"
 #: Files in ``tmp/`` or objects no state names, older than this, were left by a killed
 #: build (or by a state since replaced): ``prune`` removes them. Younger ones may belong to
@@ -126,10 +125,8 @@ class StateStore:
             meta = read_json(path, "Sphinx state")
         except InputError as exc:
             raise StateError(str(exc)) from None
-        if not isinstance(meta, dict) or meta.get("schema") != STATE_SCHEMA:
-            raise StateError(f"{path}: not a {STATE_SCHEMA} file")
-        if meta.get("version") != STATE_VERSION:
-            raise StateError(f"{path}: version {meta.get('version')!r}, not {STATE_VERSION}")
+        if STATE.check(meta, path, StateError) != STATE.version:
+            raise StateError(f"{path}: written by an older docsaccel (version {meta['version']})")
         for part in _PARTS:
             files = meta.get(part)
             if not isinstance(files, dict) or not all(
@@ -196,16 +193,10 @@ class StateStore:
                 if not _safe(relative):
                     raise StateError(f"{path}: {relative!r} is not a safe relative path")
                 digests[relative] = self._store_object(Path(path), known, tmp)
-        payload = {
-            **meta,
-            "schema": STATE_SCHEMA,
-            "version": STATE_VERSION,
-            **listing,
-            "made_at": time.time(),
-        }
+        payload = {**meta, **STATE.header(), **listing, "made_at": time.time()}
         self.states.mkdir(parents=True, exist_ok=True)
         final = self.states / f"{key}.json"
-        _write_atomically(final, json.dumps(payload, separators=(",", ":")).encode("utf-8"), tmp)
+        write_json(final, payload, indent=None)
         return final
 
     def _store_object(self, path: Path, known: Known, tmp: Path) -> str:
@@ -282,15 +273,3 @@ def _mtime(path: Path) -> float:
         return path.stat().st_mtime
     except OSError:
         return 0.0
-
-
-def _write_atomically(path: Path, payload: bytes, tmp: Path) -> None:
-    handle, partial = tempfile.mkstemp(dir=tmp, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(payload)
-        os.chmod(partial, 0o644)
-        os.replace(partial, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(partial)

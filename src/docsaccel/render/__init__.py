@@ -38,6 +38,7 @@ from docsaccel.render.gating import RenderEvery  # noqa: E402
 from docsaccel.render.schedule import FrameSchedule  # noqa: E402
 from docsaccel.render.stats import RenderStats  # noqa: E402
 from docsaccel.render.torchrl_binding import RecorderSchedule, bind_recorder, gated_video_env  # noqa: E402
+from docsaccel.render.video_file import VideoFileRecorder  # noqa: E402
 
 __all__ = [
     "FrameSchedule",
@@ -48,13 +49,3 @@ __all__ = [
     "bind_recorder",
     "gated_video_env",
 ]
-
-
-def __getattr__(name: str) -> object:
-    # The recorder lives with the other video parts and imports render gating itself:
-    # importing it here eagerly would make `import docsaccel.video.recorder` circular.
-    if name == "VideoFileRecorder":
-        from docsaccel.video.recorder import VideoFileRecorder
-
-        return VideoFileRecorder
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

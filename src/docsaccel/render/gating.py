@@ -51,11 +51,11 @@ class RenderEvery(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorAr
 
         env = RenderEvery(gym.make("HalfCheetah-v5", render_mode="rgb_array"), render_every=16)
         env.reset(seed=0)
-        frames = [env.render()]
+        frames = [env.render()]               # the reset's frame: fresh
         for _ in range(31):
             env.step(env.action_space.sample())
             frames.append(env.render())       # frames 16 and 32 are fresh, others reused
-        env.render_stats.as_dict()            # {"fresh_renders": 3, "reused_frames": 29, ...}
+        env.render_stats.fresh_renders, env.render_stats.reused_frames   # (3, 29)
 
     Change logs:
         docsaccel 0.1.0 - first version.

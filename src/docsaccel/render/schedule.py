@@ -11,16 +11,16 @@ Anything with ``advance()`` and ``keeps_current_frame()`` can stand in for it (s
 :class:`docsaccel.render.torchrl_binding.RecorderSchedule`, which reads a torchrl
 recorder's own counter instead of keeping one).
 
-Example::
+Example:
 
-    from docsaccel.render.schedule import FrameSchedule
-
-    schedule = FrameSchedule(every=3)
-    kept = []
-    for _ in range(7):
-        schedule.advance()                 # a frame enters the stream
-        kept.append(schedule.keeps_current_frame())
-    # kept == [False, False, True, False, False, True, False]
+>>> from docsaccel.render.schedule import FrameSchedule
+>>> schedule = FrameSchedule(every=3)
+>>> kept = []
+>>> for _ in range(7):
+...     schedule.advance()  # a frame enters the stream
+...     kept.append(schedule.keeps_current_frame())
+>>> kept
+[False, False, True, False, False, True, False]
 """
 
 from __future__ import annotations

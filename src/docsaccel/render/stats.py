@@ -6,13 +6,20 @@ label unique in the process (``"HalfCheetah-v5#1"``, ``"HalfCheetah-v5#2"``, ...
 keeps counting afterwards: the gallery plugin snapshots the registry when an example
 finishes, so the example's record shows the final numbers.
 
-Example::
+Example: a reset and three steps rendered one frame in two.
 
-    stats = RenderStats(env_id="Hopper-v5", render_every=4)
-    stats.record_fresh(seconds=0.500)   # the first render also sets up the GL context
-    stats.record_fresh(seconds=0.040)
-    stats.record_reused()
-    stats.as_dict()["saved_seconds"]   # 0.04: one reused frame x mean fresh render time
+>>> stats = RenderStats(env_id="Hopper-v5", render_every=2)
+>>> stats.record_reset()
+>>> for seconds in (0.500, 0.040, None, 0.040):  # the first render also sets up OpenGL
+...     stats.record_frame()
+...     if seconds is None:
+...         stats.record_reused()
+...     else:
+...         stats.record_fresh(seconds)
+>>> stats.fresh_renders, stats.reused_frames, stats.skipped_renders
+(3, 1, 1)
+>>> round(stats.as_dict()["saved_seconds"], 3)  # one skipped render x the mean later one
+0.04
 """
 
 from __future__ import annotations

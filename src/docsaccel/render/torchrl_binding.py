@@ -226,6 +226,9 @@ def gated_video_env(
         )
         env.rollout(1000)
         env.transform.dump()   # videos/cheetah/videos/rollout_0.mp4, 62 frames
+
+    torchrl writes MP4 through ``torchcodec``, which is not a dependency of docsaccel:
+    without it, leave ``video_format`` out (frames saved as a ``.pt`` tensor file).
     """
     check_stride("skip", skip)
     from torchrl.envs import EnvBase, GymWrapper, TransformedEnv

@@ -7,9 +7,15 @@ all of them). Text stays text in the SVG
 (``svg.fonttype = none``), mathtext is off so a ``$`` in a name is just a character,
 and matplotlib XML-escapes every label.
 
-Example::
+Example:
 
-    svg = render_chart_svg(summary.rows, limit=40)  # "<svg ...>...</svg>"
+>>> from docsaccel.report.model import LoadedInput, Timing
+>>> from docsaccel.report.summary import summarize
+>>> timings = [Timing("tutorials/plot_a.py", "plot_a.py", 42.0, budget_seconds=30.0)]
+>>> summary = summarize(LoadedInput("report.json", "docsaccel-report", timings))
+>>> svg = render_chart_svg(summary.rows, limit=40)
+>>> svg.startswith("<svg"), "tutorials/plot_a.py" in svg
+(True, True)
 
 As a program, ``python -m docsaccel.report.chart REPORT OUT.svg [--limit N]`` draws the
 chart of any input ``docsaccel report`` reads: the docs build runs it in a separate process

@@ -12,11 +12,16 @@ own precedence (:meth:`docsaccel.budgets.BudgetTable.resolve`) and only then fal
 4. the budget the input recorded (a report's ``pattern`` or ``default`` budget of the
    build); sphinx-gallery's files carry none, so their examples are otherwise unbounded.
 
-Example::
+Example: two timings of a sphinx-gallery file (no budgets), checked with ``--budget 30``.
 
-    timings = apply_budgets(load_timings("report.json"), flat_seconds=300)
-    result = check_timings(timings)
-    print(format_check(result)); raise SystemExit(result.exit_code)
+>>> from docsaccel.report.model import Timing
+>>> timings = [Timing("plot_a.py", "plot_a.py", 42.0), Timing("plot_b.py", "plot_b.py", 3.0)]
+>>> result = check_timings(apply_budgets(timings, flat_seconds=30))
+>>> print(format_check(result))
+FAIL: 1 of 2 examples over budget:
+  plot_a.py: 42s > budget 30s from --budget 30s
+>>> result.exit_code
+1
 """
 
 from __future__ import annotations

@@ -10,9 +10,18 @@ missing extra, or (``check``, ``compare``) the report of a build that did not fi
 unless ``allow_incomplete``: a gate never passes, nor fails as "over budget", on a
 partial build.
 
-Example::
+Example: ``docsaccel check --budget 30s`` on a sphinx-gallery file, then on a missing one.
 
-    text, code = run_check(["docs/sg_execution_times.rst"], flat_budget="5m")
+>>> import tempfile
+>>> from pathlib import Path
+>>> folder = tempfile.TemporaryDirectory()
+>>> times = Path(folder.name, "sg_execution_times.rst")
+>>> _ = times.write_text("- **00:42.000**: :ref:`sphx_glr_auto_examples_plot_a.py` (``plot_a.py``)")
+>>> run_check([str(times)], flat_budget="30s")
+('FAIL: 1 of 1 examples over budget:\\n  plot_a.py: 42s > budget 30s from --budget 30s\\n', 1)
+>>> run_check([str(times.with_name("missing.json"))], flat_budget="30s")
+('error: .../missing.json: cannot read the input: ...\\n', 2)
+>>> folder.cleanup()
 """
 
 from __future__ import annotations

@@ -10,11 +10,22 @@ Only like is compared with like: a fast-path build (smaller knobs) against a ful
 would report every knob as a regression or a gain, so :func:`check_same_kind` refuses
 such a pair unless told otherwise (``--allow-mixed``).
 
-Example::
+Example:
 
-    check_same_kind(load_input("main.json"), load_input("pr.json"))
-    comparison = compare_timings(load_timings("main.json"), load_timings("pr.json"))
-    print(format_comparison(comparison, markdown=True))
+>>> from docsaccel.report.model import LoadedInput, Timing
+>>> base = [Timing("plot_a.py", "plot_a.py", 20.0), Timing("plot_b.py", "plot_b.py", 3.0)]
+>>> head = [Timing("plot_a.py", "plot_a.py", 42.0), Timing("plot_b.py", "plot_b.py", 3.5)]
+>>> print(format_comparison(compare_timings(base, head)), end="")
+Execution time: 45.5s (+22.5s vs base 23.0s); 1 regression(s) (slower by > 20% and > 5s)
+<BLANKLINE>
+  plot_a.py: 20.0s -> 42.0s (+22.0s, +110%)  REGRESSED
+  plot_b.py: 3.0s -> 3.5s (+0.5s, +17%)
+>>> full_build = LoadedInput("main.json", "docsaccel-report", base, build={"fast": False})
+>>> fast_build = LoadedInput("pr.json", "docsaccel-report", head, build={"fast": True})
+>>> check_same_kind(full_build, fast_build)
+Traceback (most recent call last):
+...
+docsaccel.report.compare.MixedBuildsError: main.json is a full build and pr.json a fast build ...
 """
 
 from __future__ import annotations

@@ -17,10 +17,13 @@ build recorded, relative to the working directory, which is the repository root 
 workflow step). Values are escaped as the runner expects: in the message ``%``, CR and
 LF; in properties also ``:`` and ``,``.
 
-Example::
+Example:
 
-    print(check_annotations(timings, {"tutorials/plot_a.py": "docs"}), end="")
-    # ::error file=docs/tutorials/plot_a.py,title=Over budget::tutorials/plot_a.py took ...
+>>> from docsaccel.report.model import Timing
+>>> timings = [Timing("tutorials/plot_a.py", "plot_a.py", 42.0, budget_seconds=30.0,
+...                   budget_source="default", budget_detail="conf/budgets.toml default")]
+>>> print(check_annotations(timings, {"tutorials/plot_a.py": "docs"}), end="")
+::error file=docs/tutorials/plot_a.py,title=Over budget::tutorials/plot_a.py took 42s, ...
 """
 
 from __future__ import annotations

@@ -19,11 +19,21 @@ their median (median absolute deviation / median). An example is *noisy* when th
 exceeds ``NOISY_ABOVE`` over at least ``MIN_RUNS_FOR_NOISE`` runs; the report flags it,
 and gallery sharding uses the medians as the expected durations.
 
-Example::
+Example: four builds (:func:`append_history` writes each line from a report), one of
+them on a slow runner.
 
-    append_history("build/docsaccel/report.json", "ci/history.jsonl")
-    stats = read_history("ci/history.jsonl", last=10)
-    stats["tutorials/plot_a.py"].median_seconds, stats["tutorials/plot_a.py"].noisy
+>>> import tempfile
+>>> from pathlib import Path
+>>> from docsaccel.report.model import Timing
+>>> folder = tempfile.TemporaryDirectory()
+>>> history = Path(folder.name, "history.jsonl")
+>>> lines = [history_line([Timing("tutorials/plot_a.py", "plot_a.py", seconds)], "report.json")
+...          for seconds in (10.0, 11.0, 30.0, 10.5)]
+>>> _ = history.write_text("\\n".join(lines) + "\\n")
+>>> stats = read_history(history, last=10)
+>>> stats["tutorials/plot_a.py"].median_seconds, stats["tutorials/plot_a.py"].noisy
+(10.75, False)
+>>> folder.cleanup()
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from docsaccel.contract import InputError, is_finite_number, parse_json, read_text
+from docsaccel.formats import Format
 from docsaccel.report.inputs import load_input
 from docsaccel.report.model import Timing
 
@@ -56,8 +67,10 @@ __all__ = [
     "same_kind",
 ]
 
-HISTORY_SCHEMA = "docsaccel.history"
-HISTORY_VERSION = 1
+#: One line of a history file (:class:`docsaccel.formats.Format`).
+HISTORY = Format("docsaccel.history", 1, "docsaccel.history line")
+HISTORY_SCHEMA = HISTORY.schema
+HISTORY_VERSION = HISTORY.version
 NOISY_ABOVE = 0.25
 MIN_RUNS_FOR_NOISE = 3
 
@@ -113,8 +126,7 @@ def history_line(
     build = build or {}
     fast = build.get("fast")
     entry = {
-        "schema": HISTORY_SCHEMA,
-        "version": HISTORY_VERSION,
+        **HISTORY.header(),
         "recorded_at": recorded_at or datetime.now(UTC).isoformat(timespec="seconds"),
         "source": source,
         "fast": fast if isinstance(fast, bool) else None,
@@ -149,15 +161,8 @@ def append_history(report: str | Path, history: str | Path) -> int:
 
 
 def _build(entry: object, where: str) -> HistoryBuild:
-    if not isinstance(entry, dict) or entry.get("schema") != HISTORY_SCHEMA:
-        raise InputError(f"{where}: not a {HISTORY_SCHEMA} line")
-    version = entry.get("version", 1)
-    is_int = isinstance(version, int) and not isinstance(version, bool)
-    if not is_int or not 1 <= version <= HISTORY_VERSION:
-        raise InputError(
-            f"{where}: version is {version!r:.40}; this docsaccel reads versions 1 to "
-            f"{HISTORY_VERSION}"
-        )
+    HISTORY.check(entry, where, missing_version=1)
+    assert isinstance(entry, dict)
     examples = entry.get("examples")
     if not isinstance(examples, dict):
         raise InputError(f"{where}: examples must be an object, got {examples!r:.60}")

@@ -8,9 +8,14 @@ Every name, status and knob is escaped with :func:`html.escape`.
 :func:`render_html_fragment` is the same content without ``<html>``/``<head>``, for a
 Sphinx page through ``.. raw:: html`` (the docs build's "Build budget report" page).
 
-Example::
+Example: a name that holds markup stays text.
 
-    Path("report.html").write_text(render_html(summarize(load_input("report.json"))))
+>>> from docsaccel.report.model import LoadedInput, Timing
+>>> from docsaccel.report.summary import summarize
+>>> timings = [Timing("tutorials/plot_<b>.py", "plot_<b>.py", 42.0, budget_seconds=30.0)]
+>>> page = render_html(summarize(LoadedInput("report.json", "docsaccel-report", timings)))
+>>> page.startswith("<!DOCTYPE html>"), "<td>tutorials/plot_&lt;b&gt;.py</td>" in page
+(True, True)
 """
 
 from __future__ import annotations

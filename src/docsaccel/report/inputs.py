@@ -30,10 +30,32 @@ parse, or lists no example at all raises :class:`~docsaccel.contract.InputError`
 the file, the line or key, and the value: a file we do not understand never passes a
 check.
 
-Example::
+Example:
 
-    for timing in load_timings("docs/auto_examples/sg_execution_times.rst"):
-        print(timing.id, timing.seconds, timing.memory_bytes)
+>>> import tempfile
+>>> from pathlib import Path
+>>> folder = tempfile.TemporaryDirectory()
+>>> times = Path(folder.name) / "sg_execution_times.rst"
+>>> _ = times.write_text('''
+... .. list-table::
+...    :header-rows: 1
+...
+...    * - Example
+...      - Time
+...      - Mem (MB)
+...    * - :ref:`sphx_glr_auto_examples_plot_a.py` (``plot_a.py``)
+...      - 00:07.250
+...      - 12.5
+... ''')
+>>> loaded = load_input(times)
+>>> loaded.format, [(t.id, t.seconds, t.memory_bytes) for t in loaded.timings]
+('sg-rst-list-table', [('plot_a.py', 7.25, 13107200)])
+>>> _ = times.write_text("Computation times\\n=================\\n")
+>>> load_timings(times)
+Traceback (most recent call last):
+...
+docsaccel.contract.InputError: .../sg_execution_times.rst: looks like a sphinx-gallery ...
+>>> folder.cleanup()
 """
 
 from __future__ import annotations

@@ -7,9 +7,23 @@ it), noisy ones, and the top N by time,
 each with time, budget, headroom, delta against the baseline, fast-path knobs and render
 savings. Example names are escaped so none can break the table or inject HTML.
 
-Example::
+Example:
 
-    print(render_markdown(summarize(load_input("report.json")), top=10))
+>>> from docsaccel.report.model import LoadedInput, Timing
+>>> from docsaccel.report.summary import summarize
+>>> timings = [Timing("tutorials/plot_a.py", "plot_a.py", 42.0, budget_seconds=30.0)]
+>>> print(render_markdown(summarize(LoadedInput("report.json", "docsaccel-report", timings))))
+## Docs build budget report
+<BLANKLINE>
+- **Build wall time:** –
+- **Execution time:** 42.0s over 1 executed examples (1 ok)
+<BLANKLINE>
+**1 example(s) over budget.**
+<BLANKLINE>
+### Over budget
+...
+| tutorials/plot\\_a.py | ok | 42.0s | 30.0s (140%) | -12.0s | – |  | – |
+...
 """
 
 from __future__ import annotations

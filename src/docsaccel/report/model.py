@@ -5,9 +5,12 @@ docsaccel report JSON, any ``sg_execution_times.rst`` sphinx-gallery has written
 JUnit XML) is turned into a list of :class:`Timing`, so the commands never care which
 format they were given.
 
-Example::
+Example:
 
-    Timing(id="tutorials/plot_quick.py", name="plot_quick.py", seconds=1.2)
+>>> timing = Timing(id="tutorials/plot_quick.py", name="plot_quick.py", seconds=42.0,
+...                 budget_seconds=30.0, budget_source="default")
+>>> timing.over_budget, timing.budget_use
+(True, 1.4)
 """
 
 from __future__ import annotations

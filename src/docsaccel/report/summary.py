@@ -3,10 +3,17 @@
 The Markdown, HTML and JSON views all render a :class:`ReportSummary`; none of them
 re-measures or re-derives anything.
 
-Example::
+Example:
 
-    summary = summarize(load_input("report.json"), baseline=load_timings("main.json"))
-    summary.over, summary.near, summary.top(10)
+>>> from docsaccel.report.model import LoadedInput, Timing
+>>> head = [Timing("tutorials/plot_a.py", "plot_a.py", 42.0, budget_seconds=30.0),
+...         Timing("tutorials/plot_b.py", "plot_b.py", 26.0, budget_seconds=30.0)]
+>>> base = [Timing("tutorials/plot_a.py", "plot_a.py", 20.0)]
+>>> summary = summarize(LoadedInput("pr.json", "docsaccel-report", head), baseline=base)
+>>> [row.id for row in summary.over], [row.id for row in summary.near]
+(['tutorials/plot_a.py'], ['tutorials/plot_b.py'])
+>>> summary.execution_seconds, summary.baseline_delta, summary.top(1)[0].delta_seconds
+(68.0, 48.0, 22.0)
 """
 
 from __future__ import annotations

@@ -13,11 +13,17 @@ report cannot: a tutorial that grows a few percent a week. The views use:
   least-squares line through the durations, relative to its start, robust to one slow
   build at either end.
 
-Example::
+Example: five full builds and a fast one, as :func:`~.history.read_builds` reads them.
 
-    trends = build_trends(same_kind(read_builds("ci/history.jsonl"), fast=True), last=10)
-    trends.text("tutorials/plot_a.py")        # '+18% over 10 builds'
-    trends.sparkline("tutorials/plot_a.py", budget_seconds=60.0)   # '<svg ...>'
+>>> from docsaccel.report.history import HistoryBuild, same_kind
+>>> builds = [HistoryBuild(None, False, {"tutorials/plot_a.py": seconds})
+...           for seconds in (10.0, 10.5, 11.0, 11.5, 12.0)]
+>>> builds.append(HistoryBuild(None, True, {"tutorials/plot_a.py": 1.0}))
+>>> trends = build_trends(same_kind(builds, fast=False), last=10)
+>>> trends.text("tutorials/plot_a.py")
+'+20% over 5 builds'
+>>> trends.sparkline("tutorials/plot_a.py", budget_seconds=60.0)
+'<svg class="sparkline" ...<title>tutorials/plot_a.py: +20% over 5 builds</title>...</svg>'
 """
 
 from __future__ import annotations

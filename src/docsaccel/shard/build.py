@@ -39,13 +39,15 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+from docsaccel import layout, sg_compat
 from docsaccel.contract import EXECUTED, InputError, read_json
-from docsaccel.gallery import sg_compat
-from docsaccel.gallery.config import SHARD_EXAMPLES_ENV_VAR, SHARD_RECORDS_ENV_VAR
-from docsaccel.gallery.records import record_file, write_json, write_record
+from docsaccel.formats import Format, write_json
+from docsaccel.records import record_file, write_record
 from docsaccel.schema import load_report, validate_record
+from docsaccel.settings import SettingError, env_name, read_settings
 from docsaccel.shard.plan import Plan, ShardError, build_gallery_plan, check_index
 
 __all__ = [
@@ -65,7 +67,7 @@ __all__ = [
 ]
 
 MANIFEST = "manifest.json"
-MANIFEST_SCHEMA = "docsaccel.shard"
+MANIFEST_FORMAT = Format("docsaccel.shard", 1, "shard manifest")
 # Never copied into a shard's workspace: version control, environments, caches, builds
 # (the example cache and CI's saved state included: builds reach them by absolute path).
 _NOT_COPIED = {".git", ".venv", ".nox", ".tox", "__pycache__", ".pytest_cache", ".ruff_cache"}
@@ -135,11 +137,12 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
     gallery_conf = sg_compat.with_defaults(gallery_conf)
     pairs = sg_compat.gallery_dirs(gallery_conf)
     galleries = {Path(examples).as_posix(): Path(out).as_posix() for examples, out in pairs}
-    budgets = namespace.get("docsaccel_budgets")
-    if budgets is not None and not isinstance(budgets, (str, os.PathLike)):
-        raise ShardError(f"{conf_file}: docsaccel_budgets must be a path, got {budgets!r:.60}")
-    budgets_path = None if budgets is None else docs / budgets
-    return DocsProject(root, docs, galleries, budgets_path, gallery_conf)
+    try:
+        # Checked as the build checks them: a bad setting fails here, before any shard.
+        settings = read_settings(SimpleNamespace(**namespace), docs)
+    except SettingError as exc:
+        raise ShardError(f"{conf_file}: {exc}") from None
+    return DocsProject(root, docs, galleries, settings.budgets, gallery_conf)
 
 
 # One shard ------------------------------------------------------------------------------
@@ -171,7 +174,7 @@ def run_shard(
     selection = work / "examples.txt"
     selection.write_text("".join(f"{name}\n" for name in examples), encoding="utf-8")
     outdir = work / "html"
-    env = {SHARD_EXAMPLES_ENV_VAR: str(selection)}
+    env = {env_name("shard_examples"): str(selection)}
     run_sphinx(copy.docs, outdir, env, sphinx_args, log)
     return collect_shard(copy, outdir, Path(artifact), index, shards, examples)
 
@@ -235,7 +238,7 @@ def collect_shard(
     Raises :class:`ShardError` when an executed example left no reusable outputs (it
     failed: sphinx-gallery keeps no md5 of a failing example, so it would run again).
     """
-    report_path = outdir / "docsaccel" / "report.json"
+    report_path = layout.report_path(outdir)
     try:
         report = load_report(report_path)
     except InputError as exc:
@@ -261,8 +264,7 @@ def collect_shard(
         write_record(artifact / "records", record)
         executed[record["id"]] = [path.as_posix() for path in files]
     manifest = {
-        "schema": MANIFEST_SCHEMA,
-        "version": 1,
+        **MANIFEST_FORMAT.header(),
         "index": index,
         "shards": shards,
         "examples": list(examples),
@@ -288,8 +290,7 @@ def find_manifests(artifacts: Path) -> dict[Path, dict[str, Any]]:
     manifests = {}
     for path in found:
         manifest = read_json(path, "shard manifest")
-        if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA:
-            raise ShardError(f"{path}: not a shard manifest (schema {MANIFEST_SCHEMA!r})")
+        MANIFEST_FORMAT.check(manifest, path, error=ShardError, missing_version=1)
         _check_manifest(manifest, path)
         manifests[path.parent] = manifest
     return manifests
@@ -376,7 +377,7 @@ def run_merge(
     """Merge the shard artifacts and build the site; return the merged example ids."""
     records = records or project.docs / "_build" / "shard-records"
     merged = merge_artifacts(project, Path(artifacts), Path(records).resolve())
-    env = {SHARD_RECORDS_ENV_VAR: str(Path(records).resolve())}
+    env = {env_name("shard_records"): str(Path(records).resolve())}
     run_sphinx(project.docs, Path(outdir), env, sphinx_args)
     return merged
 

@@ -375,14 +375,14 @@ def _read_runs(path: Path) -> list[dict[str, float]]:
 def discover_examples(gallery_dir: str | Path) -> list[str]:
     """The example files of a gallery folder, as sorted posix paths inside it.
 
-    sphinx-gallery's own walk (:func:`docsaccel.gallery.sg_compat.example_files`) with its
+    sphinx-gallery's own walk (:func:`docsaccel.sg_compat.example_files`) with its
     default config, for a folder planned without its ``conf.py``: the folder's files, then
     those of each sub-gallery (a sub-folder with a ``README.txt``/``GALLERY_HEADER.rst``,
     or any sub-folder when the folder has its own ``index.rst``), one level deep; every
     ``*.py`` but ``__init__.py``.
     """
     # Imported here: sphinx-gallery is a large import a plan from inputs alone never needs.
-    from docsaccel.gallery import sg_compat
+    from docsaccel import sg_compat
 
     root = Path(gallery_dir)
     if not root.is_dir():
@@ -497,10 +497,26 @@ def build_gallery_plan(
     (:meth:`docsaccel.shard.build.DocsProject.example_names`), so the plan covers exactly
     the examples the build runs; the default is :func:`discover_examples`.
 
-    Example::
+    Example: two examples measured in the history, a new one estimated.
 
-        plan = build_gallery_plan(["history.jsonl"], 4, {"tutorials": "docs/tutorials"})
-        plan.examples_of(0)   # ('tutorials/plot_a.py', ...)
+    >>> import json
+    >>> import tempfile
+    >>> from docsaccel.report.history import HISTORY
+    >>> docs = tempfile.TemporaryDirectory()
+    >>> tutorials = Path(docs.name, "tutorials")
+    >>> tutorials.mkdir()
+    >>> for name in ("README.txt", "plot_a.py", "plot_b.py", "plot_new.py"):
+    ...     _ = Path(tutorials, name).write_text("'''Title\\n=====\\n'''\\n")
+    >>> seconds = {"tutorials/plot_a.py": 120.0, "tutorials/plot_b.py": 30.0}
+    >>> build = {k: {"seconds": v, "status": "ok"} for k, v in seconds.items()}
+    >>> history = Path(docs.name, "history.jsonl")
+    >>> _ = history.write_text(json.dumps({**HISTORY.header(), "examples": build}))
+    >>> plan = build_gallery_plan([history], 2, {"tutorials": tutorials})
+    >>> plan.examples_of(0), plan.examples_of(1)
+    (('tutorials/plot_a.py',), ('tutorials/plot_b.py', 'tutorials/plot_new.py'))
+    >>> plan.estimates  # the median of the measured examples
+    {'tutorials/plot_new.py': 75.0}
+    >>> docs.cleanup()
     """
     _check_shards(shards)
     if not galleries:

@@ -1,6 +1,6 @@
 """Sharded builds: execute only one shard's examples, or merge shards executing none.
 
-Two environment variables (read with the other settings in :mod:`.config`) switch a build
+Two environment variables (settings of :mod:`docsaccel.settings`) switch a build
 into one of the roles of a sharded docs build (see :mod:`docsaccel.shard.build`):
 
 - ``DOCSACCEL_SHARD_EXAMPLES=FILE``: execute only the examples listed in FILE (ids such as
@@ -24,11 +24,14 @@ from typing import Any
 from sphinx.errors import ConfigError
 from sphinx.util import logging
 
-from docsaccel.contract import FAST_ENV as FAST_ENV_VAR
-from docsaccel.gallery import sg_compat
-from docsaccel.gallery.config import SHARD_EXAMPLES_ENV_VAR, SHARD_RECORDS_ENV_VAR, Settings
-from docsaccel.gallery.plan import Example
-from docsaccel.gallery.records import read_records
+from docsaccel import sg_compat
+from docsaccel.examples import Example
+from docsaccel.records import read_records
+from docsaccel.settings import Settings, env_name
+
+FAST_ENV_VAR = env_name("fast")
+SHARD_EXAMPLES_ENV_VAR = env_name("shard_examples")
+SHARD_RECORDS_ENV_VAR = env_name("shard_records")
 
 __all__ = ["apply_shard_settings"]
 

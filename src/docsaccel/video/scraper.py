@@ -35,14 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from docsaccel import registry
-from docsaccel.contract import VIDEO_SCAN_ENV, VIDEOS_SECTION
+from docsaccel.contract import VIDEO_SUFFIXES, VIDEOS_SECTION
+from docsaccel.settings import env_name, read_env_setting
 
 __all__ = ["VIDEO_SUFFIXES", "embed", "find_new_videos", "setup", "video_scraper"]
 
-#: Files the scraper treats as videos.
-VIDEO_SUFFIXES = (".mp4", ".gif")
 #: Set to ``0`` to embed only the videos passed to :func:`embed`.
-SCAN_ENV = VIDEO_SCAN_ENV
+SCAN_ENV = env_name("video_scan")
 _SECTION = VIDEOS_SECTION
 # Videos modified after this moment are new to the scraper; moved forward at every scrape,
 # so each video is embedded once, in the block that wrote it.
@@ -142,7 +141,7 @@ def video_scraper(block: Any, block_vars: dict[str, Any], gallery_conf: dict[str
     global _last_scan
     started, _last_scan = _last_scan, time.time()
     videos = [Path(path) for path in registry.take(_SECTION)]
-    if os.environ.get(SCAN_ENV, "1") != "0":
+    if read_env_setting("video_scan"):
         videos += find_new_videos(os.getcwd(), since=started)
     image_paths = block_vars["image_path_iterator"]
     rst = []

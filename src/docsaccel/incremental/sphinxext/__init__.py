@@ -31,7 +31,7 @@ from sphinx.application import Sphinx
 
 import docsaccel
 from docsaccel.incremental.sphinxext import outdated, reading, restore, save, warnings, writing
-from docsaccel.incremental.sphinxext.build import SETTING, current
+from docsaccel.incremental.sphinxext.build import current
 
 __all__ = ["setup"]
 
@@ -54,7 +54,7 @@ def _on_report(app: Sphinx, exception: BaseException | None) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_config_value(SETTING, True, "", types=frozenset({bool}))
+    # Its setting, docsaccel_cache_sphinx, is registered with the others (docsaccel.settings).
     # After the gallery plugin has locked the output folder and read its settings (20).
     app.connect("config-inited", _on_config_inited, priority=30)
     # After sphinx-gallery (500) and the gallery plugin (900) wrote the generated pages.

@@ -16,57 +16,33 @@ Example::
 
 from __future__ import annotations
 
-import os
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sphinx.errors import ConfigError
-
 from docsaccel.cache.deps import Project
-from docsaccel.contract import parse_switch
+from docsaccel.formats import Format
 from docsaccel.incremental.pages import Place
 from docsaccel.incremental.state import Known, StateStore
 
 __all__ = [
     "MARKER",
+    "MARKER_FORMAT",
     "PAGES_ATTR",
-    "SETTING",
-    "SETTING_ENV",
     "TABLES_ATTR",
     "IncrementalBuild",
     "current",
     "pages_of",
-    "state_enabled",
 ]
 
-#: The ``conf.py`` setting that turns the Sphinx state off, and its variable (which wins).
-SETTING = "docsaccel_cache_sphinx"
-SETTING_ENV = "DOCSACCEL_CACHE_SPHINX"
 #: The environment's attributes holding the page records and the digests they were
 #: checked against (see :mod:`docsaccel.incremental.pages`).
 PAGES_ATTR = "docsaccel_pages"
 TABLES_ATTR = "docsaccel_tables"
 #: Beside the doctrees: which state a finished build left there, and its write-side facts.
 MARKER = "docsaccel-state.json"
-
-
-def state_enabled(config: Any, env: dict[str, str] | None = None) -> bool:
-    """Whether the Sphinx state is on: :data:`SETTING_ENV` when set (not blank), else
-    :data:`SETTING` in ``conf.py``, else on. Raises :class:`ConfigError` naming a bad
-    value."""
-    env = os.environ if env is None else env
-    variable = env.get(SETTING_ENV, "").strip()
-    if variable:
-        try:
-            return parse_switch(variable, SETTING_ENV)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
-    value = getattr(config, SETTING, True)
-    if not isinstance(value, bool):
-        raise ConfigError(f"{SETTING} must be True or False, got {value!r}")
-    return value
+MARKER_FORMAT = Format("docsaccel.sphinx-marker", 1, "Sphinx state marker")
 
 
 @dataclass

@@ -39,7 +39,7 @@ from docsaccel.contract import InputError, read_json
 from docsaccel.incremental.context import context_key, describe_difference, state_context
 from docsaccel.incremental.pages import Place
 from docsaccel.incremental.relocate import relocate
-from docsaccel.incremental.sphinxext.build import MARKER, IncrementalBuild, state_enabled
+from docsaccel.incremental.sphinxext.build import MARKER, MARKER_FORMAT, IncrementalBuild
 from docsaccel.incremental.state import StateError, StateStore
 
 __all__ = ["PAGE_BUILDERS", "on_config_inited"]
@@ -96,9 +96,9 @@ def _extension_version(extension: Any, roots: tuple[str, ...]) -> str:
 def on_config_inited(app: Sphinx, config: Any) -> None:
     gallery = getattr(app, "_docsaccel_gallery", None)
     settings = getattr(gallery, "settings", None)
-    if settings is None or settings.cache_dir is None or settings.shard_examples is not None:
+    if settings is None or settings.cache is None or settings.shard_examples is not None:
         return
-    if not state_enabled(config):
+    if not settings.cache_sphinx:
         logger.info("docsaccel: Sphinx state off (docsaccel_cache_sphinx)")
         return
     arguments = _sphinx_arguments()
@@ -108,7 +108,7 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
     builder = arguments["buildername"]
     root, roots = _roots(app.confdir, settings.cache_roots)
     doctreedir, outdir = Path(app.doctreedir), Path(app.outdir)
-    excluded = [str(outdir), str(doctreedir), str(Path(settings.cache_dir).resolve())]
+    excluded = [str(outdir), str(doctreedir), str(Path(settings.cache).resolve())]
     context = state_context(
         project=Place(root).key(app.srcdir),
         builder=builder,
@@ -119,7 +119,7 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
         tags=list(app.tags),
     )
     build = IncrementalBuild(
-        store=StateStore(settings.cache_dir),
+        store=StateStore(settings.cache),
         place=Place(root),
         project=Project(root=root, roots=roots, excluded=tuple(map(os.path.normpath, excluded))),
         context=context,
@@ -213,10 +213,11 @@ def _why_none(build: IncrementalBuild, error: StateError) -> str:
 
 def _read_marker(path: Path) -> dict[str, Any] | None:
     try:
-        marker = read_json(path, "Sphinx state marker")
+        marker = read_json(path, MARKER_FORMAT.what)
+        MARKER_FORMAT.check(marker, path)
     except InputError:
-        return None
-    return marker if isinstance(marker, dict) else None
+        return None  # none, or not one this docsaccel wrote: the folders are not trusted
+    return marker
 
 
 def _relocate_folder(doctreedir: Path, old: str, new: str) -> None:

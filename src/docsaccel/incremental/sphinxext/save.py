@@ -17,16 +17,16 @@ Example (what ``setup`` connects)::
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from docsaccel.formats import write_json
 from docsaccel.incremental.sphinxext.build import (
     MARKER,
+    MARKER_FORMAT,
     TABLES_ATTR,
     IncrementalBuild,
     current,
@@ -92,7 +92,7 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     if removed:
         logger.info(f"docsaccel: {removed} file(s) of removed pages, images or downloads deleted")
     facts = _facts(app, build)
-    marker = {"key": build.key, "facts": facts}
+    marker = {**MARKER_FORMAT.header(), "key": build.key, "facts": facts}
     doctrees = {
         rel: path
         for rel, path in files_under(build.doctreedir).items()
@@ -119,11 +119,5 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
             type="docsaccel",
             subtype="cache",
         )
-    _write_marker(build.doctreedir / MARKER, marker)
-
-
-def _write_marker(path: Path, marker: dict[str, Any]) -> None:
-    partial = path.with_name(f".{path.name}.tmp")
-    with contextlib.suppress(OSError):
-        partial.write_text(json.dumps(marker), encoding="utf-8")
-        os.replace(partial, path)
+    with contextlib.suppress(OSError):  # without it, the next build here uses the cache
+        write_json(build.doctreedir / MARKER, marker, indent=None)

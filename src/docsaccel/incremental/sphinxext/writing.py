@@ -42,9 +42,9 @@ from sphinx.builders.html import StandaloneHTMLBuilder
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
+from docsaccel import sg_compat
 from docsaccel.cache.context import context_key
 from docsaccel.cache.fingerprint import file_digest
-from docsaccel.gallery import sg_compat
 from docsaccel.incremental.pages import Checker, Tables
 from docsaccel.incremental.sphinxext import exports
 from docsaccel.incremental.sphinxext.build import TABLES_ATTR, IncrementalBuild, current, pages_of

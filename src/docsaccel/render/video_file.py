@@ -16,14 +16,14 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import numpy as np
 
+from docsaccel.contract import VIDEO_SUFFIXES
 from docsaccel.render.gating import find_render_every
 from docsaccel.render.schedule import FrameSchedule
-from docsaccel.video.scraper import VIDEO_SUFFIXES
 
 __all__ = ["VIDEO_FORMATS", "VideoFileRecorder"]
 
 #: File suffixes :class:`VideoFileRecorder` can write: those the gallery's video scraper
-#: embeds (:data:`docsaccel.video.scraper.VIDEO_SUFFIXES`).
+#: embeds (:data:`docsaccel.contract.VIDEO_SUFFIXES`).
 VIDEO_FORMATS: tuple[str, ...] = VIDEO_SUFFIXES
 
 
@@ -47,7 +47,7 @@ class VideoFileRecorder(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstru
         env.reset(seed=0)
         for _ in range(200):
             env.step(env.action_space.sample())
-        written = env.dump()   # Path("hopper.mp4"), 25 frames
+        written = env.dump()   # the path of hopper.mp4, of 25 frames
 
     Change logs:
         docsaccel 0.1.0 - first version.

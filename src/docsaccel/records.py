@@ -1,6 +1,6 @@
 """Per-example records on disk and the report combined from them.
 
-Records live under ``<outdir>/docsaccel/records/``, in two forms:
+Records live in :func:`docsaccel.layout.records_dir`, in two forms:
 
 - a *journal* per process that runs examples (``journal-<pid>.jsonl``): the hook appends
   an example's provisional record when it starts ("failed: did not finish", so an example
@@ -20,30 +20,39 @@ journalled so that recording them costs the build next to nothing.
 the report dict. Both read only files, so they work after the build or after a crash.
 Formats: :mod:`docsaccel.schema`.
 
-Example::
+Example: one example recorded (the hook appends to a :class:`RecordJournal` the same
+way), one never run; the report lists both.
 
-    journal = RecordJournal(records_dir)
-    journal.append(provisional_record)       # the example starts
-    journal.append(record)                   # it finished
-    report = build_report(records_dir, examples, build={"wall_seconds": 80.0, ...})
-    write_json(outdir / "docsaccel" / "report.json", report)
+>>> import tempfile
+>>> from docsaccel.budgets import Budget
+>>> from docsaccel.examples import Example
+>>> records_dir = tempfile.TemporaryDirectory()
+>>> budget = Budget(30.0, "default", "budgets.toml default")
+>>> quick, slow = (
+...     Example("tutorials", name, f"docs/tutorials/{name}", f"docs/auto_tutorials/{name}",
+...             f"auto_tutorials/{name[:-3]}", True, budget)
+...     for name in ("plot_quick.py", "plot_slow.py")
+... )
+>>> _ = write_record(records_dir.name, base_record(quick, "ok", fast=False, wall_seconds=1.2))
+>>> report = build_report(records_dir.name, [quick, slow], build={"wall_seconds": 80.0})
+>>> [(record["id"], record["status"]) for record in report["examples"]]
+[('tutorials/plot_quick.py', 'ok'), ('tutorials/plot_slow.py', 'not-executed')]
+>>> records_dir.cleanup()
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import tempfile
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from docsaccel import schema
+from docsaccel import schema, sg_compat
 from docsaccel.contract import NOT_EXECUTED, InputError, parse_json, read_json
-from docsaccel.gallery import sg_compat
-from docsaccel.gallery.plan import Example
+from docsaccel.examples import Example
+from docsaccel.formats import encode_json, replace_atomically, write_all
 
 __all__ = [
     "RecordJournal",
@@ -53,7 +62,6 @@ __all__ = [
     "read_records",
     "read_run_marker",
     "record_file",
-    "write_json",
     "write_record",
     "write_run_marker",
 ]
@@ -72,63 +80,10 @@ def _record_path(records_dir: Path | str, example_id: str) -> str:
     return os.path.join(records_dir, example_id.replace("/", "__") + ".json")
 
 
-def _encode(data: Any, indent: int | None) -> bytes:
-    text = json.dumps(data, indent=indent, sort_keys=True, allow_nan=False)
-    return (text + "\n").encode("utf-8")
-
-
-def _write_all(handle: int, payload: bytes) -> None:
-    view = memoryview(payload)
-    while view:
-        view = view[os.write(handle, view) :]
-
-
-def write_json(path: Path | str, data: Any, indent: int | None = 2) -> None:
-    """Write ``data`` as JSON to ``path`` atomically (temporary file + rename).
-
-    ``indent=None`` writes one line with the C encoder (records); the report keeps its
-    indentation for readers.
-    """
-    _replace_atomically(os.fspath(path), _encode(data, indent))
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-# The mode an ordinary new file gets (0644 under the usual umask). mkstemp makes its file
-# private (0600), which a web server serving the built site as another user cannot read.
-_FILE_MODE = 0o666 & ~_umask()
-
-
-def _replace_atomically(path: str, payload: bytes) -> None:
-    directory, name = os.path.split(path)
-    directory = directory or "."
-    try:
-        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
-    except FileNotFoundError:
-        os.makedirs(directory, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
-    try:
-        try:
-            os.fchmod(handle, _FILE_MODE)
-            _write_all(handle, payload)
-        finally:
-            os.close(handle)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
 def base_record(example: Example, status: str, fast: bool, **fields: Any) -> dict[str, Any]:
     """A complete record of ``example``; ``fields`` override or add keys."""
     record: dict[str, Any] = {
-        "schema": schema.RECORD_SCHEMA,
-        "version": schema.VERSION,
+        **schema.RECORD.header(),
         "id": example.id,
         "gallery": example.gallery,
         "name": example.name,
@@ -156,7 +111,7 @@ def write_record(records_dir: Path | str, record: dict[str, Any]) -> Path:
     """Validate ``record`` and write it atomically; return its path."""
     path = _record_path(records_dir, record.get("id", "?"))
     schema.validate_record(record, path)
-    _replace_atomically(path, _encode(record, None))
+    replace_atomically(path, encode_json(record, None))
     return Path(path)
 
 
@@ -186,7 +141,7 @@ class RecordJournal:
             flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
             self._handle, self._pid = os.open(path, flags, 0o666), os.getpid()
         assert self._handle is not None
-        _write_all(self._handle, _encode(record, None))
+        write_all(self._handle, encode_json(record, None))
 
 
 def read_records(records_dir: Path | str) -> dict[str, dict[str, Any]]:
@@ -245,8 +200,7 @@ def build_report(
             fast = bool(build.get("fast", False))
             records[example.id] = base_record(example, NOT_EXECUTED, fast)
     report = {
-        "schema": schema.REPORT_SCHEMA,
-        "version": schema.VERSION,
+        **schema.REPORT.header(),
         "generated_at": now_iso(),
         "build": dict(build),
         "examples": [records[key] for key in sorted(records)],
@@ -263,7 +217,7 @@ def write_run_marker(target_file: Path | str, fast: bool, knobs: dict[str, Any])
     outputs it keeps. Written only when it changes.
     """
     path = os.fspath(sg_compat.run_marker_file(target_file))
-    payload = _encode({"fast": bool(fast), "knobs": knobs}, None)
+    payload = encode_json({"fast": bool(fast), "knobs": knobs}, None)
     try:
         with open(path, "rb") as stream:
             if stream.read() == payload:
@@ -271,7 +225,7 @@ def write_run_marker(target_file: Path | str, fast: bool, knobs: dict[str, Any])
     except OSError:
         pass
     with contextlib.suppress(OSError):  # a read-only source tree: the outputs stay unmarked
-        _replace_atomically(path, payload)
+        replace_atomically(path, payload)
 
 
 def read_run_marker(target_file: Path | str) -> dict[str, Any] | None:

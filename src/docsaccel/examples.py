@@ -8,16 +8,27 @@ An example is identified by its path: the gallery (examples folder, relative to 
 source dir) and its path inside that folder. ``tutorials/a/local.py`` and
 ``tutorials/b/local.py`` are two examples, with two budgets and two records.
 
-The plan lists the files :func:`.sg_compat.example_files` finds, the walk sphinx-gallery
+The plan lists the files :func:`docsaccel.sg_compat.example_files` finds, the walk sphinx-gallery
 makes; the hook still records an example the plan did not list, through
 :meth:`Planner.example` (the hook, not the plan, is the truth about what ran).
 
-Example::
+Example (in a build, :func:`plan_examples` plans every example of the galleries this way):
 
-    planner = Planner.for_build(app.srcdir, gallery_conf, load_budgets("conf/budgets.toml"))
-    examples = planner.plan(gallery_conf)
-    examples[0].id, examples[0].budget.describe()
-    # ('tutorials/plot_quick.py', "30s from conf/budgets.toml [examples] 'plot_quick.py'")
+>>> import tempfile
+>>> from pathlib import Path
+>>> from docsaccel.budgets import BudgetTable
+>>> docs = tempfile.TemporaryDirectory()
+>>> source = Path(docs.name, "tutorials", "plot_quick.py")
+>>> source.parent.mkdir()
+>>> _ = source.write_text('# docsaccel_budget = "30s"\\nprint("quick")\\n')
+>>> conf = {"examples_dirs": ["tutorials"], "gallery_dirs": ["auto_tutorials"]}
+>>> planner = Planner.for_build(docs.name, conf, BudgetTable(), fast=False)
+>>> example = planner.example(str(source))
+>>> example.id, example.docname
+('tutorials/plot_quick.py', 'auto_tutorials/plot_quick')
+>>> example.budget.describe()
+'30s from plot_quick.py (# docsaccel_budget)'
+>>> docs.cleanup()
 """
 
 from __future__ import annotations
@@ -27,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from docsaccel import sg_compat
 from docsaccel.budgets import Budget, BudgetError, BudgetTable
-from docsaccel.gallery import sg_compat
 
 __all__ = ["Example", "Planner", "plan_examples"]
 

@@ -88,3 +88,12 @@ def assert_identical(kept: Sequence[np.ndarray], reference: Sequence[np.ndarray]
     for index, (frame, expected) in enumerate(zip(kept, reference, strict=True)):
         assert frame.dtype == expected.dtype and frame.shape == expected.shape, index
         assert np.array_equal(frame, expected), f"kept frame {index} differs"
+
+
+def assert_same_frames(kept, reference) -> None:
+    """Two non-empty sequences of torch frames, equal frame by frame."""
+    import torch
+
+    assert len(kept) == len(reference) > 0
+    for index, (frame, expected) in enumerate(zip(kept, reference, strict=True)):
+        assert torch.equal(frame, expected), f"kept frame {index} differs"

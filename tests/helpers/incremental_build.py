@@ -31,11 +31,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gallery_build import child_env
-
 from docsaccel.incremental.oracle import differences, output_files
+from helpers.gallery_build import child_env
+from helpers.slow import require_slow
 
-FIXTURES = Path(__file__).parent / "incremental_fixtures"
+FIXTURES = Path(__file__).parent.parent / "incremental_fixtures"
 
 
 @dataclass
@@ -94,6 +94,7 @@ class Workspace:
         return [*command, str(self.docs), str(self.outdir)], child_env(extra)
 
     def build(self, cache: Path | None = None, *args: str, env: dict | None = None) -> Built:
+        require_slow()
         command, child = self.command(cache, args, env)
         done = subprocess.run(
             command, env=child, capture_output=True, text=True, timeout=600, check=False
@@ -102,6 +103,7 @@ class Workspace:
 
     def start(self, cache: Path | None = None, *args: str) -> subprocess.Popen:
         """A build in the background (its output to ``build.log`` beside the project)."""
+        require_slow()
         command, child = self.command(cache, args, None)
         log = (self.root / "build.log").open("w")
         return subprocess.Popen(command, env=child, stdout=log, stderr=subprocess.STDOUT)

@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -20,10 +21,16 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from docsaccel.schema import load_report
+from docsaccel import layout
+from docsaccel.contract import CI_ENV
+from docsaccel.records import read_records
+from docsaccel.schema import STATUSES, load_report, validate_record
+from docsaccel.settings import environment_variables
+from helpers.slow import require_slow
 
-FIXTURES = Path(__file__).parent / "gallery_fixtures"
-_PLUGIN_ENV = ("DOCSACCEL_FAST", "DOCSACCEL_ON_OVERRUN", "DOCSACCEL_INTERRUPT_GRACE", "CI")
+FIXTURES = Path(__file__).parents[1] / "gallery_fixtures"
+#: What a test build must not inherit from the shell that runs the tests.
+SCRUBBED = (*environment_variables(), CI_ENV)
 
 
 @dataclass
@@ -34,7 +41,7 @@ class Built:
 
     @property
     def report_path(self) -> Path:
-        return self.outdir / "docsaccel" / "report.json"
+        return layout.report_path(self.outdir)
 
     @property
     def report(self) -> dict:
@@ -65,8 +72,8 @@ def make_project(
 
 
 def child_env(env: dict[str, str] | None = None) -> dict[str, str]:
-    """This process's environment without the plugin's switches, plus ``env``."""
-    child = {k: v for k, v in os.environ.items() if k not in _PLUGIN_ENV}
+    """This process's environment without docsaccel's variables and ``CI``, plus ``env``."""
+    child = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
     child.update(env or {})
     return child
 
@@ -78,6 +85,7 @@ def sphinx_command(src: Path, outdir: Path, *args: str) -> list[str]:
 def build(
     src: Path, *args: str, env: dict[str, str] | None = None, outdir: Path | None = None
 ) -> Built:
+    require_slow()
     outdir = outdir or src / "_build" / "html"
     done = subprocess.run(
         sphinx_command(src, outdir, *args),
@@ -88,3 +96,18 @@ def build(
         check=False,
     )
     return Built(done.returncode, done.stdout + done.stderr, outdir)
+
+
+def assert_records_complete(built: Built, names: list[str]) -> None:
+    """The build recorded exactly ``names``, each whole and valid, on disk and in the report."""
+    report = built.report
+    assert sorted(r["name"] for r in report["examples"]) == sorted(names)
+    records_dir = layout.records_dir(built.outdir)
+    on_disk = read_records(records_dir)
+    assert sorted(r["name"] for r in on_disk.values()) == sorted(names)
+    assert all(record["status"] in STATUSES for record in on_disk.values())
+    # Every journal line is a whole, valid record; no file was left half-written.
+    for journal in records_dir.glob("journal-*.jsonl"):
+        for line in journal.read_text("utf-8").splitlines():
+            validate_record(json.loads(line), journal)
+    assert not list(records_dir.glob("*.tmp")), "a record was left half-written"

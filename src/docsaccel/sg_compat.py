@@ -52,6 +52,7 @@ from docsaccel.budgets import INLINE_COMMENT
 _USER_RESET = "docsaccel_user_reset_modules"
 
 __all__ = [
+    "RUN_MARKER_SUFFIX",
     "cached_seconds",
     "call_user_resetters",
     "cost_stamp",
@@ -106,10 +107,18 @@ def example_files(examples_dir: Path, gallery_conf: dict[str, Any]) -> list[Path
     ``index.rst`` instead, every sub-folder but ``__pycache__`` is one. Files are those of
     ``example_extensions`` not matching ``ignore_pattern``, executed or not.
 
-    Example::
+    Example: a gallery with a sub-gallery, and a data folder that is neither.
 
-        example_files(Path("docs/examples"), with_defaults({}))
-        # [Path('docs/examples/plot_a.py'), Path('docs/examples/sub/plot_b.py')]
+    >>> import tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> examples = Path(folder.name, "examples")
+    >>> for name in ("README.txt", "plot_a.py", "sub/README.txt", "sub/plot_b.py", "data/x.py"):
+    ...     Path(examples, name).parent.mkdir(parents=True, exist_ok=True)
+    ...     _ = Path(examples, name).write_text("'''Title\\n=====\\n'''\\n")
+    >>> found = example_files(examples, with_defaults({}))
+    >>> [path.relative_to(examples).as_posix() for path in found]
+    ['plot_a.py', 'sub/plot_b.py']
+    >>> folder.cleanup()
     """
     if not examples_dir.is_dir():
         return []
@@ -281,13 +290,17 @@ def forget_cached_run(target_file: Path) -> None:
     Path(f"{target_file}.md5").unlink(missing_ok=True)
 
 
+#: What :func:`run_marker_file` adds to an example's file name.
+RUN_MARKER_SUFFIX = ".docsaccel.json"
+
+
 def run_marker_file(target_file: Path | str) -> Path:
     """The plugin's note of the run that made an example's outputs: ``<name>.py.docsaccel.json``.
 
     Next to ``<name>.py.md5``, which makes sphinx-gallery skip the example and keep those
     outputs: whichever output folder a later build uses, the two travel together.
     """
-    return Path(f"{target_file}.docsaccel.json")
+    return Path(f"{target_file}{RUN_MARKER_SUFFIX}")
 
 
 def run_only(gallery_conf: dict[str, Any], src_files: Iterable[str]) -> None:
@@ -348,9 +361,17 @@ def run_order(src_files: Iterable[str], gallery_conf: dict[str, Any]) -> list[st
     """``src_files`` in the order sphinx-gallery executes them in a serial build: folder by
     folder (in the order given), each sorted by its ``within_subsection_order`` key.
 
-    Example::
+    Example: sphinx-gallery's default order runs the example with fewer lines of code first.
 
-        run_order(["ex/plot_long.py", "ex/plot_b.py"], conf)  # ["ex/plot_b.py", ...]
+    >>> import tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> long, short = Path(folder.name, "plot_long.py"), Path(folder.name, "plot_short.py")
+    >>> _ = long.write_text("'''Long\\n====\\n'''\\n" + "x = 1\\n" * 20)
+    >>> _ = short.write_text("'''Short\\n=====\\n'''\\nx = 1\\n")
+    >>> conf = {"within_subsection_order": "NumberOfCodeLinesSortKey"}
+    >>> [Path(name).name for name in run_order([str(long), str(short)], conf)]
+    ['plot_short.py', 'plot_long.py']
+    >>> folder.cleanup()
     """
     folders: dict[str, list[str]] = {}
     for src_file in src_files:

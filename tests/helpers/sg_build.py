@@ -7,6 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from helpers.slow import require_slow
+
 CONF = """
 extensions = ["sphinx_gallery.gen_gallery"]
 exclude_patterns = ["_build"]
@@ -30,6 +32,7 @@ EXAMPLES = {
 
 def build_tiny_gallery(root: Path) -> Path:
     """Build a gallery of three examples (one failing) with Sphinx; return the source dir."""
+    require_slow()
     src = root / "src"
     (src / "examples").mkdir(parents=True)
     (src / "conf.py").write_text(textwrap.dedent(CONF), encoding="utf-8")

@@ -1,0 +1,419 @@
+"""The gallery plugin's Sphinx event handlers, and what each does, in event order.
+
+1. ``config-inited``: the output folder is locked for this build (:mod:`.lock`; a second
+   build into it stops here, naming the holder) and the previous ``report.json`` is
+   removed, so a build that fails before its examples run leaves no report to check by
+   mistake; the settings are checked (:mod:`docsaccel.settings`; environment variables
+   beat ``conf.py``) and the budget file is loaded; any error stops the build here, naming
+   the file, the key and the value. Unknown ``docsaccel_*`` names are warned about.
+2. ``builder-inited``, before sphinx-gallery runs the examples: every example gets its
+   budget (:mod:`docsaccel.examples`; an example is its path, so two sub-galleries may both hold a
+   ``helper.py``), unused patterns are warned about, and :class:`.hook.ExampleHook`
+   becomes sphinx-gallery's ``reset_modules`` (the user's own resetters still run).
+   A shard build (``DOCSACCEL_SHARD_EXAMPLES``) narrows the examples sphinx-gallery
+   executes to its own; a merge build (``DOCSACCEL_SHARD_RECORDS``) checks that every
+   example will be skipped as unchanged, so it executes none
+   (:mod:`docsaccel.shard.roles`).
+3. While each example runs, in whichever process runs it, the hook finds it by its path
+   (planning it then, if the plan missed it: what ran is what the hook saw), measures it,
+   interrupts it at its budget in fail mode (:mod:`.interrupt`) and writes its record
+   (:mod:`docsaccel.records`).
+4. ``builder-inited``, after sphinx-gallery: unchanged examples are recorded as cached
+   (in a merge build: with the record of the shard that executed them), failures as
+   failed; overruns are reported through Sphinx logging (so ``-W`` applies);
+   ``<outdir>/docsaccel/report.json`` is written and the ``docsaccel-report-ready`` event
+   is emitted with the report: connect a page generator there
+   (``app.connect("docsaccel-report-ready", handler)``, ``handler(app, report)``).
+5. ``doctree-read``: example pages of a fast build get the fast-path note (:mod:`.note`).
+6. ``build-finished``: the report is written again with the final wall time; in fail mode
+   an overrun makes the build fail. When the build stops early (an aborted example, an
+   error, Ctrl-C, ``SIGTERM``, the hard stop of an example, an example ending the
+   process) the report is written as the process ends, with ``complete: false``, and the
+   running example's record says why it did not finish (:mod:`.process_end`).
+
+:func:`connect` connects them (the plugin's ``setup``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+from sphinx.errors import ConfigError, SphinxError
+from sphinx.util import logging
+
+from docsaccel import layout, sg_compat
+from docsaccel.budgets import BudgetError, BudgetTable, format_seconds, load_budgets
+from docsaccel.contract import CACHED, FAILED, INTERRUPTED, NOT_EXECUTED, OVER_BUDGET
+from docsaccel.contract import OVERRUNS as _OVERRUNS
+from docsaccel.contract import REUSABLE as _REUSABLE
+from docsaccel.examples import Example, Planner
+from docsaccel.gallery import process_end
+from docsaccel.gallery.hook import ExampleHook
+from docsaccel.gallery.interrupt import cancel_all
+from docsaccel.gallery.lock import LockedError, OutdirLock
+from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
+from docsaccel.gallery.progress import start_progress
+from docsaccel.gallery.state import GalleryBuild
+from docsaccel.records import base_record, read_records, read_run_marker, write_record
+from docsaccel.settings import SettingError, env_name, read_settings, unknown_settings
+
+__all__ = ["REPORT_READY_EVENT", "BudgetOverrunError", "connect"]
+
+logger = logging.getLogger(__name__)
+
+#: Emitted as ``handler(app, report)`` once every example has run and report.json exists.
+REPORT_READY_EVENT = "docsaccel-report-ready"
+#: The scraper added to ``image_scrapers`` when ``docsaccel_videos`` is on.
+VIDEO_SCRAPER = "docsaccel.video.video_scraper"
+_FAST_ENV = env_name("fast")
+_unfinished_builds: list[GalleryBuild] = []
+
+
+class BudgetOverrunError(SphinxError):
+    """The build ran examples over their budgets with ``docsaccel_on_overrun = "fail"``."""
+
+    category = "docsaccel budget overrun"
+
+
+def _build(app: Sphinx) -> GalleryBuild | None:
+    return getattr(app, "_docsaccel_gallery", None)
+
+
+def _on_config_inited(app: Sphinx, config: Any) -> None:
+    lock = OutdirLock(app.outdir)
+    try:
+        lock.acquire()
+    except LockedError as exc:
+        raise ConfigError(f"docsaccel: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"docsaccel: cannot lock the output folder {app.outdir}: {exc}") from None
+    process_end.in_forked_child(lock.forget)
+    process_end.on_process_end(_write_unfinished_reports)
+    # The report of an earlier build must not outlive this one: if this build stops
+    # before its examples run, there is no report to check by mistake.
+    with contextlib.suppress(FileNotFoundError):
+        layout.report_path(app.outdir).unlink()
+    try:
+        _start_build(app, config, lock)
+    except BaseException:
+        lock.release()
+        raise
+
+
+def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
+    # Sphinx keeps every name conf.py defines; only those tell a misspelled setting.
+    for message in unknown_settings(getattr(config, "_raw_config", {})):
+        logger.warning(message, type="docsaccel", subtype="config")
+    try:
+        settings = read_settings(config, app.confdir)
+    except SettingError as exc:
+        raise ConfigError(str(exc)) from None
+    table = BudgetTable()
+    if settings.budgets is not None:
+        try:
+            table = load_budgets(settings.budgets)
+        except BudgetError as exc:
+            raise ConfigError(f"docsaccel_budgets: {exc}") from None
+        # Messages and records name the file as conf.py does.
+        table = dataclasses.replace(table, path=str(config.docsaccel_budgets))
+    # The switch reaches every process that runs examples through the environment; the
+    # value before is put back at the end, so a later build in this process reads its own.
+    fast_env_before = os.environ.get(_FAST_ENV)
+    os.environ[_FAST_ENV] = "1" if settings.fast else "0"
+    if settings.videos:
+        scrapers = tuple(config.sphinx_gallery_conf["image_scrapers"])
+        if VIDEO_SCRAPER not in scrapers:
+            config.sphinx_gallery_conf["image_scrapers"] = (*scrapers, VIDEO_SCRAPER)
+    build = GalleryBuild(
+        settings,
+        table,
+        Path(app.outdir),
+        lock=lock,
+        fast_env_before=fast_env_before,
+        srcdir=str(app.srcdir),
+    )
+    app._docsaccel_gallery = build  # type: ignore[attr-defined]
+    _unfinished_builds.append(build)
+
+
+def _on_before_gallery(app: Sphinx) -> None:
+    build = _build(app)
+    if build is None:
+        return
+    gallery_conf = app.config.sphinx_gallery_conf
+    build.planner = Planner.for_build(app.srcdir, gallery_conf, build.table, build.settings.fast)
+    if build.settings.report_page is not None:
+        from docsaccel.gallery.report_page import check_report_page
+
+        check_report_page(app, build.settings.report_page)
+    try:
+        build.examples = build.planner.plan(gallery_conf)
+        unused = build.table.check_examples(e.name for e in build.examples)
+    except BudgetError as exc:
+        raise ConfigError(f"docsaccel_budgets: {exc}") from None
+    for message in unused:
+        logger.warning(message, type="docsaccel", subtype="budgets")
+    build.previous = read_records(build.records_dir)
+    shutil.rmtree(build.records_dir, ignore_errors=True)
+    build.records_dir.mkdir(parents=True, exist_ok=True)
+    from docsaccel.shard.roles import apply_shard_settings
+
+    build.imported = apply_shard_settings(build.settings, build.examples, gallery_conf)
+    # A merge build takes the shards' pages as they are (their fast flag is checked above).
+    for example in build.examples if build.settings.shard_records is None else ():
+        made_by = _made_by(build, example)
+        if made_by and made_by["fast"] != build.settings.fast and made_by["knobs"]:
+            # Its page shows the other path's values: run it again although unchanged.
+            sg_compat.forget_cached_run(Path(example.target_file))
+    build.cache = _look_up_cache(app, build, gallery_conf)
+    # After the cache: the examples it restored are unchanged, and progress counts only
+    # the examples this build executes.
+    if build.settings.progress:
+        build.progress = start_progress(build, gallery_conf)
+    hook = ExampleHook.for_examples(
+        build.examples,
+        records_dir=str(build.records_dir),
+        fast=build.settings.fast,
+        on_overrun=build.settings.on_overrun,
+        planner=build.planner,
+        cache=build.cache.recording if build.cache else None,
+        progress=build.progress.channel if build.progress else None,
+    )
+    sg_compat.install_hook(gallery_conf, hook)
+    settings = build.settings
+    logger.info(
+        f"docsaccel: {len(build.examples)} examples, budgets from "
+        f"{settings.budgets or '(none)'}, on overrun: {settings.on_overrun}, "
+        f"fast path: {'on' if settings.fast else 'off'}"
+    )
+
+
+def _look_up_cache(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> Any:
+    """Restore the outputs of the examples the cache holds (see :mod:`docsaccel.cache`)."""
+    settings = build.settings
+    if settings.cache is None or settings.shard_records is not None:
+        return None  # a merge build executes nothing: the shards used the cache
+    from docsaccel.cache.build import lookup
+
+    cache = lookup(
+        cache_dir=settings.cache,
+        granularity=settings.cache_granularity,
+        roots=settings.cache_roots,
+        env_names=settings.cache_env,
+        fast=settings.fast,
+        examples=[e for e in build.examples if sg_compat.is_executable(e.src_file, gallery_conf)],
+        gallery_conf=gallery_conf,
+        confdir=Path(app.confdir),
+        srcdir=Path(app.srcdir),
+        outdir=build.outdir,
+        warn=lambda message: logger.warning(message, type="docsaccel", subtype="cache"),
+    )
+    # Reported as they are once sphinx-gallery has skipped them as unchanged.
+    build.imported.update(cache.hits)
+    logger.info(
+        f"docsaccel: cache {settings.cache}: {len(cache.hits)} example(s) restored, "
+        f"{len(cache.missed)} to run"
+    )
+    return cache
+
+
+def _on_gallery_executed(app: Sphinx) -> None:
+    build = _build(app)
+    if build is None:
+        return
+    if build.progress is not None:
+        build.progress.stop()
+    gallery_conf = app.config.sphinx_gallery_conf
+    stale = sg_compat.stale_targets(gallery_conf)
+    failures = sg_compat.failures(gallery_conf)
+    records = read_records(build.records_dir)
+    build.adopt(records)
+    fast = build.settings.fast
+    for example in build.examples:
+        record = records.get(example.id)
+        if record is None and example.id in build.imported and example.target_file in stale:
+            record = build.imported[example.id]
+        elif record is None and example.target_file in stale:
+            record = _cached_record(build, example)
+        elif record is None:
+            record = base_record(example, NOT_EXECUTED, fast)
+        elif example.src_file in failures and record["status"] != INTERRUPTED:
+            error = failures[example.src_file].strip().splitlines()[-1]
+            record = {**record, "status": FAILED, "error": error}
+        else:
+            continue
+        write_record(build.records_dir, record)
+        records[example.id] = record
+    if build.cache is not None:
+        build.cache.store_executed(records, failures, build.settings.on_overrun)
+    report = build.write_report(complete=True, records=records)
+    _log_overruns(report, build.settings.on_overrun)
+    logger.info(f"docsaccel: report written to {build.report_path}")
+    app.emit(REPORT_READY_EVENT, report)
+
+
+def _made_by(build: GalleryBuild, example: Example) -> dict[str, Any] | None:
+    """``{"fast", "knobs"}`` of the run that made the example's outputs, if known.
+
+    The note beside the outputs in the source tree wins: the records of this output
+    folder may describe another run than the one whose outputs sphinx-gallery keeps.
+    """
+    marker = read_run_marker(example.target_file)
+    if marker is not None:
+        return marker
+    previous = build.previous.get(example.id)
+    if previous:
+        return {"fast": previous["fast"], "knobs": previous.get("knobs") or {}}
+    return None
+
+
+def _cached_record(build: GalleryBuild, example: Example) -> dict[str, Any]:
+    previous = build.previous.get(example.id)
+    if previous and previous["status"] in _REUSABLE:
+        fields = {k: previous[k] for k in ("wall_seconds", "cpu_seconds", "peak_rss_bytes")}
+        fields.update(render=previous.get("render", {}), finished_at=previous.get("finished_at"))
+    else:
+        fields = {"wall_seconds": sg_compat.cached_seconds(Path(example.target_file)) or 0.0}
+    made_by = _made_by(build, example) or {"fast": build.settings.fast, "knobs": {}}
+    return base_record(example, CACHED, made_by["fast"], knobs=made_by["knobs"], **fields)
+
+
+def _log_overruns(report: dict[str, Any], on_overrun: str) -> None:
+    for record in report["examples"]:
+        if record["status"] == INTERRUPTED:
+            logger.error(record["error"])
+        elif record["status"] == OVER_BUDGET:
+            message = (
+                f"{record['id']} took {format_seconds(round(record['wall_seconds'], 1))}, "
+                f"over its budget of {format_seconds(record['budget_seconds'])} from "
+                f"{record['budget_detail']}"
+            )
+            if on_overrun == "fail":
+                logger.error(message)
+            else:
+                logger.warning(message, type="docsaccel", subtype="budget")
+
+
+def _on_report_ready(app: Sphinx, report: dict[str, Any]) -> None:
+    build = _build(app)
+    if build is None or build.settings.report_page is None:
+        return
+    # Imported for a build with a report page only: the report views are the plugin's
+    # largest import, and most builds never need them.
+    from docsaccel.gallery.report_page import write_report_page
+
+    write_report_page(app, report)
+
+
+def _on_doctree_read(app: Sphinx, doctree: nodes.document) -> None:
+    build = _build(app)
+    example = build.by_docname(app.env.docname) if build else None
+    if example is None:
+        return
+    text = _note_for(build, example)
+    app.env.metadata[app.env.docname][METADATA_KEY] = text
+    add_fast_note(doctree, text)
+
+
+def _note_for(build: GalleryBuild, example: Example) -> str:
+    if not build.settings.fast:
+        return ""  # full builds show no note: no need to read the record
+    # The records are final once the gallery has run: read them from the report in memory.
+    return fast_note_text(build.final_records.get(example.id))
+
+
+def _on_env_get_outdated(
+    app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
+    build = _build(app)
+    if build is None:
+        return []
+    return [
+        example.docname
+        for example in build.examples
+        if example.docname in env.all_docs
+        and env.metadata.get(example.docname, {}).get(METADATA_KEY, "") != _note_for(build, example)
+    ]
+
+
+def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
+    cancel_all()  # an alarm left armed by an aborted example must not outlive the build
+    build = _build(app)
+    if build is None or build.finished:
+        return
+    if build.progress is not None:
+        build.progress.stop()
+    build.write_report(complete=exception is None)
+    build.finished = True
+    _restore_fast_env(build)
+    _unfinished_builds.remove(build)
+    if build.lock is not None:
+        build.lock.release()
+    # A thread or exit handler an example left must not keep the finished build from
+    # ending: it gets the grace of the hard stop, then the process ends, failing.
+    process_end.bound_exit(build.settings.interrupt_grace)
+
+
+def _restore_fast_env(build: GalleryBuild) -> None:
+    if build.fast_env_before is None:
+        os.environ.pop(_FAST_ENV, None)
+    else:
+        os.environ[_FAST_ENV] = build.fast_env_before
+
+
+def _fail_on_overruns(app: Sphinx, exception: BaseException | None) -> None:
+    build = _build(app)
+    if exception is not None or build is None or build.settings.on_overrun != "fail":
+        return
+    # The report _on_build_finished has just written holds the final records.
+    report = build.last_report or build.report(complete=True)
+    overruns = [r["id"] for r in report["examples"] if r["status"] in _OVERRUNS]
+    if overruns:
+        raise BudgetOverrunError(
+            f"{len(overruns)} example(s) ran out of their time budget: {', '.join(overruns)} "
+            f"(see {build.report_path})"
+        )
+
+
+def _write_unfinished_reports() -> bool:
+    # A build stopped before build-finished (an aborted example, an error, Ctrl-C,
+    # SIGTERM, a hard stop) still leaves a report, marked incomplete. Returns whether
+    # there was one: the process then ends with a failing status.
+    unfinished = False
+    for build in list(_unfinished_builds):
+        unfinished = True
+        if build.examples:
+            report = build.write_report(complete=False)
+            stopped = [r for r in report["examples"] if r["status"] in (FAILED, INTERRUPTED)]
+            logger.error(
+                f"docsaccel: the build stopped before its end; report written to "
+                f"{build.report_path} (complete: false)"
+                + "".join(f"\n  {r['id']}: {r['error']}" for r in stopped)
+            )
+    return unfinished
+
+
+def connect(app: Sphinx) -> None:
+    """Connect the handlers to ``app``'s events, in the order the module docstring gives."""
+    app.add_event(REPORT_READY_EVENT)
+    # sphinx-gallery fills its config at priority 10 and runs the examples in
+    # builder-inited at the default priority (500): settle budgets between the two, and
+    # collect the results after.
+    app.connect("config-inited", _on_config_inited, priority=20)
+    app.connect("builder-inited", _on_before_gallery, priority=400)
+    app.connect("builder-inited", _on_gallery_executed, priority=900)
+    app.connect(REPORT_READY_EVENT, _on_report_ready)
+    app.connect("doctree-read", _on_doctree_read)
+    app.connect("env-get-outdated", _on_env_get_outdated)
+    # The report first (before sphinx-gallery may raise about failing examples), the
+    # overrun verdict last.
+    app.connect("build-finished", _on_build_finished, priority=100)
+    app.connect("build-finished", _fail_on_overruns, priority=900)

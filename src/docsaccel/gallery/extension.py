@@ -1,0 +1,44 @@
+"""The gallery plugin's ``setup``: what loading ``docsaccel.gallery`` does to a Sphinx app.
+
+It loads sphinx-gallery and :mod:`docsaccel.video`, declares every ``docsaccel_*``
+setting from the one table of settings (:mod:`docsaccel.settings`), connects the event
+handlers (:mod:`.events`), and sets up how this process ends (:mod:`.process_end`):
+nothing of this happens when a module is merely imported.
+
+Example::
+
+    # conf.py
+    extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sphinx.application import Sphinx
+
+import docsaccel
+from docsaccel.gallery import events, process_end
+from docsaccel.settings import config_values
+
+__all__ = ["ENV_VERSION", "setup"]
+
+#: The version of what the plugin keeps in Sphinx's environment (the fast-path note's
+#: metadata): bumped when that changes, so Sphinx reads every document again.
+ENV_VERSION = 1
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.setup_extension("sphinx_gallery.gen_gallery")
+    app.setup_extension("docsaccel.video")
+    app.setup_extension("docsaccel.incremental.sphinxext")
+    for key, default, types in config_values():
+        app.add_config_value(key, default, "", types=frozenset(types))
+    events.connect(app)
+    process_end.install()
+    return {
+        "version": docsaccel.__version__,
+        "env_version": ENV_VERSION,
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+    }

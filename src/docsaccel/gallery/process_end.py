@@ -1,0 +1,362 @@
+"""How a process that runs examples ends: every way out, handled in one place.
+
+A build must leave a report that says what happened, however its process ends, and must
+end, whatever an example left behind. The ways out, and what each does here:
+
+- **An example ends the process**: ``sys.exit()`` called by a running example raises
+  :class:`ExampleExit` instead (an example error: the build's process is not the
+  example's to end); ``os._exit()`` records the example, then ends the process, failing
+  if it said 0 (:data:`EXIT_STATUS`).
+- **The hard stop** of an example that ignores its budget's interruption, **SIGTERM** (CI
+  cancelling a job, ``timeout``) and **interpreter exit** while a build is unfinished
+  (an error with ``abort_on_example_error``, Ctrl-C, ``SystemExit``): the running example
+  is recorded with why it did not finish, the processes it started are ended, and the
+  :func:`on_process_end` callbacks run (the plugin writes its report, ``complete: false``).
+  SIGTERM then ends the process with the signal's own status, as without the plugin.
+- **What an example leaves**: a non-daemon thread it never stopped, or an exit handler it
+  registered, would keep a finished build from ever ending: :func:`bound_exit` gives them
+  the hard stop's grace, then ends the process with :data:`EXIT_STATUS`, naming them.
+- **Forked children** (``multiprocessing`` pools with the fork start method, ``os.fork``
+  in an example, Sphinx's parallel workers) behave as without the plugin: the SIGTERM
+  handler and the exit guards are put back as they were in the child, so a pool worker
+  ends on SIGTERM at once, even while it waits on a lock.
+
+Nothing happens at import: :func:`install` sets this up, once per process (the plugin's
+``setup()`` in the build's process; the hook, before its first example, in a worker).
+``os._exit`` is saved once, here (:func:`real_exit`).
+
+Example::
+
+    install()                              # once the build starts
+    on_process_end(write_unfinished_report)
+    mark = before_example()
+    running(hook)                          # while the example runs
+    ...
+    running(None)
+    after_example("tutorials/plot_a.py", mark)
+    bound_exit(grace=5.0)                  # at the end of the build
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from sphinx.util import logging as sphinx_logging
+
+from docsaccel.gallery.interrupt import cancel_all
+from docsaccel.gallery.processes import descendants, end_processes
+
+__all__ = [
+    "EXIT_STATUS",
+    "ExampleExit",
+    "after_example",
+    "before_example",
+    "bound_exit",
+    "builds_here",
+    "end_of_process",
+    "in_forked_child",
+    "install",
+    "leftovers",
+    "on_process_end",
+    "real_exit",
+    "running",
+]
+
+logger = sphinx_logging.getLogger(__name__)
+
+#: The status of a process ended here: the hard stop, an example that ended the process
+#: with status 0 (``os._exit(0)``, ``raise SystemExit``) while the build was not done, or
+#: a finished build that something an example left kept from ending.
+EXIT_STATUS = 2
+
+#: ``os._exit`` as it was before any guard: the one way this package ends a process.
+real_exit = os._exit
+_real_sys_exit = sys.exit
+
+
+class ExampleExit(Exception):
+    """Raised in place of ``sys.exit()`` called by a running example.
+
+    An example error like any other (sphinx-gallery shows it on the page): ending the
+    process would end the build, with sphinx-gallery's pages half written and, for
+    ``sys.exit(0)``, a status that says it succeeded.
+    """
+
+
+class Running(Protocol):
+    """What runs an example in this process (the hook): told when the process ends."""
+
+    def running_file(self) -> str | None:
+        """The source file of the example running in this process, if any."""
+
+    def end_running(self, why: str | None) -> None:
+        """Record the running example (``why`` it did not finish), end its processes."""
+
+
+_running: Running | None = None
+_callbacks: list[tuple[int, Callable[[], bool]]] = []
+# The pid install() ran in, and the SIGTERM handler it replaced there.
+_installed_in: int | None = None
+_sigterm_before: Any = None
+_fork_callbacks: list[Callable[[], None]] = []
+
+
+def install(sigterm: bool = True) -> None:
+    """Set up this process's ways out (once per process; later calls only re-arm the exit
+    guards, which an example may have replaced).
+
+    ``sigterm``: also handle SIGTERM (the build's own process, on its main thread).
+    """
+    global _installed_in
+    sys.exit = _guarded_sys_exit
+    os._exit = _guarded_os_exit
+    if _installed_in == os.getpid():
+        return
+    _installed_in = os.getpid()
+    _register_fork_hook()
+    atexit.register(_at_exit)
+    if sigterm:
+        _install_sigterm_handler()
+
+
+def in_forked_child(callback: Callable[[], None]) -> None:
+    """Call ``callback()`` in every child forked from this process (let go of a lock)."""
+    _fork_callbacks.append(callback)
+
+
+def _after_fork_in_child() -> None:
+    # A forked child is not the build: it ends as it would without the plugin.
+    global _running, _installed_in
+    if _installed_in is None:
+        return
+    _running, _installed_in = None, None
+    for callback in _fork_callbacks:
+        with contextlib.suppress(Exception):
+            callback()
+    sys.exit, os._exit = _real_sys_exit, real_exit
+    with contextlib.suppress(ValueError, OSError, TypeError):  # not the main thread
+        if getattr(signal.getsignal(signal.SIGTERM), "__name__", "") == _on_sigterm.__name__:
+            before = signal.SIG_DFL if _sigterm_before is None else _sigterm_before
+            signal.signal(signal.SIGTERM, before)
+
+
+# Registered once for the life of the interpreter; it acts only where install() ran.
+_fork_hook_registered = False
+
+
+def _register_fork_hook() -> None:
+    global _fork_hook_registered
+    if not _fork_hook_registered:
+        os.register_at_fork(after_in_child=_after_fork_in_child)
+        _fork_hook_registered = True
+
+
+def running(hook: Running | None) -> None:
+    """Say what runs an example in this process now (``None``: no example runs)."""
+    global _running
+    _running = hook
+
+
+def on_process_end(callback: Callable[[], bool]) -> None:
+    """Call ``callback()`` when this process ends before its build did (once per callback).
+
+    At the hard stop, ``os._exit`` in an example, SIGTERM and interpreter exit, after
+    the running example is recorded. The callback returns whether a build was left
+    unfinished: then an interpreter exit ends with a failing status (:data:`EXIT_STATUS`).
+    """
+    if (os.getpid(), callback) not in _callbacks:
+        _callbacks.append((os.getpid(), callback))
+
+
+def builds_here() -> bool:
+    """Whether this process runs a build (a callback was registered in it), not a worker."""
+    return any(pid == os.getpid() for pid, _ in _callbacks)
+
+
+def end_of_process(
+    status: int | None,
+    why: str | None = None,
+    every_process: bool = False,
+    fail_unfinished: bool = False,
+) -> None:
+    """Record the running example (``why`` it did not finish), end the processes it started
+    (``every_process``: all of this process's descendants), run the :func:`on_process_end`
+    callbacks; then end this process with ``status``, if given, or with
+    :data:`EXIT_STATUS` if ``fail_unfinished`` and a build was left unfinished.
+    """
+    global _running
+    hook, _running = _running, None
+    cancel_all()
+    if hook is not None:
+        with contextlib.suppress(Exception):
+            hook.end_running(why)
+    if every_process:
+        end_processes(descendants())
+    unfinished = False
+    for pid, callback in list(_callbacks):
+        if pid != os.getpid():
+            continue  # registered in the process this one was forked from
+        try:
+            unfinished = bool(callback()) or unfinished
+        except Exception as exc:  # the others still run; the process ends regardless
+            logger.error(f"docsaccel: while the build's process ended: {exc!r}")
+    if status is None and fail_unfinished and unfinished:
+        status = EXIT_STATUS
+    if status is None:
+        return
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    logging.shutdown()
+    real_exit(status)
+
+
+def _at_exit() -> None:
+    if _installed_in != os.getpid():
+        return  # a forked child: not the process install() ran in
+    # A build left unfinished at interpreter exit stopped in the middle: an example
+    # raised SystemExit (sphinx-build would exit 0), an error with abort_on_example_error,
+    # Ctrl-C. The status says it failed, whatever the status the exit carried.
+    why = (
+        "the build's process exited while it ran (sys.exit or SystemExit in the example, "
+        "or the build stopped)"
+    )
+    end_of_process(None, why=why, fail_unfinished=True)
+
+
+# --- An example ending the process ------------------------------------------------------
+
+
+def _called_from_example() -> bool:
+    hook = _running
+    code_file = hook.running_file() if hook is not None else None
+    if code_file is None or threading.current_thread() is not threading.main_thread():
+        return False
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename == code_file:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _guarded_sys_exit(status: object = None) -> None:
+    if _called_from_example():
+        raise ExampleExit(
+            f"the example called sys.exit({status!r}), which would end the build's process; "
+            "an example must return normally (or raise an exception to fail)"
+        )
+    _real_sys_exit(status)
+
+
+def _guarded_os_exit(status: int) -> None:
+    if _called_from_example():
+        end_of_process(
+            status or EXIT_STATUS,
+            why=f"the example called os._exit({status!r}), which ended the build's process",
+        )
+    real_exit(status)
+
+
+# --- SIGTERM ----------------------------------------------------------------------------
+
+
+def _install_sigterm_handler() -> None:
+    """SIGTERM (CI cancelling, ``timeout``) writes the report as Ctrl-C does."""
+    global _sigterm_before
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if getattr(previous, "__name__", "") == _on_sigterm.__name__:
+        return
+    _sigterm_before = previous
+    build_pid = os.getpid()
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        if os.getpid() != build_pid:
+            # A child made without fork's hooks (a raw fork in C) still ends as it would.
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        _on_sigterm(previous)
+
+    on_sigterm.__name__ = _on_sigterm.__name__
+    signal.signal(signal.SIGTERM, on_sigterm)
+
+
+def _on_sigterm(previous: Any) -> None:
+    logger.error("docsaccel: the build was terminated (SIGTERM); writing its report")
+    # The workers of a parallel build and anything the examples started end with it.
+    end_of_process(None, why="the build was terminated (SIGTERM) while it ran", every_process=True)
+    if callable(previous):
+        previous(signal.SIGTERM, None)
+        return
+    # End with the signal's own status, as the build would have without the plugin.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+# --- What examples leave behind ---------------------------------------------------------
+
+# Example id -> what it left: non-daemon threads, and whether it added exit handlers.
+_left: dict[str, tuple[list[threading.Thread], bool]] = {}
+
+
+def before_example() -> tuple[frozenset[int | None], int]:
+    """The threads and the number of exit handlers before an example runs."""
+    return frozenset(t.ident for t in threading.enumerate()), atexit._ncallbacks()
+
+
+def after_example(example_id: str, mark: tuple[frozenset[int | None], int]) -> None:
+    """Note the non-daemon threads and exit handlers the example added (in this process)."""
+    idents, handlers = mark
+    threads = [
+        t for t in threading.enumerate() if t.ident not in idents and not t.daemon and t.is_alive()
+    ]
+    added_handlers = atexit._ncallbacks() > handlers
+    if threads or added_handlers:
+        _left[example_id] = (threads, added_handlers)
+
+
+def leftovers() -> list[str]:
+    """What examples left that can still hold the process: one description each."""
+    found = []
+    for example_id, (threads, handlers) in sorted(_left.items()):
+        alive = [t.name for t in threads if t.is_alive()]
+        if alive:
+            found.append(f"{example_id} left thread(s) running: {', '.join(alive)}")
+        elif handlers:
+            found.append(f"{example_id} registered exit handler(s)")
+    return found
+
+
+def bound_exit(grace: float, status: int = EXIT_STATUS) -> None:
+    """End this process with ``status`` if it has not ended ``grace`` seconds from now.
+
+    Only when an example left a thread running or registered an exit handler; the timer
+    is a daemon thread, so a process that ends in time ends as it would have.
+    """
+    if not leftovers():
+        return
+
+    def stop() -> None:
+        time.sleep(grace)
+        what = "; ".join(leftovers()) or "examples registered exit handlers"
+        print(
+            f"ERROR: docsaccel: the build's process had not ended {grace:g} s after the build: "
+            f"{what}. Ended with status {status}; an example must stop what it starts.",
+            file=sys.__stderr__,
+            flush=True,
+        )
+        real_exit(status)
+
+    threading.Thread(target=stop, name="docsaccel-exit-bound", daemon=True).start()

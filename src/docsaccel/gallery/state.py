@@ -1,0 +1,142 @@
+"""The plugin's state for one Sphinx build: its settings, its examples, its report.
+
+One :class:`GalleryBuild` per Sphinx application, made when the configuration is read and
+kept on the application; the event handlers (:mod:`.events`) read and update it. It writes
+the build's report (:func:`docsaccel.records.build_report`) to
+:func:`docsaccel.layout.report_path`.
+
+Example (in a build the settings come from ``read_settings(app.config, app.confdir)`` and
+the examples from the plan):
+
+>>> import tempfile
+>>> from pathlib import Path
+>>> from docsaccel.budgets import BudgetTable
+>>> from docsaccel.settings import Settings
+>>> outdir = tempfile.TemporaryDirectory()
+>>> build = GalleryBuild(Settings(), BudgetTable(), Path(outdir.name))
+>>> report = build.write_report(complete=True)
+>>> build.report_path.relative_to(outdir.name).as_posix()
+'docsaccel/report.json'
+>>> report["build"]["complete"], report["build"]["fast"], report["examples"]
+(True, False, [])
+>>> outdir.cleanup()
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import sphinx_gallery
+
+import docsaccel
+from docsaccel import layout
+from docsaccel.budgets import BudgetTable
+from docsaccel.examples import Example, Planner
+from docsaccel.formats import write_json
+from docsaccel.gallery.lock import OutdirLock
+from docsaccel.gallery.progress import Progress
+from docsaccel.records import build_report
+from docsaccel.settings import Settings
+
+if TYPE_CHECKING:
+    from docsaccel.cache.build import CacheBuild
+
+__all__ = ["GalleryBuild"]
+
+
+@dataclass
+class GalleryBuild:
+    """The plugin's state for one Sphinx build: settings, plan, where records go."""
+
+    settings: Settings
+    table: BudgetTable
+    outdir: Path
+    started: float = field(default_factory=time.perf_counter)
+    examples: list[Example] = field(default_factory=list)
+    previous: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: In a merge build: the records of the shards, by example id.
+    imported: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The example cache of this build (``None``: no cache, or a merge build).
+    cache: CacheBuild | None = None
+    finished: bool = False
+    #: The last report written, and its records by id. The first report is written once
+    #: the gallery has run (or as the build stops): from then on the records are final.
+    last_report: dict[str, Any] | None = None
+    final_records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    lock: OutdirLock | None = None
+    #: The build log's progress while the gallery runs (:mod:`.progress`).
+    progress: Progress | None = None
+    srcdir: str = ""
+    _by_docname: dict[str, Example] = field(default_factory=dict, repr=False)
+    planner: Planner | None = None
+    #: ``DOCSACCEL_FAST`` before this build set it, put back when the build ends.
+    fast_env_before: str | None = None
+    #: What the Sphinx state did (:mod:`docsaccel.incremental.sphinxext`), for the report.
+    sphinx_state: dict[str, Any] | None = None
+
+    @property
+    def records_dir(self) -> Path:
+        return layout.records_dir(self.outdir)
+
+    @property
+    def report_path(self) -> Path:
+        return layout.report_path(self.outdir)
+
+    def by_docname(self, docname: str) -> Example | None:
+        if len(self._by_docname) != len(self.examples):
+            self._by_docname = {example.docname: example for example in self.examples}
+        return self._by_docname.get(docname)
+
+    def adopt(self, records: dict[str, dict[str, Any]]) -> None:
+        """Add the examples the hook recorded although the plan did not list them."""
+        planned = {example.id for example in self.examples}
+        for record in records.values():
+            if record["id"] in planned or self.planner is None:
+                continue
+            example = self.planner.example_named(record["gallery"], record["name"])
+            if example is not None and example.id == record["id"]:
+                self.examples.append(example)
+                planned.add(example.id)
+
+    def report(
+        self, complete: bool, records: dict[str, dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """The report of this build so far (see :func:`docsaccel.records.build_report`).
+
+        ``records``: the records by id (default: the final ones held in memory once a
+        report was written, else those on disk).
+        """
+        build = {
+            "wall_seconds": round(time.perf_counter() - self.started, 3),
+            "fast": self.settings.fast,
+            "on_overrun": self.settings.on_overrun,
+            "complete": complete,
+            "sphinx_gallery": sphinx_gallery.__version__,
+            "docsaccel": docsaccel.__version__,
+            "shard": self._shard(),
+            "source_dir": self.srcdir,
+        }
+        if self.sphinx_state is not None:
+            build["sphinx_state"] = self.sphinx_state
+        if records is None and self.last_report is not None:
+            records = self.final_records
+        return build_report(self.records_dir, self.examples, build, records)
+
+    def _shard(self) -> dict[str, Any] | None:
+        if self.settings.shard_records is not None:
+            return {"role": "merge", "examples": len(self.imported)}
+        if self.settings.shard_examples is not None:
+            return {"role": "shard", "examples": len(self.settings.shard_examples)}
+        return None
+
+    def write_report(
+        self, complete: bool, records: dict[str, dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        report = self.report(complete, records)
+        write_json(self.report_path, report)
+        self.last_report = report
+        self.final_records = {record["id"]: record for record in report["examples"]}
+        return report

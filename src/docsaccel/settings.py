@@ -1,0 +1,581 @@
+"""Every docsaccel setting, declared once: its default, types, variable, check and help.
+
+Each field of :class:`Settings` is one setting. Its declaration (:func:`setting`) holds
+everything about it, and everything else is made from that declaration:
+
+- the ``conf.py`` name (``docsaccel_`` and the field's name) and default, registered with
+  Sphinx by the gallery plugin (:func:`config_values`);
+- the environment variable, when the setting has one, and the one precedence
+  (:func:`resolve`): the variable when it is set and not blank, then ``conf.py`` (unless
+  ``None``), then the default. So ``DOCSACCEL_FAST=0`` makes a full build of a project
+  whose ``conf.py`` says ``docsaccel_fast = True``;
+- the check of the value (:func:`read_settings` raises :class:`SettingError` naming the key
+  or variable and the value), and the "did you mean" warning for a ``docsaccel_*`` name
+  that is no setting (:func:`unknown_settings`);
+- the settings table of the documentation (:func:`settings_rst`), and the list of
+  variables a test run must clear (:func:`environment_variables`).
+
+Some settings describe one run and have no ``conf.py`` name, only a variable (the shard a
+build executes, the hard stop's grace): they are declared here too, so every variable of
+docsaccel has one owner.
+
+Example:
+
+>>> from types import SimpleNamespace
+>>> conf = SimpleNamespace(**{key: default for key, default, _ in config_values()})
+>>> settings = read_settings(conf, confdir=".", env={"DOCSACCEL_FAST": "1"})
+>>> settings.fast, settings.on_overrun
+(True, 'warn')
+>>> resolve("fast", conf, {"DOCSACCEL_FAST": "0"})
+('DOCSACCEL_FAST', '0')
+>>> unknown_settings(["docsaccel_fsat"])[0].split(";")[1].split("?")[0]
+" did you mean 'docsaccel_fast'"
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from difflib import get_close_matches
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from docsaccel.contract import InputError, parse_switch
+
+__all__ = [
+    "CACHE_GRANULARITIES",
+    "CONFIG_PREFIX",
+    "ON_OVERRUN_MODES",
+    "Setting",
+    "SettingError",
+    "Settings",
+    "Source",
+    "config_values",
+    "env_name",
+    "environment_variables",
+    "read_env_setting",
+    "read_settings",
+    "resolve",
+    "settings_rst",
+    "spec",
+    "specs",
+    "unknown_settings",
+]
+
+#: Every ``conf.py`` setting of docsaccel starts with this.
+CONFIG_PREFIX = "docsaccel_"
+ON_OVERRUN_MODES = ("warn", "fail")
+#: ``module``: a project file counts whole; ``function``: the code of it that ran.
+CACHE_GRANULARITIES = ("module", "function")
+
+
+class SettingError(InputError):
+    """A setting with a bad value; the message names the key (or variable) and the value."""
+
+
+class Source(NamedTuple):
+    """Where a setting's value came from, for its check: the variable, or ``conf.py``."""
+
+    #: The variable or the ``conf.py`` name that gave the value, for messages.
+    where: str
+    value: Any
+    #: The value is a variable's text (stripped); else a ``conf.py`` value or the default.
+    from_env: bool
+    confdir: Path
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The declaration of one setting (the metadata of a :class:`Settings` field)."""
+
+    name: str
+    default: Any
+    #: The types Sphinx accepts for the ``conf.py`` value (empty: no ``conf.py`` name).
+    types: tuple[type, ...]
+    #: The environment variable that sets it, if any.
+    env: str | None
+    check: Callable[[Source], Any]
+    help: str
+    #: How the docs name the accepted values (``"True or False"``).
+    accepts: str
+
+    @property
+    def key(self) -> str | None:
+        """Its ``conf.py`` name, or None for a setting of the environment only."""
+        return f"{CONFIG_PREFIX}{self.name}" if self.types else None
+
+    def describe(self) -> str:
+        """``docsaccel_fast`` (or its variable, for a setting of the environment only)."""
+        return self.key or str(self.env)
+
+
+def setting(
+    default: Any,
+    check: Callable[[Source], Any],
+    help: str,
+    accepts: str,
+    types: tuple[type, ...] = (),
+    env: str | None = None,
+) -> Any:
+    """A :class:`Settings` field declaring one setting (``types=()``: no ``conf.py`` name)."""
+    return field(
+        default=default,
+        metadata={"setting": (default, types, env, check, help, accepts)},
+    )
+
+
+# Checks: each turns a Source into the value Settings holds, or raises SettingError. --
+
+
+def _switch(source: Source) -> bool:
+    if source.from_env:
+        try:
+            return parse_switch(source.value, source.where)
+        except ValueError as exc:
+            raise SettingError(str(exc)) from None
+    if not isinstance(source.value, bool):
+        raise SettingError(f"{source.where} must be True or False, got {source.value!r}")
+    return source.value
+
+
+def _on_overrun(source: Source) -> str:
+    if source.value not in ON_OVERRUN_MODES:
+        raise SettingError(f"{source.where} must be 'warn' or 'fail', got {source.value!r}")
+    return source.value
+
+
+def _conf_path(source: Source, what: str) -> Path | None:
+    """A path of ``conf.py``, relative to the conf dir (a variable's: to the current folder)."""
+    value = source.value
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        raise SettingError(
+            f"{source.where} must be the path of {what} (relative to the conf dir) or None, "
+            f"got {value!r}"
+        )
+    return Path(value) if source.from_env else source.confdir / value
+
+
+def _budgets(source: Source) -> Path | None:
+    path = _conf_path(source, "a TOML budget file")
+    if path is not None and not path.is_file():
+        raise SettingError(f"{source.where} = {str(source.value)!r}: no such file: {path}")
+    return path
+
+
+def _history(source: Source) -> Path | None:
+    path = _conf_path(source, "a history file (written by docsaccel history append)")
+    if path is not None and path.is_dir():
+        raise SettingError(
+            f"{source.where} = {str(source.value)!r}: {path} is a folder, not a file"
+        )
+    return path
+
+
+def _report_page(source: Source) -> str | None:
+    value = source.value
+    if value is None:
+        return None
+    if (
+        not isinstance(value, str)
+        or not value.strip()
+        or value.endswith(".rst")
+        or value.startswith("/")
+        or ".." in value.split("/")
+    ):
+        raise SettingError(
+            f"{source.where} must be a docname inside the source dir, such as "
+            f"'budget_report' (no suffix), or None for no page, got {value!r}"
+        )
+    return value
+
+
+def _cache(source: Source) -> Path | None:
+    if source.from_env:
+        # A switch's "off" spelling turns the cache off for this build; any other text is
+        # a folder, relative to where the build runs (as a variable's paths are).
+        try:
+            on = parse_switch(source.value, source.where)
+        except ValueError:
+            path: Path | None = Path(source.value).resolve()
+        else:
+            if on:
+                raise SettingError(
+                    f"{source.where}={source.value!r} is not a folder; give the cache "
+                    "folder's path, or 0 for no cache"
+                )
+            return None
+    else:
+        path = _conf_path(source, "the cache folder")
+        path = None if path is None else path.resolve()
+    if path is not None and path.exists() and not path.is_dir():
+        raise SettingError(f"{source.where}={source.value!r}: {path} is a file, not a folder")
+    return path
+
+
+def _granularity(source: Source) -> str:
+    if source.value not in CACHE_GRANULARITIES:
+        raise SettingError(
+            f"{source.where} must be {' or '.join(map(repr, CACHE_GRANULARITIES))}, "
+            f"got {source.value!r}"
+        )
+    return source.value
+
+
+def _roots(source: Source) -> tuple[Path, ...] | None:
+    value = source.value
+    if value is None:
+        return None
+    if isinstance(value, (str, os.PathLike)) or not isinstance(value, (list, tuple)):
+        raise SettingError(
+            f"{source.where} must be a list of folders (relative to the conf dir) or None, "
+            f"got {value!r}"
+        )
+    roots = []
+    for item in value:
+        path = source.confdir / item if isinstance(item, (str, os.PathLike)) and str(item) else None
+        if path is None or not path.is_dir():
+            raise SettingError(f"{source.where}: {item!r} is not a folder (from {source.confdir})")
+        roots.append(path.resolve())
+    return tuple(roots)
+
+
+def _names(source: Source) -> tuple[str, ...]:
+    value = source.value
+    if not isinstance(value, (list, tuple)) or not all(
+        isinstance(v, str) and v.strip() and "=" not in v for v in value
+    ):
+        raise SettingError(
+            f"{source.where} must be a list of environment variable names, got {value!r}"
+        )
+    return tuple(value)
+
+
+def _shard_examples(source: Source) -> tuple[str, ...] | None:
+    if source.value is None:
+        return None
+    try:
+        lines = Path(source.value).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingError(f"{source.where} = {source.value!r}: cannot read it: {exc}") from None
+    return tuple(line.strip() for line in lines if line.strip())
+
+
+def _shard_records(source: Source) -> Path | None:
+    if source.value is None:
+        return None
+    path = Path(source.value)
+    if not path.is_dir():
+        raise SettingError(f"{source.where} = {source.value!r}: no such folder")
+    return path
+
+
+def _text(source: Source) -> str | None:
+    return source.value
+
+
+#: Seconds an example may still run after its budget ran out before the hard stop: time
+#: for an import in progress to finish and for an interrupted example to unwind.
+GRACE_SECONDS = 5.0
+
+
+def _grace(source: Source) -> float:
+    if not source.from_env:
+        return source.value
+    try:
+        value = float(source.value)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise SettingError(
+            f"{source.where}={source.value!r} is not a number of seconds; use a finite "
+            f"number >= 0, e.g. {source.where}={GRACE_SECONDS:g}"
+        )
+    return value
+
+
+_PATH = (type(None), str, Path)
+_FAST_ENV = "DOCSACCEL_FAST"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The validated settings of one build; each field is declared with :func:`setting`."""
+
+    budgets: Path | None = setting(
+        None,
+        _budgets,
+        "TOML budget file (see the budgets guide), relative to the conf dir.",
+        "a path or None",
+        types=_PATH,
+    )
+    on_overrun: str = setting(
+        "warn",
+        _on_overrun,
+        "What an example over its budget does: ``warn`` (the build goes on, a warning) or "
+        "``fail`` (interrupted at its budget, the build fails).",
+        "``'warn'`` or ``'fail'``",
+        types=(str,),
+        env="DOCSACCEL_ON_OVERRUN",
+    )
+    fast: bool = setting(
+        False,
+        _switch,
+        "The CI fast path: every ``docsaccel.fast.pick`` knob takes its fast value, and "
+        "fast budgets apply.",
+        "True or False (None: the default)",
+        types=(type(None), bool),
+        env=_FAST_ENV,
+    )
+    videos: bool = setting(
+        True,
+        _switch,
+        "Add the video scraper, so the videos an example writes play in its page.",
+        "True or False",
+        types=(bool,),
+    )
+    report_page: str | None = setting(
+        None,
+        _report_page,
+        'Docname of a generated "Build budget report" page, such as ``"budget_report"`` '
+        "(written into the source dir); None: no page.",
+        "a docname or None",
+        types=(type(None), str),
+    )
+    report_chart: bool = setting(
+        False,
+        _switch,
+        "Draw the time-against-budget chart on the report page (matplotlib, in a second process).",
+        "True or False",
+        types=(bool,),
+    )
+    cache: Path | None = setting(
+        None,
+        _cache,
+        "Folder of the example cache across builds (see the caching guide), relative to the conf "
+        "dir; the variable's path is relative to the current folder, and ``0`` or ``off`` "
+        "there turns the cache off. None: no cache.",
+        "a path or None",
+        types=_PATH,
+        env="DOCSACCEL_CACHE",
+    )
+    cache_sphinx: bool = setting(
+        True,
+        _switch,
+        "With the cache on, also keep Sphinx's state (environment, doctrees, pages) per build "
+        "context in it, so a build in a fresh checkout reads and writes only what a change "
+        "affects (see the caching guide). False: every build starts Sphinx over.",
+        "True or False",
+        types=(bool,),
+        env="DOCSACCEL_CACHE_SPHINX",
+    )
+    cache_granularity: str = setting(
+        "module",
+        _granularity,
+        "What of a project file an example depends on: ``module`` (the file, whole) or "
+        "``function`` (its module body and the functions that ran).",
+        "``'module'`` or ``'function'``",
+        types=(str,),
+    )
+    cache_roots: tuple[Path, ...] | None = setting(
+        None,
+        _roots,
+        "Folders (relative to the conf dir) whose files count as the project's; None: the "
+        "repository root above the conf dir.",
+        "a list of paths or None",
+        types=(type(None), list, tuple),
+    )
+    cache_env: tuple[str, ...] = setting(
+        (),
+        _names,
+        "Environment variables whose values are part of every cache entry's context.",
+        "a list of names",
+        types=(list, tuple),
+    )
+    history: Path | None = setting(
+        None,
+        _history,
+        "A history file (``docsaccel history append``), relative to the conf dir: the "
+        "build log's expected times and the report page's trends; a missing file is no "
+        "error.",
+        "a path or None",
+        types=_PATH,
+    )
+    progress: bool = setting(
+        True,
+        _switch,
+        "Progress lines in the build log: each example's start, end, time and budget.",
+        "True or False",
+        types=(bool,),
+    )
+    shard_examples: tuple[str, ...] | None = setting(
+        None,
+        _shard_examples,
+        "A text file listing the examples this build executes, one a line (ids such as "
+        "``tutorials/plot_a.py``, or paths inside their gallery); the others get pages "
+        "without being executed (see the sharding guide).",
+        "a file",
+        env="DOCSACCEL_SHARD_EXAMPLES",
+    )
+    shard_records: Path | None = setting(
+        None,
+        _shard_records,
+        "A folder of records of examples executed by other builds (the shards): this build "
+        "executes nothing and reports those records (see the sharding guide).",
+        "a folder",
+        env="DOCSACCEL_SHARD_RECORDS",
+    )
+    interrupt_grace: float = setting(
+        GRACE_SECONDS,
+        _grace,
+        "Seconds an example interrupted at its budget may still run before the hard stop "
+        "ends the build's process.",
+        "seconds",
+        env="DOCSACCEL_INTERRUPT_GRACE",
+    )
+    gl_verified: str | None = setting(
+        None,
+        _text,
+        "Set by docsaccel once a headless OpenGL backend for MuJoCo has worked in this "
+        "environment (its name), so child processes do not probe again.",
+        "a backend name, set by docsaccel",
+        env="DOCSACCEL_GL_VERIFIED",
+    )
+    video_scan: bool = setting(
+        True,
+        _switch,
+        "``0``: the video scraper embeds only the videos an example names with "
+        "``docsaccel.video.embed``, without scanning its folder for new files.",
+        "a switch",
+        env="DOCSACCEL_VIDEO_SCAN",
+    )
+
+
+def _spec(declared: Any) -> Setting:
+    default, types, env, check, help, accepts = declared.metadata["setting"]
+    return Setting(declared.name, default, types, env, check, help, accepts)
+
+
+_SPECS: dict[str, Setting] = {declared.name: _spec(declared) for declared in fields(Settings)}
+
+
+def specs() -> Iterator[Setting]:
+    """Every setting, in declaration order."""
+    return iter(_SPECS.values())
+
+
+def spec(name: str) -> Setting:
+    """The setting of field ``name`` (``"fast"``)."""
+    return _SPECS[name]
+
+
+def env_name(name: str) -> str:
+    """The environment variable of setting ``name``; ``KeyError`` if it has none."""
+    variable = spec(name).env
+    if variable is None:
+        raise KeyError(f"setting {name!r} has no environment variable")
+    return variable
+
+
+def config_values() -> Iterator[tuple[str, Any, tuple[type, ...]]]:
+    """``(conf.py name, default, types)`` of every setting ``conf.py`` can set."""
+    for item in specs():
+        if item.key is not None:
+            yield item.key, item.default, item.types
+
+
+def environment_variables() -> tuple[str, ...]:
+    """Every environment variable a setting reads."""
+    return tuple(item.env for item in specs() if item.env is not None)
+
+
+def resolve(name: str, config: Any, env: Mapping[str, str]) -> tuple[str, Any]:
+    """``(where, value)`` of setting ``name``: its variable, else ``conf.py``, else the default.
+
+    ``where`` names what gave the value (the variable or the key), for messages; a value
+    from the environment is the variable's text, stripped. A variable set to a blank
+    string counts as unset, and so does a ``conf.py`` value of ``None``.
+    """
+    source = _source(spec(name), config, env, Path("."))
+    return source.where, source.value
+
+
+def _source(item: Setting, config: Any, env: Mapping[str, str], confdir: Path) -> Source:
+    if item.env is not None and env.get(item.env, "").strip():
+        return Source(item.env, env[item.env].strip(), True, confdir)
+    if item.key is not None:
+        value = getattr(config, item.key, None)
+        if value is not None:
+            return Source(item.key, value, False, confdir)
+    return Source(item.describe(), item.default, False, confdir)
+
+
+def _read(item: Setting, config: Any, env: Mapping[str, str], confdir: Path) -> Any:
+    return item.check(_source(item, config, env, confdir))
+
+
+def read_settings(
+    config: Any, confdir: str | os.PathLike[str], env: Mapping[str, str] | None = None
+) -> Settings:
+    """The checked settings of ``config`` (a Sphinx config, or any object with the names).
+
+    ``env`` (default ``os.environ``) supplies the variables. Raises :class:`SettingError`
+    naming the key (or variable) and the value.
+    """
+    env = os.environ if env is None else env
+    values = {item.name: _read(item, config, env, Path(confdir)) for item in specs()}
+    return Settings(**values)
+
+
+def read_env_setting(name: str, env: Mapping[str, str] | None = None) -> Any:
+    """The value of a setting from its variable alone (for code that runs outside a build's
+    configuration, in whichever process runs an example); raises :class:`SettingError`."""
+    return _read(spec(name), None, os.environ if env is None else env, Path.cwd())
+
+
+def unknown_settings(names: Iterable[str]) -> list[str]:
+    """A message for each ``docsaccel_*`` name among ``names`` that is no setting.
+
+    Sphinx keeps any name ``conf.py`` defines, so a misspelled setting would otherwise be
+    ignored without a word. Any case counts: ``DOCSACCEL_FAST = True`` in ``conf.py`` (the
+    variable's spelling) sets nothing.
+    """
+    keys = [key for key, _, _ in config_values()]
+    # Compared without the prefix every name shares, which would make all look close.
+    known = {key[len(CONFIG_PREFIX) :]: key for key in keys}
+    messages = []
+    for name in sorted(n for n in names if n.lower().startswith(CONFIG_PREFIX)):
+        if name in keys:
+            continue
+        bare = name[len(CONFIG_PREFIX) :].lower()
+        close = get_close_matches(bare, list(known), n=1, cutoff=0.6)
+        hint = f"; did you mean {known[close[0]]!r}?" if close else "."
+        messages.append(
+            f"unknown setting {name!r} in conf.py (ignored){hint} Settings: {', '.join(keys)}"
+        )
+    return messages
+
+
+def settings_rst() -> str:
+    """The table of every setting, as reStructuredText (the docs' settings page)."""
+    lines = [
+        ".. list-table::",
+        "   :header-rows: 1",
+        "   :widths: 25 15 20 40",
+        "",
+        "   * - ``conf.py``",
+        "     - default",
+        "     - variable",
+        "     - meaning",
+    ]
+    for item in specs():
+        lines += [
+            f"   * - ``{item.key}``" if item.key else "   * - (none)",
+            f"     - ``{item.default!r}``",
+            f"     - ``{item.env}``" if item.env else "     -",
+            f"     - {item.help} Accepts {item.accepts}.",
+        ]
+    return "\n".join(lines) + "\n"

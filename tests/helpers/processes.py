@@ -1,0 +1,33 @@
+"""Whether the processes an example started are gone: no child outlives its example.
+
+Example::
+
+    assert_no_child_survives(src, expected=2)  # the pids the example wrote, all ended
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+__all__ = ["alive", "assert_no_child_survives"]
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] not in "ZX"
+
+
+def assert_no_child_survives(src: Path, expected: int) -> None:
+    """The ``expected`` pids listed in ``examples/child_pids.txt`` all end within 10 s."""
+    pids_file = src / "examples" / "child_pids.txt"
+    pids = [int(line) for line in pids_file.read_text().split()]
+    assert len(pids) == expected
+    deadline = time.monotonic() + 10
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in pids if alive(pid)], "a process an example started survived"

@@ -1,0 +1,76 @@
+"""Every docsaccel setting is declared once, and everything else is made from it."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from unittest.mock import MagicMock
+
+import pytest
+
+from docsaccel import settings
+from docsaccel.contract import CI_ENV
+from docsaccel.settings import Source, config_values, environment_variables, specs
+
+ROOT = Path(__file__).parents[1]
+SRC = ROOT / "src" / "docsaccel"
+
+
+def test_the_plugin_registers_each_conf_setting_once_from_the_declaration() -> None:
+    from docsaccel.gallery.extension import setup
+
+    app = MagicMock()
+    with pytest.MonkeyPatch.context() as patch:
+        # setup() also sets up how the process ends; not this test's subject.
+        patch.setattr("docsaccel.gallery.process_end.install", lambda: None)
+        setup(app)
+    registered = [call.args[:2] for call in app.add_config_value.call_args_list]
+    declared = [(key, default) for key, default, _ in config_values()]
+    assert registered == declared
+    assert len({key for key, _ in registered}) == len(registered)
+    assert all(key.startswith(settings.CONFIG_PREFIX) for key, _ in registered)
+
+
+def test_each_default_passes_its_own_check() -> None:
+    for item in specs():
+        source = Source(item.describe(), item.default, False, Path("."))
+        assert item.check(source) == item.default, item.name
+        assert item.help.strip() and item.accepts.strip(), item.name
+        assert item.key is not None or item.env is not None, item.name
+
+
+def test_every_variable_the_code_names_is_declared() -> None:
+    named = set()
+    for path in SRC.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        named |= set(re.findall(r"[\"'`](DOCSACCEL_[A-Z_]+)\b", text))
+    assert named, "the scan found no variable at all"
+    assert named <= set(environment_variables()), named - set(environment_variables())
+    assert CI_ENV not in environment_variables()
+
+
+def test_the_docs_table_is_the_declaration(tmp_path) -> None:
+    # A real Sphinx build of a page holding the site's directive.
+    (tmp_path / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(ROOT / 'docs')!r})\n"
+        "extensions = ['settings_table']\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "index.rst").write_text("Settings\n========\n\n.. docsaccel-settings::\n")
+    out = tmp_path / "_build"
+    result = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", str(tmp_path), str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    text = (out / "index.html").read_text(encoding="utf-8")
+    for item in specs():
+        for name in (item.key, item.env):
+            assert name is None or name in text, (item.name, name)
+    guide = (ROOT / "docs" / "guide" / "settings.rst").read_text(encoding="utf-8")
+    assert ".. docsaccel-settings::" in guide
+    # The page holds the table, not a hand-written copy of it.
+    assert not any(key in guide for key, _, _ in config_values())
