@@ -202,7 +202,8 @@ def test_prune_counts_the_states(ws):
     text, code = stats(ws.cache)
     assert code == 0 and "Sphinx states: 1" in text
     text, code = prune(ws.cache, "1K")
-    assert code == 0 and "1 Sphinx state" in text
+    assert code == 0 and "Sphinx states: removed 1 state" in text, text
+    assert sum(1 for p in (ws.cache / "sphinx" / "objects").rglob("*") if p.is_file()) == 0
     assert not list((ws.cache / "sphinx" / "states").glob("*.json"))
     built = ws.build()
     assert built.returncode == 0 and built.state["origin"] == "none"

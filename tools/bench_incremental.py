@@ -1,7 +1,8 @@
 """Benchmark the Sphinx state: builds from fresh copies, clean against restored.
 
 1. An API-reference project is generated (``--modules`` modules in subpackages, numpy-style
-   docstrings, ``autosummary`` with ``:recursive:`` making a page per module and class,
+   docstrings, ``autosummary`` with ``:recursive:`` making a page per module, its
+   functions and classes documented there with their summary tables,
    a few narrative pages with cross-references, a small sphinx-gallery gallery). Every
    build copies it afresh into the same folder (new modification times everywhere, as a
    CI checkout) and runs ``sphinx-build`` in a child process. Alternating, per round:
@@ -96,9 +97,13 @@ MODULE_TEMPLATE = """\
 .. rubric:: Classes
 
 .. autosummary::
-   :toctree:
 {% for item in classes %}
    {{ item }}
+{%- endfor %}
+
+{% for item in classes %}
+.. autoclass:: {{ item }}
+   :members:
 {%- endfor %}
 {% endif %}{% endblock %}
 
@@ -112,14 +117,6 @@ MODULE_TEMPLATE = """\
    {{ item }}
 {%- endfor %}
 {% endif %}{% endblock %}
-"""
-CLASS_TEMPLATE = """\
-{{ fullname | escape | underline}}
-
-.. currentmodule:: {{ module }}
-
-.. autoclass:: {{ objname }}
-   :members:
 """
 
 
@@ -199,7 +196,6 @@ def generate(root: Path, modules: int) -> None:
     (docs / "_templates" / "autosummary").mkdir(parents=True)
     (docs / "conf.py").write_text(CONF)
     (docs / "_templates" / "autosummary" / "module.rst").write_text(MODULE_TEMPLATE)
-    (docs / "_templates" / "autosummary" / "class.rst").write_text(CLASS_TEMPLATE)
     pages = ["intro", "install", "tutorial", "concepts", "faq"]
     (docs / "index.rst").write_text(
         "apipkg\n======\n\n.. toctree::\n   :maxdepth: 1\n\n"

@@ -29,11 +29,12 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -48,9 +49,9 @@ __all__ = ["STATE", "State", "StateError", "StateStore", "files_under"]
 #: could be wrong for a newer one, and a build uses only states of its own version.
 STATE = Format("docsaccel.sphinx-state", 1, "Sphinx state")
 FOLDER = "sphinx"
-#: Files in ``tmp/`` or objects no state names, older than this, were left by a killed
-#: build (or by a state since replaced): ``prune`` removes them. Younger ones may belong to
-#: a build saving right now.
+#: Files in ``tmp/`` or objects no state names were left by a killed build or by a state
+#: since replaced: ``prune`` removes them, unless a build is saving right now (it holds
+#: ``saving.lock``); then only those older than this.
 ABANDONED_SECONDS = 3600
 _PARTS = ("doctrees", "output")
 
@@ -183,7 +184,16 @@ class StateStore:
         """Store the files of ``parts`` (``{"doctrees": {relative: path}, "output": ...}``)
         and the state file of context ``key`` with ``meta``. ``known``: digests of files
         whose stat has not changed since (what :meth:`restore` wrote), not read again."""
-        known = known or {}
+        with self._saving():
+            return self._save(key, meta, parts, known or {})
+
+    def _save(
+        self,
+        key: str,
+        meta: Mapping[str, Any],
+        parts: Mapping[str, Mapping[str, Path]],
+        known: Known,
+    ) -> Path:
         tmp = self.folder / "tmp"
         tmp.mkdir(parents=True, exist_ok=True)
         listing: dict[str, dict[str, str]] = {}
@@ -247,13 +257,31 @@ class StateStore:
             removed += 1
         named = {d for _, meta in kept for part in _PARTS for d in meta[part].values()}
         now = time.time()
-        for folder in (self.folder / "objects", self.folder / "tmp"):
-            for path in folder.rglob("*") if folder.is_dir() else ():
-                old = now - _mtime(path) > ABANDONED_SECONDS
-                if path.is_file() and path.name not in named and old:
-                    freed += path.stat().st_size
-                    path.unlink(missing_ok=True)
+        with self._saving(exclusive=True) as alone:
+            for folder in (self.folder / "objects", self.folder / "tmp"):
+                for path in folder.rglob("*") if folder.is_dir() else ():
+                    # A build saving now may own a young file no state names yet.
+                    old = alone or now - _mtime(path) > ABANDONED_SECONDS
+                    if path.is_file() and path.name not in named and old:
+                        freed += path.stat().st_size
+                        path.unlink(missing_ok=True)
         return removed, freed, self._size(m for _, m in kept)
+
+    @contextlib.contextmanager
+    def _saving(self, exclusive: bool = False) -> Iterator[bool]:
+        """A lock on ``sphinx/saving.lock``: shared while a build saves, exclusive (without
+        waiting) while prune deletes. Yields whether it was had (prune: no build saves)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        handle = os.open(self.folder / "saving.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB if exclusive else fcntl.LOCK_SH)
+                had = True
+            except OSError:
+                had = False
+            yield had
+        finally:
+            os.close(handle)  # releases the lock
 
     def size_on_disk(self) -> int:
         """Bytes of every file under ``sphinx/``."""

@@ -42,10 +42,14 @@ from docsaccel.incremental.relocate import relocate
 from docsaccel.incremental.sphinxext.build import MARKER, MARKER_FORMAT, IncrementalBuild
 from docsaccel.incremental.state import StateError, StateStore
 
-__all__ = ["PAGE_BUILDERS", "on_config_inited"]
+__all__ = ["CHECKED_SPHINX", "PAGE_BUILDERS", "on_config_inited"]
 
 logger = logging.getLogger(__name__)
 
+#: The Sphinx major versions the state is checked with (its tests compare every rule with
+#: a clean build). With another, the state is off: Sphinx's environment, its search index
+#: and its domains' containers differ between versions in ways those rules depend on.
+CHECKED_SPHINX = (9,)
 #: Builders whose pages are restored and written by content: one page per document, each
 #: a function of the environment (see :mod:`.writing`).
 PAGE_BUILDERS = frozenset({"html", "dirhtml"})
@@ -100,6 +104,13 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
         return
     if not settings.cache_sphinx:
         logger.info("docsaccel: Sphinx state off (docsaccel_cache_sphinx)")
+        return
+    if sphinx.version_info[0] not in CHECKED_SPHINX:
+        checked = ", ".join(map(str, CHECKED_SPHINX))
+        logger.info(
+            f"docsaccel: Sphinx state off: checked with Sphinx {checked}, this is "
+            f"Sphinx {sphinx.__version__}; every document is read"
+        )
         return
     arguments = _sphinx_arguments()
     if arguments is None or not isinstance(arguments.get("buildername"), str):
