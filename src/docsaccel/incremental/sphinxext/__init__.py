@@ -63,6 +63,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-before-read-docs", outdated.on_before_read_docs, priority=900)
     app.connect("source-read", reading.on_source_read, priority=1)
     app.connect("doctree-read", reading.on_doctree_read, priority=999)
+    app.connect("env-updated", reading.on_env_updated, priority=1)
     app.connect("env-purge-doc", reading.on_purge_doc)
     app.connect("env-merge-info", reading.on_merge_info)
     # After the toctree collector has numbered the sections (500).

@@ -24,6 +24,7 @@ Example (what ``setup`` connects)::
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from sphinx.application import Sphinx
 from sphinx.environment import CONFIG_OK, BuildEnvironment
@@ -64,6 +65,24 @@ def on_env_get_outdated(
         for docname in added:
             build.read_reasons[docname] = [f"the configuration changed {which}".strip()]
         return []  # every document is read: Sphinx said why
+    try:
+        decided = _decide(app, env, build)
+    except Exception as exc:  # when in doubt, read again: never a crash, never stale
+        logger.warning(
+            f"docsaccel: cannot tell which documents changed ({exc!r}); every document is read",
+            type="docsaccel",
+            subtype="cache",
+        )
+        decided = {
+            d: ["what changed could not be told"] for d in env.found_docs & set(env.all_docs)
+        }
+    changed.clear()
+    changed.update(decided)
+    build.read_reasons.update(decided)
+    return []
+
+
+def _decide(app: Sphinx, env: BuildEnvironment, build: Any) -> dict[str, list[str]]:
     records = pages_of(env)
     checker = Checker(Tables.from_json(getattr(env, TABLES_ATTR, None)), build.place.root)
     build.checker = checker
@@ -87,10 +106,7 @@ def on_env_get_outdated(
             reasons += checker.reasons(record)
         if reasons:
             decided[docname] = reasons
-    changed.clear()
-    changed.update(decided)
-    build.read_reasons.update(decided)
-    return []
+    return decided
 
 
 def on_before_read_docs(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:

@@ -53,6 +53,7 @@ __all__ = [
     "on_autodoc_docstring",
     "on_autodoc_signature",
     "on_doctree_read",
+    "on_env_updated",
     "on_merge_info",
     "on_purge_doc",
     "on_source_read",
@@ -160,8 +161,22 @@ def on_doctree_read(app: Sphinx, doctree: nodes.document) -> None:
     seen = Recorder.get().stop()
     build.current_doc = None
     env = app.env
-    record = _record(app, build, env, doctree, reading, seen)
+    try:
+        record = _record(app, build, env, doctree, reading, seen)
+    except Exception as exc:  # never worth the build: the page is read again next time
+        record = empty_record(build.place.key(str(env.doc2path(reading.docname))))
+        record["reread"] = f"its dependencies could not be recorded ({exc!r})"
+        record["run"] = build.run
     pages_of(env)[reading.docname] = record
+
+
+def on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
+    """The reading is over: a read that failed before ``doctree-read`` stops recording."""
+    global _reading
+    if _reading is not None:
+        _reading = None
+        Recorder.get().stop()
+    return []
 
 
 def _record(

@@ -195,7 +195,16 @@ def on_env_get_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
     if not build.origin or not build.pages:
         return []
     read = {d for d, r in records.items() if r.get("run") == build.run}
-    return sorted(_pages_to_write(app, env, build, read, records))
+    try:
+        return sorted(_pages_to_write(app, env, build, read, records))
+    except Exception as exc:  # when in doubt, write every page: never a crash, never stale
+        logger.warning(
+            f"docsaccel: cannot tell which pages changed ({exc!r}); every page is written",
+            type="docsaccel",
+            subtype="cache",
+        )
+        build.every_page = "what changed could not be told"
+        return sorted(env.found_docs - read)
 
 
 def _pages_to_write(
