@@ -64,7 +64,7 @@ def test_explain_names_the_dependency_that_changed(
         docs,
     )
     assert code == 0
-    assert "same    file   mylib/alpha.py" in out
+    assert "same    file    mylib/alpha.py" in out
     assert "up to date" in out
     (fresh / "mylib" / "alpha.py").write_text("FACTOR = 9\n", "utf-8")
     code, out, _ = run(
@@ -78,7 +78,7 @@ def test_explain_names_the_dependency_that_changed(
         docs,
     )
     assert code == 0
-    assert "CHANGED file   mylib/alpha.py" in out
+    assert "CHANGED file    mylib/alpha.py" in out
     assert "- mylib/alpha.py changed" in out
 
     code, out, _ = run(capsys, "cache", "stats", "--cache", str(project.cache))

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from docsaccel.cache.deps import Project, collect
-from docsaccel.cache.fingerprint import MODULE_BODY, code_digests
+from docsaccel.cache.fingerprint import code_digests
 from docsaccel.cache.instrument import Instrumenter, is_machinery
+from docsaccel.cache.pieces import MODULE_BODY
 from docsaccel.cache.recorder import Recorder
 
 LIB = '''\
@@ -114,24 +115,24 @@ EXPECTED = {
 def test_a_module_imported_after_install_records_the_functions_that_ran(lib) -> None:
     root, project = lib
     instrumenter = Instrumenter.install(project.wants)
-    instrumenter.ran.clear()
+    instrumenter.begin()
     mod = importlib.import_module("instlib.mod")
     path = str(root / "instlib" / "mod.py")
-    instrumenter.ran.clear()
+    instrumenter.begin()
     _exercise(mod)
     assert {piece for file, piece in instrumenter.ran if file == path} == EXPECTED
     # The lambda made in outer() counts as outer, even when called on its own.
-    instrumenter.ran.clear()
+    instrumenter.begin()
     tripled = mod.outer(2)[1]
-    instrumenter.ran.clear()
+    instrumenter.begin()
     assert tripled() == 6
     assert instrumenter.ran == {(path, "outer")}
     # Every recorded piece is one code_digests knows; the JIT-compiled one is left as
     # written and counted whenever the file counts.
     assert {p for _, p in instrumenter.ran} <= set(code_digests(path))
     assert instrumenter.instrumented[path] == {"compiled", "compiled.<locals>.twice"}
-    assert all("__docsaccel_ran__" not in c.co_names for c in _codes(mod.compiled.__code__))
-    assert "__docsaccel_ran__" not in vars(mod)  # no name added to the module
+    assert all("__docsaccel_note__" not in c.co_names for c in _codes(mod.compiled.__code__))
+    assert "__docsaccel_note__" not in vars(mod)  # no name added to the module
     # Docstrings and tracebacks are those of the source.
     assert mod.Child.__doc__ == "A child." and mod.Child.name.__doc__.startswith("Calls")
     with pytest.raises(ValueError) as raised:
@@ -147,11 +148,11 @@ def test_a_module_loaded_before_install_gets_its_live_functions_instrumented(lib
     instrumenter = Instrumenter.install(project.wants)
     path = str(root / "instlib" / "mod.py")
     assert path in instrumenter.instrumented
-    instrumenter.ran.clear()
+    instrumenter.begin()
     _exercise(mod)
     # The module body ran before: only the lambda written in it records MODULE_BODY.
     assert {piece for file, piece in instrumenter.ran if file == path} == EXPECTED
-    instrumenter.ran.clear()
+    instrumenter.begin()
     assert inner_made_before() == 2
     assert instrumenter.ran == {(path, "outer.<locals>.inner")}
 
@@ -179,7 +180,7 @@ def test_code_outside_the_project_is_untouched(lib) -> None:
     before = json.dumps.__code__
     Instrumenter.install(project.wants)
     importlib.reload(json)
-    assert "__docsaccel_ran__" not in json.dumps.__code__.co_names
+    assert "__docsaccel_note__" not in json.dumps.__code__.co_names
     assert json.dumps.__code__.co_code == before.co_code
 
 

@@ -17,6 +17,7 @@ from docsaccel.cache import fingerprint
 from docsaccel.cache.context import build_context, context_key, describe_difference
 from docsaccel.cache.deps import Project, changes, collect, distribution_versions, find_root
 from docsaccel.cache.instrument import Instrumenter
+from docsaccel.cache.pieces import CLASS_BASES, DOCSTRINGS, MODULE_BODY, piece_of
 from docsaccel.cache.recorder import Recorder, Seen
 from docsaccel.cache.store import CacheStore, EntryError, MissingEntry
 from docsaccel.settings import SettingError, config_values, read_settings
@@ -45,18 +46,31 @@ def test_code_digests_ignore_comments_and_split_functions(tmp_path: Path) -> Non
     path.write_text(MODULE, "utf-8")
     before = fingerprint.code_digests(path)
     assert before is not None
-    assert set(before) == {"scale", "Box.area", fingerprint.MODULE_BODY}
+    assert set(before) == {
+        "scale",
+        "Box.area",
+        "Box",
+        "FACTOR",
+        MODULE_BODY,
+        DOCSTRINGS,
+        CLASS_BASES,
+    }
     path.write_text(MODULE.replace("# a comment", "# another comment"), "utf-8")
     assert fingerprint.code_digests(path) == before
     path.write_text(MODULE.replace("FACTOR * x", "x * FACTOR"), "utf-8")
     after = fingerprint.code_digests(path)
     assert after["scale"] != before["scale"]
-    assert after[fingerprint.MODULE_BODY] == before[fingerprint.MODULE_BODY]
+    assert after[MODULE_BODY] == before[MODULE_BODY]
     assert after["Box.area"] == before["Box.area"]
+    # A class attribute is its class's; a module constant is a piece of its own.
     path.write_text(MODULE.replace("size = 3", "size = 4"), "utf-8")
-    assert (
-        fingerprint.code_digests(path)[fingerprint.MODULE_BODY] != before[fingerprint.MODULE_BODY]
-    )
+    class_edit = fingerprint.code_digests(path)
+    assert class_edit["Box"] != before["Box"]
+    assert class_edit[MODULE_BODY] == before[MODULE_BODY]
+    path.write_text(MODULE.replace("FACTOR = 2", "FACTOR = 3"), "utf-8")
+    constant_edit = fingerprint.code_digests(path)
+    assert constant_edit["FACTOR"] != before["FACTOR"]
+    assert constant_edit[MODULE_BODY] == before[MODULE_BODY]
     path.write_text("def broken(:\n", "utf-8")
     assert fingerprint.code_digests(path) is None
 
@@ -74,7 +88,7 @@ def test_code_digests_ignore_comments_and_split_functions(tmp_path: Path) -> Non
     ],
 )
 def test_piece_of(qualname: str, piece: str) -> None:
-    assert fingerprint.piece_of(qualname) == piece
+    assert piece_of(qualname) == piece
 
 
 def test_imported_names_resolve_relative_imports(tmp_path: Path) -> None:
@@ -467,7 +481,6 @@ def test_definitions_sharing_a_name_are_one_piece(tmp_path: Path, edit: str, pie
     path.write_text(SAME_NAMES.replace(edit, f"{edit}; print()"), "utf-8")
     after = fingerprint.code_digests(path)
     assert after[piece] != before[piece]
-    assert after[fingerprint.MODULE_BODY] == before[fingerprint.MODULE_BODY]
 
 
 def test_odd_metadata_gives_the_version_the_email_parser_reads(fake_site: Path) -> None:

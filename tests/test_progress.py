@@ -167,16 +167,17 @@ def test_recorded_time_is_sphinx_gallerys_own(tmp_path) -> None:
     assert built.returncode == 0, built.output
     for name in ("plot_quick.py", "plot_figure.py"):
         record = built.record(name)
-        cost = json.loads((src / "auto_examples" / f"{Path(name).stem}.cost.json").read_text())
-        assert abs(record["wall_seconds"] - cost["time"]) <= 0.010
         assert record["overhead_seconds"] >= 0
-    rst = (src / "auto_examples" / "plot_quick.rst").read_text(encoding="utf-8")
-    shown = re.search(
-        r"\*\*Total running time of the script:\*\* \(0 minutes ([\d.]+) seconds\)", rst
-    )
-    assert (
-        shown and abs(float(shown.group(1)) - built.record("plot_quick.py")["wall_seconds"]) < 0.01
-    )
+        # As the page shows it, with every sphinx-gallery release...
+        rst = (src / "auto_examples" / f"{Path(name).stem}.rst").read_text(encoding="utf-8")
+        shown = re.search(
+            r"\*\*Total running time of the script:\*\* \(0 minutes ([\d.]+) seconds\)", rst
+        )
+        assert shown and abs(float(shown.group(1)) - record["wall_seconds"]) < 0.01, rst
+        # ... and as its cost file (from sphinx-gallery 0.22) keeps it.
+        cost_file = src / "auto_examples" / f"{Path(name).stem}.cost.json"
+        if cost_file.exists():
+            assert abs(record["wall_seconds"] - json.loads(cost_file.read_text())["time"]) <= 0.010
 
 
 def _example(name: str, budget: float | None) -> Example:

@@ -46,6 +46,7 @@ from docsaccel.contract import InputError, parse_switch
 
 __all__ = [
     "CACHE_GRANULARITIES",
+    "CACHE_RECORDERS",
     "CONFIG_PREFIX",
     "ON_OVERRUN_MODES",
     "Setting",
@@ -69,6 +70,9 @@ CONFIG_PREFIX = "docsaccel_"
 ON_OVERRUN_MODES = ("warn", "fail")
 #: ``module``: a project file counts whole; ``function``: the code of it that ran.
 CACHE_GRANULARITIES = ("module", "function")
+#: How ``function`` granularity sees code run: ``auto`` (``sys.monitoring`` on 3.12+, the
+#: instrumenter on 3.11) or ``instrument`` (the instrumenter everywhere).
+CACHE_RECORDERS = ("auto", "instrument")
 
 
 class SettingError(InputError):
@@ -216,13 +220,20 @@ def _cache(source: Source) -> Path | None:
     return path
 
 
-def _granularity(source: Source) -> str:
-    if source.value not in CACHE_GRANULARITIES:
+def _one_of(source: Source, choices: tuple[str, ...]) -> str:
+    if source.value not in choices:
         raise SettingError(
-            f"{source.where} must be {' or '.join(map(repr, CACHE_GRANULARITIES))}, "
-            f"got {source.value!r}"
+            f"{source.where} must be {' or '.join(map(repr, choices))}, got {source.value!r}"
         )
     return source.value
+
+
+def _granularity(source: Source) -> str:
+    return _one_of(source, CACHE_GRANULARITIES)
+
+
+def _recorder(source: Source) -> str:
+    return _one_of(source, CACHE_RECORDERS)
 
 
 def _roots(source: Source) -> tuple[Path, ...] | None:
@@ -379,6 +390,15 @@ class Settings:
         "``function`` (its module body and the functions that ran).",
         "``'module'`` or ``'function'``",
         types=(str,),
+    )
+    cache_recorder: str = setting(
+        "auto",
+        _recorder,
+        "How ``function`` granularity sees the project's functions run: ``auto`` "
+        "(``sys.monitoring`` on Python 3.12+, compiled-in checks on 3.11) or ``instrument`` "
+        "(compiled-in checks on any Python).",
+        "``auto`` or ``instrument``",
+        env="DOCSACCEL_CACHE_RECORDER",
     )
     cache_roots: tuple[Path, ...] | None = setting(
         None,

@@ -97,6 +97,8 @@ class Project:
         self.cache = root / "cache"
         self.site = root / "site"
         self.count = 0
+        #: Variables every build of this project gets.
+        self.env: dict[str, str] = {}
         for relative, text in FILES.items():
             self.write(relative, text)
         self.set_dist_version("1.0")
@@ -124,7 +126,9 @@ class Project:
         docs = copy / "proj" / "docs"
         outdir = copy / "html"
         require_slow()
-        environment = child_env({"FAKE_SITE": str(self.site), "MPLBACKEND": "agg", **(env or {})})
+        environment = child_env(
+            {"FAKE_SITE": str(self.site), "MPLBACKEND": "agg", **self.env, **(env or {})}
+        )
         done = subprocess.run(
             [sys.executable, "-m", "sphinx", "-b", "html", "-q", *args, str(docs), str(outdir)],
             env=environment,

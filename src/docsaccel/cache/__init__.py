@@ -12,8 +12,11 @@ Python, platform, the gallery settings that shape a page).
 
 The parts, one module each:
 
-- :mod:`.recorder`: watch a running example (audit hook, import wrapper, tracer);
-- :mod:`.fingerprint`: digests of files and of functions;
+- :mod:`.recorder`: watch a running example (audit hook, import wrapper, and the
+  functions it runs: :mod:`.instrument` on 3.11, :mod:`.monitor` on 3.12+; the state it
+  leaves in project modules: :mod:`.state`);
+- :mod:`.fingerprint`: digests of files and of code pieces (:mod:`.pieces`: how a file
+  splits; :mod:`.counting`: which pieces an example counts);
 - :mod:`.deps`: from what was seen to the dependency list, and what changed in it;
 - :mod:`.context`: the build context an entry belongs to;
 - :mod:`.store`: the folder of entries, written atomically;

@@ -47,7 +47,7 @@ from docsaccel.cache.context import (
 )
 from docsaccel.cache.deps import Project, changes, collect, find_root, written_files
 from docsaccel.cache.fingerprint import sha256_of
-from docsaccel.cache.recorder import Recorder, Seen
+from docsaccel.cache.recorder import NOT_PROJECT, Recorder, Seen
 from docsaccel.cache.store import CacheStore, Entry, EntryError, MissingEntry, entry_slug
 from docsaccel.contract import CACHED, OK, OVER_BUDGET, InputError, read_json
 from docsaccel.examples import Example
@@ -76,7 +76,9 @@ class CacheRecording:
 
     def start(self, example: Example) -> None:
         watch_code = self.project.wants if self.granularity == "function" else None
-        Recorder.get().start(self.project.roots, self.project.excluded, code=watch_code)
+        Recorder.get().start(
+            self.project.roots, self.project.excluded, code=watch_code, label=example.id
+        )
 
     def stop(self) -> Seen:
         return Recorder.get().stop()
@@ -130,6 +132,7 @@ class CacheBuild:
         """Store an entry for each example that missed and ran successfully; return how
         many. Also writes the cache's ``last-build.json``."""
         stored = 0
+        stored_deps: dict[str, dict[str, Any]] = {}
         for example_id, example in self.missed.items():
             record = records.get(example_id)
             if not _storable(record, on_overrun) or example.src_file in failures:
@@ -157,6 +160,7 @@ class CacheBuild:
                 # For ``cache explain``, which sees the source dir but not the settings.
                 "root": _root_from_docs(self),
             }
+            stored_deps[example_id] = deps
             try:
                 name = self.store.entry_name(example_id, self.key)
                 self.store.store(name, meta, files, written)
@@ -165,17 +169,62 @@ class CacheBuild:
                 self.warn(
                     f"docsaccel cache: cannot store {example_id} in {self.store.folder}: {exc}"
                 )
+        hint = self._granularity_hint(stored_deps)
         summary = {
             "hits": len(self.hits),
             "misses": len(self.missed),
             "stored": stored,
             "saved_seconds": round(sum(r["cache"]["saved_seconds"] for r in self.hits.values()), 3),
         }
+        if hint:
+            summary["suggestion"] = hint
+            self.warn(f"docsaccel cache: {hint}")
         try:
             self.store.write_last_build(summary)
         except OSError as exc:  # the summary is for `cache stats`: never worth the build
             self.warn(f"docsaccel cache: cannot write its summary in {self.store.folder}: {exc}")
         return stored
+
+    def _granularity_hint(self, stored: Mapping[str, dict[str, Any]]) -> str | None:
+        """At ``module`` granularity, a suggestion when an example depends on most of
+        the project's Python files (a package whose import loads everything): any edit
+        of the library then re-runs it, and ``function`` would count what ran."""
+        if self.recording.granularity != "module" or not stored:
+            return None
+        example, deps = max(
+            stored.items(), key=lambda item: sum(p.endswith(".py") for p in item[1]["files"])
+        )
+        used = sum(p.endswith(".py") for p in deps["files"])
+        total = _project_python_files(self.recording.project)
+        if used < _HINT_FILES or used * 2 < total:
+            return None
+        return (
+            f"{example} depends on {used} of the project's {total} Python files (its imports "
+            "load most of them), so any edit of them runs it again; "
+            'docsaccel_cache_granularity = "function" counts only the code it ran'
+        )
+
+
+#: ``module`` granularity is suggested only for an example using at least this many files.
+_HINT_FILES = 5
+
+
+def _project_python_files(project: Project) -> int:
+    """How many Python files under the roots the project counts."""
+    total = 0
+    for root in project.roots:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [
+                d
+                for d in dirs
+                if d not in NOT_PROJECT
+                and d != "__pycache__"
+                and project.wants(os.path.join(folder, d))
+            ]
+            total += sum(
+                name.endswith(".py") and project.wants(os.path.join(folder, name)) for name in files
+            )
+    return total
 
 
 def _root_from_docs(build: CacheBuild) -> str:
@@ -291,6 +340,16 @@ def _rewritten_input(entry: Entry, project: Project, rewritten: dict[str, str]) 
     return None
 
 
+def _state_from_a_rerun(entry: Entry, build: CacheBuild) -> str | None:
+    """Why the entry cannot be trusted when it read state an earlier example left in a
+    project module (a global, a filled cache) and that example is not restored: its run
+    may leave something else."""
+    for earlier, keys in entry.deps.get("state", {}).items():
+        if earlier not in build.hits:
+            return f"reads state {earlier} leaves ({keys[0]}), which runs again"
+    return None
+
+
 def _look_up_one(
     build: CacheBuild, example: Example, project: Project, rewritten: dict[str, str]
 ) -> str | None:
@@ -322,6 +381,7 @@ def _look_up_one(
     except (KeyError, TypeError, AttributeError) as exc:
         build.warn(f"docsaccel cache: entry {entry.path} is malformed ({exc!r}), it runs again")
         return "entry corrupt"
+    waits_for = waits_for or _state_from_a_rerun(entry, build)
     if waits_for is not None and (not found or found[0].key != "source"):
         return waits_for
     if found:

@@ -18,10 +18,12 @@ process imported first, so no import event fired):
   requirements of Sphinx and sphinx-gallery are not followed: those are the build's own.
 
 At ``module`` granularity a project file counts as a whole; at ``function`` granularity a
-Python module counts by its body and the functions the example executed. What earlier
-examples in the same process left in the project modules it uses counts too (their
-state outlives them): the files those modules' code read, and the functions of theirs
-that ran (:attr:`.recorder.Seen.carried_reads`, :attr:`~.recorder.Seen.carried_code`).
+Python module counts by pieces (:mod:`.pieces`, :mod:`.counting`). What earlier examples
+in the same process left in the project modules it uses counts too (their state
+outlives them): the files those modules' code read (:attr:`.recorder.Seen.carried_reads`)
+and, at ``function`` granularity, the globals they changed that its code names
+(:attr:`~.recorder.Seen.carried_state`): the entry names those examples (``state``), and
+a build runs it again when one of them runs again.
 
 A folder under the roots the example listed (``glob``, ``os.listdir``, ``os.walk``...)
 counts by its sorted names (not their contents: the files it then read count already), so
@@ -74,13 +76,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from docsaccel.cache.fingerprint import (
-    MODULE_BODY,
-    code_digests,
-    file_digest,
-    imported_names,
-    piece_of,
-)
+from docsaccel.cache.counting import count, named_in
+from docsaccel.cache.fingerprint import code_digests, code_facts, file_digest, imported_names
+from docsaccel.cache.pieces import MODULE_BODY, Facts, piece_of, reads_of
 from docsaccel.cache.recorder import NOT_PROJECT, Seen, own_names
 
 __all__ = [
@@ -89,6 +87,8 @@ __all__ = [
     "changes",
     "collect",
     "current_version",
+    "dependency_key",
+    "dependency_rows",
     "find_root",
     "is_under",
     "listing_changes",
@@ -260,44 +260,83 @@ def collect(seen: Seen, project: Project, source_file: str, granularity: str) ->
     """The dependencies of one example run (see the module docstring)."""
     source_file = os.path.normpath(source_file)
     modules, external = _project_modules(seen, project, source_file)
-    python_files = {p for p in modules.values() if p.endswith(".py")}
-    if granularity == "function":
-        python_files |= {path for path, _ in seen.code}
-    files: dict[str, str] = {}
-    code: dict[str, dict[str, str]] = {}
+    module_files = set(modules.values())
+    python_files = {p for p in module_files if p.endswith(".py")}
+    imported: dict[str, set[str]] = {}
     ran: dict[str, set[str]] = {}
-    # What earlier examples in this process left in the modules this one uses counts too.
-    used = python_files | set(modules.values())
-    for path, qualname in seen.code | {c for c in seen.carried_code if c[0] in used}:
-        ran.setdefault(path, set()).add(piece_of(qualname))
+    if granularity == "function":
+        # What ran while a module it uses was imported made that module's state.
+        for module in module_files:
+            for path, qualname in seen.import_code.get(module, ()):
+                imported.setdefault(path, set()).add(piece_of(qualname))
+        for path, qualname in seen.code:
+            ran.setdefault(path, set()).add(piece_of(qualname))
+        python_files |= set(ran) | set(imported)
+    used = python_files | module_files
     opened = {os.path.normpath(p) for p in seen.files}
     for module in used:
         opened |= {os.path.normpath(p) for p in seen.carried_reads.get(module, ())}
     opened -= {os.path.normpath(p) for p in seen.written}
-    module_files = set(modules.values())
+    watched: dict[str, Facts] = {}
+    files: dict[str, str] = {}
     for path in sorted(opened | module_files | python_files):
         if path == source_file or not (project.wants(path) or path in module_files):
             continue
         by_piece = granularity == "function" and path in python_files
         # A file whose functions were not all watched can only count whole.
-        digests = code_digests(path) if by_piece and path in seen.instrumented else None
-        try:
-            if digests is None:
-                files[project.relative(path)] = file_digest(path)
-            else:
-                wanted = {MODULE_BODY, *seen.instrumented[path]} | {
-                    p if p in digests else MODULE_BODY for p in ran.get(path, ())
-                }
-                code[project.relative(path)] = {p: digests[p] for p in sorted(wanted)}
-        except OSError:
-            continue  # a file the example deleted or could not read is no input
+        facts = code_facts(path) if by_piece and path in seen.instrumented else None
+        if facts is not None:
+            watched[path] = facts
+            continue
+        with contextlib.suppress(OSError):  # a file the example deleted is no input
+            files[project.relative(path)] = file_digest(path)
     files.update(read_first_files(seen, project))
-    return {
+    deps: dict[str, Any] = {
         "source": file_digest(source_file),
         "files": files,
-        "code": code,
+        "code": {},
         "dists": distribution_versions(external),
         "listings": listing_deps(seen, project),
+    }
+    if granularity == "function":
+        deps.update(_code_deps(seen, project, source_file, watched, ran, imported))
+    return deps
+
+
+def _code_deps(
+    seen: Seen,
+    project: Project,
+    source_file: str,
+    watched: dict[str, Facts],
+    ran: dict[str, set[str]],
+    imported: dict[str, set[str]],
+) -> dict[str, Any]:
+    """The ``code``, ``why``, ``names`` and ``named`` parts of a ``function`` entry."""
+    try:
+        with open(source_file, "rb") as stream:
+            source_names, source_dynamic = reads_of(ast.parse(stream.read()))
+    except (OSError, SyntaxError, ValueError):
+        source_names, source_dynamic = set(), True
+    left = {path: seen.instrumented[path] for path in watched}
+    counted = count(watched, ran, imported, left, source_names, source_dynamic)
+    code, why = {}, {}
+    for path, pieces in sorted(counted.pieces.items()):
+        digests = watched[path].digests
+        relative = project.relative(path)
+        code[relative] = {piece: digests[piece] for piece in sorted(pieces)}
+        why[relative] = dict(sorted(pieces.items()))
+    state: dict[str, set[str]] = {}
+    reading = counted.names
+    for (path, name), labels in seen.carried_state.items():
+        if path in watched and (reading is None or name in reading):
+            for label in labels:
+                state.setdefault(label, set()).add(f"{project.relative(path)}:{name}")
+    return {
+        "code": code,
+        "why": why,
+        "state": {label: sorted(keys) for label, keys in sorted(state.items())},
+        "names": None if counted.names is None else sorted(counted.names),
+        "named": {project.relative(p): names for p, names in sorted(counted.named.items())},
     }
 
 
@@ -405,25 +444,33 @@ def _header(dist: metadata.Distribution, field: str) -> str | None:
 
 def _record_modules(dist: metadata.Distribution) -> set[str]:
     """The top-level modules a distribution's installed ``.py`` files make (``foo/x.py``
-    -> ``foo``, ``bar.py`` -> ``bar``), read from its ``RECORD`` as plain CSV rows rather
-    than as ``dist.files`` objects; other file lists through ``dist.files``."""
+    -> ``foo``, ``bar.py`` -> ``bar``), from its file list (:func:`_record_paths`)."""
+    found = set()
+    for path in _record_paths(dist):
+        if path.endswith(".py"):
+            head, slash, _ = path.partition("/")
+            found.add(head if slash else path[: -len(".py")])
+    return found
+
+
+def _record_paths(dist: metadata.Distribution) -> list[str]:
+    """The paths a distribution installed, as its ``RECORD`` lists them, read as plain CSV
+    rows rather than as ``dist.files`` objects; other file lists through ``dist.files``.
+
+    Not ``dist.files`` for a ``RECORD``: since Python 3.12 it leaves out the files that
+    are not on disk (what the distribution says it installed is what counts here), and
+    checking each one is slow for a large distribution. Raises ``ValueError`` (or
+    ``csv.Error``) when the list is missing or unreadable."""
     text = dist.read_text("RECORD")
     if text is None:
         files = dist.files
         if files is None:  # no file list at all (an .egg-info file): a guess is better
             raise ValueError("no RECORD or other file list")
-        paths = [str(f) for f in files]
-    else:
-        rows = [row for row in csv.reader(text.splitlines()) if row]
-        if any(len(row) != 3 for row in rows):  # path, hash, size: as dist.files refuses
-            raise ValueError("RECORD rows are not path, hash, size")
-        paths = [row[0] for row in rows]
-    found = set()
-    for path in paths:
-        if path.endswith(".py"):
-            head, slash, _ = path.partition("/")
-            found.add(head if slash else path[: -len(".py")])
-    return found
+        return [str(f) for f in files]
+    rows = [row for row in csv.reader(text.splitlines()) if row]
+    if any(len(row) != 3 for row in rows):  # path, hash, size: as dist.files refuses
+        raise ValueError("RECORD rows are not path, hash, size")
+    return [row[0] for row in rows]
 
 
 def _is_editable(dist: metadata.Distribution) -> bool:
@@ -443,13 +490,13 @@ def _ships_shared_library(name: str) -> bool:
     key = _canonical(name)
     if key not in _native:
         try:
-            files = metadata.distribution(name).files
+            names = [path.rpartition("/")[2] for path in _record_paths(metadata.distribution(name))]
         except metadata.PackageNotFoundError:
-            files = []
-        except (OSError, ValueError, TypeError):
-            files = None  # a RECORD it cannot read: it may hold one
-        _native[key] = files is None or any(
-            _SHARED_LIBRARY.search(f.name) and not _EXTENSION_MODULE.search(f.name) for f in files
+            names = []
+        except (OSError, ValueError, TypeError, csv.Error):
+            names = None  # no file list, or one it cannot read: it may hold one
+        _native[key] = names is None or any(
+            _SHARED_LIBRARY.search(n) and not _EXTENSION_MODULE.search(n) for n in names
         )
     return _native[key]
 
@@ -494,11 +541,66 @@ def distribution_versions(top_level_names: Iterable[str]) -> dict[str, str]:
 
 
 class Change(NamedTuple):
-    """A dependency that no longer holds: its key (``source``, ``file:<path>``,
-    ``code:<path>:<piece>``, ``dist:<name>``) and the reason, for people."""
+    """A dependency that no longer holds: its key (:func:`dependency_key`) and the
+    reason, for people."""
 
     key: str
     reason: str
+
+
+def dependency_key(kind: str, *parts: str) -> str:
+    """The one spelling of a dependency's key: ``source``, ``file:<path>``,
+    ``code:<path>:<piece>``, ``names:<path>``, ``dist:<name>``, ``listing:<folder>``."""
+    return ":".join((kind, *parts))
+
+
+class Row(NamedTuple):
+    """One dependency of an entry, as ``cache explain`` lists it."""
+
+    kind: str
+    label: str
+    key: str
+    why: str = ""
+
+
+def dependency_rows(deps: dict[str, Any], source: str) -> list[Row]:
+    """Every dependency of an entry (``source``: the example's path, for its row), with
+    why a piece of code counts at ``function`` granularity."""
+    rows = [Row("source", source, dependency_key("source"))]
+    rows += [Row("file", name, dependency_key("file", name)) for name in deps["files"]]
+    why = deps.get("why", {})
+    for name, pieces in deps["code"].items():
+        for piece in pieces:
+            label = f"{name}: {piece}"
+            rows.append(
+                Row(
+                    "code",
+                    label,
+                    dependency_key("code", name, piece),
+                    why.get(name, {}).get(piece, ""),
+                )
+            )
+    for name, names in deps.get("named", {}).items():
+        label = f"{name}: names {', '.join(names) or '(none)'}"
+        rows.append(Row("names", label, dependency_key("names", name), "named by its code"))
+    for earlier, keys in deps.get("state", {}).items():
+        rows.append(
+            Row(
+                "state",
+                f"{earlier} ({', '.join(keys)})",
+                dependency_key("state", earlier),
+                "state left by an earlier example",
+            )
+        )
+    rows += [
+        Row("dist", f"{name} {version}", dependency_key("dist", name))
+        for name, version in deps["dists"].items()
+    ]
+    rows += [
+        Row("listing", f"{name}/ ({listing['count']} names)", dependency_key("listing", name))
+        for name, listing in deps["listings"].items()
+    ]
+    return rows
 
 
 def changes(deps: dict[str, Any], project: Project, source_file: str) -> list[Change]:
@@ -509,17 +611,17 @@ def changes(deps: dict[str, Any], project: Project, source_file: str) -> list[Ch
     found: list[Change] = []
     try:
         if file_digest(source_file) != deps["source"]:
-            found.append(Change("source", "source changed"))
+            found.append(Change(dependency_key("source"), "source changed"))
     except OSError:
-        found.append(Change("source", "source unreadable"))
+        found.append(Change(dependency_key("source"), "source unreadable"))
     for relative, digest in deps["files"].items():
         try:
             current = file_digest(project.absolute(relative))
         except OSError:
-            found.append(Change(f"file:{relative}", f"{relative} removed"))
+            found.append(Change(dependency_key("file", relative), f"{relative} removed"))
             continue
         if current != digest:
-            found.append(Change(f"file:{relative}", f"{relative} changed"))
+            found.append(Change(dependency_key("file", relative), f"{relative} changed"))
     for relative, pieces in deps["code"].items():
         current_code = code_digests(project.absolute(relative))
         for piece, digest in pieces.items():
@@ -527,13 +629,35 @@ def changes(deps: dict[str, Any], project: Project, source_file: str) -> list[Ch
             if now != digest:
                 what = "module body" if piece == MODULE_BODY else piece
                 gone = "removed" if now is None else "changed"
-                found.append(Change(f"code:{relative}:{piece}", f"{relative}: {what} {gone}"))
+                key = dependency_key("code", relative, piece)
+                found.append(Change(key, f"{relative}: {what} {gone}"))
+    found += _named_changes(deps, project)
     for name, version in deps["dists"].items():
         now = current_version(name)
         if now != version:
             reason = f"{name} {version} → {now or 'not installed'}"
-            found.append(Change(f"dist:{name}", reason))
+            found.append(Change(dependency_key("dist", name), reason))
     found += listing_changes(deps.get("listings", {}), project)
+    return found
+
+
+def _named_changes(deps: dict[str, Any], project: Project) -> list[Change]:
+    """Pieces the example's code names that appeared in or disappeared from a file (a
+    function added that shadows the one it ran, a binding removed)."""
+    found: list[Change] = []
+    names = deps.get("names", [])
+    reading = None if names is None else frozenset(names)
+    for relative, before in deps.get("named", {}).items():
+        facts = code_facts(project.absolute(relative))
+        if facts is None:
+            continue  # its pieces are missing: the code changes say so
+        now = named_in(facts, reading)
+        if now != before:
+            added, removed = sorted(set(now) - set(before)), sorted(set(before) - set(now))
+            parts = [f"{', '.join(added)} added"] if added else []
+            parts += [f"{', '.join(removed)} removed"] if removed else []
+            key = dependency_key("names", relative)
+            found.append(Change(key, f"{relative}: {'; '.join(parts)}"))
     return found
 
 
@@ -625,7 +749,7 @@ def listing_changes(listings: dict[str, Any], project: Project) -> list[Change]:
     found: list[Change] = []
     for relative, listing in listings.items():
         folder = project.absolute(relative)
-        key = f"listing:{relative}"
+        key = dependency_key("listing", relative)
         try:
             names = os.listdir(folder)
         except OSError:

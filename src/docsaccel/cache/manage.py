@@ -26,7 +26,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from docsaccel.cache.deps import Project, changes, find_root
+from docsaccel.cache.deps import Project, changes, dependency_rows, find_root
 from docsaccel.cache.store import CacheStore, EntryError, example_id_of
 
 __all__ = ["explain", "human_size", "parse_size", "prune", "stats"]
@@ -124,27 +124,12 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
             continue
         changed = {change.key for change in found}
         deps = entry.deps
-        rows = [("source", str(source.relative_to(docs_dir)), "source")]
-        rows += [("file", name, f"file:{name}") for name in deps["files"]]
-        rows += [
-            ("code", f"{name}: {piece}", f"code:{name}:{piece}")
-            for name, pieces in deps["code"].items()
-            for piece in pieces
-        ]
-        rows += [
-            ("dist", f"{name} {version}", f"dist:{name}") for name, version in deps["dists"].items()
-        ]
-        rows += [
-            (
-                "listing",
-                f"{name}/ ({listing['count']} names)",
-                f"listing:{name}",
-            )
-            for name, listing in deps["listings"].items()
-        ]
+        rows = dependency_rows(deps, str(source.relative_to(docs_dir)))
         lines.append(f"  dependencies ({len(rows)}):")
-        for kind, name, key in rows:
-            lines.append(f"    {'CHANGED' if key in changed else 'same':<7} {kind:<6} {name}")
+        for row in rows:
+            status = "CHANGED" if row.key in changed else "same"
+            why = f"  ({row.why})" if row.why else ""
+            lines.append(f"    {status:<7} {row.kind:<7} {row.label}{why}")
         written = entry.meta["written"]
         if written:
             lines.append(f"  writes ({len(written)}), put back with its outputs:")
@@ -184,6 +169,8 @@ def stats(cache: str | Path) -> tuple[str, int]:
             f"last build: {last['hits']} hit(s), {last['misses']} miss(es) (hit rate {rate}), "
             f"{last.get('saved_seconds', 0):.1f} s saved, {last.get('stored', 0)} stored"
         )
+        if isinstance(last.get("suggestion"), str):
+            lines.append(f"suggestion: {last['suggestion']}")
     else:
         lines.append("last build: none recorded")
     return "\n".join(lines) + "\n", 0

@@ -51,6 +51,7 @@ from typing import Any
 
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
+from docsaccel.cache.state import Snapshot, changed, snapshot
 
 __all__ = ["NOT_PROJECT", "Recorder", "Seen", "own_names"]
 
@@ -63,16 +64,26 @@ _SPAWN_EVENTS = frozenset(
     {"subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.spawn", "os.fork"}
 )
 _LISTING_EVENTS = frozenset({"os.listdir", "os.scandir"})
-# The standard library's ways to list a folder (glob, os.walk, Path.glob, shutil.copytree):
-# who called them decides whether the listing is the example's.
-_LISTING_HELPERS = frozenset(
-    {"<frozen os>", os.__file__, glob.__file__, pathlib.__file__, shutil.__file__}
-)
 
 
-# Listings that are not what the example reads: the import system's to find modules (every
-# package folder on sys.path), importlib.metadata's to find distributions, and those of the
-# machinery running the example (sphinx-gallery, this plugin's scrapers looking for videos).
+def _source_files(*modules: Any) -> frozenset[str]:
+    """The files holding these modules' code: a package's every module, as pathlib is one
+    from Python 3.13 (its code lives in ``pathlib/_local.py`` and ``pathlib/_abc.py``)."""
+    found: set[str] = set()
+    for module in modules:
+        path = os.path.abspath(module.__file__)
+        found.add(path)
+        if os.path.basename(path) == "__init__.py":
+            folder = os.path.dirname(path)
+            found.update(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".py"))
+    return frozenset(found)
+
+
+# The standard library's ways to list a folder (glob, os.walk, Path.glob, Path.walk,
+# shutil.copytree): who called them decides whether the listing is the example's.
+_LISTING_HELPERS = frozenset({"<frozen os>"}) | _source_files(os, glob, pathlib, shutil)
+
+
 def _package_folders(name: str) -> list[str]:
     # Found without importing the package: loading the cache needs no Sphinx.
     spec = importlib.util.find_spec(name)
@@ -80,6 +91,9 @@ def _package_folders(name: str) -> list[str]:
     return [os.path.abspath(location) + os.sep for location in locations or ()]
 
 
+# Listings that are not what the example reads: the import system's to find modules (every
+# package folder on sys.path), importlib.metadata's to find distributions, and those of the
+# machinery running the example (sphinx-gallery, this plugin's scrapers looking for videos).
 _NOT_THE_EXAMPLE = (
     "<frozen importlib.",
     os.path.dirname(importlib.util.__file__) + os.sep,
@@ -110,11 +124,18 @@ class Seen:
     read_first: dict[str, str] = field(default_factory=dict)
     #: What earlier examples in the same process left in the project's modules: the files
     #: each module's own code read (``{module file: files}``, this example's reads
-    #: included) and, at ``function`` granularity, the functions they ran. A module body
-    #: runs once per process, a ``functools.cache`` result or a half-consumed generator
-    #: outlives its example: a later example using that module may depend on them.
+    #: included). A module body runs once per process: a later example using that module
+    #: may depend on what it read.
     carried_reads: dict[str, frozenset[str]] = field(default_factory=dict)
-    carried_code: frozenset[tuple[str, str]] = frozenset()
+    #: At ``function`` granularity, ``{module file: (file, piece)}`` of the project code
+    #: that ran while each module's body ran, in this process: what made its state.
+    import_code: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
+    #: At ``function`` granularity, ``{(module file, global name): labels}``: the globals
+    #: of project modules that earlier examples in this process changed
+    #: (:mod:`docsaccel.cache.state`), each with the labels of the examples that did.
+    carried_state: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    #: The globals this example changed.
+    left_state: set[tuple[str, str]] = field(default_factory=set)
 
 
 class Recorder:
@@ -134,9 +155,12 @@ class Recorder:
         #: The files under the roots as the example's first child process started.
         self._before_spawn: dict[str, tuple[int, int, int, int]] = {}
         self._instrumenter: Instrumenter | None = None
-        # Process-wide, across examples (see Seen.carried_reads and carried_code).
+        # Process-wide, across examples (see Seen.carried_reads and carried_state).
         self._read_by: dict[str, set[str]] = {}
-        self._ran_before: set[tuple[str, str]] = set()
+        self._left_by: dict[tuple[str, str], set[str]] = {}
+        self._label = ""
+        self._baseline: Snapshot = {}
+        self._last: Snapshot = {}
 
     @classmethod
     def get(cls) -> Recorder:
@@ -155,10 +179,12 @@ class Recorder:
         roots: Iterable[str],
         excluded: Iterable[str] = (),
         code: Callable[[str], bool] | None = None,
+        label: str = "",
     ) -> None:
         """Start recording for one example (a recording in progress is dropped). With
         ``code`` (which project files to watch, by absolute path), also record the
-        functions of those files the example runs."""
+        functions of those files the example runs and the state it leaves in their
+        modules, under ``label`` (the example's id)."""
         self._roots = tuple(os.path.join(os.path.normpath(r), "") for r in roots)
         self._excluded = tuple(os.path.join(os.path.normpath(e), "") for e in excluded)
         self._seen = Seen()
@@ -166,8 +192,17 @@ class Recorder:
         self._started_ns = time.time_ns()
         self._spawned = False
         self._instrumenter = None if code is None else Instrumenter.install(code)
+        self._label = label
         if self._instrumenter is not None:
-            self._instrumenter.ran.clear()
+            self._instrumenter.after_import = self._note_imported
+            # The state the last example left, when nothing was imported since.
+            modules = self._project_modules()
+            last, self._last = self._last, {}
+            if {path for path, _ in last if path} == {path for path, _ in modules}:
+                self._baseline = last
+            else:
+                self._baseline = snapshot(modules)
+            self._instrumenter.begin()
         self.active = True
 
     def stop(self) -> Seen:
@@ -181,9 +216,17 @@ class Recorder:
         if self._instrumenter is not None:
             seen.code = self._instrumenter.ran.copy()
             seen.instrumented = dict(self._instrumenter.instrumented)
+            seen.import_code = {
+                module: frozenset(ran) for module, ran in self._instrumenter.import_code.items()
+            }
+            seen.carried_state = {key: frozenset(by) for key, by in self._left_by.items()}
+            self._last = snapshot(self._project_modules())
+            seen.left_state = changed(self._baseline, self._last)
+            self._baseline = {}
+            self._instrumenter.after_import = None
             self._instrumenter = None
-            seen.carried_code = frozenset(self._ran_before)
-            self._ran_before |= seen.code
+            for key in seen.left_state:
+                self._left_by.setdefault(key, set()).add(self._label)
         seen.carried_reads = {module: frozenset(read) for module, read in self._read_by.items()}
         # A file the example wrote is its output, not an input, even if it read it back
         # (one it read before writing it is in read_first); so is one modified since it
@@ -201,6 +244,22 @@ class Recorder:
                 own = own_names(folder, written)
                 seen.listings[folder] = tuple(n for n in names if n not in own)
         return seen
+
+    def _project_modules(self) -> list[tuple[str, Any]]:
+        """``(file, module)`` of the loaded modules whose functions are watched."""
+        found = []
+        instrumented = self._instrumenter.instrumented if self._instrumenter else {}
+        for module in list(sys.modules.values()):
+            path = (getattr(module, "__dict__", None) or {}).get("__file__")
+            if isinstance(path, str) and os.path.normpath(path) in instrumented:
+                found.append((os.path.normpath(path), module))
+        return found
+
+    def _note_imported(self, path: str, module: Any) -> None:
+        """A project module imported while the example runs: its state as its body left
+        it is where the example's changes are measured from."""
+        if self.active:
+            self._baseline.update(snapshot([(path, module)]))
 
     def _modified_under_roots(self) -> set[str]:
         """The files under the roots created or modified since the example started its

@@ -68,7 +68,9 @@ __all__ = ["ENTRY_FORMAT", "CacheStore", "Entry", "EntryError", "MissingEntry"]
 #: older docsaccel could be wrong for a newer one.
 #: 2: entries keep the files an example wrote and the folders it listed.
 #: 3: what child processes wrote, editable installs by their files, the project root.
-ENTRY_FORMAT = Format("docsaccel.cache-entry", 3, "cache entry")
+#: 4: function entries count pieces (bindings, classes, docstrings apart), the names the
+#:    example reads, and the earlier examples whose state it read.
+ENTRY_FORMAT = Format("docsaccel.cache-entry", 4, "cache entry")
 ENTRY_FILE = "entry.json"
 LAST_HIT = "last-hit"
 LAST_BUILD = "last-build.json"

@@ -41,7 +41,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from docsaccel.cache.fingerprint import MODULE_BODY, functions
+from docsaccel.cache.pieces import MODULE_BODY, functions
 
 __all__ = ["MODULE_BODY", "Delta", "compare", "docstring_of", "module_pieces"]
 
