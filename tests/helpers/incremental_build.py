@@ -24,6 +24,7 @@ Example::
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -88,7 +89,10 @@ class Workspace:
             change(self.project)
 
     def command(self, cache: Path | None, args: tuple[str, ...], env: dict | None):
-        extra = {"PYTHONPATH": str(self.site), "DOCSACCEL_CACHE": str(cache or self.cache)}
+        # The library outside the project, before what the tests run with (a compat
+        # session's docsaccel).
+        path = os.pathsep.join(p for p in (str(self.site), os.environ.get("PYTHONPATH")) if p)
+        extra = {"PYTHONPATH": path, "DOCSACCEL_CACHE": str(cache or self.cache)}
         extra.update(env or {})
         command = [sys.executable, "-m", "sphinx", "-b", "html", "-j", str(self.jobs), *args]
         return [*command, str(self.docs), str(self.outdir)], child_env(extra)

@@ -93,6 +93,7 @@ __all__ = [
     "is_under",
     "listing_changes",
     "listing_deps",
+    "providers",
     "read_first_files",
     "written_files",
 ]
@@ -510,6 +511,22 @@ def _may_have_run(name: str, loaded: set[str]) -> bool:
     if not modules or modules & loaded:
         return True
     return _ships_shared_library(name)
+
+
+def providers(top_level_name: str) -> tuple[dict[str, str], bool]:
+    """``({distribution: version}, editable)`` of the installed distributions providing a
+    top-level module, without their requirements (empty: none is installed); ``editable``
+    when one is an editable install, whose files change without its version.
+
+    >>> providers("no_such_module_anywhere")
+    ({}, False)
+    """
+    found: dict[str, str] = {}
+    for name in _top_level_map().get(top_level_name, ()):
+        dist = _distribution(name)
+        if dist is not None:
+            found[_canonical(name)] = dist[0]
+    return dict(sorted(found.items())), top_level_name in _editable
 
 
 def distribution_versions(top_level_names: Iterable[str]) -> dict[str, str]:

@@ -2,12 +2,14 @@
 
 A state is stored per context and only restored into a build of the same one: the source
 folder (relative to the project root, so two projects sharing a cache never share a
-state), the builder,
-the versions of Python, Sphinx, docutils and every loaded extension (each extension's
-``version`` as its ``setup`` returns it, else its distribution's), the theme, the tags,
-and the state format. Configuration values are not part of it: Sphinx compares the stored
-environment's configuration with the new one itself and reads every document again when a
-value it rebuilds on changed; the write side compares the HTML ones
+state), the builder, the versions of Python, Sphinx, docutils and every loaded extension
+(each extension's ``version`` as its ``setup`` returns it, with the versions of the
+distributions that install it, or the digest of its files when it is the project's own,
+an editable install or on ``sys.path`` only), ``conf.py``'s code when it has a
+``setup()`` (which may connect any handler), the theme, the tags, and the state format.
+Configuration values are not part of it: Sphinx compares the stored environment's
+configuration with the new one itself and reads every document again when a value it
+rebuilds on changed; the write side compares the HTML ones
 (:mod:`docsaccel.incremental.exports`).
 
 Example::

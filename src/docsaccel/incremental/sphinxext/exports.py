@@ -40,6 +40,8 @@ from sphinx import addnodes
 from sphinx.environment import BuildEnvironment
 from sphinx.util import docname_join
 
+from docsaccel.incremental.sphinxext.sphinx_compat import domains_in_order, standard_domain
+
 __all__ = [
     "changed_keys",
     "domain_digests",
@@ -105,12 +107,12 @@ def offers(env: BuildEnvironment, docnames: Iterable[str]) -> dict[str, dict[str
     """``{docname: {key: digest}}``: what resolves in each document (module docstring)."""
     wanted = set(docnames)
     entries: dict[str, dict[str, list[Any]]] = {d: {} for d in wanted}
-    for domain in env.domains.sorted():
+    for domain in domains_in_order(env):
         for name, dispname, kind, docname, anchor, priority in domain.get_objects():
             if docname in wanted:
                 item = (domain.name, name, dispname, kind, anchor, priority)
                 entries[docname].setdefault(name_key(name), []).append(item)
-    std = env.domains.standard_domain
+    std = standard_domain(env)
     for name, value in std.anonlabels.items():
         if value and value[0] in wanted:
             entries[value[0]].setdefault(name_key(name), []).append(("anonlabel", name, *value))

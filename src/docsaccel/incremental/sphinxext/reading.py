@@ -210,7 +210,11 @@ def _record(
     for path in sorted(module_files - included):
         modules[place.key(path)] = {"shown": [], "whole": False}
     candidates = [project.absolute(key) for key in deps["files"]]
-    candidates += [os.path.normpath(str(p)) for p in env.dependencies.get(docname, ())]
+    # Relative to the source folder before Sphinx 8, absolute since (as Sphinx joins them).
+    srcdir = str(env.srcdir)
+    candidates += [
+        os.path.normpath(os.path.join(srcdir, str(p))) for p in env.dependencies.get(docname, ())
+    ]
     for path in candidates:
         if path == source or (path in module_files and path not in included):
             continue

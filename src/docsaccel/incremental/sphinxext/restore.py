@@ -33,11 +33,12 @@ import sphinx
 from sphinx.application import ENV_PICKLE_FILENAME, Sphinx
 from sphinx.util import logging
 
-from docsaccel.cache.deps import Project, find_root
+from docsaccel.cache.deps import Project, find_root, providers
 from docsaccel.cache.fingerprint import file_digest
 from docsaccel.contract import InputError, read_json
 from docsaccel.incremental.context import context_key, describe_difference, state_context
 from docsaccel.incremental.pages import Place
+from docsaccel.incremental.pysource import module_pieces
 from docsaccel.incremental.relocate import relocate
 from docsaccel.incremental.sphinxext.build import MARKER, MARKER_FORMAT, IncrementalBuild
 from docsaccel.incremental.state import StateError, StateStore
@@ -74,27 +75,58 @@ def _roots(confdir: str, chosen: Any) -> tuple[str, tuple[str, ...]]:
     return root, picked or (root,)
 
 
-def _extension_version(extension: Any, roots: tuple[str, ...]) -> str:
-    """An extension's declared version; for one whose code is the project's own (under
-    the roots), also the digest of its files: its edits change how pages are read."""
-    version = str(extension.version)
-    module = sys.modules.get(extension.name)
-    path = getattr(module, "__file__", None)
-    if not isinstance(path, str) or not any(
-        os.path.abspath(path).startswith(os.path.join(r, "")) for r in roots
-    ):
-        return version
-    folder = os.path.dirname(path) if hasattr(module, "__path__") else None
+def _files_digest(path: str, package: bool) -> str:
+    """A digest of a module's file, or of every Python file of its package's folder."""
+    folder = os.path.dirname(path)
     files = (
         sorted(str(p) for p in Path(folder).rglob("*.py") if "__pycache__" not in p.parts)
-        if folder
+        if package
         else [path]
     )
     digests = []
     for name in files:
         with contextlib.suppress(OSError):
             digests.append(file_digest(name))
-    return f"{version} ({context_key({'files': digests})})"
+    return context_key({"files": digests})
+
+
+def _extension_version(extension: Any, roots: tuple[str, ...]) -> str:
+    """An extension's declared version, and what says when its code changed without it:
+    the digest of its files when they are the project's own (under the roots), installed
+    in editable mode or by no distribution (a folder on ``sys.path``); else the versions
+    of the distributions that install it (an extension may declare no version, or keep
+    the same one across releases)."""
+    version = str(extension.version)
+    module = sys.modules.get(extension.name)
+    path = getattr(module, "__file__", None)
+    if not isinstance(path, str):
+        return version
+    path = os.path.abspath(path)
+    dists, editable = providers(extension.name.partition(".")[0])
+    own = any(path.startswith(os.path.join(r, "")) for r in roots)
+    if own or editable or not dists:
+        return f"{version} ({_files_digest(path, hasattr(module, '__path__'))})"
+    return f"{version} ({', '.join(f'{name} {v}' for name, v in dists.items())})"
+
+
+#: The name the context gives ``conf.py``'s own ``setup()``: Sphinx calls it as it does an
+#: extension's, but it is in no ``app.extensions``.
+CONF_SETUP = "conf.py setup()"
+
+
+def _conf_setup_version(config: Any, confdir: str) -> str | None:
+    """With a ``setup()`` in ``conf.py`` (which may connect any handler), the digest of
+    ``conf.py``'s code: its handlers, and the values they use, are seen by no other
+    rule."""
+    if not callable(getattr(config, "setup", None)):
+        return None
+    conf = os.path.join(confdir, "conf.py")
+    pieces = module_pieces(conf)
+    if pieces is None:
+        with contextlib.suppress(OSError):
+            return file_digest(conf)
+        return "unreadable"
+    return str(pieces["code"])
 
 
 def on_config_inited(app: Sphinx, config: Any) -> None:
@@ -125,7 +157,7 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
         builder=builder,
         sphinx=sphinx.__version__,
         docutils=docutils.__version__,
-        extensions={n: _extension_version(e, roots) for n, e in app.extensions.items()},
+        extensions=_extensions(app, config, roots),
         theme=str(getattr(config, "html_theme", None)),
         tags=list(app.tags),
     )
@@ -146,6 +178,14 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
         logger.info(f"docsaccel: Sphinx state: {_origin_text(build)}")
     else:
         logger.info(f"docsaccel: Sphinx state: none ({build.full_reason}): every document is read")
+
+
+def _extensions(app: Sphinx, config: Any, roots: tuple[str, ...]) -> dict[str, str]:
+    found = {name: _extension_version(e, roots) for name, e in app.extensions.items()}
+    conf_setup = _conf_setup_version(config, app.confdir)
+    if conf_setup is not None:
+        found[CONF_SETUP] = conf_setup
+    return found
 
 
 def _origin_text(build: IncrementalBuild) -> str:

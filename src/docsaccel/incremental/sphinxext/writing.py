@@ -48,6 +48,7 @@ from docsaccel.cache.fingerprint import file_digest
 from docsaccel.incremental.pages import Checker, Tables
 from docsaccel.incremental.sphinxext import exports
 from docsaccel.incremental.sphinxext.build import TABLES_ATTR, IncrementalBuild, current, pages_of
+from docsaccel.incremental.sphinxext.sphinx_compat import source_suffix
 
 __all__ = [
     "index_entries",
@@ -348,7 +349,7 @@ def page_outputs(app: Sphinx) -> dict[str, list[str]]:
     for docname in sorted(env.found_docs):
         files = [Path(builder.get_outfilename(docname))]
         if getattr(builder, "copysource", False) and app.config.html_copy_source:
-            suffix = env.doc2path(docname, False).suffix
+            suffix = source_suffix(env, docname)
             name = docname + suffix
             if suffix != app.config.html_sourcelink_suffix:
                 name += app.config.html_sourcelink_suffix
