@@ -346,3 +346,28 @@ def test_pieces_are_stable_across_processes(tmp_path, module):
     ]
     assert runs[0].stdout == runs[1].stdout
     assert json.loads(runs[0].stdout) == module_pieces(module)
+
+
+def _search_index(terms: dict) -> str:
+    index = {"docnames": ["api", "auto_examples/plot_mean"], "terms": terms}
+    return f"Search.setIndex({json.dumps(index)})"
+
+
+def test_the_oracle_masks_the_digits_of_measured_times_in_the_search_index(tmp_path):
+    """A clean build of the same tree has other times, so other words in the index."""
+    from docsaccel.incremental.oracle import differences, output_files
+
+    outputs = []
+    for seconds, word in [("0.011", "011"), ("0.019", "019")]:
+        out = tmp_path / word
+        (out / "auto_examples").mkdir(parents=True)
+        (out / "api.html").write_text("<p>3 values</p>")
+        time = f"<p>Total running time: (0 minutes {seconds} seconds)</p>"
+        (out / "auto_examples" / "plot_mean.html").write_text(time)
+        terms = {word: 1, "3": [0, 1], "mean": 1}
+        (out / "searchindex.js").write_text(_search_index(terms))
+        outputs.append(output_files(out))
+    assert differences(*outputs) == []
+    # A number of a page without a measured time still counts.
+    (tmp_path / "019" / "searchindex.js").write_text(_search_index({"019": 1, "mean": 1}))
+    assert differences(outputs[0], output_files(tmp_path / "019")) == ["searchindex.js"]
