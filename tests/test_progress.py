@@ -244,3 +244,31 @@ def test_a_shard_build_counts_its_own_examples(tmp_path) -> None:
     ]
     assert "[1/1] examples/plot_inline.py" in built.output
     assert built.report["build"]["shard"] == {"role": "shard", "examples": 1}
+
+
+@pytest.mark.parametrize(
+    ("status", "seconds", "expected"),
+    [
+        ("ok", 0.0, {"examples/a.py": 0.0}),  # ran faster than the record's rounding
+        ("over-budget", 2.5, {"examples/a.py": 2.5}),
+        ("cached", 3.0, {"examples/a.py": 3.0}),
+        ("cached", 0.0, {}),  # reused with no measured time: nothing to expect
+        ("failed", 4.0, {}),
+    ],
+)
+def test_expected_times_come_from_runs_that_finished(status, seconds, expected) -> None:
+    from docsaccel.gallery.progress import expected_seconds
+
+    example = Example(
+        "examples",
+        "a.py",
+        "/src/examples/a.py",
+        "/src/auto/a.py",
+        "auto/a",
+        True,
+        Budget(60.0, "default", "default"),
+    )
+    previous = {"examples/a.py": {"status": status, "fast": False, "wall_seconds": seconds}}
+
+    assert expected_seconds([example], False, previous) == expected
+    assert expected_seconds([example], True, previous) == {}, "a fast build expects its own kind"
