@@ -39,6 +39,7 @@ from docsaccel.incremental.sphinxext.writing import (
     page_outputs,
     remove_stale,
     restore_files_to_rebuild,
+    restore_index_entries,
 )
 from docsaccel.incremental.state import StateError, files_under
 
@@ -72,6 +73,8 @@ def _facts(app: Sphinx, build: IncrementalBuild) -> dict[str, Any]:
     if build.pages and build.write_context:
         facts["write"] = build.write_context
         facts["outputs"] = page_outputs(app)
+        # A build with no page to write ends before write-started, which restores them.
+        restore_index_entries(app.env, build.previous.get(INDEX_ENTRIES))
         facts[INDEX_ENTRIES] = index_entries(app.env)
     return facts
 

@@ -60,6 +60,7 @@ __all__ = [
     "on_write_started",
     "page_outputs",
     "remove_stale",
+    "restore_index_entries",
     "write_context",
 ]
 
@@ -267,7 +268,7 @@ def on_write_started(app: Sphinx, builder: Any) -> None:
         return
     build.files_to_rebuild = app.env.files_to_rebuild
     app.env.files_to_rebuild = {}
-    _restore_index_entries(app.env, build.previous.get(INDEX_ENTRIES))
+    restore_index_entries(app.env, build.previous.get(INDEX_ENTRIES))
 
 
 #: Sphinx's search index takes the index entries of every page from the environment,
@@ -284,7 +285,8 @@ def index_entries(env: BuildEnvironment) -> dict[str, list[list[Any]]] | None:
     return {d: [list(e) for e in v] for d, v in sorted(entries.items()) if d in env.found_docs}
 
 
-def _restore_index_entries(env: BuildEnvironment, kept: Any) -> None:
+def restore_index_entries(env: BuildEnvironment, kept: Any) -> None:
+    """The kept entries of the pages not written, none of removed pages (idempotent)."""
     entries = getattr(env, "_search_index_index_entries", None)
     if not isinstance(entries, dict):
         return
