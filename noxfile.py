@@ -78,6 +78,9 @@ COMPAT_TESTS = [
     "tests/test_shard_merge.py",
     "tests/test_cache_listing_machinery.py",
     "tests/test_sg_compat_guard.py",
+    "tests/test_incremental_build.py",
+    "tests/test_incremental_doubt.py",
+    "tests/test_incremental_faults.py",
 ]
 DOCS_OUT = "docs/_build/html"
 DOCS_EXTRAS = "mujoco,torchrl,docs,report"

@@ -107,14 +107,19 @@ def test_a_fast_build_then_a_full_one(ws):
 BROKEN = write("docs/broken.rst", "Broken\n======\n\nSee :ref:`no-such-label`.\n\n.. nosuch::\n")
 
 
+#: ``-W`` as CI runs it: before Sphinx 8.1 it stops at the first warning without
+#: ``--keep-going`` (the default since).
+STRICT = ("-W", "--keep-going")
+
+
 def test_warnings_come_back_in_every_build(ws):
     ws.fresh_copy(BROKEN)
     ws.fresh_copy(replace("docs/index.rst", "   other\n", "   other\n   broken\n"))
-    first = ws.build(None, "-W")
+    first = ws.build(None, *STRICT)
     assert first.returncode == 1
     for _ in range(2):
         ws.fresh_copy()
-        again = ws.build(None, "-W")
+        again = ws.build(None, *STRICT)
         assert again.returncode == 1, again.output
         assert "undefined label: 'no-such-label'" in again.output
         assert 'Unknown directive type "nosuch"' in again.output
@@ -218,3 +223,15 @@ def test_the_report_says_why(ws):
     assert state["read"]["api/pkg.stats.mean"] == "src/pkg/stats.py: mean changed"
     assert json.loads(json.dumps(state)) == state
     shutil.rmtree(ws.outdir)
+
+
+def test_a_sphinx_release_the_state_is_not_checked_with_turns_it_off(ws):
+    """The log says why, and the build is a full one: every document read, no state used."""
+    bump = "\nimport sphinx\n\nsphinx.version_info = (10, 0, 0, 'final', 0)\n"
+    ws.fresh_copy(lambda project: (project / "docs" / "conf.py").open("a").write(bump))
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert "docsaccel: Sphinx state off: checked with Sphinx 7, 8, 9" in built.output
+    assert "updating environment: [new config] 18 added" in built.output
+    assert built.state == {}
+    assert ws.differences() == []
