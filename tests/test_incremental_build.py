@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 import sphinx
-from helpers.incremental_build import Workspace, replace, write
+from helpers.incremental_build import Workspace, needs_state, replace, write
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, needs_state]
 
 EXAMPLE = {"auto_examples/plot_mean"}
 #: Its content is the examples' measured times: read again when they differ.

@@ -5,9 +5,9 @@ with the first's cache), and compares the second's output with a clean build's."
 from __future__ import annotations
 
 import pytest
-from helpers.incremental_build import Workspace, replace, write
+from helpers.incremental_build import Workspace, needs_state, replace, write
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, needs_state]
 
 #: Every document of the test project (tests/test_incremental_build.py lists them).
 DOCUMENTS = 18

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.incremental_build import Workspace, replace, write
+from helpers.incremental_build import Workspace, needs_state, replace, write
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, needs_state]
 
 DOCSTRING = replace("src/pkg/stats.py", "Average of the values.", "Arithmetic mean.")
 
@@ -223,15 +223,3 @@ def test_the_report_says_why(ws):
     assert state["read"]["api/pkg.stats.mean"] == "src/pkg/stats.py: mean changed"
     assert json.loads(json.dumps(state)) == state
     shutil.rmtree(ws.outdir)
-
-
-def test_a_sphinx_release_the_state_is_not_checked_with_turns_it_off(ws):
-    """The log says why, and the build is a full one: every document read, no state used."""
-    bump = "\nimport sphinx\n\nsphinx.version_info = (10, 0, 0, 'final', 0)\n"
-    ws.fresh_copy(lambda project: (project / "docs" / "conf.py").open("a").write(bump))
-    built = ws.build()
-    assert built.returncode == 0, built.output
-    assert "docsaccel: Sphinx state off: checked with Sphinx 7, 8, 9" in built.output
-    assert "updating environment: [new config] 18 added" in built.output
-    assert built.state == {}
-    assert ws.differences() == []

@@ -32,11 +32,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+import sphinx
+
 from docsaccel.incremental.oracle import differences, output_files
+from docsaccel.incremental.sphinxext.restore import CHECKED_SPHINX
 from helpers.gallery_build import child_env
 from helpers.slow import require_slow
 
 FIXTURES = Path(__file__).parent.parent / "incremental_fixtures"
+_SERIES = "{}.{}".format(*sphinx.version_info[:2])
+#: For the tests of what the Sphinx state does: they skip with a Sphinx it is off with.
+needs_state = pytest.mark.skipif(
+    _SERIES not in CHECKED_SPHINX, reason=f"the Sphinx state is off with Sphinx {_SERIES}"
+)
 
 
 @dataclass
@@ -164,4 +173,4 @@ def write(relative: str, text: str) -> Callable[[Path], None]:
     return edit
 
 
-__all__ = ["Built", "Workspace", "replace", "write"]
+__all__ = ["Built", "Workspace", "needs_state", "replace", "write"]

@@ -47,12 +47,12 @@ __all__ = ["CHECKED_SPHINX", "PAGE_BUILDERS", "on_config_inited"]
 
 logger = logging.getLogger(__name__)
 
-#: The Sphinx major versions the state is checked with: those of the supported releases,
-#: 7.4 to 9.0 (the nox ``compat`` sessions run its tests, which compare every rule with a
-#: clean build, on each). With another, the state is off: Sphinx's environment, its
-#: search index and its domains' containers change between versions in ways those rules
-#: depend on (:mod:`.sphinx_compat` holds the differences met so far).
-CHECKED_SPHINX = (7, 8, 9)
+#: The Sphinx release series the state is checked with: its tests, which compare every
+#: rule with a clean build, pass on each (the nox ``compat`` sessions run them). With
+#: another, the state is off: Sphinx's environment, its search index and its domains'
+#: containers change between releases in ways those rules depend on
+#: (:mod:`.sphinx_compat` holds the differences met so far).
+CHECKED_SPHINX = ("7.4", "8.2", "9.0")
 #: Builders whose pages are restored and written by content: one page per document, each
 #: a function of the environment (see :mod:`.writing`).
 PAGE_BUILDERS = frozenset({"html", "dirhtml"})
@@ -139,8 +139,8 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
     if not settings.cache_sphinx:
         logger.info("docsaccel: Sphinx state off (docsaccel_cache_sphinx)")
         return
-    if sphinx.version_info[0] not in CHECKED_SPHINX:
-        checked = ", ".join(map(str, CHECKED_SPHINX))
+    if "{}.{}".format(*sphinx.version_info[:2]) not in CHECKED_SPHINX:
+        checked = ", ".join(CHECKED_SPHINX)
         logger.info(
             f"docsaccel: Sphinx state off: checked with Sphinx {checked}, this is "
             f"Sphinx {sphinx.__version__}; every document is read"
