@@ -12,8 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-import sphinx
-from helpers.incremental_build import Workspace, needs_state, replace, write
+from helpers.incremental_build import WRITTEN_WITH_ANY, Workspace, needs_state, replace, write
 
 pytestmark = [pytest.mark.slow, needs_state]
 
@@ -60,10 +59,6 @@ def _workspace(base: tuple[Path, int], tmp_path: Path) -> Workspace:
     ws = Workspace(tmp_path, jobs=jobs)
     shutil.copytree(cache, ws.cache)
     return ws
-
-
-#: Before Sphinx 8.2, Sphinx writes the root document's page whenever it writes any page.
-WRITTEN_WITH_ANY = {"index"} if sphinx.version_info < (8, 2) else set()
 
 
 def _check(ws: Workspace, read: set[str], written: set[str]) -> None:
