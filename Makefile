@@ -11,7 +11,9 @@ STAMP := $(VENV)/.docsaccel-installed
 DOCS_OUT := docs/_build/html
 SPHINXOPTS ?=
 # The example cache: a tutorial whose inputs did not change since it last ran is restored,
-# not run again (docs/guide/caching.rst). DOCS_CACHE=0 turns it off.
+# not run again; Sphinx's state too: only the pages a change affects are read and written
+# again (docs/guide/caching.rst). DOCS_CACHE=0 turns both off, DOCSACCEL_CACHE_SPHINX=0
+# only the second.
 DOCS_CACHE ?= $(CURDIR)/.docsaccel-cache
 
 # The other Pythons of the test matrix: `make test` runs the fast lane (`-m "not slow"`)

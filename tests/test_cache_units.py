@@ -540,5 +540,5 @@ def test_odd_metadata_gives_the_version_the_email_parser_reads(fake_site: Path) 
         "dz-mixed": "5.0",
     }
     for name, version in found.items():
-        assert deps_module._current_version(name) == version
+        assert deps_module.current_version(name) == version
         assert metadata.version(name).strip() == version

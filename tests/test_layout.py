@@ -90,6 +90,9 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"examples", "outputs"}),
     frozenset({"records"}),
     frozenset({"cache", "shard"}),
+    # Sphinx's state across builds: the cache's recording applied to documents; its
+    # Sphinx extension (incremental.sphinxext) is loaded by the plugin.
+    frozenset({"incremental"}),
     # The Sphinx plugin composes everything below it; the CLI sits on top of all.
     frozenset({"gallery"}),
     frozenset({"doctor"}),

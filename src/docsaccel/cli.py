@@ -366,7 +366,8 @@ def _add_shard_builds(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _cache_command(args: argparse.Namespace) -> int:
-    from docsaccel.cache import manage
+    # The example entries and the Sphinx states beside them.
+    from docsaccel.incremental import manage
 
     if args.action == "explain":
         text, code = manage.explain(args.example, args.cache, args.docs)
@@ -387,7 +388,7 @@ def _add_cache(subparsers: argparse._SubParsersAction) -> None:
     explain.add_argument(
         "example",
         help="the example: its path (from here, from the conf folder or inside its gallery) "
-        "or its id",
+        "or its id; or a document (api/pkg.rst)",
     )
     explain.add_argument("--docs", default="docs", help="the Sphinx conf folder (default: docs)")
     stats = actions.add_parser("stats", help="entries, size and the last build's hit rate")

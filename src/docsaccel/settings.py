@@ -427,6 +427,16 @@ class Settings:
         types=_PATH,
         env="DOCSACCEL_CACHE",
     )
+    cache_sphinx: bool = setting(
+        True,
+        _switch,
+        "With the cache on, also keep Sphinx's state (environment, doctrees, pages) per build "
+        "context in it, so a build in a fresh checkout reads and writes only what a change "
+        "affects (see the caching guide). False: every build starts Sphinx over.",
+        "True or False",
+        types=(bool,),
+        env="DOCSACCEL_CACHE_SPHINX",
+    )
     cache_granularity: str = setting(
         "module",
         _granularity,

@@ -102,6 +102,7 @@ __all__ = [
     "run_marker_file",
     "run_only",
     "running_example",
+    "settings_of_pages",
     "stale_targets",
     "thumbnail_files",
     "unchecked_release",
@@ -338,6 +339,16 @@ def user_resetters(gallery_conf: dict[str, Any]) -> tuple[Any, Any]:
 def stale_targets(gallery_conf: dict[str, Any]) -> set[str]:
     """Generated example files sphinx-gallery skipped because their source did not change."""
     return {os.path.normpath(path) for path in gallery_conf.get("stale_examples", [])}
+
+
+#: Keys sphinx-gallery fills while it runs the examples: what this run did, not settings.
+_RUN_STATE = ("failing_examples", "passing_examples", "stale_examples")
+
+
+def settings_of_pages(gallery_conf: dict[str, Any]) -> dict[str, Any]:
+    """``sphinx_gallery_conf`` without what the run filled in (which examples passed,
+    failed or were skipped): the settings that may shape a written page."""
+    return {k: v for k, v in gallery_conf.items() if k not in _RUN_STATE}
 
 
 def failures(gallery_conf: dict[str, Any]) -> dict[str, str]:

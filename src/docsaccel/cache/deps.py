@@ -87,12 +87,14 @@ __all__ = [
     "Project",
     "changes",
     "collect",
+    "current_version",
     "dependency_key",
     "dependency_rows",
     "find_root",
     "is_under",
     "listing_changes",
     "listing_deps",
+    "providers",
     "read_first_files",
     "written_files",
 ]
@@ -517,6 +519,22 @@ def _may_have_run(name: str, loaded: set[str]) -> bool:
     return _ships_shared_library(name)
 
 
+def providers(top_level_name: str) -> tuple[dict[str, str], bool]:
+    """``({distribution: version}, editable)`` of the installed distributions providing a
+    top-level module, without their requirements (empty: none is installed); ``editable``
+    when one is an editable install, whose files change without its version.
+
+    >>> providers("no_such_module_anywhere")
+    ({}, False)
+    """
+    found: dict[str, str] = {}
+    for name in _top_level_map().get(top_level_name, ()):
+        dist = _distribution(name)
+        if dist is not None:
+            found[_canonical(name)] = dist[0]
+    return dict(sorted(found.items())), top_level_name in _editable
+
+
 def distribution_versions(top_level_names: Iterable[str]) -> dict[str, str]:
     """``{distribution: version}`` (installed ones only) of the distributions providing
     these top-level modules, and of those they require, transitively, that may have run in
@@ -638,7 +656,7 @@ def changes(deps: dict[str, Any], project: Project, source_file: str) -> list[Ch
                 found.append(Change(key, f"{relative}: {what} {gone}"))
     found += _named_changes(deps, project)
     for name, version in deps["dists"].items():
-        now = _current_version(name)
+        now = current_version(name)
         if now != version:
             reason = f"{name} {version} → {now or 'not installed'}"
             found.append(Change(dependency_key("dist", name), reason))
@@ -666,7 +684,8 @@ def _named_changes(deps: dict[str, Any], project: Project) -> list[Change]:
     return found
 
 
-def _current_version(name: str) -> str | None:
+def current_version(name: str) -> str | None:
+    """The installed version of distribution ``name`` as an entry records it, or ``None``."""
     try:
         return _version_of(metadata.distribution(name))
     except metadata.PackageNotFoundError:

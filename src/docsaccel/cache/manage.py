@@ -32,7 +32,7 @@ from docsaccel.cache.deps import CHILDREN_KEY, Project, changes, dependency_rows
 from docsaccel.cache.store import CacheStore, EntryError, example_id_of
 from docsaccel.contract import AUDIT_STATUSES, NONDETERMINISTIC, STALE
 
-__all__ = ["explain", "parse_size", "prune", "stats"]
+__all__ = ["explain", "human_size", "parse_size", "prune", "stats"]
 
 #: Entries being written longer ago than this were left by a killed build.
 _ABANDONED_SECONDS = 3600
@@ -47,7 +47,8 @@ def parse_size(text: str) -> int:
     return memory.parse_size(text, "--max-size", _BadInput, bare_bytes=True, allow_zero=True)
 
 
-def _human(size: float) -> str:
+def human_size(size: float) -> str:
+    """``1536`` -> ``1.5 KiB``."""
     for unit in ("B", "KiB", "MiB", "GiB"):
         if size < 1024:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
@@ -181,7 +182,7 @@ def stats(cache: str | Path) -> tuple[str, int]:
     infos = store.list()
     size = sum(info.size for info in infos)
     unusable = sum(1 for info in infos if not _readable(store, info.path.name))
-    lines = [f"cache {cache}: {len(infos) - unusable} entries, {_human(size)}"]
+    lines = [f"cache {cache}: {len(infos) - unusable} entries, {human_size(size)}"]
     if unusable:
         # A build treats these as misses; counting them as entries would overstate the
         # cache. prune deletes them whatever the size limit.
@@ -216,12 +217,13 @@ def _readable(store: CacheStore, name: str) -> bool:
     return True
 
 
-def prune(cache: str | Path, max_size: str) -> tuple[str, int]:
+def prune(cache: str | Path, max_size: str, reserved: int = 0) -> tuple[str, int]:
     """Delete the least recently hit entries until the cache is at most ``max_size``.
 
     Also removes entries that cannot be read and what killed builds left in ``tmp/``.
     Safe while a build uses the cache: an entry is renamed away before it is deleted, and
-    a build reading it then has a miss.
+    a build reading it then has a miss. ``reserved``: bytes of the limit other parts of
+    the cache folder keep (the Sphinx states, pruned first by the CLI).
     """
     try:
         store = _open(cache)
@@ -238,7 +240,7 @@ def prune(cache: str | Path, max_size: str) -> tuple[str, int]:
             removed, freed = removed + 1, freed + info.size
     total = sum(info.size for info in kept)
     for info in sorted(kept, key=lambda i: i.last_used):
-        if total <= limit:
+        if total <= max(limit - reserved, 0):
             break
         store.remove(info.path.name)
         total -= info.size
@@ -249,6 +251,6 @@ def prune(cache: str | Path, max_size: str) -> tuple[str, int]:
             shutil.rmtree(leftover, ignore_errors=True)
     text = (
         f"cache {cache}: removed {removed} entr{'y' if removed == 1 else 'ies'} "
-        f"({_human(freed)}); {_human(total)} left (limit {_human(limit)})\n"
+        f"({human_size(freed)}); {human_size(total)} left (limit {human_size(limit)})\n"
     )
     return text, 0

@@ -38,6 +38,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     if unchecked is not None:
         logger.warning(unchecked, type="docsaccel", subtype="sphinx_gallery")
     app.setup_extension("docsaccel.video")
+    app.setup_extension("docsaccel.incremental.sphinxext")
     for key, default, types in config_values():
         app.add_config_value(key, default, "", types=frozenset(types))
     events.connect(app)

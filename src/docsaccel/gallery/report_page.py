@@ -79,8 +79,11 @@ def page_text(report: dict[str, Any], chart: str | None = None, history: Path | 
     ``chart``: markup in place of the chart (default: draw it now); ``history``: a history
     file whose builds of the report's kind give the trends.
     """
+    # The page is written before Sphinx reads (its wall time so far is no build's time),
+    # and a page whose text changes in every build is read and written in every build.
+    build = {k: v for k, v in report["build"].items() if k != "wall_seconds"}
     # Name the report as the site serves it, not by where this build put it on disk.
-    loaded = report_input(report, "docsaccel/report.json")
+    loaded = report_input({**report, "build": build}, "docsaccel/report.json")
     trends = _trends(history, bool(report["build"].get("fast"))) if history else None
     fragment = render_html_fragment(summarize(loaded), chart=chart, trends=trends)
     return (

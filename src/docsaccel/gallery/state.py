@@ -74,6 +74,8 @@ class GalleryBuild:
     planner: Planner | None = None
     #: ``DOCSACCEL_FAST`` before this build set it, put back when the build ends.
     fast_env_before: str | None = None
+    #: What the Sphinx state did (:mod:`docsaccel.incremental.sphinxext`), for the report.
+    sphinx_state: dict[str, Any] | None = None
 
     @property
     def records_dir(self) -> Path:
@@ -118,6 +120,8 @@ class GalleryBuild:
             "source_dir": self.srcdir,
             "memory_limit": self.settings.memory_limit,
         }
+        if self.sphinx_state is not None:
+            build["sphinx_state"] = self.sphinx_state
         if records is None and self.last_report is not None:
             records = self.final_records
         return build_report(self.records_dir, self.examples, build, records)

@@ -1,0 +1,66 @@
+"""The project modules a page's read depends on, and the libraries they use.
+
+What a page shows of an object is what importing the object's module made. So a page
+depends on the modules of the objects it shows and of those its read imported, on every
+project module those import (followed through their source, transitively), and on the
+files of their parent packages (imported first; a package that changes its submodules'
+objects shows it there). Modules outside the project roots stand for their distribution,
+by version. A parent package's own imports are not followed: a page showing
+``pkg.stats.mean`` does not depend on every module ``pkg/__init__.py`` imports.
+
+Example::
+
+    ours, theirs = module_closure(["pkg.stats"], project)
+    ours      # {'pkg.stats': '/repo/src/pkg/stats.py', 'pkg': '/repo/src/pkg/__init__.py'}
+    theirs    # {'numpy'}: top-level modules of installed libraries
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+
+from docsaccel.cache.deps import Project
+from docsaccel.cache.fingerprint import imported_names
+
+__all__ = ["module_closure"]
+
+
+def _file(name: str) -> str | None:
+    path = getattr(sys.modules.get(name), "__file__", None)
+    return os.path.normpath(os.path.abspath(path)) if isinstance(path, str) and path else None
+
+
+def _parents(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def module_closure(seeds: Iterable[str], project: Project) -> tuple[dict[str, str], set[str]]:
+    """``({module: file} of project modules, top-level names of other loaded modules)``."""
+    ours: dict[str, str] = {}
+    theirs: set[str] = set()
+    queue = [name for name in seeds if name in sys.modules]
+    followed: set[str] = set()
+    while queue:
+        name = queue.pop()
+        if name in followed:
+            continue
+        followed.add(name)
+        path = _file(name)
+        if path is None or not project.wants(path):
+            top = name.partition(".")[0]
+            if top not in sys.stdlib_module_names and top not in ("__main__", "builtins"):
+                theirs.add(top)
+            continue
+        ours[name] = path
+        for parent in _parents(name):
+            parent_file = _file(parent)
+            if parent_file is not None and project.wants(parent_file):
+                ours.setdefault(parent, parent_file)
+        package = (
+            name if os.path.basename(path).startswith("__init__.") else name.rpartition(".")[0]
+        )
+        queue.extend(n for n in imported_names(path, package) if n in sys.modules)
+    return ours, theirs

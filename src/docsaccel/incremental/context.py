@@ -1,0 +1,90 @@
+"""The build context of a Sphinx state: what must match for a stored state to be used.
+
+A state is stored per context and only restored into a build of the same one: the source
+folder (relative to the project root, so two projects sharing a cache never share a
+state), the builder, the versions of Python, Sphinx, docutils and every loaded extension
+(each extension's ``version`` as its ``setup`` returns it, with the versions of the
+distributions that install it, or the digest of its files when it is the project's own,
+an editable install or on ``sys.path`` only), ``conf.py``'s code when it has a
+``setup()`` (which may connect any handler), the theme, the tags, and the state format.
+Configuration values are not part of it: Sphinx compares the stored environment's
+configuration with the new one itself and reads every document again when a value it
+rebuilds on changed; the write side compares the HTML ones
+(:mod:`docsaccel.incremental.exports`).
+
+Example::
+
+    context = state_context(project="docs", builder="html", extensions={...}, ...)
+    key = context_key(context)                   # 16 hex digits
+    describe_difference(old, context)            # 'extension furo changed: 2024.1 → 2025.1'
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from docsaccel.cache.context import context_key
+from docsaccel.incremental.state import STATE
+
+__all__ = ["context_key", "describe_difference", "state_context"]
+
+
+def state_context(
+    *,
+    project: str,
+    builder: str,
+    sphinx: str,
+    docutils: str,
+    extensions: Mapping[str, str | None],
+    theme: str | None,
+    tags: Iterable[str],
+) -> dict[str, Any]:
+    """The context of a build (see the module docstring)."""
+    return {
+        "format": STATE.version,
+        "project": project,
+        "builder": builder,
+        "python": platform.python_version(),
+        "implementation": sys.implementation.name,
+        "platform": f"{sys.platform}-{platform.machine()}",
+        "sphinx": sphinx,
+        "docutils": docutils,
+        "extensions": {name: extensions[name] for name in sorted(extensions)},
+        "theme": theme,
+        "tags": sorted(set(tags)),
+    }
+
+
+_LABELS = {
+    "format": "state format",
+    "project": "source folder",
+    "builder": "builder",
+    "python": "Python",
+    "implementation": "Python implementation",
+    "platform": "platform",
+    "sphinx": "Sphinx",
+    "docutils": "docutils",
+    "theme": "theme",
+    "tags": "tags",
+}
+
+
+def describe_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """Why a state made in context ``old`` does not serve ``new``, in a few words."""
+    parts = [
+        f"{label} changed: {old.get(key)} → {new.get(key)}"
+        for key, label in _LABELS.items()
+        if old.get(key) != new.get(key)
+    ]
+    before, now = old.get("extensions") or {}, new.get("extensions") or {}
+    for name in sorted(set(before) | set(now)):
+        if name not in before:
+            parts.append(f"extension {name} added")
+        elif name not in now:
+            parts.append(f"extension {name} removed")
+        elif before[name] != now[name]:
+            parts.append(f"extension {name} changed: {before[name]} → {now[name]}")
+    return "; ".join(parts) or "build context changed"

@@ -1,0 +1,93 @@
+"""The oracle of every rule of the Sphinx state: a clean build of the same tree.
+
+:func:`output_files` reads a build's output folder as the comparison sees it: each
+file's bytes with measured times masked (sphinx-gallery's "Total running time" and its
+execution-time table, whose rows are in the order of the times), a zip by what it holds
+(a zip records its files' modification times), the search index without the numbers of
+the pages showing a measured time (their words hold the time's digits), and without what
+the gallery plugin writes anew in every build (``docsaccel/``: its report, records and
+lock) or Sphinx's doctrees. :func:`differences` names the files that differ. The test
+suite and ``tools/bench_incremental.py`` compare every incremental build with a clean
+one so.
+
+Example::
+
+    assert differences(output_files(incremental), output_files(clean)) == []
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["differences", "output_files"]
+
+_TIMES = (
+    re.compile(rb"\d+ minutes \d+\.\d+ seconds"),
+    re.compile(rb"\d\d:\d\d\.\d+"),
+    re.compile(rb"\d+\.\d+ sec"),
+)
+_LEFT_OUT = ("docsaccel/", ".doctrees/")
+_SEARCH_INDEX = "searchindex.js"
+
+
+def _masked(path: Path) -> bytes:
+    if "sg_execution_times" in path.name:
+        return b"<measured times>"
+    if path.suffix == ".zip":
+        with zipfile.ZipFile(path) as archive:
+            return repr(sorted((i.filename, archive.read(i)) for i in archive.infolist())).encode()
+    data = path.read_bytes()
+    for pattern in _TIMES:
+        data = pattern.sub(b"<time>", data)
+    return data
+
+
+def _masked_search_index(data: bytes, timed: set[str]) -> bytes:
+    """The search index with every all-digit word left out of the pages in ``timed``
+    (paths of pages showing a measured time: ``0.019 seconds`` makes the word ``019``)."""
+    text = data.decode("utf-8")
+    start, end = text.find("("), text.rfind(")")
+    try:
+        index = json.loads(text[start + 1 : end])
+        docnames = index["docnames"]
+        terms = index["terms"]
+    except (ValueError, KeyError, TypeError):
+        return data  # not an index this reads: compared as it is
+    masked = {
+        i
+        for i, name in enumerate(docnames)
+        if isinstance(name, str) and {f"{name}.html", f"{name}/index.html"} & timed
+    }
+    for word in [w for w in terms if w.isdigit()]:
+        pages = terms[word] if isinstance(terms[word], list) else [terms[word]]
+        kept = [page for page in pages if page not in masked]
+        if kept:
+            terms[word] = kept if len(kept) > 1 else kept[0]
+        else:
+            del terms[word]
+    return json.dumps(index, sort_keys=True).encode()
+
+
+def output_files(outdir: Path) -> dict[str, bytes]:
+    """``{path relative to outdir: bytes as compared}`` (see the module docstring)."""
+    found = {}
+    timed = set()
+    for path in sorted(Path(outdir).rglob("*")):
+        relative = path.relative_to(outdir).as_posix()
+        if path.is_file() and not relative.startswith(_LEFT_OUT):
+            found[relative] = _masked(path)
+            if path.suffix == ".html" and found[relative] != path.read_bytes():
+                timed.add(relative)
+    if _SEARCH_INDEX in found:
+        search_index = Path(outdir) / _SEARCH_INDEX
+        found[_SEARCH_INDEX] = _masked_search_index(search_index.read_bytes(), timed)
+    return found
+
+
+def differences(mine: Mapping[str, bytes], clean: Mapping[str, bytes]) -> list[str]:
+    """The files present in one only, or with other bytes, sorted."""
+    return sorted(n for n in set(mine) | set(clean) if mine.get(n) != clean.get(n))

@@ -1,0 +1,236 @@
+"""What each document was read from, and which documents must be read again.
+
+A build records, for every document it reads, a *page record* (a JSON-ready dict):
+
+- ``source``: the document's file;
+- ``files``: other files that count whole (includes, ``literalinclude``, images, the
+  files Sphinx or an extension noted, files opened while the document was read);
+- ``created``: files written while the documents were read, by this read or another,
+  before this one used them (sphinx-gallery touches an empty "examples using" file for
+  each object autodoc documents), by digest: missing, a read writes them again; there
+  with other content, they changed;
+- ``modules``: the project's Python modules the read used, with the names of the
+  definitions the page shows (``shown``, from autodoc's and autosummary's events) and
+  ``whole`` when the module counts as a whole file (an extension that shows module source
+  is loaded, or the module was named in the read without any object of it shown);
+- ``dynamic``: a docstring the page shows is not in the source of what it documents (a
+  decorator copied or built it): every docstring of the modules then counts;
+- ``dists``: distributions whose code the read used (documented objects outside the
+  project's roots, and what the modules import), by version;
+- ``listings``: folders the read listed, by their names (see :func:`.deps.listing_deps`);
+- ``refs``, ``toctree``, ``numref``, ``domains``: what the page's output takes from other
+  documents (used by the write side, :mod:`docsaccel.incremental.exports`);
+- ``reread``: set when the page must be read again whatever changed (it warned; an import
+  failed), with the reason.
+
+The digests are kept once per build in the :class:`Tables` (``files``: every counted
+file's SHA-256, ``modules``: the piece table of each module, see :mod:`.pysource`,
+``dists``: versions). Paths are keys relative to the project root (``src/pkg/stats.py``),
+or absolute for files outside it, so a record made in one checkout holds in a fresh copy.
+
+:class:`Checker` compares the tables with the files as they are now, once per file, and
+says per record what changed, in the words of the build log::
+
+    checker = Checker(tables, root="/repo")
+    checker.reasons(record)   # ['src/pkg/stats.py: mean changed']
+    tables = checker.current_tables(records.values())
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from docsaccel.cache.deps import Project, current_version, listing_changes
+from docsaccel.cache.fingerprint import file_digest
+from docsaccel.incremental.pysource import MODULE_BODY, Delta, compare, module_pieces
+
+__all__ = ["Checker", "Place", "Tables", "empty_record"]
+
+
+def empty_record(source: str) -> dict[str, Any]:
+    """A page record with no dependency yet but its source (a key of :class:`Place`)."""
+    return {
+        "source": source,
+        "files": [],
+        "created": {},
+        "modules": {},
+        "dynamic": False,
+        "dists": [],
+        "listings": {},
+        "refs": [],
+        "toctree": [],
+        "numref": False,
+        "domains": [],
+        "reread": None,
+    }
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where paths are relative to: the project root (absolute, normalised)."""
+
+    root: str
+
+    def key(self, path: str | os.PathLike[str]) -> str:
+        """``path`` (absolute) as a key: relative to the root when under it."""
+        path = os.path.normpath(os.path.abspath(path))
+        if path == self.root or path.startswith(os.path.join(self.root, "")):
+            return os.path.relpath(path, self.root).replace(os.sep, "/")
+        return path
+
+    def path(self, key: str) -> str:
+        return key if os.path.isabs(key) else os.path.normpath(os.path.join(self.root, key))
+
+
+@dataclass
+class Tables:
+    """The digests the records were checked against: ``files`` (key: SHA-256), ``modules``
+    (key: piece table or ``None``), ``dists`` (name: version or ``None``)."""
+
+    files: dict[str, str | None] = field(default_factory=dict)
+    modules: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    dists: dict[str, str | None] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"files": self.files, "modules": self.modules, "dists": self.dists}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Tables:
+        if not isinstance(data, Mapping):
+            return cls()
+        parts = [data.get(k) for k in ("files", "modules", "dists")]
+        return cls(*(dict(p) if isinstance(p, Mapping) else {} for p in parts))
+
+
+def _digest(path: str) -> str | None:
+    try:
+        return file_digest(path)
+    except OSError:
+        return None
+
+
+class Checker:
+    """Compares :class:`Tables` with the files as they are now (each file read once)."""
+
+    def __init__(self, tables: Tables, root: str) -> None:
+        self.tables = tables
+        self.place = Place(os.path.normpath(os.path.abspath(root)))
+        self._now: dict[str, str | None] = {}
+        self._deltas: dict[str, Delta] = {}
+        self._versions: dict[str, str | None] = {}
+
+    def digest(self, key: str) -> str | None:
+        if key not in self._now:
+            self._now[key] = _digest(self.place.path(key))
+        return self._now[key]
+
+    def changed(self, key: str) -> str | None:
+        """``"changed"``/``"removed"`` when the file is not as the tables hold it."""
+        now = self.digest(key)
+        if key in self.tables.files and now == self.tables.files[key]:
+            return None
+        return "removed" if now is None else "changed"
+
+    def delta(self, key: str) -> Delta:
+        if key not in self._deltas:
+            old = self.tables.modules.get(key)
+            self._deltas[key] = compare(old, module_pieces(self.place.path(key)))
+        return self._deltas[key]
+
+    def version(self, name: str) -> str | None:
+        if name not in self._versions:
+            self._versions[name] = current_version(name)
+        return self._versions[name]
+
+    def reasons(self, record: Mapping[str, Any]) -> list[str]:
+        """Why the page must be read again (empty: it need not), cheapest checks first.
+
+        A malformed record is a reason too: when in doubt, read again.
+        """
+        try:
+            return self._reasons(record)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            return [f"its record is malformed ({exc!r})"]
+
+    def _reasons(self, record: Mapping[str, Any]) -> list[str]:
+        found: list[str] = []
+        if record.get("reread"):
+            found.append(str(record["reread"]))
+        source = record["source"]
+        how = self.changed(source)
+        if how:
+            found.append(f"source {how}")
+        for key in record["files"]:
+            how = self.changed(key)
+            if how:
+                found.append(f"{key} {how}")
+        for key, digest in record.get("created", {}).items():
+            now = self.digest(key)
+            if now is not None and now != digest:
+                found.append(f"{key} changed")
+        for key, use in record["modules"].items():
+            if self.changed(key) is None:
+                continue
+            why = self.module_reason(key, use, bool(record["dynamic"]))
+            if why:
+                found.append(why)
+        for name in record["dists"]:
+            before, now = self.tables.dists.get(name), self.version(name)
+            if name not in self.tables.dists or before != now:
+                found.append(f"{name} {before or 'not installed'} → {now or 'not installed'}")
+        project = Project(root=self.place.root, roots=(self.place.root,))
+        found += [change.reason for change in listing_changes(record["listings"], project)]
+        return found
+
+    def module_reason(self, key: str, use: Mapping[str, Any], dynamic: bool) -> str | None:
+        """Why a page that uses module ``key`` so (``{"shown": [...], "whole": ...}``) must
+        be read again, or ``None`` when what it takes from the module is unchanged."""
+        if self.digest(key) is None:
+            return f"{key} removed"
+        delta = self.delta(key)
+        if use.get("whole") or delta.unknown:
+            return f"{key} changed"
+        if delta.code:
+            return f"{key}: {_names(delta.code)} changed"
+        old = self.tables.modules.get(key) or {}
+        new = module_pieces(self.place.path(key)) or {}
+        known = set(old.get("texts", {})) | set(new.get("texts", {}))
+        shown = set(use.get("shown", ()))
+        touched = (shown & delta.texts) | (shown - known)
+        if touched:
+            return f"{key}: {_names(touched)} changed"
+        if dynamic and delta.docs:
+            return f"{key}: docstring of {_names(delta.docs)} changed"
+        return None
+
+    def current_tables(self, records: Iterable[Mapping[str, Any]]) -> Tables:
+        """Tables of the files the records use, as they are now (for the next build)."""
+        tables = Tables()
+        for record in records:
+            try:
+                keys = [record["source"], *record["files"], *record["modules"]]
+                dists = list(record["dists"])
+            except (KeyError, TypeError):
+                continue
+            for key in keys:
+                if key not in tables.files:
+                    tables.files[key] = self.digest(key)
+            for key in record["modules"]:
+                if key in tables.modules:
+                    continue
+                if self.tables.files.get(key) == tables.files[key] and key in self.tables.modules:
+                    tables.modules[key] = self.tables.modules[key]  # unchanged: not parsed again
+                else:
+                    tables.modules[key] = module_pieces(self.place.path(key))
+            for name in dists:
+                tables.dists.setdefault(name, self.version(name))
+        return tables
+
+
+def _names(names: Iterable[str]) -> str:
+    ordered = sorted(names, key=lambda n: (n == MODULE_BODY, n))
+    shown = ", ".join("module body" if n == MODULE_BODY else n for n in ordered[:3])
+    return shown + (f" (and {len(ordered) - 3} more)" if len(ordered) > 3 else "")

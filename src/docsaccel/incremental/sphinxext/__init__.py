@@ -1,0 +1,82 @@
+"""The Sphinx side of whole-build incrementality: a build in a fresh checkout reads and
+writes only what its change affects, and never publishes a stale page.
+
+Loaded by the gallery plugin (``docsaccel.gallery``) and active when the example cache is
+(``docsaccel_cache`` / ``DOCSACCEL_CACHE``) unless ``docsaccel_cache_sphinx = False``
+(``DOCSACCEL_CACHE_SPHINX=0`` wins). In event order:
+
+1. ``config-inited`` (:mod:`.restore`): the state of the last finished build of this
+   context is put in place (these folders', else the cache's).
+2. ``builder-inited`` (:mod:`.writing`): after sphinx-gallery and autosummary have
+   generated their sources, the pages to write are decided by content from here on.
+3. ``env-get-outdated`` (:mod:`.outdated`): the documents to read, by content.
+4. ``source-read`` ... ``doctree-read`` (:mod:`.reading`): each document's record.
+5. ``env-get-updated`` (:mod:`.writing`): the pages whose output depends on what changed.
+6. ``build-finished`` (:mod:`.save`): the state is kept for the next build.
+
+Warnings are attributed to documents throughout (:mod:`.warnings`).
+
+Example::
+
+    extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
+    docsaccel_cache = "../.docsaccel-cache"    # the Sphinx state lives there too
+    docsaccel_cache_sphinx = True              # the default
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sphinx.application import Sphinx
+
+import docsaccel
+from docsaccel.incremental.sphinxext import outdated, reading, restore, save, warnings, writing
+from docsaccel.incremental.sphinxext.build import current
+
+__all__ = ["setup"]
+
+
+def _on_config_inited(app: Sphinx, config: Any) -> None:
+    restore.on_config_inited(app, config)
+    if current(app) is None:
+        return
+    warnings.install(app)
+    if "sphinx.ext.autodoc" in app.extensions:
+        # Late: the object as the other handlers leave it.
+        app.connect("autodoc-process-docstring", reading.on_autodoc_docstring, priority=900)
+        app.connect("autodoc-process-signature", reading.on_autodoc_signature, priority=900)
+
+
+def _on_report(app: Sphinx, exception: BaseException | None) -> None:
+    build, gallery = current(app), getattr(app, "_docsaccel_gallery", None)
+    if build is not None and gallery is not None:
+        gallery.sphinx_state = save.summary(build)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    # Its setting, docsaccel_cache_sphinx, is registered with the others (docsaccel.settings).
+    # After the gallery plugin has locked the output folder and read its settings (20).
+    app.connect("config-inited", _on_config_inited, priority=30)
+    # After sphinx-gallery (500) and the gallery plugin (900) wrote the generated pages.
+    app.connect("builder-inited", writing.install, priority=950)
+    app.connect("env-get-outdated", outdated.on_env_get_outdated, priority=1)
+    app.connect("env-before-read-docs", outdated.on_before_read_docs, priority=900)
+    app.connect("source-read", reading.on_source_read, priority=1)
+    app.connect("doctree-read", reading.on_doctree_read, priority=999)
+    app.connect("env-updated", reading.on_env_updated, priority=1)
+    app.connect("env-purge-doc", reading.on_purge_doc)
+    app.connect("env-merge-info", reading.on_merge_info)
+    # After the toctree collector has numbered the sections (500).
+    app.connect("env-get-updated", writing.on_env_get_updated, priority=900)
+    app.connect("write-started", writing.on_write_started)
+    app.connect("doctree-resolved", writing.on_doctree_resolved, priority=1)
+    app.connect("html-page-context", writing.on_page_context, priority=1)
+    app.connect("html-collect-pages", writing.on_collect_pages)
+    # The report is written at 100; the state is saved after sphinx-gallery edited pages.
+    app.connect("build-finished", _on_report, priority=90)
+    app.connect("build-finished", save.on_build_finished, priority=850)
+    return {
+        "version": docsaccel.__version__,
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+    }

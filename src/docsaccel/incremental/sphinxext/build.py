@@ -1,0 +1,116 @@
+"""The Sphinx state's part of one build: its setting, its context, what it decided and why.
+
+One :class:`IncrementalBuild` per Sphinx application (``app._docsaccel_incremental``),
+made at ``config-inited`` when the state is on; the other handlers find it with
+:func:`current`. The records of the documents live in the environment
+(:data:`PAGES_ATTR`, :data:`TABLES_ATTR`), so parallel readers hand them back with it; the
+facts of the write side and the warnings live in :data:`MARKER` beside the doctrees,
+written when a build has finished.
+
+Example::
+
+    build = current(app)
+    if build is not None:
+        build.read_reasons["api/pkg.stats"]   # ['src/pkg/stats.py: mean changed']
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from docsaccel.cache.deps import Project
+from docsaccel.formats import Format
+from docsaccel.incremental.pages import Place
+from docsaccel.incremental.state import Known, StateStore
+
+__all__ = [
+    "MARKER",
+    "MARKER_FORMAT",
+    "PAGES_ATTR",
+    "TABLES_ATTR",
+    "IncrementalBuild",
+    "current",
+    "pages_of",
+]
+
+#: The environment's attributes holding the page records and the digests they were
+#: checked against (see :mod:`docsaccel.incremental.pages`).
+PAGES_ATTR = "docsaccel_pages"
+TABLES_ATTR = "docsaccel_tables"
+#: Beside the doctrees: which state a finished build left there, and its write-side facts.
+MARKER = "docsaccel-state.json"
+MARKER_FORMAT = Format("docsaccel.sphinx-marker", 1, "Sphinx state marker")
+
+
+@dataclass
+class IncrementalBuild:
+    """The state of one build (main process; parallel readers get a copy)."""
+
+    store: StateStore
+    place: Place
+    project: Project
+    context: dict[str, Any]
+    key: str
+    builder: str
+    #: Whether the builder's pages are restored and written by content (HTML builders).
+    pages: bool
+    #: Marks the page records made in this build.
+    run: str = field(default_factory=lambda: uuid.uuid4().hex)
+    #: ``"cache"`` (restored from the cache), ``"local"`` (the last build in these folders)
+    #: or ``""`` (no state: every document is read).
+    origin: str = ""
+    #: Why no state was used, for the log and the report.
+    full_reason: str | None = None
+    #: The facts the build that made the state left (see :data:`MARKER`).
+    previous: dict[str, Any] = field(default_factory=dict)
+    #: Files a restore wrote, with their stat and digest (not hashed again when saved).
+    restored: Known = field(default_factory=dict)
+    doctreedir: Path = Path()
+    outdir: Path = Path()
+    #: ``{docname: reasons}`` of the documents read again, and of the pages written
+    #: although not read again.
+    read_reasons: dict[str, list[str]] = field(default_factory=dict)
+    write_reasons: dict[str, str] = field(default_factory=dict)
+    #: A reason that covers every page (the navigation, the theme).
+    every_page: str | None = None
+    #: The pages written in this build.
+    written: set[str] = field(default_factory=set)
+    #: Documents that warned while read or written, and whether it was while read.
+    warned_read: set[str] = field(default_factory=set)
+    warned_write: set[str] = field(default_factory=set)
+    #: What other pages took from the documents read again, before they were read.
+    exports_before: dict[str, Any] = field(default_factory=dict)
+    navigation_before: dict[str, str] = field(default_factory=dict)
+    domains_before: dict[str, str | None] = field(default_factory=dict)
+    numbers_before: str = ""
+    #: The intersphinx inventories' digest when the pages to write were decided.
+    intersphinx: str | None = None
+    #: The checker of this build's records (its digests of the files as they are now).
+    checker: Any = None
+    #: What the write side compares with the previous build's (see :mod:`.writing`).
+    write_context: dict[str, Any] = field(default_factory=dict)
+    #: ``env.files_to_rebuild`` while pages are written (see :mod:`.writing`).
+    files_to_rebuild: dict[str, set[str]] | None = None
+    #: The document being read or written in this process, for warnings without a place.
+    current_doc: str | None = None
+    phase: str = ""
+    #: When the documents began to be read (``time.time_ns()``), 0 before.
+    read_started_ns: int = 0
+    #: Set when a state was restored or kept, so build-finished may save a new one.
+    usable: bool = True
+
+
+def current(app: Any) -> IncrementalBuild | None:
+    return getattr(app, "_docsaccel_incremental", None)
+
+
+def pages_of(env: Any) -> dict[str, dict[str, Any]]:
+    """The page records of ``env`` (created empty when it has none)."""
+    records = getattr(env, PAGES_ATTR, None)
+    if not isinstance(records, dict):
+        records = {}
+        setattr(env, PAGES_ATTR, records)
+    return records

@@ -1,0 +1,135 @@
+"""``env-get-outdated``: which documents are read again, decided by content, never by time.
+
+Sphinx hands the handlers its own verdict (a document is *changed* when its file or a
+dependency is newer than its last read, which in a fresh checkout is every document).
+With a state in place, this handler, connected first, replaces that set in place with the
+documents whose record says something they were read from changed
+(:class:`docsaccel.incremental.pages.Checker`); other extensions' answers are added by
+Sphinx after it. Kept as Sphinx decides: every document when the configuration changed
+(Sphinx says which value), new documents, documents in ``reread_always``, documents whose
+doctree is missing. Read again too: every document when an extension does not declare
+itself safe for parallel reading (it may keep state between documents that reading a
+few would not rebuild), and each document that warned when last read.
+
+What the documents about to be read offer other pages is noted before they are read
+(:mod:`.exports`): the write side compares it afterwards. At ``env-before-read-docs`` the
+build log says, per document, why it is read.
+
+Example (what ``setup`` connects)::
+
+    app.connect("env-get-outdated", on_env_get_outdated, priority=1)
+    app.connect("env-before-read-docs", on_before_read_docs, priority=900)
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sphinx.application import Sphinx
+from sphinx.environment import CONFIG_OK, BuildEnvironment
+from sphinx.util import logging
+
+from docsaccel.incremental.pages import Checker, Tables
+from docsaccel.incremental.sphinxext import exports
+from docsaccel.incremental.sphinxext.build import TABLES_ATTR, current, pages_of
+
+__all__ = ["on_before_read_docs", "on_env_get_outdated"]
+
+logger = logging.getLogger(__name__)
+#: The build log names at most this many documents with their reasons; the report has all.
+LOGGED = 50
+
+
+def _unsafe_extensions(app: Sphinx) -> list[str]:
+    return sorted(n for n, e in app.extensions.items() if e.parallel_read_safe is not True)
+
+
+def on_env_get_outdated(
+    app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
+    build = current(app)
+    if build is None:
+        return []
+    root = app.config.root_doc
+    build.exports_before = exports.offers(env, removed & set(env.all_docs))
+    build.navigation_before = exports.navigation(env, root)[1]
+    build.domains_before = exports.domain_digests(env)
+    build.numbers_before = exports.numbers_digest(env)
+    for docname in added:
+        build.read_reasons[docname] = ["new document"]
+    if not build.origin:
+        return []
+    if env.config_status != CONFIG_OK:
+        which = env.config_status_extra.strip()
+        for docname in added:
+            build.read_reasons[docname] = [f"the configuration changed {which}".strip()]
+        return []  # every document is read: Sphinx said why
+    try:
+        decided = _decide(app, env, build)
+    except Exception as exc:  # when in doubt, read again: never a crash, never stale
+        logger.warning(
+            f"docsaccel: cannot tell which documents changed ({exc!r}); every document is read",
+            type="docsaccel",
+            subtype="cache",
+        )
+        decided = {
+            d: ["what changed could not be told"] for d in env.found_docs & set(env.all_docs)
+        }
+    changed.clear()
+    changed.update(decided)
+    build.read_reasons.update(decided)
+    return []
+
+
+def _decide(app: Sphinx, env: BuildEnvironment, build: Any) -> dict[str, list[str]]:
+    records = pages_of(env)
+    checker = Checker(Tables.from_json(getattr(env, TABLES_ATTR, None)), build.place.root)
+    build.checker = checker
+    warned = set(build.previous.get("warned_read") or ())
+    unsafe = _unsafe_extensions(app)
+    decided: dict[str, list[str]] = {}
+    for docname in sorted(env.found_docs & set(env.all_docs)):
+        reasons: list[str] = []
+        if unsafe:
+            reasons.append(f"extension {unsafe[0]} does not declare it can read documents apart")
+        if docname in env.reread_always:
+            reasons.append("read again in every build (an import failed, or an extension asks)")
+        if not (env.doctreedir / f"{docname}.doctree").is_file():
+            reasons.append("its doctree is missing")
+        if docname in warned:
+            reasons.append("it warned when last read")
+        record = records.get(docname)
+        if record is None:
+            reasons.append("no recorded dependencies")
+        elif not unsafe:
+            reasons += checker.reasons(record)
+        if reasons:
+            decided[docname] = reasons
+    return decided
+
+
+def on_before_read_docs(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    build = current(app)
+    if build is None:
+        return
+    build.read_started_ns = time.time_ns()
+    # Before they are purged: what these documents offered the pages that stay.
+    build.exports_before.update(exports.offers(env, set(docnames) & set(env.all_docs)))
+    for docname in docnames:
+        build.read_reasons.setdefault(docname, ["another extension asked to read it again"])
+    if not build.origin:
+        return
+    if (
+        len(docnames) == len(env.found_docs)
+        and len({r[0] for r in build.read_reasons.values()}) == 1
+    ):
+        reason = next(iter(build.read_reasons.values()), ["?"])[0] if docnames else ""
+        logger.info(f"docsaccel: every document: {reason}")
+        return
+    for docname in sorted(docnames)[:LOGGED]:
+        reasons = build.read_reasons[docname]
+        more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
+        logger.info(f"docsaccel: {env.doc2path(docname, False)}: {reasons[0]}{more}")
+    if len(docnames) > LOGGED:
+        logger.info(f"docsaccel: ... and {len(docnames) - LOGGED} more documents")

@@ -1,0 +1,269 @@
+"""While each document is read: record what it was read from (its page record).
+
+Between ``source-read`` and ``doctree-read`` of a document, in whichever process reads it:
+
+- the example cache's :class:`~docsaccel.cache.recorder.Recorder` watches the files
+  opened and the modules imported (:func:`docsaccel.cache.deps.collect` turns that into
+  files, the project modules the read used with those they import, distributions and
+  folder listings);
+- autodoc's and autosummary's events (``autodoc-process-docstring``,
+  ``autodoc-process-signature``) name every object the page shows; its definitions
+  (:mod:`docsaccel.incremental.objects`) are the module pieces the page depends on, or a
+  distribution's version when it lives outside the roots;
+- at ``doctree-read`` Sphinx's own dependencies of the document are added
+  (``env.dependencies``: includes, ``literalinclude``, images, the files autodoc noted),
+  and what the page's output takes from other documents (:mod:`.exports`).
+
+A Python file counts by its pieces when it is a module the read imported, and whole when
+the page includes its text (a node of the doctree comes from it) or an extension that
+shows module source (``viewcode``, ``linkcode``) is loaded. The record is kept in the
+environment (:data:`.build.PAGES_ATTR`): a parallel reader's records come back with its
+environment and are merged at ``env-merge-info``; ``env-purge-doc`` drops a document's.
+
+Example (what ``setup`` connects)::
+
+    app.connect("source-read", on_source_read, priority=1)
+    app.connect("doctree-read", on_doctree_read, priority=999)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+
+from docsaccel.cache.deps import collect, distribution_versions
+from docsaccel.cache.fingerprint import file_digest
+from docsaccel.cache.recorder import Recorder
+from docsaccel.incremental.closure import module_closure
+from docsaccel.incremental.objects import definitions, is_dynamic, module_of
+from docsaccel.incremental.pages import empty_record
+from docsaccel.incremental.sphinxext import exports
+from docsaccel.incremental.sphinxext.build import IncrementalBuild, current, pages_of
+from docsaccel.incremental.sphinxext.warnings import assign_chunk
+
+__all__ = [
+    "SOURCE_EXTENSIONS",
+    "on_autodoc_docstring",
+    "on_autodoc_signature",
+    "on_doctree_read",
+    "on_env_updated",
+    "on_merge_info",
+    "on_purge_doc",
+    "on_source_read",
+]
+
+#: Extensions that put a module's source into pages (line numbers, the code itself): with
+#: one loaded, a module whose objects a page shows counts as a whole file.
+SOURCE_EXTENSIONS = frozenset({"sphinx.ext.viewcode", "sphinx.ext.linkcode"})
+
+
+@dataclass
+class _Reading:
+    docname: str
+    #: ``(file, qualname)`` of the definitions the page shows, and the top-level modules of
+    #: shown objects that live outside the roots.
+    shown: set[tuple[str, str]] = field(default_factory=set)
+    outside: set[str] = field(default_factory=set)
+    dynamic: bool = False
+    seen_objects: set[int] = field(default_factory=set)
+    #: The modules of the shown objects (autodoc imports them by name, which the recorder's
+    #: import hooks do not see: autodoc holds its own reference to ``import_module``).
+    modules: set[str] = field(default_factory=set)
+
+
+_reading: _Reading | None = None
+
+
+def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
+    global _reading
+    build = current(app)
+    if build is None or not build.usable:
+        return
+    _reading = _Reading(docname)
+    build.current_doc, build.phase = docname, "read"
+    project = build.project
+    Recorder.get().start(project.roots, project.excluded)
+
+
+def _note_object(app: Sphinx, name: str, obj: Any) -> None:
+    reading = _reading
+    if reading is None or current(app) is None or id(obj) in reading.seen_objects:
+        return
+    reading.seen_objects.add(id(obj))
+    project = current(app).project
+    reading.modules.add(module_of(obj) or "")
+    parts = name.replace("::", ".").split(".")
+    for cut in range(len(parts), 0, -1):
+        if ".".join(parts[:cut]) in sys.modules:
+            reading.modules.add(".".join(parts[:cut]))
+            break
+    found = definitions(obj, name)
+    for definition in found:
+        if project.wants(definition.file):
+            reading.shown.add((definition.file, definition.qualname))
+        else:
+            top = (module_of(obj) or "").partition(".")[0]
+            if top:
+                reading.outside.add(top)
+    if not found:
+        top = (module_of(obj) or name).partition(".")[0]
+        reading.outside.add(top)
+    if found and is_dynamic(obj, found):
+        reading.dynamic = True
+
+
+def on_autodoc_docstring(
+    app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]
+) -> None:
+    _note_object(app, name, obj)
+
+
+def on_autodoc_signature(
+    app: Sphinx, what: str, name: str, obj: Any, options: Any, signature: Any, annotation: Any
+) -> None:
+    _note_object(app, name, obj)
+
+
+def _node_sources(doctree: nodes.document) -> set[str]:
+    """The files whose text the doctree holds (``include``, ``literalinclude``)."""
+    found = set()
+    for node in doctree.findall(nodes.Element):
+        for source in (node.source, node.get("source")):
+            if isinstance(source, str) and os.path.isabs(source):
+                found.add(os.path.normpath(source))
+    return found
+
+
+def _file_of(module: Any) -> str | None:
+    path = getattr(module, "__file__", None)
+    return os.path.normpath(os.path.abspath(path)) if isinstance(path, str) and path else None
+
+
+def _loaded_files() -> set[str]:
+    return {p for p in map(_file_of, list(sys.modules.values())) if p and p.endswith(".py")}
+
+
+def on_doctree_read(app: Sphinx, doctree: nodes.document) -> None:
+    global _reading
+    build = current(app)
+    reading, _reading = _reading, None
+    if build is None or reading is None or reading.docname != app.env.docname:
+        if reading is not None:
+            Recorder.get().stop()
+        return
+    seen = Recorder.get().stop()
+    build.current_doc = None
+    env = app.env
+    try:
+        record = _record(app, build, env, doctree, reading, seen)
+    except Exception as exc:  # never worth the build: the page is read again next time
+        record = empty_record(build.place.key(str(env.doc2path(reading.docname))))
+        record["reread"] = f"its dependencies could not be recorded ({exc!r})"
+        record["run"] = build.run
+    pages_of(env)[reading.docname] = record
+
+
+def on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
+    """The reading is over: a read that failed before ``doctree-read`` stops recording."""
+    global _reading
+    if _reading is not None:
+        _reading = None
+        Recorder.get().stop()
+    return []
+
+
+def _record(
+    app: Sphinx,
+    build: IncrementalBuild,
+    env: BuildEnvironment,
+    doctree: nodes.document,
+    reading: _Reading,
+    seen: Any,
+) -> dict[str, Any]:
+    docname = reading.docname
+    source = os.path.normpath(str(env.doc2path(docname)))
+    place, project = build.place, build.project
+    record = empty_record(place.key(source))
+    record["run"] = build.run
+    loaded = _loaded_files()
+    named = set(seen.modules) | reading.modules
+    if reading.dynamic:
+        # A docstring made at run time may come from any project module loaded.
+        named |= {n for n, m in list(sys.modules.items()) if project.wants(_file_of(m) or "")}
+    ours, theirs = module_closure(named, project)
+    seen.modules = set()  # the modules are followed above; collect keeps files and listings
+    deps = collect(seen, project, source, "module")
+    included = _node_sources(doctree)
+    whole_sources = SOURCE_EXTENSIONS & set(app.extensions)
+    files: set[str] = set()
+    created: dict[str, str] = {}
+    written = {os.path.normpath(p) for p in seen.written}
+    modules: dict[str, dict[str, Any]] = {}
+    module_files = set(ours.values())
+    for path in sorted(module_files - included):
+        modules[place.key(path)] = {"shown": [], "whole": False}
+    candidates = [project.absolute(key) for key in deps["files"]]
+    # Relative to the source folder before Sphinx 8, absolute since (as Sphinx joins them).
+    srcdir = str(env.srcdir)
+    candidates += [
+        os.path.normpath(os.path.join(srcdir, str(p))) for p in env.dependencies.get(docname, ())
+    ]
+    for path in candidates:
+        if path == source or (path in module_files and path not in included):
+            continue
+        if path in written or _made_while_reading(path, build):
+            with contextlib.suppress(OSError):
+                created[place.key(path)] = file_digest(path)
+            continue
+        if path.endswith(".py") and not project.wants(path) and path in loaded:
+            continue  # a library's module: its distribution's version stands for it
+        files.add(place.key(path))
+    for path, qualname in sorted(reading.shown):
+        use = modules.setdefault(place.key(path), {"shown": [], "whole": False})
+        use["shown"].append(qualname)
+        use["whole"] = use["whole"] or bool(whole_sources) or path in included
+    for use in modules.values():
+        use["shown"] = sorted(set(use["shown"]))
+    record["files"] = sorted(files - set(modules))
+    record["created"] = dict(sorted(created.items()))
+    record["modules"] = dict(sorted(modules.items()))
+    record["dynamic"] = reading.dynamic
+    dists = set(distribution_versions(theirs | reading.outside))
+    record["dists"] = sorted(dists)
+    record["listings"] = deps["listings"]
+    record.update(exports.references(doctree, docname))
+    return record
+
+
+def _made_while_reading(path: str, build: IncrementalBuild) -> bool:
+    """Whether the file was written since the documents began to be read: by the read of
+    another document (sphinx-gallery's empty "examples using" files), not an input the
+    build was given."""
+    try:
+        return os.stat(path).st_mtime_ns >= build.read_started_ns > 0
+    except OSError:
+        return False
+
+
+def on_purge_doc(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+    pages_of(env).pop(docname, None)
+
+
+def on_merge_info(
+    app: Sphinx, env: BuildEnvironment, docnames: set[str], other: BuildEnvironment
+) -> None:
+    theirs = pages_of(other)
+    mine = pages_of(env)
+    for docname in docnames:
+        if docname in theirs:
+            mine[docname] = theirs[docname]
+    build = current(app)
+    if build is not None:
+        assign_chunk(app, build, docnames)

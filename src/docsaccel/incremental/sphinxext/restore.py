@@ -1,0 +1,287 @@
+"""``config-inited``: decide which Sphinx state this build starts from, and put it in place.
+
+``config-inited`` is the last event before Sphinx loads its pickled environment, so the
+state is put into the doctree folder (and, for HTML builders, the output folder) here:
+
+1. The state the last *finished* build left in these folders (:data:`.build.MARKER` names
+   its context) is used as it is. An environment without that marker (a killed build, a
+   build without docsaccel, another context) is not trusted: it is deleted, so Sphinx
+   never decides by modification times what docsaccel decides by content.
+2. Else the cache's state of this context (:mod:`docsaccel.incremental.state`) is copied
+   in, every file checked by its digest; made in another folder, its paths are moved to
+   this one (:mod:`docsaccel.incremental.relocate`).
+3. Else, or when the state is unusable (a warning says why), every document is read.
+
+A shard build (``DOCSACCEL_SHARD_EXAMPLES``) uses no state: its pages are not the site's.
+
+Example (what ``setup`` connects)::
+
+    app.connect("config-inited", on_config_inited, priority=30)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import sys
+from pathlib import Path
+from typing import Any
+
+import docutils
+import sphinx
+from sphinx.application import ENV_PICKLE_FILENAME, Sphinx
+from sphinx.util import logging
+
+from docsaccel.cache.deps import Project, find_root, providers
+from docsaccel.cache.fingerprint import file_digest
+from docsaccel.contract import InputError, read_json
+from docsaccel.incremental.context import context_key, describe_difference, state_context
+from docsaccel.incremental.pages import Place
+from docsaccel.incremental.pysource import module_pieces
+from docsaccel.incremental.relocate import relocate
+from docsaccel.incremental.sphinxext.build import MARKER, MARKER_FORMAT, IncrementalBuild
+from docsaccel.incremental.state import StateError, StateStore
+
+__all__ = ["CHECKED_SPHINX", "PAGE_BUILDERS", "on_config_inited"]
+
+logger = logging.getLogger(__name__)
+
+#: The Sphinx release series the state is checked with: its tests, which compare every
+#: rule with a clean build, pass on each (the nox ``compat`` sessions run them). With
+#: another, the state is off: Sphinx's environment, its search index and its domains'
+#: containers change between releases in ways those rules depend on
+#: (:mod:`.sphinx_compat` holds the differences met so far).
+CHECKED_SPHINX = ("7.4", "8.2", "9.0")
+#: Builders whose pages are restored and written by content: one page per document, each
+#: a function of the environment (see :mod:`.writing`).
+PAGE_BUILDERS = frozenset({"html", "dirhtml"})
+
+
+def _sphinx_arguments() -> dict[str, Any] | None:
+    """The arguments ``Sphinx.__init__`` was called with (the builder's name is known to no
+    object before the builder exists, and ``config-inited`` comes before it)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is Sphinx.__init__.__code__:
+            return frame.f_locals
+        frame = frame.f_back
+    return None
+
+
+def _roots(confdir: str, chosen: Any) -> tuple[str, tuple[str, ...]]:
+    root = find_root(confdir)
+    picked = tuple(os.path.normpath(os.path.abspath(r)) for r in chosen or ())
+    if picked:
+        root = os.path.commonpath([root, *picked])
+    return root, picked or (root,)
+
+
+def _files_digest(path: str, package: bool) -> str:
+    """A digest of a module's file, or of every Python file of its package's folder."""
+    folder = os.path.dirname(path)
+    files = (
+        sorted(str(p) for p in Path(folder).rglob("*.py") if "__pycache__" not in p.parts)
+        if package
+        else [path]
+    )
+    digests = []
+    for name in files:
+        with contextlib.suppress(OSError):
+            digests.append(file_digest(name))
+    return context_key({"files": digests})
+
+
+def _extension_version(extension: Any, roots: tuple[str, ...]) -> str:
+    """An extension's declared version, and what says when its code changed without it:
+    the digest of its files when they are the project's own (under the roots), installed
+    in editable mode or by no distribution (a folder on ``sys.path``); else the versions
+    of the distributions that install it (an extension may declare no version, or keep
+    the same one across releases)."""
+    version = str(extension.version)
+    module = sys.modules.get(extension.name)
+    path = getattr(module, "__file__", None)
+    if not isinstance(path, str):
+        return version
+    path = os.path.abspath(path)
+    dists, editable = providers(extension.name.partition(".")[0])
+    own = any(path.startswith(os.path.join(r, "")) for r in roots)
+    if own or editable or not dists:
+        return f"{version} ({_files_digest(path, hasattr(module, '__path__'))})"
+    return f"{version} ({', '.join(f'{name} {v}' for name, v in dists.items())})"
+
+
+#: The name the context gives ``conf.py``'s own ``setup()``: Sphinx calls it as it does an
+#: extension's, but it is in no ``app.extensions``.
+CONF_SETUP = "conf.py setup()"
+
+
+def _conf_setup_version(config: Any, confdir: str) -> str | None:
+    """With a ``setup()`` in ``conf.py`` (which may connect any handler), the digest of
+    ``conf.py``'s code: its handlers, and the values they use, are seen by no other
+    rule."""
+    if not callable(getattr(config, "setup", None)):
+        return None
+    conf = os.path.join(confdir, "conf.py")
+    pieces = module_pieces(conf)
+    if pieces is None:
+        with contextlib.suppress(OSError):
+            return file_digest(conf)
+        return "unreadable"
+    return str(pieces["code"])
+
+
+def on_config_inited(app: Sphinx, config: Any) -> None:
+    gallery = getattr(app, "_docsaccel_gallery", None)
+    settings = getattr(gallery, "settings", None)
+    if settings is None or settings.cache is None or settings.shard_examples is not None:
+        return
+    if not settings.cache_sphinx:
+        logger.info("docsaccel: Sphinx state off (docsaccel_cache_sphinx)")
+        return
+    if "{}.{}".format(*sphinx.version_info[:2]) not in CHECKED_SPHINX:
+        checked = ", ".join(CHECKED_SPHINX)
+        logger.info(
+            f"docsaccel: Sphinx state off: checked with Sphinx {checked}, this is "
+            f"Sphinx {sphinx.__version__}; every document is read"
+        )
+        return
+    arguments = _sphinx_arguments()
+    if arguments is None or not isinstance(arguments.get("buildername"), str):
+        logger.info("docsaccel: Sphinx state off: the builder's name is unknown")
+        return
+    builder = arguments["buildername"]
+    root, roots = _roots(app.confdir, settings.cache_roots)
+    doctreedir, outdir = Path(app.doctreedir), Path(app.outdir)
+    excluded = [str(outdir), str(doctreedir), str(Path(settings.cache).resolve())]
+    context = state_context(
+        project=Place(root).key(app.srcdir),
+        builder=builder,
+        sphinx=sphinx.__version__,
+        docutils=docutils.__version__,
+        extensions=_extensions(app, config, roots),
+        theme=str(getattr(config, "html_theme", None)),
+        tags=list(app.tags),
+    )
+    build = IncrementalBuild(
+        store=StateStore(settings.cache),
+        place=Place(root),
+        project=Project(root=root, roots=roots, excluded=tuple(map(os.path.normpath, excluded))),
+        context=context,
+        key=context_key(context),
+        builder=builder,
+        pages=builder in PAGE_BUILDERS,
+        doctreedir=doctreedir,
+        outdir=outdir,
+    )
+    app._docsaccel_incremental = build  # type: ignore[attr-defined]
+    _start(build, fresh=bool(arguments.get("freshenv")))
+    if build.origin:
+        logger.info(f"docsaccel: Sphinx state: {_origin_text(build)}")
+    else:
+        logger.info(f"docsaccel: Sphinx state: none ({build.full_reason}): every document is read")
+
+
+def _extensions(app: Sphinx, config: Any, roots: tuple[str, ...]) -> dict[str, str]:
+    found = {name: _extension_version(e, roots) for name, e in app.extensions.items()}
+    conf_setup = _conf_setup_version(config, app.confdir)
+    if conf_setup is not None:
+        found[CONF_SETUP] = conf_setup
+    return found
+
+
+def _origin_text(build: IncrementalBuild) -> str:
+    if build.origin == "local":
+        return f"the last build in {build.doctreedir}"
+    return f"restored from {build.store.folder} ({len(build.restored)} files)"
+
+
+def _start(build: IncrementalBuild, fresh: bool) -> None:
+    marker_path = build.doctreedir / MARKER
+    marker = _read_marker(marker_path)
+    # From now on the folders hold an unfinished build until build-finished says otherwise.
+    with contextlib.suppress(FileNotFoundError):
+        marker_path.unlink()
+    env_pickle = build.doctreedir / ENV_PICKLE_FILENAME
+    if fresh:
+        build.full_reason = "a fresh environment was asked for (-E)"
+        return
+    if marker is not None and marker.get("key") == build.key and env_pickle.is_file():
+        build.origin, build.previous = "local", dict(marker.get("facts") or {})
+        return
+    if env_pickle.exists():
+        # Not left by a finished build of this context: its outdated documents cannot be
+        # told by content, and its doctrees may be older than its environment.
+        env_pickle.unlink()
+    try:
+        state = build.store.load(build.key)
+    except StateError as exc:
+        build.full_reason = _why_none(build, exc)
+        return
+    folders = {"doctrees": build.doctreedir, "output": build.outdir}
+    try:
+        build.restored = build.store.restore(state, folders)
+        if state.meta["root"] != build.place.root:
+            _relocate_folder(build.doctreedir, state.meta["root"], build.place.root)
+    except (StateError, OSError, pickle.UnpicklingError, EOFError, AttributeError) as exc:
+        _forget_restored(build)
+        logger.warning(
+            f"docsaccel: the Sphinx state {state.path} is unusable ({exc}); every document is read",
+            type="docsaccel",
+            subtype="cache",
+        )
+        build.full_reason = "the stored state is unusable"
+        return
+    build.origin, build.previous = "cache", dict(state.meta["build"])
+
+
+def _forget_restored(build: IncrementalBuild) -> None:
+    for path in build.restored:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    build.restored = {}
+    with contextlib.suppress(FileNotFoundError):
+        (build.doctreedir / ENV_PICKLE_FILENAME).unlink()
+
+
+def _why_none(build: IncrementalBuild, error: StateError) -> str:
+    if "no such state" not in str(error):
+        logger.warning(
+            f"docsaccel: {error}; every document is read", type="docsaccel", subtype="cache"
+        )
+        return "the stored state is unusable"
+    others = [
+        meta
+        for _, meta in build.store.all_states()
+        if meta is not None and meta["context"].get("project") == build.context["project"]
+    ]
+    same_builder = [m for m in others if m["context"].get("builder") == build.builder]
+    if not (same_builder or others):
+        return "no stored state of this project yet"
+    newest = max(same_builder or others, key=lambda m: m.get("made_at", 0))
+    return (
+        f"no stored state of this context: {describe_difference(newest['context'], build.context)}"
+    )
+
+
+def _read_marker(path: Path) -> dict[str, Any] | None:
+    try:
+        marker = read_json(path, MARKER_FORMAT.what)
+        MARKER_FORMAT.check(marker, path)
+    except InputError:
+        return None  # none, or not one this docsaccel wrote: the folders are not trusted
+    return marker
+
+
+def _relocate_folder(doctreedir: Path, old: str, new: str) -> None:
+    """Move the paths of every pickle in the doctree folder from ``old`` to ``new``."""
+    for path in [doctreedir / ENV_PICKLE_FILENAME, *sorted(doctreedir.rglob("*.doctree"))]:
+        if not path.is_file():
+            continue
+        with open(path, "rb") as stream:
+            value = pickle.load(stream)
+        value = relocate(value, old, new)
+        partial = path.with_name(f".{path.name}.relocated")
+        with open(partial, "wb") as stream:
+            pickle.dump(value, stream, pickle.HIGHEST_PROTOCOL)
+        os.replace(partial, path)

@@ -1,0 +1,126 @@
+"""``build-finished``: keep this build's Sphinx state for the next one.
+
+Only a build that finished without an error saves: it deletes what the restored output
+holds that its site does not (:func:`.writing.remove_stale`), writes :data:`.build.MARKER`
+beside the doctrees (the context and the facts of the write side: how pages were written,
+which documents warned, each document's output files), so the next build in these folders
+trusts them, and stores the doctrees and the output in the cache
+(:class:`docsaccel.incremental.state.StateStore`), unchanged files by the digests the
+restore checked. The state's file also holds the page records and their digests, for
+``docsaccel cache explain`` (which reads no pickle).
+
+Example (what ``setup`` connects)::
+
+    app.connect("build-finished", on_build_finished, priority=850)
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+from docsaccel.formats import write_json
+from docsaccel.incremental.sphinxext.build import (
+    MARKER,
+    MARKER_FORMAT,
+    TABLES_ATTR,
+    IncrementalBuild,
+    current,
+    pages_of,
+)
+from docsaccel.incremental.sphinxext.warnings import uninstall
+from docsaccel.incremental.sphinxext.writing import (
+    INDEX_ENTRIES,
+    index_entries,
+    page_outputs,
+    remove_stale,
+    restore_files_to_rebuild,
+    restore_index_entries,
+)
+from docsaccel.incremental.state import StateError, files_under
+
+__all__ = ["on_build_finished", "summary"]
+
+logger = logging.getLogger(__name__)
+#: Outputs the gallery plugin writes anew in every build (report, records, its lock).
+PLUGIN_FOLDER = "docsaccel"
+
+
+def summary(build: IncrementalBuild) -> dict[str, Any]:
+    """What the report says of the Sphinx state (``build.sphinx_state``)."""
+    return {
+        "origin": build.origin or "none",
+        "why_full": None if build.origin else build.full_reason,
+        "read": {d: build.read_reasons.get(d, ["?"])[0] for d in sorted(build.read_reasons)},
+        "written": len(build.written),
+        "written_pages": sorted(build.written),
+        "every_page": build.every_page,
+        "written_why": dict(sorted(build.write_reasons.items())),
+    }
+
+
+def _facts(app: Sphinx, build: IncrementalBuild) -> dict[str, Any]:
+    facts: dict[str, Any] = {
+        "warned_read": sorted(build.warned_read),
+        "warned_write": sorted(build.warned_write),
+        # As env-get-updated saw them (sphinx-gallery loads inventories at its end).
+        "intersphinx": build.intersphinx,
+    }
+    if build.pages and build.write_context:
+        facts["write"] = build.write_context
+        facts["outputs"] = page_outputs(app)
+        # A build with no page to write ends before write-started, which restores them.
+        restore_index_entries(app.env, build.previous.get(INDEX_ENTRIES))
+        facts[INDEX_ENTRIES] = index_entries(app.env)
+    return facts
+
+
+def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
+    build = current(app)
+    uninstall(app)
+    if build is None:
+        return
+    restore_files_to_rebuild(app, build)
+    read = sum(1 for r in pages_of(app.env).values() if r.get("run") == build.run)
+    logger.info(
+        f"docsaccel: Sphinx state: {read} document(s) read, {len(build.written)} page(s) written"
+    )
+    if exception is not None:
+        return
+    removed = remove_stale(app, build)
+    if removed:
+        logger.info(f"docsaccel: {removed} file(s) of removed pages, images or downloads deleted")
+    facts = _facts(app, build)
+    marker = {**MARKER_FORMAT.header(), "key": build.key, "facts": facts}
+    doctrees = {
+        rel: path
+        for rel, path in files_under(build.doctreedir).items()
+        if rel != MARKER and not rel.startswith(".")
+    }
+    output: dict[str, Path] = {}
+    if build.pages:
+        leave_out = [build.outdir / PLUGIN_FOLDER, build.doctreedir]
+        output = files_under(build.outdir, leave_out)
+    meta = {
+        "context": build.context,
+        "root": build.place.root,
+        "build": {
+            **facts,
+            "pages": pages_of(app.env),
+            "tables": getattr(app.env, TABLES_ATTR, None) or {},
+        },
+    }
+    try:
+        build.store.save(build.key, meta, {"doctrees": doctrees, "output": output}, build.restored)
+    except (OSError, StateError, TypeError, ValueError) as exc:
+        logger.warning(
+            f"docsaccel: cannot store the Sphinx state in {build.store.folder}: {exc}",
+            type="docsaccel",
+            subtype="cache",
+        )
+    with contextlib.suppress(OSError):  # without it, the next build here uses the cache
+        write_json(build.doctreedir / MARKER, marker, indent=None)

@@ -1,0 +1,385 @@
+"""Which pages are written: those whose HTML would change, decided by content.
+
+An HTML builder writes a page when the document was read again, and Sphinx adds, by
+modification times, the documents newer than their page and every page when a template is
+newer than the last build. With a restored state those times say nothing, so:
+
+- before reading, the builder's ``get_outdated_docs`` is replaced for this build
+  (:func:`install`): every page when the *write context* changed (an ``html_*`` setting,
+  a tag, a file of the theme, of ``templates_path`` (but its ``autosummary/`` templates,
+  which make sources) or ``html_static_path``, compared by content;
+  :func:`write_context`), else the pages that are missing and those that warned when
+  last written;
+- after reading (``env-get-updated``, :func:`on_env_get_updated`): every page when the
+  navigation changed (a page added or removed, a title, a toctree or a section), else the
+  pages whose cross-references, numbers or toctree entries resolve to what the documents
+  read again no longer offer the same way (:mod:`.exports`);
+- the documents read again are written, as Sphinx always does; the parents Sphinx adds by
+  toctree (``env.files_to_rebuild``) are left to the rule above, which adds them when the
+  title or sections they show changed, and then all the way up.
+
+Every other page is the restored one, untouched. ``doctree-resolved`` counts the pages
+written. At the end (:func:`remove_stale`) the pages of removed documents and the images
+and downloads no page uses any more are deleted: they are not in a clean build.
+
+Example (what ``setup`` connects)::
+
+    app.connect("builder-inited", install, priority=950)
+    app.connect("env-get-updated", on_env_get_updated, priority=900)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from sphinx.application import Sphinx
+from sphinx.builders.html import StandaloneHTMLBuilder
+from sphinx.environment import BuildEnvironment
+from sphinx.util import logging
+
+from docsaccel import sg_compat
+from docsaccel.cache.context import context_key
+from docsaccel.cache.fingerprint import file_digest
+from docsaccel.incremental.pages import Checker, Tables
+from docsaccel.incremental.sphinxext import exports
+from docsaccel.incremental.sphinxext.build import TABLES_ATTR, IncrementalBuild, current, pages_of
+from docsaccel.incremental.sphinxext.sphinx_compat import source_suffix
+
+__all__ = [
+    "index_entries",
+    "install",
+    "on_collect_pages",
+    "on_doctree_resolved",
+    "on_env_get_updated",
+    "on_page_context",
+    "on_write_started",
+    "page_outputs",
+    "remove_stale",
+    "restore_index_entries",
+    "write_context",
+]
+
+logger = logging.getLogger(__name__)
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+#: The folder of ``templates_path`` autosummary takes its templates from.
+AUTOSUMMARY_TEMPLATES = "autosummary"
+LOGGED = 50
+
+
+def _text(value: Any, root: str) -> str:
+    """A setting's value as text that is the same in every process and checkout."""
+    if isinstance(value, dict):
+        items = sorted((_text(k, root), _text(v, root)) for k, v in value.items())
+        return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(_text(v, root) for v in value)) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_text(v, root) for v in value) + "]"
+    if callable(value) and hasattr(value, "__qualname__"):
+        return f"{getattr(value, '__module__', '?')}.{value.__qualname__}"
+    text = repr(value) if not isinstance(value, str) else value
+    return _ADDRESS.sub("", text).replace(root, "<root>")
+
+
+def _files(folders: Iterable[str | os.PathLike[str]]) -> list[str]:
+    found = []
+    for folder in folders:
+        path = Path(folder)
+        if path.is_file():
+            found.append(str(path))
+        elif path.is_dir():
+            found += sorted(str(p) for p in path.rglob("*") if p.is_file())
+    return found
+
+
+def write_context(app: Sphinx, build: IncrementalBuild) -> dict[str, Any]:
+    """``{"config": {name: digest}, "files": {key: digest}, "tags": digest}`` of what
+    every page is written with (see the module docstring)."""
+    root = build.place.root
+    config = {}
+    for item in app.config.filter(frozenset({"html"})):
+        value = item.value
+        if item.name == "sphinx_gallery_conf" and isinstance(value, dict):
+            value = sg_compat.settings_of_pages(value)
+        config[item.name] = context_key({"v": _text(value, root)})
+    confdir = Path(app.confdir)
+    theme = getattr(app.builder, "theme", None)
+    folders: list[Any] = list(theme.get_theme_dirs()) if theme is not None else []
+    folders += [confdir / p for p in app.config.templates_path]
+    folders += [confdir / p for p in app.config.html_static_path]
+    files = {}
+    for path in _files(folders):
+        if AUTOSUMMARY_TEMPLATES in Path(path).parts:
+            continue  # they make sources (autosummary's pages), counted as sources
+        with contextlib.suppress(OSError):
+            files[build.place.key(path)] = file_digest(path)
+    return {"config": config, "files": files, "tags": context_key({"t": sorted(app.tags)})}
+
+
+def _context_change(before: dict[str, Any], now: dict[str, Any]) -> str | None:
+    if not before:
+        return "the last build kept no record of how its pages were written"
+    old, new = before.get("config") or {}, now["config"]
+    keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if keys:
+        return f"{', '.join(keys[:3])} changed"
+    if before.get("tags") != now["tags"]:
+        return "the tags changed"
+    old, new = before.get("files") or {}, now["files"]
+    paths = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if paths:
+        more = f" (and {len(paths) - 1} more)" if len(paths) > 1 else ""
+        how = "changed" if paths[0] in old and paths[0] in new else "added or removed"
+        return f"{paths[0]} {how}{more}"
+    return None
+
+
+def install(app: Sphinx) -> None:
+    """``builder-inited``: note the write context; with a state, decide the pages by content."""
+    build = current(app)
+    if build is None or not build.pages or not isinstance(app.builder, StandaloneHTMLBuilder):
+        return
+    build.write_context = write_context(app, build)
+    if not build.origin:
+        return
+    builder = app.builder
+    why = _context_change(build.previous.get("write") or {}, build.write_context)
+    warned = set(build.previous.get("warned_write") or ())
+
+    def get_outdated_docs() -> list[str]:
+        env = builder.env
+        if why:
+            build.every_page = why
+            logger.info(f"docsaccel: every page: {why}")
+            return sorted(env.found_docs)
+        pages = []
+        for docname in sorted(env.found_docs & set(env.all_docs)):
+            if not Path(builder.get_outfilename(docname)).is_file():
+                build.write_reasons[docname] = "its page is missing"
+            elif docname in warned or "*" in warned:
+                build.write_reasons[docname] = "it warned when last written"
+            else:
+                continue
+            pages.append(docname)
+        return pages
+
+    builder.get_outdated_docs = get_outdated_docs  # type: ignore[method-assign]
+
+
+def _ancestors(env: BuildEnvironment, docnames: Iterable[str]) -> set[str]:
+    """The documents whose toctrees show ``docnames``, all the way up."""
+    found: set[str] = set()
+    queue = list(docnames)
+    while queue:
+        for parent in env.files_to_rebuild.get(queue.pop(), ()):
+            if parent not in found:
+                found.add(parent)
+                queue.append(parent)
+    return found
+
+
+def on_env_get_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
+    build = current(app)
+    if build is None:
+        return []
+    records = pages_of(env)
+    checker = build.checker or Checker(
+        Tables.from_json(getattr(env, TABLES_ATTR, None)), build.place.root
+    )
+    # Pickled with the environment right after this event: the next build checks against it.
+    setattr(env, TABLES_ATTR, checker.current_tables(records.values()).to_json())
+    build.intersphinx = exports.intersphinx_digest(env)
+    if not build.origin or not build.pages:
+        return []
+    read = {d for d, r in records.items() if r.get("run") == build.run}
+    try:
+        return sorted(_pages_to_write(app, env, build, read, records))
+    except Exception as exc:  # when in doubt, write every page: never a crash, never stale
+        logger.warning(
+            f"docsaccel: cannot tell which pages changed ({exc!r}); every page is written",
+            type="docsaccel",
+            subtype="cache",
+        )
+        build.every_page = "what changed could not be told"
+        return sorted(env.found_docs - read)
+
+
+def _pages_to_write(
+    app: Sphinx,
+    env: BuildEnvironment,
+    build: IncrementalBuild,
+    read: set[str],
+    records: dict[str, dict[str, Any]],
+) -> set[str]:
+    found = env.found_docs
+    now = exports.navigation(env, app.config.root_doc)[1]
+    if now != build.navigation_before:
+        build.every_page = exports.describe_navigation(build.navigation_before, now)
+        logger.info(f"docsaccel: every page: {build.every_page}")
+        return set(found) - read
+    after = exports.offers(env, read)
+    before = {d: v for d, v in build.exports_before.items() if d in read or d not in found}
+    keys = exports.changed_keys(before, after)
+    shown = {d for d in set(before) | set(after) if {f"doc:{d}", f"toc:{d}"} & keys}
+    up = _ancestors(env, shown)
+    domains = exports.domain_digests(env)
+    changed_domains = {
+        name
+        for name in set(domains) | set(build.domains_before)
+        if domains.get(name) is None or domains.get(name) != build.domains_before.get(name)
+    }
+    numbers = exports.numbers_digest(env) != build.numbers_before
+    inventories = build.intersphinx != build.previous.get("intersphinx")
+    dirty: dict[str, str] = {}
+    for docname in sorted(found - read):
+        record = records.get(docname)
+        if record is None:
+            dirty[docname] = "no recorded dependencies"
+            continue
+        refs = set(record.get("refs", ()))
+        hit = sorted(refs & keys)
+        if hit:
+            dirty[docname] = f"what its reference {hit[0].split(':', 1)[1]!r} resolves to changed"
+        elif docname in up:
+            dirty[docname] = "a title or section its toctree shows changed"
+        elif set(record.get("domains", ())) & changed_domains:
+            dirty[docname] = "the data of a domain it refers to changed"
+        elif numbers and record.get("numref"):
+            dirty[docname] = "figure or section numbers changed"
+        elif inventories and refs:
+            dirty[docname] = "the intersphinx inventories changed"
+    build.write_reasons.update(dirty)
+    for docname in list(dirty)[:LOGGED]:
+        logger.info(f"docsaccel: {docname} (page written): {dirty[docname]}")
+    return set(dirty)
+
+
+def on_write_started(app: Sphinx, builder: Any) -> None:
+    """Sphinx writes the toctree parents of every page it writes; the rule above already
+    adds those whose output changes."""
+    build = current(app)
+    build_phase(build, "write")
+    if build is None or not build.origin or not build.pages:
+        return
+    build.files_to_rebuild = app.env.files_to_rebuild
+    app.env.files_to_rebuild = {}
+    restore_index_entries(app.env, build.previous.get(INDEX_ENTRIES))
+
+
+#: Sphinx's search index takes the index entries of every page from the environment,
+#: which is pickled before any page is written, so they are empty in a restored one (and
+#: in Sphinx's own next build: only the pages it writes keep theirs). The facts of the
+#: last build keep them.
+INDEX_ENTRIES = "index_entries"
+
+
+def index_entries(env: BuildEnvironment) -> dict[str, list[list[Any]]] | None:
+    entries = getattr(env, "_search_index_index_entries", None)
+    if not isinstance(entries, dict):
+        return None
+    return {d: [list(e) for e in v] for d, v in sorted(entries.items()) if d in env.found_docs}
+
+
+def restore_index_entries(env: BuildEnvironment, kept: Any) -> None:
+    """The kept entries of the pages not written, none of removed pages (idempotent)."""
+    entries = getattr(env, "_search_index_index_entries", None)
+    if not isinstance(entries, dict):
+        return
+    for docname in list(entries):
+        if docname not in env.found_docs:
+            del entries[docname]  # a removed page: no longer in the index
+    if isinstance(kept, dict):
+        for docname, items in kept.items():
+            if docname in env.found_docs and docname not in entries:
+                entries[docname] = [tuple(item) for item in items]
+
+
+def build_phase(build: IncrementalBuild | None, phase: str) -> None:
+    if build is not None:
+        build.phase, build.current_doc = phase, None
+
+
+def restore_files_to_rebuild(app: Sphinx, build: IncrementalBuild) -> None:
+    if build.files_to_rebuild is not None:
+        app.env.files_to_rebuild = build.files_to_rebuild
+        build.files_to_rebuild = None
+
+
+def on_collect_pages(app: Sphinx) -> list[Any]:
+    """Before the search index is written: drop the words no page holds any more.
+
+    Sphinx's search index starts from the last one and removes the pages it writes again
+    from each word, but keeps a word left with no page (a clean build has no such word).
+    """
+    build = current(app)
+    indexer = getattr(app.builder, "indexer", None)
+    if build is None or not build.origin or indexer is None:
+        return []
+    indexer.prune(app.env.all_docs)
+    for name in ("_mapping", "_title_mapping"):
+        mapping = getattr(indexer, name, None)
+        if isinstance(mapping, dict):
+            for word in [w for w, pages in mapping.items() if not pages]:
+                del mapping[word]
+    return []
+
+
+def on_doctree_resolved(app: Sphinx, doctree: Any, docname: str) -> None:
+    build = current(app)
+    if build is not None and docname in app.env.found_docs:
+        build.written.add(docname)
+        build.phase, build.current_doc = "write", docname
+
+
+def on_page_context(app: Sphinx, pagename: str, *args: Any) -> None:
+    build = current(app)
+    if build is not None and build.phase == "write":
+        build.current_doc = pagename if pagename in app.env.found_docs else None
+
+
+def page_outputs(app: Sphinx) -> dict[str, list[str]]:
+    """``{docname: files relative to the output folder}`` a page builder writes for each
+    document (its page and its copied source)."""
+    builder, env = app.builder, app.env
+    outdir = Path(app.outdir)
+    found: dict[str, list[str]] = {}
+    for docname in sorted(env.found_docs):
+        files = [Path(builder.get_outfilename(docname))]
+        if getattr(builder, "copysource", False) and app.config.html_copy_source:
+            suffix = source_suffix(env, docname)
+            name = docname + suffix
+            if suffix != app.config.html_sourcelink_suffix:
+                name += app.config.html_sourcelink_suffix
+            files.append(outdir / "_sources" / name)
+        found[docname] = [os.path.relpath(f, outdir).replace(os.sep, "/") for f in files]
+    return found
+
+
+def remove_stale(app: Sphinx, build: IncrementalBuild) -> int:
+    """Delete what a restored output folder holds that this build's site does not: the
+    files of removed documents, images and downloads no page uses. Returns how many."""
+    if not build.origin or not build.pages:
+        return 0
+    outdir = Path(app.outdir)
+    env = app.env
+    stale: set[Path] = set()
+    for docname, files in (build.previous.get("outputs") or {}).items():
+        if docname not in env.found_docs:
+            stale |= {outdir / f for f in files}
+    images = {Path(dest).as_posix() for _, dest in env.images.values()}
+    downloads = {Path(dest).as_posix() for _, dest in env.dlfiles.values()}
+    for folder, used in (("_images", images), ("_downloads", downloads)):
+        base = outdir / folder
+        for path in base.rglob("*") if base.is_dir() else ():
+            relative = path.relative_to(base).as_posix()
+            if path.is_file() and relative not in used and str(path) in build.restored:
+                stale.add(path)
+    for path in stale:
+        with contextlib.suppress(OSError):
+            path.unlink()
+    return len(stale)

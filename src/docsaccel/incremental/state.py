@@ -1,0 +1,303 @@
+"""The Sphinx state of the last build per build context, kept in the cache folder.
+
+A state is Sphinx's doctree folder (the pickled environment and every doctree) and the
+builder's output folder, as a finished build left them, plus what that build knew about
+them (:mod:`docsaccel.incremental.pages`, the write side's facts). Layout, under the cache
+folder (beside the example cache's ``entries/``)::
+
+    sphinx/
+        states/<context key>.json   # docsaccel.sphinx-state: the context, the project
+                                    # root it was made in, and every file by its digest
+        objects/<2 hex>/<sha256>    # the files' contents, each stored once for all states
+        tmp/                        # files and states being written
+
+A file is written in ``tmp/`` and renamed into ``objects/`` (its name is its digest, so two
+builds writing the same file write the same bytes); the state file is renamed into place
+last. So a build killed while saving leaves the previous state whole, two builds saving
+into one cache each leave a complete state (the last one stays), and a reader checks every
+file's digest as it copies it out: a pruned or damaged file makes the restore fail as a
+whole, and the build is a full one (the caller warns).
+
+Example::
+
+    store = StateStore(Path(".docsaccel-cache"))
+    state = store.load(key)                      # raises StateError, naming the file
+    restored = store.restore(state, {"doctrees": doctreedir, "output": outdir})
+    store.save(key, meta, {"doctrees": {...rel: path}, "output": {...}}, known=restored)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from docsaccel.cache.fingerprint import sha256_of
+from docsaccel.contract import InputError, read_json
+from docsaccel.formats import Format, write_json
+
+__all__ = ["STATE", "State", "StateError", "StateStore", "files_under"]
+
+#: The state file. Its version is bumped whenever a state written by an older docsaccel
+#: could be wrong for a newer one, and a build uses only states of its own version.
+STATE = Format("docsaccel.sphinx-state", 1, "Sphinx state")
+FOLDER = "sphinx"
+#: Files in ``tmp/`` or objects no state names were left by a killed build or by a state
+#: since replaced: ``prune`` removes them, unless a build is saving right now (it holds
+#: ``saving.lock``); then only those older than this.
+ABANDONED_SECONDS = 3600
+_PARTS = ("doctrees", "output")
+
+Known = dict[str, tuple[tuple[int, int, int], str]]
+
+
+class StateError(Exception):
+    """A state that cannot be used; the message says which file and why."""
+
+
+@dataclass(frozen=True)
+class State:
+    """One state as read from ``states/<key>.json``."""
+
+    path: Path
+    meta: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        return self.path.stem
+
+    def files(self, part: str) -> dict[str, str]:
+        return self.meta[part]
+
+
+def _safe(relative: str) -> bool:
+    pure = PurePosixPath(relative)
+    return bool(relative) and not pure.is_absolute() and ".." not in pure.parts
+
+
+def _stat(path: str | os.PathLike[str]) -> tuple[int, int, int]:
+    info = os.stat(path)
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def files_under(folder: Path, leave_out: Iterable[Path] = ()) -> dict[str, Path]:
+    """``{path relative to folder (posix): path}`` of the regular files under ``folder``,
+    not following links, without the folders ``leave_out``."""
+    skipped = {os.path.normpath(p) for p in leave_out}
+    found: dict[str, Path] = {}
+    for current, dirs, names in os.walk(folder):
+        dirs[:] = sorted(
+            d for d in dirs if os.path.normpath(os.path.join(current, d)) not in skipped
+        )
+        for name in sorted(names):
+            path = os.path.join(current, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                found[os.path.relpath(path, folder).replace(os.sep, "/")] = Path(path)
+    return found
+
+
+class StateStore:
+    """The ``sphinx/`` part of a cache folder (see the module docstring)."""
+
+    def __init__(self, cache_dir: str | os.PathLike[str]) -> None:
+        self.folder = Path(cache_dir) / FOLDER
+
+    @property
+    def states(self) -> Path:
+        return self.folder / "states"
+
+    def _object(self, digest: str) -> Path:
+        return self.folder / "objects" / digest[:2] / digest
+
+    def load(self, key: str) -> State:
+        """The state of context ``key``; :class:`StateError` when there is none or it is
+        not a state this docsaccel wrote (its files are checked when restored)."""
+        path = self.states / f"{key}.json"
+        if not path.exists():
+            raise StateError(f"{path}: no such state")
+        try:
+            meta = read_json(path, "Sphinx state")
+        except InputError as exc:
+            raise StateError(str(exc)) from None
+        if STATE.check(meta, path, StateError) != STATE.version:
+            raise StateError(f"{path}: written by an older docsaccel (version {meta['version']})")
+        for part in _PARTS:
+            files = meta.get(part)
+            if not isinstance(files, dict) or not all(
+                isinstance(k, str) and _safe(k) and isinstance(v, str) and len(v) == 64
+                for k, v in files.items()
+            ):
+                raise StateError(f"{path}: {part!r} is not a map of safe paths to digests")
+        for key_name, kind in (("context", dict), ("root", str), ("build", dict)):
+            if not isinstance(meta.get(key_name), kind):
+                raise StateError(f"{path}: {key_name!r} is missing or has the wrong type")
+        return State(path, meta)
+
+    def restore(self, state: State, folders: Mapping[str, Path]) -> Known:
+        """Copy the state's files into ``folders`` (``{"doctrees": ..., "output": ...}``),
+        each checked against its digest and renamed into place, with the time of Unix's
+        start as its modification time (so anything that compares modification times
+        regenerates it). Returns ``{path: (stat, digest)}`` of what it wrote; on any
+        failure removes what it wrote and raises :class:`StateError`."""
+        written: Known = {}
+        try:
+            for part in _PARTS:
+                folder = folders[part]
+                for relative, digest in sorted(state.files(part).items()):
+                    target = folder / relative
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+                    try:
+                        shutil.copyfile(self._object(digest), partial)
+                        if sha256_of(partial) != digest:
+                            raise StateError(f"{self._object(digest)}: content does not match")
+                        os.utime(partial, ns=(0, 0))
+                        os.replace(partial, target)
+                    finally:
+                        partial.unlink(missing_ok=True)
+                    written[str(target)] = (_stat(target), digest)
+        except (OSError, StateError) as exc:
+            for path in written:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+            if isinstance(exc, StateError):
+                raise
+            raise StateError(f"{state.path}: cannot restore it: {exc}") from None
+        with contextlib.suppress(OSError):
+            os.utime(state.path)  # when a build last used it, for prune
+        return written
+
+    def save(
+        self,
+        key: str,
+        meta: Mapping[str, Any],
+        parts: Mapping[str, Mapping[str, Path]],
+        known: Known | None = None,
+    ) -> Path:
+        """Store the files of ``parts`` (``{"doctrees": {relative: path}, "output": ...}``)
+        and the state file of context ``key`` with ``meta``. ``known``: digests of files
+        whose stat has not changed since (what :meth:`restore` wrote), not read again."""
+        with self._saving():
+            return self._save(key, meta, parts, known or {})
+
+    def _save(
+        self,
+        key: str,
+        meta: Mapping[str, Any],
+        parts: Mapping[str, Mapping[str, Path]],
+        known: Known,
+    ) -> Path:
+        tmp = self.folder / "tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        listing: dict[str, dict[str, str]] = {}
+        for part in _PARTS:
+            digests = listing[part] = {}
+            for relative, path in sorted(parts.get(part, {}).items()):
+                if not _safe(relative):
+                    raise StateError(f"{path}: {relative!r} is not a safe relative path")
+                digests[relative] = self._store_object(Path(path), known, tmp)
+        payload = {**meta, **STATE.header(), **listing, "made_at": time.time()}
+        self.states.mkdir(parents=True, exist_ok=True)
+        final = self.states / f"{key}.json"
+        write_json(final, payload, indent=None)
+        return final
+
+    def _store_object(self, path: Path, known: Known, tmp: Path) -> str:
+        status = _stat(path)
+        remembered = known.get(str(path))
+        digest = remembered[1] if remembered and remembered[0] == status else sha256_of(path)
+        target = self._object(digest)
+        if target.exists():
+            return digest
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = tmp / f"{digest}.{uuid.uuid4().hex}"
+        try:
+            shutil.copyfile(path, partial)
+            if sha256_of(partial) != digest:
+                raise StateError(f"{path} changed while it was saved")
+            os.replace(partial, target)
+        finally:
+            partial.unlink(missing_ok=True)
+        return digest
+
+    def all_states(self) -> list[tuple[Path, dict[str, Any] | None]]:
+        """Every state file, with its content (``None``: unreadable)."""
+        found = []
+        for path in sorted(self.states.glob("*.json")) if self.states.is_dir() else ():
+            try:
+                found.append((path, self.load(path.stem).meta))
+            except StateError:
+                found.append((path, None))
+        return found
+
+    def prune(self, limit: int) -> tuple[int, int, int]:
+        """Remove unreadable states, then the least recently used ones until the objects
+        the rest name take at most ``limit`` bytes, then the objects no state names (and
+        leftovers in ``tmp/``) older than :data:`ABANDONED_SECONDS`. Returns ``(states
+        removed, bytes freed, bytes left)``."""
+        removed, freed = 0, 0
+        kept = []
+        for path, meta in self.all_states():
+            if meta is None:
+                path.unlink(missing_ok=True)
+                removed += 1
+            else:
+                kept.append((path, meta))
+        kept.sort(key=lambda item: _mtime(item[0]), reverse=True)
+        while kept and self._size(m for _, m in kept) > limit:
+            path, _ = kept.pop()
+            path.unlink(missing_ok=True)
+            removed += 1
+        named = {d for _, meta in kept for part in _PARTS for d in meta[part].values()}
+        now = time.time()
+        with self._saving(exclusive=True) as alone:
+            for folder in (self.folder / "objects", self.folder / "tmp"):
+                for path in folder.rglob("*") if folder.is_dir() else ():
+                    # A build saving now may own a young file no state names yet.
+                    old = alone or now - _mtime(path) > ABANDONED_SECONDS
+                    if path.is_file() and path.name not in named and old:
+                        freed += path.stat().st_size
+                        path.unlink(missing_ok=True)
+        return removed, freed, self._size(m for _, m in kept)
+
+    @contextlib.contextmanager
+    def _saving(self, exclusive: bool = False) -> Iterator[bool]:
+        """A lock on ``sphinx/saving.lock``: shared while a build saves, exclusive (without
+        waiting) while prune deletes. Yields whether it was had (prune: no build saves)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        handle = os.open(self.folder / "saving.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB if exclusive else fcntl.LOCK_SH)
+                had = True
+            except OSError:
+                had = False
+            yield had
+        finally:
+            os.close(handle)  # releases the lock
+
+    def size_on_disk(self) -> int:
+        """Bytes of every file under ``sphinx/``."""
+        return sum(p.stat().st_size for p in self.folder.rglob("*") if p.is_file())
+
+    def _size(self, metas: Iterable[dict[str, Any]]) -> int:
+        digests = {d for meta in metas for part in _PARTS for d in meta[part].values()}
+        total = 0
+        for digest in digests:
+            with contextlib.suppress(OSError):
+                total += self._object(digest).stat().st_size
+        return total
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

@@ -1,0 +1,178 @@
+"""Build a small API-reference project again and again from fresh copies, as CI does.
+
+The project (``tests/incremental_fixtures/project``) has a package documented with
+autosummary ``:recursive:`` and autodoc, narrative pages with an include, an image and
+cross-references, a sphinx-gallery example whose "examples using" file an API page
+includes, and a class inheriting from a library installed outside the project
+(``tests/incremental_fixtures/site``, put on ``PYTHONPATH``).
+
+A :class:`Workspace` copies the project into the same folder for every build (every
+file gets a new modification time, as in a fresh checkout), builds it with a cache
+folder, and compares the output with a clean build of the same tree file by file
+(measured times masked).
+
+Example::
+
+    ws = Workspace(tmp_path)
+    first = ws.build(cache="warm")                 # fills the cache
+    ws.fresh_copy(edit=lambda p: ...)              # the same tree, one change
+    built = ws.build(cache="warm")
+    built.read, built.written                       # what the build read and wrote
+    assert ws.differences(built) == []             # against a clean build of that tree
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import sphinx
+
+from docsaccel.incremental.oracle import differences, output_files
+from docsaccel.incremental.sphinxext.restore import CHECKED_SPHINX
+from helpers.gallery_build import child_env
+from helpers.slow import require_slow
+
+FIXTURES = Path(__file__).parent.parent / "incremental_fixtures"
+_SERIES = "{}.{}".format(*sphinx.version_info[:2])
+#: For the tests of what the Sphinx state does: they skip with a Sphinx it is off with.
+needs_state = pytest.mark.skipif(
+    _SERIES not in CHECKED_SPHINX, reason=f"the Sphinx state is off with Sphinx {_SERIES}"
+)
+#: Before Sphinx 8.2, Sphinx writes the root document's page whenever it writes any page.
+WRITTEN_WITH_ANY = {"index"} if sphinx.version_info < (8, 2) else set()
+
+
+@dataclass
+class Built:
+    returncode: int
+    output: str
+    report: dict
+
+    @property
+    def state(self) -> dict:
+        return self.report["build"].get("sphinx_state") or {}
+
+    @property
+    def read(self) -> set[str]:
+        return set(self.state.get("read", {}))
+
+    @property
+    def written(self) -> set[str]:
+        return set(self.state.get("written_pages", []))
+
+
+class Workspace:
+    """A project copied into ``root/project``, its cache in ``root/cache``."""
+
+    def __init__(self, root: Path, jobs: int = 1) -> None:
+        self.root = root
+        self.project = root / "project"
+        self.cache = root / "cache"
+        self.jobs = jobs
+        self.site = root / "site"
+        self.edits: list[Callable[[Path], None]] = []
+        shutil.copytree(FIXTURES / "site", self.site)
+        self.fresh_copy()
+
+    @property
+    def docs(self) -> Path:
+        return self.project / "docs"
+
+    @property
+    def outdir(self) -> Path:
+        return self.docs / "_build" / "html"
+
+    def fresh_copy(self, edit: Callable[[Path], None] | None = None) -> None:
+        """The project anew, with every edit so far (and ``edit``) applied."""
+        if edit is not None:
+            self.edits.append(edit)
+        shutil.rmtree(self.project, ignore_errors=True)
+        shutil.copytree(FIXTURES / "project", self.project)
+        for change in self.edits:
+            change(self.project)
+
+    def command(self, cache: Path | None, args: tuple[str, ...], env: dict | None):
+        # The library outside the project, before what the tests run with (a compat
+        # session's docsaccel).
+        path = os.pathsep.join(p for p in (str(self.site), os.environ.get("PYTHONPATH")) if p)
+        extra = {"PYTHONPATH": path, "DOCSACCEL_CACHE": str(cache or self.cache)}
+        extra.update(env or {})
+        command = [sys.executable, "-m", "sphinx", "-b", "html", "-j", str(self.jobs), *args]
+        return [*command, str(self.docs), str(self.outdir)], child_env(extra)
+
+    def build(self, cache: Path | None = None, *args: str, env: dict | None = None) -> Built:
+        require_slow()
+        command, child = self.command(cache, args, env)
+        done = subprocess.run(
+            command, env=child, capture_output=True, text=True, timeout=600, check=False
+        )
+        return self.result(done.returncode, done.stdout + done.stderr)
+
+    def start(self, cache: Path | None = None, *args: str) -> subprocess.Popen:
+        """A build in the background (its output to ``build.log`` beside the project)."""
+        require_slow()
+        command, child = self.command(cache, args, None)
+        log = (self.root / "build.log").open("w")
+        return subprocess.Popen(command, env=child, stdout=log, stderr=subprocess.STDOUT)
+
+    def result(self, returncode: int, output: str) -> Built:
+        report_path = self.outdir / "docsaccel" / "report.json"
+        report = json.loads(report_path.read_text("utf-8")) if report_path.is_file() else {}
+        return Built(returncode, output, report)
+
+    def clean_output(self) -> dict[str, bytes]:
+        """The output of a clean build of the current tree (a fresh copy, no state)."""
+        keep = self.root / "kept-output"
+        shutil.rmtree(keep, ignore_errors=True)
+        shutil.copytree(self.outdir, keep)
+        kept_project = self.root / "kept-project"
+        shutil.rmtree(kept_project, ignore_errors=True)
+        shutil.move(self.project, kept_project)
+        self.fresh_copy()
+        clean = self.build(self.root / "clean-cache")
+        assert clean.returncode == 0, clean.output
+        files = output_files(self.outdir)
+        # Kept for a failing test to show.
+        shutil.rmtree(self.root / "clean-output", ignore_errors=True)
+        shutil.copytree(self.outdir, self.root / "clean-output")
+        shutil.rmtree(self.project)
+        shutil.move(kept_project, self.project)
+        shutil.rmtree(self.outdir)
+        shutil.move(keep, self.outdir)
+        return files
+
+    def differences(self) -> list[str]:
+        """The output files (relative paths) that differ from a clean build's."""
+        return differences(output_files(self.outdir), self.clean_output())
+
+
+def replace(relative: str, old: str, new: str) -> Callable[[Path], None]:
+    """An edit of the project: ``old`` becomes ``new`` in one file (which must hold it)."""
+
+    def edit(project: Path) -> None:
+        path = project / relative
+        text = path.read_text("utf-8")
+        assert old in text, (relative, old)
+        path.write_text(text.replace(old, new), "utf-8")
+
+    return edit
+
+
+def write(relative: str, text: str) -> Callable[[Path], None]:
+    def edit(project: Path) -> None:
+        path = project / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, "utf-8")
+
+    return edit
+
+
+__all__ = ["WRITTEN_WITH_ANY", "Built", "Workspace", "needs_state", "replace", "write"]

@@ -1,0 +1,111 @@
+"""When in doubt, read again: what docsaccel cannot see into makes a build read more, never
+less. Each test builds a project with the odd part twice, from fresh copies (the second
+with the first's cache), and compares the second's output with a clean build's."""
+
+from __future__ import annotations
+
+import pytest
+from helpers.incremental_build import Workspace, needs_state, replace, write
+
+pytestmark = [pytest.mark.slow, needs_state]
+
+#: Every document of the test project (tests/test_incremental_build.py lists them).
+DOCUMENTS = 18
+
+LOCAL_EXTENSION = '''\
+"""A project's own extension."""
+
+
+def _note(app, doctree):
+    if app.env.docname in NOTED:
+        app.env.note_reread()
+
+
+NOTED = {"other"}
+
+
+def setup(app):
+    app.connect("doctree-read", _note)
+    return {"version": "1", "parallel_read_safe": %s}
+'''
+
+
+def _with_extension(parallel_safe: str):
+    def edit(project):
+        write("docs/_ext/localext.py", LOCAL_EXTENSION % parallel_safe)(project)
+        replace(
+            "docs/conf.py",
+            'sys.path.insert(0, os.path.abspath("../src"))',
+            'sys.path.insert(0, os.path.abspath("../src"))\n'
+            'sys.path.insert(0, os.path.abspath("_ext"))',
+        )(project)
+        replace(
+            "docs/conf.py",
+            '    "docsaccel.gallery",\n',
+            '    "docsaccel.gallery",\n    "localext",\n',
+        )(project)
+
+    return edit
+
+
+def _twice(ws: Workspace):
+    first = ws.build()
+    assert first.returncode == 0, first.output
+    ws.fresh_copy()
+    second = ws.build()
+    assert second.returncode == 0, second.output
+    assert second.state["origin"] == "cache", second.output
+    return second
+
+
+@pytest.mark.parametrize("jobs", [1, 2], ids=["serial", "j2"])
+def test_an_extension_unsafe_for_parallel_reading_reads_every_document(tmp_path, jobs):
+    ws = Workspace(tmp_path, jobs=jobs)
+    ws.fresh_copy(_with_extension("False"))
+    built = _twice(ws)
+    assert len(built.read) == DOCUMENTS, built.state
+    assert "extension localext does not declare it can read documents apart" in built.output
+    assert ws.differences() == []
+
+
+def test_a_document_in_reread_always_is_read_in_every_build(tmp_path):
+    ws = Workspace(tmp_path)
+    ws.fresh_copy(_with_extension("True"))
+    built = _twice(ws)
+    assert built.read == {"other"}, built.state
+    assert "read again in every build" in built.state["read"]["other"]
+    assert ws.differences() == []
+
+
+CONF_SETUP = """
+
+WORD = "Other"
+
+
+def _replace(app, docname, source):
+    source[0] = source[0].replace("See ", f"{WORD}: see ")
+
+
+def setup(app):
+    app.connect("source-read", _replace)
+"""
+
+
+def test_a_handler_of_conf_py_reads_every_document_when_conf_py_changes(tmp_path):
+    """``conf.py``'s ``setup()`` connects a handler no extension declares: a change of the
+    value it uses is in no configuration value Sphinx compares."""
+    ws = Workspace(tmp_path)
+    ws.fresh_copy(lambda project: (project / "docs" / "conf.py").open("a").write(CONF_SETUP))
+    first = ws.build()
+    assert first.returncode == 0, first.output
+    ws.fresh_copy()
+    same = ws.build()
+    assert same.returncode == 0 and same.state["origin"] == "cache", same.output
+    assert same.read == set(), same.state
+    ws.fresh_copy(replace("docs/conf.py", 'WORD = "Other"', 'WORD = "Elsewhere"'))
+    changed = ws.build()
+    assert changed.returncode == 0, changed.output
+    assert len(changed.read) == DOCUMENTS, changed.state
+    assert "conf.py setup() changed" in changed.output
+    assert "Elsewhere: see" in (ws.outdir / "other.html").read_text("utf-8")
+    assert ws.differences() == []

@@ -1,0 +1,225 @@
+"""The Sphinx state under faults and odd uses: a damaged or foreign state, killed builds,
+two builds into one cache at once, a fast build then a full one, warnings, removed pages,
+local rebuilds, the switch. Every build's output is compared with a clean build's."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from helpers.incremental_build import WRITTEN_WITH_ANY, Workspace, needs_state, replace, write
+
+pytestmark = [pytest.mark.slow, needs_state]
+
+DOCSTRING = replace("src/pkg/stats.py", "Average of the values.", "Arithmetic mean.")
+
+
+@pytest.fixture
+def ws(tmp_path) -> Workspace:
+    """A workspace whose cache holds the state of a build of the unchanged tree."""
+    workspace = Workspace(tmp_path)
+    built = workspace.build()
+    assert built.returncode == 0, built.output
+    workspace.fresh_copy()
+    return workspace
+
+
+def _objects(ws: Workspace) -> list[Path]:
+    return sorted(p for p in (ws.cache / "sphinx" / "objects").rglob("*") if p.is_file())
+
+
+def test_a_damaged_state_is_a_full_build_with_a_warning(ws):
+    for path in _objects(ws)[:3]:
+        path.write_bytes(b"damaged")
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert "is unusable" in built.output and "WARNING" in built.output
+    assert built.state["origin"] == "none"
+    assert len(built.read) == 18
+    assert ws.differences() == []
+
+
+def test_an_unreadable_state_file_is_a_full_build_with_a_warning(ws):
+    (state,) = (ws.cache / "sphinx" / "states").glob("*.json")
+    state.write_text("{not json")
+    built = ws.build()
+    assert built.returncode == 0 and "WARNING" in built.output, built.output
+    assert built.state["origin"] == "none"
+    assert ws.differences() == []
+
+
+def test_a_pruned_object_is_a_full_build(ws):
+    _objects(ws)[0].unlink()
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "none" and "is unusable" in built.output
+    assert ws.differences() == []
+
+
+@pytest.mark.parametrize("fraction", [0.3, 0.6, 0.85, 0.95])
+def test_a_killed_build_never_leaves_a_stale_page(ws, fraction):
+    """Killed at some point of its run (reading, writing, saving), with a change: the next
+    build in the same folders, and one from a fresh copy, equal a clean build."""
+    started = time.perf_counter()
+    timing = ws.build()
+    duration = time.perf_counter() - started
+    assert timing.returncode == 0
+    ws.fresh_copy(DOCSTRING)
+    process = ws.start()
+    time.sleep(duration * fraction)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    again = ws.build()
+    assert again.returncode == 0, again.output
+    assert ws.differences() == []
+    ws.fresh_copy()
+    fresh = ws.build()
+    assert fresh.returncode == 0, fresh.output
+    assert ws.differences() == []
+
+
+def test_two_builds_into_one_cache_at_once(ws, tmp_path):
+    other = Workspace(tmp_path / "other")
+    other.fresh_copy(DOCSTRING)
+    first, second = ws.start(), other.start(ws.cache)
+    assert first.wait(timeout=600) == 0 and second.wait(timeout=600) == 0
+    # Whichever state stayed, a build of either tree from it equals a clean build.
+    for workspace in (ws, other):
+        workspace.fresh_copy()
+        built = workspace.build(ws.cache)
+        assert built.returncode == 0, built.output
+        assert workspace.differences() == []
+
+
+def test_a_fast_build_then_a_full_one(ws):
+    fast = ws.build(env={"DOCSACCEL_FAST": "1"})
+    assert fast.returncode == 0, fast.output
+    ws.fresh_copy()
+    full = ws.build(env={"DOCSACCEL_FAST": "0"})
+    assert full.returncode == 0, full.output
+    assert ws.differences() == []
+
+
+BROKEN = write("docs/broken.rst", "Broken\n======\n\nSee :ref:`no-such-label`.\n\n.. nosuch::\n")
+
+
+#: ``-W`` as CI runs it: before Sphinx 8.1 it stops at the first warning without
+#: ``--keep-going`` (the default since).
+STRICT = ("-W", "--keep-going")
+
+
+def test_warnings_come_back_in_every_build(ws):
+    ws.fresh_copy(BROKEN)
+    ws.fresh_copy(replace("docs/index.rst", "   other\n", "   other\n   broken\n"))
+    first = ws.build(None, *STRICT)
+    assert first.returncode == 1
+    for _ in range(2):
+        ws.fresh_copy()
+        again = ws.build(None, *STRICT)
+        assert again.returncode == 1, again.output
+        assert "undefined label: 'no-such-label'" in again.output
+        assert 'Unknown directive type "nosuch"' in again.output
+        assert again.read == {"broken"} and again.written == {"broken"} | WRITTEN_WITH_ANY
+
+
+def test_a_removed_page_leaves_no_file(ws):
+    ws.fresh_copy(lambda project: (project / "docs" / "other.rst").unlink())
+    ws.fresh_copy(replace("docs/index.rst", "   other\n", ""))
+    ws.fresh_copy(replace("docs/guide.rst", " then :doc:`other`", ""))
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert not (ws.outdir / "other.html").exists()
+    assert not (ws.outdir / "_sources" / "other.rst.txt").exists()
+    assert ws.differences() == []
+
+
+def test_a_local_rebuild_with_nothing_changed_reads_nothing(ws):
+    first = ws.build()
+    assert first.state["origin"] == "cache"
+    again = ws.build()  # the same folders: the generated gallery pages are rewritten
+    assert again.returncode == 0, again.output
+    assert again.state["origin"] == "local"
+    assert again.read == set() and again.written == set()
+    assert ws.differences() == []
+
+
+def test_fresh_environment_reads_everything(ws):
+    built = ws.build(None, "-E")
+    assert built.returncode == 0, built.output
+    assert built.state["why_full"] == "a fresh environment was asked for (-E)"
+    assert len(built.read) == 18
+    assert ws.differences() == []
+
+
+def test_the_switch_turns_the_state_off(tmp_path):
+    workspace = Workspace(tmp_path)
+    built = workspace.build(env={"DOCSACCEL_CACHE_SPHINX": "0"})
+    assert built.returncode == 0, built.output
+    assert "sphinx_state" not in built.report["build"]
+    assert not (workspace.cache / "sphinx").exists()
+    workspace.fresh_copy(
+        replace(
+            "docs/conf.py", 'project = "pkg"', 'project = "pkg"\ndocsaccel_cache_sphinx = False'
+        )
+    )
+    built = workspace.build()
+    assert "sphinx_state" not in built.report["build"]
+    assert not (workspace.cache / "sphinx").exists()
+
+
+@pytest.mark.parametrize(
+    ("conf", "env", "named"),
+    [
+        ('docsaccel_cache_sphinx = "yes"\n', {}, "docsaccel_cache_sphinx must be True or False"),
+        ("", {"DOCSACCEL_CACHE_SPHINX": "maybe"}, "DOCSACCEL_CACHE_SPHINX"),
+    ],
+)
+def test_a_bad_switch_stops_the_build_naming_it(tmp_path, conf, env, named):
+    workspace = Workspace(tmp_path)
+    workspace.fresh_copy(replace("docs/conf.py", 'project = "pkg"', f'project = "pkg"\n{conf}'))
+    built = workspace.build(env=env)
+    assert built.returncode == 2, built.output
+    assert named in built.output
+
+
+def test_cache_explain_accepts_a_document(ws):
+    from docsaccel.incremental.manage import explain
+
+    assert ws.build().returncode == 0  # the files the build generates are there
+    DOCSTRING(ws.project)
+    text, code = explain("api/pkg.stats.mean.rst", ws.cache, ws.docs)
+    assert code == 0, text
+    assert "CHANGED module src/pkg/stats.py (shows mean)" in text
+    assert "read again: 1 reason(s):\n    - src/pkg/stats.py: mean changed" in text
+    text, code = explain("guide.rst", ws.cache, ws.docs)
+    assert code == 0 and "up to date" in text
+    text, code = explain("no/such.rst", ws.cache, ws.docs)
+    assert code == 2
+
+
+def test_prune_counts_the_states(ws):
+    from docsaccel.incremental.manage import prune, stats
+
+    text, code = stats(ws.cache)
+    assert code == 0 and "Sphinx states: 1" in text
+    text, code = prune(ws.cache, "1K")
+    assert code == 0 and "Sphinx states: removed 1 state" in text, text
+    assert sum(1 for p in (ws.cache / "sphinx" / "objects").rglob("*") if p.is_file()) == 0
+    assert not list((ws.cache / "sphinx" / "states").glob("*.json"))
+    built = ws.build()
+    assert built.returncode == 0 and built.state["origin"] == "none"
+    assert ws.differences() == []
+
+
+def test_the_report_says_why(ws):
+    ws.fresh_copy(DOCSTRING)
+    built = ws.build()
+    state = built.report["build"]["sphinx_state"]
+    assert state["origin"] == "cache"
+    assert state["read"]["api/pkg.stats.mean"] == "src/pkg/stats.py: mean changed"
+    assert json.loads(json.dumps(state)) == state
+    shutil.rmtree(ws.outdir)

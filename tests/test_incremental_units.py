@@ -1,0 +1,373 @@
+"""The Sphinx-free parts of the Sphinx state: module pieces, page records and their
+checks, the stored state, path relocation, object definitions, the context."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import textwrap
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+from docsaccel.cache.fingerprint import sha256_of
+from docsaccel.incremental.context import describe_difference, state_context
+from docsaccel.incremental.objects import definitions, is_dynamic
+from docsaccel.incremental.pages import Checker, Place, Tables, empty_record
+from docsaccel.incremental.pysource import compare, module_pieces
+from docsaccel.incremental.relocate import relocate
+from docsaccel.incremental.state import StateError, StateStore
+
+MODULE = '''\
+"""A module."""
+
+#: How many.
+COUNT = 1
+
+
+def mean(values):
+    """Average."""
+    return sum(values) / len(values)
+
+
+class Base:
+    """A base."""
+
+    size = 2  #: its size
+
+    def describe(self):
+        """Say what it is."""
+        return "base"
+'''
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+@pytest.fixture
+def module(tmp_path: Path) -> Path:
+    path = tmp_path / "mod.py"
+    path.write_text(MODULE)
+    return path
+
+
+def test_a_docstring_edit_is_a_docstring_and_text_change_of_that_definition(module):
+    before = module_pieces(module)
+    _edit(module, "Average.", "Mean of the values.")
+    delta = compare(before, module_pieces(module))
+    assert delta.code == () and delta.docs == {"mean"} and delta.texts == {"mean"}
+
+
+def test_a_comment_changes_only_the_text_of_the_definition_holding_it(module):
+    before = module_pieces(module)
+    _edit(module, "#: its size", "#: how big it is")
+    delta = compare(before, module_pieces(module))
+    assert delta.code == () and delta.docs == frozenset() and delta.texts == {"Base"}
+
+
+def test_code_changes_name_the_function_or_the_module_body(module):
+    before = module_pieces(module)
+    _edit(module, "return sum(values) / len(values)", "return sum(values) / max(len(values), 1)")
+    middle = module_pieces(module)
+    assert compare(before, middle).code == ("mean",)
+    _edit(module, "COUNT = 1", "COUNT = 2")
+    assert compare(middle, module_pieces(module)).code == ("<module>",)
+
+
+def test_an_unparsable_module_is_an_unknown_change(module):
+    before = module_pieces(module)
+    module.write_text("def broken(:\n")
+    assert module_pieces(module) is None
+    assert compare(before, None).code_changed
+
+
+def _record(place: Place, source: Path, **fields) -> dict:
+    record = empty_record(place.key(source))
+    record.update(fields)
+    return record
+
+
+def test_checker_reads_again_only_what_shows_a_changed_docstring(tmp_path, module):
+    place = Place(str(tmp_path))
+    source = tmp_path / "page.rst"
+    source.write_text("Page\n====\n")
+    shows_mean = _record(place, source, modules={"mod.py": {"shown": ["mean"], "whole": False}})
+    shows_base = _record(place, source, modules={"mod.py": {"shown": ["Base"], "whole": False}})
+    tables = Checker(Tables(), str(tmp_path)).current_tables([shows_mean, shows_base])
+    assert Checker(tables, str(tmp_path)).reasons(shows_mean) == []
+    _edit(module, "Average.", "Mean of the values.")
+    checker = Checker(tables, str(tmp_path))
+    assert checker.reasons(shows_mean) == ["mod.py: mean changed"]
+    assert checker.reasons(shows_base) == []
+    dynamic = {**shows_base, "dynamic": True}
+    assert checker.reasons(dynamic) == ["mod.py: docstring of mean changed"]
+
+
+def test_checker_code_change_reads_again_every_page_using_the_module(tmp_path, module):
+    place = Place(str(tmp_path))
+    source = tmp_path / "page.rst"
+    source.write_text("x\n")
+    uses = _record(place, source, modules={"mod.py": {"shown": [], "whole": False}})
+    tables = Checker(Tables(), str(tmp_path)).current_tables([uses])
+    _edit(module, "return sum(values) / len(values)", "return 0")
+    assert Checker(tables, str(tmp_path)).reasons(uses) == ["mod.py: mean changed"]
+
+
+def test_checker_files_sources_created_files_and_records(tmp_path):
+    place = Place(str(tmp_path))
+    source, data, made = tmp_path / "page.rst", tmp_path / "data.txt", tmp_path / "made.txt"
+    for path in (source, data, made):
+        path.write_text("one")
+    record = _record(place, source, files=["data.txt"], created={"made.txt": sha256_of(made)})
+    tables = Checker(Tables(), str(tmp_path)).current_tables([record])
+    made.unlink()  # written by a read: missing, a read writes it again
+    assert Checker(tables, str(tmp_path)).reasons(record) == []
+    data.write_text("two")
+    source.write_text("two")
+    assert Checker(tables, str(tmp_path)).reasons(record) == ["source changed", "data.txt changed"]
+    made.write_text("other")
+    assert "made.txt changed" in Checker(tables, str(tmp_path)).reasons(record)
+    assert (
+        Checker(tables, str(tmp_path))
+        .reasons({"source": 3})[0]
+        .startswith("its record is malformed")
+    )
+    assert Checker(tables, str(tmp_path)).reasons({**record, "reread": "it warned"})[0] == (
+        "it warned"
+    )
+
+
+def test_checker_distribution_versions(tmp_path):
+    place = Place(str(tmp_path))
+    source = tmp_path / "page.rst"
+    source.write_text("x")
+    record = _record(place, source, dists=["pytest"])
+    tables = Checker(Tables(), str(tmp_path)).current_tables([record])
+    assert Checker(tables, str(tmp_path)).reasons(record) == []
+    tables.dists["pytest"] = "0.0.1"
+    (reason,) = Checker(tables, str(tmp_path)).reasons(record)
+    assert reason.startswith("pytest 0.0.1 → ")
+
+
+def test_place_keys_are_relative_under_the_root_absolute_outside(tmp_path):
+    place = Place(str(tmp_path))
+    assert place.key(tmp_path / "docs" / "a.rst") == "docs/a.rst"
+    assert place.key("/elsewhere/b.py") == "/elsewhere/b.py"
+    assert place.path("docs/a.rst") == str(tmp_path / "docs" / "a.rst")
+
+
+def _files(tmp_path: Path, name: str, texts: dict[str, str]) -> dict[str, Path]:
+    folder = tmp_path / name
+    found = {}
+    for relative, text in texts.items():
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        found[relative] = path
+    return found
+
+
+def _meta(root: str = "/repo") -> dict:
+    return {"context": {"project": "docs"}, "root": root, "build": {"pages": {}}}
+
+
+def test_state_store_round_trip(tmp_path):
+    store = StateStore(tmp_path / "cache")
+    doctrees = _files(tmp_path, "doctrees", {"environment.pickle": "env", "index.doctree": "d"})
+    output = _files(tmp_path, "out", {"index.html": "<p>", "_static/a.css": "css"})
+    store.save("k1", _meta(), {"doctrees": doctrees, "output": output})
+    state = store.load("k1")
+    restored = store.restore(state, {"doctrees": tmp_path / "d2", "output": tmp_path / "o2"})
+    assert (tmp_path / "o2" / "_static" / "a.css").read_text() == "css"
+    assert (tmp_path / "d2" / "environment.pickle").read_text() == "env"
+    # Restored files look old to anything comparing modification times.
+    assert os.stat(tmp_path / "o2" / "index.html").st_mtime == 0
+    # Unchanged files are stored by the digest the restore checked.
+    again = {"doctrees": {"environment.pickle": tmp_path / "d2" / "environment.pickle"}}
+    store.save("k1", _meta(), again, known=restored)
+    assert set(store.load("k1").files("doctrees")) == {"environment.pickle"}
+
+
+def test_a_damaged_file_fails_the_whole_restore(tmp_path):
+    store = StateStore(tmp_path / "cache")
+    output = _files(tmp_path, "out", {"a.html": "a", "b.html": "b"})
+    store.save("k", _meta(), {"doctrees": {}, "output": output})
+    state = store.load("k")
+    damaged = store._object(state.files("output")["b.html"])
+    damaged.write_text("not b")
+    with pytest.raises(StateError, match="does not match"):
+        store.restore(state, {"doctrees": tmp_path / "d", "output": tmp_path / "o"})
+    assert not (tmp_path / "o" / "a.html").exists()
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["not json", json.dumps({"schema": "other"}), json.dumps({"schema": "docsaccel.sphinx-state"})],
+)
+def test_unusable_state_files(tmp_path, content):
+    store = StateStore(tmp_path / "cache")
+    store.states.mkdir(parents=True)
+    (store.states / "k.json").write_text(content)
+    with pytest.raises(StateError):
+        store.load("k")
+    with pytest.raises(StateError, match="no such state"):
+        store.load("other")
+
+
+def test_a_state_naming_an_unsafe_path_is_refused(tmp_path):
+    store = StateStore(tmp_path / "cache")
+    output = _files(tmp_path, "out", {"a.html": "a"})
+    store.save("k", _meta(), {"doctrees": {}, "output": output})
+    path = store.states / "k.json"
+    meta = json.loads(path.read_text())
+    meta["output"]["../../escape.html"] = meta["output"].pop("a.html")
+    path.write_text(json.dumps(meta))
+    with pytest.raises(StateError, match="safe paths"):
+        store.load("k")
+
+
+def test_prune_keeps_the_newest_states_and_removes_what_no_state_names(tmp_path):
+    store = StateStore(tmp_path / "cache")
+    for key, text in (("old", "a" * 1000), ("new", "b" * 1000)):
+        output = _files(tmp_path, key, {"page.html": text})
+        store.save(key, _meta(), {"doctrees": {}, "output": output})
+    os.utime(store.states / "old.json", (1, 1))
+    removed, _, left = store.prune(1500)
+    assert removed == 1 and left == 1000
+    assert [p.stem for p, _ in store.all_states()] == ["new"]
+    assert sum(1 for p in (store.folder / "objects").rglob("*") if p.is_file()) == 1
+
+
+def test_prune_spares_young_files_while_a_build_saves(tmp_path):
+    store = StateStore(tmp_path / "cache")
+    output = _files(tmp_path, "out", {"page.html": "x" * 100})
+    store.save("k", _meta(), {"doctrees": {}, "output": output})
+    (store.states / "k.json").unlink()  # its objects are now named by no state
+    with store._saving():  # a build saving
+        store.prune(10**6)
+    assert sum(1 for p in (store.folder / "objects").rglob("*") if p.is_file()) == 1
+    store.prune(10**6)
+    assert sum(1 for p in (store.folder / "objects").rglob("*") if p.is_file()) == 0
+
+
+def test_relocate_moves_paths_under_the_old_root_only():
+    value = {
+        "src": PurePosixPath("/old/repo/docs"),
+        "deps": {"/old/repo/docs/a.rst": {"/old/repo/src/m.py", "/usr/lib/x.py"}},
+        "pair": ("/old/repository", "/old/repo"),
+    }
+    moved = relocate(value, "/old/repo", "/new/place")
+    assert moved["src"] == PurePosixPath("/new/place/docs")
+    assert moved["deps"] == {"/new/place/docs/a.rst": {"/new/place/src/m.py", "/usr/lib/x.py"}}
+    assert moved["pair"] == ("/old/repository", "/new/place")
+
+
+class _Owner:
+    """Owner."""
+
+    def method(self):
+        """Documented in the owner."""
+
+
+class _Child(_Owner):
+    def method(self):
+        return 1
+
+
+def _decorator(function):
+    @functools.wraps(function)
+    def wrapper(*args):
+        return function(*args)
+
+    return wrapper
+
+
+@_decorator
+def _wrapped():
+    """Wrapped."""
+
+
+def _copied():
+    pass
+
+
+_copied.__doc__ = "Made at run time."
+
+
+def test_definitions_follow_inheritance_and_wrapping():
+    name = f"{__name__}._Child.method"
+    found = {d.qualname for d in definitions(_Child.method, name)}
+    assert {"_Child.method", "_Owner.method", "_Owner", "_Child"} <= found
+    assert not is_dynamic(_Child.method, definitions(_Child.method, name))
+    wrapped = {d.qualname for d in definitions(_wrapped, f"{__name__}._wrapped")}
+    assert {"_decorator.<locals>.wrapper", "_wrapped"} <= wrapped
+    assert not is_dynamic(_wrapped, definitions(_wrapped, f"{__name__}._wrapped"))
+    assert is_dynamic(_copied, definitions(_copied, f"{__name__}._copied"))
+    module = sys.modules[__name__]
+    assert [d.qualname for d in definitions(module, __name__)] == ["<module>"]
+
+
+def test_context_difference_names_what_changed():
+    old = state_context(
+        project="docs",
+        builder="html",
+        sphinx="9.0.3",
+        docutils="0.21",
+        extensions={"furo": "1", "x": "1"},
+        theme="furo",
+        tags=[],
+    )
+    new = {**old, "sphinx": "9.0.4", "extensions": {"furo": "2", "y": "1"}}
+    text = describe_difference(old, new)
+    assert text == (
+        "Sphinx changed: 9.0.3 → 9.0.4; extension furo changed: 1 → 2; "
+        "extension x removed; extension y added"
+    )
+
+
+def test_pieces_are_stable_across_processes(tmp_path, module):
+    import subprocess
+
+    code = textwrap.dedent(
+        f"""
+        import json
+        from docsaccel.incremental.pysource import module_pieces
+        print(json.dumps(module_pieces({str(module)!r})))
+        """
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        for _ in range(2)
+    ]
+    assert runs[0].stdout == runs[1].stdout
+    assert json.loads(runs[0].stdout) == module_pieces(module)
+
+
+def _search_index(terms: dict) -> str:
+    index = {"docnames": ["api", "auto_examples/plot_mean"], "terms": terms}
+    return f"Search.setIndex({json.dumps(index)})"
+
+
+def test_the_oracle_masks_the_digits_of_measured_times_in_the_search_index(tmp_path):
+    """A clean build of the same tree has other times, so other words in the index."""
+    from docsaccel.incremental.oracle import differences, output_files
+
+    outputs = []
+    for seconds, word in [("0.011", "011"), ("0.019", "019")]:
+        out = tmp_path / word
+        (out / "auto_examples").mkdir(parents=True)
+        (out / "api.html").write_text("<p>3 values</p>")
+        time = f"<p>Total running time: (0 minutes {seconds} seconds)</p>"
+        (out / "auto_examples" / "plot_mean.html").write_text(time)
+        terms = {word: 1, "3": [0, 1], "mean": 1}
+        (out / "searchindex.js").write_text(_search_index(terms))
+        outputs.append(output_files(out))
+    assert differences(*outputs) == []
+    # A number of a page without a measured time still counts.
+    (tmp_path / "019" / "searchindex.js").write_text(_search_index({"019": 1, "mean": 1}))
+    assert differences(outputs[0], output_files(tmp_path / "019")) == ["searchindex.js"]
