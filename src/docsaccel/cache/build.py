@@ -76,6 +76,8 @@ class CacheRecording:
 
     def start(self, example: Example) -> None:
         watch_code = self.project.wants if self.granularity == "function" else None
+        # The recorder's import wrapper and loader: not on a page (nor without the cache).
+        sg_compat.hide_frames(os.path.dirname(os.path.abspath(__file__)))
         Recorder.get().start(
             self.project.roots, self.project.excluded, code=watch_code, label=example.id
         )
