@@ -246,7 +246,8 @@ class Recorder:
         """A project module imported while the example runs: its state as its body left
         it is where the example's changes are measured from."""
         if self.active:
-            self._baseline.update(snapshot([(path, module)]))
+            owned = [m.__name__ for _, m in self._project_modules()]
+            self._baseline.update(snapshot([(path, module)], owned))
 
     def _modified_under_roots(self) -> set[str]:
         """The files under the roots created or modified since the example started its

@@ -220,12 +220,19 @@ def _mapping(mapping: dict[Any, Any], depth: int) -> Any:
         return _Unknown()
 
 
-def snapshot(modules: Iterable[tuple[str, types.ModuleType]]) -> Snapshot:
-    """``{(module file, global name): token}`` of the given ``(file, module)`` pairs."""
+def snapshot(
+    modules: Iterable[tuple[str, types.ModuleType]], owned: Iterable[str] | None = None
+) -> Snapshot:
+    """``{(module file, global name): token}`` of the given ``(file, module)`` pairs.
+
+    ``owned``: the names of the project's modules, whose classes are read into (default:
+    those given). Two snapshots compare only if they read the same classes so: one of
+    a module just imported is taken with every project module's name."""
     found: Snapshot = {}
     modules = list(modules)
     _owned.clear()
     _owned.update(module.__name__ for _, module in modules)
+    _owned.update(owned or ())
     try:
         for path, module in modules:
             namespace = getattr(module, "__dict__", None)
