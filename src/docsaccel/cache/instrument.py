@@ -65,6 +65,7 @@ __all__ = [
     "NOTE_NAME",
     "PACKAGE_DIR",
     "Instrumenter",
+    "address",
     "checked_code",
     "is_machinery",
     "jit_left",
@@ -344,18 +345,23 @@ def _learn_swaps(
         if any(f is function for f, _, _ in flag.swaps):
             continue
         plain_code = same.replace(co_consts=consts)
-        _CHECKED[id(plain_code)] = code
+        _CHECKED[address(plain_code)] = code
         flag.swaps.append((function, plain_code, code))
 
 
-#: ``{id of a function's plain code: its instrumented code}``: the same code to anyone
-#: comparing a function's state (:mod:`docsaccel.cache.state`).
+#: An object's identity as a number, as :func:`id` gives it but without the audit event
+#: ``id()`` raises (every audit hook of the process runs on each call): the hash
+#: ``object`` gives, a rotation of its address, unique among live objects.
+address: Callable[[object], int] = object.__hash__
+
+#: ``{address of a function's plain code: its instrumented code}``: the same code to
+#: anyone comparing a function's state (:mod:`docsaccel.cache.state`).
 _CHECKED: dict[int, types.CodeType] = {}
 
 
 def checked_code(code: types.CodeType) -> types.CodeType:
     """The instrumented code a function runs plainly once noted, else ``code``."""
-    return _CHECKED.get(id(code), code)
+    return _CHECKED.get(address(code), code)
 
 
 class Instrumenter:

@@ -51,7 +51,7 @@ from typing import Any
 
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
-from docsaccel.cache.state import Snapshot, changed, snapshot
+from docsaccel.cache.state import Snapshot, assigned, changed, snapshot, watch_assignments
 
 __all__ = ["NOT_PROJECT", "Recorder", "Seen", "own_names"]
 
@@ -156,6 +156,7 @@ class Recorder:
             if cls._instance is None:
                 recorder = cls()
                 sys.addaudithook(recorder._audit)
+                watch_assignments()
                 builtins.__import__ = recorder._wrap_import(builtins.__import__)
                 importlib.import_module = recorder._wrap_import_module(importlib.import_module)
                 cls._instance = recorder
@@ -303,6 +304,9 @@ class Recorder:
         )
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        if event == "object.__setattr__":
+            assigned(args)  # also between examples: snapshots outlive them
+            return
         if not self.active:
             return
         if event == "open":
