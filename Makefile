@@ -1,5 +1,6 @@
-# docsaccel: `make docs` builds the site at full quality, `make test` runs the test suite.
-# Both create or update .venv by themselves (see the `$(STAMP)` rule).
+# docsaccel: `make docs` builds the site at full quality, `make test` runs the test suite
+# (the whole suite on Python 3.11 in .venv, the fast lane on 3.12 and 3.13). Both create or
+# update their environments by themselves (see the `$(STAMP)` rule, and nox's in .nox).
 
 PYTHON ?= python3
 VENV := .venv
@@ -13,7 +14,18 @@ SPHINXOPTS ?=
 # not run again (docs/guide/caching.rst). DOCS_CACHE=0 turns it off.
 DOCS_CACHE ?= $(CURDIR)/.docsaccel-cache
 
-.PHONY: venv docs docs-fast docs-sharded test report bench lint clean
+# The other Pythons of the test matrix: `make test` runs the fast lane (`-m "not slow"`)
+# on each through nox (sessions tests-3.12, tests-3.13), which makes their environments in
+# .nox. Interpreters come from PATH, or from pyenv's versions when pyenv has them.
+OTHER_PYTHONS ?= 3.12 3.13
+LANES := test-suite $(addprefix test-,$(OTHER_PYTHONS))
+PYENV_BINS := $(foreach v,$(OTHER_PYTHONS),$(lastword $(sort $(wildcard \
+	$(shell pyenv root 2>/dev/null)/versions/$(v).*/bin))))
+empty :=
+space := $(empty) $(empty)
+PYTHONS_PATH := $(subst $(space),:,$(strip $(PYENV_BINS)))
+
+.PHONY: venv docs docs-fast docs-sharded test $(LANES) report bench lint clean
 
 venv: $(STAMP)
 
@@ -40,8 +52,19 @@ docs-sharded: $(STAMP)
 		--shards $(SHARDS) $(SHARD_INPUTS)
 	@echo "Site: $(DOCS_OUT)/index.html"
 
+# The lanes run side by side (most of a lane's time is spent waiting on builds, sleeps
+# and deadlines, not computing), each lane's output printed whole when it ends.
 test: $(STAMP)
+	$(MAKE) --no-print-directory --output-sync=target -j $(words $(LANES)) $(LANES)
+
+# The whole suite, on the project's Python (.venv).
+test-suite: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The fast lane on another Python; a missing interpreter fails, it is never skipped.
+$(addprefix test-,$(OTHER_PYTHONS)): test-%: $(STAMP)
+	PATH="$(if $(PYTHONS_PATH),$(PYTHONS_PATH):)$$PATH" $(BIN)/nox --error-on-missing-interpreters \
+		-s tests-$* -- -m "not slow" $(PYTEST_ARGS)
 
 report: $(STAMP)
 	$(BIN)/docsaccel report $(DOCS_OUT)/docsaccel/report.json --format md

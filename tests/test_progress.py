@@ -167,16 +167,17 @@ def test_recorded_time_is_sphinx_gallerys_own(tmp_path) -> None:
     assert built.returncode == 0, built.output
     for name in ("plot_quick.py", "plot_figure.py"):
         record = built.record(name)
-        cost = json.loads((src / "auto_examples" / f"{Path(name).stem}.cost.json").read_text())
-        assert abs(record["wall_seconds"] - cost["time"]) <= 0.010
         assert record["overhead_seconds"] >= 0
-    rst = (src / "auto_examples" / "plot_quick.rst").read_text(encoding="utf-8")
-    shown = re.search(
-        r"\*\*Total running time of the script:\*\* \(0 minutes ([\d.]+) seconds\)", rst
-    )
-    assert (
-        shown and abs(float(shown.group(1)) - built.record("plot_quick.py")["wall_seconds"]) < 0.01
-    )
+        # As the page shows it, with every sphinx-gallery release...
+        rst = (src / "auto_examples" / f"{Path(name).stem}.rst").read_text(encoding="utf-8")
+        shown = re.search(
+            r"\*\*Total running time of the script:\*\* \(0 minutes ([\d.]+) seconds\)", rst
+        )
+        assert shown and abs(float(shown.group(1)) - record["wall_seconds"]) < 0.01, rst
+        # ... and as its cost file (from sphinx-gallery 0.22) keeps it.
+        cost_file = src / "auto_examples" / f"{Path(name).stem}.cost.json"
+        if cost_file.exists():
+            assert abs(record["wall_seconds"] - json.loads(cost_file.read_text())["time"]) <= 0.010
 
 
 def _example(name: str, budget: float | None) -> Example:
@@ -243,3 +244,31 @@ def test_a_shard_build_counts_its_own_examples(tmp_path) -> None:
     ]
     assert "[1/1] examples/plot_inline.py" in built.output
     assert built.report["build"]["shard"] == {"role": "shard", "examples": 1}
+
+
+@pytest.mark.parametrize(
+    ("status", "seconds", "expected"),
+    [
+        ("ok", 0.0, {"examples/a.py": 0.0}),  # ran faster than the record's rounding
+        ("over-budget", 2.5, {"examples/a.py": 2.5}),
+        ("cached", 3.0, {"examples/a.py": 3.0}),
+        ("cached", 0.0, {}),  # reused with no measured time: nothing to expect
+        ("failed", 4.0, {}),
+    ],
+)
+def test_expected_times_come_from_runs_that_finished(status, seconds, expected) -> None:
+    from docsaccel.gallery.progress import expected_seconds
+
+    example = Example(
+        "examples",
+        "a.py",
+        "/src/examples/a.py",
+        "/src/auto/a.py",
+        "auto/a",
+        True,
+        Budget(60.0, "default", "default"),
+    )
+    previous = {"examples/a.py": {"status": status, "fast": False, "wall_seconds": seconds}}
+
+    assert expected_seconds([example], False, previous) == expected
+    assert expected_seconds([example], True, previous) == {}, "a fast build expects its own kind"

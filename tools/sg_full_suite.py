@@ -27,12 +27,13 @@ dozen times on each side)::
     PYTHONPATH=$PWD/src python tools/sg_full_suite.py /tmp/sgsrc/sphinx_gallery-0.22.1 \\
         --extra-path /tmp/sgdeps --workdir /tmp/sg-full
 
-``--install-deps DIR`` runs ``pip install --target DIR -c constraints.txt`` with
-:data:`DEPENDENCIES`, then removes from ``DIR`` every distribution the interpreter already
-has: ``--target`` installs the whole dependency tree, and a second Sphinx, docutils or
-Jinja2 there would come first on ``PYTHONPATH`` and replace the project's pinned ones. A
-run refuses an ``--extra-path`` that still holds such copies. ``--extra-path`` folders go
-on the children's ``PYTHONPATH`` (after docsaccel's source) and their ``bin`` on ``PATH``.
+``--install-deps DIR`` runs ``pip install --target DIR -c constraints.txt`` (or the
+``--constraints`` file: ``nox -s compat`` gives its pins) with :data:`DEPENDENCIES`,
+then removes from ``DIR`` every distribution the interpreter already has: ``--target``
+installs the whole dependency tree, and a second Sphinx, docutils or Jinja2 there would
+come first on ``PYTHONPATH`` and replace the project's pinned ones. A run refuses an
+``--extra-path`` that still holds such copies. ``--extra-path`` folders go on the
+children's ``PYTHONPATH`` (after docsaccel's source) and their ``bin`` on ``PATH``.
 
 Offline: ``jupyter lite build`` (which jupyterlite_sphinx runs at the end of every
 tinybuild build) needs no network: jupyterlite-core's wheel holds the JupyterLite site it
@@ -118,10 +119,10 @@ def _installed(exclude: Path) -> set[str]:
     return {_norm(d.metadata["Name"]) for d in distributions(path=path) if d.metadata["Name"]}
 
 
-def install_deps(folder: Path) -> None:
+def install_deps(folder: Path, constraints: Path = CONSTRAINTS) -> None:
     """``pip install --target`` :data:`DEPENDENCIES`, less what the interpreter has."""
     command = [sys.executable, "-m", "pip", "install", "--target", str(folder)]
-    command += ["-c", str(CONSTRAINTS), *DEPENDENCIES]
+    command += ["-c", str(constraints), *DEPENDENCIES]
     if subprocess.run(command, check=False).returncode != 0:
         raise SystemExit(f"pip could not install the suite's dependencies into {folder}")
     have = _installed(folder)
@@ -265,11 +266,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests", nargs="+", default=["sphinx_gallery/tests/test_full.py"])
     parser.add_argument("--extra-path", action="append", default=[], metavar="DIR")
     parser.add_argument("--install-deps", type=Path, metavar="DIR", help="see the docstring")
+    parser.add_argument(
+        "--constraints",
+        type=Path,
+        default=CONSTRAINTS,
+        help="pip constraints for --install-deps (default: the project's constraints.txt)",
+    )
     parser.add_argument("-k", dest="keyword", help="pytest -k expression, for both runs")
     parser.add_argument("--workdir", type=Path, help="where the copies go (default: a temp dir)")
     args = parser.parse_args(argv)
     if args.install_deps is not None:
-        install_deps(args.install_deps)
+        install_deps(args.install_deps, args.constraints)
         if args.source is None:
             return 0
     if args.source is None:

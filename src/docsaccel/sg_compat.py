@@ -29,11 +29,28 @@ so an upgrade that moves them breaks one module, and the tests say which functio
 - the config with sphinx-gallery's defaults outside a build (:func:`with_defaults`), so
   planning shards sees the examples the build will.
 
-Checked against sphinx-gallery 0.22.1.
+Checked against every sphinx-gallery release of the series in
+:data:`CHECKED_SPHINX_GALLERY` (0.17.0 to 0.22.1), read and built with one release of
+each series (``nox -s compat``). Where they differ it follows the installed release:
+before 0.22 sphinx-gallery keeps no ``<stem>.cost.json``, so the time it measured is read
+from its running ``generate_file_rst`` and an unchanged example has no last time; before
+0.19 the sort key of ``within_subsection_order`` is made by ``_get_class``. Importing this
+module with a release missing a private name it needs raises an ``ImportError`` naming
+the name and the release; one known not to work (:data:`BROKEN_SPHINX_GALLERY`) is refused
+the same way, and :func:`unchecked_release` says when the release is outside the checked
+series (the plugin warns).
+
+Example::
+
+    from docsaccel.gallery import sg_compat
+
+    sg_compat.unchecked_release("0.22.1")   # None: checked
+    sg_compat.unchecked_release("0.23.0")   # "docsaccel was checked against ..."
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -43,16 +60,16 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from sphinx_gallery import gen_rst, py_source_parser
-from sphinx_gallery.gen_gallery import _fill_gallery_conf_defaults, get_subsections
-from sphinx_gallery.gen_rst import _get_gallery_header, _read_cached_cost, executable_script
-from sphinx_gallery.utils import _collect_gallery_files, get_md5sum
+import sphinx_gallery
+from sphinx_gallery import gen_gallery, gen_rst, py_source_parser, utils
 
 from docsaccel.budgets import INLINE_COMMENT
 
 _USER_RESET = "docsaccel_user_reset_modules"
 
 __all__ = [
+    "BROKEN_SPHINX_GALLERY",
+    "CHECKED_SPHINX_GALLERY",
     "RUN_MARKER_SUFFIX",
     "cached_seconds",
     "call_user_resetters",
@@ -67,14 +84,89 @@ __all__ = [
     "is_unchanged",
     "measured_seconds",
     "output_files",
+    "refuse_broken",
     "remove_our_config_comments",
     "run_marker_file",
     "run_only",
     "running_example",
     "stale_targets",
+    "unchecked_release",
     "user_resetters",
     "with_defaults",
 ]
+
+#: The sphinx-gallery release series whose private names this module was checked
+#: against, oldest to newest; ``pyproject.toml`` allows exactly these.
+CHECKED_SPHINX_GALLERY = ("0.17", "0.18", "0.19", "0.20", "0.21", "0.22")
+
+#: Releases known not to work with docsaccel, and why: importing this module refuses them.
+BROKEN_SPHINX_GALLERY: dict[str, str] = {}
+
+
+def _series(version: str) -> str:
+    return ".".join(version.split("+")[0].split(".")[:2])
+
+
+def unchecked_release(version: str | None = None) -> str | None:
+    """Why the installed sphinx-gallery (or ``version``) is outside the checked series,
+    ``None`` when it is one of them."""
+    version = sphinx_gallery.__version__ if version is None else version
+    if _series(version) in CHECKED_SPHINX_GALLERY:
+        return None
+    return (
+        f"docsaccel was checked against sphinx-gallery {CHECKED_SPHINX_GALLERY[0]} to "
+        f"{CHECKED_SPHINX_GALLERY[-1]}, but sphinx-gallery {version} is installed: the "
+        "private functions docsaccel reads may have changed, and an example's record or a "
+        f"skipped run could be wrong. Install sphinx-gallery {_supported_range()}."
+    )
+
+
+def _supported_range() -> str:
+    last = CHECKED_SPHINX_GALLERY[-1].split(".")
+    after = f"{last[0]}.{int(last[1]) + 1}"
+    return f">={CHECKED_SPHINX_GALLERY[0]},<{after}"
+
+
+def _private(module: Any, name: str) -> Any:
+    """``module.name`` from the installed sphinx-gallery; an ``ImportError`` naming the
+    release when it has no such name."""
+    found = getattr(module, name, None)
+    if found is None:
+        raise ImportError(
+            f"docsaccel.gallery needs {module.__name__}.{name}, which sphinx-gallery "
+            f"{sphinx_gallery.__version__} does not have; it was checked against "
+            f"sphinx-gallery {CHECKED_SPHINX_GALLERY[0]} to {CHECKED_SPHINX_GALLERY[-1]}: "
+            f"install sphinx-gallery {_supported_range()}"
+        )
+    return found
+
+
+def refuse_broken(version: str | None = None) -> None:
+    """Raise ``ImportError`` when the installed sphinx-gallery (or ``version``) is a release
+    known not to work (:data:`BROKEN_SPHINX_GALLERY`); importing this module calls it."""
+    version = sphinx_gallery.__version__ if version is None else version
+    if version in BROKEN_SPHINX_GALLERY:
+        raise ImportError(
+            f"docsaccel.gallery does not work with sphinx-gallery {version}: "
+            f"{BROKEN_SPHINX_GALLERY[version]}; install sphinx-gallery {_supported_range()}"
+        )
+
+
+refuse_broken()
+_fill_gallery_conf_defaults = _private(gen_gallery, "_fill_gallery_conf_defaults")
+get_subsections = _private(gen_gallery, "get_subsections")
+_get_gallery_header = _private(gen_rst, "_get_gallery_header")
+executable_script = _private(gen_rst, "executable_script")
+_generate_file_rst = _private(gen_rst, "generate_file_rst")
+_get_callables = _private(gen_rst, "_get_callables")
+_collect_gallery_files = _private(utils, "_collect_gallery_files")
+get_md5sum = _private(utils, "get_md5sum")
+_private(py_source_parser, "remove_config_comments")  # wrapped, and looked up, when used
+# Only in some of the checked releases (None in the others), each with a way without it:
+# the per-example cost file ``<stem>.cost.json``, new in sphinx-gallery 0.22, and the
+# making of the ``within_subsection_order`` sort key before 0.19.
+_read_cached_cost = getattr(gen_rst, "_read_cached_cost", None)
+_get_class = getattr(gen_rst, "_get_class", None)
 
 # Never matches: the pattern of a build that executes no example.
 _MATCH_NOTHING = r"(?!)"
@@ -139,12 +231,14 @@ def _sub_galleries(examples_dir: Path, gallery_conf: dict[str, Any]) -> list[str
     # sorts them, and may name paths relative to a folder this function does not know.
     has_header = _get_gallery_header(examples_dir, gallery_conf, raise_error=False) is not None
     unsorted = {**gallery_conf, "subsection_order": None}
-    return get_subsections(examples_dir, examples_dir, unsorted, check_for_header=has_header)
+    # The flag is positional: sphinx-gallery 0.17 named it check_for_index.
+    return get_subsections(examples_dir, examples_dir, unsorted, has_header)
 
 
 def is_executable(src_file: str, gallery_conf: dict[str, Any]) -> bool:
     """Whether sphinx-gallery runs this example (``filename_pattern``, ``plot_gallery``)."""
-    return executable_script(src_file, gallery_conf)
+    # Before sphinx-gallery 0.21 its answer is the match or plot_gallery's value, not a bool.
+    return bool(executable_script(src_file, gallery_conf))
 
 
 def install_hook(gallery_conf: dict[str, Any], hook: Callable[..., None]) -> None:
@@ -172,7 +266,7 @@ def call_user_resetters(gallery_conf: dict[str, Any], fname: str, when: str) -> 
         clean_modules({**gallery_conf, "reset_modules": reset_modules}, fname, when)
 
 
-_GENERATE_FILE_RST = gen_rst.generate_file_rst.__code__
+_GENERATE_FILE_RST = _generate_file_rst.__code__
 
 
 def running_example(fname: str) -> str | None:
@@ -287,7 +381,10 @@ def failures(gallery_conf: dict[str, Any]) -> dict[str, str]:
 
 
 def cached_seconds(target_file: Path) -> float | None:
-    """sphinx-gallery's last measured time of an example, ``None`` when it has none."""
+    """sphinx-gallery's last measured time of an example, ``None`` when it has none
+    (always before sphinx-gallery 0.22, which keeps no such time)."""
+    if _read_cached_cost is None:
+        return None
     seconds = _read_cached_cost(target_file)[0]
     return seconds if seconds > 0 else None
 
@@ -314,11 +411,34 @@ def measured_seconds(target_file: str, before: tuple[int, int] | None) -> float 
     hook can read it in the process that ran the example. Only a passing example gets the
     file: when it is still the one :func:`cost_stamp` saw before the run (``before``), it
     is an earlier run's, and this gives ``None``, as for a missing or unreadable file.
+    Before sphinx-gallery 0.22, which writes no such file, the time is read where it
+    measured it (:func:`_running_example_time`).
     """
+    if _read_cached_cost is None:
+        return _running_example_time(target_file)
     if cost_stamp(target_file) in (None, before):
         return None
     seconds = _read_cached_cost(Path(target_file))[0]
     return seconds if seconds > 0 else None
+
+
+def _running_example_time(target_file: str) -> float | None:
+    """Before sphinx-gallery 0.22 (no ``.cost.json``): the time its ``generate_file_rst``
+    measured, read from that function's frame while it calls the "after" resetters, if
+    the example passed (its ``out_vars["passing"]``) and is ``target_file``."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code is not _GENERATE_FILE_RST:
+        frame = frame.f_back
+    if frame is None:
+        return None
+    found = frame.f_locals
+    out_vars, seconds = found.get("out_vars"), found.get("time_elapsed")
+    running = found.get("target_file")
+    if running is None or os.path.normpath(running) != os.path.normpath(target_file):
+        return None
+    if not isinstance(out_vars, dict) or not out_vars.get("passing"):
+        return None
+    return seconds if isinstance(seconds, float) and seconds > 0 else None
 
 
 def _cost_file(target_file: str) -> str:
@@ -425,10 +545,15 @@ def run_order(src_files: Iterable[str], gallery_conf: dict[str, Any]) -> list[st
         except OSError:
             listed = {}
         names = sorted((os.path.basename(f) for f in files), key=lambda n: listed.get(n, -1))
-        try:
-            key = gen_rst._get_callables(gallery_conf, "within_subsection_order", folder)[0]
-            names = sorted(names, key=key)
-        except Exception:  # a sort key sphinx-gallery itself refuses: keep the listed order
-            pass
+        # A sort key sphinx-gallery itself refuses: keep the listed order.
+        with contextlib.suppress(Exception):
+            names = sorted(names, key=_sort_key(gallery_conf, folder))
         ordered += [os.path.join(folder, name) for name in names]
     return ordered
+
+
+def _sort_key(gallery_conf: dict[str, Any], folder: str) -> Callable[[str], Any]:
+    """The ``within_subsection_order`` key sphinx-gallery sorts ``folder``'s files with."""
+    if _get_class is not None:  # before sphinx-gallery 0.19: a class, made for the folder
+        return _get_class(gallery_conf, "within_subsection_order")(folder)
+    return _get_callables(gallery_conf, "within_subsection_order", folder)[0]

@@ -443,25 +443,33 @@ def _header(dist: metadata.Distribution, field: str) -> str | None:
 
 def _record_modules(dist: metadata.Distribution) -> set[str]:
     """The top-level modules a distribution's installed ``.py`` files make (``foo/x.py``
-    -> ``foo``, ``bar.py`` -> ``bar``), read from its ``RECORD`` as plain CSV rows rather
-    than as ``dist.files`` objects; other file lists through ``dist.files``."""
+    -> ``foo``, ``bar.py`` -> ``bar``), from its file list (:func:`_record_paths`)."""
+    found = set()
+    for path in _record_paths(dist):
+        if path.endswith(".py"):
+            head, slash, _ = path.partition("/")
+            found.add(head if slash else path[: -len(".py")])
+    return found
+
+
+def _record_paths(dist: metadata.Distribution) -> list[str]:
+    """The paths a distribution installed, as its ``RECORD`` lists them, read as plain CSV
+    rows rather than as ``dist.files`` objects; other file lists through ``dist.files``.
+
+    Not ``dist.files`` for a ``RECORD``: since Python 3.12 it leaves out the files that
+    are not on disk (what the distribution says it installed is what counts here), and
+    checking each one is slow for a large distribution. Raises ``ValueError`` (or
+    ``csv.Error``) when the list is missing or unreadable."""
     text = dist.read_text("RECORD")
     if text is None:
         files = dist.files
         if files is None:  # no file list at all (an .egg-info file): a guess is better
             raise ValueError("no RECORD or other file list")
-        paths = [str(f) for f in files]
-    else:
-        rows = [row for row in csv.reader(text.splitlines()) if row]
-        if any(len(row) != 3 for row in rows):  # path, hash, size: as dist.files refuses
-            raise ValueError("RECORD rows are not path, hash, size")
-        paths = [row[0] for row in rows]
-    found = set()
-    for path in paths:
-        if path.endswith(".py"):
-            head, slash, _ = path.partition("/")
-            found.add(head if slash else path[: -len(".py")])
-    return found
+        return [str(f) for f in files]
+    rows = [row for row in csv.reader(text.splitlines()) if row]
+    if any(len(row) != 3 for row in rows):  # path, hash, size: as dist.files refuses
+        raise ValueError("RECORD rows are not path, hash, size")
+    return [row[0] for row in rows]
 
 
 def _is_editable(dist: metadata.Distribution) -> bool:
@@ -481,13 +489,13 @@ def _ships_shared_library(name: str) -> bool:
     key = _canonical(name)
     if key not in _native:
         try:
-            files = metadata.distribution(name).files
+            names = [path.rpartition("/")[2] for path in _record_paths(metadata.distribution(name))]
         except metadata.PackageNotFoundError:
-            files = []
-        except (OSError, ValueError, TypeError):
-            files = None  # a RECORD it cannot read: it may hold one
-        _native[key] = files is None or any(
-            _SHARED_LIBRARY.search(f.name) and not _EXTENSION_MODULE.search(f.name) for f in files
+            names = []
+        except (OSError, ValueError, TypeError, csv.Error):
+            names = None  # no file list, or one it cannot read: it may hold one
+        _native[key] = names is None or any(
+            _SHARED_LIBRARY.search(n) and not _EXTENSION_MODULE.search(n) for n in names
         )
     return _native[key]
 

@@ -64,16 +64,26 @@ _SPAWN_EVENTS = frozenset(
     {"subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.spawn", "os.fork"}
 )
 _LISTING_EVENTS = frozenset({"os.listdir", "os.scandir"})
-# The standard library's ways to list a folder (glob, os.walk, Path.glob, shutil.copytree):
-# who called them decides whether the listing is the example's.
-_LISTING_HELPERS = frozenset(
-    {"<frozen os>", os.__file__, glob.__file__, pathlib.__file__, shutil.__file__}
-)
 
 
-# Listings that are not what the example reads: the import system's to find modules (every
-# package folder on sys.path), importlib.metadata's to find distributions, and those of the
-# machinery running the example (sphinx-gallery, this plugin's scrapers looking for videos).
+def _source_files(*modules: Any) -> frozenset[str]:
+    """The files holding these modules' code: a package's every module, as pathlib is one
+    from Python 3.13 (its code lives in ``pathlib/_local.py`` and ``pathlib/_abc.py``)."""
+    found: set[str] = set()
+    for module in modules:
+        path = os.path.abspath(module.__file__)
+        found.add(path)
+        if os.path.basename(path) == "__init__.py":
+            folder = os.path.dirname(path)
+            found.update(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".py"))
+    return frozenset(found)
+
+
+# The standard library's ways to list a folder (glob, os.walk, Path.glob, Path.walk,
+# shutil.copytree): who called them decides whether the listing is the example's.
+_LISTING_HELPERS = frozenset({"<frozen os>"}) | _source_files(os, glob, pathlib, shutil)
+
+
 def _package_folders(name: str) -> list[str]:
     # Found without importing the package: loading the cache needs no Sphinx.
     spec = importlib.util.find_spec(name)
@@ -81,6 +91,9 @@ def _package_folders(name: str) -> list[str]:
     return [os.path.abspath(location) + os.sep for location in locations or ()]
 
 
+# Listings that are not what the example reads: the import system's to find modules (every
+# package folder on sys.path), importlib.metadata's to find distributions, and those of the
+# machinery running the example (sphinx-gallery, this plugin's scrapers looking for videos).
 _NOT_THE_EXAMPLE = (
     "<frozen importlib.",
     os.path.dirname(importlib.util.__file__) + os.sep,

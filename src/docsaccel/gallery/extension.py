@@ -16,8 +16,10 @@ from __future__ import annotations
 from typing import Any
 
 from sphinx.application import Sphinx
+from sphinx.util import logging
 
 import docsaccel
+from docsaccel import sg_compat
 from docsaccel.gallery import events, process_end
 from docsaccel.settings import config_values
 
@@ -27,9 +29,14 @@ __all__ = ["ENV_VERSION", "setup"]
 #: metadata): bumped when that changes, so Sphinx reads every document again.
 ENV_VERSION = 1
 
+logger = logging.getLogger(__name__)
+
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.setup_extension("sphinx_gallery.gen_gallery")
+    unchecked = sg_compat.unchecked_release()
+    if unchecked is not None:
+        logger.warning(unchecked, type="docsaccel", subtype="sphinx_gallery")
     app.setup_extension("docsaccel.video")
     for key, default, types in config_values():
         app.add_config_value(key, default, "", types=frozenset(types))

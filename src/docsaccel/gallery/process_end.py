@@ -202,13 +202,18 @@ def end_of_process(
     if every_process:
         end_processes(descendants())
     unfinished = False
-    for pid, callback in list(_callbacks):
-        if pid != os.getpid():
-            continue  # registered in the process this one was forked from
-        try:
-            unfinished = bool(callback()) or unfinished
-        except Exception as exc:  # the others still run; the process ends regardless
-            logger.error(f"docsaccel: while the build's process ended: {exc!r}")
+    # Before Sphinx 8.1, -W without --keep-going raises on the first warning or error
+    # logged: at the end of the process a message must be shown, never raised, or the
+    # callbacks after it and the failing status would be skipped.
+    shown = getattr(sphinx_logging, "skip_warningiserror", contextlib.nullcontext)
+    with shown():
+        for pid, callback in list(_callbacks):
+            if pid != os.getpid():
+                continue  # registered in the process this one was forked from
+            try:
+                unfinished = bool(callback()) or unfinished
+            except Exception as exc:  # the others still run; the process ends regardless
+                logger.error(f"docsaccel: while the build's process ended: {exc!r}")
     if status is None and fail_unfinished and unfinished:
         status = EXIT_STATUS
     if status is None:

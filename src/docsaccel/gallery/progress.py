@@ -51,7 +51,7 @@ from sphinx.util import logging
 
 from docsaccel import sg_compat
 from docsaccel.budgets import format_seconds
-from docsaccel.contract import NEAR_BUDGET, REUSABLE
+from docsaccel.contract import EXECUTED, NEAR_BUDGET, REUSABLE
 from docsaccel.examples import Example
 
 __all__ = [
@@ -119,11 +119,13 @@ def expected_seconds(
     found: dict[str, float] = {}
     for example in examples:
         record = previous.get(example.id)
+        # A run's time rounds to 0.0 on a fast machine and is still its time; a reused
+        # record's 0.0 is a time nobody measured.
         if (
             record
             and record.get("fast") == fast
             and record.get("status") in REUSABLE
-            and record.get("wall_seconds", 0) > 0
+            and (record.get("wall_seconds", 0) > 0 or record.get("status") in EXECUTED)
         ):
             found[example.id] = float(record["wall_seconds"])
         elif history and example.id in history:

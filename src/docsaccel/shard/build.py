@@ -115,6 +115,7 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
     ``root`` (default: the current folder) must contain ``docs``. A ``conf.py`` that does
     not run (a syntax error, an exception) raises :class:`ShardError` with Sphinx's message.
     """
+    import sphinx
     from sphinx.config import eval_config_file
     from sphinx.errors import ConfigError
     from sphinx.util.tags import Tags
@@ -126,7 +127,9 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
     if not conf_file.is_file():
         raise ShardError(f"{conf_file}: no such file; --docs must name the Sphinx conf folder")
     try:
-        namespace = eval_config_file(conf_file, Tags())
+        # Before Sphinx 8.2 it takes a str only, from Sphinx 9 a Path only.
+        given = conf_file if sphinx.version_info >= (8, 2) else str(conf_file)
+        namespace = eval_config_file(given, Tags())
     except ConfigError as exc:
         # Sphinx's message may hold a traceback of conf.py: its last line says what failed.
         lines = [line for line in str(exc).splitlines() if line.strip()]
