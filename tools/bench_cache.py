@@ -23,7 +23,18 @@ checkout, with budgets reported, not enforced (``tools/timed_build.py``). Measur
   history replayed (the last ``--commits`` commits that touched ``src/``): for each
   commit, the share of tutorials each granularity would run again, from the dependencies
   the cold builds recorded, averaged over the commits (1.0 without a cache). The
-  dependencies are today's, so this is an estimate for older commits.
+  dependencies are today's, so this is an estimate for older commits;
+- ``--part replay``: a real library's history (``tools/replay_gallery.py``: networkx's
+  releases from PyPI sdists, its own gallery, the library under the project's roots).
+  Each release is built from fresh copies without the cache, then with one cache per
+  granularity that the earlier releases filled; every build's gallery is compared with
+  the build without the cache, file by file, measured times masked. Printed:
+  ``rerun_fraction_module`` / ``rerun_fraction_function`` (mean share of the examples
+  that pass re-run per release after the first), ``stale_pages`` (must be 0) and, with
+  ``--old-rule REV``, ``rerun_fraction_old_rule``: the same replay with docsaccel's
+  ``src/`` at that git revision, at ``function`` granularity. A page that also differs
+  between two builds without the cache (unseeded randomness) is counted in
+  ``varying_pages``, not as stale.
 
 Prints one line per build and a last line with one JSON object.
 
@@ -32,6 +43,7 @@ Usage::
     python tools/bench_cache.py                 # 2 rounds, 20 commits (~15 minutes)
     python tools/bench_cache.py --rounds 3 --commits 30
     python tools/bench_cache.py --part heavy    # only the call-heavy gallery
+    python tools/bench_cache.py --part replay --old-rule 43f26ef   # networkx (~90 minutes)
 """
 
 from __future__ import annotations
@@ -39,6 +51,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -46,10 +59,12 @@ from pathlib import Path
 from typing import Any
 
 import heavy_gallery
+import replay_gallery
 from timed_build import ROOT, timed_build
 
 from docsaccel.cache.fingerprint import code_digests
 from docsaccel.cache.store import CacheStore
+from docsaccel.formats import write_json
 
 
 class Bench:
@@ -180,6 +195,90 @@ def replay(caches: dict[str, Path], commits: int, tmp: Path) -> dict[str, float]
     return {level: round(statistics.mean(values), 3) for level, values in fractions.items()}
 
 
+def replay_releases(folder: Path, releases: list[str], old_rule: str | None) -> dict[str, Any]:
+    """The history replay of ``--part replay`` (see the module docstring)."""
+    python = replay_gallery.bench_python(folder / "venv", ROOT / "constraints.txt")
+    work = folder / "work"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    sides = {"module": (ROOT / "src", "module"), "function": (ROOT / "src", "function")}
+    if old_rule:
+        old = work / "old-rule"
+        old.mkdir()
+        archive = subprocess.run(
+            ["git", "archive", old_rule, "src"], cwd=ROOT, capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        sides["old_rule"] = (old / "src", "function")
+    fractions: dict[str, list[float]] = {side: [] for side in sides}
+    stale: list[str] = []
+    varying: set[str] = set()
+    failed: set[str] = set()
+    examples = 0
+    previous: dict[str, bytes] | None = None
+    steps = []
+    # Every download first: without the network the replay stops before any build.
+    sdists = [replay_gallery.fetch(version, folder / "sdists", python) for version in releases]
+    for index, (version, sdist) in enumerate(zip(releases, sdists, strict=True)):
+        tree = replay_gallery.release_tree(sdist, folder / "trees")
+        library = replay_gallery.library_files(tree)
+        moved = None if previous is None else replay_gallery.differences(library, previous)
+        previous = library
+        copy = work / "copy"  # one path for every build: pages may print it
+        clean = replay_gallery.build(tree, copy, python, ROOT / "src", None)
+        passing = clean.executed - clean.failed
+        failed |= clean.failed
+        examples = max(examples, len(passing))
+        again: set[str] | None = None
+        step: dict[str, Any] = {"release": version, "library_files_changed": moved}
+        for side, (src, granularity) in sides.items():
+            cache = work / f"cache-{side}"
+            warm = replay_gallery.build(tree, copy, python, src, cache, granularity)
+            ran = warm.executed & passing
+            differ = replay_gallery.differences(warm.pages, clean.pages)
+            if differ and again is None:
+                second = replay_gallery.build(tree, copy, python, ROOT / "src", None)
+                again = set(replay_gallery.differences(second.pages, clean.pages))
+                varying |= {f"{version}: {page}" for page in again}
+            wrong = [page for page in differ if page not in (again or set())]
+            stale += [f"{version} {side}: {page}" for page in wrong]
+            if index:
+                fractions[side].append(len(ran) / len(passing))
+            step[side] = {
+                "ran": len(ran),
+                "of": len(passing),
+                "seconds": round(warm.seconds, 1),
+                "stale": wrong,
+                "reasons": {e: warm.reasons[e] for e in sorted(ran)},
+            }
+            print(
+                f"networkx {version} ({moved if moved is None else len(moved)} library files "
+                f"changed) {side}: {len(ran)} of {len(passing)} examples ran, "
+                f"{len(wrong)} stale, {warm.seconds:.0f} s (clean {clean.seconds:.0f} s)",
+                flush=True,
+            )
+            for page in wrong:
+                print(f"  STALE {page}", flush=True)
+        steps.append(step)
+        write_json(work / "steps.json", steps)
+    result: dict[str, Any] = {
+        "library": replay_gallery.LIBRARY,
+        "releases": releases,
+        "steps": len(releases) - 1,
+        "examples": examples,
+        "failed_examples": len(failed),
+    }
+    for side, values in fractions.items():
+        result[f"rerun_fraction_{side}"] = round(statistics.mean(values), 3) if values else None
+    old_fraction = result.get("rerun_fraction_old_rule")
+    result["target_rerun_fraction_function"] = (
+        round(old_fraction / 3, 3) if old_fraction is not None else None
+    )
+    result["stale_pages"] = len(stale)
+    result["varying_pages"] = len(varying)
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2, help="overhead pairs (default 2)")
@@ -192,9 +291,23 @@ def main() -> None:
     )
     parser.add_argument(
         "--part",
-        choices=("all", "heavy"),
+        choices=("all", "heavy", "replay"),
         default="all",
-        help="everything (default) or only the call-heavy gallery",
+        help="everything (default), only the call-heavy gallery, or only the replay",
+    )
+    parser.add_argument(
+        "--releases",
+        default=",".join(replay_gallery.RELEASES),
+        help="replay: consecutive networkx releases, comma-separated",
+    )
+    parser.add_argument(
+        "--old-rule", metavar="REV", help="replay: also docsaccel's src/ at this git revision"
+    )
+    parser.add_argument(
+        "--replay-dir",
+        type=Path,
+        default=ROOT / "build" / "bench-replay",
+        help="replay: where the sdists, trees and the builds' venv are kept",
     )
     parser.add_argument(
         "--heavy-rounds", type=int, default=5, help="call-heavy gallery pairs (default 5)"
@@ -202,6 +315,12 @@ def main() -> None:
     args = parser.parse_args()
     if args.rounds < 1 or args.commits < 1 or args.heavy_rounds < 1:
         parser.error("--rounds, --heavy-rounds and --commits must be 1 or more")
+    if args.part == "replay":
+        releases = [r.strip() for r in args.releases.split(",") if r.strip()]
+        if len(releases) < 2:
+            parser.error("--releases needs two releases or more")
+        print(json.dumps(replay_releases(args.replay_dir, releases, args.old_rule)))
+        return
     with tempfile.TemporaryDirectory(prefix="docsaccel-bench-heavy-") as name:
         heavy, heavy_cpu = heavy_overhead(Path(name), args.heavy_rounds)
     heavy_result = {
