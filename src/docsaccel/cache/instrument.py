@@ -178,7 +178,7 @@ class _Lambdas(ast.NodeTransformer):
         check = ast.copy_location(_check(self.path, self.index), node.body)
         both = ast.Tuple([check, node.body], ast.Load())
         node.body = ast.Subscript(ast.copy_location(both, node.body), ast.Constant(1), ast.Load())
-        return node
+        return ast.fix_missing_locations(node)
 
 
 def jit_left(tree: ast.Module) -> frozenset[str]:
@@ -192,10 +192,12 @@ def jit_left(tree: ast.Module) -> frozenset[str]:
 
 
 def instrumented_tree(
-    tree: ast.Module, path: str
+    tree: ast.Module, path: str, lambdas: bool = True
 ) -> tuple[ast.Module, frozenset[str], tuple[str, ...]]:
     """``tree`` with every function and lambda recording its piece (changed in place), the
-    pieces left as written (compiled by a JIT), and the qualified name of each index."""
+    pieces left as written (compiled by a JIT), and the qualified name of each index.
+    ``lambdas=False``: the source has none (the word ``lambda`` is not in it), so no
+    expression is walked for one."""
     left = jit_left(tree)
     names: list[str] = [MODULE_BODY]
     for name, node in list(functions(tree)):
@@ -205,12 +207,15 @@ def instrumented_tree(
         names.append(name)
         body = node.body
         first = 1 if body and _is_docstring(body[0]) else 0
-        for statement_node in body:
-            _Lambdas(path, index).visit(statement_node)
+        if lambdas:
+            for statement_node in body:
+                _Lambdas(path, index).visit(statement_node)
         body.insert(first, _record(path, index, body[0]))
-    for node in tree.body:
-        _Lambdas(path, 0).visit(node)
-    return ast.fix_missing_locations(tree), left, tuple(names)
+    if lambdas:
+        for node in tree.body:
+            _Lambdas(path, 0).visit(node)
+    # Every node added has its location (set where it is made): no walk of the tree.
+    return tree, left, tuple(names)
 
 
 def _is_docstring(node: ast.stmt) -> bool:
@@ -222,7 +227,9 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 
 def _compile(source: bytes, path: str) -> tuple[types.CodeType, frozenset[str], tuple[str, ...]]:
-    tree, left, names = instrumented_tree(ast.parse(source, filename=path), path)
+    tree, left, names = instrumented_tree(
+        ast.parse(source, filename=path), path, lambdas=b"lambda" in source
+    )
     return compile(tree, path, "exec", dont_inherit=True), left, names
 
 
