@@ -89,9 +89,14 @@ sphinx_gallery_conf = {{
     # Examples needing what is not installed (graphviz, osmnx) or the network fail;
     # the replay leaves them out of its counts.
     "only_warn_on_example_error": True,
+    "ignore_pattern": {ignore!r},
 }}
 docsaccel_cache_granularity = {granularity!r}
 """
+#: The examples left out of the gallery: each runs for most of a minute (animations
+#: rendered frame by frame, a process pool), as long as a dozen others together, and the
+#: replay measures which examples run again, not how long they take.
+LEFT_OUT = ("plot_3d_animation_basic", "plot_3d_animation_walk", "plot_parallel_betweenness")
 INDEX = "Gallery\n=======\n\n.. toctree::\n\n   auto_examples/index\n"
 
 _TIMES = (
@@ -145,17 +150,18 @@ def release_tree(sdist: Path, folder: Path) -> Path:
     """The release unpacked under ``folder`` with the gallery's docs folder added."""
     name = sdist.name.removesuffix(".tar.gz")
     tree = folder / name
-    if (tree / DOCS / "conf.py").is_file():
-        return tree
-    shutil.rmtree(tree, ignore_errors=True)
-    folder.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(sdist) as archive:
-        archive.extractall(folder, filter="data")
-    sections = [f"../examples/{s}" for s in SECTIONS if (tree / "examples" / s).is_dir()]
     docs = tree / DOCS
-    docs.mkdir()
+    if not docs.is_dir():
+        shutil.rmtree(tree, ignore_errors=True)
+        folder.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(sdist) as archive:
+            archive.extractall(folder, filter="data")
+        docs.mkdir()
+    sections = [f"../examples/{s}" for s in SECTIONS if (tree / "examples" / s).is_dir()]
+    ignore = r"__init__\.py|" + "|".join(LEFT_OUT)
     (docs / "index.rst").write_text(INDEX, "utf-8")
-    (docs / "conf.py").write_text(CONF.format(sections=sections, granularity="module"), "utf-8")
+    conf = CONF.format(sections=sections, granularity="module", ignore=ignore)
+    (docs / "conf.py").write_text(conf, "utf-8")
     return tree
 
 
