@@ -161,6 +161,8 @@ class Recorder:
         self._label = ""
         self._baseline: Snapshot = {}
         self._last: Snapshot = {}
+        #: ``{a module's __file__: its normalised path}``.
+        self._normal: dict[str, str] = {}
 
     @classmethod
     def get(cls) -> Recorder:
@@ -250,10 +252,17 @@ class Recorder:
         """``(file, module)`` of the loaded modules whose functions are watched."""
         found = []
         instrumented = self._instrumenter.instrumented if self._instrumenter else {}
+        normal = self._normal
         for module in list(sys.modules.values()):
             path = (getattr(module, "__dict__", None) or {}).get("__file__")
-            if isinstance(path, str) and os.path.normpath(path) in instrumented:
-                found.append((os.path.normpath(path), module))
+            if not isinstance(path, str):
+                continue
+            # Asked before and after every example, of every loaded module.
+            known = normal.get(path)
+            if known is None:
+                known = normal[path] = os.path.normpath(path)
+            if known in instrumented:
+                found.append((known, module))
         return found
 
     def _note_imported(self, path: str, module: Any) -> None:
