@@ -62,6 +62,10 @@ _IDENTITIES = (
     type(threading.Lock()),
     type(threading.RLock()),
 )
+# The same as sets of exact types, for the frequent case (a subclass is still found
+# by isinstance).
+_VALUE_TYPES = frozenset(_VALUES)
+_IDENTITY_TYPES = frozenset(_IDENTITIES)
 #: Module globals that are the import system's or the warnings machinery's, not state.
 _SKIPPED = frozenset(
     {
@@ -159,15 +163,15 @@ def _items(values: Iterable[Any], depth: int) -> tuple[Any, ...]:
 
 def _token(value: Any, depth: int) -> Any:
     kind = type(value)
-    if kind in _VALUES:
+    if kind in _VALUE_TYPES:
         return (kind, value)
-    if isinstance(value, _IDENTITIES):
-        return _same(value)
-    if kind is types.FunctionType:
+    if kind is types.FunctionType:  # the most frequent global: tested before the others
         _, code, defaults, kwdefaults = _function_parts(value)
         if not (value.__closure__ or defaults or kwdefaults or value.__dict__):
             _keep.append(value)  # most functions: nothing more to read
             return (address(value), address(checked_code(code)))
+    elif kind in _IDENTITY_TYPES or isinstance(value, _IDENTITIES):
+        return _same(value)
     key = address(value)  # read once, at the depth it is first met
     known = _memo.get(key)
     if known is None:
