@@ -50,6 +50,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import shutil
@@ -225,30 +226,48 @@ def replay_releases(folder: Path, releases: list[str], old_rule: str | None) -> 
         library = replay_gallery.library_files(tree)
         moved = None if previous is None else replay_gallery.differences(library, previous)
         previous = library
-        copy = work / "copy"  # one path for every build: pages may print it
+        # The builds of one release run side by side, each in a folder of its own (the
+        # pages are compared with that folder's path masked).
+        jobs: dict[str, tuple[Path, str | None]] = {
+            side: (work / f"cache-{side}", granularity) for side, (_, granularity) in sides.items()
+        }
+        if index:
+            jobs.update({"clean": (None, None), "clean-again": (None, None)})
+        with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+            futures = {
+                name: pool.submit(
+                    replay_gallery.build,
+                    tree,
+                    work / f"copy-{name}",
+                    python,
+                    sides[name][0] if name in sides else ROOT / "src",
+                    cache,
+                    granularity or "module",
+                )
+                for name, (cache, granularity) in jobs.items()
+            }
+            built = {name: future.result() for name, future in futures.items()}
         if index == 0:  # the first release fills the caches: nothing is restored yet
-            for side, (src, granularity) in sides.items():
-                cache = work / f"cache-{side}"
-                filled = replay_gallery.build(tree, copy, python, src, cache, granularity)
-                print(f"networkx {version} {side}: filled, {filled.seconds:.0f} s", flush=True)
+            for side in sides:
+                print(f"networkx {version} {side}: filled, {built[side].seconds:.0f} s", flush=True)
             steps.append({"release": version, "filled": True})
             continue
-        clean = replay_gallery.build(tree, copy, python, ROOT / "src", None)
+        clean = built["clean"]
         passing = clean.executed - clean.failed
         failed |= clean.failed
         examples = max(examples, len(passing))
-        again: set[str] | None = None
-        step: dict[str, Any] = {"release": version, "library_files_changed": moved}
-        for side, (src, granularity) in sides.items():
-            cache = work / f"cache-{side}"
-            warm = replay_gallery.build(tree, copy, python, src, cache, granularity)
+        again = set(replay_gallery.differences(built["clean-again"].pages, clean.pages))
+        varying |= {f"{version}: {page}" for page in again}
+        step: dict[str, Any] = {
+            "release": version,
+            "library_files_changed": moved,
+            "varying": sorted(again),
+        }
+        for side in sides:
+            warm = built[side]
             ran = warm.executed & passing
             differ = replay_gallery.differences(warm.pages, clean.pages)
-            if differ and again is None:
-                second = replay_gallery.build(tree, copy, python, ROOT / "src", None)
-                again = set(replay_gallery.differences(second.pages, clean.pages))
-                varying |= {f"{version}: {page}" for page in again}
-            wrong = [page for page in differ if page not in (again or set())]
+            wrong = [page for page in differ if page not in again]
             stale += [f"{version} {side}: {page}" for page in wrong]
             fractions[side].append(len(ran) / len(passing))
             step[side] = {

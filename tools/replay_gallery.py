@@ -15,8 +15,9 @@ docsaccel from a source folder on ``PYTHONPATH`` (this checkout's, or an older r
 
 :func:`pages` reads a build's gallery as the comparison with a build without the cache
 sees it: each generated file's bytes with measured times masked (the "Total running
-time" line, the execution-time table, sphinx-gallery's ``.cost.json``), a zip by what it
-holds, and without the plugin's note beside each example (its own record of the run).
+time" line, the execution-time table, sphinx-gallery's ``.cost.json``) and the build's
+folder masked, a zip by what it holds, and without the plugin's note beside each example
+(its own record of the run).
 
 Example::
 
@@ -157,6 +158,9 @@ def release_tree(sdist: Path, folder: Path) -> Path:
         with tarfile.open(sdist) as archive:
             archive.extractall(folder, filter="data")
         docs.mkdir()
+    if not (tree / ".git").exists():
+        # Its own repository, as the library's checkout is: the root the cache finds.
+        subprocess.run(["git", "init", "-q", str(tree)], check=True)
     sections = [f"../examples/{s}" for s in SECTIONS if (tree / "examples" / s).is_dir()]
     ignore = r"__init__\.py|" + "|".join(LEFT_OUT)
     (docs / "index.rst").write_text(INDEX, "utf-8")
@@ -231,29 +235,30 @@ def build(
         frozenset(r["id"] for r in records if r["status"] == CACHED),
         frozenset(r["id"] for r in records if r["status"] == FAILED),
         {r["id"]: (r.get("cache") or {}).get("reason", "") for r in records},
-        pages(docs / "auto_examples"),
+        pages(docs / "auto_examples", copy),
         {r["id"]: r.get("wall_seconds") or 0.0 for r in records},
     )
     shutil.rmtree(copy, ignore_errors=True)
     return built
 
 
-def _masked(path: Path) -> bytes:
+def _masked(path: Path, copy: bytes) -> bytes:
     if path.name.startswith("sg_execution_times") or path.name.endswith(".cost.json"):
         return b"<measured times>"
     if path.suffix == ".zip":
         with zipfile.ZipFile(path) as archive:
             return repr(sorted((i.filename, archive.read(i)) for i in archive.infolist())).encode()
-    data = path.read_bytes()
+    data = path.read_bytes().replace(copy, b"<copy>")
     for pattern in _TIMES:
         data = pattern.sub(b"<time>", data)
     return data
 
 
-def pages(gallery: Path) -> dict[str, bytes]:
-    """``{path relative to the gallery: bytes as compared}`` (see the module docstring)."""
+def pages(gallery: Path, copy: Path) -> dict[str, bytes]:
+    """``{path relative to the gallery: bytes as compared}`` (see the module docstring);
+    the folder ``copy`` the build ran in is masked where a page prints it."""
     return {
-        path.relative_to(gallery).as_posix(): _masked(path)
+        path.relative_to(gallery).as_posix(): _masked(path, os.fsencode(copy))
         for path in sorted(gallery.rglob("*"))
         if path.is_file() and not path.name.endswith(RUN_MARKER_SUFFIX)
     }
