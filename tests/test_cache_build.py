@@ -203,6 +203,42 @@ def test_a_failing_example_is_never_stored(project: Project) -> None:
     assert second.records["plot_z_fail.py"]["status"] == "failed"
 
 
+@pytest.mark.parametrize("granularity", ["module", "function"])
+def test_a_failing_import_shows_the_traceback_a_build_without_the_cache_shows(
+    project: Project, granularity: str
+) -> None:
+    # Every import goes through the cache's wrapper (and at function granularity its
+    # loader): their frames must not reach the page, nor the import system's they expose.
+    project.write("mylib/missing.py", "import not_installed_anywhere\n")
+    project.write("mylib/raising.py", "X = 1\nraise RuntimeError('at import')\n")
+    for name in ("missing", "raising"):
+        project.write(
+            f"docs/examples/plot_z_{name}.py", f'"""\nFail\n====\n"""\nimport mylib.{name}\n'
+        )
+    conf = FILES["docs/conf.py"].replace(
+        '"show_memory": False,', '"show_memory": False, "only_warn_on_example_error": True,'
+    )
+    project.write("docs/conf.py", conf + f"docsaccel_cache_granularity = {granularity!r}\n")
+    pages: list[dict[str, str]] = []
+    for cache in ("", "0"):
+        built = project.build(env={env_name("cache"): cache} if cache else None)
+        found = {}
+        for name in ("missing", "raising"):
+            assert built.records[f"plot_z_{name}.py"]["status"] == "failed"
+            page = (built.docs / "auto_examples" / f"plot_z_{name}.rst").read_text("utf-8")
+            page = re.sub(r"\d+ minutes \d+\.\d+ seconds", "<time>", page)
+            found[name] = page.replace(str(built.docs.parent), "<project>")
+        pages.append(found)
+    with_cache, without = pages
+    assert "ModuleNotFoundError: No module named 'not_installed_anywhere'" in with_cache["missing"]
+    assert 'File "<project>/mylib/missing.py", line 1' in with_cache["missing"]
+    assert "RuntimeError: at import" in with_cache["raising"]
+    for page in with_cache.values():
+        assert "docsaccel" not in page
+        assert "importlib" not in page
+    assert with_cache == without
+
+
 def test_a_corrupt_entry_is_a_miss_with_a_warning(project: Project) -> None:
     assert project.build().returncode == 0
     (entry,) = (project.cache / "entries").glob("examples__plot_b_beta.py--*")

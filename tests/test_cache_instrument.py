@@ -218,3 +218,24 @@ def test_the_plugins_own_machinery_is_never_watched() -> None:
     Path(gating_module.__file__).read_bytes()
     seen = recorder.stop()
     assert seen.files == {gating_module.__file__}
+
+
+def test_importing_modules_that_share_a_class_leaves_no_state(lib) -> None:
+    # Each module imported while the example runs is measured from the state its body
+    # left; a class of the project's, bound in two of them, reads the same in both.
+    root, project = lib
+    (root / "instlib" / "shapes.py").write_text("class Box:\n    SIDES = 4\n", "utf-8")
+    (root / "instlib" / "use.py").write_text("from instlib.shapes import Box\n", "utf-8")
+    recorder = Recorder.get()
+    try:
+        recorder.start(project.roots, code=project.wants, label="first")
+        importlib.import_module("instlib.use")
+        assert recorder.stop().left_state == set()
+        recorder.start(project.roots, code=project.wants, label="second")
+        sys.modules["instlib.shapes"].Box.SIDES = 5
+        left = recorder.stop().left_state
+        shapes, use = (str(root / "instlib" / f"{name}.py") for name in ("shapes", "use"))
+        assert left == {(shapes, "Box"), (use, "Box")}
+    finally:
+        for name in ("instlib.shapes", "instlib.use"):
+            sys.modules.pop(name, None)

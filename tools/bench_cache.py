@@ -31,7 +31,19 @@ checkout, with budgets reported, not enforced (``tools/timed_build.py``). Measur
   history replayed (the last ``--commits`` commits that touched ``src/``): for each
   commit, the share of tutorials each granularity would run again, from the dependencies
   the cold builds recorded, averaged over the commits (1.0 without a cache). The
-  dependencies are today's, so this is an estimate for older commits.
+  dependencies are today's, so this is an estimate for older commits;
+- ``--part replay``: a real library's history (``tools/replay_gallery.py``: networkx's
+  releases from PyPI sdists, its own gallery, the library under the project's roots).
+  The first release fills one cache per granularity; each later release is built from
+  fresh copies without the cache, then with each granularity's cache that the earlier
+  releases filled; every build's gallery is compared with
+  the build without the cache, file by file, measured times masked. Printed:
+  ``rerun_fraction_module`` / ``rerun_fraction_function`` (mean share of the examples
+  that pass re-run per release after the first), ``stale_pages`` (must be 0) and, with
+  ``--old-rule REV``, ``rerun_fraction_old_rule``: the same replay with docsaccel's
+  ``src/`` at that git revision, at ``function`` granularity. A page that also differs
+  between two builds without the cache (unseeded randomness) is counted in
+  ``varying_pages``, not as stale.
 
 Prints one line per build and a last line with one JSON object.
 
@@ -41,13 +53,16 @@ Usage::
     python tools/bench_cache.py --rounds 3 --commits 30
     python tools/bench_cache.py --part heavy    # only the call-heavy gallery
     python tools/bench_cache.py --part audit    # only audit_overhead
+    python tools/bench_cache.py --part replay --old-rule 43f26ef   # networkx (~90 minutes)
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -55,10 +70,12 @@ from pathlib import Path
 from typing import Any
 
 import heavy_gallery
+import replay_gallery
 from timed_build import ROOT, timed_build
 
 from docsaccel.cache.fingerprint import code_digests
 from docsaccel.cache.store import CacheStore
+from docsaccel.formats import write_json
 
 
 class Bench:
@@ -228,6 +245,114 @@ def replay(caches: dict[str, Path], commits: int, tmp: Path) -> dict[str, float]
     return {level: round(statistics.mean(values), 3) for level, values in fractions.items()}
 
 
+def replay_releases(folder: Path, releases: list[str], old_rule: str | None) -> dict[str, Any]:
+    """The history replay of ``--part replay`` (see the module docstring)."""
+    python = replay_gallery.bench_python(folder / "venv", ROOT / "constraints.txt")
+    work = folder / f"work-{releases[0]}-{releases[-1]}"  # replays of other runs may run too
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    sides = {"module": (ROOT / "src", "module"), "function": (ROOT / "src", "function")}
+    if old_rule:
+        old = work / "old-rule"
+        old.mkdir()
+        archive = subprocess.run(
+            ["git", "archive", old_rule, "src"], cwd=ROOT, capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        sides["old_rule"] = (old / "src", "function")
+    fractions: dict[str, list[float]] = {side: [] for side in sides}
+    stale: list[str] = []
+    varying: set[str] = set()
+    failed: set[str] = set()
+    examples = 0
+    previous: dict[str, bytes] | None = None
+    steps = []
+    # Every download first: without the network the replay stops before any build.
+    sdists = [replay_gallery.fetch(version, folder / "sdists", python) for version in releases]
+    for index, (version, sdist) in enumerate(zip(releases, sdists, strict=True)):
+        tree = replay_gallery.release_tree(sdist, folder / "trees")
+        library = replay_gallery.library_files(tree)
+        moved = None if previous is None else replay_gallery.differences(library, previous)
+        previous = library
+        # The builds of one release run side by side, each in a folder of its own (the
+        # pages are compared with that folder's path masked).
+        jobs: dict[str, tuple[Path, str | None]] = {
+            side: (work / f"cache-{side}", granularity) for side, (_, granularity) in sides.items()
+        }
+        if index:
+            jobs.update({"clean": (None, None), "clean-again": (None, None)})
+        with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+            futures = {
+                name: pool.submit(
+                    replay_gallery.build,
+                    tree,
+                    work / f"copy-{name}",
+                    python,
+                    sides[name][0] if name in sides else ROOT / "src",
+                    cache,
+                    granularity or "module",
+                )
+                for name, (cache, granularity) in jobs.items()
+            }
+            built = {name: future.result() for name, future in futures.items()}
+        if index == 0:  # the first release fills the caches: nothing is restored yet
+            for side in sides:
+                print(f"networkx {version} {side}: filled, {built[side].seconds:.0f} s", flush=True)
+            steps.append({"release": version, "filled": True})
+            continue
+        clean = built["clean"]
+        passing = clean.executed - clean.failed
+        failed |= clean.failed
+        examples = max(examples, len(passing))
+        again = set(replay_gallery.differences(built["clean-again"].pages, clean.pages))
+        varying |= {f"{version}: {page}" for page in again}
+        step: dict[str, Any] = {
+            "release": version,
+            "library_files_changed": moved,
+            "varying": sorted(again),
+        }
+        for side in sides:
+            warm = built[side]
+            ran = warm.executed & passing
+            differ = replay_gallery.differences(warm.pages, clean.pages)
+            wrong = [page for page in differ if page not in again]
+            stale += [f"{version} {side}: {page}" for page in wrong]
+            fractions[side].append(len(ran) / len(passing))
+            step[side] = {
+                "ran": len(ran),
+                "of": len(passing),
+                "seconds": round(warm.seconds, 1),
+                "stale": wrong,
+                "reasons": {e: warm.reasons[e] for e in sorted(ran)},
+            }
+            print(
+                f"networkx {version} ({moved if moved is None else len(moved)} library files "
+                f"changed) {side}: {len(ran)} of {len(passing)} examples ran, "
+                f"{len(wrong)} stale, {warm.seconds:.0f} s (clean {clean.seconds:.0f} s)",
+                flush=True,
+            )
+            for page in wrong:
+                print(f"  STALE {page}", flush=True)
+        steps.append(step)
+        write_json(work / "steps.json", steps)
+    result: dict[str, Any] = {
+        "library": replay_gallery.LIBRARY,
+        "releases": releases,
+        "steps": len(releases) - 1,
+        "examples": examples,
+        "failed_examples": len(failed),
+    }
+    for side, values in fractions.items():
+        result[f"rerun_fraction_{side}"] = round(statistics.mean(values), 3) if values else None
+    old_fraction = result.get("rerun_fraction_old_rule")
+    result["target_rerun_fraction_function"] = (
+        round(old_fraction / 3, 3) if old_fraction is not None else None
+    )
+    result["stale_pages"] = len(stale)
+    result["varying_pages"] = len(varying)
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2, help="overhead pairs (default 2)")
@@ -240,9 +365,23 @@ def main() -> None:
     )
     parser.add_argument(
         "--part",
-        choices=("all", "heavy", "audit"),
+        choices=("all", "heavy", "audit", "replay"),
         default="all",
-        help="everything (default), or only the call-heavy gallery or audit_overhead",
+        help="everything (default), or only the call-heavy gallery, audit_overhead or the replay",
+    )
+    parser.add_argument(
+        "--releases",
+        default=",".join(replay_gallery.RELEASES),
+        help="replay: consecutive networkx releases, comma-separated",
+    )
+    parser.add_argument(
+        "--old-rule", metavar="REV", help="replay: also docsaccel's src/ at this git revision"
+    )
+    parser.add_argument(
+        "--replay-dir",
+        type=Path,
+        default=ROOT / "build" / "bench-replay",
+        help="replay: where the sdists, trees and the builds' venv are kept",
     )
     parser.add_argument(
         "--heavy-rounds", type=int, default=5, help="call-heavy gallery pairs (default 5)"
@@ -254,6 +393,12 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="docsaccel-bench-audit-") as name:
             audit_result = audit_overhead(Bench(Path(name)), args.rounds)
         print(json.dumps({**audit_result, "rounds": args.rounds}))
+        return
+    if args.part == "replay":
+        releases = [r.strip() for r in args.releases.split(",") if r.strip()]
+        if len(releases) < 2:
+            parser.error("--releases needs two releases or more")
+        print(json.dumps(replay_releases(args.replay_dir, releases, args.old_rule)))
         return
     with tempfile.TemporaryDirectory(prefix="docsaccel-bench-heavy-") as name:
         heavy, heavy_cpu = heavy_overhead(Path(name), args.heavy_rounds)

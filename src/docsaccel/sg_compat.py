@@ -63,6 +63,7 @@ import functools
 import os
 import re
 import sys
+import types
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,7 @@ __all__ = [
     "final_name",
     "forget_cached_run",
     "gallery_dirs",
+    "hide_frames",
     "image_folders",
     "image_owner",
     "install_hook",
@@ -327,6 +329,55 @@ def remove_our_config_comments() -> None:
 
     remove_config_comments._docsaccel = True  # type: ignore[attr-defined]
     py_source_parser.remove_config_comments = remove_config_comments
+
+
+#: Folders whose code's frames the tracebacks on example pages leave out (:func:`hide_frames`).
+_HIDDEN: set[str] = set()
+_IMPORTLIB = "<frozen importlib._bootstrap"
+
+
+def hide_frames(folder: str) -> None:
+    """Leave the frames of code in ``folder`` (absolute) out of the traceback of a failing
+    example that sphinx-gallery puts on its page and in the build log.
+
+    The cache's import wrapper (every ``import`` goes through it) and its module loader
+    are frames of their own between the example's ``import`` line and the module that
+    raised; between them, the import system no longer recognises its own frames as a
+    run to leave out. Without this, a page would show docsaccel's code and the import
+    system's that a build without the cache does not: when a traceback holds frames of
+    ``folder``, those and the import system's are left out. Safe to call more than
+    once; the cache calls it in every process that records examples.
+    """
+    _HIDDEN.add(os.path.join(os.path.normpath(folder), ""))
+    original = gen_rst.handle_exception
+    if getattr(original, "_docsaccel", False):
+        return
+
+    @functools.wraps(original)
+    def handle_exception(exc_info: Any, *args: Any, **kwargs: Any) -> str:
+        kind, value, tb = exc_info
+        return original((kind, value, _without_hidden(tb)), *args, **kwargs)
+
+    handle_exception._docsaccel = True  # type: ignore[attr-defined]
+    gen_rst.handle_exception = handle_exception
+
+
+def _without_hidden(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """The traceback ``tb``, or a copy without the entries of hidden frames (and of the
+    import system's, when it had hidden ones)."""
+    entries = []
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    hidden = tuple(_HIDDEN)
+    kept = [e for e in entries if not e.tb_frame.f_code.co_filename.startswith(hidden)]
+    if len(kept) == len(entries):
+        return entries[0] if entries else None
+    kept = [e for e in kept if not e.tb_frame.f_code.co_filename.startswith(_IMPORTLIB)]
+    chain = None
+    for entry in reversed(kept):
+        chain = types.TracebackType(chain, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return chain
 
 
 def user_resetters(gallery_conf: dict[str, Any]) -> tuple[Any, Any]:

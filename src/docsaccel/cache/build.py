@@ -108,6 +108,8 @@ class CacheRecording:
     settings_code: frozenset[str] = frozenset()
 
     def start(self, example: Example) -> None:
+        # The recorder's import wrapper and loader: not on a page (nor without the cache).
+        sg_compat.hide_frames(os.path.dirname(os.path.abspath(__file__)))
         # Its children first: one forked as soon as it starts records for it.
         Children.get().begin(example.id, self.deps_dir, self.project, self.granularity)
         start_recording(self.project, self.granularity, example.id)

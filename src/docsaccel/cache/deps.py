@@ -196,6 +196,20 @@ def _python_homes() -> tuple[str, ...]:
 
 
 def _unpackaged(path: str, name: str) -> bool:
+    """:func:`_is_unpackaged`, asked once per module and process: every example asks it
+    of the modules the project imports. The answers go with the distributions read
+    (:func:`_top_level_map` empties them when it reads them again)."""
+    _top_level_map()
+    known = _unpackaged_modules.get((path, name))
+    if known is None:
+        known = _unpackaged_modules[(path, name)] = _is_unpackaged(path, name)
+    return known
+
+
+_unpackaged_modules: dict[tuple[str, str], bool] = {}
+
+
+def _is_unpackaged(path: str, name: str) -> bool:
     """Whether the module ``name`` at ``path`` is Python source that neither Python's own
     library nor an installed distribution provides: a folder on ``sys.path`` outside the
     roots (``sys.path.insert(0, "..")`` in ``conf.py`` when no ``.git`` or
@@ -401,6 +415,7 @@ def _top_level_map() -> dict[str, list[str]]:
         mapping: dict[str, list[str]] = {}
         _provides.clear()
         _editable.clear()
+        _unpackaged_modules.clear()
         for dist in metadata.distributions():
             name = _header(dist, "Name")
             if not name:

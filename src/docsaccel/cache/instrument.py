@@ -65,6 +65,7 @@ __all__ = [
     "NOTE_NAME",
     "PACKAGE_DIR",
     "Instrumenter",
+    "address",
     "checked_code",
     "is_machinery",
     "jit_left",
@@ -179,7 +180,7 @@ class _Lambdas(ast.NodeTransformer):
         check = ast.copy_location(_check(self.path, self.index), node.body)
         both = ast.Tuple([check, node.body], ast.Load())
         node.body = ast.Subscript(ast.copy_location(both, node.body), ast.Constant(1), ast.Load())
-        return node
+        return ast.fix_missing_locations(node)
 
 
 def jit_left(tree: ast.Module) -> frozenset[str]:
@@ -193,10 +194,12 @@ def jit_left(tree: ast.Module) -> frozenset[str]:
 
 
 def instrumented_tree(
-    tree: ast.Module, path: str
+    tree: ast.Module, path: str, lambdas: bool = True
 ) -> tuple[ast.Module, frozenset[str], tuple[str, ...]]:
     """``tree`` with every function and lambda recording its piece (changed in place), the
-    pieces left as written (compiled by a JIT), and the qualified name of each index."""
+    pieces left as written (compiled by a JIT), and the qualified name of each index.
+    ``lambdas=False``: the source has none (the word ``lambda`` is not in it), so no
+    expression is walked for one."""
     left = jit_left(tree)
     names: list[str] = [MODULE_BODY]
     for name, node in list(functions(tree)):
@@ -206,12 +209,15 @@ def instrumented_tree(
         names.append(name)
         body = node.body
         first = 1 if body and _is_docstring(body[0]) else 0
-        for statement_node in body:
-            _Lambdas(path, index).visit(statement_node)
+        if lambdas:
+            for statement_node in body:
+                _Lambdas(path, index).visit(statement_node)
         body.insert(first, _record(path, index, body[0]))
-    for node in tree.body:
-        _Lambdas(path, 0).visit(node)
-    return ast.fix_missing_locations(tree), left, tuple(names)
+    if lambdas:
+        for node in tree.body:
+            _Lambdas(path, 0).visit(node)
+    # Every node added has its location (set where it is made): no walk of the tree.
+    return tree, left, tuple(names)
 
 
 def _is_docstring(node: ast.stmt) -> bool:
@@ -223,7 +229,9 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 
 def _compile(source: bytes, path: str) -> tuple[types.CodeType, frozenset[str], tuple[str, ...]]:
-    tree, left, names = instrumented_tree(ast.parse(source, filename=path), path)
+    tree, left, names = instrumented_tree(
+        ast.parse(source, filename=path), path, lambdas=b"lambda" in source
+    )
     return compile(tree, path, "exec", dont_inherit=True), left, names
 
 
@@ -346,18 +354,23 @@ def _learn_swaps(
         if any(f is function for f, _, _ in flag.swaps):
             continue
         plain_code = same.replace(co_consts=consts)
-        _CHECKED[id(plain_code)] = code
+        _CHECKED[address(plain_code)] = code
         flag.swaps.append((function, plain_code, code))
 
 
-#: ``{id of a function's plain code: its instrumented code}``: the same code to anyone
-#: comparing a function's state (:mod:`docsaccel.cache.state`).
+#: An object's identity as a number, as :func:`id` gives it but without the audit event
+#: ``id()`` raises (every audit hook of the process runs on each call): the hash
+#: ``object`` gives, a rotation of its address, unique among live objects.
+address: Callable[[object], int] = object.__hash__
+
+#: ``{address of a function's plain code: its instrumented code}``: the same code to
+#: anyone comparing a function's state (:mod:`docsaccel.cache.state`).
 _CHECKED: dict[int, types.CodeType] = {}
 
 
 def checked_code(code: types.CodeType) -> types.CodeType:
     """The instrumented code a function runs plainly once noted, else ``code``."""
-    return _CHECKED.get(id(code), code)
+    return _CHECKED.get(address(code), code)
 
 
 class Instrumenter:

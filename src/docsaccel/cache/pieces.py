@@ -171,6 +171,34 @@ def functions(tree: ast.AST) -> Iterator[tuple[str, FunctionNode]]:
 _HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
+def _statements_in(node: ast.AST) -> Iterator[ast.AST]:
+    """The children of ``node`` that are statements or hold them (a definition, and so a
+    docstring, is a statement: the expressions between them are not walked)."""
+    return (c for c in ast.iter_child_nodes(node) if isinstance(c, _HOLDS_STATEMENTS))
+
+
+def _every_statement(node: ast.AST) -> list[ast.AST]:
+    """``node`` and every statement (or holder of statements) under it."""
+    found = [node]
+    for item in found:  # grows while read: each node's statements after it
+        found.extend(_statements_in(item))
+    return found
+
+
+def _every_node(node: ast.AST) -> list[ast.AST]:
+    """Every node under ``node``, as :func:`ast.walk` finds them (in another order), with
+    no generator per node: reading the names of each piece walks most of a file."""
+    found = [node]
+    for item in found:  # grows while read
+        for field in item._fields:
+            value = getattr(item, field, None)
+            if type(value) is list:
+                found.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                found.append(value)
+    return found
+
+
 def piece_of(qualname: str) -> str:
     """The piece that holds a code object's ``co_qualname``.
 
@@ -319,7 +347,7 @@ class _Splitter:
     def collect_docstrings(self, node: ast.AST, prefix: str) -> None:
         if _has_docstring(node):
             self.docs.append(f"{prefix or MODULE_BODY}: {node.body[0].value.value!r}")  # type: ignore[attr-defined]
-        for child in ast.iter_child_nodes(node):
+        for child in _statements_in(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.collect_docstrings(child, f"{prefix}{child.name}.")
             else:
@@ -448,7 +476,7 @@ def _note_names(node: ast.AST, names: set[str]) -> bool:
     """Add the names the code under ``node`` reads to ``names``; whether it also reaches
     names it computes."""
     dynamic = False
-    for item in ast.walk(node):
+    for item in _every_node(node):
         if isinstance(item, ast.Name):
             names.add(item.id)
         elif isinstance(item, ast.Attribute):
@@ -489,7 +517,7 @@ def _unparse_without_docstrings(node: ast.AST) -> str:
     """``node`` as :func:`ast.unparse` prints it without the docstrings of it and of the
     definitions inside it (taken out for the print, then put back)."""
     taken = []
-    for item in ast.walk(node):
+    for item in _every_statement(node):
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (
             _has_docstring(item)
         ):

@@ -50,7 +50,7 @@ from typing import Any
 
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
-from docsaccel.cache.state import Snapshot, changed, snapshot
+from docsaccel.cache.state import Snapshot, assigned, changed, snapshot, watch_assignments
 from docsaccel.contract import fork_safe_lock
 
 __all__ = ["NOT_PROJECT", "Recorder", "Seen", "own_names"]
@@ -164,6 +164,8 @@ class Recorder:
         self._label = ""
         self._baseline: Snapshot = {}
         self._last: Snapshot = {}
+        #: ``{a module's __file__: its normalised path}``.
+        self._normal: dict[str, str] = {}
 
     @classmethod
     def get(cls) -> Recorder:
@@ -172,6 +174,7 @@ class Recorder:
             if cls._instance is None:
                 recorder = cls()
                 sys.addaudithook(recorder._audit)
+                watch_assignments()
                 builtins.__import__ = recorder._wrap_import(builtins.__import__)
                 importlib.import_module = recorder._wrap_import_module(importlib.import_module)
                 cls._instance = recorder
@@ -261,17 +264,25 @@ class Recorder:
         """``(file, module)`` of the loaded modules whose functions are watched."""
         found = []
         instrumented = self._instrumenter.instrumented if self._instrumenter else {}
+        normal = self._normal
         for module in list(sys.modules.values()):
             path = (getattr(module, "__dict__", None) or {}).get("__file__")
-            if isinstance(path, str) and os.path.normpath(path) in instrumented:
-                found.append((os.path.normpath(path), module))
+            if not isinstance(path, str):
+                continue
+            # Asked before and after every example, of every loaded module.
+            known = normal.get(path)
+            if known is None:
+                known = normal[path] = os.path.normpath(path)
+            if known in instrumented:
+                found.append((known, module))
         return found
 
     def _note_imported(self, path: str, module: Any) -> None:
         """A project module imported while the example runs: its state as its body left
         it is where the example's changes are measured from."""
         if self.active:
-            self._baseline.update(snapshot([(path, module)]))
+            owned = [m.__name__ for _, m in self._project_modules()]
+            self._baseline.update(snapshot([(path, module)], owned))
 
     def _modified_under_roots(self) -> set[str]:
         """The files under the roots created or modified since the example started its
@@ -327,6 +338,9 @@ class Recorder:
         )
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        if event == "object.__setattr__":
+            assigned(args)  # also between examples: snapshots outlive them
+            return
         if not self.active:
             return
         if event == "open":

@@ -36,9 +36,9 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from docsaccel.cache.instrument import checked_code
+from docsaccel.cache.instrument import address, checked_code
 
-__all__ = ["Snapshot", "changed", "snapshot"]
+__all__ = ["Snapshot", "assigned", "changed", "snapshot", "watch_assignments"]
 
 Snapshot = dict[tuple[str, str], Any]
 
@@ -62,6 +62,10 @@ _IDENTITIES = (
     type(threading.Lock()),
     type(threading.RLock()),
 )
+# The same as sets of exact types, for the frequent case (a subclass is still found
+# by isinstance).
+_VALUE_TYPES = frozenset(_VALUES)
+_IDENTITY_TYPES = frozenset(_IDENTITIES)
 #: Module globals that are the import system's or the warnings machinery's, not state.
 _SKIPPED = frozenset(
     {
@@ -80,7 +84,7 @@ _SKIPPED = frozenset(
 
 #: The names of the modules being read: their classes are read into.
 _owned: set[str] = set()
-#: ``{(id, depth): (object, token)}`` while one snapshot is taken: each object read once.
+#: ``{address: token}`` while one snapshot is taken: each object read once.
 _memo: dict[int, Any] = {}
 #: The objects whose identity a snapshot being taken holds.
 _keep: list[Any] = []
@@ -88,13 +92,58 @@ _keep: list[Any] = []
 _KEPT = ("", "")
 
 
+#: ``{address: (function, code, defaults, kwdefaults)}`` of the functions snapshots read. Each
+#: of those reads raises an audit event (every audit hook of the process runs), and
+#: each changes only by an assignment, which raises one too: the recorder's hook calls
+#: :func:`assigned`, which drops the entry. Used once :func:`watch_assignments` says so.
+_parts: dict[int, tuple[Any, Any, Any, Any]] = {}
+_PARTS_KEPT = 200_000
+_watched = False
+_ASSIGNED = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+
+
+def watch_assignments() -> None:
+    """Say that every ``object.__setattr__`` audit event reaches :func:`assigned` from
+    now on, so the parts of functions read before can be used again."""
+    global _watched
+    _watched = True
+
+
+def assigned(args: tuple[Any, ...]) -> None:
+    """An ``object.__setattr__`` audit event's arguments: a function's code, defaults
+    or keyword defaults assigned are read again. The instrumenter's own swaps of a
+    function's code for the same code without its check change nothing."""
+    target, name = args[0], args[1]
+    if type(target) is not types.FunctionType or name not in _ASSIGNED:
+        return
+    known = _parts.get(address(target))
+    if known is None or known[0] is not target:
+        return
+    if name == "__code__" and checked_code(args[2]) is checked_code(known[1]):
+        return
+    del _parts[address(target)]
+
+
+def _function_parts(value: types.FunctionType) -> tuple[Any, Any, Any, Any]:
+    """``(function, code, defaults, kwdefaults)``, read once while nothing assigns them."""
+    known = _parts.get(address(value)) if _watched else None
+    if known is not None and known[0] is value:
+        return known
+    parts = (value, value.__code__, value.__defaults__, value.__kwdefaults__)
+    if _watched:
+        if len(_parts) >= _PARTS_KEPT:
+            _parts.clear()
+        _parts[address(value)] = parts  # keeps the function: its address is never reused
+    return parts
+
+
 def _same(value: Any) -> Any:
     """A token equal only to that of the same object: its identity, with a reference
     kept (in the snapshot) so that identity is not reused while the snapshot lives."""
     _keep.append(value)
     if isinstance(value, types.ModuleType):
-        return ("module", id(value))
-    return id(value)
+        return ("module", address(value))
+    return address(value)
 
 
 class _Unknown:
@@ -114,20 +163,16 @@ def _items(values: Iterable[Any], depth: int) -> tuple[Any, ...]:
 
 def _token(value: Any, depth: int) -> Any:
     kind = type(value)
-    if kind in _VALUES:
+    if kind in _VALUE_TYPES:
         return (kind, value)
-    if isinstance(value, _IDENTITIES):
+    if kind is types.FunctionType:  # the most frequent global: tested before the others
+        _, code, defaults, kwdefaults = _function_parts(value)
+        if not (value.__closure__ or defaults or kwdefaults or value.__dict__):
+            _keep.append(value)  # most functions: nothing more to read
+            return (address(value), address(checked_code(code)))
+    elif kind in _IDENTITY_TYPES or isinstance(value, _IDENTITIES):
         return _same(value)
-    if (
-        kind is types.FunctionType
-        and not value.__closure__
-        and not value.__defaults__
-        and not value.__kwdefaults__
-        and not value.__dict__
-    ):
-        _keep.append(value)  # most functions: nothing to read
-        return (id(value), id(checked_code(value.__code__)))
-    key = id(value)  # read once, at the depth it is first met
+    key = address(value)  # read once, at the depth it is first met
     known = _memo.get(key)
     if known is None:
         _keep.append(value)
@@ -146,12 +191,13 @@ def _read(value: Any, kind: type, depth: int) -> Any:
         size = len(value) if isinstance(value, (list, dict, set, deque, bytearray)) else -1
         return (_same(value), size)
     if kind is types.FunctionType:
+        _, code, defaults, kwdefaults = _function_parts(value)
         cells = tuple(_cell(c, depth - 1) for c in value.__closure__ or ())
         return (
             _same(value),
-            _same(checked_code(value.__code__)),
-            _token(value.__defaults__, depth - 1),
-            _token(value.__kwdefaults__, depth - 1),
+            _same(checked_code(code)),
+            _token(defaults, depth - 1),
+            _token(kwdefaults, depth - 1),
             cells,
             _mapping(value.__dict__, depth - 1),
         )
@@ -164,7 +210,7 @@ def _read(value: Any, kind: type, depth: int) -> Any:
         return (_same(value), -1 if frame is None else frame.f_lasti)
     if isinstance(value, (list, tuple, deque)):
         if len(value) > _ITEMS:
-            return (_same(value), len(value), tuple(map(id, value)))
+            return (_same(value), len(value), tuple(map(address, value)))
         return (_same(value), _items(value, depth - 1))
     if isinstance(value, (set, frozenset)):
         return (_same(value), frozenset(map(_same, value)))
@@ -213,19 +259,26 @@ def _array(value: Any) -> Any:
 
 def _mapping(mapping: dict[Any, Any], depth: int) -> Any:
     if len(mapping) > _ITEMS:
-        return (len(mapping), tuple(map(id, mapping)), tuple(map(id, mapping.values())))
+        return (len(mapping), tuple(map(address, mapping)), tuple(map(address, mapping.values())))
     try:
         return tuple((_token(k, 0), _token(v, depth)) for k, v in list(mapping.items()))
     except RuntimeError:  # changed while read (another thread)
         return _Unknown()
 
 
-def snapshot(modules: Iterable[tuple[str, types.ModuleType]]) -> Snapshot:
-    """``{(module file, global name): token}`` of the given ``(file, module)`` pairs."""
+def snapshot(
+    modules: Iterable[tuple[str, types.ModuleType]], owned: Iterable[str] | None = None
+) -> Snapshot:
+    """``{(module file, global name): token}`` of the given ``(file, module)`` pairs.
+
+    ``owned``: the names of the project's modules, whose classes are read into (default:
+    those given). Two snapshots compare only if they read the same classes so: one of
+    a module just imported is taken with every project module's name."""
     found: Snapshot = {}
     modules = list(modules)
     _owned.clear()
     _owned.update(module.__name__ for _, module in modules)
+    _owned.update(owned or ())
     try:
         for path, module in modules:
             namespace = getattr(module, "__dict__", None)
@@ -258,6 +311,7 @@ def changed(before: Snapshot, after: Snapshot) -> set[tuple[str, str]]:
         and before.get(key) != token
         and not (key not in before and _module(token))
     }
-    found |= {key for key in before if key not in after and key[0] in {p for p, _ in after}}
+    after_files = {path for path, _ in after}
+    found |= {key for key in before if key not in after and key[0] in after_files}
     found.discard(_KEPT)
     return found
