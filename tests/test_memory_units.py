@@ -112,7 +112,9 @@ def test_memory_budgets_have_the_precedence_of_time_budgets(tmp_path) -> None:
     assert free.memory.bytes is None and free.memory.reason == "measured by hand"
     assert free.memory.describe() == "unbounded from b.toml [examples] 'plot_big_free.py'"
     # An inline memory budget beats the patterns; its example keeps the pattern's time.
-    inline = table.resolve("plot_big_a.py", source_text='# docsaccel_budget = { memory = "1G" }')
+    inline = table.resolve(
+        "plot_big_a.py", source_text='# docsaccel_budget = { memory = "1G" }', ci=False
+    )
     assert (inline.memory.bytes, inline.memory.source) == (1 << 30, "inline")
     assert (inline.seconds, inline.source) == (30.0, "pattern")
 
