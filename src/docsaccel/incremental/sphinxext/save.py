@@ -35,11 +35,13 @@ from docsaccel.incremental.sphinxext.build import (
 from docsaccel.incremental.sphinxext.warnings import uninstall
 from docsaccel.incremental.sphinxext.writing import (
     INDEX_ENTRIES,
+    SPHINX_FILES,
     index_entries,
     page_outputs,
     remove_stale,
     restore_files_to_rebuild,
     restore_index_entries,
+    sphinx_files,
 )
 from docsaccel.incremental.state import StateError, files_under
 
@@ -73,6 +75,7 @@ def _facts(app: Sphinx, build: IncrementalBuild) -> dict[str, Any]:
     if build.pages and build.write_context:
         facts["write"] = build.write_context
         facts["outputs"] = page_outputs(app)
+        facts[SPHINX_FILES] = sphinx_files(app.env)
         # A build with no page to write ends before write-started, which restores them.
         restore_index_entries(app.env, build.previous.get(INDEX_ENTRIES))
         facts[INDEX_ENTRIES] = index_entries(app.env)

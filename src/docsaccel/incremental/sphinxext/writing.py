@@ -51,6 +51,7 @@ from docsaccel.incremental.sphinxext.build import TABLES_ATTR, IncrementalBuild,
 from docsaccel.incremental.sphinxext.sphinx_compat import source_suffix
 
 __all__ = [
+    "SPHINX_FILES",
     "index_entries",
     "install",
     "on_collect_pages",
@@ -61,6 +62,7 @@ __all__ = [
     "page_outputs",
     "remove_stale",
     "restore_index_entries",
+    "sphinx_files",
     "write_context",
 ]
 
@@ -360,6 +362,18 @@ def page_outputs(app: Sphinx) -> dict[str, list[str]]:
     return found
 
 
+#: The facts' key of :func:`sphinx_files`.
+SPHINX_FILES = "sphinx_files"
+
+
+def sphinx_files(env: Any) -> list[str]:
+    """The images and downloads Sphinx copies into the output folder for its pages
+    (relative to it, posix)."""
+    images = {f"_images/{Path(dest).as_posix()}" for _, dest in env.images.values()}
+    downloads = {f"_downloads/{Path(dest).as_posix()}" for _, dest in env.dlfiles.values()}
+    return sorted(images | downloads)
+
+
 def remove_stale(app: Sphinx, build: IncrementalBuild) -> int:
     """Delete what a restored output folder holds that this build's site does not: the
     files of removed documents, images and downloads no page uses. Returns how many."""
@@ -371,14 +385,14 @@ def remove_stale(app: Sphinx, build: IncrementalBuild) -> int:
     for docname, files in (build.previous.get("outputs") or {}).items():
         if docname not in env.found_docs:
             stale |= {outdir / f for f in files}
-    images = {Path(dest).as_posix() for _, dest in env.images.values()}
-    downloads = {Path(dest).as_posix() for _, dest in env.dlfiles.values()}
-    for folder, used in (("_images", images), ("_downloads", downloads)):
-        base = outdir / folder
-        for path in base.rglob("*") if base.is_dir() else ():
-            relative = path.relative_to(base).as_posix()
-            if path.is_file() and relative not in used and str(path) in build.restored:
-                stale.add(path)
+    # Only what Sphinx itself copied last time and no page uses now: an extension copies
+    # files there too while it writes a page (sphinx-gallery's srcset images), and a
+    # restored page that was not written again still needs them.
+    copied_before = set(build.previous.get(SPHINX_FILES) or ())
+    for relative in copied_before - set(sphinx_files(env)):
+        path = outdir / relative
+        if path.is_file() and str(path) in build.restored:
+            stale.add(path)
     for path in stale:
         with contextlib.suppress(OSError):
             path.unlink()
