@@ -169,6 +169,8 @@ class _Interruption:
         threading.Thread(target=self._watch, name=name, daemon=True).start()
 
     def _watch(self) -> None:
+        """The watch thread's loop: each kind (:class:`Deadline`, :class:`Tripwire`) has
+        its own; this base is never started itself."""
         raise NotImplementedError
 
     def cancel(self) -> None:
