@@ -168,6 +168,10 @@ class _Interruption:
         name = f"docsaccel-{type(self).__name__.lower()}"
         threading.Thread(target=self._watch, name=name, daemon=True).start()
 
+    def _forget_in_child(self) -> None:
+        """In a forked child: undo what arming did to the process (a watch thread is
+        never the child's: nothing to undo by default)."""
+
     def _watch(self) -> None:
         """The watch thread's loop: each kind (:class:`Deadline`, :class:`Tripwire`) has
         its own; this base is never started itself."""
@@ -300,6 +304,13 @@ class Deadline(_Interruption):
         except (ValueError, OSError):
             return True
 
+    def _forget_in_child(self) -> None:
+        # The interval timer is never inherited: only the SIGALRM handler is put back.
+        with contextlib.suppress(ValueError, OSError, TypeError):  # not the main thread
+            if signal.getsignal(signal.SIGALRM) == self._handler:
+                previous = self._previous_handler
+                signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+
     def _watch(self) -> None:
         if self._stop.wait(self.seconds):
             return
@@ -405,12 +416,8 @@ def forget_in_forked_child() -> None:
     ``SIGALRM`` handler is put back as it was (the interval timer is never inherited, so
     only a timer the child sets itself would reach it), and nothing here counts it as
     armed or waits on its lock."""
-    # A tripwire's watch thread is not the child's: forgetting it is all there is to do.
-    for deadline in [armed for armed in _active if isinstance(armed, Deadline)]:
-        with contextlib.suppress(ValueError, OSError, TypeError):  # not the main thread
-            if signal.getsignal(signal.SIGALRM) == deadline._handler:
-                previous = deadline._previous_handler
-                signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+    for armed in list(_active):
+        armed._forget_in_child()
     _active.clear()
     _pending_messages.clear()
 
