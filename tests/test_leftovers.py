@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 
 import pytest
@@ -33,3 +35,21 @@ def test_a_build_whose_examples_leave_nothing_ends_as_usual(tmp_path) -> None:
     built = build(src, env={"DOCSACCEL_INTERRUPT_GRACE": str(GRACE)})
     assert built.returncode == 0, built.output
     assert "had not ended" not in built.output
+
+
+def test_an_example_ignoring_sigterm_leaves_the_build_its_handler() -> None:
+    script = (
+        "import signal\n"
+        "from docsaccel.gallery import process_end\n"
+        "process_end._install_sigterm_handler()\n"
+        "ours = signal.getsignal(signal.SIGTERM)\n"
+        "mark = process_end.before_example()\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)  # what the example did\n"
+        "process_end.after_example('examples/plot_deaf.py', mark)\n"
+        "print(signal.getsignal(signal.SIGTERM) is ours)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"

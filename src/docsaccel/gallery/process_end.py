@@ -334,7 +334,22 @@ def _install_sigterm_handler() -> None:
         _on_sigterm(previous)
 
     on_sigterm.__name__ = _on_sigterm.__name__
+    global _our_sigterm
+    _our_sigterm = on_sigterm
     signal.signal(signal.SIGTERM, on_sigterm)
+
+
+#: The SIGTERM handler the build installed in this process, once it did.
+_our_sigterm: Any = None
+
+
+def _reclaim_sigterm() -> None:
+    """An example that replaced SIGTERM's handler (ignored it, say) must not leave the
+    rest of the build deaf to a cancelled job: the build's handler goes back after it."""
+    if _our_sigterm is None or threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not _our_sigterm:
+        signal.signal(signal.SIGTERM, _our_sigterm)
 
 
 def _on_sigterm(previous: Any) -> None:
@@ -361,7 +376,9 @@ def before_example() -> tuple[frozenset[int | None], int]:
 
 
 def after_example(example_id: str, mark: tuple[frozenset[int | None], int]) -> None:
-    """Note the non-daemon threads and exit handlers the example added (in this process)."""
+    """Note the non-daemon threads and exit handlers the example added (in this process),
+    and put the build's SIGTERM handler back if the example replaced it."""
+    _reclaim_sigterm()
     idents, handlers = mark
     threads = [
         t for t in threading.enumerate() if t.ident not in idents and not t.daemon and t.is_alive()
