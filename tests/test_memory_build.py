@@ -249,11 +249,6 @@ def test_parallel_workers_record_memory(tmp_path) -> None:
     assert records["plot_m_leak.py"]["retained_bytes"] >= 190 * MIB
 
 
-@pytest.mark.xfail(
-    reason="open bug: in parallel workers the build-wide ceiling does not stop the growing "
-    "example on every run (the address-space limit does), serial builds are stopped",
-    strict=False,
-)
 def test_parallel_workers_obey_the_build_wide_ceiling(tmp_path) -> None:
     quick = make_project(tmp_path / "quick", ["plot_quick.py", "plot_m_no_torch.py"], conf=PARALLEL)
     baseline = build(quick)

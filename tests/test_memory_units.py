@@ -286,6 +286,41 @@ def test_a_sample_sees_the_example_s_children_now() -> None:
         child.wait()
 
 
+_GROWING_WORKER = """
+import itertools, json, os
+import docsaccel.gallery.memory as memory
+from docsaccel.gallery.processes import descendants
+
+real = memory.rss_bytes
+grown = itertools.count(8 << 30, 64 << 20)  # a worker that grows between two reads
+
+
+def growing(pid="self"):
+    return next(grown) if pid in ("self", os.getpid()) else real(pid)
+
+
+memory.rss_bytes = growing
+meter = memory.MemoryMeter.start(descendants())
+sample = meter.sample(os.getppid())
+print(json.dumps({"largest": sample.largest, "build": sample.build}))
+"""
+
+
+def test_a_growing_parallel_worker_is_the_largest_branch_of_the_build() -> None:
+    # A parallel worker (a child of the build's process) that grows between reads must
+    # not compare itself with a later read of its own memory and find itself smaller.
+    done = subprocess.run(
+        [sys.executable, "-c", _GROWING_WORKER],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    found = json.loads(done.stdout)
+    assert found["largest"], found
+    assert 8 << 30 <= found["build"] < 9 << 30, found
+
+
 _FORKED = """
 import json, os, time
 import numpy as np

@@ -73,7 +73,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from docsaccel.gallery.processes import Process, children, descendants, read_proc
+from docsaccel.gallery.processes import Process, branch_of, children, descendants, read_proc
 
 __all__ = [
     "COLLECT_ABOVE",
@@ -271,9 +271,13 @@ class MemoryMeter:
         tree = own + sum(measure(pid) for pid, _ in mine)
         if build_pid == os.getpid():
             return Sample(example, tree, largest=True)
-        shares = [_tree(child, measure) for child in children(build_pid)]
-        build = measure(build_pid) + sum(shares)
-        return Sample(example, build, largest=tree >= max(shares, default=0))
+        # This process's own branch of the build is the tree just measured: measured again
+        # a moment later, a growing example would always look smaller than itself.
+        branch = branch_of(build_pid)
+        others = [_tree(child, measure) for child in children(build_pid) if child != branch]
+        ours = tree if branch in (None, os.getpid()) else _tree(branch, measure)
+        build = measure(build_pid) + ours + sum(others)
+        return Sample(example, build, largest=tree >= max(others, default=0))
 
     def so_far(self) -> dict[str, int | None]:
         """The record's peak fields as they stand now (while the example still runs)."""

@@ -42,7 +42,15 @@ import time
 
 from docsaccel.contract import MULTIPROCESSING_HELPERS
 
-__all__ = ["Process", "children", "descendants", "end_processes", "new_since", "read_proc"]
+__all__ = [
+    "Process",
+    "branch_of",
+    "children",
+    "descendants",
+    "end_processes",
+    "new_since",
+    "read_proc",
+]
 
 # A process is named by its pid and its start time, so a pid the kernel reused for an
 # unrelated process is never taken for one seen before.
@@ -72,6 +80,31 @@ def _stat(pid: int) -> tuple[str, int] | None:
     if len(fields) < 20:
         return None
     return fields[0].decode("ascii", "replace"), int(fields[19])
+
+
+def _parent(pid: int) -> int | None:
+    """The parent of ``pid``, None when it is gone."""
+    text = read_proc(f"/proc/{pid}/stat")
+    fields = text[text.rfind(b")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 else None
+
+
+def branch_of(ancestor: int, pid: int | None = None) -> int | None:
+    """The child of ``ancestor`` that ``pid`` (default: this process) is or descends
+    from; None when ``pid`` does not descend from ``ancestor``.
+
+    >>> branch_of(os.getppid()) == os.getpid()
+    True
+    >>> branch_of(os.getpid()) is None
+    True
+    """
+    current: int | None = os.getpid() if pid is None else pid
+    while current is not None and current > 1:
+        parent = _parent(current)
+        if parent == ancestor:
+            return current
+        current = parent
+    return None
 
 
 def children(pid: int) -> list[int]:
