@@ -117,3 +117,21 @@ def test_every_other_extra_allows_its_pinned_series_and_no_older() -> None:
             f"{name}: {requirements[name].specifier} but the matrix tests {pins[name]}"
         )
         assert requirements[name].specifier.contains(pins[name]), name
+
+
+def test_the_readme_states_the_ranges_pyproject_declares() -> None:
+    # The front door says what the matrix passes: a widened range must reach it too.
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    pythons = sorted(_noxfile_value("PYTHONS"), key=Version)
+    said = [f"Python {pythons[0]} to {pythons[-1]}"]
+    requirements = _requirements()
+    for name, shown in (("sphinx", "Sphinx"), ("sphinx-gallery", "sphinx-gallery")):
+        floor, ceiling = _bounds(requirements[name])
+        newest = sorted(
+            {_series(pair[name == "sphinx-gallery"]) for pair in _noxfile_value("COMPAT_PAIRS")}
+            | {_series(str(_pins()[name]))}
+        )[-1]
+        assert _next_minor(newest) == Version(ceiling), name
+        said.append(f"{shown} {Version(floor)} to {newest[0]}.{newest[1]}")
+    for text in said:
+        assert text in readme, text
