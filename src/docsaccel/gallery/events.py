@@ -73,7 +73,13 @@ from docsaccel.gallery.state import GalleryBuild
 from docsaccel.memory import format_size, machine_bytes
 from docsaccel.records import base_record, read_records, read_run_marker, write_record
 from docsaccel.schema import MEASURED_FIELDS, peak_bytes
-from docsaccel.settings import SettingError, env_name, read_settings, unknown_settings
+from docsaccel.settings import (
+    SettingError,
+    env_name,
+    read_settings,
+    unknown_settings,
+    unknown_variables,
+)
 
 __all__ = ["REPORT_READY_EVENT", "BudgetOverrunError", "connect"]
 
@@ -122,6 +128,8 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
 def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
     # Sphinx keeps every name conf.py defines; only those tell a misspelled setting.
     for message in unknown_settings(getattr(config, "_raw_config", {})):
+        logger.warning(message, type="docsaccel", subtype="config")
+    for message in unknown_variables(os.environ):
         logger.warning(message, type="docsaccel", subtype="config")
     try:
         settings = read_settings(config, app.confdir)
