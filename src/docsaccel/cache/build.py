@@ -119,6 +119,13 @@ class CacheRecording:
         Children.get().end()
         return seen
 
+    def watch_prelude(self) -> None:
+        """Until the first example: what project modules the build imports read."""
+        Recorder.get().watch_prelude(self.project.roots, self.project.excluded)
+
+    def end_prelude(self) -> None:
+        Recorder.get().end_prelude()
+
     def save(self, example: Example, seen: Seen) -> None:
         """Write the dependencies of the run that saw ``seen``, with what its child
         processes ran (call it once they were ended), and keep a copy of the files it

@@ -53,9 +53,11 @@ from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
 from docsaccel.cache.state import Snapshot, assigned, changed, snapshot, watch_assignments
 from docsaccel.contract import fork_safe_lock
 
-__all__ = ["NOT_PROJECT", "Recorder", "Seen", "own_names"]
+__all__ = ["NOT_PROJECT", "PRELUDE", "Recorder", "Seen", "own_names"]
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+#: The label of the recording before the first example (:meth:`Recorder.watch_prelude`).
+PRELUDE = "(before the examples)"
 #: Folder names under the roots that hold no file of the project's own.
 NOT_PROJECT = ("site-packages", "dist-packages", ".venv", "venv", ".nox", ".tox", ".git")
 # A child process (ffmpeg behind a video writer, a joblib worker) writes files no audit
@@ -210,6 +212,19 @@ class Recorder:
                 self._baseline = snapshot(modules)
             self._instrumenter.begin()
         self.active = True
+
+    def watch_prelude(self, roots: Iterable[str], excluded: Iterable[str] = ()) -> None:
+        """Record what the project's modules read while the build imports them before the
+        first example (autosummary's generation, another extension's handler). A module
+        body runs once per process: an example that uses such a module later depends on
+        what its body read (:attr:`Seen.carried_reads`). The first example's :meth:`start`
+        ends it, or :meth:`end_prelude`."""
+        self.start(roots, excluded, label=PRELUDE)
+
+    def end_prelude(self) -> None:
+        """End the recording :meth:`watch_prelude` started, unless an example's took over."""
+        if self.active and self._label == PRELUDE:
+            self.stop()
 
     def stop(self) -> Seen:
         """Stop recording; return what the example used."""

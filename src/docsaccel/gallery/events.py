@@ -210,6 +210,10 @@ def _on_before_gallery(app: Sphinx) -> None:
         save_report=build.save_unfinished_report,
     )
     sg_compat.install_hook(gallery_conf, hook)
+    if build.cache is not None:
+        # Extensions after this handler (autosummary's generation) may import project
+        # modules before the first example: what those imports read is the examples' too.
+        build.cache.recording.watch_prelude()
     settings = build.settings
     ceiling = "none" if settings.memory_limit is None else format_size(settings.memory_limit)
     logger.info(
@@ -257,6 +261,8 @@ def _on_gallery_executed(app: Sphinx) -> None:
         return
     if build.progress is not None:
         build.progress.stop()
+    if build.cache is not None:
+        build.cache.recording.end_prelude()
     gallery_conf = app.config.sphinx_gallery_conf
     stale = sg_compat.stale_targets(gallery_conf)
     failures = sg_compat.failures(gallery_conf)
