@@ -593,7 +593,8 @@ def final_name(path: str) -> str:
 def _matching(folder: Path, pattern: re.Pattern[str]) -> list[Path]:
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if p.is_file() and pattern.fullmatch(p.name))
+    # The name first: a folder of every example's images, asked once per example.
+    return sorted(p for p in folder.iterdir() if pattern.fullmatch(p.name) and p.is_file())
 
 
 def run_order(src_files: Iterable[str], gallery_conf: dict[str, Any]) -> list[str]:
