@@ -48,6 +48,7 @@ from docsaccel.cache.audit import (
     dependency_labels,
     differences,
     entry_outputs,
+    unexplained,
 )
 from docsaccel.cache.children import Children, merge_seen, start_recording
 from docsaccel.cache.context import (
@@ -239,6 +240,11 @@ class CacheBuild:
             varied = [f"the first run failed ({failed}), the second did not"]
         else:
             varied = differences(kept, second, BETWEEN_RUNS)
+        # Runs that vary explain only what varies: what both runs agree on and the entry
+        # has otherwise is stale all the same.
+        beyond = unexplained(cached, kept, second) if varied and passed and not failed else []
+        if beyond:
+            found, varied = beyond, []
         if varied:
             verdict.update(status=NONDETERMINISTIC, differences=varied)
             self.info(
