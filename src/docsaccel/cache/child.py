@@ -21,7 +21,13 @@ folder):
   interpreter exit).
 
 A record is written only when it changed (a worker's, only when more than its state
-did). After each message a worker receives (a new task), it checks the control file: a
+did). At ``module`` granularity a child forked while its parent records goes on with the
+parent's recording (:meth:`~docsaccel.cache.recorder.Recorder.forked`): what the parent
+noted before the fork is noted already (the parent reports it itself), so a pool worker
+that notes nothing more writes no record at all; the parent counts the children it
+forked, so those count as followed too. What a forked child needs is taken before the
+fork, in the parent (:func:`before_fork`): in the child, every object touched is a page
+of memory copied. After each message a worker receives (a new task), it checks the control file: a
 worker kept across examples (a pool held in a module, loky's reusable executor) records
 the next task for the example running now.
 The helpers of ``multiprocessing`` (the fork server, the resource trackers) record
