@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import dataclasses
 import glob
 import importlib
 import importlib.util
@@ -66,6 +67,10 @@ _SPAWN_EVENTS = frozenset(
     {"subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.spawn", "os.fork"}
 )
 _LISTING_EVENTS = frozenset({"os.listdir", "os.scandir"})
+#: Modules compiled into the interpreter: no file, no distribution, so never a dependency
+#: (nor a name of the project's: they are found first). Not noted: a pool worker imports
+#: ``builtins`` again for each task it unpickles.
+_BUILT_IN = frozenset(sys.builtin_module_names)
 
 
 def _source_files(*modules: Any) -> frozenset[str]:
@@ -234,6 +239,7 @@ class Recorder:
         if self._spawned:
             self._spawned = False
             written |= self._modified_under_roots()
+            self._before_spawn = {}
         if self._instrumenter is not None:
             seen.code = self._instrumenter.ran.copy()
             seen.instrumented = dict(self._instrumenter.instrumented)
@@ -248,6 +254,41 @@ class Recorder:
             self._instrumenter = None
             for key in seen.left_state:
                 self._left_by.setdefault(key, set()).add(self._label)
+        return self._used(seen, written)
+
+    def peek(self) -> Seen:
+        """What :meth:`stop` would return now, the recording going on (``module``
+        granularity only: at ``function`` granularity only stopping measures the state
+        the example left)."""
+        if self._instrumenter is not None:
+            raise RuntimeError("a recording of functions cannot be read while it goes on")
+        noted = self._seen
+        seen = dataclasses.replace(
+            noted,
+            files=set(noted.files),
+            modules=set(noted.modules),
+            listings=dict(noted.listings),
+            read_first=dict(noted.read_first),
+        )
+        written = set(self._written)
+        if self._spawned:
+            written |= self._modified_under_roots()
+        return self._used(seen, written)
+
+    def forked(self, label: str) -> bool:
+        """In a process just forked from one recording ``label`` at ``module``
+        granularity: go on with that recording, what the parent noted before the fork
+        noted still (the parent reports it too: a child that notes nothing more has
+        nothing to tell), without the parent's child processes. False, with nothing
+        done, when the parent was not recording that (the child starts its own)."""
+        if not self.active or self._instrumenter is not None or self._label != label:
+            return False
+        self._spawned = False
+        self._before_spawn = {}
+        return True
+
+    def _used(self, seen: Seen, written: set[str]) -> Seen:
+        """``seen``, made what the example used, given the files it wrote."""
         seen.carried_reads = {module: frozenset(read) for module, read in self._read_by.items()}
         # A file the example wrote is its output, not an input, even if it read it back
         # (one it read before writing it is in read_first); so is one modified since it
@@ -307,7 +348,7 @@ class Recorder:
         clock: Linux stamps a file with a coarse clock up to a tick behind
         ``time.time_ns()``, so a quick child (``os.system("echo 1 > data/x")``) would leave
         a file that looks older than the example."""
-        before, self._before_spawn = self._before_spawn, {}
+        before = self._before_spawn
         return {
             path for path, status in self._files_under_roots().items() if before.get(path) != status
         }
@@ -381,7 +422,8 @@ class Recorder:
                 if reader is not None:
                     self._read_by.setdefault(reader, set()).add(path)
         elif event == "import":
-            self._seen.modules.add(args[0])
+            if args[0] not in _BUILT_IN:
+                self._seen.modules.add(args[0])
         elif event in _SPAWN_EVENTS:
             if not self._spawned:
                 self._before_spawn = self._files_under_roots()
@@ -459,6 +501,8 @@ class Recorder:
                 name = importlib.util.resolve_name("." * level + name, package)
             except (ImportError, ValueError):
                 return
+        if name in _BUILT_IN:
+            return
         modules = self._seen.modules
         modules.add(name)
         for item in fromlist or ():
