@@ -9,18 +9,23 @@ with a clean build of the same tree, file by file.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from helpers.incremental_build import WRITTEN_WITH_ANY, Workspace, needs_state, replace, write
+from helpers.incremental_build import (
+    WRITTEN_WITH_ANY,
+    Workspace,
+    from_cache,
+    needs_state,
+    replace,
+    write,
+)
 
 pytestmark = [pytest.mark.slow, needs_state]
 
 #: Copies the conf folder's diagram into ``_images`` for each page with a ``badge``
 #: directive, while the page is written, and shows it there.
 BADGE_EXTENSION = """\
-import shutil
 from pathlib import Path
 
 from docutils import nodes
@@ -88,44 +93,36 @@ def base(tmp_path_factory) -> Path:
     return root / "cache"
 
 
-def _workspace(cache: Path, tmp_path: Path) -> Workspace:
-    ws = Workspace(tmp_path)
-    for edit in WITH_BADGE:
-        ws.fresh_copy(edit)
-    shutil.copytree(cache, ws.cache)
-    return ws
+#: ``{name: (edits, documents read, whether the badge stays)}``.
+SCENARIOS = {
+    "page removed": (
+        [replace("docs/index.rst", "   badged\n", ""), _remove("docs/badged.rst")],
+        {"index"},
+        False,
+    ),
+    "badge no longer shown": (
+        [replace("docs/badged.rst", ".. badge::\n\n", "")],
+        {"badged"},
+        False,
+    ),
+    # The badged page is the restored one, not written again: its badge must stay.
+    "another page changed": (
+        [replace("docs/other.rst", "See :ref:", "Now see :ref:")],
+        {"other"},
+        True,
+    ),
+}
 
 
-def test_the_badge_of_a_removed_page_is_removed(base, tmp_path):
-    ws = _workspace(base, tmp_path)
-    ws.fresh_copy(replace("docs/index.rst", "   badged\n", ""))
-    ws.fresh_copy(_remove("docs/badged.rst"))
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_the_badge_is_in_the_output_as_in_a_clean_build(base, tmp_path, name):
+    edits, read, kept = SCENARIOS[name]
+    ws = from_cache(base, tmp_path, [*WITH_BADGE, *edits])
     built = ws.build()
     assert built.returncode == 0, built.output
     assert built.state["origin"] == "cache", built.output
-    assert built.read == {"index"}, built.state
-    assert not (ws.outdir / BADGE).exists()
-    assert ws.differences() == []
-
-
-def test_the_badge_a_page_no_longer_shows_is_removed(base, tmp_path):
-    ws = _workspace(base, tmp_path)
-    ws.fresh_copy(replace("docs/badged.rst", ".. badge::\n\n", ""))
-    built = ws.build()
-    assert built.returncode == 0, built.output
-    assert built.state["origin"] == "cache", built.output
-    assert built.read == {"badged"}, built.state
-    assert built.written == {"badged"} | WRITTEN_WITH_ANY, built.state
-    assert not (ws.outdir / BADGE).exists()
-    assert ws.differences() == []
-
-
-def test_a_badge_still_shown_is_kept(base, tmp_path):
-    ws = _workspace(base, tmp_path)
-    ws.fresh_copy(replace("docs/other.rst", "See :ref:", "Now see :ref:"))
-    built = ws.build()
-    assert built.returncode == 0, built.output
-    assert built.read == {"other"}, built.state
-    assert "badged" not in built.written  # the restored page, still showing the badge
-    assert (ws.outdir / BADGE).is_file()
+    assert built.read == read, built.state
+    if name != "page removed":  # that one changes the navigation: every page is written
+        assert built.written == read | WRITTEN_WITH_ANY, built.state
+    assert (ws.outdir / BADGE).is_file() == kept
     assert ws.differences() == []

@@ -365,10 +365,13 @@ def this_project(args: argparse.Namespace, workdir: Path) -> dict:
             times[kind].append(built.seconds)
             cpus[kind].append(built.cpu_seconds)
             state = _state(built.report)
+            why = ""
             if kind == "restored":
-                read, written = len(state.get("read", {})), int(state.get("written", 0))
+                reasons = state.get("read", {})
+                read, written = len(reasons), int(state.get("written", 0))
+                why = "".join(f"\n  read: {d}: {r}" for d, r in sorted(reasons.items()))
             cpu = built.cpu_seconds
-            print(f"docs round {index + 1} {kind}: {built.seconds:.1f} s (CPU {cpu:.1f} s)")
+            print(f"docs round {index + 1} {kind}: {built.seconds:.1f} s (CPU {cpu:.1f} s){why}")
             shutil.rmtree(cache, ignore_errors=True)
     today, restored = statistics.median(times["today"]), statistics.median(times["restored"])
     return {
