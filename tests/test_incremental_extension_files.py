@@ -26,6 +26,7 @@ pytestmark = [pytest.mark.slow, needs_state]
 #: Copies the conf folder's diagram into ``_images`` for each page with a ``badge``
 #: directive, while the page is written, and shows it there.
 BADGE_EXTENSION = """\
+import shutil
 from pathlib import Path
 
 from docutils import nodes
