@@ -28,7 +28,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -154,6 +154,17 @@ class Workspace:
         return differences(output_files(self.outdir), self.clean_output())
 
 
+def from_cache(
+    cache: Path, root: Path, edits: Iterable[Callable[[Path], None]] = (), jobs: int = 1
+) -> Workspace:
+    """A workspace in ``root`` with a copy of ``cache``, its project with ``edits``."""
+    ws = Workspace(root, jobs=jobs)
+    for edit in edits:
+        ws.fresh_copy(edit)
+    shutil.copytree(cache, ws.cache)
+    return ws
+
+
 def replace(relative: str, old: str, new: str) -> Callable[[Path], None]:
     """An edit of the project: ``old`` becomes ``new`` in one file (which must hold it)."""
 
@@ -175,4 +186,12 @@ def write(relative: str, text: str) -> Callable[[Path], None]:
     return edit
 
 
-__all__ = ["WRITTEN_WITH_ANY", "Built", "Workspace", "needs_state", "replace", "write"]
+__all__ = [
+    "WRITTEN_WITH_ANY",
+    "Built",
+    "Workspace",
+    "from_cache",
+    "needs_state",
+    "replace",
+    "write",
+]

@@ -43,7 +43,7 @@ from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.contract import InputError, read_json
 from docsaccel.formats import Format, write_json
 
-__all__ = ["STATE", "State", "StateError", "StateStore", "files_under"]
+__all__ = ["STATE", "State", "StateError", "StateStore", "files_under", "untouched"]
 
 #: The state file. Its version is bumped whenever a state written by an older docsaccel
 #: could be wrong for a newer one, and a build uses only states of its own version.
@@ -85,6 +85,16 @@ def _safe(relative: str) -> bool:
 def _stat(path: str | os.PathLike[str]) -> tuple[int, int, int]:
     info = os.stat(path)
     return (info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def untouched(path: str | os.PathLike[str], known: Known) -> bool:
+    """Whether ``path`` is a file of ``known`` as it was then (the same inode, size and
+    modification time): nothing wrote it since."""
+    remembered = known.get(str(path))
+    try:
+        return remembered is not None and remembered[0] == _stat(path)
+    except OSError:
+        return False
 
 
 def files_under(folder: Path, leave_out: Iterable[Path] = ()) -> dict[str, Path]:
@@ -210,9 +220,7 @@ class StateStore:
         return final
 
     def _store_object(self, path: Path, known: Known, tmp: Path) -> str:
-        status = _stat(path)
-        remembered = known.get(str(path))
-        digest = remembered[1] if remembered and remembered[0] == status else sha256_of(path)
+        digest = known[str(path)][1] if untouched(path, known) else sha256_of(path)
         target = self._object(digest)
         if target.exists():
             return digest
