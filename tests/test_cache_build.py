@@ -678,3 +678,48 @@ def test_what_a_module_read_when_autosummary_imported_it_first_counts(
     assert "data/units.txt" in reason, reason
     page = again.outdir / "auto_examples" / "plot_f_units.html"
     assert "units: feet" in page.read_text("utf-8")
+
+
+# sphinx-gallery's "examples using" mini-gallery of mylib.alpha.scale on an API page.
+MINIGALLERY = {
+    "docs/api.rst": "API\n===\n\n.. autofunction:: mylib.alpha.scale\n\n"
+    ".. minigallery:: mylib.alpha.scale\n",
+    "docs/index.rst": "Tiny\n====\n\n.. toctree::\n\n   api\n   auto_examples/index\n",
+}
+
+
+def test_a_restored_example_stays_in_the_mini_galleries_of_the_api_pages(
+    project: Project,
+) -> None:
+    import sphinx_gallery
+
+    from docsaccel import sg_compat
+
+    conf = FILES["docs/conf.py"].replace(
+        'extensions = ["sphinx_gallery.gen_gallery"',
+        'extensions = ["sphinx.ext.autodoc", "sphinx_gallery.gen_gallery"',
+    ).replace(
+        '"show_memory": False,',
+        '"show_memory": False,\n    "backreferences_dir": "gen_modules/backreferences",\n'
+        '    "doc_module": ("mylib",),',
+    )
+    project.write("docs/conf.py", conf)
+    for relative, text in MINIGALLERY.items():
+        project.write(relative, text)
+    thumbnail = "sphx_glr_plot_a_alpha_thumb"
+    first = project.build()
+    assert first.returncode == 0, first.output
+    assert thumbnail in (first.outdir / "api.html").read_text("utf-8")
+
+    second = project.build()
+
+    assert second.returncode == 0, second.output
+    # The page a build without the cache publishes, whichever release.
+    assert thumbnail in (second.outdir / "api.html").read_text("utf-8")
+    lost = sg_compat.restoring_loses_backreferences({"backreferences_dir": "x"})
+    if lost is None:
+        assert second.executed() == set(), sphinx_gallery.__version__
+    else:
+        # Before sphinx-gallery 0.22 a restored example would be missing there: it runs.
+        assert second.executed() == set(ALL)
+        assert second.records["plot_a_alpha.py"]["cache"]["reason"] == lost

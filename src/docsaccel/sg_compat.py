@@ -76,6 +76,7 @@ from docsaccel.budgets import INLINE_COMMENT
 _USER_RESET = "docsaccel_user_reset_modules"
 
 __all__ = [
+    "BACKREFERENCES_FROM_SKIPPED",
     "BROKEN_SPHINX_GALLERY",
     "CHECKED_SPHINX_GALLERY",
     "RUN_MARKER_SUFFIX",
@@ -100,6 +101,7 @@ __all__ = [
     "page_file",
     "refuse_broken",
     "remove_our_config_comments",
+    "restoring_loses_backreferences",
     "run_again",
     "run_marker_file",
     "run_only",
@@ -135,6 +137,40 @@ def unchecked_release(version: str | None = None) -> str | None:
         f"{CHECKED_SPHINX_GALLERY[-1]}, but sphinx-gallery {version} is installed: the "
         "private functions docsaccel reads may have changed, and an example's record or a "
         f"skipped run could be wrong. Install sphinx-gallery {_supported_range()}."
+    )
+
+
+#: The first series that writes an example's "examples using" entries (backreferences)
+#: when it skips the example as unchanged, from its ``.codeobj.json``; before it, only an
+#: example it runs gets them.
+BACKREFERENCES_FROM_SKIPPED = (0, 22)
+
+
+def restoring_loses_backreferences(
+    gallery_conf: dict[str, Any], version: str | None = None
+) -> str | None:
+    """Why an example restored instead of run would be missing from the "examples using"
+    mini-galleries of the API pages (``backreferences_dir`` set, sphinx-gallery before
+    :data:`BACKREFERENCES_FROM_SKIPPED`); ``None`` when restoring keeps them.
+
+    >>> restoring_loses_backreferences({"backreferences_dir": "gen"}, "0.21.0")[:40]
+    'sphinx-gallery 0.21.0 writes the "exampl'
+    >>> restoring_loses_backreferences({"backreferences_dir": "gen"}, "0.22.1") is None
+    True
+    >>> restoring_loses_backreferences({"backreferences_dir": None}, "0.17.1") is None
+    True
+    """
+    version = sphinx_gallery.__version__ if version is None else version
+    if not gallery_conf.get("backreferences_dir"):
+        return None
+    series = tuple(int(part) for part in _series(version).split(".") if part.isdigit())
+    if series >= BACKREFERENCES_FROM_SKIPPED:
+        return None
+    first = ".".join(map(str, BACKREFERENCES_FROM_SKIPPED))
+    return (
+        f'sphinx-gallery {version} writes the "examples using" mini-galleries '
+        "(backreferences_dir) only for the examples it runs, so every example runs "
+        f"(sphinx-gallery {first} and later rebuild them for restored examples)"
     )
 
 

@@ -471,10 +471,14 @@ def lookup(
             sg_compat.run_order([e.src_file for e in examples], gallery_conf)
         )
     }
+    # When in doubt, run it: a restored example would be missing from the API pages.
+    lost = sg_compat.restoring_loses_backreferences(gallery_conf)
+    if lost is not None:
+        info(f"docsaccel cache: {lost}")
     for example in sorted(examples, key=lambda e: order.get(e.src_file, len(order))):
         if not example.executable:
             continue
-        reason = _look_up_one(build, example, project, rewritten)
+        reason = lost or _look_up_one(build, example, project, rewritten)
         if reason is None:
             continue
         for relative in _known_writes(build, example):
