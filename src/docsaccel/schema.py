@@ -81,7 +81,10 @@ Report (schema ``docsaccel.report``, version 2)::
 Version 2 added the memory keys above, and an interrupted example may have been
 interrupted by memory. Readers read versions 1 and 2.
 
-``build.records_lost`` (present only when not empty) lists the examples that ran but
+``build.lock_lost`` (present only then) says why the output folder stopped being the
+build's alone (its lock removed while it ran, and another build locked it): the report is
+``"complete": false``. ``build.records_lost`` (present only when not empty) lists the
+examples that ran but
 whose record the build could not read back (a file of the records folder was removed or
 replaced while it ran): each has status ``failed`` and the error
 :data:`docsaccel.contract.RECORD_LOST_ERROR`, and the report is ``"complete": false``.

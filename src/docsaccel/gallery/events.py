@@ -102,7 +102,8 @@ class BudgetOverrunError(SphinxError):
 
 
 class RecordsLostError(SphinxError):
-    """Examples ran, but their records were removed or replaced while the build ran."""
+    """Examples ran, but their records were removed or replaced while the build ran, or
+    the output folder's lock was, and another build locked it."""
 
     category = "docsaccel records lost"
 
@@ -214,6 +215,7 @@ def _on_before_gallery(app: Sphinx) -> None:
         progress=build.progress.channel if build.progress else None,
         memory_limit=build.settings.memory_limit,
         save_report=build.save_unfinished_report,
+        keep_lock=build.keep_lock,
     )
     sg_compat.install_hook(gallery_conf, hook)
     settings = build.settings
@@ -267,6 +269,7 @@ def _on_gallery_executed(app: Sphinx) -> None:
     stale = sg_compat.stale_targets(gallery_conf)
     failures = sg_compat.failures(gallery_conf)
     executed = sg_compat.executed_sources(gallery_conf)
+    build.keep_lock()  # a parallel worker's example may have removed it
     records = build.records_so_far()
     build.adopt(records)
     fast = build.settings.fast
@@ -412,6 +415,7 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
         return
     if build.progress is not None:
         build.progress.stop()
+    build.keep_lock()
     build.write_report(complete=exception is None)
     build.finished = True
     _restore_fast_env(build)
@@ -436,6 +440,8 @@ def _fail_on_overruns(app: Sphinx, exception: BaseException | None) -> None:
         return
     # The report _on_build_finished has just written holds the final records.
     report = build.last_report or build.report(complete=True)
+    if build.lock_lost is not None:
+        raise RecordsLostError(f"{build.outdir}: {build.lock_lost} (see {build.report_path})")
     if build.lost:
         raise RecordsLostError(
             f"the records of {len(build.lost)} example(s) were lost while the build ran: "

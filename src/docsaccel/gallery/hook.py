@@ -239,6 +239,8 @@ class ExampleHook:
     build_pid: int = field(default_factory=os.getpid)
     #: Writes the build's report now (in the build's process only; never pickled).
     save_report: Callable[[], Any] | None = None
+    #: Locks the output folder again if an example removed its lock (build's process only).
+    keep_lock: Callable[[], Any] | None = None
     _near: NearBudgetWatch = field(default_factory=NearBudgetWatch, repr=False)
     _run: _Run | None = field(default=None, repr=False)
     _journal: RecordJournal = field(init=False, repr=False)
@@ -258,6 +260,7 @@ class ExampleHook:
         state = dict(self.__dict__)
         state["_run"] = None  # a run in progress never travels to another process
         state["save_report"] = None  # the build's state stays in the build's process
+        state["keep_lock"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -511,6 +514,8 @@ class ExampleHook:
         overhead = None if measured is None else round(total - wall, 3)
         record = self._write(run, status, error=error, finished=True, wall=wall, overhead=overhead)
         run.ended = True
+        if self.keep_lock is not None:
+            self.keep_lock()
         if self.progress is not None:
             peak = peak_bytes(record)
             self.progress.send(

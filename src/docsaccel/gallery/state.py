@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sphinx_gallery
+from sphinx.util import logging
 
 import docsaccel
 from docsaccel import layout
@@ -40,6 +41,8 @@ from docsaccel.gallery.lock import OutdirLock
 from docsaccel.gallery.progress import Progress
 from docsaccel.records import build_report, read_records, written_here
 from docsaccel.settings import Settings
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from docsaccel.cache.build import CacheBuild
@@ -78,6 +81,9 @@ class GalleryBuild:
     sphinx_state: dict[str, Any] | None = None
     #: The ids of the examples that ran but whose record could not be read back.
     lost: set[str] = field(default_factory=set)
+    #: Why the output folder stopped being this build's alone (its lock was removed and
+    #: another build locked it), or None.
+    lock_lost: str | None = None
 
     @property
     def records_dir(self) -> Path:
@@ -98,6 +104,16 @@ class GalleryBuild:
         files can take back. A record file this process did not write is none of this
         build's (the plugin writes them once the gallery has run, in this process)."""
         return {**read_records(self.records_dir, files=False), **written_here(self.records_dir)}
+
+    def keep_lock(self) -> None:
+        """Lock the output folder again if an example removed its lock; when another build
+        locked it first, say so once (this build's report is then incomplete)."""
+        if self.lock is None or self.lock_lost is not None:
+            return
+        message = self.lock.keep()
+        if message is not None:
+            self.lock_lost = f"its lock was removed while it ran, and {message}"
+            logger.error(f"docsaccel: {self.outdir}: {self.lock_lost}")
 
     def adopt(self, records: dict[str, dict[str, Any]]) -> None:
         """Add the examples the hook recorded although the plan did not list them."""
@@ -123,7 +139,7 @@ class GalleryBuild:
             "fast": self.settings.fast,
             "on_overrun": self.settings.on_overrun,
             # Without an example's record, its time and memory are unknown.
-            "complete": complete and not self.lost,
+            "complete": complete and not self.lost and self.lock_lost is None,
             "sphinx_gallery": sphinx_gallery.__version__,
             "docsaccel": docsaccel.__version__,
             "shard": self._shard(),
@@ -134,6 +150,8 @@ class GalleryBuild:
             build["sphinx_state"] = self.sphinx_state
         if self.lost:
             build["records_lost"] = sorted(self.lost)
+        if self.lock_lost is not None:
+            build["lock_lost"] = self.lock_lost
         if records is None:
             records = self.final_records if self.last_report is not None else None
         if records is None:

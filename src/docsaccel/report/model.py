@@ -231,6 +231,8 @@ class LoadedInput:
             why.append(
                 _state(names, "ran, but its record was lost", "ran, but their records were lost")
             )
+        if self.build.get("lock_lost"):
+            why.append("another build wrote into its output folder")
         if not why:
             return "the build did not finish"
         return f"the build did not finish ({'; '.join(why)})"
