@@ -19,10 +19,9 @@ file's digest as it copies it out: a pruned or damaged file makes the restore fa
 whole, and the build is a full one (the caller warns).
 
 An object is named by its content, so a damaged one would be named again by every later
-state and never written again: the reader removes an object it finds damaged, and a save
-checks an object that already exists (unless this store has just checked it, restoring
-it) and replaces it when its content does not match its name. So the build after the
-damage saves a good state, and the build after it uses it. ``prune`` checks every object
+state and never written again: a reader that finds one damaged checks every other object
+of the state and removes the damaged ones, so the build that found them saves them anew
+and the build after it uses the state. ``prune`` checks every object
 the states name and removes damaged ones with the states naming them; ``stats`` counts
 those states as unusable.
 
@@ -169,9 +168,7 @@ class StateStore:
                     try:
                         shutil.copyfile(self._object(digest), partial)
                         if sha256_of(partial) != digest:
-                            # Named by its content, it would never be written again.
-                            self._object(digest).unlink(missing_ok=True)
-                            raise StateError(f"{self._object(digest)}: content does not match")
+                            raise StateError(self._remove_damaged(state, digest))
                         self._whole.add(digest)
                         os.utime(partial, ns=(0, 0))
                         os.replace(partial, target)
@@ -229,7 +226,7 @@ class StateStore:
         remembered = known.get(str(path))
         digest = remembered[1] if remembered and remembered[0] == status else sha256_of(path)
         target = self._object(digest)
-        if digest in self._whole or (target.exists() and self._is_whole(digest)):
+        if target.exists():
             return digest
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = tmp / f"{digest}.{uuid.uuid4().hex}"
@@ -242,6 +239,16 @@ class StateStore:
             partial.unlink(missing_ok=True)
         self._whole.add(digest)
         return digest
+
+    def _remove_damaged(self, state: State, found: str) -> str:
+        """Remove ``found`` and every other object of ``state`` that does not match its
+        name (named by its content, a damaged object would never be written again);
+        return the error naming them."""
+        damaged = [found] + [d for d in self.damaged(state.meta) if d != found]
+        for digest in damaged:
+            self._object(digest).unlink(missing_ok=True)
+        more = f" (and {len(damaged) - 1} more damaged or missing, removed)" if damaged[1:] else ""
+        return f"{self._object(found)}: content does not match{more}"
 
     def _is_whole(self, digest: str) -> bool:
         """Whether the object ``digest`` exists and its content matches its name."""
