@@ -438,6 +438,13 @@ def settings_of_pages(gallery_conf: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in gallery_conf.items() if k not in _RUN_STATE}
 
 
+def executed_sources(gallery_conf: dict[str, Any]) -> set[str]:
+    """The source files of the examples sphinx-gallery ran in this build (passing or
+    failing), in whichever process."""
+    passing = {os.path.normpath(path) for path in gallery_conf.get("passing_examples", [])}
+    return passing | set(failures(gallery_conf))
+
+
 def failures(gallery_conf: dict[str, Any]) -> dict[str, str]:
     """``{source file: formatted traceback}`` of the examples that raised."""
     return {os.path.normpath(k): v for k, v in gallery_conf.get("failing_examples", {}).items()}
