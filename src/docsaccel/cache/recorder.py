@@ -198,6 +198,9 @@ class Recorder:
         ``code`` (which project files to watch, by absolute path), also record the
         functions of those files the example runs and the state it leaves in their
         modules, under ``label`` (the example's id)."""
+        # Off while it sets up: what instrumenting loaded modules reads is not the example's
+        # (a recording in progress, the prelude's, would note it).
+        self.active = False
         self._roots = tuple(os.path.join(os.path.normpath(r), "") for r in roots)
         self._excluded = tuple(os.path.join(os.path.normpath(e), "") for e in excluded)
         self._seen = Seen()
