@@ -680,13 +680,17 @@ def test_a_restored_example_stays_in_the_mini_galleries_of_the_api_pages(
 
     from docsaccel import sg_compat
 
-    conf = FILES["docs/conf.py"].replace(
-        'extensions = ["sphinx_gallery.gen_gallery"',
-        'extensions = ["sphinx.ext.autodoc", "sphinx_gallery.gen_gallery"',
-    ).replace(
-        '"show_memory": False,',
-        '"show_memory": False,\n    "backreferences_dir": "gen_modules/backreferences",\n'
-        '    "doc_module": ("mylib",),',
+    conf = (
+        FILES["docs/conf.py"]
+        .replace(
+            'extensions = ["sphinx_gallery.gen_gallery"',
+            'extensions = ["sphinx.ext.autodoc", "sphinx_gallery.gen_gallery"',
+        )
+        .replace(
+            '"show_memory": False,',
+            '"show_memory": False,\n    "backreferences_dir": "gen_modules/backreferences",\n'
+            '    "doc_module": ("mylib",),',
+        )
     )
     project.write("docs/conf.py", conf)
     for relative, text in MINIGALLERY.items():

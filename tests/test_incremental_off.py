@@ -21,3 +21,14 @@ def test_a_sphinx_release_the_state_is_not_checked_with_turns_it_off(tmp_path):
     assert "updating environment: [new config] 18 added" in built.output
     assert built.state == {}
     assert ws.differences() == []
+
+
+def test_a_sphinx_gallery_release_the_state_is_not_checked_with_turns_it_off(tmp_path):
+    ws = Workspace(tmp_path)
+    bump = "\nimport sphinx_gallery\n\nsphinx_gallery.__version__ = '0.21.0'\n"
+    ws.fresh_copy(lambda project: (project / "docs" / "conf.py").open("a").write(bump))
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert "docsaccel: Sphinx state off: checked with sphinx-gallery 0.22" in built.output
+    assert built.state == {}
+    assert ws.differences() == []

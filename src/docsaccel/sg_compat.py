@@ -106,6 +106,7 @@ __all__ = [
     "run_marker_file",
     "run_only",
     "running_example",
+    "series",
     "settings_of_pages",
     "stale_targets",
     "thumbnail_files",
@@ -124,6 +125,11 @@ BROKEN_SPHINX_GALLERY: dict[str, str] = {}
 
 def _series(version: str) -> str:
     return ".".join(version.split("+")[0].split(".")[:2])
+
+
+def series(version: str | None = None) -> str:
+    """The release series of the installed sphinx-gallery (or ``version``): ``"0.22"``."""
+    return _series(sphinx_gallery.__version__ if version is None else version)
 
 
 def unchecked_release(version: str | None = None) -> str | None:

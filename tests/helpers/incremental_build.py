@@ -36,7 +36,8 @@ import pytest
 import sphinx
 
 from docsaccel.incremental.oracle import differences, output_files
-from docsaccel.incremental.sphinxext.restore import CHECKED_SPHINX
+from docsaccel.incremental.sphinxext.restore import CHECKED_SPHINX, CHECKED_SPHINX_GALLERY_FOR_STATE
+from docsaccel.sg_compat import series
 from helpers.gallery_build import child_env
 from helpers.slow import require_slow
 
@@ -44,7 +45,8 @@ FIXTURES = Path(__file__).parent.parent / "incremental_fixtures"
 _SERIES = "{}.{}".format(*sphinx.version_info[:2])
 #: For the tests of what the Sphinx state does: they skip with a Sphinx it is off with.
 needs_state = pytest.mark.skipif(
-    _SERIES not in CHECKED_SPHINX, reason=f"the Sphinx state is off with Sphinx {_SERIES}"
+    _SERIES not in CHECKED_SPHINX or series() not in CHECKED_SPHINX_GALLERY_FOR_STATE,
+    reason=f"the Sphinx state is off with Sphinx {_SERIES}, sphinx-gallery {series()}",
 )
 #: Before Sphinx 8.2, Sphinx writes the root document's page whenever it writes any page.
 WRITTEN_WITH_ANY = {"index"} if sphinx.version_info < (8, 2) else set()
