@@ -319,3 +319,26 @@ def test_a_forked_worker_writes_what_its_parent_did_not_see(
     # One record, with the file (at module granularity with what the parent had seen
     # before the fork too: the worker goes on with its parent's recording).
     assert written.startswith("1 [") and "'data.txt'" in written, written
+
+
+_ONE_LAUNCH = """
+import subprocess, sys
+from docsaccel.cache.children import Launches
+
+launches = Launches()
+sys.addaudithook(lambda event, args: launches.note(event, args)
+                 if event in ("subprocess.Popen", "os.posix_spawn") else None)
+# close_fds=False: subprocess starts it with posix_spawn on every Python of the matrix
+# (from 3.13 it does so with close_fds too): two audit events for one child.
+subprocess.run([sys.executable, "-c", "pass"], close_fds=False, check=True)
+print(launches.python)
+"""
+
+
+def test_a_popen_child_started_with_posix_spawn_is_one_launch() -> None:
+    # As in a recording process: the variable its Python children record by.
+    env = {**os.environ, CHILD_ENV: os.devnull}
+    done = subprocess.run(
+        [sys.executable, "-c", _ONE_LAUNCH], capture_output=True, text=True, check=True, env=env
+    )
+    assert done.stdout.strip() == "1", done.stdout + done.stderr

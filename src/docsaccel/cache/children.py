@@ -57,6 +57,7 @@ import sysconfig
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from docsaccel.cache.recorder import Recorder, Seen
@@ -222,7 +223,9 @@ class Launches:
         if event == "subprocess.Popen":
             executable, argv, _, env = args
             self._program(executable, argv, env)
-        elif event == "os.posix_spawn":
+        elif event == "os.posix_spawn" and not _inside_popen(sys._getframe(1)):
+            # subprocess.Popen starts its child with posix_spawn where it can (more often
+            # from Python 3.13): that launch was noted at its Popen event already.
             path, argv, env = args[:3]
             self._program(path, argv, env)
         elif event == "os.exec":
@@ -257,6 +260,17 @@ class Launches:
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def _inside_popen(frame: FrameType | None) -> bool:
+    """Whether ``frame``'s stack runs ``subprocess.Popen`` starting its child."""
+    while frame is not None:
+        if frame.f_code.co_name == "_execute_child" and (
+            frame.f_globals.get("__name__") == "subprocess"
+        ):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _script_index(words: list[str]) -> int:
