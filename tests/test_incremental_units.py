@@ -18,7 +18,7 @@ from docsaccel.incremental.objects import definitions, is_dynamic
 from docsaccel.incremental.pages import Checker, Place, Tables, empty_record
 from docsaccel.incremental.pysource import compare, module_pieces
 from docsaccel.incremental.relocate import relocate
-from docsaccel.incremental.sphinxext.writing import page_links
+from docsaccel.incremental.sphinxext.writing import page_links, setting_text
 from docsaccel.incremental.state import StateError, StateStore
 
 MODULE = '''\
@@ -87,6 +87,31 @@ def test_an_unparsable_module_is_an_unknown_change(module):
     assert compare(before, None).code_changed
 
 
+def test_a_key_outside_the_root_is_relative_to_it(tmp_path):
+    # A package beside the docs folder: found beside whichever checkout the key is read in.
+    place = Place(str(tmp_path / "a" / "docs"))
+    key = place.key(tmp_path / "a" / "src" / "pkg" / "stats.py")
+    assert key == "../src/pkg/stats.py"
+    moved = Place(str(tmp_path / "b" / "docs"))
+    assert moved.path(key) == str(tmp_path / "b" / "src" / "pkg" / "stats.py")
+    assert place.key(tmp_path / "a" / "docs" / "api.rst") == "api.rst"
+    assert place.path("api.rst") == str(tmp_path / "a" / "docs" / "api.rst")
+    # Far from the root (an installed theme, a virtual environment elsewhere): absolute.
+    assert place.key("/elsewhere/theme/layout.html") == "/elsewhere/theme/layout.html"
+
+
+def test_a_setting_names_the_folders_around_the_root_as_a_moved_checkout_does():
+    one = {"examples_dirs": ["/w/one/docs/ex", "/w/one/examples"], "x": "/w/one/docsx"}
+    two = {"examples_dirs": ["/w/two/docs/ex", "/w/two/examples"], "x": "/w/two/docsx"}
+    assert setting_text(one, "/w/one/docs") == setting_text(two, "/w/two/docs")
+    assert "<root>/../examples" in setting_text(one, "/w/one/docs")
+    # A folder whose name only starts like the root's is another folder.
+    assert "<root>x" not in setting_text(one, "/w/one/docs")
+    # Right under the file system's root is no checkout's: left as it is.
+    assert setting_text("/w/data", "/w/one/docs") == "/w/data"
+    assert setting_text("/w/one/data", "/w/one/docs") == "<root>/../data"
+
+
 def _record(place: Place, source: Path, **fields) -> dict:
     record = empty_record(place.key(source))
     record.update(fields)
@@ -153,13 +178,6 @@ def test_checker_distribution_versions(tmp_path):
     tables.dists["pytest"] = "0.0.1"
     (reason,) = Checker(tables, str(tmp_path)).reasons(record)
     assert reason.startswith("pytest 0.0.1 → ")
-
-
-def test_place_keys_are_relative_under_the_root_absolute_outside(tmp_path):
-    place = Place(str(tmp_path))
-    assert place.key(tmp_path / "docs" / "a.rst") == "docs/a.rst"
-    assert place.key("/elsewhere/b.py") == "/elsewhere/b.py"
-    assert place.path("docs/a.rst") == str(tmp_path / "docs" / "a.rst")
 
 
 def _files(tmp_path: Path, name: str, texts: dict[str, str]) -> dict[str, Path]:

@@ -70,6 +70,12 @@ class Built:
     def written(self) -> set[str]:
         return set(self.state.get("written_pages", []))
 
+    @property
+    def ran(self) -> set[str]:
+        """The examples that ran (not restored from the cache)."""
+        examples = self.report.get("examples", [])
+        return {e["id"] for e in examples if not (e.get("cache") or {}).get("hit")}
+
 
 class Workspace:
     """A project copied into ``root/project``, its cache in ``root/cache``."""

@@ -145,6 +145,14 @@ class Project:
         parts = set(os.path.relpath(path, self.root).split(os.sep))
         return not parts.intersection(NOT_PROJECT)
 
+    def owns_module(self, path: str | None, name: str) -> bool:
+        """Whether the module ``name`` loaded from ``path`` counts by its source: it is
+        under the roots, or Python source no distribution provides (:func:`_unpackaged`),
+        so no version would stand for its edits."""
+        if not path:
+            return False
+        return self.wants(path) or _unpackaged(os.path.normpath(path), name)
+
     def relative(self, path: str) -> str:
         return os.path.relpath(path, self.root).replace(os.sep, "/")
 
@@ -252,7 +260,7 @@ def _project_modules(
             path = _module_file(module) if module is not None else seen.module_files.get(part)
             if module is None and path is None:
                 continue
-            if path is not None and (project.wants(path) or _unpackaged(path, part)):
+            if path is not None and project.owns_module(path, part):
                 ours[part] = path
                 queue.append(part)
             else:

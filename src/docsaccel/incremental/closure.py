@@ -5,8 +5,10 @@ depends on the modules of the objects it shows and of those its read imported, o
 project module those import (followed through their source, transitively), and on the
 files of their parent packages (imported first; a package that changes its submodules'
 objects shows it there). Modules outside the project roots stand for their distribution,
-by version. A parent package's own imports are not followed: a page showing
-``pkg.stats.mean`` does not depend on every module ``pkg/__init__.py`` imports.
+by version; Python source no distribution provides counts as the project's
+(:meth:`~docsaccel.cache.deps.Project.owns_module`). A parent package's own imports are
+not followed: a page showing ``pkg.stats.mean`` does not depend on every module
+``pkg/__init__.py`` imports.
 
 Example::
 
@@ -49,7 +51,7 @@ def module_closure(seeds: Iterable[str], project: Project) -> tuple[dict[str, st
             continue
         followed.add(name)
         path = _file(name)
-        if path is None or not project.wants(path):
+        if path is None or not project.owns_module(path, name):
             top = name.partition(".")[0]
             if top not in sys.stdlib_module_names and top not in ("__main__", "builtins"):
                 theirs.add(top)
@@ -57,7 +59,7 @@ def module_closure(seeds: Iterable[str], project: Project) -> tuple[dict[str, st
         ours[name] = path
         for parent in _parents(name):
             parent_file = _file(parent)
-            if parent_file is not None and project.wants(parent_file):
+            if parent_file is not None and project.owns_module(parent_file, parent):
                 ours.setdefault(parent, parent_file)
         package = (
             name if os.path.basename(path).startswith("__init__.") else name.rpartition(".")[0]

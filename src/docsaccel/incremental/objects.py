@@ -16,7 +16,7 @@ every docstring of the modules its read used.
 Example::
 
     found = definitions(obj, "pkg.stats.mean")
-    # [Definition(file='/repo/src/pkg/stats.py', qualname='mean')]
+    # [Definition(file='/repo/src/pkg/stats.py', qualname='mean', module='pkg.stats')]
     is_dynamic(obj, found)   # False: mean.__doc__ is the docstring in stats.py
 """
 
@@ -34,11 +34,13 @@ __all__ = ["Definition", "definitions", "is_dynamic", "module_of"]
 
 
 class Definition(NamedTuple):
-    """A definition in source: its file (absolute) and qualified name (``<module>``: the
-    module body)."""
+    """A definition in source: its file (absolute), qualified name (``<module>``: the
+    module body) and the name of the module it was loaded as (``""``: not known), which
+    says whether a distribution provides it."""
 
     file: str
     qualname: str
+    module: str = ""
 
 
 def _file_of_module(name: str | None) -> str | None:
@@ -84,7 +86,10 @@ def _of_function(obj: Any) -> list[Definition]:
         code = getattr(function, "__code__", None)
         if isinstance(code, types.CodeType):
             qualname = getattr(code, "co_qualname", getattr(function, "__qualname__", ""))
-            found.append(Definition(os.path.abspath(code.co_filename), qualname))
+            # Its globals are its module's (``__module__`` is copied by ``functools.wraps``).
+            module = getattr(function, "__globals__", {}).get("__name__")
+            module = module if isinstance(module, str) else ""
+            found.append(Definition(os.path.abspath(code.co_filename), qualname, module))
     return found
 
 
@@ -93,11 +98,12 @@ def _of_class(cls: type) -> list[Definition]:
     for klass in getattr(cls, "__mro__", (cls,)):
         if klass is object:
             continue
-        path = _file_of_module(getattr(klass, "__module__", None))
+        module = getattr(klass, "__module__", None)
+        path = _file_of_module(module)
         qualname = getattr(klass, "__qualname__", None)
         if path is None or not isinstance(qualname, str):
             continue
-        found.append(Definition(path, qualname))
+        found.append(Definition(path, qualname, str(module)))
         for special in ("__init__", "__new__"):
             member = vars(klass).get(special)
             if member is not None:
@@ -135,7 +141,7 @@ def _definitions(obj: Any, name: str) -> list[Definition]:
     found: list[Definition] = []
     if isinstance(obj, types.ModuleType):
         path = _file_of_module(obj.__name__)
-        return [Definition(path, MODULE_BODY)] if path else []
+        return [Definition(path, MODULE_BODY, obj.__name__)] if path else []
     if isinstance(obj, type):
         found += _of_class(obj)
     elif isinstance(obj, property):
@@ -155,14 +161,15 @@ def _definitions(obj: Any, name: str) -> list[Definition]:
         for klass in holder.__mro__:
             if klass is object or member not in vars(klass):
                 continue
-            path = _file_of_module(getattr(klass, "__module__", None))
+            module = getattr(klass, "__module__", None)
+            path = _file_of_module(module)
             if path is not None:
-                found.append(Definition(path, klass.__qualname__))
+                found.append(Definition(path, klass.__qualname__, str(module)))
             found += _of_function(vars(klass)[member])
     elif isinstance(holder, types.ModuleType) and not found:
         path = _file_of_module(holder.__name__)
         if path is not None:
-            found.append(Definition(path, MODULE_BODY))
+            found.append(Definition(path, MODULE_BODY, holder.__name__))
     return list(dict.fromkeys(found))
 
 

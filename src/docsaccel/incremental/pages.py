@@ -5,6 +5,8 @@ A build records, for every document it reads, a *page record* (a JSON-ready dict
 - ``source``: the document's file;
 - ``files``: other files that count whole (includes, ``literalinclude``, images, the
   files Sphinx or an extension noted, files opened while the document was read);
+- ``downloads``: files the page links for download only: they count by being there (the
+  page shows their names; the builder copies them on every build);
 - ``created``: files written while the documents were read, by this read or another,
   before this one used them (sphinx-gallery touches an empty "examples using" file for
   each object autodoc documents), by digest: missing, a read writes them again; there
@@ -25,8 +27,10 @@ A build records, for every document it reads, a *page record* (a JSON-ready dict
 
 The digests are kept once per build in the :class:`Tables` (``files``: every counted
 file's SHA-256, ``modules``: the piece table of each module, see :mod:`.pysource`,
-``dists``: versions). Paths are keys relative to the project root (``src/pkg/stats.py``),
-or absolute for files outside it, so a record made in one checkout holds in a fresh copy.
+``dists``: versions). Paths are keys relative to the project root (``src/pkg/stats.py``,
+``../src/pkg/stats.py`` beside it, :meth:`Place.key`), so a record made in one checkout
+holds in a fresh copy, and a copy that moved never compares the files of the folder the
+state was made in; files farther away (an installed theme) are absolute.
 
 :class:`Checker` compares the tables with the files as they are now, once per file, and
 says per record what changed, in the words of the build log::
@@ -55,6 +59,7 @@ def empty_record(source: str) -> dict[str, Any]:
     return {
         "source": source,
         "files": [],
+        "downloads": [],
         "created": {},
         "modules": {},
         "dynamic": False,
@@ -68,17 +73,43 @@ def empty_record(source: str) -> dict[str, Any]:
     }
 
 
+#: How far above the root a path is still the checkout's: a package beside a ``docs``
+#: folder that is the root (no ``.git`` or ``pyproject.toml`` marks one above it) and put on
+#: ``sys.path`` by ``conf.py``, a gallery's ``examples_dirs = ["../examples"]``.
+ANCESTORS = 2
+
+
 @dataclass(frozen=True)
 class Place:
     """Where paths are relative to: the project root (absolute, normalised)."""
 
     root: str
 
+    def anchors(self) -> list[tuple[str, str]]:
+        """``[(folder, its key)]``: the root (``"."``) and up to :data:`ANCESTORS` folders
+        above it (``".."``, ``"../.."``), never the file system's root or a folder right
+        under it (``/home``, ``/tmp``: no checkout's)."""
+        found = [(self.root, ".")]
+        folder, key = self.root, "."
+        for _ in range(ANCESTORS):
+            parent = os.path.dirname(folder)
+            top = os.path.dirname(parent)
+            if parent == folder or top == os.path.dirname(top):
+                break
+            folder, key = parent, ".." if key == "." else f"{key}/.."
+            found.append((folder, key))
+        return found
+
     def key(self, path: str | os.PathLike[str]) -> str:
-        """``path`` (absolute) as a key: relative to the root when under it."""
+        """``path`` (absolute) as a key: relative to the root when under it or under an
+        anchor above it (``../src/pkg/stats.py``), else absolute (an installed theme).
+
+        A key beside the root is relative, so it is found again beside a checkout that
+        moved, never in the folder the state was made in, which may still hold old files."""
         path = os.path.normpath(os.path.abspath(path))
-        if path == self.root or path.startswith(os.path.join(self.root, "")):
-            return os.path.relpath(path, self.root).replace(os.sep, "/")
+        for folder, _key in self.anchors():
+            if path == folder or path.startswith(os.path.join(folder, "")):
+                return os.path.relpath(path, self.root).replace(os.sep, "/")
         return path
 
     def path(self, key: str) -> str:
@@ -167,6 +198,9 @@ class Checker:
             how = self.changed(key)
             if how:
                 found.append(f"{key} {how}")
+        for key in record.get("downloads", ()):
+            if not os.path.isfile(self.place.path(key)):
+                found.append(f"{key} removed")
         for key, digest in record.get("created", {}).items():
             now = self.digest(key)
             if now is not None and now != digest:

@@ -9,10 +9,12 @@ Between ``source-read`` and ``doctree-read`` of a document, in whichever process
 - autodoc's and autosummary's events (``autodoc-process-docstring``,
   ``autodoc-process-signature``) name every object the page shows; its definitions
   (:mod:`docsaccel.incremental.objects`) are the module pieces the page depends on, or a
-  distribution's version when it lives outside the roots;
+  distribution's version when a distribution provides it from outside the roots;
 - at ``doctree-read`` Sphinx's own dependencies of the document are added
   (``env.dependencies``: includes, ``literalinclude``, images, the files autodoc noted),
-  and what the page's output takes from other documents (:mod:`.exports`).
+  and what the page's output takes from other documents (:mod:`.exports`). A file the
+  page only links for download counts by being there: its bytes are not in the page (a
+  gallery's zip of its examples differs on every build, by the files' times).
 
 A Python file counts by its pieces when it is a module the read imported, and whole when
 the page includes its text (a node of the doctree comes from it) or an extension that
@@ -106,7 +108,7 @@ def _note_object(app: Sphinx, name: str, obj: Any) -> None:
             break
     found = definitions(obj, name)
     for definition in found:
-        if project.wants(definition.file):
+        if project.owns_module(definition.file, definition.module):
             reading.shown.add((definition.file, definition.qualname))
         else:
             top = (module_of(obj) or "").partition(".")[0]
@@ -148,6 +150,27 @@ def _file_of(module: Any) -> str | None:
 
 def _loaded_files() -> set[str]:
     return {p for p in map(_file_of, list(sys.modules.values())) if p and p.endswith(".py")}
+
+
+def _downloads(env: BuildEnvironment, docname: str) -> set[str]:
+    """The files the document links for download (``:download:``, sphinx-gallery's
+    ``.py``, ``.ipynb`` and ``.zip``): the page shows their names, never their bytes,
+    and the builder copies every one of them on each build."""
+    srcdir = str(env.srcdir)
+    found = set()
+    for name, (docnames, _unique) in list(getattr(env, "dlfiles", {}).items()):
+        if docname in docnames:
+            found.add(os.path.normpath(os.path.join(srcdir, str(name))))
+    return found
+
+
+def _images(env: BuildEnvironment, docname: str) -> set[str]:
+    srcdir = str(env.srcdir)
+    found = set()
+    for name, (docnames, _unique) in list(getattr(env, "images", {}).items()):
+        if docname in docnames:
+            found.add(os.path.normpath(os.path.join(srcdir, str(name))))
+    return found
 
 
 def on_doctree_read(app: Sphinx, doctree: nodes.document) -> None:
@@ -196,7 +219,7 @@ def _record(
     named = set(seen.modules) | reading.modules
     if reading.dynamic:
         # A docstring made at run time may come from any project module loaded.
-        named |= {n for n, m in list(sys.modules.items()) if project.wants(_file_of(m) or "")}
+        named |= {n for n, m in list(sys.modules.items()) if project.owns_module(_file_of(m), n)}
     ours, theirs = module_closure(named, project)
     seen.modules = set()  # the modules are followed above; collect keeps files and listings
     deps = collect(seen, project, source, "module")
@@ -210,11 +233,14 @@ def _record(
     for path in sorted(module_files - included):
         modules[place.key(path)] = {"shown": [], "whole": False}
     candidates = [project.absolute(key) for key in deps["files"]]
+    opened = set(candidates)
     # Relative to the source folder before Sphinx 8, absolute since (as Sphinx joins them).
     srcdir = str(env.srcdir)
     candidates += [
         os.path.normpath(os.path.join(srcdir, str(p))) for p in env.dependencies.get(docname, ())
     ]
+    linked = _downloads(env, docname) - opened - included - _images(env, docname)
+    downloads: set[str] = set()
     for path in candidates:
         if path == source or (path in module_files and path not in included):
             continue
@@ -222,9 +248,9 @@ def _record(
             with contextlib.suppress(OSError):
                 created[place.key(path)] = file_digest(path)
             continue
-        if path.endswith(".py") and not project.wants(path) and path in loaded:
+        if path.endswith(".py") and path in loaded and not project.wants(path):
             continue  # a library's module: its distribution's version stands for it
-        files.add(place.key(path))
+        (downloads if path in linked else files).add(place.key(path))
     for path, qualname in sorted(reading.shown):
         use = modules.setdefault(place.key(path), {"shown": [], "whole": False})
         use["shown"].append(qualname)
@@ -232,6 +258,7 @@ def _record(
     for use in modules.values():
         use["shown"] = sorted(set(use["shown"]))
     record["files"] = sorted(files - set(modules))
+    record["downloads"] = sorted(downloads - files - set(modules))
     record["created"] = dict(sorted(created.items()))
     record["modules"] = dict(sorted(modules.items()))
     record["dynamic"] = reading.dynamic

@@ -48,7 +48,7 @@ from sphinx.util import logging
 from docsaccel import sg_compat
 from docsaccel.cache.context import context_key
 from docsaccel.cache.fingerprint import file_digest
-from docsaccel.incremental.pages import Checker, Tables
+from docsaccel.incremental.pages import Checker, Place, Tables
 from docsaccel.incremental.sphinxext import exports
 from docsaccel.incremental.sphinxext.build import TABLES_ATTR, IncrementalBuild, current, pages_of
 from docsaccel.incremental.sphinxext.sphinx_compat import source_suffix
@@ -69,6 +69,7 @@ __all__ = [
     "page_outputs",
     "remove_stale",
     "restore_index_entries",
+    "setting_text",
     "sphinx_files",
     "write_context",
 ]
@@ -80,19 +81,28 @@ AUTOSUMMARY_TEMPLATES = "autosummary"
 LOGGED = 50
 
 
-def _text(value: Any, root: str) -> str:
+def setting_text(value: Any, root: str) -> str:
     """A setting's value as text that is the same in every process and checkout."""
     if isinstance(value, dict):
-        items = sorted((_text(k, root), _text(v, root)) for k, v in value.items())
+        items = sorted((setting_text(k, root), setting_text(v, root)) for k, v in value.items())
         return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
     if isinstance(value, (set, frozenset)):
-        return "{" + ", ".join(sorted(_text(v, root) for v in value)) + "}"
+        return "{" + ", ".join(sorted(setting_text(v, root) for v in value)) + "}"
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_text(v, root) for v in value) + "]"
+        return "[" + ", ".join(setting_text(v, root) for v in value) + "]"
     if callable(value) and hasattr(value, "__qualname__"):
         return f"{getattr(value, '__module__', '?')}.{value.__qualname__}"
     text = repr(value) if not isinstance(value, str) else value
-    return _ADDRESS.sub("", text).replace(root, "<root>")
+    return _anchored(_ADDRESS.sub("", text), root)
+
+
+def _anchored(text: str, root: str) -> str:
+    """``text`` with the root, and the folders just above it, written relative to the
+    root (:meth:`.Place.anchors`): the same in a checkout that moved."""
+    for path, key in Place(root).anchors():
+        name = "<root>" if key == "." else f"<root>/{key}"
+        text = re.sub(re.escape(path) + r"(?![\w.-])", lambda _m, n=name: n, text)
+    return text
 
 
 def _files(folders: Iterable[str | os.PathLike[str]]) -> list[str]:
@@ -115,7 +125,7 @@ def write_context(app: Sphinx, build: IncrementalBuild) -> dict[str, Any]:
         value = item.value
         if item.name == "sphinx_gallery_conf" and isinstance(value, dict):
             value = sg_compat.settings_of_pages(value)
-        config[item.name] = context_key({"v": _text(value, root)})
+        config[item.name] = context_key({"v": setting_text(value, root)})
     confdir = Path(app.confdir)
     theme = getattr(app.builder, "theme", None)
     folders: list[Any] = list(theme.get_theme_dirs()) if theme is not None else []
