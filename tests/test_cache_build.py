@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.cache_project import ALL, FILES, Build, Project, example_source
+from helpers.cache_project import ALL, FILES, Build, Project, example_source, times_masked
 
 from docsaccel.cache.manage import explain
 from docsaccel.settings import env_name
@@ -28,21 +28,6 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     return Project(tmp_path)
-
-
-_MEASURED = re.compile(rb"\d\d:\d\d\.\d\d\d|^(\s+- )[\d.]+$", re.MULTILINE)
-
-
-def _times_masked(files: dict[str, bytes]) -> dict[str, bytes]:
-    """The gallery's files with the times and memory in ``sg_execution_times.rst`` masked,
-    its rows in a fixed order (they are sorted by time): sphinx-gallery before 0.22 reports
-    an example it skipped as unchanged with zeros, restored by the cache or not."""
-    masked = dict(files)
-    times = masked.get("sg_execution_times.rst")
-    if times is not None:
-        lines = _MEASURED.sub(lambda m: (m.group(1) or b"") + b"#", times).splitlines()
-        masked["sg_execution_times.rst"] = b"\n".join(sorted(lines))
-    return masked
 
 
 def test_second_build_executes_nothing_and_equals_the_first(project: Project) -> None:
@@ -63,7 +48,7 @@ def test_second_build_executes_nothing_and_equals_the_first(project: Project) ->
         assert record["cache"]["saved_seconds"] == pytest.approx(
             first.records[name]["wall_seconds"], abs=1e-3
         )
-    assert _times_masked(second.gallery_files()) == _times_masked(first.gallery_files())
+    assert times_masked(second.gallery_files()) == times_masked(first.gallery_files())
     images = [n for n in first.gallery_files() if n.startswith("images/sphx_glr_plot_e")]
     assert images, sorted(first.gallery_files())
     page = (second.outdir / "auto_examples" / "plot_a_alpha.html").read_text("utf-8")

@@ -14,10 +14,13 @@ Example::
 
 from __future__ import annotations
 
+import io
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 from docsaccel import layout
@@ -25,7 +28,16 @@ from docsaccel.schema import load_report
 from helpers.gallery_build import child_env
 from helpers.slow import require_slow
 
-__all__ = ["ALL", "CONF", "FILES", "Build", "Project", "example_source"]
+__all__ = [
+    "ALL",
+    "CONF",
+    "FILES",
+    "Build",
+    "Project",
+    "differing",
+    "example_source",
+    "times_masked",
+]
 
 
 CONF = """
@@ -45,6 +57,37 @@ sphinx_gallery_conf = {
 }
 docsaccel_cache = "../../../cache"  # the folder shared by every copy
 """
+
+
+_MEASURED = re.compile(rb"\d\d:\d\d\.\d\d\d|^(\s+- )[\d.]+$", re.MULTILINE)
+_RUNNING_TIME = re.compile(rb"\(\d+ minutes \d+\.\d+ seconds\)|\"time\": [0-9.e+-]+")
+
+
+def times_masked(files: dict[str, bytes]) -> dict[str, bytes]:
+    """The gallery's files with the measured times and memory masked: those in
+    ``sg_execution_times.rst``, its rows in a fixed order (they are sorted by time;
+    sphinx-gallery before 0.22 reports an example it skipped as unchanged with zeros,
+    restored by the cache or not), and each page's running time (and its ``.cost.json``)."""
+    masked = {name: _RUNNING_TIME.sub(b"(T)", _unzipped(data)) for name, data in files.items()}
+    times = masked.get("sg_execution_times.rst")
+    if times is not None:
+        lines = _MEASURED.sub(lambda m: (m.group(1) or b"") + b"#", times).splitlines()
+        masked["sg_execution_times.rst"] = b"\n".join(sorted(lines))
+    return masked
+
+
+def _unzipped(data: bytes) -> bytes:
+    """A zip archive by its members' names and contents (not their times), else ``data``."""
+    if not data.startswith(b"PK\x03\x04"):
+        return data
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return repr(sorted((n, archive.read(n)) for n in archive.namelist())).encode()
+
+
+def differing(files: dict[str, bytes], other: dict[str, bytes]) -> list[str]:
+    """The names of the gallery files that differ between two builds, times masked."""
+    a, b = times_masked(files), times_masked(other)
+    return sorted(n for n in a.keys() | b.keys() if a.get(n) != b.get(n))
 
 
 def example_source(title: str, body: str) -> str:

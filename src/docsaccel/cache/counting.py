@@ -24,7 +24,7 @@ Example::
 
     counted = count(watched, ran, imported, left, source_names, source_dynamic=False)
     counted.pieces["/repo/mylib/alpha.py"]   # {'<module>': 'module body', 'scale': 'ran', ...}
-    counted.named["/repo/mylib/alpha.py"]    # ['FACTOR', 'scale']
+    counted.named["/repo/mylib/alpha.py"]    # ['FACTOR', 'Shape.area', 'scale']
 """
 
 from __future__ import annotations
@@ -65,14 +65,16 @@ class Counted:
     pieces: dict[str, dict[str, str]] = field(default_factory=dict)
     #: The names the counted code reads; ``None``: it computes names, so any.
     names: frozenset[str] | None = frozenset()
-    #: ``{file: sorted names of its pieces that code reads}``.
+    #: ``{file: sorted pieces whose name the code reads}`` (:func:`named_in`).
     named: dict[str, list[str]] = field(default_factory=dict)
 
 
 def named_in(facts: Facts, names: frozenset[str] | None) -> list[str]:
-    """The names of a file's pieces that code reading ``names`` reaches (sorted)."""
-    short = set(facts.short.values())
-    return sorted(short if names is None else short & names)
+    """The pieces of a file (qualified: ``Cube.area``) that code reading ``names`` reaches
+    by their short name (sorted). Qualified, so that a method added to another class
+    under a name already read (one shadowing the inherited method the example ran) is a
+    piece that appears."""
+    return sorted(p for p, short in facts.short.items() if names is None or short in names)
 
 
 def count(

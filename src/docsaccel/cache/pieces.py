@@ -16,6 +16,9 @@ prints it (comments and formatting do not count):
   for the examples whose executed code names it;
 - ``<module>``: every other statement outside function bodies (imports, calls, decorated
   definitions, registrations), so a changed decorator or default value still counts;
+  a class whose definition runs code (a decorator, computed bases) is there with the
+  signatures of its methods, not their bodies, so a method added to it (a ``__repr__``
+  replacing the one ``@dataclass`` generates, whose code is in no project file) counts;
   it counts for every example using the module;
 - ``<docstrings>``: the docstrings of the file, which count only for examples whose code
   reads docstrings (:data:`DOC_READERS`);
@@ -353,9 +356,15 @@ class _Splitter:
             else:
                 self.collect_docstrings(child, prefix)
 
-    def body(self, statements: list[ast.stmt], prefix: str, top: bool) -> list[ast.stmt]:
+    def body(
+        self, statements: list[ast.stmt], prefix: str, top: bool, generating: bool = False
+    ) -> list[ast.stmt]:
         """The statements of a module or class body that stay in it (copies, without
-        docstrings); the others become pieces of their own."""
+        docstrings); the others become pieces of their own. In the body of a class whose
+        decorator, bases or keywords run code (``generating``: ``@dataclass``, attrs,
+        ``namedtuple(...)`` bases), every method stays too, hollow: what they may generate
+        (``__repr__``, ``__eq__``) runs code of no project file, and a method written in
+        the class body replaces it."""
         kept: list[ast.stmt] = []
         for index, statement in enumerate(statements):
             if index == 0 and _is_docstring(statement):
@@ -365,7 +374,7 @@ class _Splitter:
                 if name == "__init_subclass__" or name == "__prepare__":
                     self.hooks = True
                 special = top and name.startswith("__") and name.endswith("__")
-                if not self.plain_def(statement) or special:
+                if not self.plain_def(statement) or special or generating:
                     kept.append(_hollow(statement))
             elif isinstance(statement, ast.ClassDef):
                 if any(k.arg == "metaclass" for k in statement.keywords) or any(
@@ -375,7 +384,8 @@ class _Splitter:
                 if self.plain_class(statement):
                     self.add_class(statement, f"{prefix}{statement.name}")
                 else:
-                    inner = self.body(statement.body, f"{prefix}{statement.name}.", top=False)
+                    name = f"{prefix}{statement.name}."
+                    inner = self.body(statement.body, name, top=False, generating=True)
                     header = copy.copy(statement)
                     header.body = inner or [ast.Pass()]
                     kept.append(header)

@@ -70,7 +70,10 @@ __all__ = ["ENTRY_FORMAT", "CacheStore", "Entry", "EntryError", "MissingEntry"]
 #: 3: what child processes wrote, editable installs by their files, the project root.
 #: 4: function entries count pieces (bindings, classes, docstrings apart), the names the
 #:    example reads, and the earlier examples whose state it read.
-ENTRY_FORMAT = Format("docsaccel.cache-entry", 4, "cache entry")
+#: 5: function entries name the pieces the example's code reaches by qualified name (a
+#:    method added in another class of the MRO), and a class whose definition runs code
+#:    keeps its methods' signatures in the module body.
+ENTRY_FORMAT = Format("docsaccel.cache-entry", 5, "cache entry")
 ENTRY_FILE = "entry.json"
 LAST_HIT = "last-hit"
 LAST_BUILD = "last-build.json"
