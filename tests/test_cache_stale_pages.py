@@ -174,7 +174,7 @@ def test_a_method_replacing_a_generated_one_reruns(
     assert shown in _page(again, "plot_b_rect.py")
 
 
-@pytest.mark.parametrize("granularity", ["function"])
+@pytest.mark.parametrize("granularity", ["function", "module"])
 def test_the_example_leaving_the_state_a_rerun_reads_runs_before_it(
     tmp_path: Path, granularity: str
 ) -> None:
@@ -184,7 +184,14 @@ def test_the_example_leaving_the_state_a_rerun_reads_runs_before_it(
         project, "docs/examples/plot_c1_mean.py", "[1, 2, 3, 4]", "[1, 2, 3, 4, 5]", source
     )
     assert {"plot_c0_setoff.py", "plot_c1_mean.py"} <= again.executed()
+    reason = again.records["plot_c0_setoff.py"]["cache"]["reason"]
+    assert reason.startswith("examples/plot_c1_mean.py reads the state it leaves"), reason
     assert "mean 10.0" in _page(again, "plot_c1_mean.py")
+    # And the other way round: the example leaving it runs again, so its reader does.
+    setoff = example_source("plot_c0_setoff.py", EXAMPLES["plot_c0_setoff.py"])
+    later = _edited(project, "docs/examples/plot_c0_setoff.py", "(7)", "(8)", setoff)
+    assert {"plot_c0_setoff.py", "plot_c1_mean.py"} <= later.executed()
+    assert "mean 11.0" in _page(later, "plot_c1_mean.py")
 
 
 def test_in_a_parallel_build_an_example_reading_state_runs_every_example(

@@ -5,15 +5,16 @@ sphinx-gallery runs a gallery's examples in one process, in order; a global an e
 sets (``stats.set_offset(5)``), a cache it fills, outlives it. An example the cache
 restores does not run, so it sets nothing: a later example that runs would read the
 module as no earlier example left it, and its page would differ from a clean build's.
-So, at ``function`` granularity (where entries record the state each example leaves,
-``leaves``, and the state it read and who left it, ``state``), an earlier example runs
-too, before it in the same process, when an example that runs:
+So (entries record the state each example leaves, ``leaves``, and the state it read and
+who left it, ``state``) an earlier example runs too, before it in the same process, when
+an example that runs:
 
 - read state it left (a recorded dependency), or
 - may read it now: its source is new or changed, or it has no entry to say what it read
   (then any state it leaves counts), or the names its code read, followed through the
   pieces of the files it used as they are now (a changed function may read another
-  global), name a global it leaves.
+  global), name a global it leaves. At ``module`` granularity an entry does not know
+  the names its code reads: any state it leaves counts.
 
 Each example made to run may itself read state that examples before it leave: the rule
 applies again until nothing more must run (:func:`must_run`). In a parallel build
@@ -85,8 +86,8 @@ def _may_read(
     those the pieces of the files it used, as they are now, read when so named."""
     if entry is None or any(change.key == "source" for change in changes):
         return None
-    recorded = entry.deps.get("names", ())
-    if recorded is None:
+    recorded = entry.deps.get("names")
+    if recorded is None:  # any name, or a ``module`` entry: its files count whole
         return None
     if any(relative.endswith(".py") for relative in entry.deps.get("files") or {}):
         return None  # project code counted whole: what it reads is not followed

@@ -324,7 +324,25 @@ def collect(seen: Seen, project: Project, source_file: str, granularity: str) ->
     }
     if granularity == "function":
         deps.update(_code_deps(seen, project, source_file, watched, ran, imported))
+    else:
+        deps.update(_module_state(seen, project, files))
     return deps
+
+
+def _module_state(seen: Seen, project: Project, files: dict[str, str]) -> dict[str, Any]:
+    """The ``state`` and ``leaves`` parts of a ``module`` entry: a module counts whole,
+    so the example reads every global earlier examples left in a module it used."""
+    state: dict[str, set[str]] = {}
+    for (path, name), labels in seen.carried_state.items():
+        relative = project.relative(path)
+        if relative in files:
+            for label in labels:
+                state.setdefault(label, set()).add(leaves_key(relative, name))
+    leaves = [leaves_key(project.relative(p), n) for p, n in seen.left_state if project.wants(p)]
+    return {
+        "state": {label: sorted(keys) for label, keys in sorted(state.items())},
+        "leaves": sorted(leaves),
+    }
 
 
 def _code_deps(
