@@ -63,6 +63,34 @@ def test_a_second_build_into_the_same_folder_is_refused(tmp_path) -> None:
     assert [r["status"] for r in report["examples"]] == ["ok"]
 
 
+def test_an_example_that_removes_the_lock_lets_no_second_build_in(tmp_path) -> None:
+    names = ["plot_h_lock.py", "plot_h_lock_probe.py"]
+    conf = 'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
+    src = make_project(tmp_path, names, conf=conf)
+
+    built = build(src)
+
+    assert built.returncode == 0, built.output
+    assert "lock removed" in built.page("plot_h_lock.py")
+    assert "second build: REFUSED" in built.page("plot_h_lock_probe.py")
+    assert built.report["build"]["complete"] is True
+
+
+def test_a_lock_another_build_took_meanwhile_is_said(tmp_path) -> None:
+    held = OutdirLock(tmp_path)
+    held.acquire()
+    held.path.unlink()
+    other = OutdirLock(tmp_path)
+    other.acquire()  # the file was gone: the second build got a lock of its own
+    message = held.keep()
+    assert message is not None and "another build is writing into" in message
+    other.release()
+    assert held.keep() is None  # the path is free: locked again
+    with pytest.raises(LockedError):
+        OutdirLock(tmp_path).acquire()
+    held.release()
+
+
 def test_the_lock_names_its_holder_and_is_released(tmp_path) -> None:
     held = OutdirLock(tmp_path)
     held.acquire()

@@ -165,6 +165,34 @@ def test_an_unseeded_example_is_nondeterministic_not_stale(
     assert "::warning file=examples/plot_u_unseeded.py,title=Not reproducible::" in out
 
 
+# Unseeded, and reading the file the recorder cannot see: its runs vary, and its entry can
+# be stale as well.
+VARYING_NATIVE = example_source(
+    "Varying native",
+    "import random\n\nfrom mylib import native\n\n"
+    'print("native:", native.read())\nprint("draw", random.random())\n',
+)
+
+
+def test_a_stale_entry_of_an_example_that_also_varies_is_stale(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.write("docs/examples/plot_v_varying.py", VARYING_NATIVE)
+    assert project.build().returncode == 0
+    project.write("data/native.txt", "version 2\n")
+
+    audit = project.build(env=AUDIT)
+
+    assert audit.returncode == 0, audit.output
+    verdict = _audits(audit)["plot_v_varying.py"]
+    # Both fresh runs print version 2: the draw varies, the entry's version 1 is stale.
+    assert verdict["status"] == "stale", verdict
+    assert any("'native: version 2'" in d for d in verdict["differences"]), verdict
+    assert not any("draw" in d for d in verdict["differences"]), verdict
+    code, out = _cli(capsys, "check", str(audit.outdir / "docsaccel" / "report.json"))
+    assert code == 1, out
+
+
 def test_a_sample_audits_a_share_and_restores_the_rest(project: Project) -> None:
     assert project.build().returncode == 0
     none = project.build(env={"DOCSACCEL_CACHE_VERIFY": "0"})

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from docsaccel.cache.audit import BETWEEN_RUNS, Outputs, compare_file, differences
+from docsaccel.cache.audit import BETWEEN_RUNS, Outputs, compare_file, differences, unexplained
 from docsaccel.cache.build import CacheBuild
 from docsaccel.contract import AUDIT_STATUSES
 from docsaccel.report.check import check_timings, format_check
@@ -174,3 +174,26 @@ def test_check_fails_on_a_stale_entry_and_notes_nondeterministic_ones() -> None:
     assert "note: 1 example not reproducible (audit):" in text
     assert check_timings([varied, verified]).exit_code == 0
     assert format_check(check_timings([varied, verified])).startswith("OK: 2 examples checked")
+
+
+def test_what_two_varying_runs_agree_on_must_be_in_the_entry(tmp_path: Path) -> None:
+    def run(name: str, *lines: str, image: bytes = b"") -> Outputs:
+        page = _file(tmp_path / name, "a.rst", "\n".join(lines).encode())
+        files = {"a.rst": page}
+        if image:
+            files["a.png"] = _file(tmp_path / name, "a.png", image)
+        return Outputs(files=files)
+
+    red, blue = _png((255, 0, 0)), _png((0, 0, 255))
+    first = run("first", "Title", "data: v2", "draw 0.1", image=red)
+    second = run("second", "Title", "data: v2", "draw 0.7", image=red)
+    # Another draw, the same data: what varies explains the difference.
+    assert unexplained(run("ok", "Title", "data: v2", "draw 0.4", image=red), first, second) == []
+    # Old data beside a draw: stale, named by the line both runs print.
+    stale = unexplained(run("old", "Title", "data: v1", "draw 0.4", image=red), first, second)
+    assert stale == ["a.rst: 'data: v2' in both fresh runs, not in the cache"]
+    # An image both runs drew alike, another in the entry.
+    drawn = unexplained(run("img", "Title", "data: v2", "draw 0.4", image=blue), first, second)
+    assert len(drawn) == 1 and drawn[0].startswith("a.png: ") and "same in both runs" in drawn[0]
+    missing = unexplained(run("none", "Title", "data: v2", "draw 0.4"), first, second)
+    assert missing == ["a.png: in both fresh runs, not in the cache"]

@@ -617,3 +617,98 @@ def test_module_granularity_suggests_function_once_when_an_example_uses_most_fil
 
     out, _ = stats(project.cache)
     assert "suggestion:" in out and "of the project's" in out
+
+
+# autosummary, listed before sphinx-gallery, imports mylib.units while it generates the API
+# pages: before the first example runs. The module's body reads data/units.txt then, once
+# for the whole build; the example printing mylib.units.UNITS depends on that file too.
+UNITS = {
+    "mylib/units.py": (
+        "import pathlib\n\n"
+        "UNITS = (pathlib.Path(__file__).parents[1] / 'data' / 'units.txt').read_text().strip()\n"
+    ),
+    "data/units.txt": "metres\n",
+    "docs/api.rst": "API\n===\n\n.. autosummary::\n   :toctree: generated\n\n   mylib.units\n",
+    "docs/index.rst": "Tiny\n====\n\n.. toctree::\n\n   api\n   auto_examples/index\n",
+    "docs/examples/plot_f_units.py": example_source(
+        "Units", 'from mylib.units import UNITS\n\nprint("units:", UNITS)\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("granularity", ["module", "function"])
+def test_what_a_module_read_when_autosummary_imported_it_first_counts(
+    project: Project, granularity: str
+) -> None:
+    conf = FILES["docs/conf.py"].replace(
+        'extensions = ["sphinx_gallery.gen_gallery"',
+        'extensions = ["sphinx.ext.autosummary", "sphinx_gallery.gen_gallery"',
+    )
+    conf += f"autosummary_generate = True\ndocsaccel_cache_granularity = {granularity!r}\n"
+    project.write("docs/conf.py", conf)
+    for relative, text in UNITS.items():
+        project.write(relative, text)
+    first = project.build()
+    assert first.returncode == 0, first.output
+    page = first.outdir / "auto_examples" / "plot_f_units.html"
+    assert "units: metres" in page.read_text("utf-8")
+    assert project.build().executed() == set()
+
+    project.write("data/units.txt", "feet\n")
+    again = project.build()
+
+    assert again.returncode == 0, again.output
+    assert again.executed() == {"plot_f_units.py"}
+    reason = again.records["plot_f_units.py"]["cache"]["reason"]
+    assert "data/units.txt" in reason, reason
+    page = again.outdir / "auto_examples" / "plot_f_units.html"
+    assert "units: feet" in page.read_text("utf-8")
+
+
+# sphinx-gallery's "examples using" mini-gallery of mylib.alpha.scale on an API page.
+MINIGALLERY = {
+    "docs/api.rst": "API\n===\n\n.. autofunction:: mylib.alpha.scale\n\n"
+    ".. minigallery:: mylib.alpha.scale\n",
+    "docs/index.rst": "Tiny\n====\n\n.. toctree::\n\n   api\n   auto_examples/index\n",
+}
+
+
+def test_a_restored_example_stays_in_the_mini_galleries_of_the_api_pages(
+    project: Project,
+) -> None:
+    import sphinx_gallery
+
+    from docsaccel import sg_compat
+
+    conf = (
+        FILES["docs/conf.py"]
+        .replace(
+            'extensions = ["sphinx_gallery.gen_gallery"',
+            'extensions = ["sphinx.ext.autodoc", "sphinx_gallery.gen_gallery"',
+        )
+        .replace(
+            '"show_memory": False,',
+            '"show_memory": False,\n    "backreferences_dir": "gen_modules/backreferences",\n'
+            '    "doc_module": ("mylib",),',
+        )
+    )
+    project.write("docs/conf.py", conf)
+    for relative, text in MINIGALLERY.items():
+        project.write(relative, text)
+    thumbnail = "sphx_glr_plot_a_alpha_thumb"
+    first = project.build()
+    assert first.returncode == 0, first.output
+    assert thumbnail in (first.outdir / "api.html").read_text("utf-8")
+
+    second = project.build()
+
+    assert second.returncode == 0, second.output
+    # The page a build without the cache publishes, whichever release.
+    assert thumbnail in (second.outdir / "api.html").read_text("utf-8")
+    lost = sg_compat.restoring_loses_backreferences({"backreferences_dir": "x"})
+    if lost is None:
+        assert second.executed() == set(), sphinx_gallery.__version__
+    else:
+        # Before sphinx-gallery 0.22 a restored example would be missing there: it runs.
+        assert second.executed() == set(ALL)
+        assert second.records["plot_a_alpha.py"]["cache"]["reason"] == lost

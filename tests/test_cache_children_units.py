@@ -98,7 +98,7 @@ def test_which_programs_are_followed(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def _record(folder: Path, name: str, **changes: object) -> Path:
     record = {
         **RECORD_FORMAT.header(), "example": "g/plot_a.py", "pid": 11, "ppid": os.getpid(),
-        "kind": "subprocess", "state": "exited", "command": "python -c 1",
+        "kind": "subprocess", "state": "exited", "command": "python -c 1", "forked": False,
         "launches": Launches().to_json(), "seen": encode_seen(Seen(files={"/p/a.txt"})),
         "module_files": {"mylib": "/p/mylib/__init__.py"},
     }  # fmt: skip
@@ -271,23 +271,74 @@ import mylib_pool
 
 with multiprocessing.get_context("fork").Pool(1) as pool:
     pool.map(mylib_pool.triple, [1, 2])
+    if len(sys.argv) > 3:  # a file only the worker reads
+        pool.map(mylib_pool.read, [os.path.join(root, "data.txt")])
 Recorder.get().stop()
 Children.get().end()
 followed = Children.get().collect("g/a.py", deps)
+records = os.listdir(os.path.join(deps, "children", "g__a.py"))
 print(followed.count, sorted(name for _, name in followed.seen.code), followed.problems)
+print(len(records), sorted(os.path.basename(f) for f in followed.seen.files))
 """
+_POOL_LIB = (
+    "def triple(x):\n    return 3 * x\n\n\n"
+    "def read(path):\n    with open(path) as f:\n        return f.read()\n"
+)
 
 
-@pytest.mark.parametrize("granularity", ["module", "function"])
-def test_a_pool_worker_records_what_it_ran(tmp_path: Path, granularity: str) -> None:
-    (tmp_path / "mylib_pool.py").write_text("def triple(x):\n    return 3 * x\n", "utf-8")
+def _pool_records(tmp_path: Path, granularity: str, *more: str) -> list[str]:
+    (tmp_path / "mylib_pool.py").write_text(_POOL_LIB, "utf-8")
+    (tmp_path / "data.txt").write_text("1\n", "utf-8")
     done = subprocess.run(
-        [sys.executable, "-c", POOL_RECORDS, str(tmp_path), granularity],
+        [sys.executable, "-c", POOL_RECORDS, str(tmp_path), granularity, *more],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
     assert done.returncode == 0, done.stderr
+    return done.stdout.strip().split("\n")
+
+
+@pytest.mark.parametrize("granularity", ["module", "function"])
+def test_a_pool_worker_records_what_it_ran(tmp_path: Path, granularity: str) -> None:
+    followed, written = _pool_records(tmp_path, granularity)
     code = "['triple']" if granularity == "function" else "[]"
-    assert done.stdout.strip() == f"1 {code} []", done.stdout + done.stderr
+    assert followed == f"1 {code} []"
+    # At module granularity the worker ran what its parent had imported: nothing to add,
+    # no record to write; counted as followed all the same.
+    assert written == ("0 []" if granularity == "module" else "1 []")
+
+
+@pytest.mark.parametrize("granularity", ["module", "function"])
+def test_a_forked_worker_writes_what_its_parent_did_not_see(
+    tmp_path: Path, granularity: str
+) -> None:
+    followed, written = _pool_records(tmp_path, granularity, "read")
+    assert followed.startswith("1 ") and followed.endswith(" []"), followed
+    # One record, with the file (at module granularity with what the parent had seen
+    # before the fork too: the worker goes on with its parent's recording).
+    assert written.startswith("1 [") and "'data.txt'" in written, written
+
+
+_ONE_LAUNCH = """
+import subprocess, sys
+from docsaccel.cache.children import Launches
+
+launches = Launches()
+sys.addaudithook(lambda event, args: launches.note(event, args)
+                 if event in ("subprocess.Popen", "os.posix_spawn") else None)
+# close_fds=False: subprocess starts it with posix_spawn on every Python of the matrix
+# (from 3.13 it does so with close_fds too): two audit events for one child.
+subprocess.run([sys.executable, "-c", "pass"], close_fds=False, check=True)
+print(launches.python)
+"""
+
+
+def test_a_popen_child_started_with_posix_spawn_is_one_launch() -> None:
+    # As in a recording process: the variable its Python children record by.
+    env = {**os.environ, CHILD_ENV: os.devnull}
+    done = subprocess.run(
+        [sys.executable, "-c", _ONE_LAUNCH], capture_output=True, text=True, check=True, env=env
+    )
+    assert done.stdout.strip() == "1", done.stdout + done.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.metadata as metadata
 import json
@@ -17,7 +18,14 @@ from docsaccel.cache import fingerprint
 from docsaccel.cache.context import build_context, context_key, describe_difference
 from docsaccel.cache.deps import Project, changes, collect, distribution_versions, find_root
 from docsaccel.cache.instrument import Instrumenter
-from docsaccel.cache.pieces import CLASS_BASES, DOCSTRINGS, MODULE_BODY, piece_of
+from docsaccel.cache.pieces import (
+    CLASS_BASES,
+    DOCSTRINGS,
+    MODULE_BODY,
+    definitions,
+    functions,
+    piece_of,
+)
 from docsaccel.cache.recorder import Recorder, Seen
 from docsaccel.cache.store import CacheStore, EntryError, MissingEntry
 from docsaccel.settings import SettingError, config_values, read_settings
@@ -39,6 +47,61 @@ class Box:
     def area(self):
         return [v for v in (self.size,)]
 '''
+
+
+NESTED = """
+class Outer:
+    class Inner:
+        def method(self):
+            def helper():
+                class Local:
+                    def deep(self):
+                        pass
+                return Local
+            return helper
+
+    if True:
+        async def guarded(self):
+            pass
+
+try:
+    def in_try():
+        lambda: [x for x in ()]
+except ImportError:
+    pass
+"""
+
+
+def test_definitions_name_each_class_and_function_as_python_does() -> None:
+    namespace: dict = {}
+    exec(compile(NESTED, "<nested>", "exec"), namespace)
+    helper = namespace["Outer"].Inner().method()
+    local = helper()
+    live = [
+        namespace["Outer"],
+        namespace["Outer"].Inner,
+        namespace["Outer"].Inner.method,
+        helper,
+        local,
+        local.deep,
+        namespace["Outer"].guarded,
+        namespace["in_try"],
+    ]
+    found = [name for name, _ in definitions(ast.parse(NESTED))]
+    assert found == [
+        "Outer",
+        "Outer.Inner",
+        "Outer.Inner.method",
+        "Outer.Inner.method.<locals>.helper",
+        "Outer.Inner.method.<locals>.helper.<locals>.Local",
+        "Outer.Inner.method.<locals>.helper.<locals>.Local.deep",
+        "Outer.guarded",
+        "in_try",
+    ]
+    assert [obj.__qualname__ for obj in live] == found
+    assert [name for name, _ in functions(ast.parse(NESTED))] == [
+        name for name in found if not name.split(".")[-1][0].isupper()
+    ]
 
 
 def test_code_digests_ignore_comments_and_split_functions(tmp_path: Path) -> None:

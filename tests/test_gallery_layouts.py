@@ -116,7 +116,9 @@ def built(tmp_path_factory):
     (src / "index.rst").write_text(
         "Layouts\n=======\n\n.. toctree::\n\n   auto_examples/index\n", encoding="utf-8"
     )
-    return build(src, env={"DOCSACCEL_FAST": "1", "DOCSACCEL_ON_OVERRUN": "fail"})
+    # A misspelled variable beside the real ones: it must be named, and change nothing.
+    env = {"DOCSACCEL_FAST": "1", "DOCSACCEL_ON_OVERRUN": "fail", "DOCSACCEL_ONOVERRUN": "warn"}
+    return build(src, env=env)
 
 
 def test_every_example_sphinx_gallery_builds_has_one_record(built) -> None:
@@ -178,4 +180,10 @@ def test_inline_fast_budget_and_removed_config_comments(built) -> None:
 def test_a_misspelled_setting_is_named_with_the_right_one(built) -> None:
     assert "unknown setting 'docsaccel_on_overun'" in built.output
     assert "did you mean 'docsaccel_on_overrun'?" in built.output
+    assert built.report["build"]["on_overrun"] == "fail"
+
+
+def test_a_misspelled_variable_is_named_with_the_right_one(built) -> None:
+    assert "unknown variable 'DOCSACCEL_ONOVERRUN' (ignored)" in built.output
+    assert "did you mean 'DOCSACCEL_ON_OVERRUN'?" in built.output
     assert built.report["build"]["on_overrun"] == "fail"

@@ -117,3 +117,14 @@ def test_compare_annotates_regressions_as_errors_only_when_they_fail(tmp_path) -
         str(base), str(head), fail_on_regression=True, fmt="github", source_dir="docs"
     )
     assert code == 1 and parse(failed)[0]["level"] == "error"
+
+
+def test_an_example_beside_the_docs_is_annotated_by_its_path_from_the_root(tmp_path) -> None:
+    # examples_dirs = "../gal": the id climbs out of the source folder.
+    beside = record("plot_slow.py", 12.0, budget=10.0, id="../gal/basics/plot_slow.py")
+    report = write_report(tmp_path / "r.json", [beside])
+
+    text, code = run_check([str(report)], fmt="github", source_dir="docs")
+
+    assert code == 1
+    assert parse(text)[0]["file"] == "gal/basics/plot_slow.py"

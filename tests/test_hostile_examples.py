@@ -158,6 +158,67 @@ def test_abort_on_example_error_exits_with_the_budget_failure_not_a_signal(tmp_p
     assert built.report["build"]["complete"] is False
 
 
+def _gate(report_path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "docsaccel.cli", "check", str(report_path)],
+        capture_output=True,
+        text=True,
+        timeout=SLACK,
+        check=False,
+    )
+
+
+SLEEP_BUDGET = '[examples]\n"plot_sleep.py" = "1s"\n'
+
+
+def test_an_example_that_removes_the_records_cannot_hide_an_overrun(tmp_path) -> None:
+    """The build's process keeps what it recorded: removed files, and a forged record
+    file, change nothing in its report, and the gate still fails on the overrun."""
+    names = ["plot_h_records.py", "plot_quick.py", "plot_sleep.py"]
+    src = make_project(tmp_path, names, conf=ORDERED, budgets=SLEEP_BUDGET)
+
+    built = build(src)
+
+    assert "removed 0" not in built.page("plot_h_records.py")  # its own journal at least
+    report = built.report
+    assert report["build"]["complete"] is True and "records_lost" not in report["build"]
+    statuses = {record["name"]: record["status"] for record in report["examples"]}
+    assert statuses == {
+        "plot_h_records.py": "ok",
+        "plot_quick.py": "ok",
+        "plot_sleep.py": "over-budget",
+    }
+    assert built.record("plot_sleep.py")["wall_seconds"] >= 1.5
+    assert "plot_sleep.py took" in built.output
+    gate = _gate(built.report_path)
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    assert "examples/plot_sleep.py" in gate.stdout
+
+
+def test_a_record_removed_where_it_was_written_makes_the_report_incomplete(tmp_path) -> None:
+    """In a parallel build, a worker's journal removed after its last line cannot be read
+    back: its example is never "not executed", the report is incomplete, the gate exits 2."""
+    names = ["plot_h_records.py", "plot_sleep.py"]
+    conf = ORDERED + 'sphinx_gallery_conf["parallel"] = 2\n'
+    src = make_project(tmp_path, names, conf=conf, budgets=SLEEP_BUDGET)
+    (src / "examples" / "wait_for.txt").write_text("plot_sleep.py")
+
+    built = build(src)
+
+    assert built.returncode != 0, built.output
+    assert "records lost" in built.output
+    report = built.report
+    assert report["build"]["complete"] is False
+    assert report["build"]["records_lost"] == ["examples/plot_sleep.py"]
+    lost = built.record("plot_sleep.py")
+    assert lost["status"] == "failed" and lost["error"].startswith("its record was lost")
+    # The worker that ran the remover wrote its journal again at its next line.
+    assert built.record("plot_h_records.py")["status"] == "ok"
+    gate = _gate(built.report_path)
+    assert gate.returncode == 2, gate.stdout + gate.stderr
+    assert "examples/plot_sleep.py ran, but its record was lost" in gate.stderr
+
+
 def test_half_imported_modules_are_forgotten() -> None:
     import importlib.util
     import sys

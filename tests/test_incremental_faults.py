@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from helpers.incremental_build import WRITTEN_WITH_ANY, Workspace, needs_state, replace, write
 
+from docsaccel.cache.fingerprint import sha256_of
+
 pytestmark = [pytest.mark.slow, needs_state]
 
 DOCSTRING = replace("src/pkg/stats.py", "Average of the values.", "Arithmetic mean.")
@@ -40,6 +42,48 @@ def test_a_damaged_state_is_a_full_build_with_a_warning(ws):
     assert "is unusable" in built.output and "WARNING" in built.output
     assert built.state["origin"] == "none"
     assert len(built.read) == 18
+    assert ws.differences() == []
+
+
+def _damage_in_place(paths: list[Path]) -> None:
+    """Overwrite 4 bytes in the middle of each file, keeping its size and name."""
+    for path in paths:
+        data = bytearray(path.read_bytes())
+        middle = len(data) // 2
+        data[middle : middle + 4] = bytes(255 - b for b in data[middle : middle + 4])
+        path.write_bytes(bytes(data))
+
+
+def test_damaged_objects_are_replaced_so_the_state_comes_back(ws):
+    """Objects are named by their content: a damaged one must not be named by every
+    later state, so the build after the damage saves a good state and the next uses it."""
+    damaged = [p for p in _objects(ws) if p.stat().st_size > 8][:3]
+    _damage_in_place(damaged)
+    first = ws.build()
+    assert first.returncode == 0, first.output
+    assert "is unusable" in first.output and first.state["origin"] == "none"
+    ws.fresh_copy()  # as CI builds: a fresh checkout, the cache its only state
+    again = ws.build()
+    assert again.returncode == 0, again.output
+    assert "is unusable" not in again.output, again.output
+    assert again.state["origin"] == "cache" and again.read == set(), again.state
+    assert ws.differences() == []
+    for path in damaged:
+        assert not path.exists() or sha256_of(path) == path.name
+
+
+def test_stats_and_prune_find_damaged_objects(ws):
+    from docsaccel.incremental.manage import prune, stats
+
+    _damage_in_place(_objects(ws)[:2])
+    text, code = stats(ws.cache)
+    assert code == 0 and "Sphinx states: 0" in text and "1 unusable" in text, text
+    text, code = prune(ws.cache, "10G")
+    assert code == 0 and "Sphinx states: removed 1 state" in text, text
+    left = _objects(ws)
+    assert all(sha256_of(path) == path.name for path in left)
+    built = ws.build()
+    assert built.returncode == 0 and built.state["origin"] == "none", built.output
     assert ws.differences() == []
 
 

@@ -18,6 +18,7 @@ from docsaccel.incremental.objects import definitions, is_dynamic
 from docsaccel.incremental.pages import Checker, Place, Tables, empty_record
 from docsaccel.incremental.pysource import compare, module_pieces
 from docsaccel.incremental.relocate import relocate
+from docsaccel.incremental.sphinxext.writing import page_links
 from docsaccel.incremental.state import StateError, StateStore
 
 MODULE = '''\
@@ -371,3 +372,23 @@ def test_the_oracle_masks_the_digits_of_measured_times_in_the_search_index(tmp_p
     # A number of a page without a measured time still counts.
     (tmp_path / "019" / "searchindex.js").write_text(_search_index({"019": 1, "mean": 1}))
     assert differences(outputs[0], output_files(tmp_path / "019")) == ["searchindex.js"]
+
+
+def test_page_links_are_the_output_files_a_page_shows_or_offers(tmp_path):
+    out = tmp_path / "html"
+    files = ["_images/a.png", "_images/a_2x.png", "_images/b c.png", "_static/x.css"]
+    for name in [*files, "_downloads/d/data.zip", "other.html", "api/page.html"]:
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text("x")
+    (out / "api" / "page.html").write_text(
+        '<img src="../_images/a.png" srcset="../_images/a.png, ../_images/a_2x.png 2x">'
+        "<img src='../_images/b%20c.png?v=1'>"
+        '<a href="../_downloads/d/data.zip#top">zip</a> <a href="../other.html">page</a>'
+        '<link href="../_static/x.css"> <a href="https://example.org/_images/a.png">ext</a>'
+        '<img src="data:image/png;base64,AAAA"> <a href="../../outside.png">out</a>'
+        '<img src="../_images/missing.png"> <a href="#here">anchor</a>'
+    )
+    found = page_links(out / "api" / "page.html", out, {"other.html", "api/page.html"})
+    images = ["_images/a.png", "_images/a_2x.png", "_images/b c.png"]
+    assert found == ["_downloads/d/data.zip", *images]
+    assert page_links(out / "gone.html", out, set()) == []

@@ -13,8 +13,10 @@ from docsaccel.records import (
     RecordJournal,
     base_record,
     build_report,
+    forget_written,
     read_records,
     write_record,
+    written_here,
 )
 
 
@@ -81,3 +83,37 @@ def test_records_and_reports_are_as_readable_as_any_new_file(tmp_path) -> None:
 
     for written in [path, tmp_path / "report.json", *tmp_path.glob("journal-*.jsonl")]:
         assert written.stat().st_mode & 0o777 == expected, written
+
+
+def test_a_removed_or_altered_journal_is_written_again_before_the_next_line(tmp_path) -> None:
+    journal = RecordJournal(tmp_path)
+    journal.append(base_record(example("plot_a.py"), "ok", False, wall_seconds=1.0))
+    path = tmp_path / f"journal-{os.getpid()}.jsonl"
+    path.unlink()  # an example removed it: appending to the open file would lose it
+    journal.append(base_record(example("plot_b.py"), "ok", False))
+    assert sorted(read_records(tmp_path)) == ["examples/plot_a.py", "examples/plot_b.py"]
+
+    forged = base_record(example("plot_a.py"), "ok", False, wall_seconds=0.1)
+    with path.open("a", encoding="utf-8") as stream:  # a line this process never wrote
+        stream.write(json.dumps(forged) + "\n")
+    journal.append(base_record(example("plot_c.py"), "ok", False))
+    records = read_records(tmp_path)
+    assert records["examples/plot_a.py"]["wall_seconds"] == 1.0
+    assert sorted(records) == ["examples/plot_a.py", "examples/plot_b.py", "examples/plot_c.py"]
+
+
+def test_what_this_process_wrote_outlives_the_files(tmp_path) -> None:
+    RecordJournal(tmp_path).append(base_record(example("plot_a.py"), "failed", False))
+    RecordJournal(tmp_path).append(base_record(example("plot_a.py"), "ok", False))
+    write_record(tmp_path, base_record(example("plot_b.py"), "cached", False))
+    for path in tmp_path.iterdir():
+        path.unlink()
+
+    kept = written_here(tmp_path)
+
+    assert {key: record["status"] for key, record in kept.items()} == {
+        "examples/plot_a.py": "ok",
+        "examples/plot_b.py": "cached",
+    }
+    forget_written(tmp_path)
+    assert written_here(tmp_path) == {}

@@ -55,14 +55,18 @@ print("done")
 '''
 
 
-def build(tmp_path: Path, example: str = EXAMPLE, **env: str) -> Path:
+def project(tmp_path: Path, example: str = EXAMPLE, conf: str = "") -> Path:
     src = tmp_path / "src"
     (src / "examples").mkdir(parents=True)
-    (src / "conf.py").write_text(CONF)
+    (src / "conf.py").write_text(CONF + conf)
     (src / "index.rst").write_text("Test\n====\n\n.. toctree::\n\n   auto_examples/index\n")
     (src / "examples" / "README.rst").write_text("Examples\n========\n")
     (src / "examples" / "plot_video.py").write_text(textwrap.dedent(example))
-    built = build_project(src, "-W", env=env)
+    return src
+
+
+def build(tmp_path: Path, example: str = EXAMPLE, **env: str) -> Path:
+    built = build_project(project(tmp_path, example), "-W", env=env)
     assert built.returncode == 0, built.output[-3000:]
     return built.outdir
 
@@ -174,3 +178,83 @@ def test_videos_play_in_a_real_browser(site, browser) -> None:
     assert all(s["ready"] >= 1 and s["duration"] > 0 and s["width"] == 64 for s in states)
     assert played > 0
     assert problems.items == []
+
+
+# Writes a video in a folder of its own, then moves the working directory there, as code
+# that changes directory and forgets to come back does.
+ELSEWHERE = """
+\"\"\"
+Moves away
+==========
+\"\"\"
+import os
+import tempfile
+
+import imageio.v3 as iio
+import numpy as np
+
+away = tempfile.mkdtemp()
+iio.imwrite(os.path.join(away, "stranger.mp4"), np.zeros((4, 16, 16, 3), np.uint8), fps=4)
+os.chdir(away)
+print("moved")
+"""
+
+
+@pytest.mark.slow
+def test_the_scan_stays_in_the_example_s_folder_when_its_code_moves_away(tmp_path) -> None:
+    site = build(tmp_path, ELSEWHERE)
+    page = (site / "auto_examples" / "plot_video.html").read_text()
+    assert "moved" in page
+    assert "<video" not in page
+
+
+# Without imageio (``[docs]`` alone): conf.py makes it unimportable, as an install
+# without the ``mujoco`` extra has it.
+NO_IMAGEIO = 'import sys\nsys.modules["imageio"] = None\n'
+GIF_WITHOUT_IMAGEIO = """
+\"\"\"
+A gif from PIL
+==============
+\"\"\"
+from PIL import Image
+
+frames = [Image.new("RGB", (16, 16), (40 * i, 0, 0)) for i in range(4)]
+frames[0].save("anim.gif", save_all=True, append_images=frames[1:], duration=100)
+print("saved")
+"""
+
+
+@pytest.mark.slow
+def test_without_imageio_a_video_is_left_out_with_a_warning_and_the_build_goes_on(
+    tmp_path,
+) -> None:
+    src = project(tmp_path, GIF_WITHOUT_IMAGEIO, conf=NO_IMAGEIO)
+
+    built = build_project(src)
+
+    assert built.returncode == 0, built.output[-3000:]
+    page = (built.outdir / "auto_examples" / "plot_video.html").read_text()
+    assert "saved" in page and "<video" not in page
+    assert "the video anim.gif is not embedded: embedding videos needs imageio" in built.output
+    assert "plot_video.py" in built.output
+    # A warning as any other: -W turns it into an error, suppress_warnings silences it.
+    strict = project(tmp_path / "strict", GIF_WITHOUT_IMAGEIO, conf=NO_IMAGEIO)
+    assert build_project(strict, "-W").returncode != 0
+    quiet = project(tmp_path / "quiet", GIF_WITHOUT_IMAGEIO, conf=NO_IMAGEIO)
+    with (quiet / "conf.py").open("a") as conf:
+        conf.write('suppress_warnings = ["docsaccel.video"]\n')
+    assert build_project(quiet, "-W").returncode == 0
+
+
+@pytest.mark.slow
+def test_a_video_the_scraper_cannot_read_is_left_out_with_a_warning(tmp_path) -> None:
+    broken = (
+        '"""\nA broken video\n==============\n"""\n'
+        "open('broken.mp4', 'wb').write(b'not a video')\nprint('written')\n"
+    )
+    built = build_project(project(tmp_path, broken))
+
+    assert built.returncode == 0, built.output[-3000:]
+    assert "cannot embed the video" in built.output and "broken.mp4" in built.output
+    page = (built.outdir / "auto_examples" / "plot_video.html").read_text()
+    assert "written" in page and "<video" not in page

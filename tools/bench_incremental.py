@@ -26,8 +26,9 @@ Prints a line per build and one JSON object last.
 
 Usage::
 
-    python tools/bench_incremental.py                    # 300 modules, 2 rounds
+    python tools/bench_incremental.py                    # 300 modules, 2 rounds each
     python tools/bench_incremental.py --modules 100 --rounds 3 --skip-project
+    python tools/bench_incremental.py --skip-api --docs-rounds 3
 """
 
 from __future__ import annotations
@@ -340,6 +341,8 @@ def api_project(args: argparse.Namespace, workdir: Path) -> dict:
 
 
 def this_project(args: argparse.Namespace, workdir: Path) -> dict:
+    """This project's docs from fresh copies: the examples restored from a warm cache,
+    Sphinx from scratch (today) or its state restored too, alternating."""
     source = ROOT / ".docsaccel-cache"
     warm = workdir / "docs-cache"
     if source.is_dir():
@@ -351,7 +354,7 @@ def this_project(args: argparse.Namespace, workdir: Path) -> dict:
     times: dict[str, list[float]] = {"today": [], "restored": []}
     cpus: dict[str, list[float]] = {"today": [], "restored": []}
     read = written = 0
-    for index in range(args.rounds):
+    for index in range(args.docs_rounds):
         for kind in ("today", "restored") if index % 2 == 0 else ("restored", "today"):
             cache = workdir / f"docs-cache-{kind}-{index}"
             shutil.copytree(warm, cache)
@@ -362,10 +365,13 @@ def this_project(args: argparse.Namespace, workdir: Path) -> dict:
             times[kind].append(built.seconds)
             cpus[kind].append(built.cpu_seconds)
             state = _state(built.report)
+            why = ""
             if kind == "restored":
-                read, written = len(state.get("read", {})), int(state.get("written", 0))
+                reasons = state.get("read", {})
+                read, written = len(reasons), int(state.get("written", 0))
+                why = "".join(f"\n  read: {d}: {r}" for d, r in sorted(reasons.items()))
             cpu = built.cpu_seconds
-            print(f"docs round {index + 1} {kind}: {built.seconds:.1f} s (CPU {cpu:.1f} s)")
+            print(f"docs round {index + 1} {kind}: {built.seconds:.1f} s (CPU {cpu:.1f} s){why}")
             shutil.rmtree(cache, ignore_errors=True)
     today, restored = statistics.median(times["today"]), statistics.median(times["restored"])
     return {
@@ -380,18 +386,27 @@ def this_project(args: argparse.Namespace, workdir: Path) -> dict:
 
 
 def main() -> None:
+    # A line per build as it ends, also when the output is a file or a pipe.
+    sys.stdout.reconfigure(line_buffering=True)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--modules", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of the generated project")
+    parser.add_argument("--docs-rounds", type=int, default=2, help="rounds of this project's docs")
     parser.add_argument("--jobs", type=int, default=1, help="sphinx-build -j")
-    parser.add_argument("--skip-project", action="store_true", help="only the generated project")
+    parts = parser.add_mutually_exclusive_group()
+    parts.add_argument("--skip-project", action="store_true", help="only the generated project")
+    parts.add_argument("--skip-api", action="store_true", help="only this project's docs")
     args = parser.parse_args()
+    if args.rounds < 1 or args.docs_rounds < 1 or args.modules < SUBPACKAGES:
+        parser.error(f"--rounds and --docs-rounds must be >= 1, --modules >= {SUBPACKAGES}")
+    result: dict = {}
     with tempfile.TemporaryDirectory(prefix="bench-incremental-") as tmp:
         workdir = Path(tmp)
-        result = api_project(args, workdir)
+        if not args.skip_api:
+            result.update(api_project(args, workdir))
         if not args.skip_project:
             result["project_docs"] = this_project(args, workdir)
-    print(json.dumps(result))
+    print(json.dumps(result), flush=True)
 
 
 if __name__ == "__main__":

@@ -68,6 +68,7 @@ __all__ = [
     "OK",
     "OVERRUNS",
     "OVER_BUDGET",
+    "RECORD_LOST_ERROR",
     "RENDER_SECTION",
     "REUSABLE",
     "STALE",
@@ -166,6 +167,14 @@ def is_unfinished(record: Any) -> bool:
         and record["error"].startswith(UNFINISHED_ERROR.split(":")[0])
     )
 
+
+#: The error of an example that ran, but whose record the build could not read back (a
+#: file of the records folder was removed or replaced while the build ran, by an
+#: example's code): status :data:`FAILED`, and the report says ``"complete": false``.
+RECORD_LOST_ERROR = (
+    "its record was lost: it ran, but the file its record was written to was removed or "
+    "replaced while the build ran (by an example's code?), so its time and memory are unknown"
+)
 
 #: What follows the example's id at the start of the error of the record of an example
 #: the hard stop ended (status :data:`INTERRUPTED`): it ignored its budget's interruption

@@ -172,11 +172,25 @@ def collect(
     found.update(page_references(page, srcdir))
     # The note that will list these files is written next: one of them.
     relative = {sg_compat.run_marker_file(target.resolve()).relative_to(srcdir).as_posix()}
+    inside = os.path.join(str(srcdir), "")
+    folders: dict[str, str] = {}
     for path in found:
-        resolved = path.resolve()
-        if resolved.is_file() and resolved.is_relative_to(srcdir):
-            relative.add(resolved.relative_to(srcdir).as_posix())
+        real = _real_path(str(path), folders)
+        if real.startswith(inside) and os.path.isfile(real):
+            relative.add(Path(real[len(inside) :]).as_posix())
     return sorted(relative)
+
+
+def _real_path(path: str, folders: dict[str, str]) -> str:
+    """``os.path.realpath(path)``, each folder resolved once (``folders``: their real
+    paths so far): an example's outputs share a few folders, and resolving every file's
+    whole path costs a system call per component."""
+    folder, name = os.path.split(os.path.abspath(path))
+    real_folder = folders.get(folder)
+    if real_folder is None:
+        real_folder = folders[folder] = os.path.realpath(folder)
+    joined = os.path.join(real_folder, name)
+    return os.path.realpath(joined) if os.path.islink(joined) else joined
 
 
 # Directives whose argument is a file, and options whose value is (``:srcset:`` a list of

@@ -20,6 +20,13 @@ journalled so that recording them costs the build next to nothing.
 the report dict. Both read only files, so they work after the build or after a crash.
 Formats: :mod:`docsaccel.schema`.
 
+Example code runs in the processes that write the records, and may remove, replace or
+append to them. So what a process wrote is also kept in its memory
+(:func:`written_here`: the build's own process reports from it, whatever became of the
+files), and a journal checks before each line that its file is still the one it opened,
+holding exactly what it wrote: when not, it writes its file again, whole, from memory (a
+parallel worker's journal survives an example of that worker removing it).
+
 Example: one example recorded (the hook appends to a :class:`RecordJournal` the same
 way), one never run; the report lists both.
 
@@ -58,6 +65,7 @@ __all__ = [
     "RecordJournal",
     "base_record",
     "build_report",
+    "forget_written",
     "now_iso",
     "read_records",
     "read_run_marker",
@@ -65,7 +73,12 @@ __all__ = [
     "run_outputs",
     "write_record",
     "write_run_marker",
+    "written_here",
 ]
+
+#: What this process wrote, by records folder then id: journal lines, and record files.
+_journalled: dict[str, dict[str, dict[str, Any]]] = {}
+_filed: dict[str, dict[str, dict[str, Any]]] = {}
 
 
 def now_iso() -> str:
@@ -114,50 +127,119 @@ def write_record(records_dir: Path | str, record: dict[str, Any]) -> Path:
     path = _record_path(records_dir, record.get("id", "?"))
     schema.validate_record(record, path)
     replace_atomically(path, encode_json(record, None))
+    _filed.setdefault(_key(records_dir), {})[record["id"]] = record
     return Path(path)
+
+
+def _key(records_dir: Path | str) -> str:
+    return os.path.abspath(records_dir)
+
+
+def written_here(records_dir: Path | str) -> dict[str, dict[str, Any]]:
+    """The records this process wrote under ``records_dir`` (since :func:`forget_written`),
+    by id, as :func:`read_records` would read them back had nothing touched the files: a
+    record file wins over journal lines, the last line of an example wins."""
+    key = _key(records_dir)
+    return {**_journalled.get(key, {}), **_filed.get(key, {})}
+
+
+def forget_written(records_dir: Path | str) -> None:
+    """Forget what this process wrote under ``records_dir`` (a build starts it afresh,
+    its journal files included)."""
+    key = _key(records_dir)
+    _journalled.pop(key, None)
+    _filed.pop(key, None)
+    for path in [p for p in _journals if os.path.dirname(p) == key]:
+        with contextlib.suppress(OSError):
+            os.close(_journals.pop(path).handle)
 
 
 class RecordJournal:
     """The records of the examples one process runs, appended one line each.
 
     Opened on first use in each process (the hook that holds it travels to
-    sphinx-gallery's workers by pickle), appended with ``O_APPEND`` in one ``write`` per
-    line, so parallel writers and crashes never interleave or split a line.
+    sphinx-gallery's workers by pickle, once per example: every copy in one process
+    appends to the same file), appended with ``O_APPEND`` in one ``write`` per line, so
+    parallel writers and crashes never interleave or split a line.
     """
 
     PREFIX = "journal-"
 
     def __init__(self, records_dir: Path | str) -> None:
         self.records_dir = os.fspath(records_dir)
-        self._handle: int | None = None
-        self._pid: int | None = None
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"records_dir": self.records_dir, "_handle": None, "_pid": None}
+    @property
+    def path(self) -> str:
+        return os.path.join(self.records_dir, f"{self.PREFIX}{os.getpid()}.jsonl")
 
     def append(self, record: dict[str, Any]) -> None:
-        """Validate ``record`` and append it as one line."""
+        """Validate ``record`` and append it as one line (writing the journal again first
+        if its file is gone, replaced, or holds other bytes than this process wrote)."""
         schema.validate_record(record, self.records_dir)
-        if self._pid != os.getpid():
-            path = os.path.join(self.records_dir, f"{self.PREFIX}{os.getpid()}.jsonl")
-            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
-            self._handle, self._pid = os.open(path, flags, 0o666), os.getpid()
-        assert self._handle is not None
-        write_all(self._handle, encode_json(record, None))
+        line = encode_json(record, None)
+        path = os.path.abspath(self.path)  # its pid's: a forked copy gets a journal of its own
+        journal = _journals.get(path)
+        if journal is None:
+            journal = _journals[path] = _JournalFile(path)
+        elif not journal.intact():
+            journal.write_again()
+        journal.append(line)
+        _journalled.setdefault(_key(self.records_dir), {})[record["id"]] = record
 
 
-def read_records(records_dir: Path | str) -> dict[str, dict[str, Any]]:
+class _JournalFile:
+    """One process's journal file: its descriptor, and every line written to it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.lines: list[bytes] = []
+        self.size = 0
+        self.handle = self._open()
+
+    def _open(self) -> int:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+        return os.open(self.path, flags, 0o666)
+
+    def append(self, line: bytes) -> None:
+        write_all(self.handle, line)
+        self.lines.append(line)
+        self.size += len(line)
+
+    def intact(self) -> bool:
+        """Whether the path still names the file appended to, holding exactly the lines
+        written to it."""
+        try:
+            named, opened = os.stat(self.path), os.fstat(self.handle)
+        except OSError:
+            return False
+        same = (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
+        return same and opened.st_size == self.size
+
+    def write_again(self) -> None:
+        """Put the journal back as this process wrote it, and append to that file."""
+        with contextlib.suppress(OSError):
+            os.close(self.handle)
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        replace_atomically(self.path, b"".join(self.lines))
+        self.handle = self._open()
+
+
+#: This process's journal files, by path.
+_journals: dict[str, _JournalFile] = {}
+
+
+def read_records(records_dir: Path | str, files: bool = True) -> dict[str, dict[str, Any]]:
     """Every valid record under ``records_dir`` by id; unreadable ones are skipped.
 
     A record file wins over journal lines; of the journal lines of one example, the last
-    one read wins.
+    one read wins. ``files=False``: the journals only.
     """
     records_dir = Path(records_dir)
     records: dict[str, dict[str, Any]] = {}
     for path in sorted(records_dir.glob(f"{RecordJournal.PREFIX}*.jsonl")):
         for record in _read_lines(path):
             records[record["id"]] = record
-    for path in sorted(records_dir.glob("*.json")):
+    for path in sorted(records_dir.glob("*.json")) if files else ():
         record = _read(path)
         if record is not None:
             records[record["id"]] = record

@@ -81,6 +81,14 @@ Report (schema ``docsaccel.report``, version 2)::
 Version 2 added the memory keys above, and an interrupted example may have been
 interrupted by memory. Readers read versions 1 and 2.
 
+``build.lock_lost`` (present only then) says why the output folder stopped being the
+build's alone (its lock removed while it ran, and another build locked it): the report is
+``"complete": false``. ``build.records_lost`` (present only when not empty) lists the
+examples that ran but
+whose record the build could not read back (a file of the records folder was removed or
+replaced while it ran): each has status ``failed`` and the error
+:data:`docsaccel.contract.RECORD_LOST_ERROR`, and the report is ``"complete": false``.
+
 ``"complete": false`` marks the report of a build that stopped early; the record of the
 example that was running then has status ``failed``, ``finished_at`` null and the error
 :data:`docsaccel.contract.UNFINISHED_ERROR`; that of an example the hard stop ended has
@@ -298,6 +306,9 @@ def validate_report(report: Any, source: str | Path | None = None) -> dict:
             f"{_where(source, 'build.complete')} is {build['complete']!r:.40}; expected true "
             "or false"
         )
+    lost = build.get("records_lost", [])
+    if not isinstance(lost, list) or not all(isinstance(item, str) for item in lost):
+        raise SchemaError(f"{_where(source, 'build.records_lost')} must be a list of example ids")
     wall = build.get("wall_seconds")
     if wall is not None and (not is_finite_number(wall) or wall < 0):
         raise SchemaError(

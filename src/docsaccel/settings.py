@@ -11,7 +11,8 @@ everything about it, and everything else is made from that declaration:
   whose ``conf.py`` says ``docsaccel_fast = True``;
 - the check of the value (:func:`read_settings` raises :class:`SettingError` naming the key
   or variable and the value), and the "did you mean" warning for a ``docsaccel_*`` name
-  that is no setting (:func:`unknown_settings`);
+  that is no setting (:func:`unknown_settings`) or a ``DOCSACCEL_*`` variable that none
+  reads (:func:`unknown_variables`);
 - the settings table of the documentation (:func:`settings_rst`), and the list of
   variables a test run must clear (:func:`environment_variables`).
 
@@ -64,6 +65,7 @@ __all__ = [
     "spec",
     "specs",
     "unknown_settings",
+    "unknown_variables",
 ]
 
 #: Every ``conf.py`` setting of docsaccel starts with this.
@@ -649,6 +651,29 @@ def unknown_settings(names: Iterable[str]) -> list[str]:
         hint = f"; did you mean {known[close[0]]!r}?" if close else "."
         messages.append(
             f"unknown setting {name!r} in conf.py (ignored){hint} Settings: {', '.join(keys)}"
+        )
+    return messages
+
+
+def unknown_variables(env: Mapping[str, str]) -> list[str]:
+    """A message for each ``DOCSACCEL_*`` variable of ``env`` that no setting reads.
+
+    A misspelled variable (DOCSACCEL_ONOVERRUN=fail) would leave its setting as it was
+    without a word, as a misspelled ``conf.py`` name would.
+
+    >>> env = dict(DOCSACCEL_ONOVERRUN="fail", DOCSACCEL_FAST="1")
+    >>> [message.split(";")[1].split("?")[0] for message in unknown_variables(env)]
+    [" did you mean 'DOCSACCEL_ON_OVERRUN'"]
+    """
+    variables = environment_variables()
+    prefix = CONFIG_PREFIX.upper()
+    known = {name[len(prefix) :]: name for name in variables}
+    messages = []
+    for name in sorted(n for n in env if n.startswith(prefix) and n not in variables):
+        close = get_close_matches(name[len(prefix) :], list(known), n=1, cutoff=0.6)
+        hint = f"; did you mean {known[close[0]]!r}?" if close else "."
+        messages.append(
+            f"unknown variable {name!r} (ignored){hint} Variables: {', '.join(variables)}"
         )
     return messages
 

@@ -76,6 +76,7 @@ from docsaccel.budgets import INLINE_COMMENT
 _USER_RESET = "docsaccel_user_reset_modules"
 
 __all__ = [
+    "BACKREFERENCES_FROM_SKIPPED",
     "BROKEN_SPHINX_GALLERY",
     "CHECKED_SPHINX_GALLERY",
     "RUN_MARKER_SUFFIX",
@@ -100,10 +101,12 @@ __all__ = [
     "page_file",
     "refuse_broken",
     "remove_our_config_comments",
+    "restoring_loses_backreferences",
     "run_again",
     "run_marker_file",
     "run_only",
     "running_example",
+    "series",
     "settings_of_pages",
     "stale_targets",
     "thumbnail_files",
@@ -124,6 +127,11 @@ def _series(version: str) -> str:
     return ".".join(version.split("+")[0].split(".")[:2])
 
 
+def series(version: str | None = None) -> str:
+    """The release series of the installed sphinx-gallery (or ``version``): ``"0.22"``."""
+    return _series(sphinx_gallery.__version__ if version is None else version)
+
+
 def unchecked_release(version: str | None = None) -> str | None:
     """Why the installed sphinx-gallery (or ``version``) is outside the checked series,
     ``None`` when it is one of them."""
@@ -135,6 +143,40 @@ def unchecked_release(version: str | None = None) -> str | None:
         f"{CHECKED_SPHINX_GALLERY[-1]}, but sphinx-gallery {version} is installed: the "
         "private functions docsaccel reads may have changed, and an example's record or a "
         f"skipped run could be wrong. Install sphinx-gallery {_supported_range()}."
+    )
+
+
+#: The first series that writes an example's "examples using" entries (backreferences)
+#: when it skips the example as unchanged, from its ``.codeobj.json``; before it, only an
+#: example it runs gets them.
+BACKREFERENCES_FROM_SKIPPED = (0, 22)
+
+
+def restoring_loses_backreferences(
+    gallery_conf: dict[str, Any], version: str | None = None
+) -> str | None:
+    """Why an example restored instead of run would be missing from the "examples using"
+    mini-galleries of the API pages (``backreferences_dir`` set, sphinx-gallery before
+    :data:`BACKREFERENCES_FROM_SKIPPED`); ``None`` when restoring keeps them.
+
+    >>> restoring_loses_backreferences({"backreferences_dir": "gen"}, "0.21.0")[:40]
+    'sphinx-gallery 0.21.0 writes the "exampl'
+    >>> restoring_loses_backreferences({"backreferences_dir": "gen"}, "0.22.1") is None
+    True
+    >>> restoring_loses_backreferences({"backreferences_dir": None}, "0.17.1") is None
+    True
+    """
+    version = sphinx_gallery.__version__ if version is None else version
+    if not gallery_conf.get("backreferences_dir"):
+        return None
+    series = tuple(int(part) for part in _series(version).split(".") if part.isdigit())
+    if series >= BACKREFERENCES_FROM_SKIPPED:
+        return None
+    first = ".".join(map(str, BACKREFERENCES_FROM_SKIPPED))
+    return (
+        f'sphinx-gallery {version} writes the "examples using" mini-galleries '
+        "(backreferences_dir) only for the examples it runs, so every example runs "
+        f"(sphinx-gallery {first} and later rebuild them for restored examples)"
     )
 
 
@@ -402,6 +444,13 @@ def settings_of_pages(gallery_conf: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in gallery_conf.items() if k not in _RUN_STATE}
 
 
+def executed_sources(gallery_conf: dict[str, Any]) -> set[str]:
+    """The source files of the examples sphinx-gallery ran in this build (passing or
+    failing), in whichever process."""
+    passing = {os.path.normpath(path) for path in gallery_conf.get("passing_examples", [])}
+    return passing | set(failures(gallery_conf))
+
+
 def failures(gallery_conf: dict[str, Any]) -> dict[str, str]:
     """``{source file: formatted traceback}`` of the examples that raised."""
     return {os.path.normpath(k): v for k, v in gallery_conf.get("failing_examples", {}).items()}
@@ -593,7 +642,8 @@ def final_name(path: str) -> str:
 def _matching(folder: Path, pattern: re.Pattern[str]) -> list[Path]:
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if p.is_file() and pattern.fullmatch(p.name))
+    # The name first: a folder of every example's images, asked once per example.
+    return sorted(p for p in folder.iterdir() if pattern.fullmatch(p.name) and p.is_file())
 
 
 def run_order(src_files: Iterable[str], gallery_conf: dict[str, Any]) -> list[str]:

@@ -28,7 +28,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +36,8 @@ import pytest
 import sphinx
 
 from docsaccel.incremental.oracle import differences, output_files
-from docsaccel.incremental.sphinxext.restore import CHECKED_SPHINX
+from docsaccel.incremental.sphinxext.restore import CHECKED_SPHINX, CHECKED_SPHINX_GALLERY_FOR_STATE
+from docsaccel.sg_compat import series
 from helpers.gallery_build import child_env
 from helpers.slow import require_slow
 
@@ -44,7 +45,8 @@ FIXTURES = Path(__file__).parent.parent / "incremental_fixtures"
 _SERIES = "{}.{}".format(*sphinx.version_info[:2])
 #: For the tests of what the Sphinx state does: they skip with a Sphinx it is off with.
 needs_state = pytest.mark.skipif(
-    _SERIES not in CHECKED_SPHINX, reason=f"the Sphinx state is off with Sphinx {_SERIES}"
+    _SERIES not in CHECKED_SPHINX or series() not in CHECKED_SPHINX_GALLERY_FOR_STATE,
+    reason=f"the Sphinx state is off with Sphinx {_SERIES}, sphinx-gallery {series()}",
 )
 #: Before Sphinx 8.2, Sphinx writes the root document's page whenever it writes any page.
 WRITTEN_WITH_ANY = {"index"} if sphinx.version_info < (8, 2) else set()
@@ -154,6 +156,17 @@ class Workspace:
         return differences(output_files(self.outdir), self.clean_output())
 
 
+def from_cache(
+    cache: Path, root: Path, edits: Iterable[Callable[[Path], None]] = (), jobs: int = 1
+) -> Workspace:
+    """A workspace in ``root`` with a copy of ``cache``, its project with ``edits``."""
+    ws = Workspace(root, jobs=jobs)
+    for edit in edits:
+        ws.fresh_copy(edit)
+    shutil.copytree(cache, ws.cache)
+    return ws
+
+
 def replace(relative: str, old: str, new: str) -> Callable[[Path], None]:
     """An edit of the project: ``old`` becomes ``new`` in one file (which must hold it)."""
 
@@ -175,4 +188,12 @@ def write(relative: str, text: str) -> Callable[[Path], None]:
     return edit
 
 
-__all__ = ["WRITTEN_WITH_ANY", "Built", "Workspace", "needs_state", "replace", "write"]
+__all__ = [
+    "WRITTEN_WITH_ANY",
+    "Built",
+    "Workspace",
+    "from_cache",
+    "needs_state",
+    "replace",
+    "write",
+]

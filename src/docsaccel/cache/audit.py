@@ -14,7 +14,9 @@ once the gallery has run, its outputs are compared with the entry's:
 
 When they differ, the example runs a second time, in the same build: if the two runs
 differ from each other too, the example is ``nondeterministic`` (what varied is listed,
-for its author to seed); else the entry is ``stale``: the cache would have served
+for its author to seed), unless the entry also differs where the two runs agree
+(:func:`unexplained`: a line both runs print that the entry lacks); else the entry is
+``stale``: the cache would have served
 another page than a fresh build, and its record lists what differs and the dependencies
 the entry recorded, so the dependency the recorder could not see can be found.
 Otherwise it is ``verified``. The statuses are :data:`docsaccel.contract.AUDIT_STATUSES`.
@@ -28,6 +30,7 @@ Example::
 
 from __future__ import annotations
 
+import difflib
 import io
 import json
 import os
@@ -50,6 +53,7 @@ __all__ = [
     "dependency_labels",
     "differences",
     "entry_outputs",
+    "unexplained",
 ]
 
 #: At most this many differences are kept for a record: the first ones tell the story.
@@ -153,6 +157,73 @@ def compare_file(
         return _text_difference(old.decode("utf-8"), new.decode("utf-8"), sides)
     except UnicodeDecodeError:
         return f"its bytes differ ({len(old)} → {len(new)} bytes)"
+
+
+def unexplained(cached: Outputs, first: Outputs, second: Outputs) -> list[str]:
+    """What the entry has otherwise than two fresh runs that differ from each other agree
+    on: a change that randomness does not explain (a stale entry of an example that also
+    varies). A file both runs wrote alike (or both left out) must be so in the entry; in a
+    text file, every line both runs wrote must be in the entry, in their order."""
+    found: list[str] = []
+    for kind, parts in (
+        ("", (cached.files, first.files, second.files)),
+        (" (written for later examples)", (cached.written, first.written, second.written)),
+    ):
+        entry, one, two = parts
+        for relative in sorted(set(entry) | set(one) | set(two)):
+            if sg_compat.is_measurement_file(relative):
+                continue
+            if relative not in one and relative not in two:
+                found.append(f"{relative}{kind}: only in the cache, in neither fresh run")
+            elif relative not in one or relative not in two:
+                continue  # the runs differ on the file itself: nothing they agree on
+            elif relative not in entry:
+                found.append(f"{relative}{kind}: in both fresh runs, not in the cache")
+            elif compare_file(relative, one[relative], two[relative], BETWEEN_RUNS) is None:
+                difference = compare_file(relative, entry[relative], one[relative])
+                if difference is not None:
+                    found.append(f"{relative}{kind}: {difference} (the same in both runs)")
+            else:
+                missing = _missing_common_line(relative, entry[relative], one, two)
+                if missing is not None:
+                    found.append(
+                        f"{relative}{kind}: {_short(missing)} in both fresh runs, not in the cache"
+                    )
+    return found
+
+
+def _text_lines(relative: str, path: Path) -> list[str] | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if relative.endswith(".rst"):
+        return sg_compat.mask_measurements(data.decode("utf-8", "replace")).splitlines()
+    if os.path.splitext(relative)[1].lower() in _IMAGES | _DATA | {".zip"}:
+        return None
+    try:
+        return data.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        return None
+
+
+def _missing_common_line(
+    relative: str, entry: Path, one: Mapping[str, Path], two: Mapping[str, Path]
+) -> str | None:
+    """The first line both runs wrote (in order) that the entry's version lacks; None
+    when it has them all, or when the file is not text."""
+    cached, first, second = (
+        _text_lines(relative, path) for path in (entry, one[relative], two[relative])
+    )
+    if cached is None or first is None or second is None:
+        return None
+    matcher = difflib.SequenceMatcher(None, first, second, autojunk=False)
+    common = [line for a, _, size in matcher.get_matching_blocks() for line in first[a : a + size]]
+    remaining = iter(cached)
+    for line in common:
+        if not any(line == candidate for candidate in remaining):
+            return line
+    return None
 
 
 def _short(text: str, width: int = 70) -> str:

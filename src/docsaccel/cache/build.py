@@ -48,6 +48,7 @@ from docsaccel.cache.audit import (
     dependency_labels,
     differences,
     entry_outputs,
+    unexplained,
 )
 from docsaccel.cache.carried import must_run
 from docsaccel.cache.children import Children, merge_seen, start_recording
@@ -120,6 +121,13 @@ class CacheRecording:
         seen = Recorder.get().stop()
         Children.get().end()
         return seen
+
+    def watch_prelude(self) -> None:
+        """Until the first example: what project modules the build imports read."""
+        Recorder.get().watch_prelude(self.project.roots, self.project.excluded)
+
+    def end_prelude(self) -> None:
+        Recorder.get().end_prelude()
 
     def save(self, example: Example, seen: Seen) -> None:
         """Write the dependencies of the run that saw ``seen``, with what its child
@@ -236,6 +244,11 @@ class CacheBuild:
             varied = [f"the first run failed ({failed}), the second did not"]
         else:
             varied = differences(kept, second, BETWEEN_RUNS)
+        # Runs that vary explain only what varies: what both runs agree on and the entry
+        # has otherwise is stale all the same.
+        beyond = unexplained(cached, kept, second) if varied and passed and not failed else []
+        if beyond:
+            found, varied = beyond, []
         if varied:
             verdict.update(status=NONDETERMINISTIC, differences=varied)
             self.info(
@@ -463,10 +476,17 @@ def lookup(
     ordered = [
         e for e in sorted(examples, key=lambda e: order.get(e.src_file, len(order))) if e.executable
     ]
-    #: ``{example id: why it runs}`` of the examples that run for the state they leave.
-    forced: dict[str, str] = {}
+    # When in doubt, run it: a restored example would be missing from the API pages.
+    lost = sg_compat.restoring_loses_backreferences(gallery_conf)
+    if lost is not None:
+        info(f"docsaccel cache: {lost}")
+    #: ``{example id: why it runs}`` of the examples that run without being looked up:
+    #: all of them when restoring loses something, else those run for the state they leave.
+    forced: dict[str, str] = dict.fromkeys((e.id for e in ordered), lost) if lost else {}
     while True:
         changed = _look_up_all(build, ordered, project, forced)
+        if not build.restored:
+            return build
         more = must_run(
             [e.id for e in ordered],
             missed={i: _own_entry(build, i) for i in build.missed},

@@ -21,7 +21,13 @@ folder):
   interpreter exit).
 
 A record is written only when it changed (a worker's, only when more than its state
-did). After each message a worker receives (a new task), it checks the control file: a
+did). At ``module`` granularity a child forked while its parent records goes on with the
+parent's recording (:meth:`~docsaccel.cache.recorder.Recorder.forked`): what the parent
+noted before the fork is noted already (the parent reports it itself), so a pool worker
+that notes nothing more writes no record at all; the parent counts the children it
+forked, so those count as followed too. What a forked child needs is taken before the
+fork, in the parent (:func:`before_fork`): in the child, every object touched is a page
+of memory copied. After each message a worker receives (a new task), it checks the control file: a
 worker kept across examples (a pool held in a module, loky's reusable executor) records
 the next task for the example running now.
 The helpers of ``multiprocessing`` (the fork server, the resource trackers) record
@@ -44,7 +50,6 @@ import atexit
 import contextlib
 import os
 import sys
-import threading
 from typing import Any
 
 from docsaccel.cache.children import (
@@ -60,15 +65,16 @@ from docsaccel.cache.children import (
     Launches,
     encode_seen,
     ensure_hooks,
+    file_signature,
     merge_seen,
     read_control,
     start_recording,
 )
 from docsaccel.cache.recorder import Recorder, Seen
-from docsaccel.contract import MULTIPROCESSING_HELPERS, free_locks_in_child
+from docsaccel.contract import MULTIPROCESSING_HELPERS, fork_safe_lock, free_locks_in_child
 from docsaccel.formats import encode_json, replace_atomically
 
-__all__ = ["after_fork", "leave", "note_launch", "startup"]
+__all__ = ["after_fork", "before_fork", "leave", "note_launch", "startup"]
 
 #: ``sys.orig_argv`` words of the workers ``multiprocessing`` and loky start afresh.
 _WORKERS = ("--multiprocessing-fork", "loky.backend.popen_loky_posix")
@@ -85,30 +91,36 @@ _EXEC_FORK = "_execute_child"
 class _Child:
     """This process as a child of an example's process (see the module doc)."""
 
-    def __init__(self, control_path: str, control: Control, kind: str) -> None:
+    def __init__(
+        self, control_path: str, control: Control, kind: str, signature: Any = None
+    ) -> None:
         self.control_path = control_path
         self.control = control
         self.kind = kind
         self.pid = os.getpid()
-        self.signature = _signature(control_path)
+        #: The control file's as ``control`` was read (given by a parent that knows it).
+        self.signature = signature or file_signature(control_path)
         self.seen = Seen()
         self.launches = Launches()
         self.active = False
-        self.lock = threading.Lock()
         self._last: bytes | None = None
         self._path = ""
         self._noted: tuple[int, ...] | None = None
+        #: Forked while its parent recorded the example it records (counted there).
+        self.forked = False
 
-    def begin(self) -> None:
-        """Record for the example the control names (nothing between examples)."""
+    def begin(self, forked: bool = False) -> None:
+        """Record for the example the control names (nothing between examples);
+        ``forked``: just forked, going on with the parent's recording when it was one of
+        that example at ``module`` granularity (:meth:`.Recorder.forked`)."""
         self.active = False
-        if self.control.example is None:
+        example = self.control.example
+        if example is None:
             return
-        self.seen, self.launches, self._last = Seen(), Launches(), None
-        # Its own name: the same process may record again (a new image after exec).
-        name = f"{os.getpid()}-{os.urandom(6).hex()}.json"
-        self._path = os.path.join(self.control.records, name)
-        start_recording(self.control, self.control.granularity, self.control.example)
+        self.seen, self.launches, self._last, self._path = Seen(), Launches(), None, ""
+        self.forked = forked
+        if not (forked and self.control.granularity == "module" and Recorder.get().forked(example)):
+            start_recording(self.control, self.control.granularity, example)
         self._noted = self._mark()
         self.active = True
         if self.kind != MULTIPROCESSING:
@@ -116,8 +128,8 @@ class _Child:
                 self._write(RUNNING)
 
     def flush(self, state: str = RUNNING) -> None:
-        """Add what was seen since the last flush, and write the record if it changed."""
-        with self.lock:
+        """Write the record if the process noted something since the last one."""
+        with _LOCK:
             if not self.active:
                 return
             mark = self._mark()
@@ -127,7 +139,12 @@ class _Child:
                 # it would write what it wrote.
                 self.active = state != EXITED
                 return
-            merge_seen(self.seen, Recorder.get().stop())
+            if mark is None:
+                # Only stopping measures the state the functions left: what each stretch
+                # of the recording saw is added up, the next one started below.
+                merge_seen(self.seen, Recorder.get().stop())
+            else:
+                self.seen = Recorder.get().peek()  # all it noted since it started
             try:
                 self._write(state)
             except OSError:
@@ -135,10 +152,11 @@ class _Child:
             finally:
                 if state == EXITED:
                     self.active = False
-                else:
+                elif mark is None:
                     control = self.control
                     start_recording(control, control.granularity, str(control.example))
-                    self._noted = self._mark()
+                # The mark before the record was read: what was noted since is written next.
+                self._noted = mark
 
     def _mark(self) -> tuple[int, ...] | None:
         """What changes whenever this process notes something for its record; ``None`` at
@@ -157,6 +175,7 @@ class _Child:
             "pid": os.getpid(),
             "ppid": os.getppid(),
             "kind": self.kind,
+            "forked": self.forked,
             "state": state,
             "command": " ".join(getattr(sys, "orig_argv", sys.argv))[:200],
             "launches": self.launches.to_json(),
@@ -168,12 +187,16 @@ class _Child:
         compared = dict(record, state=None) if self.kind == MULTIPROCESSING else record
         key = encode_json(compared, None)
         if key != self._last:
+            if not self._path:
+                # Its own name: the same process may record again (a new image after exec).
+                name = f"{os.getpid()}-{os.urandom(6).hex()}.json"
+                self._path = os.path.join(self.control.records, name)
             replace_atomically(self._path, encode_json(record, None))
             self._last = key
 
     def check_control(self) -> None:
         """A new task: record it for the example the parent runs now."""
-        signature = _signature(self.control_path)
+        signature = file_signature(self.control_path)
         if signature == self.signature:
             return
         self.signature = signature
@@ -188,14 +211,12 @@ class _Child:
 _state: _Child | None = None
 _helper = False
 _patched: set[str] = set()
-
-
-def _signature(path: str) -> tuple[int, int, int] | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_ino, info.st_size, info.st_mtime_ns
+#: Guards a child's record (one per process), free in every forked child.
+_LOCK = fork_safe_lock()
+#: What a process forking now records for, taken before the fork, in it
+#: (:func:`before_fork`): ``(control, its file, its signature, kind, from the recording
+#: process)``. Read in the child, where every object touched costs a copy of its memory.
+_forking: tuple[Control, str, Any, str, bool] | None = None
 
 
 def _module_files(names: set[str]) -> dict[str, str]:
@@ -223,21 +244,20 @@ def _kind(argv: list[str]) -> str | None:
     return SUBPROCESS
 
 
-def _forked_by(test: Any) -> bool:
+def _forker() -> str:
+    """What the process about to fork makes (called in it, before the fork): a
+    ``multiprocessing`` worker, a ``subprocess`` child that becomes a program, or a plain
+    ``fork``. The nearest forker on the stack decides (the stack of a process a worker
+    forks goes on below with the frames that forked the worker)."""
     frame = sys._getframe(1)
     while frame is not None:
-        if test(frame.f_code):
-            return True
+        code = frame.f_code
+        if code.co_filename.endswith(_FORKING):
+            return MULTIPROCESSING
+        if code.co_name == _EXEC_FORK and code.co_filename.endswith("subprocess.py"):
+            return SUBPROCESS
         frame = frame.f_back
-    return False
-
-
-def _by_multiprocessing(code: Any) -> bool:
-    return code.co_filename.endswith(_FORKING)
-
-
-def _by_subprocess(code: Any) -> bool:
-    return code.co_name == _EXEC_FORK and code.co_filename.endswith("subprocess.py")
+    return FORK
 
 
 def startup() -> None:
@@ -259,29 +279,48 @@ def startup() -> None:
     _state.begin()
 
 
+def before_fork() -> None:
+    """In a process about to fork (a recording process, a child, a helper): what the
+    child will record for (:data:`_forking`)."""
+    global _forking
+    _forking = None
+    parent = Children._instance
+    recording = parent is not None and parent.control is not None and bool(parent.control_path)
+    if parent is not None and recording:
+        control, path, signature = parent.control, str(parent.control_path), parent.signature
+    elif _state is not None:
+        control, path, signature = _state.control, _state.control_path, _state.signature
+    elif _helper:
+        path = os.environ.get(CHILD_ENV) or ""
+        control = read_control(path) if path else None
+        signature = file_signature(path) if path else None
+    else:
+        return
+    if control is not None:
+        kind = MULTIPROCESSING if _helper else _forker()
+        _forking = (control, path, signature, kind, recording)
+        if parent is not None and parent.recording and kind != SUBPROCESS:
+            parent.forks += 1
+
+
 def after_fork() -> None:
     """In a child forked from a recording process, from a child, or from a helper."""
-    global _state
+    global _state, _forking
     free_locks_in_child()
     if _state is not None and _state.pid == os.getpid():
         return  # made already, by this same hook registered twice
-    parent = Children._instance
-    control, path = None, None
-    if parent is not None and parent.control is not None:
-        control, path = parent.control, parent.control_path
-        Children._instance = None  # a copy of the recording process does not record
-    elif _state is not None:
-        control, path = _state.control, _state.control_path
-    elif _helper:
-        path = os.environ.get(CHILD_ENV)
-        control = read_control(path) if path else None
-    if control is None or path is None or _forked_by(_by_subprocess):
-        _state = None
+    forking, _forking, _state = _forking, None, None
+    if forking is None:
         return
-    kind = MULTIPROCESSING if _helper or _forked_by(_by_multiprocessing) else FORK
-    _state = _Child(path, control, kind)
+    control, path, signature, kind, from_recording = forking
+    if from_recording:
+        Children._instance = None  # a copy of the recording process does not record
+    if kind == SUBPROCESS:
+        return
+    state = _Child(path, control, kind, signature)
     _patch(kind)
-    _state.begin()
+    state.begin(forked=True)
+    _state = state
 
 
 def leave() -> None:
@@ -326,7 +365,9 @@ def _patch(kind: str) -> None:
         atexit.register(_flush, EXITED)
     if kind == MULTIPROCESSING and "connection" not in _patched:
         _patched.add("connection")
-        from multiprocessing import connection
+        connection = sys.modules.get("multiprocessing.connection")
+        if connection is None:  # a worker started afresh, before multiprocessing loaded
+            from multiprocessing import connection
 
         send, receive = connection.Connection._send_bytes, connection.Connection._recv_bytes
 

@@ -57,6 +57,7 @@ import sysconfig
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from docsaccel.cache.recorder import Recorder, Seen
@@ -78,6 +79,7 @@ __all__ = [
     "decode_seen",
     "encode_seen",
     "ensure_hooks",
+    "file_signature",
     "merge_seen",
     "start_recording",
 ]
@@ -85,7 +87,7 @@ __all__ = [
 #: The variable a child reads the control file's path from.
 CHILD_ENV = env_name("cache_child")
 #: One record per child process and example.
-RECORD_FORMAT = Format("docsaccel.cache-child", 1, "child process record")
+RECORD_FORMAT = Format("docsaccel.cache-child", 2, "child process record")
 #: The startup hook in the interpreter's site folder.
 PTH_NAME = "docsaccel-cache-children.pth"
 _PTH_LINE = (
@@ -187,6 +189,15 @@ class Control:
         return control
 
 
+def file_signature(path: str) -> tuple[int, int, int] | None:
+    """What changes when the control file at ``path`` is written again."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
 def read_control(path: str) -> Control | None:
     """The control file at ``path``; ``None`` when it cannot be read."""
     try:
@@ -214,7 +225,9 @@ class Launches:
         if event == "subprocess.Popen":
             executable, argv, _, env = args
             self._program(executable, argv, env)
-        elif event == "os.posix_spawn":
+        elif event == "os.posix_spawn" and not _inside_popen(sys._getframe(1)):
+            # subprocess.Popen starts its child with posix_spawn where it can (more often
+            # from Python 3.13): that launch was noted at its Popen event already.
             path, argv, env = args[:3]
             self._program(path, argv, env)
         elif event == "os.exec":
@@ -249,6 +262,17 @@ class Launches:
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def _inside_popen(frame: FrameType | None) -> bool:
+    """Whether ``frame``'s stack runs ``subprocess.Popen`` starting its child."""
+    while frame is not None:
+        if frame.f_code.co_name == "_execute_child" and (
+            frame.f_globals.get("__name__") == "subprocess"
+        ):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _script_index(words: list[str]) -> int:
@@ -402,8 +426,13 @@ class Children:
     def __init__(self) -> None:
         self.control: Control | None = None
         self.control_path: str | None = None
+        #: The control file's :func:`file_signature` as last written.
+        self.signature: tuple[int, int, int] | None = None
         self.launches = Launches()
         self.recording = False
+        #: How many children it forked while recording the example (a pool worker that
+        #: noted nothing its parent had not writes no record: followed all the same).
+        self.forks = 0
         self._epoch = 0
         self._hooked = False
         #: Why children started afresh cannot be followed (no startup hook), if so.
@@ -435,12 +464,14 @@ class Children:
         )  # fmt: skip
         self.control_path = os.path.join(folder, f"{os.getpid()}.json")
         write_json(self.control_path, self.control.to_json(), indent=None)
+        self.signature = file_signature(self.control_path)
         os.environ[CHILD_ENV] = self.control_path
         if not self._hooked:
             self._hooked = True
             ensure_hooks()
             self.no_startup = install_startup_hook()
         self.launches = Launches()
+        self.forks = 0
         self.recording = True
 
     def end(self) -> None:
@@ -452,6 +483,7 @@ class Children:
         self.control = dataclasses.replace(self.control, example=None, epoch=self._epoch)
         with contextlib.suppress(OSError):
             write_json(self.control_path, self.control.to_json(), indent=None)
+        self.signature = file_signature(self.control_path)
 
     def collect(self, example_id: str, deps_dir: str, modules: Iterable[str] = ()) -> Followed:
         """What the example's children recorded; call it once its processes were ended.
@@ -466,6 +498,7 @@ class Children:
         records = Path(deps_dir, "children", entry_slug(example_id))
         started: dict[int, int] = {os.getpid(): self.launches.python}
         found: dict[int, int] = {}
+        forked_here = 0
         for path in sorted(records.glob("*.json")) if records.is_dir() else ():
             try:
                 record = _read_record(path)
@@ -482,6 +515,7 @@ class Children:
             started[record["pid"]] = launches.python
             if record["kind"] == SUBPROCESS:
                 found[record["ppid"]] = found.get(record["ppid"], 0) + 1
+            forked_here += record["forked"] and record["ppid"] == os.getpid()
             if record["state"] != EXITED and record["kind"] != MULTIPROCESSING:
                 followed.problems.append(
                     f"child process {record['pid']} ({record['command']}) had not exited when "
@@ -494,6 +528,7 @@ class Children:
                     f"{count - found.get(pid, 0)} Python child process(es) of process {pid} "
                     f"left no record{why}: what they ran is not known"
                 )
+        followed.count += max(self.forks - forked_here, 0)  # those that had nothing to add
         starting = sorted({m.partition(".")[0] for m in modules} & _STARTS_PYTHON)
         if self.no_startup and starting:
             followed.problems.append(
@@ -522,7 +557,7 @@ def _read_record(path: Path) -> dict[str, Any]:
     """A child record, checked; ``InputError``/``ValueError`` naming the file if not one."""
     data = read_json(path, RECORD_FORMAT.what)
     RECORD_FORMAT.check(data, path)
-    kinds = {"pid": int, "ppid": int, "state": str, "kind": str, "command": str}
+    kinds = {"pid": int, "ppid": int, "state": str, "kind": str, "command": str, "forked": bool}
     for key, kind in kinds.items():
         if not isinstance(data.get(key), kind):
             raise ValueError(f"{path}: key {key!r} is missing or has the wrong type")
@@ -576,7 +611,7 @@ def ensure_hooks() -> None:
     from docsaccel.cache import child
 
     sys.addaudithook(_audit)
-    os.register_at_fork(after_in_child=child.after_fork)
+    os.register_at_fork(before=child.before_fork, after_in_child=child.after_fork)
 
 
 def install_startup_hook() -> str | None:

@@ -53,6 +53,7 @@ __all__ = [
     "MODULE_BODY",
     "NAMES",
     "Facts",
+    "definitions",
     "functions",
     "piece_of",
     "reads_of",
@@ -124,6 +125,7 @@ _BY_NAME = frozenset({"getattr", "setattr", "hasattr", "delattr", "attrgetter", 
 _ANY_NAME = frozenset({"vars", "globals", "locals", "dir", "eval", "exec", "getmembers"})
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+DefinitionNode = FunctionNode | ast.ClassDef
 
 
 @dataclass(frozen=True)
@@ -150,25 +152,36 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def functions(tree: ast.AST) -> Iterator[tuple[str, FunctionNode]]:
-    """Every function definition in ``tree`` with its piece name: the ``co_qualname`` its
-    code object gets (``Class.method``, ``outer.<locals>.inner``), outer ones first.
+def definitions(tree: ast.AST) -> Iterator[tuple[str, DefinitionNode]]:
+    """Every function and class definition in ``tree`` with its qualified name: the
+    ``co_qualname`` a function's code object gets and the ``__qualname__`` a class gets
+    (``Class.method``, ``outer.<locals>.inner``), outer ones first.
 
-    The one naming rule of pieces: :func:`split` and the recorders follow it.
+    The one naming rule of pieces: :func:`split`, the recorders and the Sphinx state's
+    page dependencies (:mod:`docsaccel.incremental.pysource`) follow it.
     """
 
-    def visit(node: ast.AST, prefix: str) -> Iterator[tuple[str, FunctionNode]]:
+    def visit(node: ast.AST, prefix: str) -> Iterator[tuple[str, DefinitionNode]]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 name = f"{prefix}{child.name}"
                 yield name, child
                 yield from visit(child, f"{name}.<locals>.")
             elif isinstance(child, ast.ClassDef):
-                yield from visit(child, f"{prefix}{child.name}.")
+                name = f"{prefix}{child.name}"
+                yield name, child
+                yield from visit(child, f"{name}.")
             elif isinstance(child, _HOLDS_STATEMENTS):  # a definition is a statement
                 yield from visit(child, prefix)
 
     return visit(tree, "")
+
+
+def functions(tree: ast.AST) -> Iterator[tuple[str, FunctionNode]]:
+    """The function definitions of :func:`definitions` (a function's piece name)."""
+    for name, node in definitions(tree):
+        if not isinstance(node, ast.ClassDef):
+            yield name, node
 
 
 _HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)

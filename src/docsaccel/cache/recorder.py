@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import dataclasses
 import glob
 import importlib
 import importlib.util
@@ -53,9 +54,11 @@ from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
 from docsaccel.cache.state import Snapshot, assigned, changed, snapshot, watch_assignments
 from docsaccel.contract import fork_safe_lock
 
-__all__ = ["NOT_PROJECT", "Recorder", "Seen", "own_names"]
+__all__ = ["NOT_PROJECT", "PRELUDE", "Recorder", "Seen", "own_names"]
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+#: The label of the recording before the first example (:meth:`Recorder.watch_prelude`).
+PRELUDE = "(before the examples)"
 #: Folder names under the roots that hold no file of the project's own.
 NOT_PROJECT = ("site-packages", "dist-packages", ".venv", "venv", ".nox", ".tox", ".git")
 # A child process (ffmpeg behind a video writer, a joblib worker) writes files no audit
@@ -64,6 +67,10 @@ _SPAWN_EVENTS = frozenset(
     {"subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.spawn", "os.fork"}
 )
 _LISTING_EVENTS = frozenset({"os.listdir", "os.scandir"})
+#: Modules compiled into the interpreter: no file, no distribution, so never a dependency
+#: (nor a name of the project's: they are found first). Not noted: a pool worker imports
+#: ``builtins`` again for each task it unpickles.
+_BUILT_IN = frozenset(sys.builtin_module_names)
 
 
 def _source_files(*modules: Any) -> frozenset[str]:
@@ -206,6 +213,9 @@ class Recorder:
         functions of those files the example runs and the state it leaves in their
         modules, under ``label`` (the example's id). With ``state`` alone (``module``
         granularity), record only the state it leaves in the modules of those files."""
+        # Off while it sets up: what instrumenting loaded modules reads is not the example's
+        # (a recording in progress, the prelude's, would note it).
+        self.active = False
         self._roots = tuple(os.path.join(os.path.normpath(r), "") for r in roots)
         self._excluded = tuple(os.path.join(os.path.normpath(e), "") for e in excluded)
         self._seen = Seen()
@@ -232,6 +242,19 @@ class Recorder:
             self._instrumenter.begin()
         self.active = True
 
+    def watch_prelude(self, roots: Iterable[str], excluded: Iterable[str] = ()) -> None:
+        """Record what the project's modules read while the build imports them before the
+        first example (autosummary's generation, another extension's handler). A module
+        body runs once per process: an example that uses such a module later depends on
+        what its body read (:attr:`Seen.carried_reads`). The first example's :meth:`start`
+        ends it, or :meth:`end_prelude`."""
+        self.start(roots, excluded, label=PRELUDE)
+
+    def end_prelude(self) -> None:
+        """End the recording :meth:`watch_prelude` started, unless an example's took over."""
+        if self.active and self._label == PRELUDE:
+            self.stop()
+
     def stop(self) -> Seen:
         """Stop recording; return what the example used."""
         self.active = False
@@ -240,6 +263,7 @@ class Recorder:
         if self._spawned:
             self._spawned = False
             written |= self._modified_under_roots()
+            self._before_spawn = {}
         if self._instrumenter is not None:
             seen.code = self._instrumenter.ran.copy()
             seen.instrumented = dict(self._instrumenter.instrumented)
@@ -258,6 +282,41 @@ class Recorder:
             self._instrumenter.after_import = None
             self._instrumenter = None
         self._state = None
+        return self._used(seen, written)
+
+    def peek(self) -> Seen:
+        """What :meth:`stop` would return now, the recording going on (``module``
+        granularity only: at ``function`` granularity only stopping measures the state
+        the example left)."""
+        if self._instrumenter is not None:
+            raise RuntimeError("a recording of functions cannot be read while it goes on")
+        noted = self._seen
+        seen = dataclasses.replace(
+            noted,
+            files=set(noted.files),
+            modules=set(noted.modules),
+            listings=dict(noted.listings),
+            read_first=dict(noted.read_first),
+        )
+        written = set(self._written)
+        if self._spawned:
+            written |= self._modified_under_roots()
+        return self._used(seen, written)
+
+    def forked(self, label: str) -> bool:
+        """In a process just forked from one recording ``label`` at ``module``
+        granularity: go on with that recording, what the parent noted before the fork
+        noted still (the parent reports it too: a child that notes nothing more has
+        nothing to tell), without the parent's child processes. False, with nothing
+        done, when the parent was not recording that (the child starts its own)."""
+        if not self.active or self._instrumenter is not None or self._label != label:
+            return False
+        self._spawned = False
+        self._before_spawn = {}
+        return True
+
+    def _used(self, seen: Seen, written: set[str]) -> Seen:
+        """``seen``, made what the example used, given the files it wrote."""
         seen.carried_reads = {module: frozenset(read) for module, read in self._read_by.items()}
         # A file the example wrote is its output, not an input, even if it read it back
         # (one it read before writing it is in read_first); so is one modified since it
@@ -340,7 +399,7 @@ class Recorder:
         clock: Linux stamps a file with a coarse clock up to a tick behind
         ``time.time_ns()``, so a quick child (``os.system("echo 1 > data/x")``) would leave
         a file that looks older than the example."""
-        before, self._before_spawn = self._before_spawn, {}
+        before = self._before_spawn
         return {
             path for path, status in self._files_under_roots().items() if before.get(path) != status
         }
@@ -414,7 +473,8 @@ class Recorder:
                 if reader is not None:
                     self._read_by.setdefault(reader, set()).add(path)
         elif event == "import":
-            self._seen.modules.add(args[0])
+            if args[0] not in _BUILT_IN:
+                self._seen.modules.add(args[0])
         elif event in _SPAWN_EVENTS:
             if not self._spawned:
                 self._before_spawn = self._files_under_roots()
@@ -504,6 +564,8 @@ class Recorder:
                 name = importlib.util.resolve_name("." * level + name, package)
             except (ImportError, ValueError):
                 return
+        if name in _BUILT_IN:
+            return
         modules = self._seen.modules
         modules.add(name)
         for item in fromlist or ():

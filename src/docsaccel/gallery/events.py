@@ -59,6 +59,7 @@ from docsaccel.contract import (
     INTERRUPTED,
     NOT_EXECUTED,
     OVER_BUDGET,
+    RECORD_LOST_ERROR,
 )
 from docsaccel.contract import OVERRUNS as _OVERRUNS
 from docsaccel.contract import REUSABLE as _REUSABLE
@@ -71,11 +72,23 @@ from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
 from docsaccel.gallery.progress import start_progress
 from docsaccel.gallery.state import GalleryBuild
 from docsaccel.memory import format_size, machine_bytes
-from docsaccel.records import base_record, read_records, read_run_marker, write_record
+from docsaccel.records import (
+    base_record,
+    forget_written,
+    read_records,
+    read_run_marker,
+    write_record,
+)
 from docsaccel.schema import MEASURED_FIELDS, peak_bytes
-from docsaccel.settings import SettingError, env_name, read_settings, unknown_settings
+from docsaccel.settings import (
+    SettingError,
+    env_name,
+    read_settings,
+    unknown_settings,
+    unknown_variables,
+)
 
-__all__ = ["REPORT_READY_EVENT", "BudgetOverrunError", "connect"]
+__all__ = ["REPORT_READY_EVENT", "BudgetOverrunError", "RecordsLostError", "connect"]
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +105,13 @@ class BudgetOverrunError(SphinxError):
     or an example took it over its memory ceiling (in any mode)."""
 
     category = "docsaccel budget overrun"
+
+
+class RecordsLostError(SphinxError):
+    """Examples ran, but their records were removed or replaced while the build ran, or
+    the output folder's lock was, and another build locked it."""
+
+    category = "docsaccel records lost"
 
 
 def _build(app: Sphinx) -> GalleryBuild | None:
@@ -122,6 +142,8 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
 def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
     # Sphinx keeps every name conf.py defines; only those tell a misspelled setting.
     for message in unknown_settings(getattr(config, "_raw_config", {})):
+        logger.warning(message, type="docsaccel", subtype="config")
+    for message in unknown_variables(os.environ):
         logger.warning(message, type="docsaccel", subtype="config")
     try:
         settings = read_settings(config, app.confdir)
@@ -176,6 +198,7 @@ def _on_before_gallery(app: Sphinx) -> None:
     build.previous = read_records(build.records_dir)
     shutil.rmtree(build.records_dir, ignore_errors=True)
     build.records_dir.mkdir(parents=True, exist_ok=True)
+    forget_written(build.records_dir)
     from docsaccel.shard.roles import apply_shard_settings
 
     build.imported = apply_shard_settings(build.settings, build.examples, gallery_conf)
@@ -200,8 +223,13 @@ def _on_before_gallery(app: Sphinx) -> None:
         progress=build.progress.channel if build.progress else None,
         memory_limit=build.settings.memory_limit,
         save_report=build.save_unfinished_report,
+        keep_lock=build.keep_lock,
     )
     sg_compat.install_hook(gallery_conf, hook)
+    if build.cache is not None:
+        # Extensions after this handler (autosummary's generation) may import project
+        # modules before the first example: what those imports read is the examples' too.
+        build.cache.recording.watch_prelude()
     settings = build.settings
     ceiling = "none" if settings.memory_limit is None else format_size(settings.memory_limit)
     logger.info(
@@ -249,15 +277,24 @@ def _on_gallery_executed(app: Sphinx) -> None:
         return
     if build.progress is not None:
         build.progress.stop()
+    if build.cache is not None:
+        build.cache.recording.end_prelude()
     gallery_conf = app.config.sphinx_gallery_conf
     stale = sg_compat.stale_targets(gallery_conf)
     failures = sg_compat.failures(gallery_conf)
-    records = read_records(build.records_dir)
+    executed = sg_compat.executed_sources(gallery_conf)
+    build.keep_lock()  # a parallel worker's example may have removed it
+    records = build.records_so_far()
     build.adopt(records)
     fast = build.settings.fast
     for example in build.examples:
         record = records.get(example.id)
-        if record is None and example.id in build.imported and example.target_file in stale:
+        if record is None and example.src_file in executed:
+            # It ran, so the hook recorded it: the record went with a file an example
+            # removed or replaced. Never "not executed": its time and memory are unknown.
+            build.lost.add(example.id)
+            record = base_record(example, FAILED, fast, error=RECORD_LOST_ERROR)
+        elif record is None and example.id in build.imported and example.target_file in stale:
             record = build.imported[example.id]
         elif record is None and example.target_file in stale:
             record = _cached_record(build, example)
@@ -276,6 +313,12 @@ def _on_gallery_executed(app: Sphinx) -> None:
             write_record(build.records_dir, records[example_id])
         build.cache.store_executed(records, failures, build.settings.on_overrun)
     report = build.write_report(complete=True, records=records)
+    if build.lost:
+        logger.error(
+            f"docsaccel: the records of {', '.join(sorted(build.lost))} were lost: a file of "
+            f"{build.records_dir} was removed or replaced while the build ran (by an "
+            "example's code?); the report says complete: false"
+        )
     _log_overruns(report, build.settings.on_overrun)
     logger.info(f"docsaccel: report written to {build.report_path}")
     app.emit(REPORT_READY_EVENT, report)
@@ -386,6 +429,7 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
         return
     if build.progress is not None:
         build.progress.stop()
+    build.keep_lock()
     build.write_report(complete=exception is None)
     build.finished = True
     _restore_fast_env(build)
@@ -410,6 +454,13 @@ def _fail_on_overruns(app: Sphinx, exception: BaseException | None) -> None:
         return
     # The report _on_build_finished has just written holds the final records.
     report = build.last_report or build.report(complete=True)
+    if build.lock_lost is not None:
+        raise RecordsLostError(f"{build.outdir}: {build.lock_lost} (see {build.report_path})")
+    if build.lost:
+        raise RecordsLostError(
+            f"the records of {len(build.lost)} example(s) were lost while the build ran: "
+            f"{', '.join(sorted(build.lost))} (see {build.report_path})"
+        )
     # The ceiling is the machine's: crossing it fails the build in warn mode too.
     ceiling = [r for r in report["examples"] if r.get("interrupted_by") == BY_CEILING]
     overruns = ceiling

@@ -15,9 +15,11 @@ fail mode, or the build a memory ceiling (``docsaccel_memory_limit``), a
 interrupted as at its time budget; taking the build's processes over the ceiling, it is
 interrupted in any mode, and its record and (in the build's own process) the report are
 written first, so that whatever kills the process next, the report names it and its
-peak. After it: stop the clocks, measure its memory, end the processes the example
-started (:mod:`.processes`), journal the record with the registry's facts, note next to
-its outputs whether they come from a fast or a full run
+peak. When the processes the example started hold the memory, they are ended once the
+interruption is pending (the example may be waiting for one, where no exception lands).
+After it: stop the clocks, measure its memory, end the processes the example started
+(:mod:`.processes`), journal the record with the registry's facts, note next to its
+outputs whether they come from a fast or a full run
 (:func:`~docsaccel.records.write_run_marker`), then the user's "after" resetters.
 
 However an example ends its process (the hard stop, ``os._exit``, ``SIGTERM``,
@@ -66,8 +68,8 @@ from docsaccel.contract import (
 from docsaccel.examples import Example, Planner
 from docsaccel.gallery import process_end
 from docsaccel.gallery.interrupt import Deadline, Tripwire, cancel_all
-from docsaccel.gallery.memory import SAMPLE_SECONDS, MemoryMeter, Sample, hard_line
-from docsaccel.gallery.processes import descendants, end_processes
+from docsaccel.gallery.memory import SAMPLE_SECONDS, MemoryMeter, Sample, hard_line, rss_bytes
+from docsaccel.gallery.processes import Process, descendants, end_processes, process_name
 from docsaccel.gallery.progress import NearBudgetWatch, ProgressChannel
 from docsaccel.memory import format_size, machine_bytes
 from docsaccel.records import RecordJournal, base_record, now_iso, write_run_marker
@@ -79,6 +81,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ExampleHook",
+    "ended_text",
     "hard_stop_message",
     "interruption_message",
     "memory_hard_stop_message",
@@ -131,22 +134,40 @@ def _memory_limit_text(example: Example, why: str, sample: Sample, ceiling: int 
         return (
             f"the build's processes held {format_size(sample.build)}, over the build's "
             f"memory ceiling of {format_size(ceiling or 0)} (docsaccel_memory_limit), and "
-            "this example's process held the most of it"
+            "this example (its process and the processes it started) held the most of it"
         )
     return f"its memory budget is {example.budget.memory.describe()}"
 
 
 def memory_interruption_message(
-    example: Example, why: str, sample: Sample, ceiling: int | None, started_at: int
+    example: Example,
+    why: str,
+    sample: Sample,
+    ceiling: int | None,
+    started_at: int,
+    ended: str = "",
 ) -> str:
     """The error of an example stopped by its memory budget or by the build's ceiling;
-    ``started_at``: what its process held when it started (what earlier examples left)."""
+    ``started_at``: what its process held when it started (what earlier examples left);
+    ``ended``: the processes it started that were ended for it (:func:`ended_text`)."""
     mode = "" if why == BY_CEILING else " (docsaccel_on_overrun = 'fail')"
     advice = "or raise the ceiling" if why == BY_CEILING else "or raise its memory budget"
     return (
         f"{example.id} was interrupted at {format_size(sample.example)} (its process held "
-        f"{format_size(started_at)} when it started): "
+        f"{format_size(started_at)} when it started{'; ' if ended else ''}{ended}): "
         f"{_memory_limit_text(example, why, sample, ceiling)}{mode}. {_MEMORY_ADVICE}, {advice}."
+    )
+
+
+def ended_text(held: dict[Process, int], names: dict[Process, str]) -> str:
+    """``"the processes it started held 600M and were ended so that it could be
+    interrupted: pid 42 (python3)"``."""
+    listed = ", ".join(
+        f"pid {pid} ({names.get((pid, started)) or '?'})" for pid, started in sorted(held)
+    )
+    return (
+        f"the processes it started held {format_size(sum(held.values()))} and were ended "
+        f"so that it could be interrupted: {listed}"
     )
 
 
@@ -160,7 +181,8 @@ def memory_hard_stop_message(
         f"went on after its interruption at {format_size(tripped.example)} "
         f"({_memory_limit_text(example, why, tripped, ceiling)}), and held "
         f"{format_size(last.example)} (the build {format_size(last.build)}) when it was "
-        f"ended (it ignores or swallows the interruption, or allocates in native code). "
+        f"ended (it ignores or swallows the interruption, or runs native code: it allocates, "
+        "or waits for a process that does not end). "
         f"{_MEMORY_ADVICE}."
     )
 
@@ -187,6 +209,8 @@ class _Run:
     #: The memory sample the tripwire last took, and the one that tripped it.
     sample: Sample | None = None
     tripped: Sample | None = None
+    #: The processes it started that hold its memory, ended once it is interrupted.
+    memory_children: set[tuple[int, int]] = field(default_factory=set)
     cost_before: tuple[int, int] | None = None
     #: Threads and exit handlers before it ran (:func:`.process_end.before_example`).
     left_mark: tuple[frozenset[int | None], int] | None = None
@@ -215,6 +239,8 @@ class ExampleHook:
     build_pid: int = field(default_factory=os.getpid)
     #: Writes the build's report now (in the build's process only; never pickled).
     save_report: Callable[[], Any] | None = None
+    #: Locks the output folder again if an example removed its lock (build's process only).
+    keep_lock: Callable[[], Any] | None = None
     _near: NearBudgetWatch = field(default_factory=NearBudgetWatch, repr=False)
     _run: _Run | None = field(default=None, repr=False)
     _journal: RecordJournal = field(init=False, repr=False)
@@ -234,6 +260,7 @@ class ExampleHook:
         state = dict(self.__dict__)
         state["_run"] = None  # a run in progress never travels to another process
         state["save_report"] = None  # the build's state stays in the build's process
+        state["keep_lock"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -352,13 +379,16 @@ class ExampleHook:
             every=SAMPLE_SECONDS,
             on_hard_stop=lambda elapsed: self._memory_hard_stop(run, elapsed),
             hard=None if hard is None else beyond_hard_line,
+            on_delivered=lambda: self._end_memory_children(run),
         ).start()
 
     def _memory_interrupted(self, run: _Run, why: str) -> str:
-        """The tripwire tripped (its watch thread): record the example, save the report."""
+        """The tripwire tripped (its watch thread): end the processes the example started
+        when they hold the memory, record the example, save the report."""
         assert run.sample is not None and run.meter is not None
+        ended = self._memory_children(run) if run.interrupted_after is None else ""
         message = memory_interruption_message(
-            run.example, why, run.sample, self.memory_limit, run.meter.rss_before
+            run.example, why, run.sample, self.memory_limit, run.meter.rss_before, ended
         )
         run.tripped = run.tripped or run.sample
         if run.interrupted_after is None:
@@ -371,6 +401,29 @@ class ExampleHook:
             if self.save_report is not None:
                 self.save_report()
         return message
+
+    def _memory_children(self, run: _Run) -> str:
+        """Choose the processes the example started to end, when they hold more of its
+        memory than its own process gained since it started; say which (``""``: none).
+
+        The interruption is an exception raised in the example's thread: it cannot land
+        while the example waits for a child (``subprocess.run`` blocks in ``waitpid``),
+        and the child would go on growing. Ended once the exception is pending
+        (:meth:`_end_memory_children`), the child lets the wait return, the interruption
+        land, and the build go on to the next example.
+        """
+        assert run.meter is not None
+        held = {p: rss_bytes(p[0]) for p in descendants() - run.processes}
+        grown = max(rss_bytes() - run.meter.rss_before, 0)
+        if not held or sum(held.values()) <= grown:
+            return ""
+        run.memory_children = set(held)
+        return ended_text(held, {p: process_name(p[0]) for p in held})
+
+    def _end_memory_children(self, run: _Run) -> None:
+        """``SIGTERM``, then ``SIGKILL`` after a short wait, the processes chosen above."""
+        chosen, run.memory_children = run.memory_children, set()
+        end_processes(chosen)
 
     def _memory_hard_stop(self, run: _Run, elapsed: float) -> None:
         tripped, last = run.tripped, run.sample
@@ -461,6 +514,8 @@ class ExampleHook:
         overhead = None if measured is None else round(total - wall, 3)
         record = self._write(run, status, error=error, finished=True, wall=wall, overhead=overhead)
         run.ended = True
+        if self.keep_lock is not None:
+            self.keep_lock()
         if self.progress is not None:
             peak = peak_bytes(record)
             self.progress.send(

@@ -336,7 +336,9 @@ class Tripwire(_Interruption):
     the watch delivers the exception while ``code_file``'s code runs (never inside an
     import), again every ``retry_every`` seconds until :meth:`cancel`. ``on_hard_stop``:
     called when the code still runs ``grace`` seconds after the trip, or at once when
-    ``hard()`` (checked at every sample after the trip) is true.
+    ``hard()`` (checked at every sample after the trip) is true. ``on_delivered``: called
+    once, right after the first delivery (the exception is pending in the code's thread:
+    ending a child process the code waits for lets it land).
     """
 
     exception = MemoryExceeded
@@ -351,6 +353,7 @@ class Tripwire(_Interruption):
         grace: float | None = None,
         on_hard_stop: Callable[[float], None] | None = None,
         hard: Callable[[], bool] | None = None,
+        on_delivered: Callable[[], None] | None = None,
     ) -> None:
         if not every > 0:
             raise ValueError(f"Tripwire every must be more than 0, got {every!r}")
@@ -359,6 +362,7 @@ class Tripwire(_Interruption):
         self.message_for = message_for
         self.every = float(every)
         self.hard = hard
+        self.on_delivered = on_delivered
         #: What ``tripped()`` said, once it did.
         self.why: str | None = None
 
@@ -398,6 +402,8 @@ class Tripwire(_Interruption):
             if in_code and not in_import and now >= next_try:
                 if not self._deliver(functools.partial(str, message)):
                     return
+                if not next_try and self.on_delivered is not None:
+                    self.on_delivered()
                 next_try = now + self.retry_every
 
     def _hard_due(self, since_trip: float) -> bool:

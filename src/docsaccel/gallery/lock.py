@@ -8,6 +8,10 @@ when the holder's process ends, however it ends: a crashed build never leaves a 
 locked. A process forked from the build (a ``multiprocessing`` worker) would share the
 lock and keep it past the build: it lets go of its copy (:meth:`OutdirLock.forget`).
 
+The lock is on the file, so example code that removes or replaces the file would let a
+second build in: :meth:`OutdirLock.keep`, called after each example, locks the file at the
+path again when it is not the one locked, and says so when another build locked it first.
+
 Example: a second build into the same folder is refused until the first lets go.
 
 >>> import tempfile
@@ -53,6 +57,15 @@ class OutdirLock:
     def acquire(self) -> None:
         if self._handle is not None:
             return
+        for _ in range(5):
+            handle = self._lock_file()
+            if _names(self.path, handle):
+                self._handle = handle
+                return
+            os.close(handle)  # removed or replaced between open and lock: lock the new one
+        raise OSError(f"{self.path} keeps being removed or replaced")
+
+    def _lock_file(self) -> int:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # O_CLOEXEC: a process the build starts must not keep the lock after the build.
         handle = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
@@ -70,7 +83,23 @@ class OutdirLock:
             raise
         os.ftruncate(handle, 0)
         os.pwrite(handle, f"{os.getpid()}\n".encode(), 0)
-        self._handle = handle
+        return handle
+
+    def keep(self) -> str | None:
+        """Lock the file at the path again if it is not the one this build locked (an
+        example removed or replaced it); return ``None``, or why the folder is no longer
+        this build's alone (another build locked the new file first)."""
+        held = self._handle
+        if held is None or _names(self.path, held):
+            return None
+        self._handle = None
+        try:
+            self.acquire()
+        except (LockedError, OSError) as exc:
+            self._handle = held
+            return str(exc)
+        os.close(held)
+        return None
 
     def release(self) -> None:
         handle, self._handle = self._handle, None
@@ -85,3 +114,12 @@ class OutdirLock:
     @property
     def held(self) -> bool:
         return self._handle is not None
+
+
+def _names(path: Path, handle: int) -> bool:
+    """Whether ``path`` names the open file ``handle``."""
+    try:
+        named, opened = os.stat(path), os.fstat(handle)
+    except OSError:
+        return False
+    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)

@@ -271,8 +271,8 @@ def _at_exit() -> None:
     # raised SystemExit (sphinx-build would exit 0), an error with abort_on_example_error,
     # Ctrl-C. The status says it failed, whatever the status the exit carried.
     why = (
-        "the build's process exited while it ran (sys.exit or SystemExit in the example, "
-        "or the build stopped)"
+        "the build's process exited while it ran: the example raised SystemExit, or the "
+        "build was stopped (Ctrl-C, an error with abort_on_example_error)"
     )
     end_of_process(None, why=why, fail_unfinished=True)
 

@@ -49,6 +49,7 @@ __all__ = [
     "descendants",
     "end_processes",
     "new_since",
+    "process_name",
     "read_proc",
 ]
 
@@ -135,6 +136,11 @@ def descendants(pid: int | None = None) -> set[Process]:
             found.add((child, stat[1]))
         waiting += children(child)
     return found
+
+
+def process_name(pid: int) -> str:
+    """The command name of ``pid`` (``/proc/<pid>/comm``), ``""`` when it is gone."""
+    return read_proc(f"/proc/{pid}/comm").decode("utf-8", "replace").strip()
 
 
 def _is_helper(pid: int) -> bool:

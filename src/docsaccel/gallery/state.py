@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sphinx_gallery
+from sphinx.util import logging
 
 import docsaccel
 from docsaccel import layout
@@ -38,8 +39,10 @@ from docsaccel.examples import Example, Planner
 from docsaccel.formats import write_json
 from docsaccel.gallery.lock import OutdirLock
 from docsaccel.gallery.progress import Progress
-from docsaccel.records import build_report, read_records
+from docsaccel.records import build_report, read_records, written_here
 from docsaccel.settings import Settings
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from docsaccel.cache.build import CacheBuild
@@ -76,6 +79,11 @@ class GalleryBuild:
     fast_env_before: str | None = None
     #: What the Sphinx state did (:mod:`docsaccel.incremental.sphinxext`), for the report.
     sphinx_state: dict[str, Any] | None = None
+    #: The ids of the examples that ran but whose record could not be read back.
+    lost: set[str] = field(default_factory=set)
+    #: Why the output folder stopped being this build's alone (its lock was removed and
+    #: another build locked it), or None.
+    lock_lost: str | None = None
 
     @property
     def records_dir(self) -> Path:
@@ -89,6 +97,23 @@ class GalleryBuild:
         if len(self._by_docname) != len(self.examples):
             self._by_docname = {example.docname: example for example in self.examples}
         return self._by_docname.get(docname)
+
+    def records_so_far(self) -> dict[str, dict[str, Any]]:
+        """The records of this build as they stand: the journals on disk (a parallel
+        build's workers'), then what this process wrote itself, which no change to the
+        files can take back. A record file this process did not write is none of this
+        build's (the plugin writes them once the gallery has run, in this process)."""
+        return {**read_records(self.records_dir, files=False), **written_here(self.records_dir)}
+
+    def keep_lock(self) -> None:
+        """Lock the output folder again if an example removed its lock; when another build
+        locked it first, say so once (this build's report is then incomplete)."""
+        if self.lock is None or self.lock_lost is not None:
+            return
+        message = self.lock.keep()
+        if message is not None:
+            self.lock_lost = f"its lock was removed while it ran, and {message}"
+            logger.error(f"docsaccel: {self.outdir}: {self.lock_lost}")
 
     def adopt(self, records: dict[str, dict[str, Any]]) -> None:
         """Add the examples the hook recorded although the plan did not list them."""
@@ -107,13 +132,14 @@ class GalleryBuild:
         """The report of this build so far (see :func:`docsaccel.records.build_report`).
 
         ``records``: the records by id (default: the final ones held in memory once a
-        report was written, else those on disk).
+        report was written, else :meth:`records_so_far`).
         """
         build = {
             "wall_seconds": round(time.perf_counter() - self.started, 3),
             "fast": self.settings.fast,
             "on_overrun": self.settings.on_overrun,
-            "complete": complete,
+            # Without an example's record, its time and memory are unknown.
+            "complete": complete and not self.lost and self.lock_lost is None,
             "sphinx_gallery": sphinx_gallery.__version__,
             "docsaccel": docsaccel.__version__,
             "shard": self._shard(),
@@ -122,8 +148,14 @@ class GalleryBuild:
         }
         if self.sphinx_state is not None:
             build["sphinx_state"] = self.sphinx_state
-        if records is None and self.last_report is not None:
-            records = self.final_records
+        if self.lost:
+            build["records_lost"] = sorted(self.lost)
+        if self.lock_lost is not None:
+            build["lock_lost"] = self.lock_lost
+        if records is None:
+            records = self.final_records if self.last_report is not None else None
+        if records is None:
+            records = self.records_so_far()
         return build_report(self.records_dir, self.examples, build, records)
 
     def _shard(self) -> dict[str, Any] | None:
@@ -134,10 +166,10 @@ class GalleryBuild:
         return None
 
     def save_unfinished_report(self) -> None:
-        """Write the report as it stands, ``complete: false``, from the records on disk,
+        """Write the report as it stands, ``complete: false``, from the records so far,
         leaving what the build keeps in memory as it was (an example crossed the memory
         ceiling: the process may be killed before it can say more)."""
-        report = self.report(complete=False, records=read_records(self.records_dir))
+        report = self.report(complete=False, records=self.records_so_far())
         write_json(self.report_path, report)
 
     def write_report(

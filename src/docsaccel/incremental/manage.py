@@ -3,7 +3,8 @@ entries (:mod:`docsaccel.cache.manage`) and the Sphinx states beside them.
 
 - ``explain`` of a document of the site (``api/pkg.stats.rst``, one a state holds) is
   :func:`docsaccel.incremental.explain.explain_document`; of anything else, an example's;
-- ``stats`` adds a line for the states;
+- ``stats`` adds a line for the states (a state naming a missing or damaged object is
+  unusable: every object the states name is read to tell);
 - ``prune`` prunes the states first, least recently used first, to at most the limit on
   their own (one state spares a whole build its reading), and the entries share what they
   leave.
@@ -39,7 +40,7 @@ def explain(thing: str, cache: Cache, docs: Cache = "docs") -> tuple[str, int]:
 def stats(cache: Cache) -> tuple[str, int]:
     text, code = manage.stats(cache)
     store = StateStore(cache)
-    states = store.all_states() if code == 0 else []
+    states = store.all_states(check_objects=True) if code == 0 else []
     if states:
         unusable = sum(1 for _, meta in states if meta is None)
         text += (

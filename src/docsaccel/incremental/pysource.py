@@ -12,7 +12,7 @@ definition, since autodoc reads attribute comments (``#:``) and source positions
 
 - ``code``: one digest of the module without docstrings (its syntax tree, so comments and
   layout do not count), and ``code_pieces``, the same per function (``Class.method``, as
-  :func:`docsaccel.cache.fingerprint.functions` names them) and ``<module>`` for the rest,
+  :func:`docsaccel.cache.pieces.definitions` names them) and ``<module>`` for the rest,
   to say *what* changed;
 - ``docs``: ``{qualified name: digest}`` of each docstring (module: ``<module>``, classes,
   functions), by value, as ``__doc__`` holds it;
@@ -37,16 +37,15 @@ import ast
 import copy
 import hashlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from docsaccel.cache.pieces import MODULE_BODY, functions
+from docsaccel.cache.pieces import MODULE_BODY, DefinitionNode, definitions, functions
 
 __all__ = ["MODULE_BODY", "Delta", "compare", "docstring_of", "module_pieces"]
 
 _DIGEST_CHARS = 16
-_Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _StatKey = tuple[int, int, int, int]
 _cache: dict[str, tuple[_StatKey, dict[str, Any] | None]] = {}
@@ -55,21 +54,6 @@ _docstrings: dict[str, tuple[_StatKey | None, dict[str, str]]] = {}
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:_DIGEST_CHARS]
-
-
-def _definitions(tree: ast.AST, prefix: str = "") -> Iterator[tuple[str, _Definition]]:
-    """Every class and function in ``tree`` with its qualified name, outer ones first."""
-    for child in ast.iter_child_nodes(tree):
-        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            name = f"{prefix}{child.name}"
-            yield name, child
-            yield from _definitions(child, f"{name}.<locals>.")
-        elif isinstance(child, ast.ClassDef):
-            name = f"{prefix}{child.name}"
-            yield name, child
-            yield from _definitions(child, f"{name}.")
-        else:
-            yield from _definitions(child, prefix)
 
 
 def _has_docstring(node: ast.AST) -> bool:
@@ -118,7 +102,7 @@ def _hollowed(node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
     return hollow
 
 
-def _own_lines(node: ast.AST, lines: list[str], inner: list[_Definition]) -> str:
+def _own_lines(node: ast.AST, lines: list[str], inner: list[DefinitionNode]) -> str:
     """The source lines of ``node`` (a module or class; decorators included) without those
     of the definitions directly inside it."""
     first = getattr(node, "lineno", 1)
@@ -133,8 +117,8 @@ def _own_lines(node: ast.AST, lines: list[str], inner: list[_Definition]) -> str
     return f"{first}\n" + "".join(kept)
 
 
-def _direct_definitions(node: ast.AST) -> list[_Definition]:
-    found: list[_Definition] = []
+def _direct_definitions(node: ast.AST) -> list[DefinitionNode]:
+    found: list[DefinitionNode] = []
     for child in ast.iter_child_nodes(node):
         if isinstance(child, _DEFINITIONS):
             found.append(child)
@@ -146,7 +130,7 @@ def _direct_definitions(node: ast.AST) -> list[_Definition]:
 def _texts(tree: ast.Module, source: str) -> dict[str, str]:
     lines = source.splitlines(keepends=True)
     texts = {MODULE_BODY: _sha(_own_lines(tree, lines, _direct_definitions(tree)))}
-    for name, node in _definitions(tree):
+    for name, node in definitions(tree):
         if isinstance(node, ast.ClassDef):
             text = _own_lines(node, lines, _direct_definitions(node))
         else:
@@ -158,7 +142,7 @@ def _texts(tree: ast.Module, source: str) -> dict[str, str]:
 
 def _docs(tree: ast.Module) -> dict[str, str]:
     docs = {MODULE_BODY: _sha(ast.get_docstring(tree, clean=False) or "")}
-    for name, node in _definitions(tree):
+    for name, node in definitions(tree):
         docs[name] = _sha(ast.get_docstring(node, clean=False) or "")
     return docs
 
@@ -216,7 +200,7 @@ def _cleaned_docstrings(path: str) -> dict[str, str]:
     found: dict[str, str] = {}
     if read is not None:
         tree = read[1]
-        for name, node in [(MODULE_BODY, tree), *_definitions(tree)]:
+        for name, node in [(MODULE_BODY, tree), *definitions(tree)]:
             doc = ast.get_docstring(node)
             if doc is not None:
                 found.setdefault(name, doc)

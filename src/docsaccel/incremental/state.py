@@ -18,6 +18,13 @@ into one cache each leave a complete state (the last one stays), and a reader ch
 file's digest as it copies it out: a pruned or damaged file makes the restore fail as a
 whole, and the build is a full one (the caller warns).
 
+An object is named by its content, so a damaged one would be named again by every later
+state and never written again: a reader that finds one damaged checks every other object
+of the state and removes the damaged ones, so the build that found them saves them anew
+and the build after it uses the state. ``prune`` checks every object
+the states name and removes damaged ones with the states naming them; ``stats`` counts
+those states as unusable.
+
 Example::
 
     store = StateStore(Path(".docsaccel-cache"))
@@ -43,7 +50,7 @@ from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.contract import InputError, read_json
 from docsaccel.formats import Format, write_json
 
-__all__ = ["STATE", "State", "StateError", "StateStore", "files_under"]
+__all__ = ["STATE", "State", "StateError", "StateStore", "files_under", "untouched"]
 
 #: The state file. Its version is bumped whenever a state written by an older docsaccel
 #: could be wrong for a newer one, and a build uses only states of its own version.
@@ -87,6 +94,16 @@ def _stat(path: str | os.PathLike[str]) -> tuple[int, int, int]:
     return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
+def untouched(path: str | os.PathLike[str], known: Known) -> bool:
+    """Whether ``path`` is a file of ``known`` as it was then (the same inode, size and
+    modification time): nothing wrote it since."""
+    remembered = known.get(str(path))
+    try:
+        return remembered is not None and remembered[0] == _stat(path)
+    except OSError:
+        return False
+
+
 def files_under(folder: Path, leave_out: Iterable[Path] = ()) -> dict[str, Path]:
     """``{path relative to folder (posix): path}`` of the regular files under ``folder``,
     not following links, without the folders ``leave_out``."""
@@ -108,6 +125,10 @@ class StateStore:
 
     def __init__(self, cache_dir: str | os.PathLike[str]) -> None:
         self.folder = Path(cache_dir) / FOLDER
+        #: Digests of the objects this store has found whole (restoring or saving them).
+        self._whole: set[str] = set()
+        #: Digests of the objects this store has read to check them.
+        self._checked: set[str] = set()
 
     @property
     def states(self) -> Path:
@@ -157,7 +178,8 @@ class StateStore:
                     try:
                         shutil.copyfile(self._object(digest), partial)
                         if sha256_of(partial) != digest:
-                            raise StateError(f"{self._object(digest)}: content does not match")
+                            raise StateError(self._remove_damaged(state, digest))
+                        self._whole.add(digest)
                         os.utime(partial, ns=(0, 0))
                         os.replace(partial, target)
                     finally:
@@ -210,9 +232,7 @@ class StateStore:
         return final
 
     def _store_object(self, path: Path, known: Known, tmp: Path) -> str:
-        status = _stat(path)
-        remembered = known.get(str(path))
-        digest = remembered[1] if remembered and remembered[0] == status else sha256_of(path)
+        digest = known[str(path)][1] if untouched(path, known) else sha256_of(path)
         target = self._object(digest)
         if target.exists():
             return digest
@@ -222,29 +242,64 @@ class StateStore:
             shutil.copyfile(path, partial)
             if sha256_of(partial) != digest:
                 raise StateError(f"{path} changed while it was saved")
-            os.replace(partial, target)
+            os.replace(partial, target)  # a damaged object of that name is replaced
         finally:
             partial.unlink(missing_ok=True)
+        self._whole.add(digest)
         return digest
 
-    def all_states(self) -> list[tuple[Path, dict[str, Any] | None]]:
-        """Every state file, with its content (``None``: unreadable)."""
+    def _remove_damaged(self, state: State, found: str) -> str:
+        """Remove ``found`` and every other object of ``state`` that does not match its
+        name (named by its content, a damaged object would never be written again);
+        return the error naming them."""
+        damaged = [found] + [d for d in self.damaged(state.meta) if d != found]
+        for digest in damaged:
+            self._object(digest).unlink(missing_ok=True)
+        more = f" (and {len(damaged) - 1} more damaged or missing, removed)" if damaged[1:] else ""
+        return f"{self._object(found)}: content does not match{more}"
+
+    def _is_whole(self, digest: str) -> bool:
+        """Whether the object ``digest`` exists and its content matches its name."""
+        if digest in self._whole:
+            return True
+        self._checked.add(digest)
+        try:
+            whole = sha256_of(self._object(digest)) == digest
+        except OSError:
+            return False
+        if whole:
+            self._whole.add(digest)
+        return whole
+
+    def damaged(self, meta: Mapping[str, Any]) -> list[str]:
+        """The digests a state names whose object is missing or does not match its name
+        (each object is read once per store)."""
+        named = sorted({d for part in _PARTS for d in meta[part].values()})
+        return [digest for digest in named if not self._is_whole(digest)]
+
+    def all_states(self, check_objects: bool = False) -> list[tuple[Path, dict[str, Any] | None]]:
+        """Every state file, with its content (``None``: unreadable, or with
+        ``check_objects``, naming an object that is missing or damaged)."""
         found = []
         for path in sorted(self.states.glob("*.json")) if self.states.is_dir() else ():
             try:
-                found.append((path, self.load(path.stem).meta))
+                meta: dict[str, Any] | None = self.load(path.stem).meta
             except StateError:
-                found.append((path, None))
+                meta = None
+            if check_objects and meta is not None and self.damaged(meta):
+                meta = None
+            found.append((path, meta))
         return found
 
     def prune(self, limit: int) -> tuple[int, int, int]:
-        """Remove unreadable states, then the least recently used ones until the objects
-        the rest name take at most ``limit`` bytes, then the objects no state names (and
-        leftovers in ``tmp/``) older than :data:`ABANDONED_SECONDS`. Returns ``(states
+        """Remove unusable states (unreadable, or naming a missing or damaged object),
+        then the least recently used ones until the objects the rest name take at most
+        ``limit`` bytes, then the objects no state names (and leftovers in ``tmp/``) older
+        than :data:`ABANDONED_SECONDS`, and every damaged object. Returns ``(states
         removed, bytes freed, bytes left)``."""
         removed, freed = 0, 0
         kept = []
-        for path, meta in self.all_states():
+        for path, meta in self.all_states(check_objects=True):
             if meta is None:
                 path.unlink(missing_ok=True)
                 removed += 1
@@ -262,10 +317,16 @@ class StateStore:
                 for path in folder.rglob("*") if folder.is_dir() else ():
                     # A build saving now may own a young file no state names yet.
                     old = alone or now - _mtime(path) > ABANDONED_SECONDS
-                    if path.is_file() and path.name not in named and old:
+                    damaged = folder.name == "objects" and self._found_damaged(path)
+                    if path.is_file() and (damaged or (path.name not in named and old)):
                         freed += path.stat().st_size
                         path.unlink(missing_ok=True)
         return removed, freed, self._size(m for _, m in kept)
+
+    def _found_damaged(self, path: Path) -> bool:
+        """Whether ``path`` is an object this store read and found not matching its name
+        (one no kept state names is not read: it goes, or stays, by its age)."""
+        return path.name in self._checked and path.name not in self._whole
 
     @contextlib.contextmanager
     def _saving(self, exclusive: bool = False) -> Iterator[bool]:

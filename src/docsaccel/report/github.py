@@ -92,7 +92,9 @@ def source_prefix(loaded: LoadedInput, source_dir: str | None = None) -> str:
 
 
 def _file(prefix: str, example_id: str) -> str:
-    return posixpath.join(prefix, example_id) if prefix else example_id
+    # An example beside the docs (``examples_dirs = "../examples"``) has an id that climbs
+    # out of the source folder: GitHub matches only a path without ``..`` in it.
+    return posixpath.normpath(posixpath.join(prefix, example_id)) if prefix else example_id
 
 
 def _budget_of(timing: Timing) -> str:

@@ -208,7 +208,9 @@ class LoadedInput:
 
         ``"the build did not finish (tutorials/plot_a.py was running)"``,
         ``"the build did not finish (tutorials/plot_x.py was stopped hard after its
-        budget)"``, or ``"the build did not finish"`` when no record says.
+        budget)"``, ``"... (tutorials/plot_b.py ran, but its record was lost)"`` (a file of
+        the records folder was removed while the build ran), or ``"the build did not
+        finish"`` when no record says.
         """
         if self.complete:
             return ""
@@ -223,6 +225,14 @@ class LoadedInput:
             )
         if self.running:
             why.append(_state(self.running, "was running", "were running"))
+        lost = self.build.get("records_lost")
+        if lost:
+            names = [str(item) for item in lost]
+            why.append(
+                _state(names, "ran, but its record was lost", "ran, but their records were lost")
+            )
+        if self.build.get("lock_lost"):
+            why.append("another build wrote into its output folder")
         if not why:
             return "the build did not finish"
         return f"the build did not finish ({'; '.join(why)})"

@@ -5,11 +5,16 @@ sphinx-gallery scrapes matplotlib figures after each code block; videos an examp
 :func:`video_scraper` is a sphinx-gallery image scraper that finds them and embeds them:
 
 - the videos written since the previous code block, in the example's folder (sphinx-gallery
-  runs each block there) and its sub-folders, plus any path passed to :func:`embed`;
+  runs each block there) and its sub-folders, plus any path passed to :func:`embed`; a
+  block that changed the working directory elsewhere does not move the scan;
 - mp4 files are copied as they are; gifs are converted to mp4 through imageio, so every
   browser plays them in a ``<video>`` element;
 - a poster frame (the middle frame) is saved as the block's image, so sphinx-gallery uses it
   as the example's gallery thumbnail, and the ``<video>`` shows it before playing.
+
+Reading and converting videos needs imageio (the ``mujoco`` extra): without it, or for a
+file it cannot read, the video is left out with a warning (``docsaccel.video``, which
+``suppress_warnings`` takes) and the example builds as without the scraper.
 
 The page gets a ``docsaccel-video`` directive, which copies the video and its poster into
 the built site like images. ``docsaccel.gallery`` registers both; other projects can use
@@ -28,9 +33,11 @@ with the paths they wrote and turn the folder scan off with ``DOCSACCEL_VIDEO_SC
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -97,14 +104,18 @@ def _frames(path: Path) -> tuple[list[Any], float]:
     return frames, float(fps or 10.0)
 
 
-def _save_outputs(video: Path, poster_path: Path) -> Path:
-    """Write the poster PNG at ``poster_path`` and the mp4 beside it; return the mp4 path."""
+def _save_outputs(video: Path, poster_path: Callable[[], Path]) -> tuple[Path, Path]:
+    """Write the poster PNG at ``poster_path()`` and the mp4 beside it; return both paths.
+
+    The path is taken only once the video is read: sphinx-gallery requires an image at
+    every path a scraper takes, so a video that cannot be read must take none."""
     import imageio.v3 as iio
     import numpy as np
 
     frames, fps = _frames(video)
-    iio.imwrite(poster_path, np.asarray(frames[len(frames) // 2])[..., :3])
-    target = poster_path.with_suffix(".mp4")
+    poster = poster_path()
+    iio.imwrite(poster, np.asarray(frames[len(frames) // 2])[..., :3])
+    target = poster.with_suffix(".mp4")
     if video.suffix.lower() == ".mp4":
         shutil.copyfile(video, target)
     else:
@@ -115,7 +126,7 @@ def _save_outputs(video: Path, poster_path: Path) -> Path:
         iio.imwrite(
             target, np.stack(rgb), fps=fps, codec="libx264", plugin="FFMPEG", macro_block_size=2
         )
-    return target
+    return poster, target
 
 
 def _rst_path(path: Path, src_dir: str) -> str:
@@ -136,18 +147,55 @@ def _rst_text(text: str) -> str:
 _BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
 
 
+def _example_folder(block_vars: dict[str, Any]) -> Path | None:
+    """Where sphinx-gallery runs the example's blocks: the example's folder. Never the
+    working directory at scrape time, which the example's code may have moved anywhere
+    (``os.chdir("/")`` would walk the machine and embed a stranger's video)."""
+    src_file = block_vars.get("src_file")
+    return Path(src_file).parent if src_file else None
+
+
+def _can_embed(video: Path, block_vars: dict[str, Any]) -> bool:
+    """Whether ``video`` can be embedded here: imageio (the ``mujoco`` extra) reads and
+    converts videos; without it a video is left out with a warning, and the example's
+    build goes on as without the scraper."""
+    if importlib.util.find_spec("imageio") is not None:
+        return True
+    _warn(
+        f"the video {video.name} is not embedded: embedding videos needs imageio "
+        "(pip install 'docsaccel[mujoco]'), or set docsaccel_videos = False",
+        block_vars,
+    )
+    return False
+
+
+def _warn(message: str, block_vars: dict[str, Any]) -> None:
+    from sphinx.util import logging
+
+    location = block_vars.get("src_file")
+    logging.getLogger(__name__).warning(
+        f"docsaccel: {message}", type="docsaccel", subtype="video", location=location
+    )
+
+
 def video_scraper(block: Any, block_vars: dict[str, Any], gallery_conf: dict[str, Any]) -> str:
     """sphinx-gallery image scraper: embed the videos written by the last code block."""
     global _last_scan
     started, _last_scan = _last_scan, time.time()
     videos = [Path(path) for path in registry.take(_SECTION)]
-    if read_env_setting("video_scan"):
-        videos += find_new_videos(os.getcwd(), since=started)
+    folder = _example_folder(block_vars)
+    if folder is not None and read_env_setting("video_scan"):
+        videos += find_new_videos(folder, since=started)
     image_paths = block_vars["image_path_iterator"]
     rst = []
     for video in dict.fromkeys(videos):  # keep order, drop duplicates
-        poster = Path(next(image_paths))
-        target = _save_outputs(video, poster)
+        if not _can_embed(video, block_vars):
+            continue
+        try:
+            poster, target = _save_outputs(video, lambda: Path(next(image_paths)))
+        except Exception as exc:  # a video it cannot read is the example's file, not an error
+            _warn(f"cannot embed the video {video}: {type(exc).__name__}: {exc}", block_vars)
+            continue
         rst.append(
             f"\n.. docsaccel-video:: {_rst_path(target, gallery_conf['src_dir'])}\n"
             f"   :poster: {_rst_path(poster, gallery_conf['src_dir'])}\n"

@@ -30,13 +30,26 @@ from typing import Any
 from sphinx.application import Sphinx
 
 import docsaccel
-from docsaccel.incremental.sphinxext import outdated, reading, restore, save, warnings, writing
-from docsaccel.incremental.sphinxext.build import current
 
 __all__ = ["setup"]
 
 
+def _cache_on(app: Sphinx) -> bool:
+    """Whether this build may keep a Sphinx state: the example cache is on (and it is no
+    shard's build). Asked of the gallery plugin's settings, read just before."""
+    settings = getattr(getattr(app, "_docsaccel_gallery", None), "settings", None)
+    return settings is not None and settings.cache is not None and settings.shard_examples is None
+
+
 def _on_config_inited(app: Sphinx, config: Any) -> None:
+    # Without the cache (the default) nothing of the state is imported or connected: a
+    # plain build pays for none of it.
+    if not _cache_on(app):
+        return
+    from docsaccel.incremental.sphinxext import reading, restore, warnings
+    from docsaccel.incremental.sphinxext.build import current
+
+    _connect(app)
     restore.on_config_inited(app, config)
     if current(app) is None:
         return
@@ -48,15 +61,18 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
 
 
 def _on_report(app: Sphinx, exception: BaseException | None) -> None:
+    from docsaccel.incremental.sphinxext import save
+    from docsaccel.incremental.sphinxext.build import current
+
     build, gallery = current(app), getattr(app, "_docsaccel_gallery", None)
     if build is not None and gallery is not None:
         gallery.sphinx_state = save.summary(build)
 
 
-def setup(app: Sphinx) -> dict[str, Any]:
-    # Its setting, docsaccel_cache_sphinx, is registered with the others (docsaccel.settings).
-    # After the gallery plugin has locked the output folder and read its settings (20).
-    app.connect("config-inited", _on_config_inited, priority=30)
+def _connect(app: Sphinx) -> None:
+    """The handlers of a build that may keep a state, in the order of the module doc."""
+    from docsaccel.incremental.sphinxext import outdated, reading, save, writing
+
     # After sphinx-gallery (500) and the gallery plugin (900) wrote the generated pages.
     app.connect("builder-inited", writing.install, priority=950)
     app.connect("env-get-outdated", outdated.on_env_get_outdated, priority=1)
@@ -64,7 +80,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("source-read", reading.on_source_read, priority=1)
     app.connect("doctree-read", reading.on_doctree_read, priority=999)
     app.connect("env-updated", reading.on_env_updated, priority=1)
-    app.connect("env-purge-doc", reading.on_purge_doc)
     app.connect("env-merge-info", reading.on_merge_info)
     # After the toctree collector has numbered the sections (500).
     app.connect("env-get-updated", writing.on_env_get_updated, priority=900)
@@ -75,6 +90,29 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # The report is written at 100; the state is saved after sphinx-gallery edited pages.
     app.connect("build-finished", _on_report, priority=90)
     app.connect("build-finished", save.on_build_finished, priority=850)
+
+
+def _on_purge_doc(app: Sphinx, env: Any, docname: str) -> None:
+    # In every build, the cache on or off: a document read again by a build without the
+    # state must not keep its record in the environment a later build with it restores.
+    from docsaccel.incremental.sphinxext import reading
+
+    reading.on_purge_doc(app, env, docname)
+
+
+def _on_merge_info(app: Sphinx, env: Any, docnames: set[str], other: Any) -> None:
+    if not _cache_on(app):  # with the cache on, _connect connected the full handler
+        from docsaccel.incremental.sphinxext import reading
+
+        reading.on_merge_info(app, env, docnames, other)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    # Its setting, docsaccel_cache_sphinx, is registered with the others (docsaccel.settings).
+    # After the gallery plugin has locked the output folder and read its settings (20).
+    app.connect("config-inited", _on_config_inited, priority=30)
+    app.connect("env-purge-doc", _on_purge_doc)
+    app.connect("env-merge-info", _on_merge_info)
     return {
         "version": docsaccel.__version__,
         "parallel_read_safe": True,

@@ -33,6 +33,7 @@ import sphinx
 from sphinx.application import ENV_PICKLE_FILENAME, Sphinx
 from sphinx.util import logging
 
+from docsaccel import sg_compat
 from docsaccel.cache.deps import Project, find_root, providers
 from docsaccel.cache.fingerprint import file_digest
 from docsaccel.contract import InputError, read_json
@@ -43,7 +44,12 @@ from docsaccel.incremental.relocate import relocate
 from docsaccel.incremental.sphinxext.build import MARKER, MARKER_FORMAT, IncrementalBuild
 from docsaccel.incremental.state import StateError, StateStore
 
-__all__ = ["CHECKED_SPHINX", "PAGE_BUILDERS", "on_config_inited"]
+__all__ = [
+    "CHECKED_SPHINX",
+    "CHECKED_SPHINX_GALLERY_FOR_STATE",
+    "PAGE_BUILDERS",
+    "on_config_inited",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +59,10 @@ logger = logging.getLogger(__name__)
 #: containers change between releases in ways those rules depend on
 #: (:mod:`.sphinx_compat` holds the differences met so far).
 CHECKED_SPHINX = ("7.4", "8.2", "9.0")
+#: The sphinx-gallery series the state is checked with. Before 0.22 sphinx-gallery writes
+#: an example's "examples using" entries only when it runs it, so the generated files the
+#: API pages read change with which examples ran; the state's tests fail there.
+CHECKED_SPHINX_GALLERY_FOR_STATE = ("0.22",)
 #: Builders whose pages are restored and written by content: one page per document, each
 #: a function of the environment (see :mod:`.writing`).
 PAGE_BUILDERS = frozenset({"html", "dirhtml"})
@@ -144,6 +154,14 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
         logger.info(
             f"docsaccel: Sphinx state off: checked with Sphinx {checked}, this is "
             f"Sphinx {sphinx.__version__}; every document is read"
+        )
+        return
+    gallery_series = sg_compat.series()
+    if gallery_series not in CHECKED_SPHINX_GALLERY_FOR_STATE:
+        checked = ", ".join(CHECKED_SPHINX_GALLERY_FOR_STATE)
+        logger.info(
+            f"docsaccel: Sphinx state off: checked with sphinx-gallery {checked}, this is "
+            f"sphinx-gallery {gallery_series}; every document is read"
         )
         return
     arguments = _sphinx_arguments()

@@ -35,8 +35,10 @@ from docsaccel.incremental.sphinxext.build import (
 from docsaccel.incremental.sphinxext.warnings import uninstall
 from docsaccel.incremental.sphinxext.writing import (
     INDEX_ENTRIES,
+    LINKED_FILES,
     SPHINX_FILES,
     index_entries,
+    linked_files,
     page_outputs,
     remove_stale,
     restore_files_to_rebuild,
@@ -65,7 +67,12 @@ def summary(build: IncrementalBuild) -> dict[str, Any]:
     }
 
 
-def _facts(app: Sphinx, build: IncrementalBuild) -> dict[str, Any]:
+def _facts(
+    app: Sphinx,
+    build: IncrementalBuild,
+    outputs: dict[str, list[str]],
+    linked: dict[str, list[str]],
+) -> dict[str, Any]:
     facts: dict[str, Any] = {
         "warned_read": sorted(build.warned_read),
         "warned_write": sorted(build.warned_write),
@@ -74,7 +81,8 @@ def _facts(app: Sphinx, build: IncrementalBuild) -> dict[str, Any]:
     }
     if build.pages and build.write_context:
         facts["write"] = build.write_context
-        facts["outputs"] = page_outputs(app)
+        facts["outputs"] = outputs
+        facts[LINKED_FILES] = linked
         facts[SPHINX_FILES] = sphinx_files(app.env)
         # A build with no page to write ends before write-started, which restores them.
         restore_index_entries(app.env, build.previous.get(INDEX_ENTRIES))
@@ -94,10 +102,15 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     )
     if exception is not None:
         return
-    removed = remove_stale(app, build)
+    outputs: dict[str, list[str]] = {}
+    linked: dict[str, list[str]] = {}
+    if build.pages and build.write_context:
+        outputs = page_outputs(app)
+        linked = linked_files(app, build, outputs)
+    removed = remove_stale(app, build, linked)
     if removed:
         logger.info(f"docsaccel: {removed} file(s) of removed pages, images or downloads deleted")
-    facts = _facts(app, build)
+    facts = _facts(app, build, outputs, linked)
     marker = {**MARKER_FORMAT.header(), "key": build.key, "facts": facts}
     doctrees = {
         rel: path

@@ -19,8 +19,10 @@ newer than the last build. With a restored state those times say nothing, so:
   title or sections they show changed, and then all the way up.
 
 Every other page is the restored one, untouched. ``doctree-resolved`` counts the pages
-written. At the end (:func:`remove_stale`) the pages of removed documents and the images
-and downloads no page uses any more are deleted: they are not in a clean build.
+written. At the end (:func:`remove_stale`) the pages of removed documents, the images and
+downloads no page uses any more, and the restored files an extension copied for a page
+that no page links to any more (:func:`linked_files`) are deleted: they are not in a
+clean build.
 
 Example (what ``setup`` connects)::
 
@@ -33,9 +35,10 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from sphinx.application import Sphinx
 from sphinx.builders.html import StandaloneHTMLBuilder
@@ -49,16 +52,20 @@ from docsaccel.incremental.pages import Checker, Tables
 from docsaccel.incremental.sphinxext import exports
 from docsaccel.incremental.sphinxext.build import TABLES_ATTR, IncrementalBuild, current, pages_of
 from docsaccel.incremental.sphinxext.sphinx_compat import source_suffix
+from docsaccel.incremental.state import untouched
 
 __all__ = [
+    "LINKED_FILES",
     "SPHINX_FILES",
     "index_entries",
     "install",
+    "linked_files",
     "on_collect_pages",
     "on_doctree_resolved",
     "on_env_get_updated",
     "on_page_context",
     "on_write_started",
+    "page_links",
     "page_outputs",
     "remove_stale",
     "restore_index_entries",
@@ -374,9 +381,62 @@ def sphinx_files(env: Any) -> list[str]:
     return sorted(images | downloads)
 
 
-def remove_stale(app: Sphinx, build: IncrementalBuild) -> int:
+#: The facts' key of :func:`linked_files`.
+LINKED_FILES = "linked_files"
+#: The attributes of an HTML page that name a file it shows or offers.
+_LINK = re.compile(r"""\b(?:src|href|srcset|data|poster)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+#: Folders of the output Sphinx fills anew in every build (theme and static files, the
+#: sources of pages): not files an extension copied for one page.
+_EVERY_BUILD = ("_static/", "_sources/")
+
+
+def page_links(page: Path, outdir: Path, pages: set[str]) -> list[str]:
+    """The files of the output folder (relative to it, posix) that ``page`` links to,
+    other than pages and :data:`_EVERY_BUILD`'s."""
+    try:
+        html = page.read_text("utf-8", errors="replace")
+    except OSError:
+        return []
+    found: set[str] = set()
+    for match in _LINK.finditer(html):
+        value = match.group(1) if match.group(1) is not None else match.group(2)
+        for candidate in value.split(","):  # a srcset: "a.png, b.png 2x"
+            parts = urlsplit(candidate.strip().split(" ")[0])
+            if parts.scheme or parts.netloc or not parts.path:
+                continue
+            target = os.path.normpath(os.path.join(page.parent, unquote(parts.path)))
+            relative = os.path.relpath(target, outdir).replace(os.sep, "/")
+            if relative.startswith("../") or relative in pages:
+                continue
+            if not relative.startswith(_EVERY_BUILD) and os.path.isfile(target):
+                found.add(relative)
+    return sorted(found)
+
+
+def linked_files(
+    app: Sphinx, build: IncrementalBuild, outputs: Mapping[str, list[str]]
+) -> dict[str, list[str]]:
+    """``{docname: files of the output folder its page links to}``, pages and what Sphinx
+    copies in every build left out: what an extension copied for the page (sphinx-gallery's
+    srcset images) is among them. The pages written in this build are read; the others
+    are the restored ones, as the last build recorded them. ``outputs``: :func:`page_outputs`.
+    """
+    outdir = Path(app.outdir)
+    pages = {f for files in outputs.values() for f in files}
+    before = build.previous.get(LINKED_FILES) or {}
+    found: dict[str, list[str]] = {}
+    for docname, files in outputs.items():
+        kept = before.get(docname)
+        if docname in build.written or not isinstance(kept, list):
+            kept = page_links(outdir / files[0], outdir, pages)
+        found[docname] = kept
+    return found
+
+
+def remove_stale(app: Sphinx, build: IncrementalBuild, linked: Mapping[str, list[str]]) -> int:
     """Delete what a restored output folder holds that this build's site does not: the
-    files of removed documents, images and downloads no page uses. Returns how many."""
+    files of removed documents, images and downloads no page uses, restored files no page
+    links to any more (``linked``: :func:`linked_files`). Returns how many."""
     if not build.origin or not build.pages:
         return 0
     outdir = Path(app.outdir)
@@ -388,10 +448,20 @@ def remove_stale(app: Sphinx, build: IncrementalBuild) -> int:
     # Only what Sphinx itself copied last time and no page uses now: an extension copies
     # files there too while it writes a page (sphinx-gallery's srcset images), and a
     # restored page that was not written again still needs them.
+    used = set(sphinx_files(env))
     copied_before = set(build.previous.get(SPHINX_FILES) or ())
-    for relative in copied_before - set(sphinx_files(env)):
+    for relative in copied_before - used:
         path = outdir / relative
         if path.is_file() and str(path) in build.restored:
+            stale.add(path)
+    # What an extension copied for a page that is gone or no longer links to it: only
+    # when no page links to it now, and as restored (this build did not write it again).
+    before = build.previous.get(LINKED_FILES) or {}
+    linked_before = {f for files in before.values() for f in files}
+    linked_now = {f for files in linked.values() for f in files}
+    for relative in linked_before - linked_now - used:
+        path = outdir / relative
+        if untouched(path, build.restored):
             stale.add(path)
     for path in stale:
         with contextlib.suppress(OSError):
