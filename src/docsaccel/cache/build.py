@@ -83,7 +83,7 @@ from docsaccel.contract import (
     read_json,
 )
 from docsaccel.examples import Example
-from docsaccel.formats import write_json
+from docsaccel.formats import replace_atomically, write_json
 from docsaccel.outputs import missing_references
 from docsaccel.records import base_record, run_outputs
 from docsaccel.schema import MEASURED_FIELDS, SchemaError, validate_record
@@ -234,9 +234,18 @@ class CacheBuild:
             verdict["status"] = VERIFIED
             return verdict
         kept = copy_outputs(first, Path(self.recording.deps_dir) / "audit" / _slug(example.id))
+        deps_path = Path(self.recording.deps_dir) / f"{_slug(example.id)}.json"
+        in_order = deps_path.read_bytes() if deps_path.is_file() else None
         started = time.perf_counter()
         passed = sg_compat.run_again(example.src_file, example.target_file, gallery_conf)
         verdict["second_run_seconds"] = round(time.perf_counter() - started, 3)
+        # The entry keeps the dependencies of the run in the build's order: run again after
+        # every example, it met the state the examples after it left, which no build shows
+        # it (an entry naming them would never be restored, or be wrong).
+        if in_order is None:
+            deps_path.unlink(missing_ok=True)
+        else:
+            replace_atomically(deps_path, in_order)
         second = self._fresh_outputs(example)
         if not passed:
             varied = [] if failed else ["the second run failed"]

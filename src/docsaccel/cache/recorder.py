@@ -285,9 +285,10 @@ class Recorder:
         return self._used(seen, written)
 
     def peek(self) -> Seen:
-        """What :meth:`stop` would return now, the recording going on (``module``
-        granularity only: at ``function`` granularity only stopping measures the state
-        the example left)."""
+        """What :meth:`stop` would return now, the recording going on, but for the state
+        left in the project's modules, which only stopping compares (a forked pool
+        worker's state stays in its process). ``module`` granularity only: at
+        ``function`` granularity, what ran is also only read by stopping."""
         if self._instrumenter is not None:
             raise RuntimeError("a recording of functions cannot be read while it goes on")
         noted = self._seen
