@@ -5,6 +5,8 @@ sharing a cache: after an edit, every page equals the one a build without the ca
   the one that ran), a class attribute doing so, a new base class;
 - a method a class generates (``@dataclass``'s ``__repr__``, ``__eq__``) replaced by one
   written in the class body: the generated one's code is in no project file;
+- state an earlier example leaves (a global it sets) read by an example that runs again
+  while the earlier one would be restored: the earlier one runs too, before it.
 """
 
 from __future__ import annotations
@@ -170,3 +172,38 @@ def test_a_method_replacing_a_generated_one_reruns(
     )
     assert "plot_b_rect.py" in again.executed()
     assert shown in _page(again, "plot_b_rect.py")
+
+
+@pytest.mark.parametrize("granularity", ["function", "module"])
+def test_the_example_leaving_the_state_a_rerun_reads_runs_before_it(
+    tmp_path: Path, granularity: str
+) -> None:
+    project = _project(tmp_path, granularity)
+    source = example_source("plot_c1_mean.py", EXAMPLES["plot_c1_mean.py"])
+    again = _edited(
+        project, "docs/examples/plot_c1_mean.py", "[1, 2, 3, 4]", "[1, 2, 3, 4, 5]", source
+    )
+    assert {"plot_c0_setoff.py", "plot_c1_mean.py"} <= again.executed()
+    reason = again.records["plot_c0_setoff.py"]["cache"]["reason"]
+    assert reason.startswith("examples/plot_c1_mean.py reads the state it leaves"), reason
+    assert "mean 10.0" in _page(again, "plot_c1_mean.py")
+    # And the other way round: the example leaving it runs again, so its reader does.
+    setoff = example_source("plot_c0_setoff.py", EXAMPLES["plot_c0_setoff.py"])
+    later = _edited(project, "docs/examples/plot_c0_setoff.py", "(7)", "(8)", setoff)
+    assert {"plot_c0_setoff.py", "plot_c1_mean.py"} <= later.executed()
+    assert "mean 11.0" in _page(later, "plot_c1_mean.py")
+
+
+def test_in_a_parallel_build_an_example_reading_state_runs_every_example(
+    tmp_path: Path,
+) -> None:
+    # Which examples share a worker is decided as they run: only a build running every
+    # example has the pages of a build without the cache.
+    project = _project(tmp_path, "function", parallel=2)
+    source = example_source("plot_c1_mean.py", EXAMPLES["plot_c1_mean.py"])
+    project.write("docs/examples/plot_c1_mean.py", source.replace("[1, 2, 3, 4]", "[1, 2]"))
+    again = project.build()
+    assert again.returncode == 0, again.output
+    assert again.executed() == set(EXAMPLES)
+    reason = again.records["plot_a_cube.py"]["cache"]["reason"]
+    assert reason.startswith("a parallel build: examples/plot_c1_mean.py reads the state"), reason

@@ -50,6 +50,7 @@ from docsaccel.cache.audit import (
     entry_outputs,
     unexplained,
 )
+from docsaccel.cache.carried import must_run
 from docsaccel.cache.children import Children, merge_seen, start_recording
 from docsaccel.cache.context import (
     build_context,
@@ -59,13 +60,14 @@ from docsaccel.cache.context import (
 )
 from docsaccel.cache.deps import (
     CHILDREN_KEY,
+    Change,
     Project,
     changes,
     collect,
     find_root,
     written_files,
 )
-from docsaccel.cache.fingerprint import sha256_of
+from docsaccel.cache.fingerprint import code_facts, sha256_of
 from docsaccel.cache.recorder import NOT_PROJECT, Recorder, Seen
 from docsaccel.cache.store import CacheStore, Entry, EntryError, MissingEntry, entry_slug
 from docsaccel.contract import (
@@ -81,7 +83,7 @@ from docsaccel.contract import (
     read_json,
 )
 from docsaccel.examples import Example
-from docsaccel.formats import write_json
+from docsaccel.formats import replace_atomically, write_json
 from docsaccel.outputs import missing_references
 from docsaccel.records import base_record, run_outputs
 from docsaccel.schema import MEASURED_FIELDS, SchemaError, validate_record
@@ -175,6 +177,8 @@ class CacheBuild:
     recording: CacheRecording
     #: ``{example id: cached record}`` of the hits.
     hits: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: ``{example id: the entry restored}`` of the hits.
+    restored: dict[str, Entry] = field(default_factory=dict)
     #: The examples looked up that missed, by id (those run to be audited included).
     missed: dict[str, Example] = field(default_factory=dict)
     warn: Callable[[str], None] = print
@@ -230,9 +234,18 @@ class CacheBuild:
             verdict["status"] = VERIFIED
             return verdict
         kept = copy_outputs(first, Path(self.recording.deps_dir) / "audit" / _slug(example.id))
+        deps_path = Path(self.recording.deps_dir) / f"{_slug(example.id)}.json"
+        in_order = deps_path.read_bytes() if deps_path.is_file() else None
         started = time.perf_counter()
         passed = sg_compat.run_again(example.src_file, example.target_file, gallery_conf)
         verdict["second_run_seconds"] = round(time.perf_counter() - started, 3)
+        # The entry keeps the dependencies of the run in the build's order: run again after
+        # every example, it met the state the examples after it left, which no build shows
+        # it (an entry naming them would never be restored, or be wrong).
+        if in_order is None:
+            deps_path.unlink(missing_ok=True)
+        else:
+            replace_atomically(deps_path, in_order)
         second = self._fresh_outputs(example)
         if not passed:
             varied = [] if failed else ["the second run failed"]
@@ -461,8 +474,6 @@ def lookup(
         info=info,
         verify=verify,
     )
-    #: ``{absolute path: id}`` of the files the examples that run again wrote last time.
-    rewritten: dict[str, str] = {}
     # In the order they run: an example reads what those before it wrote.
     examples = list(examples)
     order = {
@@ -471,23 +482,78 @@ def lookup(
             sg_compat.run_order([e.src_file for e in examples], gallery_conf)
         )
     }
+    ordered = [
+        e for e in sorted(examples, key=lambda e: order.get(e.src_file, len(order))) if e.executable
+    ]
     # When in doubt, run it: a restored example would be missing from the API pages.
     lost = sg_compat.restoring_loses_backreferences(gallery_conf)
     if lost is not None:
         info(f"docsaccel cache: {lost}")
-    for example in sorted(examples, key=lambda e: order.get(e.src_file, len(order))):
-        if not example.executable:
-            continue
-        reason = lost or _look_up_one(build, example, project, rewritten)
+    #: ``{example id: why it runs}`` of the examples that run without being looked up:
+    #: all of them when restoring loses something, else those run for the state they leave.
+    forced: dict[str, str] = dict.fromkeys((e.id for e in ordered), lost) if lost else {}
+    while True:
+        changed = _look_up_all(build, ordered, project, forced)
+        if not build.restored:
+            return build
+        more = must_run(
+            [e.id for e in ordered],
+            missed={i: _own_entry(build, i) for i in build.missed},
+            restored=build.restored,
+            changed=changed,
+            facts=lambda relative: code_facts(project.absolute(relative)),
+            parallel=bool(gallery_conf.get("parallel")),
+        )
+        if not more:
+            return build
+        # Those restored run before the example reading their state: look every example
+        # up again, as after any example that runs again.
+        forced.update(more)
+        _withdraw(build)
+
+
+def _look_up_all(
+    build: CacheBuild, ordered: list[Example], project: Project, forced: Mapping[str, str]
+) -> dict[str, list[Change]]:
+    """Look the examples up in the order they run (``forced``: those that run, with why);
+    ``{example id: what changed}`` of the misses."""
+    #: ``{absolute path: id}`` of the files the examples that run again wrote last time.
+    rewritten: dict[str, str] = {}
+    changed: dict[str, list[Change]] = {}
+    for example in ordered:
+        reason = forced.get(example.id)
         if reason is None:
-            continue
+            reason = _look_up_one(build, example, project, rewritten, changed)
+            if reason is None:
+                continue
         for relative in _known_writes(build, example):
             rewritten.setdefault(project.absolute(relative), example.id)
         build.missed[example.id] = example
         build.recording.reasons[example.id] = {"hit": False, "reason": reason}
         # Local outputs from an earlier build may be stale: make sphinx-gallery run it.
         sg_compat.forget_cached_run(Path(example.target_file))
-    return build
+    return changed
+
+
+def _own_entry(build: CacheBuild, example_id: str) -> Entry | None:
+    """The example's entry for this build's context, ``None`` when there is none."""
+    try:
+        return build.store.load(build.store.entry_name(example_id, build.key))
+    except EntryError:
+        return None
+
+
+def _withdraw(build: CacheBuild) -> None:
+    """Undo a lookup: the outputs restored are taken away (an example that runs may make
+    fewer files) and every example is looked up afresh."""
+    for entry in build.restored.values():
+        for relative in entry.meta["files"]:
+            (build.docs / relative).unlink(missing_ok=True)
+    build.hits.clear()
+    build.restored.clear()
+    build.missed.clear()
+    build.audits.clear()
+    build.recording.reasons.clear()
 
 
 def _known_writes(build: CacheBuild, example: Example) -> list[str]:
@@ -553,9 +619,14 @@ def _state_from_a_rerun(entry: Entry, build: CacheBuild) -> dict[str, str]:
 
 
 def _look_up_one(
-    build: CacheBuild, example: Example, project: Project, rewritten: dict[str, str]
+    build: CacheBuild,
+    example: Example,
+    project: Project,
+    rewritten: dict[str, str],
+    changed: dict[str, list[Change]],
 ) -> str | None:
-    """Restore the example's entry and return ``None`` on a hit; else say why it missed."""
+    """Restore the example's entry and return ``None`` on a hit; else say why it missed
+    (what changed of its dependencies in ``changed``)."""
     store = build.store
     name = store.entry_name(example.id, build.key)
     try:
@@ -583,6 +654,7 @@ def _look_up_one(
     except (KeyError, TypeError, AttributeError) as exc:
         build.warn(f"docsaccel cache: entry {entry.path} is malformed ({exc!r}), it runs again")
         return "entry corrupt"
+    changed[example.id] = found
     waits_for.update(_state_from_a_rerun(entry, build))
     # Waiting only for examples that run to be audited, it would have been restored with
     # them: audited too, against what they write now.
@@ -630,6 +702,7 @@ def _look_up_one(
         )
         return "restored page incomplete"
     build.hits[example.id] = record
+    build.restored[example.id] = entry
     return None
 
 

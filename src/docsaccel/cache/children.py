@@ -118,7 +118,9 @@ def start_recording(project: _Files, granularity: str, label: str) -> None:
     """Start recording an example (``label``: its id) in this process: the one way the
     recording process and each child of it start."""
     watch_code = project.wants if granularity == "function" else None
-    Recorder.get().start(project.roots, project.excluded, code=watch_code, label=label)
+    Recorder.get().start(
+        project.roots, project.excluded, code=watch_code, label=label, state=project.wants
+    )
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,9 @@ in the same process left in the project modules it uses counts too (their state
 outlives them): the files those modules' code read (:attr:`.recorder.Seen.carried_reads`)
 and, at ``function`` granularity, the globals they changed that its code names
 (:attr:`~.recorder.Seen.carried_state`): the entry names those examples (``state``), and
-a build runs it again when one of them runs again.
+a build runs it again when one of them runs again. It also lists the globals the example
+leaves (``leaves``), so that a build runs it when a later example that runs may read them
+(:mod:`.carried`).
 
 A folder under the roots the example listed (``glob``, ``os.listdir``, ``os.walk``...)
 counts by its sorted names (not their contents: the files it then read count already), so
@@ -76,6 +78,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from docsaccel.cache.carried import leaves_key
 from docsaccel.cache.counting import count, named_in
 from docsaccel.cache.fingerprint import code_digests, code_facts, file_digest, imported_names
 from docsaccel.cache.pieces import MODULE_BODY, Facts, piece_of, reads_of
@@ -329,7 +332,25 @@ def collect(seen: Seen, project: Project, source_file: str, granularity: str) ->
     }
     if granularity == "function":
         deps.update(_code_deps(seen, project, source_file, watched, ran, imported))
+    else:
+        deps.update(_module_state(seen, project, files))
     return deps
+
+
+def _module_state(seen: Seen, project: Project, files: dict[str, str]) -> dict[str, Any]:
+    """The ``state`` and ``leaves`` parts of a ``module`` entry: a module counts whole,
+    so the example reads every global earlier examples left in a module it used."""
+    state: dict[str, set[str]] = {}
+    for (path, name), labels in seen.carried_state.items():
+        relative = project.relative(path)
+        if relative in files:
+            for label in labels:
+                state.setdefault(label, set()).add(leaves_key(relative, name))
+    leaves = [leaves_key(project.relative(p), n) for p, n in seen.left_state if project.wants(p)]
+    return {
+        "state": {label: sorted(keys) for label, keys in sorted(state.items())},
+        "leaves": sorted(leaves),
+    }
 
 
 def _code_deps(
@@ -340,7 +361,8 @@ def _code_deps(
     ran: dict[str, set[str]],
     imported: dict[str, set[str]],
 ) -> dict[str, Any]:
-    """The ``code``, ``why``, ``names`` and ``named`` parts of a ``function`` entry."""
+    """The ``code``, ``why``, ``state``, ``leaves``, ``names`` and ``named`` parts of a
+    ``function`` entry."""
     try:
         with open(source_file, "rb") as stream:
             source_names, source_dynamic = reads_of(ast.parse(stream.read()))
@@ -359,11 +381,13 @@ def _code_deps(
     for (path, name), labels in seen.carried_state.items():
         if path in watched and (reading is None or name in reading):
             for label in labels:
-                state.setdefault(label, set()).add(f"{project.relative(path)}:{name}")
+                state.setdefault(label, set()).add(leaves_key(project.relative(path), name))
+    leaves = [leaves_key(project.relative(p), n) for p, n in seen.left_state if p in watched]
     return {
         "code": code,
         "why": why,
         "state": {label: sorted(keys) for label, keys in sorted(state.items())},
+        "leaves": sorted(leaves),
         "names": None if counted.names is None else sorted(counted.names),
         "named": {project.relative(p): names for p, names in sorted(counted.named.items())},
     }

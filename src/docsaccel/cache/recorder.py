@@ -137,7 +137,7 @@ class Seen:
     #: At ``function`` granularity, ``{module file: (file, piece)}`` of the project code
     #: that ran while each module's body ran, in this process: what made its state.
     import_code: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
-    #: At ``function`` granularity, ``{(module file, global name): labels}``: the globals
+    #: ``{(module file, global name): labels}``: the globals
     #: of project modules that earlier examples in this process changed
     #: (:mod:`docsaccel.cache.state`), each with the labels of the examples that did.
     carried_state: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
@@ -146,6 +146,11 @@ class Seen:
     #: ``{module: file}`` of modules its child processes loaded, which this process may
     #: never load (:mod:`docsaccel.cache.children`): found by name like those it loaded.
     module_files: dict[str, str] = field(default_factory=dict)
+
+
+def _initializing(module: Any) -> bool:
+    """Whether a module's body is still running (it is in ``sys.modules`` meanwhile)."""
+    return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
 
 
 class Recorder:
@@ -165,6 +170,14 @@ class Recorder:
         #: The files under the roots as the example's first child process started.
         self._before_spawn: dict[str, tuple[int, int, int, int]] = {}
         self._instrumenter: Instrumenter | None = None
+        #: Which project files' modules the state left is tracked in (``None``: none).
+        self._state: Callable[[str], bool] | None = None
+        #: ``{file: whether it is one of those}``, for :attr:`_state_of_tracked`.
+        self._tracked: dict[str, bool] = {}
+        self._state_of_tracked: Callable[[str], bool] | None = None
+        self._loaded = 0
+        #: Imports in progress: what loaded is looked at once the outermost is done.
+        self._depth = 0
         # Process-wide, across examples (see Seen.carried_reads and carried_state).
         self._read_by: dict[str, set[str]] = {}
         self._left_by: dict[tuple[str, str], set[str]] = {}
@@ -193,11 +206,13 @@ class Recorder:
         excluded: Iterable[str] = (),
         code: Callable[[str], bool] | None = None,
         label: str = "",
+        state: Callable[[str], bool] | None = None,
     ) -> None:
         """Start recording for one example (a recording in progress is dropped). With
         ``code`` (which project files to watch, by absolute path), also record the
         functions of those files the example runs and the state it leaves in their
-        modules, under ``label`` (the example's id)."""
+        modules, under ``label`` (the example's id). With ``state`` alone (``module``
+        granularity), record only the state it leaves in the modules of those files."""
         # Off while it sets up: what instrumenting loaded modules reads is not the example's
         # (a recording in progress, the prelude's, would note it).
         self.active = False
@@ -209,8 +224,11 @@ class Recorder:
         self._spawned = False
         self._instrumenter = None if code is None else Instrumenter.install(code)
         self._label = label
-        if self._instrumenter is not None:
-            self._instrumenter.after_import = self._note_imported
+        if (code or state) != self._state_of_tracked:
+            self._tracked.clear()
+            self._state_of_tracked = code or state
+        self._state = code or state
+        if self._state is not None:
             # The state the last example left, when nothing was imported since.
             modules = self._project_modules()
             last, self._last = self._last, {}
@@ -218,6 +236,9 @@ class Recorder:
                 self._baseline = last
             else:
                 self._baseline = snapshot(modules)
+            self._loaded = len(sys.modules)
+        if self._instrumenter is not None:
+            self._instrumenter.after_import = self._note_imported
             self._instrumenter.begin()
         self.active = True
 
@@ -249,20 +270,25 @@ class Recorder:
             seen.import_code = {
                 module: frozenset(ran) for module, ran in self._instrumenter.import_code.items()
             }
+        if self._state is not None:
+            self._note_loaded()
             seen.carried_state = {key: frozenset(by) for key, by in self._left_by.items()}
             self._last = snapshot(self._project_modules())
             seen.left_state = changed(self._baseline, self._last)
             self._baseline = {}
-            self._instrumenter.after_import = None
-            self._instrumenter = None
             for key in seen.left_state:
                 self._left_by.setdefault(key, set()).add(self._label)
+        if self._instrumenter is not None:
+            self._instrumenter.after_import = None
+            self._instrumenter = None
+        self._state = None
         return self._used(seen, written)
 
     def peek(self) -> Seen:
-        """What :meth:`stop` would return now, the recording going on (``module``
-        granularity only: at ``function`` granularity only stopping measures the state
-        the example left)."""
+        """What :meth:`stop` would return now, the recording going on, but for the state
+        left in the project's modules, which only stopping compares (a forked pool
+        worker's state stays in its process). ``module`` granularity only: at
+        ``function`` granularity, what ran is also only read by stopping."""
         if self._instrumenter is not None:
             raise RuntimeError("a recording of functions cannot be read while it goes on")
         noted = self._seen
@@ -322,7 +348,7 @@ class Recorder:
     def _project_modules(self) -> list[tuple[str, Any]]:
         """``(file, module)`` of the loaded modules whose functions are watched."""
         found = []
-        instrumented = self._instrumenter.instrumented if self._instrumenter else {}
+        instrumenter, tracked, wants = self._instrumenter, self._tracked, self._state
         normal = self._normal
         for module in list(sys.modules.values()):
             path = (getattr(module, "__dict__", None) or {}).get("__file__")
@@ -332,9 +358,32 @@ class Recorder:
             known = normal.get(path)
             if known is None:
                 known = normal[path] = os.path.normpath(path)
-            if known in instrumented:
+            if instrumenter is not None:
+                if known in instrumenter.instrumented:
+                    found.append((known, module))
+                continue
+            wanted = tracked.get(known)
+            if wanted is None:
+                wanted = tracked[known] = wants is not None and wants(known)
+            if wanted:
                 found.append((known, module))
         return found
+
+    def _note_loaded(self) -> None:
+        """Without an instrumenter (``module`` granularity), the project modules loaded
+        since the last look, as their bodies left them: see :meth:`_note_imported`."""
+        if self._instrumenter is not None or len(sys.modules) == self._loaded:
+            return
+        known = {path for path, _ in self._baseline}
+        fresh = [(path, m) for path, m in self._project_modules() if path not in known]
+        # One whose body still runs (it imports another) is looked at once it is done.
+        running = {path for path, m in fresh if _initializing(m)}
+        fresh = [(path, m) for path, m in fresh if path not in running]
+        if not running:
+            self._loaded = len(sys.modules)
+        if fresh:
+            owned = [m.__name__ for _, m in self._project_modules()]
+            self._baseline.update(snapshot(fresh, owned))
 
     def _note_imported(self, path: str, module: Any) -> None:
         """A project module imported while the example runs: its state as its body left
@@ -482,7 +531,13 @@ class Recorder:
         ) -> Any:
             if self.active:
                 self._note_import(name, globals, fromlist, level)
-            return original(name, globals, locals, fromlist, level)
+            self._depth += 1
+            try:
+                return original(name, globals, locals, fromlist, level)
+            finally:
+                self._depth -= 1
+                if self.active and self._state is not None and not self._depth:
+                    self._note_loaded()
 
         recorded_import.__wrapped__ = original  # type: ignore[attr-defined]
         return recorded_import
@@ -492,7 +547,13 @@ class Recorder:
             if self.active:
                 with contextlib.suppress(ImportError, ValueError, TypeError):
                     self._seen.modules.add(importlib.util.resolve_name(name, package))
-            return original(name, package)
+            self._depth += 1
+            try:
+                return original(name, package)
+            finally:
+                self._depth -= 1
+                if self.active and self._state is not None and not self._depth:
+                    self._note_loaded()
 
         recorded_import_module.__wrapped__ = original  # type: ignore[attr-defined]
         return recorded_import_module

@@ -73,7 +73,9 @@ __all__ = ["ENTRY_FORMAT", "CacheStore", "Entry", "EntryError", "MissingEntry"]
 #: 5: function entries name the pieces the example's code reaches by qualified name (a
 #:    method added in another class of the MRO), and a class whose definition runs code
 #:    keeps its methods' signatures in the module body.
-ENTRY_FORMAT = Format("docsaccel.cache-entry", 5, "cache entry")
+#: 6: entries list the globals the example leaves in the project's modules, and (at
+#:    ``module`` granularity too) the earlier examples whose state it read.
+ENTRY_FORMAT = Format("docsaccel.cache-entry", 6, "cache entry")
 ENTRY_FILE = "entry.json"
 LAST_HIT = "last-hit"
 LAST_BUILD = "last-build.json"

@@ -1,0 +1,110 @@
+"""Which examples the cache would restore must run instead, because an example that runs
+reads (or may read) the state they leave in the project's modules.
+
+sphinx-gallery runs a gallery's examples in one process, in order; a global an example
+sets (``stats.set_offset(5)``), a cache it fills, outlives it. An example the cache
+restores does not run, so it sets nothing: a later example that runs would read the
+module as no earlier example left it, and its page would differ from a clean build's.
+So (entries record the state each example leaves, ``leaves``, and the state it read and
+who left it, ``state``) an earlier example runs too, before it in the same process, when
+an example that runs:
+
+- read state it left (a recorded dependency), or
+- may read it now: its source is new or changed, or it has no entry to say what it read
+  (then any state it leaves counts), or the names its code read, followed through the
+  pieces of the files it used as they are now (a changed function may read another
+  global), name a global it leaves. At ``module`` granularity an entry does not know
+  the names its code reads: any state it leaves counts.
+
+Each example made to run may itself read state that examples before it leave: the rule
+applies again until nothing more must run (:func:`must_run`). In a parallel build
+(``parallel: N``) which examples share a worker process is decided as they run, so a page
+reading state equals a clean build's only when every example runs: then all of them do.
+
+Example::
+
+    more = must_run(order, missed={"b.py": entry_b}, restored={"a.py": entry_a},
+                    changed={"b.py": changes_b}, facts=code_facts_of, parallel=False)
+    more   # {'a.py': 'b.py reads the state it leaves (mylib/stats.py:_OFFSET), and runs'}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from docsaccel.cache.pieces import Facts
+
+__all__ = ["leaves_key", "must_run"]
+
+
+def leaves_key(relative: str, name: str) -> str:
+    """The one spelling of a global left in a module: ``mylib/stats.py:_OFFSET``."""
+    return f"{relative}:{name}"
+
+
+def must_run(
+    order: Sequence[str],
+    missed: Mapping[str, Any],
+    restored: Mapping[str, Any],
+    changed: Mapping[str, Iterable[Any]],
+    facts: Callable[[str], Facts | None],
+    parallel: bool,
+) -> dict[str, str]:
+    """``{example: why it must run}`` of the ``restored`` examples (``{id: entry}``) that
+    an example of ``missed`` (``{id: its entry, or None}``) reads or may read the state of
+    (see the module docstring). ``order``: every example's id in the order they run;
+    ``changed``: ``{id: the changes that made it miss}``; ``facts(relative path)``: the
+    pieces of a project file as it is now."""
+    position = {example: index for index, example in enumerate(order)}
+    found: dict[str, str] = {}
+    for reader, entry in missed.items():
+        reads = _may_read(entry, changed.get(reader, ()), facts)
+        recorded = (entry.deps.get("state") or {}) if entry is not None else {}
+        for earlier, earlier_entry in restored.items():
+            if earlier in found or position.get(earlier, -1) >= position.get(reader, -1):
+                continue
+            keys = recorded.get(earlier) or [
+                key for key in earlier_entry.deps.get("leaves") or () if _reaches(reads, key)
+            ]
+            if keys:
+                found[earlier] = f"{reader} reads the state it leaves ({keys[0]}), and runs"
+    if found and parallel:
+        why = f"a parallel build: {next(iter(found.values()))}; every example runs"
+        return dict.fromkeys(restored, why)
+    return found
+
+
+def _reaches(reads: frozenset[str] | None, key: str) -> bool:
+    return reads is None or key.rpartition(":")[2] in reads
+
+
+def _may_read(
+    entry: Any, changes: Iterable[Any], facts: Callable[[str], Facts | None]
+) -> frozenset[str] | None:
+    """The names the example's code may read now (``None``: any): those it read, and
+    those the pieces of the files it used, as they are now, read when so named."""
+    if entry is None or any(change.key == "source" for change in changes):
+        return None
+    recorded = entry.deps.get("names")
+    if recorded is None:  # any name, or a ``module`` entry: its files count whole
+        return None
+    if any(relative.endswith(".py") for relative in entry.deps.get("files") or {}):
+        return None  # project code counted whole: what it reads is not followed
+    files = [facts(relative) for relative in entry.deps.get("code") or {}]
+    if any(now is None for now in files):
+        return None
+    named: dict[str, list[tuple[Facts, str]]] = {}
+    for now in files:
+        for piece, short in now.short.items():  # type: ignore[union-attr]
+            named.setdefault(short, []).append((now, piece))  # type: ignore[arg-type]
+    seen = set(recorded)
+    todo = list(seen)
+    while todo:
+        for now, piece in named.get(todo.pop(), ()):
+            if piece in now.dynamic:
+                return None
+            fresh = now.reads.get(piece, frozenset()) - seen
+            seen |= fresh
+            todo.extend(fresh)
+    return frozenset(seen)
