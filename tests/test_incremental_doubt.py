@@ -106,6 +106,80 @@ def test_a_handler_of_conf_py_reads_every_document_when_conf_py_changes(tmp_path
     changed = ws.build()
     assert changed.returncode == 0, changed.output
     assert len(changed.read) == DOCUMENTS, changed.state
-    assert "conf.py setup() changed" in changed.output
+    assert "extension conf.py changed" in changed.output
     assert "Elsewhere: see" in (ws.outdir / "other.html").read_text("utf-8")
+    assert ws.differences() == []
+
+
+CONF_PATCH = """
+
+import pkg.stats
+
+pkg.stats.mean.__doc__ = "Patched: one."
+"""
+
+CONF_DATA = """
+
+import json
+
+with open(os.path.join(os.path.dirname(__file__), "extra.json"), encoding="utf-8") as f:
+    EXTRA = json.load(f)
+
+
+def _note(app, what, name, obj, options, lines):
+    if name == "pkg.stats.mean":
+        lines.append(EXTRA["note"])
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _note)
+"""
+
+
+def _append(text: str):
+    return lambda project: (project / "docs" / "conf.py").open("a").write(text)
+
+
+@pytest.mark.parametrize(
+    ("setup", "edit", "shown"),
+    [
+        # No setup(): conf.py patches a docstring its source does not hold.
+        (
+            [_append(CONF_PATCH)],
+            replace("docs/conf.py", "Patched: one.", "Patched: two."),
+            "Patched: two.",
+        ),
+        # The data a handler of conf.py uses comes from a file conf.py reads.
+        (
+            [_append(CONF_DATA), write("docs/extra.json", '{"note": "Note one."}')],
+            write("docs/extra.json", '{"note": "Note two."}'),
+            "Note two.",
+        ),
+        # Editing a setting Sphinx compares is no change of the code of conf.py: the
+        # state is kept (the pages are written again).
+        (
+            [],
+            replace("docs/conf.py", 'project = "pkg"', 'project = "pkg"\nhtml_title = "T"'),
+            "",
+        ),
+    ],
+    ids=["patched docstring", "data conf.py reads", "html setting"],
+)
+def test_what_conf_py_does_beyond_its_settings_reads_every_document(tmp_path, setup, edit, shown):
+    ws = Workspace(tmp_path)
+    for change in setup:
+        ws.fresh_copy(change)
+    first = ws.build()
+    assert first.returncode == 0, first.output
+    ws.fresh_copy(edit)
+    changed = ws.build()
+    assert changed.returncode == 0, changed.output
+    if shown:
+        assert changed.state["origin"] == "none", changed.output
+        assert "extension conf.py changed" in changed.output
+        page = (ws.outdir / "api" / "pkg.stats.mean.html").read_text("utf-8")
+        assert shown in page
+    else:
+        assert changed.state["origin"] == "cache", changed.output
+        assert changed.read == set(), changed.state
     assert ws.differences() == []

@@ -18,6 +18,7 @@ from docsaccel.incremental.objects import definitions, is_dynamic
 from docsaccel.incremental.pages import Checker, Place, Tables, empty_record
 from docsaccel.incremental.pysource import compare, module_pieces
 from docsaccel.incremental.relocate import relocate
+from docsaccel.incremental.sphinxext.conf_facts import sphinx_libraries
 from docsaccel.incremental.sphinxext.writing import page_links, setting_text
 from docsaccel.incremental.state import StateError, StateStore
 
@@ -110,6 +111,26 @@ def test_a_setting_names_the_folders_around_the_root_as_a_moved_checkout_does():
     # Right under the file system's root is no checkout's: left as it is.
     assert setting_text("/w/data", "/w/one/docs") == "/w/data"
     assert setting_text("/w/one/data", "/w/one/docs") == "<root>/../data"
+
+
+def test_a_moved_checkout_reads_again_a_page_using_a_file_far_from_the_root(tmp_path):
+    # A package three folders above the root is keyed absolute: in a moved checkout that
+    # path may be the old checkout's file, not the one this build imports.
+    far = tmp_path / "lib" / "core.py"
+    far.parent.mkdir()
+    far.write_text("x = 1\n")
+    root = tmp_path / "a" / "b" / "c" / "docs"
+    root.mkdir(parents=True)
+    (root / "page.rst").write_text("Page\n====\n")
+    place = Place(str(root))
+    assert os.path.isabs(place.key(far))
+    record = _record(place, root / "page.rst", files=[place.key(far)])
+    tables = Checker(Tables(), str(root)).current_tables([record])
+    assert Checker(tables, str(root)).reasons(record) == []
+    moved = Checker(tables, str(root), moved=True).reasons(record)
+    assert moved == [f"the checkout moved, and {far} is far from its root"]
+    near = _record(place, root / "page.rst")
+    assert Checker(tables, str(root), moved=True).reasons(near) == []
 
 
 def _record(place: Place, source: Path, **fields) -> dict:
@@ -346,6 +367,14 @@ def test_context_difference_names_what_changed():
     assert text == (
         "Sphinx changed: 9.0.3 → 9.0.4; extension furo changed: 1 → 2; "
         "extension x removed; extension y added"
+    )
+    # Pygments colours every code block: an upgrade is no extension's, and changes pages.
+    libraries = sphinx_libraries()
+    assert {"pygments", "jinja2", "docutils"} <= set(libraries)
+    upgraded = {**old, "libraries": {**libraries, "pygments": "0.0"}}
+    with_them = {**old, "libraries": libraries}
+    assert describe_difference(with_them, upgraded) == (
+        f"library pygments changed: {libraries['pygments']} → 0.0"
     )
 
 

@@ -180,6 +180,9 @@ class Recorder:
         self._depth = 0
         # Process-wide, across examples (see Seen.carried_reads and carried_state).
         self._read_by: dict[str, set[str]] = {}
+        #: ``(roots, excluded)`` while :meth:`watch_between` watches between recordings.
+        self._between: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+        self._between_pid = 0
         self._left_by: dict[tuple[str, str], set[str]] = {}
         self._label = ""
         self._baseline: Snapshot = {}
@@ -251,9 +254,24 @@ class Recorder:
         self.start(roots, excluded, label=PRELUDE)
 
     def end_prelude(self) -> None:
-        """End the recording :meth:`watch_prelude` started, unless an example's took over."""
+        """End the recording :meth:`watch_prelude` started, unless an example's took over
+        (or :meth:`watch_between` keeps it going)."""
         if self.active and self._label == PRELUDE:
             self.stop()
+
+    def watch_between(self, roots: Iterable[str], excluded: Iterable[str] = ()) -> None:
+        """Until :meth:`end_between`, watch as the prelude does whenever no other recording
+        runs: what the project's modules read while the build imports them between
+        examples or after them (autosummary's generation after the gallery's) is carried
+        too, for the documents read later (the Sphinx state)."""
+        self._between = (tuple(roots), tuple(excluded))
+        self._between_pid = os.getpid()  # not in a child forked meanwhile (a pool worker)
+        if not self.active:
+            self.watch_prelude(*self._between)
+
+    def end_between(self) -> None:
+        self._between = None
+        self.end_prelude()
 
     def stop(self) -> Seen:
         """Stop recording; return what the example used."""
@@ -282,7 +300,10 @@ class Recorder:
             self._instrumenter.after_import = None
             self._instrumenter = None
         self._state = None
-        return self._used(seen, written)
+        used = self._used(seen, written)
+        if self._between is not None and self._between_pid == os.getpid():
+            self.watch_prelude(*self._between)
+        return used
 
     def peek(self) -> Seen:
         """What :meth:`stop` would return now, the recording going on, but for the state

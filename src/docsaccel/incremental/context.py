@@ -5,8 +5,10 @@ folder (relative to the project root, so two projects sharing a cache never shar
 state), the builder, the versions of Python, Sphinx, docutils and every loaded extension
 (each extension's ``version`` as its ``setup`` returns it, with the versions of the
 distributions that install it, or the digest of its files when it is the project's own,
-an editable install or on ``sys.path`` only), ``conf.py``'s code when it has a
-``setup()`` (which may connect any handler), the theme, the tags, and the state format.
+an editable install or on ``sys.path`` only), the versions of the libraries Sphinx
+requires (Pygments, Jinja2), what ``conf.py`` does beyond its compared settings (its
+other code and data, :mod:`.sphinxext.conf_facts`), the theme, the tags, and the state
+format.
 Configuration values are not part of it: Sphinx compares the stored environment's
 configuration with the new one itself and reads every document again when a value it
 rebuilds on changed; the write side compares the HTML ones
@@ -41,6 +43,7 @@ def state_context(
     extensions: Mapping[str, str | None],
     theme: str | None,
     tags: Iterable[str],
+    libraries: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The context of a build (see the module docstring)."""
     return {
@@ -53,6 +56,7 @@ def state_context(
         "sphinx": sphinx,
         "docutils": docutils,
         "extensions": {name: extensions[name] for name in sorted(extensions)},
+        "libraries": dict(sorted((libraries or {}).items())),
         "theme": theme,
         "tags": sorted(set(tags)),
     }
@@ -79,12 +83,13 @@ def describe_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
         for key, label in _LABELS.items()
         if old.get(key) != new.get(key)
     ]
-    before, now = old.get("extensions") or {}, new.get("extensions") or {}
-    for name in sorted(set(before) | set(now)):
-        if name not in before:
-            parts.append(f"extension {name} added")
-        elif name not in now:
-            parts.append(f"extension {name} removed")
-        elif before[name] != now[name]:
-            parts.append(f"extension {name} changed: {before[name]} → {now[name]}")
+    for key, kind in (("extensions", "extension"), ("libraries", "library")):
+        before, now = old.get(key) or {}, new.get(key) or {}
+        for name in sorted(set(before) | set(now)):
+            if name not in before:
+                parts.append(f"{kind} {name} added")
+            elif name not in now:
+                parts.append(f"{kind} {name} removed")
+            elif before[name] != now[name]:
+                parts.append(f"{kind} {name} changed: {before[name]} → {now[name]}")
     return "; ".join(parts) or "build context changed"

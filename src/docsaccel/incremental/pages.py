@@ -146,9 +146,12 @@ def _digest(path: str) -> str | None:
 class Checker:
     """Compares :class:`Tables` with the files as they are now (each file read once)."""
 
-    def __init__(self, tables: Tables, root: str) -> None:
+    def __init__(self, tables: Tables, root: str, moved: bool = False) -> None:
         self.tables = tables
         self.place = Place(os.path.normpath(os.path.abspath(root)))
+        #: The records were made in another checkout: an absolute key (a file far from the
+        #: root) may name that checkout's file, not the one this build uses.
+        self.moved = moved
         self._now: dict[str, str | None] = {}
         self._deltas: dict[str, Delta] = {}
         self._versions: dict[str, str | None] = {}
@@ -194,6 +197,11 @@ class Checker:
         how = self.changed(source)
         if how:
             found.append(f"source {how}")
+        if self.moved:
+            keys = [*record["files"], *record["modules"], *record.get("downloads", ())]
+            far = sorted(k for k in [*keys, *record.get("created", {})] if os.path.isabs(k))
+            if far:
+                found.append(f"the checkout moved, and {far[0]} is far from its root")
         for key in record["files"]:
             how = self.changed(key)
             if how:

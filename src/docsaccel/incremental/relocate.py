@@ -21,7 +21,7 @@ import types
 from pathlib import PurePath
 from typing import Any
 
-__all__ = ["relocate"]
+__all__ = ["relocate", "relocated"]
 
 _LEAVES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, types.CodeType)
 
@@ -29,12 +29,21 @@ _LEAVES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type
 def relocate(value: Any, old: str, new: str) -> Any:
     """``value`` with every path under ``old`` moved under ``new`` (mutable values are
     changed in place and returned)."""
+    return relocated(value, old, new)[0]
+
+
+def relocated(value: Any, old: str, new: str) -> tuple[Any, int]:
+    """:func:`relocate`, and how many texts of a document (docutils ``Text`` nodes) it
+    changed: a page showing a path of the checkout may show it because its source says so
+    (then it must not change) or because it was made from where the checkout is (then it
+    must): only reading it again tells."""
     if old == new:
-        return value
+        return value, 0
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))
     try:
-        return _Walker(os.path.join(old, ""), old, new).walk(value)
+        walker = _Walker(os.path.join(old, ""), old, new)
+        return walker.walk(value), walker.texts
     finally:
         sys.setrecursionlimit(limit)
 
@@ -43,6 +52,7 @@ class _Walker:
     def __init__(self, prefix: str, old: str, new: str) -> None:
         self.prefix, self.old, self.new = prefix, old, new
         self.done: dict[int, Any] = {}
+        self.texts = 0
 
     def text(self, text: str) -> str:
         if text == self.old:
@@ -56,6 +66,7 @@ class _Walker:
             moved = self.text(value)
             if moved == value or type(value) is str:
                 return moved
+            self.texts += type(value).__module__.startswith("docutils")
             copy = type(value)(moved)  # a docutils Text node: keep its parent
             copy.__dict__.update(getattr(value, "__dict__", {}))
             return copy

@@ -51,8 +51,15 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
 
     _connect(app)
     restore.on_config_inited(app, config)
-    if current(app) is None:
+    build = current(app)
+    if build is None:
         return
+    # What the project's modules read when the build imports them before the documents
+    # are read (autosummary's generation, the examples): the pages showing them depend on
+    # it. Until the reading starts (:func:`.outdated.on_before_read_docs`).
+    from docsaccel.cache.recorder import Recorder
+
+    Recorder.get().watch_between(build.project.roots, build.project.excluded)
     warnings.install(app)
     if "sphinx.ext.autodoc" in app.extensions:
         # Late: the object as the other handlers leave it.

@@ -66,6 +66,10 @@ class IncrementalBuild:
     full_reason: str | None = None
     #: The facts the build that made the state left (see :data:`MARKER`).
     previous: dict[str, Any] = field(default_factory=dict)
+    #: The root the restored state was made in, when it is another (a moved checkout),
+    #: and the documents whose text showed a path under it (read again).
+    moved_from: str | None = None
+    moved_texts: set[str] = field(default_factory=set)
     #: Files a restore wrote, with their stat and digest (not hashed again when saved).
     restored: Known = field(default_factory=dict)
     doctreedir: Path = Path()

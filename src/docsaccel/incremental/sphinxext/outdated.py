@@ -30,6 +30,7 @@ from sphinx.application import Sphinx
 from sphinx.environment import CONFIG_OK, BuildEnvironment
 from sphinx.util import logging
 
+from docsaccel.cache.recorder import Recorder
 from docsaccel.incremental.pages import Checker, Tables
 from docsaccel.incremental.sphinxext import exports
 from docsaccel.incremental.sphinxext.build import TABLES_ATTR, current, pages_of
@@ -84,7 +85,8 @@ def on_env_get_outdated(
 
 def _decide(app: Sphinx, env: BuildEnvironment, build: Any) -> dict[str, list[str]]:
     records = pages_of(env)
-    checker = Checker(Tables.from_json(getattr(env, TABLES_ATTR, None)), build.place.root)
+    tables = Tables.from_json(getattr(env, TABLES_ATTR, None))
+    checker = Checker(tables, build.place.root, moved=build.moved_from is not None)
     build.checker = checker
     warned = set(build.previous.get("warned_read") or ())
     unsafe = _unsafe_extensions(app)
@@ -93,6 +95,8 @@ def _decide(app: Sphinx, env: BuildEnvironment, build: Any) -> dict[str, list[st
         reasons: list[str] = []
         if unsafe:
             reasons.append(f"extension {unsafe[0]} does not declare it can read documents apart")
+        if docname in build.moved_texts:
+            reasons.append("its text shows a path of the checkout, which moved")
         if docname in env.reread_always:
             reasons.append("read again in every build (an import failed, or an extension asks)")
         if not (env.doctreedir / f"{docname}.doctree").is_file():
@@ -113,6 +117,7 @@ def on_before_read_docs(app: Sphinx, env: BuildEnvironment, docnames: list[str])
     build = current(app)
     if build is None:
         return
+    Recorder.get().end_between()  # each document's read records its own from here
     build.read_started_ns = time.time_ns()
     # Before they are purged: what these documents offered the pages that stay.
     build.exports_before.update(exports.offers(env, set(docnames) & set(env.all_docs)))

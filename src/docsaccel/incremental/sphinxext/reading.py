@@ -39,6 +39,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
+from sphinx.util.i18n import docname_to_domain
 
 from docsaccel.cache.deps import collect, distribution_versions
 from docsaccel.cache.fingerprint import file_digest
@@ -152,6 +153,21 @@ def _loaded_files() -> set[str]:
     return {p for p in map(_file_of, list(sys.modules.values())) if p and p.endswith(".py")}
 
 
+def _catalogs(app: Sphinx, docname: str) -> set[str]:
+    """The message catalogs that would translate the document, there or not: Sphinx notes
+    a document's catalog only when it finds one, so one added later reads it again."""
+    config = app.config
+    if not config.language or not getattr(app.builder, "use_message_catalog", False):
+        return set()
+    domain = docname_to_domain(docname, config.gettext_compact)
+    srcdir = str(app.srcdir)
+    return {
+        os.path.normpath(os.path.join(srcdir, str(d), config.language, "LC_MESSAGES", domain))
+        + ".po"
+        for d in config.locale_dirs
+    }
+
+
 def _downloads(env: BuildEnvironment, docname: str) -> set[str]:
     """The files the document links for download (``:download:``, sphinx-gallery's
     ``.py``, ``.ipynb`` and ``.zip``): the page shows their names, never their bytes,
@@ -233,7 +249,12 @@ def _record(
     for path in sorted(module_files - included):
         modules[place.key(path)] = {"shown": [], "whole": False}
     candidates = [project.absolute(key) for key in deps["files"]]
+    # What the modules' code read when it ran before this read (importing them while
+    # autosummary generated the pages, a data file a module body reads).
+    for path in sorted(module_files):
+        candidates += sorted(seen.carried_reads.get(path, ()))
     opened = set(candidates)
+    candidates += sorted(_catalogs(app, docname))
     # Relative to the source folder before Sphinx 8, absolute since (as Sphinx joins them).
     srcdir = str(env.srcdir)
     candidates += [

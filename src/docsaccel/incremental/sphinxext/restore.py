@@ -39,9 +39,14 @@ from docsaccel.cache.fingerprint import file_digest
 from docsaccel.contract import InputError, read_json
 from docsaccel.incremental.context import context_key, describe_difference, state_context
 from docsaccel.incremental.pages import Place
-from docsaccel.incremental.pysource import module_pieces
-from docsaccel.incremental.relocate import relocate
+from docsaccel.incremental.relocate import relocated
 from docsaccel.incremental.sphinxext.build import MARKER, MARKER_FORMAT, IncrementalBuild
+from docsaccel.incremental.sphinxext.conf_facts import (
+    COMPARED,
+    conf_code,
+    conf_data,
+    sphinx_libraries,
+)
 from docsaccel.incremental.state import StateError, StateStore
 
 __all__ = [
@@ -121,24 +126,16 @@ def _extension_version(extension: Any, roots: tuple[str, ...]) -> str:
     return f"{version} ({', '.join(f'{name} {v}' for name, v in dists.items())})"
 
 
-#: The name the context gives ``conf.py``'s own ``setup()``: Sphinx calls it as it does an
-#: extension's, but it is in no ``app.extensions``.
-CONF_SETUP = "conf.py setup()"
+#: The name the context gives ``conf.py`` (what it does beyond its settings,
+#: :mod:`.conf_facts`): Sphinx runs it, and its ``setup()``, as no extension.
+CONF_PY = "conf.py"
 
 
-def _conf_setup_version(config: Any, confdir: str) -> str | None:
-    """With a ``setup()`` in ``conf.py`` (which may connect any handler), the digest of
-    ``conf.py``'s code: its handlers, and the values they use, are seen by no other
-    rule."""
-    if not callable(getattr(config, "setup", None)):
-        return None
-    conf = os.path.join(confdir, "conf.py")
-    pieces = module_pieces(conf)
-    if pieces is None:
-        with contextlib.suppress(OSError):
-            return file_digest(conf)
-        return "unreadable"
-    return str(pieces["code"])
+def _conf_version(config: Any, confdir: str, root: str, builder: str) -> str:
+    kinds = COMPARED if builder in PAGE_BUILDERS else COMPARED - {"html"}
+    compared = {item.name for item in config if item.rebuild in kinds}
+    code = conf_code(os.path.join(confdir, "conf.py"), compared)
+    return f"code {code}, data {conf_data(config, root)}"
 
 
 def on_config_inited(app: Sphinx, config: Any) -> None:
@@ -177,7 +174,8 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
         builder=builder,
         sphinx=sphinx.__version__,
         docutils=docutils.__version__,
-        extensions=_extensions(app, config, roots),
+        extensions=_extensions(app, config, root, roots, builder),
+        libraries=sphinx_libraries(),
         theme=str(getattr(config, "html_theme", None)),
         tags=list(app.tags),
     )
@@ -200,11 +198,11 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
         logger.info(f"docsaccel: Sphinx state: none ({build.full_reason}): every document is read")
 
 
-def _extensions(app: Sphinx, config: Any, roots: tuple[str, ...]) -> dict[str, str]:
+def _extensions(
+    app: Sphinx, config: Any, root: str, roots: tuple[str, ...], builder: str
+) -> dict[str, str]:
     found = {name: _extension_version(e, roots) for name, e in app.extensions.items()}
-    conf_setup = _conf_setup_version(config, app.confdir)
-    if conf_setup is not None:
-        found[CONF_SETUP] = conf_setup
+    found[CONF_PY] = _conf_version(config, str(app.confdir), root, builder)
     return found
 
 
@@ -240,7 +238,10 @@ def _start(build: IncrementalBuild, fresh: bool) -> None:
     try:
         build.restored = build.store.restore(state, folders)
         if state.meta["root"] != build.place.root:
-            _relocate_folder(build.doctreedir, state.meta["root"], build.place.root)
+            build.moved_texts = _relocate_folder(
+                build.doctreedir, state.meta["root"], build.place.root
+            )
+            build.moved_from = str(state.meta["root"])
     except (StateError, OSError, pickle.UnpicklingError, EOFError, AttributeError) as exc:
         _forget_restored(build)
         logger.warning(
@@ -291,15 +292,20 @@ def _read_marker(path: Path) -> dict[str, Any] | None:
     return marker
 
 
-def _relocate_folder(doctreedir: Path, old: str, new: str) -> None:
-    """Move the paths of every pickle in the doctree folder from ``old`` to ``new``."""
+def _relocate_folder(doctreedir: Path, old: str, new: str) -> set[str]:
+    """Move the paths of every pickle in the doctree folder from ``old`` to ``new``;
+    return the documents whose text held a path under ``old``."""
+    texts = set()
     for path in [doctreedir / ENV_PICKLE_FILENAME, *sorted(doctreedir.rglob("*.doctree"))]:
         if not path.is_file():
             continue
         with open(path, "rb") as stream:
             value = pickle.load(stream)
-        value = relocate(value, old, new)
+        value, moved = relocated(value, old, new)
+        if moved and path.suffix == ".doctree":
+            texts.add(path.relative_to(doctreedir).with_suffix("").as_posix())
         partial = path.with_name(f".{path.name}.relocated")
         with open(partial, "wb") as stream:
             pickle.dump(value, stream, pickle.HIGHEST_PROTOCOL)
         os.replace(partial, path)
+    return texts

@@ -1,0 +1,103 @@
+"""What ``conf.py`` does beyond its settings, and what the build's own libraries are.
+
+Sphinx compares the configuration values it rebuilds on, and the write side compares the
+HTML ones; everything else ``conf.py`` does is seen by no other rule. It may patch a
+docstring (``pkg.f.__doc__ = ...``), connect a handler in ``setup()``, or load data a
+handler uses (``EXTRA = json.load(...)``). So the build context holds:
+
+- :func:`conf_code`: the digest of ``conf.py``'s code without its top-level assignments
+  of values that are compared anyway (editing ``html_title`` writes pages, it does not
+  throw the state away), comments and layout aside;
+- :func:`conf_data`: the digest of the data ``conf.py`` left in its namespace that is no
+  configuration value (``EXTRA`` above), paths beside the root written relative to it;
+- :func:`sphinx_libraries`: the versions of the distributions Sphinx requires (Pygments
+  colours every code block, Jinja2 renders every page), which no extension's version
+  stands for.
+
+Example::
+
+    conf_code("docs/conf.py", {"project", "html_title"})    # '5d41402abc4b2a76'
+    conf_data(app.config, "/repo")                          # 'b9f1c0d3e2a47f58'
+    sphinx_libraries()    # {'pygments': '2.20.0', 'jinja2': '3.1.6', ...}
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Collection
+from importlib import metadata
+from pathlib import PurePath
+from typing import Any
+
+from docsaccel.cache.context import context_key
+
+__all__ = ["COMPARED", "conf_code", "conf_data", "sphinx_libraries"]
+
+#: The ``rebuild`` kinds of configuration values some rule compares: Sphinx reads every
+#: document again when an ``env`` one changed, the write side writes every page when an
+#: ``html`` one did.
+COMPARED = frozenset({"env", "html"})
+_DATA = (str, int, float, bool, type(None), list, tuple, dict, set, frozenset, PurePath)
+
+
+def _assigned_names(node: ast.stmt) -> list[str] | None:
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        targets = [node.target]
+    else:
+        return None
+    if not all(isinstance(t, ast.Name) for t in targets):
+        return None
+    return [t.id for t in targets if isinstance(t, ast.Name)]
+
+
+def conf_code(path: str, compared: Collection[str]) -> str:
+    """The digest of ``conf.py``'s code but the top-level assignments of ``compared``
+    names (``"unreadable"`` when it cannot be parsed: a change of it is then not seen
+    by this rule, and Sphinx itself fails on such a file)."""
+    try:
+        with open(path, "rb") as stream:
+            tree = ast.parse(stream.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return "unreadable"
+    kept = []
+    for node in tree.body:
+        names = _assigned_names(node)
+        if names and all(name in compared for name in names):
+            continue
+        kept.append(node)
+    return context_key({"code": ast.dump(ast.Module(body=kept, type_ignores=[]))})
+
+
+def conf_data(config: Any, root: str) -> str:
+    """The digest of what ``conf.py`` left in its namespace that is data and no
+    configuration value."""
+    from docsaccel.incremental.sphinxext.writing import setting_text
+
+    raw = getattr(config, "_raw_config", None) or {}
+    values = {}
+    for name, value in sorted(raw.items()):
+        if name.startswith("_") or name in config or not isinstance(value, _DATA):
+            continue
+        values[name] = setting_text(value, root)
+    return context_key({"data": values})
+
+
+def sphinx_libraries() -> dict[str, str]:
+    """``{distribution: version}`` of what Sphinx requires, installed."""
+    found: dict[str, str] = {}
+    try:
+        requirements = metadata.requires("sphinx") or []
+    except metadata.PackageNotFoundError:
+        return found
+    for requirement in requirements:
+        if "extra ==" in requirement:
+            continue
+        name = re.split(r"[\s<>=!~;\[(]", requirement.strip(), maxsplit=1)[0]
+        try:
+            found[name.lower()] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return dict(sorted(found.items()))

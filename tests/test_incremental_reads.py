@@ -1,0 +1,135 @@
+"""The Sphinx state and what the project's modules read before the documents are read.
+
+autosummary imports the package while it generates the API pages (``builder-inited``),
+before any document is read; a module whose docstring is a data file's text read at
+import time shows that file on its pages. An edit of the data file alone reads those
+pages again, and the output equals a clean build's, file by file.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers.incremental_build import Workspace, needs_state, replace, write
+
+pytestmark = [pytest.mark.slow, needs_state]
+
+DATADOC = """import os
+
+with open(os.path.join(os.path.dirname(__file__), "doc.txt"), encoding="utf-8") as stream:
+    __doc__ = stream.read()
+"""
+EDITS = [
+    write("src/pkg/datadoc.py", DATADOC),
+    write("src/pkg/doc.txt", "Data docstring, version one.\n"),
+    replace("src/pkg/__init__.py", "import base, shapes,", "import base, datadoc, shapes,"),
+    replace("src/pkg/__init__.py", '"base", "helper",', '"base", "datadoc", "helper",'),
+    # autosummary after sphinx-gallery, and an example that does not import the package:
+    # the package is first imported after the examples ran, before any document is read.
+    replace("docs/conf.py", '    "sphinx.ext.autosummary",\n', ""),
+    replace(
+        "docs/conf.py",
+        '"docsaccel.gallery",\n',
+        '"docsaccel.gallery",\n    "sphinx.ext.autosummary",\n',
+    ),
+    replace("docs/examples/plot_mean.py", "from pkg.stats import mean\n", "mean = len\n"),
+]
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("datadoc")
+    ws = Workspace(root)
+    for edit in EDITS:
+        ws.fresh_copy(edit)
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert "api/pkg.datadoc" in built.read, built.state
+    return root / "cache"
+
+
+def test_a_data_file_a_module_read_when_autosummary_imported_it_is_read_again(base, tmp_path):
+    ws = Workspace(tmp_path)
+    for edit in EDITS:
+        ws.fresh_copy(edit)
+    shutil.copytree(base, ws.cache)
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert "api/pkg.datadoc" not in built.read, built.state
+    ws.fresh_copy(write("src/pkg/doc.txt", "Data docstring, version two.\n"))
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "cache", built.output
+    assert "api/pkg.datadoc" in built.read, built.state
+    assert "version two" in (ws.outdir / "api" / "pkg.datadoc.html").read_text("utf-8")
+    assert ws.differences() == []
+
+
+CATALOG = """msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=UTF-8\\n"
+
+msgid "{msgid}"
+msgstr "{msgstr}"
+"""
+
+
+def test_a_message_catalog_added_for_a_page_that_had_none_reads_it_again(tmp_path):
+    ws = Workspace(tmp_path)
+    ws.fresh_copy(
+        replace(
+            "docs/conf.py",
+            'project = "pkg"',
+            'project = "pkg"\nlanguage = "fr"\nlocale_dirs = ["locale"]',
+        )
+    )
+    ws.fresh_copy(
+        write(
+            "docs/locale/fr/LC_MESSAGES/guide.po",
+            CATALOG.format(msgid="Guide", msgstr="Le guide"),
+        )
+    )
+    first = ws.build()
+    assert first.returncode == 0, first.output
+    ws.fresh_copy(
+        write(
+            "docs/locale/fr/LC_MESSAGES/other.po",
+            CATALOG.format(msgid="Other page", msgstr="Autre page"),
+        )
+    )
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "cache", built.output
+    assert "other" in built.read, built.state
+    assert "Autre page" in (ws.outdir / "other.html").read_text("utf-8")
+    assert ws.differences() == []
+
+
+def test_a_page_showing_a_path_of_a_checkout_that_moved_is_read_again(tmp_path):
+    # The state is relocated into the moved checkout, its paths rewritten: a path the
+    # page's source spells out must stay as written, and only reading the page tells.
+    first = Workspace(tmp_path / "one")
+    text = f"Paths\n=====\n\nThe tree was in ``{first.project}/src``.\n"
+    edits = [
+        write("docs/paths.rst", text),
+        replace("docs/index.rst", "   other\n", "   other\n   paths\n"),
+    ]
+    for edit in edits:
+        first.fresh_copy(edit)
+    built = first.build()
+    assert built.returncode == 0, built.output
+    moved = Workspace(tmp_path / "two")
+    for edit in edits:
+        moved.fresh_copy(edit)
+    shutil.copytree(first.cache, moved.cache)
+    # A new page: every page is written again, from the relocated doctrees.
+    moved.fresh_copy(write("docs/extra.rst", "Extra\n=====\n\nMore.\n"))
+    moved.fresh_copy(replace("docs/index.rst", "   paths\n", "   paths\n   extra\n"))
+    built = moved.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "cache", built.output
+    assert "paths" in built.read, built.state
+    assert str(first.project) in (moved.outdir / "paths.html").read_text("utf-8")
+    assert moved.differences() == []
