@@ -121,10 +121,10 @@ class OutputWatch:
             self._written.add(absolute)
 
 
-def folder_status(folders: Iterable[Path]) -> dict[str, Status]:
-    """``{path: (inode, size, mtime, ctime)}`` of the files directly in ``folders``:
-    compared before and after a run, what changed (a new file, or one rewritten in
-    place) was written in between, by whatever process."""
+def folder_status(folders: Iterable[str | os.PathLike[str]], prefix: str = "") -> dict[str, Status]:
+    """``{path: (inode, size, mtime, ctime)}`` of the files directly in ``folders`` whose
+    names start with ``prefix``: compared before and after a run, what changed (a new
+    file, or one rewritten in place) was written in between, by whatever process."""
     found: dict[str, Status] = {}
     for folder in folders:
         try:
@@ -132,6 +132,9 @@ def folder_status(folders: Iterable[Path]) -> dict[str, Status]:
         except OSError:
             continue
         for entry in entries:
+            # The name first: an image folder holds every example's files.
+            if not entry.name.startswith(prefix):
+                continue
             try:
                 if not entry.is_file(follow_symlinks=False):
                     continue
@@ -155,30 +158,42 @@ def collect(
     ``stems``: those of every example in its gallery folder), its thumbnail, the copy of
     its source and every file of the source tree its page names. Only files that exist,
     inside ``srcdir``."""
-    target = Path(target_file)
-    srcdir = Path(srcdir).resolve()
-    stems = set(stems) | {target.stem}
-    found: set[Path] = {target}
+    # Plain strings throughout: this runs after every example, and every path object
+    # made and compared costs more than the string operations it wraps.
+    target = os.fspath(target_file)
+    root = os.path.realpath(srcdir)
+    stem = os.path.splitext(os.path.basename(target))[0]
+    stems = set(stems) | {stem}
+    found: set[str] = {target}
     for path in written:
-        found |= {Path(path), Path(sg_compat.final_name(path))}
-    for path, status in folder_status(sg_compat.image_folders(target)).items():
-        if before.get(path) != status and sg_compat.image_owner(Path(path).name, stems) == (
-            target.stem
-        ):
-            found.add(Path(path))
-    found.update(sg_compat.thumbnail_files(target))
-    page = sg_compat.page_file(target)
+        found.add(path)
+        found.add(sg_compat.final_name(path))
+    # Only a file named with the example's prefix can be one it owns.
+    changed = folder_status(sg_compat.image_folders(target), sg_compat.image_prefix(stem))
+    for path, status in changed.items():
+        owner = sg_compat.image_owner(os.path.basename(path), stems)
+        if before.get(path) != status and owner == stem:
+            found.add(path)
+    found.update(map(str, sg_compat.thumbnail_files(target)))
+    page = str(sg_compat.page_file(target))
     found.add(page)
-    found.update(page_references(page, srcdir))
+    found.update(_page_files(page, root))
+    inside = os.path.join(root, "")
     # The note that will list these files is written next: one of them.
-    relative = {sg_compat.run_marker_file(target.resolve()).relative_to(srcdir).as_posix()}
-    inside = os.path.join(str(srcdir), "")
+    marker = str(sg_compat.run_marker_file(os.path.realpath(target)))
+    if not marker.startswith(inside):
+        raise ValueError(f"{marker!r} is not in the subpath of {root!r}")
+    relative = {_posix(marker[len(inside) :])}
     folders: dict[str, str] = {}
     for path in found:
-        real = _real_path(str(path), folders)
+        real = _real_path(path, folders)
         if real.startswith(inside) and os.path.isfile(real):
-            relative.add(Path(real[len(inside) :]).as_posix())
+            relative.add(_posix(real[len(inside) :]))
     return sorted(relative)
+
+
+def _posix(relative: str) -> str:
+    return relative if os.sep == "/" else relative.replace(os.sep, "/")
 
 
 def _real_path(path: str, folders: dict[str, str]) -> str:
@@ -227,9 +242,11 @@ def _file_names(lines: list[str]) -> list[str]:
     index = 0
     while index < len(lines):
         line = lines[index]
-        directive = _DIRECTIVE.match(line)
+        # Each pattern needs its literal text: most lines of a page have neither.
+        directive = _DIRECTIVE.match(line) if ".." in line else None
         if directive is None:
-            names += [a or b for a, b in _DOWNLOAD.findall(line)]
+            if ":download:" in line:
+                names += [a or b for a, b in _DOWNLOAD.findall(line)]
             index += 1
             if line.rstrip().endswith("::"):  # a literal block follows
                 index = _skip_block(lines, index, _indent(line))
@@ -260,25 +277,34 @@ def page_references(page: Path, srcdir: Path) -> list[Path]:
     shows as text (an example's printed output, code, raw HTML) names nothing; URLs and
     paths that leave ``srcdir`` are not files of the source tree. A page that cannot be
     read names nothing."""
+    return [Path(path) for path in _page_files(os.fspath(page), os.path.realpath(srcdir))]
+
+
+def _page_files(page: str, root: str) -> list[str]:
+    """:func:`page_references` as strings; ``root``: the source dir, resolved."""
     try:
-        text = page.read_text(encoding="utf-8")
+        with open(page, encoding="utf-8") as handle:
+            text = handle.read()
     except (OSError, UnicodeDecodeError):
         return []
-    srcdir = Path(srcdir).resolve()
+    folder = os.path.dirname(os.path.abspath(page))
     found = []
     for name in _file_names(text.splitlines()):
-        path = _source_path(name, page, srcdir)
+        path = _source_path(name, folder, root)
         if path is not None and path not in found:
             found.append(path)
     return found
 
 
-def _source_path(name: str, page: Path, srcdir: Path) -> Path | None:
+def _source_path(name: str, folder: str, root: str) -> str | None:
     if not name or "://" in name or name.startswith(("data:", "#")):
         return None
-    path = srcdir / name.lstrip("/") if name.startswith("/") else page.parent / name
-    resolved = Path(os.path.normpath(path.absolute()))
-    return resolved if resolved.is_relative_to(srcdir) else None
+    path = (
+        os.path.join(root, name.lstrip("/")) if name.startswith("/") else os.path.join(folder, name)
+    )
+    resolved = os.path.abspath(path)
+    inside = resolved == root or resolved.startswith(os.path.join(root, ""))
+    return resolved if inside else None
 
 
 def missing_references(page: Path, srcdir: Path) -> list[str]:

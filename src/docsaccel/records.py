@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -228,16 +228,19 @@ class _JournalFile:
 _journals: dict[str, _JournalFile] = {}
 
 
-def read_records(records_dir: Path | str, files: bool = True) -> dict[str, dict[str, Any]]:
+def read_records(
+    records_dir: Path | str, files: bool = True, superseded: Container[str] = ()
+) -> dict[str, dict[str, Any]]:
     """Every valid record under ``records_dir`` by id; unreadable ones are skipped.
 
     A record file wins over journal lines; of the journal lines of one example, the last
-    one read wins. ``files=False``: the journals only.
+    one read wins. ``files=False``: the journals only. ``superseded``: ids whose journal
+    lines the caller replaces with records of its own: they are left out unchecked.
     """
     records_dir = Path(records_dir)
     records: dict[str, dict[str, Any]] = {}
     for path in sorted(records_dir.glob(f"{RecordJournal.PREFIX}*.jsonl")):
-        for record in _read_lines(path):
+        for record in _read_lines(path, superseded):
             records[record["id"]] = record
     for path in sorted(records_dir.glob("*.json")) if files else ():
         record = _read(path)
@@ -253,7 +256,7 @@ def _read(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def _read_lines(path: Path) -> list[dict[str, Any]]:
+def _read_lines(path: Path, superseded: Container[str] = ()) -> list[dict[str, Any]]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, ValueError):
@@ -261,7 +264,11 @@ def _read_lines(path: Path) -> list[dict[str, Any]]:
     found = []
     for line in lines:
         try:
-            found.append(schema.validate_record(parse_json(line, str(path), "record"), path))
+            data = parse_json(line, str(path), "record")
+            found_id = data.get("id") if isinstance(data, dict) else None
+            if isinstance(found_id, str) and found_id in superseded:
+                continue  # replaced by the caller's own: checking it would be wasted
+            found.append(schema.validate_record(data, path))
         except InputError:
             continue  # a line cut short by a crash
     return found

@@ -26,8 +26,9 @@ so an upgrade that moves them breaks one module, and the tests say which functio
   list of written files was kept, :mod:`docsaccel.outputs`);
 - how sphinx-gallery names what it writes for an example: its page
   (:func:`page_file`), its images and thumbnail (:func:`image_folders`,
-  :func:`image_owner`, :func:`thumbnail_files`), and the ``.new`` files it writes then
-  moves over the final one only when they differ (:func:`final_name`);
+  :func:`image_owner`, :func:`image_prefix`, :func:`thumbnail_files`), and the ``.new``
+  files it writes then moves over the final one only when they differ
+  (:func:`final_name`);
 - where the plugin notes whether an example's outputs come from a fast or a full run
   (:func:`run_marker_file`): beside sphinx-gallery's ``.md5``, as the outputs live in
   the source tree whatever the output folder;
@@ -91,6 +92,7 @@ __all__ = [
     "hide_frames",
     "image_folders",
     "image_owner",
+    "image_prefix",
     "install_hook",
     "is_executable",
     "is_measurement_file",
@@ -586,7 +588,8 @@ def output_files(target_file: Path) -> list[Path]:
     images = re.compile(rf"sphx_glr_{re.escape(stem)}_\d{{3,}}\.\w+")
     thumbs = re.compile(rf"sphx_glr_{re.escape(stem)}_thumb\.\w+")
     found = [path for path in beside if path.is_file()]
-    found += _matching(folder / "images", images) + _matching(folder / "images" / "thumb", thumbs)
+    found += _matching(folder / "images", images.fullmatch)
+    found += _matching(folder / "images" / "thumb", thumbs.fullmatch)
     return found
 
 
@@ -614,8 +617,19 @@ def image_owner(name: str, stems: Iterable[str]) -> str | None:
 
         image_owner("sphx_glr_plot_x_100_001.png", ["plot_x", "plot_x_100"])  # 'plot_x_100'
     """
-    owners = [stem for stem in stems if name.startswith(f"sphx_glr_{stem}_")]
+    owners = [stem for stem in stems if name.startswith(image_prefix(stem))]
     return max(owners, key=len) if owners else None
+
+
+def image_prefix(stem: str) -> str:
+    """How the name of every image and thumbnail of the example ``stem`` starts:
+    ``sphx_glr_<stem>_`` (a file without it is never the example's, see
+    :func:`image_owner`)."""
+    return f"sphx_glr_{stem}_"
+
+
+# What follows ``<prefix>thumb.`` in a thumbnail's name: its extension.
+_EXTENSION = re.compile(r"\w+")
 
 
 def thumbnail_files(target_file: Path | str) -> list[Path]:
@@ -623,8 +637,14 @@ def thumbnail_files(target_file: Path | str) -> list[Path]:
     sphinx-gallery leaves one that exists alone when the example made no image, so it is
     the example's output whether or not this run wrote it."""
     target = Path(target_file)
-    pattern = re.compile(rf"sphx_glr_{re.escape(target.stem)}_thumb\.\w+")
-    return _matching(image_folders(target)[1], pattern)
+    # A plain prefix, not a pattern made for the stem: asked once per example, a new
+    # pattern would be compiled each time.
+    prefix = f"{image_prefix(target.stem)}thumb."
+
+    def is_thumbnail(name: str) -> bool:
+        return name.startswith(prefix) and _EXTENSION.fullmatch(name, len(prefix)) is not None
+
+    return _matching(image_folders(target)[1], is_thumbnail)
 
 
 def final_name(path: str) -> str:
@@ -639,11 +659,15 @@ def final_name(path: str) -> str:
     return path
 
 
-def _matching(folder: Path, pattern: re.Pattern[str]) -> list[Path]:
+def _matching(folder: Path, wanted: Callable[[str], object]) -> list[Path]:
+    """The files of ``folder`` whose names are ``wanted``, sorted."""
     if not folder.is_dir():
         return []
-    # The name first: a folder of every example's images, asked once per example.
-    return sorted(p for p in folder.iterdir() if pattern.fullmatch(p.name) and p.is_file())
+    # The name first, before any path is made: a folder of every example's images, asked
+    # once per example.
+    with os.scandir(folder) as entries:
+        names = sorted(e.name for e in entries if wanted(e.name) and e.is_file())
+    return [folder / name for name in names]
 
 
 def run_order(src_files: Iterable[str], gallery_conf: dict[str, Any]) -> list[str]:

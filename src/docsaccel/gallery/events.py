@@ -199,9 +199,11 @@ def _on_before_gallery(app: Sphinx) -> None:
     shutil.rmtree(build.records_dir, ignore_errors=True)
     build.records_dir.mkdir(parents=True, exist_ok=True)
     forget_written(build.records_dir)
-    from docsaccel.shard.roles import apply_shard_settings
+    if build.settings.shard_examples is not None or build.settings.shard_records is not None:
+        # Imported for a shard or merge build only: most builds are neither.
+        from docsaccel.shard.roles import apply_shard_settings
 
-    build.imported = apply_shard_settings(build.settings, build.examples, gallery_conf)
+        build.imported = apply_shard_settings(build.settings, build.examples, gallery_conf)
     # A merge build takes the shards' pages as they are (their fast flag is checked above).
     for example in build.examples if build.settings.shard_records is None else ():
         made_by = _made_by(build, example)

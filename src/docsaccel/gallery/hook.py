@@ -244,6 +244,10 @@ class ExampleHook:
     _near: NearBudgetWatch = field(default_factory=NearBudgetWatch, repr=False)
     _run: _Run | None = field(default=None, repr=False)
     _journal: RecordJournal = field(init=False, repr=False)
+    #: ``{folder: (number of examples, stems)}`` (:meth:`_stems`).
+    _stems_by_folder: dict[str, tuple[int, list[str]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         self._journal = RecordJournal(self.records_dir)
@@ -439,7 +443,11 @@ class ExampleHook:
         run.srcdir = str(gallery_conf.get("src_dir") or "")
         folders = [os.path.join(run.srcdir, g) for _, g in sg_compat.gallery_dirs(gallery_conf)]
         outputs.OutputWatch.get().start(folders)
-        run.images_before = outputs.folder_status(sg_compat.image_folders(run.example.target_file))
+        target = run.example.target_file
+        stem = os.path.splitext(os.path.basename(target))[0]
+        run.images_before = outputs.folder_status(
+            sg_compat.image_folders(target), sg_compat.image_prefix(stem)
+        )
 
     def _outputs(self, run: _Run) -> list[str] | None:
         """The files sphinx-gallery and the scrapers wrote for the example, inside the
@@ -448,14 +456,23 @@ class ExampleHook:
         if not run.srcdir:
             return None
         folder = os.path.dirname(run.example.target_file)
+        return outputs.collect(
+            run.example.target_file, run.srcdir, written, run.images_before, self._stems(folder)
+        )
+
+    def _stems(self, folder: str) -> list[str]:
+        """The stems of the examples whose outputs go to ``folder``: worked out once per
+        folder (again when the plan grows), not for each of its examples."""
+        cached = self._stems_by_folder.get(folder)
+        if cached is not None and cached[0] == len(self.examples):
+            return cached[1]
         stems = [
             os.path.splitext(os.path.basename(e.target_file))[0]
             for e in self.examples.values()
             if os.path.dirname(e.target_file) == folder
         ]
-        return outputs.collect(
-            run.example.target_file, run.srcdir, written, run.images_before, stems
-        )
+        self._stems_by_folder[folder] = (len(self.examples), stems)
+        return stems
 
     def _interrupted(self, run: _Run, elapsed: float) -> str:
         tier = run.deadline.tier if run.deadline is not None else None

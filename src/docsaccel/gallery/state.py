@@ -103,7 +103,9 @@ class GalleryBuild:
         build's workers'), then what this process wrote itself, which no change to the
         files can take back. A record file this process did not write is none of this
         build's (the plugin writes them once the gallery has run, in this process)."""
-        return {**read_records(self.records_dir, files=False), **written_here(self.records_dir)}
+        written = written_here(self.records_dir)
+        journals = read_records(self.records_dir, files=False, superseded=written)
+        return {**journals, **written}
 
     def keep_lock(self) -> None:
         """Lock the output folder again if an example removed its lock; when another build

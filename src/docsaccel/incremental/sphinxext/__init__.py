@@ -102,6 +102,10 @@ def _connect(app: Sphinx) -> None:
 def _on_purge_doc(app: Sphinx, env: Any, docname: str) -> None:
     # In every build, the cache on or off: a document read again by a build without the
     # state must not keep its record in the environment a later build with it restores.
+    from docsaccel.incremental.sphinxext.build import PAGES_ATTR
+
+    if not getattr(env, PAGES_ATTR, None):
+        return  # no record in the environment to drop: the reading side is not imported
     from docsaccel.incremental.sphinxext import reading
 
     reading.on_purge_doc(app, env, docname)

@@ -19,12 +19,16 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from docsaccel.cache.deps import Project
 from docsaccel.formats import Format
-from docsaccel.incremental.pages import Place
-from docsaccel.incremental.state import Known, StateStore
+
+if TYPE_CHECKING:
+    # Types only: every build asks this module for PAGES_ATTR (at env-purge-doc), and
+    # most builds keep no state and need none of these modules.
+    from docsaccel.cache.deps import Project
+    from docsaccel.incremental.pages import Place
+    from docsaccel.incremental.state import Known, StateStore
 
 __all__ = [
     "MARKER",
