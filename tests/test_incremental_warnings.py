@@ -8,8 +8,10 @@ accelerated build has the cache of a build of the same tree, the clean one an em
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from helpers.incremental_build import Built, Workspace, from_cache, needs_state
+from helpers.incremental_build import Built, Workspace, from_cache, needs_state, replace
 
 pytestmark = [pytest.mark.slow, needs_state]
 
@@ -35,3 +37,45 @@ def test_a_restored_example_warns_as_its_run_did(tmp_path):
     assert HINT in clean.output and clean.returncode == 1, clean.output
     assert HINT in accelerated.output, accelerated.output
     assert accelerated.returncode == clean.returncode
+
+
+#: The same function described on two pages: Sphinx warns on the page it reads second.
+DUPLICATE = [
+    replace(
+        "docs/guide.rst",
+        "Details\n",
+        ".. py:function:: pkg.twice()\n\n   Described here.\n\nDetails\n",
+    ),
+    replace(
+        "docs/other.rst",
+        ":class:`pkg.shapes.Circle`.",
+        ":class:`pkg.shapes.Circle`.\n\n.. py:function:: pkg.twice()\n\n   And here.\n",
+    ),
+]
+DUPLICATE_WARNING = "duplicate object description of pkg.twice, other instance in guide"
+
+
+def _warnings(output: str) -> list[str]:
+    return sorted(line for line in output.splitlines() if "WARNING" in line)
+
+
+def test_a_duplicate_description_warns_again_with_nothing_changed(tmp_path: Path):
+    # Serial: Sphinx's parallel read checks no duplicate between its reading processes, so
+    # whether a -j N build warns depends on how it splits the documents to read.
+    jobs = 1
+    first = Workspace(tmp_path / "first", jobs=jobs)
+    for edit in DUPLICATE:
+        first.fresh_copy(edit)
+    built = first.build(None, "-D", "docsaccel_cache_granularity=function")
+    assert built.returncode == 0, built.output
+    assert DUPLICATE_WARNING in built.output, built.output
+    ws = from_cache(first.cache, tmp_path / "second", DUPLICATE, jobs=jobs)
+    args = ("-W", "--keep-going", "-D", "docsaccel_cache_granularity=function")
+    accelerated = ws.build(None, *args)
+    assert accelerated.state["origin"] == "cache", accelerated.output
+    assert {"guide", "other"} <= accelerated.read, accelerated.state
+    assert "api/pkg" not in accelerated.read, accelerated.state
+    clean = _clean(ws, *args)
+    assert clean.returncode == 1, clean.output
+    assert accelerated.returncode == clean.returncode, accelerated.output
+    assert _warnings(accelerated.output) == _warnings(clean.output)

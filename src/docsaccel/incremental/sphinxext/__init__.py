@@ -78,6 +78,7 @@ def _connect(app: Sphinx) -> None:
     app.connect("builder-inited", writing.install, priority=950)
     app.connect("env-get-outdated", outdated.on_env_get_outdated, priority=1)
     app.connect("env-before-read-docs", outdated.on_before_read_docs, priority=900)
+    app.connect("env-before-read-docs", order.on_before_read_docs, priority=950)
     app.connect("source-read", reading.on_source_read, priority=1)
     app.connect("doctree-read", reading.on_doctree_read, priority=999)
     app.connect("env-updated", reading.on_env_updated, priority=1)

@@ -8,10 +8,12 @@ not read again first and appends what the documents read again add, so a diction
 order differs from a clean build's, and that order shows in the output: the locations of
 an entry of the search index, the first of several targets a fuzzy cross-reference finds.
 
-So, after reading (:func:`on_env_updated`), every dictionary of a domain's data whose
-keys are documents, or whose values each name their document (the document, or a tuple or
-a named tuple whose first item is it), is put in the documents' sorted order, stable, each
-document's own entries in their order; a dictionary of another shape is left as it is.
+Before reading (:func:`on_before_read_docs`), the documents to read are purged all at
+once, as a parallel read does. After reading (:func:`on_env_updated`), every dictionary of
+a domain's data whose keys are documents, or whose values each name their document (the
+document, or a tuple or a named tuple whose first item is it), is put in the documents'
+sorted order, stable, each document's own entries in their order; a dictionary of another
+shape is left as it is.
 A clean build gets the same treatment: with ``-j N`` it merges the documents' data in the
 order its reading processes finish, which this makes the order of a serial build.
 Before writing (:func:`before_writing`), the search index's index entries are laid out in
@@ -34,7 +36,15 @@ from typing import Any
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 
-__all__ = ["before_writing", "document_of", "in_document_order", "on_env_updated"]
+from docsaccel.incremental.sphinxext.build import current
+
+__all__ = [
+    "before_writing",
+    "document_of",
+    "in_document_order",
+    "on_before_read_docs",
+    "on_env_updated",
+]
 
 
 def document_of(value: Any, docnames: Mapping[str, int]) -> str | None:
@@ -84,6 +94,22 @@ def on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
                 initial = domain.initial_data.get(name)
                 in_document_order(value, docnames, initial if isinstance(initial, dict) else ())
     return []
+
+
+def on_before_read_docs(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    """A restored environment without what the documents to read put there, before the
+    first is read (as in a parallel read, and a clean build, which has none of it).
+
+    A serial read purges each document just before reading it: the first read would meet
+    the stale entries of one read after it (and warn of a duplicate a clean build reports
+    on the other document)."""
+    build = current(app)
+    if build is None or not build.origin:
+        return
+    for docname in docnames:
+        if docname in env.all_docs:
+            app.emit("env-purge-doc", env, docname)
+            env.clear_doc(docname)
 
 
 def before_writing(env: BuildEnvironment) -> None:
