@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.incremental_build import Built, Workspace, from_cache, needs_state, replace
+from helpers.incremental_build import Built, Workspace, from_cache, needs_state, replace, write
 
 pytestmark = [pytest.mark.slow, needs_state]
 
@@ -79,3 +79,37 @@ def test_a_duplicate_description_warns_again_with_nothing_changed(tmp_path: Path
     assert clean.returncode == 1, clean.output
     assert accelerated.returncode == clean.returncode, accelerated.output
     assert _warnings(accelerated.output) == _warnings(clean.output)
+
+
+#: The example takes longer than its budget (``on overrun: warn``, the default); function
+#: granularity, so that the cache's suggestion is no warning of these builds.
+SLOW_EXAMPLE = [
+    replace(
+        "docs/examples/plot_mean.py",
+        "print(mean(",
+        "import time\n\ntime.sleep(0.5)\nprint(mean(",
+    ),
+    write("docs/budgets.toml", 'default = 0.2\n'),
+    replace(
+        "docs/conf.py", 'project = "pkg"', 'project = "pkg"\ndocsaccel_budgets = "budgets.toml"'
+    ),
+]
+OVER_BUDGET = "examples/plot_mean.py took"
+
+
+def test_a_restored_example_over_its_budget_warns_as_its_run_did(tmp_path: Path):
+    args = ("-D", "docsaccel_cache_granularity=function")
+    first = Workspace(tmp_path / "first")
+    for edit in SLOW_EXAMPLE:
+        first.fresh_copy(edit)
+    built = first.build(None, *args)
+    assert built.returncode == 0, built.output
+    assert OVER_BUDGET in built.output, built.output
+    ws = from_cache(first.cache, tmp_path / "second", SLOW_EXAMPLE)
+    accelerated = ws.build(None, "-W", *args)
+    assert "examples/plot_mean.py" not in accelerated.ran, accelerated.output
+    clean = _clean(ws, "-W", *args)
+    assert "examples/plot_mean.py" in clean.ran
+    assert clean.returncode == 1 and OVER_BUDGET in clean.output, clean.output
+    assert OVER_BUDGET in accelerated.output, accelerated.output
+    assert accelerated.returncode == clean.returncode
