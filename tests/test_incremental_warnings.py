@@ -89,7 +89,7 @@ SLOW_EXAMPLE = [
         "print(mean(",
         "import time\n\ntime.sleep(0.5)\nprint(mean(",
     ),
-    write("docs/budgets.toml", 'default = 0.2\n'),
+    write("docs/budgets.toml", "default = 0.2\n"),
     replace(
         "docs/conf.py", 'project = "pkg"', 'project = "pkg"\ndocsaccel_budgets = "budgets.toml"'
     ),
