@@ -302,6 +302,7 @@ class CacheBuild:
                 continue
             if self.audited.get(example_id) == VERIFIED:
                 self.store.touch(self.audits[example_id])  # it holds what the run made
+                stored_deps[example_id] = self.audits[example_id].deps
                 continue
             if not sg_compat.is_unchanged(example.src_file, example.target_file):
                 continue  # sphinx-gallery kept no md5: it would run the example again
@@ -346,7 +347,11 @@ class CacheBuild:
                 self.warn(
                     f"docsaccel cache: cannot store {example_id} in {self.store.folder}: {exc}"
                 )
-        hint = self._granularity_hint(stored_deps)
+        # Of the examples restored too: the hint is a property of what an example depends
+        # on, so a build restoring it says it as the build that ran it did (under ``-W`` the
+        # exit code must not depend on whether the example came from the cache).
+        kept = {example_id: entry.deps for example_id, entry in self.restored.items()}
+        hint = self._granularity_hint({**kept, **stored_deps})
         summary = {
             "hits": len(self.hits),
             "misses": len(self.missed),
@@ -372,7 +377,8 @@ class CacheBuild:
         if self.recording.granularity != "module" or not stored:
             return None
         example, deps = max(
-            stored.items(), key=lambda item: sum(p.endswith(".py") for p in item[1]["files"])
+            sorted(stored.items()),
+            key=lambda item: sum(p.endswith(".py") for p in item[1]["files"]),
         )
         used = sum(p.endswith(".py") for p in deps["files"])
         total = _project_python_files(self.recording.project)

@@ -11,8 +11,9 @@ Loaded by the gallery plugin (``docsaccel.gallery``) and active when the example
    generated their sources, the pages to write are decided by content from here on.
 3. ``env-get-outdated`` (:mod:`.outdated`): the documents to read, by content.
 4. ``source-read`` ... ``doctree-read`` (:mod:`.reading`): each document's record.
-5. ``env-get-updated`` (:mod:`.writing`): the pages whose output depends on what changed.
-6. ``build-finished`` (:mod:`.save`): the state is kept for the next build.
+5. ``env-updated`` (:mod:`.order`): the domains' data in the order of a clean build.
+6. ``env-get-updated`` (:mod:`.writing`): the pages whose output depends on what changed.
+7. ``build-finished`` (:mod:`.save`): the state is kept for the next build.
 
 Warnings are attributed to documents throughout (:mod:`.warnings`).
 
@@ -78,15 +79,18 @@ def _on_report(app: Sphinx, exception: BaseException | None) -> None:
 
 def _connect(app: Sphinx) -> None:
     """The handlers of a build that may keep a state, in the order of the module doc."""
-    from docsaccel.incremental.sphinxext import outdated, reading, save, writing
+    from docsaccel.incremental.sphinxext import order, outdated, reading, save, writing
 
     # After sphinx-gallery (500) and the gallery plugin (900) wrote the generated pages.
     app.connect("builder-inited", writing.install, priority=950)
     app.connect("env-get-outdated", outdated.on_env_get_outdated, priority=1)
     app.connect("env-before-read-docs", outdated.on_before_read_docs, priority=900)
+    app.connect("env-before-read-docs", order.on_before_read_docs, priority=950)
     app.connect("source-read", reading.on_source_read, priority=1)
     app.connect("doctree-read", reading.on_doctree_read, priority=999)
     app.connect("env-updated", reading.on_env_updated, priority=1)
+    # After every extension's env-updated: the data as a clean build orders it.
+    app.connect("env-updated", order.on_env_updated, priority=990)
     app.connect("env-merge-info", reading.on_merge_info)
     # After the toctree collector has numbered the sections (500).
     app.connect("env-get-updated", writing.on_env_get_updated, priority=900)

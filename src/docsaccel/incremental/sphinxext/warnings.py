@@ -11,7 +11,8 @@ A warning is the document's whose location it names (a docname, or its source fi
 without one, the document being read or written in that process. Warnings of a parallel
 reader arrive in the main process just before its documents are merged
 (:func:`assign_chunk`): one without a location counts for every document of that reader.
-One from a parallel writer without a location counts for every page written.
+One from a parallel writer without a location counts for every page written. A
+duplicate's warning ("other instance in ...") counts for the other document too.
 
 Example (what ``setup`` installs)::
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from typing import Any
 
 from docutils import nodes
@@ -33,6 +35,8 @@ from docsaccel.incremental.sphinxext.build import IncrementalBuild, current
 __all__ = ["assign_chunk", "install", "uninstall"]
 
 _SEEN = "_docsaccel_attributed"
+#: How Sphinx's domains name the other document of a duplicate (a docname or a path).
+_OTHER_INSTANCE = re.compile(r"other instance in ([^,]+)")
 
 
 class _Attributor(logging.Handler):
@@ -60,7 +64,15 @@ class _Attributor(logging.Handler):
             elif phase == "write" and self.app.parallel > 1:
                 build.warned_write.add("*")
             return
-        (build.warned_write if phase == "write" else build.warned_read).add(docname)
+        warned = build.warned_write if phase == "write" else build.warned_read
+        warned.add(docname)
+        # A duplicate (an object, a label, a citation) warns in the document read second
+        # and names the first: read alone, the second finds no other instance (the first's
+        # entry was replaced by its own) and says nothing. Both are read again.
+        for other in _OTHER_INSTANCE.findall(record.getMessage()):
+            named = self._docname(other.strip())
+            if named is not None:
+                warned.add(named)
 
     def _docname(self, location: Any) -> str | None:
         env = getattr(self.app, "env", None)

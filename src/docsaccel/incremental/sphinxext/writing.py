@@ -49,7 +49,7 @@ from docsaccel import sg_compat
 from docsaccel.cache.context import context_key
 from docsaccel.cache.fingerprint import file_digest
 from docsaccel.incremental.pages import Checker, Place, Tables
-from docsaccel.incremental.sphinxext import exports
+from docsaccel.incremental.sphinxext import exports, order
 from docsaccel.incremental.sphinxext.build import TABLES_ATTR, IncrementalBuild, current, pages_of
 from docsaccel.incremental.sphinxext.sphinx_compat import source_suffix
 from docsaccel.incremental.state import untouched
@@ -288,6 +288,7 @@ def on_write_started(app: Sphinx, builder: Any) -> None:
     build.files_to_rebuild = app.env.files_to_rebuild
     app.env.files_to_rebuild = {}
     restore_index_entries(app.env, build.previous.get(INDEX_ENTRIES))
+    order.before_writing(app.env)
 
 
 #: Sphinx's search index takes the index entries of every page from the environment,

@@ -1,0 +1,122 @@
+"""What the documents put in the environment, in the order a clean build puts it there.
+
+Sphinx reads the documents in sorted order, so a clean build inserts the domains' data
+(the Python domain's objects and modules, the standard domain's labels, the index
+entries...) in that order, and the search index feeds the pages' index entries in the
+order it writes them (sorted too). A restored environment holds the data of the documents
+not read again first and appends what the documents read again add, so a dictionary's
+order differs from a clean build's, and that order shows in the output: the locations of
+an entry of the search index, the first of several targets a fuzzy cross-reference finds.
+
+Before reading (:func:`on_before_read_docs`), the documents to read are purged all at
+once, as a parallel read does. After reading (:func:`on_env_updated`), every dictionary of
+a domain's data whose keys are documents, or whose values each name their document (the
+document, or a tuple or a named tuple whose first item is it), is put in the documents'
+sorted order, stable, each document's own entries in their order; a dictionary of another
+shape is left as it is.
+A clean build gets the same treatment: with ``-j N`` it merges the documents' data in the
+order its reading processes finish, which this makes the order of a serial build.
+Before writing (:func:`before_writing`), the search index's index entries are laid out in
+the documents' order.
+
+Example::
+
+    >>> env.domains["py"].data["modules"]             # pkg.area read again, appended
+    {'pkg': ('api/pkg', ...), 'pkg.base': ('api/pkg.base', ...), 'pkg.area': ('api/pkg.area', ...)}
+    >>> on_env_updated(app, env)
+    >>> list(env.domains["py"].data["modules"])
+    ['pkg', 'pkg.area', 'pkg.base']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+
+from docsaccel.incremental.sphinxext.build import current
+
+__all__ = [
+    "before_writing",
+    "document_of",
+    "in_document_order",
+    "on_before_read_docs",
+    "on_env_updated",
+]
+
+
+def document_of(value: Any, docnames: Mapping[str, int]) -> str | None:
+    """The document a domain's value names (``docname`` or ``(docname, ...)``), else None."""
+    if isinstance(value, tuple) and value:
+        value = value[0]
+    return value if isinstance(value, str) and value in docnames else None
+
+
+def in_document_order(
+    data: dict[Any, Any], docnames: Mapping[str, int], initial: Iterable[Any] = ()
+) -> bool:
+    """Put ``data`` in the order of ``docnames`` (``{docname: position}``), in place, when
+    its keys are documents or its values each name theirs (but the keys of the domain's
+    initial data, first in every build); whether it had that shape."""
+    first = set(initial)
+    if all(isinstance(k, str) and k in docnames for k in data):
+        position = {k: docnames[k] for k in data}
+    else:
+        position = {}
+        for key, value in data.items():
+            docname = document_of(value, docnames)
+            if docname is not None:
+                position[key] = docnames[docname]
+            elif key in first:
+                position[key] = -1
+            else:
+                return False  # a shape this does not know: left as it is
+    # Stable: a document's own entries keep their order.
+    ordered = sorted(data.items(), key=lambda item: position[item[0]])
+    if [k for k, _ in ordered] != list(data):
+        data.clear()
+        data.update(ordered)
+    return True
+
+
+def _positions(docnames: Iterable[str]) -> dict[str, int]:
+    return {d: i for i, d in enumerate(sorted(docnames))}
+
+
+def on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
+    """Every domain's document-keyed data in the documents' sorted order."""
+    docnames = _positions(env.all_docs)
+    for domain in env.domains.values():
+        for name, value in domain.data.items():
+            if isinstance(value, dict):
+                initial = domain.initial_data.get(name)
+                in_document_order(value, docnames, initial if isinstance(initial, dict) else ())
+    return []
+
+
+def on_before_read_docs(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    """A restored environment without what the documents to read put there, before the
+    first is read (as in a parallel read, and a clean build, which has none of it).
+
+    A serial read purges each document just before reading it: the first read would meet
+    the stale entries of one read after it (and warn of a duplicate a clean build reports
+    on the other document)."""
+    build = current(app)
+    if build is None or not build.origin:
+        return
+    for docname in docnames:
+        if docname in env.all_docs:
+            app.emit("env-purge-doc", env, docname)
+            env.clear_doc(docname)
+
+
+def before_writing(env: BuildEnvironment) -> None:
+    """The search index's index entries as a clean build writes them: a place for every
+    page's in the documents' order (the pages written fill theirs in where they stand)."""
+    entries = getattr(env, "_search_index_index_entries", None)
+    if isinstance(entries, dict):
+        kept = {d: entries.get(d, []) for d in sorted(env.found_docs)}
+        entries.clear()
+        entries.update(kept)
