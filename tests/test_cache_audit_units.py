@@ -197,3 +197,18 @@ def test_what_two_varying_runs_agree_on_must_be_in_the_entry(tmp_path: Path) -> 
     assert len(drawn) == 1 and drawn[0].startswith("a.png: ") and "same in both runs" in drawn[0]
     missing = unexplained(run("none", "Title", "data: v2", "draw 0.4"), first, second)
     assert missing == ["a.png: in both fresh runs, not in the cache"]
+
+
+def test_a_log_line_with_the_time_of_day_is_no_difference(tmp_path: Path) -> None:
+    # Two runs a second apart both log "Tue Dec  1 22:21:57": the clock, not an input.
+    def run(name: str, stamp: str, value: str = "2") -> Outputs:
+        log = _file(tmp_path / name, "LOG.TXT", f"WARNING {stamp}: attribute {value}\n".encode())
+        return Outputs(written={"docs/LOG.TXT": log})
+
+    entry = run("entry", "Tue Dec  1 21:03:12 2026")
+    first = run("first", "Tue Dec  1 22:21:57 2026")
+    second = run("second", "Tue Dec  1 22:21:57 2026")
+    assert differences(entry, first) == []
+    assert unexplained(entry, first, second) == []
+    # What the line says besides the time still counts.
+    assert differences(entry, run("other", "Tue Dec  1 22:21:57 2026", "3")) != []

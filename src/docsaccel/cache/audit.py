@@ -7,6 +7,7 @@ once the gallery has run, its outputs are compared with the entry's:
 
 - the page, with the measured time and memory masked
   (:func:`docsaccel.sg_compat.mask_measurements`), which holds the example's text outputs;
+  in it and in every other text file, dates and times of day (:func:`mask_clock`);
 - images by their pixels (metadata and compression aside), every frame of an animation;
 - the downloadable files: the notebook and JSON files by their data, a zip by its
   members, any other file by its bytes; and the files it wrote for later examples.
@@ -34,6 +35,7 @@ import difflib
 import io
 import json
 import os
+import re
 import shutil
 import zipfile
 from collections.abc import Iterator, Mapping
@@ -53,8 +55,31 @@ __all__ = [
     "dependency_labels",
     "differences",
     "entry_outputs",
+    "mask_clock",
     "unexplained",
 ]
+
+#: A date and time of day, as logs write them (``Tue Dec  1 22:21:57 2026``, ISO 8601,
+#: ``22:21:57.123``): the clock, which no input of the example decides, and which two
+#: runs a second apart may print alike (a library's log file, MuJoCo's ``MUJOCO_LOG.TXT``).
+_CLOCK = re.compile(
+    r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+    r" [ \d]\d \d\d:\d\d:\d\d \d{4}\b"
+    r"|\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?"
+    r"|\b\d\d:\d\d:\d\d(?:[.,]\d+)?\b"
+)
+
+
+def mask_clock(text: str) -> str:
+    """``text`` with every date and time of day replaced by ``<clock>``.
+
+    Example::
+
+        mask_clock("WARNING Tue Dec  1 22:21:57 2026: compiler attribute")
+        # 'WARNING <clock>: compiler attribute'
+    """
+    return _CLOCK.sub("<clock>", text)
+
 
 #: At most this many differences are kept for a record: the first ones tell the story.
 DIFFERENCES_KEPT = 20
@@ -143,8 +168,8 @@ def compare_file(
     suffix = os.path.splitext(relative)[1].lower()
     if relative.endswith(".rst"):
         return _text_difference(
-            sg_compat.mask_measurements(old.decode("utf-8", "replace")),
-            sg_compat.mask_measurements(new.decode("utf-8", "replace")),
+            mask_clock(sg_compat.mask_measurements(old.decode("utf-8", "replace"))),
+            mask_clock(sg_compat.mask_measurements(new.decode("utf-8", "replace"))),
             sides,
         )
     if suffix in _IMAGES:
@@ -154,7 +179,9 @@ def compare_file(
     if suffix == ".zip":
         return _zip_difference(old, new, sides)
     try:
-        return _text_difference(old.decode("utf-8"), new.decode("utf-8"), sides)
+        return _text_difference(
+            mask_clock(old.decode("utf-8")), mask_clock(new.decode("utf-8")), sides
+        )
     except UnicodeDecodeError:
         return f"its bytes differ ({len(old)} → {len(new)} bytes)"
 
@@ -198,11 +225,12 @@ def _text_lines(relative: str, path: Path) -> list[str] | None:
     except OSError:
         return None
     if relative.endswith(".rst"):
-        return sg_compat.mask_measurements(data.decode("utf-8", "replace")).splitlines()
+        text = sg_compat.mask_measurements(data.decode("utf-8", "replace"))
+        return mask_clock(text).splitlines()
     if os.path.splitext(relative)[1].lower() in _IMAGES | _DATA | {".zip"}:
         return None
     try:
-        return data.decode("utf-8").splitlines()
+        return mask_clock(data.decode("utf-8")).splitlines()
     except UnicodeDecodeError:
         return None
 
