@@ -17,12 +17,16 @@ sphinx-gallery makes once the page, thumbnail, notebook and zip are written):
   between the two calls (:func:`folder_status`), and its thumbnail as it is on disk;
 - every file of the source tree its page names (:func:`page_references`: image and
   figure directives with their ``:srcset:``, videos and posters, includes, ``:file:``
-  options and ``:download:`` roles).
+  options and ``:download:`` roles), but those sphinx-gallery writes on every build once
+  the gallery's examples ran (:func:`docsaccel.sg_compat.written_after_the_gallery`):
+  there or not when the example runs, they are no output of its run, and its list is
+  the same on every run.
 
 :func:`collect` joins the three; the list travels beside the outputs in the run's note
 (:func:`docsaccel.records.write_run_marker`), for the example cache and sharding to move
 exactly those files. :func:`missing_references` is the check that a restored page names
-no file that is not there, before Sphinx reads it.
+no file that is not there, before Sphinx reads it (sphinx-gallery's files of the gallery
+aside: it writes them before Sphinx reads the page).
 
 Example::
 
@@ -153,8 +157,10 @@ def collect(
     the files this process wrote (``written``, from :meth:`OutputWatch.stop`), the files
     of its image folders it owns that changed since ``before`` (:func:`folder_status`;
     ``stems``: those of every example in its gallery folder), its thumbnail, the copy of
-    its source and every file of the source tree its page names. Only files that exist,
-    inside ``srcdir``."""
+    its source and every file of the source tree its page names, but those sphinx-gallery
+    writes once the gallery ran (:func:`~docsaccel.sg_compat.written_after_the_gallery`:
+    whether the previous build left them decides nothing). Only files that exist, inside
+    ``srcdir``."""
     target = Path(target_file)
     srcdir = Path(srcdir).resolve()
     stems = set(stems) | {target.stem}
@@ -174,9 +180,12 @@ def collect(
     relative = {sg_compat.run_marker_file(target.resolve()).relative_to(srcdir).as_posix()}
     inside = os.path.join(str(srcdir), "")
     folders: dict[str, str] = {}
+    gallery_files = {
+        _real_path(str(p), folders) for p in sg_compat.written_after_the_gallery(target)
+    }
     for path in found:
         real = _real_path(str(path), folders)
-        if real.startswith(inside) and os.path.isfile(real):
+        if real.startswith(inside) and real not in gallery_files and os.path.isfile(real):
             relative.add(Path(real[len(inside) :]).as_posix())
     return sorted(relative)
 
@@ -282,10 +291,13 @@ def _source_path(name: str, page: Path, srcdir: Path) -> Path | None:
 
 
 def missing_references(page: Path, srcdir: Path) -> list[str]:
-    """The files a page names that are not there (paths relative to ``srcdir``)."""
+    """The files a page names that are not there (paths relative to ``srcdir``), but
+    those sphinx-gallery writes once the gallery ran, before Sphinx reads the page
+    (:func:`~docsaccel.sg_compat.written_after_the_gallery`)."""
     srcdir = Path(srcdir).resolve()
+    later = {_source_path(p.name, page, srcdir) for p in sg_compat.written_after_the_gallery(page)}
     return [
         path.relative_to(srcdir).as_posix()
         for path in page_references(page, srcdir)
-        if not path.is_file()
+        if path not in later and not path.is_file()
     ]
