@@ -77,6 +77,7 @@ COMPAT_TESTS = [
     "tests/test_shard.py",
     "tests/test_shard_merge.py",
     "tests/test_cache_listing_machinery.py",
+    "tests/test_recommender.py",
     "tests/test_sg_compat_guard.py",
     # The Sphinx state: on with the Sphinx series it is checked with (restore.CHECKED_SPHINX).
     "tests/test_incremental_build.py",

@@ -439,3 +439,27 @@ def test_page_links_are_the_output_files_a_page_shows_or_offers(tmp_path):
     images = ["_images/a.png", "_images/a_2x.png", "_images/b c.png"]
     assert found == ["_downloads/d/data.zip", *images]
     assert page_links(out / "gone.html", out, set()) == []
+
+
+@pytest.mark.parametrize(
+    ("sphinx_release", "gallery_release", "named"),
+    [
+        ((9, 0, 4, "final", 0), "0.22.1", []),
+        ((8, 1, 3, "final", 0), "0.22.1", ["Sphinx 8.1.3"]),
+        ((9, 0, 4, "final", 0), "0.18.0", ["sphinx-gallery 0.18"]),
+        ((8, 1, 3, "final", 0), "0.18.0", ["Sphinx 8.1.3", "sphinx-gallery 0.18"]),
+    ],
+)
+def test_the_state_off_names_every_release_it_was_not_checked_with(
+    monkeypatch, sphinx_release, gallery_release, named
+) -> None:
+    import sphinx
+    import sphinx_gallery
+
+    from docsaccel.incremental.sphinxext import restore
+
+    monkeypatch.setattr(sphinx, "version_info", sphinx_release)
+    monkeypatch.setattr(sphinx, "__version__", ".".join(map(str, sphinx_release[:3])))
+    monkeypatch.setattr(sphinx_gallery, "__version__", gallery_release)
+    reasons = restore._unchecked_releases()
+    assert [reason.rpartition("this is ")[2] for reason in reasons] == named

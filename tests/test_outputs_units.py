@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from docsaccel import sg_compat
 from docsaccel.outputs import (
     OutputWatch,
@@ -109,6 +111,25 @@ def test_collect_joins_what_was_written_changed_and_named(tmp_path: Path) -> Non
         "auto_examples/plot_a.zip",
     ]
     assert not OutputWatch.get().active
+
+
+@pytest.mark.parametrize("left_by_an_earlier_build", [False, True])
+def test_the_recommendations_are_sphinx_gallerys_not_the_runs(
+    tmp_path: Path, left_by_an_earlier_build: bool
+) -> None:
+    # sphinx-gallery writes them for every example once the gallery ran, every build.
+    docs, page = _page(tmp_path, ".. include:: plot_a.recommendations\n")
+    recommendations = docs / "auto_examples" / "plot_a.recommendations"
+    if left_by_an_earlier_build:
+        recommendations.write_text("\n.. rubric:: Related examples\n", "utf-8")
+    assert page_references(page, docs) == [recommendations]
+    assert missing_references(page, docs) == []
+    found = collect(docs / "auto_examples" / "plot_a.py", docs, set(), {}, ["plot_a"])
+    assert found == [
+        "auto_examples/plot_a.py",
+        "auto_examples/plot_a.py.docsaccel.json",
+        "auto_examples/plot_a.rst",
+    ]
 
 
 def test_final_names_of_what_sphinx_gallery_writes() -> None:

@@ -37,9 +37,11 @@ children's ``PYTHONPATH`` (after docsaccel's source) and their ``bin`` on ``PATH
 
 Offline: ``jupyter lite build`` (which jupyterlite_sphinx runs at the end of every
 tinybuild build) needs no network: jupyterlite-core's wheel holds the JupyterLite site it
-copies, and the tinybuild asks for no kernel. Two tests do need the network, for the
-intersphinx inventories of numpy and matplotlib that the tinybuild links to: they fail on
-both sides without it and are marked in the output (:data:`NETWORK_TESTS`).
+copies, and the tinybuild asks for no kernel. Some tests do need the network, which of
+them depends on the release: for the intersphinx inventories of numpy and matplotlib
+that the tinybuild links to, and (before 0.22) for the 404 its ``reference_url`` that is
+wrong on purpose answers (offline the fetch fails with a URLError). They fail on both
+sides without it and are marked in the output (:data:`NETWORK_TESTS`).
 
 ``--workdir`` keeps everything for a look afterwards: ``<workdir>/<side>/`` (the sdist
 copy, ``pytest.log``, ``junit.xml``) and ``<workdir>/<side>-tmp/`` (pytest's temporary
@@ -89,6 +91,7 @@ DEPENDENCIES = (
 NETWORK_TESTS = {
     "sphinx_gallery.tests.test_full::test_embed_links_and_styles": "intersphinx inventories",
     "sphinx_gallery.tests.test_full::test_backreferences_dirhtml": "intersphinx inventories",
+    "sphinx_gallery.tests.test_full::test_run_sphinx": "the 404 of a reference_url",
 }
 #: The tinybuild builds whose files are compared, in pytest's temporary folder.
 BUILDS = ("root_html", "root_dirhtml")

@@ -17,12 +17,16 @@ sphinx-gallery makes once the page, thumbnail, notebook and zip are written):
   between the two calls (:func:`folder_status`), and its thumbnail as it is on disk;
 - every file of the source tree its page names (:func:`page_references`: image and
   figure directives with their ``:srcset:``, videos and posters, includes, ``:file:``
-  options and ``:download:`` roles).
+  options and ``:download:`` roles), but those sphinx-gallery writes on every build once
+  the gallery's examples ran (:func:`docsaccel.sg_compat.written_after_the_gallery`):
+  there or not when the example runs, they are no output of its run, and its list is
+  the same on every run.
 
 :func:`collect` joins the three; the list travels beside the outputs in the run's note
 (:func:`docsaccel.records.write_run_marker`), for the example cache and sharding to move
 exactly those files. :func:`missing_references` is the check that a restored page names
-no file that is not there, before Sphinx reads it.
+no file that is not there, before Sphinx reads it (sphinx-gallery's files of the gallery
+aside: it writes them before Sphinx reads the page).
 
 Example::
 
@@ -156,8 +160,10 @@ def collect(
     the files this process wrote (``written``, from :meth:`OutputWatch.stop`), the files
     of its image folders it owns that changed since ``before`` (:func:`folder_status`;
     ``stems``: those of every example in its gallery folder), its thumbnail, the copy of
-    its source and every file of the source tree its page names. Only files that exist,
-    inside ``srcdir``."""
+    its source and every file of the source tree its page names, but those sphinx-gallery
+    writes once the gallery ran (:func:`~docsaccel.sg_compat.written_after_the_gallery`:
+    whether the previous build left them decides nothing). Only files that exist, inside
+    ``srcdir``."""
     # Plain strings throughout: this runs after every example, and every path object
     # made and compared costs more than the string operations it wraps.
     target = os.fspath(target_file)
@@ -185,9 +191,12 @@ def collect(
         raise ValueError(f"{marker!r} is not in the subpath of {root!r}")
     relative = {_posix(marker[len(inside) :])}
     folders: dict[str, str] = {}
+    gallery_files = {
+        _real_path(str(p), folders) for p in sg_compat.written_after_the_gallery(target)
+    }
     for path in found:
         real = _real_path(path, folders)
-        if real.startswith(inside) and os.path.isfile(real):
+        if real.startswith(inside) and real not in gallery_files and os.path.isfile(real):
             relative.add(_posix(real[len(inside) :]))
     return sorted(relative)
 
@@ -308,10 +317,13 @@ def _source_path(name: str, folder: str, root: str) -> str | None:
 
 
 def missing_references(page: Path, srcdir: Path) -> list[str]:
-    """The files a page names that are not there (paths relative to ``srcdir``)."""
-    srcdir = Path(srcdir).resolve()
+    """The files a page names that are not there (paths relative to ``srcdir``), but
+    those sphinx-gallery writes once the gallery ran, before Sphinx reads the page
+    (:func:`~docsaccel.sg_compat.written_after_the_gallery`)."""
+    root = os.path.realpath(srcdir)
+    later = {os.path.abspath(p) for p in sg_compat.written_after_the_gallery(page)}
     return [
-        path.relative_to(srcdir).as_posix()
-        for path in page_references(page, srcdir)
-        if not path.is_file()
+        _posix(os.path.relpath(path, root))
+        for path in _page_files(os.fspath(page), root)
+        if os.path.abspath(path) not in later and not os.path.isfile(path)
     ]

@@ -26,9 +26,11 @@ so an upgrade that moves them breaks one module, and the tests say which functio
   list of written files was kept, :mod:`docsaccel.outputs`);
 - how sphinx-gallery names what it writes for an example: its page
   (:func:`page_file`), its images and thumbnail (:func:`image_folders`,
-  :func:`image_owner`, :func:`image_prefix`, :func:`thumbnail_files`), and the ``.new``
+  :func:`image_owner`, :func:`image_prefix`, :func:`thumbnail_files`), the ``.new``
   files it writes then moves over the final one only when they differ
-  (:func:`final_name`);
+  (:func:`final_name`), and the files a page names that it writes on every build once
+  the gallery's examples ran, which no run of the example writes
+  (:func:`written_after_the_gallery`);
 - where the plugin notes whether an example's outputs come from a fast or a full run
   (:func:`run_marker_file`): beside sphinx-gallery's ``.md5``, as the outputs live in
   the source tree whatever the output folder;
@@ -115,6 +117,7 @@ __all__ = [
     "unchecked_release",
     "user_resetters",
     "with_defaults",
+    "written_after_the_gallery",
 ]
 
 #: The sphinx-gallery release series whose private names this module was checked
@@ -645,6 +648,22 @@ def thumbnail_files(target_file: Path | str) -> list[Path]:
         return name.startswith(prefix) and _EXTENSION.fullmatch(name, len(prefix)) is not None
 
     return _matching(image_folders(target)[1], is_thumbnail)
+
+
+def written_after_the_gallery(example_file: Path | str) -> list[Path]:
+    """The files an example's page names that sphinx-gallery writes itself on every build,
+    once every example of the gallery ran or was skipped: its recommender's
+    ``<dir>/<stem>.recommendations`` (``example_file``: the copy of the example or its
+    page, which share folder and stem). Made from all the gallery's sources, never by the
+    example's run: not one of its outputs, and not there yet (in a fresh tree) when the
+    plugin restores the example's outputs, before sphinx-gallery runs.
+
+    Example::
+
+        written_after_the_gallery("auto_examples/plot_a.py")
+        # [PosixPath('auto_examples/plot_a.recommendations')]
+    """
+    return [Path(example_file).with_suffix(".recommendations")]
 
 
 def final_name(path: str) -> str:

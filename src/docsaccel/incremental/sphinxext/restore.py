@@ -138,6 +138,23 @@ def _conf_version(config: Any, confdir: str, root: str, builder: str) -> str:
     return f"code {code}, data {conf_data(config, root)}"
 
 
+def _unchecked_releases() -> list[str]:
+    """Why the installed Sphinx and sphinx-gallery are not releases the state was checked
+    with, one reason each (every one at once: a project upgrading one of the two learns
+    then whether the other must follow); ``[]`` when both are."""
+    reasons = []
+    if "{}.{}".format(*sphinx.version_info[:2]) not in CHECKED_SPHINX:
+        checked = ", ".join(CHECKED_SPHINX)
+        reasons.append(f"checked with Sphinx {checked}, this is Sphinx {sphinx.__version__}")
+    gallery_series = sg_compat.series()
+    if gallery_series not in CHECKED_SPHINX_GALLERY_FOR_STATE:
+        checked = ", ".join(CHECKED_SPHINX_GALLERY_FOR_STATE)
+        reasons.append(
+            f"checked with sphinx-gallery {checked}, this is sphinx-gallery {gallery_series}"
+        )
+    return reasons
+
+
 def on_config_inited(app: Sphinx, config: Any) -> None:
     gallery = getattr(app, "_docsaccel_gallery", None)
     settings = getattr(gallery, "settings", None)
@@ -146,20 +163,10 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
     if not settings.cache_sphinx:
         logger.info("docsaccel: Sphinx state off (docsaccel_cache_sphinx)")
         return
-    if "{}.{}".format(*sphinx.version_info[:2]) not in CHECKED_SPHINX:
-        checked = ", ".join(CHECKED_SPHINX)
-        logger.info(
-            f"docsaccel: Sphinx state off: checked with Sphinx {checked}, this is "
-            f"Sphinx {sphinx.__version__}; every document is read"
-        )
-        return
-    gallery_series = sg_compat.series()
-    if gallery_series not in CHECKED_SPHINX_GALLERY_FOR_STATE:
-        checked = ", ".join(CHECKED_SPHINX_GALLERY_FOR_STATE)
-        logger.info(
-            f"docsaccel: Sphinx state off: checked with sphinx-gallery {checked}, this is "
-            f"sphinx-gallery {gallery_series}; every document is read"
-        )
+    unchecked = _unchecked_releases()
+    for reason in unchecked:
+        logger.info(f"docsaccel: Sphinx state off: {reason}; every document is read")
+    if unchecked:
         return
     arguments = _sphinx_arguments()
     if arguments is None or not isinstance(arguments.get("buildername"), str):
