@@ -21,11 +21,9 @@ the documents' order.
 
 Example::
 
-    >>> env.domains["py"].data["modules"]             # pkg.area read again, appended
-    {'pkg': ('api/pkg', ...), 'pkg.base': ('api/pkg.base', ...), 'pkg.area': ('api/pkg.area', ...)}
-    >>> on_env_updated(app, env)
-    >>> list(env.domains["py"].data["modules"])
-    ['pkg', 'pkg.area', 'pkg.base']
+    list(env.domains["py"].data["modules"])   # ['pkg', 'pkg.base', 'pkg.area']: read again
+    on_env_updated(app, env)
+    list(env.domains["py"].data["modules"])   # ['pkg', 'pkg.area', 'pkg.base']
 """
 
 from __future__ import annotations

@@ -172,18 +172,17 @@ def _downloads(env: BuildEnvironment, docname: str) -> set[str]:
     """The files the document links for download (``:download:``, sphinx-gallery's
     ``.py``, ``.ipynb`` and ``.zip``): the page shows their names, never their bytes,
     and the builder copies every one of them on each build."""
-    srcdir = str(env.srcdir)
-    found = set()
-    for name, (docnames, _unique) in list(getattr(env, "dlfiles", {}).items()):
-        if docname in docnames:
-            found.add(os.path.normpath(os.path.join(srcdir, str(name))))
-    return found
+    return _files_of(getattr(env, "dlfiles", {}), str(env.srcdir), docname)
 
 
 def _images(env: BuildEnvironment, docname: str) -> set[str]:
-    srcdir = str(env.srcdir)
+    return _files_of(getattr(env, "images", {}), str(env.srcdir), docname)
+
+
+def _files_of(table: Any, srcdir: str, docname: str) -> set[str]:
+    """The files of Sphinx's ``{file: (docnames, unique name)}`` table ``docname`` uses."""
     found = set()
-    for name, (docnames, _unique) in list(getattr(env, "images", {}).items()):
+    for name, (docnames, _unique) in list(table.items()):
         if docname in docnames:
             found.add(os.path.normpath(os.path.join(srcdir, str(name))))
     return found
