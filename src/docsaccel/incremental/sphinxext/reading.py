@@ -149,8 +149,14 @@ def _file_of(module: Any) -> str | None:
     return os.path.normpath(os.path.abspath(path)) if isinstance(path, str) and path else None
 
 
-def _loaded_files() -> set[str]:
-    return {p for p in map(_file_of, list(sys.modules.values())) if p and p.endswith(".py")}
+def _loaded_files() -> dict[str, str]:
+    """``{file: module name}`` of the loaded modules that are Python source."""
+    found = {}
+    for name, module in list(sys.modules.items()):
+        path = _file_of(module)
+        if path and path.endswith(".py"):
+            found.setdefault(path, name)
+    return found
 
 
 def _catalogs(app: Sphinx, docname: str) -> set[str]:
@@ -268,7 +274,7 @@ def _record(
             with contextlib.suppress(OSError):
                 created[place.key(path)] = file_digest(path)
             continue
-        if path.endswith(".py") and path in loaded and not project.wants(path):
+        if path in loaded and not project.owns_module(path, loaded[path]):
             continue  # a library's module: its distribution's version stands for it
         (downloads if path in linked else files).add(place.key(path))
     for path, qualname in sorted(reading.shown):
