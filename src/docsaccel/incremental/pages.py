@@ -199,7 +199,8 @@ class Checker:
             found.append(f"source {how}")
         if self.moved:
             keys = [*record["files"], *record["modules"], *record.get("downloads", ())]
-            far = sorted(k for k in [*keys, *record.get("created", {})] if os.path.isabs(k))
+            keys += record.get("created", {})
+            far = sorted(k for k in keys if os.path.isabs(k))
             if far:
                 found.append(f"the checkout moved, and {far[0]} is far from its root")
         for key in record["files"]:
