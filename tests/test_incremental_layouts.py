@@ -68,6 +68,8 @@ def test_nothing_changed_reads_and_writes_nothing(base, tmp_path):
     assert built.read - {TIMES_PAGE} == set(), built.state
     assert built.written - {TIMES_PAGE} == set(), built.state
     assert ws.differences() == []
+    # What the project is, said once: nothing marks it, so the folder of conf.py.
+    assert built.output.count("set docsaccel_cache_roots to count others") == 1, built.output
 
 
 @pytest.mark.parametrize(
@@ -114,4 +116,35 @@ def test_moved_checkout_reads_nothing_and_finds_the_package_beside_it(base, tmp_
     built = ws.build()
     assert built.returncode == 0, built.output
     assert {"api/pkg.stats", "api/pkg.stats.mean"} <= built.read, built.state["read"]
+    assert ws.differences() == []
+
+
+def _module_doc_from_docs(project: Path) -> None:
+    """``pkg.stats`` (outside the project) takes its docstring from a file under ``docs``
+    when it is imported."""
+    (project / "docs" / "stats_doc.txt").write_text("Statistics, from a file.\n", "utf-8")
+    module = project / "src" / "pkg" / "stats.py"
+    module.write_text(
+        module.read_text("utf-8")
+        + "\nimport os as _os\n\n"
+        + "with open(_os.path.join(_os.path.dirname(__file__), '..', '..', 'docs',"
+        + " 'stats_doc.txt'), encoding='utf-8') as _f:\n"
+        + "    __doc__ = _f.read()\n",
+        "utf-8",
+    )
+
+
+def test_a_file_a_module_outside_the_project_reads_is_a_dependency(tmp_path):
+    # The module reading it is in no distribution and outside the roots: it carries what
+    # it reads as a module under them does, so the page showing its docstring is read again.
+    ws = Workspace(tmp_path)
+    ws.fresh_copy(_unmarked)
+    ws.fresh_copy(_module_doc_from_docs)
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    ws.fresh_copy(replace("docs/stats_doc.txt", "from a file", "from an edited file"))
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "cache", built.output
+    assert "api/pkg.stats" in built.read, built.state["read"]
     assert ws.differences() == []

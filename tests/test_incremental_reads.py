@@ -133,3 +133,65 @@ def test_a_page_showing_a_path_of_a_checkout_that_moved_is_read_again(tmp_path):
     assert "paths" in built.read, built.state
     assert str(first.project) in (moved.outdir / "paths.html").read_text("utf-8")
     assert moved.differences() == []
+
+
+CONF_IMPORTS = [
+    *EDITS[:4],
+    # conf.py imports the package before any extension loads (for its version, say), and
+    # the example shows the docstring the module read then.
+    replace(
+        "docs/conf.py",
+        'sys.path.insert(0, os.path.abspath("../src"))\n',
+        'sys.path.insert(0, os.path.abspath("../src"))\nimport pkg  # noqa: E402\n',
+    ),
+    replace(
+        "docs/examples/plot_mean.py",
+        "print(mean([1.0, 2.0, 3.0]))",
+        "import pkg.datadoc\n\nprint(mean([1.0, 2.0, 3.0]), pkg.datadoc.__doc__)",
+    ),
+]
+
+
+def test_a_data_file_a_module_read_when_conf_py_imported_it_is_a_dependency(tmp_path):
+    # The module body ran before docsaccel loaded: a child imports it again to see what it
+    # read, so the page showing its docstring and the example printing it both see the edit.
+    ws = Workspace(tmp_path)
+    for edit in CONF_IMPORTS:
+        ws.fresh_copy(edit)
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    ws.fresh_copy()
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "cache", built.output
+    assert "api/pkg.datadoc" not in built.read and not built.ran, built.state
+    ws.fresh_copy(write("src/pkg/doc.txt", "Data docstring, version two.\n"))
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert "api/pkg.datadoc" in built.read, built.state
+    assert "examples/plot_mean.py" in built.ran, built.output
+    assert "version two" in (ws.outdir / "auto_examples" / "plot_mean.html").read_text("utf-8")
+    assert ws.differences() == []
+
+
+def test_a_module_conf_py_imported_that_cannot_be_imported_again_reads_and_runs_all(tmp_path):
+    # What it read is unknown: when in doubt, every document is read and every example runs.
+    ws = Workspace(tmp_path)
+    once = "import sys\n\nif sys.argv[0] == '-c':\n    raise RuntimeError('imported twice')\n"
+    for edit in [
+        write("src/pkg/once.py", once),
+        replace(
+            "docs/conf.py",
+            'sys.path.insert(0, os.path.abspath("../src"))\n',
+            'sys.path.insert(0, os.path.abspath("../src"))\nimport pkg.once  # noqa: E402\n',
+        ),
+    ]:
+        ws.fresh_copy(edit)
+    for _ in range(2):
+        ws.fresh_copy()
+        built = ws.build()
+        assert built.returncode == 0, built.output
+        assert "Sphinx state off: what the project's modules read" in built.output
+        assert "RuntimeError: imported twice" in built.output
+        assert "examples/plot_mean.py" in built.ran, built.output
+    assert ws.differences() == []

@@ -64,9 +64,10 @@ from docsaccel.cache.deps import (
     Project,
     changes,
     collect,
-    find_root,
+    project_roots,
     written_files,
 )
+from docsaccel.cache.early import carry_early_reads
 from docsaccel.cache.fingerprint import code_facts, sha256_of
 from docsaccel.cache.recorder import NOT_PROJECT, Recorder, Seen
 from docsaccel.cache.store import CacheStore, Entry, EntryError, MissingEntry, entry_slug
@@ -124,6 +125,7 @@ class CacheRecording:
 
     def watch_prelude(self) -> None:
         """Until the first example: what project modules the build imports read."""
+        Recorder.get().count_readers(self.project.owns_module)
         Recorder.get().watch_prelude(self.project.roots, self.project.excluded)
 
     def end_prelude(self) -> None:
@@ -449,18 +451,14 @@ def lookup(
 ) -> CacheBuild:
     """Look every example the build will execute up in the cache (see the module doc);
     ``verify``: the share of those it would restore that run to be audited instead."""
-    root = find_root(confdir)
-    chosen = tuple(os.path.normpath(os.path.abspath(r)) for r in roots or ())
-    if chosen:
-        # Paths are stored relative to the root, and a stored path never leaves it: roots
-        # above the repository root found by its markers (a project without ``.git`` or
-        # ``pyproject.toml``) move it up.
-        root = os.path.commonpath([root, *chosen])
+    root, chosen, note = project_roots(confdir, roots)
+    if note is not None:
+        info(f"docsaccel cache: {note}")
     excluded = [str(outdir), str(cache_dir.resolve())]
     excluded += [str(srcdir / gallery) for _, gallery in sg_compat.gallery_dirs(gallery_conf)]
     project = Project(
         root=root,
-        roots=chosen or (root,),
+        roots=chosen,
         excluded=tuple(os.path.normpath(os.path.abspath(e)) for e in excluded),
     )
     deps_dir = layout.cache_deps_dir(outdir)
@@ -493,6 +491,8 @@ def lookup(
     ]
     # When in doubt, run it: a restored example would be missing from the API pages.
     lost = sg_compat.restoring_loses_backreferences(gallery_conf)
+    if lost is None:
+        lost = carry_early_reads(project, str(confdir))
     if lost is not None:
         info(f"docsaccel cache: {lost}")
     #: ``{example id: why it runs}`` of the examples that run without being looked up:

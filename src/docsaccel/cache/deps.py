@@ -88,6 +88,7 @@ __all__ = [
     "CHILDREN_KEY",
     "Change",
     "Project",
+    "ProjectRoots",
     "changes",
     "collect",
     "current_version",
@@ -97,6 +98,7 @@ __all__ = [
     "is_under",
     "listing_changes",
     "listing_deps",
+    "project_roots",
     "providers",
     "read_first_files",
     "written_files",
@@ -117,6 +119,10 @@ def find_root(confdir: str | os.PathLike[str]) -> str:
     """The repository root above ``confdir``: the nearest folder with ``.git`` (or
     ``.hg``), else the nearest with ``pyproject.toml``/``setup.py``/``setup.cfg``, else
     ``confdir`` itself."""
+    return _marked_root(confdir) or os.path.abspath(confdir)
+
+
+def _marked_root(confdir: str | os.PathLike[str]) -> str | None:
     start = os.path.abspath(confdir)
     for markers in (_ROOT_MARKERS, _PROJECT_MARKERS):
         folder = start
@@ -127,7 +133,43 @@ def find_root(confdir: str | os.PathLike[str]) -> str:
             if parent == folder:
                 break
             folder = parent
-    return start
+    return None
+
+
+_noted: set[str] = set()
+
+
+class ProjectRoots(NamedTuple):
+    """Where a build's project is: ``root`` (paths are kept relative to it), the ``roots``
+    whose files count, and a line for the build's log when no marker chose them (given
+    once per process: the example cache and the Sphinx state both ask)."""
+
+    root: str
+    roots: tuple[str, ...]
+    note: str | None
+
+
+def project_roots(confdir: str | os.PathLike[str], chosen: Iterable[Any] | None) -> ProjectRoots:
+    """The root (:func:`find_root`) and roots of a build, ``chosen`` (the
+    ``docsaccel_cache_roots`` setting) or the root. Chosen roots above the root move it up:
+    a stored path never leaves it.
+
+    >>> project_roots("/nowhere/docs", ["/nowhere/docs", "/nowhere/data"])[:2]
+    ('/nowhere', ('/nowhere/docs', '/nowhere/data'))
+    """
+    root = find_root(confdir)
+    picked = tuple(os.path.normpath(os.path.abspath(r)) for r in chosen or ())
+    if picked:
+        return ProjectRoots(os.path.commonpath([root, *picked]), picked, None)
+    note = None
+    if _marked_root(confdir) is None and root not in _noted:
+        _noted.add(root)
+        note = (
+            f"no {', '.join(_ROOT_MARKERS + _PROJECT_MARKERS)} above {root}: the project's "
+            "files are those under it (set docsaccel_cache_roots to count others, a data "
+            "folder beside it)"
+        )
+    return ProjectRoots(root, (root,), note)
 
 
 @dataclass(frozen=True)

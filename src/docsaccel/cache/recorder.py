@@ -180,6 +180,9 @@ class Recorder:
         self._depth = 0
         # Process-wide, across examples (see Seen.carried_reads and carried_state).
         self._read_by: dict[str, set[str]] = {}
+        #: Which code outside the roots carries what it reads (``(file, module name)``),
+        #: as :meth:`count_readers` set it.
+        self._owns: Callable[[str, str], bool] | None = None
         #: ``(roots, excluded)`` while :meth:`watch_between` watches between recordings.
         self._between: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._between_pid = 0
@@ -268,6 +271,21 @@ class Recorder:
         self._between_pid = os.getpid()  # not in a child forked meanwhile (a pool worker)
         if not self.active:
             self.watch_prelude(*self._between)
+
+    def count_readers(self, owns: Callable[[str, str], bool]) -> None:
+        """Code outside the roots that ``owns(file, module name)`` counts carries what it
+        reads too (a module beside the roots in no distribution, whose body reads a data
+        file under them: :meth:`.deps.Project.owns_module`). Process-wide, as
+        :attr:`Seen.carried_reads` is; the roots alone decide until it is called."""
+        self._owns = owns
+
+    def carry_reads(self, reads: dict[str, Iterable[str]]) -> None:
+        """Carry ``{module file: files its code read}`` as if this process had seen those
+        reads (the modules imported before it watched: :mod:`.early`)."""
+        for module, files in reads.items():
+            self._read_by.setdefault(os.path.normpath(module), set()).update(
+                os.path.normpath(f) for f in files
+            )
 
     def end_between(self) -> None:
         self._between = None
@@ -507,12 +525,18 @@ class Recorder:
     def _reading_module(self, frame: FrameType | None) -> str | None:
         """The project file whose code opened a file (the nearest on the stack), unless the
         import system did (reading a module's source)."""
+        owns = self._owns
         while frame is not None:
             name = frame.f_code.co_filename
             if name.startswith("<frozen importlib."):
                 return None
-            if name.endswith(".py") and self.wants(name):
-                return name
+            if name.endswith(".py"):
+                if self.wants(name):
+                    return name
+                if owns is not None and not is_machinery(name):
+                    module = frame.f_globals.get("__name__")
+                    if isinstance(module, str) and owns(os.path.normpath(name), module):
+                        return os.path.normpath(name)
             frame = frame.f_back
         return None
 

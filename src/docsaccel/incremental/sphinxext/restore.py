@@ -34,7 +34,8 @@ from sphinx.application import ENV_PICKLE_FILENAME, Sphinx
 from sphinx.util import logging
 
 from docsaccel import sg_compat
-from docsaccel.cache.deps import Project, find_root, providers
+from docsaccel.cache.deps import Project, project_roots, providers
+from docsaccel.cache.early import carry_early_reads
 from docsaccel.cache.fingerprint import file_digest
 from docsaccel.contract import InputError, read_json
 from docsaccel.incremental.context import context_key, describe_difference, state_context
@@ -82,14 +83,6 @@ def _sphinx_arguments() -> dict[str, Any] | None:
             return frame.f_locals
         frame = frame.f_back
     return None
-
-
-def _roots(confdir: str, chosen: Any) -> tuple[str, tuple[str, ...]]:
-    root = find_root(confdir)
-    picked = tuple(os.path.normpath(os.path.abspath(r)) for r in chosen or ())
-    if picked:
-        root = os.path.commonpath([root, *picked])
-    return root, picked or (root,)
 
 
 def _files_digest(path: str, package: bool) -> str:
@@ -173,7 +166,9 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
         logger.info("docsaccel: Sphinx state off: the builder's name is unknown")
         return
     builder = arguments["buildername"]
-    root, roots = _roots(app.confdir, settings.cache_roots)
+    root, roots, note = project_roots(app.confdir, settings.cache_roots)
+    if note is not None:
+        logger.info(f"docsaccel: Sphinx state: {note}")
     doctreedir, outdir = Path(app.doctreedir), Path(app.outdir)
     excluded = [str(outdir), str(doctreedir), str(Path(settings.cache).resolve())]
     context = state_context(
@@ -197,6 +192,10 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
         doctreedir=doctreedir,
         outdir=outdir,
     )
+    unknown = carry_early_reads(build.project, str(app.confdir))
+    if unknown is not None:
+        logger.info(f"docsaccel: Sphinx state off: {unknown}; every document is read")
+        return
     app._docsaccel_incremental = build  # type: ignore[attr-defined]
     _start(build, fresh=bool(arguments.get("freshenv")))
     if build.origin:

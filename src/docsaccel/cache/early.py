@@ -1,0 +1,160 @@
+"""What the project's modules read while they were imported before docsaccel watched.
+
+``conf.py`` runs before any extension loads, and an extension listed before docsaccel
+may import the project in its ``setup``: a module body that loads a data file then
+(``__doc__ = open("docs/intro.txt").read()``, a table read at import time) ran where
+no recorder saw it, and runs only once per process. The pages and examples using that
+module still depend on the file: the build cannot see the body run again, so a child
+Python with the same module path, folder and environment imports those modules again
+under the recorder, and what their code read is carried as if the build had watched
+(:attr:`.recorder.Seen.carried_reads`).
+
+When the child fails (a module that cannot be imported twice, one that needs what
+``conf.py`` did before importing it, a hang), those modules' reads are unknown:
+:func:`carry_early_reads` says why, and the caller reads or runs everything rather than
+trust what it cannot see ("when in doubt, run it").
+
+Example: a module beside the project, imported before the recorder watched, reads a
+file under the roots; the child's import sees the read.
+
+>>> import sys, tempfile
+>>> from pathlib import Path
+>>> from docsaccel.cache.deps import Project
+>>> top = Path(tempfile.mkdtemp())
+>>> (top / "docs").mkdir()
+>>> _ = (top / "docs" / "intro.txt").write_text("Hello.")
+>>> _ = (top / "early_mod.py").write_text(
+...     "import pathlib\\n"
+...     "__doc__ = (pathlib.Path(__file__).parent / 'docs' / 'intro.txt').read_text()\\n"
+... )
+>>> sys.path.insert(0, str(top))
+>>> import early_mod
+>>> project = Project(str(top / "docs"), (str(top / "docs"),))
+>>> reads, why = early_reads(project, ["early_mod"], str(top))
+>>> why, reads == {str(top / "early_mod.py"): {str(top / "docs" / "intro.txt")}}
+(None, True)
+>>> sys.path.remove(str(top)); del sys.modules["early_mod"]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable
+from typing import Any
+
+from docsaccel.cache.deps import Project
+from docsaccel.cache.instrument import is_machinery
+from docsaccel.cache.recorder import Recorder
+
+__all__ = ["carry_early_reads", "early_reads", "loaded_project_modules"]
+
+#: How long the child may take to import the modules again before their reads count as
+#: unknown.
+IMPORT_SECONDS = 300
+
+_CHILD = """
+import importlib, json, sys
+spec = json.load(open(sys.argv[1], encoding="utf-8"))
+sys.path[:] = spec["path"]
+from docsaccel.cache.deps import Project
+from docsaccel.cache.recorder import Recorder
+project = Project(spec["root"], tuple(spec["roots"]), tuple(spec["excluded"]))
+recorder = Recorder.get()
+recorder.count_readers(project.owns_module)
+recorder.watch_prelude(project.roots, project.excluded)
+failed = []
+for name in spec["modules"]:
+    try:
+        importlib.import_module(name)
+    except BaseException as exc:
+        failed.append(f"{name}: {type(exc).__name__}: {exc}")
+        break
+seen = recorder.stop()
+reads = {path: sorted(files) for path, files in seen.carried_reads.items()}
+with open(sys.argv[2], "w", encoding="utf-8") as out:
+    json.dump({"reads": reads, "failed": failed}, out)
+"""
+
+#: ``{roots: why the reads are unknown, or None}``: once per process (the example cache
+#: and the Sphinx state ask both).
+_carried: dict[tuple[str, ...], str | None] = {}
+
+
+def loaded_project_modules(project: Project) -> list[str]:
+    """The names of the loaded modules the project owns (:meth:`.Project.owns_module`),
+    in the order they were loaded, but docsaccel's own."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or not path or name == "__main__":
+            continue
+        path = os.path.normpath(os.path.abspath(path))
+        if not is_machinery(path) and project.owns_module(path, name):
+            found.append(name)
+    return found
+
+
+def early_reads(
+    project: Project, modules: Iterable[str], cwd: str
+) -> tuple[dict[str, set[str]], str | None]:
+    """``({module file: files its code read}, None)`` from importing ``modules`` again in a
+    child Python started in ``cwd``, or ``({}, why)`` when the child could not tell."""
+    modules = list(modules)
+    if not modules:
+        return {}, None
+    with tempfile.TemporaryDirectory(prefix="docsaccel-early-") as folder:
+        spec_file, out_file = os.path.join(folder, "spec.json"), os.path.join(folder, "out.json")
+        spec = {
+            "path": [os.path.abspath(p) if p else cwd for p in sys.path],
+            "root": project.root,
+            "roots": list(project.roots),
+            "excluded": list(project.excluded),
+            "modules": modules,
+        }
+        with open(spec_file, "w", encoding="utf-8") as stream:
+            json.dump(spec, stream)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", _CHILD, spec_file, out_file],
+                cwd=cwd,
+                capture_output=True,
+                text=True,
+                timeout=IMPORT_SECONDS,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return {}, f"importing {modules[0]} again took over {IMPORT_SECONDS} s"
+        except OSError as exc:
+            return {}, f"no child Python could start ({exc})"
+        try:
+            with open(out_file, encoding="utf-8") as stream:
+                result: dict[str, Any] = json.load(stream)
+        except (OSError, ValueError):
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            return {}, f"the child importing them again exited with {done.returncode}: {tail[0]}"
+    if result["failed"]:
+        return {}, f"importing it again failed ({result['failed'][0]})"
+    return {path: set(files) for path, files in result["reads"].items()}, None
+
+
+def carry_early_reads(project: Project, cwd: str) -> str | None:
+    """Carry what the project's modules loaded so far read when they were imported (see
+    the module doc), once per process and project; ``None``, or why those reads are
+    unknown (a reason in a sentence: the build reads or runs everything)."""
+    key = project.roots
+    if key in _carried:
+        return _carried[key]
+    modules = loaded_project_modules(project)
+    reads, why = early_reads(project, modules, cwd)
+    Recorder.get().carry_reads(reads)
+    if why is not None:
+        why = (
+            "what the project's modules read when imported before docsaccel loaded"
+            f" (conf.py's imports) is unknown: {why}"
+        )
+    _carried[key] = why
+    return why
