@@ -47,7 +47,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from docsaccel.cache.deps import Project
-from docsaccel.cache.instrument import is_machinery
+from docsaccel.cache.instrument import PACKAGE_DIR
 from docsaccel.cache.recorder import Recorder
 
 __all__ = ["carry_early_reads", "early_reads", "loaded_project_modules"]
@@ -79,6 +79,8 @@ with open(sys.argv[2], "w", encoding="utf-8") as out:
     json.dump({"reads": reads, "failed": failed}, out)
 """
 
+_OWN = os.path.join(PACKAGE_DIR, "")
+
 #: ``{roots: why the reads are unknown, or None}``: once per process (the example cache
 #: and the Sphinx state ask both).
 _carried: dict[tuple[str, ...], str | None] = {}
@@ -93,7 +95,7 @@ def loaded_project_modules(project: Project) -> list[str]:
         if not isinstance(path, str) or not path or name == "__main__":
             continue
         path = os.path.normpath(os.path.abspath(path))
-        if not is_machinery(path) and project.owns_module(path, name):
+        if not path.startswith(_OWN) and project.owns_module(path, name):
             found.append(name)
     return found
 
