@@ -68,3 +68,33 @@ def test_a_module_that_fails_to_import_again_makes_the_reads_unknown(layout):
 def test_nothing_loaded_starts_no_child(layout):
     top, project = layout
     assert early_reads(project, [], str(top)) == ({}, None)
+
+
+def test_conf_py_runs_again_before_the_imports_and_loader_data_counts(layout):
+    # conf.py sets what the package reads before importing the submodule that reads it;
+    # the submodule reads a second file through its loader (pkgutil.get_data).
+    top, project = layout
+    proj = top / "proj"
+    (proj / "earlypkg" / "core.py").write_text(
+        "import pkgutil\n"
+        "from earlypkg import DATA\n"
+        "TEXT = open(DATA).read() if DATA else 'default'\n"
+        "EXTRA = pkgutil.get_data('earlypkg', 'extra.txt')\n",
+        "utf-8",
+    )
+    (proj / "earlypkg" / "__init__.py").write_text("DATA = None\n", "utf-8")
+    (proj / "earlypkg" / "extra.txt").write_text("extra\n", "utf-8")
+    (proj / "chosen.txt").write_text("chosen\n", "utf-8")
+    conf = proj / "conf.py"
+    conf.write_text(
+        "import os\nimport earlypkg\n"
+        "earlypkg.DATA = os.path.abspath('chosen.txt')\n"
+        "import earlypkg.core\n",
+        "utf-8",
+    )
+    reads, why = early_reads(project, ["earlypkg", "earlypkg.core"], str(proj), str(conf))
+    assert why is None
+    assert reads[str(proj / "earlypkg" / "core.py")] == {
+        str(proj / "chosen.txt"),
+        str(proj / "earlypkg" / "extra.txt"),
+    }

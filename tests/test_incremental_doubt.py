@@ -4,6 +4,8 @@ with the first's cache), and compares the second's output with a clean build's."
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from helpers.incremental_build import Workspace, needs_state, replace, write
 
@@ -182,4 +184,92 @@ def test_what_conf_py_does_beyond_its_settings_reads_every_document(tmp_path, se
     else:
         assert changed.state["origin"] == "cache", changed.output
         assert changed.read == set(), changed.state
+    assert ws.differences() == []
+
+
+def test_a_variable_docsaccel_cache_env_names_is_part_of_the_context(tmp_path):
+    # The examples' outputs depend on it (the cache's context has it): so may the pages.
+    ws = Workspace(tmp_path)
+    ws.fresh_copy(
+        replace(
+            "docs/conf.py", "extensions = [", 'docsaccel_cache_env = ["PKG_MODE"]\nextensions = ['
+        )
+    )
+    first = ws.build(env={"PKG_MODE": "alpha"})
+    assert first.returncode == 0, first.output
+    ws.fresh_copy()
+    same = ws.build(env={"PKG_MODE": "alpha"})
+    assert same.state["origin"] == "cache", same.output
+    ws.fresh_copy()
+    other = ws.build(env={"PKG_MODE": "beta"})
+    assert other.returncode == 0, other.output
+    assert other.state["origin"] == "none", other.output
+    assert "environment (docsaccel_cache_env) changed" in other.state["why_full"], other.state
+    assert len(other.read) == DOCUMENTS, other.state["read"]
+
+
+def test_a_cache_folder_inside_the_source_folder_is_no_document(tmp_path):
+    # The example pages it keeps are never read as the project's documents.
+    ws = Workspace(tmp_path)
+    for _ in range(2):  # the second restores from it
+        shutil.rmtree(ws.outdir, ignore_errors=True)
+        shutil.rmtree(ws.docs / "_build" / "doctrees", ignore_errors=True)
+        built = ws.build(ws.docs / ".docsaccel-cache")
+        assert built.returncode == 0, built.output
+        assert "duplicate label" not in built.output, built.output
+        assert "included in any toctree" not in built.output, built.output
+        assert not (ws.outdir / ".docsaccel-cache").exists()
+    assert built.state["origin"] == "cache", built.output
+    assert ws.differences() == []
+
+
+REGISTRY_EXTENSION = '''\
+"""A project's own extension with a registry it loads when imported."""
+
+import json
+import os
+
+with open(os.path.join(os.path.dirname(__file__), "registry.json"), encoding="utf-8") as _f:
+    REGISTRY = json.load(_f)
+
+
+def _substitute(app, docname, source):
+    source[0] = source[0].replace("REGISTERED-NAMES", ", ".join(REGISTRY))
+
+
+def setup(app):
+    app.connect("source-read", _substitute)
+    return {"version": "1", "parallel_read_safe": True}
+'''
+
+
+def test_a_file_a_local_extension_read_when_imported_is_part_of_the_context(tmp_path):
+    ws = Workspace(tmp_path)
+    for edit in [
+        write("docs/_ext/regext.py", REGISTRY_EXTENSION),
+        write("docs/_ext/registry.json", '["a", "b"]\n'),
+        replace(
+            "docs/conf.py",
+            'sys.path.insert(0, os.path.abspath("../src"))',
+            'sys.path.insert(0, os.path.abspath("../src"))\n'
+            'sys.path.insert(0, os.path.abspath("_ext"))',
+        ),
+        replace(
+            "docs/conf.py",
+            '    "docsaccel.gallery",\n',
+            '    "docsaccel.gallery",\n    "regext",\n',
+        ),
+        replace(
+            "docs/other.rst",
+            "See :ref:`setup-guide`",
+            "Registry: REGISTERED-NAMES.\n\nSee :ref:`setup-guide`",
+        ),
+    ]:
+        ws.fresh_copy(edit)
+    _twice(ws)
+    ws.fresh_copy(write("docs/_ext/registry.json", '["a", "b", "c"]\n'))
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert "other" in built.read, built.state
+    assert "Registry: a, b, c." in (ws.outdir / "other.html").read_text("utf-8")
     assert ws.differences() == []

@@ -93,6 +93,9 @@ __all__ = ["UNSTORABLE", "CacheBuild", "CacheRecording", "lookup"]
 
 #: The key of a dependency list that cannot make an entry, with why.
 UNSTORABLE = "unstorable"
+#: The key of a dependency list of an example that uses modules whose reads are unknown
+#: (:attr:`.recorder.Seen.unknown_reads`): no entry, quietly (it is no fault of the run).
+RUNS_EVERY_BUILD = "runs_every_build"
 
 
 def _slug(example_id: str) -> str:
@@ -147,6 +150,12 @@ class CacheRecording:
             merge_seen(seen, followed.seen)
             seen.modules |= self.settings_code
             deps = collect(seen, self.project, example.src_file, self.granularity)
+            unknown = sorted(
+                {self.project.relative(p) for p in seen.unknown_reads} & set(deps["files"])
+            )
+            if unknown:
+                write_json(path, {RUNS_EVERY_BUILD: unknown}, indent=None)
+                return
             deps[CHILDREN_KEY] = {
                 "followed": followed.count,
                 "not_followed": followed.not_followed,
@@ -312,6 +321,13 @@ class CacheBuild:
             copies = deps_path.with_name(f"{_slug(example_id)}.written")
             try:
                 deps = read_json(deps_path, "dependency list")
+                if isinstance(deps, dict) and RUNS_EVERY_BUILD in deps:
+                    self.info(
+                        f"docsaccel cache: not storing {example_id}: what "
+                        f"{', '.join(deps[RUNS_EVERY_BUILD])} read when imported before "
+                        "docsaccel loaded is unknown; it runs in every build"
+                    )
+                    continue
                 if isinstance(deps, dict) and UNSTORABLE in deps:
                     problems = deps[UNSTORABLE]
                     self.warn(
@@ -490,9 +506,10 @@ def lookup(
         e for e in sorted(examples, key=lambda e: order.get(e.src_file, len(order))) if e.executable
     ]
     # When in doubt, run it: a restored example would be missing from the API pages.
+    unknown = carry_early_reads(project, str(confdir))
+    if unknown is not None:
+        info(f"docsaccel: {unknown}")
     lost = sg_compat.restoring_loses_backreferences(gallery_conf)
-    if lost is None:
-        lost = carry_early_reads(project, str(confdir))
     if lost is not None:
         info(f"docsaccel cache: {lost}")
     #: ``{example id: why it runs}`` of the examples that run without being looked up:

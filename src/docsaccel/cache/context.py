@@ -42,6 +42,7 @@ __all__ = [
     "code_in_settings",
     "context_key",
     "describe_difference",
+    "env_values",
 ]
 
 #: ``sphinx_gallery_conf`` keys that change what an executed example's page holds.
@@ -137,8 +138,14 @@ def build_context(
         "platform": f"{sys.platform}-{platform.machine()}",
         "sphinx_gallery": sphinx_gallery.__version__,
         "gallery_conf": _stable(conf),
-        "env": {name: os.environ.get(name) for name in sorted(set(env_names))},
+        "env": env_values(env_names),
     }
+
+
+def env_values(names: Iterable[str]) -> dict[str, str | None]:
+    """``{name: value or None}`` of the environment variables ``docsaccel_cache_env``
+    names: part of the example cache's context and of the Sphinx state's."""
+    return {name: os.environ.get(name) for name in sorted(set(names))}
 
 
 def context_key(context: Mapping[str, Any]) -> str:

@@ -4,15 +4,18 @@
 may import the project in its ``setup``: a module body that loads a data file then
 (``__doc__ = open("docs/intro.txt").read()``, a table read at import time) ran where
 no recorder saw it, and runs only once per process. The pages and examples using that
-module still depend on the file: the build cannot see the body run again, so a child
-Python with the same module path, folder and environment imports those modules again
-under the recorder, and what their code read is carried as if the build had watched
-(:attr:`.recorder.Seen.carried_reads`).
+module still depend on the file: a child Python with the same module path, environment
+and tags runs ``conf.py`` again as Sphinx does (in its folder, after importing Sphinx),
+so the modules are imported as the build imported them (after what ``conf.py`` set
+before importing them), then imports the other modules loaded so far, all under the
+recorder; what their code read is carried as if the build had watched
+(:attr:`.recorder.Seen.carried_reads`). The child may not write under the roots (a
+module body appending to a file there would have done it twice): a write there fails.
 
-When the child fails (a module that cannot be imported twice, one that needs what
-``conf.py`` did before importing it, a hang), those modules' reads are unknown:
-:func:`carry_early_reads` says why, and the caller reads or runs everything rather than
-trust what it cannot see ("when in doubt, run it").
+When the child fails (a module that cannot be imported twice, a write refused, a hang),
+those modules' reads are unknown (:attr:`.recorder.Seen.unknown_reads`): what uses them
+runs, or is read, in every build ("when in doubt, run it"); the rest of the build is
+served as usual, and :func:`carry_early_reads` says why once.
 
 Example: a module beside the project, imported before the recorder watched, reads a
 file under the roots; the child's import sees the read.
@@ -57,17 +60,45 @@ __all__ = ["carry_early_reads", "early_reads", "loaded_project_modules"]
 IMPORT_SECONDS = 300
 
 _CHILD = """
-import importlib, json, sys
+import importlib, json, os, sys
 spec = json.load(open(sys.argv[1], encoding="utf-8"))
 sys.path[:] = spec["path"]
 from docsaccel.cache.deps import Project
 from docsaccel.cache.recorder import Recorder
 project = Project(spec["root"], tuple(spec["roots"]), tuple(spec["excluded"]))
+under = tuple(os.path.join(r, "") for r in project.roots)
+writing = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+
+def refuse_writes(event, args):
+    if event != "open" or args[0] is None or isinstance(args[0], int):
+        return
+    path, mode, flags = args
+    if isinstance(mode, str):
+        writes = any(c in mode for c in "wax+")
+    else:
+        writes = isinstance(flags, int) and bool(flags & writing)
+    path = os.path.abspath(os.fsdecode(path))
+    if writes and path.startswith(under) and "__pycache__" not in path:
+        raise PermissionError(f"{path} would be written a second time")
+
+sys.addaudithook(refuse_writes)
 recorder = Recorder.get()
 recorder.count_readers(project.owns_module)
 recorder.watch_prelude(project.roots, project.excluded)
 failed = []
-for name in spec["modules"]:
+if spec["conf"]:
+    import pathlib
+    import sphinx.application  # noqa: F401  (loaded in the build when conf.py ran)
+    from sphinx.config import eval_config_file
+    from sphinx.util.tags import Tags
+    try:
+        eval_config_file(pathlib.Path(spec["conf"]), Tags(spec["tags"]))
+    except BaseException as exc:
+        cause = exc.__cause__ or exc
+        failed.append(f"conf.py: {type(cause).__name__}: {cause}")
+for name in [] if failed else spec["modules"]:
+    if name in sys.modules:
+        continue
     try:
         importlib.import_module(name)
     except BaseException as exc:
@@ -82,7 +113,7 @@ with open(sys.argv[2], "w", encoding="utf-8") as out:
 _OWN = os.path.join(PACKAGE_DIR, "")
 
 #: ``{roots: why the reads are unknown, or None}``: once per process (the example cache
-#: and the Sphinx state ask both).
+#: and the Sphinx state both ask; the first says why).
 _carried: dict[tuple[str, ...], str | None] = {}
 
 
@@ -101,10 +132,15 @@ def loaded_project_modules(project: Project) -> list[str]:
 
 
 def early_reads(
-    project: Project, modules: Iterable[str], cwd: str
+    project: Project,
+    modules: Iterable[str],
+    cwd: str,
+    conf: str | None = None,
+    tags: Iterable[str] = (),
 ) -> tuple[dict[str, set[str]], str | None]:
-    """``({module file: files its code read}, None)`` from importing ``modules`` again in a
-    child Python started in ``cwd``, or ``({}, why)`` when the child could not tell."""
+    """``({module file: files its code read}, None)`` from running ``conf`` (its file, with
+    Sphinx's ``tags``) and importing ``modules`` again in a child Python started in ``cwd``,
+    or ``({}, why)`` when the child could not tell."""
     modules = list(modules)
     if not modules:
         return {}, None
@@ -116,6 +152,8 @@ def early_reads(
             "roots": list(project.roots),
             "excluded": list(project.excluded),
             "modules": modules,
+            "conf": conf,
+            "tags": sorted(tags),
         }
         with open(spec_file, "w", encoding="utf-8") as stream:
             json.dump(spec, stream)
@@ -139,24 +177,41 @@ def early_reads(
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
             return {}, f"the child importing them again exited with {done.returncode}: {tail[0]}"
     if result["failed"]:
-        return {}, f"importing it again failed ({result['failed'][0]})"
+        return {}, f"importing them again failed ({result['failed'][0]})"
     return {path: set(files) for path, files in result["reads"].items()}, None
 
 
-def carry_early_reads(project: Project, cwd: str) -> str | None:
+def carry_early_reads(project: Project, confdir: str, tags: Iterable[str] = ()) -> str | None:
     """Carry what the project's modules loaded so far read when they were imported (see
     the module doc), once per process and project; ``None``, or why those reads are
-    unknown (a reason in a sentence: the build reads or runs everything)."""
+    unknown (a sentence for the build's log, given once): what uses those modules then
+    runs, or is read, in every build."""
     key = project.roots
     if key in _carried:
-        return _carried[key]
+        return None
     modules = loaded_project_modules(project)
-    reads, why = early_reads(project, modules, cwd)
-    Recorder.get().carry_reads(reads)
+    conf = os.path.join(confdir, "conf.py")
+    reads, why = early_reads(
+        project, modules, confdir, conf if os.path.isfile(conf) else None, tags
+    )
+    unknown = [] if why is None else [_file_of(name) for name in modules]
+    Recorder.get().carry_reads(reads, [f for f in unknown if f])
     if why is not None:
         why = (
-            "what the project's modules read when imported before docsaccel loaded"
-            f" (conf.py's imports) is unknown: {why}"
+            "what the project's modules read when conf.py (or an extension before"
+            f" docsaccel) imported them is unknown, {why}: the examples and pages using"
+            f" {_named(modules)} run or are read in every build"
         )
     _carried[key] = why
     return why
+
+
+def _file_of(name: str) -> str | None:
+    path = getattr(sys.modules.get(name), "__file__", None)
+    return os.path.normpath(os.path.abspath(path)) if isinstance(path, str) and path else None
+
+
+def _named(modules: list[str]) -> str:
+    tops = sorted({name.partition(".")[0] for name in modules})
+    shown = ", ".join(tops[:3])
+    return shown + (f" and {len(tops) - 3} more" if len(tops) > 3 else "")

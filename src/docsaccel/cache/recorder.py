@@ -134,6 +134,10 @@ class Seen:
     #: included). A module body runs once per process: a later example using that module
     #: may depend on what it read.
     carried_reads: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: The module files whose reads are unknown: imported before any recorder watched, and
+    #: importing them again to see their reads failed (:mod:`.early`). What uses them
+    #: runs (or is read) in every build.
+    unknown_reads: frozenset[str] = frozenset()
     #: At ``function`` granularity, ``{module file: (file, piece)}`` of the project code
     #: that ran while each module's body ran, in this process: what made its state.
     import_code: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
@@ -183,6 +187,7 @@ class Recorder:
         #: Which code outside the roots carries what it reads (``(file, module name)``),
         #: as :meth:`count_readers` set it.
         self._owns: Callable[[str, str], bool] | None = None
+        self._unknown_reads: frozenset[str] = frozenset()
         #: ``(roots, excluded)`` while :meth:`watch_between` watches between recordings.
         self._between: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._between_pid = 0
@@ -279,13 +284,20 @@ class Recorder:
         :attr:`Seen.carried_reads` is; the roots alone decide until it is called."""
         self._owns = owns
 
-    def carry_reads(self, reads: dict[str, Iterable[str]]) -> None:
+    def carried_reads(self) -> dict[str, frozenset[str]]:
+        """``{module file: files its code read}`` so far in this process (what
+        :attr:`Seen.carried_reads` will say)."""
+        return {module: frozenset(read) for module, read in self._read_by.items()}
+
+    def carry_reads(self, reads: dict[str, Iterable[str]], unknown: Iterable[str] = ()) -> None:
         """Carry ``{module file: files its code read}`` as if this process had seen those
-        reads (the modules imported before it watched: :mod:`.early`)."""
+        reads, and the module files whose reads are unknown (the modules imported before
+        it watched: :mod:`.early`)."""
         for module, files in reads.items():
             self._read_by.setdefault(os.path.normpath(module), set()).update(
                 os.path.normpath(f) for f in files
             )
+        self._unknown_reads |= {os.path.normpath(m) for m in unknown}
 
     def end_between(self) -> None:
         self._between = None
@@ -357,7 +369,8 @@ class Recorder:
 
     def _used(self, seen: Seen, written: set[str]) -> Seen:
         """``seen``, made what the example used, given the files it wrote."""
-        seen.carried_reads = {module: frozenset(read) for module, read in self._read_by.items()}
+        seen.carried_reads = self.carried_reads()
+        seen.unknown_reads = self._unknown_reads
         # A file the example wrote is its output, not an input, even if it read it back
         # (one it read before writing it is in read_first); so is one modified since it
         # started (written by a child process: ffmpeg).
@@ -529,7 +542,15 @@ class Recorder:
         while frame is not None:
             name = frame.f_code.co_filename
             if name.startswith("<frozen importlib."):
-                return None
+                # The import system reading a module's source, unless project code asked
+                # a loader for a file (``pkgutil.get_data``: its data, not its code).
+                caller = frame.f_back
+                if not (
+                    frame.f_code.co_name == "get_data"
+                    and caller is not None
+                    and not caller.f_code.co_filename.startswith("<frozen importlib.")
+                ):
+                    return None
             if name.endswith(".py"):
                 if self.wants(name):
                     return name

@@ -139,6 +139,19 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         raise
 
 
+def _exclude_cache_folder(config: Any, cache: Path | None, srcdir: Path) -> None:
+    """A cache folder inside the source folder holds the pages of the examples it keeps:
+    Sphinx must never read them as documents of the project."""
+    if cache is None:
+        return
+    try:
+        relative = cache.resolve().relative_to(srcdir.resolve())
+    except ValueError:
+        return  # outside the source folder
+    if relative.parts:
+        config.exclude_patterns = [*config.exclude_patterns, relative.as_posix()]
+
+
 def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
     # Sphinx keeps every name conf.py defines; only those tell a misspelled setting.
     for message in unknown_settings(getattr(config, "_raw_config", {})):
@@ -162,6 +175,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
     # value before is put back at the end, so a later build in this process reads its own.
     fast_env_before = os.environ.get(_FAST_ENV)
     os.environ[_FAST_ENV] = "1" if settings.fast else "0"
+    _exclude_cache_folder(config, settings.cache, Path(app.srcdir))
     if settings.videos:
         scrapers = tuple(config.sphinx_gallery_conf["image_scrapers"])
         if VIDEO_SCRAPER not in scrapers:

@@ -6,7 +6,8 @@ state), the builder, the versions of Python, Sphinx, docutils and every loaded e
 (each extension's ``version`` as its ``setup`` returns it, with the versions of the
 distributions that install it, or the digest of its files when it is the project's own,
 an editable install or on ``sys.path`` only), the versions of the libraries Sphinx
-requires (Pygments, Jinja2), what ``conf.py`` does beyond its compared settings (its
+requires (Pygments, Jinja2), the environment variables ``docsaccel_cache_env`` names
+(as the example cache's context has them), what ``conf.py`` does beyond its compared settings (its
 other code and data, :mod:`.sphinxext.conf_facts`), the theme, the tags, and the state
 format.
 Configuration values are not part of it: Sphinx compares the stored environment's
@@ -44,6 +45,7 @@ def state_context(
     theme: str | None,
     tags: Iterable[str],
     libraries: Mapping[str, str] | None = None,
+    env: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """The context of a build (see the module docstring)."""
     return {
@@ -59,6 +61,7 @@ def state_context(
         "libraries": dict(sorted((libraries or {}).items())),
         "theme": theme,
         "tags": sorted(set(tags)),
+        "env": dict(sorted((env or {}).items())),
     }
 
 
@@ -73,6 +76,7 @@ _LABELS = {
     "docutils": "docutils",
     "theme": "theme",
     "tags": "tags",
+    "env": "environment (docsaccel_cache_env)",
 }
 
 

@@ -251,6 +251,9 @@ def _record(
     written = {os.path.normpath(p) for p in seen.written}
     modules: dict[str, dict[str, Any]] = {}
     module_files = set(ours.values())
+    if module_files & seen.unknown_reads:
+        # What those modules read when conf.py imported them is unknown: in doubt, read it.
+        env.reread_always.add(docname)
     for path in sorted(module_files - included):
         modules[place.key(path)] = {"shown": [], "whole": False}
     candidates = [project.absolute(key) for key in deps["files"]]

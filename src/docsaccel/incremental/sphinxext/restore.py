@@ -34,9 +34,11 @@ from sphinx.application import ENV_PICKLE_FILENAME, Sphinx
 from sphinx.util import logging
 
 from docsaccel import sg_compat
+from docsaccel.cache.context import env_values
 from docsaccel.cache.deps import Project, project_roots, providers
 from docsaccel.cache.early import carry_early_reads
 from docsaccel.cache.fingerprint import file_digest
+from docsaccel.cache.recorder import Recorder
 from docsaccel.contract import InputError, read_json
 from docsaccel.incremental.context import context_key, describe_difference, state_context
 from docsaccel.incremental.pages import Place
@@ -86,15 +88,18 @@ def _sphinx_arguments() -> dict[str, Any] | None:
 
 
 def _files_digest(path: str, package: bool) -> str:
-    """A digest of a module's file, or of every Python file of its package's folder."""
+    """A digest of a module's file, or of every Python file of its package's folder, and
+    of the files their code read when imported (a registry a local extension loads)."""
     folder = os.path.dirname(path)
     files = (
         sorted(str(p) for p in Path(folder).rglob("*.py") if "__pycache__" not in p.parts)
         if package
         else [path]
     )
+    carried = Recorder.get().carried_reads()
+    read = sorted({r for name in files for r in carried.get(os.path.normpath(name), ())})
     digests = []
-    for name in files:
+    for name in files + read:
         with contextlib.suppress(OSError):
             digests.append(file_digest(name))
     return context_key({"files": digests})
@@ -171,6 +176,11 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
         logger.info(f"docsaccel: Sphinx state: {note}")
     doctreedir, outdir = Path(app.doctreedir), Path(app.outdir)
     excluded = [str(outdir), str(doctreedir), str(Path(settings.cache).resolve())]
+    project = Project(root=root, roots=roots, excluded=tuple(map(os.path.normpath, excluded)))
+    # Before the context: what the project's extensions read when imported is part of it.
+    unknown = carry_early_reads(project, str(app.confdir), app.tags)
+    if unknown is not None:
+        logger.info(f"docsaccel: {unknown}")
     context = state_context(
         project=Place(root).key(app.srcdir),
         builder=builder,
@@ -180,11 +190,12 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
         libraries=sphinx_libraries(),
         theme=str(getattr(config, "html_theme", None)),
         tags=list(app.tags),
+        env=env_values(settings.cache_env),
     )
     build = IncrementalBuild(
         store=StateStore(settings.cache),
         place=Place(root),
-        project=Project(root=root, roots=roots, excluded=tuple(map(os.path.normpath, excluded))),
+        project=project,
         context=context,
         key=context_key(context),
         builder=builder,
@@ -192,10 +203,6 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
         doctreedir=doctreedir,
         outdir=outdir,
     )
-    unknown = carry_early_reads(build.project, str(app.confdir))
-    if unknown is not None:
-        logger.info(f"docsaccel: Sphinx state off: {unknown}; every document is read")
-        return
     app._docsaccel_incremental = build  # type: ignore[attr-defined]
     _start(build, fresh=bool(arguments.get("freshenv")))
     if build.origin:
