@@ -289,3 +289,29 @@ def test_a_plain_build_loads_no_module_of_features_it_does_not_use(tmp_path) -> 
         "docsaccel.cache.build",
     }
     assert loaded & unused == set()
+
+
+_READ_AT_REPORT_READY = """
+import json as _json
+
+
+def setup(app):
+    def _read(app, report):
+        on_disk = _json.loads((app.outdir / "docsaccel" / "report.json").read_text("utf-8"))
+        (app.outdir / "seen.txt").write_text(str(on_disk == report), encoding="utf-8")
+
+    app.connect("docsaccel-report-ready", _read)
+"""
+
+
+def test_the_report_is_on_disk_at_report_ready_and_indented_at_the_end(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_quick.py"], conf=_READ_AT_REPORT_READY)
+
+    built = build(src, "-W")
+
+    assert built.returncode == 0, built.output
+    # What the handlers get is what the file holds when they run.
+    assert (built.outdir / "seen.txt").read_text("utf-8") == "True"
+    text = built.report_path.read_text("utf-8")
+    assert text.startswith('{\n  "build": {\n') and text.endswith("}\n")
+    assert built.record("plot_quick.py")["status"] == "ok"

@@ -190,10 +190,21 @@ class GalleryBuild:
         write_json(self.report_path, report)
 
     def write_report(
-        self, complete: bool, records: dict[str, dict[str, Any]] | None = None
+        self,
+        complete: bool,
+        records: dict[str, dict[str, Any]] | None = None,
+        interim: bool = False,
     ) -> dict[str, Any]:
+        """Write the report (:meth:`report`) and keep it as the build's last one.
+
+        ``interim``: the build writes it again, indented for readers, when it ends (at
+        ``build-finished``, or as its process ends before): until then programs read it
+        (the ``docsaccel-report-ready`` handlers), so it is written on one line, with the
+        JSON encoder's fast path. Only a process killed outright (``SIGKILL``) in between
+        leaves it so: the same report, on one line.
+        """
         report = self.report(complete, records)
-        write_json(self.report_path, report)
+        write_json(self.report_path, report, indent=None if interim else 2)
         self.last_report = report
         self.final_records = {record["id"]: record for record in report["examples"]}
         return report
