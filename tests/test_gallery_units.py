@@ -350,3 +350,18 @@ def test_records_of_the_journal_are_json_lines(tmp_path) -> None:
     hook(gallery_conf, "plot_a.py", "after")
     lines = next(tmp_path.glob("journal-*.jsonl")).read_text("utf-8").splitlines()
     assert [json.loads(line)["status"] for line in lines] == ["failed", "ok"]
+
+
+def test_an_example_page_s_measurements_are_masked_and_nothing_else() -> None:
+    page = (
+        "Prints one line.\n\n"
+        "   **Total running time of the script:** (0 minutes 1.250 seconds)\n\n"
+        "**Estimated memory usage:**  182 MB\n"
+        "Total running time of the script: (kept, not sphinx-gallery's bold line)\n"
+    )
+    assert sg_compat.mask_measurements(page) == (
+        "Prints one line.\n\n"
+        "   **Total running time of the script:** (<time>)\n\n"
+        "**Estimated memory usage:** <memory>\n"
+        "Total running time of the script: (kept, not sphinx-gallery's bold line)\n"
+    )
