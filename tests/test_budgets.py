@@ -87,6 +87,19 @@ def test_precedence_inline_then_most_specific_pattern_then_default(tmp_path) -> 
     assert unbounded.describe().startswith("unbounded from")
 
 
+def test_a_loaded_table_travels_to_workers_whole(tmp_path) -> None:
+    import pickle
+
+    # The planner carries the table to sphinx-gallery's workers by pickle.
+    table = load_budgets(write(tmp_path, GOOD))
+    copy = pickle.loads(pickle.dumps(table))
+    assert copy == table and copy.patterns == table.patterns
+    assert copy.resolve("mujoco_cheetah_run.py", ci=False) == table.resolve(
+        "mujoco_cheetah_run.py", ci=False
+    )
+    assert load_budgets(write(tmp_path, GOOD.replace('"3m"', '"4m"'))) != table
+
+
 def test_ci_factor_applies_only_on_ci(tmp_path, monkeypatch) -> None:
     table = load_budgets(write(tmp_path, GOOD))
     assert table.resolve("plot_quick.py", ci=True).seconds == 45

@@ -254,3 +254,64 @@ def test_bad_inline_budget_names_the_example(tmp_path) -> None:
 
     assert built.returncode != 0
     assert "plot_quick.py: docsaccel_budget" in built.output and "'30s'" in built.output
+
+
+# The conf.py of a build that notes, once it finished, which docsaccel modules it loaded.
+_LOADED = """
+import sys as _sys
+
+
+def setup(app):
+    def _note(app, exception):
+        loaded = sorted(m for m in _sys.modules if m.split(".")[0] == "docsaccel")
+        (app.outdir / "loaded.txt").write_text("\\n".join(loaded), encoding="utf-8")
+
+    app.connect("build-finished", _note, priority=999)
+"""
+
+
+def test_a_plain_build_loads_no_module_of_features_it_does_not_use(tmp_path) -> None:
+    # No cache, shard, merge nor report page: their modules are left unloaded, and the
+    # build still records every example.
+    src = make_project(tmp_path, ["plot_quick.py"], conf=_LOADED, budgets='default = "1m"\n')
+
+    built = build(src, "-W")
+
+    assert built.returncode == 0, built.output
+    assert built.record("plot_quick.py")["status"] == "ok"
+    loaded = set((built.outdir / "loaded.txt").read_text("utf-8").split())
+    assert {"docsaccel.gallery.hook", "docsaccel.incremental.sphinxext"} <= loaded
+    unused = {
+        "docsaccel.incremental.sphinxext.build",
+        "docsaccel.incremental.sphinxext.reading",
+        "docsaccel.gallery.report_page",
+        "docsaccel.shard.roles",
+        "docsaccel.cache.build",
+    }
+    assert loaded & unused == set()
+
+
+_READ_AT_REPORT_READY = """
+import json as _json
+
+
+def setup(app):
+    def _read(app, report):
+        on_disk = _json.loads((app.outdir / "docsaccel" / "report.json").read_text("utf-8"))
+        (app.outdir / "seen.txt").write_text(str(on_disk == report), encoding="utf-8")
+
+    app.connect("docsaccel-report-ready", _read)
+"""
+
+
+def test_the_report_is_on_disk_at_report_ready_and_indented_at_the_end(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_quick.py"], conf=_READ_AT_REPORT_READY)
+
+    built = build(src, "-W")
+
+    assert built.returncode == 0, built.output
+    # What the handlers get is what the file holds when they run.
+    assert (built.outdir / "seen.txt").read_text("utf-8") == "True"
+    text = built.report_path.read_text("utf-8")
+    assert text.startswith('{\n  "build": {\n') and text.endswith("}\n")
+    assert built.record("plot_quick.py")["status"] == "ok"

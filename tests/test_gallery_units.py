@@ -7,6 +7,7 @@ check each rule directly, in a fraction of a second each.
 from __future__ import annotations
 
 import json
+import os
 import signal
 from pathlib import Path
 from types import SimpleNamespace
@@ -247,6 +248,13 @@ def test_hook_records_an_example_the_plan_missed(tmp_path, monkeypatch) -> None:
     hook(gallery_conf, "plot_new.py", "after")
     record = read_records(records)["ex/sub/plot_new.py"]
     assert record["status"] == "ok" and record["budget_seconds"] == 9.0
+    # The run's own facts, from its "before" call to its "after" call.
+    assert record["pid"] == os.getpid() and record["finished_at"] >= record["started_at"]
+    assert record["wall_seconds"] >= 0 and record["cpu_seconds"] >= 0
+    assert record["peak_rss_bytes"] > 0
+    assert hook._run is None  # the run ended with its "after" call
+    # sphinx-gallery shows resetters by repr: the short one, naming the examples planned.
+    assert repr(hook) == "docsaccel.gallery.ExampleHook(1 examples)"
 
 
 def test_hook_called_by_hand_needs_an_unambiguous_name(tmp_path) -> None:
@@ -342,3 +350,18 @@ def test_records_of_the_journal_are_json_lines(tmp_path) -> None:
     hook(gallery_conf, "plot_a.py", "after")
     lines = next(tmp_path.glob("journal-*.jsonl")).read_text("utf-8").splitlines()
     assert [json.loads(line)["status"] for line in lines] == ["failed", "ok"]
+
+
+def test_an_example_page_s_measurements_are_masked_and_nothing_else() -> None:
+    page = (
+        "Prints one line.\n\n"
+        "   **Total running time of the script:** (0 minutes 1.250 seconds)\n\n"
+        "**Estimated memory usage:**  182 MB\n"
+        "Total running time of the script: (kept, not sphinx-gallery's bold line)\n"
+    )
+    assert sg_compat.mask_measurements(page) == (
+        "Prints one line.\n\n"
+        "   **Total running time of the script:** (<time>)\n\n"
+        "**Estimated memory usage:** <memory>\n"
+        "Total running time of the script: (kept, not sphinx-gallery's bold line)\n"
+    )

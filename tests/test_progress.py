@@ -201,6 +201,9 @@ def test_progress_numbers_examples_and_estimates_what_is_left(tmp_path) -> None:
     )
     progress.start(tmp_path)
     channel = pickle.loads(pickle.dumps(progress.channel))  # as a worker gets it
+    # It travels as its pipe and owner alone: a worker opens the pipe itself.
+    assert (channel.pipe, channel.owner_pid) == (progress.channel.pipe, os.getpid())
+    assert channel._handle is None and channel._handle_pid is None
     channel.send(event="start", id="tutorials/a.py")
     channel.send(event="near", id="tutorials/a.py", seconds=48.5)
     channel.send(event="end", id="tutorials/a.py", seconds=50.0, status="ok")

@@ -41,6 +41,16 @@ def test_each_default_passes_its_own_check() -> None:
         assert item.key is not None or item.env is not None, item.name
 
 
+def test_a_declaration_is_fixed_and_names_its_setting() -> None:
+    budgets, video_scan = settings.spec("budgets"), settings.spec("video_scan")
+    assert (budgets.key, budgets.describe()) == ("docsaccel_budgets", "docsaccel_budgets")
+    # A setting of the environment only is named by its variable.
+    assert (video_scan.key, video_scan.describe()) == (None, "DOCSACCEL_VIDEO_SCAN")
+    with pytest.raises(AttributeError):
+        budgets.default = "elsewhere.toml"  # type: ignore[misc]
+    assert settings.spec("budgets") == budgets and budgets.default is None
+
+
 def test_every_variable_the_code_names_is_declared() -> None:
     named = set()
     for path in SRC.rglob("*.py"):

@@ -134,6 +134,42 @@ def test_find_new_videos_skips_old_and_build_folders(tmp_path) -> None:
     assert find_new_videos(tmp_path, since=100) == [tmp_path / "sub" / "new.gif"]
 
 
+def test_every_video_of_a_page_is_handed_to_the_html_builder() -> None:
+    from types import SimpleNamespace
+
+    from docutils import nodes
+
+    from docsaccel.video.directive import _copy_video_files, video_node
+
+    def video(uri: str, poster: str | None) -> video_node:
+        node = video_node(alt="")
+        node["uri"], node["poster"] = uri, poster
+        return node
+
+    doctree = nodes.document(None, None)
+    section = nodes.section("", nodes.paragraph(text="text"), video("a/one.mp4", "a/one.png"))
+    doctree += [section, nodes.container("", nodes.container("", video("b/two.webm", None)))]
+    doctree += nodes.image(uri="a/plain.png")
+    env_images = {
+        "a/one.mp4": ({"page"}, "one.mp4"),
+        "a/one.png": ({"page"}, "one.png"),
+        "b/two.webm": ({"page"}, "two1.webm"),
+        "a/plain.png": ({"page"}, "plain.png"),
+    }
+    builder = SimpleNamespace(images={"a/plain.png": "plain.png"})
+    app = SimpleNamespace(builder=builder, env=SimpleNamespace(images=env_images))
+    _copy_video_files(app, doctree, "page")
+    # Sphinx's own image collector registers plain images; the videos and posters are added.
+    assert builder.images == {
+        "a/plain.png": "plain.png",
+        "a/one.mp4": "one.mp4",
+        "a/one.png": "one.png",
+        "b/two.webm": "two1.webm",
+    }
+    # A builder that copies no images (text, man) is left alone.
+    _copy_video_files(SimpleNamespace(builder=SimpleNamespace(), env=app.env), doctree, "page")
+
+
 def test_embed_rejects_bad_paths(tmp_path) -> None:
     with pytest.raises(ValueError, match=r"embed\(path=.*notes\.txt.*expected a video"):
         embed(tmp_path / "notes.txt")

@@ -82,7 +82,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from docsaccel.contract import CI_ENV, MAX_BUDGET_SECONDS, InputError, parse_switch, read_text
 from docsaccel.memory import format_size, parse_size
@@ -218,8 +218,9 @@ class Rule:
         return self.memory, ""
 
 
-@dataclass(frozen=True)
-class _Entry:
+class _Entry(NamedTuple):
+    """One ``[examples]`` pattern and its rule (a named tuple: cheap to define at import)."""
+
     pattern: str
     rule: Rule
 

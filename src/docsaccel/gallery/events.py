@@ -328,7 +328,7 @@ def _on_gallery_executed(app: Sphinx) -> None:
         for example_id in build.cache.audit(records, failures, gallery_conf):
             write_record(build.records_dir, records[example_id])
         build.cache.store_executed(records, failures, build.settings.on_overrun)
-    report = build.write_report(complete=True, records=records)
+    report = build.write_report(complete=True, records=records, interim=True)
     if build.lost:
         logger.error(
             f"docsaccel: the records of {', '.join(sorted(build.lost))} were lost: a file of "

@@ -187,39 +187,48 @@ def memory_hard_stop_message(
     )
 
 
-@dataclass
 class _Run:
-    example: Example
-    started_at: str
-    wall_start: float
-    cpu_start: float
-    processes: set[tuple[int, int]] = field(default_factory=set)
-    pid: int = field(default_factory=os.getpid)
-    tier: str | None = None
-    deadline: Deadline | None = None
-    interrupted_after: float | None = None
-    #: What interrupted it (:data:`~docsaccel.contract.INTERRUPTED_BY`), and the error.
-    interrupted_by: str | None = None
-    interruption: str | None = None
-    ended: bool = False  # its final record is written
-    meter: MemoryMeter | None = None
-    #: Its memory fields once it ended (:meth:`MemoryMeter.finish`).
-    memory: dict[str, int | None] | None = None
-    tripwire: Tripwire | None = None
-    #: The memory sample the tripwire last took, and the one that tripped it.
-    sample: Sample | None = None
-    tripped: Sample | None = None
-    #: The processes it started that hold its memory, ended once it is interrupted.
-    memory_children: set[tuple[int, int]] = field(default_factory=set)
-    cost_before: tuple[int, int] | None = None
-    #: Threads and exit handlers before it ran (:func:`.process_end.before_example`).
-    left_mark: tuple[frozenset[int | None], int] | None = None
-    #: The source dir, and its image folders' files before it ran (:mod:`docsaccel.outputs`).
-    srcdir: str = ""
-    images_before: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
+    """One example's run, from its "before" call to its end: mutable state of the hook.
+
+    A plain class rather than a dataclass: a run is never compared, shown or copied, so
+    the methods a dataclass would compile at import, for each of these fields, would
+    serve nothing.
+    """
+
+    def __init__(self, example: Example, started_at: str, wall_start: float, cpu_start: float):
+        self.example = example
+        self.started_at = started_at
+        self.wall_start = wall_start
+        self.cpu_start = cpu_start
+        self.processes: set[tuple[int, int]] = set()
+        self.pid = os.getpid()
+        self.tier: str | None = None
+        self.deadline: Deadline | None = None
+        self.interrupted_after: float | None = None
+        #: What interrupted it (:data:`~docsaccel.contract.INTERRUPTED_BY`), and the error.
+        self.interrupted_by: str | None = None
+        self.interruption: str | None = None
+        self.ended = False  # its final record is written
+        self.meter: MemoryMeter | None = None
+        #: Its memory fields once it ended (:meth:`MemoryMeter.finish`).
+        self.memory: dict[str, int | None] | None = None
+        self.tripwire: Tripwire | None = None
+        #: The memory sample the tripwire last took, and the one that tripped it.
+        self.sample: Sample | None = None
+        self.tripped: Sample | None = None
+        #: The processes it started that hold its memory, ended once it is interrupted.
+        self.memory_children: set[tuple[int, int]] = set()
+        self.cost_before: tuple[int, int] | None = None
+        #: Threads and exit handlers before it ran (:func:`.process_end.before_example`).
+        self.left_mark: tuple[frozenset[int | None], int] | None = None
+        #: The source dir, and its image folders' files before it ran
+        #: (:mod:`docsaccel.outputs`).
+        self.srcdir = ""
+        self.images_before: dict[str, tuple[int, int, int, int]] = {}
 
 
-@dataclass(eq=False)
+# repr=False: its own __repr__ below is the one shown.
+@dataclass(eq=False, repr=False)
 class ExampleHook:
     """sphinx-gallery ``reset_modules`` callable that measures, bounds and records examples."""
 

@@ -70,7 +70,7 @@ import resource
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from docsaccel.gallery.processes import Process, branch_of, children, descendants, read_proc
@@ -208,23 +208,33 @@ class Sample:
     largest: bool
 
 
-@dataclass(eq=False)
 class MemoryMeter:
-    """One example's memory, from its start (:meth:`start`) to its end (:meth:`finish`)."""
+    """One example's memory, from its start (:meth:`start`) to its end (:meth:`finish`).
 
-    #: This process's descendants before the example: not the example's children.
-    before: frozenset[Process]
-    rss_before: int
-    reaped_before: int
-    #: CUDA bytes allocated when it started (None: CUDA was not in use then).
-    gpu_before: int | None
-    #: This process's command line: a child forked without ``exec`` has the same.
-    command: bytes = b""
-    #: The least this process held when the example forked it (None: it did not fork).
-    held_at_fork: int | None = None
-    #: The peak of each child process of the example, as last read.
-    child_peaks: dict[Process, int] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    A plain class rather than a dataclass: a meter is never compared, shown or copied.
+    """
+
+    def __init__(
+        self,
+        before: frozenset[Process],
+        rss_before: int,
+        reaped_before: int,
+        gpu_before: int | None,
+        command: bytes = b"",
+    ) -> None:
+        #: This process's descendants before the example: not the example's children.
+        self.before = before
+        self.rss_before = rss_before
+        self.reaped_before = reaped_before
+        #: CUDA bytes allocated when it started (None: CUDA was not in use then).
+        self.gpu_before = gpu_before
+        #: This process's command line: a child forked without ``exec`` has the same.
+        self.command = command
+        #: The least this process held when the example forked it (None: it did not fork).
+        self.held_at_fork: int | None = None
+        #: The peak of each child process of the example, as last read.
+        self.child_peaks: dict[Process, int] = {}
+        self._lock = threading.Lock()
 
     @classmethod
     def start(cls, before: set[Process]) -> MemoryMeter:

@@ -43,7 +43,6 @@ import statistics
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -73,14 +72,18 @@ _STOP = b"{}\n"
 _MAX_EVENT = 4000
 
 
-@dataclass
 class ProgressChannel:
-    """Where the hook sends an example's events, from whichever process runs it."""
+    """Where the hook sends an example's events, from whichever process runs it.
 
-    pipe: str
-    owner_pid: int
-    _handle: int | None = field(default=None, repr=False)
-    _handle_pid: int | None = field(default=None, repr=False)
+    A plain class rather than a dataclass: a channel is never compared or shown, and it
+    travels to workers as its pipe and owner alone (:meth:`__getstate__`).
+    """
+
+    def __init__(self, pipe: str, owner_pid: int) -> None:
+        self.pipe = pipe
+        self.owner_pid = owner_pid
+        self._handle: int | None = None
+        self._handle_pid: int | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"pipe": self.pipe, "owner_pid": self.owner_pid}
@@ -183,10 +186,14 @@ def _seconds(value: float) -> str:
     return f"{value:.1f} s" if value < 60 else format_seconds(round(value))
 
 
-@dataclass
 class _Running:
-    number: int
-    started: float
+    """A running example's number in the log and its start (``time.monotonic``)."""
+
+    __slots__ = ("number", "started")
+
+    def __init__(self, number: int, started: float) -> None:
+        self.number = number
+        self.started = started
 
 
 class Progress:

@@ -25,7 +25,6 @@ the examples from the plan):
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,40 +49,56 @@ if TYPE_CHECKING:
 __all__ = ["GalleryBuild"]
 
 
-@dataclass
 class GalleryBuild:
-    """The plugin's state for one Sphinx build: settings, plan, where records go."""
+    """The plugin's state for one Sphinx build: settings, plan, where records go.
 
-    settings: Settings
-    table: BudgetTable
-    outdir: Path
-    started: float = field(default_factory=time.perf_counter)
-    examples: list[Example] = field(default_factory=list)
-    previous: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: In a merge build: the records of the shards, by example id.
-    imported: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: The example cache of this build (``None``: no cache, or a merge build).
-    cache: CacheBuild | None = None
-    finished: bool = False
-    #: The last report written, and its records by id. The first report is written once
-    #: the gallery has run (or as the build stops): from then on the records are final.
-    last_report: dict[str, Any] | None = None
-    final_records: dict[str, dict[str, Any]] = field(default_factory=dict)
-    lock: OutdirLock | None = None
-    #: The build log's progress while the gallery runs (:mod:`.progress`).
-    progress: Progress | None = None
-    srcdir: str = ""
-    _by_docname: dict[str, Example] = field(default_factory=dict, repr=False)
-    planner: Planner | None = None
-    #: ``DOCSACCEL_FAST`` before this build set it, put back when the build ends.
-    fast_env_before: str | None = None
-    #: What the Sphinx state did (:mod:`docsaccel.incremental.sphinxext`), for the report.
-    sphinx_state: dict[str, Any] | None = None
-    #: The ids of the examples that ran but whose record could not be read back.
-    lost: set[str] = field(default_factory=set)
-    #: Why the output folder stopped being this build's alone (its lock was removed and
-    #: another build locked it), or None.
-    lock_lost: str | None = None
+    A plain class rather than a dataclass: one is made per build and never compared,
+    shown or copied, so the methods a dataclass would compile at import, for each of
+    these attributes, would serve nothing.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        table: BudgetTable,
+        outdir: Path,
+        *,
+        lock: OutdirLock | None = None,
+        fast_env_before: str | None = None,
+        srcdir: str = "",
+    ) -> None:
+        self.settings = settings
+        self.table = table
+        self.outdir = outdir
+        self.started = time.perf_counter()
+        self.examples: list[Example] = []
+        self.previous: dict[str, dict[str, Any]] = {}
+        #: In a merge build: the records of the shards, by example id.
+        self.imported: dict[str, dict[str, Any]] = {}
+        #: The example cache of this build (``None``: no cache, or a merge build).
+        self.cache: CacheBuild | None = None
+        self.finished = False
+        #: The last report written, and its records by id. The first report is written
+        #: once the gallery has run (or as the build stops): from then on the records are
+        #: final.
+        self.last_report: dict[str, Any] | None = None
+        self.final_records: dict[str, dict[str, Any]] = {}
+        self.lock = lock
+        #: The build log's progress while the gallery runs (:mod:`.progress`).
+        self.progress: Progress | None = None
+        self.srcdir = srcdir
+        self._by_docname: dict[str, Example] = {}
+        self.planner: Planner | None = None
+        #: ``DOCSACCEL_FAST`` before this build set it, put back when the build ends.
+        self.fast_env_before = fast_env_before
+        #: What the Sphinx state did (:mod:`docsaccel.incremental.sphinxext`), for the
+        #: report.
+        self.sphinx_state: dict[str, Any] | None = None
+        #: The ids of the examples that ran but whose record could not be read back.
+        self.lost: set[str] = set()
+        #: Why the output folder stopped being this build's alone (its lock was removed
+        #: and another build locked it), or None.
+        self.lock_lost: str | None = None
 
     @property
     def records_dir(self) -> Path:
@@ -175,10 +190,21 @@ class GalleryBuild:
         write_json(self.report_path, report)
 
     def write_report(
-        self, complete: bool, records: dict[str, dict[str, Any]] | None = None
+        self,
+        complete: bool,
+        records: dict[str, dict[str, Any]] | None = None,
+        interim: bool = False,
     ) -> dict[str, Any]:
+        """Write the report (:meth:`report`) and keep it as the build's last one.
+
+        ``interim``: the build writes it again, indented for readers, when it ends (at
+        ``build-finished``, or as its process ends before): until then programs read it
+        (the ``docsaccel-report-ready`` handlers), so it is written on one line, with the
+        JSON encoder's fast path. Only a process killed outright (``SIGKILL``) in between
+        leaves it so: the same report, on one line.
+        """
         report = self.report(complete, records)
-        write_json(self.report_path, report)
+        write_json(self.report_path, report, indent=None if interim else 2)
         self.last_report = report
         self.final_records = {record["id"]: record for record in report["examples"]}
         return report

@@ -15,6 +15,7 @@ Builders other than HTML show the poster as an image.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterator
 from html import escape
 from typing import Any
 
@@ -65,10 +66,24 @@ def _copy_video_files(app: Any, doctree: nodes.document, docname: str) -> None:
     images = getattr(app.builder, "images", None)
     if images is None:
         return
-    for node in doctree.findall(video_node):
+    for node in _video_nodes(doctree):
         for uri in (node["uri"], node["poster"]):
             if uri:
                 images[uri] = app.env.images[uri][1]
+
+
+def _video_nodes(doctree: nodes.Node) -> Iterator[video_node]:
+    """The video nodes of ``doctree``, in no particular order.
+
+    An explicit stack rather than ``doctree.findall``, which nests one generator per level
+    of the tree: this walks every page of every build, and most pages hold no video.
+    """
+    stack = [doctree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, video_node):
+            yield node
+        stack.extend(node.children)
 
 
 def _builder_uri(translator: Any, uri: str) -> str:

@@ -32,7 +32,12 @@ from sphinx.application import Sphinx
 
 import docsaccel
 
-__all__ = ["setup"]
+__all__ = ["PAGES_ATTR", "setup"]
+
+#: The environment's attribute holding the page records (see
+#: :mod:`docsaccel.incremental.pages`). Here rather than in :mod:`.build`: every build
+#: asks for it at env-purge-doc, and most builds need nothing else of the state.
+PAGES_ATTR = "docsaccel_pages"
 
 
 def _cache_on(app: Sphinx) -> bool:
@@ -107,8 +112,6 @@ def _connect(app: Sphinx) -> None:
 def _on_purge_doc(app: Sphinx, env: Any, docname: str) -> None:
     # In every build, the cache on or off: a document read again by a build without the
     # state must not keep its record in the environment a later build with it restores.
-    from docsaccel.incremental.sphinxext.build import PAGES_ATTR
-
     if not getattr(env, PAGES_ATTR, None):
         return  # no record in the environment to drop: the reading side is not imported
     from docsaccel.incremental.sphinxext import reading

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docsaccel.formats import Format
+from docsaccel.incremental.sphinxext import PAGES_ATTR
 
 if TYPE_CHECKING:
     # Types only: every build asks this module for PAGES_ATTR (at env-purge-doc), and
@@ -40,9 +41,8 @@ __all__ = [
     "pages_of",
 ]
 
-#: The environment's attributes holding the page records and the digests they were
-#: checked against (see :mod:`docsaccel.incremental.pages`).
-PAGES_ATTR = "docsaccel_pages"
+#: The environment's attribute holding the digests the page records were checked against
+#: (the records themselves: :data:`PAGES_ATTR`).
 TABLES_ATTR = "docsaccel_tables"
 #: Beside the doctrees: which state a finished build left there, and its write-side facts.
 MARKER = "docsaccel-state.json"
