@@ -87,15 +87,16 @@ recorder.count_readers(project.owns_module)
 recorder.watch_prelude(project.roots, project.excluded)
 failed = []
 if spec["conf"]:
-    import pathlib
     import sphinx.application  # noqa: F401  (loaded in the build when conf.py ran)
-    from sphinx.config import eval_config_file
     from sphinx.util.tags import Tags
+    # As every supported Sphinx runs it: in its folder, with __file__ and tags.
+    namespace = {"__file__": spec["conf"], "tags": Tags(spec["tags"])}
+    os.chdir(os.path.dirname(spec["conf"]))
     try:
-        eval_config_file(pathlib.Path(spec["conf"]), Tags(spec["tags"]))
+        with open(spec["conf"], "rb") as source:
+            exec(compile(source.read(), spec["conf"], "exec"), namespace)
     except BaseException as exc:
-        cause = exc.__cause__ or exc
-        failed.append(f"conf.py: {type(cause).__name__}: {cause}")
+        failed.append(f"conf.py: {type(exc).__name__}: {exc}")
 for name in [] if failed else spec["modules"]:
     if name in sys.modules:
         continue
