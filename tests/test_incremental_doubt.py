@@ -273,3 +273,36 @@ def test_a_file_a_local_extension_read_when_imported_is_part_of_the_context(tmp_
     assert "other" in built.read, built.state
     assert "Registry: a, b, c." in (ws.outdir / "other.html").read_text("utf-8")
     assert ws.differences() == []
+
+
+def _gone(relative: str):
+    def edit(project):
+        (project / relative).unlink()
+
+    return edit
+
+
+def test_a_static_or_extra_file_removed_from_the_sources_leaves_the_site(tmp_path):
+    # Sphinx copies them in every build; a restored one it no longer copies is deleted.
+    ws = Workspace(tmp_path)
+    for edit in [
+        write("docs/_static/extra.css", "p { color: red; }\n"),
+        write("docs/_extra/robots.txt", "User-agent: *\n"),
+        replace(
+            "docs/conf.py",
+            'html_static_path = ["_static"]',
+            'html_static_path = ["_static"]\nhtml_extra_path = ["_extra"]',
+        ),
+    ]:
+        ws.fresh_copy(edit)
+    _twice(ws)
+    assert (ws.outdir / "robots.txt").is_file() and (ws.outdir / "_static" / "extra.css").is_file()
+    ws.fresh_copy(_gone("docs/_static/extra.css"))
+    ws.fresh_copy(_gone("docs/_extra/robots.txt"))
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "cache", built.output
+    assert not (ws.outdir / "robots.txt").exists()
+    assert not (ws.outdir / "_static" / "extra.css").exists()
+    assert (ws.outdir / "_static" / "custom.css").is_file()
+    assert ws.differences() == []

@@ -100,6 +100,9 @@ class IncrementalBuild:
     checker: Any = None
     #: What the write side compares with the previous build's (see :mod:`.writing`).
     write_context: dict[str, Any] = field(default_factory=dict)
+    #: What the builder's copies of static and extra files did this build
+    #: (:func:`.sphinx_compat.watch_site_copies`; ``None``: not an HTML build).
+    site_copies: Any = None
     #: ``env.files_to_rebuild`` while pages are written (see :mod:`.writing`).
     files_to_rebuild: dict[str, set[str]] | None = None
     #: The document being read or written in this process, for warnings without a place.

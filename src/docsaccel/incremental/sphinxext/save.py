@@ -36,6 +36,7 @@ from docsaccel.incremental.sphinxext.warnings import uninstall
 from docsaccel.incremental.sphinxext.writing import (
     INDEX_ENTRIES,
     LINKED_FILES,
+    SITE_FILES,
     SPHINX_FILES,
     index_entries,
     linked_files,
@@ -43,6 +44,7 @@ from docsaccel.incremental.sphinxext.writing import (
     remove_stale,
     restore_files_to_rebuild,
     restore_index_entries,
+    site_files,
     sphinx_files,
 )
 from docsaccel.incremental.state import StateError, files_under
@@ -84,6 +86,7 @@ def _facts(
         facts["outputs"] = outputs
         facts[LINKED_FILES] = linked
         facts[SPHINX_FILES] = sphinx_files(app.env)
+        facts[SITE_FILES] = site_files(build, Path(app.outdir))
         # A build with no page to write ends before write-started, which restores them.
         restore_index_entries(app.env, build.previous.get(INDEX_ENTRIES))
         facts[INDEX_ENTRIES] = index_entries(app.env)

@@ -3,7 +3,10 @@ releases docsaccel supports (7.4 to 9.0), in one place.
 
 - ``env.domains``: a plain ``{name: domain}`` dict before Sphinx 8.1, a container with
   ``sorted()`` and ``standard_domain`` since;
-- ``env.doc2path``: a ``str`` before Sphinx 8.0, a path since.
+- ``env.doc2path``: a ``str`` before Sphinx 8.0, a path since;
+- the HTML builder's copies of static and extra files go through
+  ``sphinx.util.fileutil.copy_asset_file`` and the builder module's ``copyfile`` in
+  every supported release (:func:`watch_site_copies`).
 
 Example::
 
@@ -16,11 +19,21 @@ Example::
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from sphinx.environment import BuildEnvironment
 
-__all__ = ["domains_in_order", "source_suffix", "standard_domain"]
+__all__ = [
+    "SiteCopies",
+    "domains_in_order",
+    "source_suffix",
+    "standard_domain",
+    "watch_site_copies",
+]
+
+#: The names a template asset loses when it is copied (``basic.css_t`` -> ``basic.css``).
+_TEMPLATE_SUFFIXES = ("_t", ".jinja")
 
 
 def domains_in_order(env: BuildEnvironment) -> list[Any]:
@@ -40,3 +53,67 @@ def standard_domain(env: BuildEnvironment) -> Any:
 def source_suffix(env: BuildEnvironment, docname: str) -> str:
     """The suffix of a document's source file (``.rst``)."""
     return os.path.splitext(str(env.doc2path(docname, False)))[1]
+
+
+class SiteCopies:
+    """What the HTML builder's copies of static and extra files did in one build: the
+    files they named as their destination (absolute, normalised: copied, or left as they
+    were because the same file is there already, a restored one), and whether both ran
+    (a build with no page to write skips them before Sphinx 8)."""
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.ran: set[str] = set()
+
+    @property
+    def complete(self) -> bool:
+        return self.ran == set(_SITE_COPIES)
+
+
+_SITE_COPIES = ("copy_static_files", "copy_extra_files")
+
+
+def watch_site_copies(builder: Any) -> SiteCopies:
+    """Watch the HTML builder's copies of static and extra files (:class:`SiteCopies`):
+    what a build's site holds of them, for the files a later build no longer copies."""
+    import sphinx.builders.html as html_module
+    import sphinx.util.fileutil as fileutil
+
+    site = SiteCopies()
+    copies = site.files
+
+    def note(source: Any, destination: Any) -> None:
+        dest = Path(destination)
+        if dest.is_dir():
+            dest = dest / Path(source).name
+        copies.add(os.path.normpath(dest))
+        for suffix in _TEMPLATE_SUFFIXES:
+            if dest.name.endswith(suffix):
+                copies.add(os.path.normpath(str(dest)[: -len(suffix)]))
+
+    def watched(name: str, method: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            site.ran.add(name)
+            asset_file, copyfile = fileutil.copy_asset_file, html_module.copyfile
+
+            def copy_asset_file(source: Any, destination: Any, *more: Any, **named: Any) -> Any:
+                note(source, destination)
+                return asset_file(source, destination, *more, **named)
+
+            def copy(source: Any, destination: Any, *more: Any, **named: Any) -> Any:
+                note(source, destination)
+                return copyfile(source, destination, *more, **named)
+
+            fileutil.copy_asset_file, html_module.copyfile = copy_asset_file, copy
+            try:
+                return method(*args, **kwargs)
+            finally:
+                fileutil.copy_asset_file, html_module.copyfile = asset_file, copyfile
+
+        return run
+
+    for name in _SITE_COPIES:
+        method = getattr(builder, name, None)
+        if method is not None:
+            setattr(builder, name, watched(name, method))
+    return site

@@ -51,11 +51,12 @@ from docsaccel.cache.fingerprint import file_digest
 from docsaccel.incremental.pages import Checker, Place, Tables
 from docsaccel.incremental.sphinxext import exports, order
 from docsaccel.incremental.sphinxext.build import TABLES_ATTR, IncrementalBuild, current, pages_of
-from docsaccel.incremental.sphinxext.sphinx_compat import source_suffix
+from docsaccel.incremental.sphinxext.sphinx_compat import source_suffix, watch_site_copies
 from docsaccel.incremental.state import untouched
 
 __all__ = [
     "LINKED_FILES",
+    "SITE_FILES",
     "SPHINX_FILES",
     "index_entries",
     "install",
@@ -70,6 +71,7 @@ __all__ = [
     "remove_stale",
     "restore_index_entries",
     "setting_text",
+    "site_files",
     "sphinx_files",
     "write_context",
 ]
@@ -164,6 +166,7 @@ def install(app: Sphinx) -> None:
     if build is None or not build.pages or not isinstance(app.builder, StandaloneHTMLBuilder):
         return
     build.write_context = write_context(app, build)
+    build.site_copies = watch_site_copies(app.builder)
     if not build.origin:
         return
     builder = app.builder
@@ -474,7 +477,33 @@ def remove_stale(app: Sphinx, build: IncrementalBuild, linked: Mapping[str, list
         path = outdir / relative
         if untouched(path, build.restored):
             stale.add(path)
+    # A static or extra file the builder copied last time and no longer copies (removed
+    # from html_static_path or html_extra_path, a former language's stemmer): only when
+    # it made its copies this build.
+    if build.site_copies is not None and build.site_copies.complete:
+        copied_now = set(site_files(build, outdir))
+        for relative in set(build.previous.get(SITE_FILES) or ()) - copied_now - used - linked_now:
+            path = outdir / relative
+            if untouched(path, build.restored):
+                stale.add(path)
     for path in stale:
         with contextlib.suppress(OSError):
             path.unlink()
     return len(stale)
+
+
+#: The facts' key of :func:`site_files`.
+SITE_FILES = "site_files"
+
+
+def site_files(build: IncrementalBuild, outdir: Path) -> list[str]:
+    """The static and extra files the builder copied into the output folder this build
+    (relative to it, posix); those of the build before when it made none."""
+    site = build.site_copies
+    if site is None or not site.complete:
+        return sorted(build.previous.get(SITE_FILES) or ())
+    found = set()
+    for path in site.files:
+        with contextlib.suppress(ValueError):
+            found.add(Path(path).relative_to(outdir).as_posix())
+    return sorted(found)
