@@ -174,6 +174,18 @@ def test_a_data_file_a_module_read_when_conf_py_imported_it_is_a_dependency(tmp_
     assert ws.differences() == []
 
 
+def _imported_by_conf_py(name: str, source: str) -> list:
+    """The edits adding ``pkg.<name>`` (``source``), which conf.py imports."""
+    return [
+        write(f"src/pkg/{name}.py", source),
+        replace(
+            "docs/conf.py",
+            'sys.path.insert(0, os.path.abspath("../src"))\n',
+            f'sys.path.insert(0, os.path.abspath("../src"))\nimport pkg.{name}  # noqa: E402\n',
+        ),
+    ]
+
+
 def test_a_module_conf_py_imported_that_cannot_be_imported_again_is_run_and_read_always(
     tmp_path,
 ):
@@ -182,14 +194,7 @@ def test_a_module_conf_py_imported_that_cannot_be_imported_again_is_run_and_read
     # served as usual.
     ws = Workspace(tmp_path)
     once = "import sys\n\nif sys.argv[0] == '-c':\n    raise RuntimeError('imported twice')\n"
-    for edit in [
-        write("src/pkg/once.py", once),
-        replace(
-            "docs/conf.py",
-            'sys.path.insert(0, os.path.abspath("../src"))\n',
-            'sys.path.insert(0, os.path.abspath("../src"))\nimport pkg.once  # noqa: E402\n',
-        ),
-    ]:
+    for edit in _imported_by_conf_py("once", once):
         ws.fresh_copy(edit)
     for _ in range(2):
         ws.fresh_copy()
@@ -214,12 +219,7 @@ def test_conf_py_imports_run_again_write_nothing_under_the_roots(tmp_path):
         "    _log.write('loaded\\n')\n"
     )
     for edit in [
-        write("src/pkg/logs.py", logging),
-        replace(
-            "docs/conf.py",
-            'sys.path.insert(0, os.path.abspath("../src"))\n',
-            'sys.path.insert(0, os.path.abspath("../src"))\nimport pkg.logs  # noqa: E402\n',
-        ),
+        *_imported_by_conf_py("logs", logging),
         replace(
             "docs/other.rst",
             "See :ref:`setup-guide`",

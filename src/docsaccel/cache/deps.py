@@ -166,8 +166,8 @@ def project_roots(confdir: str | os.PathLike[str], chosen: Iterable[Any] | None)
         _noted.add(root)
         note = (
             f"no {', '.join(_ROOT_MARKERS + _PROJECT_MARKERS)} above {root}: the project's "
-            "files are those under it (set docsaccel_cache_roots to count others, a data "
-            "folder beside it)"
+            "files are those under it, and Python source beside it that no distribution "
+            "provides (set docsaccel_cache_roots to count others, a data folder beside it)"
         )
     return ProjectRoots(root, (root,), note)
 
