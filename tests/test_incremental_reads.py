@@ -234,3 +234,32 @@ def test_conf_py_imports_run_again_write_nothing_under_the_roots(tmp_path):
         assert (ws.docs / "log.txt").read_text("utf-8") == "loaded\n"
         assert "would be written a second time" in built.output, built.output
     assert ws.differences() == []
+
+
+def test_a_conf_py_that_writes_pages_leaves_its_imports_to_be_imported_by_name(tmp_path):
+    # conf.py generates a file under the roots, so it cannot run again in the child: the
+    # modules it imported are imported by name, their reads known, the example cached.
+    ws = Workspace(tmp_path)
+    for edit in [
+        *CONF_IMPORTS,
+        replace(
+            "docs/conf.py",
+            "import pkg  # noqa: E402\n",
+            "import pkg  # noqa: E402\n\n"
+            "with open('generated.txt', 'w', encoding='utf-8') as _out:\n"
+            "    _out.write('made by conf.py\\n')\n",
+        ),
+    ]:
+        ws.fresh_copy(edit)
+    for _ in range(2):
+        ws.fresh_copy()
+        built = ws.build()
+        assert built.returncode == 0, built.output
+        assert "conf.py could not run again" in built.output, built.output
+    assert not built.ran and "api/pkg.datadoc" not in built.read, built.state
+    ws.fresh_copy(write("src/pkg/doc.txt", "Data docstring, version two.\n"))
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert "api/pkg.datadoc" in built.read, built.state
+    assert "examples/plot_mean.py" in built.ran, built.output
+    assert ws.differences() == []

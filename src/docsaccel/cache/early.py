@@ -33,7 +33,7 @@ file under the roots; the child's import sees the read.
 >>> sys.path.insert(0, str(top))
 >>> import early_mod
 >>> project = Project(str(top / "docs"), (str(top / "docs"),))
->>> reads, why = early_reads(project, ["early_mod"], str(top))
+>>> reads, why, _ = early_reads(project, ["early_mod"], str(top))
 >>> why, reads == {str(top / "early_mod.py"): {str(top / "docs" / "intro.txt")}}
 (None, True)
 >>> sys.path.remove(str(top)); del sys.modules["early_mod"]
@@ -47,13 +47,13 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from docsaccel.cache.deps import Project
 from docsaccel.cache.instrument import PACKAGE_DIR
 from docsaccel.cache.recorder import Recorder
 
-__all__ = ["carry_early_reads", "early_reads", "loaded_project_modules"]
+__all__ = ["EarlyReads", "carry_early_reads", "early_reads", "loaded_project_modules"]
 
 #: How long the child may take to import the modules again before their reads count as
 #: unknown.
@@ -86,6 +86,7 @@ recorder = Recorder.get()
 recorder.count_readers(project.owns_module)
 recorder.watch_prelude(project.roots, project.excluded)
 failed = []
+conf_failed = None
 if spec["conf"]:
     import sphinx.application  # noqa: F401  (loaded in the build when conf.py ran)
     from sphinx.util.tags import Tags
@@ -96,8 +97,8 @@ if spec["conf"]:
         with open(spec["conf"], "rb") as source:
             exec(compile(source.read(), spec["conf"], "exec"), namespace)
     except BaseException as exc:
-        failed.append(f"conf.py: {type(exc).__name__}: {exc}")
-for name in [] if failed else spec["modules"]:
+        conf_failed = f"{type(exc).__name__}: {exc}"
+for name in spec["modules"]:
     if name in sys.modules:
         continue
     try:
@@ -108,7 +109,7 @@ for name in [] if failed else spec["modules"]:
 seen = recorder.stop()
 reads = {path: sorted(files) for path, files in seen.carried_reads.items()}
 with open(sys.argv[2], "w", encoding="utf-8") as out:
-    json.dump({"reads": reads, "failed": failed}, out)
+    json.dump({"reads": reads, "failed": failed, "conf_failed": conf_failed}, out)
 """
 
 _OWN = os.path.join(PACKAGE_DIR, "")
@@ -132,19 +133,30 @@ def loaded_project_modules(project: Project) -> list[str]:
     return found
 
 
+class EarlyReads(NamedTuple):
+    """What :func:`early_reads` found: ``{module file: files its code read}``; why those
+    reads are unknown (``None``: they are known); and why ``conf.py`` could not run again
+    (``None``: it ran), when the modules were then imported by name instead."""
+
+    reads: dict[str, set[str]]
+    unknown: str | None = None
+    conf_failed: str | None = None
+
+
 def early_reads(
     project: Project,
     modules: Iterable[str],
     cwd: str,
     conf: str | None = None,
     tags: Iterable[str] = (),
-) -> tuple[dict[str, set[str]], str | None]:
-    """``({module file: files its code read}, None)`` from running ``conf`` (its file, with
-    Sphinx's ``tags``) and importing ``modules`` again in a child Python started in ``cwd``,
-    or ``({}, why)`` when the child could not tell."""
+) -> EarlyReads:
+    """What running ``conf`` (its file, with Sphinx's ``tags``) and importing ``modules``
+    again in a child Python started in ``cwd`` read (:class:`EarlyReads`). A ``conf.py``
+    that cannot run again (it writes a file under the roots, as one generating pages
+    does) leaves the modules to be imported by name, as they were loaded."""
     modules = list(modules)
     if not modules:
-        return {}, None
+        return EarlyReads({})
     with tempfile.TemporaryDirectory(prefix="docsaccel-early-") as folder:
         spec_file, out_file = os.path.join(folder, "spec.json"), os.path.join(folder, "out.json")
         spec = {
@@ -168,31 +180,36 @@ def early_reads(
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            return {}, f"importing {modules[0]} again took over {IMPORT_SECONDS} s"
+            return EarlyReads({}, f"importing {modules[0]} again took over {IMPORT_SECONDS} s")
         except OSError as exc:
-            return {}, f"no child Python could start ({exc})"
+            return EarlyReads({}, f"no child Python could start ({exc})")
         try:
             with open(out_file, encoding="utf-8") as stream:
                 result: dict[str, Any] = json.load(stream)
         except (OSError, ValueError):
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-            return {}, f"the child importing them again exited with {done.returncode}: {tail[0]}"
+            return EarlyReads(
+                {}, f"the child importing them again exited with {done.returncode}: {tail[0]}"
+            )
+    conf_failed = result.get("conf_failed")
     if result["failed"]:
-        return {}, f"importing them again failed ({result['failed'][0]})"
-    return {path: set(files) for path, files in result["reads"].items()}, None
+        return EarlyReads({}, f"importing them again failed ({result['failed'][0]})", conf_failed)
+    reads = {path: set(files) for path, files in result["reads"].items()}
+    return EarlyReads(reads, None, conf_failed)
 
 
 def carry_early_reads(project: Project, confdir: str, tags: Iterable[str] = ()) -> str | None:
     """Carry what the project's modules loaded so far read when they were imported (see
-    the module doc), once per process and project; ``None``, or why those reads are
-    unknown (a sentence for the build's log, given once): what uses those modules then
-    runs, or is read, in every build."""
+    the module doc), once per process and project; ``None``, or a sentence for the
+    build's log (given once): why those reads are unknown (what uses those modules then
+    runs, or is read, in every build), or that ``conf.py`` could not run again and the
+    modules were imported by name."""
     key = project.roots
     if key in _carried:
         return None
     modules = loaded_project_modules(project)
     conf = os.path.join(confdir, "conf.py")
-    reads, why = early_reads(
+    reads, why, conf_failed = early_reads(
         project, modules, confdir, conf if os.path.isfile(conf) else None, tags
     )
     unknown = [] if why is None else [_file_of(name) for name in modules]
@@ -202,6 +219,11 @@ def carry_early_reads(project: Project, confdir: str, tags: Iterable[str] = ()) 
             "what the project's modules read when conf.py (or an extension before"
             f" docsaccel) imported them is unknown, {why}: the examples and pages using"
             f" {_named(modules)} run or are read in every build"
+        )
+    elif conf_failed is not None:
+        why = (
+            f"conf.py could not run again to see what the project's modules read when it"
+            f" imported them ({conf_failed}): found by importing {_named(modules)} by name"
         )
     _carried[key] = why
     return why
