@@ -174,6 +174,17 @@ def test_a_data_file_a_module_read_when_conf_py_imported_it_is_a_dependency(tmp_
     assert ws.differences() == []
 
 
+def _fresh_builds(ws: Workspace, edits: list, times: int = 2):
+    """``times`` builds, each from a fresh copy with ``edits``, each asserted to succeed."""
+    for edit in edits:
+        ws.fresh_copy(edit)
+    for _ in range(times):
+        ws.fresh_copy()
+        built = ws.build()
+        assert built.returncode == 0, built.output
+        yield built
+
+
 def _imported_by_conf_py(name: str, source: str) -> list:
     """The edits adding ``pkg.<name>`` (``source``), which conf.py imports."""
     return [
@@ -194,12 +205,7 @@ def test_a_module_conf_py_imported_that_cannot_be_imported_again_is_run_and_read
     # served as usual.
     ws = Workspace(tmp_path)
     once = "import sys\n\nif sys.argv[0] == '-c':\n    raise RuntimeError('imported twice')\n"
-    for edit in _imported_by_conf_py("once", once):
-        ws.fresh_copy(edit)
-    for _ in range(2):
-        ws.fresh_copy()
-        built = ws.build()
-        assert built.returncode == 0, built.output
+    for built in _fresh_builds(ws, _imported_by_conf_py("once", once)):
         assert built.output.count("RuntimeError: imported twice") == 1, built.output
         assert "examples/plot_mean.py" in built.ran, built.output
     assert built.state["origin"] == "cache", built.output
@@ -218,19 +224,15 @@ def test_conf_py_imports_run_again_write_nothing_under_the_roots(tmp_path):
         " 'a', encoding='utf-8') as _log:\n"
         "    _log.write('loaded\\n')\n"
     )
-    for edit in [
+    edits = [
         *_imported_by_conf_py("logs", logging),
         replace(
             "docs/other.rst",
             "See :ref:`setup-guide`",
             ".. literalinclude:: log.txt\n\nSee :ref:`setup-guide`",
         ),
-    ]:
-        ws.fresh_copy(edit)
-    for _ in range(2):
-        ws.fresh_copy()
-        built = ws.build()
-        assert built.returncode == 0, built.output
+    ]
+    for built in _fresh_builds(ws, edits):
         assert (ws.docs / "log.txt").read_text("utf-8") == "loaded\n"
         assert "would be written a second time" in built.output, built.output
     assert ws.differences() == []
@@ -240,21 +242,14 @@ def test_a_conf_py_that_writes_pages_leaves_its_imports_to_be_imported_by_name(t
     # conf.py generates a file under the roots, so it cannot run again in the child: the
     # modules it imported are imported by name, their reads known, the example cached.
     ws = Workspace(tmp_path)
-    for edit in [
-        *CONF_IMPORTS,
-        replace(
-            "docs/conf.py",
-            "import pkg  # noqa: E402\n",
-            "import pkg  # noqa: E402\n\n"
-            "with open('generated.txt', 'w', encoding='utf-8') as _out:\n"
-            "    _out.write('made by conf.py\\n')\n",
-        ),
-    ]:
-        ws.fresh_copy(edit)
-    for _ in range(2):
-        ws.fresh_copy()
-        built = ws.build()
-        assert built.returncode == 0, built.output
+    generates = replace(
+        "docs/conf.py",
+        "import pkg  # noqa: E402\n",
+        "import pkg  # noqa: E402\n\n"
+        "with open('generated.txt', 'w', encoding='utf-8') as _out:\n"
+        "    _out.write('made by conf.py\\n')\n",
+    )
+    for built in _fresh_builds(ws, [*CONF_IMPORTS, generates]):
         assert "conf.py could not run again" in built.output, built.output
     assert not built.ran and "api/pkg.datadoc" not in built.read, built.state
     ws.fresh_copy(write("src/pkg/doc.txt", "Data docstring, version two.\n"))
