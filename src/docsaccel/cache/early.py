@@ -64,21 +64,16 @@ import importlib, json, os, sys
 spec = json.load(open(sys.argv[1], encoding="utf-8"))
 sys.path[:] = spec["path"]
 from docsaccel.cache.deps import Project
-from docsaccel.cache.recorder import Recorder
+from docsaccel.cache.recorder import Recorder, opens_for_writing
 project = Project(spec["root"], tuple(spec["roots"]), tuple(spec["excluded"]))
 under = tuple(os.path.join(r, "") for r in project.roots)
-writing = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 def refuse_writes(event, args):
     if event != "open" or args[0] is None or isinstance(args[0], int):
         return
     path, mode, flags = args
-    if isinstance(mode, str):
-        writes = any(c in mode for c in "wax+")
-    else:
-        writes = isinstance(flags, int) and bool(flags & writing)
     path = os.path.abspath(os.fsdecode(path))
-    if writes and path.startswith(under) and "__pycache__" not in path:
+    if opens_for_writing(mode, flags) and path.startswith(under) and "__pycache__" not in path:
         raise PermissionError(f"{path} would be written a second time")
 
 sys.addaudithook(refuse_writes)

@@ -54,9 +54,19 @@ from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
 from docsaccel.cache.state import Snapshot, assigned, changed, snapshot, watch_assignments
 from docsaccel.contract import fork_safe_lock
 
-__all__ = ["NOT_PROJECT", "PRELUDE", "Recorder", "Seen", "own_names"]
+__all__ = ["NOT_PROJECT", "PRELUDE", "Recorder", "Seen", "opens_for_writing", "own_names"]
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+
+
+def opens_for_writing(mode: Any, flags: Any) -> bool:
+    """Whether an ``open`` audit event's ``mode`` (``open``) or ``flags`` (``os.open``)
+    may write the file."""
+    if isinstance(mode, str):
+        return any(c in mode for c in "wax+")
+    return isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
+
+
 #: The label of the recording before the first example (:meth:`Recorder.watch_prelude`).
 PRELUDE = "(before the examples)"
 #: Folder names under the roots that hold no file of the project's own.
@@ -507,10 +517,7 @@ class Recorder:
             path, mode, flags = args
             if isinstance(path, int) or path is None:
                 return
-            if isinstance(mode, str):
-                writing = any(c in mode for c in "wax+")
-            else:
-                writing = isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
+            writing = opens_for_writing(mode, flags)
             path = os.path.abspath(os.fsdecode(path))
             if "__pycache__" in path or not self.wants(path):
                 return
