@@ -53,3 +53,29 @@ def test_an_example_ignoring_sigterm_leaves_the_build_its_handler() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "True"
+
+
+@pytest.mark.parametrize("before", ["SIG_DFL", "SIG_IGN", "handler"])
+def test_a_forked_child_gets_the_sigterm_handler_the_build_replaced(before) -> None:
+    # The at-fork hook puts it back through the signal module's C functions, which take
+    # SIG_DFL and SIG_IGN as plain ints only (an enum member is refused).
+    handler = "handler" if before == "handler" else f"signal.{before}"
+    script = (
+        "import os, signal\n"
+        "from docsaccel.gallery import process_end\n"
+        "def handler(signum, frame): pass\n"
+        f"signal.signal(signal.SIGTERM, {handler})\n"
+        "process_end.install()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    now = signal.getsignal(signal.SIGTERM)\n"
+        "    print(getattr(now, '__name__', repr(now)), flush=True)\n"
+        "    os._exit(0)\n"
+        "os.waitpid(pid, 0)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    shown = {"SIG_DFL": "<Handlers.SIG_DFL: 0>", "SIG_IGN": "<Handlers.SIG_IGN: 1>"}
+    assert done.stdout.strip() == shown.get(before, before)

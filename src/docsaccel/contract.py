@@ -285,6 +285,8 @@ MULTIPROCESSING_HELPERS = (
 
 #: The module-level locks of docsaccel (:func:`fork_safe_lock`).
 _FORK_SAFE: list[Any] = []
+#: The process :func:`free_locks_in_child` last ran in.
+_freed_in: int | None = None
 
 
 def fork_safe_lock() -> Any:
@@ -306,7 +308,13 @@ def fork_safe_lock() -> Any:
 def free_locks_in_child() -> None:
     """In a forked child (the at-fork hooks of :mod:`docsaccel.gallery.process_end` and
     :mod:`docsaccel.cache.child`): every :func:`fork_safe_lock` made free, as the
-    standard library frees its own locks in a child."""
+    standard library frees its own locks in a child. Once per process: both hooks call it,
+    and each call costs a forked pool worker its share of copied memory."""
+    global _freed_in
+    pid = os.getpid()
+    if _freed_in == pid:
+        return
+    _freed_in = pid
     for lock in _FORK_SAFE:
         reinit = getattr(lock, "_at_fork_reinit", None)
         if reinit is not None:

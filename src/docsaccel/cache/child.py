@@ -100,8 +100,9 @@ class _Child:
         self.pid = os.getpid()
         #: The control file's as ``control`` was read (given by a parent that knows it).
         self.signature = signature or file_signature(control_path)
-        self.seen = Seen()
-        self.launches = Launches()
+        #: What it saw and started, made by :meth:`begin` (read only while active).
+        self.seen = _NOTHING_SEEN
+        self.launches = _NO_LAUNCHES
         self.active = False
         self._last: bytes | None = None
         self._path = ""
@@ -117,7 +118,11 @@ class _Child:
         example = self.control.example
         if example is None:
             return
-        self.seen, self.launches, self._last, self._path = Seen(), Launches(), None, ""
+        # At module granularity the record holds what the recording noted (peek); only
+        # at function granularity are the stretches of the recording added up here.
+        function = self.control.granularity != "module"
+        self.seen = Seen() if function else _NOTHING_SEEN
+        self.launches, self._last, self._path = Launches(), None, ""
         self.forked = forked
         if not (forked and self.control.granularity == "module" and Recorder.get().forked(example)):
             start_recording(self.control, self.control.granularity, example)
@@ -208,6 +213,9 @@ class _Child:
         self.begin()
 
 
+#: What a record of nothing holds (never changed: what is noted goes into new ones).
+_NOTHING_SEEN = Seen()
+_NO_LAUNCHES = Launches()
 _state: _Child | None = None
 _helper = False
 _patched: set[str] = set()
@@ -298,6 +306,8 @@ def before_fork() -> None:
         return
     if control is not None:
         kind = MULTIPROCESSING if _helper else _forker()
+        if kind == MULTIPROCESSING and "multiprocessing.connection" in sys.modules:
+            _patch_connection()  # here once, not in each worker: the workers inherit it
         _forking = (control, path, signature, kind, recording)
         if parent is not None and parent.recording and kind != SUBPROCESS:
             parent.forks += 1
@@ -363,7 +373,15 @@ def _patch(kind: str) -> None:
 
         os._exit = _exit
         atexit.register(_flush, EXITED)
-    if kind == MULTIPROCESSING and "connection" not in _patched:
+    if kind == MULTIPROCESSING:
+        _patch_connection()
+
+
+def _patch_connection() -> None:
+    """A ``multiprocessing`` worker writes its record before each message it sends, and
+    looks for a new example after each it receives (in any other process, where no record
+    is kept, both do nothing). Once per process, inherited by the processes it forks."""
+    if "connection" not in _patched:
         _patched.add("connection")
         connection = sys.modules.get("multiprocessing.connection")
         if connection is None:  # a worker started afresh, before multiprocessing loaded

@@ -18,8 +18,8 @@ memory_profiler and without a thread of its own:
   held at the fork (a child made by ``fork``/``vfork`` and ``exec`` carries it until it
   runs its program; one forked without ``exec`` keeps it). When the example forked
   without ``exec`` (an ``os.register_at_fork`` hook set at the first example notes it),
-  that figure counts less the least this process held at such a fork (its anonymous
-  pages, which the child maps from the start); otherwise only when it grew during the
+  that figure counts less what this process held at the example's first such fork (its
+  anonymous pages, which the child maps from the start); otherwise only when it grew during the
   example and is above this process's own peak, which is then a child's own. So a child
   that ends between two reads is not seen when smaller than what its parent held (a
   lower bound, never a false peak); the sum bounds the children's peak at any one moment
@@ -176,10 +176,12 @@ def _note_fork() -> None:
     children. A child starts with this process's anonymous pages mapped; the file pages
     it maps only once it reads them (``statm``: resident less file-backed)."""
     meter = _measuring
-    if meter is not None:
+    # At the example's first fork only: run after every fork (a pool's workers, hundreds
+    # of pools in a loop), the read costs the process a copy of each page it touches,
+    # shared with the child just made, more than the fork itself.
+    if meter is not None and meter.held_at_fork is None:
         fields = read_proc("/proc/self/statm").split()
-        held = (int(fields[1]) - int(fields[2])) * _PAGE if len(fields) > 2 else 0
-        meter.held_at_fork = held if meter.held_at_fork is None else min(meter.held_at_fork, held)
+        meter.held_at_fork = (int(fields[1]) - int(fields[2])) * _PAGE if len(fields) > 2 else 0
 
 
 def _reaped_children_peak() -> int:
@@ -230,7 +232,7 @@ class MemoryMeter:
         self.gpu_before = gpu_before
         #: This process's command line: a child forked without ``exec`` has the same.
         self.command = command
-        #: The least this process held when the example forked it (None: it did not fork).
+        #: What this process held when the example first forked (None: it did not fork).
         self.held_at_fork: int | None = None
         #: The peak of each child process of the example, as last read.
         self.child_peaks: dict[Process, int] = {}

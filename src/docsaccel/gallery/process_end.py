@@ -141,6 +141,15 @@ def in_forked_child(callback: Callable[[], None]) -> None:
 # Whether the forking thread blocked SIGTERM for the fork (see _before_fork).
 _fork_mask = threading.local()
 
+# What the fork hooks call, in every fork: the signal module's own C functions. Its Python
+# wrappers turn each handler and mask they return into enum members (a handler that is a
+# function costs a raised and caught ValueError), which in a pool worker cost more than
+# the rest of what docsaccel does there; the hooks compare only ints and functions.
+try:
+    import _signal as _raw_signal
+except ImportError:  # an interpreter without it: the wrappers do the same, slower
+    _raw_signal = signal  # type: ignore[assignment]
+
 
 def _before_fork() -> None:
     # SIGTERM waits while the process forks. A child signalled before it first runs (a
@@ -152,7 +161,7 @@ def _before_fork() -> None:
     if _installed_in is None:
         return
     with contextlib.suppress(ValueError, OSError):
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        blocked = _raw_signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         _fork_mask.unblock = signal.SIGTERM not in blocked
 
 
@@ -160,7 +169,7 @@ def _unblock_after_fork() -> None:
     if getattr(_fork_mask, "unblock", False):
         _fork_mask.unblock = False
         with contextlib.suppress(ValueError, OSError):
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+            _raw_signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
 
 def _after_fork_in_child() -> None:
@@ -177,9 +186,13 @@ def _after_fork_in_child() -> None:
                 callback()
         sys.exit, os._exit = _real_sys_exit, real_exit
         with contextlib.suppress(ValueError, OSError, TypeError):  # not the main thread
-            if getattr(signal.getsignal(signal.SIGTERM), "__name__", "") == _on_sigterm.__name__:
+            handler = _raw_signal.getsignal(signal.SIGTERM)
+            if getattr(handler, "__name__", "") == _on_sigterm.__name__:
                 before = signal.SIG_DFL if _sigterm_before is None else _sigterm_before
-                signal.signal(signal.SIGTERM, before)
+                # The C function takes SIG_DFL and SIG_IGN as plain ints, not enum members.
+                _raw_signal.signal(
+                    signal.SIGTERM, int(before) if isinstance(before, int) else before
+                )
     finally:
         _unblock_after_fork()  # a SIGTERM that came meanwhile acts now
 

@@ -2,11 +2,13 @@
 Allocates 500 MB
 ================
 
-Holds a touched 500 MiB array while it runs, then lets it go. Notes its process's
-resident memory just before, for the test that checks the recorded peak.
+Holds a touched 500 MiB array for a moment (several of the memory tripwire's samples,
+however busy the machine), then lets it go. Notes its process's resident memory just
+before, for the test that checks the recorded peak.
 """
 
 import os
+import time
 
 import numpy as np
 
@@ -16,4 +18,5 @@ with open("alloc_rss_before.txt", "w") as stream:
     stream.write(str(resident))
 block = np.ones(500 * 1024 * 1024 // 8)  # every page written: resident
 print("allocated", block.nbytes)
+time.sleep(0.5)
 del block
