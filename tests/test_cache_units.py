@@ -166,6 +166,23 @@ def test_imported_names_resolve_relative_imports(tmp_path: Path) -> None:
     )
 
 
+def test_an_import_run_again_is_noted_in_every_recording(tmp_path: Path) -> None:
+    # Import statements are noted once per recording: the next recording notes them
+    # again, and the list a C caller gives as fromlist (pickle) is noted like a tuple.
+    import pickle
+
+    recorder = Recorder.get()
+    for _ in range(2):
+        recorder.start([str(tmp_path)])
+        try:
+            for _ in range(3):
+                pickle.loads(pickle.dumps(json.dumps))
+                __import__("email.mime", {}, {}, ["text"], 0)
+        finally:
+            seen = recorder.stop()
+        assert {"json", "email.mime", "email.mime.text"} <= seen.modules
+
+
 def test_file_digest_follows_content(tmp_path: Path) -> None:
     path = tmp_path / "data.csv"
     path.write_text("a\n", "utf-8")

@@ -178,6 +178,8 @@ class Recorder:
         self._roots: tuple[str, ...] = ()
         self._excluded: tuple[str, ...] = ()
         self._seen = Seen()
+        #: The import statements noted in :attr:`_seen` (name, package, fromlist, level).
+        self._imports_noted: set[tuple[Any, ...]] = set()
         self._written: set[str] = set()
         self._started_ns = 0
         self._spawned = False
@@ -240,6 +242,7 @@ class Recorder:
         self._roots = tuple(os.path.join(os.path.normpath(r), "") for r in roots)
         self._excluded = tuple(os.path.join(os.path.normpath(e), "") for e in excluded)
         self._seen = Seen()
+        self._imports_noted = set()
         self._written = set()
         self._started_ns = time.time_ns()
         self._spawned = False
@@ -317,6 +320,7 @@ class Recorder:
         """Stop recording; return what the example used."""
         self.active = False
         seen, self._seen = self._seen, Seen()
+        self._imports_noted = set()
         written, self._written = self._written, set()
         if self._spawned:
             self._spawned = False
@@ -603,7 +607,19 @@ class Recorder:
             level: int = 0,
         ) -> Any:
             if self.active:
-                self._note_import(name, globals, fromlist, level)
+                # An import statement run again (in a function: multiprocessing imports
+                # in every call that forks) has nothing new to note.
+                package = (globals or {}).get("__package__") if level else None
+                noted = self._imports_noted
+                try:
+                    # A list from C callers (pickle's PyImport_Import passes one).
+                    key = (name, package, tuple(fromlist) if fromlist else (), level)
+                    new = key not in noted
+                    noted.add(key)
+                except TypeError:  # not names: noted as they come
+                    new = True
+                if new:
+                    self._note_import(name, globals, fromlist, level)
             self._depth += 1
             try:
                 return original(name, globals, locals, fromlist, level)
