@@ -50,7 +50,7 @@ def test_the_reads_of_modules_imported_before_are_seen_again(layout):
     names = loaded_project_modules(project)
     assert "earlypkg" in names and "early_side" in names
     assert not any(n.startswith("docsaccel") or n == "json" for n in names)
-    reads, why, _ = early_reads(project, names, str(top))
+    reads, why, *_ = early_reads(project, names, str(top))
     assert why is None
     assert reads[str(top / "proj" / "earlypkg" / "__init__.py")] == {
         str(top / "proj" / "table.csv")
@@ -60,14 +60,14 @@ def test_the_reads_of_modules_imported_before_are_seen_again(layout):
 
 def test_a_module_that_fails_to_import_again_makes_the_reads_unknown(layout):
     top, project = layout
-    reads, why, _ = early_reads(project, ["early_side", "early_fails"], str(top))
+    reads, why, *_ = early_reads(project, ["early_side", "early_fails"], str(top))
     assert reads == {}
     assert why is not None and "early_fails" in why and "only once" in why
 
 
 def test_nothing_loaded_starts_no_child(layout):
     top, project = layout
-    assert early_reads(project, [], str(top)) == ({}, None, None)
+    assert early_reads(project, [], str(top)) == ({}, None, None, None)
 
 
 def test_conf_py_runs_again_before_the_imports_and_loader_data_counts(layout):
@@ -92,7 +92,7 @@ def test_conf_py_runs_again_before_the_imports_and_loader_data_counts(layout):
         "import earlypkg.core\n",
         "utf-8",
     )
-    reads, why, _ = early_reads(project, ["earlypkg", "earlypkg.core"], str(proj), str(conf))
+    reads, why, *_ = early_reads(project, ["earlypkg", "earlypkg.core"], str(proj), str(conf))
     assert why is None
     assert reads[str(proj / "earlypkg" / "core.py")] == {
         str(proj / "chosen.txt"),

@@ -258,3 +258,43 @@ def test_a_conf_py_that_writes_pages_leaves_its_imports_to_be_imported_by_name(t
     assert "api/pkg.datadoc" in built.read, built.state
     assert "examples/plot_mean.py" in built.ran, built.output
     assert ws.differences() == []
+
+
+GLOSSARY = """import glob
+import os
+
+_terms = glob.glob(os.path.join(os.path.dirname(__file__), "terms", "*.txt"))
+__doc__ = "Terms: " + ", ".join(sorted(os.path.basename(p) for p in _terms)) + "."
+"""
+
+
+@pytest.mark.parametrize("importer", ["conf.py", "autosummary"])
+def test_a_file_added_to_a_folder_a_module_listed_when_imported_is_seen(tmp_path, importer):
+    # The module body lists a folder when it is imported (before any document is read,
+    # by conf.py or by autosummary's generation): the page showing its docstring and the
+    # example printing it see a file added there, as a clean build does.
+    ws = Workspace(tmp_path)
+    edits = [
+        write("src/pkg/glossary.py", GLOSSARY),
+        write("src/pkg/terms/alpha.txt", "Alpha.\n"),
+        replace("src/pkg/__init__.py", "import base, shapes,", "import base, glossary, shapes,"),
+        replace("src/pkg/__init__.py", '"base", "helper",', '"base", "glossary", "helper",'),
+        replace(
+            "docs/examples/plot_mean.py",
+            "print(mean([1.0, 2.0, 3.0]))",
+            "import pkg.glossary\n\nprint(mean([1.0, 2.0, 3.0]), pkg.glossary.__doc__)",
+        ),
+    ]
+    if importer == "conf.py":
+        edits += CONF_IMPORTS[4:5]
+    built = list(_fresh_builds(ws, edits))[-1]
+    assert built.state["origin"] == "cache", built.output
+    assert "api/pkg.glossary" not in built.read and not built.ran, built.state
+    ws.fresh_copy(write("src/pkg/terms/beta.txt", "Beta.\n"))
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert "api/pkg.glossary" in built.read, built.state
+    assert "examples/plot_mean.py" in built.ran, built.output
+    page = (ws.outdir / "auto_examples" / "plot_mean.html").read_text("utf-8")
+    assert "alpha.txt, beta.txt" in page
+    assert ws.differences() == []

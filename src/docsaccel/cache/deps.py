@@ -370,7 +370,7 @@ def collect(seen: Seen, project: Project, source_file: str, granularity: str) ->
         "files": files,
         "code": {},
         "dists": distribution_versions(external),
-        "listings": listing_deps(seen, project),
+        "listings": listing_deps(seen, project, used),
     }
     if granularity == "function":
         deps.update(_code_deps(seen, project, source_file, watched, ran, imported))
@@ -832,8 +832,12 @@ def _names_digest(names: list[str]) -> str:
     return digest.hexdigest()
 
 
-def listing_deps(seen: Seen, project: Project) -> dict[str, dict[str, Any]]:
-    """``{folder relative to the root: listing}`` of the folders the example listed.
+def listing_deps(
+    seen: Seen, project: Project, modules: Iterable[str] = ()
+) -> dict[str, dict[str, Any]]:
+    """``{folder relative to the root: listing}`` of the folders the example listed, and
+    of those the code of the module files it used (``modules``) listed when it ran before
+    (:attr:`.recorder.Seen.carried_listings`: a module body that globs a folder).
 
     A listing holds the ``count`` and ``digest`` of the names that count, the ``names``
     themselves up to :data:`LISTING_NAMES_KEPT`, the names left out as not the project's
@@ -841,8 +845,12 @@ def listing_deps(seen: Seen, project: Project) -> dict[str, dict[str, Any]]:
     the example wrote there (``own``: restored with it, so never a change).
     """
     written = {os.path.normpath(p) for p in seen.written}
+    listed = dict(seen.listings)
+    for module in sorted(modules):
+        for folder, names in seen.carried_listings.get(os.path.normpath(module), {}).items():
+            listed.setdefault(folder, names)
     found: dict[str, dict[str, Any]] = {}
-    for folder, names in sorted(seen.listings.items()):
+    for folder, names in sorted(listed.items()):
         folder = os.path.normpath(folder)
         if not project.wants(folder):
             continue

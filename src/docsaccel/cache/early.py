@@ -33,7 +33,7 @@ file under the roots; the child's import sees the read.
 >>> sys.path.insert(0, str(top))
 >>> import early_mod
 >>> project = Project(str(top / "docs"), (str(top / "docs"),))
->>> reads, why, _ = early_reads(project, ["early_mod"], str(top))
+>>> reads, why, *_ = early_reads(project, ["early_mod"], str(top))
 >>> why, reads == {str(top / "early_mod.py"): {str(top / "docs" / "intro.txt")}}
 (None, True)
 >>> sys.path.remove(str(top)); del sys.modules["early_mod"]
@@ -103,8 +103,9 @@ for name in spec["modules"]:
         break
 seen = recorder.stop()
 reads = {path: sorted(files) for path, files in seen.carried_reads.items()}
+result = {"reads": reads, "listings": seen.carried_listings, "failed": failed}
 with open(sys.argv[2], "w", encoding="utf-8") as out:
-    json.dump({"reads": reads, "failed": failed, "conf_failed": conf_failed}, out)
+    json.dump({**result, "conf_failed": conf_failed}, out)
 """
 
 _OWN = os.path.join(PACKAGE_DIR, "")
@@ -130,12 +131,14 @@ def loaded_project_modules(project: Project) -> list[str]:
 
 class EarlyReads(NamedTuple):
     """What :func:`early_reads` found: ``{module file: files its code read}``; why those
-    reads are unknown (``None``: they are known); and why ``conf.py`` could not run again
-    (``None``: it ran), when the modules were then imported by name instead."""
+    reads are unknown (``None``: they are known); why ``conf.py`` could not run again
+    (``None``: it ran), when the modules were then imported by name instead; and
+    ``{module file: {folder: names}}`` of the folders their code listed."""
 
     reads: dict[str, set[str]]
     unknown: str | None = None
     conf_failed: str | None = None
+    listings: dict[str, dict[str, list[str]]] | None = None
 
 
 def early_reads(
@@ -190,7 +193,7 @@ def early_reads(
     if result["failed"]:
         return EarlyReads({}, f"importing them again failed ({result['failed'][0]})", conf_failed)
     reads = {path: set(files) for path, files in result["reads"].items()}
-    return EarlyReads(reads, None, conf_failed)
+    return EarlyReads(reads, None, conf_failed, result.get("listings") or {})
 
 
 def carry_early_reads(project: Project, confdir: str, tags: Iterable[str] = ()) -> str | None:
@@ -204,11 +207,11 @@ def carry_early_reads(project: Project, confdir: str, tags: Iterable[str] = ()) 
         return None
     modules = loaded_project_modules(project)
     conf = os.path.join(confdir, "conf.py")
-    reads, why, conf_failed = early_reads(
+    reads, why, conf_failed, listings = early_reads(
         project, modules, confdir, conf if os.path.isfile(conf) else None, tags
     )
     unknown = [] if why is None else [_file_of(name) for name in modules]
-    Recorder.get().carry_reads(reads, [f for f in unknown if f])
+    Recorder.get().carry_reads(reads, [f for f in unknown if f], listings)
     if why is not None:
         why = (
             "what the project's modules read when conf.py (or an extension before"

@@ -144,6 +144,10 @@ class Seen:
     #: included). A module body runs once per process: a later example using that module
     #: may depend on what it read.
     carried_reads: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: The same for the folders under the roots each module's own code listed
+    #: (``{module file: {folder: sorted names}}``, the names when it first listed each): a
+    #: module body that globs a folder when imported depends on a file added there.
+    carried_listings: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     #: The module files whose reads are unknown: imported before any recorder watched, and
     #: importing them again to see their reads failed (:mod:`.early`). What uses them
     #: runs (or is read) in every build.
@@ -196,6 +200,7 @@ class Recorder:
         self._depth = 0
         # Process-wide, across examples (see Seen.carried_reads and carried_state).
         self._read_by: dict[str, set[str]] = {}
+        self._listed_by: dict[str, dict[str, tuple[str, ...]]] = {}
         #: Which code outside the roots carries what it reads (``(file, module name)``),
         #: as :meth:`count_readers` set it.
         self._owns: Callable[[str, str], bool] | None = None
@@ -302,14 +307,29 @@ class Recorder:
         :attr:`Seen.carried_reads` will say)."""
         return {module: frozenset(read) for module, read in self._read_by.items()}
 
-    def carry_reads(self, reads: dict[str, Iterable[str]], unknown: Iterable[str] = ()) -> None:
-        """Carry ``{module file: files its code read}`` as if this process had seen those
-        reads, and the module files whose reads are unknown (the modules imported before
-        it watched: :mod:`.early`)."""
+    def carried_listings(self) -> dict[str, dict[str, tuple[str, ...]]]:
+        """``{module file: {folder: names}}`` its code listed so far in this process (what
+        :attr:`Seen.carried_listings` will say)."""
+        return {module: dict(listed) for module, listed in self._listed_by.items()}
+
+    def carry_reads(
+        self,
+        reads: dict[str, Iterable[str]],
+        unknown: Iterable[str] = (),
+        listings: dict[str, dict[str, Iterable[str]]] | None = None,
+    ) -> None:
+        """Carry ``{module file: files its code read}`` and ``{module file: {folder:
+        names}}`` of the folders it listed as if this process had seen them, and the
+        module files whose reads are unknown (the modules imported before it watched:
+        :mod:`.early`)."""
         for module, files in reads.items():
             self._read_by.setdefault(os.path.normpath(module), set()).update(
                 os.path.normpath(f) for f in files
             )
+        for module, listed in (listings or {}).items():
+            mine = self._listed_by.setdefault(os.path.normpath(module), {})
+            for folder, names in listed.items():
+                mine.setdefault(os.path.normpath(folder), tuple(sorted(names)))
         self._unknown_reads |= {os.path.normpath(m) for m in unknown}
 
     def end_between(self) -> None:
@@ -384,6 +404,7 @@ class Recorder:
     def _used(self, seen: Seen, written: set[str]) -> Seen:
         """``seen``, made what the example used, given the files it wrote."""
         seen.carried_reads = self.carried_reads()
+        seen.carried_listings = self.carried_listings()
         seen.unknown_reads = self._unknown_reads
         # A file the example wrote is its output, not an input, even if it read it back
         # (one it read before writing it is in read_first); so is one modified since it
@@ -409,6 +430,7 @@ class Recorder:
         seen = self._seen
         noted = (seen.files, seen.modules, seen.listings, seen.read_first, self._written)
         read_by = sum(len(files) for files in self._read_by.values())
+        read_by += sum(len(folders) for folders in self._listed_by.values())
         return (*map(len, noted), int(self._spawned), read_by)
 
     def _project_modules(self) -> list[tuple[str, Any]]:
@@ -544,7 +566,7 @@ class Recorder:
                 self._before_spawn = self._files_under_roots()
             self._spawned = True
         elif event in _LISTING_EVENTS and _listed_by_the_example(sys._getframe(1)):
-            self._note_listing(args[0])
+            self._note_listing(args[0], sys._getframe(1))
 
     def _reading_module(self, frame: FrameType | None) -> str | None:
         """The project file whose code opened a file (the nearest on the stack), unless the
@@ -578,8 +600,10 @@ class Recorder:
         with contextlib.suppress(OSError):
             self._seen.read_first[path] = sha256_of(path)
 
-    def _note_listing(self, path: Any) -> None:
-        """Note the names of a folder under the roots the first time the example lists it."""
+    def _note_listing(self, path: Any, frame: FrameType | None) -> None:
+        """Note the names of a folder under the roots the first time the example lists it,
+        and for the project module whose code listed it (``frame``: the listing's caller),
+        as for a file it reads."""
         if isinstance(path, int):
             return  # a listing by file descriptor (os.fwalk): its folder is unknown
         try:
@@ -587,16 +611,23 @@ class Recorder:
         except (TypeError, ValueError):
             return
         listings: dict[str, Any] = self._seen.listings
-        if folder in listings or not self.wants(os.path.join(folder, "")):
-            return
-        # Noted before listing it: the listing below raises this same event again.
-        listings[folder] = None
-        try:
-            names = os.listdir(folder)
-        except (OSError, ValueError):
-            del listings[folder]  # not a folder: the example's own call fails too
-            return
-        listings[folder] = tuple(sorted(names))
+        if folder not in listings:
+            if not self.wants(os.path.join(folder, "")):
+                return
+            # Noted before listing it: the listing below raises this same event again.
+            listings[folder] = None
+            try:
+                names = os.listdir(folder)
+            except (OSError, ValueError):
+                del listings[folder]  # not a folder: the example's own call fails too
+                return
+            listings[folder] = tuple(sorted(names))
+        names = listings[folder]
+        if names is None:
+            return  # the listing above, raising its event again
+        reader = self._reading_module(frame)
+        if reader is not None:
+            self._listed_by.setdefault(reader, {}).setdefault(folder, names)
 
     def _wrap_import(self, original: Any) -> Any:
         def recorded_import(

@@ -41,7 +41,7 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util.i18n import docname_to_domain
 
-from docsaccel.cache.deps import collect, distribution_versions
+from docsaccel.cache.deps import collect, distribution_versions, listing_deps
 from docsaccel.cache.fingerprint import file_digest
 from docsaccel.cache.recorder import Recorder
 from docsaccel.incremental.closure import module_closure
@@ -293,7 +293,7 @@ def _record(
     record["dynamic"] = reading.dynamic
     dists = set(distribution_versions(theirs | reading.outside))
     record["dists"] = sorted(dists)
-    record["listings"] = deps["listings"]
+    record["listings"] = listing_deps(seen, project, module_files)
     record.update(exports.references(doctree, docname))
     return record
 
