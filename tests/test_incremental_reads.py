@@ -156,18 +156,10 @@ def test_a_data_file_a_module_read_when_conf_py_imported_it_is_a_dependency(tmp_
     # The module body ran before docsaccel loaded: a child imports it again to see what it
     # read, so the page showing its docstring and the example printing it both see the edit.
     ws = Workspace(tmp_path)
-    for edit in CONF_IMPORTS:
-        ws.fresh_copy(edit)
-    built = ws.build()
-    assert built.returncode == 0, built.output
-    ws.fresh_copy()
-    built = ws.build()
-    assert built.returncode == 0, built.output
+    built = list(_fresh_builds(ws, CONF_IMPORTS))[-1]
     assert built.state["origin"] == "cache", built.output
     assert "api/pkg.datadoc" not in built.read and not built.ran, built.state
-    ws.fresh_copy(write("src/pkg/doc.txt", "Data docstring, version two.\n"))
-    built = ws.build()
-    assert built.returncode == 0, built.output
+    built = _build_with(ws, write("src/pkg/doc.txt", "Data docstring, version two.\n"))
     assert "api/pkg.datadoc" in built.read, built.state
     assert "examples/plot_mean.py" in built.ran, built.output
     assert "version two" in (ws.outdir / "auto_examples" / "plot_mean.html").read_text("utf-8")
@@ -183,6 +175,14 @@ def _fresh_builds(ws: Workspace, edits: list, times: int = 2):
         built = ws.build()
         assert built.returncode == 0, built.output
         yield built
+
+
+def _build_with(ws: Workspace, edit):
+    """One build from a fresh copy with ``edit`` too, asserted to succeed."""
+    ws.fresh_copy(edit)
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    return built
 
 
 def _imported_by_conf_py(name: str, source: str) -> list:
@@ -290,9 +290,7 @@ def test_a_file_added_to_a_folder_a_module_listed_when_imported_is_seen(tmp_path
     built = list(_fresh_builds(ws, edits))[-1]
     assert built.state["origin"] == "cache", built.output
     assert "api/pkg.glossary" not in built.read and not built.ran, built.state
-    ws.fresh_copy(write("src/pkg/terms/beta.txt", "Beta.\n"))
-    built = ws.build()
-    assert built.returncode == 0, built.output
+    built = _build_with(ws, write("src/pkg/terms/beta.txt", "Beta.\n"))
     assert "api/pkg.glossary" in built.read, built.state
     assert "examples/plot_mean.py" in built.ran, built.output
     page = (ws.outdir / "auto_examples" / "plot_mean.html").read_text("utf-8")

@@ -48,11 +48,7 @@ def test_an_example_ignoring_sigterm_leaves_the_build_its_handler() -> None:
         "process_end.after_example('examples/plot_deaf.py', mark)\n"
         "print(signal.getsignal(signal.SIGTERM) is ours)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "True"
+    assert _python(script) == "True"
 
 
 @pytest.mark.parametrize("before", ["SIG_DFL", "SIG_IGN", "handler"])
@@ -73,9 +69,14 @@ def test_a_forked_child_gets_the_sigterm_handler_the_build_replaced(before) -> N
         "    os._exit(0)\n"
         "os.waitpid(pid, 0)\n"
     )
+    shown = {"SIG_DFL": "<Handlers.SIG_DFL: 0>", "SIG_IGN": "<Handlers.SIG_IGN: 1>"}
+    assert _python(script) == shown.get(before, before)
+
+
+def _python(script: str) -> str:
+    """What a fresh Python running ``script`` printed (it must succeed)."""
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr
-    shown = {"SIG_DFL": "<Handlers.SIG_DFL: 0>", "SIG_IGN": "<Handlers.SIG_IGN: 1>"}
-    assert done.stdout.strip() == shown.get(before, before)
+    return done.stdout.strip()
