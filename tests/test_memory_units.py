@@ -597,3 +597,30 @@ def test_sphinx_gallery_s_memory_column_is_checked_against_memory_budgets(tmp_pa
         f"plot_train_agent.py: peak {format_size(round(950.4 * MIB))} > memory budget 500M" in text
     )
     assert "plot_env_basics" not in text
+
+
+def test_what_a_forked_child_carries_is_the_least_the_process_held_at_a_fork() -> None:
+    # A process that forked while big, then shrank and forked again at once (a pool after
+    # a large step): its children carry the smaller figure, not the first fork's.
+    script = (
+        "import os\n"
+        "from docsaccel.gallery.memory import MemoryMeter\n"
+        "def fork():\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        os._exit(0)\n"
+        "    os.waitpid(pid, 0)\n"
+        "meter = MemoryMeter.start(set())\n"
+        "big = bytearray(b'x') * (300 << 20)\n"
+        "fork()\n"
+        "first = meter.held_at_fork\n"
+        "del big\n"
+        "fork()\n"
+        "print(first >> 20, meter.held_at_fork >> 20)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    first, least = map(int, done.stdout.split())
+    assert first >= 300 and least < first - 250, done.stdout

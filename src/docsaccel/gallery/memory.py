@@ -18,8 +18,9 @@ memory_profiler and without a thread of its own:
   held at the fork (a child made by ``fork``/``vfork`` and ``exec`` carries it until it
   runs its program; one forked without ``exec`` keeps it). When the example forked
   without ``exec`` (an ``os.register_at_fork`` hook set at the first example notes it),
-  that figure counts less what this process held at the example's first such fork (its
-  anonymous pages, which the child maps from the start); otherwise only when it grew during the
+  that figure counts less the least this process held at such a fork (its anonymous
+  pages, which the child maps from the start; read at the example's 1st, 2nd, 4th...
+  fork and once every :data:`SAMPLE_SECONDS` of forks); otherwise only when it grew during the
   example and is above this process's own peak, which is then a child's own. So a child
   that ends between two reads is not seen when smaller than what its parent held (a
   lower bound, never a false peak); the sum bounds the children's peak at any one moment
@@ -69,6 +70,7 @@ import os
 import resource
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -176,12 +178,21 @@ def _note_fork() -> None:
     children. A child starts with this process's anonymous pages mapped; the file pages
     it maps only once it reads them (``statm``: resident less file-backed)."""
     meter = _measuring
-    # At the example's first fork only: run after every fork (a pool's workers, hundreds
-    # of pools in a loop), the read costs the process a copy of each page it touches,
-    # shared with the child just made, more than the fork itself.
-    if meter is not None and meter.held_at_fork is None:
-        fields = read_proc("/proc/self/statm").split()
-        meter.held_at_fork = (int(fields[1]) - int(fields[2])) * _PAGE if len(fields) > 2 else 0
+    if meter is None:
+        return
+    # Not after every fork: there (a pool's workers, hundreds of pools in a loop) the read
+    # costs the process a copy of each page it touches, shared with the child just made,
+    # more than the fork itself. Read at the example's 1st, 2nd, 4th, 8th... fork and
+    # once a sample interval: the least held over the reads is what a child carries at
+    # the least (a process that shrank between two forks).
+    meter.forks += 1
+    now = time.monotonic()
+    if meter.forks & (meter.forks - 1) and now - meter.fork_read_at < SAMPLE_SECONDS:
+        return
+    meter.fork_read_at = now
+    fields = read_proc("/proc/self/statm").split()
+    held = (int(fields[1]) - int(fields[2])) * _PAGE if len(fields) > 2 else 0
+    meter.held_at_fork = held if meter.held_at_fork is None else min(meter.held_at_fork, held)
 
 
 def _reaped_children_peak() -> int:
@@ -232,8 +243,11 @@ class MemoryMeter:
         self.gpu_before = gpu_before
         #: This process's command line: a child forked without ``exec`` has the same.
         self.command = command
-        #: What this process held when the example first forked (None: it did not fork).
+        #: The least this process held when the example forked (None: it did not fork),
+        #: as read at some of its forks (:func:`_note_fork`).
         self.held_at_fork: int | None = None
+        self.forks = 0
+        self.fork_read_at = 0.0
         #: The peak of each child process of the example, as last read.
         self.child_peaks: dict[Process, int] = {}
         self._lock = threading.Lock()
