@@ -21,11 +21,20 @@ DATADOC = """import os
 with open(os.path.join(os.path.dirname(__file__), "doc.txt"), encoding="utf-8") as stream:
     __doc__ = stream.read()
 """
+
+
+def in_package(name: str, source: str) -> list:
+    """The edits adding the module ``pkg.<name>`` (``source``) to the package's API."""
+    return [
+        write(f"src/pkg/{name}.py", source),
+        replace("src/pkg/__init__.py", "import base, shapes,", f"import base, {name}, shapes,"),
+        replace("src/pkg/__init__.py", '"base", "helper",', f'"base", "{name}", "helper",'),
+    ]
+
+
 EDITS = [
-    write("src/pkg/datadoc.py", DATADOC),
+    *in_package("datadoc", DATADOC),
     write("src/pkg/doc.txt", "Data docstring, version one.\n"),
-    replace("src/pkg/__init__.py", "import base, shapes,", "import base, datadoc, shapes,"),
-    replace("src/pkg/__init__.py", '"base", "helper",', '"base", "datadoc", "helper",'),
     # autosummary after sphinx-gallery, and an example that does not import the package:
     # the package is first imported after the examples ran, before any document is read.
     replace("docs/conf.py", '    "sphinx.ext.autosummary",\n', ""),
@@ -156,12 +165,8 @@ def test_a_data_file_a_module_read_when_conf_py_imported_it_is_a_dependency(tmp_
     # The module body ran before docsaccel loaded: a child imports it again to see what it
     # read, so the page showing its docstring and the example printing it both see the edit.
     ws = Workspace(tmp_path)
-    built = list(_fresh_builds(ws, CONF_IMPORTS))[-1]
-    assert built.state["origin"] == "cache", built.output
-    assert "api/pkg.datadoc" not in built.read and not built.ran, built.state
-    built = _build_with(ws, write("src/pkg/doc.txt", "Data docstring, version two.\n"))
-    assert "api/pkg.datadoc" in built.read, built.state
-    assert "examples/plot_mean.py" in built.ran, built.output
+    edit = write("src/pkg/doc.txt", "Data docstring, version two.\n")
+    _served_then_changed(ws, CONF_IMPORTS, "api/pkg.datadoc", edit)
     assert "version two" in (ws.outdir / "auto_examples" / "plot_mean.html").read_text("utf-8")
     assert ws.differences() == []
 
@@ -175,6 +180,18 @@ def _fresh_builds(ws: Workspace, edits: list, times: int = 2):
         built = ws.build()
         assert built.returncode == 0, built.output
         yield built
+
+
+def _served_then_changed(ws: Workspace, edits: list, page: str, edit) -> None:
+    """Builds from fresh copies with ``edits``, the last served from the cache (``page``
+    not read, the example not run), then one with ``edit`` too: ``page`` is read and
+    ``examples/plot_mean.py`` runs again."""
+    built = list(_fresh_builds(ws, edits))[-1]
+    assert built.state["origin"] == "cache", built.output
+    assert page not in built.read and not built.ran, built.state
+    built = _build_with(ws, edit)
+    assert page in built.read, built.state
+    assert "examples/plot_mean.py" in built.ran, built.output
 
 
 def _build_with(ws: Workspace, edit):
@@ -275,10 +292,8 @@ def test_a_file_added_to_a_folder_a_module_listed_when_imported_is_seen(tmp_path
     # example printing it see a file added there, as a clean build does.
     ws = Workspace(tmp_path)
     edits = [
-        write("src/pkg/glossary.py", GLOSSARY),
+        *in_package("glossary", GLOSSARY),
         write("src/pkg/terms/alpha.txt", "Alpha.\n"),
-        replace("src/pkg/__init__.py", "import base, shapes,", "import base, glossary, shapes,"),
-        replace("src/pkg/__init__.py", '"base", "helper",', '"base", "glossary", "helper",'),
         replace(
             "docs/examples/plot_mean.py",
             "print(mean([1.0, 2.0, 3.0]))",
@@ -287,12 +302,7 @@ def test_a_file_added_to_a_folder_a_module_listed_when_imported_is_seen(tmp_path
     ]
     if importer == "conf.py":
         edits += CONF_IMPORTS[4:5]
-    built = list(_fresh_builds(ws, edits))[-1]
-    assert built.state["origin"] == "cache", built.output
-    assert "api/pkg.glossary" not in built.read and not built.ran, built.state
-    built = _build_with(ws, write("src/pkg/terms/beta.txt", "Beta.\n"))
-    assert "api/pkg.glossary" in built.read, built.state
-    assert "examples/plot_mean.py" in built.ran, built.output
+    _served_then_changed(ws, edits, "api/pkg.glossary", write("src/pkg/terms/beta.txt", "B.\n"))
     page = (ws.outdir / "auto_examples" / "plot_mean.html").read_text("utf-8")
     assert "alpha.txt, beta.txt" in page
     assert ws.differences() == []
