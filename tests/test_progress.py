@@ -275,3 +275,14 @@ def test_expected_times_come_from_runs_that_finished(status, seconds, expected) 
 
     assert expected_seconds([example], False, previous) == expected
     assert expected_seconds([example], True, previous) == {}, "a fast build expects its own kind"
+
+
+def test_an_estimate_that_rounds_to_nothing_says_so(tmp_path) -> None:
+    lines: list[str] = []
+    examples = [_example("a.py", None), _example("b.py", None)]
+    quick = {"tutorials/a.py": 0.01, "tutorials/b.py": 0.01}
+    progress = Progress(examples, expected=quick, log=lines.append).start(tmp_path)
+    progress.channel.send(event="start", id="tutorials/a.py")
+    progress.channel.send(event="end", id="tutorials/a.py", seconds=0.01, status="ok")
+    progress.stop()
+    assert lines[-1] == "docsaccel: [1/2] tutorials/a.py: 0.0 s, ok; under 0.1 s left"

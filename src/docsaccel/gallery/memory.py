@@ -26,8 +26,8 @@ memory_profiler and without a thread of its own:
   when no larger than a child an earlier example reaped (the kernel keeps one figure per
   process); and the figure over-states a child forked after the parent grew past what
   it held at its least fork, or one smaller than a child forked while the parent was
-  big (an estimate from above). The sum bounds the children's peak at any one moment from above (children that ran one
-  after another each count whole);
+  big (an estimate from above). The sum bounds the children's peak at any one moment
+  from above (children that ran one after another each count whole);
 - ``retained_bytes``: what the process holds more once the example is over than before
   it. When it grew by more than :data:`COLLECT_ABOVE`, a garbage collection (and glibc's
   ``malloc_trim``, which hands freed memory back) runs first, so freed objects that were

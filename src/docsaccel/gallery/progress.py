@@ -319,7 +319,10 @@ class Progress:
             share += f", peak {format_size(peak)}"
         left = self.remaining_seconds()
         pending = len(self.done) < len(self.planned)
-        estimate = f"; about {_seconds(left)} left" if left is not None and pending else ""
+        estimate = ""
+        if left is not None and pending:
+            # Quick examples leave an estimate that would round to "about 0.0 s".
+            estimate = f"; about {_seconds(left)} left" if left >= 0.05 else "; under 0.1 s left"
         self.log(
             f"docsaccel: [{number}/{self._total()}] {example.id}: "
             f"{_seconds(seconds)}, {status}{share}{estimate}"
