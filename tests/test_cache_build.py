@@ -610,9 +610,11 @@ def test_module_granularity_suggests_function_once_when_an_example_uses_most_fil
         project.write(f"mylib/{name}.py", f"def {name}():\n    return 1\n")
     init = FILES["mylib/__init__.py"] + "".join(f"from . import {n}\n" for n in modules)
     project.write("mylib/__init__.py", init)
-    first = project.build()
+    # A suggestion in the log (an info line, which -q silences) and in the report, not a
+    # warning: with -W the build passes as it does without the cache.
+    first = project.build("-W")
     assert first.returncode == 0, first.output
-    assert first.output.count('docsaccel_cache_granularity = "function"') == 1, first.output
+    assert "docsaccel_cache_granularity" not in first.output, first.output
     from docsaccel.cache.manage import stats
 
     out, _ = stats(project.cache)

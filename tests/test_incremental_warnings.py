@@ -24,7 +24,8 @@ def _clean(ws: Workspace, *args: str) -> Built:
     return ws.build(ws.root / "clean-cache", *args)
 
 
-def test_a_restored_example_warns_as_its_run_did(tmp_path):
+def test_a_restored_example_suggests_as_its_run_did(tmp_path):
+    # The suggestion is an info line: under -W neither build fails for it.
     first = Workspace(tmp_path / "first")
     built = first.build()
     assert built.returncode == 0, built.output
@@ -34,7 +35,7 @@ def test_a_restored_example_warns_as_its_run_did(tmp_path):
     assert "examples/plot_mean.py" not in accelerated.ran, accelerated.output
     clean = _clean(ws, "-W")
     assert "examples/plot_mean.py" in clean.ran
-    assert HINT in clean.output and clean.returncode == 1, clean.output
+    assert HINT in clean.output and clean.returncode == 0, clean.output
     assert HINT in accelerated.output, accelerated.output
     assert accelerated.returncode == clean.returncode
 
@@ -82,7 +83,7 @@ def test_a_duplicate_description_warns_again_with_nothing_changed(tmp_path: Path
 
 
 #: The example takes longer than its budget (``on overrun: warn``, the default); function
-#: granularity, so that the cache's suggestion is no warning of these builds.
+#: granularity, so that the cache's suggestion is no line of these builds.
 SLOW_EXAMPLE = [
     replace(
         "docs/examples/plot_mean.py",
