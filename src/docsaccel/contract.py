@@ -89,6 +89,7 @@ __all__ = [
     "is_stopped_hard",
     "is_unfinished",
     "near_budget_text",
+    "opens_for_writing",
     "parse_json",
     "parse_switch",
     "read_json",
@@ -282,6 +283,25 @@ MULTIPROCESSING_HELPERS = (
     "multiprocessing.resource_tracker import main",
     "loky.backend.resource_tracker import main",
 )
+
+#: The ``os.open`` flags that may write a file.
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+
+
+def opens_for_writing(mode: Any, flags: Any) -> bool:
+    """Whether an ``open`` audit event's ``mode`` (``open``) or ``flags`` (``os.open``)
+    may write the file (the example cache's recorder, its early-reads child and the output
+    watch all decide it so).
+
+    >>> opens_for_writing("rb", None), opens_for_writing("r+", None)
+    (False, True)
+    >>> opens_for_writing(None, os.O_RDONLY), opens_for_writing(None, os.O_CREAT)
+    (False, True)
+    """
+    if isinstance(mode, str):
+        return any(c in mode for c in "wax+")
+    return isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
+
 
 #: The module-level locks of docsaccel (:func:`fork_safe_lock`).
 _FORK_SAFE: list[Any] = []

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from docsaccel import sg_compat
-from docsaccel.contract import fork_safe_lock
+from docsaccel.contract import fork_safe_lock, opens_for_writing
 
 __all__ = [
     "OutputWatch",
@@ -58,7 +58,6 @@ __all__ = [
     "page_references",
 ]
 
-_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 # Events whose second argument is a path the call creates or replaces.
 _TARGET_EVENTS = frozenset({"os.rename", "os.link", "os.symlink", "shutil.copyfile"})
 
@@ -107,11 +106,7 @@ class OutputWatch:
             path, mode, flags = args
             if path is None or isinstance(path, int):
                 return
-            if isinstance(mode, str):
-                writing = any(c in mode for c in "wax+")
-            else:
-                writing = isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
-            if writing:
+            if opens_for_writing(mode, flags):
                 self._note(path)
         elif event in _TARGET_EVENTS and len(args) > 1:
             self._note(args[1])

@@ -64,7 +64,8 @@ import importlib, json, os, sys
 spec = json.load(open(sys.argv[1], encoding="utf-8"))
 sys.path[:] = spec["path"]
 from docsaccel.cache.deps import Project
-from docsaccel.cache.recorder import Recorder, opens_for_writing
+from docsaccel.cache.recorder import Recorder
+from docsaccel.contract import opens_for_writing
 project = Project(spec["root"], tuple(spec["roots"]), tuple(spec["excluded"]))
 under = tuple(os.path.join(r, "") for r in project.roots)
 

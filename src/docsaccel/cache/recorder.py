@@ -52,19 +52,9 @@ from typing import Any
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
 from docsaccel.cache.state import Snapshot, assigned, changed, snapshot, watch_assignments
-from docsaccel.contract import fork_safe_lock
+from docsaccel.contract import fork_safe_lock, opens_for_writing
 
-__all__ = ["NOT_PROJECT", "PRELUDE", "Recorder", "Seen", "opens_for_writing", "own_names"]
-
-_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
-
-
-def opens_for_writing(mode: Any, flags: Any) -> bool:
-    """Whether an ``open`` audit event's ``mode`` (``open``) or ``flags`` (``os.open``)
-    may write the file."""
-    if isinstance(mode, str):
-        return any(c in mode for c in "wax+")
-    return isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
+__all__ = ["NOT_PROJECT", "PRELUDE", "Recorder", "Seen", "own_names"]
 
 
 #: The label of the recording before the first example (:meth:`Recorder.watch_prelude`).
