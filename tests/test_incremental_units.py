@@ -463,3 +463,23 @@ def test_the_state_off_names_every_release_it_was_not_checked_with(
     monkeypatch.setattr(sphinx_gallery, "__version__", gallery_release)
     reasons = restore._unchecked_releases()
     assert [reason.rpartition("this is ")[2] for reason in reasons] == named
+
+
+def test_an_extension_node_replaced_when_the_page_is_written_is_filled_late():
+    from docutils import nodes as dn
+    from sphinx import addnodes
+    from sphinx.ext.todo import todolist
+    from sphinx.ext.viewcode import viewcode_anchor
+
+    from docsaccel.incremental.sphinxext.exports import filled_late, placeholders
+
+    read = dn.section()
+    read += [todolist(), todolist(), viewcode_anchor(), addnodes.pending_xref(), dn.paragraph()]
+    counts = placeholders(read)
+    # Docutils', Sphinx's core and viewcode's anchor (a link whatever other pages hold) out.
+    assert counts == {"sphinx.ext.todo.todolist": 2}
+    written = dn.section()
+    written += [todolist(), dn.paragraph()]  # one of the two replaced
+    assert filled_late(counts, written) == ["sphinx.ext.todo.todolist"]
+    assert filled_late(counts, read) == []
+    assert filled_late({}, written) == []

@@ -20,8 +20,8 @@ A build records, for every document it reads, a *page record* (a JSON-ready dict
 - ``dists``: distributions whose code the read used (documented objects outside the
   project's roots, and what the modules import), by version;
 - ``listings``: folders the read listed, by their names (see :func:`.deps.listing_deps`);
-- ``refs``, ``toctree``, ``numref``, ``domains``: what the page's output takes from other
-  documents (used by the write side, :mod:`docsaccel.incremental.exports`);
+- ``refs``, ``toctree``, ``numref``, ``domains``, ``placeholders``: what the page's
+  output takes from other documents (used by the write side, :mod:`docsaccel.incremental.exports`);
 - ``reread``: set when the page must be read again whatever changed (it warned; an import
   failed), with the reason.
 
@@ -69,6 +69,7 @@ def empty_record(source: str) -> dict[str, Any]:
         "toctree": [],
         "numref": False,
         "domains": [],
+        "placeholders": {},
         "reread": None,
     }
 

@@ -11,7 +11,8 @@ Loaded by the gallery plugin (``docsaccel.gallery``) and active when the example
    generated their sources, the pages to write are decided by content from here on.
 3. ``env-get-outdated`` (:mod:`.outdated`): the documents to read, by content.
 4. ``source-read`` ... ``doctree-read`` (:mod:`.reading`): each document's record.
-5. ``env-updated`` (:mod:`.order`): the domains' data in the order of a clean build.
+5. ``env-updated`` (:mod:`.order`, :mod:`.viewcode`): the domains' data in the order of
+   a clean build, viewcode's modules as a clean build keeps them.
 6. ``env-get-updated`` (:mod:`.writing`): the pages whose output depends on what changed.
 7. ``build-finished`` (:mod:`.save`): the state is kept for the next build.
 
@@ -52,7 +53,7 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     # plain build pays for none of it.
     if not _cache_on(app):
         return
-    from docsaccel.incremental.sphinxext import reading, restore, warnings
+    from docsaccel.incremental.sphinxext import reading, restore, viewcode, warnings
     from docsaccel.incremental.sphinxext.build import current
 
     _connect(app)
@@ -72,6 +73,9 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         # Late: the object as the other handlers leave it.
         app.connect("autodoc-process-docstring", reading.on_autodoc_docstring, priority=900)
         app.connect("autodoc-process-signature", reading.on_autodoc_signature, priority=900)
+    if viewcode.EXTENSION in app.extensions:
+        app.connect("viewcode-find-source", reading.on_viewcode_find_source, priority=1)
+        app.connect("env-updated", viewcode.on_env_updated, priority=980)
 
 
 def _on_report(app: Sphinx, exception: BaseException | None) -> None:
@@ -102,6 +106,7 @@ def _connect(app: Sphinx) -> None:
     app.connect("env-get-updated", writing.on_env_get_updated, priority=900)
     app.connect("write-started", writing.on_write_started)
     app.connect("doctree-resolved", writing.on_doctree_resolved, priority=1)
+    app.connect("doctree-resolved", writing.on_doctree_resolved_last, priority=999)
     app.connect("html-page-context", writing.on_page_context, priority=1)
     app.connect("html-collect-pages", writing.on_collect_pages)
     # The report is written at 100; the state is saved after sphinx-gallery edited pages.

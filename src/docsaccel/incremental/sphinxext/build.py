@@ -71,9 +71,11 @@ class IncrementalBuild:
     #: The facts the build that made the state left (see :data:`MARKER`).
     previous: dict[str, Any] = field(default_factory=dict)
     #: The root the restored state was made in, when it is another (a moved checkout),
-    #: and the documents whose text showed a path under it (read again).
+    #: the documents whose text showed a path under it (read again), and those whose
+    #: page did (written again).
     moved_from: str | None = None
     moved_texts: set[str] = field(default_factory=set)
+    moved_pages: set[str] = field(default_factory=set)
     #: Files a restore wrote, with their stat and digest (not hashed again when saved).
     restored: Known = field(default_factory=dict)
     doctreedir: Path = Path()
@@ -86,6 +88,8 @@ class IncrementalBuild:
     every_page: str | None = None
     #: The pages written in this build.
     written: set[str] = field(default_factory=set)
+    #: ``{docname: classes}`` of the placeholders filled when each page was written.
+    filled_late: dict[str, list[str]] = field(default_factory=dict)
     #: Documents that warned while read or written, and whether it was while read.
     warned_read: set[str] = field(default_factory=set)
     warned_write: set[str] = field(default_factory=set)

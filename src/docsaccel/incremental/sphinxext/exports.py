@@ -11,7 +11,12 @@ changed. Its record (see :mod:`docsaccel.incremental.pages`) keeps, from its doc
   count as a whole (their resolution is not by name alone);
 - ``numref``: whether it shows figure, table or section numbers of other documents;
 - ``toctree``: the documents its toctrees list (their titles and sections, and those of
-  the documents below them, are in its output).
+  the documents below them, are in its output);
+- ``placeholders``: how many nodes of each extension's own class it holds
+  (:func:`placeholders`). A class with fewer nodes once the page is resolved stands for
+  what an extension fills in when the page is written, from every document (a
+  ``todolist``): :func:`filled_late` names them, and the page is written whenever another
+  document was read again.
 
 :func:`offers` gives, per document, the same keys with a digest of what resolves there
 (every domain's objects and labels, its title and its sections), so that comparing them
@@ -45,10 +50,12 @@ from docsaccel.incremental.sphinxext.sphinx_compat import domains_in_order, stan
 __all__ = [
     "changed_keys",
     "domain_digests",
+    "filled_late",
     "intersphinx_digest",
     "navigation",
     "numbers_digest",
     "offers",
+    "placeholders",
     "references",
 ]
 
@@ -64,8 +71,40 @@ def name_key(target: str) -> str:
     return f"name:{(parts[-1] if parts else text).lower()}"
 
 
+#: Extensions' classes replaced by what holds whatever other documents hold: viewcode's
+#: anchor becomes a link to its module's page.
+STATIC_PLACEHOLDERS = frozenset({"sphinx.ext.viewcode.viewcode_anchor"})
+
+
+def placeholders(doctree: nodes.Node) -> dict[str, int]:
+    """``{class: how many}`` of the nodes of extensions' own classes in ``doctree``.
+
+    Docutils' classes and Sphinx's ``addnodes`` are left out: what Sphinx resolves in
+    them (references, toctrees, ``only``) has rules of its own here."""
+    counts: dict[str, int] = {}
+    for node in doctree.findall(nodes.Element):
+        kind = type(node)
+        module = kind.__module__
+        if module.startswith("docutils.") or module == "sphinx.addnodes":
+            continue
+        name = f"{module}.{kind.__qualname__}"
+        if name not in STATIC_PLACEHOLDERS:
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def filled_late(read: dict[str, int], resolved: nodes.Node) -> list[str]:
+    """The classes of ``read`` (:func:`placeholders` of the page as read) with fewer nodes
+    in the ``resolved`` page: replaced when the page was written."""
+    if not read:
+        return []
+    now = placeholders(resolved)
+    return sorted(name for name, count in read.items() if now.get(name, 0) < count)
+
+
 def references(doctree: nodes.document, docname: str) -> dict[str, Any]:
-    """``refs``, ``domains``, ``numref`` and ``toctree`` of a page (module docstring)."""
+    """``refs``, ``domains``, ``numref``, ``toctree`` and ``placeholders`` of a page
+    (module docstring)."""
     refs: set[str] = set()
     domains: set[str] = set()
     numref = False
@@ -89,6 +128,7 @@ def references(doctree: nodes.document, docname: str) -> dict[str, Any]:
         "domains": sorted(domains),
         "numref": numref,
         "toctree": sorted(toctree),
+        "placeholders": placeholders(doctree),
     }
 
 

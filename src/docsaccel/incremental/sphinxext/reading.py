@@ -47,7 +47,7 @@ from docsaccel.cache.recorder import Recorder
 from docsaccel.incremental.closure import module_closure
 from docsaccel.incremental.objects import definitions, is_dynamic, module_of
 from docsaccel.incremental.pages import empty_record
-from docsaccel.incremental.sphinxext import exports
+from docsaccel.incremental.sphinxext import exports, viewcode
 from docsaccel.incremental.sphinxext.build import IncrementalBuild, current, pages_of
 from docsaccel.incremental.sphinxext.warnings import assign_chunk
 
@@ -60,6 +60,7 @@ __all__ = [
     "on_merge_info",
     "on_purge_doc",
     "on_source_read",
+    "on_viewcode_find_source",
 ]
 
 #: Extensions that put a module's source into pages (line numbers, the code itself): with
@@ -79,6 +80,8 @@ class _Reading:
     #: The modules of the shown objects (autodoc imports them by name, which the recorder's
     #: import hooks do not see: autodoc holds its own reference to ``import_module``).
     modules: set[str] = field(default_factory=set)
+    #: The modules ``sphinx.ext.viewcode`` looked at (see :mod:`.viewcode`).
+    viewcode: set[str] = field(default_factory=set)
 
 
 _reading: _Reading | None = None
@@ -93,6 +96,14 @@ def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     build.current_doc, build.phase = docname, "read"
     project = build.project
     Recorder.get().start(project.roots, project.excluded)
+
+
+def on_viewcode_find_source(app: Sphinx, modname: str) -> None:
+    """``viewcode-find-source``, asked for every module viewcode looks at: noted, and no
+    answer given (the other handlers, then viewcode, find it)."""
+    reading = _reading
+    if reading is not None and reading.docname == app.env.docname:
+        reading.viewcode.add(modname)
 
 
 def _note_object(app: Sphinx, name: str, obj: Any) -> None:
@@ -295,6 +306,8 @@ def _record(
     record["dists"] = sorted(dists)
     record["listings"] = listing_deps(seen, project, module_files)
     record.update(exports.references(doctree, docname))
+    if reading.viewcode:
+        record[viewcode.KEY] = sorted(reading.viewcode)
     return record
 
 

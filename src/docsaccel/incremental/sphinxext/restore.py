@@ -255,6 +255,9 @@ def _start(build: IncrementalBuild, fresh: bool) -> None:
                 build.doctreedir, state.meta["root"], build.place.root
             )
             build.moved_from = str(state.meta["root"])
+            build.moved_pages = _pages_showing(
+                build.outdir, state.meta["root"], state.meta["build"].get("outputs") or {}
+            )
     except (StateError, OSError, pickle.UnpicklingError, EOFError, AttributeError) as exc:
         _forget_restored(build)
         logger.warning(
@@ -303,6 +306,19 @@ def _read_marker(path: Path) -> dict[str, Any] | None:
     except InputError:
         return None  # none, or not one this docsaccel wrote: the folders are not trusted
     return marker
+
+
+def _pages_showing(outdir: Path, old: str, outputs: dict[str, list[str]]) -> set[str]:
+    """The documents whose restored page shows a path under ``old``: made when the page
+    was written (a ``todolist`` names each todo's file), it changes only when the page is
+    written again."""
+    needle = os.path.join(old, "").encode("utf-8")
+    found = set()
+    for docname, files in outputs.items():
+        with contextlib.suppress(OSError, IndexError):
+            if needle in (outdir / files[0]).read_bytes():
+                found.add(docname)
+    return found
 
 
 def _relocate_folder(doctreedir: Path, old: str, new: str) -> set[str]:

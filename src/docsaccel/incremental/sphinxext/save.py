@@ -34,10 +34,12 @@ from docsaccel.incremental.sphinxext.build import (
 )
 from docsaccel.incremental.sphinxext.warnings import uninstall
 from docsaccel.incremental.sphinxext.writing import (
+    FILLED_LATE,
     INDEX_ENTRIES,
     LINKED_FILES,
     SITE_FILES,
     SPHINX_FILES,
+    filled_late_pages,
     index_entries,
     linked_files,
     page_outputs,
@@ -85,6 +87,7 @@ def _facts(
         facts["write"] = build.write_context
         facts["outputs"] = outputs
         facts[LINKED_FILES] = linked
+        facts[FILLED_LATE] = filled_late_pages(app, build)
         facts[SPHINX_FILES] = sphinx_files(app.env)
         facts[SITE_FILES] = site_files(build, Path(app.outdir))
         # A build with no page to write ends before write-started, which restores them.

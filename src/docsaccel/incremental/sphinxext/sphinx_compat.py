@@ -6,7 +6,10 @@ releases docsaccel supports (7.4 to 9.0), in one place.
 - ``env.doc2path``: a ``str`` before Sphinx 8.0, a path since;
 - the HTML builder's copies of static and extra files go through
   ``sphinx.util.fileutil.copy_asset_file`` and the builder module's ``copyfile`` in
-  every supported release (:func:`watch_site_copies`).
+  every supported release (:func:`watch_site_copies`);
+- whether the documents are read in parallel: with ``-j N`` when every extension allows
+  it, before Sphinx 8.1 only when more than 5 documents are read
+  (:func:`reads_in_parallel`).
 
 Example::
 
@@ -27,6 +30,7 @@ from sphinx.environment import BuildEnvironment
 __all__ = [
     "SiteCopies",
     "domains_in_order",
+    "reads_in_parallel",
     "source_suffix",
     "standard_domain",
     "watch_site_copies",
@@ -48,6 +52,21 @@ def standard_domain(env: BuildEnvironment) -> Any:
     """The ``std`` domain (labels, terms, documents)."""
     domain = getattr(env.domains, "standard_domain", None)
     return domain if domain is not None else env.get_domain("std")
+
+
+def reads_in_parallel(app: Any, count: int) -> bool:
+    """Whether Sphinx reads ``count`` documents in parallel processes in this build.
+
+    Asked of the extensions' declarations, as ``is_parallel_allowed`` does, without its
+    warnings (which it gives when Sphinx asks)."""
+    import sphinx
+    from sphinx.util.parallel import parallel_available
+
+    if not parallel_available or app.parallel <= 1 or count == 0:
+        return False
+    if sphinx.version_info < (8, 1) and count <= 5:
+        return False
+    return all(getattr(ext, "parallel_read_safe", None) for ext in app.extensions.values())
 
 
 def source_suffix(env: BuildEnvironment, docname: str) -> str:

@@ -8,12 +8,15 @@ newer than the last build. With a restored state those times say nothing, so:
   (:func:`install`): every page when the *write context* changed (an ``html_*`` setting,
   a tag, a file of the theme, of ``templates_path`` (but its ``autosummary/`` templates,
   which make sources) or ``html_static_path``, compared by content;
-  :func:`write_context`), else the pages that are missing and those that warned when
-  last written;
+  :func:`write_context`), else the pages that are missing, those that warned when last
+  written, and those showing a path of the folder a restored state was made in (a
+  ``todolist`` names each todo's file);
 - after reading (``env-get-updated``, :func:`on_env_get_updated`): every page when the
   navigation changed (a page added or removed, a title, a toctree or a section), else the
   pages whose cross-references, numbers or toctree entries resolve to what the documents
-  read again no longer offer the same way (:mod:`.exports`);
+  read again no longer offer the same way (:mod:`.exports`), and, when any document was
+  read again or removed, the pages an extension completed from every document when they
+  were last written (a ``todolist``: :data:`FILLED_LATE`);
 - the documents read again are written, as Sphinx always does; the parents Sphinx adds by
   toctree (``env.files_to_rebuild``) are left to the rule above, which adds them when the
   title or sections they show changed, and then all the way up.
@@ -49,20 +52,23 @@ from docsaccel import sg_compat
 from docsaccel.cache.context import context_key
 from docsaccel.cache.fingerprint import file_digest
 from docsaccel.incremental.pages import Checker, Place, Tables
-from docsaccel.incremental.sphinxext import exports, order
+from docsaccel.incremental.sphinxext import exports, order, viewcode
 from docsaccel.incremental.sphinxext.build import TABLES_ATTR, IncrementalBuild, current, pages_of
 from docsaccel.incremental.sphinxext.sphinx_compat import source_suffix, watch_site_copies
 from docsaccel.incremental.state import untouched
 
 __all__ = [
+    "FILLED_LATE",
     "LINKED_FILES",
     "SITE_FILES",
     "SPHINX_FILES",
+    "filled_late_pages",
     "index_entries",
     "install",
     "linked_files",
     "on_collect_pages",
     "on_doctree_resolved",
+    "on_doctree_resolved_last",
     "on_env_get_updated",
     "on_page_context",
     "on_write_started",
@@ -185,6 +191,8 @@ def install(app: Sphinx) -> None:
                 build.write_reasons[docname] = "its page is missing"
             elif docname in warned or "*" in warned:
                 build.write_reasons[docname] = "it warned when last written"
+            elif docname in build.moved_pages:
+                build.write_reasons[docname] = "its page shows a path of the checkout, which moved"
             else:
                 continue
             pages.append(docname)
@@ -257,6 +265,8 @@ def _pages_to_write(
     }
     numbers = exports.numbers_digest(env) != build.numbers_before
     inventories = build.intersphinx != build.previous.get("intersphinx")
+    late = build.previous.get(FILLED_LATE) or {}
+    others = bool(read) or any(d not in found for d in build.previous.get("outputs") or {})
     dirty: dict[str, str] = {}
     for docname in sorted(found - read):
         record = records.get(docname)
@@ -275,6 +285,9 @@ def _pages_to_write(
             dirty[docname] = "figure or section numbers changed"
         elif inventories and refs:
             dirty[docname] = "the intersphinx inventories changed"
+        elif others and late.get(docname):
+            name = late[docname][0].rsplit(".", 1)[-1]
+            dirty[docname] = f"an extension fills its {name} from other documents"
     build.write_reasons.update(dirty)
     for docname in list(dirty)[:LOGGED]:
         logger.info(f"docsaccel: {docname} (page written): {dirty[docname]}")
@@ -357,6 +370,29 @@ def on_doctree_resolved(app: Sphinx, doctree: Any, docname: str) -> None:
     if build is not None and docname in app.env.found_docs:
         build.written.add(docname)
         build.phase, build.current_doc = "write", docname
+
+
+def on_doctree_resolved_last(app: Sphinx, doctree: Any, docname: str) -> None:
+    """After every extension's handler: which of the page's placeholders were filled."""
+    build = current(app)
+    if build is not None and docname in app.env.found_docs:
+        read = pages_of(app.env).get(docname, {}).get("placeholders")
+        build.filled_late[docname] = exports.filled_late(read or {}, doctree)
+
+
+#: The facts' key of :func:`filled_late_pages`.
+FILLED_LATE = "filled_late"
+
+
+def filled_late_pages(app: Sphinx, build: IncrementalBuild) -> dict[str, list[str]]:
+    """``{docname: classes}`` of the pages whose placeholders an extension filled when
+    they were written (:func:`.exports.filled_late`): found when written this build, as
+    the last build found them otherwise."""
+    found = app.env.found_docs
+    before = build.previous.get(FILLED_LATE) or {}
+    kept = {d: v for d, v in before.items() if d in found and d not in build.filled_late}
+    kept.update({d: v for d, v in build.filled_late.items() if v})
+    return dict(sorted(kept.items()))
 
 
 def on_page_context(app: Sphinx, pagename: str, *args: Any) -> None:
@@ -486,6 +522,7 @@ def remove_stale(app: Sphinx, build: IncrementalBuild, linked: Mapping[str, list
             path = outdir / relative
             if untouched(path, build.restored):
                 stale.add(path)
+    stale |= viewcode.stale_pages(app, build)
     for path in stale:
         with contextlib.suppress(OSError):
             path.unlink()

@@ -1,0 +1,99 @@
+"""Sphinx's extensions that gather from every document: a build reading only some
+documents publishes what a clean build of the same tree does.
+
+- ``sphinx.ext.todo``: a ``todolist`` is filled from every document's todos when its page
+  is written, so its page is written when another document was read again.
+- ``sphinx.ext.viewcode``: which modules get a ``_modules`` page depends on the document
+  read last (serial) or on every document (``-j 2``), not only on those read again.
+
+Each scenario restores the state of one base build into a fresh copy with a change, and
+compares the output with a clean build's file by file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.incremental_build import WRITTEN_WITH_ANY, Workspace, from_cache, needs_state, replace
+
+pytestmark = [pytest.mark.slow, needs_state]
+
+_EXTENSIONS = replace(
+    "docs/conf.py",
+    '    "docsaccel.gallery",\n',
+    '    "docsaccel.gallery",\n    "sphinx.ext.todo",\n    "sphinx.ext.viewcode",\n',
+)
+_TODOS = [
+    _EXTENSIONS,
+    replace("docs/conf.py", 'project = "pkg"', 'project = "pkg"\ntodo_include_todos = True'),
+    replace("docs/guide.rst", "More text.", "More text.\n\n.. todo:: Write the setup part.\n"),
+    replace("docs/other.rst", "See :ref:", ".. todolist::\n\nSee :ref:"),
+]
+#: A module the documented class inherits a member from, with no object of its own shown:
+#: viewcode gives it a page only as the last document read (or any, with ``-j 2``) leaves it.
+#: Adding a module reads again the documents ending on that class's page.
+NEW_MODULE = '"""Extra things."""\n\n\ndef spread(values):\n    """Range of the values."""\n'
+
+
+def _new_module(project: Path) -> None:
+    (project / "src/pkg/extra.py").write_text(NEW_MODULE + "    return max(values) - min(values)\n")
+    replace("src/pkg/__init__.py", "from pkg import base, ", "from pkg import base, extra, ")(
+        project
+    )
+    replace("src/pkg/__init__.py", '"base", ', '"base", "extra", ')(project)
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> Path:
+    """The cache after a build of the project with todos, a todolist and viewcode."""
+    root = tmp_path_factory.mktemp("extensions-base")
+    ws = Workspace(root)
+    for edit in _TODOS:
+        ws.fresh_copy(edit)
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert "Write the setup part." in (ws.outdir / "other.html").read_text("utf-8")
+    return root / "cache"
+
+
+#: ``{name: (edits, documents read (None: not checked), pages written besides them)}``.
+SCENARIOS = {
+    "todo edited": (
+        [replace("docs/guide.rst", "Write the setup part.", "Write the setup part soon.")],
+        {"guide"},
+        {"other"},
+    ),
+    "todo added on another page": (
+        [replace("docs/api.rst", "=============\n", "=============\n\n.. todo:: Name them.\n")],
+        {"api"},
+        {"other"},
+    ),
+    "module added": ([_new_module], None, None),
+    # The copy is in another folder than the base build's: the todolist names each todo's
+    # file by its path, so its page is written again, and only it.
+    "nothing changed": ([], set(), {"other"}),
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "jobs"),
+    [(name, 1) for name in SCENARIOS] + [("todo edited", 2), ("module added", 2)],
+)
+def test_a_build_reading_some_documents_equals_a_clean_build(base, tmp_path, name, jobs):
+    edits, read, also_written = SCENARIOS[name]
+    ws = from_cache(base, tmp_path, [*_TODOS, *edits], jobs=jobs)
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "cache", built.output
+    if read is not None:
+        assert built.read == read, built.state
+        written = read | also_written
+        assert built.written - WRITTEN_WITH_ANY == written - WRITTEN_WITH_ANY, built.state
+    if read:
+        assert "an extension fills its todolist from other documents" in built.output
+    elif read is not None:
+        assert built.state["written_why"] == {
+            "other": "its page shows a path of the checkout, which moved"
+        }
+    assert ws.differences() == []
