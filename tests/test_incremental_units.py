@@ -483,3 +483,16 @@ def test_an_extension_node_replaced_when_the_page_is_written_is_filled_late():
     assert filled_late(counts, written) == ["sphinx.ext.todo.todolist"]
     assert filled_late(counts, read) == []
     assert filled_late({}, written) == []
+
+
+@pytest.mark.parametrize("page", ["sg_execution_times.html", "sg_execution_times/index.html"])
+def test_the_oracle_masks_the_execution_times_page_as_html_and_dirhtml_name_it(tmp_path, page):
+    from docsaccel.incremental.oracle import differences, output_files
+
+    outputs = []
+    for rows in ["<td>plot_a.py</td><td>00:01.2</td>", "<td>plot_b.py</td><td>00:00.9</td>"]:
+        out = tmp_path / str(len(outputs)) / "auto_examples"
+        (out / page).parent.mkdir(parents=True)
+        (out / page).write_text(f"<table>{rows}</table>")
+        outputs.append(output_files(out.parent))
+    assert differences(*outputs) == []

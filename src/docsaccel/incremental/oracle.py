@@ -34,8 +34,9 @@ _LEFT_OUT = ("docsaccel/", ".doctrees/")
 _SEARCH_INDEX = "searchindex.js"
 
 
-def _masked(path: Path) -> bytes:
-    if "sg_execution_times" in path.name:
+def _masked(path: Path, relative: str) -> bytes:
+    # By its path: under ``dirhtml`` the page is ``sg_execution_times/index.html``.
+    if "sg_execution_times" in relative:
         return b"<measured times>"
     if path.suffix == ".zip":
         with zipfile.ZipFile(path) as archive:
@@ -79,7 +80,7 @@ def output_files(outdir: Path) -> dict[str, bytes]:
     for path in sorted(Path(outdir).rglob("*")):
         relative = path.relative_to(outdir).as_posix()
         if path.is_file() and not relative.startswith(_LEFT_OUT):
-            found[relative] = _masked(path)
+            found[relative] = _masked(path, relative)
             if path.suffix == ".html" and found[relative] != path.read_bytes():
                 timed.add(relative)
     if _SEARCH_INDEX in found:
