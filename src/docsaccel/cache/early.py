@@ -46,7 +46,8 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from docsaccel.cache.deps import Project
@@ -139,7 +140,7 @@ class EarlyReads(NamedTuple):
     reads: dict[str, set[str]]
     unknown: str | None = None
     conf_failed: str | None = None
-    listings: dict[str, dict[str, list[str]]] | None = None
+    listings: Mapping[str, dict[str, list[str]]] = MappingProxyType({})
 
 
 def early_reads(
@@ -194,7 +195,7 @@ def early_reads(
     if result["failed"]:
         return EarlyReads({}, f"importing them again failed ({result['failed'][0]})", conf_failed)
     reads = {path: set(files) for path, files in result["reads"].items()}
-    return EarlyReads(reads, None, conf_failed, result.get("listings") or {})
+    return EarlyReads(reads, None, conf_failed, dict(result.get("listings") or {}))
 
 
 def carry_early_reads(project: Project, confdir: str, tags: Iterable[str] = ()) -> str | None:

@@ -44,7 +44,7 @@ import pathlib
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
@@ -306,7 +306,7 @@ class Recorder:
         self,
         reads: dict[str, Iterable[str]],
         unknown: Iterable[str] = (),
-        listings: dict[str, dict[str, Iterable[str]]] | None = None,
+        listings: Mapping[str, Mapping[str, Iterable[str]]] | None = None,
     ) -> None:
         """Carry ``{module file: files its code read}`` and ``{module file: {folder:
         names}}`` of the folders it listed as if this process had seen them, and the
