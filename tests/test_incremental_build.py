@@ -118,6 +118,12 @@ SCENARIOS = {
         {"other"},
         ALL_PAGES,
     ),
+    # How deep another page's toctree shows its sections: every page's navigation.
+    "tocdepth field": (
+        [replace("docs/guide.rst", ".. _setup-guide:", ":tocdepth: 1\n\n.. _setup-guide:")],
+        {"guide"},
+        ALL_PAGES,
+    ),
     "renamed label": (
         [
             replace("docs/guide.rst", ".. _setup-guide:", ".. _setting-up:"),

@@ -187,6 +187,25 @@ def test_what_conf_py_does_beyond_its_settings_reads_every_document(tmp_path, se
     assert ws.differences() == []
 
 
+def test_a_command_line_setting_no_rule_compares_is_part_of_the_context(tmp_path):
+    # -n (nitpicky) makes a broken reference a warning: with -W a clean build fails; a
+    # build restoring the state of a build without -n must not pass.
+    ws = Workspace(tmp_path)
+    ws.fresh_copy(replace("docs/other.rst", "See :ref:", "See :class:`pkg.Missing`.\n\nSee :ref:"))
+    first = ws.build()
+    assert first.returncode == 0, first.output
+    ws.fresh_copy()
+    strict = ws.build(None, "-n", "-W", "--keep-going")
+    assert strict.returncode == 1, strict.output
+    assert "pkg.Missing" in strict.output
+    assert strict.state["origin"] == "none", strict.output
+    assert "command line" in strict.state["why_full"], strict.state
+    ws.fresh_copy()
+    again = ws.build(None, "-n", "-W", "--keep-going")
+    assert again.returncode == 1, again.output
+    assert again.state["origin"] == "cache", again.output
+
+
 def test_a_variable_docsaccel_cache_env_names_is_part_of_the_context(tmp_path):
     # The examples' outputs depend on it (the cache's context has it): so may the pages.
     ws = Workspace(tmp_path)

@@ -10,6 +10,9 @@ handler uses (``EXTRA = json.load(...)``). So the build context holds:
   throw the state away), comments and layout aside;
 - :func:`conf_data`: the digest of the data ``conf.py`` left in its namespace that is no
   configuration value (``EXTRA`` above), paths beside the root written relative to it;
+- :func:`overrides`: the digest of the values the command line sets (``-D name=value``,
+  ``-n`` for ``nitpicky``) that no rule compares: ``nitpicky`` changes which warnings a
+  build gives, so a restored build must not keep the verdict of a build without it;
 - :func:`sphinx_libraries`: the versions of the distributions Sphinx requires (Pygments
   colours every code block, Jinja2 renders every page), which no extension's version
   stands for.
@@ -18,6 +21,7 @@ Example::
 
     conf_code("docs/conf.py", {"project", "html_title"})    # '5d41402abc4b2a76'
     conf_data(app.config, "/repo")                          # 'b9f1c0d3e2a47f58'
+    overrides(app.config, {"html_title"}, "/repo")           # '0e1f2a3b4c5d6e7f'
     sphinx_libraries()    # {'pygments': '2.20.0', 'jinja2': '3.1.6', ...}
 """
 
@@ -32,7 +36,7 @@ from typing import Any
 
 from docsaccel.cache.context import context_key
 
-__all__ = ["COMPARED", "conf_code", "conf_data", "sphinx_libraries"]
+__all__ = ["COMPARED", "conf_code", "conf_data", "overrides", "sphinx_libraries"]
 
 #: The ``rebuild`` kinds of configuration values some rule compares: Sphinx reads every
 #: document again when an ``env`` one changed, the write side writes every page when an
@@ -83,6 +87,19 @@ def conf_data(config: Any, root: str) -> str:
             continue
         values[name] = setting_text(value, root)
     return context_key({"data": values})
+
+
+def overrides(config: Any, compared: Collection[str], root: str) -> str:
+    """The digest of the command line's settings but the ``compared`` ones."""
+    from docsaccel.incremental.sphinxext.writing import setting_text
+
+    given = getattr(config, "_overrides", None) or {}
+    values = {
+        str(name): setting_text(value, root)
+        for name, value in sorted(given.items(), key=lambda item: str(item[0]))
+        if str(name).partition(".")[0] not in compared
+    }
+    return context_key({"overrides": values})
 
 
 def sphinx_libraries() -> dict[str, str]:

@@ -160,15 +160,20 @@ def offers(env: BuildEnvironment, docnames: Iterable[str]) -> dict[str, dict[str
     for docname in wanted:
         keys = {key: _digest(sorted(items, key=repr)) for key, items in entries[docname].items()}
         keys[f"doc:{docname}"] = _digest(_title_parts(env, docname))
-        keys[f"toc:{docname}"] = _digest(
-            [*_title_parts(env, docname), _node_text(env.tocs.get(docname))]
-        )
+        keys[f"toc:{docname}"] = _digest(_toc_parts(env, docname))
         found[docname] = keys
     return found
 
 
 def _title_parts(env: BuildEnvironment, docname: str) -> list[str]:
     return [_node_text(env.titles.get(docname)), _node_text(env.longtitles.get(docname))]
+
+
+def _toc_parts(env: BuildEnvironment, docname: str) -> list[Any]:
+    """What a toctree of another page shows of a document: its titles, its sections, and
+    how deep (its ``:tocdepth:`` field)."""
+    depth = (env.metadata.get(docname) or {}).get("tocdepth")
+    return [*_title_parts(env, docname), _node_text(env.tocs.get(docname)), repr(depth)]
 
 
 def changed_keys(
@@ -244,9 +249,7 @@ def navigation(env: BuildEnvironment, root: str) -> tuple[str, dict[str, str]]:
         seen.add(docname)
         order.append(docname)
         children = env.toctree_includes.get(docname, [])
-        parts[docname] = _digest(
-            [*_title_parts(env, docname), _node_text(env.tocs.get(docname)), children]
-        )
+        parts[docname] = _digest([*_toc_parts(env, docname), children])
         stack.extend(reversed(children))
     parts["<documents>"] = _digest(sorted(env.found_docs))
     return _digest([order, [parts[d] for d in order], parts["<documents>"]]), parts

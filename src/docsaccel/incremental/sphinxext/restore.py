@@ -48,6 +48,7 @@ from docsaccel.incremental.sphinxext.conf_facts import (
     COMPARED,
     conf_code,
     conf_data,
+    overrides,
     sphinx_libraries,
 )
 from docsaccel.incremental.state import StateError, StateStore
@@ -133,7 +134,8 @@ def _conf_version(config: Any, confdir: str, root: str, builder: str) -> str:
     kinds = COMPARED if builder in PAGE_BUILDERS else COMPARED - {"html"}
     compared = {item.name for item in config if item.rebuild in kinds}
     code = conf_code(os.path.join(confdir, "conf.py"), compared)
-    return f"code {code}, data {conf_data(config, root)}"
+    given = overrides(config, compared, root)
+    return f"code {code}, data {conf_data(config, root)}, command line {given}"
 
 
 def _unchecked_releases() -> list[str]:
