@@ -20,6 +20,9 @@ from docsaccel.cache.recorder import Recorder
 from docsaccel.cache.store import CacheStore, entry_slug, example_id_of
 from docsaccel.settings import SettingError, config_values, read_settings, unknown_settings
 
+#: Bound as a library binds it, when imported: before any recorder was installed.
+_BOUND_IMPORT_MODULE = importlib.import_module
+
 
 def _example(src: Path, name: str, body: str) -> None:
     title = Path(name).stem
@@ -44,6 +47,25 @@ def test_import_module_of_a_module_already_imported_is_recorded(tmp_path: Path) 
         sys.path.remove(str(tmp_path))
         sys.modules.pop("attack_helper_mod", None)
     assert "attack_helper_mod" in seen.modules
+
+
+def test_import_module_bound_to_a_name_before_the_recorder_is_recorded(tmp_path: Path) -> None:
+    # Sphinx's inheritance_diagram (and autodoc) call their own `import_module`, bound when
+    # Sphinx was imported: the classes of a diagram are the page's dependencies too.
+    (tmp_path / "attack_bound_mod.py").write_text("VALUE = 1\n", encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        _BOUND_IMPORT_MODULE("attack_bound_mod")
+        recorder = Recorder.get()
+        recorder.start([str(tmp_path)])
+        try:
+            _BOUND_IMPORT_MODULE("attack_bound_mod")
+        finally:
+            seen = recorder.stop()
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("attack_bound_mod", None)
+    assert "attack_bound_mod" in seen.modules
 
 
 def test_a_cache_folder_that_is_a_file_stops_the_build_naming_it(tmp_path: Path) -> None:

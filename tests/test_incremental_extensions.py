@@ -5,6 +5,8 @@ documents publishes what a clean build of the same tree does.
   is written, so its page is written when another document was read again.
 - ``sphinx.ext.viewcode``: which modules get a ``_modules`` page depends on the document
   read last (serial) or on every document (``-j 2``), not only on those read again.
+- ``sphinx.ext.inheritance_diagram`` imports the classes it draws through an
+  ``import_module`` it bound when Sphinx was imported: a local extension does the same.
 
 Each scenario restores the state of one base build into a fresh copy with a change, and
 compares the output with a clean build's file by file.
@@ -15,7 +17,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.incremental_build import WRITTEN_WITH_ANY, Workspace, from_cache, needs_state, replace
+from helpers.incremental_build import (
+    WRITTEN_WITH_ANY,
+    Workspace,
+    from_cache,
+    needs_state,
+    replace,
+    write,
+)
 
 pytestmark = [pytest.mark.slow, needs_state]
 
@@ -96,4 +105,65 @@ def test_a_build_reading_some_documents_equals_a_clean_build(base, tmp_path, nam
         assert built.state["written_why"] == {
             "other": "its page shows a path of the checkout, which moved"
         }
+    assert ws.differences() == []
+
+
+BASES_EXTENSION = '''\
+"""Shows a class's bases, importing its module as inheritance_diagram does."""
+
+from importlib import import_module
+
+from docutils import nodes
+from sphinx.util.docutils import SphinxDirective
+
+
+class Bases(SphinxDirective):
+    required_arguments = 1
+
+    def run(self):
+        module, _, name = self.arguments[0].rpartition(".")
+        cls = getattr(import_module(module), name)
+        return [nodes.paragraph(text=" < ".join(c.__name__ for c in cls.__mro__))]
+
+
+def setup(app):
+    app.add_directive("bases", Bases)
+    return {"version": "1", "parallel_read_safe": True}
+'''
+_BASES = [
+    write("docs/_ext/basesext.py", BASES_EXTENSION),
+    replace(
+        "docs/conf.py",
+        'sys.path.insert(0, os.path.abspath("../src"))',
+        'sys.path.insert(0, os.path.abspath("../src"))\n'
+        'sys.path.insert(0, os.path.abspath("_ext"))',
+    ),
+    replace(
+        "docs/conf.py", '    "docsaccel.gallery",\n', '    "docsaccel.gallery",\n    "basesext",\n'
+    ),
+    replace("docs/other.rst", "See :ref:", ".. bases:: pkg.shapes.Circle\n\nSee :ref:"),
+]
+
+
+def test_a_module_imported_through_a_bound_import_module_is_a_dependency(tmp_path):
+    ws = Workspace(tmp_path)
+    for edit in _BASES:
+        ws.fresh_copy(edit)
+    first = ws.build()
+    assert first.returncode == 0, first.output
+    assert "Circle &lt; Base &lt; object" in (ws.outdir / "other.html").read_text("utf-8")
+    ws.fresh_copy(
+        replace(
+            "src/pkg/shapes.py",
+            "class Circle(Base):",
+            'class Round:\n    """Round."""\n\n\nclass Circle(Base, Round):',
+        )
+    )
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "cache", built.output
+    assert "other" in built.read, built.state
+    assert "Circle &lt; Base &lt; Round &lt; object" in (ws.outdir / "other.html").read_text(
+        "utf-8"
+    )
     assert ws.differences() == []

@@ -13,7 +13,8 @@ hooks:
   counted as written by it (no event shows what the child writes);
 - a wrapper of :func:`builtins.__import__` sees every ``import`` statement, including
   those of a module an earlier example already imported, for which no import event fires;
-  a wrapper of :func:`importlib.import_module` does the same for imports by name;
+  a wrapper of the function :func:`importlib.import_module` calls does the same for
+  imports by name, however the caller got ``import_module``;
 - at ``function`` granularity, the project's own code records each function it runs
   (:mod:`docsaccel.cache.instrument`); other code is not watched at all.
 
@@ -214,7 +215,11 @@ class Recorder:
                 sys.addaudithook(recorder._audit)
                 watch_assignments()
                 builtins.__import__ = recorder._wrap_import(builtins.__import__)
-                importlib.import_module = recorder._wrap_import_module(importlib.import_module)
+                # What importlib.import_module calls, looked up at each call: a module that
+                # bound import_module to a name of its own before this ran (Sphinx's
+                # inheritance_diagram, autodoc) is seen too.
+                bootstrap: Any = importlib._bootstrap  # type: ignore[attr-defined]
+                bootstrap._gcd_import = recorder._wrap_gcd_import(bootstrap._gcd_import)
                 cls._instance = recorder
             return cls._instance
 
@@ -652,21 +657,24 @@ class Recorder:
         recorded_import.__wrapped__ = original  # type: ignore[attr-defined]
         return recorded_import
 
-    def _wrap_import_module(self, original: Any) -> Any:
-        def recorded_import_module(name: str, package: str | None = None) -> Any:
+    def _wrap_gcd_import(self, original: Any) -> Any:
+        def recorded_gcd_import(name: str, package: str | None = None, level: int = 0) -> Any:
             if self.active:
                 with contextlib.suppress(ImportError, ValueError, TypeError):
-                    self._seen.modules.add(importlib.util.resolve_name(name, package))
+                    full = (
+                        importlib.util.resolve_name("." * level + name, package) if level else name
+                    )
+                    self._seen.modules.add(full)
             self._depth += 1
             try:
-                return original(name, package)
+                return original(name, package, level)
             finally:
                 self._depth -= 1
                 if self.active and self._state is not None and not self._depth:
                     self._note_loaded()
 
-        recorded_import_module.__wrapped__ = original  # type: ignore[attr-defined]
-        return recorded_import_module
+        recorded_gcd_import.__wrapped__ = original  # type: ignore[attr-defined]
+        return recorded_gcd_import
 
     def _note_import(self, name: str, globals: Any, fromlist: Any, level: int) -> None:
         if level:
