@@ -187,6 +187,68 @@ def test_what_conf_py_does_beyond_its_settings_reads_every_document(tmp_path, se
     assert ws.differences() == []
 
 
+_LINKCODE_HELPER = [
+    write(
+        "docs/helpers.py",
+        'def linkcode_resolve(domain, info):\n    return "https://one.example/" + info["module"]\n',
+    ),
+    replace(
+        "docs/conf.py",
+        'sys.path.insert(0, os.path.abspath("../src"))',
+        'sys.path.insert(0, os.path.abspath("../src"))\nsys.path.insert(0, os.path.abspath("."))',
+    ),
+    replace(
+        "docs/conf.py",
+        '    "docsaccel.gallery",\n',
+        '    "docsaccel.gallery",\n    "sphinx.ext.linkcode",\n',
+    ),
+    replace("docs/conf.py", '"sg_execution_times.rst"]', '"sg_execution_times.rst", "helpers.py"]'),
+    replace(
+        "docs/conf.py",
+        "autosummary_generate = True",
+        "from helpers import linkcode_resolve\nautosummary_generate = True",
+    ),
+]
+_SKIP_HANDLER = [
+    write(
+        "src/pkg/_docs.py",
+        'def skip(app, what, name, obj, would_skip, options):\n    return name == "area" or None\n',
+    ),
+    replace(
+        "docs/conf.py",
+        "autosummary_generate = True",
+        "import pkg._docs\n\n\ndef setup(app):\n"
+        '    app.connect("autodoc-skip-member", pkg._docs.skip)\n\n\nautosummary_generate = True',
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("setup", "edit", "shown"),
+    [
+        (_LINKCODE_HELPER, replace("docs/helpers.py", "one.example", "two.example"), "two.example"),
+        (_SKIP_HANDLER, replace("src/pkg/_docs.py", '"area"', '"nothing"'), "Circle.area"),
+        ([], write("docs/docutils.conf", "[general]\nsectnum_xform: 0\n"), ""),
+    ],
+    ids=["helper beside conf.py", "handler from the package", "docutils.conf added"],
+)
+def test_code_conf_py_uses_beyond_its_own_file_is_part_of_the_context(tmp_path, setup, edit, shown):
+    ws = Workspace(tmp_path)
+    for change in setup:
+        ws.fresh_copy(change)
+    first = ws.build()
+    assert first.returncode == 0, first.output
+    ws.fresh_copy(edit)
+    changed = ws.build()
+    assert changed.returncode == 0, changed.output
+    assert changed.state["origin"] == "none", changed.output
+    assert "extension conf.py changed" in changed.state["why_full"], changed.state
+    if shown:
+        pages = "".join(p.read_text("utf-8") for p in (ws.outdir / "api").glob("*.html"))
+        assert shown in pages
+    assert ws.differences() == []
+
+
 def test_a_command_line_setting_no_rule_compares_is_part_of_the_context(tmp_path):
     # -n (nitpicky) makes a broken reference a warning: with -W a clean build fails; a
     # build restoring the state of a build without -n must not pass.

@@ -95,5 +95,18 @@ def describe_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
             elif name not in now:
                 parts.append(f"{kind} {name} removed")
             elif before[name] != now[name]:
-                parts.append(f"{kind} {name} changed: {before[name]} → {now[name]}")
+                was, is_now = _differing(str(before[name]), str(now[name]))
+                parts.append(f"{kind} {name} changed: {was} → {is_now}")
     return "; ".join(parts) or "build context changed"
+
+
+def _differing(old: str, new: str) -> tuple[str, str]:
+    """Of two values made of the same ``name value, ...`` parts (``conf.py``'s: ``code
+    ..., helpers ...``), only the parts that differ."""
+    before, now = old.split(", "), new.split(", ")
+    if len(before) != len(now) or len(before) < 2 or "(" in old + new:
+        return old, new
+    changed = [i for i, (a, b) in enumerate(zip(before, now, strict=True)) if a != b]
+    if any(a.partition(" ")[0] != b.partition(" ")[0] for a, b in zip(before, now, strict=True)):
+        return old, new
+    return ", ".join(before[i] for i in changed), ", ".join(now[i] for i in changed)

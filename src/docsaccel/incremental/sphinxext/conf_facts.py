@@ -13,6 +13,11 @@ handler uses (``EXTRA = json.load(...)``). So the build context holds:
 - :func:`overrides`: the digest of the values the command line sets (``-D name=value``,
   ``-n`` for ``nitpicky``) that no rule compares: ``nitpicky`` changes which warnings a
   build gives, so a restored build must not keep the verdict of a build without it;
+- :func:`helper_code`: the digest of the Python files beside ``conf.py`` that the build
+  loaded before reading (a ``github_link.py`` whose ``linkcode_resolve`` ``conf.py``
+  imports, a local extension's helper module): they run as ``conf.py``'s code does;
+- :func:`docutils_conf`: the digest of the ``docutils.conf`` beside ``conf.py`` (Sphinx
+  makes every document depend on it only when it is there: one added changes them all);
 - :func:`sphinx_libraries`: the versions of the distributions Sphinx requires (Pygments
   colours every code block, Jinja2 renders every page), which no extension's version
   stands for.
@@ -22,26 +27,41 @@ Example::
     conf_code("docs/conf.py", {"project", "html_title"})    # '5d41402abc4b2a76'
     conf_data(app.config, "/repo")                          # 'b9f1c0d3e2a47f58'
     overrides(app.config, {"html_title"}, "/repo")           # '0e1f2a3b4c5d6e7f'
+    helper_code("/repo/docs", "/repo", {"/repo/docs/conf.py"})  # '1a2b3c4d5e6f7a8b'
+    docutils_conf("/repo/docs")                              # 'none'
     sphinx_libraries()    # {'pygments': '2.20.0', 'jinja2': '3.1.6', ...}
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import os
 import re
-from collections.abc import Collection
+import sys
+from collections.abc import Collection, Iterable
 from importlib import metadata
 from pathlib import PurePath
 from typing import Any
 
 from docsaccel.cache.context import context_key
 
-__all__ = ["COMPARED", "conf_code", "conf_data", "overrides", "sphinx_libraries"]
+__all__ = [
+    "COMPARED",
+    "conf_code",
+    "conf_data",
+    "docutils_conf",
+    "helper_code",
+    "overrides",
+    "sphinx_libraries",
+]
 
 #: The ``rebuild`` kinds of configuration values some rule compares: Sphinx reads every
 #: document again when an ``env`` one changed, the write side writes every page when an
 #: ``html`` one did.
 COMPARED = frozenset({"env", "html"})
+#: Folders of installed distributions (a virtual environment inside the checkout).
+_INSTALLED = frozenset({"site-packages", "dist-packages"})
 _DATA = (str, int, float, bool, type(None), list, tuple, dict, set, frozenset, PurePath)
 
 
@@ -100,6 +120,57 @@ def overrides(config: Any, compared: Collection[str], root: str) -> str:
         if str(name).partition(".")[0] not in compared
     }
     return context_key({"overrides": values})
+
+
+def helper_code(
+    confdir: str, root: str, counted: Collection[str], handlers: Iterable[Any] = ()
+) -> str:
+    """The digest of the files of the loaded modules under ``confdir`` but ``counted``
+    (files some other rule counts: the extensions' own), and of the modules under
+    ``root`` defining one of ``handlers`` (what ``conf.py`` names or connects: a
+    ``linkcode_resolve`` or an ``autodoc-skip-member`` handler from the project's own
+    package). With ``conf.py`` at the project root, only its single-file modules: the
+    packages there are the documented ones, whose files count for the pages showing
+    them."""
+    from docsaccel.cache.fingerprint import file_digest
+
+    folder = os.path.join(os.path.abspath(confdir), "")
+    at_root = os.path.abspath(confdir) == os.path.abspath(root)
+    skip = {os.path.abspath(p) for p in counted}
+    files = set()
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or not path.endswith(".py"):
+            continue
+        path = os.path.abspath(path)
+        if not path.startswith(folder):
+            continue
+        if at_root and (hasattr(module, "__path__") or "." in getattr(module, "__name__", "")):
+            continue
+        files.add(path)
+    inside = os.path.join(os.path.abspath(root), "")
+    for handler in handlers:
+        module = sys.modules.get(getattr(handler, "__module__", None) or "")
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or not os.path.abspath(path).startswith(inside):
+            continue
+        if _INSTALLED.isdisjoint(os.path.normpath(path).split(os.sep)):
+            files.add(os.path.abspath(path))
+    digests = {}
+    for path in sorted(files - skip):
+        with contextlib.suppress(OSError):
+            digests[os.path.relpath(path, root).replace(os.sep, "/")] = file_digest(path)
+    return context_key({"helpers": digests})
+
+
+def docutils_conf(confdir: str) -> str:
+    """The digest of ``confdir/docutils.conf``, ``"none"`` without one."""
+    from docsaccel.cache.fingerprint import file_digest
+
+    try:
+        return file_digest(os.path.join(confdir, "docutils.conf"))
+    except OSError:
+        return "none"
 
 
 def sphinx_libraries() -> dict[str, str]:

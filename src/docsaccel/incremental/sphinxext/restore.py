@@ -25,6 +25,7 @@ import contextlib
 import os
 import pickle
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +49,12 @@ from docsaccel.incremental.sphinxext.conf_facts import (
     COMPARED,
     conf_code,
     conf_data,
+    docutils_conf,
+    helper_code,
     overrides,
     sphinx_libraries,
 )
+from docsaccel.incremental.sphinxext.sphinx_compat import event_handlers
 from docsaccel.incremental.state import StateError, StateStore
 
 __all__ = [
@@ -130,12 +134,26 @@ def _extension_version(extension: Any, roots: tuple[str, ...]) -> str:
 CONF_PY = "conf.py"
 
 
-def _conf_version(config: Any, confdir: str, root: str, builder: str) -> str:
+def _conf_version(
+    config: Any,
+    confdir: str,
+    root: str,
+    builder: str,
+    counted: Iterable[str],
+    handlers: Iterable[Any],
+) -> str:
     kinds = COMPARED if builder in PAGE_BUILDERS else COMPARED - {"html"}
     compared = {item.name for item in config if item.rebuild in kinds}
-    code = conf_code(os.path.join(confdir, "conf.py"), compared)
+    conf = os.path.join(confdir, "conf.py")
+    code = conf_code(conf, compared)
     given = overrides(config, compared, root)
-    return f"code {code}, data {conf_data(config, root)}, command line {given}"
+    raw = getattr(config, "_raw_config", None) or {}
+    named = [value for value in raw.values() if callable(value)]
+    helpers = helper_code(confdir, root, {conf, *counted}, [*named, *handlers])
+    return (
+        f"code {code}, data {conf_data(config, root)}, command line {given}, helpers"
+        f" {helpers}, docutils.conf {docutils_conf(confdir)}"
+    )
 
 
 def _unchecked_releases() -> list[str]:
@@ -217,7 +235,11 @@ def _extensions(
     app: Sphinx, config: Any, root: str, roots: tuple[str, ...], builder: str
 ) -> dict[str, str]:
     found = {name: _extension_version(e, roots) for name, e in app.extensions.items()}
-    found[CONF_PY] = _conf_version(config, str(app.confdir), root, builder)
+    own = [getattr(sys.modules.get(name), "__file__", None) for name in app.extensions]
+    counted = [p for p in own if isinstance(p, str)]
+    found[CONF_PY] = _conf_version(
+        config, str(app.confdir), root, builder, counted, event_handlers(app)
+    )
     return found
 
 

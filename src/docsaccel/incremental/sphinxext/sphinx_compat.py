@@ -7,6 +7,9 @@ releases docsaccel supports (7.4 to 9.0), in one place.
 - the HTML builder's copies of static and extra files go through
   ``sphinx.util.fileutil.copy_asset_file`` and the builder module's ``copyfile`` in
   every supported release (:func:`watch_site_copies`);
+- the handlers connected to Sphinx's events: ``app.events.listeners``, ``{event:
+  [EventListener(id, handler, priority)]}`` in every supported release
+  (:func:`event_handlers`);
 - whether the documents are read in parallel: with ``-j N`` when every extension allows
   it, before Sphinx 8.1 only when more than 5 documents are read
   (:func:`reads_in_parallel`).
@@ -30,6 +33,7 @@ from sphinx.environment import BuildEnvironment
 __all__ = [
     "SiteCopies",
     "domains_in_order",
+    "event_handlers",
     "reads_in_parallel",
     "source_suffix",
     "standard_domain",
@@ -52,6 +56,14 @@ def standard_domain(env: BuildEnvironment) -> Any:
     """The ``std`` domain (labels, terms, documents)."""
     domain = getattr(env.domains, "standard_domain", None)
     return domain if domain is not None else env.get_domain("std")
+
+
+def event_handlers(app: Any) -> list[Any]:
+    """Every handler connected to an event of the build (``[]`` when they cannot be told)."""
+    listeners = getattr(getattr(app, "events", None), "listeners", None)
+    if not isinstance(listeners, dict):
+        return []
+    return [getattr(item, "handler", None) for items in listeners.values() for item in items]
 
 
 def reads_in_parallel(app: Any, count: int) -> bool:
