@@ -4,7 +4,8 @@ example runs, store after.
 The gallery plugin makes three calls (:mod:`docsaccel.gallery`):
 
 1. :func:`lookup`, before sphinx-gallery runs: for each example the build will execute,
-   in gallery order, find its entry for this build's context; if every dependency it
+   in gallery order, find its entry for this build's context; if it was made where this
+   build writes the example's outputs (:mod:`.placement`) and every dependency it
    recorded still holds, put back the files it wrote under the project root (a later
    example may read them: they are in place before that one is looked up), then its
    outputs (sphinx-gallery then skips the example as unchanged) and prepare its
@@ -69,6 +70,7 @@ from docsaccel.cache.deps import (
 )
 from docsaccel.cache.early import carry_early_reads
 from docsaccel.cache.fingerprint import code_facts, sha256_of
+from docsaccel.cache.placement import misplaced, placement
 from docsaccel.cache.recorder import NOT_PROJECT, Recorder, Seen
 from docsaccel.cache.store import CacheStore, Entry, EntryError, MissingEntry, entry_slug
 from docsaccel.contract import (
@@ -200,7 +202,13 @@ class CacheBuild:
     audits: dict[str, Entry] = field(default_factory=dict)
     #: ``{example id: audit status}`` once :meth:`audit` has compared them.
     audited: dict[str, str] = field(default_factory=dict)
+    #: The build's ``sphinx_gallery_conf``: where it writes each example's outputs.
+    gallery_conf: dict[str, Any] = field(default_factory=dict)
     _random: random.Random = field(default_factory=random.Random, repr=False)
+
+    def placement(self, example: Example) -> dict[str, Any]:
+        """Where this build writes the example's outputs (:mod:`.placement`)."""
+        return placement(example.target_file, self.docs, self.gallery_conf)
 
     def audit_next(self) -> bool:
         """Whether the next example the cache would restore runs to be audited instead."""
@@ -355,6 +363,7 @@ class CacheBuild:
                 "granularity": self.recording.granularity,
                 # For ``cache explain``, which sees the source dir but not the settings.
                 "root": _root_from_docs(self),
+                **self.placement(example),
             }
             stored_deps[example_id] = deps
             try:
@@ -493,6 +502,7 @@ def lookup(
         warn=warn,
         info=info,
         verify=verify,
+        gallery_conf=gallery_conf,
     )
     # In the order they run: an example reads what those before it wrote.
     examples = list(examples)
@@ -666,6 +676,11 @@ def _look_up_one(
     if made_root is not None and made_root != root:
         # Its paths are relative to another folder: a file it wrote would land elsewhere.
         return f"project root changed: {made_root} → {root}"
+    # Its files are paths inside the source dir: put back only where sphinx-gallery now
+    # writes the example's outputs, never into a gallery folder this build does not use.
+    elsewhere = misplaced(entry.meta, entry.meta["files"], build.placement(example))
+    if elsewhere is not None:
+        return elsewhere
     if build.recording.granularity == "module" and entry.deps["code"]:
         # A project switches to ``module`` when recording functions misses what its code
         # does (a JIT given a function without the decorator syntax): an entry that kept

@@ -75,7 +75,9 @@ __all__ = ["ENTRY_FORMAT", "CacheStore", "Entry", "EntryError", "MissingEntry"]
 #:    keeps its methods' signatures in the module body.
 #: 6: entries list the globals the example leaves in the project's modules, and (at
 #:    ``module`` granularity too) the earlier examples whose state it read.
-ENTRY_FORMAT = Format("docsaccel.cache-entry", 6, "cache entry")
+#: 7: entries keep where the example's outputs went and the build's gallery folders
+#:    (:mod:`.placement`).
+ENTRY_FORMAT = Format("docsaccel.cache-entry", 7, "cache entry")
 ENTRY_FILE = "entry.json"
 LAST_HIT = "last-hit"
 LAST_BUILD = "last-build.json"
