@@ -387,3 +387,39 @@ def test_a_static_or_extra_file_removed_from_the_sources_leaves_the_site(tmp_pat
     assert not (ws.outdir / "_static" / "extra.css").exists()
     assert (ws.outdir / "_static" / "custom.css").is_file()
     assert ws.differences() == []
+
+
+def _setting(line: str):
+    return replace("docs/conf.py", 'html_theme = "alabaster"', f'html_theme = "alabaster"\n{line}')
+
+
+@pytest.mark.parametrize(
+    ("setup", "edit", "gone"),
+    [
+        ([], _setting("html_copy_source = False"), "_sources/guide.rst.txt"),
+        ([], _setting('html_file_suffix = ".htm"'), "py-modindex.html"),
+        ([], _setting("html_domain_indices = False"), "py-modindex.html"),
+        (
+            [
+                write("docs/_templates/extra.html", "{% extends 'page.html' %}\n"),
+                _setting('html_additional_pages = {"extra": "extra.html"}'),
+            ],
+            replace("docs/conf.py", 'html_additional_pages = {"extra": "extra.html"}', ""),
+            "extra.html",
+        ),
+    ],
+    ids=["sources off", "file suffix", "domain indices off", "additional page removed"],
+)
+def test_a_file_the_builder_no_longer_writes_leaves_the_site(tmp_path, setup, edit, gone):
+    ws = Workspace(tmp_path)
+    for change in setup:
+        ws.fresh_copy(change)
+    first = ws.build()
+    assert first.returncode == 0, first.output
+    assert (ws.outdir / gone).is_file()
+    ws.fresh_copy(edit)
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "cache", built.output
+    assert not (ws.outdir / gone).exists()
+    assert ws.differences() == []

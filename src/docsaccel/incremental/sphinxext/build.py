@@ -88,6 +88,8 @@ class IncrementalBuild:
     every_page: str | None = None
     #: The pages written in this build.
     written: set[str] = field(default_factory=set)
+    #: The pages written this build that are no document (indices, search, extensions').
+    other_pages: set[str] = field(default_factory=set)
     #: ``{docname: classes}`` of the placeholders filled when each page was written.
     filled_late: dict[str, list[str]] = field(default_factory=dict)
     #: Documents that warned while read or written, and whether it was while read.

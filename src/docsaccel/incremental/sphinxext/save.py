@@ -34,11 +34,13 @@ from docsaccel.incremental.sphinxext.build import (
 )
 from docsaccel.incremental.sphinxext.warnings import uninstall
 from docsaccel.incremental.sphinxext.writing import (
+    BUILDER_PAGES,
     FILLED_LATE,
     INDEX_ENTRIES,
     LINKED_FILES,
     SITE_FILES,
     SPHINX_FILES,
+    builder_page_files,
     filled_late_pages,
     index_entries,
     linked_files,
@@ -88,6 +90,7 @@ def _facts(
         facts["outputs"] = outputs
         facts[LINKED_FILES] = linked
         facts[FILLED_LATE] = filled_late_pages(app, build)
+        facts[BUILDER_PAGES] = builder_page_files(app, build)
         facts[SPHINX_FILES] = sphinx_files(app.env)
         facts[SITE_FILES] = site_files(build, Path(app.outdir))
         # A build with no page to write ends before write-started, which restores them.
@@ -113,7 +116,7 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     if build.pages and build.write_context:
         outputs = page_outputs(app)
         linked = linked_files(app, build, outputs)
-    removed = remove_stale(app, build, linked)
+    removed = remove_stale(app, build, linked, outputs)
     if removed:
         logger.info(f"docsaccel: {removed} file(s) of removed pages, images or downloads deleted")
     facts = _facts(app, build, outputs, linked)

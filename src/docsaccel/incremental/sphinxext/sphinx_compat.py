@@ -10,6 +10,9 @@ releases docsaccel supports (7.4 to 9.0), in one place.
 - the handlers connected to Sphinx's events: ``app.events.listeners``, ``{event:
   [EventListener(id, handler, priority)]}`` in every supported release
   (:func:`event_handlers`);
+- the pages the HTML builder writes besides the documents' (the general and domain
+  indices, the search page, ``opensearch.xml`` in ``_static``, ``html_additional_pages``)
+  and their files (:func:`builder_pages`);
 - whether the documents are read in parallel: with ``-j N`` when every extension allows
   it, before Sphinx 8.1 only when more than 5 documents are read
   (:func:`reads_in_parallel`).
@@ -25,6 +28,7 @@ Example::
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +36,7 @@ from sphinx.environment import BuildEnvironment
 
 __all__ = [
     "SiteCopies",
+    "builder_pages",
     "domains_in_order",
     "event_handlers",
     "reads_in_parallel",
@@ -56,6 +61,29 @@ def standard_domain(env: BuildEnvironment) -> Any:
     """The ``std`` domain (labels, terms, documents)."""
     domain = getattr(env.domains, "standard_domain", None)
     return domain if domain is not None else env.get_domain("std")
+
+
+#: The pages of Sphinx's HTML builder that are no document's, but the domain indices.
+_BUILDER_PAGES = frozenset({"genindex", "genindex-all", "search", "opensearch"})
+
+
+def builder_pages(app: Any, names: Iterable[str]) -> dict[str, str]:
+    """``{page: file relative to the output folder (posix)}`` of those of ``names`` (pages
+    written this build that are no document) the HTML builder itself writes."""
+    builder, env = app.builder, app.env
+    own = set(_BUILDER_PAGES) | set(getattr(app.config, "html_additional_pages", {}) or {})
+    for domain in domains_in_order(env):
+        own |= {f"{domain.name}-{index.name}" for index in getattr(domain, "indices", ())}
+    found = {}
+    for name in names:
+        if name in env.found_docs or not (name in own or name.startswith("genindex-")):
+            continue
+        if name == "opensearch":
+            found[name] = "_static/opensearch.xml"
+            continue
+        path = os.path.relpath(builder.get_outfilename(name), app.outdir)
+        found[name] = path.replace(os.sep, "/")
+    return dict(sorted(found.items()))
 
 
 def event_handlers(app: Any) -> list[Any]:

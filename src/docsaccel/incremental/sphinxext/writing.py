@@ -54,14 +54,20 @@ from docsaccel.cache.fingerprint import file_digest
 from docsaccel.incremental.pages import Checker, Place, Tables
 from docsaccel.incremental.sphinxext import exports, order, viewcode
 from docsaccel.incremental.sphinxext.build import TABLES_ATTR, IncrementalBuild, current, pages_of
-from docsaccel.incremental.sphinxext.sphinx_compat import source_suffix, watch_site_copies
+from docsaccel.incremental.sphinxext.sphinx_compat import (
+    builder_pages,
+    source_suffix,
+    watch_site_copies,
+)
 from docsaccel.incremental.state import untouched
 
 __all__ = [
+    "BUILDER_PAGES",
     "FILLED_LATE",
     "LINKED_FILES",
     "SITE_FILES",
     "SPHINX_FILES",
+    "builder_page_files",
     "filled_late_pages",
     "index_entries",
     "install",
@@ -397,8 +403,25 @@ def filled_late_pages(app: Sphinx, build: IncrementalBuild) -> dict[str, list[st
 
 def on_page_context(app: Sphinx, pagename: str, *args: Any) -> None:
     build = current(app)
-    if build is not None and build.phase == "write":
+    if build is None:
+        return
+    if pagename not in app.env.found_docs:
+        build.other_pages.add(pagename)
+    if build.phase == "write":
         build.current_doc = pagename if pagename in app.env.found_docs else None
+
+
+#: The facts' key of :func:`builder_page_files`.
+BUILDER_PAGES = "builder_pages"
+
+
+def builder_page_files(app: Sphinx, build: IncrementalBuild) -> dict[str, str]:
+    """``{page: file}`` of the pages the HTML builder wrote besides the documents' this
+    build (:func:`.sphinx_compat.builder_pages`); those of the build before when it
+    wrote none (a build with no page to write, before Sphinx 8)."""
+    if not build.other_pages:
+        return dict(build.previous.get(BUILDER_PAGES) or {})
+    return builder_pages(app, build.other_pages)
 
 
 def page_outputs(app: Sphinx) -> dict[str, list[str]]:
@@ -483,10 +506,17 @@ def linked_files(
     return found
 
 
-def remove_stale(app: Sphinx, build: IncrementalBuild, linked: Mapping[str, list[str]]) -> int:
+def remove_stale(
+    app: Sphinx,
+    build: IncrementalBuild,
+    linked: Mapping[str, list[str]],
+    outputs: Mapping[str, list[str]],
+) -> int:
     """Delete what a restored output folder holds that this build's site does not: the
-    files of removed documents, images and downloads no page uses, restored files no page
-    links to any more (``linked``: :func:`linked_files`). Returns how many."""
+    files of removed documents and those a document no longer has, the builder's pages it
+    no longer writes, images and downloads no page uses, restored files no page links to
+    any more (``linked``: :func:`linked_files`; ``outputs``: :func:`page_outputs`).
+    Returns how many."""
     if not build.origin or not build.pages:
         return 0
     outdir = Path(app.outdir)
@@ -495,6 +525,18 @@ def remove_stale(app: Sphinx, build: IncrementalBuild, linked: Mapping[str, list
     for docname, files in (build.previous.get("outputs") or {}).items():
         if docname not in env.found_docs:
             stale |= {outdir / f for f in files}
+        else:  # a file it no longer has (html_copy_source off, another html_file_suffix)
+            gone = set(files) - set(outputs.get(docname, ()))
+            stale |= {outdir / f for f in gone if untouched(outdir / f, build.restored)}
+    # A page the builder wrote last time and no longer writes there (html_domain_indices
+    # off, an additional page removed, another html_file_suffix): only when it wrote its
+    # pages this build.
+    if build.other_pages:
+        now = builder_pages(app, build.other_pages)
+        for name, relative in (build.previous.get(BUILDER_PAGES) or {}).items():
+            path = outdir / relative
+            if now.get(name) != relative and untouched(path, build.restored):
+                stale.add(path)
     # Only what Sphinx itself copied last time and no page uses now: an extension copies
     # files there too while it writes a page (sphinx-gallery's srcset images), and a
     # restored page that was not written again still needs them.
