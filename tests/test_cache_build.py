@@ -55,6 +55,12 @@ OPTIONAL = {
         "try:\n    import optdep\nexcept ImportError:\n    optdep = None\n\n\n"
         "def engine():\n    return 'plain' if optdep is None else optdep.NAME\n"
     ),
+    # conf.py imports it before any example (its reads are seen by importing it again).
+    "mylib/alpha.py": FILES["mylib/alpha.py"].replace(
+        "FACTOR = 2",
+        "try:\n    import optdep\nexcept ImportError:\n    optdep = None\n\n"
+        "FACTOR = 2 if optdep is None else 3",
+    ),
     # The first imports mylib.gamma (its body's import fails while it runs); the second
     # uses the module the first left, whose body does not run again.
     "docs/examples/plot_o1.py": example_source(
@@ -81,13 +87,14 @@ def test_an_optional_dependency_installed_reruns_the_examples_that_missed_it(
     (info / "top_level.txt").write_text("optdep\n", "utf-8")
     again = project.build()
     assert again.returncode == 0, again.output
-    assert again.executed() == {"plot_o1.py", "plot_o2.py"}
-    for name in ("plot_o1.py", "plot_o2.py"):
+    assert again.executed() == {"plot_a_alpha.py", "plot_o1.py", "plot_o2.py"}
+    for name in ("plot_a_alpha.py", "plot_o1.py", "plot_o2.py"):
         assert again.records[name]["cache"]["reason"] == "optdep: now installed"
     clean = project.build(env={"DOCSACCEL_CACHE": "0"})
     assert clean.returncode == 0, clean.output
     assert differing(again.gallery_files(), clean.gallery_files()) == []
     assert "o2 optdep" in (again.outdir / "auto_examples" / "plot_o2.html").read_text("utf-8")
+    assert "alpha 63" in (again.outdir / "auto_examples" / "plot_a_alpha.html").read_text("utf-8")
     assert project.build().executed() == set()
 
 
