@@ -17,7 +17,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.cache_project import ALL, FILES, Build, Project, example_source, times_masked
+from helpers.cache_project import (
+    ALL,
+    FILES,
+    Build,
+    Project,
+    differing,
+    example_source,
+    times_masked,
+)
 
 from docsaccel.cache.manage import explain
 from docsaccel.settings import env_name
@@ -28,6 +36,66 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     return Project(tmp_path)
+
+
+def _first_build(project: Project, granularity: str, files: dict[str, str]) -> Build:
+    """The project at ``granularity``, with ``files`` added, built once (it succeeds)."""
+    conf = FILES["docs/conf.py"] + f"docsaccel_cache_granularity = {granularity!r}\n"
+    project.write("docs/conf.py", conf)
+    for relative, text in files.items():
+        project.write(relative, text)
+    first = project.build()
+    assert first.returncode == 0, first.output
+    return first
+
+
+OPTIONAL = {
+    # Takes its other branch once optdep can be imported.
+    "mylib/gamma.py": (
+        "try:\n    import optdep\nexcept ImportError:\n    optdep = None\n\n\n"
+        "def engine():\n    return 'plain' if optdep is None else optdep.NAME\n"
+    ),
+    # conf.py imports it before any example (its reads are seen by importing it again).
+    "mylib/alpha.py": FILES["mylib/alpha.py"].replace(
+        "FACTOR = 2",
+        "try:\n    import optdep\nexcept ImportError:\n    optdep = None\n\n"
+        "FACTOR = 2 if optdep is None else 3",
+    ),
+    # The first imports mylib.gamma (its body's import fails while it runs); the second
+    # uses the module the first left, whose body does not run again.
+    "docs/examples/plot_o1.py": example_source(
+        "O1", "from mylib import gamma\n\nprint('o1', gamma.engine())\n"
+    ),
+    "docs/examples/plot_o2.py": example_source(
+        "O2", "from mylib import gamma\n\nprint('o2', gamma.engine())\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("granularity", ["module", "function"])
+def test_an_optional_dependency_installed_reruns_the_examples_that_missed_it(
+    project: Project, granularity: str
+) -> None:
+    first = _first_build(project, granularity, OPTIONAL)
+    assert "o2 plain" in (first.outdir / "auto_examples" / "plot_o2.html").read_text("utf-8")
+    # optdep installed beside fakedist (a folder on sys.path), with its distribution.
+    (project.site / "optdep").mkdir()
+    (project.site / "optdep" / "__init__.py").write_text("NAME = 'optdep'\n", "utf-8")
+    info = project.site / "optdep-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: optdep\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text("optdep\n", "utf-8")
+    again = project.build()
+    assert again.returncode == 0, again.output
+    assert again.executed() == {"plot_a_alpha.py", "plot_o1.py", "plot_o2.py"}
+    for name in ("plot_a_alpha.py", "plot_o1.py", "plot_o2.py"):
+        assert again.records[name]["cache"]["reason"] == "optdep: now installed"
+    clean = project.build(env={"DOCSACCEL_CACHE": "0"})
+    assert clean.returncode == 0, clean.output
+    assert differing(again.gallery_files(), clean.gallery_files()) == []
+    assert "o2 optdep" in (again.outdir / "auto_examples" / "plot_o2.html").read_text("utf-8")
+    assert "alpha 63" in (again.outdir / "auto_examples" / "plot_a_alpha.html").read_text("utf-8")
+    assert project.build().executed() == set()
 
 
 def test_second_build_executes_nothing_and_equals_the_first(project: Project) -> None:
@@ -137,12 +205,7 @@ def test_what_an_earlier_example_left_in_a_module_counts(
     # data/table.csv), fills memo.load's cache and starts gen.STEPS; the second, in the
     # same process, uses all three without running that code again. An edit to any of
     # them changes the second one's page too: both must run again.
-    conf = FILES["docs/conf.py"] + f"docsaccel_cache_granularity = {granularity!r}\n"
-    project.write("docs/conf.py", conf)
-    for relative, text in CARRY.items():
-        project.write(relative, text)
-    first = project.build()
-    assert first.returncode == 0, first.output
+    first = _first_build(project, granularity, CARRY)
     assert _carried_pages(first).count(" 2 v1 ") == 2
     assert "two-v1" in _carried_pages(first)
     assert project.build().executed() == set()

@@ -67,7 +67,7 @@ def test_a_module_that_fails_to_import_again_makes_the_reads_unknown(layout):
 
 def test_nothing_loaded_starts_no_child(layout):
     top, project = layout
-    assert early_reads(project, [], str(top)) == ({}, None, None, {})
+    assert early_reads(project, [], str(top)) == ({}, None, None, {}, {})
 
 
 def test_conf_py_runs_again_before_the_imports_and_loader_data_counts(layout):

@@ -258,3 +258,39 @@ def test_the_log_says_why(base, tmp_path):
     ws.fresh_copy(replace("docs/index.rst", "   other\n", "   other\n   extra\n"))
     built = ws.build()
     assert "docsaccel: every page: navigation changed (1 page added" in built.output
+
+
+#: A signature that depends on whether ``optdep`` can be imported.
+_OPTIONAL = '''"""Statistics of sequences."""
+
+try:
+    import optdep
+except ImportError:
+    optdep = None
+
+
+def spread(values, engine=None if optdep is None else optdep.ENGINE):
+    """Range of the values."""
+    return max(values) - min(values)
+'''
+
+
+def test_an_optional_dependency_installed_reads_its_pages_again(tmp_path):
+    ws = Workspace(tmp_path)
+    ws.fresh_copy(replace("src/pkg/stats.py", '"""Statistics of sequences."""\n', _OPTIONAL))
+    shown = ".. autofunction:: pkg.stats.spread\n   :noindex:\n\nSee :ref:"
+    ws.fresh_copy(replace("docs/other.rst", "See :ref:", shown))
+    first = ws.build()
+    assert first.returncode == 0, first.output
+    assert "fast" not in (ws.outdir / "other.html").read_text("utf-8")
+    # Installed: a folder on PYTHONPATH (no distribution) now holds the module.
+    (ws.site / "optdep").mkdir()
+    (ws.site / "optdep" / "__init__.py").write_text("ENGINE = 'fast'\n", "utf-8")
+    ws.fresh_copy()
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "cache", built.output
+    assert built.state["read"]["other"] == "optdep: now installed"
+    assert "docsaccel: other.rst: optdep: now installed" in built.output
+    assert "'fast'" in (ws.outdir / "other.html").read_text("utf-8")
+    assert ws.differences() == []

@@ -353,5 +353,6 @@ def dependency_labels(deps: Mapping[str, Any]) -> list[str]:
         for piece in (pieces if isinstance(pieces, Mapping) else {})
     ]
     labels += [f"dist {name} {version}" for name, version in deps.get("dists", {}).items()]
+    labels += [f"absent {name}" for name in deps.get("absent", ())]
     labels += [f"listing {name}/" for name in deps.get("listings", {})]
     return labels

@@ -17,6 +17,12 @@ process imported first, so no import event fired):
   change its behaviour. A requirement whose modules are not loaded cannot have run. The
   requirements of Sphinx and sphinx-gallery are not followed: those are the build's own.
 
+A module an import did not find (``try: import optdep`` / ``except ImportError``, in the
+example's code or in the code of a project module it uses, when that ran) counts by being
+absent (``absent``): once an import would find it (a distribution providing it was
+installed, a module file appeared on ``sys.path``), the code takes its other branch, so
+the example runs again (:func:`absent_changes`).
+
 At ``module`` granularity a project file counts as a whole; at ``function`` granularity a
 Python module counts by pieces (:mod:`.pieces`, :mod:`.counting`). What earlier examples
 in the same process left in the project modules it uses counts too (their state
@@ -68,13 +74,15 @@ import contextlib
 import csv
 import functools
 import hashlib
+import importlib.machinery
 import importlib.metadata as metadata
+import importlib.util
 import json
 import os
 import re
 import sys
 import sysconfig
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -89,12 +97,15 @@ __all__ = [
     "Change",
     "Project",
     "ProjectRoots",
+    "absent_changes",
+    "absent_modules",
     "changes",
     "collect",
     "current_version",
     "dependency_key",
     "dependency_rows",
     "find_root",
+    "findable",
     "is_under",
     "listing_changes",
     "listing_deps",
@@ -370,6 +381,7 @@ def collect(seen: Seen, project: Project, source_file: str, granularity: str) ->
         "files": files,
         "code": {},
         "dists": distribution_versions(external),
+        "absent": absent_modules(seen, used),
         "listings": listing_deps(seen, project, used),
     }
     if granularity == "function":
@@ -662,7 +674,8 @@ class Change(NamedTuple):
 
 def dependency_key(kind: str, *parts: str) -> str:
     """The one spelling of a dependency's key: ``source``, ``file:<path>``,
-    ``code:<path>:<piece>``, ``names:<path>``, ``dist:<name>``, ``listing:<folder>``."""
+    ``code:<path>:<piece>``, ``names:<path>``, ``dist:<name>``, ``absent:<module>``,
+    ``listing:<folder>``."""
     return ":".join((kind, *parts))
 
 
@@ -709,6 +722,10 @@ def dependency_rows(deps: dict[str, Any], source: str) -> list[Row]:
         for name, version in deps["dists"].items()
     ]
     rows += [
+        Row("absent", f"{name} (not found)", dependency_key("absent", name))
+        for name in deps.get("absent", ())
+    ]
+    rows += [
         Row("listing", f"{name}/ ({listing['count']} names)", dependency_key("listing", name))
         for name, listing in deps["listings"].items()
     ]
@@ -749,6 +766,7 @@ def changes(deps: dict[str, Any], project: Project, source_file: str) -> list[Ch
         if now != version:
             reason = f"{name} {version} → {now or 'not installed'}"
             found.append(Change(dependency_key("dist", name), reason))
+    found += absent_changes(deps.get("absent", ()))
     found += listing_changes(deps.get("listings", {}), project)
     return found
 
@@ -771,6 +789,54 @@ def _named_changes(deps: dict[str, Any], project: Project) -> list[Change]:
             key = dependency_key("names", relative)
             found.append(Change(key, f"{relative}: {'; '.join(parts)}"))
     return found
+
+
+def absent_modules(seen: Seen, modules: Iterable[str] = ()) -> list[str]:
+    """The modules an import did not find while recording, and those the code of the
+    module files ``modules`` did not find when it ran before (:attr:`.recorder.Seen.
+    carried_absent`), but those loaded since (found after all: they count as modules)
+    and the standard library's (``_winapi`` off Windows: the same for the same Python):
+    what :func:`absent_changes` checks."""
+    names = set(seen.absent)
+    for module in modules:
+        names |= seen.carried_absent.get(os.path.normpath(module), frozenset())
+    return sorted(
+        name
+        for name in names
+        if name not in sys.modules and name.partition(".")[0] not in sys.stdlib_module_names
+    )
+
+
+def findable(name: str) -> bool:
+    """Whether an import of module ``name`` would find it now, without importing (nor
+    running) anything: the top-level name by the import system's finders
+    (:func:`importlib.util.find_spec`: ``sys.path``, an editable install's finder), each
+    submodule in the folders of the package found before it.
+
+    >>> findable("json.decoder"), findable("no_such_module_anywhere")
+    (True, False)
+    """
+    parts = name.split(".")
+    try:
+        spec = importlib.util.find_spec(parts[0])
+        for end in range(2, len(parts) + 1):
+            folders = None if spec is None else spec.submodule_search_locations
+            if folders is None:
+                return False
+            spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:end]), list(folders))
+    except (ImportError, ValueError, AttributeError, TypeError):
+        return False  # a finder that fails finds nothing: as the import would
+    return spec is not None
+
+
+def absent_changes(names: Iterable[str], found: Callable[[str], bool] = findable) -> list[Change]:
+    """Which modules an import did not find (:func:`absent_modules`) it would find now
+    (``found``: :func:`findable`, or a cache of it)."""
+    return [
+        Change(dependency_key("absent", name), f"{name}: now installed")
+        for name in names
+        if found(name)
+    ]
 
 
 def current_version(name: str) -> str | None:

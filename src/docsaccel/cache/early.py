@@ -105,7 +105,8 @@ for name in spec["modules"]:
         break
 seen = recorder.stop()
 reads = {path: sorted(files) for path, files in seen.carried_reads.items()}
-result = {"reads": reads, "listings": seen.carried_listings, "failed": failed}
+absent = {path: sorted(names) for path, names in seen.carried_absent.items()}
+result = {"reads": reads, "listings": seen.carried_listings, "absent": absent, "failed": failed}
 with open(sys.argv[2], "w", encoding="utf-8") as out:
     json.dump({**result, "conf_failed": conf_failed}, out)
 """
@@ -135,12 +136,14 @@ class EarlyReads(NamedTuple):
     """What :func:`early_reads` found: ``{module file: files its code read}``; why those
     reads are unknown (``None``: they are known); why ``conf.py`` could not run again
     (``None``: it ran), when the modules were then imported by name instead; and
-    ``{module file: {folder: names}}`` of the folders their code listed."""
+    ``{module file: {folder: names}}`` of the folders their code listed, and ``{module
+    file: names}`` of the modules their code's imports did not find."""
 
     reads: dict[str, set[str]]
     unknown: str | None = None
     conf_failed: str | None = None
     listings: Mapping[str, dict[str, list[str]]] = MappingProxyType({})
+    absent: Mapping[str, list[str]] = MappingProxyType({})
 
 
 def early_reads(
@@ -195,7 +198,8 @@ def early_reads(
     if result["failed"]:
         return EarlyReads({}, f"importing them again failed ({result['failed'][0]})", conf_failed)
     reads = {path: set(files) for path, files in result["reads"].items()}
-    return EarlyReads(reads, None, conf_failed, dict(result.get("listings") or {}))
+    listings, absent = dict(result.get("listings") or {}), dict(result.get("absent") or {})
+    return EarlyReads(reads, None, conf_failed, listings, absent)
 
 
 def carry_early_reads(project: Project, confdir: str, tags: Iterable[str] = ()) -> str | None:
@@ -209,11 +213,11 @@ def carry_early_reads(project: Project, confdir: str, tags: Iterable[str] = ()) 
         return None
     modules = loaded_project_modules(project)
     conf = os.path.join(confdir, "conf.py")
-    reads, why, conf_failed, listings = early_reads(
+    reads, why, conf_failed, listings, absent = early_reads(
         project, modules, confdir, conf if os.path.isfile(conf) else None, tags
     )
     unknown = [] if why is None else [_file_of(name) for name in modules]
-    Recorder.get().carry_reads(reads, [f for f in unknown if f], listings)
+    Recorder.get().carry_reads(reads, [f for f in unknown if f], listings, absent)
     if why is not None:
         why = (
             "what the project's modules read when conf.py (or an extension before"

@@ -14,7 +14,10 @@ hooks:
 - a wrapper of :func:`builtins.__import__` sees every ``import`` statement, including
   those of a module an earlier example already imported, for which no import event fires;
   a wrapper of the function :func:`importlib.import_module` calls does the same for
-  imports by name, however the caller got ``import_module``;
+  imports by name, however the caller got ``import_module``. Both note the modules an
+  import did not find (``ModuleNotFoundError``, the name it names): ``try: import
+  optdep`` / ``except ImportError`` makes code behave one way while ``optdep`` is
+  absent, so its absence is a dependency too (:attr:`Seen.absent`);
 - at ``function`` granularity, the project's own code records each function it runs
   (:mod:`docsaccel.cache.instrument`); other code is not watched at all.
 
@@ -30,6 +33,7 @@ Example::
     ...  # the example runs
     seen = recorder.stop()
     seen.files, seen.modules, seen.code, seen.instrumented, seen.written, seen.listings
+    seen.absent  # the modules an import did not find
 """
 
 from __future__ import annotations
@@ -155,6 +159,12 @@ class Seen:
     #: ``{module: file}`` of modules its child processes loaded, which this process may
     #: never load (:mod:`docsaccel.cache.children`): found by name like those it loaded.
     module_files: dict[str, str] = field(default_factory=dict)
+    #: The modules an import did not find (``ModuleNotFoundError``): their absence is what
+    #: ``try: import optdep`` / ``except ImportError`` code took its other branch on.
+    absent: set[str] = field(default_factory=set)
+    #: The same for the project's modules' own code, in this process (``{module file:
+    #: names}``): a module body runs once, a later user of the module depends on it too.
+    carried_absent: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 def _initializing(module: Any) -> bool:
@@ -192,6 +202,9 @@ class Recorder:
         # Process-wide, across examples (see Seen.carried_reads and carried_state).
         self._read_by: dict[str, set[str]] = {}
         self._listed_by: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._absent_by: dict[str, set[str]] = {}
+        #: ``(name, importer's file)`` of the imports not found noted in this recording.
+        self._absent_noted: set[tuple[str, Any]] = set()
         #: Which code outside the roots carries what it reads (``(file, module name)``),
         #: as :meth:`count_readers` set it.
         self._owns: Callable[[str, str], bool] | None = None
@@ -243,6 +256,7 @@ class Recorder:
         self._excluded = tuple(os.path.join(os.path.normpath(e), "") for e in excluded)
         self._seen = Seen()
         self._imports_noted = set()
+        self._absent_noted = set()
         self._written = set()
         self._started_ns = time.time_ns()
         self._spawned = False
@@ -307,16 +321,22 @@ class Recorder:
         :attr:`Seen.carried_listings` will say)."""
         return {module: dict(listed) for module, listed in self._listed_by.items()}
 
+    def carried_absent(self) -> dict[str, frozenset[str]]:
+        """``{module file: modules its code did not find}`` so far in this process (what
+        :attr:`Seen.carried_absent` will say)."""
+        return {module: frozenset(names) for module, names in self._absent_by.items()}
+
     def carry_reads(
         self,
         reads: dict[str, Iterable[str]],
         unknown: Iterable[str] = (),
         listings: Mapping[str, Mapping[str, Iterable[str]]] | None = None,
+        absent: Mapping[str, Iterable[str]] | None = None,
     ) -> None:
         """Carry ``{module file: files its code read}`` and ``{module file: {folder:
         names}}`` of the folders it listed as if this process had seen them, and the
         module files whose reads are unknown (the modules imported before it watched:
-        :mod:`.early`)."""
+        :mod:`.early`), and ``{module file: modules its code did not find}``."""
         for module, files in reads.items():
             self._read_by.setdefault(os.path.normpath(module), set()).update(
                 os.path.normpath(f) for f in files
@@ -326,6 +346,8 @@ class Recorder:
             for folder, names in listed.items():
                 mine.setdefault(os.path.normpath(folder), tuple(sorted(names)))
         self._unknown_reads |= {os.path.normpath(m) for m in unknown}
+        for module, names in (absent or {}).items():
+            self._absent_by.setdefault(os.path.normpath(module), set()).update(names)
 
     def end_between(self) -> None:
         self._between = None
@@ -336,6 +358,7 @@ class Recorder:
         self.active = False
         seen, self._seen = self._seen, Seen()
         self._imports_noted = set()
+        self._absent_noted = set()
         written, self._written = self._written, set()
         if self._spawned:
             self._spawned = False
@@ -378,6 +401,7 @@ class Recorder:
             modules=set(noted.modules),
             listings=dict(noted.listings),
             read_first=dict(noted.read_first),
+            absent=set(noted.absent),
         )
         written = set(self._written)
         if self._spawned:
@@ -400,6 +424,7 @@ class Recorder:
         """``seen``, made what the example used, given the files it wrote."""
         seen.carried_reads = self.carried_reads()
         seen.carried_listings = self.carried_listings()
+        seen.carried_absent = self.carried_absent()
         seen.unknown_reads = self._unknown_reads
         # A file the example wrote is its output, not an input, even if it read it back
         # (one it read before writing it is in read_first); so is one modified since it
@@ -420,12 +445,15 @@ class Recorder:
 
     def progress(self) -> tuple[int, ...]:
         """A mark of what the recording noted so far: it changes whenever the recording
-        notes a file, module, listing, written file or process, which is all :meth:`stop`
-        returns at ``module`` granularity (nothing noted is ever taken back)."""
+        notes a file, module, module not found, listing, written file or process, which is
+        all :meth:`stop` returns at ``module`` granularity (nothing noted is ever taken
+        back)."""
         seen = self._seen
         noted = (seen.files, seen.modules, seen.listings, seen.read_first, self._written)
+        noted += (seen.absent,)
         read_by = sum(len(files) for files in self._read_by.values())
         read_by += sum(len(folders) for folders in self._listed_by.values())
+        read_by += sum(len(names) for names in self._absent_by.values())
         return (*map(len, noted), int(self._spawned), read_by)
 
     def _project_modules(self) -> list[tuple[str, Any]]:
@@ -648,7 +676,15 @@ class Recorder:
                     self._note_import(name, globals, fromlist, level)
             self._depth += 1
             try:
-                return original(name, globals, locals, fromlist, level)
+                module = original(name, globals, locals, fromlist, level)
+            except ModuleNotFoundError as exc:
+                if self.active:
+                    self._note_absent(exc.name, globals)
+                raise
+            else:
+                if fromlist and self.active:
+                    self._note_absent_submodules(module, fromlist, globals)
+                return module
             finally:
                 self._depth -= 1
                 if self.active and self._state is not None and not self._depth:
@@ -668,6 +704,13 @@ class Recorder:
             self._depth += 1
             try:
                 return original(name, package, level)
+            except ModuleNotFoundError as exc:
+                if self.active:
+                    caller = sys._getframe(1)
+                    if caller.f_globals.get("__name__") == "importlib" and caller.f_back:
+                        caller = caller.f_back  # through importlib.import_module
+                    self._note_absent(exc.name, caller.f_globals)
+                raise
             finally:
                 self._depth -= 1
                 if self.active and self._state is not None and not self._depth:
@@ -675,6 +718,43 @@ class Recorder:
 
         recorded_gcd_import.__wrapped__ = original  # type: ignore[attr-defined]
         return recorded_gcd_import
+
+    def _note_absent(self, name: Any, globals: Any) -> None:
+        """An import did not find the module ``name``: noted for the recording and, when
+        the importer (``globals``: its module's) is a project file, for that module's code
+        (as a file it reads). Each once per recording: a failing import raises through
+        every enclosing import, and code may try it in every call."""
+        importer = (globals or {}).get("__file__") if isinstance(globals, dict) else None
+        key = (name, importer)
+        if not isinstance(name, str) or key in self._absent_noted:
+            return
+        self._absent_noted.add(key)
+        self._seen.absent.add(name)
+        if not isinstance(importer, str):
+            return
+        path = os.path.normpath(os.path.abspath(importer))
+        owns, module = self._owns, globals.get("__name__")
+        if self.wants(path) or (
+            owns is not None
+            and isinstance(module, str)
+            and not is_machinery(path)
+            and owns(path, module)
+        ):
+            self._absent_by.setdefault(path, set()).add(name)
+
+    def _note_absent_submodules(self, module: Any, fromlist: Any, globals: Any) -> None:
+        """``from package import name`` where the package has no ``name``: the import
+        system did not find a submodule of that name either (it swallows that
+        ``ModuleNotFoundError`` and the statement fails with an ``ImportError``). Read from
+        the package's namespace, so no module ``__getattr__`` runs."""
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict) or "__path__" not in namespace:
+            return  # a plain module has no submodules
+        if "__getattr__" in namespace:
+            return  # its names are made on demand: not known to be missing
+        for item in fromlist:
+            if isinstance(item, str) and item != "*" and item not in namespace:
+                self._note_absent(f"{module.__name__}.{item}", globals)
 
     def _note_import(self, name: str, globals: Any, fromlist: Any, level: int) -> None:
         if level:

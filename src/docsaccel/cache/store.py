@@ -77,7 +77,8 @@ __all__ = ["ENTRY_FORMAT", "CacheStore", "Entry", "EntryError", "MissingEntry"]
 #:    ``module`` granularity too) the earlier examples whose state it read.
 #: 7: entries keep where the example's outputs went and the build's gallery folders
 #:    (:mod:`.placement`).
-ENTRY_FORMAT = Format("docsaccel.cache-entry", 7, "cache entry")
+#: 8: entries list the modules an import did not find (``absent``).
+ENTRY_FORMAT = Format("docsaccel.cache-entry", 8, "cache entry")
 ENTRY_FILE = "entry.json"
 LAST_HIT = "last-hit"
 LAST_BUILD = "last-build.json"
@@ -189,6 +190,9 @@ class CacheStore:
                     raise EntryError(
                         f"{meta_path}: {part}: {relative!r} is not a safe relative path"
                     )
+        absent = meta["deps"].setdefault("absent", [])
+        if not isinstance(absent, list) or not all(isinstance(n, str) for n in absent):
+            raise EntryError(f"{meta_path}: deps.absent is not a list of module names")
         listings = meta["deps"].setdefault("listings", {})
         if not isinstance(listings, dict):
             raise EntryError(f"{meta_path}: deps.listings has the wrong type")

@@ -126,6 +126,8 @@ def _rows(record: dict[str, Any], checker: Checker) -> list[str]:
     for name in record.get("dists", ()):
         before = checker.tables.dists.get(name)
         rows.append(("dist", f"{name} {before}", status(before != checker.version(name))))
+    for name in record.get("absent", ()):
+        rows.append(("absent", name, status(checker.found(name))))
     lines = [f"  dependencies ({len(rows)}):"]
     lines += [f"    {verdict:<7} {kind:<6} {name}" for kind, name, verdict in rows]
     refs = record.get("refs") or []

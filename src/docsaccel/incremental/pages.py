@@ -19,6 +19,10 @@ A build records, for every document it reads, a *page record* (a JSON-ready dict
   decorator copied or built it): every docstring of the modules then counts;
 - ``dists``: distributions whose code the read used (documented objects outside the
   project's roots, and what the modules import), by version;
+- ``absent``: modules an import did not find while the document was read, or when the
+  code of a project module the read used ran (``try: import optdep`` / ``except
+  ImportError``): the page is read again once an import would find one
+  (:func:`.deps.absent_changes`);
 - ``listings``: folders the read listed, by their names (see :func:`.deps.listing_deps`);
 - ``refs``, ``toctree``, ``numref``, ``domains``, ``placeholders``: what the page's
   output takes from other documents (used by the write side, :mod:`docsaccel.incremental.exports`);
@@ -47,7 +51,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from docsaccel.cache.deps import Project, current_version, listing_changes
+from docsaccel.cache.deps import (
+    Project,
+    absent_changes,
+    current_version,
+    findable,
+    listing_changes,
+)
 from docsaccel.cache.fingerprint import file_digest
 from docsaccel.incremental.pysource import MODULE_BODY, Delta, compare, module_pieces
 
@@ -64,6 +74,7 @@ def empty_record(source: str) -> dict[str, Any]:
         "modules": {},
         "dynamic": False,
         "dists": [],
+        "absent": [],
         "listings": {},
         "refs": [],
         "toctree": [],
@@ -156,6 +167,7 @@ class Checker:
         self._now: dict[str, str | None] = {}
         self._deltas: dict[str, Delta] = {}
         self._versions: dict[str, str | None] = {}
+        self._found: dict[str, bool] = {}
 
     def digest(self, key: str) -> str | None:
         if key not in self._now:
@@ -179,6 +191,13 @@ class Checker:
         if name not in self._versions:
             self._versions[name] = current_version(name)
         return self._versions[name]
+
+    def found(self, name: str) -> bool:
+        """Whether an import would find module ``name`` now (:func:`.deps.findable`),
+        asked once per check."""
+        if name not in self._found:
+            self._found[name] = findable(name)
+        return self._found[name]
 
     def reasons(self, record: Mapping[str, Any]) -> list[str]:
         """Why the page must be read again (empty: it need not), cheapest checks first.
@@ -225,6 +244,7 @@ class Checker:
             before, now = self.tables.dists.get(name), self.version(name)
             if name not in self.tables.dists or before != now:
                 found.append(f"{name} {before or 'not installed'} → {now or 'not installed'}")
+        found += [change.reason for change in absent_changes(record["absent"], self.found)]
         project = Project(root=self.place.root, roots=(self.place.root,))
         found += [change.reason for change in listing_changes(record["listings"], project)]
         return found

@@ -54,7 +54,8 @@ __all__ = ["STATE", "State", "StateError", "StateStore", "files_under", "untouch
 
 #: The state file. Its version is bumped whenever a state written by an older docsaccel
 #: could be wrong for a newer one, and a build uses only states of its own version.
-STATE = Format("docsaccel.sphinx-state", 2, "Sphinx state")
+#: 3: page records list the modules an import did not find (``absent``).
+STATE = Format("docsaccel.sphinx-state", 3, "Sphinx state")
 FOLDER = "sphinx"
 #: Files in ``tmp/`` or objects no state names were left by a killed build or by a state
 #: since replaced: ``prune`` removes them, unless a build is saving right now (it holds

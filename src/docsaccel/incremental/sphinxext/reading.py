@@ -4,8 +4,8 @@ Between ``source-read`` and ``doctree-read`` of a document, in whichever process
 
 - the example cache's :class:`~docsaccel.cache.recorder.Recorder` watches the files
   opened and the modules imported (:func:`docsaccel.cache.deps.collect` turns that into
-  files, the project modules the read used with those they import, distributions and
-  folder listings);
+  files, the project modules the read used with those they import, distributions, the
+  modules an import did not find and folder listings);
 - autodoc's and autosummary's events (``autodoc-process-docstring``,
   ``autodoc-process-signature``) name every object the page shows; its definitions
   (:mod:`docsaccel.incremental.objects`) are the module pieces the page depends on, or a
@@ -41,7 +41,7 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util.i18n import docname_to_domain
 
-from docsaccel.cache.deps import collect, distribution_versions, listing_deps
+from docsaccel.cache.deps import absent_modules, collect, distribution_versions, listing_deps
 from docsaccel.cache.fingerprint import file_digest
 from docsaccel.cache.recorder import Recorder
 from docsaccel.incremental.closure import module_closure
@@ -304,6 +304,7 @@ def _record(
     record["dynamic"] = reading.dynamic
     dists = set(distribution_versions(theirs | reading.outside))
     record["dists"] = sorted(dists)
+    record["absent"] = absent_modules(seen, module_files)
     record["listings"] = listing_deps(seen, project, module_files)
     record.update(exports.references(doctree, docname))
     if reading.viewcode:
