@@ -167,3 +167,129 @@ def test_a_module_imported_through_a_bound_import_module_is_a_dependency(tmp_pat
         "utf-8"
     )
     assert ws.differences() == []
+
+
+_ZZZ = [
+    replace(
+        "docs/conf.py",
+        '    "docsaccel.gallery",\n',
+        '    "docsaccel.gallery",\n    "sphinx.ext.viewcode",\n',
+    ),
+    write(
+        "docs/zzz.rst",
+        "Zzz\n===\n\n.. py:currentmodule:: pkg.shapes\n\n.. py:class:: Circle\n   :no-index:\n\n"
+        "   Circle again.\n",
+    ),
+    replace("docs/index.rst", "   other\n", "   other\n   zzz\n"),
+]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        replace("src/pkg/shapes.py", '"""A round shape.', '"""A round shape, edited.'),
+        lambda project: (
+            (project / "docs/zzz.rst").unlink(),
+            replace("docs/index.rst", "   zzz\n", "")(project),
+        ),
+    ],
+    ids=["module edited", "last page showing it removed"],
+)
+def test_viewcode_links_an_object_to_the_last_page_showing_it(tmp_path, edit):
+    # Circle is shown on its autosummary page and on zzz, read last: a clean build links
+    # its source to zzz, whichever of the two a build reads again.
+    ws = Workspace(tmp_path)
+    for change in _ZZZ:
+        ws.fresh_copy(change)
+    first = ws.build()
+    assert first.returncode == 0, first.output
+    assert "zzz.html#pkg.shapes.Circle" in (ws.outdir / "_modules/pkg/shapes.html").read_text()
+    ws.fresh_copy(edit)
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "cache", built.output
+    assert (ws.outdir / "_modules/pkg/shapes.html").is_file()
+    assert ws.differences() == []
+
+
+FACTS_EXTENSION = '''\
+"""A list of every document's facts, filled into its node when the page is written."""
+
+from docutils import nodes
+from sphinx.util.docutils import SphinxDirective
+
+
+class factlist(nodes.General, nodes.Element):
+    pass
+
+
+class Fact(SphinxDirective):
+    has_content = True
+
+    def run(self):
+        facts = self.env.__dict__.setdefault("all_facts", {})
+        facts.setdefault(self.env.docname, []).append(" ".join(self.content))
+        return [nodes.paragraph(text="fact: " + " ".join(self.content))]
+
+
+class FactList(SphinxDirective):
+    def run(self):
+        return [factlist()]
+
+
+def purge(app, env, docname):
+    env.__dict__.get("all_facts", {}).pop(docname, None)
+
+
+def merge(app, env, docnames, other):
+    env.__dict__.setdefault("all_facts", {}).update(other.__dict__.get("all_facts", {}))
+
+
+def resolved(app, doctree, docname):
+    facts = app.env.__dict__.get("all_facts", {})
+    for node in doctree.findall(factlist):
+        texts = [text for name in sorted(facts) for text in facts[name]]
+        items = [nodes.list_item("", nodes.paragraph(text=text)) for text in texts]
+        node += nodes.bullet_list("", *items)
+
+
+def setup(app):
+    opening, closing = (lambda s, n: s.body.append("<div>")), (lambda s, n: s.body.append("</div>"))
+    app.add_node(factlist, html=(opening, closing))
+    app.add_directive("fact", Fact)
+    app.add_directive("factlist", FactList)
+    app.connect("env-purge-doc", purge)
+    app.connect("env-merge-info", merge)
+    app.connect("doctree-resolved", resolved)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+'''
+
+
+def test_a_node_an_extension_fills_in_place_from_every_document_is_written(tmp_path):
+    ws = Workspace(tmp_path)
+    for edit in [
+        write("docs/_ext/factext.py", FACTS_EXTENSION),
+        replace(
+            "docs/conf.py",
+            'sys.path.insert(0, os.path.abspath("../src"))',
+            'sys.path.insert(0, os.path.abspath("../src"))\n'
+            'sys.path.insert(0, os.path.abspath("_ext"))',
+        ),
+        replace(
+            "docs/conf.py",
+            '    "docsaccel.gallery",\n',
+            '    "docsaccel.gallery",\n    "factext",\n',
+        ),
+        replace("docs/api.rst", "=============\n", "=============\n\n.. factlist::\n"),
+        replace("docs/other.rst", "See :ref:", ".. fact:: Other is short.\n\nSee :ref:"),
+    ]:
+        ws.fresh_copy(edit)
+    first = ws.build()
+    assert first.returncode == 0, first.output
+    ws.fresh_copy(replace("docs/other.rst", "Other is short.", "Other is very short."))
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.read == {"other"}, built.state
+    assert "api" in built.written, built.state
+    assert "Other is very short." in (ws.outdir / "api.html").read_text("utf-8")
+    assert ws.differences() == []

@@ -477,12 +477,17 @@ def test_an_extension_node_replaced_when_the_page_is_written_is_filled_late():
     read += [todolist(), todolist(), viewcode_anchor(), addnodes.pending_xref(), dn.paragraph()]
     counts = placeholders(read)
     # Docutils', Sphinx's core and viewcode's anchor (a link whatever other pages hold) out.
-    assert counts == {"sphinx.ext.todo.todolist": 2}
+    assert counts == {"sphinx.ext.todo.todolist": [2, 0]}
     written = dn.section()
     written += [todolist(), dn.paragraph()]  # one of the two replaced
     assert filled_late(counts, written) == ["sphinx.ext.todo.todolist"]
     assert filled_late(counts, read) == []
     assert filled_late({}, written) == []
+    # Kept, and filled in place.
+    filled = dn.section()
+    filled += [todolist(), todolist()]
+    filled[0] += dn.paragraph(text="a todo of another page")
+    assert filled_late(counts, filled) == ["sphinx.ext.todo.todolist"]
 
 
 @pytest.mark.parametrize("page", ["sg_execution_times.html", "sg_execution_times/index.html"])

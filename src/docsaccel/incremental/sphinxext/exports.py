@@ -12,11 +12,11 @@ changed. Its record (see :mod:`docsaccel.incremental.pages`) keeps, from its doc
 - ``numref``: whether it shows figure, table or section numbers of other documents;
 - ``toctree``: the documents its toctrees list (their titles and sections, and those of
   the documents below them, are in its output);
-- ``placeholders``: how many nodes of each extension's own class it holds
-  (:func:`placeholders`). A class with fewer nodes once the page is resolved stands for
-  what an extension fills in when the page is written, from every document (a
-  ``todolist``): :func:`filled_late` names them, and the page is written whenever another
-  document was read again.
+- ``placeholders``: how many nodes of each extension's own class it holds, and how many
+  children they have (:func:`placeholders`). A class with fewer nodes, or other
+  children, once the page is resolved stands for what an extension fills in when the
+  page is written, from every document (a ``todolist``): :func:`filled_late` names them,
+  and the page is written whenever another document was read again.
 
 :func:`offers` gives, per document, the same keys with a digest of what resolves there
 (every domain's objects and labels, its title and its sections), so that comparing them
@@ -76,12 +76,13 @@ def name_key(target: str) -> str:
 STATIC_PLACEHOLDERS = frozenset({"sphinx.ext.viewcode.viewcode_anchor"})
 
 
-def placeholders(doctree: nodes.Node) -> dict[str, int]:
-    """``{class: how many}`` of the nodes of extensions' own classes in ``doctree``.
+def placeholders(doctree: nodes.Node) -> dict[str, list[int]]:
+    """``{class: [how many nodes, how many children they hold]}`` of the nodes of
+    extensions' own classes in ``doctree``.
 
     Docutils' classes and Sphinx's ``addnodes`` are left out: what Sphinx resolves in
     them (references, toctrees, ``only``) has rules of its own here."""
-    counts: dict[str, int] = {}
+    counts: dict[str, list[int]] = {}
     for node in doctree.findall(nodes.Element):
         kind = type(node)
         module = kind.__module__
@@ -89,17 +90,20 @@ def placeholders(doctree: nodes.Node) -> dict[str, int]:
             continue
         name = f"{module}.{kind.__qualname__}"
         if name not in STATIC_PLACEHOLDERS:
-            counts[name] = counts.get(name, 0) + 1
+            count = counts.setdefault(name, [0, 0])
+            count[0] += 1
+            count[1] += len(node.children)
     return counts
 
 
-def filled_late(read: dict[str, int], resolved: nodes.Node) -> list[str]:
-    """The classes of ``read`` (:func:`placeholders` of the page as read) with fewer nodes
-    in the ``resolved`` page: replaced when the page was written."""
+def filled_late(read: dict[str, Any], resolved: nodes.Node) -> list[str]:
+    """The classes of ``read`` (:func:`placeholders` of the page as read) whose nodes
+    were replaced, or filled in place, when the page was written: fewer nodes, or other
+    children, in the ``resolved`` page."""
     if not read:
         return []
     now = placeholders(resolved)
-    return sorted(name for name, count in read.items() if now.get(name, 0) < count)
+    return sorted(name for name, count in read.items() if now.get(name) != list(count))
 
 
 def references(doctree: nodes.document, docname: str) -> dict[str, Any]:

@@ -309,6 +309,7 @@ def _record(
     record.update(exports.references(doctree, docname))
     if reading.viewcode:
         record[viewcode.KEY] = sorted(reading.viewcode)
+        record[viewcode.SHOWN] = viewcode.shown_objects(doctree)
     return record
 
 

@@ -22,9 +22,11 @@ Example (what ``setup`` connects)::
 from __future__ import annotations
 
 import contextlib
+import html
 import os
 import pickle
 import sys
+import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -336,11 +338,16 @@ def _pages_showing(outdir: Path, old: str, outputs: dict[str, list[str]]) -> set
     """The documents whose restored page shows a path under ``old``: made when the page
     was written (a ``todolist`` names each todo's file), it changes only when the page is
     written again."""
-    needle = os.path.join(old, "").encode("utf-8")
+    folder = os.path.join(old, "")
+    # As the page may hold it: as it is, escaped as HTML text, quoted as in a link.
+    needles = {
+        form.encode("utf-8") for form in (folder, html.escape(folder), urllib.parse.quote(folder))
+    }
     found = set()
     for docname, files in outputs.items():
         with contextlib.suppress(OSError, IndexError):
-            if needle in (outdir / files[0]).read_bytes():
+            data = (outdir / files[0]).read_bytes()
+            if any(needle in data for needle in needles):
                 found.add(docname)
     return found
 

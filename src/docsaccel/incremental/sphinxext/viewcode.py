@@ -1,19 +1,25 @@
 """``sphinx.ext.viewcode``'s module pages as a clean build of the same tree has them.
 
-viewcode keeps, per module a page documents an object of, the module's code and which
-document shows each object, and writes a ``_modules/<module>.html`` page for each. A
-module a document looked at without any object it shows (an inherited member whose class
-lives in another module) gets an entry with no object; each document viewcode purges
-drops every such entry. So a clean serial build keeps those of the document it reads
-last, a clean parallel build (``-j N``) keeps those of every document (its processes
-purge nothing while they read), and a build reading only some documents keeps those of
-the last one it read: a page too many or too few.
+viewcode keeps, per module a page documents an object of, the module's code, which
+document shows each object (its page's ``[docs]`` link: the last document read that
+shows it), and the name the first document showing one used (the links' anchors); it
+writes a ``_modules/<module>.html`` page for each. A module a document looked at without
+any object it shows (an inherited member whose class lives in another module) gets an
+entry with no object; each document viewcode purges drops every such entry, and those of
+the objects it showed. So a clean serial build keeps the empty entries of the document it
+reads last, a clean parallel build (``-j N``) those of every document (its processes purge
+nothing while they read), and a build reading only some documents keeps what its own
+reading order left: a page too many or too few, links to the wrong page.
 
-The modules each document looked at are in its page record (``viewcode``, noted from the
-``viewcode-find-source`` event viewcode asks for every one, by
-:func:`.reading.on_viewcode_find_source`). After reading (:func:`on_env_updated`), the
-modules without objects are the ones a clean build keeps, and at the end
-(:func:`stale_pages`) a restored module page for a module no longer there is deleted.
+Each document's page record holds the modules viewcode looked at (``viewcode``, noted from
+the ``viewcode-find-source`` event viewcode asks for every one, by
+:func:`.reading.on_viewcode_find_source`) and the objects it shows, in its order
+(``viewcode_shown``, from the anchors viewcode adds: :func:`shown_objects`). After reading
+(:func:`on_env_updated`) every module's objects, links and anchor name are made from the
+records in the documents' order as a clean serial build makes them (a clean parallel
+build takes them in the order its processes finish: no order to follow), and the modules
+without objects are the ones a clean build keeps; at the end (:func:`stale_pages`) a
+restored module page for a module no longer there is deleted.
 
 Example (what ``setup`` connects when viewcode is loaded)::
 
@@ -26,6 +32,7 @@ import posixpath
 from pathlib import Path
 from typing import Any
 
+from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.pycode import ModuleAnalyzer
@@ -34,13 +41,52 @@ from docsaccel.incremental.sphinxext.build import IncrementalBuild, current, pag
 from docsaccel.incremental.sphinxext.sphinx_compat import reads_in_parallel
 from docsaccel.incremental.state import untouched
 
-__all__ = ["EXTENSION", "KEY", "kept_without_objects", "on_env_updated", "stale_pages"]
+__all__ = [
+    "EXTENSION",
+    "KEY",
+    "SHOWN",
+    "kept_without_objects",
+    "on_env_updated",
+    "shown_objects",
+    "stale_pages",
+]
 
 EXTENSION = "sphinx.ext.viewcode"
 #: The page record's key of the modules viewcode looked at while the document was read.
 KEY = "viewcode"
+#: The page record's key of the objects viewcode links the document's page to.
+SHOWN = "viewcode_shown"
 #: Where viewcode writes its pages (``sphinx.ext.viewcode.OUTPUT_DIRNAME``).
 FOLDER = "_modules"
+
+
+def shown_objects(doctree: nodes.Node) -> list[list[str]]:
+    """``[[module, object, name of the documenting module]]`` of the anchors viewcode put
+    in ``doctree`` as it was read, in its order."""
+    from sphinx.ext.viewcode import viewcode_anchor
+
+    found = []
+    prefix = f"{FOLDER}/"
+    for anchor in doctree.findall(viewcode_anchor):
+        target, fullname = str(anchor.get("reftarget", "")), anchor.get("refid")
+        if not target.startswith(prefix) or not isinstance(fullname, str):
+            continue
+        refname = anchor.parent.get("module") if anchor.parent is not None else None
+        module = target[len(prefix) :].replace("/", ".")
+        found.append([module, fullname, str(refname or module)])
+    return found
+
+
+def _shown_in_order(records: dict[str, Any], found: list[str]) -> tuple[dict, dict]:
+    """``({module: {object: document}}, {module: anchor name})`` as a clean serial build
+    makes them: the last document showing an object links it, the first names it."""
+    used: dict[str, dict[str, str]] = {}
+    refnames: dict[str, str] = {}
+    for docname in found:
+        for module, fullname, refname in (records.get(docname) or {}).get(SHOWN, ()):
+            used.setdefault(module, {})[fullname] = docname
+            refnames.setdefault(module, refname)
+    return used, refnames
 
 
 def kept_without_objects(app: Sphinx, env: BuildEnvironment) -> set[str]:
@@ -71,6 +117,22 @@ def on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
     modules = getattr(env, "_viewcode_modules", None)
     if build is None or not build.origin or not isinstance(modules, dict):
         return []  # a build that read every document is the clean build
+    found = sorted(env.found_docs)
+    if not reads_in_parallel(app, len(found)):
+        used, refnames = _shown_in_order(pages_of(env), found)
+        for modname, entry in list(modules.items()):
+            if entry and modname not in used:
+                entry[2].clear()  # no document shows an object of it (any more)
+        for modname, objects in used.items():
+            entry = modules.get(modname)
+            if entry is None:
+                entry = _entry(app, modname)
+            if not entry:
+                modules[modname] = False
+                continue
+            code, tags = entry[0], entry[1]
+            shown = {name: docname for name, docname in objects.items() if name in tags}
+            modules[modname] = (code, tags, shown, refnames[modname])
     wanted = kept_without_objects(app, env)
     for modname, entry in list(modules.items()):
         if entry and not entry[2] and modname not in wanted:
