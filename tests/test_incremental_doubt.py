@@ -7,7 +7,14 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from helpers.incremental_build import Workspace, needs_state, replace, write
+from helpers.incremental_build import (
+    Workspace,
+    extension,
+    local_extension,
+    needs_state,
+    replace,
+    write,
+)
 
 pytestmark = [pytest.mark.slow, needs_state]
 
@@ -34,18 +41,8 @@ def setup(app):
 
 def _with_extension(parallel_safe: str):
     def edit(project):
-        write("docs/_ext/localext.py", LOCAL_EXTENSION % parallel_safe)(project)
-        replace(
-            "docs/conf.py",
-            'sys.path.insert(0, os.path.abspath("../src"))',
-            'sys.path.insert(0, os.path.abspath("../src"))\n'
-            'sys.path.insert(0, os.path.abspath("_ext"))',
-        )(project)
-        replace(
-            "docs/conf.py",
-            '    "docsaccel.gallery",\n',
-            '    "docsaccel.gallery",\n    "localext",\n',
-        )(project)
+        for change in local_extension("localext", LOCAL_EXTENSION % parallel_safe):
+            change(project)
 
     return edit
 
@@ -197,11 +194,7 @@ _LINKCODE_HELPER = [
         'sys.path.insert(0, os.path.abspath("../src"))',
         'sys.path.insert(0, os.path.abspath("../src"))\nsys.path.insert(0, os.path.abspath("."))',
     ),
-    replace(
-        "docs/conf.py",
-        '    "docsaccel.gallery",\n',
-        '    "docsaccel.gallery",\n    "sphinx.ext.linkcode",\n',
-    ),
+    extension("sphinx.ext.linkcode"),
     replace("docs/conf.py", '"sg_execution_times.rst"]', '"sg_execution_times.rst", "helpers.py"]'),
     replace(
         "docs/conf.py",
@@ -327,19 +320,8 @@ def setup(app):
 def test_a_file_a_local_extension_read_when_imported_is_part_of_the_context(tmp_path):
     ws = Workspace(tmp_path)
     for edit in [
-        write("docs/_ext/regext.py", REGISTRY_EXTENSION),
+        *local_extension("regext", REGISTRY_EXTENSION),
         write("docs/_ext/registry.json", '["a", "b"]\n'),
-        replace(
-            "docs/conf.py",
-            'sys.path.insert(0, os.path.abspath("../src"))',
-            'sys.path.insert(0, os.path.abspath("../src"))\n'
-            'sys.path.insert(0, os.path.abspath("_ext"))',
-        ),
-        replace(
-            "docs/conf.py",
-            '    "docsaccel.gallery",\n',
-            '    "docsaccel.gallery",\n    "regext",\n',
-        ),
         replace(
             "docs/other.rst",
             "See :ref:`setup-guide`",

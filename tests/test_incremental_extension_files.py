@@ -16,6 +16,7 @@ from helpers.incremental_build import (
     WRITTEN_WITH_ANY,
     Workspace,
     from_cache,
+    local_extension,
     needs_state,
     replace,
     write,
@@ -60,14 +61,7 @@ BADGE = "_images/badge-badged.svg"
 BADGED_PAGE = "Badged\n======\n\n.. badge::\n\nA page with a badge.\n"
 
 WITH_BADGE = [
-    write("docs/_ext/badge.py", BADGE_EXTENSION),
-    replace(
-        "docs/conf.py",
-        'sys.path.insert(0, os.path.abspath("../src"))',
-        'sys.path.insert(0, os.path.abspath("../src"))\n'
-        'sys.path.insert(0, os.path.abspath("_ext"))',
-    ),
-    replace("docs/conf.py", '"docsaccel.gallery",', '"docsaccel.gallery",\n    "badge",'),
+    *local_extension("badge", BADGE_EXTENSION),
     write("docs/badged.rst", BADGED_PAGE),
     replace("docs/index.rst", "   other\n", "   other\n   badged\n"),
 ]

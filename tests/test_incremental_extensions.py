@@ -20,7 +20,9 @@ import pytest
 from helpers.incremental_build import (
     WRITTEN_WITH_ANY,
     Workspace,
+    extension,
     from_cache,
+    local_extension,
     needs_state,
     replace,
     write,
@@ -28,13 +30,9 @@ from helpers.incremental_build import (
 
 pytestmark = [pytest.mark.slow, needs_state]
 
-_EXTENSIONS = replace(
-    "docs/conf.py",
-    '    "docsaccel.gallery",\n',
-    '    "docsaccel.gallery",\n    "sphinx.ext.todo",\n    "sphinx.ext.viewcode",\n',
-)
 _TODOS = [
-    _EXTENSIONS,
+    extension("sphinx.ext.viewcode"),
+    extension("sphinx.ext.todo"),
     replace("docs/conf.py", 'project = "pkg"', 'project = "pkg"\ntodo_include_todos = True'),
     replace("docs/guide.rst", "More text.", "More text.\n\n.. todo:: Write the setup part.\n"),
     replace("docs/other.rst", "See :ref:", ".. todolist::\n\nSee :ref:"),
@@ -131,16 +129,7 @@ def setup(app):
     return {"version": "1", "parallel_read_safe": True}
 '''
 _BASES = [
-    write("docs/_ext/basesext.py", BASES_EXTENSION),
-    replace(
-        "docs/conf.py",
-        'sys.path.insert(0, os.path.abspath("../src"))',
-        'sys.path.insert(0, os.path.abspath("../src"))\n'
-        'sys.path.insert(0, os.path.abspath("_ext"))',
-    ),
-    replace(
-        "docs/conf.py", '    "docsaccel.gallery",\n', '    "docsaccel.gallery",\n    "basesext",\n'
-    ),
+    *local_extension("basesext", BASES_EXTENSION),
     replace("docs/other.rst", "See :ref:", ".. bases:: pkg.shapes.Circle\n\nSee :ref:"),
 ]
 
@@ -170,11 +159,7 @@ def test_a_module_imported_through_a_bound_import_module_is_a_dependency(tmp_pat
 
 
 _ZZZ = [
-    replace(
-        "docs/conf.py",
-        '    "docsaccel.gallery",\n',
-        '    "docsaccel.gallery",\n    "sphinx.ext.viewcode",\n',
-    ),
+    extension("sphinx.ext.viewcode"),
     write(
         "docs/zzz.rst",
         "Zzz\n===\n\n.. py:currentmodule:: pkg.shapes\n\n.. py:class:: Circle\n   :no-index:\n\n"
@@ -268,18 +253,7 @@ def setup(app):
 def test_a_node_an_extension_fills_in_place_from_every_document_is_written(tmp_path):
     ws = Workspace(tmp_path)
     for edit in [
-        write("docs/_ext/factext.py", FACTS_EXTENSION),
-        replace(
-            "docs/conf.py",
-            'sys.path.insert(0, os.path.abspath("../src"))',
-            'sys.path.insert(0, os.path.abspath("../src"))\n'
-            'sys.path.insert(0, os.path.abspath("_ext"))',
-        ),
-        replace(
-            "docs/conf.py",
-            '    "docsaccel.gallery",\n',
-            '    "docsaccel.gallery",\n    "factext",\n',
-        ),
+        *local_extension("factext", FACTS_EXTENSION),
         replace("docs/api.rst", "=============\n", "=============\n\n.. factlist::\n"),
         replace("docs/other.rst", "See :ref:", ".. fact:: Other is short.\n\nSee :ref:"),
     ]:

@@ -198,8 +198,32 @@ __all__ = [
     "WRITTEN_WITH_ANY",
     "Built",
     "Workspace",
+    "extension",
     "from_cache",
+    "local_extension",
     "needs_state",
     "replace",
     "write",
 ]
+
+
+def extension(name: str) -> Callable[[Path], None]:
+    """An edit: ``conf.py`` loads the extension ``name`` after the gallery plugin."""
+    return replace(
+        "docs/conf.py", '    "docsaccel.gallery",\n', f'    "docsaccel.gallery",\n    "{name}",\n'
+    )
+
+
+def local_extension(name: str, source: str) -> list[Callable[[Path], None]]:
+    """Edits: the project's own extension ``docs/_ext/<name>.py``, its folder on
+    ``sys.path`` (as ``conf.py`` puts it there) and the extension loaded."""
+    return [
+        write(f"docs/_ext/{name}.py", source),
+        replace(
+            "docs/conf.py",
+            'sys.path.insert(0, os.path.abspath("../src"))',
+            'sys.path.insert(0, os.path.abspath("../src"))\n'
+            'sys.path.insert(0, os.path.abspath("_ext"))',
+        ),
+        extension(name),
+    ]
