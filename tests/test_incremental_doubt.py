@@ -139,6 +139,18 @@ def _append(text: str):
     return lambda project: (project / "docs" / "conf.py").open("a").write(text)
 
 
+def _built_after(ws: Workspace, setup, edit):
+    """A build with the cache of ``setup``'s tree, then the build after ``edit``."""
+    for change in setup:
+        ws.fresh_copy(change)
+    first = ws.build()
+    assert first.returncode == 0, first.output
+    ws.fresh_copy(edit)
+    changed = ws.build()
+    assert changed.returncode == 0, changed.output
+    return changed
+
+
 @pytest.mark.parametrize(
     ("setup", "edit", "shown"),
     [
@@ -166,13 +178,7 @@ def _append(text: str):
 )
 def test_what_conf_py_does_beyond_its_settings_reads_every_document(tmp_path, setup, edit, shown):
     ws = Workspace(tmp_path)
-    for change in setup:
-        ws.fresh_copy(change)
-    first = ws.build()
-    assert first.returncode == 0, first.output
-    ws.fresh_copy(edit)
-    changed = ws.build()
-    assert changed.returncode == 0, changed.output
+    changed = _built_after(ws, setup, edit)
     if shown:
         assert changed.state["origin"] == "none", changed.output
         assert "extension conf.py changed" in changed.output
@@ -227,13 +233,7 @@ _SKIP_HANDLER = [
 )
 def test_code_conf_py_uses_beyond_its_own_file_is_part_of_the_context(tmp_path, setup, edit, shown):
     ws = Workspace(tmp_path)
-    for change in setup:
-        ws.fresh_copy(change)
-    first = ws.build()
-    assert first.returncode == 0, first.output
-    ws.fresh_copy(edit)
-    changed = ws.build()
-    assert changed.returncode == 0, changed.output
+    changed = _built_after(ws, setup, edit)
     assert changed.state["origin"] == "none", changed.output
     assert "extension conf.py changed" in changed.state["why_full"], changed.state
     if shown:
