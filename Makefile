@@ -59,9 +59,12 @@ docs-sharded: $(STAMP)
 test: $(STAMP)
 	$(MAKE) --no-print-directory --output-sync=target -j $(words $(LANES)) $(LANES)
 
-# The whole suite, on the project's Python (.venv).
+# The whole suite, on the project's Python (.venv), in TEST_WORKERS processes: most of
+# its time is real Sphinx builds, one test file to a process at a time (a file's
+# module-scoped builds are made once), so the builds of two files run side by side.
+TEST_WORKERS ?= 2
 test-suite: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The fast lane on another Python; a missing interpreter fails, it is never skipped.
 $(addprefix test-,$(OTHER_PYTHONS)): test-%: $(STAMP)
