@@ -69,6 +69,15 @@ OPTIONAL = {
     "docs/examples/plot_o2.py": example_source(
         "O2", "from mylib import gamma\n\nprint('o2', gamma.engine())\n"
     ),
+    # Probes without importing, through a name bound from importlib.util.
+    "mylib/probe.py": (
+        "from importlib.util import find_spec\n\n"
+        "FOUND = find_spec('optdep') is not None\n\n\n"
+        "def engine():\n    return 'found' if FOUND else 'plain'\n"
+    ),
+    "docs/examples/plot_o3.py": example_source(
+        "O3", "from mylib import probe\n\nprint('o3', probe.engine())\n"
+    ),
 }
 
 
@@ -87,13 +96,14 @@ def test_an_optional_dependency_installed_reruns_the_examples_that_missed_it(
     (info / "top_level.txt").write_text("optdep\n", "utf-8")
     again = project.build()
     assert again.returncode == 0, again.output
-    assert again.executed() == {"plot_a_alpha.py", "plot_o1.py", "plot_o2.py"}
-    for name in ("plot_a_alpha.py", "plot_o1.py", "plot_o2.py"):
-        assert again.records[name]["cache"]["reason"] == "optdep: now installed"
+    assert again.executed() == {"plot_a_alpha.py", "plot_o1.py", "plot_o2.py", "plot_o3.py"}
+    for name in ("plot_a_alpha.py", "plot_o1.py", "plot_o2.py", "plot_o3.py"):
+        assert again.records[name]["cache"]["reason"] == "optdep: now importable"
     clean = project.build(env={"DOCSACCEL_CACHE": "0"})
     assert clean.returncode == 0, clean.output
     assert differing(again.gallery_files(), clean.gallery_files()) == []
     assert "o2 optdep" in (again.outdir / "auto_examples" / "plot_o2.html").read_text("utf-8")
+    assert "o3 found" in (again.outdir / "auto_examples" / "plot_o3.html").read_text("utf-8")
     assert "alpha 63" in (again.outdir / "auto_examples" / "plot_a_alpha.html").read_text("utf-8")
     assert project.build().executed() == set()
 

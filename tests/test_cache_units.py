@@ -183,6 +183,34 @@ def test_an_import_run_again_is_noted_in_every_recording(tmp_path: Path) -> None
         assert {"json", "email.mime", "email.mime.text"} <= seen.modules
 
 
+def test_a_probe_that_finds_nothing_is_an_absent_module(tmp_path: Path) -> None:
+    # find_spec through the module and through a name bound from it after the recorder
+    # was installed; a missing parent package raises and is noted too; what it finds is
+    # no absence, and outside a recording nothing is noted.
+    import importlib.util
+
+    recorder = Recorder.get()
+    from importlib.util import find_spec
+
+    assert importlib.util.find_spec("no_such_probe_outside") is None
+    recorder.start([str(tmp_path)])
+    try:
+        assert importlib.util.find_spec("no_such_probe_a") is None
+        assert find_spec("no_such_probe_b") is None
+        assert find_spec("json.no_such_probe_c") is None
+        assert find_spec("json") is not None
+        with pytest.raises(ModuleNotFoundError):
+            find_spec("no_such_probe_d.sub")
+    finally:
+        seen = recorder.stop()
+    assert seen.absent == {
+        "no_such_probe_a",
+        "no_such_probe_b",
+        "json.no_such_probe_c",
+        "no_such_probe_d",
+    }
+
+
 def test_file_digest_follows_content(tmp_path: Path) -> None:
     path = tmp_path / "data.csv"
     path.write_text("a\n", "utf-8")

@@ -833,7 +833,7 @@ def absent_changes(names: Iterable[str], found: Callable[[str], bool] = findable
     """Which modules an import did not find (:func:`absent_modules`) it would find now
     (``found``: :func:`findable`, or a cache of it)."""
     return [
-        Change(dependency_key("absent", name), f"{name}: now installed")
+        Change(dependency_key("absent", name), f"{name}: now importable")
         for name in names
         if found(name)
     ]

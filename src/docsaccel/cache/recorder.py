@@ -17,7 +17,10 @@ hooks:
   imports by name, however the caller got ``import_module``. Both note the modules an
   import did not find (``ModuleNotFoundError``, the name it names): ``try: import
   optdep`` / ``except ImportError`` makes code behave one way while ``optdep`` is
-  absent, so its absence is a dependency too (:attr:`Seen.absent`);
+  absent, so its absence is a dependency too (:attr:`Seen.absent`); so does a wrapper of
+  :func:`importlib.util.find_spec`, for code that probes without importing
+  (``HAS_OPTDEP = find_spec("optdep") is not None``; a name bound before the recorder
+  was installed is not seen);
 - at ``function`` granularity, the project's own code records each function it runs
   (:mod:`docsaccel.cache.instrument`); other code is not watched at all.
 
@@ -41,6 +44,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import dataclasses
+import functools
 import glob
 import importlib
 import importlib.util
@@ -233,6 +237,7 @@ class Recorder:
                 # inheritance_diagram, autodoc) is seen too.
                 bootstrap: Any = importlib._bootstrap  # type: ignore[attr-defined]
                 bootstrap._gcd_import = recorder._wrap_gcd_import(bootstrap._gcd_import)
+                importlib.util.find_spec = recorder._wrap_find_spec(importlib.util.find_spec)
                 cls._instance = recorder
             return cls._instance
 
@@ -718,6 +723,22 @@ class Recorder:
 
         recorded_gcd_import.__wrapped__ = original  # type: ignore[attr-defined]
         return recorded_gcd_import
+
+    def _wrap_find_spec(self, original: Any) -> Any:
+        def recorded_find_spec(name: str, package: str | None = None) -> Any:
+            try:
+                spec = original(name, package)
+            except ModuleNotFoundError as exc:  # a parent package is missing
+                if self.active:
+                    self._note_absent(exc.name, sys._getframe(1).f_globals)
+                raise
+            if spec is None and self.active:
+                with contextlib.suppress(ImportError, ValueError, TypeError):
+                    full = importlib.util.resolve_name(name, package)
+                    self._note_absent(full, sys._getframe(1).f_globals)
+            return spec
+
+        return functools.wraps(original)(recorded_find_spec)
 
     def _note_absent(self, name: Any, globals: Any) -> None:
         """An import did not find the module ``name``: noted for the recording and, when
