@@ -65,7 +65,12 @@ def test_explain_names_the_dependency_that_changed(
     )
     assert code == 0
     assert "same    file    mylib/alpha.py" in out
-    assert "up to date" in out
+    # Where the build that restores it must put the example (its gallery folder).
+    assert "made for: auto_examples/plot_a_alpha.py (gallery folders: auto_examples)" in out
+    assert (
+        "up to date: a build in this context that puts the example's copy at "
+        "auto_examples/plot_a_alpha.py restores it"
+    ) in out
     (fresh / "mylib" / "alpha.py").write_text("FACTOR = 9\n", "utf-8")
     code, out, _ = run(
         capsys,

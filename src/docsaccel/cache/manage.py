@@ -130,16 +130,27 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
         if written:
             lines.append(f"  writes ({len(written)}), put back with its outputs:")
             lines += [f"    {name}" for name in written]
+        # Where the outputs go is the build's to decide (its sphinx_gallery_conf): said as
+        # the condition the build checks (.placement), not guessed from here.
+        target = entry.meta.get("target")
+        if isinstance(target, str):
+            galleries = ", ".join(entry.meta.get("gallery_dirs") or ()) or "unknown"
+            lines.append(f"  made for: {target} (gallery folders: {galleries})")
+            where = f" that puts the example's copy at {target}"
+        else:
+            where = ""
         if found:
             lines.append(f"  stale: {len(found)} change(s):")
             lines += [f"    - {change.reason}" for change in found]
+        elif not where:
+            lines.append("  not restored: its gallery folder is not known; a build runs it")
         elif deps["code"]:
             lines.append(
-                "  up to date: a build in this context restores it at function granularity; "
-                "at module granularity it runs"
+                f"  up to date: a build in this context{where} restores it at function "
+                "granularity; at module granularity it runs"
             )
         else:
-            lines.append("  up to date: a build in this context restores it")
+            lines.append(f"  up to date: a build in this context{where} restores it")
     return "\n".join(lines) + "\n", 0
 
 
