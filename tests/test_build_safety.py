@@ -121,6 +121,40 @@ def test_sigterm_writes_the_report_and_ends_with_the_signal(tmp_path) -> None:
     assert_no_child_survives(src, expected=1)
 
 
+CRASHER = """
+class Crash(BaseException):
+    \"\"\"Not an Exception: sphinx-build does not catch it, the interpreter prints it.\"\"\"
+
+
+def _crash(app, docname, source):
+    raise Crash("while reading " + docname)
+
+
+def setup(app):
+    app.connect("source-read", _crash)
+"""
+
+
+def test_a_crash_sphinx_does_not_catch_ends_as_without_the_plugin(tmp_path) -> None:
+    # The interpreter ends with 1 for an exception nothing caught: so does the build with
+    # the plugin, its report written and incomplete; without the plugin, the same 1.
+    statuses = {}
+    for plugin in (True, False):
+        conf = "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n"
+        conf += "extensions.append('crasher')\n"
+        if not plugin:
+            conf += "extensions.remove('docsaccel.gallery')\n"
+        src = make_project(tmp_path / str(plugin), ["plot_quick.py"], conf=conf)
+        (src / "crasher.py").write_text(CRASHER, "utf-8")
+        built = build(src)
+        assert "Crash: while reading" in built.output, built.output
+        statuses[plugin] = built.returncode
+        if plugin:
+            assert built.report["build"]["complete"] is False
+            assert "complete: false" in built.output
+    assert statuses == {True: 1, False: 1}
+
+
 def test_a_build_that_fails_before_its_examples_leaves_no_old_report(tmp_path) -> None:
     src = make_project(tmp_path, ["plot_quick.py"], budgets='default = "1m"\n')
     first = build(src)

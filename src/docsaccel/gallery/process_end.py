@@ -239,11 +239,13 @@ def end_of_process(
     why: str | None = None,
     every_process: bool = False,
     fail_unfinished: bool = False,
+    unfinished_status: int | None = None,
 ) -> None:
     """Record the running example (``why`` it did not finish), end the processes it started
     (``every_process``: all of this process's descendants), run the :func:`on_process_end`
     callbacks; then end this process with ``status``, if given, or with
-    :data:`EXIT_STATUS` if ``fail_unfinished`` and a build was left unfinished.
+    ``unfinished_status`` (default :data:`EXIT_STATUS`, never 0) if ``fail_unfinished``
+    and a build was left unfinished.
     """
     global _running
     hook, _running = _running, None
@@ -267,7 +269,7 @@ def end_of_process(
             except Exception as exc:  # the others still run; the process ends regardless
                 logger.error(f"docsaccel: while the build's process ended: {exc!r}")
     if status is None and fail_unfinished and unfinished:
-        status = EXIT_STATUS
+        status = unfinished_status or EXIT_STATUS
     if status is None:
         return
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
@@ -282,12 +284,17 @@ def _at_exit() -> None:
         return  # a forked child: not the process install() ran in
     # A build left unfinished at interpreter exit stopped in the middle: an example
     # raised SystemExit (sphinx-build would exit 0), an error with abort_on_example_error,
-    # Ctrl-C. The status says it failed, whatever the status the exit carried.
+    # Ctrl-C. The status says it failed, whatever the status the exit carried; an
+    # exception nothing caught (the interpreter printed it) keeps the interpreter's 1, as
+    # without the plugin.
     why = (
         "the build's process exited while it ran: the example raised SystemExit, or the "
         "build was stopped (Ctrl-C, an error with abort_on_example_error)"
     )
-    end_of_process(None, why=why, fail_unfinished=True)
+    uncaught = getattr(sys, "last_value", None)
+    other = (SystemExit, KeyboardInterrupt)  # the interpreter ends with another status
+    crashed = isinstance(uncaught, BaseException) and not isinstance(uncaught, other)
+    end_of_process(None, why=why, fail_unfinished=True, unfinished_status=1 if crashed else None)
 
 
 # --- An example ending the process ------------------------------------------------------
