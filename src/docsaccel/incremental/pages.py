@@ -192,15 +192,14 @@ class Checker:
     def _only_moved(self, key: str) -> bool:
         """Whether the file, in a moved checkout, is the one the tables hold but for the
         root it names: written by the build with absolute paths (sphinx-gallery's
-        ``backreferences_all.json``), it holds paths under this checkout where the stored
-        one held them under the old one. The restored state has those paths moved the
-        same way (:mod:`docsaccel.incremental.relocate`), and a page whose text shows one
-        is read again for that. A file that also names the old checkout itself is not
-        taken for one."""
+        ``backreferences_all.json``), it holds this checkout's where the stored one held
+        the old one's. The restored state has those paths moved the same way
+        (:mod:`..relocate`), and a page whose text shows one is read again for that. A
+        file that also names the old root itself is not taken for one."""
         if self.moved_from is None or key not in self.tables.files:
             return False
-        old = os.fsencode(os.path.join(os.path.normpath(self.moved_from), ""))
-        new = os.fsencode(os.path.join(self.place.root, ""))
+        old = os.path.normpath(self.moved_from).encode("utf-8", "surrogateescape")
+        new = self.place.root.encode("utf-8", "surrogateescape")
         if old == new:
             return False
         try:
