@@ -119,27 +119,6 @@ def test_moved_checkout_reads_nothing_and_finds_the_package_beside_it(base, tmp_
     assert ws.differences() == []
 
 
-def test_a_moved_checkout_reads_no_page_for_the_paths_sphinx_gallery_writes(tmp_path):
-    # sphinx-gallery writes backreferences_all.json with absolute paths, and a
-    # minigallery directive reads it: in a moved checkout the file names this checkout,
-    # and is otherwise the same.
-    minigallery = replace(
-        "docs/other.rst", "See :ref:", ".. minigallery:: pkg.stats.mean\n\nSee :ref:"
-    )
-    here = Workspace(tmp_path / "here")
-    here.fresh_copy(minigallery)
-    built = here.build()
-    assert built.returncode == 0, built.output
-    ws = Workspace(tmp_path / "somewhere" / "else")
-    ws.fresh_copy(minigallery)
-    shutil.copytree(here.cache, ws.cache)
-    built = ws.build()
-    assert built.returncode == 0, built.output
-    assert built.state["origin"] == "cache", built.output
-    assert built.read - {TIMES_PAGE} == set(), built.state["read"]
-    assert ws.differences() == []
-
-
 def _module_doc_from_docs(project: Path) -> None:
     """``pkg.stats`` (outside the project) takes its docstring from a file under ``docs``
     when it is imported."""

@@ -4,7 +4,6 @@ checks, the stored state, path relocation, object definitions, the context."""
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import sys
@@ -132,35 +131,6 @@ def test_a_moved_checkout_reads_again_a_page_using_a_file_far_from_the_root(tmp_
     assert moved == [f"the checkout moved, and {far} is far from its root"]
     near = _record(place, root / "page.rst")
     assert Checker(tables, str(root), moved=True).reasons(near) == []
-
-
-def test_a_file_naming_the_checkout_it_is_in_is_unchanged_in_a_moved_checkout(tmp_path):
-    # sphinx-gallery's backreferences_all.json holds absolute paths: made in /old, it
-    # names /new once the build runs there, and nothing else changed.
-    old, new = tmp_path / "old", tmp_path / "new"
-    content = '{{"pkg.mean": [["{root}/docs/examples/plot_a.py", "a"]]}}\n'
-    for root in (old, new):
-        (root / "docs").mkdir(parents=True)
-        (root / "docs" / "page.rst").write_text("Page\n====\n")
-        (root / "docs" / "refs.json").write_text(content.format(root=root))
-    place = Place(str(old))
-    record = _record(place, old / "docs" / "page.rst", files=["docs/refs.json"])
-    tables = Checker(Tables(), str(old)).current_tables([record])
-    assert Checker(tables, str(new), moved_from=str(old)).reasons(record) == []
-    # Not told where the state was made, or another change besides: changed.
-    assert Checker(tables, str(new), moved=True).reasons(record) == ["docs/refs.json changed"]
-    changed = content.format(root=new).replace('"a"', '"b"')
-    (new / "docs" / "refs.json").write_text(changed)
-    why = Checker(tables, str(new), moved_from=str(old)).reasons(record)
-    assert why == ["docs/refs.json changed"]
-    # A file that names the old checkout itself is not taken for a moved one.
-    both = content.format(root=new) + f"{old}\n"
-    (new / "docs" / "refs.json").write_text(both)
-    tables.files["docs/refs.json"] = hashlib.sha256(
-        both.replace(str(new), str(old)).encode()
-    ).hexdigest()
-    why = Checker(tables, str(new), moved_from=str(old)).reasons(record)
-    assert why == ["docs/refs.json changed"]
 
 
 def _record(place: Place, source: Path, **fields) -> dict:

@@ -46,7 +46,6 @@ says per record what changed, in the words of the build log::
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -159,17 +158,12 @@ def _digest(path: str) -> str | None:
 class Checker:
     """Compares :class:`Tables` with the files as they are now (each file read once)."""
 
-    def __init__(
-        self, tables: Tables, root: str, moved: bool = False, moved_from: str | None = None
-    ) -> None:
+    def __init__(self, tables: Tables, root: str, moved: bool = False) -> None:
         self.tables = tables
         self.place = Place(os.path.normpath(os.path.abspath(root)))
         #: The records were made in another checkout: an absolute key (a file far from the
         #: root) may name that checkout's file, not the one this build uses.
-        self.moved = moved or moved_from is not None
-        #: That checkout's root, when known: a file whose only difference is that it names
-        #: this checkout where it named that one is unchanged (:meth:`changed`).
-        self.moved_from = moved_from
+        self.moved = moved
         self._now: dict[str, str | None] = {}
         self._deltas: dict[str, Delta] = {}
         self._versions: dict[str, str | None] = {}
@@ -185,31 +179,7 @@ class Checker:
         now = self.digest(key)
         if key in self.tables.files and now == self.tables.files[key]:
             return None
-        if now is not None and key in self.tables.files and self._only_moved(key):
-            return None
         return "removed" if now is None else "changed"
-
-    def _only_moved(self, key: str) -> bool:
-        """Whether the file, in a moved checkout, is the one the tables hold but for the
-        root it names: written by the build with absolute paths (sphinx-gallery's
-        ``backreferences_all.json``), it holds this checkout's where the stored one held
-        the old one's. The restored state has those paths moved the same way
-        (:mod:`..relocate`), and a page whose text shows one is read again for that. A
-        file that also names the old root itself is not taken for one."""
-        if self.moved_from is None or key not in self.tables.files:
-            return False
-        old = os.path.normpath(self.moved_from).encode("utf-8", "surrogateescape")
-        new = self.place.root.encode("utf-8", "surrogateescape")
-        if old == new:
-            return False
-        try:
-            with open(self.place.path(key), "rb") as stream:
-                data = stream.read()
-        except OSError:
-            return False
-        if new not in data or old in data:
-            return False
-        return hashlib.sha256(data.replace(new, old)).hexdigest() == self.tables.files[key]
 
     def delta(self, key: str) -> Delta:
         if key not in self._deltas:

@@ -86,7 +86,7 @@ def on_env_get_outdated(
 def _decide(app: Sphinx, env: BuildEnvironment, build: Any) -> dict[str, list[str]]:
     records = pages_of(env)
     tables = Tables.from_json(getattr(env, TABLES_ATTR, None))
-    checker = Checker(tables, build.place.root, moved_from=build.moved_from)
+    checker = Checker(tables, build.place.root, moved=build.moved_from is not None)
     build.checker = checker
     warned = set(build.previous.get("warned_read") or ())
     unsafe = _unsafe_extensions(app)
