@@ -121,6 +121,22 @@ def test_sigterm_writes_the_report_and_ends_with_the_signal(tmp_path) -> None:
     assert_no_child_survives(src, expected=1)
 
 
+def test_ctrl_c_ends_with_sphinx_builds_status_whatever_an_example_left(tmp_path) -> None:
+    # An example left an exception in sys.last_value (where the interpreter puts one it
+    # printed); Ctrl-C later is still Sphinx's "interrupted" (2), not a crash (1).
+    conf = 'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
+    src = make_project(tmp_path, ["plot_h_last_value.py", "plot_wait.py"], conf=conf)
+    process = start_build(src)
+    wait_until_running(src, "plot_wait.py", process)
+
+    process.send_signal(signal.SIGINT)
+    output = process.communicate(timeout=120)[0]
+
+    assert process.returncode == 2, output
+    report = json.loads((src / "_build" / "html" / "docsaccel" / "report.json").read_text())
+    assert report["build"]["complete"] is False
+
+
 CRASHER = """
 class Crash(BaseException):
     \"\"\"Not an Exception: sphinx-build does not catch it, the interpreter prints it.\"\"\"

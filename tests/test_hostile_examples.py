@@ -49,6 +49,7 @@ def test_first_tier_stops_examples_that_disable_the_timer(tmp_path, parallel) ->
         "plot_h_csleep.py",
         "plot_h_child.py",
         "plot_h_sysexit.py",
+        "plot_h_exec.py",
         "plot_quick.py",
     ]
     src, built, seconds = hostile_build(tmp_path, names, parallel)
@@ -70,6 +71,8 @@ def test_first_tier_stops_examples_that_disable_the_timer(tmp_path, parallel) ->
     exited = built.record("plot_h_sysexit.py")
     assert exited["status"] == "failed" and "sys.exit(0)" in exited["error"]
     assert "ExampleExit" in built.page("plot_h_sysexit.py")
+    replaced = built.record("plot_h_exec.py")
+    assert replaced["status"] == "failed" and "os.execv()" in replaced["error"]
     assert built.record("plot_quick.py")["status"] == "ok"
 
 
@@ -108,7 +111,10 @@ def test_the_hard_stop_ends_what_the_first_tier_cannot(tmp_path, parallel, name)
     ("name", "why"),
     [
         ("plot_h_osexit.py", "os._exit(1)"),
+        ("plot_h_posix_exit.py", "the example called os._exit(0)"),
+        ("plot_h_thread_exit.py", "os._exit(0) ended the build's process while it ran"),
         ("plot_h_raise_exit.py", "process exited while it ran"),
+        ("plot_h_clear_exit.py", "process exited while it ran"),
     ],
 )
 def test_an_example_that_ends_the_process_fails_the_build(tmp_path, parallel, name, why) -> None:

@@ -5,8 +5,12 @@ end, whatever an example left behind. The ways out, and what each does here:
 
 - **An example ends the process**: ``sys.exit()`` called by a running example raises
   :class:`ExampleExit` instead (an example error: the build's process is not the
-  example's to end); ``os._exit()`` records the example, then ends the process, failing
-  if it said 0 (:data:`EXIT_STATUS`).
+  example's to end), and so does an ``os.exec*()`` that would replace the process with
+  another program; ``os._exit()`` (also as ``posix._exit``), called from an example or
+  from anything else in the build's process (a thread an example left), records the
+  running example and writes the report of a build it cuts short, then ends the process,
+  failing if it said 0 (:data:`EXIT_STATUS`). ``atexit._clear()`` and
+  ``atexit.unregister()`` leave the interpreter-exit handler below in place.
 - **The hard stop** of an example that ignores its budget's interruption, **SIGTERM** (CI
   cancelling a job, ``timeout``) and **interpreter exit** while a build is unfinished
   (an error with ``abort_on_example_error``, Ctrl-C, ``SystemExit``): the running example
@@ -86,6 +90,14 @@ EXIT_STATUS = 2
 #: ``os._exit`` as it was before any guard: the one way this package ends a process.
 real_exit = os._exit
 _real_sys_exit = sys.exit
+_real_atexit_clear = atexit._clear
+_real_atexit_unregister = atexit.unregister
+#: The functions that replace this process with another program (``os.execl`` and the
+#: other ``exec*`` forms call these through the ``os`` module's globals).
+_REAL_EXECS = {name: getattr(os, name) for name in ("execv", "execve") if hasattr(os, name)}
+# ``os`` takes these from the platform's module (``posix``); a name looked up there must
+# find the guard too.
+_platform = sys.modules.get(os.name)
 
 
 class ExampleExit(Exception):
@@ -122,8 +134,7 @@ def install(sigterm: bool = True) -> None:
     ``sigterm``: also handle SIGTERM (the build's own process, on its main thread).
     """
     global _installed_in
-    sys.exit = _guarded_sys_exit
-    os._exit = _guarded_os_exit
+    _guard_exits()
     if _installed_in == os.getpid():
         return
     _installed_in = os.getpid()
@@ -184,7 +195,7 @@ def _after_fork_in_child() -> None:
         for callback in _fork_callbacks:
             with contextlib.suppress(Exception):
                 callback()
-        sys.exit, os._exit = _real_sys_exit, real_exit
+        _unguard_exits()
         with contextlib.suppress(ValueError, OSError, TypeError):  # not the main thread
             handler = _raw_signal.getsignal(signal.SIGTERM)
             if getattr(handler, "__name__", "") == _on_sigterm.__name__:
@@ -293,7 +304,12 @@ def _at_exit() -> None:
     )
     uncaught = getattr(sys, "last_value", None)
     other = (SystemExit, KeyboardInterrupt)  # the interpreter ends with another status
-    crashed = isinstance(uncaught, BaseException) and not isinstance(uncaught, other)
+    crashed = (
+        isinstance(uncaught, BaseException)
+        and not isinstance(uncaught, other)
+        # One an example left there (a traceback it showed itself) is not this exit's.
+        and uncaught is not _last_value_seen
+    )
     end_of_process(None, why=why, fail_unfinished=True, unfinished_status=1 if crashed else None)
 
 
@@ -313,6 +329,32 @@ def _called_from_example() -> bool:
     return False
 
 
+def _guard_exits() -> None:
+    sys.exit = _guarded_sys_exit
+    atexit._clear = _guarded_atexit_clear
+    atexit.unregister = _guarded_atexit_unregister
+    for module in (os, _platform):
+        if module is None:
+            continue
+        module._exit = _guarded_os_exit
+        for name in _REAL_EXECS:
+            setattr(module, name, _guarded_exec(name))
+
+
+def _unguard_exits() -> None:
+    sys.exit, atexit._clear, atexit.unregister = (
+        _real_sys_exit,
+        _real_atexit_clear,
+        _real_atexit_unregister,
+    )
+    for module in (os, _platform):
+        if module is None:
+            continue
+        module._exit = real_exit
+        for name, real in _REAL_EXECS.items():
+            setattr(module, name, real)
+
+
 def _guarded_sys_exit(status: object = None) -> None:
     if _called_from_example():
         raise ExampleExit(
@@ -323,12 +365,46 @@ def _guarded_sys_exit(status: object = None) -> None:
 
 
 def _guarded_os_exit(status: int) -> None:
-    if _called_from_example():
-        end_of_process(
-            status or EXIT_STATUS,
-            why=f"the example called os._exit({status!r}), which ended the build's process",
-        )
+    if _installed_in == os.getpid():
+        why = f"os._exit({status!r}) ended the build's process while it ran"
+        if _called_from_example():
+            end_of_process(
+                status or EXIT_STATUS,
+                why=f"the example called os._exit({status!r}), which ended the build's process",
+            )
+        # From anywhere else in the build's process (a thread an example left behind, a
+        # library): a build it cuts short gets its report and a failing status, as at
+        # interpreter exit.
+        end_of_process(None, why=why, fail_unfinished=True, unfinished_status=status or None)
     real_exit(status)
+
+
+def _guarded_exec(name: str) -> Callable[..., Any]:
+    real = _REAL_EXECS[name]
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if _called_from_example():
+            raise ExampleExit(
+                f"the example called os.{name}(), which would replace the build's process "
+                "with another program; run it with subprocess instead"
+            )
+        return real(*args, **kwargs)
+
+    guarded.__name__ = guarded.__qualname__ = name
+    guarded.__doc__ = real.__doc__
+    return guarded
+
+
+def _guarded_atexit_clear() -> None:
+    _real_atexit_clear()
+    # The handler that fails a build the interpreter's exit cuts short stays.
+    if _installed_in == os.getpid():
+        atexit.register(_at_exit)
+
+
+def _guarded_atexit_unregister(func: Callable[..., Any]) -> None:
+    if func is not _at_exit or _installed_in != os.getpid():
+        _real_atexit_unregister(func)
 
 
 # --- SIGTERM ----------------------------------------------------------------------------
@@ -388,16 +464,22 @@ def _on_sigterm(previous: Any) -> None:
 
 # Example id -> what it left: non-daemon threads, and whether it added exit handlers.
 _left: dict[str, tuple[list[threading.Thread], bool]] = {}
+# ``sys.last_value`` as the last example found and left it.
+_last_value_seen: object = None
 
 
 def before_example() -> tuple[frozenset[int | None], int]:
     """The threads and the number of exit handlers before an example runs."""
+    global _last_value_seen
+    _last_value_seen = getattr(sys, "last_value", None)
     return frozenset(t.ident for t in threading.enumerate()), atexit._ncallbacks()
 
 
 def after_example(example_id: str, mark: tuple[frozenset[int | None], int]) -> None:
     """Note the non-daemon threads and exit handlers the example added (in this process),
     and put the build's SIGTERM handler back if the example replaced it."""
+    global _last_value_seen
+    _last_value_seen = getattr(sys, "last_value", None)
     _reclaim_sigterm()
     idents, handlers = mark
     threads = [
