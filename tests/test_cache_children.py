@@ -208,8 +208,11 @@ def test_a_fork_bomb_is_bounded_by_the_budget(tmp_path: Path) -> None:
         '# docsaccel_budget = "3s"\nimport os\nimport time\n\npids = []\n'
         "while len(pids) < 64:\n    pid = os.fork()\n    if pid == 0:\n"
         "        time.sleep(600)\n        os._exit(0)\n    pids.append(pid)\n"
+        # Each child named as soon as it is made: on a loaded machine the budget may
+        # end the example before all 64 are.
+        "    with open(os.environ['WORKER_PIDS'], 'a') as stream:\n"
+        "        stream.write(f'{pid}\\n')\n"
         "    time.sleep(0.02)\n"
-        "open(os.environ['WORKER_PIDS'], 'a').write(' '.join(map(str, pids)) + '\\n')\n"
         "time.sleep(600)\n"
     )
     project = children_project(tmp_path, [], conf="")
@@ -223,7 +226,7 @@ def test_a_fork_bomb_is_bounded_by_the_budget(tmp_path: Path) -> None:
     built = project.build(env=env)
     assert built.records["plot_bomb.py"]["status"] == "interrupted"
     assert built.returncode != 0
-    assert len(Path(env["WORKER_PIDS"]).read_text("utf-8").split()) == 64
+    assert Path(env["WORKER_PIDS"]).read_text("utf-8").split()
     assert _running(env["WORKER_PIDS"]) == []
     assert not (project.cache / "entries").exists() or not list(
         (project.cache / "entries").iterdir()
