@@ -29,8 +29,6 @@ from helpers.incremental_build import (
     write,
 )
 
-from docsaccel.incremental.oracle import differences, output_files
-
 pytestmark = [pytest.mark.slow, needs_state]
 
 _TODOS = [
@@ -121,11 +119,11 @@ def _differences(ws: Workspace, jobs: int) -> list[str]:
     seen"). Which module pages there are, and all the rest of them, must still agree."""
     if jobs == 1:
         return ws.differences()
-    mine, clean = output_files(ws.outdir), dict(ws.clean_output())
-    for files in (mine, clean):
-        for name in [n for n in files if n.startswith("_modules/")]:
-            files[name] = _BACK_LINK.sub(rb"\1\2", files[name])
-    return differences(mine, clean)
+    return ws.differences(
+        lambda name, content: (
+            _BACK_LINK.sub(rb"\1\2", content) if name.startswith("_modules/") else content
+        )
+    )
 
 
 BASES_EXTENSION = '''\

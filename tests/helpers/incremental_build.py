@@ -157,9 +157,15 @@ class Workspace:
         shutil.move(keep, self.outdir)
         return files
 
-    def differences(self) -> list[str]:
-        """The output files (relative paths) that differ from a clean build's."""
-        return differences(output_files(self.outdir), self.clean_output())
+    def differences(self, mask: Callable[[str, bytes], bytes] | None = None) -> list[str]:
+        """The output files (relative paths) that differ from a clean build's; ``mask``,
+        given a file's path and content, returns what of it both builds must agree on."""
+        mine, clean = output_files(self.outdir), dict(self.clean_output())
+        if mask is not None:
+            for files in (mine, clean):
+                for name, content in files.items():
+                    files[name] = mask(name, content)
+        return differences(mine, clean)
 
 
 def from_cache(
