@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -135,6 +136,62 @@ def test_ctrl_c_ends_with_sphinx_builds_status_whatever_an_example_left(tmp_path
     assert process.returncode == 2, output
     report = json.loads((src / "_build" / "html" / "docsaccel" / "report.json").read_text())
     assert report["build"]["complete"] is False
+
+
+KILLER = """
+import os
+import signal
+
+
+def _kill(app, pagename, templatename, context, doctree):
+    os.kill(os.getpid(), signal.{signal})
+
+
+def _exit(app, exception):
+    os._exit(0)
+
+
+def setup(app):
+    app.connect("{event}", {handler}, priority=500)
+"""
+
+
+def _with_extension(tmp_path: Path, names: list[str], source: str) -> Path:
+    conf = "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n"
+    conf += "extensions.append('hostile_extension')\n"
+    src = make_project(tmp_path, names, conf=conf)
+    (src / "hostile_extension.py").write_text(source, "utf-8")
+    return src
+
+
+def test_a_build_killed_while_it_writes_its_pages_leaves_an_incomplete_report(tmp_path) -> None:
+    # SIGKILL (the kernel's out-of-memory killer, say) leaves no chance to write anything:
+    # the report the examples' end left must not pass a gate.
+    killer = KILLER.format(signal="SIGKILL", event="html-page-context", handler="_kill")
+    src = _with_extension(tmp_path, ["plot_quick.py"], killer)
+    built = build(src)
+    assert built.returncode == -signal.SIGKILL, built.output
+
+    report = src / "_build" / "html" / "docsaccel" / "report.json"
+    assert json.loads(report.read_text())["build"]["complete"] is False
+    gate = subprocess.run(
+        [sys.executable, "-m", "docsaccel.cli", "check", str(report)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert gate.returncode == 2, gate.stdout + gate.stderr
+    assert "it ended while its pages were written" in gate.stderr
+
+
+def test_status_0_before_the_builds_verdict_fails_it(tmp_path) -> None:
+    # An extension's build-finished handler ends the process with 0 before sphinx-gallery
+    # says an example failed (and before the plugin's own verdict): not a pass.
+    ender = KILLER.format(signal="SIGKILL", event="build-finished", handler="_exit")
+    src = _with_extension(tmp_path, ["plot_crash.py", "plot_quick.py"], ender)
+    built = build(src)
+    assert built.returncode == 2, built.output
+    assert "before sphinx-build decided its status" in built.output
 
 
 CRASHER = """

@@ -115,6 +115,8 @@ def test_the_hard_stop_ends_what_the_first_tier_cannot(tmp_path, parallel, name)
         ("plot_h_thread_exit.py", "os._exit(0) ended the build's process while it ran"),
         ("plot_h_raise_exit.py", "process exited while it ran"),
         ("plot_h_clear_exit.py", "process exited while it ran"),
+        ("plot_h_thread_exec.py", "os.execv() replaced the build's process while it ran"),
+        ("plot_h_atexit_exit.py", "os._exit(0) ended the build's process while it ran"),
     ],
 )
 def test_an_example_that_ends_the_process_fails_the_build(tmp_path, parallel, name, why) -> None:
@@ -130,6 +132,15 @@ def test_an_example_that_ends_the_process_fails_the_build(tmp_path, parallel, na
         assert why in record["error"], record["error"]
     assert built.report["build"]["complete"] is False
     assert built.record(name) == record
+
+
+def test_exit_handlers_run_early_leave_the_build_going(tmp_path) -> None:
+    # As without the plugin: the handlers run, the build goes on and passes.
+    _, built, _ = hostile_build(tmp_path, ["plot_h_run_exitfuncs.py", "plot_quick.py"], 1)
+
+    assert built.returncode == 0, built.output
+    assert built.report["build"]["complete"] is True
+    assert {r["status"] for r in built.report["examples"]} == {"ok"}
 
 
 def test_an_import_is_not_interrupted_and_the_next_example_imports_the_module(tmp_path):

@@ -89,6 +89,11 @@ whose record the build could not read back (a file of the records folder was rem
 replaced while it ran): each has status ``failed`` and the error
 :data:`docsaccel.contract.RECORD_LOST_ERROR`, and the report is ``"complete": false``.
 
+``build.writing`` (present only then, ``true``) marks the report written once the
+examples ran, while Sphinx still wrote the pages: ``"complete": false`` until the build's
+end writes it again, so a build killed meanwhile (``SIGKILL``, the kernel's out-of-memory
+killer) leaves a report that says it did not finish.
+
 ``"complete": false`` marks the report of a build that stopped early; the record of the
 example that was running then has status ``failed``, ``finished_at`` null and the error
 :data:`docsaccel.contract.UNFINISHED_ERROR`; that of an example the hard stop ended has
@@ -305,6 +310,10 @@ def validate_report(report: Any, source: str | Path | None = None) -> dict:
         raise SchemaError(
             f"{_where(source, 'build.complete')} is {build['complete']!r:.40}; expected true "
             "or false"
+        )
+    if not isinstance(build.get("writing", False), bool):
+        raise SchemaError(
+            f"{_where(source, 'build.writing')} is {build['writing']!r:.40}; expected true or false"
         )
     lost = build.get("records_lost", [])
     if not isinstance(lost, list) or not all(isinstance(item, str) for item in lost):

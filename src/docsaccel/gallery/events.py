@@ -21,8 +21,9 @@
 4. ``builder-inited``, after sphinx-gallery: unchanged examples are recorded as cached
    (in a merge build: with the record of the shard that executed them), failures as
    failed; overruns are reported through Sphinx logging (so ``-W`` applies);
-   ``<outdir>/docsaccel/report.json`` is written and the ``docsaccel-report-ready`` event
-   is emitted with the report: connect a page generator there
+   ``<outdir>/docsaccel/report.json`` is written (``"complete": false, "writing": true``
+   until ``build-finished``) and the ``docsaccel-report-ready`` event is emitted with
+   the report (``"complete": true``): connect a page generator there
    (``app.connect("docsaccel-report-ready", handler)``, ``handler(app, report)``).
 5. ``doctree-read``: example pages of a fast build get the fast-path note (:mod:`.note`).
 6. ``build-finished``: the report is written again with the final wall time; in fail mode
@@ -461,6 +462,9 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     build.keep_lock()
     build.write_report(complete=exception is None)
     build.finished = True
+    # Until _fail_on_overruns (and sphinx-gallery's summary of failing examples before
+    # it) has passed, the build may still fail: nothing may end it with status 0.
+    process_end.verdict_pending(build, True)
     _restore_fast_env(build)
     _unfinished_builds.remove(build)
     if build.lock is not None:
@@ -500,6 +504,7 @@ def _fail_on_overruns(app: Sphinx, exception: BaseException | None) -> None:
             f"{len(overruns)} example(s) ran out of their budget (time or memory): "
             f"{', '.join(_named(r) for r in overruns)} (see {build.report_path})"
         )
+    process_end.verdict_pending(build, False)
 
 
 def _named(record: dict[str, Any]) -> str:

@@ -9,8 +9,11 @@ end, whatever an example left behind. The ways out, and what each does here:
   another program; ``os._exit()`` (also as ``posix._exit``), called from an example or
   from anything else in the build's process (a thread an example left), records the
   running example and writes the report of a build it cuts short, then ends the process,
-  failing if it said 0 (:data:`EXIT_STATUS`). ``atexit._clear()`` and
-  ``atexit.unregister()`` leave the interpreter-exit handler below in place.
+  failing if it said 0 (:data:`EXIT_STATUS`); so does an ``os.exec*()`` from anywhere but
+  the example. Between a build's end and sphinx-build's verdict (:func:`verdict_pending`:
+  the other ``build-finished`` handlers may still fail it), status 0 becomes
+  :data:`EXIT_STATUS` too. ``atexit._clear()``, ``atexit.unregister()`` and
+  ``atexit._run_exitfuncs()`` leave the interpreter-exit handler below in place.
 - **The hard stop** of an example that ignores its budget's interruption, **SIGTERM** (CI
   cancelling a job, ``timeout``) and **interpreter exit** while a build is unfinished
   (an error with ``abort_on_example_error``, Ctrl-C, ``SystemExit``): the running example
@@ -78,6 +81,7 @@ __all__ = [
     "on_process_end",
     "real_exit",
     "running",
+    "verdict_pending",
 ]
 
 logger = sphinx_logging.getLogger(__name__)
@@ -92,6 +96,7 @@ real_exit = os._exit
 _real_sys_exit = sys.exit
 _real_atexit_clear = atexit._clear
 _real_atexit_unregister = atexit.unregister
+_real_atexit_run = atexit._run_exitfuncs
 #: The functions that replace this process with another program (``os.execl`` and the
 #: other ``exec*`` forms call these through the ``os`` module's globals).
 _REAL_EXECS = {name: getattr(os, name) for name in ("execv", "execve") if hasattr(os, name)}
@@ -240,6 +245,20 @@ def on_process_end(callback: Callable[[], bool]) -> None:
         _callbacks.append((os.getpid(), callback))
 
 
+# The builds that have ended but whose status sphinx-build has not decided yet.
+_pending: set[int] = set()
+
+
+def verdict_pending(build: object, pending: bool) -> None:
+    """Say whether ``build`` has ended with its status still undecided: the handlers of
+    ``build-finished`` after the plugin's may still fail it. Meanwhile a process that
+    something ends with status 0 ends with :data:`EXIT_STATUS`."""
+    if pending:
+        _pending.add(id(build))
+    else:
+        _pending.discard(id(build))
+
+
 def builds_here() -> bool:
     """Whether this process runs a build (a callback was registered in it), not a worker."""
     return any(pid == os.getpid() for pid, _ in _callbacks)
@@ -321,7 +340,10 @@ def _called_from_example() -> bool:
     code_file = hook.running_file() if hook is not None else None
     if code_file is None or threading.current_thread() is not threading.main_thread():
         return False
-    frame = sys._getframe(2)
+    try:
+        frame: Any = sys._getframe(2)
+    except ValueError:  # called straight from C (an exit handler): no example's frame
+        return False
     while frame is not None:
         if frame.f_code.co_filename == code_file:
             return True
@@ -333,6 +355,7 @@ def _guard_exits() -> None:
     sys.exit = _guarded_sys_exit
     atexit._clear = _guarded_atexit_clear
     atexit.unregister = _guarded_atexit_unregister
+    atexit._run_exitfuncs = _guarded_atexit_run
     for module in (os, _platform):
         if module is None:
             continue
@@ -342,10 +365,11 @@ def _guard_exits() -> None:
 
 
 def _unguard_exits() -> None:
-    sys.exit, atexit._clear, atexit.unregister = (
+    sys.exit, atexit._clear, atexit.unregister, atexit._run_exitfuncs = (
         _real_sys_exit,
         _real_atexit_clear,
         _real_atexit_unregister,
+        _real_atexit_run,
     )
     for module in (os, _platform):
         if module is None:
@@ -366,28 +390,43 @@ def _guarded_sys_exit(status: object = None) -> None:
 
 def _guarded_os_exit(status: int) -> None:
     if _installed_in == os.getpid():
-        why = f"os._exit({status!r}) ended the build's process while it ran"
         if _called_from_example():
             end_of_process(
                 status or EXIT_STATUS,
                 why=f"the example called os._exit({status!r}), which ended the build's process",
             )
-        # From anywhere else in the build's process (a thread an example left behind, a
-        # library): a build it cuts short gets its report and a failing status, as at
-        # interpreter exit.
-        end_of_process(None, why=why, fail_unfinished=True, unfinished_status=status or None)
+        _cut_short(f"os._exit({status!r}) ended the build's process while it ran", status)
     real_exit(status)
+
+
+def _cut_short(why: str, status: int) -> None:
+    """The build's process ends now, from outside any example (a thread an example left
+    behind, a handler it installed, a library): a build it cuts short gets its report and
+    a failing status, as at interpreter exit; status 0 before sphinx-build's verdict
+    fails too. Returns only when the process may end with ``status``."""
+    end_of_process(None, why=why, fail_unfinished=True, unfinished_status=status or None)
+    if not status and _pending:
+        print(
+            f"ERROR: docsaccel: {why}, before sphinx-build decided its status; "
+            f"ended with status {EXIT_STATUS}",
+            file=sys.__stderr__,
+            flush=True,
+        )
+        real_exit(EXIT_STATUS)
 
 
 def _guarded_exec(name: str) -> Callable[..., Any]:
     real = _REAL_EXECS[name]
 
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        if _called_from_example():
-            raise ExampleExit(
-                f"the example called os.{name}(), which would replace the build's process "
-                "with another program; run it with subprocess instead"
-            )
+        if _installed_in == os.getpid():
+            if _called_from_example():
+                raise ExampleExit(
+                    f"the example called os.{name}(), which would replace the build's "
+                    "process with another program; run it with subprocess instead"
+                )
+            # What the other program exits with is not the build's verdict.
+            _cut_short(f"os.{name}() replaced the build's process while it ran", 0)
         return real(*args, **kwargs)
 
     guarded.__name__ = guarded.__qualname__ = name
@@ -405,6 +444,19 @@ def _guarded_atexit_clear() -> None:
 def _guarded_atexit_unregister(func: Callable[..., Any]) -> None:
     if func is not _at_exit or _installed_in != os.getpid():
         _real_atexit_unregister(func)
+
+
+def _guarded_atexit_run() -> None:
+    # The exit handlers run now, in the middle of the build: the others, as without the
+    # plugin; the one for the interpreter's exit stays for that exit.
+    ours = _installed_in == os.getpid()
+    if ours:
+        _real_atexit_unregister(_at_exit)
+    try:
+        _real_atexit_run()
+    finally:
+        if ours:
+            atexit.register(_at_exit)
 
 
 # --- SIGTERM ----------------------------------------------------------------------------

@@ -200,11 +200,15 @@ class GalleryBuild:
         ``interim``: the build writes it again, indented for readers, when it ends (at
         ``build-finished``, or as its process ends before): until then programs read it
         (the ``docsaccel-report-ready`` handlers), so it is written on one line, with the
-        JSON encoder's fast path. Only a process killed outright (``SIGKILL``) in between
-        leaves it so: the same report, on one line.
+        JSON encoder's fast path. On disk it says ``"complete": false`` and
+        ``"writing": true`` meanwhile: only a process killed outright (``SIGKILL``, the
+        out-of-memory killer) leaves it so, and that build did not finish.
         """
         report = self.report(complete, records)
-        write_json(self.report_path, report, indent=None if interim else 2)
+        on_disk = report
+        if interim:
+            on_disk = {**report, "build": {**report["build"], "complete": False, "writing": True}}
+        write_json(self.report_path, on_disk, indent=None if interim else 2)
         self.last_report = report
         self.final_records = {record["id"]: record for record in report["examples"]}
         return report

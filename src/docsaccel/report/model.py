@@ -209,7 +209,8 @@ class LoadedInput:
         ``"the build did not finish (tutorials/plot_a.py was running)"``,
         ``"the build did not finish (tutorials/plot_x.py was stopped hard after its
         budget)"``, ``"... (tutorials/plot_b.py ran, but its record was lost)"`` (a file of
-        the records folder was removed while the build ran), or ``"the build did not
+        the records folder was removed while the build ran), ``"... (its examples ran;
+        it ended while its pages were written)"``, or ``"the build did not
         finish"`` when no record says.
         """
         if self.complete:
@@ -233,6 +234,8 @@ class LoadedInput:
             )
         if self.build.get("lock_lost"):
             why.append("another build wrote into its output folder")
+        if self.build.get("writing"):
+            why.append("its examples ran; it ended while its pages were written")
         if not why:
             return "the build did not finish"
         return f"the build did not finish ({'; '.join(why)})"
