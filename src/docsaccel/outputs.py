@@ -43,7 +43,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +82,7 @@ class OutputWatch:
         with cls._lock:
             if cls._instance is None:
                 watch = cls()
-                sys.addaudithook(watch._audit)
+                sys.addaudithook(_hook_for(watch))
                 cls._instance = watch
             return cls._instance
 
@@ -118,6 +118,18 @@ class OutputWatch:
             return
         if absolute.startswith(self._folders):
             self._written.add(absolute)
+
+
+def _hook_for(watch: OutputWatch) -> Callable[[str, tuple[Any, ...]], None]:
+    """The audit hook of ``watch``. It runs for every audit event of the process from the
+    first example on (``open``, ``id()``, ``sys._getframe``...), watched or not: a plain
+    function, which Python calls as a hook for a fraction of what a bound method costs."""
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if watch.active:
+            watch._audit(event, args)
+
+    return hook
 
 
 def folder_status(folders: Iterable[str | os.PathLike[str]], prefix: str = "") -> dict[str, Status]:
@@ -162,7 +174,10 @@ def collect(
     # Plain strings throughout: this runs after every example, and every path object
     # made and compared costs more than the string operations it wraps.
     target = os.fspath(target_file)
-    root = os.path.realpath(srcdir)
+    # Real paths by folder: the source dir's is resolved once, and every folder below it
+    # from its parent's (see _real_folder).
+    folders: dict[str, str] = {}
+    root = _real_folder(os.path.abspath(srcdir), folders)
     stem = os.path.splitext(os.path.basename(target))[0]
     stems = set(stems) | {stem}
     found: set[str] = {target}
@@ -181,11 +196,10 @@ def collect(
     found.update(_page_files(page, root))
     inside = os.path.join(root, "")
     # The note that will list these files is written next: one of them.
-    marker = str(sg_compat.run_marker_file(os.path.realpath(target)))
+    marker = str(sg_compat.run_marker_file(_real_path(target, folders)))
     if not marker.startswith(inside):
         raise ValueError(f"{marker!r} is not in the subpath of {root!r}")
     relative = {_posix(marker[len(inside) :])}
-    folders: dict[str, str] = {}
     gallery_files = {
         _real_path(str(p), folders) for p in sg_compat.written_after_the_gallery(target)
     }
@@ -202,14 +216,27 @@ def _posix(relative: str) -> str:
 
 def _real_path(path: str, folders: dict[str, str]) -> str:
     """``os.path.realpath(path)``, each folder resolved once (``folders``: their real
-    paths so far): an example's outputs share a few folders, and resolving every file's
-    whole path costs a system call per component."""
+    paths so far, by absolute path): an example's outputs share a few folders, and
+    resolving every file's whole path costs a system call per component."""
     folder, name = os.path.split(os.path.abspath(path))
-    real_folder = folders.get(folder)
-    if real_folder is None:
-        real_folder = folders[folder] = os.path.realpath(folder)
-    joined = os.path.join(real_folder, name)
+    joined = os.path.join(_real_folder(folder, folders), name)
     return os.path.realpath(joined) if os.path.islink(joined) else joined
+
+
+def _real_folder(folder: str, folders: dict[str, str]) -> str:
+    """The real path of the absolute, normalised ``folder``: the real path of its parent
+    (found in ``folders``, else resolved so and kept there) joined with its name, which
+    only a link makes another path."""
+    real = folders.get(folder)
+    if real is None:
+        parent, name = os.path.split(folder)
+        if not name:  # the file system's root
+            real = folder
+        else:
+            joined = os.path.join(_real_folder(parent, folders), name)
+            real = os.path.realpath(joined) if os.path.islink(joined) else joined
+        folders[folder] = real
+    return real
 
 
 # Directives whose argument is a file, and options whose value is (``:srcset:`` a list of

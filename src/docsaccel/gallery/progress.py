@@ -39,7 +39,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import statistics
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -180,6 +179,14 @@ def start_progress(build: Any, gallery_conf: dict[str, Any]) -> Progress | None:
     parallel = gallery_conf.get("parallel") or 1
     jobs = os.cpu_count() or 1 if parallel is True or parallel < 0 else int(parallel)
     return Progress(planned, expected, jobs=jobs, known=build.examples).start(build.records_dir)
+
+
+def _median(values: list[float]) -> float:
+    """The median of ``values``, as :func:`statistics.median` gives it: that module is
+    not imported into every build for this one use."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def _seconds(value: float) -> str:
@@ -342,7 +349,7 @@ class Progress:
         known = list(self.expected.values()) or list(self.done.values())
         if not known:
             return None
-        typical = statistics.median(known)
+        typical = _median(known)
         now = time.monotonic()
         work = 0.0
         for example_id in self.planned:
