@@ -176,6 +176,19 @@ def _initializing(module: Any) -> bool:
     return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
 
 
+def _hook_for(recorder: Recorder) -> Callable[[str, tuple[Any, ...]], None]:
+    """The audit hook of ``recorder``: a plain function, not its bound method. The hook
+    runs at every audit event of the process for the rest of its life (``open``, ``id()``,
+    attribute assignments...), and Python asks each hook for ``__cantrace__`` at every
+    event, which a bound method answers only by raising and formatting an AttributeError."""
+    audit = recorder._audit
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        audit(event, args)
+
+    return hook
+
+
 class Recorder:
     """The process's one recorder; see the module docstring."""
 
@@ -229,7 +242,7 @@ class Recorder:
         with cls._lock:
             if cls._instance is None:
                 recorder = cls()
-                sys.addaudithook(recorder._audit)
+                sys.addaudithook(_hook_for(recorder))
                 watch_assignments()
                 builtins.__import__ = recorder._wrap_import(builtins.__import__)
                 # What importlib.import_module calls, looked up at each call: a module that
