@@ -6,11 +6,11 @@ end, whatever an example left behind. The ways out, and what each does here:
 - **An example ends the process**: ``sys.exit()`` called by a running example raises
   :class:`ExampleExit` instead (an example error: the build's process is not the
   example's to end), and so does an ``os.exec*()`` that would replace the process with
-  another program; ``os._exit()`` (also as ``posix._exit``), called from an example or
-  from anything else in the build's process (a thread an example left), records the
-  running example and writes the report of a build it cuts short, then ends the process,
-  failing if it said 0 (:data:`EXIT_STATUS`); so does an ``os.exec*()`` from anywhere but
-  the example. Between a build's end and sphinx-build's verdict (:func:`verdict_pending`:
+  another program. ``os._exit()`` (also as ``posix._exit``), from an example or from
+  anything else in the build's process (a thread an example left), and an ``os.exec*()``
+  from anything but the example record the running example and write the report of a
+  build they cut short, then end the process, failing if it said 0
+  (:data:`EXIT_STATUS`). Between a build's end and sphinx-build's verdict (:func:`verdict_pending`:
   the other ``build-finished`` handlers may still fail it), status 0 becomes
   :data:`EXIT_STATUS` too. ``atexit._clear()``, ``atexit.unregister()`` and
   ``atexit._run_exitfuncs()`` leave the interpreter-exit handler below in place.
@@ -360,8 +360,8 @@ def _guard_exits() -> None:
         if module is None:
             continue
         module._exit = _guarded_os_exit
-        for name in _REAL_EXECS:
-            setattr(module, name, _guarded_exec(name))
+        for name, guarded in _GUARDED_EXECS.items():
+            setattr(module, name, guarded)
 
 
 def _unguard_exits() -> None:
@@ -432,6 +432,9 @@ def _guarded_exec(name: str) -> Callable[..., Any]:
     guarded.__name__ = guarded.__qualname__ = name
     guarded.__doc__ = real.__doc__
     return guarded
+
+
+_GUARDED_EXECS = {name: _guarded_exec(name) for name in _REAL_EXECS}
 
 
 def _guarded_atexit_clear() -> None:
