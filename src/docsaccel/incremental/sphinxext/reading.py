@@ -157,7 +157,20 @@ def _node_sources(doctree: nodes.document) -> set[str]:
 
 def _file_of(module: Any) -> str | None:
     path = getattr(module, "__file__", None)
-    return os.path.normpath(os.path.abspath(path)) if isinstance(path, str) and path else None
+    if not isinstance(path, str) or not path:
+        return None
+    # Asked of every loaded module for each document read: an absolute path normalises
+    # the same way every time (a relative one depends on the working folder).
+    known = _normal.get(path)
+    if known is None:
+        known = os.path.normpath(os.path.abspath(path))
+        if os.path.isabs(path):
+            _normal[path] = known
+    return known
+
+
+#: ``{a module's absolute __file__: its normalised path}``.
+_normal: dict[str, str] = {}
 
 
 def _loaded_files() -> dict[str, str]:
