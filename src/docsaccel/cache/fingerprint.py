@@ -39,7 +39,7 @@ import hashlib
 import os
 from typing import Any
 
-from docsaccel.cache.pieces import Facts, split
+from docsaccel.cache.pieces import Facts, every_statement, split
 
 __all__ = [
     "code_digests",
@@ -138,7 +138,7 @@ def imported_names(path: str | os.PathLike[str], package: str) -> tuple[str, ...
 
 def _names_in(tree: ast.AST, package: str) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in every_statement(tree):  # an import is a statement
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
