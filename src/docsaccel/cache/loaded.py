@@ -23,11 +23,13 @@ from collections.abc import Callable, Hashable
 from operator import itemgetter
 from typing import Any, Generic, TypeVar
 
-from docsaccel.cache.instrument import address
-
-__all__ = ["ModulesMemo"]
+__all__ = ["ModulesMemo", "address"]
 
 T = TypeVar("T")
+#: An object's identity as a number, as :func:`id` gives it but without the audit event
+#: ``id()`` raises (every audit hook of the process runs on each call): the hash
+#: ``object`` gives, a rotation of its address, unique among live objects.
+address: Callable[[object], int] = object.__hash__
 _NAME, _MODULE = itemgetter(0), itemgetter(1)
 
 
