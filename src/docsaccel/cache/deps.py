@@ -82,7 +82,7 @@ import os
 import re
 import sys
 import sysconfig
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -296,12 +296,13 @@ def _is_unpackaged(path: str, name: str) -> bool:
 
 
 def _project_modules(
-    seen: Seen, project: Project, source_file: str
+    seen: Seen, project: Project, source_file: str, split_first: Container[str] = ()
 ) -> tuple[dict[str, str], set[str]]:
     """``({module name: file} of project modules, top-level names of other modules)``.
 
     Project modules are those under the roots, and Python source no distribution
-    provides (:func:`_unpackaged`)."""
+    provides (:func:`_unpackaged`). Those in ``split_first`` are split
+    (:func:`.fingerprint.code_facts`) before their imports are read."""
     loaded = dict(sys.modules)
     ours: dict[str, str] = {}
     theirs: set[str] = set()
@@ -336,6 +337,8 @@ def _project_modules(
         package = (
             name if os.path.basename(path).startswith("__init__.") else name.rpartition(".")[0]
         )
+        if path in split_first:
+            code_facts(path)
         for imported in imported_names(path, package):
             note(imported)
     return ours, theirs - set(sys.stdlib_module_names) - {"__main__", "builtins"}
@@ -344,7 +347,11 @@ def _project_modules(
 def collect(seen: Seen, project: Project, source_file: str, granularity: str) -> dict[str, Any]:
     """The dependencies of one example run (see the module docstring)."""
     source_file = os.path.normpath(source_file)
-    modules, external = _project_modules(seen, project, source_file)
+    # A module whose functions are watched is split below all the same: split first
+    # (remembered by the file's stat), following its imports reads the statements
+    # splitting found, without parsing the file again.
+    split_first = seen.instrumented if granularity == "function" else {}
+    modules, external = _project_modules(seen, project, source_file, split_first)
     module_files = set(modules.values())
     python_files = {p for p in module_files if p.endswith(".py")}
     imported: dict[str, set[str]] = {}

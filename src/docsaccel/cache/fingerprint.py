@@ -39,7 +39,7 @@ import hashlib
 import os
 from typing import Any
 
-from docsaccel.cache.pieces import Facts, split
+from docsaccel.cache.pieces import Facts, every_statement, split
 
 __all__ = [
     "code_digests",
@@ -53,6 +53,9 @@ _StatKey = tuple[int, int, int, int]
 _digests: dict[str, tuple[_StatKey, str]] = {}
 _code: dict[str, tuple[_StatKey, Facts | None]] = {}
 _imports: dict[tuple[str, str], tuple[_StatKey, tuple[str, ...]]] = {}
+#: ``(module, level, names)``: one import statement (``module`` ``None`` for ``import``).
+_ImportRow = tuple[str | None, int, tuple[str, ...]]
+_rows: dict[str, tuple[_StatKey, tuple[_ImportRow, ...] | None]] = {}
 
 
 def _stat_key(path: str) -> _StatKey:
@@ -104,8 +107,14 @@ def code_facts(path: str | os.PathLike[str]) -> Facts | None:
     path = os.fspath(path)
 
     def facts(path: str) -> Facts | None:
+        stat = _stat_key(path)
         tree = _parsed(path)
-        return None if tree is None else split(tree)
+        if tree is None:
+            return None
+        # Kept for imported_names, which would parse the file again: splitting changes
+        # the tree, so they are read first.
+        _rows[path] = (stat, _import_rows(tree))
+        return split(tree)
 
     try:
         return _memoised(_code, path, path, facts)
@@ -126,9 +135,13 @@ def imported_names(path: str | os.PathLike[str], package: str) -> tuple[str, ...
     resolve relative imports. Empty when the file cannot be parsed."""
     path = os.fspath(path)
 
-    def names(path: str) -> tuple[str, ...]:
+    def rows(path: str) -> tuple[_ImportRow, ...] | None:
         tree = _parsed(path)
-        return () if tree is None else tuple(sorted(_names_in(tree, package)))
+        return None if tree is None else _import_rows(tree)
+
+    def names(path: str) -> tuple[str, ...]:
+        found = _memoised(_rows, path, path, rows)
+        return () if found is None else tuple(sorted(_names_in(found, package)))
 
     try:
         return _memoised(_imports, (path, package), path, names)
@@ -136,21 +149,33 @@ def imported_names(path: str | os.PathLike[str], package: str) -> tuple[str, ...
         return ()
 
 
-def _names_in(tree: ast.AST, package: str) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(tree):
+def _import_rows(tree: ast.AST) -> tuple[_ImportRow, ...]:
+    """``(module, level, names)`` of each import statement: ``import a, b`` ->
+    ``(None, 0, ("a", "b"))``; ``from ..a import b`` -> ``("a", 2, ("b",))``."""
+    found: list[_ImportRow] = []
+    for node in every_statement(tree):  # an import is a statement
         if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
+            found.append((None, 0, tuple(alias.name for alias in node.names)))
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".") if package else []
-                if node.level - 1 > len(parts):
-                    continue
-                parts = parts[: len(parts) - (node.level - 1)]
-                base = ".".join([*parts, base] if base else parts)
-            if not base:
+            found.append((node.module or "", node.level, tuple(a.name for a in node.names)))
+    return tuple(found)
+
+
+def _names_in(rows: tuple[_ImportRow, ...], package: str) -> set[str]:
+    names: set[str] = set()
+    for module, level, imported in rows:
+        if module is None:
+            names.update(imported)
+            continue
+        base = module
+        if level:
+            parts = package.split(".") if package else []
+            if level - 1 > len(parts):
                 continue
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
+            parts = parts[: len(parts) - (level - 1)]
+            base = ".".join([*parts, base] if base else parts)
+        if not base:
+            continue
+        names.add(base)
+        names.update(f"{base}.{name}" for name in imported if name != "*")
     return names

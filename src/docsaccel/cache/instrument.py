@@ -57,6 +57,7 @@ import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from docsaccel.cache.loaded import ModulesMemo, address
 from docsaccel.cache.pieces import MODULE_BODY, functions
 from docsaccel.contract import fork_safe_lock
 from docsaccel.settings import read_env_setting
@@ -65,7 +66,6 @@ __all__ = [
     "NOTE_NAME",
     "PACKAGE_DIR",
     "Instrumenter",
-    "address",
     "checked_code",
     "is_machinery",
     "jit_left",
@@ -358,11 +358,6 @@ def _learn_swaps(
         flag.swaps.append((function, plain_code, code))
 
 
-#: An object's identity as a number, as :func:`id` gives it but without the audit event
-#: ``id()`` raises (every audit hook of the process runs on each call): the hash
-#: ``object`` gives, a rotation of its address, unique among live objects.
-address: Callable[[object], int] = object.__hash__
-
 #: ``{address of a function's plain code: its instrumented code}``: the same code to
 #: anyone comparing a function's state (:mod:`docsaccel.cache.state`).
 _CHECKED: dict[int, types.CodeType] = {}
@@ -392,6 +387,8 @@ class Instrumenter:
         #: Called with ``(file, module)`` once a project module's body has run.
         self.after_import: Callable[[str, types.ModuleType], None] | None = None
         self._tried: set[str] = set()  # module files looked at once (as ``__file__`` says)
+        # Every example's start looks for loaded modules not looked at yet: rarely any.
+        self._looked: ModulesMemo[None] = ModulesMemo()
 
     @classmethod
     def install(cls, wants: Callable[[str], bool]) -> Instrumenter:
@@ -488,8 +485,12 @@ class Instrumenter:
 
     def _swap_loaded(self) -> None:
         """Give the live functions of already loaded project modules instrumented code."""
+        # Which files are wanted is what _tried goes with (emptied when it changes).
+        self._looked.get(self.wants, self._swap_modules)
+
+    def _swap_modules(self, loaded: list[tuple[str, Any]]) -> None:
         files: dict[str, list[types.FunctionType]] = {}
-        for module in list(sys.modules.values()):
+        for _, module in loaded:
             # Not getattr(module, ...): a lazy module's __getattr__ could import something.
             path = (getattr(module, "__dict__", None) or {}).get("__file__")
             if not isinstance(path, str) or path in self._tried:

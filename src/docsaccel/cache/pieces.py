@@ -54,6 +54,7 @@ __all__ = [
     "NAMES",
     "Facts",
     "definitions",
+    "every_statement",
     "functions",
     "piece_of",
     "reads_of",
@@ -193,11 +194,16 @@ def _statements_in(node: ast.AST) -> Iterator[ast.AST]:
     return (c for c in ast.iter_child_nodes(node) if isinstance(c, _HOLDS_STATEMENTS))
 
 
-def _every_statement(node: ast.AST) -> list[ast.AST]:
-    """``node`` and every statement (or holder of statements) under it."""
+def every_statement(node: ast.AST) -> list[ast.AST]:
+    """``node`` and every statement (or holder of statements) under it, in the order
+    :func:`ast.iter_child_nodes` finds them. Statements are only ever held in lists, so
+    no other field (an expression) is looked into."""
     found = [node]
     for item in found:  # grows while read: each node's statements after it
-        found.extend(_statements_in(item))
+        for field in item._fields:
+            value = getattr(item, field, None)
+            if type(value) is list:
+                found.extend(v for v in value if isinstance(v, _HOLDS_STATEMENTS))
     return found
 
 
@@ -540,7 +546,7 @@ def _unparse_without_docstrings(node: ast.AST) -> str:
     """``node`` as :func:`ast.unparse` prints it without the docstrings of it and of the
     definitions inside it (taken out for the print, then put back)."""
     taken = []
-    for item in _every_statement(node):
+    for item in every_statement(node):
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (
             _has_docstring(item)
         ):

@@ -60,6 +60,7 @@ from typing import Any
 
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
+from docsaccel.cache.loaded import ModulesMemo
 from docsaccel.cache.state import Snapshot, assigned, changed, snapshot, watch_assignments
 from docsaccel.contract import fork_safe_lock, opens_for_writing
 
@@ -235,6 +236,7 @@ class Recorder:
         self._last: Snapshot = {}
         #: ``{a module's __file__: its normalised path}``.
         self._normal: dict[str, str] = {}
+        self._project_memo: ModulesMemo[list[tuple[str, Any]]] = ModulesMemo()
 
     @classmethod
     def get(cls) -> Recorder:
@@ -476,10 +478,16 @@ class Recorder:
 
     def _project_modules(self) -> list[tuple[str, Any]]:
         """``(file, module)`` of the loaded modules whose functions are watched."""
+        instrumenter = self._instrumenter
+        # What the answer depends on besides the modules: which files are watched.
+        key = (instrumenter, len(instrumenter.instrumented) if instrumenter else 0, self._state)
+        return list(self._project_memo.get(key, self._find_project_modules))
+
+    def _find_project_modules(self, loaded: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
         found = []
         instrumenter, tracked, wants = self._instrumenter, self._tracked, self._state
         normal = self._normal
-        for module in list(sys.modules.values()):
+        for _, module in loaded:
             path = (getattr(module, "__dict__", None) or {}).get("__file__")
             if not isinstance(path, str):
                 continue

@@ -36,7 +36,8 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from docsaccel.cache.instrument import address, checked_code
+from docsaccel.cache.instrument import checked_code
+from docsaccel.cache.loaded import address
 
 __all__ = ["Snapshot", "assigned", "changed", "snapshot", "watch_assignments"]
 

@@ -43,6 +43,7 @@ from sphinx.util.i18n import docname_to_domain
 
 from docsaccel.cache.deps import absent_modules, collect, distribution_versions, listing_deps
 from docsaccel.cache.fingerprint import file_digest
+from docsaccel.cache.loaded import ModulesMemo
 from docsaccel.cache.recorder import Recorder
 from docsaccel.incremental.closure import module_closure
 from docsaccel.incremental.objects import definitions, is_dynamic, module_of
@@ -157,17 +158,38 @@ def _node_sources(doctree: nodes.document) -> set[str]:
 
 def _file_of(module: Any) -> str | None:
     path = getattr(module, "__file__", None)
-    return os.path.normpath(os.path.abspath(path)) if isinstance(path, str) and path else None
+    if not isinstance(path, str) or not path:
+        return None
+    # Asked of every loaded module for each document read: an absolute path normalises
+    # the same way every time (a relative one depends on the working folder).
+    known = _normal.get(path)
+    if known is None:
+        known = os.path.normpath(os.path.abspath(path))
+        if os.path.isabs(path):
+            _normal[path] = known
+    return known
+
+
+#: ``{a module's absolute __file__: its normalised path}``.
+_normal: dict[str, str] = {}
 
 
 def _loaded_files() -> dict[str, str]:
     """``{file: module name}`` of the loaded modules that are Python source."""
+    # A relative __file__ is made absolute from the working folder.
+    return dict(_loaded_memo.get(os.getcwd(), _find_loaded_files))
+
+
+def _find_loaded_files(loaded: list[tuple[str, Any]]) -> dict[str, str]:
     found = {}
-    for name, module in list(sys.modules.items()):
+    for name, module in loaded:
         path = _file_of(module)
         if path and path.endswith(".py"):
             found.setdefault(path, name)
     return found
+
+
+_loaded_memo: ModulesMemo[dict[str, str]] = ModulesMemo()
 
 
 def _catalogs(app: Sphinx, docname: str) -> set[str]:

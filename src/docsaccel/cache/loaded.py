@@ -1,0 +1,58 @@
+"""A fact about the loaded modules, worked out again only once :data:`sys.modules` changed.
+
+The recorder asks which loaded modules are the project's before and after every example
+and every document read, and the Sphinx state asks which loaded modules are Python source
+for every document: each a walk of every loaded module, about a thousand in a Sphinx
+build, while between two asks the modules rarely change. :class:`ModulesMemo` keeps the
+answer while ``sys.modules`` maps the same names to the same objects (compared by
+identity, never by an object's own ``__eq__``: anything may sit in ``sys.modules``). A
+module object is taken to keep the file it was loaded from (``importlib.reload`` of a
+module from another file is not seen).
+
+Example::
+
+    memo = ModulesMemo()
+    memo.get(key, lambda items: [m for _, m in items if is_ours(m)])  # walks them
+    memo.get(key, lambda items: [m for _, m in items if is_ours(m)])  # the same list
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Hashable
+from operator import itemgetter
+from typing import Any, Generic, TypeVar
+
+__all__ = ["ModulesMemo", "address"]
+
+T = TypeVar("T")
+#: An object's identity as a number, as :func:`id` gives it but without the audit event
+#: ``id()`` raises (every audit hook of the process runs on each call): the hash
+#: ``object`` gives, a rotation of its address, unique among live objects.
+address: Callable[[object], int] = object.__hash__
+_NAME, _MODULE = itemgetter(0), itemgetter(1)
+
+
+class ModulesMemo(Generic[T]):
+    """One answer worked out from the loaded modules, with what it was worked out from."""
+
+    def __init__(self) -> None:
+        self._names: list[str] | None = None
+        self._addresses: list[int] = []
+        #: The modules themselves: an address is never reused while they are kept.
+        self._items: list[tuple[str, Any]] = []
+        self._key: Hashable = None
+        self._value: Any = None
+
+    def get(self, key: Hashable, compute: Callable[[list[tuple[str, Any]]], T]) -> T:
+        """``compute(sys.modules' items)``, or its last answer when ``key`` (what else the
+        answer depends on) and ``sys.modules`` are the same as then."""
+        items = list(sys.modules.items())
+        names = list(map(_NAME, items))
+        addresses = list(map(address, map(_MODULE, items)))
+        if names == self._names and addresses == self._addresses and key == self._key:
+            return self._value  # type: ignore[no-any-return]
+        value = compute(items)
+        self._names, self._addresses, self._items = names, addresses, items
+        self._key, self._value = key, value
+        return value
