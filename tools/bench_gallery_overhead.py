@@ -30,7 +30,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import resource
@@ -41,6 +40,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from timed_build import compile_docsaccel
 
 CONF = """
 extensions = {extensions!r}
@@ -183,12 +184,7 @@ def main() -> None:
         budgets = MEMORY_BUDGETS
     if args.rounds < 1 or args.examples < 1:
         parser.error("--rounds and --examples must be at least 1")
-    # An installed docsaccel has its bytecode compiled (pip compiles at install). An editable
-    # checkout under PYTHONDONTWRITEBYTECODE would recompile every module in every build,
-    # which no user pays: compile once, as an install would.
-    import docsaccel
-
-    compileall.compile_dir(Path(docsaccel.__file__).parent, quiet=1)
+    compile_docsaccel()
     for extensions in (WITHOUT, WITH):
         timed_build(extensions, args.examples, extra, budgets)  # warm the file cache; not counted
     times: dict[str, list[float]] = {"without": [], "with": []}
