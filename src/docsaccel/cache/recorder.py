@@ -190,6 +190,11 @@ def _hook_for(recorder: Recorder) -> Callable[[str, tuple[Any, ...]], None]:
     return hook
 
 
+#: How far up from :meth:`Recorder._audit` the code that raised the event is: above it,
+#: the plain hook of :func:`_hook_for`, then that code.
+_EVENT_FRAME = 2
+
+
 class Recorder:
     """The process's one recorder; see the module docstring."""
 
@@ -604,7 +609,7 @@ class Recorder:
                 self._written.add(path)
             elif path not in self._written:  # read back after writing it: its own output
                 self._seen.files.add(path)
-                reader = self._reading_module(sys._getframe(1))
+                reader = self._reading_module(sys._getframe(_EVENT_FRAME))
                 if reader is not None:
                     self._read_by.setdefault(reader, set()).add(path)
         elif event == "import":
@@ -614,8 +619,8 @@ class Recorder:
             if not self._spawned:
                 self._before_spawn = self._files_under_roots()
             self._spawned = True
-        elif event in _LISTING_EVENTS and _listed_by_the_example(sys._getframe(1)):
-            self._note_listing(args[0], sys._getframe(1))
+        elif event in _LISTING_EVENTS and _listed_by_the_example(sys._getframe(_EVENT_FRAME)):
+            self._note_listing(args[0], sys._getframe(_EVENT_FRAME))
 
     def _reading_module(self, frame: FrameType | None) -> str | None:
         """The project file whose code opened a file (the nearest on the stack), unless the
