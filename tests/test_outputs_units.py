@@ -141,3 +141,26 @@ def test_final_names_of_what_sphinx_gallery_writes() -> None:
     )
     assert sg_compat.image_owner("sphx_glr_plot_x_001_2_00x.png", ["plot_x"]) == "plot_x"
     assert sg_compat.image_owner("sphx_glr_other_001.png", ["plot_x"]) is None
+
+
+def test_written_links_count_as_the_files_they_name_inside_the_source_dir(tmp_path) -> None:
+    docs, _ = _page(tmp_path, "Title\n=====\n")
+    folder = docs / "auto_examples"
+    (folder / "data.csv").write_text("1", "utf-8")
+    (tmp_path / "outside.csv").write_text("2", "utf-8")
+    links = {
+        "inside.csv": folder / "data.csv",
+        "outside.csv": tmp_path / "outside.csv",
+        "broken.csv": folder / "gone.csv",
+        "folder": folder / "images",
+    }
+    for name, target in links.items():
+        (folder / name).symlink_to(target)
+    written = [str(folder / name) for name in links]
+    files = collect(folder / "plot_a.py", docs, written, {}, ["plot_a"])
+    assert files == [
+        "auto_examples/data.csv",
+        "auto_examples/plot_a.py",
+        "auto_examples/plot_a.py.docsaccel.json",
+        "auto_examples/plot_a.rst",
+    ]

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -204,10 +205,29 @@ def collect(
         _real_path(str(p), folders) for p in sg_compat.written_after_the_gallery(target)
     }
     for path in found:
-        real = _real_path(path, folders)
-        if real.startswith(inside) and real not in gallery_files and os.path.isfile(real):
+        real, mode = _real_file(path, folders)
+        if real.startswith(inside) and real not in gallery_files and stat.S_ISREG(mode):
             relative.add(_posix(real[len(inside) :]))
     return sorted(relative)
+
+
+def _real_file(path: str, folders: dict[str, str]) -> tuple[str, int]:
+    """:func:`_real_path` of ``path`` and the mode of the file it names (0: none), from
+    one status of the file: a file that is no link is its own real path, and its status
+    says whether it is a regular file."""
+    folder, name = os.path.split(os.path.abspath(path))
+    joined = os.path.join(_real_folder(folder, folders), name)
+    try:
+        mode = os.lstat(joined).st_mode
+    except (OSError, ValueError):
+        return joined, 0
+    if not stat.S_ISLNK(mode):
+        return joined, mode
+    real = os.path.realpath(joined)
+    try:
+        return real, os.stat(real).st_mode
+    except (OSError, ValueError):
+        return real, 0
 
 
 def _posix(relative: str) -> str:
