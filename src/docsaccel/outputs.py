@@ -293,8 +293,9 @@ def _file_names(lines: list[str]) -> list[str]:
     index = 0
     while index < len(lines):
         line = lines[index]
-        # Each pattern needs its literal text: most lines of a page have neither.
-        directive = _DIRECTIVE.match(line) if ".." in line else None
+        # Each pattern needs its literal text: most lines of a page have neither, and
+        # a comment (``.. text``) has no ``::``.
+        directive = _DIRECTIVE.match(line) if ".." in line and "::" in line else None
         if directive is None:
             if ":download:" in line:
                 names += [a or b for a, b in _DOWNLOAD.findall(line)]
@@ -308,7 +309,8 @@ def _file_names(lines: list[str]) -> list[str]:
             names.append(argument)
         index += 1
         while index < len(lines):  # its options: the field lines right below it
-            option = _OPTION.match(lines[index])
+            # An option line holds a ":" (a blank line below, the most common, does not).
+            option = _OPTION.match(lines[index]) if ":" in lines[index] else None
             if option is None or len(option.group(1)) <= indent:
                 break
             key, value = option.group(2), (option.group(3) or "").strip()
