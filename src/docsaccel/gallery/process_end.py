@@ -352,31 +352,13 @@ def _called_from_example() -> bool:
 
 
 def _guard_exits() -> None:
-    sys.exit = _guarded_sys_exit
-    atexit._clear = _guarded_atexit_clear
-    atexit.unregister = _guarded_atexit_unregister
-    atexit._run_exitfuncs = _guarded_atexit_run
-    for module in (os, _platform):
-        if module is None:
-            continue
-        module._exit = _guarded_os_exit
-        for name, guarded in _GUARDED_EXECS.items():
-            setattr(module, name, guarded)
+    for owner, name, _, guarded in _GUARDS:
+        setattr(owner, name, guarded)
 
 
 def _unguard_exits() -> None:
-    sys.exit, atexit._clear, atexit.unregister, atexit._run_exitfuncs = (
-        _real_sys_exit,
-        _real_atexit_clear,
-        _real_atexit_unregister,
-        _real_atexit_run,
-    )
-    for module in (os, _platform):
-        if module is None:
-            continue
-        module._exit = real_exit
-        for name, real in _REAL_EXECS.items():
-            setattr(module, name, real)
+    for owner, name, real, _ in _GUARDS:
+        setattr(owner, name, real)
 
 
 def _guarded_sys_exit(status: object = None) -> None:
@@ -460,6 +442,20 @@ def _guarded_atexit_run() -> None:
     finally:
         if ours:
             atexit.register(_at_exit)
+
+
+#: ``(module, attribute, as it was, its guard)``: every way out guarded here, set by
+#: :func:`_guard_exits`, put back by :func:`_unguard_exits` (in a forked child).
+_GUARDS: list[tuple[Any, str, Any, Any]] = [
+    (sys, "exit", _real_sys_exit, _guarded_sys_exit),
+    (atexit, "_clear", _real_atexit_clear, _guarded_atexit_clear),
+    (atexit, "unregister", _real_atexit_unregister, _guarded_atexit_unregister),
+    (atexit, "_run_exitfuncs", _real_atexit_run, _guarded_atexit_run),
+]
+for _module in (os, _platform):
+    if _module is not None:
+        _GUARDS.append((_module, "_exit", real_exit, _guarded_os_exit))
+        _GUARDS += [(_module, n, _REAL_EXECS[n], g) for n, g in _GUARDED_EXECS.items()]
 
 
 # --- SIGTERM ----------------------------------------------------------------------------
