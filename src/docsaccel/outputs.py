@@ -215,8 +215,7 @@ def _real_file(path: str, folders: dict[str, str]) -> tuple[str, int]:
     """:func:`_real_path` of ``path`` and the mode of the file it names (0: none), from
     one status of the file: a file that is no link is its own real path, and its status
     says whether it is a regular file."""
-    folder, name = os.path.split(os.path.abspath(path))
-    joined = os.path.join(_real_folder(folder, folders), name)
+    joined = _in_real_folder(path, folders)
     try:
         mode = os.lstat(joined).st_mode
     except (OSError, ValueError):
@@ -238,9 +237,14 @@ def _real_path(path: str, folders: dict[str, str]) -> str:
     """``os.path.realpath(path)``, each folder resolved once (``folders``: their real
     paths so far, by absolute path): an example's outputs share a few folders, and
     resolving every file's whole path costs a system call per component."""
-    folder, name = os.path.split(os.path.abspath(path))
-    joined = os.path.join(_real_folder(folder, folders), name)
+    joined = _in_real_folder(path, folders)
     return os.path.realpath(joined) if os.path.islink(joined) else joined
+
+
+def _in_real_folder(path: str, folders: dict[str, str]) -> str:
+    """``path``'s name in the real path of its folder (the name itself may be a link)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    return os.path.join(_real_folder(folder, folders), name)
 
 
 def _real_folder(folder: str, folders: dict[str, str]) -> str:
