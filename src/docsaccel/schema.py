@@ -306,15 +306,11 @@ def validate_report(report: Any, source: str | Path | None = None) -> dict:
     build = report.get("build")
     if not isinstance(build, dict):
         raise SchemaError(f"{_where(source, 'build')} must be an object")
-    if not isinstance(build.get("complete", True), bool):
-        raise SchemaError(
-            f"{_where(source, 'build.complete')} is {build['complete']!r:.40}; expected true "
-            "or false"
-        )
-    if not isinstance(build.get("writing", False), bool):
-        raise SchemaError(
-            f"{_where(source, 'build.writing')} is {build['writing']!r:.40}; expected true or false"
-        )
+    for flag in ("complete", "writing"):
+        if not isinstance(build.get(flag, False), bool):
+            raise SchemaError(
+                f"{_where(source, f'build.{flag}')} is {build[flag]!r:.40}; expected true or false"
+            )
     lost = build.get("records_lost", [])
     if not isinstance(lost, list) or not all(isinstance(item, str) for item in lost):
         raise SchemaError(f"{_where(source, 'build.records_lost')} must be a list of example ids")
