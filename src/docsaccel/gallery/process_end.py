@@ -140,13 +140,18 @@ def install(sigterm: bool = True) -> None:
     """
     global _installed_in
     _guard_exits()
-    if _installed_in == os.getpid():
+    if _installed_here():
         return
     _installed_in = os.getpid()
     _register_fork_hook()
     atexit.register(_at_exit)
     if sigterm:
         _install_sigterm_handler()
+
+
+def _installed_here() -> bool:
+    """Whether :func:`install` ran in this process (not in the one it was forked from)."""
+    return _installed_in == os.getpid()
 
 
 def in_forked_child(callback: Callable[[], None]) -> None:
@@ -310,7 +315,7 @@ def end_of_process(
 
 
 def _at_exit() -> None:
-    if _installed_in != os.getpid():
+    if not _installed_here():
         return  # a forked child: not the process install() ran in
     # A build left unfinished at interpreter exit stopped in the middle: an example
     # raised SystemExit (sphinx-build would exit 0), an error with abort_on_example_error,
@@ -371,7 +376,7 @@ def _guarded_sys_exit(status: object = None) -> None:
 
 
 def _guarded_os_exit(status: int) -> None:
-    if _installed_in == os.getpid():
+    if _installed_here():
         if _called_from_example():
             end_of_process(
                 status or EXIT_STATUS,
@@ -401,7 +406,7 @@ def _guarded_exec(name: str) -> Callable[..., Any]:
     real = _REAL_EXECS[name]
 
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        if _installed_in == os.getpid():
+        if _installed_here():
             if _called_from_example():
                 raise ExampleExit(
                     f"the example called os.{name}(), which would replace the build's "
@@ -422,19 +427,19 @@ _GUARDED_EXECS = {name: _guarded_exec(name) for name in _REAL_EXECS}
 def _guarded_atexit_clear() -> None:
     _real_atexit_clear()
     # The handler that fails a build the interpreter's exit cuts short stays.
-    if _installed_in == os.getpid():
+    if _installed_here():
         atexit.register(_at_exit)
 
 
 def _guarded_atexit_unregister(func: Callable[..., Any]) -> None:
-    if func is not _at_exit or _installed_in != os.getpid():
+    if func is not _at_exit or not _installed_here():
         _real_atexit_unregister(func)
 
 
 def _guarded_atexit_run() -> None:
     # The exit handlers run now, in the middle of the build: the others, as without the
     # plugin; the one for the interpreter's exit stays for that exit.
-    ours = _installed_in == os.getpid()
+    ours = _installed_here()
     if ours:
         _real_atexit_unregister(_at_exit)
     try:
