@@ -107,6 +107,12 @@ class Workspace:
         for change in self.edits:
             change(self.project)
 
+    def edit(self, edit: Callable[[Path], None]) -> None:
+        """``edit`` made in place, as between two builds in the same folders (and kept for
+        every fresh copy, the clean build's too)."""
+        self.edits.append(edit)
+        edit(self.project)
+
     def command(self, cache: Path | None, args: tuple[str, ...], env: dict | None):
         # The library outside the project, before what the tests run with (a compat
         # session's docsaccel).

@@ -241,6 +241,7 @@ def _on_before_gallery(app: Sphinx) -> None:
         memory_limit=build.settings.memory_limit,
         save_report=build.save_unfinished_report,
         keep_lock=build.keep_lock,
+        generated=build.generated,
     )
     sg_compat.install_hook(gallery_conf, hook)
     if build.cache is not None:

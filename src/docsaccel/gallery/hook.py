@@ -250,6 +250,10 @@ class ExampleHook:
     save_report: Callable[[], Any] | None = None
     #: Locks the output folder again if an example removed its lock (build's process only).
     keep_lock: Callable[[], Any] | None = None
+    #: The Sphinx state's watch of what the build generates in the source folder
+    #: (:class:`docsaccel.incremental.generated.GeneratedFiles`; ``None``: none): a worker
+    #: joins it, so what the examples' pages are made of is seen there too.
+    generated: Any = None
     _near: NearBudgetWatch = field(default_factory=NearBudgetWatch, repr=False)
     _run: _Run | None = field(default=None, repr=False)
     _journal: RecordJournal = field(init=False, repr=False)
@@ -280,6 +284,8 @@ class ExampleHook:
         self.__dict__.update(state)
         # A worker process runs examples with its own import of sphinx-gallery.
         sg_compat.remove_our_config_comments()
+        if self.generated is not None:
+            self.generated.join()
 
     def example_for(self, fname: str) -> Example | None:
         """The example sphinx-gallery calls the hook for (it passes the file name only).

@@ -94,6 +94,9 @@ class GalleryBuild:
         #: What the Sphinx state did (:mod:`docsaccel.incremental.sphinxext`), for the
         #: report.
         self.sphinx_state: dict[str, Any] | None = None
+        #: The Sphinx state's watch of what the build generates in the source folder,
+        #: handed to the examples' workers (:attr:`.hook.ExampleHook.generated`).
+        self.generated: Any = None
         #: The ids of the examples that ran but whose record could not be read back.
         self.lost: set[str] = set()
         #: Why the output folder stopped being this build's alone (its lock was removed

@@ -10,6 +10,8 @@ folder (beside the example cache's ``entries/``)::
                                     # root it was made in, and every file by its digest
         objects/<2 hex>/<sha256>    # the files' contents, each stored once for all states
         tmp/                        # files and states being written
+        generated/<key>.json|.log   # what builds generated in a source folder
+                                    # (docsaccel.incremental.generated)
 
 A file is written in ``tmp/`` and renamed into ``objects/`` (its name is its digest, so two
 builds writing the same file write the same bytes); the state file is renamed into place
@@ -38,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import shutil
 import time
 import uuid
@@ -50,7 +53,15 @@ from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.contract import InputError, read_json
 from docsaccel.formats import Format, write_json
 
-__all__ = ["STATE", "State", "StateError", "StateStore", "files_under", "untouched"]
+__all__ = [
+    "STATE",
+    "State",
+    "StateError",
+    "StateStore",
+    "files_under",
+    "remove_partials",
+    "untouched",
+]
 
 #: The state file. Its version is bumped whenever a state written by an older docsaccel
 #: could be wrong for a newer one, and a build uses only states of its own version.
@@ -103,6 +114,37 @@ def untouched(path: str | os.PathLike[str], known: Known) -> bool:
         return remembered is not None and remembered[0] == _stat(path)
     except OSError:
         return False
+
+
+def _partial(target: Path) -> Path:
+    """Where a restore writes ``target`` before renaming it into place (:data:`PARTIAL`)."""
+    return target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+
+
+#: The name of a file :func:`_partial` makes: one a restore killed meanwhile leaves.
+PARTIAL = re.compile(r"\..+\.[0-9a-f]{32}\.tmp")
+
+
+def remove_partials(folders: Iterable[Path]) -> int:
+    """Delete what restores killed while copying left in ``folders`` (half-copied files
+    under a name of their own, :data:`PARTIAL`, which no build would publish); how many.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / f".page.html.{'0' * 32}.tmp").write_text("half")
+    >>> _ = (folder / ".page.html.mine.tmp").write_text("not a restore's")
+    >>> remove_partials([folder]), sorted(p.name for p in folder.iterdir())
+    (1, ['.page.html.mine.tmp'])
+    """
+    removed = 0
+    for folder in folders:
+        for current, _dirs, names in os.walk(folder):
+            for name in names:
+                if PARTIAL.fullmatch(name):
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(current, name))
+                        removed += 1
+    return removed
 
 
 def files_under(folder: Path, leave_out: Iterable[Path] = ()) -> dict[str, Path]:
@@ -175,7 +217,7 @@ class StateStore:
                 for relative, digest in sorted(state.files(part).items()):
                     target = folder / relative
                     target.parent.mkdir(parents=True, exist_ok=True)
-                    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+                    partial = _partial(target)
                     try:
                         shutil.copyfile(self._object(digest), partial)
                         if sha256_of(partial) != digest:

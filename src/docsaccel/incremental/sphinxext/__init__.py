@@ -6,7 +6,9 @@ Loaded by the gallery plugin (``docsaccel.gallery``) and active when the example
 (``DOCSACCEL_CACHE_SPHINX=0`` wins). In event order:
 
 1. ``config-inited`` (:mod:`.restore`): the state of the last finished build of this
-   context is put in place (these folders', else the cache's).
+   context is put in place (these folders', else the cache's); what earlier builds
+   generated in the source folder is removed, so this one generates its sources as a
+   fresh checkout would (:mod:`.sources`).
 2. ``builder-inited`` (:mod:`.writing`): after sphinx-gallery and autosummary have
    generated their sources, the pages to write are decided by content from here on.
 3. ``env-get-outdated`` (:mod:`.outdated`): the documents to read, by content.
@@ -14,7 +16,8 @@ Loaded by the gallery plugin (``docsaccel.gallery``) and active when the example
 5. ``env-updated`` (:mod:`.order`, :mod:`.viewcode`): the domains' data in the order of
    a clean build, viewcode's modules as a clean build keeps them.
 6. ``env-get-updated`` (:mod:`.writing`): the pages whose output depends on what changed.
-7. ``build-finished`` (:mod:`.save`): the state is kept for the next build.
+7. ``build-finished`` (:mod:`.save`): the state is kept for the next build, and what
+   this build generated in the source folder is recorded (:mod:`.sources`).
 
 Warnings are attributed to documents throughout (:mod:`.warnings`).
 
@@ -53,7 +56,7 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     # plain build pays for none of it.
     if not _cache_on(app):
         return
-    from docsaccel.incremental.sphinxext import reading, restore, viewcode, warnings
+    from docsaccel.incremental.sphinxext import reading, restore, sources, viewcode, warnings
     from docsaccel.incremental.sphinxext.build import current
 
     _connect(app)
@@ -61,6 +64,8 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     build = current(app)
     if build is None:
         return
+    # Before sphinx-gallery and autosummary generate their sources (builder-inited).
+    sources.on_config_inited(app, build)
     # What the project's modules read when the build imports them before the documents
     # are read (autosummary's generation, the examples): the pages showing them depend on
     # it. Until the reading starts (:func:`.outdated.on_before_read_docs`).
@@ -89,7 +94,7 @@ def _on_report(app: Sphinx, exception: BaseException | None) -> None:
 
 def _connect(app: Sphinx) -> None:
     """The handlers of a build that may keep a state, in the order of the module doc."""
-    from docsaccel.incremental.sphinxext import order, outdated, reading, save, writing
+    from docsaccel.incremental.sphinxext import order, outdated, reading, save, sources, writing
 
     # After sphinx-gallery (500) and the gallery plugin (900) wrote the generated pages.
     app.connect("builder-inited", writing.install, priority=950)
@@ -112,6 +117,8 @@ def _connect(app: Sphinx) -> None:
     # The report is written at 100; the state is saved after sphinx-gallery edited pages.
     app.connect("build-finished", _on_report, priority=90)
     app.connect("build-finished", save.on_build_finished, priority=850)
+    # After every handler that may write into the source folder (sphinx-gallery's).
+    app.connect("build-finished", sources.on_build_finished, priority=990)
 
 
 def _on_purge_doc(app: Sphinx, env: Any, docname: str) -> None:

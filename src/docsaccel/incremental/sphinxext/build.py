@@ -16,6 +16,8 @@ Example::
 
 from __future__ import annotations
 
+import os
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,6 +120,26 @@ class IncrementalBuild:
     read_started_ns: int = 0
     #: Set when a state was restored or kept, so build-finished may save a new one.
     usable: bool = True
+    #: The watch of what this build generates in the source folder
+    #: (:class:`docsaccel.incremental.generated.GeneratedFiles`), and what earlier builds
+    #: generated that was removed before this one's generators ran.
+    generated: Any = None
+    sources_removed: list[str] = field(default_factory=list)
+    #: When this build began (``time.time_ns()`` at config-inited).
+    started_ns: int = field(default_factory=time.time_ns)
+
+    def left_as_it_was(self, path: str | os.PathLike[str]) -> bool:
+        """Whether a file of the doctree or output folder is as the state left it, not
+        written by this build: restored and untouched since (a state from the cache), or
+        not modified since this build began (the last build's, in these folders)."""
+        if self.origin == "local":
+            try:
+                return os.stat(path).st_mtime_ns < self.started_ns
+            except OSError:
+                return False
+        from docsaccel.incremental.state import untouched
+
+        return untouched(path, self.restored)
 
 
 def current(app: Any) -> IncrementalBuild | None:

@@ -57,7 +57,7 @@ from docsaccel.incremental.sphinxext.conf_facts import (
     sphinx_libraries,
 )
 from docsaccel.incremental.sphinxext.sphinx_compat import event_handlers
-from docsaccel.incremental.state import StateError, StateStore
+from docsaccel.incremental.state import StateError, StateStore, remove_partials
 
 __all__ = [
     "CHECKED_SPHINX",
@@ -258,10 +258,14 @@ def _start(build: IncrementalBuild, fresh: bool) -> None:
     with contextlib.suppress(FileNotFoundError):
         marker_path.unlink()
     env_pickle = build.doctreedir / ENV_PICKLE_FILENAME
+    local = marker is not None and marker.get("key") == build.key and env_pickle.is_file()
+    if not local:
+        # Not what a finished build left: a restore killed there left its partial copies.
+        remove_partials([build.doctreedir, build.outdir])
     if fresh:
         build.full_reason = "a fresh environment was asked for (-E)"
         return
-    if marker is not None and marker.get("key") == build.key and env_pickle.is_file():
+    if local:
         build.origin, build.previous = "local", dict(marker.get("facts") or {})
         return
     if env_pickle.exists():

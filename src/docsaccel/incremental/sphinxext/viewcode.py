@@ -39,7 +39,6 @@ from sphinx.pycode import ModuleAnalyzer
 
 from docsaccel.incremental.sphinxext.build import IncrementalBuild, current, pages_of
 from docsaccel.incremental.sphinxext.sphinx_compat import reads_in_parallel
-from docsaccel.incremental.state import untouched
 
 __all__ = [
     "EXTENSION",
@@ -156,5 +155,5 @@ def stale_pages(app: Sphinx, build: IncrementalBuild) -> set[Path]:
     return {
         path
         for path in folder.rglob(f"*{suffix}")
-        if path not in wanted and untouched(path, build.restored)
+        if path not in wanted and build.left_as_it_was(path)
     }

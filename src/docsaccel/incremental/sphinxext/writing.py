@@ -59,7 +59,6 @@ from docsaccel.incremental.sphinxext.sphinx_compat import (
     source_suffix,
     watch_site_copies,
 )
-from docsaccel.incremental.state import untouched
 
 __all__ = [
     "BUILDER_PAGES",
@@ -527,7 +526,7 @@ def remove_stale(
             stale |= {outdir / f for f in files}
         else:  # a file it no longer has (html_copy_source off, another html_file_suffix)
             gone = set(files) - set(outputs.get(docname, ()))
-            stale |= {outdir / f for f in gone if untouched(outdir / f, build.restored)}
+            stale |= {outdir / f for f in gone if build.left_as_it_was(outdir / f)}
     # A page the builder wrote last time and no longer writes there (html_domain_indices
     # off, an additional page removed, another html_file_suffix): only when it wrote its
     # pages this build.
@@ -535,7 +534,7 @@ def remove_stale(
         now = builder_pages(app, build.other_pages)
         for name, relative in (build.previous.get(BUILDER_PAGES) or {}).items():
             path = outdir / relative
-            if now.get(name) != relative and untouched(path, build.restored):
+            if now.get(name) != relative and build.left_as_it_was(path):
                 stale.add(path)
     # Only what Sphinx itself copied last time and no page uses now: an extension copies
     # files there too while it writes a page (sphinx-gallery's srcset images), and a
@@ -544,7 +543,7 @@ def remove_stale(
     copied_before = set(build.previous.get(SPHINX_FILES) or ())
     for relative in copied_before - used:
         path = outdir / relative
-        if path.is_file() and str(path) in build.restored:
+        if build.left_as_it_was(path):
             stale.add(path)
     # What an extension copied for a page that is gone or no longer links to it: only
     # when no page links to it now, and as restored (this build did not write it again).
@@ -553,7 +552,7 @@ def remove_stale(
     linked_now = {f for files in linked.values() for f in files}
     for relative in linked_before - linked_now - used:
         path = outdir / relative
-        if untouched(path, build.restored):
+        if build.left_as_it_was(path):
             stale.add(path)
     # A static or extra file the builder copied last time and no longer copies (removed
     # from html_static_path or html_extra_path, a former language's stemmer): only when
@@ -562,7 +561,7 @@ def remove_stale(
         copied_now = set(site_files(build, outdir))
         for relative in set(build.previous.get(SITE_FILES) or ()) - copied_now - used - linked_now:
             path = outdir / relative
-            if untouched(path, build.restored):
+            if build.left_as_it_was(path):
                 stale.add(path)
     stale |= viewcode.stale_pages(app, build)
     for path in stale:

@@ -1,0 +1,264 @@
+"""The files a build generates in its source folder, removed before the next build in the
+same folders, so that every build generates its sources from what a fresh checkout has.
+
+Generators skip what is already there. autosummary does not delete the page of a class
+removed since, nor sphinx-gallery the page of a renamed example, so a later build in the
+same folders publishes pages a clean build has not. And what autosummary writes depends
+on what is there: it writes the pages of its first pass with the source encoding's
+byte-order mark and those it finds below them without, so a page a later build generates
+anew (because the pages above it are there already) differs from a clean build's by its
+first bytes, in the page's source copy. A build killed or interrupted while generating
+leaves a part of them, with the same effects.
+
+What counts as generated: a file or folder under the source folder (but the folders
+``leave_out`` names: the output, the doctrees, the cache) that this process (or a process
+it forked) created while the watch was on: opened for writing, made, linked or renamed
+into a place where nothing was. A file that was there before is never counted, so a page
+a user keeps in the repository and autosummary rewrites stays theirs. Each is appended to
+a log as its event comes, before it is written, so a build killed at any point leaves the
+list of what it made; :meth:`GeneratedFiles.finish` replaces the log with a record of each
+file's size and modification time.
+
+Removed before the next build (:meth:`GeneratedFiles.remove_earlier`): each recorded file
+still as recorded (one changed since is the user's), each file of a log (a build that did
+not finish) last modified between that build's start and the log's last line, then the
+folders they made that are left empty. Files other processes write (a child process an
+example starts) are not seen, and stay as without
+docsaccel; a process the watch is handed to (:meth:`GeneratedFiles.join`: sphinx-gallery's
+``parallel`` workers) notes what it creates in the same log.
+
+Both files live in the cache folder, named after the source folder, so they outlive a
+``make clean`` of the build folder, and a fresh checkout in the same place removes nothing
+(none of the files is there, or none is as recorded).
+
+Example::
+
+    generated = GeneratedFiles(Path(".docsaccel-cache/sphinx/generated"), Path("docs"),
+                               leave_out=[Path("docs/_build")])
+    removed = generated.remove_earlier()   # relative paths, before the generators run
+    generated.watch()                      # from here on, what this process creates
+    ...                                    # the build
+    generated.finish()                     # the record the next build removes by
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from docsaccel.contract import InputError, opens_for_writing, read_json
+from docsaccel.formats import Format, write_all, write_json
+
+__all__ = ["RECORD", "GeneratedFiles"]
+
+#: The record of what a finished build generated.
+RECORD = Format("docsaccel.generated-sources", 1, "record of generated sources")
+#: How long after the log's last line a listed file may have been modified and still be
+#: the killed build's: the line comes before the write, which may take a moment to finish.
+SETTLE_NS = 2_000_000_000
+#: The events that create a file or folder, and the index of the created path's argument.
+_CREATING = {"open": 0, "os.mkdir": 0, "os.rename": 1, "os.symlink": 1, "os.link": 1}
+_FOLDER, _FILE = "d", "f"
+
+#: The watch the process's audit hook reports to (``None``: off).
+_watching: GeneratedFiles | None = None
+_hooked = False
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    # A plain function (not a bound method): Python asks every hook for __cantrace__ at
+    # every audit event of the process, which a bound method answers by raising.
+    watch = _watching
+    if watch is not None and event in _CREATING:
+        watch._event(event, args)
+
+
+class GeneratedFiles:
+    """The generated files of one source folder (see the module docstring)."""
+
+    def __init__(self, records: Path, srcdir: Path, leave_out: Iterable[Path] = ()) -> None:
+        self.root = os.path.abspath(srcdir)
+        self._prefix = os.path.join(self.root, "")
+        # The records' own folder too: the log's writes are not the build's.
+        self._leave_out = tuple(os.path.join(os.path.abspath(p), "") for p in (*leave_out, records))
+        key = hashlib.sha256(os.path.realpath(self.root).encode()).hexdigest()[:20]
+        self.record = records / f"{key}.json"
+        self.log = records / f"{key}.log"
+        self._noted: set[str] = set()
+
+    # -- before the generators run -------------------------------------------------------
+
+    def remove_earlier(self) -> list[str]:
+        """Remove what earlier builds in this folder generated and left as they made it;
+        the relative paths of the files removed, sorted."""
+        files: set[str] = set()
+        folders: set[str] = set()
+        recorded = self._read_record()
+        if recorded is not None:
+            for rel, (size, mtime_ns) in recorded["files"].items():
+                info = self._lstat(rel)
+                if info is not None and (info.st_size, info.st_mtime_ns) == (size, mtime_ns):
+                    files.add(rel)
+            folders.update(recorded["folders"])
+        logged = self._read_log()
+        if logged is not None:
+            started_ns, last_ns, listed = logged
+            for kind, rel in listed:
+                if kind == _FOLDER:
+                    folders.add(rel)
+                    continue
+                info = self._lstat(rel)
+                if info is not None and started_ns <= info.st_mtime_ns <= last_ns + SETTLE_NS:
+                    files.add(rel)
+        removed = []
+        for rel in sorted(files):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(self.root, rel))
+                removed.append(rel)
+        for rel in sorted(folders, key=lambda r: r.count("/"), reverse=True):
+            with contextlib.suppress(OSError):  # not empty: something else is in it
+                os.rmdir(os.path.join(self.root, rel))
+        return removed
+
+    def _relative(self, path: str) -> str | None:
+        """``path`` (absolute, normalised) relative to the root, if it is watched."""
+        if not path.startswith(self._prefix) or path.startswith(self._leave_out):
+            return None
+        rel = path[len(self._prefix) :]
+        return rel.replace(os.sep, "/") if "__pycache__" not in rel else None
+
+    def _lstat(self, rel: str) -> os.stat_result | None:
+        """The status of a listed file, if the name is one under the root and it is a file
+        or a link (a name that leaves the root is refused: the lists are not trusted)."""
+        path = os.path.normpath(os.path.join(self.root, rel))
+        if rel.startswith("/") or self._relative(path) != rel:
+            return None
+        try:
+            info = os.lstat(path)
+        except OSError:
+            return None
+        mode = info.st_mode & 0o170000
+        return info if mode in (0o100000, 0o120000) else None
+
+    def _read_record(self) -> dict[str, Any] | None:
+        try:
+            data = read_json(self.record, RECORD.what)
+            RECORD.check(data, self.record)
+            files = {str(k): (int(v[0]), int(v[1])) for k, v in data["files"].items()}
+            folders = [str(f) for f in data["folders"]]
+        except FileNotFoundError:
+            return None
+        except (InputError, KeyError, TypeError, ValueError, IndexError, AttributeError):
+            return None  # unreadable: nothing of it is trusted, so nothing is removed
+        return {"files": files, "folders": folders}
+
+    def _read_log(self) -> tuple[int, int, list[tuple[str, str]]] | None:
+        try:
+            text = self.log.read_text("utf-8", errors="replace")
+            last_ns = self.log.stat().st_mtime_ns
+        except OSError:
+            return None
+        lines = text.split("\n")
+        head = lines[0].split("\t")
+        if len(head) != 2 or head[0] != RECORD.schema:
+            return None
+        try:
+            started_ns = int(head[1])
+        except ValueError:
+            return None
+        listed = []
+        for line in lines[1:]:
+            kind, _, rel = line.partition("\t")
+            if kind in (_FILE, _FOLDER) and rel:  # the last line may be cut short
+                listed.append((kind, rel))
+        return started_ns, last_ns, listed
+
+    # -- while the build runs ------------------------------------------------------------
+
+    def watch(self) -> None:
+        """From now on, note what this process creates under the root (one watch at a
+        time: a new one replaces the last)."""
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        # A second before now: file times come from a clock that may lag this one.
+        started_ns = time.time_ns() - 1_000_000_000
+        with open(self.log, "w", encoding="utf-8") as handle:
+            handle.write(f"{RECORD.schema}\t{started_ns}\n")
+        with contextlib.suppress(FileNotFoundError):
+            self.record.unlink()  # the log stands for it until finish
+        self._noted.clear()
+        self.join()
+
+    def join(self) -> None:
+        """In a process the watch was handed to, pickled (sphinx-gallery's ``parallel``
+        workers): note what this one creates too, in the same log."""
+        global _watching, _hooked
+        _watching = self
+        if not _hooked:
+            sys.addaudithook(_hook)
+            _hooked = True
+
+    def __getstate__(self) -> dict[str, Any]:
+        # What this process noted stays here: sphinx-gallery pickles its settings, and the
+        # watch in them, for every example it hands a worker (a name noted twice is one).
+        return {**self.__dict__, "_noted": set()}
+
+    def _event(self, event: str, args: tuple[Any, ...]) -> None:
+        if event == "open":
+            path, mode, flags = args
+            if isinstance(path, int) or path is None or not opens_for_writing(mode, flags):
+                return
+        else:
+            path = args[_CREATING[event]]
+            if isinstance(path, int):
+                return
+        try:
+            full = os.path.abspath(os.fsdecode(path))
+        except (TypeError, ValueError):
+            return
+        rel = self._relative(full)
+        if rel is None or rel in self._noted or os.path.lexists(full):
+            return  # not watched, noted already, or there before: not this build's
+        self._noted.add(rel)
+        kind = _FOLDER if event == "os.mkdir" else _FILE
+        try:
+            # Opened for each line: a process this one forks appends to the same log.
+            handle = os.open(self.log, os.O_WRONLY | os.O_APPEND)
+            try:
+                write_all(handle, f"{kind}\t{rel}\n".encode("utf-8", "surrogateescape"))
+            finally:
+                os.close(handle)
+        except OSError:
+            pass  # the log is gone (another build in this folder started its own)
+
+    def finish(self) -> list[str]:
+        """Stop watching; record what was created and is still there. Returns the recorded
+        files' relative paths."""
+        global _watching
+        if _watching is self:
+            _watching = None
+        logged = self._read_log()
+        if logged is None:
+            return []  # another build in this folder took the log over
+        files: dict[str, list[int]] = {}
+        folders = []
+        for kind, rel in logged[2]:
+            if kind == _FOLDER:
+                folders.append(rel)
+                continue
+            info = self._lstat(rel)
+            if info is not None:
+                files[rel] = [info.st_size, info.st_mtime_ns]
+        write_json(
+            self.record,
+            {**RECORD.header(), "root": self.root, "files": files, "folders": sorted(folders)},
+            indent=None,
+        )
+        with contextlib.suppress(FileNotFoundError):
+            self.log.unlink()
+        return sorted(files)
