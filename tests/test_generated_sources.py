@@ -89,6 +89,18 @@ def test_what_a_build_created_is_recorded_and_removed_before_the_next(tmp_path):
     assert (src / "api" / "committed.rst").read_text() == "rewritten by a generator\n"
 
 
+def test_a_file_removed_and_made_again_by_a_build_stays_the_users(tmp_path):
+    """A generator that deletes a file it finds and writes it anew: the file was there
+    before the build, so it is not the build's to remove."""
+    src, records, out = _tree(tmp_path)
+    files = _watch(src, records, out)
+    (src / "api" / "committed.rst").unlink()
+    (src / "api" / "committed.rst").write_text("written anew\n")
+    assert files.finish() == []
+    assert GeneratedFiles(records, src, leave_out=[out]).remove_earlier() == []
+    assert (src / "api" / "committed.rst").is_file()
+
+
 def test_a_generated_file_changed_since_is_kept_and_becomes_the_users(tmp_path):
     src, records, out = _tree(tmp_path)
     files = _watch(src, records, out)
@@ -162,11 +174,15 @@ def test_names_that_leave_the_folder_are_never_removed(tmp_path):
         "api/../../outside.txt": stat[outside],
         "_build/page.html": stat[out / "page.html"],
     }
+    (tmp_path / "empty").mkdir()
+    (src / "api" / "empty").mkdir()
+    folders = ["..", "../empty", str(tmp_path / "empty"), "api/../../empty", "_build"]
     files.record.write_text(
-        json.dumps({**RECORD.header(), "root": str(src), "files": names, "folders": [".."]})
+        json.dumps({**RECORD.header(), "root": str(src), "files": names, "folders": folders})
     )
     assert files.remove_earlier() == []
     assert outside.is_file() and (out / "page.html").is_file() and src.is_dir()
+    assert (tmp_path / "empty").is_dir() and out.is_dir()
 
 
 @pytest.mark.parametrize(

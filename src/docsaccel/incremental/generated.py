@@ -62,8 +62,10 @@ RECORD = Format("docsaccel.generated-sources", 1, "record of generated sources")
 #: How long after the log's last line a listed file may have been modified and still be
 #: the killed build's: the line comes before the write, which may take a moment to finish.
 SETTLE_NS = 2_000_000_000
-#: The events that create a file or folder, and the index of the created path's argument.
+#: The events that create a file or folder, and the index of the created path's argument;
+#: and the removal of one that was there before (made again, it is not this build's).
 _CREATING = {"open": 0, "os.mkdir": 0, "os.rename": 1, "os.symlink": 1, "os.link": 1}
+_EVENTS = {**_CREATING, "os.remove": 0}
 _FOLDER, _FILE = "d", "f"
 
 #: The watch the process's audit hook reports to (``None``: off).
@@ -75,7 +77,7 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
     # A plain function (not a bound method): Python asks every hook for __cantrace__ at
     # every audit event of the process, which a bound method answers by raising.
     watch = _watching
-    if watch is not None and event in _CREATING:
+    if watch is not None and event in _EVENTS:
         watch._event(event, args)
 
 
@@ -122,8 +124,10 @@ class GeneratedFiles:
                 os.unlink(os.path.join(self.root, rel))
                 removed.append(rel)
         for rel in sorted(folders, key=lambda r: r.count("/"), reverse=True):
-            with contextlib.suppress(OSError):  # not empty: something else is in it
-                os.rmdir(os.path.join(self.root, rel))
+            path = self._listed(rel)
+            if path is not None and not os.path.islink(path):
+                with contextlib.suppress(OSError):  # not empty: something else is in it
+                    os.rmdir(path)
         return removed
 
     def _relative(self, path: str) -> str | None:
@@ -133,11 +137,17 @@ class GeneratedFiles:
         rel = path[len(self._prefix) :]
         return rel.replace(os.sep, "/") if "__pycache__" not in rel else None
 
-    def _lstat(self, rel: str) -> os.stat_result | None:
-        """The status of a listed file, if the name is one under the root and it is a file
-        or a link (a name that leaves the root is refused: the lists are not trusted)."""
+    def _listed(self, rel: str) -> str | None:
+        """The path of a listed name, if it is one under the root that is watched (a name
+        that leaves the root is refused: the lists are read from the cache folder)."""
         path = os.path.normpath(os.path.join(self.root, rel))
-        if rel.startswith("/") or self._relative(path) != rel:
+        return path if not rel.startswith("/") and self._relative(path) == rel else None
+
+    def _lstat(self, rel: str) -> os.stat_result | None:
+        """The status of a listed file, if :meth:`_listed` accepts its name and it is a
+        file or a link."""
+        path = self._listed(rel)
+        if path is None:
             return None
         try:
             info = os.lstat(path)
@@ -214,7 +224,7 @@ class GeneratedFiles:
             if isinstance(path, int) or path is None or not opens_for_writing(mode, flags):
                 return
         else:
-            path = args[_CREATING[event]]
+            path = args[_EVENTS[event]]
             if isinstance(path, int):
                 return
         try:
@@ -222,8 +232,12 @@ class GeneratedFiles:
         except (TypeError, ValueError):
             return
         rel = self._relative(full)
-        if rel is None or rel in self._noted or os.path.lexists(full):
-            return  # not watched, noted already, or there before: not this build's
+        if rel is None or rel in self._noted:
+            return  # not watched, or noted already (this build's, or there before)
+        if os.path.lexists(full):
+            if event == "os.remove":
+                self._noted.add(rel)  # there before: what takes its place is not new
+            return
         self._noted.add(rel)
         kind = _FOLDER if event == "os.mkdir" else _FILE
         try:
