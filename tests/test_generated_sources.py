@@ -239,3 +239,16 @@ def test_a_build_that_starts_while_another_runs_removes_nothing_of_it(tmp_path):
     assert second.finish() == ["api/one.rst", "api/two.rst"]
     again = GeneratedFiles(records, src, leave_out=[out])
     assert again.remove_earlier() == ["api/one.rst", "api/two.rst"]
+
+
+def test_a_file_the_build_moves_keeps_what_was_there_before(tmp_path):
+    """A build step that moves a file of the user's aside: the file at the new name is
+    the user's content, not generated, and stays."""
+    src, records, out = _tree(tmp_path)
+    files = _watch(src, records, out)
+    os.rename(src / "api" / "committed.rst", src / "api" / "committed.rst.bak")
+    (src / "api" / "part").write_text("generated\n")
+    os.replace(src / "api" / "part", src / "api" / "pkg.rst")
+    assert files.finish() == ["api/pkg.rst"]
+    assert GeneratedFiles(records, src, leave_out=[out]).remove_earlier() == ["api/pkg.rst"]
+    assert (src / "api" / "committed.rst.bak").read_text() == "the user's\n"

@@ -104,6 +104,7 @@ class GeneratedFiles:
         self._noted: set[str] = set()
         self._lock: int | None = None
         self._alone = True  # no other build of this folder was watching when this one began
+        self._started_ns = 0
 
     # -- before the generators run -------------------------------------------------------
 
@@ -247,7 +248,8 @@ class GeneratedFiles:
         alone = self._take_lock()
         self.log.parent.mkdir(parents=True, exist_ok=True)
         # A second before now: file times come from a clock that may lag this one.
-        head = f"{RECORD.schema}\t{time.time_ns() - 1_000_000_000}\n"
+        self._started_ns = time.time_ns() - 1_000_000_000
+        head = f"{RECORD.schema}\t{self._started_ns}\n"
         if alone:
             with open(self.log, "w", encoding="utf-8") as handle:
                 handle.write(head)
@@ -291,6 +293,9 @@ class GeneratedFiles:
         rel = self._relative(full)
         if rel is None or rel in self._noted or os.path.lexists(full):
             return  # not watched, noted already, or there before: not this build's
+        if event == "os.rename" and self._moves_in_older(args[0]):
+            self._noted.add(rel)  # a file moved here holds what was there before the build
+            return
         self._noted.add(rel)
         kind = _FOLDER if event == "os.mkdir" else _FILE
         try:
@@ -302,6 +307,17 @@ class GeneratedFiles:
                 os.close(handle)
         except OSError:
             pass  # the log is gone (another build in this folder started its own)
+
+    def _moves_in_older(self, source: Any) -> bool:
+        """Whether the file ``source`` names holds what was there before the build: one
+        in the watched folder this build did not make, or one last modified before."""
+        try:
+            full = os.path.abspath(os.fsdecode(source))
+            info = os.lstat(full)
+        except (OSError, TypeError, ValueError):
+            return False
+        rel = self._relative(full)
+        return (rel is not None and rel not in self._noted) or info.st_mtime_ns < self._started_ns
 
     def finish(self) -> list[str]:
         """Stop watching; record what was created and is still there (the last build of
