@@ -218,3 +218,53 @@ def test_each_source_folder_has_its_own_record(tmp_path):
     files.finish()
     assert GeneratedFiles(records, other, leave_out=[other / "_build"]).remove_earlier() == []
     assert (other / "api" / "pkg.rst").is_file()
+
+
+RUNNING = """
+import sys
+from pathlib import Path
+from docsaccel.incremental.generated import GeneratedFiles
+src, records = Path(sys.argv[1]), Path(sys.argv[2])
+files = GeneratedFiles(records, src, leave_out=[src / "_build"])
+files.remove_earlier()
+files.watch()
+(src / "api" / "one.rst").write_text("generated\\n")
+print("generated", flush=True)
+sys.stdin.readline()  # the build reads what it generated
+print(",".join(files.finish()), flush=True)
+"""
+
+
+def test_a_build_that_starts_while_another_runs_removes_nothing_of_it(tmp_path):
+    """Two builds of one source folder into two output folders: the second removes
+    nothing the first is about to read, and the last to finish records what both made."""
+    src, records, out = _tree(tmp_path)
+    first = subprocess.Popen(
+        [sys.executable, "-c", RUNNING, str(src), str(records)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert first.stdout.readline() == "generated\n"
+    second = GeneratedFiles(records, src, leave_out=[out])
+    assert second.remove_earlier() == [] and (src / "api" / "one.rst").is_file()
+    second.watch()
+    (src / "api" / "two.rst").write_text("generated\n")
+    made, _ = first.communicate("go\n", timeout=60)
+    assert first.returncode == 0 and made == "api/one.rst,api/two.rst\n"
+    assert second.finish() == ["api/one.rst", "api/two.rst"]
+    again = GeneratedFiles(records, src, leave_out=[out])
+    assert again.remove_earlier() == ["api/one.rst", "api/two.rst"]
+
+
+def test_a_file_the_build_moves_keeps_what_was_there_before(tmp_path):
+    """A build step that moves a file of the user's aside: the file at the new name is
+    the user's content, not generated, and stays."""
+    src, records, out = _tree(tmp_path)
+    files = _watch(src, records, out)
+    os.rename(src / "api" / "committed.rst", src / "api" / "committed.rst.bak")
+    (src / "api" / "part").write_text("generated\n")
+    os.replace(src / "api" / "part", src / "api" / "pkg.rst")
+    assert files.finish() == ["api/pkg.rst"]
+    assert GeneratedFiles(records, src, leave_out=[out]).remove_earlier() == ["api/pkg.rst"]
+    assert (src / "api" / "committed.rst.bak").read_text() == "the user's\n"

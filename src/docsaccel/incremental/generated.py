@@ -31,6 +31,12 @@ Both files live in the cache folder, named after the source folder, so they outl
 ``make clean`` of the build folder, and a fresh checkout in the same place removes nothing
 (none of the files is there, or none is as recorded).
 
+Builds of one source folder at once (into other output folders) share its files: each
+holds a shared ``flock`` on a lock file beside them while it watches, so a build that
+starts while another runs removes nothing (the other reads what it generated), notes what
+it creates in the same log, and the last one to finish writes the record. The kernel lets
+go of a killed build's lock.
+
 Example::
 
     generated = GeneratedFiles(Path(".docsaccel-cache/sphinx/generated"), Path("docs"),
@@ -44,6 +50,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import sys
@@ -67,6 +74,9 @@ SETTLE_NS = 2_000_000_000
 _CREATING = {"open": 0, "os.mkdir": 0, "os.rename": 1, "os.symlink": 1, "os.link": 1}
 _EVENTS = {**_CREATING, "os.remove": 0}
 _FOLDER, _FILE = "d", "f"
+#: How long a build waits for another one of the folder to finish removing (it holds the
+#: lock alone for that long), before it goes on without the lock.
+_LOCK_WAIT_S, _LOCK_TRIES = 0.05, 200
 
 #: The watch the process's audit hook reports to (``None``: off).
 _watching: GeneratedFiles | None = None
@@ -92,13 +102,20 @@ class GeneratedFiles:
         key = hashlib.sha256(os.path.realpath(self.root).encode()).hexdigest()[:20]
         self.record = records / f"{key}.json"
         self.log = records / f"{key}.log"
+        self.lock = records / f"{key}.lock"
         self._noted: set[str] = set()
+        self._lock: int | None = None
+        self._alone = True  # no other build of this folder was watching when this one began
+        self._started_ns = 0
 
     # -- before the generators run -------------------------------------------------------
 
     def remove_earlier(self) -> list[str]:
         """Remove what earlier builds in this folder generated and left as they made it;
-        the relative paths of the files removed, sorted."""
+        the relative paths of the files removed, sorted. Nothing while another build of
+        this folder runs: what it generated is in use."""
+        if not self._take_lock():
+            return []
         files: set[str] = set()
         folders: set[str] = set()
         recorded = self._read_record()
@@ -129,6 +146,49 @@ class GeneratedFiles:
                 with contextlib.suppress(OSError):  # not empty: something else is in it
                     os.rmdir(path)
         return removed
+
+    def _take_lock(self) -> bool:
+        """Lock the folder's files (once); whether this build is the only one watching it.
+        Alone, it holds the lock exclusively until :meth:`watch` has begun the log."""
+        if self._lock is not None:
+            return self._alone
+        if _watching is not None and _watching is not self:
+            _watching._release()  # a watch this process never finished is over
+        self.lock.parent.mkdir(parents=True, exist_ok=True)
+        # O_CLOEXEC: a program the build starts must not hold the lock past the build.
+        handle = os.open(self.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        self._lock = handle
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._alone = False
+        else:
+            self._alone = True
+            return True
+        for _ in range(_LOCK_TRIES):  # the other build may be removing: it is quick
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                break
+            except OSError:
+                time.sleep(_LOCK_WAIT_S)
+        return False
+
+    def _release(self) -> None:
+        handle, self._lock = self._lock, None
+        if handle is not None:
+            with contextlib.suppress(OSError):
+                os.close(handle)  # lets go of the lock
+
+    def _last(self) -> bool:
+        """Whether no other build of this folder is watching it (this one's lock becomes
+        exclusive; when it cannot, this one's is gone, and the last build's will be)."""
+        if self._lock is None:
+            return True
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False
+        return True
 
     def _relative(self, path: str) -> str | None:
         """``path`` (absolute, normalised) relative to the root, if it is watched."""
@@ -193,14 +253,23 @@ class GeneratedFiles:
 
     def watch(self) -> None:
         """From now on, note what this process creates under the root (one watch at a
-        time: a new one replaces the last)."""
+        time: a new one replaces the last). Another build of this folder watching: in its
+        log."""
+        alone = self._take_lock()
         self.log.parent.mkdir(parents=True, exist_ok=True)
         # A second before now: file times come from a clock that may lag this one.
-        started_ns = time.time_ns() - 1_000_000_000
-        with open(self.log, "w", encoding="utf-8") as handle:
-            handle.write(f"{RECORD.schema}\t{started_ns}\n")
-        with contextlib.suppress(FileNotFoundError):
-            self.record.unlink()  # the log stands for it until finish
+        self._started_ns = time.time_ns() - 1_000_000_000
+        head = f"{RECORD.schema}\t{self._started_ns}\n"
+        if alone:
+            with open(self.log, "w", encoding="utf-8") as handle:
+                handle.write(head)
+            with contextlib.suppress(FileNotFoundError):
+                self.record.unlink()  # the log stands for it until finish
+            if self._lock is not None:
+                fcntl.flock(self._lock, fcntl.LOCK_SH)  # others may watch from here on
+        else:
+            with contextlib.suppress(FileExistsError), open(self.log, "x", encoding="utf-8") as f:
+                f.write(head)  # the other build finished meanwhile and wrote the record
         self._noted.clear()
         self.join()
 
@@ -216,7 +285,7 @@ class GeneratedFiles:
     def __getstate__(self) -> dict[str, Any]:
         # What this process noted stays here: sphinx-gallery pickles its settings, and the
         # watch in them, for every example it hands a worker (a name noted twice is one).
-        return {**self.__dict__, "_noted": set()}
+        return {**self.__dict__, "_noted": set(), "_lock": None}
 
     def _event(self, event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
@@ -238,6 +307,9 @@ class GeneratedFiles:
             if event == "os.remove":
                 self._noted.add(rel)  # there before: what takes its place is not new
             return
+        if event == "os.rename" and self._moves_in_older(args[0]):
+            self._noted.add(rel)  # a file moved here holds what was there before the build
+            return
         self._noted.add(rel)
         kind = _FOLDER if event == "os.mkdir" else _FILE
         try:
@@ -250,29 +322,46 @@ class GeneratedFiles:
         except OSError:
             pass  # the log is gone (another build in this folder started its own)
 
+    def _moves_in_older(self, source: Any) -> bool:
+        """Whether the file ``source`` names holds what was there before the build: one
+        in the watched folder this build did not make, or one last modified before."""
+        try:
+            full = os.path.abspath(os.fsdecode(source))
+            info = os.lstat(full)
+        except (OSError, TypeError, ValueError):
+            return False
+        rel = self._relative(full)
+        return (rel is not None and rel not in self._noted) or info.st_mtime_ns < self._started_ns
+
     def finish(self) -> list[str]:
-        """Stop watching; record what was created and is still there. Returns the recorded
-        files' relative paths."""
+        """Stop watching; record what was created and is still there (the last build of
+        this folder to finish, for all of them). Returns the relative paths of the files
+        the log names."""
         global _watching
         if _watching is self:
             _watching = None
         logged = self._read_log()
-        if logged is None:
-            return []  # another build in this folder took the log over
         files: dict[str, list[int]] = {}
-        folders = []
-        for kind, rel in logged[2]:
+        folders: set[str] = set()
+        for kind, rel in logged[2] if logged is not None else ():
             if kind == _FOLDER:
-                folders.append(rel)
+                folders.add(rel)
                 continue
             info = self._lstat(rel)
             if info is not None:
                 files[rel] = [info.st_size, info.st_mtime_ns]
-        write_json(
-            self.record,
-            {**RECORD.header(), "root": self.root, "files": files, "folders": sorted(folders)},
-            indent=None,
-        )
-        with contextlib.suppress(FileNotFoundError):
-            self.log.unlink()
-        return sorted(files)
+        made = sorted(files)
+        if logged is not None and self._last():
+            # What a build that finished while this one ran recorded, and is still so.
+            earlier = self._read_record() or {"files": {}, "folders": []}
+            for rel, (size, mtime_ns) in earlier["files"].items():
+                info = self._lstat(rel)
+                if info is not None and (info.st_size, info.st_mtime_ns) == (size, mtime_ns):
+                    files.setdefault(rel, [size, mtime_ns])
+            folders.update(earlier["folders"])
+            record = {"root": self.root, "files": files, "folders": sorted(folders)}
+            write_json(self.record, {**RECORD.header(), **record}, indent=None)
+            with contextlib.suppress(FileNotFoundError):
+                self.log.unlink()
+        self._release()
+        return made
