@@ -119,7 +119,8 @@ def test_a_generated_file_changed_since_is_kept_and_becomes_the_users(tmp_path):
     assert (src / "api" / "pkg.rst").is_file()
 
 
-KILLED = """
+#: A build in another process: the source folder and the records folder are its arguments.
+WATCHING = """
 import os, signal, sys
 from pathlib import Path
 from docsaccel.incremental.generated import GeneratedFiles
@@ -127,6 +128,10 @@ src, records = Path(sys.argv[1]), Path(sys.argv[2])
 files = GeneratedFiles(records, src, leave_out=[src / "_build"])
 files.remove_earlier()
 files.watch()
+"""
+KILLED = (
+    WATCHING
+    + """
 (src / "api" / "one.rst").write_text("generated\\n")
 os.mkdir(src / "made")
 (src / "made" / "two.rst").write_text("generated\\n")
@@ -139,6 +144,7 @@ handle.write("cut sh")
 handle.flush()
 os.kill(os.getpid(), signal.SIGKILL)
 """
+)
 
 
 def test_a_killed_build_leaves_a_log_of_what_it_made(tmp_path):
@@ -220,19 +226,15 @@ def test_each_source_folder_has_its_own_record(tmp_path):
     assert (other / "api" / "pkg.rst").is_file()
 
 
-RUNNING = """
-import sys
-from pathlib import Path
-from docsaccel.incremental.generated import GeneratedFiles
-src, records = Path(sys.argv[1]), Path(sys.argv[2])
-files = GeneratedFiles(records, src, leave_out=[src / "_build"])
-files.remove_earlier()
-files.watch()
+RUNNING = (
+    WATCHING
+    + """
 (src / "api" / "one.rst").write_text("generated\\n")
 print("generated", flush=True)
 sys.stdin.readline()  # the build reads what it generated
 print(",".join(files.finish()), flush=True)
 """
+)
 
 
 def test_a_build_that_starts_while_another_runs_removes_nothing_of_it(tmp_path):
