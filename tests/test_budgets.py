@@ -224,3 +224,23 @@ def test_fast_budgets_come_from_the_winning_rule(tmp_path) -> None:
 def test_a_negative_duration_string_is_refused_as_negative(value) -> None:
     with pytest.raises(BudgetError, match=rf"budget must be more than 0 seconds, got '{value}'"):
         parse_duration(value, "budgets.toml: [examples] 'plot_a.py'")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (1e400, "more than 168h (7 days)"),
+        ("1e400", "more than 168h (7 days)"),
+        (10**400, "more than 168h (7 days)"),
+        (-(10**400), "more than 0 seconds"),
+        (float("-inf"), "more than 0 seconds"),
+        ("nan", "is not a number of seconds"),
+        ("8d", "units h, m, s"),
+    ],
+    ids=["inf", "inf-text", "huge-int", "huge-negative-int", "-inf", "nan", "days"],
+)
+def test_an_out_of_range_duration_names_the_rule_it_breaks(value, message) -> None:
+    # "1e400" said "must be more than 0 seconds, got inf"; "8d" did not name the units.
+    with pytest.raises(BudgetError) as raised:
+        parse_duration(value, "budgets.toml: default")
+    assert message in str(raised.value)

@@ -100,6 +100,9 @@ def test_explain_names_the_dependency_that_changed(
             ["prune", "--cache", "{tmp}/cache", "--max-size", "lots"],
             "--max-size: 'lots' is not a size",
         ),
+        # 12 meant as gigabytes would prune the cache to 12 bytes.
+        (["prune", "--cache", "{tmp}/cache", "--max-size", "12"], "--max-size: '12' has no unit"),
+        (["stats", "--cache", "{tmp}/docs/conf.py"], "a file, not a cache folder"),
         (
             ["explain", "x/plot_q.py", "--cache", "{tmp}/cache", "--docs", "{tmp}/docs"],
             "'x/plot_q.py': no entry",

@@ -84,3 +84,45 @@ def test_the_docs_table_is_the_declaration(tmp_path) -> None:
     assert ".. docsaccel-settings::" in guide
     # The page holds the table, not a hand-written copy of it.
     assert not any(key in guide for key, _, _ in config_values())
+
+
+def _read(conf: dict[str, object], env: dict[str, str], confdir: Path) -> settings.Settings:
+    from types import SimpleNamespace
+
+    values = {key: default for key, default, _ in config_values()}
+    values.update(conf)
+    return settings.read_settings(SimpleNamespace(**values), confdir=confdir, env=env)
+
+
+@pytest.mark.parametrize("case", [str.upper, str.title, lambda text: f" {text} "])
+def test_a_choice_is_read_as_a_switch_is_whatever_its_case(tmp_path: Path, case) -> None:
+    # DOCSACCEL_FAST=YES is a switch; DOCSACCEL_ON_OVERRUN=FAIL was refused.
+    assert _read({}, {"DOCSACCEL_ON_OVERRUN": case("fail")}, tmp_path).on_overrun == "fail"
+    assert _read({"docsaccel_on_overrun": case("fail")}, {}, tmp_path).on_overrun == "fail"
+    recorder = _read({}, {"DOCSACCEL_CACHE_RECORDER": case("instrument")}, tmp_path)
+    assert recorder.cache_recorder == "instrument"
+
+
+def test_a_bad_choice_names_the_variable_that_gave_it(tmp_path: Path) -> None:
+    with pytest.raises(settings.SettingError) as raised:
+        _read({"docsaccel_on_overrun": "warn"}, {"DOCSACCEL_ON_OVERRUN": "stop"}, tmp_path)
+    assert str(raised.value) == "DOCSACCEL_ON_OVERRUN must be 'warn' or 'fail', got 'stop'"
+
+
+def test_a_budget_file_that_is_a_folder_is_called_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "budgets").mkdir()
+    with pytest.raises(settings.SettingError) as raised:
+        _read({"docsaccel_budgets": "budgets"}, {}, tmp_path)
+    assert "is a folder, not a TOML budget file" in str(raised.value)
+    assert "docsaccel_budgets = 'budgets'" in str(raised.value)
+
+
+def test_the_unknown_variable_warning_offers_only_what_a_user_sets() -> None:
+    [message] = settings.unknown_variables({"DOCSACCEL_CACHE_CHILDREN": "1"})
+    offered = message.split("Variables: ")[1].split(", ")
+    assert "DOCSACCEL_CACHE" in offered
+    assert "DOCSACCEL_CACHE_CHILD" not in offered
+    assert "DOCSACCEL_GL_VERIFIED" not in offered
+    # Still known: docsaccel sets them for its own processes, no warning for those.
+    internal = {"DOCSACCEL_CACHE_CHILD": "x", "DOCSACCEL_GL_VERIFIED": "egl"}
+    assert settings.unknown_variables(internal) == []

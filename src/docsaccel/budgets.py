@@ -382,7 +382,11 @@ def parse_duration(value: Any, where: str) -> float | None:
     if isinstance(value, bool):
         raise BudgetError(f"{where}: a duration must be a number or a string, got {value!r}")
     if isinstance(value, (int, float)):
-        seconds = float(value) if abs(value) < MAX_BUDGET_SECONDS * 2 else math.inf
+        # An int too large for a float is still a duration too long (or negative) to use.
+        if abs(value) < MAX_BUDGET_SECONDS * 2:
+            seconds = float(value)
+        else:
+            seconds = -math.inf if value < 0 else math.inf
     elif isinstance(value, str):
         text = value.strip().lower()
         if text == "none":
@@ -395,7 +399,8 @@ def parse_duration(value: Any, where: str) -> float | None:
             if not text or not match or not any(match.group(unit) for unit in "hms"):
                 raise BudgetError(
                     f"{where}: {value!r} is not a duration; use seconds (90) or a string "
-                    f"such as '90s', '7m' or '1h30m'"
+                    f"of hours, minutes and seconds (units h, m, s) such as '90s', '7m' or "
+                    f"'1h30m'"
                 ) from None
             hours, minutes, secs = (float(match.group(unit) or 0) for unit in "hms")
             seconds = hours * 3600 + minutes * 60 + secs
@@ -403,7 +408,9 @@ def parse_duration(value: Any, where: str) -> float | None:
                 seconds = -seconds
     else:
         raise BudgetError(f"{where}: a duration must be a number or a string, got {value!r}")
-    if not math.isfinite(seconds) or seconds <= 0:
+    if math.isnan(seconds):
+        raise BudgetError(f"{where}: {value!r} is not a number of seconds")
+    if seconds <= 0:
         raise BudgetError(f"{where}: a budget must be more than 0 seconds, got {value!r}")
     if seconds > MAX_BUDGET_SECONDS:
         raise BudgetError(

@@ -110,6 +110,8 @@ class Setting(NamedTuple):
     help: str
     #: How the docs name the accepted values (``"True or False"``).
     accepts: str
+    #: Set by docsaccel for its own processes, never by a user: not offered in messages.
+    internal: bool = False
 
     @property
     def key(self) -> str | None:
@@ -128,11 +130,13 @@ def setting(
     accepts: str,
     types: tuple[type, ...] = (),
     env: str | None = None,
+    internal: bool = False,
 ) -> Any:
-    """A :class:`Settings` field declaring one setting (``types=()``: no ``conf.py`` name)."""
+    """A :class:`Settings` field declaring one setting (``types=()``: no ``conf.py`` name;
+    ``internal``: a variable docsaccel sets for its own processes)."""
     return field(
         default=default,
-        metadata={"setting": (default, types, env, check, help, accepts)},
+        metadata={"setting": (default, types, env, check, help, accepts, internal)},
     )
 
 
@@ -151,9 +155,7 @@ def _switch(source: Source) -> bool:
 
 
 def _on_overrun(source: Source) -> str:
-    if source.value not in ON_OVERRUN_MODES:
-        raise SettingError(f"{source.where} must be 'warn' or 'fail', got {source.value!r}")
-    return source.value
+    return _one_of(source, ON_OVERRUN_MODES)
 
 
 def _conf_path(source: Source, what: str) -> Path | None:
@@ -171,6 +173,10 @@ def _conf_path(source: Source, what: str) -> Path | None:
 
 def _budgets(source: Source) -> Path | None:
     path = _conf_path(source, "a TOML budget file")
+    if path is not None and path.is_dir():
+        raise SettingError(
+            f"{source.where} = {str(source.value)!r}: {path} is a folder, not a TOML budget file"
+        )
     if path is not None and not path.is_file():
         raise SettingError(f"{source.where} = {str(source.value)!r}: no such file: {path}")
     return path
@@ -227,11 +233,13 @@ def _cache(source: Source) -> Path | None:
 
 
 def _one_of(source: Source, choices: tuple[str, ...]) -> str:
-    if source.value not in choices:
+    # Read as switches are: case and surrounding spaces do not matter (``FAIL``, `` fail``).
+    value = source.value.strip().lower() if isinstance(source.value, str) else source.value
+    if value not in choices:
         raise SettingError(
             f"{source.where} must be {' or '.join(map(repr, choices))}, got {source.value!r}"
         )
-    return source.value
+    return value
 
 
 def _granularity(source: Source) -> str:
@@ -533,6 +541,7 @@ class Settings:
         "environment (its name), so child processes do not probe again.",
         "a backend name, set by docsaccel",
         env="DOCSACCEL_GL_VERIFIED",
+        internal=True,
     )
     cache_child: str | None = setting(
         None,
@@ -542,6 +551,7 @@ class Settings:
         "which example it works for, so what it runs counts (see the caching guide).",
         "a file, set by docsaccel",
         env="DOCSACCEL_CACHE_CHILD",
+        internal=True,
     )
     video_scan: bool = setting(
         True,
@@ -554,8 +564,8 @@ class Settings:
 
 
 def _spec(declared: Any) -> Setting:
-    default, types, env, check, help, accepts = declared.metadata["setting"]
-    return Setting(declared.name, default, types, env, check, help, accepts)
+    default, types, env, check, help, accepts, internal = declared.metadata["setting"]
+    return Setting(declared.name, default, types, env, check, help, accepts, internal)
 
 
 _SPECS: dict[str, Setting] = {declared.name: _spec(declared) for declared in fields(Settings)}
@@ -669,14 +679,16 @@ def unknown_variables(env: Mapping[str, str]) -> list[str]:
     [" did you mean 'DOCSACCEL_ON_OVERRUN'"]
     """
     variables = environment_variables()
+    # docsaccel's own variables are known, never offered: a user does not set them.
+    offered = tuple(item.env for item in specs() if item.env is not None and not item.internal)
     prefix = CONFIG_PREFIX.upper()
-    known = {name[len(prefix) :]: name for name in variables}
+    known = {name[len(prefix) :]: name for name in offered}
     messages = []
     for name in sorted(n for n in env if n.startswith(prefix) and n not in variables):
         close = get_close_matches(name[len(prefix) :], list(known), n=1, cutoff=0.6)
         hint = f"; did you mean {known[close[0]]!r}?" if close else "."
         messages.append(
-            f"unknown variable {name!r} (ignored){hint} Variables: {', '.join(variables)}"
+            f"unknown variable {name!r} (ignored){hint} Variables: {', '.join(offered)}"
         )
     return messages
 

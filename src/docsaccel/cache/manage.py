@@ -13,7 +13,7 @@ Example (``explain("tutorials/plot_a.py", cache, docs="docs")`` answers the same
 >>> prune(cache.name, max_size="500M")
 ('cache ...: removed 0 entries (0 B); 0 B left (limit 500.0 MiB)\\n', 0)
 >>> prune(cache.name, max_size="lots")
-("--max-size: 'lots' is not a size; write e.g. '500M', '2G' or 1048576 (bytes)\\n", 2)
+("--max-size: 'lots' is not a size; write e.g. '500M', '2G' or '6.5G'\\n", 2)
 >>> cache.cleanup()
 """
 
@@ -43,8 +43,14 @@ class _BadInput(ValueError):
 
 
 def parse_size(text: str) -> int:
-    """``"500M"`` -> bytes (:func:`docsaccel.memory.parse_size`; a bare number is bytes)."""
-    return memory.parse_size(text, "--max-size", _BadInput, bare_bytes=True, allow_zero=True)
+    """``"500M"`` -> bytes (:func:`docsaccel.memory.parse_size`); ``0`` empties the cache.
+
+    A number without a unit is refused, as in a memory budget: ``12`` meant as gigabytes
+    would prune the cache to 12 bytes.
+    """
+    if text.strip() in ("0", "0.0"):
+        return 0
+    return memory.parse_size(text, "--max-size", _BadInput, allow_zero=True)
 
 
 def human_size(size: float) -> str:
@@ -58,6 +64,8 @@ def human_size(size: float) -> str:
 
 def _open(cache: str | Path) -> CacheStore:
     folder = Path(cache)
+    if folder.exists() and not folder.is_dir():
+        raise _BadInput(f"--cache {str(cache)!r}: a file, not a cache folder")
     if not folder.is_dir():
         raise _BadInput(f"--cache {str(cache)!r}: no such cache folder")
     return CacheStore(folder)
