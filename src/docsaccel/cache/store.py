@@ -415,3 +415,27 @@ def _mtime(path: Path) -> float:
         return path.stat().st_mtime
     except OSError:
         return 0.0
+
+
+def unwritable(folder: Path) -> str | None:
+    """Why a build cannot write into the cache folder ``folder`` (made if missing), or
+    ``None`` when it can.
+
+    A cache restored read-only, or on a read-only mount (a fork's pull request that may
+    not save), is found before any handler tries to lock or write in it.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as free:
+    ...     unwritable(Path(free, "new", "cache")) is None
+    True
+    """
+    existing = Path(os.path.abspath(folder))
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"cannot be made: {existing} is a file"
+    # access() answers for a read-only mount (EROFS) as for permissions, as open() would.
+    if not os.access(existing, os.W_OK | os.X_OK):
+        where = "is" if existing == Path(os.path.abspath(folder)) else f"is in {existing}, which is"
+        return f"{where} read-only"
+    return None

@@ -83,6 +83,7 @@ from docsaccel.records import (
 from docsaccel.schema import MEASURED_FIELDS, peak_bytes
 from docsaccel.settings import (
     SettingError,
+    Settings,
     env_name,
     read_settings,
     unknown_settings,
@@ -153,6 +154,26 @@ def _exclude_cache_folder(config: Any, cache: Path | None, srcdir: Path) -> None
         config.exclude_patterns = [*config.exclude_patterns, relative.as_posix()]
 
 
+def _writable_cache(settings: Settings) -> Settings:
+    """The settings, with the cache off when its folder cannot be written: a build never
+    stops over a cache it may not save (restored read-only, a read-only mount); it runs
+    as without the cache and says so once."""
+    if settings.cache is None:
+        return settings
+    from docsaccel.cache.store import unwritable
+
+    reason = unwritable(settings.cache)
+    if reason is None:
+        return settings
+    logger.warning(
+        f"docsaccel: the cache folder {settings.cache} {reason}: this build neither restores "
+        "nor saves anything, as with the cache off",
+        type="docsaccel",
+        subtype="cache",
+    )
+    return dataclasses.replace(settings, cache=None)
+
+
 def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
     # Sphinx keeps every name conf.py defines; only those tell a misspelled setting.
     for message in unknown_settings(getattr(config, "_raw_config", {})):
@@ -163,6 +184,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
         settings = read_settings(config, app.confdir)
     except SettingError as exc:
         raise ConfigError(str(exc)) from None
+    settings = _writable_cache(settings)
     # Memory budgets above what the machine has are mistakes, found before any example runs.
     table = BudgetTable(memory_at_most=machine_bytes())
     if settings.budgets is not None:
