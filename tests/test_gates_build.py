@@ -7,12 +7,14 @@ the record, ``docsaccel check`` and the Markdown report all give each its true s
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 
 import pytest
 from helpers.gallery_build import Built, build, make_project
 
+from docsaccel import layout
 from docsaccel.report.check import EXIT_BUILD_FAILED
 from docsaccel.report.commands import run_check, run_report
 
@@ -50,6 +52,20 @@ def test_the_progress_line_and_the_record_give_each_example_its_true_status(fail
     expected = failed_build.record(XFAIL)
     assert expected["status"] == "failed" and expected["expected_failure"] is True
     assert "expected_failure" not in failed_build.record("plot_crash.py")
+
+
+def test_the_journal_a_stopped_build_reports_from_says_failed_at_the_example_end(
+    failed_build,
+) -> None:
+    # A build stopped after an example ends (SIGTERM) makes its report from these lines.
+    ends = {}
+    for journal in layout.records_dir(failed_build.outdir).glob("journal-*.jsonl"):
+        for line in journal.read_text("utf-8").splitlines():
+            entry = json.loads(line)
+            if entry.get("finished_at"):
+                ends[entry["name"]] = entry["status"]
+    assert ends["plot_crash.py"] == ends["plot_h_sysexit.py"] == ends[XFAIL] == "failed"
+    assert ends["plot_quick.py"] == "ok"
 
 
 def test_check_fails_the_build_naming_what_failed_apart_from_budgets(failed_build) -> None:
