@@ -29,6 +29,10 @@ def write_kind(path, records, fast: bool):
 def append(tmp_path, history, index: int, seconds: dict[str, float], fast: bool = True):
     records = [record(name, value, budget=60.0) for name, value in seconds.items()]
     report = write_kind(tmp_path / f"r{index}.json", records, fast)
+    # Each its own build: a history refuses the same build twice.
+    data = json.loads(report.read_text())
+    data["generated_at"] = f"2026-11-29T17:{index:02d}:00+00:00"
+    report.write_text(json.dumps(data))
     assert main(["history", "append", str(report), "--to", str(history)]) == 0
     return report
 

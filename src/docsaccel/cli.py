@@ -59,7 +59,7 @@ def _report(args: argparse.Namespace) -> int:
     from docsaccel.report.commands import run_report
 
     text, code = run_report(
-        args.report, args.baseline, args.history, args.last, args.format, args.top
+        args.report, args.baseline, args.history, args.last, args.format, args.top, args.output
     )
     return _emit(text, code, args.output)
 
@@ -125,7 +125,7 @@ def _add_gate_options(parser: argparse.ArgumentParser, formats: tuple[str, ...])
 def _add_check(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "check",
-        help="exit 1 when an example is over its budget",
+        help="exit 3 when the build failed, 1 when an example is over its budget",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="""\
 Check every example of every INPUT against its budget.
@@ -139,9 +139,13 @@ Budget precedence, per example (the build's own, docsaccel.budgets):
   3. --budget SECONDS, for examples still without a budget;
   4. the budget recorded in the input (report JSON); otherwise unbounded.
 
+Several inputs that time the same examples (a root and a per-gallery file) count each
+example once.
+
 Exit codes: 0 all within budget; 1 an example over budget (listed slowest first with
 time, budget and its source); 2 an input unreadable or with no example in it, a bad
-budget, or the report of a build that did not finish (see --allow-incomplete).""",
+budget, or the report of a build that did not finish (see --allow-incomplete); 3 the
+build failed: an example failed unexpectedly (named on the first line, budgets apart).""",
     )
     parser.add_argument("inputs", nargs="+", metavar="INPUT")
     parser.add_argument("--budget", metavar="SECONDS", help="flat budget: 90, '90s', '5m'")

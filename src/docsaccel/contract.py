@@ -53,6 +53,7 @@ __all__ = [
     "CACHED",
     "CI_ENV",
     "EXECUTED",
+    "EXPECTED_FAILURE",
     "FAILED",
     "HARD_STOP",
     "INTERRUPTED",
@@ -77,10 +78,12 @@ __all__ = [
     "VERIFIED",
     "VIDEOS_SECTION",
     "VIDEO_SUFFIXES",
+    "WHOLE_RUNS",
     "InputError",
     "MissingExtraError",
     "fork_safe_lock",
     "free_locks_in_child",
+    "is_build_failure",
     "is_finite_number",
     "is_near_budget",
     "is_near_memory_budget",
@@ -95,6 +98,7 @@ __all__ = [
     "read_json",
     "read_text",
     "require_extra",
+    "status_text",
 ]
 
 # --- Statuses ---------------------------------------------------------------------------
@@ -121,6 +125,39 @@ EXECUTED = (OK, OVER_BUDGET, INTERRUPTED, FAILED)
 OVERRUNS = (OVER_BUDGET, INTERRUPTED)
 #: The statuses of examples whose outputs a later build can reuse.
 REUSABLE = (OK, OVER_BUDGET, CACHED)
+#: The statuses whose time is that of a whole run, so a view may compare or trend it: an
+#: example stopped at its budget, one that raised or one that never ran has no such time.
+WHOLE_RUNS = REUSABLE
+#: The key of a :data:`FAILED` record whose failure sphinx-gallery was told to expect
+#: (``expected_failing_examples``): true there, absent otherwise. Such a failure does not
+#: fail the build, nor a gate.
+EXPECTED_FAILURE = "expected_failure"
+
+
+def is_build_failure(record: Any) -> bool:
+    """Whether a record (a dict) fails its build: it failed, and not as expected.
+
+    >>> is_build_failure({"status": "failed"}), is_build_failure({"status": "ok"})
+    (True, False)
+    >>> is_build_failure({"status": "failed", "expected_failure": True})
+    False
+    """
+    return (
+        isinstance(record, dict)
+        and record.get("status") == FAILED
+        and record.get(EXPECTED_FAILURE) is not True
+    )
+
+
+def status_text(status: str, expected_failure: bool = False) -> str:
+    """How the views write a status: ``"failed (expected)"`` for an expected failure.
+
+    >>> status_text("failed", expected_failure=True), status_text("ok")
+    ('failed (expected)', 'ok')
+    """
+    return f"{status} (expected)" if status == FAILED and expected_failure else status
+
+
 # What an audit of the example cache found of an entry it would have restored: the
 # example ran instead, and its outputs were compared with the entry's.
 #: The fresh run's outputs are the entry's (measured times aside).

@@ -37,6 +37,8 @@ Record (schema ``docsaccel.record``, version 2)::
       "render": {"HalfCheetah-v5#0": {"fresh_renders": 7, "reused_frames": 105,
                   "render_seconds": 0.3, "saved_seconds": 4.5}},
       "error": null,                          # message for failed / interrupted examples
+      "expected_failure": true,               # optional: a failed example sphinx-gallery
+                                              # was told to expect (expected_failing_examples)
       "started_at": "2026-11-29T17:00:00+00:00", "finished_at": "...",
       "pid": 1234,
       "cache": {"hit": false, "reason": "src/mylib/alpha.py changed"}
@@ -167,6 +169,7 @@ _RECORD_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
     "knobs": ((dict,), False),
     "render": ((dict,), False),
     "error": ((str, type(None)), False),
+    "expected_failure": ((bool,), False),
     "started_at": ((str, type(None)), False),
     "finished_at": ((str, type(None)), False),
     "pid": ((int, type(None)), False),

@@ -509,6 +509,42 @@ def is_measurement_file(relative: str) -> bool:
     return relative.endswith(".cost.json")
 
 
+def running_example_failure(target_file: str) -> tuple[str, bool] | None:
+    """``(last line of its traceback, expected)`` of the example ``target_file`` if it
+    raised (an error, ``sys.exit``), read from its ``generate_file_rst`` frame while it
+    calls the "after" resetters; ``None`` if it passed or the call does not come from there.
+
+    sphinx-gallery catches an example's exception itself, so its resetter would otherwise
+    only learn of it once the whole gallery has run: its status must be true at its end
+    (the progress line, the journal a stopped build's report is made from).
+    """
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code is not _GENERATE_FILE_RST:
+        frame = frame.f_back
+    if frame is None:
+        return None
+    found = frame.f_locals
+    out_vars, running = found.get("out_vars"), found.get("target_file")
+    if running is None or os.path.normpath(running) != os.path.normpath(target_file):
+        return None
+    if not isinstance(out_vars, dict) or not isinstance(out_vars.get("formatted_exception"), str):
+        return None
+    lines = out_vars["formatted_exception"].strip().splitlines() or ["it raised"]
+    conf, src_file = found.get("gallery_conf"), found.get("src_file")
+    expected = isinstance(conf, dict) and isinstance(src_file, str)
+    return lines[-1], expected and is_expected_failure(src_file, conf)
+
+
+def is_expected_failure(src_file: str, gallery_conf: dict[str, Any]) -> bool:
+    """Whether sphinx-gallery was told to expect ``src_file`` to fail
+    (``expected_failing_examples``, paths relative to the Sphinx source folder)."""
+    expected = {
+        os.path.normpath(Path(gallery_conf.get("src_dir", ""), path).resolve(strict=False))
+        for path in gallery_conf.get("expected_failing_examples", ())
+    }
+    return os.path.normpath(Path(src_file).resolve(strict=False)) in expected
+
+
 def _running_example_time(target_file: str) -> float | None:
     """Before sphinx-gallery 0.22 (no ``.cost.json``): the time its ``generate_file_rst``
     measured, read from that function's frame while it calls the "after" resetters, if

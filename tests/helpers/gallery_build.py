@@ -79,8 +79,9 @@ def child_env(env: dict[str, str] | None = None) -> dict[str, str]:
     return child
 
 
-def sphinx_command(src: Path, outdir: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "sphinx", "-b", "html", "-q", *args, str(src), str(outdir)]
+def sphinx_command(src: Path, outdir: Path, *args: str, quiet: bool = True) -> list[str]:
+    quiet_args = ["-q"] if quiet else []
+    return [sys.executable, "-m", "sphinx", "-b", "html", *quiet_args, *args, str(src), str(outdir)]
 
 
 def build(
@@ -89,10 +90,11 @@ def build(
     env: dict[str, str] | None = None,
     outdir: Path | None = None,
     address_space: int | None = None,
+    quiet: bool = True,
 ) -> Built:
     """Build ``src``; ``address_space``: the most virtual memory (bytes) each process of
     the build may map (``RLIMIT_AS``), so a test of memory limits cannot take the machine's
-    memory whatever goes wrong."""
+    memory whatever goes wrong; ``quiet=False``: the log keeps the progress lines."""
     require_slow()
     outdir = outdir or src / "_build" / "html"
 
@@ -101,7 +103,7 @@ def build(
             resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
 
     done = subprocess.run(
-        sphinx_command(src, outdir, *args),
+        sphinx_command(src, outdir, *args, quiet=quiet),
         env=child_env(env),
         capture_output=True,
         text=True,

@@ -56,6 +56,7 @@ from docsaccel.contract import (
     BY_CEILING,
     BY_TIME,
     CACHED,
+    EXPECTED_FAILURE,
     FAILED,
     INTERRUPTED,
     NOT_EXECUTED,
@@ -341,8 +342,12 @@ def _on_gallery_executed(app: Sphinx) -> None:
         elif record is None:
             record = base_record(example, NOT_EXECUTED, fast)
         elif example.src_file in failures and record["status"] != INTERRUPTED:
+            if record["status"] == FAILED and record.get("finished_at"):
+                continue  # its resetter recorded the failure when it ended
             error = failures[example.src_file].strip().splitlines()[-1]
             record = {**record, "status": FAILED, "error": error}
+            if sg_compat.is_expected_failure(example.src_file, gallery_conf):
+                record[EXPECTED_FAILURE] = True
         else:
             continue
         write_record(build.records_dir, record)

@@ -56,6 +56,7 @@ from docsaccel.contract import (
     BY_CEILING,
     BY_MEMORY,
     BY_TIME,
+    EXPECTED_FAILURE,
     FAILED,
     HARD_STOP,
     INTERRUPTED,
@@ -64,6 +65,7 @@ from docsaccel.contract import (
     OVER_BUDGET,
     RENDER_SECTION,
     UNFINISHED_ERROR,
+    status_text,
 )
 from docsaccel.examples import Example, Planner
 from docsaccel.gallery import process_end
@@ -543,15 +545,32 @@ class ExampleHook:
         # sphinx-gallery's time when it measured this run (a passing example), else ours.
         wall = total if measured is None else min(measured, total)
         status, error = _verdict(run, wall)
+        failure = sg_compat.running_example_failure(run.example.target_file)
+        expected = False
+        if failure is not None and status != INTERRUPTED:
+            # It raised: a failure, whatever its time (the status all views then show).
+            (error, expected), status = failure, FAILED
         overhead = None if measured is None else round(total - wall, 3)
-        record = self._write(run, status, error=error, finished=True, wall=wall, overhead=overhead)
+        record = self._write(
+            run,
+            status,
+            error=error,
+            finished=True,
+            wall=wall,
+            overhead=overhead,
+            expected_failure=expected,
+        )
         run.ended = True
         if self.keep_lock is not None:
             self.keep_lock()
         if self.progress is not None:
             peak = peak_bytes(record)
             self.progress.send(
-                event="end", id=run.example.id, seconds=wall, status=status, peak=peak
+                event="end",
+                id=run.example.id,
+                seconds=wall,
+                status=status_text(status, expected),
+                peak=peak,
             )
         # After the record: the time spent ending its processes is not the example's.
         self._wind_up(run, live)
@@ -592,6 +611,7 @@ class ExampleHook:
         provisional: bool = False,
         wall: float | None = None,
         overhead: float | None = None,
+        expected_failure: bool = False,
     ) -> dict[str, Any]:
         """Journal the example's record as it stands now; return it."""
         facts = registry.snapshot()
@@ -623,6 +643,8 @@ class ExampleHook:
         )
         if overhead is not None:
             record["overhead_seconds"] = overhead
+        if expected_failure:
+            record[EXPECTED_FAILURE] = True
         self._journal.append(record)
         return record
 

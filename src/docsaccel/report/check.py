@@ -1,5 +1,10 @@
-"""``docsaccel check``: is any example over its budget, or was a cache entry found stale?
-Exit 1 if so, 0 if not.
+"""``docsaccel check``: did the build fail, is any example over its budget, or was a
+cache entry found stale? Exit 3 if the build failed, else 1 if over budget or stale, else 0.
+
+A build failed when an example failed unexpectedly (it raised, called ``sys.exit``, or
+its process died; an example in sphinx-gallery's ``expected_failing_examples`` that fails
+does not count): its page shows a traceback, so no gate passes it, whatever the budgets.
+The check says so on one line, before and apart from the budgets.
 
 An audit of the example cache (``DOCSACCEL_CACHE_VERIFY``, :mod:`docsaccel.cache.audit`)
 records a ``stale`` entry when a fresh run differs from what the cache would have
@@ -44,7 +49,7 @@ FAIL: 1 of 2 examples over budget:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from docsaccel.budgets import NO_MEMORY_BUDGET, Budget, BudgetTable, MemoryBudget, format_seconds
@@ -52,7 +57,21 @@ from docsaccel.contract import INTERRUPTED, NONDETERMINISTIC, STALE
 from docsaccel.memory import format_size
 from docsaccel.report.model import Timing
 
-__all__ = ["CheckResult", "apply_budgets", "audit_text", "check_timings", "format_check"]
+__all__ = [
+    "EXIT_BUILD_FAILED",
+    "EXIT_OVER_BUDGET",
+    "CheckResult",
+    "apply_budgets",
+    "audit_text",
+    "check_timings",
+    "failed_text",
+    "format_check",
+]
+
+#: The exit code of an example over its budget, or of a stale cache entry.
+EXIT_OVER_BUDGET = 1
+#: The exit code of a build that failed (an example failed unexpectedly), budgets aside.
+EXIT_BUILD_FAILED = 3
 
 
 def apply_budgets(
@@ -104,23 +123,44 @@ class CheckResult:
     bounded: int
     stale: list[Timing] = field(default_factory=list)
     nondeterministic: list[Timing] = field(default_factory=list)
+    #: The examples that failed unexpectedly (by id): the build failed.
+    failed: list[Timing] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.over or self.stale else 0
+        if self.failed:
+            return EXIT_BUILD_FAILED
+        return EXIT_OVER_BUDGET if self.over or self.stale else 0
 
 
 def check_timings(timings: Sequence[Timing]) -> CheckResult:
     """Which of ``timings`` are over budget (time or memory), and which audits found stale
     or not reproducible."""
     over = sorted((t for t in timings if t.over_budget), key=lambda t: (-t.seconds, t.id))
-    bounded = sum(
-        1 for t in timings if t.budget_seconds is not None or t.memory_budget_bytes is not None
+    bounded = _count(
+        t for t in timings if t.budget_seconds is not None or t.memory_budget_bytes is not None
     )
     by_id = sorted(timings, key=lambda t: t.id)
     stale = [t for t in by_id if t.audit.get("status") == STALE]
     varied = [t for t in by_id if t.audit.get("status") == NONDETERMINISTIC]
-    return CheckResult(over, len(timings), bounded, stale, varied)
+    failed = [t for t in by_id if t.build_failure]
+    return CheckResult(over, _count(timings), bounded, stale, varied, failed)
+
+
+def _count(timings: Iterable[Timing]) -> int:
+    """How many examples ``timings`` describe: two inputs may time one example (a root
+    and a per-gallery ``sg_execution_times.rst``; two builds), each timing judged, the
+    example counted once."""
+    return len({t.ref or t.id for t in timings})
+
+
+def failed_text(failed: Sequence[Timing]) -> str:
+    """Why the build failed, on one line: ``"FAIL: the build failed: 1 example failed:
+    tutorials/plot_bad.py (ValueError: boom)"``."""
+    shown = [f"{t.id} ({t.error})" if t.error else t.id for t in failed[:5]]
+    more = f" and {len(failed) - 5} more" if len(failed) > 5 else ""
+    count = f"{len(failed)} example{'s' if len(failed) != 1 else ''}"
+    return one_line(f"FAIL: the build failed: {count} failed: {', '.join(shown)}{more}")
 
 
 def audit_text(timing: Timing) -> str:
@@ -147,13 +187,15 @@ def format_check(result: CheckResult) -> str:
     """Text for the terminal: the verdict, then one line per example over budget, per
     stale cache entry and per example that is not reproducible."""
     lines = []
-    if not result.over and not result.stale:
+    if result.failed:
+        lines.append(failed_text(result.failed))
+    if not result.over and not result.stale and not result.failed:
         lines.append(
             f"OK: {result.checked} examples checked, {result.bounded} with a budget, "
             "none over budget."
         )
     if result.over:
-        lines.append(f"FAIL: {len(result.over)} of {result.checked} examples over budget:")
+        lines.append(f"FAIL: {_count(result.over)} of {result.checked} examples over budget:")
     for timing in result.over:
         if timing.over_time_budget:
             source = timing.budget_detail or timing.budget_source or "the input"

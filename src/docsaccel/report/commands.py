@@ -6,9 +6,11 @@ line stays argument parsing only and the behaviour is testable without a subproc
 
 Exit codes: 0 fine; 1 an example over budget (``check``) or a regression with
 ``--fail-on-regression`` (``compare``); 2 an input that cannot be read or understood, a
-missing extra, or (``check``, ``compare``) the report of a build that did not finish,
-unless ``allow_incomplete``: a gate never passes, nor fails as "over budget", on a
-partial build.
+missing extra, an output that would replace an input or a file of another kind, a build
+``history append`` refuses (unfinished, already recorded, a target that is not a
+history), or (``check``, ``compare``) the report of a build that did not finish, unless
+``allow_incomplete``: a gate never passes, nor fails as "over budget", on a partial
+build; 3 (``check``) a build that failed: an example failed unexpectedly.
 
 Example: ``docsaccel check --budget 30s`` on a sphinx-gallery file, then on a missing one.
 
@@ -46,7 +48,7 @@ from docsaccel.report.history import append_history, read_builds, recent_history
 from docsaccel.report.html import render_html
 from docsaccel.report.inputs import load_input, load_timings
 from docsaccel.report.markdown import render_markdown
-from docsaccel.report.model import LoadedInput
+from docsaccel.report.model import LoadedInput, unique_timings
 from docsaccel.report.summary import summarize
 from docsaccel.report.trend import build_trends
 
@@ -103,9 +105,61 @@ def run_report(
     last: int = 10,
     fmt: str = "md",
     top: int = 10,
+    output: str | None = None,
 ) -> tuple[str, int]:
-    """The report view of ``report`` in ``fmt`` (``md``, ``html`` or ``json``)."""
-    return _guarded(lambda: _report(report, baseline, history, last, fmt, top))
+    """The report view of ``report`` in ``fmt`` (``md``, ``html`` or ``json``).
+
+    ``output``: where the caller will write it; exit 2 if that is one of the inputs, or a
+    file of another kind (a report, a history): a view never replaces what it reads.
+    """
+
+    def work() -> tuple[str, int]:
+        if output is not None:
+            refuse_output(output, [report, baseline, history], _VIEW_SCHEMAS[fmt])
+        return _report(report, baseline, history, last, fmt, top)
+
+    return _guarded(work)
+
+
+#: The ``schema`` of each view's own file (``None``: the view is not JSON).
+_VIEW_SCHEMAS = {"md": None, "html": None, "json": "docsaccel.report-summary"}
+
+
+def refuse_output(output: str, inputs: Sequence[str | None], schema: str | None) -> None:
+    """Raise :class:`InputError` if writing ``output`` would replace one of ``inputs``, or
+    a docsaccel file whose ``schema`` is not the one about to be written there."""
+    target = Path(output)
+    if not target.exists():
+        return
+    for given in inputs:
+        if given is not None and Path(given).exists() and target.samefile(given):
+            raise InputError(f"{output}: is an input of this command; write the output elsewhere")
+    found = _docsaccel_schema(target)
+    if found is not None and found != schema:
+        raise InputError(
+            f"{output}: is a {found!r} file, not this command's output; not overwritten"
+        )
+
+
+def _docsaccel_schema(path: Path) -> str | None:
+    """The ``schema`` of the docsaccel JSON file (or JSON lines) at ``path``, else ``None``."""
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(1 << 16).decode("utf-8", "replace")
+    except OSError:
+        return None
+    for text in (head, head.split("\n", 1)[0]):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        schema = data.get("schema") if isinstance(data, dict) else None
+        if isinstance(schema, str) and schema.startswith("docsaccel."):
+            return schema
+    # A report larger than the part read: its header says what it is.
+    if head.lstrip().startswith("{") and '"schema": "docsaccel.' in head:
+        return head.split('"schema": "', 1)[1].split('"', 1)[0]
+    return None
 
 
 def _gate_input(path: str, allow_incomplete: bool) -> LoadedInput:
@@ -131,7 +185,7 @@ def _check(
         )
     table = load_budgets(budgets) if budgets else None
     loaded = [_gate_input(path, allow_incomplete) for path in inputs]
-    timings = [timing for one in loaded for timing in one.timings]
+    timings = unique_timings(loaded)
     checked = apply_budgets(timings, flat_seconds=flat, table=table)
     result = check_timings(checked)
     # The build's own check: a rule that matches no example is said, never silently idle

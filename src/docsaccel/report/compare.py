@@ -9,6 +9,12 @@ flagged, and fails the gate, like a time regression. Examples are matched on the
 so compare two inputs of the same kind (two report JSONs, two root
 ``sg_execution_times.rst``...).
 
+Only whole runs are compared (:attr:`~docsaccel.report.model.Timing.whole_run`): an
+example stopped at its budget, one that failed or one that never ran in either input is
+listed apart, with its status (``plot_x.py: 3.0s -> interrupted at its budget of
+2s``), never as a speed-up or a regression. A peak sphinx-gallery did not measure
+(its ``0.0 MB``) is unknown, never 0.
+
 Only like is compared with like: a fast-path build (smaller knobs) against a full one
 would report every knob as a regression or a gain, so :func:`check_same_kind` refuses
 such a pair unless told otherwise (``--allow-mixed``).
@@ -35,8 +41,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
+from docsaccel.budgets import format_seconds
+from docsaccel.contract import BY_TIME, FAILED, INTERRUPTED, status_text
 from docsaccel.memory import format_size
 from docsaccel.report.markdown import escape_md
 from docsaccel.report.model import LoadedInput, Timing
@@ -106,7 +114,8 @@ class Delta:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Per-example deltas (largest slow-down first), new and removed examples, totals."""
+    """Per-example deltas (largest slow-down first), new and removed examples, totals
+    (of whole runs: an example stopped or failed adds nothing to them)."""
 
     deltas: list[Delta]
     added: list[Timing]
@@ -116,6 +125,8 @@ class Comparison:
     relative_threshold: float
     absolute_threshold: float
     absolute_bytes_threshold: int = DEFAULT_ABSOLUTE_BYTES
+    #: ``(base, head)`` of the examples in both inputs that are not a whole run in both.
+    not_compared: list[tuple[Timing, Timing]] = field(default_factory=list)
 
     @property
     def regressions(self) -> list[Delta]:
@@ -181,9 +192,12 @@ def compare_timings(
     _check_threshold("the absolute memory threshold", absolute_bytes)
     base_by_id = {timing.id: timing for timing in base}
     head_by_id = {timing.id: timing for timing in head}
-    deltas = []
+    deltas, not_compared = [], []
     for example_id in sorted(base_by_id.keys() & head_by_id.keys()):
         old, new = base_by_id[example_id], head_by_id[example_id]
+        if not (old.whole_run and new.whole_run):
+            not_compared.append((old, new))
+            continue
         regressed = _regressed(old.seconds, new.seconds, relative, absolute_seconds)
         grown = None not in (old.memory_bytes, new.memory_bytes) and _regressed(
             old.memory_bytes or 0, new.memory_bytes or 0, relative, absolute_bytes
@@ -197,12 +211,31 @@ def compare_timings(
         deltas=deltas,
         added=[head_by_id[i] for i in sorted(head_by_id.keys() - base_by_id.keys())],
         removed=[base_by_id[i] for i in sorted(base_by_id.keys() - head_by_id.keys())],
-        base_total=sum(t.seconds for t in base),
-        head_total=sum(t.seconds for t in head),
+        # Whole runs only: a stopped example's time would read as a speed-up of the build.
+        base_total=sum(t.seconds for t in base if t.whole_run),
+        head_total=sum(t.seconds for t in head if t.whole_run),
         relative_threshold=relative,
         absolute_threshold=absolute_seconds,
         absolute_bytes_threshold=absolute_bytes,
+        not_compared=not_compared,
     )
+
+
+def run_text(timing: Timing) -> str:
+    """What an example's run was: ``"3.0s"`` for a whole run, else its status with its
+    time and budget (``"interrupted at its budget of 2s (after 2.1s)"``)."""
+    if timing.whole_run:
+        return f"{timing.seconds:.1f}s"
+    if timing.status == INTERRUPTED:
+        budget = (
+            f"its budget of {format_seconds(timing.budget_seconds)}"
+            if timing.budget_seconds is not None and timing.interrupted_by in (None, BY_TIME)
+            else timing.interruption_text().removeprefix("interrupted by ")
+        )
+        return f"interrupted at {budget} (after {timing.seconds:.1f}s)"
+    if timing.status == FAILED:
+        return f"{status_text(FAILED, timing.expected_failure)} after {timing.seconds:.1f}s"
+    return timing.status
 
 
 def _signed(seconds: float) -> str:
@@ -226,7 +259,8 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
     lines = [
         f"{head}Execution time: {c.head_total:.1f}s ({_signed(c.total_delta)} vs base "
         f"{c.base_total:.1f}s); {len(c.time_regressions)} regression(s) "
-        f"(slower by > {c.relative_threshold * 100:g}% and > {c.absolute_threshold:g}s)",
+        f"(slower by > {c.relative_threshold * 100:g}% and > {c.absolute_threshold:g}s)"
+        + (f"; {len(c.not_compared)} not compared" if c.not_compared else ""),
         "",
     ]
     if any(d.grew_bytes is not None for d in c.deltas):
@@ -256,6 +290,12 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
                 f"({_signed(d.seconds)}, {_percent(d)}){memory}{flag}"
             )
     bullet = "- " if markdown else "  "
+    if c.not_compared:
+        lines += ["", "Not compared (not a whole run in both):"]
+        lines += [
+            f"{bullet}{quote(new.id)}: {run_text(old)} -> {run_text(new)}"
+            for old, new in c.not_compared
+        ]
     for title, items in (("New examples", c.added), ("Removed examples", c.removed)):
         if items:
             lines += ["", f"{title}:"]

@@ -112,6 +112,9 @@ def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) ->
     for timing in ranked:
         file = _file(prefixes.get(timing.id, ""), timing.id)
         took = format_seconds(round(timing.seconds, 1))
+        if timing.build_failure:
+            why = f": {timing.error}" if timing.error else ""
+            lines.append(annotation("error", f"{timing.id} failed{why}", file, "Example failed"))
         lines += _memory_annotations(timing, file)
         if timing.over_time_budget:
             if timing.stopped_hard:

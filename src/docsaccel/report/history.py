@@ -10,6 +10,14 @@
 ``peak_bytes`` (the example's peak memory, :func:`docsaccel.schema.peak_bytes`) is there
 when the input measured it; the trends of memory read it.
 
+Only a whole run is a duration: an example stopped at its budget, one that failed or one
+that never ran (its ``status`` not in :data:`docsaccel.contract.WHOLE_RUNS`) is kept in
+its line with its status, but never read back as a duration, so no median, noise, trend
+or shard prediction takes a stopped example for a fast one. For the same reason
+:func:`append_history` refuses the report of a build that did not finish, the same build
+twice (``input_sha256``: the digest of the file a line was made from), and a target that
+is not a history.
+
 ``fast`` is the build's fast-path flag (``null`` when the input does not say: a
 sphinx-gallery file, or a line written before the flag was recorded) and ``shard`` the
 report's shard facts. A fast build and a full one time different work, so everything read
@@ -42,6 +50,7 @@ them on a slow runner.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -49,7 +58,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from docsaccel.contract import InputError, is_finite_number, parse_json, read_text
+from docsaccel.contract import WHOLE_RUNS, InputError, is_finite_number, parse_json, read_text
 from docsaccel.formats import Format
 from docsaccel.report.inputs import load_input
 from docsaccel.report.model import Timing
@@ -127,8 +136,10 @@ def history_line(
     source: str,
     recorded_at: str | None = None,
     build: Mapping[str, object] | None = None,
+    digest: str | None = None,
 ) -> str:
-    """The JSON line recording one build's ``timings``; ``build``: the report's build facts."""
+    """The JSON line recording one build's ``timings``; ``build``: the report's build facts;
+    ``digest``: the SHA-256 of the input file, which says whether a build is recorded."""
     build = build or {}
     fast = build.get("fast")
     entry = {
@@ -139,6 +150,8 @@ def history_line(
         "shard": build.get("shard"),
         "examples": {t.id: _entry(t) for t in timings},
     }
+    if digest is not None:
+        entry["input_sha256"] = digest
     return json.dumps(entry, sort_keys=True)
 
 
@@ -153,13 +166,23 @@ def append_history(report: str | Path, history: str | Path) -> int:
     """Append the build in ``report`` (any input ``check`` reads) to ``history``.
 
     Returns the number of examples recorded. The line is written with one ``write``
-    call in append mode, so concurrent appends do not interleave within a line. A history
-    that cannot be written raises :class:`~docsaccel.contract.InputError` naming it.
+    call in append mode, so concurrent appends do not interleave within a line.
+    :class:`~docsaccel.contract.InputError`, naming the file and why, and nothing written:
+    a history that cannot be written, a target that is not a history (a report...), the
+    report of a build that did not finish, a build the history already records.
     """
-    loaded = load_input(report)
-    timings = loaded.timings
-    line = history_line(timings, str(report), build=loaded.build) + "\n"
     history = Path(history)
+    _refuse_target(Path(report), history)
+    loaded = load_input(report)
+    if not loaded.complete:
+        raise InputError(
+            f"{report}: {loaded.incomplete_text()}: a history records finished builds only "
+            "(its stopped examples would read as fast ones); not appended"
+        )
+    digest = hashlib.sha256(Path(report).read_bytes()).hexdigest()
+    if history.is_file() and digest in _recorded_digests(history):
+        raise InputError(f"{history}: already records the build in {report}; not appended")
+    line = history_line(loaded.timings, str(report), build=loaded.build, digest=digest) + "\n"
     try:
         history.parent.mkdir(parents=True, exist_ok=True)
         with history.open("a", encoding="utf-8") as stream:
@@ -170,7 +193,29 @@ def append_history(report: str | Path, history: str | Path) -> int:
         raise InputError(
             f"{history}: cannot append to the history: {exc.strerror or exc}"
         ) from None
-    return len(timings)
+    return len(loaded.timings)
+
+
+def _refuse_target(report: Path, history: Path) -> None:
+    """Raise unless ``history`` is a history (or empty, or not there yet) other than ``report``."""
+    if report.exists() and history.exists() and report.samefile(history):
+        raise InputError(f"{history}: is the report to append; give another --to")
+    if history.is_file() and history.stat().st_size and not is_history(history):
+        raise InputError(
+            f"{history}: is not a docsaccel history (its first line is not a "
+            f"{HISTORY_SCHEMA!r} line); not appended, so it stays as it is"
+        )
+
+
+def _recorded_digests(history: Path) -> set[str]:
+    """The ``input_sha256`` of every line of ``history`` (lines without one are skipped)."""
+    found = set()
+    for number, line in enumerate(read_text(history, "history").splitlines(), 1):
+        if line.strip():
+            entry = parse_json(line, f"{history}:{number}", "history line")
+            if isinstance(entry, dict) and isinstance(entry.get("input_sha256"), str):
+                found.add(entry["input_sha256"])
+    return found
 
 
 def _build(entry: object, where: str) -> HistoryBuild:
@@ -187,6 +232,9 @@ def _build(entry: object, where: str) -> HistoryBuild:
                 f"{where}: examples[{example_id!r}].seconds is {seconds!r:.40}; expected "
                 "a finite number of 0 or more"
             )
+        status = value.get("status") if isinstance(value, dict) else None
+        if status is not None and status not in WHOLE_RUNS:
+            continue  # stopped, failed or not run: its time says nothing of its speed
         found[example_id] = float(seconds)
         peak = value.get("peak_bytes")
         if peak is not None and (not isinstance(peak, int) or isinstance(peak, bool) or peak < 0):

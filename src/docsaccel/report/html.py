@@ -110,7 +110,7 @@ def _row(row: Row, trends: Trends | None = None) -> str:
     noisy = " <em>(noisy)</em>" if row.noisy else ""
     cells = [
         f"<td>{escape(row.id)}{noisy}</td>",
-        f"<td>{escape(row.status)}</td>",
+        f"<td>{escape(row.status_label)}</td>",
         _number(row.seconds),
         _number(row.budget_seconds),
         _number(None if row.budget_use is None else row.budget_use * 100, "{:.0f}%"),
@@ -150,6 +150,7 @@ def _peak(row: Row) -> str | None:
 def _totals(summary: ReportSummary) -> str:
     counts = ", ".join(f"{n} {status}" for status, n in summary.status_counts.items())
     items = [
+        summary.verdict(),
         f"Execution time: {summary.execution_seconds:.1f}s over "
         f"{len(summary.rows) - summary.reused_count} executed examples ({counts})",
         f"Over budget: {len(summary.over)}; near budget (above {near_budget_text()}): "

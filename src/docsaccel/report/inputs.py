@@ -67,6 +67,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from docsaccel.contract import (
+    EXPECTED_FAILURE,
     FAILED,
     INTERRUPTED,
     OK,
@@ -145,12 +146,15 @@ def _entry(cell: str, where: str) -> tuple[str, str]:
 
 
 def _memory(text: str | None, where: str) -> int | None:
+    """The peak of a memory cell; ``None`` when not measured: sphinx-gallery writes
+    ``0.0`` for an example whose memory it did not measure (``show_memory`` off, a
+    parallel build), and no example runs in 0 bytes."""
     if text is None or not text.strip():
         return None
     match = _MEMORY.match(text.strip())
     if not match:
         raise InputError(f"{where}: memory {text.strip()!r} is not a number of MB")
-    return round(float(match.group("mb")) * _MIB)
+    return round(float(match.group("mb")) * _MIB) or None
 
 
 def _sg_timings(rows: Iterable[tuple[str, str, str | None, str]], path: Path) -> list[Timing]:
@@ -170,6 +174,7 @@ def _sg_timings(rows: Iterable[tuple[str, str, str | None, str]], path: Path) ->
                 name=PurePosixPath(example_id).name,
                 seconds=parse_sg_time(time, where),
                 memory_bytes=_memory(memory, where),
+                ref=ref,
             )
         )
     return timings
@@ -279,6 +284,8 @@ def _record_timing(record: dict[str, Any]) -> Timing:
         unfinished=is_unfinished(record) or cut_short,
         stopped_hard=stopped_hard,
         cache=record.get("cache") or {},
+        error=record.get("error"),
+        expected_failure=record.get(EXPECTED_FAILURE) is True,
     )
 
 

@@ -79,7 +79,8 @@ def _table(rows: list[Row], trends: Trends | None = None) -> str:
         noisy = " (noisy)" if row.noisy else ""
         trend = f" {escape_md(trends.both_text(row.id))} |" if trends is not None else ""
         lines.append(
-            f"| {escape_md(row.id)}{noisy} | {escape_md(row.status)} | {_seconds(row.seconds)} "
+            f"| {escape_md(row.id)}{noisy} | {escape_md(row.status_label)} "
+            f"| {_seconds(row.seconds)} "
             f"| {_budget(row)} | {_seconds(row.headroom_seconds)} "
             # Sizes and percentages only, as the time cells: nothing there to escape.
             f"| {_seconds(row.delta_seconds, signed=True)} | {row.memory_text()} "
@@ -127,12 +128,9 @@ def render_markdown(summary: ReportSummary, top: int = 10, trends: Trends | None
     if summary.incomplete:
         parts[0:0] = [f"> **Warning: {escape_md(summary.incomplete)}.** Its times are partial.", ""]
     parts += [*_totals(summary), ""]
-    within = "All examples within budget."
-    if summary.incomplete:  # the examples that never ran cannot be called within budget
-        within = "No example over budget among those the report holds."
-    verdict = f"**{len(over)} example(s) over budget.**" if over else within
-    parts += [verdict, ""]
+    parts += [f"**{summary.verdict(escape_md)}**", ""]
     for title, rows in (
+        ("Failed", summary.failed),
         ("Over budget", over),
         (f"Near budget (above {near_budget_text()})", near),
         ("Noisy (durations vary a lot between builds)", noisy),

@@ -15,14 +15,17 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from docsaccel.contract import (
     BY_CEILING,
     BY_MEMORY,
+    FAILED,
     INTERRUPTED,
     OK,
+    WHOLE_RUNS,
     InputError,
     is_near_budget,
     is_near_memory_budget,
@@ -32,7 +35,14 @@ from docsaccel.contract import (
 from docsaccel.memory import format_size
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
-__all__ = ["IncompleteBuildError", "InputError", "LoadedInput", "Timing", "Verdicts"]
+__all__ = [
+    "IncompleteBuildError",
+    "InputError",
+    "LoadedInput",
+    "Timing",
+    "Verdicts",
+    "unique_timings",
+]
 
 
 class IncompleteBuildError(InputError):
@@ -125,6 +135,27 @@ class Timing(Verdicts):
     #: The record's ``cache`` value: ``{"hit": True, "saved_seconds": ...}`` for an example
     #: restored from the example cache, ``{"hit": False, "reason": ...}`` for one it ran.
     cache: dict[str, Any] = field(default_factory=dict)
+    #: sphinx-gallery's label of its page (``sphx_glr_tutorials_plot_a.py``), which its
+    #: root and per-gallery files share; ``None`` in a report.
+    ref: str | None = None
+    #: Why it failed or was interrupted (the record's ``error``), if the input says.
+    error: str | None = None
+    #: It failed as sphinx-gallery was told to expect (``expected_failing_examples``).
+    expected_failure: bool = False
+
+    @property
+    def build_failure(self) -> bool:
+        """It failed, and not as expected: its build failed
+        (:func:`docsaccel.contract.is_build_failure`). One the build stopped while it ran
+        is the build's incompleteness, which the gates judge on its own."""
+        return self.status == FAILED and not self.expected_failure and not self.unfinished
+
+    @property
+    def whole_run(self) -> bool:
+        """Its time is that of a whole run (:data:`docsaccel.contract.WHOLE_RUNS`): one a
+        view may compare or trend. An example stopped at its budget, one that raised or
+        one that never ran has a time that says nothing of its speed."""
+        return self.status in WHOLE_RUNS
 
     @property
     def audit(self) -> dict[str, Any]:
@@ -248,6 +279,22 @@ class LoadedInput:
                 "so its examples are not all measured; rebuild, or pass --allow-incomplete "
                 "to judge the examples it holds"
             )
+
+
+def unique_timings(inputs: Sequence[LoadedInput]) -> list[Timing]:
+    """The timings of several inputs, an example the inputs describe alike counted once.
+
+    sphinx-gallery's root file and a gallery's own file list the same runs, under other
+    ids (``tutorials/plot_a.py``, ``plot_a.py``) but the same label: a run is its label
+    (its id where the input has none), status, time and peak. Two inputs that timed an
+    example differently (two builds) keep both timings, each judged.
+    """
+    found: dict[tuple[object, ...], Timing] = {}
+    for loaded in inputs:
+        for timing in loaded.timings:
+            key = (timing.ref or timing.id, timing.status, timing.seconds, timing.memory_bytes)
+            found.setdefault(key, timing)
+    return list(found.values())
 
 
 def _state(ids: list[str], one: str, many: str) -> str:

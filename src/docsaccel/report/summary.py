@@ -19,11 +19,11 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from docsaccel.contract import AUDIT_STATUSES, CACHED, VERIFIED
+from docsaccel.contract import AUDIT_STATUSES, CACHED, FAILED, VERIFIED, status_text
 from docsaccel.memory import format_size
 from docsaccel.report.model import LoadedInput, Timing, Verdicts
 
@@ -62,6 +62,18 @@ class Row(Verdicts):
     #: Its peak against the baseline's.
     memory_delta_bytes: int | None = None
     interrupted_by: str | None = None
+    #: It failed as sphinx-gallery was told to expect.
+    expected_failure: bool = False
+
+    @property
+    def status_label(self) -> str:
+        """Its status as the views write it (``"failed (expected)"``)."""
+        return status_text(self.status, self.expected_failure)
+
+    @property
+    def build_failure(self) -> bool:
+        """It failed, and not as expected: the build failed."""
+        return self.status == FAILED and not self.expected_failure
 
     @property
     def over(self) -> bool:
@@ -151,6 +163,28 @@ class ReportSummary:
     @property
     def over(self) -> list[Row]:
         return [row for row in self.rows if row.over]
+
+    @property
+    def failed(self) -> list[Row]:
+        """The examples that failed unexpectedly (by id): the build failed."""
+        return sorted((row for row in self.rows if row.build_failure), key=lambda row: row.id)
+
+    def verdict(self, quote: Callable[[str], str] = str) -> str:
+        """The report's one-line verdict: a failed build first, then budgets. A failed or
+        unfinished build is never "within budget". ``quote``: how to write an id."""
+        if self.failed:
+            count = len(self.failed)
+            names = ", ".join(quote(row.id) for row in self.failed[:5])
+            more = f" and {count - 5} more" if count > 5 else ""
+            return (
+                f"The build failed: {count} example{'s' if count != 1 else ''} failed: "
+                f"{names}{more}."
+            )
+        if self.over:
+            return f"{len(self.over)} example(s) over budget."
+        if self.incomplete:  # the examples that never ran cannot be called within budget
+            return "No example over budget among those the report holds."
+        return "All examples within budget."
 
     @property
     def near(self) -> list[Row]:
@@ -261,6 +295,7 @@ class ReportSummary:
             "complete": not self.incomplete,
             "incomplete": self.incomplete or None,
             "status_counts": self.status_counts,
+            "failed": [row.id for row in self.failed],
             "over_budget": [row.id for row in self.over],
             "near_budget": [row.id for row in self.near],
             "over_memory_budget": [row.id for row in self.rows if row.over_memory_budget],
@@ -297,7 +332,8 @@ def summarize(
     history: Mapping[str, ExampleHistory] | None = None,
 ) -> ReportSummary:
     """The summary of ``loaded``, with deltas against ``baseline`` and noise from ``history``."""
-    base = {timing.id: timing.seconds for timing in baseline or ()}
+    # Only whole runs are compared: a stopped example's time is its budget, not its speed.
+    base = {timing.id: timing.seconds for timing in baseline or () if timing.whole_run}
     base_memory = {t.id: t.memory_bytes for t in baseline or () if t.memory_bytes is not None}
     history = history or {}
     rows = []
@@ -312,7 +348,7 @@ def summarize(
                 budget_source=t.budget_source,
                 headroom_seconds=None if t.budget_seconds is None else t.budget_seconds - t.seconds,
                 budget_use=t.budget_use,
-                delta_seconds=t.seconds - base[t.id] if t.id in base else None,
+                delta_seconds=t.seconds - base[t.id] if t.whole_run and t.id in base else None,
                 memory_bytes=t.memory_bytes,
                 fast=t.fast,
                 knobs=dict(t.knobs),
@@ -331,6 +367,7 @@ def summarize(
                     else None
                 ),
                 interrupted_by=t.interrupted_by,
+                expected_failure=t.expected_failure,
             )
         )
     rows.sort(key=lambda row: (-row.seconds, row.id))
@@ -341,7 +378,11 @@ def summarize(
         rows=rows,
         build_wall_seconds=float(wall) if isinstance(wall, (int, float)) else None,
         fast=loaded.build.get("fast"),
-        status_counts=dict(sorted(Counter(t.status for t in loaded.timings).items())),
+        status_counts=dict(
+            sorted(
+                Counter(status_text(t.status, t.expected_failure) for t in loaded.timings).items()
+            )
+        ),
         baseline_total=(
             sum(t.seconds for t in baseline or () if t.status != CACHED)
             if baseline is not None

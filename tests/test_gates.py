@@ -1,0 +1,239 @@
+"""Gates and statuses that never lie: check, report, compare and history on report files.
+
+A failed build never passes ``check`` nor reads "within budget"; an example stopped at its
+budget is never a speed-up; sphinx-gallery's ``0.0 MB`` is "not measured"; two files of
+one build are not two builds; no command writes over its input or a file of another kind.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers.report_factory import record, write_report
+
+from docsaccel.cli import main
+from docsaccel.report.check import EXIT_BUILD_FAILED
+from docsaccel.report.commands import run_check, run_compare, run_history_append, run_report
+from docsaccel.report.history import read_builds, read_history
+
+FINISHED = "2026-11-29T17:00:10+00:00"
+
+
+def failed(name: str, **extra) -> dict:
+    return record(name, 0.1, status="failed", error="ValueError: boom", **extra)
+
+
+def stopped(name: str, budget: float) -> dict:
+    """An example its time budget interrupted, after ``budget`` seconds and a bit."""
+    return record(
+        name,
+        budget + 0.1,
+        budget=budget,
+        status="interrupted",
+        interrupted_by="time",
+        error=f"tutorials/{name} was interrupted after {budget} s",
+        finished_at=FINISHED,
+    )
+
+
+def write_build(path: Path, records: list[dict], generated_at: str, **build) -> Path:
+    """A report of its own build (``generated_at``), with ``build`` facts overridden."""
+    write_report(path, records)
+    data = json.loads(path.read_text())
+    data["generated_at"] = generated_at
+    data["build"].update(build)
+    path.write_text(json.dumps(data))
+    return path
+
+
+# --- check and the report's verdict on a failed build ------------------------------------
+
+
+def test_check_fails_a_build_whose_example_raised(tmp_path) -> None:
+    report = write_report(tmp_path / "r.json", [record("plot_a.py", 1.0), failed("plot_bad.py")])
+    text, code = run_check([str(report)])
+    assert code == EXIT_BUILD_FAILED == 3
+    assert text == (
+        "FAIL: the build failed: 1 example failed: tutorials/plot_bad.py (ValueError: boom)\n"
+    )
+    assert main(["check", str(report)]) == 3
+
+
+def test_check_keeps_the_budgets_verdict_beside_the_failure(tmp_path) -> None:
+    records = [record("plot_slow.py", 90.0, budget=60.0), failed("plot_bad.py")]
+    text, code = run_check([str(write_report(tmp_path / "r.json", records))])
+    assert code == EXIT_BUILD_FAILED
+    lines = text.splitlines()
+    assert lines[0].startswith("FAIL: the build failed: 1 example failed")
+    assert lines[1] == "FAIL: 1 of 2 examples over budget:"
+
+
+def test_an_expected_failure_passes_check_and_says_so_in_the_report(tmp_path) -> None:
+    records = [record("plot_a.py", 1.0), failed("plot_xfail.py", expected_failure=True)]
+    report = write_report(tmp_path / "r.json", records)
+    text, code = run_check([str(report)])
+    assert code == 0 and text.startswith("OK: 2 examples checked")
+    markdown, _ = run_report(str(report))
+    assert "All examples within budget." in markdown
+    assert "| failed \\(expected\\) |" in markdown
+
+
+@pytest.mark.parametrize("fmt", ["md", "html", "json"])
+def test_a_failed_build_is_never_within_budget_in_the_report(tmp_path, fmt) -> None:
+    report = write_report(tmp_path / "r.json", [record("plot_a.py", 1.0), failed("plot_bad.py")])
+    text, code = run_report(str(report), fmt=fmt)
+    assert code == 0
+    assert "within budget" not in text
+    if fmt == "json":
+        assert json.loads(text)["failed"] == ["tutorials/plot_bad.py"]
+    else:
+        assert "The build failed: 1 example failed: tutorials/plot" in text
+
+
+def test_github_check_annotates_the_failed_example(tmp_path) -> None:
+    report = write_report(tmp_path / "r.json", [failed("plot_bad.py")])
+    text, code = run_check([str(report)], fmt="github")
+    assert code == EXIT_BUILD_FAILED
+    assert "::error" in text and "tutorials/plot_bad.py failed: ValueError: boom" in text
+
+
+# --- a stopped example is never a timing -------------------------------------------------
+
+
+def test_compare_lists_a_stopped_example_apart_never_as_a_speed_up(tmp_path) -> None:
+    base = write_build(tmp_path / "base.json", [record("plot_sleep.py", 3.0)], FINISHED)
+    head = write_build(tmp_path / "head.json", [stopped("plot_sleep.py", 2.0)], FINISHED)
+    text, code = run_compare(str(base), str(head), fail_on_regression=True)
+    assert code == 0
+    assert "-0.9s" not in text and "-31%" not in text
+    assert "Not compared (not a whole run in both):" in text
+    assert "plot_sleep.py: 3.0s -> interrupted at its budget of 2s (after 2.1s)" in text
+
+
+def test_report_baseline_shows_no_delta_for_a_stopped_example(tmp_path) -> None:
+    base = write_build(tmp_path / "base.json", [record("plot_sleep.py", 3.0)], FINISHED)
+    head = write_build(tmp_path / "head.json", [stopped("plot_sleep.py", 2.0)], FINISHED)
+    text, _ = run_report(str(head), baseline=str(base), fmt="json")
+    (row,) = json.loads(text)["examples"]
+    assert row["delta_seconds"] is None
+
+
+def test_history_trends_never_read_a_stopped_example_as_a_duration(tmp_path) -> None:
+    history = tmp_path / "h.jsonl"
+    runs = [
+        record("plot_sleep.py", 3.0),
+        record("plot_sleep.py", 3.0),
+        stopped("plot_sleep.py", 2.0),
+    ]
+    for index, one in enumerate(runs):
+        report = write_build(tmp_path / f"r{index}.json", [one], f"2026-11-29T17:0{index}:00+00:00")
+        assert run_history_append(str(report), history)[1] == 0
+    assert read_history(history)["tutorials/plot_sleep.py"].durations == (3.0, 3.0)
+    assert (
+        json.loads(history.read_text().splitlines()[-1])["examples"]["tutorials/plot_sleep.py"][
+            "status"
+        ]
+        == "interrupted"
+    )
+    md, _ = run_report(str(tmp_path / "r2.json"), history=str(history))
+    assert "-29%" not in md and "-31%" not in md
+
+
+# --- history append refuses what is not one more finished build --------------------------
+
+
+def test_history_append_refuses_an_incomplete_build(tmp_path) -> None:
+    report = write_build(tmp_path / "r.json", [record("plot_a.py", 1.0)], FINISHED, complete=False)
+    history = tmp_path / "h.jsonl"
+    text, code = run_history_append(str(report), history)
+    assert code == 2 and not history.exists()
+    assert text.startswith(f"error: {report}: the build did not finish")
+    assert "not appended" in text and text.count("\n") == 1
+
+
+def test_history_append_refuses_the_same_build_twice(tmp_path) -> None:
+    report = write_build(tmp_path / "r.json", [record("plot_a.py", 1.0)], FINISHED)
+    history = tmp_path / "h.jsonl"
+    assert run_history_append(str(report), history)[1] == 0
+    text, code = run_history_append(str(report), history)
+    assert code == 2 and "already records the build" in text
+    assert len(read_builds(history)) == 1
+
+
+def test_history_append_refuses_a_target_that_is_not_a_history(tmp_path) -> None:
+    report = write_build(tmp_path / "r.json", [record("plot_a.py", 1.0)], FINISHED)
+    other = write_build(tmp_path / "other.json", [record("plot_b.py", 2.0)], FINISHED)
+    before = other.read_bytes()
+    assert main(["history", "append", str(report), "--to", str(other)]) == 2
+    text, code = run_history_append(str(report), other)
+    assert code == 2 and "is not a docsaccel history" in text
+    text, code = run_history_append(str(report), report)
+    assert code == 2 and "is the report to append" in text
+    assert other.read_bytes() == before
+
+
+# --- "not measured" is never zero --------------------------------------------------------
+
+SG_GRID = """\
++-------------------------------------------------------------------+-----------+--------+
+| :ref:`sphx_glr_tutorials_plot_a.py` (``plot_a.py``)               | 00:01.000 | 0.0 MB |
++-------------------------------------------------------------------+-----------+--------+
+"""
+
+
+def test_compare_takes_sphinx_gallerys_zero_memory_for_unmeasured(tmp_path) -> None:
+    base = tmp_path / "sg_execution_times.rst"
+    base.write_text(SG_GRID)
+    head = write_build(tmp_path / "r.json", [record("plot_a.py", 1.0)], FINISHED)
+    data = json.loads(head.read_text())
+    data["examples"][0]["id"] = "plot_a.py"
+    head.write_text(json.dumps(data))
+    text, code = run_compare(str(base), str(head), fail_on_regression=True)
+    assert code == 0, text
+    assert "MEMORY REGRESSED" not in text and "0B" not in text
+
+
+# --- several inputs of one build ----------------------------------------------------------
+
+
+def _list_table(entries: list[tuple[str, str]]) -> str:
+    rows = "".join(
+        f"   * - :ref:`sphx_glr_tutorials_{name}` (``{path}``)\n     - 00:0{i}.500\n     - 0.0\n"
+        for i, (name, path) in enumerate(entries, 1)
+    )
+    head = ".. list-table::\n   :header-rows: 1\n\n   * - Example\n     - Time\n     - Mem (MB)\n"
+    return head + rows
+
+
+def test_check_counts_the_root_and_a_gallerys_file_of_one_build_once(tmp_path) -> None:
+    names = ["plot_a.py", "plot_b.py", "plot_c.py"]
+    root = tmp_path / "root.rst"
+    root.write_text(_list_table([(n, f"tutorials/{n}") for n in names]))
+    gallery = tmp_path / "gallery.rst"
+    gallery.write_text(_list_table([(n, n) for n in names]))
+    text, code = run_check([str(root), str(gallery)], flat_budget="2s")
+    assert text.startswith("FAIL: 2 of 3 examples over budget:"), text
+    assert code == 1
+    text, code = run_check([str(root), str(gallery)], flat_budget="1m")
+    assert text == "OK: 3 examples checked, 3 with a budget, none over budget.\n"
+
+
+# --- no command writes over its input ------------------------------------------------------
+
+
+def test_report_refuses_to_write_over_its_input_or_another_kind_of_file(tmp_path, capsys) -> None:
+    report = write_build(tmp_path / "r.json", [record("plot_a.py", 1.0)], FINISHED)
+    other = write_build(tmp_path / "other.json", [record("plot_b.py", 1.0)], FINISHED)
+    before, other_before = report.read_bytes(), other.read_bytes()
+    assert main(["report", str(report), "-o", str(report)]) == 2
+    assert "is an input of this command" in capsys.readouterr().err
+    assert main(["report", str(report), "-o", str(other)]) == 2
+    assert "'docsaccel.report' file" in capsys.readouterr().err
+    assert report.read_bytes() == before and other.read_bytes() == other_before
+    # Its own kind of file is replaced, as before.
+    summary = tmp_path / "summary.json"
+    assert main(["report", str(report), "--format", "json", "-o", str(summary)]) == 0
+    assert main(["report", str(report), "--format", "json", "-o", str(summary)]) == 0
+    assert main(["report", str(report), "-o", str(tmp_path / "r.md")]) == 0
