@@ -38,7 +38,7 @@ def test_current_per_gallery_list_table_from_a_real_build(gallery) -> None:
     # The slow example sleeps 0.3 s; sphinx-gallery prints milliseconds.
     assert timings["plot_slow.py"].seconds >= 0.3
     assert timings["plot_slow.py"].seconds > timings["plot_fast.py"].seconds
-    assert timings["plot_slow.py"].memory_bytes == 0
+    assert timings["plot_slow.py"].memory_bytes is None  # sphinx-gallery's 0.0 MB: not measured
 
 
 @pytest.mark.slow
