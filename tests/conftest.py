@@ -33,10 +33,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.fixture(scope="session")
 def browser():
     """A headless Chromium (Debian's package) driven by Playwright."""
-    from helpers.browser import CHROMIUM_ARGS, ensure_chromium
+    from helpers.browser import CHROMIUM_ARGS, find_chromium
     from playwright.sync_api import sync_playwright
 
-    executable = ensure_chromium()
+    executable = find_chromium()
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         yield chromium
