@@ -43,6 +43,16 @@ def browser():
         chromium.close()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def reference_builds(tmp_path_factory):
+    """One folder for the session's clean reference builds, which every comparison of
+    the same tree reuses (:mod:`helpers.incremental_build`)."""
+    from helpers import incremental_build
+
+    incremental_build.REFERENCE_BUILDS = tmp_path_factory.mktemp("reference-builds")
+    return incremental_build.REFERENCE_BUILDS
+
+
 @pytest.fixture
 def clean_registry():
     """The per-example registry, empty before and after the test."""
