@@ -33,14 +33,24 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.fixture(scope="session")
 def browser():
     """A headless Chromium (Debian's package) driven by Playwright."""
-    from helpers.browser import CHROMIUM_ARGS, ensure_chromium
+    from helpers.browser import CHROMIUM_ARGS, find_chromium
     from playwright.sync_api import sync_playwright
 
-    executable = ensure_chromium()
+    executable = find_chromium()
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def reference_builds(tmp_path_factory):
+    """One folder for the session's clean reference builds, which every comparison of
+    the same tree reuses (:mod:`helpers.incremental_build`)."""
+    from helpers import incremental_build
+
+    incremental_build.REFERENCE_BUILDS = tmp_path_factory.mktemp("reference-builds")
+    return incremental_build.REFERENCE_BUILDS
 
 
 @pytest.fixture

@@ -1,18 +1,17 @@
 """A real headless Chromium for the site tests, driven by Playwright.
 
 Playwright's own browser download is not used: Debian's ``chromium`` package is the browser.
-When it is missing, :func:`ensure_chromium` installs it with apt-get (as root, e.g. in CI);
-where that is impossible, the browser tests are skipped locally and fail in CI (``CI=true``),
-so a green CI run always includes them.
+A test never installs it: ``make test-deps`` does, once, before the test lanes start (they
+run side by side, and apt-get run from each would race for apt's lock). Where it is
+missing, a browser test fails naming that command, locally as in CI, so a green run always
+includes the browser tests.
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
-import os
 import shutil
-import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,7 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from docsaccel.budgets import is_ci
+#: The executables Debian's and Ubuntu's packages install, in the order tried.
+CHROMIUM_NAMES = ("chromium", "chromium-browser")
+#: What installs the browser (the Makefile's target, which the test lanes depend on).
+INSTALL_COMMAND = "make test-deps"
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -35,31 +37,15 @@ CHROMIUM_ARGS = [
 ]
 
 
-def _install_with_apt() -> str:
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        return "not root or no apt-get"
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
-        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            return f"{' '.join(command)} failed: {done.stderr.strip()[-500:]}"
-    return ""
-
-
-@functools.cache
-def ensure_chromium() -> str:
-    """Path of a Chromium executable, installing Debian's package when needed."""
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found:
-        return found
-    problem = _install_with_apt()
-    found = shutil.which("chromium")
-    if found:
-        return found
-    message = f"no chromium executable and it could not be installed ({problem})"
-    if is_ci():
-        pytest.fail(message)
-    pytest.skip(message)
+def find_chromium() -> str:
+    """Path of the Chromium executable; fail the test, naming what installs it, without one."""
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.fail(
+        f"no chromium executable on PATH ({' or '.join(CHROMIUM_NAMES)}): run `{INSTALL_COMMAND}`"
+    )
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -9,7 +9,9 @@ includes, and a class inheriting from a library installed outside the project
 A :class:`Workspace` copies the project into the same folder for every build (every
 file gets a new modification time, as in a fresh checkout), builds it with a cache
 folder, and compares the output with a clean build of the same tree file by file
-(measured times masked).
+(measured times masked). The clean build of a tree is made once per test session (in
+``REFERENCE_BUILDS``, keyed by a digest of the tree and the build's arguments) and reused
+by every comparison of that tree.
 
 Example::
 
@@ -23,11 +25,13 @@ Example::
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +54,26 @@ needs_state = pytest.mark.skipif(
 )
 #: Before Sphinx 8.2, Sphinx writes the root document's page whenever it writes any page.
 WRITTEN_WITH_ANY = {"index"} if sphinx.version_info < (8, 2) else set()
+#: The test session's folder of clean reference builds (``tests/conftest.py`` sets it):
+#: one subfolder per :meth:`Workspace.reference_key`, its ``output`` and a marker file.
+REFERENCE_BUILDS: Path | None = None
+_COMPLETE = "complete"
+
+
+def reference_folder() -> Path:
+    """The session's folder of clean reference builds; a temporary one without a session."""
+    global REFERENCE_BUILDS
+    if REFERENCE_BUILDS is None:
+        REFERENCE_BUILDS = Path(tempfile.mkdtemp(prefix="docsaccel-reference-builds-"))
+    return REFERENCE_BUILDS
+
+
+def _digest_tree(digest: hashlib._Hash, folder: Path) -> None:
+    """Add every file under ``folder`` (its relative path and bytes) to ``digest``."""
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
 
 
 @dataclass
@@ -143,25 +167,56 @@ class Workspace:
         return Built(returncode, output, report)
 
     def clean_output(self) -> dict[str, bytes]:
-        """The output of a clean build of the current tree (a fresh copy, no state)."""
+        """The output of a clean build of the current tree (a fresh copy, no state).
+
+        A clean build is a pure function of the tree and the build's arguments, so it is
+        made once per test session and reused by every comparison of the same tree
+        (:meth:`reference_key`). A build's output does not depend on the folder it is
+        made in, so a reference made in another test's folder serves as well.
+        """
         keep = self.root / "kept-output"
         shutil.rmtree(keep, ignore_errors=True)
         shutil.copytree(self.outdir, keep)
         kept_project = self.root / "kept-project"
         shutil.rmtree(kept_project, ignore_errors=True)
         shutil.move(self.project, kept_project)
-        self.fresh_copy()
-        clean = self.build(self.root / "clean-cache")
-        assert clean.returncode == 0, clean.output
-        files = output_files(self.outdir)
+        try:
+            self.fresh_copy()
+            stored = reference_folder() / self.reference_key()
+            if not (stored / _COMPLETE).is_file():
+                self._clean_build(stored)
+        finally:
+            shutil.rmtree(self.project, ignore_errors=True)
+            shutil.move(kept_project, self.project)
+            shutil.rmtree(self.outdir, ignore_errors=True)
+            shutil.move(keep, self.outdir)
         # Kept for a failing test to show.
         shutil.rmtree(self.root / "clean-output", ignore_errors=True)
-        shutil.copytree(self.outdir, self.root / "clean-output")
-        shutil.rmtree(self.project)
-        shutil.move(kept_project, self.project)
-        shutil.rmtree(self.outdir)
-        shutil.move(keep, self.outdir)
-        return files
+        shutil.copytree(stored / "output", self.root / "clean-output")
+        return output_files(stored / "output")
+
+    def reference_key(self) -> str:
+        """A digest of what a clean build's output depends on: the project's files (a
+        fresh copy's), the library outside it, and how the build runs."""
+        command, _ = self.command(None, (), None)
+        digest = hashlib.sha256()
+        # Every argument but the folders (sphinx-build's, the jobs), and the outer path.
+        for part in (*command[:-2], os.environ.get("PYTHONPATH", "")):
+            digest.update(part.encode() + b"\0")
+        for folder in (self.project, self.site):
+            _digest_tree(digest, folder)
+        return digest.hexdigest()[:32]
+
+    def _clean_build(self, stored: Path) -> None:
+        """A clean build of the fresh copy in the project's folder, with an empty cache;
+        its output kept in ``stored``."""
+        clean_cache = self.root / "clean-cache"
+        shutil.rmtree(clean_cache, ignore_errors=True)
+        clean = self.build(clean_cache)
+        assert clean.returncode == 0, clean.output
+        shutil.rmtree(stored, ignore_errors=True)
+        shutil.copytree(self.outdir, stored / "output")
+        (stored / _COMPLETE).touch()
 
     def differences(self, mask: Callable[[str, bytes], bytes] | None = None) -> list[str]:
         """The output files (relative paths) that differ from a clean build's; ``mask``,

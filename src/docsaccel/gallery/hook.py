@@ -7,8 +7,8 @@ the records folder, the fast switch and the overrun mode.
 
 Before an example: the user's own resetters (if they asked for "before"), then clear the
 registry, set ``DOCSACCEL_FAST``, note the processes running, start the clocks and the
-memory meter (:mod:`.memory`), journal a provisional record (so an example that takes the
-whole process down is still recorded), and in fail mode arm a
+memory meter (:mod:`~docsaccel.gallery.memory`), journal a provisional record (so an
+example that takes the whole process down is still recorded), and in fail mode arm a
 :class:`~docsaccel.gallery.interrupt.Deadline`. When the example has a memory budget in
 fail mode, or the build a memory ceiling (``docsaccel_memory_limit``), a
 :class:`~docsaccel.gallery.interrupt.Tripwire` samples its memory: over its budget it is
