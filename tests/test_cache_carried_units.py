@@ -6,7 +6,7 @@ import ast
 from types import SimpleNamespace
 from typing import Any
 
-from docsaccel.cache.carried import must_run
+from docsaccel.cache.carried import Rerun, must_run
 from docsaccel.cache.deps import Change
 from docsaccel.cache.pieces import split
 
@@ -52,8 +52,22 @@ def test_an_earlier_example_whose_state_was_read_runs() -> None:
     reader = _entry(names=["mean"], state={"a0_setoff.py": ["mylib/stats.py:_OFFSET"]})
     found = _run({"b_mean.py": reader}, {"b_mean.py": [Change("file:data/x", "changed")]})
     assert found == {
-        "a0_setoff.py": "b_mean.py reads the state it leaves (mylib/stats.py:_OFFSET), and runs"
+        "a0_setoff.py": Rerun(
+            "b_mean.py", "b_mean.py reads the state it leaves (mylib/stats.py:_OFFSET) and runs"
+        )
     }
+
+
+def test_the_reason_names_why_the_reader_runs() -> None:
+    # The chain back to its root: the reader runs for what changed of its own.
+    reader = _entry(names=["mean"], state={"a0_setoff.py": ["mylib/stats.py:_OFFSET"]})
+    changes = {"b_mean.py": [Change("file:data/x", "changed")]}
+    restored = {"a0_setoff.py": SETOFF}
+    why = {"b_mean.py": "data/x changed"}
+    found = must_run(ORDER, {"b_mean.py": reader}, restored, changes, FACTS.get, False, why)
+    assert found["a0_setoff.py"].reason == (
+        "b_mean.py reads the state it leaves (mylib/stats.py:_OFFSET) and runs: data/x changed"
+    )
 
 
 def test_a_changed_source_or_no_entry_may_read_any_state_of_earlier_examples() -> None:
@@ -81,5 +95,5 @@ def test_names_followed_through_the_current_code_say_which_state_it_may_read() -
 def test_in_a_parallel_build_every_restored_example_runs() -> None:
     found = _run({"c_unit.py": None}, {}, parallel=True)
     assert set(found) == {"a0_setoff.py", "d_later.py"}
-    assert all(why.startswith("a parallel build: ") for why in found.values())
+    assert all(why.reason.startswith("a parallel build: ") for why in found.values())
     assert _run({"c_unit.py": _entry(names=["report"])}, {}, parallel=True) == {}

@@ -51,7 +51,7 @@ from docsaccel.cache.audit import (
     entry_outputs,
     unexplained,
 )
-from docsaccel.cache.carried import must_run
+from docsaccel.cache.carried import Rerun, must_run
 from docsaccel.cache.children import Children, merge_seen, start_recording
 from docsaccel.cache.context import (
     build_context,
@@ -525,8 +525,10 @@ def lookup(
     #: ``{example id: why it runs}`` of the examples that run without being looked up:
     #: all of them when restoring loses something, else those run for the state they leave.
     forced: dict[str, str] = dict.fromkeys((e.id for e in ordered), lost) if lost else {}
+    #: ``{example id: why}`` of those run for the state they leave.
+    readers: dict[str, Rerun] = {}
     while True:
-        changed = _look_up_all(build, ordered, project, forced)
+        changed = _look_up_all(build, ordered, project, forced, readers)
         if not build.restored:
             return build
         more = must_run(
@@ -536,19 +538,26 @@ def lookup(
             changed=changed,
             facts=lambda relative: code_facts(project.absolute(relative)),
             parallel=bool(gallery_conf.get("parallel")),
+            why={i: build.recording.reasons[i]["reason"] for i in build.missed},
         )
         if not more:
             return build
         # Those restored run before the example reading their state: look every example
         # up again, as after any example that runs again.
-        forced.update(more)
+        forced.update((example, rerun.reason) for example, rerun in more.items())
+        readers.update(more)
         _withdraw(build)
 
 
 def _look_up_all(
-    build: CacheBuild, ordered: list[Example], project: Project, forced: Mapping[str, str]
+    build: CacheBuild,
+    ordered: list[Example],
+    project: Project,
+    forced: Mapping[str, str],
+    readers: Mapping[str, Rerun],
 ) -> dict[str, list[Change]]:
-    """Look the examples up in the order they run (``forced``: those that run, with why);
+    """Look the examples up in the order they run (``forced``: those that run, with why;
+    ``readers``: of those run for the state they leave, why);
     ``{example id: what changed}`` of the misses."""
     #: ``{absolute path: id}`` of the files the examples that run again wrote last time.
     rewritten: dict[str, str] = {}
@@ -556,7 +565,7 @@ def _look_up_all(
     for example in ordered:
         reason = forced.get(example.id)
         if reason is None:
-            reason = _look_up_one(build, example, project, rewritten, changed)
+            reason = _look_up_one(build, example, project, rewritten, changed, readers)
             if reason is None:
                 continue
         for relative in _known_writes(build, example):
@@ -640,15 +649,26 @@ def _written_by(
     return False
 
 
-def _state_from_a_rerun(entry: Entry, build: CacheBuild) -> dict[str, str]:
+def _state_from_a_rerun(
+    entry: Entry, example_id: str, build: CacheBuild, readers: Mapping[str, Rerun]
+) -> dict[str, str]:
     """Why the entry cannot be trusted when it read state an earlier example left in a
     project module (a global, a filled cache) and that example is not restored: its run
-    may leave something else. ``{earlier example: why}``, empty when none."""
-    return {
-        earlier: f"reads state {earlier} leaves ({keys[0]}), which runs again"
-        for earlier, keys in entry.deps.get("state", {}).items()
-        if earlier not in build.hits
-    }
+    may leave something else. ``{earlier example: why}``, empty when none; each names
+    why that example runs. One that runs only because this example reads its state is no
+    cause of this one's run (that would be a circle): then why this one ran for it, last."""
+    found, circles = {}, {}
+    for earlier, keys in entry.deps.get("state", {}).items():
+        if earlier in build.hits:
+            continue
+        rerun = readers.get(earlier)
+        if rerun is not None and rerun.reader == example_id:
+            circles[earlier] = rerun.cause or f"reads state {earlier} leaves ({keys[0]})"
+            continue
+        cause = (build.recording.reasons.get(earlier) or {}).get("reason")
+        runs = f"which runs again: {cause}" if cause else "which runs again"
+        found[earlier] = f"reads state {earlier} leaves ({keys[0]}), {runs}"
+    return {**found, **circles}
 
 
 def _look_up_one(
@@ -657,9 +677,11 @@ def _look_up_one(
     project: Project,
     rewritten: dict[str, str],
     changed: dict[str, list[Change]],
+    readers: Mapping[str, Rerun],
 ) -> str | None:
     """Restore the example's entry and return ``None`` on a hit; else say why it missed
-    (what changed of its dependencies in ``changed``)."""
+    (what changed of its dependencies in ``changed``; ``readers``: see
+    :func:`_state_from_a_rerun`)."""
     store = build.store
     name = store.entry_name(example.id, build.key)
     try:
@@ -693,12 +715,18 @@ def _look_up_one(
         build.warn(f"docsaccel cache: entry {entry.path} is malformed ({exc!r}), it runs again")
         return "entry corrupt"
     changed[example.id] = found
-    waits_for.update(_state_from_a_rerun(entry, build))
+    state_waits = _state_from_a_rerun(entry, example.id, build, readers)
+    file_waits = dict(waits_for)
+    waits_for.update(state_waits)
     # Waiting only for examples that run to be audited, it would have been restored with
     # them: audited too, against what they write now.
     audit = bool(waits_for) and set(waits_for) <= set(build.audits)
-    if waits_for and not audit and (not found or found[0].key != "source"):
-        return next(iter(waits_for.values()))
+    if file_waits and not audit and (not found or found[0].key != "source"):
+        return next(iter(file_waits.values()))
+    if state_waits and not audit and not found:
+        # What changed of its own is the root cause; else the state of one that runs
+        # (of one that runs for another reason first).
+        return next(iter(state_waits.values()))
     if audit:
         # What those write is not put back (they run): its absence changes nothing.
         found = [c for c in found if not _written_by(c.key, build.audits, project, rewritten)]

@@ -21,21 +21,36 @@ applies again until nothing more must run (:func:`must_run`). In a parallel buil
 (``parallel: N``) which examples share a worker process is decided as they run, so a page
 reading state equals a clean build's only when every example runs: then all of them do.
 
+Each reason names the chain back to its root: why the reader runs, which may be that it
+reads the state of one that runs in turn (``b.py reads the state it leaves
+(mylib/stats.py:_OFFSET) and runs: source changed``).
+
 Example::
 
     more = must_run(order, missed={"b.py": entry_b}, restored={"a.py": entry_a},
-                    changed={"b.py": changes_b}, facts=code_facts_of, parallel=False)
-    more   # {'a.py': 'b.py reads the state it leaves (mylib/stats.py:_OFFSET), and runs'}
+                    changed={"b.py": changes_b}, facts=code_facts_of, parallel=False,
+                    why={"b.py": "source changed"})
+    more["a.py"].reason  # 'b.py reads the state it leaves (mylib/stats.py:_OFFSET) and runs:
+                         #  source changed'
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from docsaccel.cache.pieces import Facts
 
-__all__ = ["leaves_key", "must_run"]
+__all__ = ["Rerun", "leaves_key", "must_run"]
+
+
+class Rerun(NamedTuple):
+    """Why a restored example must run: ``reader`` reads (or may read) the state it
+    leaves; ``reason`` says so, with ``cause``, why the reader runs."""
+
+    reader: str
+    reason: str
+    cause: str = ""
 
 
 def leaves_key(relative: str, name: str) -> str:
@@ -50,14 +65,15 @@ def must_run(
     changed: Mapping[str, Iterable[Any]],
     facts: Callable[[str], Facts | None],
     parallel: bool,
-) -> dict[str, str]:
+    why: Mapping[str, str] | None = None,
+) -> dict[str, Rerun]:
     """``{example: why it must run}`` of the ``restored`` examples (``{id: entry}``) that
     an example of ``missed`` (``{id: its entry, or None}``) reads or may read the state of
     (see the module docstring). ``order``: every example's id in the order they run;
     ``changed``: ``{id: the changes that made it miss}``; ``facts(relative path)``: the
-    pieces of a project file as it is now."""
+    pieces of a project file as it is now; ``why``: ``{id: why it runs}`` of the missed."""
     position = {example: index for index, example in enumerate(order)}
-    found: dict[str, str] = {}
+    found: dict[str, Rerun] = {}
     for reader, entry in missed.items():
         reads = _may_read(entry, changed.get(reader, ()), facts)
         recorded = (entry.deps.get("state") or {}) if entry is not None else {}
@@ -68,10 +84,14 @@ def must_run(
                 key for key in earlier_entry.deps.get("leaves") or () if _reaches(reads, key)
             ]
             if keys:
-                found[earlier] = f"{reader} reads the state it leaves ({keys[0]}), and runs"
+                cause = (why or {}).get(reader, "")
+                runs = f"and runs: {cause}" if cause else "and runs"
+                reason = f"{reader} reads the state it leaves ({keys[0]}) {runs}"
+                found[earlier] = Rerun(reader, reason, cause)
     if found and parallel:
-        why = f"a parallel build: {next(iter(found.values()))}; every example runs"
-        return dict.fromkeys(restored, why)
+        first = next(iter(found.values()))
+        every = first._replace(reason=f"a parallel build: {first.reason}; every example runs")
+        return dict.fromkeys(restored, every)
     return found
 
 

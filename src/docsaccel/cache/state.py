@@ -12,18 +12,29 @@ A snapshot looks three levels into each global: containers by their items, objec
 their ``__dict__``/``__slots__``, functions by their defaults, closure cells and
 attributes, ``functools.cache`` wrappers by their misses and size, generators by where
 they stand, arrays by their bytes; deeper, an object by its identity and a container by
-its size too. A global it cannot read (an object of C code with no attributes, one whose attribute
-access runs code) is never equal to itself: when in doubt, it changed; inside another
-object such a value goes by identity.
-Immutable values (numbers, strings, ``None``, code, modules, classes and functions of
-other libraries) compare by value or identity, a reference kept so an identity is never
-reused.
+its size too. A global it cannot read (an object of C code with no attributes, one whose
+attribute access runs code) is never equal to itself: when in doubt, it changed; inside
+another object such a value goes by identity. Immutable values (numbers, strings,
+``None``, code, modules, classes and functions of other libraries) compare by value or
+identity, a reference kept so an identity is never reused.
+
+State is the project's or it is not state:
+
+- an object of another library's class (a ``logging.Logger``, a ``typing.Literal[...]``)
+  is read by its public attributes only, each by value or identity: what it reaches
+  (logging's manager, typing's caches) is that library's, shared by every user of it;
+- caches filled lazily are no state (:func:`changed` leaves them out): a
+  ``functools.cache`` that grew, a dict that only gained entries (a memo), a project
+  function, class or callable object that set a private attribute of its own (``_sig``,
+  ``_count``) or had its code compiled by a decorator, a function or class a module
+  gained at run time. A value changed, an item replaced or removed, a list grown, a
+  public attribute set, a global rebound is state.
 
 Example::
 
     before = snapshot(project_modules())
     ...  # the example runs
-    changed(before, snapshot(project_modules()))   # {('/repo/mylib/memo.py', 'load')}
+    changed(before, snapshot(project_modules()))   # {('/repo/mylib/stats.py', '_OFFSET')}
 """
 
 from __future__ import annotations
@@ -67,6 +78,9 @@ _IDENTITIES = (
 # by isinstance).
 _VALUE_TYPES = frozenset(_VALUES)
 _IDENTITY_TYPES = frozenset(_IDENTITIES)
+#: The modules of the plain holders of values (``SimpleNamespace``, ``OrderedDict``,
+#: ``defaultdict``): what the project keeps in them is its state, read into as in a dict.
+_NEUTRAL = frozenset({"builtins", "types", "collections"})
 #: Module globals that are the import system's or the warnings machinery's, not state.
 _SKIPPED = frozenset(
     {
@@ -158,6 +172,54 @@ class _Unknown:
     __hash__ = object.__hash__
 
 
+class _Entries(tuple):
+    """A mapping's items: entries added to it fill it (a memo dict), they change nothing."""
+
+    __slots__ = ()
+
+
+class _Own(tuple):
+    """The attributes of a class, function or callable object of the project: entries
+    added, and any set under a private name (``_sig``, ``_count``, ``__wrapped__``), are
+    the lazy caches it fills for itself."""
+
+    __slots__ = ()
+
+
+class _Called(tuple):
+    """A project function: its identity, its code (a decorator compiling lazily swaps it),
+    then what it holds (defaults, closure cells, attributes)."""
+
+    __slots__ = ()
+
+
+class _Class(tuple):
+    """A project class: its identity and its attributes (:class:`_Own`)."""
+
+    __slots__ = ()
+
+
+class _Callable(tuple):
+    """A callable object of the project (a decorator's wrapper): its identity, its
+    attributes (:class:`_Own`) and its slots."""
+
+    __slots__ = ()
+
+
+class _Shallow(tuple):
+    """An object deeper than a snapshot reads: its identity and size. Read once per
+    snapshot, an object is met first at another depth in another one: then only its
+    identity compares."""
+
+    __slots__ = ()
+
+
+class _Cache(tuple):
+    """A ``functools.cache`` wrapper: its identity, misses, size and the function it wraps."""
+
+    __slots__ = ()
+
+
 def _items(values: Iterable[Any], depth: int) -> tuple[Any, ...]:
     return tuple(_token(v, depth) for v in values)
 
@@ -167,10 +229,14 @@ def _token(value: Any, depth: int) -> Any:
     if kind in _VALUE_TYPES:
         return (kind, value)
     if kind is types.FunctionType:  # the most frequent global: tested before the others
+        if value.__module__ not in _owned:
+            # Another library's (or code compiled at run time): by identity, its caches
+            # are not the project's state.
+            return _Called((_same(value),))
         _, code, defaults, kwdefaults = _function_parts(value)
         if not (value.__closure__ or defaults or kwdefaults or value.__dict__):
             _keep.append(value)  # most functions: nothing more to read
-            return (address(value), address(checked_code(code)))
+            return _Called((address(value), address(checked_code(code))))
     elif kind in _IDENTITY_TYPES or isinstance(value, _IDENTITIES):
         return _same(value)
     key = address(value)  # read once, at the depth it is first met
@@ -186,26 +252,28 @@ def _read(value: Any, kind: type, depth: int) -> Any:
         # Another library's class is its state, not the project's (and large to read).
         if depth <= 0 or type.__dict__["__module__"].__get__(value) not in _owned:
             return _same(value)
-        return (_same(value), _mapping(vars(value), depth - 1))
+        return _Class((_same(value), _mapping(vars(value), depth - 1, _Own)))
     if depth <= 0:
         # Deeper than a snapshot reads: by identity, and a container by its size too.
         size = len(value) if isinstance(value, (list, dict, set, deque, bytearray)) else -1
-        return (_same(value), size)
+        return _Shallow((_same(value), size))
     if kind is types.FunctionType:
         _, code, defaults, kwdefaults = _function_parts(value)
         cells = tuple(_cell(c, depth - 1) for c in value.__closure__ or ())
-        return (
-            _same(value),
-            _same(checked_code(code)),
-            _token(defaults, depth - 1),
-            _token(kwdefaults, depth - 1),
-            cells,
-            _mapping(value.__dict__, depth - 1),
+        return _Called(
+            (
+                _same(value),
+                _same(checked_code(code)),
+                _token(defaults, depth - 1),
+                _token(kwdefaults, depth - 1),
+                cells,
+                _mapping(value.__dict__, depth - 1, _Own),
+            )
         )
     if isinstance(value, functools._lru_cache_wrapper):
         info = value.cache_info()
         wrapped = _token(getattr(value, "__wrapped__", None), depth - 1)
-        return (_same(value), info.misses, info.currsize, wrapped)
+        return _Cache((_same(value), info.misses, info.currsize, wrapped))
     if isinstance(value, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
         frame = getattr(value, "gi_frame", None) or getattr(value, "cr_frame", None)
         return (_same(value), -1 if frame is None else frame.f_lasti)
@@ -225,20 +293,51 @@ def _read(value: Any, kind: type, depth: int) -> Any:
         return (_same(value.__func__), _same(value.__self__))
     if hasattr(kind, "__array_interface__") and hasattr(value, "tobytes"):
         return _array(value)
+    slots = [s for k in kind.__mro__ for s in getattr(k, "__slots__", ()) if isinstance(s, str)]
+    owner = type.__dict__["__module__"].__get__(kind)
+    if owner not in _owned and owner not in _NEUTRAL:
+        return _foreign(value, kind, slots, depth)
     if kind.__getattribute__ is not object.__getattribute__ or hasattr(kind, "__getattr__"):
         # Reading it could run its code (a lazy module's proxy).
         return _Unknown() if depth == _DEPTH else _same(value)
     found: list[Any] = [_same(value)]
     attributes = getattr(value, "__dict__", None)
     if isinstance(attributes, dict):
-        found.append(_mapping(attributes, depth - 1))
-    slots = [s for k in kind.__mro__ for s in getattr(k, "__slots__", ()) if isinstance(s, str)]
+        # A callable object (a decorator's wrapper) caches for itself as a function does.
+        found.append(_mapping(attributes, depth - 1, _Own if callable(value) else _Entries))
     if slots:
         found.append(_items((getattr(value, s, None) for s in slots), depth - 1))
+    if callable(value) and len(found) > 1:
+        return _Callable(found)
     if len(found) == 1:
         # C state no attribute shows: a global such as a random generator may have
         # changed; inside another object (an ABC's registry data) it goes by identity.
         return _Unknown() if depth == _DEPTH else found[0]
+    return tuple(found)
+
+
+def _foreign(value: Any, kind: type, slots: list[str], depth: int) -> Any:
+    """An object of another library's class (a ``logging.Logger``, a ``typing`` alias):
+    its public attributes, each by value or identity (a container by its size too); its
+    private ones, and whatever it reaches (logging's manager, typing's caches), are that
+    library's own state, shared by every user of it, not the project's. Read as
+    ``object`` reads them: its own ``__getattr__`` (typing's) runs no code of it."""
+    try:
+        attributes = object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        attributes = None
+    names = [n for n in attributes if isinstance(n, str)] if isinstance(attributes, dict) else []
+    if not (names or slots):
+        # C state no attribute shows (a random generator): as a global, it may have
+        # changed; inside another object it goes by identity.
+        return _Unknown() if depth == _DEPTH else _same(value)
+    found: list[Any] = [_same(value), _same(kind)]
+    for name in sorted(n for n in {*names, *slots} if not n.startswith("_")):
+        try:
+            held = attributes[name] if name in names else object.__getattribute__(value, name)
+        except AttributeError:  # an empty slot
+            held = None
+        found.append((name, _token(held, 0)))
     return tuple(found)
 
 
@@ -258,11 +357,13 @@ def _array(value: Any) -> Any:
         return _Unknown()
 
 
-def _mapping(mapping: dict[Any, Any], depth: int) -> Any:
-    if len(mapping) > _ITEMS:
-        return (len(mapping), tuple(map(address, mapping)), tuple(map(address, mapping.values())))
+def _mapping(mapping: dict[Any, Any], depth: int, tag: type[tuple] = _Entries) -> Any:
+    """A mapping's items, as ``tag`` (:class:`_Entries` or :class:`_Own`); a large one by
+    the identity of its keys and values."""
     try:
-        return tuple((_token(k, 0), _token(v, depth)) for k, v in list(mapping.items()))
+        if len(mapping) > _ITEMS:
+            return tag((address(k), address(v)) for k, v in list(mapping.items()))
+        return tag((_token(k, 0), _token(v, depth)) for k, v in list(mapping.items()))
     except RuntimeError:  # changed while read (another thread)
         return _Unknown()
 
@@ -301,16 +402,67 @@ def _module(token: Any) -> bool:
     return isinstance(token, tuple) and len(token) == 2 and token[0] == "module"
 
 
+def _private(key: Any) -> bool:
+    """Whether a mapping's key token is a private name (``_sig``, ``__wrapped__``)."""
+    return type(key) is tuple and len(key) == 2 and key[0] is str and key[1].startswith("_")
+
+
+def _filled(before: Any, after: Any) -> bool:
+    """Whether a global's token ``after`` differs from ``before`` only as caches filled
+    lazily make it differ: a ``functools.cache`` that grew, a mapping that gained entries
+    (a memo dict, a class-level dict), a project function, class or callable object that
+    set a private attribute of its own or had its code compiled, each deep down. A value
+    changed, an item replaced or removed, a list grown, a global rebound is state."""
+    if before == after:
+        return True
+    kind = type(before)
+    if (kind is _Shallow) != (type(after) is _Shallow):
+        # The same object read to another depth: deeper than compared.
+        return type(before) in _READ and type(after) in _READ and before[0] == after[0]
+    if kind is not type(after):
+        return False
+    if kind is _Cache:
+        return before[0] == after[0]
+    if kind is _Called:
+        parts = zip(before[2:], after[2:], strict=True)
+        return before[0] == after[0] and all(_filled(b, a) for b, a in parts)
+    if kind is _Entries or kind is _Own:
+        try:
+            old, new = dict(before), dict(after)
+        except TypeError:  # a key token that does not hash: unknown, so changed
+            return False
+        own = kind is _Own
+        return all(
+            key in new and (_filled(value, new[key]) or (own and _private(key)))
+            for key, value in old.items()
+        )
+    if kind in (tuple, _Class, _Callable) and len(before) == len(after):
+        return all(_filled(b, a) for b, a in zip(before, after, strict=True))
+    return False
+
+
+#: The tokens that start with the identity of the object read.
+_READ = frozenset({tuple, _Shallow, _Called, _Class, _Callable, _Cache})
+
+
+def _made_lazily(token: Any) -> bool:
+    """Whether a global first seen in a module is a function, class or cache made at run
+    time (code a decorator compiles and binds): not state an example leaves."""
+    return type(token) in (_Called, _Class, _Callable, _Cache)
+
+
 def changed(before: Snapshot, after: Snapshot) -> set[tuple[str, str]]:
     """The globals that differ between two snapshots, among the modules both hold (a
-    module first seen in ``after`` was imported meanwhile: its body is counted apart)."""
+    module first seen in ``after`` was imported meanwhile: its body is counted apart),
+    but for caches filled lazily (:func:`_filled`)."""
     files = {path for path, _ in before if path}
     found = {
         key
         for key, token in after.items()
         if key[0] in files
         and before.get(key) != token
-        and not (key not in before and _module(token))
+        and not (key not in before and (_module(token) or _made_lazily(token)))
+        and not (key in before and _filled(before[key], token))
     }
     after_files = {path for path, _ in after}
     found |= {key for key in before if key not in after and key[0] in after_files}

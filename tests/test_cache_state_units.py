@@ -1,0 +1,119 @@
+"""Which globals an example leaves changed (:mod:`docsaccel.cache.state`): the project's
+state only, not another library's objects it reaches, nor caches filled lazily."""
+
+from __future__ import annotations
+
+import logging
+import textwrap
+import types
+import typing
+
+import pytest
+
+from docsaccel.cache.state import changed, snapshot
+
+LIB = '''
+import functools
+import logging
+from typing import Literal
+
+logger = logging.getLogger("stateunits.mylib")
+Kind = Literal["x", "y"]
+_MEMO = {}
+_OFFSET = 0
+ROWS = []
+
+
+class Shape:
+    _registry = {}
+    verbose = False
+
+    @classmethod
+    def sides(cls, name):
+        if name not in cls._registry:
+            cls._registry[name] = len(name)
+        return cls._registry[name]
+
+
+class Layout:
+    """Callable, with a signature it works out the first time it is called."""
+
+    def __init__(self):
+        self._sig = None
+
+    def __call__(self, x):
+        if self._sig is None:
+            self._sig = ("x",)
+        return x
+
+
+spring = Layout()
+
+
+@functools.cache
+def load(name):
+    return name.upper()
+
+
+def memo(x):
+    if x not in _MEMO:
+        _MEMO[x] = x * 2
+    return _MEMO[x]
+
+
+def work():
+    logger.debug("working")
+    return 1
+
+
+def set_offset(value):
+    global _OFFSET
+    _OFFSET = value
+'''
+
+
+@pytest.fixture
+def lib() -> types.ModuleType:
+    module = types.ModuleType("stateunits_mylib")
+    module.__file__ = "/project/mylib.py"
+    exec(compile(textwrap.dedent(LIB), module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def _left(lib: types.ModuleType, action: typing.Callable[[], object]) -> set[str]:
+    modules = [(lib.__file__, lib)]
+    before = snapshot(modules)
+    action()
+    return {name for _, name in changed(before, snapshot(modules))}
+
+
+def test_another_librarys_shared_objects_are_not_the_projects_state(lib) -> None:
+    # logging's manager and its loggers' caches, typing's cache behind Literal.
+    assert _left(lib, lambda: logging.getLogger("stateunits.other")) == set()
+    assert _left(lib, lib.work) == set()
+    assert _left(lib, lambda: typing.Literal["p", "q"]) == set()
+    # The logger's own public settings are.
+    assert _left(lib, lambda: lib.logger.setLevel(logging.DEBUG)) == {"logger"}
+
+
+def test_caches_filled_lazily_are_not_state(lib) -> None:
+    assert _left(lib, lambda: lib.load("a")) == set()
+    assert _left(lib, lambda: lib.memo(3)) == set()
+    assert _left(lib, lambda: lib.Shape.sides("square")) == set()
+    assert _left(lib, lambda: lib.spring(1)) == set()
+    # A function a module gains at run time (a decorator compiling code).
+    assert _left(lib, lambda: setattr(lib, "compiled_1", lambda: 0)) == set()
+
+
+def test_state_set_is_state(lib) -> None:
+    assert _left(lib, lambda: lib.set_offset(5)) == {"_OFFSET"}
+    assert _left(lib, lambda: lib.ROWS.append(1)) == {"ROWS"}
+    assert _left(lib, lambda: setattr(lib.Shape, "verbose", True)) == {"Shape"}
+    assert _left(lib, lambda: lib._MEMO.update({3: -1})) == set()  # an entry added
+    assert _left(lib, lambda: lib._MEMO.update({3: 0})) == {"_MEMO"}  # one replaced
+    assert _left(lib, lambda: lib._MEMO.clear()) == {"_MEMO"}
+
+
+def test_deeper_than_read_a_container_counts_by_its_size(lib) -> None:
+    lib.NESTED = {"a": {"b": {"c": []}}}
+    assert _left(lib, lambda: lib.NESTED["a"]["b"]["c"].append(1)) == {"NESTED"}
