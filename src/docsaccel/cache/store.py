@@ -78,7 +78,9 @@ __all__ = ["ENTRY_FORMAT", "CacheStore", "Entry", "EntryError", "MissingEntry"]
 #: 7: entries keep where the example's outputs went and the build's gallery folders
 #:    (:mod:`.placement`).
 #: 8: entries list the modules an import did not find (``absent``).
-ENTRY_FORMAT = Format("docsaccel.cache-entry", 8, "cache entry")
+#: 9: an entry's files are only what the run wrote: no longer a file of the source tree
+#:    its page only shows (``/_static/img/logo.gif``), which a restore would overwrite.
+ENTRY_FORMAT = Format("docsaccel.cache-entry", 9, "cache entry")
 ENTRY_FILE = "entry.json"
 LAST_HIT = "last-hit"
 LAST_BUILD = "last-build.json"
