@@ -17,7 +17,7 @@ from docsaccel.cache import deps as deps_module
 from docsaccel.cache import fingerprint
 from docsaccel.cache.deps import Project, changes, collect, listing_changes, written_files
 from docsaccel.cache.recorder import Recorder, Seen
-from docsaccel.cache.store import CacheStore, EntryError
+from docsaccel.cache.store import CacheStore, EntryError, remove_created
 
 
 def _record(roots: list[Path], action, excluded: tuple[Path, ...] = ()) -> Seen:
@@ -352,3 +352,32 @@ def test_a_quick_child_process_write_is_seen_whatever_the_file_clock(tree: Path)
         seen = _record([tree], lambda n=attempt: os.system(f"echo {n} > {target}"))
         assert str(target) in seen.written, attempt
         assert {str(tree / "data" / "a.csv"), str(tree / "data" / "b.csv")}.isdisjoint(seen.written)
+
+
+def test_undoing_restores_deletes_only_the_files_they_made_as_they_left_them(
+    tmp_path: Path,
+) -> None:
+    made = tmp_path / "made"
+    made.mkdir()
+    for name in ("new.rst", "there.rst", "edited.rst"):
+        (made / name).write_text(f"cached {name}", "utf-8")
+    store = CacheStore(tmp_path / "cache")
+    files = {f"g/{name}": made / name for name in ("new.rst", "there.rst", "edited.rst")}
+    store.store("g__plot_a.py--k", _meta(), files, {"data/new.txt": made / "new.rst"})
+    entry = store.load("g__plot_a.py--k")
+    docs, root = tmp_path / "docs", tmp_path / "root"
+    root.mkdir()
+    (docs / "g").mkdir(parents=True)
+    (docs / "g" / "there.rst").write_text("the user's", "utf-8")
+    created: dict = {}
+    store.restore_written(entry, root, created)
+    store.restore(entry, docs, created)
+    assert set(created) == {
+        root / "data" / "new.txt",
+        docs / "g" / "new.rst",
+        docs / "g" / "edited.rst",
+    }
+    (docs / "g" / "edited.rst").write_text("edited since, by someone else", "utf-8")
+    assert sorted(remove_created(created)) == [docs / "g" / "new.rst", root / "data" / "new.txt"]
+    assert (docs / "g" / "there.rst").read_text("utf-8") == "cached there.rst"
+    assert (docs / "g" / "edited.rst").read_text("utf-8") == "edited since, by someone else"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from docsaccel import sg_compat
 from docsaccel.outputs import (
     OutputWatch,
     collect,
+    file_clock,
     folder_status,
     missing_references,
     page_references,
@@ -164,3 +166,27 @@ def test_written_links_count_as_the_files_they_name_inside_the_source_dir(tmp_pa
         "auto_examples/plot_a.py.docsaccel.json",
         "auto_examples/plot_a.rst",
     ]
+
+
+def test_a_source_file_the_page_shows_is_an_output_only_when_the_run_wrote_it(
+    tmp_path: Path,
+) -> None:
+    page_text = ".. image:: /_static/logo.gif\n\n.. image:: /_static/made.gif\n"
+    docs, _ = _page(tmp_path, page_text)
+    folder = docs / "auto_examples"
+    (docs / "_static").mkdir()
+    (docs / "_static" / "logo.gif").write_bytes(b"the user's")
+    since = file_clock(folder)
+    time.sleep(0.05)  # past the file system clock's tick: the run writes later
+    (docs / "_static" / "made.gif").write_bytes(b"written by the run")
+    (folder / "link.gif").symlink_to(docs / "_static" / "logo.gif")
+    written = [str(folder / "link.gif")]
+    found = collect(folder / "plot_a.py", docs, written, {}, ["plot_a"], [folder], since)
+    assert found == [
+        "_static/made.gif",
+        "auto_examples/plot_a.py",
+        "auto_examples/plot_a.py.docsaccel.json",
+        "auto_examples/plot_a.rst",
+    ]
+    # Without the time the run started, nothing outside the galleries is an output.
+    assert "_static/made.gif" not in collect(folder / "plot_a.py", docs, [], {}, ["plot_a"])

@@ -20,7 +20,10 @@ sphinx-gallery makes once the page, thumbnail, notebook and zip are written):
   options and ``:download:`` roles), but those sphinx-gallery writes on every build once
   the gallery's examples ran (:func:`docsaccel.sg_compat.written_after_the_gallery`):
   there or not when the example runs, they are no output of its run, and its list is
-  the same on every run.
+  the same on every run. A named file outside the gallery folders counts only when the
+  run changed it: a picture of the docs source the page shows
+  (``/_static/img/logo.gif``) is what the page depends on, never an output the cache
+  would put back or take away.
 
 :func:`collect` joins the three; the list travels beside the outputs in the run's note
 (:func:`docsaccel.records.write_run_marker`), for the example cache and sharding to move
@@ -44,6 +47,8 @@ import os
 import re
 import stat
 import sys
+import tempfile
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -54,6 +59,7 @@ from docsaccel.contract import fork_safe_lock, opens_for_writing
 __all__ = [
     "OutputWatch",
     "collect",
+    "file_clock",
     "folder_status",
     "missing_references",
     "page_references",
@@ -163,6 +169,8 @@ def collect(
     written: Iterable[str],
     before: dict[str, Status],
     stems: Iterable[str],
+    galleries: Iterable[str | os.PathLike[str]] | None = None,
+    since: int | None = None,
 ) -> list[str]:
     """The example's outputs, as sorted paths relative to ``srcdir`` (``/``-separated):
     the files this process wrote (``written``, from :meth:`OutputWatch.stop`), the files
@@ -171,7 +179,15 @@ def collect(
     its source and every file of the source tree its page names, but those sphinx-gallery
     writes once the gallery ran (:func:`~docsaccel.sg_compat.written_after_the_gallery`:
     whether the previous build left them decides nothing). Only files that exist, inside
-    ``srcdir``."""
+    ``srcdir``.
+
+    A file outside the ``galleries`` (the gallery folders; by default the example's own)
+    counts only when its status changed after ``since`` (:func:`file_clock` when the run
+    started; a change in the same tick of the file system's clock is not counted: a file
+    missed makes the example run again, a file wrongly counted would be overwritten):
+    a page showing ``/_static/img/logo.gif`` depends on that file, it did not write it,
+    and an entry holding it would put an old copy back over the user's file (and take
+    it away when the restore is undone)."""
     # Plain strings throughout: this runs after every example, and every path object
     # made and compared costs more than the string operations it wraps.
     target = os.fspath(target_file)
@@ -204,29 +220,51 @@ def collect(
     gallery_files = {
         _real_path(str(p), folders) for p in sg_compat.written_after_the_gallery(target)
     }
+    generated = tuple(
+        os.path.join(_real_folder(os.path.abspath(g), folders), "")
+        for g in (galleries if galleries is not None else [os.path.dirname(target)])
+    )
     for path in found:
-        real, mode = _real_file(path, folders)
-        if real.startswith(inside) and real not in gallery_files and stat.S_ISREG(mode):
+        real, status = _real_file(path, folders)
+        if (
+            status is not None
+            and stat.S_ISREG(status.st_mode)
+            and real.startswith(inside)
+            and real not in gallery_files
+            and (real.startswith(generated) or (since is not None and status.st_ctime_ns > since))
+        ):
             relative.add(_posix(real[len(inside) :]))
     return sorted(relative)
 
 
-def _real_file(path: str, folders: dict[str, str]) -> tuple[str, int]:
-    """:func:`_real_path` of ``path`` and the mode of the file it names (0: none), from
-    one status of the file: a file that is no link is its own real path, and its status
-    says whether it is a regular file."""
+def file_clock(folder: str | os.PathLike[str]) -> int:
+    """The time now as the file system stamps a file's status change (``st_ctime_ns``),
+    from a nameless file made in ``folder``: its clock may lag ``time.time_ns()`` by a
+    tick, and a file written right after would seem older than a time taken so. Where
+    no file can be made, ``time.time_ns()``: a file missed makes the example run again,
+    never a wrong restore."""
+    try:
+        with tempfile.TemporaryFile(dir=folder) as probe:
+            return os.fstat(probe.fileno()).st_ctime_ns
+    except OSError:
+        return time.time_ns()
+
+
+def _real_file(path: str, folders: dict[str, str]) -> tuple[str, os.stat_result | None]:
+    """:func:`_real_path` of ``path`` and the status of the file it names (``None``:
+    none), from one status of the file: a file that is no link is its own real path."""
     joined = _in_real_folder(path, folders)
     try:
-        mode = os.lstat(joined).st_mode
+        status = os.lstat(joined)
     except (OSError, ValueError):
-        return joined, 0
-    if not stat.S_ISLNK(mode):
-        return joined, mode
+        return joined, None
+    if not stat.S_ISLNK(status.st_mode):
+        return joined, status
     real = os.path.realpath(joined)
     try:
-        return real, os.stat(real).st_mode
+        return real, os.stat(real)
     except (OSError, ValueError):
-        return real, 0
+        return real, None
 
 
 def _posix(relative: str) -> str:

@@ -72,7 +72,15 @@ from docsaccel.cache.early import carry_early_reads
 from docsaccel.cache.fingerprint import code_facts, sha256_of
 from docsaccel.cache.placement import misplaced, placement
 from docsaccel.cache.recorder import NOT_PROJECT, Recorder, Seen
-from docsaccel.cache.store import CacheStore, Entry, EntryError, MissingEntry, entry_slug
+from docsaccel.cache.store import (
+    CacheStore,
+    Entry,
+    EntryError,
+    MissingEntry,
+    Stamp,
+    entry_slug,
+    remove_created,
+)
 from docsaccel.contract import (
     AUDIT_REASON,
     AUDIT_STATUSES,
@@ -204,6 +212,9 @@ class CacheBuild:
     audited: dict[str, str] = field(default_factory=dict)
     #: The build's ``sphinx_gallery_conf``: where it writes each example's outputs.
     gallery_conf: dict[str, Any] = field(default_factory=dict)
+    #: The files this lookup's restores made where no file was, as they left them: all
+    #: that undoing the lookup (:func:`_withdraw`) may delete.
+    created: dict[Path, Stamp] = field(default_factory=dict)
     _random: random.Random = field(default_factory=random.Random, repr=False)
 
     def placement(self, example: Example) -> dict[str, Any]:
@@ -586,11 +597,12 @@ def _own_entry(build: CacheBuild, example_id: str) -> Entry | None:
 
 
 def _withdraw(build: CacheBuild) -> None:
-    """Undo a lookup: the outputs restored are taken away (an example that runs may make
-    fewer files) and every example is looked up afresh."""
-    for entry in build.restored.values():
-        for relative in entry.meta["files"]:
-            (build.docs / relative).unlink(missing_ok=True)
+    """Undo a lookup: the files its restores made are taken away (an example that runs
+    may make fewer files) and every example is looked up afresh. Only those: a file that
+    was there before a restore replaced it, or that changed since, is left in place (the
+    cache never deletes a file it did not write)."""
+    remove_created(build.created)
+    build.created.clear()
     build.hits.clear()
     build.restored.clear()
     build.missed.clear()
@@ -750,12 +762,12 @@ def _look_up_one(
         build.audits[example.id] = entry  # it runs; its outputs are compared with these
         return AUDIT_REASON
     try:
-        store.restore_written(entry, Path(project.root))
+        store.restore_written(entry, Path(project.root), build.created)
     except EntryError as exc:
         build.warn(f"docsaccel cache: entry of {example.id} is unusable, it runs again: {exc}")
         return "written file not restored"
     try:
-        store.restore(entry, build.docs)
+        store.restore(entry, build.docs, build.created)
     except EntryError as exc:
         build.warn(f"docsaccel cache: entry of {example.id} is unusable, it runs again: {exc}")
         return "entry corrupt"

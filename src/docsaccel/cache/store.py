@@ -48,6 +48,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import tempfile
 import time
 import uuid
@@ -61,7 +62,16 @@ from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.contract import InputError, read_json
 from docsaccel.formats import Format, write_json
 
-__all__ = ["ENTRY_FORMAT", "CacheStore", "Entry", "EntryError", "MissingEntry"]
+__all__ = [
+    "ENTRY_FORMAT",
+    "CacheStore",
+    "Entry",
+    "EntryError",
+    "MissingEntry",
+    "Stamp",
+    "remove_created",
+    "stamp",
+]
 
 #: The entry format. Its version is part of every entry's context (:mod:`.context`), so
 #: entries of another version are never looked up: bumped whenever an entry made by an
@@ -78,7 +88,9 @@ __all__ = ["ENTRY_FORMAT", "CacheStore", "Entry", "EntryError", "MissingEntry"]
 #: 7: entries keep where the example's outputs went and the build's gallery folders
 #:    (:mod:`.placement`).
 #: 8: entries list the modules an import did not find (``absent``).
-ENTRY_FORMAT = Format("docsaccel.cache-entry", 8, "cache entry")
+#: 9: an entry's files are only what the run wrote: no longer a file of the source tree
+#:    its page only shows (``/_static/img/logo.gif``), which a restore would overwrite.
+ENTRY_FORMAT = Format("docsaccel.cache-entry", 9, "cache entry")
 ENTRY_FILE = "entry.json"
 LAST_HIT = "last-hit"
 LAST_BUILD = "last-build.json"
@@ -259,9 +271,13 @@ class CacheStore:
             shutil.rmtree(work, ignore_errors=True)
             raise
 
-    def restore(self, entry: Entry, docs: Path) -> list[Path]:
+    def restore(
+        self, entry: Entry, docs: Path, created: dict[Path, Stamp] | None = None
+    ) -> list[Path]:
         """Copy the entry's files under ``docs``; ``*.md5`` files last, so an interrupted
-        restore leaves an example that runs again. Raises :class:`EntryError`."""
+        restore leaves an example that runs again. Raises :class:`EntryError`.
+        ``created``: gets each file it made where there was none, with its
+        :func:`stamp` (what :func:`remove_created` may take away)."""
         ordered = sorted(entry.meta["files"].items(), key=lambda item: item[0].endswith(".md5"))
         written: list[Path] = []
         try:
@@ -272,6 +288,7 @@ class CacheStore:
                 target = docs / relative
                 target.parent.mkdir(parents=True, exist_ok=True)
                 partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+                existed = os.path.lexists(target)
                 try:
                     shutil.copyfile(source, partial)
                     if sha256_of(partial) != digest:
@@ -279,6 +296,7 @@ class CacheStore:
                     os.replace(partial, target)
                 finally:
                     partial.unlink(missing_ok=True)
+                _note_created(created, target, existed)
                 written.append(target)
         except OSError as exc:
             self._undo(written)
@@ -295,10 +313,13 @@ class CacheStore:
         with contextlib.suppress(OSError):
             os.utime(entry.path / LAST_HIT)
 
-    def restore_written(self, entry: Entry, root: Path) -> list[Path]:
+    def restore_written(
+        self, entry: Entry, root: Path, created: dict[Path, Stamp] | None = None
+    ) -> list[Path]:
         """Put the files the example wrote back under the project ``root`` (each replaced
         atomically, digest checked). Raises :class:`EntryError` naming the file that cannot
-        be put back, or whose place is a link out of ``root``."""
+        be put back, or whose place is a link out of ``root``. ``created``: as for
+        :meth:`restore`."""
         real_root = os.path.realpath(root)
         restored: list[Path] = []
         for relative, digest in sorted(entry.meta["written"].items()):
@@ -311,6 +332,7 @@ class CacheStore:
                     )
                 target.parent.mkdir(parents=True, exist_ok=True)
                 partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+                existed = os.path.lexists(target)
                 try:
                     shutil.copyfile(source, partial)
                     if sha256_of(partial) != digest:
@@ -321,6 +343,7 @@ class CacheStore:
                     os.replace(partial, target)
                 finally:
                     partial.unlink(missing_ok=True)
+                _note_created(created, target, existed)
             except OSError as exc:
                 raise EntryError(f"{entry.path}: cannot put back {relative}: {exc}") from None
             restored.append(target)
@@ -401,6 +424,45 @@ def _is_listing(listing: Any) -> bool:
             for key in ("ignored", "own")
         )
     )
+
+
+#: What tells a file apart from what replaced or changed it: inode, size, modification time.
+Stamp = tuple[int, int, int]
+
+
+def stamp(path: Path) -> Stamp | None:
+    """The :data:`Stamp` of the regular file at ``path`` (a link is not followed);
+    ``None`` when there is none."""
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(status.st_mode):
+        return None
+    return (status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+def _note_created(created: dict[Path, Stamp] | None, target: Path, existed: bool) -> None:
+    """Note in ``created`` that a restore made ``target`` where no file was."""
+    if created is None or existed:
+        return
+    made = stamp(target)
+    if made is not None:
+        created[target] = made
+
+
+def remove_created(created: Mapping[Path, Stamp]) -> list[Path]:
+    """Undo restores: delete each file of ``created`` (what :meth:`CacheStore.restore`
+    and :meth:`CacheStore.restore_written` made where no file was) that is as they left
+    it. A file that was there before, or that something changed or replaced since, is
+    not the cache's to delete: it stays. The files deleted."""
+    removed = []
+    for path, made in created.items():
+        if stamp(path) == made:
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed.append(path)
+    return removed
 
 
 def _nearest_real(folder: Path) -> str:

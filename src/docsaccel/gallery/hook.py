@@ -227,6 +227,10 @@ class _Run:
         #: (:mod:`docsaccel.outputs`).
         self.srcdir = ""
         self.images_before: dict[str, tuple[int, int, int, int]] = {}
+        #: The gallery folders, and the file system's time when its outputs were first
+        #: watched (:func:`docsaccel.outputs.collect`).
+        self.galleries: list[str] = []
+        self.outputs_since: int | None = None
 
 
 # repr=False: its own __repr__ below is the one shown.
@@ -459,6 +463,9 @@ class ExampleHook:
         """Note what the example's processing writes into the galleries (its outputs)."""
         run.srcdir = str(gallery_conf.get("src_dir") or "")
         folders = [os.path.join(run.srcdir, g) for _, g in sg_compat.gallery_dirs(gallery_conf)]
+        run.galleries = folders
+        # A file outside the galleries is an output only when the run changed it.
+        run.outputs_since = outputs.file_clock(os.path.dirname(run.example.target_file))
         outputs.OutputWatch.get().start(folders)
         target = run.example.target_file
         stem = os.path.splitext(os.path.basename(target))[0]
@@ -474,7 +481,13 @@ class ExampleHook:
             return None
         folder = os.path.dirname(run.example.target_file)
         return outputs.collect(
-            run.example.target_file, run.srcdir, written, run.images_before, self._stems(folder)
+            run.example.target_file,
+            run.srcdir,
+            written,
+            run.images_before,
+            self._stems(folder),
+            galleries=run.galleries,
+            since=run.outputs_since,
         )
 
     def _stems(self, folder: str) -> list[str]:
