@@ -50,7 +50,7 @@ from docsaccel.incremental.objects import definitions, is_dynamic, module_of
 from docsaccel.incremental.pages import empty_record
 from docsaccel.incremental.sphinxext import exports, viewcode
 from docsaccel.incremental.sphinxext.build import IncrementalBuild, current, pages_of
-from docsaccel.incremental.sphinxext.warnings import assign_chunk
+from docsaccel.incremental.sphinxext.warnings import assign_chunk, note_document
 
 __all__ = [
     "SOURCE_EXTENSIONS",
@@ -94,7 +94,7 @@ def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     if build is None or not build.usable:
         return
     _reading = _Reading(docname)
-    build.current_doc, build.phase = docname, "read"
+    note_document(app, build, "read", docname)
     project = build.project
     Recorder.get().start(project.roots, project.excluded)
 
