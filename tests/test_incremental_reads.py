@@ -228,6 +228,10 @@ def test_a_module_conf_py_imported_that_cannot_be_imported_again_is_run_and_read
     assert built.state["origin"] == "cache", built.output
     assert {"api/pkg.stats", "api/pkg.stats.mean"} <= built.read, built.state["read"]
     assert "guide" not in built.read and "other" not in built.read, built.state["read"]
+    # The page says why: the reads of a module it shows are unknown.
+    reasons = str(built.state["read"]["api/pkg.stats"])
+    assert "read when conf.py imported it is unknown" in reasons, reasons
+    assert "an import failed" not in reasons, reasons
     assert ws.differences() == []
 
 

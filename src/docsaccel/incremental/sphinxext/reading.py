@@ -284,9 +284,14 @@ def _record(
     written = {os.path.normpath(p) for p in seen.written}
     modules: dict[str, dict[str, Any]] = {}
     module_files = set(ours.values())
-    if module_files & seen.unknown_reads:
+    unknown = sorted(module_files & seen.unknown_reads)
+    if unknown:
         # What those modules read when conf.py imported them is unknown: in doubt, read it.
         env.reread_always.add(docname)
+        record["reread"] = (
+            f"read again in every build: what {project.relative(unknown[0])} read when"
+            " conf.py imported it is unknown (the log says why)"
+        )
     for path in sorted(module_files - included):
         modules[place.key(path)] = {"shown": [], "whole": False}
     candidates = [project.absolute(key) for key in deps["files"]]
