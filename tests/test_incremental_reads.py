@@ -228,6 +228,10 @@ def test_a_module_conf_py_imported_that_cannot_be_imported_again_is_run_and_read
     assert built.state["origin"] == "cache", built.output
     assert {"api/pkg.stats", "api/pkg.stats.mean"} <= built.read, built.state["read"]
     assert "guide" not in built.read and "other" not in built.read, built.state["read"]
+    # The page says why: the reads of a module it shows are unknown.
+    reasons = str(built.state["read"]["api/pkg.stats"])
+    assert "read when conf.py imported it is unknown" in reasons, reasons
+    assert "an import failed" not in reasons, reasons
     assert ws.differences() == []
 
 
@@ -306,3 +310,34 @@ def test_a_file_added_to_a_folder_a_module_listed_when_imported_is_seen(tmp_path
     page = (ws.outdir / "auto_examples" / "plot_mean.html").read_text("utf-8")
     assert "alpha.txt, beta.txt" in page
     assert ws.differences() == []
+
+
+#: A package beside ``docs/`` with the metadata ``pip install -e .`` of a setuptools
+#: project leaves beside it (``mypkg.egg-info``), imported by ``conf.py``, shown on a page.
+EGG_INFO = [
+    write("mypkg/__init__.py", '"""A package."""\n\n\ndef f():\n    """One."""\n    return 1\n'),
+    write("mypkg.egg-info/PKG-INFO", "Metadata-Version: 2.1\nName: mypkg\nVersion: 0.1\n"),
+    write("mypkg.egg-info/top_level.txt", "mypkg\n"),
+    write("mypkg.egg-info/SOURCES.txt", "mypkg/__init__.py\n"),
+    replace(
+        "docs/conf.py",
+        'sys.path.insert(0, os.path.abspath("../src"))\n',
+        'sys.path.insert(0, os.path.abspath("../src"))\n'
+        'sys.path.insert(0, os.path.abspath(".."))\n'
+        "import mypkg  # noqa: E402\n",
+    ),
+    write("docs/flat.rst", "Flat\n====\n\n.. autofunction:: mypkg.f\n"),
+    replace("docs/index.rst", "   guide\n", "   guide\n   flat\n"),
+]
+
+
+def test_a_package_beside_its_egg_info_is_restored(tmp_path):
+    # Telling whether a module is the project's reads installed metadata, here under the
+    # roots: the recorder must not see those reads (each would ask again, until a
+    # RecursionError failed the child that imports conf.py's modules again, and the page
+    # showing the package was read in every build).
+    ws = Workspace(tmp_path)
+    built = list(_fresh_builds(ws, EGG_INFO))[-1]
+    assert "RecursionError" not in built.output, built.output
+    assert built.state["origin"] == "cache", built.output
+    assert built.read == set(), built.state["read"]

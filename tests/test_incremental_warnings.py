@@ -114,3 +114,62 @@ def test_a_restored_example_over_its_budget_warns_as_its_run_did(tmp_path: Path)
     assert clean.returncode == 1 and OVER_BUDGET in clean.output, clean.output
     assert OVER_BUDGET in accelerated.output, accelerated.output
     assert accelerated.returncode == clean.returncode
+
+
+#: Warnings Sphinx gives while it resolves or writes a page, located elsewhere than in the
+#: page's own source (a docstring, an included file) or in it (a missing reference); with
+#: what each prints.
+LATE_WARNINGS = [
+    replace(
+        "src/pkg/stats.py", "Average of the values.", "Average of the values: :doc:`/no-such-page`."
+    ),
+    write("docs/snippet.inc", "This paragraph links to :doc:`/nowhere-included`.\n"),
+    replace("docs/other.rst", "See :ref:`setup-guide`", "See :ref:`no-such-label`"),
+]
+LATE_MESSAGES = [
+    "stats.py:docstring of pkg.stats.mean:1: WARNING: unknown document: '/no-such-page'",
+    "snippet.inc:1: WARNING: unknown document: '/nowhere-included'",
+    "other.rst:4: WARNING: undefined label: 'no-such-label'",
+]
+#: A page without a title in the root toctree, which every page's sidebar shows: Sphinx
+#: warns about it (at the root document's toctree) once for every page it writes. And a
+#: toctree entry naming no document.
+TOCTREE_WARNINGS = [
+    write("docs/untitled.rst", "A page without a title.\n"),
+    replace("docs/index.rst", "   guide\n", "   guide\n   untitled\n   no-such-document\n"),
+]
+TOCTREE_MESSAGES = [
+    "index.rst:4: WARNING: toctree contains reference to document 'untitled' that doesn't "
+    "have a title: no link will be generated",
+    "index.rst:4: WARNING: toctree contains reference to nonexisting document 'no-such-document'",
+]
+#: A page that warns in neither case: restored, neither read nor written.
+QUIET = "api/pkg.wrap.MyTool"
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize(
+    ("edits", "messages"),
+    [(LATE_WARNINGS, LATE_MESSAGES), (TOCTREE_WARNINGS, TOCTREE_MESSAGES)],
+    ids=["late", "toctree"],
+)
+def test_restored_builds_warn_as_a_clean_build(tmp_path: Path, edits, messages, jobs: int):
+    # One workspace (the same paths in every location), a fresh copy for every build, one
+    # cache: the first build is a clean one, the next two restore what it left.
+    ws = Workspace(tmp_path, jobs=jobs)
+    for edit in edits:
+        ws.fresh_copy(edit)
+    args = ("-W", "--keep-going", "-D", "docsaccel_cache_granularity=function")
+    clean = ws.build(None, *args)
+    assert clean.returncode == 1, clean.output
+    for message in messages:
+        assert message in clean.output, (message, clean.output)
+    for _ in range(2):
+        ws.fresh_copy()
+        restored = ws.build(None, *args)
+        assert restored.state["origin"] == "cache", restored.output
+        assert QUIET not in restored.read, restored.state
+        if edits is LATE_WARNINGS:
+            assert QUIET not in restored.written, restored.state
+        assert restored.returncode == 1, restored.output
+        assert _warnings(restored.output) == _warnings(clean.output), restored.output

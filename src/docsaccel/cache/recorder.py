@@ -52,6 +52,7 @@ import os
 import pathlib
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -242,6 +243,8 @@ class Recorder:
         #: ``{a module's __file__: its normalised path}``.
         self._normal: dict[str, str] = {}
         self._project_memo: ModulesMemo[list[tuple[str, Any]]] = ModulesMemo()
+        #: The threads asking whether a module is the project's (:meth:`_owned`).
+        self._asking: set[int] = set()
 
     @classmethod
     def get(cls) -> Recorder:
@@ -591,7 +594,7 @@ class Recorder:
         if event == "object.__setattr__":
             assigned(args)  # also between examples: snapshots outlive them
             return
-        if not self.active:
+        if not self.active or (self._asking and threading.get_ident() in self._asking):
             return
         if event == "open":
             path, mode, flags = args
@@ -643,10 +646,24 @@ class Recorder:
                     return name
                 if owns is not None and not is_machinery(name):
                     module = frame.f_globals.get("__name__")
-                    if isinstance(module, str) and owns(os.path.normpath(name), module):
+                    if isinstance(module, str) and self._owned(os.path.normpath(name), module):
                         return os.path.normpath(name)
             frame = frame.f_back
         return None
+
+    def _owned(self, path: str, module: str) -> bool:
+        """Whether the module ``module`` at ``path`` is the project's (:meth:`count_readers`),
+        its answer's own file reads unseen: the answer reads installed metadata, which may
+        be under the roots (``pkg.egg-info`` beside ``pkg``); seen, each read would ask the
+        same question again, until a RecursionError."""
+        owns, thread = self._owns, threading.get_ident()
+        if owns is None or thread in self._asking:
+            return False
+        self._asking.add(thread)
+        try:
+            return owns(path, module)
+        finally:
+            self._asking.discard(thread)
 
     def _note_read_first(self, path: str) -> None:
         """The digest of a file the example read and now opens for writing: the event comes
@@ -785,7 +802,7 @@ class Recorder:
             owns is not None
             and isinstance(module, str)
             and not is_machinery(path)
-            and owns(path, module)
+            and self._owned(path, module)
         ):
             self._absent_by.setdefault(path, set()).add(name)
 

@@ -97,13 +97,14 @@ def _decide(app: Sphinx, env: BuildEnvironment, build: Any) -> dict[str, list[st
             reasons.append(f"extension {unsafe[0]} does not declare it can read documents apart")
         if docname in build.moved_texts:
             reasons.append("its text shows a path of the checkout, which moved")
-        if docname in env.reread_always:
+        record = records.get(docname)
+        if docname in env.reread_always and not (isinstance(record, dict) and record.get("reread")):
+            # The record says why when docsaccel asked (see .reading).
             reasons.append("read again in every build (an import failed, or an extension asks)")
         if not (env.doctreedir / f"{docname}.doctree").is_file():
             reasons.append("its doctree is missing")
         if docname in warned:
             reasons.append("it warned when last read")
-        record = records.get(docname)
         if record is None:
             reasons.append("no recorded dependencies")
         elif not unsafe:

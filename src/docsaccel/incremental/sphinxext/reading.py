@@ -50,7 +50,7 @@ from docsaccel.incremental.objects import definitions, is_dynamic, module_of
 from docsaccel.incremental.pages import empty_record
 from docsaccel.incremental.sphinxext import exports, viewcode
 from docsaccel.incremental.sphinxext.build import IncrementalBuild, current, pages_of
-from docsaccel.incremental.sphinxext.warnings import assign_chunk
+from docsaccel.incremental.sphinxext.warnings import assign_chunk, note_document
 
 __all__ = [
     "SOURCE_EXTENSIONS",
@@ -94,7 +94,7 @@ def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     if build is None or not build.usable:
         return
     _reading = _Reading(docname)
-    build.current_doc, build.phase = docname, "read"
+    note_document(app, build, "read", docname)
     project = build.project
     Recorder.get().start(project.roots, project.excluded)
 
@@ -284,9 +284,14 @@ def _record(
     written = {os.path.normpath(p) for p in seen.written}
     modules: dict[str, dict[str, Any]] = {}
     module_files = set(ours.values())
-    if module_files & seen.unknown_reads:
+    unknown = sorted(module_files & seen.unknown_reads)
+    if unknown:
         # What those modules read when conf.py imported them is unknown: in doubt, read it.
         env.reread_always.add(docname)
+        record["reread"] = (
+            f"read again in every build: what {project.relative(unknown[0])} read when"
+            " conf.py imported it is unknown (the log says why)"
+        )
     for path in sorted(module_files - included):
         modules[place.key(path)] = {"shown": [], "whole": False}
     candidates = [project.absolute(key) for key in deps["files"]]

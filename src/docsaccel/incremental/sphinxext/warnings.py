@@ -7,12 +7,16 @@ of the build is attributed to a document and phase, and the next build reads aga
 document that warned while read and writes again each page that warned while written:
 their warnings come back, word for word, from Sphinx itself.
 
-A warning is the document's whose location it names (a docname, or its source file);
-without one, the document being read or written in that process. Warnings of a parallel
-reader arrive in the main process just before its documents are merged
-(:func:`assign_chunk`): one without a location counts for every document of that reader.
-One from a parallel writer without a location counts for every page written. A
-duplicate's warning ("other instance in ...") counts for the other document too.
+A warning is the document's Sphinx was reading or writing when it was raised -- wherever
+its location points: a docstring, an included file, another page's toctree (the sidebar's
+on every page) -- and also the document its location names, when that is one. The
+document being written is noted before its references are resolved (a post-transform
+that runs first), not at ``doctree-resolved``, which comes after them. A parallel reader
+or writer notes its document on each warning it makes (:func:`note_document`), and the
+main process attributes it when Sphinx hands it over. A parallel reader's warning made
+outside any document counts for every document of that reader (:func:`assign_chunk`); a
+parallel writer's, for every page. A duplicate's warning ("other instance in ...")
+counts for the other document too.
 
 Example (what ``setup`` installs)::
 
@@ -28,13 +32,18 @@ from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.logging import NAMESPACE
 
 from docsaccel.incremental.sphinxext.build import IncrementalBuild, current
 
-__all__ = ["assign_chunk", "install", "uninstall"]
+__all__ = ["assign_chunk", "install", "note_document", "uninstall"]
 
+#: The process that attributed a record (Sphinx hands a postponed warning to the handlers
+#: again when it flushes them; a parallel worker's come again in the main process).
 _SEEN = "_docsaccel_attributed"
+#: ``(phase, docname)`` of the process that made a record, when it made it.
+_PLACE = "_docsaccel_place"
 #: How Sphinx's domains name the other document of a duplicate (a docname or a path).
 _OTHER_INSTANCE = re.compile(r"other instance in ([^,]+)")
 
@@ -43,29 +52,31 @@ class _Attributor(logging.Handler):
     def __init__(self, app: Sphinx) -> None:
         super().__init__(logging.WARNING)
         self.app = app
+        #: The main process: a parallel worker only notes where its warnings were made.
+        self.pid = os.getpid()
         #: Warnings of a parallel reader without a document, until its chunk is merged.
         self.unplaced: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        # Sphinx hands a postponed warning to the handlers again when it flushes them.
-        if getattr(record, _SEEN, False):
+        pid = os.getpid()
+        if getattr(record, _SEEN, None) == pid:
             return
-        setattr(record, _SEEN, True)
+        setattr(record, _SEEN, pid)
         build = current(self.app)
         if build is None:
             return
-        docname = self._docname(getattr(record, "location", None))
-        phase = build.phase
-        if docname is None:
-            docname = build.current_doc
-        if docname is None:
+        phase, doing = _place(record, build, pid)
+        if pid != self.pid:
+            return
+        docnames = {d for d in (self._docname(getattr(record, "location", None)), doing) if d}
+        if not docnames:
             if phase == "read" and self.app.parallel > 1:
                 self.unplaced.append(record.getMessage())
             elif phase == "write" and self.app.parallel > 1:
                 build.warned_write.add("*")
             return
         warned = build.warned_write if phase == "write" else build.warned_read
-        warned.add(docname)
+        warned.update(docnames)
         # A duplicate (an object, a label, a citation) warns in the document read second
         # and names the first: read alone, the second finds no other instance (the first's
         # entry was replaced by its own) and says nothing. Both are read again.
@@ -75,6 +86,8 @@ class _Attributor(logging.Handler):
                 warned.add(named)
 
     def _docname(self, location: Any) -> str | None:
+        """The document ``location`` names; ``None`` for a file that is none (a module's
+        docstring, an included file)."""
         env = getattr(self.app, "env", None)
         if env is None or location is None:
             return None
@@ -90,15 +103,73 @@ class _Attributor(logging.Handler):
         # "<file>:docstring of pkg.mean:3" names the file of a docstring, no document.
         path = path.split(":docstring of ", 1)[0]
         try:
-            return env.path2doc(os.path.abspath(path))
+            docname = env.path2doc(os.path.abspath(path))
         except (ValueError, OSError):
             return None
+        # An included file under the source folder has a docname and is no document.
+        return docname if docname in env.all_docs or docname in env.found_docs else None
+
+
+def _place(record: logging.LogRecord, build: IncrementalBuild, pid: int) -> tuple[str, Any]:
+    """``(phase, docname)`` where ``record`` was made: noted on it by the process that
+    made it (a parallel worker's, handed to the main process); no document for one a
+    worker made outside any document."""
+    place = getattr(record, _PLACE, None)
+    if place is None:
+        made_here = getattr(record, "process", None) in (None, pid)
+        place = (build.phase, build.current_doc if made_here else None)
+        setattr(record, _PLACE, place)
+    return place
+
+
+def note_document(app: Sphinx, build: IncrementalBuild, phase: str, docname: str) -> None:
+    """From now on this process reads or writes ``docname``: its warnings are that
+    document's. In a parallel worker (whose warnings Sphinx collects and hands to the main
+    process) the handler is put back for it to note the document on each warning."""
+    build.phase, build.current_doc = phase, docname
+    handler = getattr(app, "_docsaccel_warnings", None)
+    if handler is not None and os.getpid() != handler.pid:
+        logger = logging.getLogger(NAMESPACE)
+        if handler not in logger.handlers:
+            logger.addHandler(handler)
+
+
+def _note_resolving(app: Sphinx) -> type[SphinxPostTransform]:
+    class NoteResolving(SphinxPostTransform):
+        """The document whose references are about to be resolved is being written:
+        Sphinx's warnings about them (and its toctrees') come before ``doctree-resolved``."""
+
+        default_priority = 0  # before every other post-transform
+
+        def run(self, **kwargs: Any) -> None:
+            build = current(app)
+            if build is not None and build.phase == "write":
+                build.current_doc = self.env.docname
+
+    return NoteResolving
+
+
+def _watch_writing(app: Sphinx) -> None:
+    """``builder-inited``: the builder notes each document it writes (in a parallel
+    writer too), before its writer's warnings."""
+    builder = app.builder
+    write_doc = builder.write_doc
+
+    def noted_write_doc(docname: str, doctree: Any) -> None:
+        build = current(app)
+        if build is not None:
+            note_document(app, build, "write", docname)
+        write_doc(docname, doctree)
+
+    builder.write_doc = noted_write_doc  # type: ignore[method-assign]
 
 
 def install(app: Sphinx) -> None:
     handler = _Attributor(app)
     logging.getLogger(NAMESPACE).addHandler(handler)
     app._docsaccel_warnings = handler  # type: ignore[attr-defined]
+    app.add_post_transform(_note_resolving(app))
+    app.connect("builder-inited", _watch_writing)
 
 
 def uninstall(app: Sphinx) -> None:
