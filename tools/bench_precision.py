@@ -15,7 +15,10 @@ from a fresh copy):
    alternating over ``--rounds``: ``cold_cost_ratio`` is the median ratio of their wall
    times. A cold ``module`` build fills that granularity's cache.
 3. A warm build with nothing changed (``function``): the examples it executed are printed
-   by name; only failing examples (never stored) may be among them.
+   by name; only failing examples (never stored) may be among them. How many entries
+   each cold build stored is printed first (``stored_cold``): an example the cache
+   declined to store (say, because what the library read when ``conf.py`` imported it
+   is unknown) runs in every build, which shows here, not as a precise cache.
 4. ``--edits N`` functions the examples ran, drawn with ``--seed`` from N strata of the
    functions sorted by how many examples executed them (from leaf helpers to the hub
    methods every example uses). Each edit is a fresh copy of the tree with one line
@@ -373,6 +376,15 @@ def results_pass(
     return {"results_edits": len(functions), "stale_pages": len(stale), "stale": stale}
 
 
+def entries_stored(cache: Path) -> int | None:
+    """How many entries a cold build stored, as its ``last-build.json`` says: an example
+    the cache declined to store runs in every build, which the measure must show."""
+    try:
+        return int(json.loads((cache / "last-build.json").read_text("utf-8"))["stored"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _side_by_side(
     jobs: int, builds: dict[str, Callable[[], replay_gallery.Built]]
 ) -> dict[str, replay_gallery.Built]:
@@ -425,6 +437,8 @@ def main() -> None:
     passing = frozenset(clean.executed - failed)
     varying = set(replay_gallery.differences(first.pages, clean.pages))
 
+    stored = {g: entries_stored(cache) for g, cache in colds.items()}
+    print(f"entries the cold builds stored: {stored} (of {len(passing)} passing)", flush=True)
     warm = bench.warm("warm", tree, cold_function, "function")
     warm_ran = sorted(warm.executed)
     print(
@@ -447,6 +461,7 @@ def main() -> None:
         "failed_examples": sorted(failed),
         "warm_executed": warm_ran,
         "warm_executed_not_failing": sorted(warm.executed - failed),
+        "stored_cold": stored,
         "cold_cost_ratio": round(ratio, 3),
         "cold_cost_ratios": [round(r, 3) for r in ratios],
         "functions_executed": len(ran),
