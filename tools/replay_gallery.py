@@ -197,15 +197,18 @@ def build(
     src: Path,
     cache: Path | None,
     granularity: str = "module",
+    env: dict[str, str] | None = None,
 ) -> Built:
     """Build a fresh copy of ``tree`` at ``copy`` with docsaccel from ``src``; the cache
-    at ``cache`` (``None``: off). The copy is removed afterwards, its log kept beside it."""
+    at ``cache`` (``None``: off); ``env`` added to the build's environment last (a tracer
+    on ``PYTHONPATH``, say). The copy is removed afterwards, its log kept beside it."""
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(tree, copy)
     docs = copy / DOCS
     conf = (docs / "conf.py").read_text("utf-8")
     conf = conf.replace("docsaccel_cache_granularity = 'module'", "")
     (docs / "conf.py").write_text(conf + f"docsaccel_cache_granularity = {granularity!r}\n")
+    added = env or {}
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DOCSACCEL", "PYTHON"))}
     env.update(
         PYTHONPATH=str(src),
@@ -213,6 +216,7 @@ def build(
         DOCSACCEL_ON_OVERRUN="warn",
         MPLBACKEND="agg",
     )
+    env.update(added)
     outdir = copy / "html"
     log = copy.parent / f"{copy.name}.log"
     started = time.perf_counter()
