@@ -82,7 +82,8 @@ def test_markdown_escapes_names(reports, capsys) -> None:
 
 
 class _Collector(HTMLParser):
-    """External references, scripts and the table's cell texts of an HTML page."""
+    """External references, scripts and the table's cell texts of an HTML page (an
+    example's name: the text of the summary of its folded details)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -98,12 +99,12 @@ class _Collector(HTMLParser):
             if fetched or (not name.startswith("xmlns") and "://" in (value or "")):
                 self.external.append(f"{tag} {name}={value}")
         self.scripts += tag == "script"
-        if tag == "td":
+        if tag in ("td", "summary"):
             self._in_cell = True
             self.cells.append("")
 
     def handle_endtag(self, tag):
-        if tag == "td":
+        if tag in ("td", "summary"):
             self._in_cell = False
 
     def handle_data(self, data):
