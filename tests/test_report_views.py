@@ -55,14 +55,15 @@ def test_markdown_sections_and_numbers(reports, capsys) -> None:
     args = ["report", str(head), "--baseline", str(base), "--history", str(history)]
     assert main([*args, "--top", "3"]) == 0
     md = capsys.readouterr().out
-    assert "- **Build wall time:** 240.0s (fast path)" in md
+    assert "- **Build wall time:** 4m (fast path)" in md
     assert "- **Execution time:** 221.0s over 5 examples (1 ok" not in md  # counts by status
     assert "(4 ok, 1 over\\-budget)" in md
     assert "- **Render gating saved:** 4.5s" in md
     assert "**1 example(s) over budget.**" in md
     over = md.split("### Over budget")[1].split("###")[0]
     assert (
-        "| tutorials/plot\\_over.py | over\\-budget | 75.0s | 60.0s (125%) | -15.0s "
+        # Times and budgets in the build log's units (budgets.format_measured, format_seconds).
+        "| tutorials/plot\\_over.py | over\\-budget | 1m15s | 1m (125%) | -15s "
         "| +15.0s | 100M | – | rollouts=1 \\(full 4\\) | 4.5s |"
     ) in over
     near = md.split("### Near budget (above 80%)")[1].split("###")[0]

@@ -382,7 +382,11 @@ def format_measured(seconds: float) -> str:
 
     >>> format_measured(41.234), format_measured(144.6), format_measured(0.04)
     ('41.2s', '2m25s', '0s')
+    >>> format_measured(-90.0)  # a headroom overrun
+    '-1m30s'
     """
+    if seconds < 0:
+        return "-" + format_measured(-seconds)
     return format_seconds(round(seconds, 1) if seconds < 60 else float(round(seconds)))
 
 

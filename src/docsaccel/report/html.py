@@ -139,7 +139,7 @@ def _details(row: Row, trends: Trends | None) -> str:
     """The example's other facts, folded: a ``<dl>`` inside ``<details>``."""
     headroom = row.headroom_seconds
     facts = [
-        ("headroom", "–" if headroom is None else f"{headroom:+.1f}s"),
+        ("headroom", "–" if headroom is None else format_measured(headroom)),
         ("retained memory", row.retained_text()),
         (
             "median of history",
