@@ -56,7 +56,7 @@ def test_markdown_sections_and_numbers(reports, capsys) -> None:
     assert main([*args, "--top", "3"]) == 0
     md = capsys.readouterr().out
     assert "- **Build wall time:** 4m (fast path)" in md
-    assert "- **Execution time:** 221.0s over 5 examples (1 ok" not in md  # counts by status
+    assert "- **Execution time:** 3m41s over 5 examples (1 ok" not in md  # counts by status
     assert "(4 ok, 1 over\\-budget)" in md
     assert "- **Render gating saved:** 4.5s" in md
     assert "**1 example(s) over budget.**" in md
@@ -64,7 +64,7 @@ def test_markdown_sections_and_numbers(reports, capsys) -> None:
     assert (
         # Times and budgets in the build log's units (budgets.format_measured, format_seconds).
         "| tutorials/plot\\_over.py | over\\-budget | 1m15s | 1m (125%) | -15s "
-        "| +15.0s | 100M | – | rollouts=1 \\(full 4\\) | 4.5s |"
+        "| +15s | 100M | – | rollouts=1 \\(full 4\\) | 4.5s |"
     ) in over
     near = md.split("### Near budget (above 80%)")[1].split("###")[0]
     assert "plot\\_near.py" in near and "plot\\_fine" not in near

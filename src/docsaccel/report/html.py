@@ -114,7 +114,7 @@ def _seconds(value: float | None, signed: bool = False) -> str:
     """A cell of seconds, written as the build log writes them (:func:`format_measured`)."""
     if value is None:
         return _number(None)
-    text = f"{value:+.1f}s" if signed else format_measured(value)
+    text = format_measured(value, signed=signed)
     return _number(value, text)
 
 
@@ -203,7 +203,9 @@ def _totals(summary: ReportSummary) -> str:
             f"{summary.reused_count} cached examples"
         )
     if summary.baseline_delta is not None:
-        items.append(f"Against the baseline: {summary.baseline_delta:+.1f}s")
+        items.append(
+            f"Against the baseline: {format_measured(summary.baseline_delta, signed=True)}"
+        )
     if summary.memory_text():
         items.append(f"Memory: {summary.memory_text()}")
     if summary.render_saved_seconds:

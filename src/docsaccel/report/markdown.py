@@ -54,10 +54,10 @@ def escape_md(text: str) -> str:
 
 
 def _seconds(value: float | None, signed: bool = False) -> str:
-    """Seconds as the build log writes them (a change: signed, in tenths of a second)."""
+    """Seconds as the build log writes them (``signed``: a change)."""
     if value is None:
         return "–"
-    return f"{value:+.1f}s" if signed else format_measured(value)
+    return format_measured(value, signed=signed)
 
 
 def _budget(row: Row) -> str:
