@@ -98,6 +98,13 @@ def look(browser, folder: Path, page_name: str, shot: Path) -> dict:
             ],
             "rows": page.locator(".docsaccel-report table tbody tr").count(),
         }
+        # Unfolded, every example's details still fit.
+        page.evaluate(
+            "document.querySelectorAll('.docsaccel-report details')"
+            ".forEach(d => { d.open = true; })"
+        )
+        page.screenshot(path=str(shot.with_name(f"{shot.stem}-unfolded.png")), full_page=True)
+        found["unfolded_scroll_width"] = page.evaluate("document.documentElement.scrollWidth")
         page.close()
     assert problems.items == []
     return found
@@ -105,6 +112,7 @@ def look(browser, folder: Path, page_name: str, shot: Path) -> dict:
 
 def assert_readable(found: dict) -> None:
     assert found["scroll_width"] <= WIDTH, found
+    assert found["unfolded_scroll_width"] <= WIDTH, found
     assert found["report_overflow"] == 0, found
     assert found["table_fits"], found
     assert found["rows"] == 30
