@@ -46,7 +46,7 @@ def test_cli_fail_on_regression_and_markdown(tmp_path, capsys) -> None:
     )
     assert main(["compare", str(base), str(head)]) == 0
     text = capsys.readouterr().out
-    assert "tutorials/plot_a.py: 10.0s -> 20.0s (+10.0s, +100%)  REGRESSED" in text
+    assert "tutorials/plot_a.py: 10s -> 20s (+10s, +100%)  REGRESSED" in text
     assert "New examples:" in text and "Removed examples:" in text
     assert main(["compare", str(base), str(head), "--fail-on-regression"]) == 1
     capsys.readouterr()
@@ -55,8 +55,8 @@ def test_cli_fail_on_regression_and_markdown(tmp_path, capsys) -> None:
     capsys.readouterr()
     assert main(["compare", str(base), str(head), "--format", "md", "--relative", "150"]) == 0
     markdown = capsys.readouterr().out
-    assert markdown.startswith("### Execution time: 21.0s (+6.0s vs base 15.0s); 0 regression")
-    assert "| tutorials/plot\\_a.py | 10.0s | 20.0s | +10.0s (+100%) | 100M |  |" in markdown
+    assert markdown.startswith("### Execution time: 21s (+6s vs base 15s); 0 regression")
+    assert "| tutorials/plot\\_a.py | 10s | 20s | +10s (+100%) | 100M |  |" in markdown
 
 
 def test_cli_unreadable_input_exits_2(tmp_path, capsys) -> None:

@@ -109,7 +109,7 @@ def test_compare_lists_a_stopped_example_apart_never_as_a_speed_up(tmp_path) -> 
     assert code == 0
     assert "-0.9s" not in text and "-31%" not in text
     assert "Not compared (not a whole run in both):" in text
-    assert "plot_sleep.py: 3.0s -> interrupted at its budget of 2s (after 2.1s)" in text
+    assert "plot_sleep.py: 3s -> interrupted at its budget of 2s (after 2.1s)" in text
 
 
 def test_report_baseline_shows_no_delta_for_a_stopped_example(tmp_path) -> None:

@@ -111,7 +111,7 @@ def test_compare_annotates_regressions_as_errors_only_when_they_fail(tmp_path) -
     (command,) = parse(warned)
     assert command["level"] == "warning" and command["file"] == "docs/tutorials/plot_a,1.py"
     assert command["title"] == "Docs build regression"
-    assert "10.0s -> 30.0s" in command["message"]
+    assert "10s -> 30s" in command["message"]
 
     failed, code = run_compare(
         str(base), str(head), fail_on_regression=True, fmt="github", source_dir="docs"

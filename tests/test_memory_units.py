@@ -538,7 +538,7 @@ def test_compare_flags_a_memory_regression_like_a_time_regression(memory_reports
     assert main(["compare", str(base), str(head)]) == 0
     text = capsys.readouterr().out
     assert "Peak memory: 1 regression(s) (larger by > 20% and > 100M)" in text
-    assert "tutorials/plot_big.py: 1.0s -> 1.0s (+0.0s, +0%); memory 300M -> 700M" in text
+    assert "tutorials/plot_big.py: 1s -> 1s (+0s, +0%); memory 300M -> 700M" in text
     assert "MEMORY REGRESSED" in text and text.count("REGRESSED") == 1  # plot_leak: +10M
     assert main(["compare", str(base), str(head), "--fail-on-regression"]) == 1
     capsys.readouterr()
@@ -565,7 +565,8 @@ def test_views_show_peak_budget_and_retained_memory(memory_reports, tmp_path) ->
     assert data["retained_bytes"] == 150 * MIB
     page, code = run_report(str(head), fmt="html")
     assert code == 0
-    assert f'data-sort="{700 * MIB}">700M</td>' in page and ">150M</td>" in page
+    assert f'data-sort="{700 * MIB}">700M / 500M (140%)</td>' in page
+    assert "<dt>retained memory</dt><dd>150M</dd>" in page
 
 
 def test_history_keeps_peaks_and_trends_show_them(tmp_path) -> None:
@@ -582,7 +583,8 @@ def test_history_keeps_peaks_and_trends_show_them(tmp_path) -> None:
     row = next(line for line in md.splitlines() if line.startswith("| tutorials/plot\\_a"))
     assert row.rstrip().endswith("| \\+0% over 6 builds; memory \\+100% over 6 builds |")
     page, _ = run_report(str(report), history=str(history), fmt="html")
-    assert "memory +100% over 6 builds" in page and "plot_a.py memory" in page
+    assert "<dt>memory trend</dt>" in page and "+100% over 6 builds</dd>" in page
+    assert "plot_a.py memory" in page
 
 
 def test_sphinx_gallery_s_memory_column_is_checked_against_memory_budgets(tmp_path) -> None:

@@ -1,8 +1,7 @@
-"""Progress in the build log of real builds: start and end of every example, in order."""
+"""Progress in the build log of real builds: one line for every example, as it ends."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import pickle
@@ -14,14 +13,13 @@ from pathlib import Path
 import pytest
 from helpers.gallery_build import Built, build, make_project
 
-from docsaccel.budgets import Budget
+from docsaccel.budgets import Budget, MemoryBudget
 from docsaccel.examples import Example
 from docsaccel.gallery.progress import Progress
 
 NAMES = ["plot_quick.py", "plot_figure.py", "plot_sleep.py", "plot_inline.py"]
 BUDGETS = 'default = "1m"\n[examples]\n"plot_sleep.py" = "1.6s"\n'
-_START = re.compile(r"docsaccel: \[(\d+)/(\d+)\] examples/(\S+): (budget \S+|unbounded)(.*)$")
-_END = re.compile(r"docsaccel: \[(\d+)/(\d+)\] examples/(\S+): ([\d.]+ s|\S+), (\S+?)[,;\n]")
+_LINE = re.compile(r"docsaccel: \[(\d+)/(\d+)\] examples/(\S+): ")
 
 
 def build_verbose(src: Path, env: dict[str, str] | None = None) -> Built:
@@ -41,33 +39,24 @@ def build_verbose(src: Path, env: dict[str, str] | None = None) -> Built:
     return Built(done.returncode, done.stdout + done.stderr, outdir)
 
 
-def progress_lines(output: str) -> list[tuple[str, str, str]]:
-    """``(kind, example file, rest)`` for every start and end line, in log order."""
-    found = []
+def progress_lines(output: str) -> dict[str, str]:
+    """Each example's progress line, by file; fails when an example has more than one."""
+    found: dict[str, str] = {}
     for line in output.splitlines():
-        if match := _START.search(line):
-            found.append(("start", match.group(3), match.group(4) + match.group(5)))
-        elif match := _END.search(line + "\n"):
-            found.append(("end", match.group(3), line))
+        if match := _LINE.search(line):
+            name = match.group(3)
+            assert name not in found, f"{name} logged twice:\n{output}"
+            found[name] = line
     return found
 
 
-def assert_every_example_in_order(built: Built, names: list[str]) -> list[tuple[str, str, str]]:
+def assert_every_example_once(built: Built, names: list[str]) -> dict[str, str]:
     lines = progress_lines(built.output)
-    position = {}
-    for index, (kind, name, _) in enumerate(lines):
-        assert (kind, name) not in position, f"{kind} of {name} logged twice:\n{built.output}"
-        position[kind, name] = index
-    for name in names:
-        assert position["start", name] < position["end", name], built.output
-    # Per process, one example ends before the next one starts.
-    by_pid: dict[int, list[str]] = {}
-    for record in built.report["examples"]:
-        by_pid.setdefault(record["pid"], []).append(record["name"])
-    for pid_names in by_pid.values():
-        spans = sorted((position["start", n], position["end", n]) for n in pid_names)
-        for (_, end), (start, _) in itertools.pairwise(spans):
-            assert end < start, f"examples of one process overlap in the log:\n{built.output}"
+    assert sorted(lines) == sorted(names), built.output
+    count = len(names)
+    numbers = sorted(int(re.search(r"\[(\d+)/", line).group(1)) for line in lines.values())
+    assert numbers == list(range(1, count + 1)), built.output
+    assert all(f"/{count}] " in line for line in lines.values()), built.output
     return lines
 
 
@@ -79,34 +68,23 @@ def touch_sources(src: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("parallel", [1, 2])
-def test_the_log_shows_each_example_start_and_end_then_expected_times(tmp_path, parallel) -> None:
+def test_the_log_shows_each_example_once_then_estimates(tmp_path, parallel) -> None:
     conf = f'sphinx_gallery_conf["parallel"] = {parallel}\n' if parallel > 1 else ""
     src = make_project(tmp_path, NAMES, conf=conf, budgets=BUDGETS)
 
     first = build_verbose(src)
 
     assert first.returncode == 0, first.output
-    lines = assert_every_example_in_order(first, NAMES)
-    starts = [rest for kind, _, rest in lines if kind == "start"]
-    assert all("expected" not in rest for rest in starts), "no earlier build: nothing expected"
-    assert sorted(int(n) for n in re.findall(r"\[(\d+)/4\]", first.output)) == [
-        1,
-        1,
-        2,
-        2,
-        3,
-        3,
-        4,
-        4,
-    ]
+    assert_every_example_once(first, NAMES)
     # A loaded machine may push the sleeper over its budget: either status is right here.
     end = re.search(
-        r"examples/plot_sleep.py: [\d.]+ s, (ok|over-budget), \d+% of its budget", first.output
+        r"examples/plot_sleep.py: [\d.]+s, (ok|over-budget), \d+% of its budget of 1\.6s",
+        first.output,
     )
     assert end, first.output
-    # The near-budget notice came while the example ran, before its end line.
+    # The near-budget notice came while the example ran, before its line.
     near = re.search(
-        r"plot_sleep.py: still running after [\d.]+ s, [89]\d% of its budget of 1\.6s", first.output
+        r"plot_sleep.py: still running after [\d.]+s, [89]\d% of its budget of 1\.6s", first.output
     )
     assert near and near.start() < end.start(), first.output
     if parallel > 1:
@@ -116,12 +94,9 @@ def test_the_log_shows_each_example_start_and_end_then_expected_times(tmp_path, 
     second = build_verbose(src)
 
     assert second.returncode == 0, second.output
-    lines = assert_every_example_in_order(second, NAMES)
-    starts = {name: rest for kind, name, rest in lines if kind == "start"}
-    assert set(starts) == set(NAMES)
-    assert all("expected" in rest for rest in starts.values()), second.output
-    assert re.search(r"plot_sleep.py: budget 1\.6s, expected \d+\.\d s", second.output)
-    assert "left" in second.output
+    assert_every_example_once(second, NAMES)
+    # The first build's times give an estimate of what is left.
+    assert re.search(r"; about [\d.]+s left|; under 0\.1s left", second.output), second.output
 
 
 @pytest.mark.slow
@@ -141,8 +116,9 @@ def test_quiet_builds_and_disabled_progress_log_nothing(tmp_path) -> None:
 @pytest.mark.slow
 def test_history_file_gives_expected_times_of_the_same_kind(tmp_path) -> None:
     history = tmp_path / "src" / "history.jsonl"
+    names = ["plot_quick.py", "plot_figure.py"]
     src = make_project(
-        tmp_path, ["plot_quick.py"], conf='docsaccel_history = "history.jsonl"\n', budgets=BUDGETS
+        tmp_path, names, conf='docsaccel_history = "history.jsonl"\n', budgets=BUDGETS
     )
     lines = [
         {"fast": False, "examples": {"examples/plot_quick.py": {"seconds": 42.0}}},
@@ -157,7 +133,10 @@ def test_history_file_gives_expected_times_of_the_same_kind(tmp_path) -> None:
     )
     built = build_verbose(src, env={"DOCSACCEL_FAST": "1"})
     assert built.returncode == 0, built.output
-    assert "plot_quick.py: budget 1m, expected 7.0 s" in built.output
+    assert_every_example_once(built, names)
+    # Whichever ends first, what is left is expected to take the fast build's 7 s (the
+    # other example has no time of its own: the median of the known ones), not 42 s.
+    assert "; about 7s left" in built.output, built.output
 
 
 @pytest.mark.slow
@@ -180,7 +159,8 @@ def test_recorded_time_is_sphinx_gallerys_own(tmp_path) -> None:
             assert abs(record["wall_seconds"] - json.loads(cost_file.read_text())["time"]) <= 0.010
 
 
-def _example(name: str, budget: float | None) -> Example:
+def _example(name: str, budget: float | None, memory: int | None = None) -> Example:
+    memory_budget = MemoryBudget(memory, "default", "budgets.toml memory_default")
     return Example(
         gallery="tutorials",
         name=name,
@@ -188,7 +168,9 @@ def _example(name: str, budget: float | None) -> Example:
         target_file=f"/src/auto/{name}",
         docname=f"auto/{Path(name).stem}",
         executable=True,
-        budget=Budget(budget, "default" if budget else "builtin", "budgets.toml default"),
+        budget=Budget(
+            budget, "default" if budget else "builtin", "budgets.toml default", memory=memory_budget
+        ),
     )
 
 
@@ -210,17 +192,53 @@ def test_progress_numbers_examples_and_estimates_what_is_left(tmp_path) -> None:
     channel.send(event="start", id="tutorials/unknown.py")  # not planned: ignored
     channel.send(event="start", id="tutorials/b.py")
     channel.send(event="start", id="tutorials/d.py")
+    channel.send(event="end", id="tutorials/d.py", seconds=3.0, status="ok")
     progress.stop()
     assert lines == [
-        "docsaccel: [1/3] tutorials/a.py: budget 1m, expected 20.0 s",
-        "docsaccel: tutorials/a.py: still running after 48.5 s, 81% of its budget of 1m",
+        "docsaccel: tutorials/a.py: still running after 48.5s, 81% of its budget of 1m",
         # b.py and c.py have no expected time: the median of the known ones, over 2 jobs.
-        "docsaccel: [1/3] tutorials/a.py: 50.0 s, ok, 83% of its budget; about 20.0 s left",
-        "docsaccel: [2/3] tutorials/b.py: unbounded",
-        "docsaccel: [3/4] tutorials/d.py: budget 30s",
+        "docsaccel: [1/3] tutorials/a.py: 50s, ok, 83% of its budget of 1m; about 20s left",
+        "docsaccel: [3/4] tutorials/d.py: 3s, ok, 10% of its budget of 30s; about 20s left",
     ]
     assert not Path(progress.channel.pipe).exists()
     channel.send(event="start", id="tutorials/c.py")  # after stop: dropped, no error
+
+
+def _lines_of(example: Example, **end) -> list[str]:
+    lines: list[str] = []
+    progress = Progress([example], log=lines.append)
+    progress.handle({"event": "start", "id": example.id})
+    progress.handle({"event": "end", "id": example.id, **end})
+    return lines
+
+
+def test_one_line_per_example_in_the_units_of_the_budget_file_and_the_reports() -> None:
+    lines = _lines_of(_example("a.py", 420.0), seconds=144.6, status="ok", peak=100 << 20)
+    # 7 m is "7m" here as in conf/budgets.toml and every report view, not "420.0s".
+    assert lines == [
+        "docsaccel: [1/1] tutorials/a.py: 2m25s, ok, 34% of its budget of 7m, peak 100M"
+    ]
+    assert _lines_of(_example("b.py", 2.0), seconds=1.234, status="ok") == [
+        "docsaccel: [1/1] tutorials/b.py: 1.2s, ok, 62% of its budget of 2s"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("status", "by", "peak", "share"),
+    [
+        # Stopped by its memory budget (fail mode), a tenth of its time budget used.
+        ("interrupted", "memory", 600 << 20, "peak 600M, 150% of its memory budget of 400M"),
+        # Over its memory budget in warn mode: never stopped, still over.
+        ("over-budget", None, 500 << 20, "peak 500M, 125% of its memory budget of 400M"),
+        ("interrupted", "ceiling", 900 << 20, "peak 900M, stopped by the build's memory ceiling"),
+        ("ok", None, 200 << 20, "10% of its budget of 1m, peak 200M"),
+    ],
+)
+def test_a_memory_overrun_line_shows_its_memory_not_its_time(status, by, peak, share) -> None:
+    lines = _lines_of(
+        _example("m.py", 60.0, memory=400 << 20), seconds=6.0, status=status, peak=peak, by=by
+    )
+    assert lines == [f"docsaccel: [1/1] tutorials/m.py: 6s, {status}, {share}"]
 
 
 def test_without_named_pipes_the_sphinx_process_still_logs(tmp_path, monkeypatch) -> None:
@@ -228,8 +246,9 @@ def test_without_named_pipes_the_sphinx_process_still_logs(tmp_path, monkeypatch
     monkeypatch.delattr(os, "mkfifo")
     progress = Progress([_example("a.py", 60.0)], log=lines.append).start(tmp_path)
     progress.channel.send(event="start", id="tutorials/a.py")
+    progress.channel.send(event="end", id="tutorials/a.py", seconds=1.0, status="ok")
     progress.stop()
-    assert lines == ["docsaccel: [1/1] tutorials/a.py: budget 1m"]
+    assert lines == ["docsaccel: [1/1] tutorials/a.py: 1s, ok, 2% of its budget of 1m"]
 
 
 @pytest.mark.slow
@@ -241,10 +260,7 @@ def test_a_shard_build_counts_its_own_examples(tmp_path) -> None:
     built = build_verbose(src, env={"DOCSACCEL_SHARD_EXAMPLES": str(selection)})
 
     assert built.returncode == 0, built.output
-    assert [(k, n) for k, n, _ in progress_lines(built.output)] == [
-        ("start", "plot_inline.py"),
-        ("end", "plot_inline.py"),
-    ]
+    assert list(progress_lines(built.output)) == ["plot_inline.py"]
     assert "[1/1] examples/plot_inline.py" in built.output
     assert built.report["build"]["shard"] == {"role": "shard", "examples": 1}
 
@@ -285,4 +301,4 @@ def test_an_estimate_that_rounds_to_nothing_says_so(tmp_path) -> None:
     progress.channel.send(event="start", id="tutorials/a.py")
     progress.channel.send(event="end", id="tutorials/a.py", seconds=0.01, status="ok")
     progress.stop()
-    assert lines[-1] == "docsaccel: [1/2] tutorials/a.py: 0.0 s, ok; under 0.1 s left"
+    assert lines[-1] == "docsaccel: [1/2] tutorials/a.py: 0s, ok; under 0.1s left"

@@ -55,15 +55,16 @@ def test_markdown_sections_and_numbers(reports, capsys) -> None:
     args = ["report", str(head), "--baseline", str(base), "--history", str(history)]
     assert main([*args, "--top", "3"]) == 0
     md = capsys.readouterr().out
-    assert "- **Build wall time:** 240.0s (fast path)" in md
-    assert "- **Execution time:** 221.0s over 5 examples (1 ok" not in md  # counts by status
+    assert "- **Build wall time:** 4m (fast path)" in md
+    assert "- **Execution time:** 3m41s over 5 examples (1 ok" not in md  # counts by status
     assert "(4 ok, 1 over\\-budget)" in md
     assert "- **Render gating saved:** 4.5s" in md
     assert "**1 example(s) over budget.**" in md
     over = md.split("### Over budget")[1].split("###")[0]
     assert (
-        "| tutorials/plot\\_over.py | over\\-budget | 75.0s | 60.0s (125%) | -15.0s "
-        "| +15.0s | 100M | – | rollouts=1 \\(full 4\\) | 4.5s |"
+        # Times and budgets in the build log's units (budgets.format_measured, format_seconds).
+        "| tutorials/plot\\_over.py | over\\-budget | 1m15s | 1m (125%) | -15s "
+        "| +15s | 100M | – | rollouts=1 \\(full 4\\) | 4.5s |"
     ) in over
     near = md.split("### Near budget (above 80%)")[1].split("###")[0]
     assert "plot\\_near.py" in near and "plot\\_fine" not in near
@@ -82,7 +83,8 @@ def test_markdown_escapes_names(reports, capsys) -> None:
 
 
 class _Collector(HTMLParser):
-    """External references, scripts and the table's cell texts of an HTML page."""
+    """External references, scripts and the table's cell texts of an HTML page (an
+    example's name: the text of the summary of its folded details)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -98,12 +100,12 @@ class _Collector(HTMLParser):
             if fetched or (not name.startswith("xmlns") and "://" in (value or "")):
                 self.external.append(f"{tag} {name}={value}")
         self.scripts += tag == "script"
-        if tag == "td":
+        if tag in ("td", "summary"):
             self._in_cell = True
             self.cells.append("")
 
     def handle_endtag(self, tag):
-        if tag == "td":
+        if tag in ("td", "summary"):
             self._in_cell = False
 
     def handle_data(self, data):

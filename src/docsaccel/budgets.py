@@ -95,6 +95,7 @@ __all__ = [
     "BudgetTable",
     "MemoryBudget",
     "Rule",
+    "format_measured",
     "format_seconds",
     "is_ci",
     "load_budgets",
@@ -372,6 +373,23 @@ def format_seconds(seconds: float) -> str:
     if secs:
         parts.append(f"{round(secs, 1):g}s")
     return "".join(parts)
+
+
+def format_measured(seconds: float, signed: bool = False) -> str:
+    """A measured time in the units of :func:`format_seconds`, rounded as a reader wants it:
+    tenths under a minute, whole seconds above. The build log and every report view write
+    times with it, so ``7m`` in the log is ``7m`` in the report. ``signed``: a change,
+    with its sign (``"+22s"``).
+
+    >>> format_measured(41.234), format_measured(144.6), format_measured(0.04)
+    ('41.2s', '2m25s', '0s')
+    >>> format_measured(-90.0), format_measured(22.0, signed=True)  # an overrun, a change
+    ('-1m30s', '+22s')
+    """
+    if seconds < 0:
+        return "-" + format_measured(-seconds)
+    text = format_seconds(round(seconds, 1) if seconds < 60 else float(round(seconds)))
+    return "+" + text if signed else text
 
 
 def parse_duration(value: Any, where: str) -> float | None:

@@ -497,7 +497,7 @@ class Settings:
         None,
         _history,
         "A history file (``docsaccel history append``), relative to the conf dir: the "
-        "build log's expected times and the report page's trends; a missing file is no "
+        "build log's estimate of what is left and the report page's trends; a missing file is no "
         "error.",
         "a path or None",
         types=_PATH,

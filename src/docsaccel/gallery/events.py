@@ -397,6 +397,10 @@ def _cached_record(build: GalleryBuild, example: Example) -> dict[str, Any]:
 
 def _log_overruns(report: dict[str, Any], on_overrun: str) -> None:
     for record in report["examples"]:
+        if record["status"] == INTERRUPTED and record.get("interrupted_by") == BY_CEILING:
+            # The hook logged this error when the ceiling stopped the example (before
+            # anything could kill the build): once is enough.
+            continue
         if record["status"] == INTERRUPTED:
             logger.error(record["error"])
         elif record["status"] == OVER_BUDGET or _restored_over_budget(record):

@@ -584,6 +584,8 @@ class ExampleHook:
                 seconds=wall,
                 status=status_text(status, expected),
                 peak=peak,
+                # Which limit stopped it: a memory stop's line shows its memory, not its time.
+                by=record.get("interrupted_by"),
             )
         # After the record: the time spent ending its processes is not the example's.
         self._wind_up(run, live)

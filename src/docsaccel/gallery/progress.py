@@ -1,11 +1,19 @@
 """Live progress of the gallery in the build log: counts, expected times, an estimate.
 
 While the examples run, the log says, through Sphinx logging (so ``-q`` silences it and
-``-W`` never fails on it)::
+``-W`` never fails on it), one line per example as it ends::
 
-    docsaccel: [3/12] tutorials/02_video.py: budget 3m, expected 44 s
-    docsaccel: [3/12] tutorials/02_video.py: 41.2 s, ok, 23% of its budget, peak 1.2G; about 2m left
+    docsaccel: [3/12] tutorials/a.py: 41.2s, ok, 23% of its budget of 3m, peak 1.2G; about 2m left
+    docsaccel: [4/12] tutorials/b.py: 3.1s, interrupted, peak 1.3G, 130% of its memory budget of 1G
+
+and, for an example still running near its budget, a notice meanwhile::
+
     docsaccel: tutorials/05_train.py: still running after 2m24s, 80% of its budget of 3m
+
+Times and budgets are written as the budget file and the reports write them
+(:func:`~docsaccel.budgets.format_measured`, :func:`~docsaccel.budgets.format_seconds`).
+An example stopped by or over its memory budget, or by the build's memory ceiling, says
+so with its peak, rather than with the share of its time budget it happened to use.
 
 Counts are over the examples this build executes (a shard's own ones; examples skipped as
 unchanged are not counted). The expected time of an example is its last time in this
@@ -48,8 +56,8 @@ from typing import Any
 from sphinx.util import logging
 
 from docsaccel import sg_compat
-from docsaccel.budgets import format_seconds
-from docsaccel.contract import EXECUTED, NEAR_BUDGET, REUSABLE
+from docsaccel.budgets import format_measured, format_seconds
+from docsaccel.contract import BY_CEILING, BY_MEMORY, EXECUTED, NEAR_BUDGET, REUSABLE
 from docsaccel.examples import Example
 from docsaccel.memory import format_size
 
@@ -189,8 +197,22 @@ def _median(values: list[float]) -> float:
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
-def _seconds(value: float) -> str:
-    return f"{value:.1f} s" if value < 60 else format_seconds(round(value))
+def _share(example: Example, seconds: float, peak: int | None, by: str | None) -> str:
+    """What the end line says of the example's limits: its peak, then its memory budget's
+    share when memory stopped it or it went over that budget (``by``: which limit
+    interrupted it, if memory's), else its time budget's share."""
+    memory_budget = example.budget.memory.bytes
+    peak_text = "" if peak is None else f", peak {format_size(peak)}"
+    if by == BY_CEILING:
+        return f"{peak_text}, stopped by the build's memory ceiling"
+    if memory_budget and peak is not None and (by == BY_MEMORY or peak > memory_budget):
+        limit = format_size(memory_budget)
+        return f"{peak_text}, {peak / memory_budget:.0%} of its memory budget of {limit}"
+    budget = example.budget.seconds
+    time_share = (
+        f", {seconds / budget:.0%} of its budget of {format_seconds(budget)}" if budget else ""
+    )
+    return time_share + peak_text
 
 
 class _Running:
@@ -300,7 +322,8 @@ class Progress:
             elif kind == "end":
                 peak = event.get("peak")
                 peak = peak if isinstance(peak, int) and not isinstance(peak, bool) else None
-                self._end(example, float(event["seconds"]), str(event["status"]), peak)
+                by = event.get("by") if event.get("by") in (BY_MEMORY, BY_CEILING) else None
+                self._end(example, float(event["seconds"]), str(event["status"]), peak, by)
             elif kind == "near":
                 self._near(example, float(event["seconds"]))
 
@@ -308,31 +331,33 @@ class Progress:
         return len(self.planned) + len((set(self.running) | set(self.done)) - set(self.planned))
 
     def _start(self, example: Example) -> None:
+        """Number the example; its line comes when it ends (one line per example)."""
         self.started += 1
         self.running[example.id] = _Running(self.started, time.monotonic())
-        budget = example.budget.seconds
-        parts = [f"budget {format_seconds(budget)}" if budget is not None else "unbounded"]
-        if example.id in self.expected:
-            parts.append(f"expected {_seconds(self.expected[example.id])}")
-        self.log(f"docsaccel: [{self.started}/{self._total()}] {example.id}: {', '.join(parts)}")
 
-    def _end(self, example: Example, seconds: float, status: str, peak: int | None = None) -> None:
+    def _end(
+        self,
+        example: Example,
+        seconds: float,
+        status: str,
+        peak: int | None = None,
+        by: str | None = None,
+    ) -> None:
         run = self.running.pop(example.id, None)
         number = run.number if run else self.started
         self.done[example.id] = seconds
-        budget = example.budget.seconds
-        share = f", {seconds / budget:.0%} of its budget" if budget else ""
-        if peak is not None:
-            share += f", peak {format_size(peak)}"
+        share = _share(example, seconds, peak, by)
         left = self.remaining_seconds()
         pending = len(self.done) < len(self.planned)
         estimate = ""
         if left is not None and pending:
-            # Quick examples leave an estimate that would round to "about 0.0 s".
-            estimate = f"; about {_seconds(left)} left" if left >= 0.05 else "; under 0.1 s left"
+            # Quick examples leave an estimate that would round to "about 0s".
+            estimate = (
+                f"; about {format_measured(left)} left" if left >= 0.05 else "; under 0.1s left"
+            )
         self.log(
             f"docsaccel: [{number}/{self._total()}] {example.id}: "
-            f"{_seconds(seconds)}, {status}{share}{estimate}"
+            f"{format_measured(seconds)}, {status}{share}{estimate}"
         )
 
     def _near(self, example: Example, seconds: float) -> None:
@@ -340,7 +365,7 @@ class Progress:
         if budget is None or example.id not in self.running:
             return
         self.log(
-            f"docsaccel: {example.id}: still running after {_seconds(seconds)}, "
+            f"docsaccel: {example.id}: still running after {format_measured(seconds)}, "
             f"{seconds / budget:.0%} of its budget of {format_seconds(budget)}"
         )
 

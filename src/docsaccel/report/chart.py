@@ -1,11 +1,17 @@
 """The time-vs-budget chart of the HTML report, drawn by matplotlib as inline SVG.
 
-One horizontal bar per example (its time), a black tick at its budget; bars over budget
-are red, near it (above :data:`~docsaccel.contract.NEAR_BUDGET` of it) amber. With many
-examples only the ``limit`` closest to or over their budget are drawn (the table lists
-all of them). Text stays text in the SVG
+One horizontal bar per example: its time as a share of its budget, so a 2 s example and a
+7 m one are drawn on one scale and both show (seconds on one axis would leave the quick
+one's bar a pixel wide). The black line at 100 % is the budget; bars over it are red, near
+it (above :data:`~docsaccel.contract.NEAR_BUDGET` of it) amber. Each label names the
+example with its time and budget in the build log's units (``41.2s of 7m``). An example
+far over its budget is drawn to the edge of the axis with its share written there; an
+unbounded one has no share and no bar, its label says so. With many examples only the
+``limit`` closest to or over their budget are drawn (the table lists all of them). The
+key sits in the axis label, never over a bar. Text stays text in the SVG
 (``svg.fonttype = none``), mathtext is off so a ``$`` in a name is just a character,
-and matplotlib XML-escapes every label.
+and matplotlib XML-escapes every label. Each bar's group has the id ``bar-N`` (N from the
+top), for a test or a stylesheet to find it.
 
 Example:
 
@@ -14,8 +20,10 @@ Example:
 >>> timings = [Timing("tutorials/plot_a.py", "plot_a.py", 42.0, budget_seconds=30.0)]
 >>> summary = summarize(LoadedInput("report.json", "docsaccel-report", timings))
 >>> svg = render_chart_svg(summary.rows, limit=40)
->>> svg.startswith("<svg"), "tutorials/plot_a.py" in svg
+>>> svg.startswith("<svg"), "tutorials/plot_a.py (42s of 30s)" in svg
 (True, True)
+>>> chart_percent(summary.rows[0])
+140.0
 
 As a program, ``python -m docsaccel.report.chart REPORT OUT.svg [--limit N]`` draws the
 chart of any input ``docsaccel report`` reads: the docs build runs it in a separate process
@@ -31,15 +39,18 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from docsaccel.budgets import format_measured, format_seconds
 from docsaccel.contract import InputError, require_extra
 from docsaccel.report.summary import Row
 
-__all__ = ["chart_rows", "render_chart_svg"]
+__all__ = ["chart_label", "chart_percent", "chart_rows", "render_chart_svg"]
 
 _OVER, _NEAR, _OK = "#c62828", "#ef8f00", "#4f7cac"
 _WIDTH_IN, _ROW_IN, _LABEL_PT = 8.0, 0.28, 8
 # Average glyph width of the default sans-serif font, in ems: sizes the label margin.
 _EM_PER_CHAR = 0.6
+# The axis spans at least the budget and a little more, at most three budgets.
+_MIN_PERCENT, _MAX_PERCENT = 110.0, 300.0
 
 
 def chart_rows(rows: Sequence[Row], limit: int) -> list[Row]:
@@ -51,6 +62,26 @@ def chart_rows(rows: Sequence[Row], limit: int) -> list[Row]:
     return ranked[:limit]
 
 
+def chart_percent(row: Row) -> float | None:
+    """What the chart draws for ``row``: its time in percent of its budget (None: unbounded)."""
+    return None if row.budget_use is None else row.budget_use * 100
+
+
+def chart_label(row: Row) -> str:
+    """``"tutorials/plot_a.py (41.2s of 7m)"``: the bar's label, in the build log's units."""
+    time = format_measured(row.seconds)
+    if row.budget_seconds is None:
+        return f"{row.id} ({time}, unbounded)"
+    return f"{row.id} ({time} of {format_seconds(row.budget_seconds)})"
+
+
+def _axis_end(shares: Sequence[float]) -> float:
+    """Where the axis ends, in percent: past the budget line and the longest bar, but no
+    further than :data:`_MAX_PERCENT`, so one example ten times over its budget does not
+    squeeze every other bar to a sliver."""
+    return max(_MIN_PERCENT, min(max(shares, default=0.0) * 1.05, _MAX_PERCENT))
+
+
 def render_chart_svg(rows: Sequence[Row], limit: int = 40) -> str:
     """An ``<svg>`` element (no XML prolog) charting ``rows``; empty string if no rows.
 
@@ -60,38 +91,47 @@ def render_chart_svg(rows: Sequence[Row], limit: int = 40) -> str:
         raise ValueError(f"limit must be 1 or more, got {limit!r}")
     matplotlib = require_extra("matplotlib", "report")
     from matplotlib.figure import Figure
+    from matplotlib.ticker import PercentFormatter
 
     drawn = chart_rows(rows, limit)
     if not drawn:
         return ""
     drawn.reverse()  # matplotlib draws the first bar at the bottom
     style = {"svg.fonttype": "none", "svg.hashsalt": "docsaccel", "text.parse_math": False}
-    height = 1.0 + _ROW_IN * len(drawn)
+    height = 1.1 + _ROW_IN * len(drawn)
+    labels = [chart_label(r) for r in drawn]
+    shares = [chart_percent(r) or 0.0 for r in drawn]
+    end = _axis_end(shares)
     # Margins from the longest label, not constrained layout: that layout measures every
     # text several times and costs more than drawing the whole chart.
-    longest = max(len(r.id) for r in drawn)
+    longest = max(len(label) for label in labels)
     left = min(0.6, (longest * _EM_PER_CHAR * _LABEL_PT + 16) / (_WIDTH_IN * 72))
     with matplotlib.rc_context(style):
         figure = Figure(figsize=(_WIDTH_IN, height))
-        figure.subplots_adjust(left=left, right=0.97, top=1 - 0.4 / height, bottom=0.55 / height)
+        figure.subplots_adjust(left=left, right=0.97, top=1 - 0.4 / height, bottom=0.65 / height)
         axes = figure.add_subplot()
         positions = range(len(drawn))
         colors = [_OVER if r.over else _NEAR if r.near else _OK for r in drawn]
-        axes.barh(positions, [r.seconds for r in drawn], color=colors, height=0.7)
-        budgets = [(i, r.budget_seconds) for i, r in enumerate(drawn) if r.budget_seconds]
-        if budgets:
-            axes.scatter(
-                [b for _, b in budgets],
-                [i for i, _ in budgets],
-                marker="|",
-                s=180,
-                color="black",
-                label="budget",
-                zorder=3,
-            )
-            axes.legend(loc="lower right", fontsize=8)
-        axes.set_yticks(list(positions), [r.id for r in drawn], fontsize=_LABEL_PT)
-        axes.set_xlabel("seconds")
+        bars = axes.barh(positions, [min(s, end) for s in shares], color=colors, height=0.7)
+        for index, bar in enumerate(bars):
+            bar.set_gid(f"bar-{len(drawn) - 1 - index}")
+        for position, share in zip(positions, shares, strict=True):
+            if share > end:
+                axes.text(
+                    end,
+                    position,
+                    f"{share:.0f}% ",
+                    ha="right",
+                    va="center",
+                    fontsize=7,
+                    color="white",
+                )
+        axes.axvline(100, color="black", linewidth=1.5, zorder=3)
+        axes.set_xlim(0, end)
+        axes.xaxis.set_major_formatter(PercentFormatter(decimals=0))
+        axes.set_yticks(list(positions), labels, fontsize=_LABEL_PT)
+        axes.set_ylim(-0.6, len(drawn) - 0.4)
+        axes.set_xlabel("time in percent of the example's budget (black line: the budget)")
         title = "Time vs budget per example"
         if len(rows) > len(drawn):
             title += f" ({len(drawn)} of {len(rows)}: closest to or over budget)"

@@ -25,10 +25,10 @@ Example:
 >>> base = [Timing("plot_a.py", "plot_a.py", 20.0), Timing("plot_b.py", "plot_b.py", 3.0)]
 >>> head = [Timing("plot_a.py", "plot_a.py", 42.0), Timing("plot_b.py", "plot_b.py", 3.5)]
 >>> print(format_comparison(compare_timings(base, head)), end="")
-Execution time: 45.5s (+22.5s vs base 23.0s); 1 regression(s) (slower by > 20% and > 5s)
+Execution time: 45.5s (+22.5s vs base 23s); 1 regression(s) (slower by > 20% and > 5s)
 <BLANKLINE>
-  plot_a.py: 20.0s -> 42.0s (+22.0s, +110%)  REGRESSED
-  plot_b.py: 3.0s -> 3.5s (+0.5s, +17%)
+  plot_a.py: 20s -> 42s (+22s, +110%)  REGRESSED
+  plot_b.py: 3s -> 3.5s (+0.5s, +17%)
 >>> full_build = LoadedInput("main.json", "docsaccel-report", base, build={"fast": False})
 >>> fast_build = LoadedInput("pr.json", "docsaccel-report", head, build={"fast": True})
 >>> check_same_kind(full_build, fast_build)
@@ -43,7 +43,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from docsaccel.budgets import format_seconds
+from docsaccel.budgets import format_measured, format_seconds
 from docsaccel.contract import BY_TIME, FAILED, INTERRUPTED, status_text
 from docsaccel.memory import format_size
 from docsaccel.report.markdown import escape_md
@@ -225,21 +225,22 @@ def run_text(timing: Timing) -> str:
     """What an example's run was: ``"3.0s"`` for a whole run, else its status with its
     time and budget (``"interrupted at its budget of 2s (after 2.1s)"``)."""
     if timing.whole_run:
-        return f"{timing.seconds:.1f}s"
+        return format_measured(timing.seconds)
     if timing.status == INTERRUPTED:
         budget = (
             f"its budget of {format_seconds(timing.budget_seconds)}"
             if timing.budget_seconds is not None and timing.interrupted_by in (None, BY_TIME)
             else timing.interruption_text().removeprefix("interrupted by ")
         )
-        return f"interrupted at {budget} (after {timing.seconds:.1f}s)"
+        return f"interrupted at {budget} (after {format_measured(timing.seconds)})"
     if timing.status == FAILED:
-        return f"{status_text(FAILED, timing.expected_failure)} after {timing.seconds:.1f}s"
+        failed = status_text(FAILED, timing.expected_failure)
+        return f"{failed} after {format_measured(timing.seconds)}"
     return timing.status
 
 
 def _signed(seconds: float) -> str:
-    return f"{seconds:+.1f}s"
+    return format_measured(seconds, signed=True)
 
 
 def _percent(delta: Delta) -> str:
@@ -257,8 +258,8 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
     c = comparison
     head = "### " if markdown else ""
     lines = [
-        f"{head}Execution time: {c.head_total:.1f}s ({_signed(c.total_delta)} vs base "
-        f"{c.base_total:.1f}s); {len(c.time_regressions)} regression(s) "
+        f"{head}Execution time: {format_measured(c.head_total)} ({_signed(c.total_delta)} vs base "
+        f"{format_measured(c.base_total)}); {len(c.time_regressions)} regression(s) "
         f"(slower by > {c.relative_threshold * 100:g}% and > {c.absolute_threshold:g}s)"
         + (f"; {len(c.not_compared)} not compared" if c.not_compared else ""),
         "",
@@ -277,7 +278,8 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
         ]
         for d in changed:
             lines.append(
-                f"| {quote(d.id)} | {d.base_seconds:.1f}s | {d.head_seconds:.1f}s | "
+                f"| {quote(d.id)} | {format_measured(d.base_seconds)} "
+                f"| {format_measured(d.head_seconds)} | "
                 f"{_signed(d.seconds)} ({_percent(d)}) | {d.memory_text()} | "
                 f"{_flags(d, '**regressed**', '**memory regressed**', ', ')} |"
             )
@@ -286,7 +288,7 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
             flag = _flags(d, "  REGRESSED", "  MEMORY REGRESSED", "")
             memory = f"; memory {d.memory_text()}" if d.grew_bytes else ""
             lines.append(
-                f"  {d.id}: {d.base_seconds:.1f}s -> {d.head_seconds:.1f}s "
+                f"  {d.id}: {format_measured(d.base_seconds)} -> {format_measured(d.head_seconds)} "
                 f"({_signed(d.seconds)}, {_percent(d)}){memory}{flag}"
             )
     bullet = "- " if markdown else "  "
@@ -299,5 +301,5 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
     for title, items in (("New examples", c.added), ("Removed examples", c.removed)):
         if items:
             lines += ["", f"{title}:"]
-            lines += [f"{bullet}{quote(t.id)}: {t.seconds:.1f}s" for t in items]
+            lines += [f"{bullet}{quote(t.id)}: {format_measured(t.seconds)}" for t in items]
     return "\n".join(lines).rstrip() + "\n"

@@ -36,7 +36,7 @@ import posixpath
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from docsaccel.budgets import format_seconds
+from docsaccel.budgets import format_measured, format_seconds
 from docsaccel.contract import HARD_STOP, INTERRUPTED, NEAR_BUDGET, NONDETERMINISTIC, STALE
 from docsaccel.memory import format_size
 from docsaccel.report.check import audit_text, memory_over_text
@@ -111,7 +111,7 @@ def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) ->
     ranked = sorted(timings, key=lambda t: (-t.seconds, t.id))
     for timing in ranked:
         file = _file(prefixes.get(timing.id, ""), timing.id)
-        took = format_seconds(round(timing.seconds, 1))
+        took = format_measured(timing.seconds)
         if timing.build_failure:
             why = f": {timing.error}" if timing.error else ""
             lines.append(annotation("error", f"{timing.id} failed{why}", file, "Example failed"))
@@ -179,8 +179,10 @@ def comparison_annotations(comparison: Comparison, prefix: str, fail_on_regressi
         lines.append(
             annotation(
                 level,
-                f"{delta.id} got slower: {delta.base_seconds:.1f}s -> {delta.head_seconds:.1f}s "
-                f"({delta.seconds:+.1f}s{percent}; regression: slower by more than "
+                f"{delta.id} got slower: {format_measured(delta.base_seconds)} -> "
+                f"{format_measured(delta.head_seconds)} "
+                f"({format_measured(delta.seconds, signed=True)}{percent}; "
+                "regression: slower by more than "
                 f"{comparison.relative_threshold * 100:g}% and "
                 f"{comparison.absolute_threshold:g}s)",
                 _file(prefix, delta.id),

@@ -3,6 +3,10 @@
 When the build did not finish, the first line says so and names the example that was
 running. Nothing is loaded from the network: the style, the sorting script and the chart (inline
 SVG from :mod:`~.chart`) are all in the file. Click a column header to sort the table.
+The table keeps to a few columns (time, budget, use, change, memory), so it fits a
+theme's text column on a 1280 px screen; the rest of an example's facts (headroom,
+retained memory, history, knobs, render savings) unfold under its name. Times and
+budgets are written as the build log writes them (``41.2s``, ``7m``).
 Every name, status and knob is escaped with :func:`html.escape`.
 
 :func:`render_html_fragment` is the same content without ``<html>``/``<head>``, for a
@@ -14,7 +18,7 @@ Example: a name that holds markup stays text.
 >>> from docsaccel.report.summary import summarize
 >>> timings = [Timing("tutorials/plot_<b>.py", "plot_<b>.py", 42.0, budget_seconds=30.0)]
 >>> page = render_html(summarize(LoadedInput("report.json", "docsaccel-report", timings)))
->>> page.startswith("<!DOCTYPE html>"), "<td>tutorials/plot_&lt;b&gt;.py</td>" in page
+>>> page.startswith("<!DOCTYPE html>"), "<summary>tutorials/plot_&lt;b&gt;.py</summary>" in page
 (True, True)
 """
 
@@ -23,6 +27,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
+from docsaccel.budgets import format_measured, format_seconds
 from docsaccel.contract import near_budget_text
 from docsaccel.memory import format_size
 from docsaccel.report.chart import render_chart_svg
@@ -34,19 +39,28 @@ if TYPE_CHECKING:
 __all__ = ["render_html", "render_html_fragment"]
 
 _STYLE = """
+.docsaccel-report{max-width:100%;overflow-wrap:anywhere}
 .docsaccel-report table{border-collapse:collapse;font-size:0.85em;width:100%}
-.docsaccel-report th,.docsaccel-report td{border:1px solid #ccc;padding:2px 6px}
-.docsaccel-report th{cursor:pointer;background:#f2f2f2;user-select:none}
-.docsaccel-report td.num{text-align:right;font-variant-numeric:tabular-nums}
+.docsaccel-report th,.docsaccel-report td{border:1px solid #ccc;padding:2px 6px;vertical-align:top}
+.docsaccel-report th{cursor:pointer;background:#f2f2f2;user-select:none;overflow-wrap:normal}
+.docsaccel-report th+th{width:1%}
+.docsaccel-report td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .docsaccel-report tr.over td{background:#fde2e2}
 .docsaccel-report tr.near td{background:#fff3d6}
 .docsaccel-report .incomplete{border-left:4px solid #c62828;padding:4px 8px;font-weight:bold}
 .docsaccel-report .chart svg{max-width:100%;height:auto}
+.docsaccel-report summary{cursor:pointer}
+.docsaccel-report dl.more{display:grid;grid-template-columns:max-content 1fr;gap:0 1em;margin:4px 0}
+.docsaccel-report dl.more dt,.docsaccel-report dl.more dd{margin:0;font-weight:normal}
+.docsaccel-report dl.more svg{vertical-align:middle}
 .docsaccel-report td.trend{white-space:nowrap}
-.docsaccel-report td.trend svg{vertical-align:middle}
+.docsaccel-report td.trend svg{vertical-align:middle;display:block}
+.docsaccel-report td.trend small{white-space:normal}
 """
 
-# Sorts the table of the enclosing report on a header click; numbers by data-sort.
+# Sorts the table of the enclosing report on a header click: a numeric cell (class num)
+# by the number in data-sort, any other by data-sort when set (the example cell, whose
+# text includes its folded details), else by its text.
 _SCRIPT = """
 (function(){
   document.querySelectorAll('.docsaccel-report table.sortable').forEach(function(table){
@@ -59,7 +73,8 @@ _SCRIPT = """
         var key = function(row){
           var cell = row.cells[column];
           var value = cell.getAttribute('data-sort');
-          return value === null ? cell.textContent : parseFloat(value);
+          if (cell.classList.contains('num')) { return parseFloat(value); }
+          return value === null ? cell.textContent : value;
         };
         Array.from(body.rows).sort(function(a, b){
           var x = key(a), y = key(b);
@@ -72,86 +87,108 @@ _SCRIPT = """
 })();
 """
 
+# What a row shows at a glance: few enough columns that the table fits a theme's text
+# column at 1280 px (alabaster's 940 px body, furo's narrower one). Everything else about
+# the example is folded into a <details> in its first cell (see _details).
 _COLUMNS = (
     "example",
     "status",
-    "time (s)",
-    "budget (s)",
+    "time",
+    "budget",
     "use",
-    "headroom (s)",
-    "Δ vs baseline (s)",
+    "Δ vs baseline",
     "peak memory",
-    "memory budget",
-    "memory use",
-    "retained",
-    "median of history (s)",
-    "fast-path knobs",
-    "render saved (s)",
 )
 
 
-def _number(value: float | None, fmt: str = "{:.2f}") -> str:
+def _number(value: float | None, text: str | None = None) -> str:
+    """A numeric cell sorted by ``value`` (``text``: what it shows, default ``value``)."""
     if value is None:
         # Unknown values sort after every number.
         return '<td class="num" data-sort="Infinity">–</td>'
-    return f'<td class="num" data-sort="{value!r}">{escape(fmt.format(value))}</td>'
+    shown = f"{value:.2f}" if text is None else text
+    return f'<td class="num" data-sort="{value!r}">{escape(shown)}</td>'
+
+
+def _seconds(value: float | None, signed: bool = False) -> str:
+    """A cell of seconds, written as the build log writes them (:func:`format_measured`)."""
+    if value is None:
+        return _number(None)
+    text = format_measured(value, signed=signed)
+    return _number(value, text)
+
+
+def _percent(value: float | None) -> str:
+    return _number(None if value is None else value * 100, f"{(value or 0):.0%}")
 
 
 def _size(value: int | None, text: str | None = None) -> str:
     """A cell of bytes, shown as a size (``text`` instead, when given), sorted by bytes."""
     if value is None:
         return _number(None)
-    shown = format_size(value) if text is None else text
-    return f'<td class="num" data-sort="{value!r}">{escape(shown)}</td>'
+    return _number(value, format_size(value) if text is None else text)
+
+
+def _budget(row: Row) -> str:
+    if row.budget_seconds is None:
+        return '<td class="num" data-sort="Infinity">unbounded</td>'
+    return _number(row.budget_seconds, format_seconds(row.budget_seconds))
+
+
+def _details(row: Row, trends: Trends | None) -> str:
+    """The example's other facts, folded: a ``<dl>`` inside ``<details>``."""
+    headroom = row.headroom_seconds
+    facts = [
+        ("headroom", "–" if headroom is None else format_measured(headroom)),
+        ("retained memory", row.retained_text()),
+        (
+            "median of history",
+            "–" if row.median_seconds is None else format_measured(row.median_seconds),
+        ),
+        ("fast-path knobs", row.knobs_text() or "–"),
+        (
+            "render saved",
+            format_measured(row.render_saved_seconds) if row.render_saved_seconds else "–",
+        ),
+    ]
+    items = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts)
+    if trends is not None and trends.memory_moved(row.id):
+        items += (
+            f"<dt>memory trend</dt><dd>{trends.memory_sparkline(row.id, row.memory_budget_bytes)} "
+            f"{escape(trends.memory_text(row.id))}</dd>"
+        )
+    noisy = " <em>(noisy)</em>" if row.noisy else ""
+    return (
+        f"<details><summary>{escape(row.id)}{noisy}</summary>"
+        f'<dl class="more">{items}</dl></details>'
+    )
 
 
 def _row(row: Row, trends: Trends | None = None) -> str:
     state = "over" if row.over else "near" if row.near else ""
-    noisy = " <em>(noisy)</em>" if row.noisy else ""
     cells = [
-        f"<td>{escape(row.id)}{noisy}</td>",
+        f'<td data-sort="{escape(row.id)}">{_details(row, trends)}</td>',
         f"<td>{escape(row.status_label)}</td>",
-        _number(row.seconds),
-        _number(row.budget_seconds),
-        _number(None if row.budget_use is None else row.budget_use * 100, "{:.0f}%"),
-        _number(row.headroom_seconds),
-        _number(row.delta_seconds, "{:+.2f}"),
-        _size(row.memory_bytes, _peak(row)),
-        _size(row.memory_budget_bytes),
-        _number(None if row.memory_use is None else row.memory_use * 100, "{:.0f}%"),
-        _size(row.retained_bytes, row.retained_text()),
-        _number(row.median_seconds),
-        f"<td>{escape(row.knobs_text())}</td>",
-        _number(row.render_saved_seconds or None),
+        _seconds(row.seconds),
+        _budget(row),
+        _percent(row.budget_use),
+        _seconds(row.delta_seconds, signed=True),
+        _size(row.memory_bytes, row.memory_text()),
     ]
     if trends is not None:
         text = trends.text(row.id)
-        memory = ""
-        if trends.memory_moved(row.id):
-            memory = (
-                f"<br>{trends.memory_sparkline(row.id, row.memory_budget_bytes)} "
-                f"memory {escape(trends.memory_text(row.id))}"
-            )
         cells.append(
             f'<td class="trend" data-sort="{escape(text)}">'
-            f"{trends.sparkline(row.id, row.budget_seconds)} {escape(text)}{memory}</td>"
+            f"{trends.sparkline(row.id, row.budget_seconds)}<small>{escape(text)}</small></td>"
         )
     return f'<tr class="{state}">' + "".join(cells) + "</tr>"
-
-
-def _peak(row: Row) -> str | None:
-    """``"606M"``, ``"606M, GPU 1.2G"``; None when not measured."""
-    if row.memory_bytes is None:
-        return None
-    gpu = "" if row.gpu_peak_bytes is None else f", GPU {format_size(row.gpu_peak_bytes)}"
-    return format_size(row.memory_bytes) + gpu
 
 
 def _totals(summary: ReportSummary) -> str:
     counts = ", ".join(f"{n} {status}" for status, n in summary.status_counts.items())
     items = [
         summary.verdict(),
-        f"Execution time: {summary.execution_seconds:.1f}s over "
+        f"Execution time: {format_measured(summary.execution_seconds)} over "
         f"{len(summary.rows) - summary.reused_count} executed examples ({counts})",
         f"Over budget: {len(summary.over)}; near budget (above {near_budget_text()}): "
         f"{len(summary.near)}; "
@@ -159,18 +196,20 @@ def _totals(summary: ReportSummary) -> str:
     ]
     if summary.build_wall_seconds is not None:
         fast = " (fast path)" if summary.fast else ""
-        items.insert(0, f"Build wall time: {summary.build_wall_seconds:.1f}s{fast}")
+        items.insert(0, f"Build wall time: {format_measured(summary.build_wall_seconds)}{fast}")
     if summary.reused_count:
         items.append(
-            f"Reused: {summary.reused_seconds:.1f}s recorded by earlier builds for "
+            f"Reused: {format_measured(summary.reused_seconds)} recorded by earlier builds for "
             f"{summary.reused_count} cached examples"
         )
     if summary.baseline_delta is not None:
-        items.append(f"Against the baseline: {summary.baseline_delta:+.1f}s")
+        items.append(
+            f"Against the baseline: {format_measured(summary.baseline_delta, signed=True)}"
+        )
     if summary.memory_text():
         items.append(f"Memory: {summary.memory_text()}")
     if summary.render_saved_seconds:
-        items.append(f"Render gating saved: {summary.render_saved_seconds:.1f}s")
+        items.append(f"Render gating saved: {format_measured(summary.render_saved_seconds)}")
     if summary.cache_hits or summary.cache_misses:
         items.append(f"Example cache: {summary.cache_text()}")
     if summary.audit_text():

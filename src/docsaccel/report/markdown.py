@@ -18,14 +18,14 @@ Example:
 ## Docs build budget report
 <BLANKLINE>
 - **Build wall time:** –
-- **Execution time:** 42.0s over 1 executed examples (1 ok)
+- **Execution time:** 42s over 1 executed examples (1 ok)
 - **Memory:** largest peak 600M \\(tutorials/plot\\_a.py\\); retained 0B
 <BLANKLINE>
 **1 example(s) over budget.**
 <BLANKLINE>
 ### Over budget
 ...
-| tutorials/plot\\_a.py | ok | 42.0s | 30.0s (140%) | -12.0s | – | 600M / 400M (150%) | – |  | – |
+| tutorials/plot\\_a.py | ok | 42s | 30s (140%) | -12s | – | 600M / 400M (150%) | – |  | – |
 ...
 """
 
@@ -35,6 +35,7 @@ import html
 import re
 from typing import TYPE_CHECKING
 
+from docsaccel.budgets import format_measured, format_seconds
 from docsaccel.contract import near_budget_text
 from docsaccel.report.summary import ReportSummary, Row
 
@@ -53,15 +54,16 @@ def escape_md(text: str) -> str:
 
 
 def _seconds(value: float | None, signed: bool = False) -> str:
+    """Seconds as the build log writes them (``signed``: a change)."""
     if value is None:
         return "–"
-    return f"{value:+.1f}s" if signed else f"{value:.1f}s"
+    return format_measured(value, signed=signed)
 
 
 def _budget(row: Row) -> str:
     if row.budget_seconds is None:
         return "unbounded"
-    return f"{row.budget_seconds:.1f}s ({(row.budget_use or 0) * 100:.0f}%)"
+    return f"{format_seconds(row.budget_seconds)} ({(row.budget_use or 0) * 100:.0f}%)"
 
 
 _HEADER = (

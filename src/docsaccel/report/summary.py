@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from docsaccel.budgets import format_measured
 from docsaccel.contract import AUDIT_STATUSES, CACHED, FAILED, VERIFIED, status_text
 from docsaccel.memory import format_size
 from docsaccel.report.model import LoadedInput, Timing, Verdicts
@@ -246,7 +247,9 @@ class ReportSummary:
     def cache_text(self, listed: int = 10) -> str:
         """``"3 restored (saved 42.0s); 2 ran: a.py (mylib/x.py changed), ..."``."""
         misses = self.cache_misses
-        text = f"{len(self.cache_hits)} restored (saved {self.cache_saved_seconds:.1f}s)"
+        text = (
+            f"{len(self.cache_hits)} restored (saved {format_measured(self.cache_saved_seconds)})"
+        )
         if misses:
             shown = [f"{row.id} ({row.cache.get('reason') or 'no reason given'})" for row in misses]
             more = f", and {len(shown) - listed} more" if len(shown) > listed else ""

@@ -177,6 +177,7 @@ def total_chart_svg(trends: Trends) -> str:
         return ""
     import matplotlib
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     style = {"svg.fonttype": "none", "svg.hashsalt": "docsaccel", "text.parse_math": False}
     with matplotlib.rc_context(style):
@@ -185,6 +186,8 @@ def total_chart_svg(trends: Trends) -> str:
         axes = figure.add_subplot()
         numbers = range(1, len(trends.totals) + 1)
         axes.plot(list(numbers), [total for _, total in trends.totals], marker="o", color=_LINE)
+        # Builds are counted: a tick between two of them ("1.25") means nothing.
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
         axes.set_xlabel("recorded build (oldest first)")
         axes.set_ylabel("seconds")
         axes.set_ylim(bottom=0)
