@@ -305,6 +305,7 @@ def _add_shard(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _shard_build_command(args: argparse.Namespace) -> int:
+    from docsaccel import layout
     from docsaccel.contract import InputError
     from docsaccel.shard import build as shard_build
 
@@ -314,7 +315,7 @@ def _shard_build_command(args: argparse.Namespace) -> int:
         project = shard_build.read_project(args.docs, args.root)
         out = Path(args.out or project.docs / "_build" / "html")
         if args.command == "shard-build":
-            artifact = Path(args.artifact or project.docs / "_build" / "shard")
+            artifact = Path(args.artifact or layout.shard_dir(project.docs, "shard"))
             manifest = shard_build.run_shard(
                 project, args.shards, args.index, inputs, artifact, sphinx_args=sphinx_args
             )

@@ -169,7 +169,7 @@ def run_shard(
     ``plan``: the plan of all shards when the caller has made it (:func:`plan_project`).
     """
     check_index(index, shards)
-    work = Path(work or project.docs / "_build" / "shard-work" / str(index)).resolve()
+    work = Path(work or layout.shard_dir(project.docs, "shard-work") / str(index)).resolve()
     plan = plan or plan_project(project, shards, inputs)
     examples = plan.examples_of(index)
     shutil.rmtree(work, ignore_errors=True)
@@ -382,7 +382,7 @@ def run_merge(
     sphinx_args: Sequence[str] = (),
 ) -> list[str]:
     """Merge the shard artifacts and build the site; return the merged example ids."""
-    records = records or project.docs / "_build" / "shard-records"
+    records = records or layout.shard_dir(project.docs, "shard-records")
     merged = merge_artifacts(project, Path(artifacts), Path(records).resolve())
     env = {env_name("shard_records"): str(Path(records).resolve())}
     run_sphinx(project.docs, Path(outdir), env, sphinx_args)
@@ -406,8 +406,7 @@ def run_local(
     ``<docs>/_build/shard-artifacts/docs-shard-<i>``.
     """
     check_index(0, shards)
-    base = project.docs / "_build"
-    artifacts = base / "shard-artifacts"
+    artifacts = layout.shard_dir(project.docs, "shard-artifacts")
     shutil.rmtree(artifacts, ignore_errors=True)
     plan = plan_project(project, shards, inputs)  # once, not once per shard
 
@@ -419,7 +418,7 @@ def run_local(
             inputs,
             artifacts / f"docs-shard-{index}",
             sphinx_args=sphinx_args,
-            log=base / "shard-work" / f"{index}.log",
+            log=layout.shard_dir(project.docs, "shard-work") / f"{index}.log",
             plan=plan,
         )
 
