@@ -8,6 +8,7 @@ same tree (every HTML file compared, measured times masked), with ``-W``.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -96,11 +97,14 @@ def run(root: Path, *command: str) -> subprocess.CompletedProcess:
     )
 
 
-def serial_site(root: Path) -> Path:
-    """The site of a plain serial ``sphinx-build -W`` of the tree."""
+def serial_site(root: Path, keep: Path) -> Path:
+    """The site of a plain serial ``sphinx-build -W`` of the tree, moved to ``keep``; the
+    tree removed, so the sharded build runs in the very folder (pages show its paths)."""
     done = run(root, "-m", "sphinx", "-b", "html", "-W", "source", "build/html")
     assert done.returncode == 0, done.stdout + done.stderr
-    return root / "build" / "html"
+    shutil.move(root / "build" / "html", keep)
+    shutil.rmtree(root)
+    return keep
 
 
 def sharded_site(root: Path) -> Path:
@@ -120,9 +124,21 @@ def statuses(site: Path) -> dict[str, str]:
 
 
 def test_shard_local_builds_the_serial_site(tmp_path) -> None:
-    site = sharded_site(make_layout(tmp_path / "sharded", expected_failure=False))
+    serial = serial_site(make_layout(tmp_path / "tree", False), tmp_path / "serial")
 
-    serial = serial_site(make_layout(tmp_path / "serial", expected_failure=False))
+    site = sharded_site(make_layout(tmp_path / "tree", expected_failure=False))
+
     assert differences(output_files(site), output_files(serial)) == []
     assert statuses(site) == dict.fromkeys(EXECUTABLE - {"examples/plot_fail.py"}, "ok")
 
+
+def test_expected_failures_are_sharded_and_merged(tmp_path) -> None:
+    serial = serial_site(make_layout(tmp_path / "tree", True), tmp_path / "serial")
+
+    site = sharded_site(make_layout(tmp_path / "tree", expected_failure=True))
+
+    # Its traceback names the example's file in the project, never the shard's copy.
+    assert differences(output_files(site), output_files(serial)) == []
+    assert statuses(site) == {**dict.fromkeys(EXECUTABLE, "ok"), "examples/plot_fail.py": "failed"}
+    page = (site / "auto_examples" / "plot_fail.html").read_text("utf-8")
+    assert "ValueError" in page and "as expected" in page and "shard-work" not in page

@@ -43,7 +43,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from docsaccel import layout, sg_compat
-from docsaccel.contract import EXECUTED, InputError, read_json
+from docsaccel.contract import EXECUTED, EXPECTED_FAILURE, FAILED, InputError, read_json
 from docsaccel.formats import Format, write_json
 from docsaccel.records import record_file, run_outputs, write_record
 from docsaccel.schema import load_report, validate_record
@@ -179,7 +179,7 @@ def run_shard(
     outdir = work / "html"
     env = {env_name("shard_examples"): str(selection)}
     run_sphinx(copy.docs, outdir, env, sphinx_args, log)
-    return collect_shard(copy, outdir, Path(artifact), index, shards, examples)
+    return collect_shard(copy, outdir, Path(artifact), index, shards, examples, origin=project.root)
 
 
 def plan_project(project: DocsProject, shards: int, inputs: Sequence[str | Path]) -> Plan:
@@ -235,11 +235,15 @@ def collect_shard(
     index: int,
     shards: int,
     examples: Sequence[str],
+    origin: Path | None = None,
 ) -> dict[str, Any]:
     """Copy the outputs and records of the examples the build executed into ``artifact``.
 
     Raises :class:`ShardError` when an executed example left no reusable outputs (it
-    failed: sphinx-gallery keeps no md5 of a failing example, so it would run again).
+    failed: sphinx-gallery keeps no md5 of a failing example, so it would run again). An
+    expected failure (``expected_failing_examples``) is kept like a passing example: its
+    page shows the traceback a serial build shows, with the paths of ``origin`` (the
+    project the shard's workspace copied) for those of the copy.
     """
     report_path = layout.report_path(outdir)
     try:
@@ -255,6 +259,11 @@ def collect_shard(
             continue
         target = project.target_file(record["id"])
         source = project.docs / record["id"]
+        extra = []
+        if record["status"] == FAILED and record.get(EXPECTED_FAILURE) is True:
+            # Its page (the traceback) is the site's, as a serial build makes it; no md5
+            # would make the merge run it again.
+            extra.append(sg_compat.mark_unchanged(target).relative_to(project.docs))
         if not sg_compat.is_unchanged(str(source), str(target)):
             raise ShardError(
                 f"{record['id']} was executed by shard {index} with status "
@@ -266,8 +275,12 @@ def collect_shard(
             files = [path.relative_to(project.docs) for path in sg_compat.output_files(target)]
         else:
             files = [Path(relative) for relative in listed if (project.docs / relative).is_file()]
+        files += [path for path in extra if path not in files]
         for relative in files:
             _copy(project.docs / relative, artifact / "files" / relative)
+        if extra and origin is not None:
+            page = artifact / "files" / sg_compat.page_file(target).relative_to(project.docs)
+            _show_paths_of(origin, page, project.root)
         write_record(artifact / "records", record)
         executed[record["id"]] = [path.as_posix() for path in files]
     manifest = {
@@ -279,6 +292,14 @@ def collect_shard(
     }
     write_json(artifact / MANIFEST, manifest)
     return manifest
+
+
+def _show_paths_of(origin: Path, page: Path, workspace: Path) -> None:
+    """Make a page's traceback name the project's files, not the shard's copies of them:
+    the page a serial build of the project makes."""
+    if page.is_file():
+        text = page.read_text(encoding="utf-8")
+        page.write_text(text.replace(str(workspace), str(origin)), encoding="utf-8")
 
 
 def _copy(source: Path, target: Path) -> None:
