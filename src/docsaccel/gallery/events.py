@@ -237,7 +237,7 @@ def _on_before_gallery(app: Sphinx) -> None:
         check_report_page(app, build.settings.report_page)
     try:
         build.examples = build.planner.plan(gallery_conf)
-        unused = build.table.check_examples(e.name for e in build.examples)
+        unused = build.table.check_examples((e.name, e.id) for e in build.examples)
     except BudgetError as exc:
         raise ConfigError(f"docsaccel_budgets: {exc}") from None
     for message in unused:
