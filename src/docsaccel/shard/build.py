@@ -59,6 +59,7 @@ __all__ = [
     "find_manifests",
     "merge_artifacts",
     "plan_project",
+    "read_conf",
     "read_project",
     "run_local",
     "run_merge",
@@ -109,31 +110,41 @@ class DocsProject:
         raise ShardError(f"example {example_id!r} is in none of the galleries of {self.docs}")
 
 
-def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProject:
-    """Read ``<docs>/conf.py``: its galleries and its ``docsaccel_budgets`` file.
+def read_conf(docs: Path) -> dict[str, Any]:
+    """The names ``<docs>/conf.py`` defines, as Sphinx evaluates it.
 
-    ``root`` (default: the current folder) must contain ``docs``. A ``conf.py`` that does
-    not run (a syntax error, an exception) raises :class:`ShardError` with Sphinx's message.
+    Raises :class:`ShardError` when there is no ``conf.py`` or it does not run (a syntax
+    error, an exception), with the last line of Sphinx's message.
     """
     import sphinx
     from sphinx.config import eval_config_file
     from sphinx.errors import ConfigError
     from sphinx.util.tags import Tags
 
-    docs, root = Path(docs).resolve(), Path(root or os.getcwd()).resolve()
-    if not docs.is_relative_to(root):
-        raise ShardError(f"the docs folder {docs} is not inside the project root {root}")
-    conf_file = docs / "conf.py"
+    conf_file = Path(docs) / "conf.py"
     if not conf_file.is_file():
         raise ShardError(f"{conf_file}: no such file; --docs must name the Sphinx conf folder")
     try:
         # Before Sphinx 8.2 it takes a str only, from Sphinx 9 a Path only.
         given = conf_file if sphinx.version_info >= (8, 2) else str(conf_file)
-        namespace = eval_config_file(given, Tags())
+        return eval_config_file(given, Tags())
     except ConfigError as exc:
         # Sphinx's message may hold a traceback of conf.py: its last line says what failed.
         lines = [line for line in str(exc).splitlines() if line.strip()]
         raise ShardError(f"{conf_file}: cannot run the Sphinx config: {lines[-1]}") from None
+
+
+def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProject:
+    """Read ``<docs>/conf.py``: its galleries and its ``docsaccel_budgets`` file.
+
+    ``root`` (default: the current folder) must contain ``docs``. A ``conf.py`` that does
+    not run (a syntax error, an exception) raises :class:`ShardError` with Sphinx's message.
+    """
+    docs, root = Path(docs).resolve(), Path(root or os.getcwd()).resolve()
+    if not docs.is_relative_to(root):
+        raise ShardError(f"the docs folder {docs} is not inside the project root {root}")
+    conf_file = docs / "conf.py"
+    namespace = read_conf(docs)
     gallery_conf = namespace.get("sphinx_gallery_conf")
     if not isinstance(gallery_conf, dict):
         raise ShardError(f"{conf_file}: sphinx_gallery_conf is missing or not a dict")
