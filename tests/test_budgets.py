@@ -11,6 +11,7 @@ from docsaccel.budgets import (
     Rule,
     format_seconds,
     load_budgets,
+    parse_budgets,
     parse_duration,
     read_inline_budget,
 )
@@ -244,3 +245,63 @@ def test_an_out_of_range_duration_names_the_rule_it_breaks(value, message) -> No
     with pytest.raises(BudgetError) as raised:
         parse_duration(value, "budgets.toml: default")
     assert message in str(raised.value)
+
+
+# Patterns against ids: what the report shows selects the example ------------------------
+
+
+def two_galleries(tmp_path: Path) -> Path:
+    """A conf folder with a gallery inside it and one beside it, each with plot_print.py."""
+    docs = tmp_path / "source"
+    for folder in (docs / "examples", tmp_path / "tutorials_src"):
+        folder.mkdir(parents=True)
+        (folder / "README.txt").write_text("Gallery\n=======\n", encoding="utf-8")
+        (folder / "plot_print.py").write_text('"""T\n=\n"""\nprint(1)\n', encoding="utf-8")
+    return docs
+
+
+GALLERIES = {"examples_dirs": ["examples", "../tutorials_src"], "gallery_dirs": ["a", "t"]}
+
+
+def test_an_id_as_the_report_shows_it_selects_its_example(tmp_path) -> None:
+    from docsaccel.examples import plan_examples
+    from docsaccel.sg_compat import with_defaults
+
+    docs = two_galleries(tmp_path)
+    table = parse_budgets(
+        {"examples": {"plot_print.py": "30s", "../tutorials_src/plot_print.py": "2m"}}, "b.toml"
+    )
+    conf = with_defaults({**GALLERIES, "filename_pattern": "/plot_"})
+
+    examples = plan_examples(docs, conf, table)
+
+    budgets = {example.id: example.budget.seconds for example in examples}
+    assert budgets == {"examples/plot_print.py": 30.0, "../tutorials_src/plot_print.py": 120.0}
+    assert table.check_examples((e.name, e.id) for e in examples) == []
+
+
+def test_an_id_pattern_beats_the_name_and_globs_match_ids() -> None:
+    table = parse_budgets(
+        {
+            "examples": {
+                "plot_*.py": "1m",
+                "examples/plot_print.py": "10s",
+                "../tutorials_src/*": "3m",
+            }
+        },
+        "b.toml",
+    )
+
+    assert table.resolve("plot_print.py", example_id="examples/plot_print.py").seconds == 10.0
+    tutorial = table.resolve("plot_print.py", example_id="../tutorials_src/plot_print.py")
+    assert tutorial.seconds == 180.0, "the longer literal part wins"
+    assert table.resolve("plot_other.py", example_id="examples/plot_other.py").seconds == 60.0
+
+
+def test_a_pattern_matching_nothing_says_what_patterns_match() -> None:
+    table = parse_budgets({"examples": {"tutorials_src/plot_print.py": "2m"}}, "b.toml")
+
+    [warning] = table.check_examples([("plot_print.py", "../tutorials_src/plot_print.py")])
+
+    assert warning.startswith("b.toml: [examples] pattern 'tutorials_src/plot_print.py' matches")
+    assert "path inside its gallery folder" in warning and "its id as reports show it" in warning

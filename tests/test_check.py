@@ -185,6 +185,7 @@ def test_a_name_with_a_line_break_stays_on_its_line() -> None:
 def test_a_budget_rule_that_matches_no_example_is_said(tmp_path) -> None:
     from pathlib import Path
 
+    from docsaccel.budgets import MATCHED_AGAINST
     from docsaccel.report.commands import run_check
 
     fixture = Path(__file__).parent / "fixtures" / "sg_times" / "list_table_no_memory.rst"
@@ -193,7 +194,8 @@ def test_a_budget_rule_that_matches_no_example_is_said(tmp_path) -> None:
     text, code = run_check([str(fixture)], budgets=str(budgets))
     assert code == 0
     assert text.splitlines()[0] == (
-        f"warning: {budgets}: [examples] pattern 'sub/nomatch_*.py' matches no example"
+        f"warning: {budgets}: [examples] pattern 'sub/nomatch_*.py' matches no example "
+        f"({MATCHED_AGAINST})"
     )
     github, _ = run_check([str(fixture)], budgets=str(budgets), fmt="github")
     assert github.startswith("::warning title=Unused budget rule::")

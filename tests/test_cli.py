@@ -31,3 +31,23 @@ def test_console_script_help() -> None:
     )
     assert done.returncode == 0
     assert "doctor" in done.stdout
+
+
+def _parsers(parser, name="docsaccel"):
+    """Every parser of the command line, by its command, nested ones included."""
+    yield name, parser
+    for action in parser._actions:
+        if action.__class__.__name__ == "_SubParsersAction":
+            for sub_name, sub in action.choices.items():
+                yield from _parsers(sub, f"{name} {sub_name}")
+
+
+def test_every_command_and_argument_has_help() -> None:
+    found = dict(_parsers(build_parser()))
+    assert {"docsaccel doctor", "docsaccel shard-local", "docsaccel cache prune"} <= set(found)
+    for name, parser in found.items():
+        assert parser.description, f"{name} --help says nothing of what it does"
+        for action in parser._actions:
+            # A group of subcommands is described by its commands' own help.
+            if action.__class__.__name__ != "_SubParsersAction":
+                assert action.help, f"{name}: {action.dest} has no help"

@@ -32,7 +32,10 @@ check --budgets``, ``docsaccel shard --budgets`` and the shard builds all call i
 
 1. the inline ``# docsaccel_budget`` comment of the example (where only a report is at
    hand, the budget it recorded from that comment: ``budget_source`` ``"inline"``);
-2. the most specific ``[examples]`` pattern that matches: an exact path beats any glob,
+2. the most specific ``[examples]`` pattern that matches (a pattern is matched against
+   the example's path inside its gallery folder, ``plot_a.py``, and against its id as
+   reports show it, ``<gallery folder>/plot_a.py``, the folder as ``examples_dirs`` names
+   it: ``../tutorials_src/plot_a.py``): an exact path beats any glob,
    then the pattern with more literal (non-wildcard) characters wins; two matching
    patterns of equal specificity are ambiguous, an error when the file is loaded;
 3. ``default``; without a file (or without ``default``), examples are unbounded.
@@ -232,6 +235,13 @@ class _Entry(NamedTuple):
         return (int(exact), literal)
 
 
+#: What ``[examples]`` patterns are matched against, for the messages that need to say it.
+MATCHED_AGAINST = (
+    "patterns match an example's path inside its gallery folder, 'plot_a.py', or its id "
+    "as reports show it, '<examples_dirs entry>/plot_a.py'"
+)
+
+
 @dataclass(frozen=True)
 class BudgetTable:
     """A loaded budget file; :meth:`resolve` applies the one precedence."""
@@ -256,9 +266,12 @@ class BudgetTable:
     def _scaled(self, seconds: float | None, ci: bool | None) -> float | None:
         return None if seconds is None else seconds * self._factor(ci)
 
-    def matching(self, example: str) -> list[_Entry]:
-        """The entries whose pattern matches ``example``, most specific first."""
-        found = [entry for entry in self.entries if fnmatchcase(example, entry.pattern)]
+    def matching(self, example: str, example_id: str | None = None) -> list[_Entry]:
+        """The entries whose pattern matches ``example`` (its path inside its gallery) or
+        ``example_id`` (``<gallery>/<path>``), most specific first: the id picks one of
+        two examples of one name in two galleries."""
+        keys = [example] if example_id is None else [example, example_id]
+        found = [e for e in self.entries if any(fnmatchcase(key, e.pattern) for key in keys)]
         return sorted(found, key=lambda entry: entry.specificity, reverse=True)
 
     def resolve(
@@ -268,8 +281,10 @@ class BudgetTable:
         ci: bool | None = None,
         fast: bool = False,
         recorded: Budget | None = None,
+        example_id: str | None = None,
     ) -> Budget:
-        """Budgets of ``example`` (its posix path inside its gallery folder).
+        """Budgets of ``example`` (its posix path inside its gallery folder; ``example_id``,
+        its id, when the caller knows it: patterns match either).
 
         ``source_text`` is the example's source, searched for an inline override;
         ``ci`` forces the CI factor on or off (default: read the ``CI`` variable);
@@ -282,9 +297,9 @@ class BudgetTable:
         inline = None
         if source_text is not None:
             inline = read_inline_budget(source_text, example, self.memory_at_most)
-        candidates = self.matching(example)
+        candidates = self.matching(example, example_id)
         if candidates:
-            self._refuse_tie(example, candidates)
+            self._refuse_tie(example_id or example, candidates)
         memory = self._memory(example, inline, candidates, fast)
         if source_text is None and recorded is not None:
             if recorded.memory.source == "inline":
@@ -332,15 +347,18 @@ class BudgetTable:
             f"{example!r} and are equally specific; make one of them more specific"
         )
 
-    def check_examples(self, examples: Iterable[str]) -> list[str]:
-        """Raise on ambiguous ties among ``examples``; return warnings for unused patterns."""
+    def check_examples(self, examples: Iterable[str | tuple[str, str]]) -> list[str]:
+        """Raise on ambiguous ties among ``examples`` (paths inside their gallery, or
+        ``(path, id)`` pairs); return warnings for unused patterns."""
         used: set[str] = set()
         for example in examples:
-            candidates = self.matching(example)
-            self._refuse_tie(example, candidates)
+            name, example_id = (example, None) if isinstance(example, str) else example
+            candidates = self.matching(name, example_id)
+            self._refuse_tie(example_id or name, candidates)
             used.update(candidate.pattern for candidate in candidates)
         return [
-            f"{self.path}: [examples] pattern {entry.pattern!r} matches no example"
+            f"{self.path}: [examples] pattern {entry.pattern!r} matches no example "
+            f"({MATCHED_AGAINST})"
             for entry in self.entries
             if entry.pattern not in used
         ]
@@ -628,11 +646,14 @@ def parse_budgets(
 
 
 def load_budgets(
-    path: str | Path, examples: Iterable[str] | None = None, memory_at_most: int | None = None
+    path: str | Path,
+    examples: Iterable[str | tuple[str, str]] | None = None,
+    memory_at_most: int | None = None,
 ) -> BudgetTable:
     """Read and validate a budget file.
 
-    With ``examples`` (posix paths inside the gallery folder), ambiguous ties among them
+    With ``examples`` (posix paths inside the gallery folder, or ``(path, id)`` pairs),
+    ambiguous ties among them
     raise :class:`BudgetError` now rather than when the example runs. ``memory_at_most``
     (the build passes the machine's memory): a memory budget above it is an error.
     """

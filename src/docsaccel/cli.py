@@ -23,7 +23,7 @@ from docsaccel import __version__
 def _doctor(args: argparse.Namespace) -> int:
     from docsaccel import doctor
 
-    text, ok = doctor.describe()
+    text, ok = doctor.describe(args.docs)
     print(text)
     return 0 if ok else 1
 
@@ -31,8 +31,16 @@ def _doctor(args: argparse.Namespace) -> int:
 def _add_doctor(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "doctor",
-        help="show the versions docsaccel runs with and the headless OpenGL backend it picks",
+        help="check the install and, with --docs, a project's docsaccel settings",
+        description=(
+            "Show the versions docsaccel runs with, which of its extras are installed and "
+            "the headless OpenGL backend MuJoCo will render with (when the mujoco extra is "
+            "installed). With --docs, check that conf.py loads docsaccel.gallery with valid "
+            "docsaccel_* settings and that its budget file loads and matches the examples. "
+            "A missing optional extra is information only. Exit 1 when a check fails."
+        ),
     )
+    parser.add_argument("--docs", metavar="DIR", help="the Sphinx conf folder to check")
     parser.set_defaults(handler=_doctor)
 
 
@@ -75,7 +83,9 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--baseline", metavar="BASE", help="input to show deltas against")
     parser.add_argument("--history", metavar="HISTORY.jsonl", help="flag noisy examples")
     parser.add_argument("--last", type=int, default=10, help="history runs to use (10)")
-    parser.add_argument("--format", choices=("md", "html", "json"), default="md")
+    parser.add_argument(
+        "--format", choices=("md", "html", "json"), default="md", help="output format (md)"
+    )
     parser.add_argument("--top", type=int, default=10, help="slowest examples listed (10)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write here, not to stdout")
     parser.set_defaults(handler=_report)
@@ -147,7 +157,12 @@ time, budget and its source); 2 an input unreadable or with no example in it, a 
 budget, or the report of a build that did not finish (see --allow-incomplete); 3 the
 build failed: an example failed unexpectedly (named on the first line, budgets apart).""",
     )
-    parser.add_argument("inputs", nargs="+", metavar="INPUT")
+    parser.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="the build: report JSON, sg_execution_times.rst or JUnit XML (see above)",
+    )
     parser.add_argument("--budget", metavar="SECONDS", help="flat budget: 90, '90s', '5m'")
     parser.add_argument("--budgets", metavar="FILE", help="budget file (conf/budgets.toml)")
     _add_gate_options(parser, ("text", "github"))
@@ -190,8 +205,8 @@ def _add_compare(subparsers: argparse._SubParsersAction) -> None:
         "that did not finish (see --allow-incomplete), or when one input is a fast build "
         "and the other a full one (unless --allow-mixed).",
     )
-    parser.add_argument("base", metavar="BASE")
-    parser.add_argument("head", metavar="HEAD")
+    parser.add_argument("base", metavar="BASE", help="the build to compare against")
+    parser.add_argument("head", metavar="HEAD", help="the build compared")
     parser.add_argument(
         "--relative",
         type=float,
@@ -211,7 +226,9 @@ def _add_compare(subparsers: argparse._SubParsersAction) -> None:
         metavar="SIZE",
         help=f"absolute threshold of a memory regression ({format_size(DEFAULT_ABSOLUTE_BYTES)})",
     )
-    parser.add_argument("--fail-on-regression", action="store_true")
+    parser.add_argument(
+        "--fail-on-regression", action="store_true", help="exit 1 when an example regressed"
+    )
     parser.add_argument(
         "--allow-mixed",
         action="store_true",
@@ -228,14 +245,22 @@ def _history_append(args: argparse.Namespace) -> int:
 
 
 def _add_history(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("history", help="record builds for medians and noise")
+    parser = subparsers.add_parser(
+        "history",
+        help="record builds for medians and noise",
+        description="Keep a history of builds (a JSON line each) for `report --history`, "
+        "`check` and `shard`: medians of recent runs and the examples whose times are noisy.",
+    )
     parser.set_defaults(handler=lambda args: _usage(parser))
     actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
     append = actions.add_parser(
-        "append", help="append one build (any input `check` reads) as a JSON line"
+        "append",
+        help="append one build (any input `check` reads) as a JSON line",
+        description="Append one build to a history file, as one JSON line. Exit 2 when "
+        "the input cannot be read.",
     )
-    append.add_argument("report", metavar="REPORT")
-    append.add_argument("--to", required=True, metavar="HISTORY.jsonl")
+    append.add_argument("report", metavar="REPORT", help="the build: any input `check` reads")
+    append.add_argument("--to", required=True, metavar="HISTORY.jsonl", help="history file")
     append.set_defaults(handler=_history_append)
 
 
@@ -305,6 +330,7 @@ def _add_shard(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _shard_build_command(args: argparse.Namespace) -> int:
+    from docsaccel import layout
     from docsaccel.contract import InputError
     from docsaccel.shard import build as shard_build
 
@@ -314,7 +340,7 @@ def _shard_build_command(args: argparse.Namespace) -> int:
         project = shard_build.read_project(args.docs, args.root)
         out = Path(args.out or project.docs / "_build" / "html")
         if args.command == "shard-build":
-            artifact = Path(args.artifact or project.docs / "_build" / "shard")
+            artifact = Path(args.artifact or layout.shard_dir(project.docs, "shard"))
             manifest = shard_build.run_shard(
                 project, args.shards, args.index, inputs, artifact, sphinx_args=sphinx_args
             )
@@ -348,6 +374,10 @@ def _add_shard_builds(subparsers: argparse._SubParsersAction) -> None:
         "shard-build",
         parents=[common, planned],
         help="execute the examples of one shard; keep their outputs and records",
+        description="Plan N shards of every gallery of <docs>/conf.py (from the INPUT timings "
+        "and the budget file), build a copy of the project executing only shard I's examples, "
+        "and keep their outputs and records in an artifact folder for shard-merge. Exit 2 "
+        "when the build fails or an example left no reusable outputs.",
     )
     build.add_argument("--index", type=int, required=True, metavar="I", help="0 to N-1")
     build.add_argument("--artifact", help="artifact folder (default: <docs>/_build/shard)")
@@ -355,12 +385,18 @@ def _add_shard_builds(subparsers: argparse._SubParsersAction) -> None:
         "shard-merge",
         parents=[common],
         help="build the site from shard artifacts without executing any example again",
+        description="Check the shard artifacts under ARTIFACTS (every shard once, each example "
+        "executed by one shard), copy their outputs into the gallery folders and build the "
+        "site; the build stops before any example would execute. Exit 2 on a failure.",
     )
     merge.add_argument("artifacts", metavar="ARTIFACTS", help="folder of shard artifact folders")
     local = subparsers.add_parser(
         "shard-local",
         parents=[common, planned],
         help="run every shard as a parallel process on this machine, then merge",
+        description="shard-build for every shard at once, each in its own process and copy of "
+        "the project (logs in <docs>/_build/shard-work/<i>.log), then shard-merge. Exit 2 on "
+        "a failure.",
     )
     for parser in (merge, local):
         parser.add_argument("--out", help="HTML folder (default: <docs>/_build/html)")
@@ -383,11 +419,19 @@ def _cache_command(args: argparse.Namespace) -> int:
 
 
 def _add_cache(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("cache", help="inspect and prune the example cache")
+    parser = subparsers.add_parser(
+        "cache",
+        help="inspect and prune the example cache",
+        description="Inspect and prune the example cache (docsaccel_cache): why an example "
+        "runs or is restored, the cache's size and hit rate, and pruning it to a size.",
+    )
     parser.set_defaults(handler=lambda args: _usage(parser))
     actions = parser.add_subparsers(title="actions", metavar="ACTION")
     explain = actions.add_parser(
-        "explain", help="an example's entries: their dependencies and which of them changed"
+        "explain",
+        help="an example's entries: their dependencies and which of them changed",
+        description="List the cache entries of an example (or a document's Sphinx state): "
+        "the context each was made in, its dependencies, and which of them changed since.",
     )
     explain.add_argument(
         "example",
@@ -395,8 +439,18 @@ def _add_cache(subparsers: argparse._SubParsersAction) -> None:
         "or its id; or a document (api/pkg.rst)",
     )
     explain.add_argument("--docs", default="docs", help="the Sphinx conf folder (default: docs)")
-    stats = actions.add_parser("stats", help="entries, size and the last build's hit rate")
-    prune = actions.add_parser("prune", help="delete the least recently hit entries")
+    stats = actions.add_parser(
+        "stats",
+        help="entries, size and the last build's hit rate",
+        description="Count the cache's entries and their size, with the last build's hits, "
+        "misses and time saved.",
+    )
+    prune = actions.add_parser(
+        "prune",
+        help="delete the least recently hit entries",
+        description="Delete the least recently hit entries until the cache is at most "
+        "--max-size, and every unusable entry whatever the size.",
+    )
     prune.add_argument("--max-size", required=True, help="size to keep at most: 500M, 2G...")
     for action, name in ((explain, "explain"), (stats, "stats"), (prune, "prune")):
         action.add_argument("--cache", required=True, help="the cache folder")

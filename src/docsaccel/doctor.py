@@ -1,29 +1,57 @@
-"""``docsaccel doctor``: what docsaccel will run with on this machine.
+"""``docsaccel doctor``: what docsaccel will run with on this machine, and in a project.
 
-Prints the versions of the libraries docsaccel works with and the headless OpenGL backend
-MuJoCo will render with, so a maintainer can tell at once why a docs build cannot record
-videos on a CI runner.
+Prints the versions of the libraries docsaccel works with, which of its extras are
+installed, the headless OpenGL backend MuJoCo will render with (when the ``mujoco`` extra
+is installed), and, given the Sphinx conf folder, whether ``conf.py`` loads the plugin
+with valid ``docsaccel_*`` settings and whether its budget file loads and matches the
+examples. A missing optional extra is information, never a failure: a ``[docs]`` install
+without MuJoCo is healthy. Each line starts with ``ok``, ``info`` or ``FAIL``.
 
 Example::
 
-    $ docsaccel doctor
+    $ docsaccel doctor --docs docs
     docsaccel 0.1.0
-    python 3.11.7
-    sphinx 9.0.4
     ...
-    MUJOCO_GL egl (rendering works)
+    ok   extra docs: installed
+    info extra mujoco: not installed (pip install "docsaccel[mujoco]" to render videos)
+    info MUJOCO_GL not checked: the mujoco extra is not installed
+    ok   docs/conf.py: loads docsaccel.gallery; settings valid
+    ok   docs/budgets.toml: 3 pattern(s), 12 example(s)
 """
 
 from __future__ import annotations
 
 import importlib.util
 import platform
+from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
+from types import SimpleNamespace
 
 from docsaccel import __version__
 from docsaccel.headless import HeadlessGLError, ensure_headless_gl
 
 LIBRARIES = ("sphinx", "sphinx-gallery", "gymnasium", "mujoco", "torch", "torchrl", "imageio")
+#: The extras a user installs docsaccel with for a capability (``pyproject.toml`` lists
+#: their distributions); the test and development extras are the project's own.
+CAPABILITIES = {
+    "docs": "build Sphinx docs with the gallery plugin",
+    "mujoco": "render MuJoCo videos",
+    "torchrl": "record torchrl environments",
+    "report": "draw the report's chart",
+}
+OK, INFO, FAIL = "ok  ", "info", "FAIL"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the doctor's answer: ``ok``, ``info`` (nothing to fix) or ``FAIL``."""
+
+    level: str
+    text: str
+
+    def line(self) -> str:
+        return f"{self.level} {self.text}"
 
 
 def _version(distribution: str) -> str:
@@ -31,6 +59,31 @@ def _version(distribution: str) -> str:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
         return "not installed"
+
+
+def extra_distributions(extra: str) -> list[str]:
+    """The distributions docsaccel's ``extra`` installs, read from its own metadata."""
+    from packaging.requirements import Requirement
+
+    found = []
+    for text in metadata.requires("docsaccel") or []:
+        requirement = Requirement(text)
+        if requirement.marker is not None and requirement.marker.evaluate({"extra": extra}):
+            found.append(requirement.name)
+    return found
+
+
+def check_extra(extra: str) -> Check:
+    """Whether the distributions of ``extra`` are installed: never a failure, since an
+    extra is optional; a partial one says what is missing."""
+    wanted = extra_distributions(extra)
+    missing = [name for name in wanted if _version(name) == "not installed"]
+    hint = f'pip install "docsaccel[{extra}]" to {CAPABILITIES[extra]}'
+    if not missing:
+        return Check(OK, f"extra {extra}: installed")
+    if len(missing) == len(wanted):
+        return Check(INFO, f"extra {extra}: not installed ({hint})")
+    return Check(INFO, f"extra {extra}: partly installed, missing {', '.join(missing)} ({hint})")
 
 
 def gl_status() -> tuple[bool, str]:
@@ -53,10 +106,73 @@ def gl_status() -> tuple[bool, str]:
     return True, f"{backend} (rendering works)"
 
 
-def describe() -> tuple[str, bool]:
-    """The doctor's text, and whether everything docsaccel needs to render works."""
+def check_gl() -> Check:
+    """MuJoCo's rendering: a failure only where the mujoco package is installed."""
+    ok, text = gl_status()
+    if importlib.util.find_spec("mujoco") is None:
+        return Check(INFO, f"MUJOCO_GL {text}")
+    return Check(OK if ok else FAIL, f"MUJOCO_GL {text}")
+
+
+def check_project(docs: Path) -> list[Check]:
+    """``<docs>/conf.py``: it runs, loads the plugin, its ``docsaccel_*`` names and values
+    are settings the build accepts; then its budget file (see :func:`check_budgets`)."""
+    conf_file = docs / "conf.py"
+    if any(importlib.util.find_spec(name) is None for name in ("sphinx", "sphinx_gallery")):
+        return [Check(FAIL, f'{conf_file}: not checked: pip install "docsaccel[docs]" first')]
+    from docsaccel.settings import SettingError, read_settings, unknown_settings
+    from docsaccel.shard.build import ShardError, read_conf
+
+    try:
+        namespace = read_conf(docs)
+    except ShardError as exc:
+        return [Check(FAIL, str(exc))]
+    checks = [Check(FAIL, f"{conf_file}: {message}") for message in unknown_settings(namespace)]
+    if "docsaccel.gallery" not in (namespace.get("extensions") or ()):
+        message = "extensions does not list docsaccel.gallery: its settings do nothing"
+        checks.append(Check(FAIL, f"{conf_file}: {message}"))
+    try:
+        settings = read_settings(SimpleNamespace(**namespace), docs)
+    except SettingError as exc:
+        return [*checks, Check(FAIL, f"{conf_file}: {exc}")]
+    if not checks:
+        checks.append(Check(OK, f"{conf_file}: loads docsaccel.gallery; settings valid"))
+    if settings.budgets is None:
+        return [*checks, Check(INFO, f"{conf_file}: no docsaccel_budgets file")]
+    return [*checks, *check_budgets(settings.budgets, docs, namespace)]
+
+
+def check_budgets(path: Path, docs: Path, namespace: dict) -> list[Check]:
+    """The budget file loads as the build loads it, and each of its patterns matches an
+    example of the galleries ``conf.py`` declares (a warning in the build)."""
+    from docsaccel import sg_compat
+    from docsaccel.budgets import BudgetError, load_budgets
+    from docsaccel.examples import plan_examples
+    from docsaccel.memory import machine_bytes
+
+    gallery_conf = namespace.get("sphinx_gallery_conf")
+    try:
+        table = load_budgets(path, memory_at_most=machine_bytes())
+        if not isinstance(gallery_conf, dict):
+            return [Check(OK, f"{path}: loads ({len(table.entries)} pattern(s))")]
+        examples = plan_examples(docs, sg_compat.with_defaults(gallery_conf), table)
+        unused = table.check_examples((e.name, e.id) for e in examples)
+    except BudgetError as exc:
+        return [Check(FAIL, str(exc))]
+    checks = [Check(FAIL, message) for message in unused]
+    return checks or [
+        Check(OK, f"{path}: {len(table.entries)} pattern(s), {len(examples)} example(s)")
+    ]
+
+
+def describe(docs: str | Path | None = None) -> tuple[str, bool]:
+    """The doctor's text, and whether everything installed (and the project in ``docs``,
+    when given) works."""
     lines = [f"docsaccel {__version__}", f"python {platform.python_version()}"]
     lines += [f"{name} {_version(name)}" for name in LIBRARIES]
-    ok, gl = gl_status()
-    lines.append(f"MUJOCO_GL {gl}")
-    return "\n".join(lines), ok
+    checks = [check_extra(extra) for extra in CAPABILITIES]
+    checks.append(check_gl())
+    if docs is not None:
+        checks += check_project(Path(docs))
+    lines += [check.line() for check in checks]
+    return "\n".join(lines), all(check.level != FAIL for check in checks)

@@ -49,7 +49,7 @@ class Example:
     """One example: where it is, where its page goes, whether it runs, its budget."""
 
     gallery: str  # examples dir, relative to the source dir (posix)
-    name: str  # path inside the gallery folder (posix): what budget patterns match
+    name: str  # path inside the gallery folder (posix): budget patterns match it or the id
     src_file: str  # absolute, normalised as sphinx-gallery names it
     target_file: str  # the copy next to the generated page
     docname: str  # the generated page
@@ -110,14 +110,18 @@ class Planner:
         except (OSError, UnicodeDecodeError) as exc:
             raise BudgetError(f"{src_file}: cannot read the example: {exc}") from exc
         target = Path(self.srcdir) / gallery_dir / name
+        gallery = Path(examples_dir).as_posix()
+        budget = self.table.resolve(
+            name, source_text=source, fast=self.fast, example_id=f"{gallery}/{name}"
+        )
         return Example(
-            gallery=Path(examples_dir).as_posix(),
+            gallery=gallery,
             name=name,
             src_file=src_file,
             target_file=os.path.normpath(target),
             docname=(Path(gallery_dir) / name).with_suffix("").as_posix(),
             executable=executable,
-            budget=self.table.resolve(name, source_text=source, fast=self.fast),
+            budget=budget,
         )
 
     def example_named(self, gallery: str, name: str, executable: bool = True) -> Example | None:

@@ -11,6 +11,11 @@ the CLI and CI scripts are pointed there, so the layout is stated once:
 ``<outdir>/docsaccel/build.lock``           held while a build writes into the folder
 ==========================================  ===============================================
 
+and where the sharded builds keep their work by default, under ``<docs>/_build/`` (the
+Sphinx source folder's): ``shard`` (the artifact of ``shard-build``), ``shard-work``,
+``shard-artifacts`` and ``shard-records`` (those of ``shard-local`` and ``shard-merge``).
+The plugin keeps these folders out of every build's documents (:func:`shard_folders`).
+
 Example:
 
 >>> from pathlib import Path
@@ -18,6 +23,8 @@ Example:
 '_build/html/docsaccel/report.json'
 >>> records_dir("_build/html").as_posix()
 '_build/html/docsaccel/records'
+>>> shard_dir("docs", "shard-work").as_posix()
+'docs/_build/shard-work'
 """
 
 from __future__ import annotations
@@ -25,10 +32,21 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["FOLDER_NAME", "cache_deps_dir", "lock_path", "records_dir", "report_path"]
+__all__ = [
+    "FOLDER_NAME",
+    "SHARD_FOLDERS",
+    "cache_deps_dir",
+    "lock_path",
+    "records_dir",
+    "report_path",
+    "shard_dir",
+    "shard_folders",
+]
 
 #: The folder of docsaccel's files inside an output folder.
 FOLDER_NAME = "docsaccel"
+#: The folders of the sharded builds' defaults, in ``<docs>/_build``.
+SHARD_FOLDERS = ("shard", "shard-work", "shard-artifacts", "shard-records")
 
 
 def _under(outdir: str | os.PathLike[str], *parts: str) -> Path:
@@ -53,3 +71,17 @@ def cache_deps_dir(outdir: str | os.PathLike[str]) -> Path:
 def lock_path(outdir: str | os.PathLike[str]) -> Path:
     """The lock a build holds on its output folder."""
     return _under(outdir, "build.lock")
+
+
+def shard_dir(docs: str | os.PathLike[str], name: str) -> Path:
+    """The default folder ``name`` (one of :data:`SHARD_FOLDERS`) of a sharded build of the
+    Sphinx source folder ``docs``."""
+    if name not in SHARD_FOLDERS:
+        raise ValueError(f"{name!r} is not a shard folder: one of {', '.join(SHARD_FOLDERS)}")
+    return Path(docs, "_build", name)
+
+
+def shard_folders(docs: str | os.PathLike[str]) -> list[Path]:
+    """Every default folder of the sharded builds of ``docs``: they hold copies of the
+    project and of its pages, never documents of its own."""
+    return [shard_dir(docs, name) for name in SHARD_FOLDERS]

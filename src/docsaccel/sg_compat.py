@@ -87,6 +87,7 @@ __all__ = [
     "call_user_resetters",
     "cost_stamp",
     "example_files",
+    "expect_no_failure_of",
     "failures",
     "final_name",
     "forget_cached_run",
@@ -99,6 +100,7 @@ __all__ = [
     "is_executable",
     "is_measurement_file",
     "is_unchanged",
+    "mark_unchanged",
     "mask_measurements",
     "measured_seconds",
     "output_files",
@@ -584,6 +586,34 @@ def run_marker_file(target_file: Path | str) -> Path:
     outputs: whichever output folder a later build uses, the two travel together.
     """
     return Path(f"{target_file}{RUN_MARKER_SUFFIX}")
+
+
+def expect_no_failure_of(gallery_conf: dict[str, Any], src_files: Iterable[str]) -> None:
+    """Take ``src_files`` out of ``expected_failing_examples``.
+
+    For a build that takes the pages of expected failures as they are, made elsewhere (a
+    shard): sphinx-gallery skips them as unchanged, and would otherwise end the build
+    with "Examples expected to fail, but not failing".
+    """
+    taken = {os.path.normpath(Path(path).resolve(strict=False)) for path in src_files}
+    gallery_conf["expected_failing_examples"] = [
+        path
+        for path in gallery_conf.get("expected_failing_examples", ())
+        if os.path.normpath(Path(gallery_conf.get("src_dir", ""), path).resolve(strict=False))
+        not in taken
+    ]
+
+
+def mark_unchanged(target_file: Path | str) -> Path:
+    """Write ``<target_file>.md5`` as sphinx-gallery writes it after a passing run, so a
+    later build skips the example as unchanged and keeps its page; return that file.
+
+    sphinx-gallery writes none for an example that raised: an expected failure's page,
+    made by one shard, is marked so the merge publishes it instead of running it again.
+    """
+    md5_file = Path(f"{target_file}.md5")
+    md5_file.write_text(get_md5sum(str(target_file), mode="t"), encoding="utf-8")
+    return md5_file
 
 
 def run_only(gallery_conf: dict[str, Any], src_files: Iterable[str]) -> None:

@@ -142,16 +142,25 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         raise
 
 
-def _exclude_cache_folder(config: Any, cache: Path | None, srcdir: Path) -> None:
-    """A cache folder inside the source folder holds the pages of the examples it keeps:
-    Sphinx must never read them as documents of the project."""
-    if cache is None:
-        return
+def _exclude_own_folders(app: Sphinx, config: Any, settings: Settings) -> None:
+    """Keep docsaccel's folders out of the project's documents, wherever they sit in the
+    source folder: the cache (the pages of the examples it keeps), the sharded builds'
+    work, artifacts and records (copies of the project and its pages) and this build's
+    output. A project whose build folder lies beside its source folder excludes none of
+    them in ``conf.py``; read, each copy would be published again."""
+    srcdir = Path(app.srcdir)
+    folders = [settings.cache, settings.shard_records, Path(app.outdir), Path(app.doctreedir)]
+    for folder in [*folders, *layout.shard_folders(srcdir)]:
+        if folder is not None:
+            _exclude_folder(config, folder, srcdir)
+
+
+def _exclude_folder(config: Any, folder: Path, srcdir: Path) -> None:
     try:
-        relative = cache.resolve().relative_to(srcdir.resolve())
+        relative = folder.resolve().relative_to(srcdir.resolve())
     except ValueError:
         return  # outside the source folder
-    if relative.parts:
+    if relative.parts and relative.as_posix() not in config.exclude_patterns:
         config.exclude_patterns = [*config.exclude_patterns, relative.as_posix()]
 
 
@@ -199,7 +208,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
     # value before is put back at the end, so a later build in this process reads its own.
     fast_env_before = os.environ.get(_FAST_ENV)
     os.environ[_FAST_ENV] = "1" if settings.fast else "0"
-    _exclude_cache_folder(config, settings.cache, Path(app.srcdir))
+    _exclude_own_folders(app, config, settings)
     if settings.videos:
         scrapers = tuple(config.sphinx_gallery_conf["image_scrapers"])
         if VIDEO_SCRAPER not in scrapers:
@@ -228,7 +237,7 @@ def _on_before_gallery(app: Sphinx) -> None:
         check_report_page(app, build.settings.report_page)
     try:
         build.examples = build.planner.plan(gallery_conf)
-        unused = build.table.check_examples(e.name for e in build.examples)
+        unused = build.table.check_examples((e.name, e.id) for e in build.examples)
     except BudgetError as exc:
         raise ConfigError(f"docsaccel_budgets: {exc}") from None
     for message in unused:

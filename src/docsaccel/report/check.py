@@ -92,7 +92,9 @@ def apply_budgets(
             memory = _recorded_memory(timing)
             recorded = Budget(timing.budget_seconds, source, detail, memory=memory)
         # A report says whether it was a fast build; sphinx-gallery's files do not.
-        budget = table.resolve(timing.name, fast=bool(timing.fast), recorded=recorded)
+        budget = table.resolve(
+            timing.name, fast=bool(timing.fast), recorded=recorded, example_id=timing.id
+        )
         # An inline budget (the example's own word) comes back as recorded: unchanged.
         if budget.source != "builtin":
             timing = timing.with_budget(budget.seconds, budget.source, budget.detail)

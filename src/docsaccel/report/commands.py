@@ -190,7 +190,7 @@ def _check(
     result = check_timings(checked)
     # The build's own check: a rule that matches no example is said, never silently idle
     # (sphinx-gallery's files name examples by file name, which a "sub/..." rule misses).
-    unused = table.check_examples(t.name for t in timings) if table is not None else []
+    unused = table.check_examples((t.name, t.id) for t in timings) if table is not None else []
     if fmt == "github":
         from docsaccel.report.github import annotation, check_annotations
 

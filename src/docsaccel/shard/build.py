@@ -43,7 +43,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from docsaccel import layout, sg_compat
-from docsaccel.contract import EXECUTED, InputError, read_json
+from docsaccel.contract import EXECUTED, EXPECTED_FAILURE, FAILED, InputError, read_json
 from docsaccel.formats import Format, write_json
 from docsaccel.records import record_file, run_outputs, write_record
 from docsaccel.schema import load_report, validate_record
@@ -59,6 +59,7 @@ __all__ = [
     "find_manifests",
     "merge_artifacts",
     "plan_project",
+    "read_conf",
     "read_project",
     "run_local",
     "run_merge",
@@ -109,31 +110,41 @@ class DocsProject:
         raise ShardError(f"example {example_id!r} is in none of the galleries of {self.docs}")
 
 
-def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProject:
-    """Read ``<docs>/conf.py``: its galleries and its ``docsaccel_budgets`` file.
+def read_conf(docs: Path) -> dict[str, Any]:
+    """The names ``<docs>/conf.py`` defines, as Sphinx evaluates it.
 
-    ``root`` (default: the current folder) must contain ``docs``. A ``conf.py`` that does
-    not run (a syntax error, an exception) raises :class:`ShardError` with Sphinx's message.
+    Raises :class:`ShardError` when there is no ``conf.py`` or it does not run (a syntax
+    error, an exception), with the last line of Sphinx's message.
     """
     import sphinx
     from sphinx.config import eval_config_file
     from sphinx.errors import ConfigError
     from sphinx.util.tags import Tags
 
-    docs, root = Path(docs).resolve(), Path(root or os.getcwd()).resolve()
-    if not docs.is_relative_to(root):
-        raise ShardError(f"the docs folder {docs} is not inside the project root {root}")
-    conf_file = docs / "conf.py"
+    conf_file = Path(docs) / "conf.py"
     if not conf_file.is_file():
         raise ShardError(f"{conf_file}: no such file; --docs must name the Sphinx conf folder")
     try:
         # Before Sphinx 8.2 it takes a str only, from Sphinx 9 a Path only.
         given = conf_file if sphinx.version_info >= (8, 2) else str(conf_file)
-        namespace = eval_config_file(given, Tags())
+        return eval_config_file(given, Tags())
     except ConfigError as exc:
         # Sphinx's message may hold a traceback of conf.py: its last line says what failed.
         lines = [line for line in str(exc).splitlines() if line.strip()]
         raise ShardError(f"{conf_file}: cannot run the Sphinx config: {lines[-1]}") from None
+
+
+def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProject:
+    """Read ``<docs>/conf.py``: its galleries and its ``docsaccel_budgets`` file.
+
+    ``root`` (default: the current folder) must contain ``docs``. A ``conf.py`` that does
+    not run (a syntax error, an exception) raises :class:`ShardError` with Sphinx's message.
+    """
+    docs, root = Path(docs).resolve(), Path(root or os.getcwd()).resolve()
+    if not docs.is_relative_to(root):
+        raise ShardError(f"the docs folder {docs} is not inside the project root {root}")
+    conf_file = docs / "conf.py"
+    namespace = read_conf(docs)
     gallery_conf = namespace.get("sphinx_gallery_conf")
     if not isinstance(gallery_conf, dict):
         raise ShardError(f"{conf_file}: sphinx_gallery_conf is missing or not a dict")
@@ -169,7 +180,7 @@ def run_shard(
     ``plan``: the plan of all shards when the caller has made it (:func:`plan_project`).
     """
     check_index(index, shards)
-    work = Path(work or project.docs / "_build" / "shard-work" / str(index)).resolve()
+    work = Path(work or layout.shard_dir(project.docs, "shard-work") / str(index)).resolve()
     plan = plan or plan_project(project, shards, inputs)
     examples = plan.examples_of(index)
     shutil.rmtree(work, ignore_errors=True)
@@ -179,7 +190,7 @@ def run_shard(
     outdir = work / "html"
     env = {env_name("shard_examples"): str(selection)}
     run_sphinx(copy.docs, outdir, env, sphinx_args, log)
-    return collect_shard(copy, outdir, Path(artifact), index, shards, examples)
+    return collect_shard(copy, outdir, Path(artifact), index, shards, examples, origin=project.root)
 
 
 def plan_project(project: DocsProject, shards: int, inputs: Sequence[str | Path]) -> Plan:
@@ -235,11 +246,15 @@ def collect_shard(
     index: int,
     shards: int,
     examples: Sequence[str],
+    origin: Path | None = None,
 ) -> dict[str, Any]:
     """Copy the outputs and records of the examples the build executed into ``artifact``.
 
     Raises :class:`ShardError` when an executed example left no reusable outputs (it
-    failed: sphinx-gallery keeps no md5 of a failing example, so it would run again).
+    failed: sphinx-gallery keeps no md5 of a failing example, so it would run again). An
+    expected failure (``expected_failing_examples``) is kept like a passing example: its
+    page shows the traceback a serial build shows, with the paths of ``origin`` (the
+    project the shard's workspace copied) for those of the copy.
     """
     report_path = layout.report_path(outdir)
     try:
@@ -255,6 +270,11 @@ def collect_shard(
             continue
         target = project.target_file(record["id"])
         source = project.docs / record["id"]
+        extra = []
+        if record["status"] == FAILED and record.get(EXPECTED_FAILURE) is True:
+            # Its page (the traceback) is the site's, as a serial build makes it; no md5
+            # would make the merge run it again.
+            extra.append(sg_compat.mark_unchanged(target).relative_to(project.docs))
         if not sg_compat.is_unchanged(str(source), str(target)):
             raise ShardError(
                 f"{record['id']} was executed by shard {index} with status "
@@ -266,8 +286,12 @@ def collect_shard(
             files = [path.relative_to(project.docs) for path in sg_compat.output_files(target)]
         else:
             files = [Path(relative) for relative in listed if (project.docs / relative).is_file()]
+        files += [path for path in extra if path not in files]
         for relative in files:
             _copy(project.docs / relative, artifact / "files" / relative)
+        if extra and origin is not None:
+            page = artifact / "files" / sg_compat.page_file(target).relative_to(project.docs)
+            _show_paths_of(origin, page, project.root)
         write_record(artifact / "records", record)
         executed[record["id"]] = [path.as_posix() for path in files]
     manifest = {
@@ -279,6 +303,14 @@ def collect_shard(
     }
     write_json(artifact / MANIFEST, manifest)
     return manifest
+
+
+def _show_paths_of(origin: Path, page: Path, workspace: Path) -> None:
+    """Make a page's traceback name the project's files, not the shard's copies of them:
+    the page a serial build of the project makes."""
+    if page.is_file():
+        text = page.read_text(encoding="utf-8")
+        page.write_text(text.replace(str(workspace), str(origin)), encoding="utf-8")
 
 
 def _copy(source: Path, target: Path) -> None:
@@ -382,7 +414,7 @@ def run_merge(
     sphinx_args: Sequence[str] = (),
 ) -> list[str]:
     """Merge the shard artifacts and build the site; return the merged example ids."""
-    records = records or project.docs / "_build" / "shard-records"
+    records = records or layout.shard_dir(project.docs, "shard-records")
     merged = merge_artifacts(project, Path(artifacts), Path(records).resolve())
     env = {env_name("shard_records"): str(Path(records).resolve())}
     run_sphinx(project.docs, Path(outdir), env, sphinx_args)
@@ -406,8 +438,7 @@ def run_local(
     ``<docs>/_build/shard-artifacts/docs-shard-<i>``.
     """
     check_index(0, shards)
-    base = project.docs / "_build"
-    artifacts = base / "shard-artifacts"
+    artifacts = layout.shard_dir(project.docs, "shard-artifacts")
     shutil.rmtree(artifacts, ignore_errors=True)
     plan = plan_project(project, shards, inputs)  # once, not once per shard
 
@@ -419,7 +450,7 @@ def run_local(
             inputs,
             artifacts / f"docs-shard-{index}",
             sphinx_args=sphinx_args,
-            log=base / "shard-work" / f"{index}.log",
+            log=layout.shard_dir(project.docs, "shard-work") / f"{index}.log",
             plan=plan,
         )
 

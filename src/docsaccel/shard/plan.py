@@ -436,14 +436,24 @@ def _name_in_gallery(example_id: str, folder: tuple[str, ...], names: set[str]) 
 
 
 def budget_estimator(
-    budgets_path: str | Path, gallery_dir: str | Path, names: Iterable[str]
+    budgets_path: str | Path,
+    gallery_dir: str | Path,
+    names: Iterable[str],
+    gallery: str | None = None,
 ) -> Estimator:
     """An ``estimate`` for :func:`plan_shards`: each example's budget, ``None`` if unbounded.
 
     The budget is resolved with its inline override and without the CI factor, so the plan
-    does not depend on the ``CI`` variable of the machine that computes it.
+    does not depend on the ``CI`` variable of the machine that computes it. ``gallery``:
+    the gallery's id, so budget patterns naming an example by its id match it.
     """
-    table = load_budgets(budgets_path, examples=names)
+
+    def example_id(name: str) -> str | None:
+        return None if gallery is None else f"{gallery}/{name}"
+
+    names = list(names)
+    examples = names if gallery is None else [(name, f"{gallery}/{name}") for name in names]
+    table = load_budgets(budgets_path, examples=examples)
     root = Path(gallery_dir)
 
     def estimate(name: str) -> float | None:
@@ -451,7 +461,9 @@ def budget_estimator(
             source = (root / name).read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             raise ShardError(f"{root / name}: cannot read the example: {exc}") from None
-        return table.resolve(name, source_text=source, ci=False).seconds
+        return table.resolve(
+            name, source_text=source, ci=False, example_id=example_id(name)
+        ).seconds
 
     return estimate
 
@@ -530,7 +542,7 @@ def build_gallery_plan(
         matched, left = match_gallery(durations, folder, names)
         unmatched &= set(left)
         measured |= {f"{gallery}/{name}": seconds for name, seconds in matched.items()}
-        estimate = None if budgets is None else budget_estimator(budgets, folder, names)
+        estimate = None if budgets is None else budget_estimator(budgets, folder, names, gallery)
         estimators |= {f"{gallery}/{name}": (estimate, name) for name in names}
 
     def estimate_by_id(example_id: str) -> float | None:

@@ -7,7 +7,8 @@ into one of the roles of a sharded docs build (see :mod:`docsaccel.shard.build`)
   ``tutorials/plot_a.py`` or paths inside their gallery); the others get pages without
   outputs and are recorded ``not-executed``;
 - ``DOCSACCEL_SHARD_RECORDS=FOLDER``: the gallery outputs of every example are already in
-  place (copied from the shards); execute nothing, and report the shards' records.
+  place (copied from the shards); execute nothing, and report the shards' records (an
+  expected failure among them included: its page is the shard's).
 
 Example::
 
@@ -25,6 +26,7 @@ from sphinx.errors import ConfigError
 from sphinx.util import logging
 
 from docsaccel import sg_compat
+from docsaccel.contract import EXPECTED_FAILURE
 from docsaccel.examples import Example
 from docsaccel.records import read_records
 from docsaccel.settings import Settings, env_name
@@ -48,6 +50,7 @@ def apply_shard_settings(
     imported: dict[str, dict[str, Any]] = {}
     if settings.shard_records is not None:
         imported = read_records(settings.shard_records)
+        _take_expected_failures(examples, imported, gallery_conf)
         _check_all_unchanged(examples, settings.shard_records)
         _check_same_fast_path(imported.values(), settings.fast)
     if settings.shard_examples is not None:
@@ -88,6 +91,15 @@ def _select_examples(examples: list[Example], names: tuple[str, ...]) -> list[Ex
             f"{', '.join(e.id for e in examples) or 'none'})"
         )
     return list({by_name[name].id: by_name[name] for name in names}.values())
+
+
+def _take_expected_failures(
+    examples: list[Example], imported: dict[str, dict[str, Any]], gallery_conf: dict[str, Any]
+) -> None:
+    """A shard's expected failure is merged as its page and record: it does not fail here,
+    which sphinx-gallery must not take for an expected failure that passed."""
+    failed = {example_id for example_id, record in imported.items() if record.get(EXPECTED_FAILURE)}
+    sg_compat.expect_no_failure_of(gallery_conf, [e.src_file for e in examples if e.id in failed])
 
 
 def _check_all_unchanged(examples: list[Example], records_dir: Path) -> None:

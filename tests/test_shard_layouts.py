@@ -1,0 +1,144 @@
+"""Sharding a project laid out unlike docsaccel's own: ``conf.py`` in ``source/`` (Sphinx's
+separate source and build folders, so nothing is excluded), a gallery outside the conf
+folder, a nested sub-gallery, two examples of one name and an expected failure.
+
+``docsaccel shard-local`` must build the very site a serial ``sphinx-build`` builds of the
+same tree (every HTML file compared, measured times masked), with ``-W``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.gallery_build import child_env
+from helpers.slow import require_slow
+
+from docsaccel.incremental.oracle import differences, output_files
+from docsaccel.schema import load_report
+
+pytestmark = pytest.mark.slow
+
+CONF = """\
+project = "layouts"
+extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
+exclude_patterns = []
+# Two examples named plot_print.py, on purpose: sphinx-gallery warns of their name.
+suppress_warnings = ["sphinx_gallery.duplicate_filename"]
+sphinx_gallery_conf = {
+    "examples_dirs": ["examples", "../tutorials_src"],
+    "gallery_dirs": ["auto_examples", "tutorials"],
+    "filename_pattern": r"/plot_",
+    "expected_failing_examples": ["examples/plot_fail.py"],
+    "download_all_examples": False,
+    "show_memory": False,
+}
+"""
+INDEX = """\
+Layouts
+=======
+
+.. toctree::
+
+   auto_examples/index
+   tutorials/index
+"""
+
+
+def example(title: str, body: str) -> str:
+    return f'"""\n{title}\n{"=" * len(title)}\n\nAn example.\n"""\n\n{body}\n'
+
+
+FILES = {
+    "source/conf.py": CONF,
+    "source/index.rst": INDEX,
+    "source/examples/README.txt": "Examples\n========\n",
+    "source/examples/plot_print.py": example("Print here", 'print("printed in examples")'),
+    "source/examples/plot_fail.py": example("Fails", 'raise ValueError("as expected")'),
+    "source/examples/sub/README.txt": "Nested\n------\n",
+    "source/examples/sub/plot_nested.py": example("Nested", 'print("nested ran")'),
+    "tutorials_src/README.txt": "Tutorials\n=========\n",
+    "tutorials_src/plot_print.py": example("Print there", 'print("printed in tutorials")'),
+    "tutorials_src/plot_other.py": example("Other", 'print("other ran")'),
+}
+EXECUTABLE = {
+    "examples/plot_print.py",
+    "examples/plot_fail.py",
+    "examples/sub/plot_nested.py",
+    "../tutorials_src/plot_print.py",
+    "../tutorials_src/plot_other.py",
+}
+
+
+def make_layout(root: Path, expected_failure: bool) -> Path:
+    files = dict(FILES)
+    if not expected_failure:
+        del files["source/examples/plot_fail.py"]
+        files["source/conf.py"] = CONF.replace('"examples/plot_fail.py"', "")
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    return root
+
+
+def run(root: Path, *command: str) -> subprocess.CompletedProcess:
+    require_slow()
+    return subprocess.run(
+        [sys.executable, *command],
+        cwd=root,
+        env=child_env({"DOCSACCEL_FAST": "1"}),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def serial_site(root: Path, keep: Path) -> Path:
+    """The site of a plain serial ``sphinx-build -W`` of the tree, moved to ``keep``; the
+    tree removed, so the sharded build runs in the very folder (pages show its paths)."""
+    done = run(root, "-m", "sphinx", "-b", "html", "-W", "source", "build/html")
+    assert done.returncode == 0, done.stdout + done.stderr
+    shutil.move(root / "build" / "html", keep)
+    shutil.rmtree(root)
+    return keep
+
+
+def sharded_site(root: Path) -> Path:
+    """The site of ``docsaccel shard-local --docs source --shards 2 -W``, with its default
+    folders: the site, the shards' work and their artifacts under ``source/_build``."""
+    done = run(
+        root, "-m", "docsaccel.cli", "shard-local", "--docs", "source", "--shards", "2", "-W"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return root / "source" / "_build" / "html"
+
+
+def statuses(site: Path) -> dict[str, str]:
+    report = load_report(site / "docsaccel" / "report.json")
+    assert len({r["pid"] for r in report["examples"]}) == 2, "each example ran in a shard"
+    return {record["id"]: record["status"] for record in report["examples"]}
+
+
+def test_shard_local_builds_the_serial_site(tmp_path) -> None:
+    serial = serial_site(make_layout(tmp_path / "tree", False), tmp_path / "serial")
+
+    site = sharded_site(make_layout(tmp_path / "tree", expected_failure=False))
+
+    assert differences(output_files(site), output_files(serial)) == []
+    assert statuses(site) == dict.fromkeys(EXECUTABLE - {"examples/plot_fail.py"}, "ok")
+
+
+def test_expected_failures_are_sharded_and_merged(tmp_path) -> None:
+    serial = serial_site(make_layout(tmp_path / "tree", True), tmp_path / "serial")
+
+    site = sharded_site(make_layout(tmp_path / "tree", expected_failure=True))
+
+    # Its traceback names the example's file in the project, never the shard's copy.
+    assert differences(output_files(site), output_files(serial)) == []
+    assert statuses(site) == {**dict.fromkeys(EXECUTABLE, "ok"), "examples/plot_fail.py": "failed"}
+    page = (site / "auto_examples" / "plot_fail.html").read_text("utf-8")
+    assert "ValueError" in page and "as expected" in page and "shard-work" not in page
