@@ -621,28 +621,40 @@ def _known_writes(build: CacheBuild, example: Example) -> list[str]:
         return list(others[0].meta["written"]) if others else []
 
 
-def _rewritten_input(entry: Entry, project: Project, rewritten: dict[str, str]) -> dict[str, str]:
+def _rewritten_input(
+    entry: Entry,
+    project: Project,
+    rewritten: dict[str, str],
+    why: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, str]:
     """Why the entry cannot be trusted when it used a file an example running again wrote:
     it would read what that run writes, not known yet. ``{writer: why}``, first found
-    first; empty when no such file."""
+    first; empty when no such file. ``why``: ``{id: its record's cache value}`` of the
+    examples that run, so each reason ends with why the writer runs (the root cause, or
+    the chain back to it)."""
     found: dict[str, str] = {}
     if not rewritten:
         return found
+
+    def runs(writer: str) -> str:
+        cause = ((why or {}).get(writer) or {}).get("reason")
+        return f"which runs again: {cause}" if cause else "which runs again"
+
     for relative in entry.deps["files"]:
         writer = rewritten.get(project.absolute(relative))
         if writer is not None:
-            found.setdefault(writer, f"{relative} is written by {writer}, which runs again")
+            found.setdefault(writer, f"{relative} is written by {writer}, {runs(writer)}")
     for relative in entry.meta["written"]:
         # Put back now, it would be overwritten by the earlier example running later.
         writer = rewritten.get(project.absolute(relative))
         if writer is not None:
-            found.setdefault(writer, f"{relative} is also written by {writer}, which runs again")
+            found.setdefault(writer, f"{relative} is also written by {writer}, {runs(writer)}")
     for relative in entry.deps["listings"]:
         prefix = os.path.join(project.absolute(relative), "")
         for path, writer in rewritten.items():
             if path.startswith(prefix):
                 found.setdefault(
-                    writer, f"{relative}/ holds a file {writer} writes, which runs again"
+                    writer, f"{relative}/ holds a file {writer} writes, {runs(writer)}"
                 )
     return found
 
@@ -722,7 +734,7 @@ def _look_up_one(
         return "granularity changed: function → module"
     try:
         found = changes(entry.deps, project, example.src_file)
-        waits_for = _rewritten_input(entry, project, rewritten)
+        waits_for = _rewritten_input(entry, project, rewritten, build.recording.reasons)
     except (KeyError, TypeError, AttributeError) as exc:
         build.warn(f"docsaccel cache: entry {entry.path} is malformed ({exc!r}), it runs again")
         return "entry corrupt"
