@@ -35,6 +35,7 @@ import contextlib
 import os
 import random
 import shutil
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -215,6 +216,9 @@ class CacheBuild:
     #: The files this lookup's restores made where no file was, as they left them: all
     #: that undoing the lookup (:func:`_withdraw`) may delete.
     created: dict[Path, Stamp] = field(default_factory=dict)
+    #: ``sys.path`` as the build's ``conf.py`` left it, which resolved the entries'
+    #: modules and distributions: ``cache explain`` judges them with it (last-build.json).
+    sys_path: list[str] = field(default_factory=list)
     _random: random.Random = field(default_factory=random.Random, repr=False)
 
     def placement(self, example: Example) -> dict[str, Any]:
@@ -398,6 +402,11 @@ class CacheBuild:
             "audited": {
                 s: sorted(i for i, v in self.audited.items() if v == s) for s in AUDIT_STATUSES
             },
+            # For ``cache explain``: the build's own view of the project, and what it
+            # decided for each example (its reason to run, its failure).
+            "root": self.recording.project.root,
+            "sys_path": self.sys_path,
+            "examples": _decisions(records),
         }
         if hint:
             summary["suggestion"] = hint
@@ -449,6 +458,21 @@ def _project_python_files(project: Project) -> int:
                 name.endswith(".py") and project.wants(os.path.join(folder, name)) for name in files
             )
     return total
+
+
+def _decisions(records: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``{example id: {"status", and "reason" it ran or "error" it failed with}}`` of the
+    build's records: what ``cache explain`` says the last build did with an example."""
+    found = {}
+    for example_id, record in records.items():
+        decision: dict[str, Any] = {"status": record.get("status")}
+        cache = record.get("cache")
+        if isinstance(cache, dict) and isinstance(cache.get("reason"), str):
+            decision["reason"] = cache["reason"]
+        if record.get("error"):
+            decision["error"] = str(record["error"]).strip().splitlines()[-1]
+        found[example_id] = decision
+    return found
 
 
 def _root_from_docs(build: CacheBuild) -> str:
@@ -514,6 +538,7 @@ def lookup(
         info=info,
         verify=verify,
         gallery_conf=gallery_conf,
+        sys_path=list(sys.path),
     )
     # In the order they run: an example reads what those before it wrote.
     examples = list(examples)
