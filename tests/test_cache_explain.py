@@ -113,7 +113,7 @@ def test_a_reader_of_a_rewritten_file_names_the_root_cause(tmp_path: Path) -> No
     assert cold.executed() == {"plot_w_write.py", "plot_r_read.py"}, cold.output
     project.write("mylib/beta.py", "def name():\n    return 'gamma'\n")
     docs = project.pristine / "docs"
-    # Its own dependencies are unchanged; explain says that is all it judged.
+    # Its own dependencies are unchanged; explain says so, and what else runs it.
     before, _ = explain("examples/plot_r_read.py", project.cache, docs)
     assert "up to date" in before, before
     assert "judged by its own dependencies only" in before, before
@@ -125,5 +125,7 @@ def test_a_reader_of_a_rewritten_file_names_the_root_cause(tmp_path: Path) -> No
     assert reason == (
         f"data/derived.txt is written by examples/plot_w_write.py, which runs again: {writer}"
     )
+    # Explain followed the chain to the same root cause before the build.
+    assert f"but a build runs it: {reason}" in before, before
     after, _ = explain("examples/plot_r_read.py", project.cache, docs)
     assert f"last build: ran it ({reason}), status ok" in after, after

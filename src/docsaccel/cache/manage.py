@@ -143,9 +143,9 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
         # A file an earlier example writes is put back (or written by its run) before
         # the build looks this one up: absent or different here, it is judged then.
         waits = {
-            c.key: writers[c.key.partition(":")[2]]
+            c.key: ", ".join(sorted(set(writers[c.key.partition(":")[2]].values())))
             for c in found
-            if c.key.partition(":")[0] == "file" and c.key.partition(":")[2] in writers
+            if _written_later(c.key, writers)
         }
         found = [c for c in found if c.key not in waits]
         changed = {change.key for change in found}
@@ -196,6 +196,10 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
         else:
             lines.append(f"  up to date: a build in this context{where} restores it")
         if not found and where:
+            with _sys_path(build_path):
+                upstream = _upstream(store, entry, project, docs_dir, writers, {})
+            if upstream:
+                lines.append(f"  but a build runs it: {upstream}")
             lines.append(f"  {_OWN_ONLY}")
     return "\n".join(lines) + "\n", 0
 
@@ -207,10 +211,68 @@ _OWN_ONLY = (
 )
 
 
-def _writers(store: CacheStore, example_id: str) -> dict[str, str]:
-    """``{path relative to the root: example id}`` of the files the other examples'
-    entries write (and put back when restored)."""
-    found: dict[str, str] = {}
+def _upstream(
+    store: CacheStore,
+    entry: Any,
+    project: Project,
+    docs_dir: Path,
+    writers: Mapping[str, Mapping[str, str]],
+    seen: dict[str, str],
+) -> str:
+    """Why a build runs an example whose own dependencies hold, as far as the entries of
+    the same context tell: an earlier example whose state it read, or that writes a file
+    it reads, runs (its entry is gone or stale, or so for one it depends on in turn); the
+    reason names the chain back to the root cause, as the build's does. ``""``: none."""
+    key = entry.name.rsplit("--", 1)[-1]
+    earlier = [(e, f"reads state {e} leaves") for e in entry.deps.get("state") or {}]
+    # The example that wrote what it read: the one whose entry wrote those bytes.
+    for relative, digest in (entry.deps.get("files") or {}).items():
+        writer = writers.get(relative, {}).get(digest)
+        if writer is not None:
+            earlier.append((writer, f"{relative} is written by {writer}"))
+    for other, link in earlier:
+        if other not in seen:
+            seen[other] = ""  # a cycle stops here
+            seen[other] = _runs(store, other, key, project, docs_dir, writers, seen)
+        if seen[other]:
+            return f"{link}, which runs again: {seen[other]}"
+    return ""
+
+
+def _runs(
+    store: CacheStore,
+    example_id: str,
+    key: str,
+    project: Project,
+    docs_dir: Path,
+    writers: Mapping[str, Mapping[str, str]],
+    seen: dict[str, str],
+) -> str:
+    """Why a build runs ``example_id`` in the context ``key``, ``""`` when its entry holds."""
+    try:
+        entry = store.load(store.entry_name(example_id, key))
+    except EntryError:
+        return "no entry for this context"
+    try:
+        found = changes(entry.deps, project, str(docs_dir / example_id))
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return "entry corrupt"
+    found = [c for c in found if not _written_later(c.key, writers)]
+    if found:
+        return found[0].reason
+    return _upstream(store, entry, project, docs_dir, writers, seen)
+
+
+def _written_later(key: str, writers: Mapping[str, Mapping[str, str]]) -> bool:
+    """Whether a changed dependency (its key) is a file an example's entry writes."""
+    kind, _, relative = key.partition(":")
+    return kind == "file" and relative in writers
+
+
+def _writers(store: CacheStore, example_id: str) -> dict[str, dict[str, str]]:
+    """``{path relative to the root: {digest: example id}}`` of the files the other
+    examples' entries write (and put back when restored)."""
+    found: dict[str, dict[str, str]] = {}
     for info in store.list():
         try:
             entry = store.load(info.path.name)
@@ -218,8 +280,8 @@ def _writers(store: CacheStore, example_id: str) -> dict[str, str]:
             continue
         other = entry.meta.get("id")
         if isinstance(other, str) and other != example_id:
-            for relative in entry.meta.get("written") or ():
-                found.setdefault(relative, other)
+            for relative, digest in (entry.meta.get("written") or {}).items():
+                found.setdefault(relative, {}).setdefault(str(digest), other)
     return found
 
 
