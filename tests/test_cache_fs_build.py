@@ -123,12 +123,12 @@ def test_a_file_an_example_wrote_is_put_back_for_the_next_one(project: Project) 
     assert edited.returncode == 0, edited.output
     assert edited.executed() == {"plot_w_write.py", "plot_r_read.py", "plot_x_overwrite.py"}
     assert edited.records["plot_r_read.py"]["cache"]["reason"] == (
-        "data/derived.txt is written by examples/plot_w_write.py, which runs again"
+        "data/derived.txt is written by examples/plot_w_write.py, which runs again: source changed"
     )
     assert edited.records["plot_w_write.py"]["cache"]["reason"] == "source changed"
     # It reads the file first; writing it too, it would otherwise be overwritten later.
     assert edited.records["plot_x_overwrite.py"]["cache"]["reason"] == (
-        "data/derived.txt is written by examples/plot_w_write.py, which runs again"
+        "data/derived.txt is written by examples/plot_w_write.py, which runs again: source changed"
     )
     assert _derived(edited).read_text("utf-8") == "derived 2\n"
     assert project.build().executed() == set()

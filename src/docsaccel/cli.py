@@ -12,6 +12,7 @@ naming the file and the problem (never a traceback: a crash must not read as a v
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -409,13 +410,38 @@ def _cache_command(args: argparse.Namespace) -> int:
     # The example entries and the Sphinx states beside them.
     from docsaccel.incremental import manage
 
+    cache, problem = _cache_folder(args.cache)
+    if cache is None:
+        return _emit(f"{problem}\n", 2)
     if args.action == "explain":
-        text, code = manage.explain(args.example, args.cache, args.docs)
+        text, code = manage.explain(args.example, cache, args.docs)
     elif args.action == "stats":
-        text, code = manage.stats(args.cache)
+        text, code = manage.stats(cache)
     else:
-        text, code = manage.prune(args.cache, args.max_size)
+        text, code = manage.prune(cache, args.max_size)
     return _emit(text, code)
+
+
+def _cache_folder(given: str | None) -> tuple[str | None, str]:
+    """The cache folder a ``cache`` action looks into: ``--cache``, else the folder the
+    build's variable names (read as the build reads it); else ``None`` and why."""
+    from docsaccel.settings import SettingError, env_name, read_env_setting
+
+    if given is not None:
+        return given, ""
+    variable = env_name("cache")
+    try:
+        folder = read_env_setting("cache")
+    except SettingError as exc:
+        return None, str(exc)
+    if folder is not None:
+        return str(folder), ""
+    if os.environ.get(variable, "").strip():
+        return (
+            None,
+            f"{variable}={os.environ[variable].strip()!r} turns the cache off; give --cache",
+        )
+    return None, f"no cache folder: give --cache, or set {variable}"
 
 
 def _add_cache(subparsers: argparse._SubParsersAction) -> None:
@@ -452,8 +478,11 @@ def _add_cache(subparsers: argparse._SubParsersAction) -> None:
         "--max-size, and every unusable entry whatever the size.",
     )
     prune.add_argument("--max-size", required=True, help="size to keep at most: 500M, 2G...")
+    from docsaccel.settings import env_name
+
+    variable = env_name("cache")
     for action, name in ((explain, "explain"), (stats, "stats"), (prune, "prune")):
-        action.add_argument("--cache", required=True, help="the cache folder")
+        action.add_argument("--cache", help=f"the cache folder (default: the one {variable} names)")
         action.set_defaults(handler=_cache_command, action=name)
 
 

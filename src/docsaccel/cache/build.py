@@ -35,6 +35,7 @@ import contextlib
 import os
 import random
 import shutil
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -215,6 +216,9 @@ class CacheBuild:
     #: The files this lookup's restores made where no file was, as they left them: all
     #: that undoing the lookup (:func:`_withdraw`) may delete.
     created: dict[Path, Stamp] = field(default_factory=dict)
+    #: ``sys.path`` as the build's ``conf.py`` left it, which resolved the entries'
+    #: modules and distributions: ``cache explain`` judges them with it (last-build.json).
+    sys_path: list[str] = field(default_factory=list)
     _random: random.Random = field(default_factory=random.Random, repr=False)
 
     def placement(self, example: Example) -> dict[str, Any]:
@@ -398,6 +402,11 @@ class CacheBuild:
             "audited": {
                 s: sorted(i for i, v in self.audited.items() if v == s) for s in AUDIT_STATUSES
             },
+            # For ``cache explain``: the build's own view of the project, and what it
+            # decided for each example (its reason to run, its failure).
+            "root": self.recording.project.root,
+            "sys_path": self.sys_path,
+            "examples": _decisions(records),
         }
         if hint:
             summary["suggestion"] = hint
@@ -449,6 +458,21 @@ def _project_python_files(project: Project) -> int:
                 name.endswith(".py") and project.wants(os.path.join(folder, name)) for name in files
             )
     return total
+
+
+def _decisions(records: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``{example id: {"status", and "reason" it ran or "error" it failed with}}`` of the
+    build's records: what ``cache explain`` says the last build did with an example."""
+    found = {}
+    for example_id, record in records.items():
+        decision: dict[str, Any] = {"status": record.get("status")}
+        cache = record.get("cache")
+        if isinstance(cache, dict) and isinstance(cache.get("reason"), str):
+            decision["reason"] = cache["reason"]
+        if record.get("error"):
+            decision["error"] = str(record["error"]).strip().splitlines()[-1]
+        found[example_id] = decision
+    return found
 
 
 def _root_from_docs(build: CacheBuild) -> str:
@@ -514,6 +538,7 @@ def lookup(
         info=info,
         verify=verify,
         gallery_conf=gallery_conf,
+        sys_path=list(sys.path),
     )
     # In the order they run: an example reads what those before it wrote.
     examples = list(examples)
@@ -621,28 +646,40 @@ def _known_writes(build: CacheBuild, example: Example) -> list[str]:
         return list(others[0].meta["written"]) if others else []
 
 
-def _rewritten_input(entry: Entry, project: Project, rewritten: dict[str, str]) -> dict[str, str]:
+def _rewritten_input(
+    entry: Entry,
+    project: Project,
+    rewritten: dict[str, str],
+    why: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, str]:
     """Why the entry cannot be trusted when it used a file an example running again wrote:
     it would read what that run writes, not known yet. ``{writer: why}``, first found
-    first; empty when no such file."""
+    first; empty when no such file. ``why``: ``{id: its record's cache value}`` of the
+    examples that run, so each reason ends with why the writer runs (the root cause, or
+    the chain back to it)."""
     found: dict[str, str] = {}
     if not rewritten:
         return found
+
+    def runs(writer: str) -> str:
+        cause = ((why or {}).get(writer) or {}).get("reason")
+        return f"which runs again: {cause}" if cause else "which runs again"
+
     for relative in entry.deps["files"]:
         writer = rewritten.get(project.absolute(relative))
         if writer is not None:
-            found.setdefault(writer, f"{relative} is written by {writer}, which runs again")
+            found.setdefault(writer, f"{relative} is written by {writer}, {runs(writer)}")
     for relative in entry.meta["written"]:
         # Put back now, it would be overwritten by the earlier example running later.
         writer = rewritten.get(project.absolute(relative))
         if writer is not None:
-            found.setdefault(writer, f"{relative} is also written by {writer}, which runs again")
+            found.setdefault(writer, f"{relative} is also written by {writer}, {runs(writer)}")
     for relative in entry.deps["listings"]:
         prefix = os.path.join(project.absolute(relative), "")
         for path, writer in rewritten.items():
             if path.startswith(prefix):
                 found.setdefault(
-                    writer, f"{relative}/ holds a file {writer} writes, which runs again"
+                    writer, f"{relative}/ holds a file {writer} writes, {runs(writer)}"
                 )
     return found
 
@@ -722,7 +759,7 @@ def _look_up_one(
         return "granularity changed: function → module"
     try:
         found = changes(entry.deps, project, example.src_file)
-        waits_for = _rewritten_input(entry, project, rewritten)
+        waits_for = _rewritten_input(entry, project, rewritten, build.recording.reasons)
     except (KeyError, TypeError, AttributeError) as exc:
         build.warn(f"docsaccel cache: entry {entry.path} is malformed ({exc!r}), it runs again")
         return "entry corrupt"

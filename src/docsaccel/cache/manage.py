@@ -19,18 +19,30 @@ Example (``explain("tutorials/plot_a.py", cache, docs="docs")`` answers the same
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import posixpath
 import shutil
+import sys
 import time
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from difflib import get_close_matches
 from pathlib import Path
+from typing import Any
 
 from docsaccel import memory
 from docsaccel.cache.deps import CHILDREN_KEY, Project, changes, dependency_rows, find_root
 from docsaccel.cache.store import CacheStore, EntryError, example_id_of
-from docsaccel.contract import AUDIT_STATUSES, NONDETERMINISTIC, STALE
+from docsaccel.contract import (
+    AUDIT_STATUSES,
+    CACHED,
+    FAILED,
+    INTERRUPTED,
+    NONDETERMINISTIC,
+    STALE,
+)
 
 __all__ = ["explain", "human_size", "parse_size", "prune", "stats"]
 
@@ -83,14 +95,24 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
         docs_dir = Path(docs).resolve()
         if not (docs_dir / "conf.py").is_file():
             raise _BadInput(f"--docs {str(docs)!r}: no conf.py there")
-        example_id = _example_id(example, store, docs_dir, cache)
+        last = store.read_last_build() or {}
+        decisions = last.get("examples") if isinstance(last.get("examples"), dict) else {}
+        example_id = _example_id(example, store, docs_dir, cache, decisions)
         source = docs_dir / example_id
         entries, corrupt = store.scan(example_id)
     except _BadInput as exc:
         return f"{exc}\n", 2
     found_root = find_root(docs_dir)
+    writers = _writers(store, example_id)
     count = len(entries) + len(corrupt)
     lines = [f"{example_id}: {count} entr{'y' if count == 1 else 'ies'} in {cache}"]
+    lines += _last_decision(decisions.get(example_id), stored=bool(count))
+    build_path = _build_sys_path(last, found_root)
+    if build_path is None and any(e.deps.get("dists") or e.deps.get("absent") for e in entries):
+        lines.append(
+            "  note: the last build recorded no sys.path: installed versions and importable "
+            "modules are judged with this command's sys.path, which may not be the build's"
+        )
     for name, error in corrupt:
         lines += ["", f"entry {name}", f"  unusable: {error}; a build runs the example"]
     for entry in entries:
@@ -113,16 +135,25 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
         # The cache folder may appear at the root after the entry's run: not a change there.
         project = Project(root=root, roots=(root,), excluded=(str(Path(cache).resolve()),))
         try:
-            found = changes(entry.deps, project, str(source))
+            with _sys_path(build_path):
+                found = changes(entry.deps, project, str(source))
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             lines.append(f"  unusable: its dependency list is malformed ({exc!r}); a build runs it")
             continue
+        # A file an earlier example writes is put back (or written by its run) before
+        # the build looks this one up: absent or different here, it is judged then.
+        waits = {
+            c.key: ", ".join(sorted(set(writers[c.key.partition(":")[2]].values())))
+            for c in found
+            if _written_later(c.key, writers)
+        }
+        found = [c for c in found if c.key not in waits]
         changed = {change.key for change in found}
         deps = entry.deps
         rows = dependency_rows(deps, str(source.relative_to(docs_dir)))
         lines.append(f"  dependencies ({len(rows)}):")
         for row in rows:
-            status = "CHANGED" if row.key in changed else "same"
+            status = "CHANGED" if row.key in changed else "LATER" if row.key in waits else "same"
             why = f"  ({row.why})" if row.why else ""
             lines.append(f"    {status:<7} {row.kind:<7} {row.label}{why}")
         children = deps.get(CHILDREN_KEY)
@@ -147,6 +178,11 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
             where = f" that puts the example's copy at {target}"
         else:
             where = ""
+        for key, writer in waits.items():
+            lines.append(
+                f"  LATER: {key.partition(':')[2]} is written by {writer}: judged by a build "
+                "once that example is restored or has run"
+            )
         if found:
             lines.append(f"  stale: {len(found)} change(s):")
             lines += [f"    - {change.reason}" for change in found]
@@ -159,15 +195,162 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
             )
         else:
             lines.append(f"  up to date: a build in this context{where} restores it")
+        if not found and where:
+            with _sys_path(build_path):
+                upstream = _upstream(store, entry, project, docs_dir, writers, {})
+            if upstream:
+                lines.append(f"  but a build runs it: {upstream}")
+            lines.append(f"  {_OWN_ONLY}")
     return "\n".join(lines) + "\n", 0
 
 
-def _example_id(example: str, store: CacheStore, docs_dir: Path, cache: str | Path) -> str:
+#: What an "up to date" verdict leaves out: what the build decides from the other examples.
+_OWN_ONLY = (
+    "judged by its own dependencies only: a build also runs it when an earlier example "
+    "whose state or written files it reads runs again, or to audit it (see last build)"
+)
+
+
+def _upstream(
+    store: CacheStore,
+    entry: Any,
+    project: Project,
+    docs_dir: Path,
+    writers: Mapping[str, Mapping[str, str]],
+    seen: dict[str, str],
+) -> str:
+    """Why a build runs an example whose own dependencies hold, as far as the entries of
+    the same context tell: an earlier example whose state it read, or that writes a file
+    it reads, runs (its entry is gone or stale, or so for one it depends on in turn); the
+    reason names the chain back to the root cause, as the build's does. ``""``: none."""
+    key = entry.name.rsplit("--", 1)[-1]
+    earlier = [(e, f"reads state {e} leaves") for e in entry.deps.get("state") or {}]
+    # The example that wrote what it read: the one whose entry wrote those bytes.
+    for relative, digest in (entry.deps.get("files") or {}).items():
+        writer = writers.get(relative, {}).get(digest)
+        if writer is not None:
+            earlier.append((writer, f"{relative} is written by {writer}"))
+    for other, link in earlier:
+        if other not in seen:
+            seen[other] = ""  # a cycle stops here
+            seen[other] = _runs(store, other, key, project, docs_dir, writers, seen)
+        if seen[other]:
+            return f"{link}, which runs again: {seen[other]}"
+    return ""
+
+
+def _runs(
+    store: CacheStore,
+    example_id: str,
+    key: str,
+    project: Project,
+    docs_dir: Path,
+    writers: Mapping[str, Mapping[str, str]],
+    seen: dict[str, str],
+) -> str:
+    """Why a build runs ``example_id`` in the context ``key``, ``""`` when its entry holds."""
+    try:
+        entry = store.load(store.entry_name(example_id, key))
+    except EntryError:
+        return "no entry for this context"
+    try:
+        found = changes(entry.deps, project, str(docs_dir / example_id))
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return "entry corrupt"
+    found = [c for c in found if not _written_later(c.key, writers)]
+    if found:
+        return found[0].reason
+    return _upstream(store, entry, project, docs_dir, writers, seen)
+
+
+def _written_later(key: str, writers: Mapping[str, Mapping[str, str]]) -> bool:
+    """Whether a changed dependency (its key) is a file an example's entry writes."""
+    kind, _, relative = key.partition(":")
+    return kind == "file" and relative in writers
+
+
+def _writers(store: CacheStore, example_id: str) -> dict[str, dict[str, str]]:
+    """``{path relative to the root: {digest: example id}}`` of the files the other
+    examples' entries write (and put back when restored)."""
+    found: dict[str, dict[str, str]] = {}
+    for info in store.list():
+        try:
+            entry = store.load(info.path.name)
+        except EntryError:
+            continue
+        other = entry.meta.get("id")
+        if isinstance(other, str) and other != example_id:
+            for relative, digest in (entry.meta.get("written") or {}).items():
+                found.setdefault(relative, {}).setdefault(str(digest), other)
+    return found
+
+
+def _last_decision(decision: Any, stored: bool) -> list[str]:
+    """What the last build that used the cache did with the example, as its records say
+    (``last-build.json``): the build's verdict, which may rest on other examples."""
+    if not isinstance(decision, dict):
+        return ["last build: did not build it (or recorded no decisions)"]
+    status, reason = decision.get("status"), decision.get("reason")
+    if status == CACHED:
+        return ["last build: restored it"]
+    ran = f"ran it ({reason})" if reason else "ran it"
+    if status in (FAILED, INTERRUPTED):
+        error = decision.get("error") or status
+        never = "a failed or interrupted example is never stored, so every build runs it"
+        lines = [f"last build: {ran}; its run {status}: {error}", f"  {never}"]
+        if stored:
+            lines[1] += " (the entries below are from earlier runs)"
+        return lines
+    return [f"last build: {ran}, status {status}"]
+
+
+def _build_sys_path(last: dict[str, Any], root: str) -> list[str] | None:
+    """The ``sys.path`` the last build ran with (after its ``conf.py``), its folders under
+    the build's project root moved under ``root`` (the same checkout elsewhere); ``None``
+    when it recorded none."""
+    recorded, built_at = last.get("sys_path"), last.get("root")
+    if not isinstance(recorded, list) or not all(isinstance(p, str) for p in recorded):
+        return None
+    if not isinstance(built_at, str) or built_at == root:
+        return list(recorded)
+    moved = []
+    for folder in recorded:
+        inside = folder == built_at or folder.startswith(os.path.join(built_at, ""))
+        moved.append(os.path.join(root, os.path.relpath(folder, built_at)) if inside else folder)
+    return [os.path.normpath(p) if p else p for p in moved]
+
+
+@contextlib.contextmanager
+def _sys_path(path: list[str] | None) -> Iterator[None]:
+    """Within: ``sys.path`` is ``path`` (unchanged when ``None``), so distributions and
+    modules resolve as in the build that made the entries."""
+    if path is None:
+        yield
+        return
+    saved = sys.path[:]
+    sys.path[:] = path
+    importlib.invalidate_caches()
+    try:
+        yield
+    finally:
+        sys.path[:] = saved
+        importlib.invalidate_caches()
+
+
+def _example_id(
+    example: str,
+    store: CacheStore,
+    docs_dir: Path,
+    cache: str | Path,
+    decisions: Mapping[str, Any] | None = None,
+) -> str:
     """The id of the example a user names: its id (``../examples/drawing/plot_x.py``
     for a gallery outside the conf folder), its path from the current folder or from
     the conf folder, or its path inside its gallery (``drawing/plot_x.py``), the end of
     exactly one id. Raises :class:`_BadInput` naming the closest ids when none fits."""
-    known = sorted({example_id_of(p.name.rsplit("--", 1)[0]) for p in store.entries.glob("*")})
+    known = {example_id_of(p.name.rsplit("--", 1)[0]) for p in store.entries.glob("*")}
+    # Those the last build ran without storing (a failed run): named, with why not.
+    known = sorted(known | set(decisions or ()))
     typed = Path(example)
     tail = posixpath.normpath(typed.as_posix()) if not typed.is_absolute() else ""
     candidates = [example, tail]
@@ -189,7 +372,7 @@ def _example_id(example: str, store: CacheStore, docs_dir: Path, cache: str | Pa
     ends_of = {"/".join(k.split("/")[-depth:]): k for k in reversed(known)}
     close = [ends_of[e] for e in get_close_matches(name, list(ends_of), n=3, cutoff=0.8)]
     hint = f"closest: {', '.join(close)}" if close else f"none is close among {len(known)}"
-    raise _BadInput(f"{example!r}: no entry in {cache} ({hint})")
+    raise _BadInput(f"{example!r}: no entry in {cache} ({hint}; a failed example is never stored)")
 
 
 def stats(cache: str | Path) -> tuple[str, int]:
