@@ -77,10 +77,10 @@ WITH_PLOT = [
 OTHER_CHANGED = replace("docs/other.rst", "See :ref:", "Now see :ref:")
 
 
-def _cache_of(root: Path, edits) -> Path:
+def _cache_of(root: Path, edits, jobs: int = 1) -> Path:
     """The cache after a build of the project with ``edits``, its doctrees beside the HTML
     folder (as ``make html`` puts them): plot_directive writes its figures beside them."""
-    ws = Workspace(root, doctrees_beside=True)
+    ws = Workspace(root, jobs=jobs, doctrees_beside=True)
     for edit in edits:
         ws.fresh_copy(edit)
     built = ws.build()
@@ -88,9 +88,12 @@ def _cache_of(root: Path, edits) -> Path:
     return root / "cache"
 
 
-def test_a_page_written_again_links_a_late_css_as_a_clean_build_does(tmp_path):
-    cache = _cache_of(tmp_path / "base", WITH_LATE_CSS)
-    ws = from_cache(cache, tmp_path / "next", [*WITH_LATE_CSS, OTHER_CHANGED], doctrees_beside=True)
+# With -j 2 the pages are written in forked processes.
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_page_written_again_links_a_late_css_as_a_clean_build_does(tmp_path, jobs):
+    cache = _cache_of(tmp_path / "base", WITH_LATE_CSS, jobs)
+    edits = [*WITH_LATE_CSS, OTHER_CHANGED]
+    ws = from_cache(cache, tmp_path / "next", edits, jobs=jobs, doctrees_beside=True)
     built = ws.build()
     assert built.returncode == 0, built.output
     assert built.state["origin"] == "cache", built.output
