@@ -19,6 +19,7 @@ from docsaccel.incremental.pages import Checker, Place, Tables, empty_record
 from docsaccel.incremental.pysource import compare, module_pieces
 from docsaccel.incremental.relocate import relocate
 from docsaccel.incremental.sphinxext.conf_facts import sphinx_libraries
+from docsaccel.incremental.sphinxext.restore import build_folders
 from docsaccel.incremental.sphinxext.writing import page_links, setting_text
 from docsaccel.incremental.state import StateError, StateStore
 
@@ -501,3 +502,22 @@ def test_the_oracle_masks_the_execution_times_page_as_html_and_dirhtml_name_it(t
         (out / page).write_text(f"<table>{rows}</table>")
         outputs.append(output_files(out.parent))
     assert differences(*outputs) == []
+
+
+@pytest.mark.parametrize(
+    ("srcdir", "outdir", "doctreedir", "expected"),
+    [
+        # make html: _build holds both; plot_directive writes beside the doctrees.
+        ("/p/docs", "/p/docs/_build/html", "/p/docs/_build/doctrees", ["/p/docs/_build"]),
+        # sphinx-build's default: the doctrees in the HTML folder.
+        ("/p/docs", "/p/docs/_build", "/p/docs/_build/.doctrees", ["/p/docs/_build"]),
+        # Folders apart: what holds both holds the sources; the doctrees' parent does not.
+        ("/p/docs", "/p/html", "/tmp/d/doctrees", ["/tmp/d"]),
+        # The doctrees beside the sources: their parent holds the sources.
+        ("/p/docs", "/p/docs/html", "/p/doctrees", []),
+    ],
+)
+def test_the_build_folders_are_never_the_sources_or_above_them(
+    srcdir, outdir, doctreedir, expected
+):
+    assert build_folders(Path(srcdir), Path(outdir), Path(doctreedir)) == expected

@@ -104,8 +104,11 @@ class Built:
 class Workspace:
     """A project copied into ``root/project``, its cache in ``root/cache``."""
 
-    def __init__(self, root: Path, jobs: int = 1) -> None:
+    def __init__(self, root: Path, jobs: int = 1, doctrees_beside: bool = False) -> None:
         self.root = root
+        #: Whether the doctrees are beside the HTML folder (``_build/doctrees``, as
+        #: ``make html`` puts them) rather than in it (sphinx-build's default).
+        self.doctrees_beside = doctrees_beside
         self.project = root / "project"
         self.cache = root / "cache"
         self.jobs = jobs
@@ -144,6 +147,8 @@ class Workspace:
         extra = {"PYTHONPATH": path, "DOCSACCEL_CACHE": str(cache or self.cache)}
         extra.update(env or {})
         command = [sys.executable, "-m", "sphinx", "-b", "html", "-j", str(self.jobs), *args]
+        if self.doctrees_beside:
+            command += ["-d", str(self.docs / "_build" / "doctrees")]
         return [*command, str(self.docs), str(self.outdir)], child_env(extra)
 
     def build(self, cache: Path | None = None, *args: str, env: dict | None = None) -> Built:
@@ -201,6 +206,8 @@ class Workspace:
         command, _ = self.command(None, (), None)
         digest = hashlib.sha256()
         # Every argument but the folders (sphinx-build's, the jobs), and the outer path.
+        if self.doctrees_beside:
+            command = [*command[:-4], "doctrees beside", *command[-2:]]
         for part in (*command[:-2], os.environ.get("PYTHONPATH", "")):
             digest.update(part.encode() + b"\0")
         for folder in (self.project, self.site):
@@ -230,10 +237,14 @@ class Workspace:
 
 
 def from_cache(
-    cache: Path, root: Path, edits: Iterable[Callable[[Path], None]] = (), jobs: int = 1
+    cache: Path,
+    root: Path,
+    edits: Iterable[Callable[[Path], None]] = (),
+    jobs: int = 1,
+    doctrees_beside: bool = False,
 ) -> Workspace:
     """A workspace in ``root`` with a copy of ``cache``, its project with ``edits``."""
-    ws = Workspace(root, jobs=jobs)
+    ws = Workspace(root, jobs=jobs, doctrees_beside=doctrees_beside)
     for edit in edits:
         ws.fresh_copy(edit)
     shutil.copytree(cache, ws.cache)

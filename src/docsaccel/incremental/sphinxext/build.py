@@ -111,6 +111,10 @@ class IncrementalBuild:
     #: What the builder's copies of static and extra files did this build
     #: (:func:`.sphinx_compat.watch_site_copies`; ``None``: not an HTML build).
     site_copies: Any = None
+    #: ``{file the pages link as CSS or JavaScript: whether it is there for them}``, and
+    #: the undo of the checksum that answers so (:mod:`.assets`).
+    assets: dict[str, bool] | None = None
+    unwatch_assets: Any = None
     #: ``env.files_to_rebuild`` while pages are written (see :mod:`.writing`).
     files_to_rebuild: dict[str, set[str]] | None = None
     #: The document being read or written in this process, for warnings without a place.

@@ -63,6 +63,7 @@ __all__ = [
     "CHECKED_SPHINX",
     "CHECKED_SPHINX_GALLERY_FOR_STATE",
     "PAGE_BUILDERS",
+    "build_folders",
     "on_config_inited",
 ]
 
@@ -81,6 +82,22 @@ CHECKED_SPHINX_GALLERY_FOR_STATE = ("0.22",)
 #: Builders whose pages are restored and written by content: one page per document, each
 #: a function of the environment (see :mod:`.writing`).
 PAGE_BUILDERS = frozenset({"html", "dirhtml"})
+
+
+def build_folders(srcdir: Path, outdir: Path, doctreedir: Path) -> list[str]:
+    """The folders holding this build's output beside the HTML and doctree folders: the
+    one holding both (``_build`` for ``_build/html`` and ``_build/doctrees``), and the
+    doctrees' parent, where extensions write what they make for a page (matplotlib's
+    plot_directive, its figures). What a build writes there is its output, never an input
+    of a page (a fresh checkout has none of it). A folder that holds the sources is none.
+    """
+    outdir, doctreedir = Path(os.path.abspath(outdir)), Path(os.path.abspath(doctreedir))
+    sources = Path(os.path.abspath(srcdir))
+    found = []
+    for folder in (Path(os.path.commonpath([outdir, doctreedir])), doctreedir.parent):
+        if folder != sources and folder not in sources.parents and str(folder) not in found:
+            found.append(str(folder))
+    return found
 
 
 def _sphinx_arguments() -> dict[str, Any] | None:
@@ -198,6 +215,7 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
         logger.info(f"docsaccel: Sphinx state: {note}")
     doctreedir, outdir = Path(app.doctreedir), Path(app.outdir)
     excluded = [str(outdir), str(doctreedir), str(Path(settings.cache).resolve())]
+    excluded += build_folders(Path(app.srcdir), outdir, doctreedir)
     project = Project(root=root, roots=roots, excluded=tuple(map(os.path.normpath, excluded)))
     # Before the context: what the project's extensions read when imported is part of it.
     unknown = carry_early_reads(project, str(app.confdir), app.tags)

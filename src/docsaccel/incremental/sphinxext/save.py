@@ -24,6 +24,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from docsaccel.formats import write_json
+from docsaccel.incremental.sphinxext.assets import ASSETS, assets_facts, unwatch
 from docsaccel.incremental.sphinxext.build import (
     MARKER,
     MARKER_FORMAT,
@@ -93,6 +94,7 @@ def _facts(
         facts[BUILDER_PAGES] = builder_page_files(app, build)
         facts[SPHINX_FILES] = sphinx_files(app.env)
         facts[SITE_FILES] = site_files(build, Path(app.outdir))
+        facts[ASSETS] = assets_facts(build)
         # A build with no page to write ends before write-started, which restores them.
         restore_index_entries(app.env, build.previous.get(INDEX_ENTRIES))
         facts[INDEX_ENTRIES] = index_entries(app.env)
@@ -104,6 +106,7 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     uninstall(app)
     if build is None:
         return
+    unwatch(build)
     restore_files_to_rebuild(app, build)
     read = sum(1 for r in pages_of(app.env).values() if r.get("run") == build.run)
     logger.info(

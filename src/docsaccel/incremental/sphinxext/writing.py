@@ -52,7 +52,7 @@ from docsaccel import sg_compat
 from docsaccel.cache.context import context_key
 from docsaccel.cache.fingerprint import file_digest
 from docsaccel.incremental.pages import Checker, Place, Tables
-from docsaccel.incremental.sphinxext import exports, order, viewcode
+from docsaccel.incremental.sphinxext import assets, exports, order, viewcode
 from docsaccel.incremental.sphinxext.build import TABLES_ATTR, IncrementalBuild, current, pages_of
 from docsaccel.incremental.sphinxext.sphinx_compat import (
     builder_pages,
@@ -178,6 +178,7 @@ def install(app: Sphinx) -> None:
         return
     build.write_context = write_context(app, build)
     build.site_copies = watch_site_copies(app.builder)
+    assets.watch(app, build)
     if not build.origin:
         return
     builder = app.builder
