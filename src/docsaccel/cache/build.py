@@ -17,9 +17,10 @@ The gallery plugin makes three calls (:mod:`docsaccel.gallery`):
    :func:`docsaccel.layout.cache_deps_dir`, with a copy of the files it wrote, taken right
    after it ran so a later example changing them does not change its entry), and
    ``record_field`` for its record (why it ran).
-3. :meth:`CacheBuild.store_executed`, once the gallery has run: every example that ran and
-   succeeded (``ok``, or ``over-budget`` in warn mode) and whose outputs sphinx-gallery
-   kept gets an entry; failed and interrupted examples never do.
+3. :meth:`CacheBuild.store_executed`, once the gallery has run, or as the build stops
+   before (Ctrl-C, ``SIGTERM``, an error): every example that ran and succeeded (``ok``,
+   or ``over-budget`` in warn mode) and whose outputs sphinx-gallery kept gets an entry;
+   failed and interrupted examples never do, nor the one running when the build stopped.
 
 Example (what the plugin does)::
 
@@ -310,14 +311,24 @@ class CacheBuild:
         records: Mapping[str, dict[str, Any]],
         failures: Mapping[str, str],
         on_overrun: str,
+        *,
+        stopped: bool = False,
     ) -> int:
         """Store an entry for each example that missed and ran successfully; return how
-        many. Also writes the cache's ``last-build.json``."""
+        many. Also writes the cache's ``last-build.json``.
+
+        ``stopped``: the build stops before its end (Ctrl-C, ``SIGTERM``, an error): the
+        examples that finished are stored all the same, so the next build restores them
+        rather than running them again; those run for an audit keep the entry they were
+        to be compared with (the audit never ran).
+        """
         stored = 0
         stored_deps: dict[str, dict[str, Any]] = {}
         for example_id, example in self.missed.items():
             record = records.get(example_id)
             if not _storable(record, on_overrun) or example.src_file in failures:
+                continue
+            if stopped and example_id in self.audits:
                 continue
             if self.audited.get(example_id) == VERIFIED:
                 self.store.touch(self.audits[example_id])  # it holds what the run made

@@ -357,6 +357,7 @@ def _on_gallery_executed(app: Sphinx) -> None:
         for example_id in build.cache.audit(records, failures, gallery_conf):
             write_record(build.records_dir, records[example_id])
         build.cache.store_executed(records, failures, build.settings.on_overrun)
+        build.cache_stored = True
     report = build.write_report(complete=True, records=records, interim=True)
     if build.lost:
         logger.error(
@@ -551,6 +552,7 @@ def _write_unfinished_reports() -> bool:
     unfinished = False
     for build in list(_unfinished_builds):
         unfinished = True
+        _store_finished(build)
         if build.examples:
             report = build.write_report(complete=False)
             stopped = [r for r in report["examples"] if r["status"] in (FAILED, INTERRUPTED)]
@@ -560,6 +562,24 @@ def _write_unfinished_reports() -> bool:
                 + "".join(f"\n  {r['id']}: {r['error']}" for r in stopped)
             )
     return unfinished
+
+
+def _store_finished(build: GalleryBuild) -> None:
+    """Store in the example cache the examples that finished before the build stopped:
+    the next build restores them (keeping sphinx-gallery's ``.md5`` of their outputs)
+    rather than running them again. Once the gallery has run, they are stored already."""
+    if build.cache is None or build.cache_stored:
+        return
+    build.cache_stored = True
+    failures = sg_compat.failures(build.cache.gallery_conf)
+    stored = build.cache.store_executed(
+        build.records_so_far(), failures, build.settings.on_overrun, stopped=True
+    )
+    if stored:
+        logger.info(
+            f"docsaccel: the build stopped; the cache {build.settings.cache} keeps the "
+            f"{stored} example(s) that finished"
+        )
 
 
 def connect(app: Sphinx) -> None:

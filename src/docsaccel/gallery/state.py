@@ -77,6 +77,9 @@ class GalleryBuild:
         self.imported: dict[str, dict[str, Any]] = {}
         #: The example cache of this build (``None``: no cache, or a merge build).
         self.cache: CacheBuild | None = None
+        #: Whether the cache has stored the examples this build ran (once: after the
+        #: gallery, or as the build stops before).
+        self.cache_stored = False
         self.finished = False
         #: The last report written, and its records by id. The first report is written
         #: once the gallery has run (or as the build stops): from then on the records are
