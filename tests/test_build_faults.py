@@ -5,8 +5,12 @@ the next build. Real Sphinx builds in temporary folders."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -15,6 +19,7 @@ from helpers.gallery_build import build, child_env, make_project, sphinx_command
 
 from docsaccel import layout
 from docsaccel.cache import manage
+from docsaccel.gallery.progress import remove_stale_pipes
 from docsaccel.records import read_records
 
 pytestmark = pytest.mark.slow
@@ -69,3 +74,93 @@ def test_an_interrupted_build_keeps_the_examples_that_finished(tmp_path, signum)
         record = again.record(name)
         assert record["status"] == "cached" and record["cache"]["hit"] is True, record
     assert again.record("plot_wait.py")["status"] == "ok"
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "docsaccel.cli", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=child_env(),
+    )
+
+
+@pytest.mark.parametrize(
+    ("conf", "named"),
+    [
+        ('docsaccel_on_overrun = "bogus"\n', "docsaccel_on_overrun"),  # at config-inited
+        ('docsaccel_report_page = "index"\n', "docsaccel_report_page"),  # once planned
+    ],
+)
+def test_a_refused_build_writes_a_report_saying_why(tmp_path, conf, named) -> None:
+    src = make_project(tmp_path, ["plot_quick.py"])
+    first = build(src)
+    assert first.returncode == 0, first.output
+    with (src / "conf.py").open("a", encoding="utf-8") as stream:
+        stream.write(conf)
+
+    refused = build(src)
+
+    assert refused.returncode != 0
+    report = json.loads(refused.report_path.read_text("utf-8"))
+    assert report["build"]["complete"] is False
+    assert report["examples"] == [], "the last build's examples are no part of this one"
+    assert named in report["build"]["stopped_before_examples"]
+    for args in (
+        ["check", str(refused.report_path)],
+        ["check", "--allow-incomplete", str(refused.report_path)],
+    ):
+        gate = run_cli(*args)
+        assert gate.returncode == 2, gate.stdout + gate.stderr
+        assert len(gate.stderr.strip().splitlines()) == 1, gate.stderr
+        assert "stopped before its examples ran" in gate.stderr and named in gate.stderr
+
+
+def test_a_killed_build_is_read_from_its_journal_and_named_by_the_next(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_quick.py", "plot_wait.py"], conf=ORDERED)
+    outdir = src / "_build" / "html"
+    records = layout.records_dir(outdir)
+    process = start_build(src)
+    try:
+        wait_until_running(src, "plot_wait.py", process)
+        process.send_signal(signal.SIGKILL)  # the out-of-memory killer, say
+        process.wait(timeout=120)
+    finally:  # nothing ended the example's child: the build's process had no chance to
+        for pid in (src / "examples" / "child_pids.txt").read_text().split():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+        process.communicate(timeout=120)  # its output pipe, which the child held open
+    assert not layout.report_path(outdir).exists()
+    assert list(records.glob("progress-*.pipe")), "the killed build's pipe is the stale one"
+
+    journal = layout.journals(records)[0]
+    for given in (outdir, journal):
+        gate = run_cli("check", str(given))
+        assert gate.returncode == 2, gate.stdout + gate.stderr
+        assert len(gate.stderr.strip().splitlines()) == 1, gate.stderr
+        assert "examples/plot_wait.py was running" in gate.stderr
+        assert "wrote no report" in gate.stderr
+    shown = run_cli("report", "--format", "json", str(outdir))
+    assert shown.returncode == 0, shown.stderr
+    assert "examples/plot_wait.py" in shown.stdout and "examples/plot_quick.py" in shown.stdout
+
+    again = build(src, quiet=False)
+
+    assert again.returncode == 0, again.output
+    said = [line for line in again.output.splitlines() if "was killed" in line]
+    assert len(said) == 1 and "while running examples/plot_wait.py" in said[0], said
+    assert not list(records.glob("progress-*.pipe"))
+    after = build(src, quiet=False)  # the build that finished is no killed one
+    assert "was killed" not in after.output
+
+
+def test_the_next_build_removes_only_the_pipes_of_dead_builds(tmp_path) -> None:
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    dead, ours = tmp_path / f"progress-{ended.pid}.pipe", tmp_path / f"progress-{os.getpid()}.pipe"
+    for pipe in (dead, ours):
+        os.mkfifo(pipe)
+
+    assert remove_stale_pipes(tmp_path) == [dead]
+    assert not dead.exists() and ours.exists()

@@ -6,6 +6,7 @@ the CLI and CI scripts are pointed there, so the layout is stated once:
 ==========================================  ===============================================
 ``<outdir>/docsaccel/report.json``          the build's report (:mod:`docsaccel.schema`)
 ``<outdir>/docsaccel/records/``             one record per example, and the journals
+                                            (``journal-<pid>.jsonl``, one per process)
 ``<outdir>/docsaccel/cache-deps/``          what each executed example depended on, until
                                             the example cache stores it
 ``<outdir>/docsaccel/build.lock``           held while a build writes into the folder
@@ -25,10 +26,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["FOLDER_NAME", "cache_deps_dir", "lock_path", "records_dir", "report_path"]
+__all__ = [
+    "FOLDER_NAME",
+    "JOURNAL_PREFIX",
+    "cache_deps_dir",
+    "journals",
+    "lock_path",
+    "records_dir",
+    "report_path",
+]
 
 #: The folder of docsaccel's files inside an output folder.
 FOLDER_NAME = "docsaccel"
+#: How the journal of each process that runs examples is named: ``journal-<pid>.jsonl``.
+JOURNAL_PREFIX = "journal-"
 
 
 def _under(outdir: str | os.PathLike[str], *parts: str) -> Path:
@@ -53,3 +64,8 @@ def cache_deps_dir(outdir: str | os.PathLike[str]) -> Path:
 def lock_path(outdir: str | os.PathLike[str]) -> Path:
     """The lock a build holds on its output folder."""
     return _under(outdir, "build.lock")
+
+
+def journals(records: str | os.PathLike[str]) -> list[Path]:
+    """The journals in a records folder (one per process that ran examples), sorted."""
+    return sorted(Path(records).glob(f"{JOURNAL_PREFIX}*.jsonl"))
