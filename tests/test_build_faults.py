@@ -19,7 +19,6 @@ from helpers.gallery_build import build, child_env, make_project, sphinx_command
 
 from docsaccel import layout
 from docsaccel.cache import manage
-from docsaccel.gallery.progress import remove_stale_pipes
 from docsaccel.records import read_records
 
 pytestmark = pytest.mark.slow
@@ -153,14 +152,3 @@ def test_a_killed_build_is_read_from_its_journal_and_named_by_the_next(tmp_path)
     assert not list(records.glob("progress-*.pipe"))
     after = build(src, quiet=False)  # the build that finished is no killed one
     assert "was killed" not in after.output
-
-
-def test_the_next_build_removes_only_the_pipes_of_dead_builds(tmp_path) -> None:
-    ended = subprocess.Popen([sys.executable, "-c", "pass"])
-    ended.wait()
-    dead, ours = tmp_path / f"progress-{ended.pid}.pipe", tmp_path / f"progress-{os.getpid()}.pipe"
-    for pipe in (dead, ours):
-        os.mkfifo(pipe)
-
-    assert remove_stale_pipes(tmp_path) == [dead]
-    assert not dead.exists() and ours.exists()
