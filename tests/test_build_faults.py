@@ -50,6 +50,19 @@ def wait_until_running(src: Path, name: str, process: subprocess.Popen[str]) -> 
     raise AssertionError(f"{name} never started: {process.communicate()[0]}")
 
 
+def stop_build(src: Path, process: subprocess.Popen[str], signum: int) -> str:
+    """Send ``signum`` to the build; once it ended, end the child its example started (a
+    killed build had no chance to) and return its output."""
+    try:
+        process.send_signal(signum)
+        process.wait(timeout=120)
+    finally:
+        for pid in (src / "examples" / "child_pids.txt").read_text().split():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+    return process.communicate(timeout=120)[0]  # the child held the output pipe open
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_build_keeps_the_examples_that_finished(tmp_path, signum) -> None:
     cache = tmp_path / "cache"
@@ -58,8 +71,7 @@ def test_an_interrupted_build_keeps_the_examples_that_finished(tmp_path, signum)
     process = start_build(src, env)
     wait_until_running(src, "plot_wait.py", process)
 
-    process.send_signal(signum)
-    output = process.communicate(timeout=120)[0]
+    output = stop_build(src, process, signum)
 
     assert process.returncode != 0, output
     assert "2 entries" in manage.stats(cache)[0], output
@@ -121,15 +133,8 @@ def test_a_killed_build_is_read_from_its_journal_and_named_by_the_next(tmp_path)
     outdir = src / "_build" / "html"
     records = layout.records_dir(outdir)
     process = start_build(src)
-    try:
-        wait_until_running(src, "plot_wait.py", process)
-        process.send_signal(signal.SIGKILL)  # the out-of-memory killer, say
-        process.wait(timeout=120)
-    finally:  # nothing ended the example's child: the build's process had no chance to
-        for pid in (src / "examples" / "child_pids.txt").read_text().split():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(pid), signal.SIGKILL)
-        process.communicate(timeout=120)  # its output pipe, which the child held open
+    wait_until_running(src, "plot_wait.py", process)
+    stop_build(src, process, signal.SIGKILL)  # the out-of-memory killer, say
     assert not layout.report_path(outdir).exists()
     assert list(records.glob("progress-*.pipe")), "the killed build's pipe is the stale one"
 
