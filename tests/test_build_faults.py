@@ -63,7 +63,7 @@ def stop_build(src: Path, process: subprocess.Popen[str], signum: int) -> str:
     return process.communicate(timeout=120)[0]  # the child held the output pipe open
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_an_interrupted_build_keeps_the_examples_that_finished(tmp_path, signum) -> None:
     cache = tmp_path / "cache"
     env = {"DOCSACCEL_CACHE": str(cache)}

@@ -86,6 +86,7 @@ from docsaccel.records import (
     read_records,
     read_run_marker,
     write_record,
+    written_here,
 )
 from docsaccel.schema import MEASURED_FIELDS, peak_bytes
 from docsaccel.settings import (
@@ -298,6 +299,7 @@ def _on_before_gallery(app: Sphinx) -> None:
         progress=build.progress.channel if build.progress else None,
         memory_limit=build.settings.memory_limit,
         save_report=build.save_unfinished_report,
+        between_examples=None if build.cache is None else lambda: _store_so_far(build),
         keep_lock=build.keep_lock,
         generated=build.generated,
     )
@@ -606,7 +608,13 @@ def _write_unfinished_reports() -> bool:
         unfinished = True
         if build.progress is not None:
             build.progress.stop()  # its named pipe goes with it
-        _store_finished(build)
+        stored = _store_finished(build)
+        build.cache_stored = True
+        if stored:
+            logger.info(
+                f"docsaccel: the build stopped; the cache {build.settings.cache} keeps "
+                f"{stored} more example(s) that finished"
+            )
         if not build.records_reset:
             why = build.stopped_before_examples or "it stopped before its examples ran"
             build.write_stopped_report(why)
@@ -625,21 +633,35 @@ def _write_unfinished_reports() -> bool:
     return unfinished
 
 
-def _store_finished(build: GalleryBuild) -> None:
-    """Store in the example cache the examples that finished before the build stopped:
-    the next build restores them (keeping sphinx-gallery's ``.md5`` of their outputs)
-    rather than running them again. Once the gallery has run, they are stored already."""
+def _store_finished(build: GalleryBuild, records: dict[str, Any] | None = None) -> int:
+    """Store in the example cache the examples that have finished, before the gallery's
+    end; return how many it stored (none once the gallery has run: all are stored then).
+    The next build restores them (keeping sphinx-gallery's ``.md5`` of their outputs)
+    rather than running them again. ``records``: the records to store from (default:
+    every process's so far)."""
     if build.cache is None or build.cache_stored:
-        return
-    build.cache_stored = True
+        return 0
     failures = sg_compat.failures(build.cache.gallery_conf)
-    stored = build.cache.store_executed(
-        build.records_so_far(), failures, build.settings.on_overrun, stopped=True
+    return build.cache.store_executed(
+        build.records_so_far() if records is None else records,
+        failures,
+        build.settings.on_overrun,
+        before_end=True,
     )
-    if stored:
-        logger.info(
-            f"docsaccel: the build stopped; the cache {build.settings.cache} keeps the "
-            f"{stored} example(s) that finished"
+
+
+def _store_so_far(build: GalleryBuild) -> None:
+    """As an example starts in the build's process: store those before it, so even a
+    build killed outright (``SIGKILL``) leaves them. From this process's records, held
+    in memory: reading every journal again at each example would cost the build."""
+    try:
+        _store_finished(build, written_here(build.records_dir))
+    except Exception as exc:  # the cache is never worth the next example's run
+        logger.warning(
+            f"docsaccel cache: cannot store the examples finished so far: {exc!r}; they "
+            "are stored once the gallery has run",
+            type="docsaccel",
+            subtype="cache",
         )
 
 
