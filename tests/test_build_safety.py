@@ -228,7 +228,7 @@ def test_a_crash_sphinx_does_not_catch_ends_as_without_the_plugin(tmp_path) -> N
     assert statuses == {True: 1, False: 1}
 
 
-def test_a_build_that_fails_before_its_examples_leaves_no_old_report(tmp_path) -> None:
+def test_a_build_that_fails_before_its_examples_leaves_its_own_report(tmp_path) -> None:
     src = make_project(tmp_path, ["plot_quick.py"], budgets='default = "1m"\n')
     first = build(src)
     assert first.returncode == 0, first.output
@@ -239,7 +239,9 @@ def test_a_build_that_fails_before_its_examples_leaves_no_old_report(tmp_path) -
 
     assert broken.returncode != 0
     assert "budgets.toml" in broken.output
-    assert not broken.report_path.exists(), "the previous build's report is still there"
+    report = broken.report  # its own: no example, not complete, saying why
+    assert report["examples"] == [] and report["build"]["complete"] is False
+    assert "budgets.toml" in report["build"]["stopped_before_examples"]
 
 
 @pytest.mark.parametrize("docname", ["index", "../outside"])

@@ -6,6 +6,7 @@ the CLI and CI scripts are pointed there, so the layout is stated once:
 ==========================================  ===============================================
 ``<outdir>/docsaccel/report.json``          the build's report (:mod:`docsaccel.schema`)
 ``<outdir>/docsaccel/records/``             one record per example, and the journals
+                                            (``journal-<pid>.jsonl``, one per process)
 ``<outdir>/docsaccel/cache-deps/``          what each executed example depended on, until
                                             the example cache stores it
 ``<outdir>/docsaccel/build.lock``           held while a build writes into the folder
@@ -34,8 +35,10 @@ from pathlib import Path
 
 __all__ = [
     "FOLDER_NAME",
+    "JOURNAL_PREFIX",
     "SHARD_FOLDERS",
     "cache_deps_dir",
+    "journals",
     "lock_path",
     "records_dir",
     "report_path",
@@ -47,6 +50,9 @@ __all__ = [
 FOLDER_NAME = "docsaccel"
 #: The folders of the sharded builds' defaults, in ``<docs>/_build``.
 SHARD_FOLDERS = ("shard", "shard-work", "shard-artifacts", "shard-records")
+
+#: How the journal of each process that runs examples is named: ``journal-<pid>.jsonl``.
+JOURNAL_PREFIX = "journal-"
 
 
 def _under(outdir: str | os.PathLike[str], *parts: str) -> Path:
@@ -85,3 +91,8 @@ def shard_folders(docs: str | os.PathLike[str]) -> list[Path]:
     """Every default folder of the sharded builds of ``docs``: they hold copies of the
     project and of its pages, never documents of its own."""
     return [shard_dir(docs, name) for name in SHARD_FOLDERS]
+
+
+def journals(records: str | os.PathLike[str]) -> list[Path]:
+    """The journals in a records folder (one per process that ran examples), sorted."""
+    return sorted(Path(records).glob(f"{JOURNAL_PREFIX}*.jsonl"))

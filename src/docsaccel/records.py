@@ -56,7 +56,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from docsaccel import schema, sg_compat
+from docsaccel import layout, schema, sg_compat
 from docsaccel.contract import NOT_EXECUTED, InputError, parse_json, read_json
 from docsaccel.examples import Example
 from docsaccel.formats import encode_json, replace_atomically, write_all
@@ -163,7 +163,7 @@ class RecordJournal:
     parallel writers and crashes never interleave or split a line.
     """
 
-    PREFIX = "journal-"
+    PREFIX = layout.JOURNAL_PREFIX
 
     def __init__(self, records_dir: Path | str) -> None:
         self.records_dir = os.fspath(records_dir)
@@ -239,7 +239,7 @@ def read_records(
     """
     records_dir = Path(records_dir)
     records: dict[str, dict[str, Any]] = {}
-    for path in sorted(records_dir.glob(f"{RecordJournal.PREFIX}*.jsonl")):
+    for path in layout.journals(records_dir):
         for record in _read_lines(path, superseded):
             records[record["id"]] = record
     for path in sorted(records_dir.glob("*.json")) if files else ():

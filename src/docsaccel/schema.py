@@ -96,6 +96,10 @@ examples ran, while Sphinx still wrote the pages: ``"complete": false`` until th
 end writes it again, so a build killed meanwhile (``SIGKILL``, the kernel's out-of-memory
 killer) leaves a report that says it did not finish.
 
+``build.stopped_before_examples`` (present only then) says why the build stopped before
+any example ran (a refused setting, an error): the report is ``"complete": false`` and
+lists no example, so a gate reading it fails, saying why.
+
 ``"complete": false`` marks the report of a build that stopped early; the record of the
 example that was running then has status ``failed``, ``finished_at`` null and the error
 :data:`docsaccel.contract.UNFINISHED_ERROR`; that of an example the hard stop ended has
@@ -314,6 +318,12 @@ def validate_report(report: Any, source: str | Path | None = None) -> dict:
             raise SchemaError(
                 f"{_where(source, f'build.{flag}')} is {build[flag]!r:.40}; expected true or false"
             )
+    stopped = build.get("stopped_before_examples")
+    if stopped is not None and (not isinstance(stopped, str) or build.get("complete") is not False):
+        raise SchemaError(
+            f"{_where(source, 'build.stopped_before_examples')} is {stopped!r:.40}; expected "
+            'why the build stopped (a string), in a report that says "complete": false'
+        )
     lost = build.get("records_lost", [])
     if not isinstance(lost, list) or not all(isinstance(item, str) for item in lost):
         raise SchemaError(f"{_where(source, 'build.records_lost')} must be a list of example ids")

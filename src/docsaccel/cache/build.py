@@ -17,9 +17,14 @@ The gallery plugin makes three calls (:mod:`docsaccel.gallery`):
    :func:`docsaccel.layout.cache_deps_dir`, with a copy of the files it wrote, taken right
    after it ran so a later example changing them does not change its entry), and
    ``record_field`` for its record (why it ran).
-3. :meth:`CacheBuild.store_executed`, once the gallery has run: every example that ran and
+3. :meth:`CacheBuild.store_executed`, as each example starts in the build's process
+   (those before it have finished), as the build stops before its end (Ctrl-C,
+   ``SIGTERM``, an error), and once the gallery has run: every example that ran and
    succeeded (``ok``, or ``over-budget`` in warn mode) and whose outputs sphinx-gallery
-   kept gets an entry; failed and interrupted examples never do.
+   kept gets an entry, once; failed and interrupted examples never do, nor the one
+   running when the build stopped. So even a build killed outright (``SIGKILL``) leaves
+   the examples its process finished (a ``parallel`` build's workers' are stored at the
+   gallery's end).
 
 Example (what the plugin does)::
 
@@ -219,6 +224,11 @@ class CacheBuild:
     #: ``sys.path`` as the build's ``conf.py`` left it, which resolved the entries'
     #: modules and distributions: ``cache explain`` judges them with it (last-build.json).
     sys_path: list[str] = field(default_factory=list)
+    #: ``{example id: its dependencies}`` of the examples stored so far in this build
+    #: (each is stored once: as the next one starts, or once the gallery has run).
+    stored: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: How many entries this build wrote (an audit that verified an entry writes none).
+    entries_written: int = 0
     _random: random.Random = field(default_factory=random.Random, repr=False)
 
     def placement(self, example: Example) -> dict[str, Any]:
@@ -325,14 +335,28 @@ class CacheBuild:
         records: Mapping[str, dict[str, Any]],
         failures: Mapping[str, str],
         on_overrun: str,
+        *,
+        before_end: bool = False,
     ) -> int:
         """Store an entry for each example that missed and ran successfully; return how
-        many. Also writes the cache's ``last-build.json``."""
+        many. Also writes the cache's ``last-build.json``.
+
+        ``before_end``: called before the gallery's end, as each example starts (the
+        examples before it have finished) or as the build stops (Ctrl-C, ``SIGTERM``, an
+        error): the examples that finished are stored then, so a build stopped, or killed
+        outright, leaves them for the next build to restore rather than run again; those
+        run for an audit wait for it (they keep the entry they are compared with). Each
+        example is stored once. Returns how many this call stored.
+        """
         stored = 0
-        stored_deps: dict[str, dict[str, Any]] = {}
+        stored_deps = self.stored
         for example_id, example in self.missed.items():
             record = records.get(example_id)
-            if not _storable(record, on_overrun) or example.src_file in failures:
+            if example_id in stored_deps or example.src_file in failures:
+                continue
+            if not _storable(record, on_overrun):
+                continue
+            if before_end and example_id in self.audits:
                 continue
             if self.audited.get(example_id) == VERIFIED:
                 self.store.touch(self.audits[example_id])  # it holds what the run made
@@ -380,15 +404,18 @@ class CacheBuild:
                 "root": _root_from_docs(self),
                 **self.placement(example),
             }
-            stored_deps[example_id] = deps
             try:
                 name = self.store.entry_name(example_id, self.key)
                 self.store.store(name, meta, files, written)
+                stored_deps[example_id] = deps
                 stored += 1
+                self.entries_written += 1
             except (OSError, EntryError) as exc:
                 self.warn(
                     f"docsaccel cache: cannot store {example_id} in {self.store.folder}: {exc}"
                 )
+        if before_end and not stored:
+            return 0  # nothing new: the summary written last still holds
         # Of the examples restored too: the hint is a property of what an example depends
         # on, so a build restoring it says it as the build that ran it did. A suggestion,
         # not a warning: under ``-W`` the cache must not fail a build that passes without.
@@ -397,7 +424,7 @@ class CacheBuild:
         summary = {
             "hits": len(self.hits),
             "misses": len(self.missed),
-            "stored": stored,
+            "stored": self.entries_written,
             "saved_seconds": round(sum(r["cache"]["saved_seconds"] for r in self.hits.values()), 3),
             "audited": {
                 s: sorted(i for i, v in self.audited.items() if v == s) for s in AUDIT_STATUSES
@@ -410,7 +437,8 @@ class CacheBuild:
         }
         if hint:
             summary["suggestion"] = hint
-            self.info(f"docsaccel cache: {hint}")
+            if not before_end:
+                self.info(f"docsaccel cache: {hint}")
         try:
             self.store.write_last_build(summary)
         except OSError as exc:  # the summary is for `cache stats`: never worth the build

@@ -2,10 +2,13 @@
 
 1. ``config-inited``: the output folder is locked for this build (:mod:`.lock`; a second
    build into it stops here, naming the holder) and the previous ``report.json`` is
-   removed, so a build that fails before its examples run leaves no report to check by
-   mistake; the settings are checked (:mod:`docsaccel.settings`; environment variables
+   removed; the settings are checked (:mod:`docsaccel.settings`; environment variables
    beat ``conf.py``) and the budget file is loaded; any error stops the build here, naming
-   the file, the key and the value. Unknown ``docsaccel_*`` names are warned about.
+   the file, the key and the value, and writes a report of no example saying why
+   (``"complete": false``, ``build.stopped_before_examples``), so a gate reading the
+   folder fails with that reason, never on the last build's report nor on none. A build
+   that stops before its examples run for another reason writes the same as it ends.
+   Unknown ``docsaccel_*`` names are warned about.
 2. ``builder-inited``, before sphinx-gallery runs the examples: every example gets its
    budget (:mod:`docsaccel.examples`; an example is its path, so two sub-galleries may both hold a
    ``helper.py``), unused patterns are warned about, and :class:`.hook.ExampleHook`
@@ -62,6 +65,9 @@ from docsaccel.contract import (
     NOT_EXECUTED,
     OVER_BUDGET,
     RECORD_LOST_ERROR,
+    InputError,
+    is_unfinished,
+    read_json,
 )
 from docsaccel.contract import OVERRUNS as _OVERRUNS
 from docsaccel.contract import REUSABLE as _REUSABLE
@@ -71,7 +77,7 @@ from docsaccel.gallery.hook import ExampleHook
 from docsaccel.gallery.interrupt import cancel_all
 from docsaccel.gallery.lock import LockedError, OutdirLock
 from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
-from docsaccel.gallery.progress import start_progress
+from docsaccel.gallery.progress import remove_stale_pipes, start_progress
 from docsaccel.gallery.state import GalleryBuild
 from docsaccel.memory import format_size, machine_bytes
 from docsaccel.records import (
@@ -80,6 +86,7 @@ from docsaccel.records import (
     read_records,
     read_run_marker,
     write_record,
+    written_here,
 )
 from docsaccel.schema import MEASURED_FIELDS, peak_bytes
 from docsaccel.settings import (
@@ -131,15 +138,50 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         raise ConfigError(f"docsaccel: cannot lock the output folder {app.outdir}: {exc}") from None
     process_end.in_forked_child(lock.forget)
     process_end.on_process_end(_write_unfinished_reports)
-    # The report of an earlier build must not outlive this one: if this build stops
-    # before its examples run, there is no report to check by mistake.
+    killed = _killed_last_time(Path(app.outdir))
+    if killed is not None:
+        logger.info(f"docsaccel: the last build in {app.outdir} was killed {killed}")
+    remove_stale_pipes(layout.records_dir(app.outdir))
+    # The report of an earlier build must not outlive this one: a report left in the
+    # folder is always this build's.
     with contextlib.suppress(FileNotFoundError):
         layout.report_path(app.outdir).unlink()
     try:
         _start_build(app, config, lock)
-    except BaseException:
+    except BaseException as exc:
+        # A refused configuration leaves a report saying so: a gate reading the folder
+        # fails, naming why, rather than finding no report (or the last build's).
+        refused = GalleryBuild(Settings(), BudgetTable(), Path(app.outdir), srcdir=str(app.srcdir))
+        with contextlib.suppress(Exception):
+            refused.write_stopped_report(_why(exc))
         lock.release()
         raise
+
+
+def _killed_last_time(outdir: Path) -> str | None:
+    """What the last build in ``outdir`` was doing when it was killed outright (``SIGKILL``,
+    the out-of-memory killer: nothing of it could write its report), e.g. ``"while
+    running tutorials/plot_a.py"``; ``None`` when it ended otherwise. Its report is
+    missing, or still says it was being written, and its journals name what ran."""
+    try:
+        report = read_json(layout.report_path(outdir), "report")
+    except InputError:
+        report = None  # none (or unreadable): the journals tell
+    if isinstance(report, dict):
+        if (report.get("build") or {}).get("writing") is True:
+            return "while it wrote its pages (its examples had run)"
+        return None
+    records = read_records(layout.records_dir(outdir), files=False)
+    running = sorted(i for i, record in records.items() if is_unfinished(record))
+    if not running:
+        return None
+    return f"while running {', '.join(running)} (no report; out of memory?)"
+
+
+def _why(exc: BaseException) -> str:
+    """One line saying what stopped the build."""
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
 
 
 def _exclude_own_folders(app: Sphinx, config: Any, settings: Settings) -> None:
@@ -230,22 +272,16 @@ def _on_before_gallery(app: Sphinx) -> None:
     if build is None:
         return
     gallery_conf = app.config.sphinx_gallery_conf
-    build.planner = Planner.for_build(app.srcdir, gallery_conf, build.table, build.settings.fast)
-    if build.settings.report_page is not None:
-        from docsaccel.gallery.report_page import check_report_page
-
-        check_report_page(app, build.settings.report_page)
     try:
-        build.examples = build.planner.plan(gallery_conf)
-        unused = build.table.check_examples((e.name, e.id) for e in build.examples)
-    except BudgetError as exc:
-        raise ConfigError(f"docsaccel_budgets: {exc}") from None
-    for message in unused:
-        logger.warning(message, type="docsaccel", subtype="budgets")
+        _plan(app, build, gallery_conf)
+    except BaseException as exc:
+        build.stopped_before_examples = _why(exc)
+        raise
     build.previous = read_records(build.records_dir)
     shutil.rmtree(build.records_dir, ignore_errors=True)
     build.records_dir.mkdir(parents=True, exist_ok=True)
     forget_written(build.records_dir)
+    build.records_reset = True
     if build.settings.shard_examples is not None or build.settings.shard_records is not None:
         # Imported for a shard or merge build only: most builds are neither.
         from docsaccel.shard.roles import apply_shard_settings
@@ -272,6 +308,7 @@ def _on_before_gallery(app: Sphinx) -> None:
         progress=build.progress.channel if build.progress else None,
         memory_limit=build.settings.memory_limit,
         save_report=build.save_unfinished_report,
+        between_examples=None if build.cache is None else lambda: _store_so_far(build),
         keep_lock=build.keep_lock,
         generated=build.generated,
     )
@@ -287,6 +324,23 @@ def _on_before_gallery(app: Sphinx) -> None:
         f"{settings.budgets or '(none)'}, on overrun: {settings.on_overrun}, "
         f"fast path: {'on' if settings.fast else 'off'}, memory ceiling: {ceiling}"
     )
+
+
+def _plan(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> None:
+    """Plan the examples and check what needs the plan (budget patterns, the report
+    page); a mistake stops the build here, before any example runs."""
+    build.planner = Planner.for_build(app.srcdir, gallery_conf, build.table, build.settings.fast)
+    if build.settings.report_page is not None:
+        from docsaccel.gallery.report_page import check_report_page
+
+        check_report_page(app, build.settings.report_page)
+    try:
+        build.examples = build.planner.plan(gallery_conf)
+        unused = build.table.check_examples((e.name, e.id) for e in build.examples)
+    except BudgetError as exc:
+        raise ConfigError(f"docsaccel_budgets: {exc}") from None
+    for message in unused:
+        logger.warning(message, type="docsaccel", subtype="budgets")
 
 
 def _look_up_cache(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> Any:
@@ -366,6 +420,7 @@ def _on_gallery_executed(app: Sphinx) -> None:
         for example_id in build.cache.audit(records, failures, gallery_conf):
             write_record(build.records_dir, records[example_id])
         build.cache.store_executed(records, failures, build.settings.on_overrun)
+        build.cache_stored = True
     report = build.write_report(complete=True, records=records, interim=True)
     if build.lost:
         logger.error(
@@ -564,15 +619,63 @@ def _write_unfinished_reports() -> bool:
     unfinished = False
     for build in list(_unfinished_builds):
         unfinished = True
-        if build.examples:
-            report = build.write_report(complete=False)
-            stopped = [r for r in report["examples"] if r["status"] in (FAILED, INTERRUPTED)]
-            logger.error(
-                f"docsaccel: the build stopped before its end; report written to "
-                f"{build.report_path} (complete: false)"
-                + "".join(f"\n  {r['id']}: {r['error']}" for r in stopped)
+        if build.progress is not None:
+            build.progress.stop()  # its named pipe goes with it
+        stored = _store_finished(build)
+        build.cache_stored = True
+        if stored:
+            logger.info(
+                f"docsaccel: the build stopped; the cache {build.settings.cache} keeps "
+                f"{stored} more example(s) that finished"
             )
+        if not build.records_reset:
+            why = build.stopped_before_examples or "it stopped before its examples ran"
+            build.write_stopped_report(why)
+            logger.error(
+                f"docsaccel: the build stopped before its examples ran ({why}); report "
+                f"written to {build.report_path} (complete: false)"
+            )
+            continue
+        report = build.write_report(complete=False)
+        stopped = [r for r in report["examples"] if r["status"] in (FAILED, INTERRUPTED)]
+        logger.error(
+            f"docsaccel: the build stopped before its end; report written to "
+            f"{build.report_path} (complete: false)"
+            + "".join(f"\n  {r['id']}: {r['error']}" for r in stopped)
+        )
     return unfinished
+
+
+def _store_finished(build: GalleryBuild, records: dict[str, Any] | None = None) -> int:
+    """Store in the example cache the examples that have finished, before the gallery's
+    end; return how many it stored (none once the gallery has run: all are stored then).
+    The next build restores them (keeping sphinx-gallery's ``.md5`` of their outputs)
+    rather than running them again. ``records``: the records to store from (default:
+    every process's so far)."""
+    if build.cache is None or build.cache_stored:
+        return 0
+    failures = sg_compat.failures(build.cache.gallery_conf)
+    return build.cache.store_executed(
+        build.records_so_far() if records is None else records,
+        failures,
+        build.settings.on_overrun,
+        before_end=True,
+    )
+
+
+def _store_so_far(build: GalleryBuild) -> None:
+    """As an example starts in the build's process: store those before it, so even a
+    build killed outright (``SIGKILL``) leaves them. From this process's records, held
+    in memory: reading every journal again at each example would cost the build."""
+    try:
+        _store_finished(build, written_here(build.records_dir))
+    except Exception as exc:  # the cache is never worth the next example's run
+        logger.warning(
+            f"docsaccel cache: cannot store the examples finished so far: {exc!r}; they "
+            "are stored once the gallery has run",
+            type="docsaccel",
+            subtype="cache",
+        )
 
 
 def connect(app: Sphinx) -> None:

@@ -256,6 +256,9 @@ class ExampleHook:
     save_report: Callable[[], Any] | None = None
     #: Locks the output folder again if an example removed its lock (build's process only).
     keep_lock: Callable[[], Any] | None = None
+    #: Called as each example starts, in the build's process only: the examples before
+    #: it have finished, their outputs written (the example cache stores them then).
+    between_examples: Callable[[], Any] | None = None
     #: The Sphinx state's watch of what the build generates in the source folder
     #: (:class:`docsaccel.incremental.generated.GeneratedFiles`; ``None``: none): a worker
     #: joins it, so what the examples' pages are made of is seen there too.
@@ -284,6 +287,7 @@ class ExampleHook:
         state["_run"] = None  # a run in progress never travels to another process
         state["save_report"] = None  # the build's state stays in the build's process
         state["keep_lock"] = None
+        state["between_examples"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -326,6 +330,8 @@ class ExampleHook:
         cancel_all()
         if self._run is not None:
             self._wind_up(self._run)
+        if self.between_examples is not None and os.getpid() == self.build_pid:
+            self.between_examples()
         example = self.example_for(fname)
         if example is None:
             self._run = None

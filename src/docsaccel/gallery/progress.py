@@ -67,6 +67,7 @@ __all__ = [
     "ProgressChannel",
     "expected_seconds",
     "history_medians",
+    "remove_stale_pipes",
     "start_progress",
 ]
 
@@ -166,6 +167,35 @@ def history_medians(path: Path | None, fast: bool) -> dict[str, float]:
     return {example_id: stats.median_seconds for example_id, stats in found.items()}
 
 
+#: The named pipe of the build in process ``pid``: ``progress-<pid>.pipe``.
+_PIPE_PREFIX, _PIPE_SUFFIX = "progress-", ".pipe"
+
+
+def remove_stale_pipes(folder: Path | str) -> list[Path]:
+    """Remove the named pipes a build killed outright (``SIGKILL``) left in ``folder``:
+    those of processes that no longer run. Returns them. A pipe is no file to publish
+    (uploading the output folder as an artifact stops at one)."""
+    removed = []
+    for pipe in Path(folder).glob(f"{_PIPE_PREFIX}*{_PIPE_SUFFIX}"):
+        pid = pipe.name[len(_PIPE_PREFIX) : -len(_PIPE_SUFFIX)]
+        if pid.isdigit() and not _runs(int(pid)):
+            with contextlib.suppress(OSError):
+                pipe.unlink()
+                removed.append(pipe)
+    return removed
+
+
+def _runs(pid: int) -> bool:
+    """Whether process ``pid`` exists (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def start_progress(build: Any, gallery_conf: dict[str, Any]) -> Progress | None:
     """The progress of a :class:`~docsaccel.gallery.state.GalleryBuild` about to run its gallery.
 
@@ -254,7 +284,7 @@ class Progress:
 
     def start(self, folder: Path | str) -> Progress:
         """Open the channel in ``folder`` (a named pipe) and start reading it."""
-        pipe = os.path.join(folder, f"progress-{os.getpid()}.pipe")
+        pipe = os.path.join(folder, f"{_PIPE_PREFIX}{os.getpid()}{_PIPE_SUFFIX}")
         with contextlib.suppress(FileNotFoundError):
             os.unlink(pipe)
         self.channel = ProgressChannel(pipe, os.getpid())

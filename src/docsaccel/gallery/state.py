@@ -77,6 +77,9 @@ class GalleryBuild:
         self.imported: dict[str, dict[str, Any]] = {}
         #: The example cache of this build (``None``: no cache, or a merge build).
         self.cache: CacheBuild | None = None
+        #: Whether the cache has stored the examples this build ran (once: after the
+        #: gallery, or as the build stops before).
+        self.cache_stored = False
         self.finished = False
         #: The last report written, and its records by id. The first report is written
         #: once the gallery has run (or as the build stops): from then on the records are
@@ -99,6 +102,12 @@ class GalleryBuild:
         self.generated: Any = None
         #: The ids of the examples that ran but whose record could not be read back.
         self.lost: set[str] = set()
+        #: Why the build stopped before its examples ran (a refused setting, an error),
+        #: once it did; its report then holds no example and says this.
+        self.stopped_before_examples: str | None = None
+        #: Whether the records folder holds this build's records (it is emptied just
+        #: before the examples run; until then it holds the last build's).
+        self.records_reset = False
         #: Why the output folder stopped being this build's alone (its lock was removed
         #: and another build locked it), or None.
         self.lock_lost: str | None = None
@@ -172,6 +181,8 @@ class GalleryBuild:
             build["records_lost"] = sorted(self.lost)
         if self.lock_lost is not None:
             build["lock_lost"] = self.lock_lost
+        if self.stopped_before_examples is not None:
+            build["stopped_before_examples"] = self.stopped_before_examples
         if records is None:
             records = self.final_records if self.last_report is not None else None
         if records is None:
@@ -191,6 +202,14 @@ class GalleryBuild:
         ceiling: the process may be killed before it can say more)."""
         report = self.report(complete=False, records=self.records_so_far())
         write_json(self.report_path, report)
+
+    def write_stopped_report(self, why: str) -> dict[str, Any]:
+        """Write the report of a build that stopped before its examples ran, ``why``:
+        no example, ``"complete": false``, so a gate reading it fails, saying why (the
+        records folder still holds the last build's records: none of them is this
+        build's)."""
+        self.stopped_before_examples = why
+        return self.write_report(complete=False, records={})
 
     def write_report(
         self,

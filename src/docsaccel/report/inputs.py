@@ -4,6 +4,15 @@ Formats, detected from the content (not the file name):
 
 ``docsaccel-report``
     the report JSON of the gallery plugin (:mod:`docsaccel.schema`), validated first.
+``docsaccel-journal``
+    a journal of the gallery plugin (``records/journal-<pid>.jsonl``: one record per
+    line, the last line of an example counting), what a build killed outright
+    (``SIGKILL``, the out-of-memory killer) leaves instead of its report: read as the
+    report of a build that did not finish, naming the example that was running.
+
+Given an output folder (or its ``docsaccel`` folder), the report in it is read; without
+one, the journals of its records folder, together.
+
 ``sg-rst-bullets``
     sphinx-gallery's oldest ``sg_execution_times.rst``: one bullet per example,
     optionally followed by the memory (``12.3 MB``)::
@@ -66,6 +75,7 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from docsaccel import layout
 from docsaccel.contract import (
     EXPECTED_FAILURE,
     FAILED,
@@ -78,7 +88,7 @@ from docsaccel.contract import (
     read_text,
 )
 from docsaccel.report.model import LoadedInput, Timing
-from docsaccel.schema import peak_bytes, validate_report
+from docsaccel.schema import RECORD_SCHEMA, peak_bytes, validate_record, validate_report
 
 __all__ = ["detect_format", "load_input", "load_timings", "parse_sg_time", "report_input"]
 
@@ -117,7 +127,7 @@ def detect_format(text: str, path: str | Path) -> str:
     """Name of the format of ``text`` (see the module docstring); raise if unknown."""
     head = text.lstrip()
     if head.startswith("{"):
-        return "docsaccel-report"
+        return "docsaccel-journal" if _is_record(head.partition("\n")[0]) else "docsaccel-report"
     if head.startswith("<"):
         return "sg-junit"
     if ".. list-table::" in text:
@@ -240,6 +250,67 @@ def _list_table_rows(text: str, path: Path):
         yield cells[0], cells[time_col], memory, where
 
 
+def _is_record(line: str) -> bool:
+    """Whether ``line`` is a whole record: the first line of a journal."""
+    try:
+        data = parse_json(line, "", "record")
+    except InputError:
+        return False
+    return isinstance(data, dict) and data.get("schema") == RECORD_SCHEMA
+
+
+def _journal_records(text: str, path: Path) -> list[dict[str, Any]]:
+    """The records of one journal, in order. A last line cut short (the process was
+    killed while writing it) is left out; any other line that is not a record is an
+    error naming the file and the line."""
+    lines = text.splitlines()
+    found = []
+    for number, line in enumerate(lines, start=1):
+        where = f"{path}:{number}"
+        try:
+            found.append(validate_record(parse_json(line, where, "record"), where))
+        except InputError:
+            if number == len(lines):
+                break
+            raise
+    return found
+
+
+def journal_input(paths: list[Path], source: str) -> LoadedInput:
+    """The journals of a build that wrote no report, read as its report: not complete
+    (``report_missing``), the running example's record naming it."""
+    records: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        for record in _journal_records(_read_text(path), path):
+            records[record["id"]] = record
+    build: dict[str, Any] = {"complete": False, "report_missing": True}
+    kinds = {record["fast"] for record in records.values()}
+    if len(kinds) == 1:
+        build["fast"] = kinds.pop()
+    timings = [_record_timing(records[key]) for key in sorted(records)]
+    return LoadedInput(source, "docsaccel-journal", timings, build)
+
+
+def _folder_input(folder: Path) -> LoadedInput:
+    """What an output folder (or its ``docsaccel`` or records folder) holds: its report,
+    else the journals of a build that wrote none."""
+    outdir = folder
+    if folder.name == layout.records_dir("").name and folder.parent.name == layout.FOLDER_NAME:
+        outdir = folder.parent.parent
+    elif folder.name == layout.FOLDER_NAME:
+        outdir = folder.parent
+    report = layout.report_path(outdir)
+    if report.is_file():
+        return load_input(report)
+    journals = layout.journals(layout.records_dir(outdir))
+    if journals:
+        return journal_input(journals, str(folder))
+    raise InputError(
+        f"{folder}: holds neither a docsaccel report ({layout.FOLDER_NAME}/report.json) nor "
+        f"journals ({layout.FOLDER_NAME}/records/{layout.JOURNAL_PREFIX}*.jsonl)"
+    )
+
+
 def _parse_report(text: str, path: Path) -> LoadedInput:
     data = validate_report(parse_json(text, str(path), "report"), path)
     return report_input(data, str(path))
@@ -334,15 +405,21 @@ _RST_ROWS = {
 def load_input(path: str | Path) -> LoadedInput:
     """Read ``path`` in whichever supported format it is; at least one example or raise."""
     path = Path(path)
+    if path.is_dir():
+        return _folder_input(path)
     text = _read_text(path)
     kind = detect_format(text, path)
     if kind == "docsaccel-report":
         loaded = _parse_report(text, path)
+    elif kind == "docsaccel-journal":
+        loaded = journal_input([path], str(path))
     elif kind == "sg-junit":
         loaded = _parse_junit(text, path)
     else:
         loaded = LoadedInput(str(path), kind, _sg_timings(_RST_ROWS[kind](text, path), path))
     if not loaded.timings:
+        # A build that stopped before its examples ran says why: that is the error.
+        loaded.require_complete()
         raise InputError(f"{path}: no example could be read from this {kind} file")
     return loaded
 

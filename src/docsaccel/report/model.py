@@ -241,12 +241,16 @@ class LoadedInput:
         ``"the build did not finish (tutorials/plot_x.py was stopped hard after its
         budget)"``, ``"... (tutorials/plot_b.py ran, but its record was lost)"`` (a file of
         the records folder was removed while the build ran), ``"... (its examples ran;
-        it ended while its pages were written)"``, or ``"the build did not
+        it ended while its pages were written)"``, ``"... (it stopped before its examples
+        ran: <why>)"`` (a refused setting), or ``"the build did not
         finish"`` when no record says.
         """
         if self.complete:
             return ""
         why = []
+        stopped = self.build.get("stopped_before_examples")
+        if stopped:
+            why.append(f"it stopped before its examples ran: {stopped}")
         if self.stopped_hard:
             why.append(
                 _state(
@@ -265,6 +269,10 @@ class LoadedInput:
             )
         if self.build.get("lock_lost"):
             why.append("another build wrote into its output folder")
+        if self.build.get("report_missing"):
+            why.append(
+                "it wrote no report: it was killed outright (SIGKILL, out of memory), or still runs"
+            )
         if self.build.get("writing"):
             why.append("its examples ran; it ended while its pages were written")
         if not why:
@@ -273,6 +281,11 @@ class LoadedInput:
 
     def require_complete(self) -> None:
         """Raise :class:`IncompleteBuildError` naming the file if the build did not finish."""
+        if not self.complete and self.build.get("stopped_before_examples"):
+            raise IncompleteBuildError(
+                f"{self.path}: {self.incomplete_text()}: it measured no example; rebuild "
+                "once that is fixed"
+            )
         if not self.complete:
             raise IncompleteBuildError(
                 f'{self.path}: {self.incomplete_text()}: the report says "complete": false, '

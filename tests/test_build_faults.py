@@ -1,0 +1,159 @@
+"""Nothing a build finished is lost on a fault: an interrupted build (Ctrl-C, SIGTERM)
+keeps in the example cache the examples that finished, a refused build leaves a report
+that says so, and a build killed outright (SIGKILL) is read from its journal and named by
+the next build. Real Sphinx builds in temporary folders."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers.gallery_build import build, child_env, make_project, sphinx_command
+
+from docsaccel import layout
+from docsaccel.cache import manage
+from docsaccel.records import read_records
+
+pytestmark = pytest.mark.slow
+
+#: plot_wait.py runs last (file name order) and runs long enough to be interrupted.
+ORDERED = 'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
+FINISHED = ["plot_figure.py", "plot_quick.py"]
+
+
+def start_build(src: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        sphinx_command(src, src / "_build" / "html"),
+        env=child_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def wait_until_running(src: Path, name: str, process: subprocess.Popen[str]) -> None:
+    """Wait until ``name`` has started (journalled) and started its child process."""
+    records = layout.records_dir(src / "_build" / "html")
+    end = time.monotonic() + 120
+    while time.monotonic() < end and process.poll() is None:
+        started = f"examples/{name}" in read_records(records)
+        if started and (src / "examples" / "child_pids.txt").is_file():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{name} never started: {process.communicate()[0]}")
+
+
+def stop_build(src: Path, process: subprocess.Popen[str], signum: int) -> str:
+    """Send ``signum`` to the build; once it ended, end the child its example started (a
+    killed build had no chance to) and return its output."""
+    try:
+        process.send_signal(signum)
+        process.wait(timeout=120)
+    finally:
+        for pid in (src / "examples" / "child_pids.txt").read_text().split():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+    return process.communicate(timeout=120)[0]  # the child held the output pipe open
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_an_interrupted_build_keeps_the_examples_that_finished(tmp_path, signum) -> None:
+    cache = tmp_path / "cache"
+    env = {"DOCSACCEL_CACHE": str(cache)}
+    src = make_project(tmp_path, [*FINISHED, "plot_wait.py"], conf=ORDERED)
+    process = start_build(src, env)
+    wait_until_running(src, "plot_wait.py", process)
+
+    output = stop_build(src, process, signum)
+
+    assert process.returncode != 0, output
+    assert "2 entries" in manage.stats(cache)[0], output
+    for name in FINISHED:  # sphinx-gallery's note that the example is unchanged stays
+        assert (src / "auto_examples" / f"{name}.md5").is_file()
+
+    again = build(src, env=env)
+
+    assert again.returncode == 0, again.output
+    for name in FINISHED:
+        record = again.record(name)
+        assert record["status"] == "cached" and record["cache"]["hit"] is True, record
+    assert again.record("plot_wait.py")["status"] == "ok"
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "docsaccel.cli", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=child_env(),
+    )
+
+
+@pytest.mark.parametrize(
+    ("conf", "named"),
+    [
+        ('docsaccel_on_overrun = "bogus"\n', "docsaccel_on_overrun"),  # at config-inited
+        ('docsaccel_report_page = "index"\n', "docsaccel_report_page"),  # once planned
+    ],
+)
+def test_a_refused_build_writes_a_report_saying_why(tmp_path, conf, named) -> None:
+    src = make_project(tmp_path, ["plot_quick.py"])
+    first = build(src)
+    assert first.returncode == 0, first.output
+    with (src / "conf.py").open("a", encoding="utf-8") as stream:
+        stream.write(conf)
+
+    refused = build(src)
+
+    assert refused.returncode != 0
+    report = json.loads(refused.report_path.read_text("utf-8"))
+    assert report["build"]["complete"] is False
+    assert report["examples"] == [], "the last build's examples are no part of this one"
+    assert named in report["build"]["stopped_before_examples"]
+    for args in (
+        ["check", str(refused.report_path)],
+        ["check", "--allow-incomplete", str(refused.report_path)],
+    ):
+        gate = run_cli(*args)
+        assert gate.returncode == 2, gate.stdout + gate.stderr
+        assert len(gate.stderr.strip().splitlines()) == 1, gate.stderr
+        assert "stopped before its examples ran" in gate.stderr and named in gate.stderr
+
+
+def test_a_killed_build_is_read_from_its_journal_and_named_by_the_next(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_quick.py", "plot_wait.py"], conf=ORDERED)
+    outdir = src / "_build" / "html"
+    records = layout.records_dir(outdir)
+    process = start_build(src)
+    wait_until_running(src, "plot_wait.py", process)
+    stop_build(src, process, signal.SIGKILL)  # the out-of-memory killer, say
+    assert not layout.report_path(outdir).exists()
+    assert list(records.glob("progress-*.pipe")), "the killed build's pipe is the stale one"
+
+    journal = layout.journals(records)[0]
+    for given in (outdir, journal):
+        gate = run_cli("check", str(given))
+        assert gate.returncode == 2, gate.stdout + gate.stderr
+        assert len(gate.stderr.strip().splitlines()) == 1, gate.stderr
+        assert "examples/plot_wait.py was running" in gate.stderr
+        assert "wrote no report" in gate.stderr
+    shown = run_cli("report", "--format", "json", str(outdir))
+    assert shown.returncode == 0, shown.stderr
+    assert "examples/plot_wait.py" in shown.stdout and "examples/plot_quick.py" in shown.stdout
+
+    again = build(src, quiet=False)
+
+    assert again.returncode == 0, again.output
+    said = [line for line in again.output.splitlines() if "was killed" in line]
+    assert len(said) == 1 and "while running examples/plot_wait.py" in said[0], said
+    assert not list(records.glob("progress-*.pipe"))
+    after = build(src, quiet=False)  # the build that finished is no killed one
+    assert "was killed" not in after.output
