@@ -117,3 +117,31 @@ def test_state_set_is_state(lib) -> None:
 def test_deeper_than_read_a_container_counts_by_its_size(lib) -> None:
     lib.NESTED = {"a": {"b": {"c": []}}}
     assert _left(lib, lambda: lib.NESTED["a"]["b"]["c"].append(1)) == {"NESTED"}
+
+
+def test_a_class_met_deep_in_one_snapshot_and_as_a_global_in_another_is_unchanged() -> None:
+    # networkx: a snapshot reads a class where it first meets it; once an example has
+    # imported more, the modules are read in another order, and the class that was met
+    # deep down (by identity) is met as a global (its attributes): not a change.
+    owner = types.ModuleType("stateunits_owner")
+    owner.__file__ = "/project/owner.py"
+    exec("class Graph:\n    kind = 'plain'\n", owner.__dict__)
+    holder = types.ModuleType("stateunits_holder")
+    holder.__file__ = "/project/holder.py"
+    holder.DEEP = {"a": {"b": {"c": owner.Graph}}}
+    holder.compiled = types.FunctionType(
+        compile("def f():\n    return x\n", "<argmap>", "exec").co_consts[0], {}, "f", None, ()
+    )
+    deep_first = [(holder.__file__, holder), (owner.__file__, owner)]
+    global_first = [(owner.__file__, owner), (holder.__file__, holder)]
+    assert changed(snapshot(deep_first), snapshot(global_first)) == set()
+    assert changed(snapshot(global_first), snapshot(deep_first)) == set()
+    # A function made at run time and met deep down first is no state either.
+    owner.argmap_1 = holder.DEEP["a"]["b"]["fn"] = lambda: 0
+    before = snapshot(deep_first)
+    owner.argmap_2 = holder.DEEP["a"]["b"]["fn2"] = lambda: 1
+    assert changed(before, snapshot(deep_first)) == set()
+    # Where it is read in both, a change of the class still shows.
+    before = snapshot(global_first)
+    owner.Graph.kind = "other"
+    assert ("/project/owner.py", "Graph") in changed(before, snapshot(global_first))

@@ -214,6 +214,13 @@ class _Shallow(tuple):
     __slots__ = ()
 
 
+class _ShallowCode(_Shallow):
+    """A project class or function deeper than a snapshot reads: made at run time and
+    bound as a global (code a decorator compiles), it is no state either."""
+
+    __slots__ = ()
+
+
 class _Cache(tuple):
     """A ``functools.cache`` wrapper: its identity, misses, size and the function it wraps."""
 
@@ -250,9 +257,15 @@ def _token(value: Any, depth: int) -> Any:
 def _read(value: Any, kind: type, depth: int) -> Any:
     if isinstance(value, type):
         # Another library's class is its state, not the project's (and large to read).
-        if depth <= 0 or type.__dict__["__module__"].__get__(value) not in _owned:
+        if type.__dict__["__module__"].__get__(value) not in _owned:
             return _same(value)
+        if depth <= 0:
+            # Met deep first in one snapshot and as a global in another (the order the
+            # modules are read in moves as an example imports more): identity compares.
+            return _ShallowCode((_same(value), -1))
         return _Class((_same(value), _mapping(vars(value), depth - 1, _Own)))
+    if depth <= 0 and kind is types.FunctionType:
+        return _ShallowCode((_same(value), -1))
     if depth <= 0:
         # Deeper than a snapshot reads: by identity, and a container by its size too.
         size = len(value) if isinstance(value, (list, dict, set, deque, bytearray)) else -1
@@ -416,7 +429,7 @@ def _filled(before: Any, after: Any) -> bool:
     if before == after:
         return True
     kind = type(before)
-    if (kind is _Shallow) != (type(after) is _Shallow):
+    if isinstance(before, _Shallow) != isinstance(after, _Shallow):
         # The same object read to another depth: deeper than compared.
         return type(before) in _READ and type(after) in _READ and before[0] == after[0]
     if kind is not type(after):
@@ -442,13 +455,13 @@ def _filled(before: Any, after: Any) -> bool:
 
 
 #: The tokens that start with the identity of the object read.
-_READ = frozenset({tuple, _Shallow, _Called, _Class, _Callable, _Cache})
+_READ = frozenset({tuple, _Shallow, _ShallowCode, _Called, _Class, _Callable, _Cache})
 
 
 def _made_lazily(token: Any) -> bool:
     """Whether a global first seen in a module is a function, class or cache made at run
     time (code a decorator compiles and binds): not state an example leaves."""
-    return type(token) in (_Called, _Class, _Callable, _Cache)
+    return type(token) in (_Called, _Class, _Callable, _Cache, _ShallowCode)
 
 
 def changed(before: Snapshot, after: Snapshot) -> set[tuple[str, str]]:
