@@ -100,6 +100,10 @@ killer) leaves a report that says it did not finish.
 any example ran (a refused setting, an error): the report is ``"complete": false`` and
 lists no example, so a gate reading it fails, saying why.
 
+``build.sphinx_failed`` (present only then) says why Sphinx failed a build whose
+examples all ran (``"Sphinx gave 2 warnings, treated as errors (-W)"``): the build failed,
+and ``docsaccel check`` says so.
+
 ``"complete": false`` marks the report of a build that stopped early; the record of the
 example that was running then has status ``failed``, ``finished_at`` null and the error
 :data:`docsaccel.contract.UNFINISHED_ERROR`; that of an example the hard stop ended has
@@ -323,6 +327,12 @@ def validate_report(report: Any, source: str | Path | None = None) -> dict:
         raise SchemaError(
             f"{_where(source, 'build.stopped_before_examples')} is {stopped!r:.40}; expected "
             'why the build stopped (a string), in a report that says "complete": false'
+        )
+    failed = build.get("sphinx_failed")
+    if failed is not None and not isinstance(failed, str):
+        raise SchemaError(
+            f"{_where(source, 'build.sphinx_failed')} is {failed!r:.40}; expected why Sphinx "
+            "failed the build (a string)"
         )
     lost = build.get("records_lost", [])
     if not isinstance(lost, list) or not all(isinstance(item, str) for item in lost):

@@ -556,6 +556,7 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     if build.progress is not None:
         build.progress.stop()
     build.keep_lock()
+    build.sphinx_failed = _sphinx_failure(app, exception)
     build.write_report(complete=exception is None)
     build.finished = True
     # Until _fail_on_overruns (and sphinx-gallery's summary of failing examples before
@@ -568,6 +569,25 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     # A thread or exit handler an example left must not keep the finished build from
     # ending: it gets the grace of the hard stop, then the process ends, failing.
     process_end.bound_exit(build.settings.interrupt_grace)
+
+
+def _sphinx_failure(app: Sphinx, exception: BaseException | None) -> str | None:
+    """Why Sphinx will end this build with a failing status although it finished: the
+    warnings it turns into errors (``-W``), or a status already set. A report that said
+    nothing of it would let a gate reading it pass a build that failed. (An exception is
+    the report's ``"complete": false``.)"""
+    if exception is not None:
+        return None
+    warnings = getattr(app, "_warncount", 0)
+    # Sphinx 8.1+ names it _fail_on_warnings; before, warningiserror.
+    fails = getattr(app, "_fail_on_warnings", getattr(app, "warningiserror", False))
+    if isinstance(warnings, int) and warnings > 0 and fails:
+        plural = "s" if warnings != 1 else ""
+        return f"Sphinx gave {warnings} warning{plural}, treated as errors (-W)"
+    status = getattr(app, "statuscode", 0)
+    if isinstance(status, int) and status != 0:
+        return f"Sphinx set its exit status to {status}"
+    return None
 
 
 def _restore_fast_env(build: GalleryBuild) -> None:

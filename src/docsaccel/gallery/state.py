@@ -105,6 +105,9 @@ class GalleryBuild:
         #: Why the build stopped before its examples ran (a refused setting, an error),
         #: once it did; its report then holds no example and says this.
         self.stopped_before_examples: str | None = None
+        #: Why Sphinx itself fails the build although every example ran (warnings it turns
+        #: into errors under ``-W``), as known at build-finished.
+        self.sphinx_failed: str | None = None
         #: Whether the records folder holds this build's records (it is emptied just
         #: before the examples run; until then it holds the last build's).
         self.records_reset = False
@@ -183,6 +186,8 @@ class GalleryBuild:
             build["lock_lost"] = self.lock_lost
         if self.stopped_before_examples is not None:
             build["stopped_before_examples"] = self.stopped_before_examples
+        if self.sphinx_failed is not None:
+            build["sphinx_failed"] = self.sphinx_failed
         if records is None:
             records = self.final_records if self.last_report is not None else None
         if records is None:

@@ -127,10 +127,13 @@ class CheckResult:
     nondeterministic: list[Timing] = field(default_factory=list)
     #: The examples that failed unexpectedly (by id): the build failed.
     failed: list[Timing] = field(default_factory=list)
+    #: Why Sphinx failed a build whose examples ran (a report's ``build.sphinx_failed``,
+    #: ``-W`` turning warnings into errors), one per input it concerns.
+    sphinx_failed: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
-        if self.failed:
+        if self.failed or self.sphinx_failed:
             return EXIT_BUILD_FAILED
         return EXIT_OVER_BUDGET if self.over or self.stale else 0
 
@@ -188,10 +191,10 @@ def _budget_text(timing: Timing) -> str:
 def format_check(result: CheckResult) -> str:
     """Text for the terminal: the verdict, then one line per example over budget, per
     stale cache entry and per example that is not reproducible."""
-    lines = []
+    lines = [one_line(f"FAIL: the build failed: {why}") for why in result.sphinx_failed]
     if result.failed:
         lines.append(failed_text(result.failed))
-    if not result.over and not result.stale and not result.failed:
+    if not result.over and not result.stale and not result.failed and not result.sphinx_failed:
         lines.append(
             f"OK: {result.checked} examples checked, {result.bounded} with a budget, "
             "none over budget."

@@ -28,6 +28,7 @@ Example: ``docsaccel check --budget 30s`` on a sphinx-gallery file, then on a mi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -188,6 +189,12 @@ def _check(
     timings = unique_timings(loaded)
     checked = apply_budgets(timings, flat_seconds=flat, table=table)
     result = check_timings(checked)
+    sphinx_failed = [
+        f"{one.build['sphinx_failed']} ({one.path})"
+        for one in loaded
+        if isinstance(one.build.get("sphinx_failed"), str)
+    ]
+    result = dataclasses.replace(result, sphinx_failed=sphinx_failed)
     # The build's own check: a rule that matches no example is said, never silently idle
     # (sphinx-gallery's files name examples by file name, which a "sub/..." rule misses).
     unused = table.check_examples((t.name, t.id) for t in timings) if table is not None else []
@@ -196,6 +203,10 @@ def _check(
 
         prefixes = {t.id: _source_dir(one, source_dir) for one in loaded for t in one.timings}
         notes = "".join(annotation("warning", m, title="Unused budget rule") + "\n" for m in unused)
+        notes += "".join(
+            annotation("error", f"the build failed: {why}", title="Build failed") + "\n"
+            for why in sphinx_failed
+        )
         return notes + check_annotations(checked, prefixes), result.exit_code
     notes = "".join(f"warning: {one_line(message)}\n" for message in unused)
     return notes + format_check(result) + "\n", result.exit_code

@@ -135,6 +135,8 @@ class ReportSummary:
     incomplete: str = ""
     #: The build's memory ceiling (``docsaccel_memory_limit``), when it had one.
     memory_limit: int | None = None
+    #: Why Sphinx failed the build although its examples ran (``-W``), or ``""``.
+    sphinx_failed: str = ""
 
     @property
     def execution_seconds(self) -> float:
@@ -173,6 +175,8 @@ class ReportSummary:
     def verdict(self, quote: Callable[[str], str] = str) -> str:
         """The report's one-line verdict: a failed build first, then budgets. A failed or
         unfinished build is never "within budget". ``quote``: how to write an id."""
+        if self.sphinx_failed:
+            return f"The build failed: {self.sphinx_failed}."
         if self.failed:
             count = len(self.failed)
             names = ", ".join(quote(row.id) for row in self.failed[:5])
@@ -299,6 +303,7 @@ class ReportSummary:
             "incomplete": self.incomplete or None,
             "status_counts": self.status_counts,
             "failed": [row.id for row in self.failed],
+            "sphinx_failed": self.sphinx_failed or None,
             "over_budget": [row.id for row in self.over],
             "near_budget": [row.id for row in self.near],
             "over_memory_budget": [row.id for row in self.rows if row.over_memory_budget],
@@ -393,6 +398,7 @@ def summarize(
         ),
         incomplete=loaded.incomplete_text(),
         memory_limit=_size(loaded.build.get("memory_limit")),
+        sphinx_failed=str(loaded.build.get("sphinx_failed") or ""),
     )
 
 
