@@ -35,7 +35,7 @@ def failed_build(tmp_path_factory) -> Built:
 
 def _end_line(built: Built, name: str) -> str:
     match = re.search(
-        rf"docsaccel: \[\d/4\] examples/{re.escape(name)}: [\d.]+ s, ([^,;\n]+)", built.output
+        rf"docsaccel: \[\d/4\] examples/{re.escape(name)}: [^,]+, ([^,;\n]+)", built.output
     )
     assert match, built.output
     return match.group(1)
