@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -495,6 +496,35 @@ def test_doctor_says_a_missing_extra_is_information(capsys, monkeypatch):
     assert code == 0, out
     assert 'info extra torchrl: not installed (pip install "docsaccel[torchrl]"' in out
     assert "ok   extra docs: installed" in out
+
+
+def test_doctor_runs_on_a_plain_install_without_packaging(tmp_path):
+    """``pip install docsaccel`` installs no dependency: doctor must need none, not even
+    ``packaging``. Simulated by an interpreter without site-packages (``-S``) that sees
+    only the standard library, docsaccel's sources and its installed metadata."""
+    from importlib import metadata
+
+    import docsaccel
+
+    dist_info = Path(metadata.distribution("docsaccel")._path)
+    shutil.copytree(dist_info, tmp_path / dist_info.name)
+    sources = Path(docsaccel.__file__).parents[1]
+    code = (
+        "import sys; sys.modules['packaging'] = None\n"  # import packaging now fails
+        "from docsaccel.cli import main; sys.exit(main(['doctor']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(sources), str(tmp_path)])},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "sphinx not installed" in done.stdout
+    assert 'info extra docs: not installed (pip install "docsaccel[docs]"' in done.stdout
 
 
 DOCTOR_CONF = """\

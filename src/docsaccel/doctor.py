@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.util
 import platform
+import re
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -61,15 +62,30 @@ def _version(distribution: str) -> str:
         return "not installed"
 
 
-def extra_distributions(extra: str) -> list[str]:
-    """The distributions docsaccel's ``extra`` installs, read from its own metadata."""
-    from packaging.requirements import Requirement
+#: ``extra == "name"`` in a requirement's environment marker (PEP 508).
+_EXTRA_MARKER = re.compile(r"""\bextra\s*==\s*(['"])([^'"]+)\1""")
+#: A requirement's distribution name: what the requirement starts with (PEP 508).
+_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
+
+def extra_distributions(extra: str) -> list[str]:
+    """The distributions docsaccel's ``extra`` installs, read from its own metadata.
+
+    Read with plain string handling, not the ``packaging`` library: docsaccel depends on
+    nothing, so a plain ``pip install docsaccel`` has no ``packaging`` to import. Only the
+    ``extra == "..."`` part of a marker is read: docsaccel's extras use no other marker.
+    """
+    try:
+        requirements = metadata.requires("docsaccel") or []
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return []
     found = []
-    for text in metadata.requires("docsaccel") or []:
-        requirement = Requirement(text)
-        if requirement.marker is not None and requirement.marker.evaluate({"extra": extra}):
-            found.append(requirement.name)
+    for text in requirements:
+        spec, _, marker = text.partition(";")
+        name = _NAME.match(spec)
+        extras = {match.group(2) for match in _EXTRA_MARKER.finditer(marker)}
+        if name is not None and extra in extras:
+            found.append(name.group(1))
     return found
 
 
