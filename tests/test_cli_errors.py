@@ -553,6 +553,18 @@ def test_doctor_checks_a_healthy_project(tmp_path, capsys):
     assert f"ok   {docs / 'budgets.toml'}: 1 pattern(s), 2 example(s)" in out
 
 
+@pytest.mark.parametrize("given", ["docs", "./docs", "docs/"])
+def test_doctor_checks_a_project_named_by_a_relative_path(tmp_path, capsys, monkeypatch, given):
+    """Sphinx runs conf.py in its folder: the path to it must not depend on the cwd."""
+    doctor_project(tmp_path, budgets='[examples]\n"../more/plot_a.py" = "2m"\n')
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(["doctor", "--docs", given], capsys)
+    assert code == 0, out
+    conf_file, budgets = Path(given, "conf.py"), Path(given, "budgets.toml")
+    assert f"ok   {conf_file}: loads docsaccel.gallery; settings valid" in out
+    assert f"ok   {budgets}: 1 pattern(s), 2 example(s)" in out
+
+
 @pytest.mark.parametrize(
     ("conf", "budgets", "message"),
     [

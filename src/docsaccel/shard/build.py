@@ -124,9 +124,12 @@ def read_conf(docs: Path) -> dict[str, Any]:
     conf_file = Path(docs) / "conf.py"
     if not conf_file.is_file():
         raise ShardError(f"{conf_file}: no such file; --docs must name the Sphinx conf folder")
+    # Absolute, as Sphinx gives it: eval_config_file changes into the conf folder before
+    # it opens the file, so a relative path would name a file that is not there.
+    absolute = conf_file.resolve()
     try:
         # Before Sphinx 8.2 it takes a str only, from Sphinx 9 a Path only.
-        given = conf_file if sphinx.version_info >= (8, 2) else str(conf_file)
+        given = absolute if sphinx.version_info >= (8, 2) else str(absolute)
         return eval_config_file(given, Tags())
     except ConfigError as exc:
         # Sphinx's message may hold a traceback of conf.py: its last line says what failed.
