@@ -485,6 +485,7 @@ def test_copy_project_copies_sources_not_build_outputs(tmp_path) -> None:
     project, sources = _project_tree(tmp_path / "root")
     copy = copy_project(project, tmp_path / "copy", [project.root / "given"])
     assert _files(tmp_path / "copy") == sorted(sources)
+    assert not (tmp_path / "copy" / "_build").exists()  # Sphinx's build folder by name
     assert copy.docs == (tmp_path / "copy" / "docs").resolve()
 
 

@@ -75,6 +75,9 @@ MANIFEST_FORMAT = Format("docsaccel.shard", 1, "shard manifest")
 # (the example cache and CI's saved state included: builds reach them by absolute path).
 _NOT_COPIED = {".git", ".venv", ".nox", ".tox", "__pycache__", ".pytest_cache", ".ruff_cache"}
 _NOT_COPIED |= {".docsaccel-cache", ".docsaccel-ci"}
+# Sphinx's build folder by convention (sphinx-quickstart's, excluded from the documents by
+# its conf.py), wherever it is: a build reads nothing from it.
+_NOT_COPIED |= {"_build"}
 
 
 @dataclass(frozen=True)
