@@ -498,33 +498,56 @@ def test_doctor_says_a_missing_extra_is_information(capsys, monkeypatch):
     assert "ok   extra docs: installed" in out
 
 
-def test_doctor_runs_on_a_plain_install_without_packaging(tmp_path):
-    """``pip install docsaccel`` installs no dependency: doctor must need none, not even
-    ``packaging``. Simulated by an interpreter without site-packages (``-S``) that sees
-    only the standard library, docsaccel's sources and its installed metadata."""
+def run_plain_install(tmp_path: Path, args: list[str]) -> subprocess.CompletedProcess:
+    """``docsaccel ARGS`` as after ``pip install docsaccel``, which installs no dependency:
+    in an interpreter without site-packages (``-S``) that sees only the standard library,
+    docsaccel's sources and its installed metadata (``packaging`` made unimportable too)."""
     from importlib import metadata
 
     import docsaccel
 
     dist_info = Path(metadata.distribution("docsaccel")._path)
-    shutil.copytree(dist_info, tmp_path / dist_info.name)
+    shutil.copytree(dist_info, tmp_path / "site" / dist_info.name)
     sources = Path(docsaccel.__file__).parents[1]
     code = (
         "import sys; sys.modules['packaging'] = None\n"  # import packaging now fails
-        "from docsaccel.cli import main; sys.exit(main(['doctor']))"
+        f"from docsaccel.cli import main; sys.exit(main({args!r}))"
     )
-    done = subprocess.run(
+    path = os.pathsep.join([str(sources), str(tmp_path / "site")])
+    return subprocess.run(
         [sys.executable, "-S", "-c", code],
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(sources), str(tmp_path)])},
+        env={**os.environ, "PYTHONPATH": path},
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+def test_doctor_runs_on_a_plain_install_without_packaging(tmp_path):
+    done = run_plain_install(tmp_path, ["doctor"])
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     assert "sphinx not installed" in done.stdout
     assert 'info extra docs: not installed (pip install "docsaccel[docs]"' in done.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["shard-local", "--shards", "2"],
+        ["shard-build", "--shards", "2", "--index", "0"],
+        ["shard-merge", "artifacts"],
+    ],
+)
+def test_shard_builds_on_a_plain_install_name_the_extra(tmp_path, args):
+    docs = doctor_project(tmp_path)
+    done = run_plain_install(tmp_path, [*args, "--docs", str(docs)])
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr == (
+        f"docsaccel {args[0]}: error: needs Sphinx and sphinx-gallery: "
+        'pip install "docsaccel[docs]"\n'
+    )
 
 
 DOCTOR_CONF = """\

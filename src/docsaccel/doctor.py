@@ -42,6 +42,9 @@ CAPABILITIES = {
     "report": "draw the report's chart",
 }
 OK, INFO, FAIL = "ok  ", "info", "FAIL"
+#: The modules of the ``docs`` extra that reading ``conf.py`` and building need.
+DOCS_MODULES = ("sphinx", "sphinx_gallery")
+INSTALL_DOCS = 'pip install "docsaccel[docs]"'
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,12 @@ def gl_status() -> tuple[bool, str]:
     return True, f"{backend} (rendering works)"
 
 
+def docs_extra_missing() -> bool:
+    """Whether the Sphinx side of the ``docs`` extra is missing: reading ``conf.py`` and
+    building need Sphinx and sphinx-gallery, which a plain install lacks."""
+    return any(importlib.util.find_spec(name) is None for name in DOCS_MODULES)
+
+
 def check_gl() -> Check:
     """MuJoCo's rendering: a failure only where the mujoco package is installed."""
     ok, text = gl_status()
@@ -134,8 +143,8 @@ def check_project(docs: Path) -> list[Check]:
     """``<docs>/conf.py``: it runs, loads the plugin, its ``docsaccel_*`` names and values
     are settings the build accepts; then its budget file (see :func:`check_budgets`)."""
     conf_file = docs / "conf.py"
-    if any(importlib.util.find_spec(name) is None for name in ("sphinx", "sphinx_gallery")):
-        return [Check(FAIL, f'{conf_file}: not checked: pip install "docsaccel[docs]" first')]
+    if docs_extra_missing():
+        return [Check(FAIL, f"{conf_file}: not checked: {INSTALL_DOCS} first")]
     from docsaccel.settings import SettingError, read_settings, unknown_settings
     from docsaccel.shard.build import ShardError, read_conf
 
