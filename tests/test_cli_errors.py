@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -497,6 +498,58 @@ def test_doctor_says_a_missing_extra_is_information(capsys, monkeypatch):
     assert "ok   extra docs: installed" in out
 
 
+def run_plain_install(tmp_path: Path, args: list[str]) -> subprocess.CompletedProcess:
+    """``docsaccel ARGS`` as after ``pip install docsaccel``, which installs no dependency:
+    in an interpreter without site-packages (``-S``) that sees only the standard library,
+    docsaccel's sources and its installed metadata (``packaging`` made unimportable too)."""
+    from importlib import metadata
+
+    import docsaccel
+
+    dist_info = Path(metadata.distribution("docsaccel")._path)
+    shutil.copytree(dist_info, tmp_path / "site" / dist_info.name)
+    sources = Path(docsaccel.__file__).parents[1]
+    code = (
+        "import sys; sys.modules['packaging'] = None\n"  # import packaging now fails
+        f"from docsaccel.cli import main; sys.exit(main({args!r}))"
+    )
+    path = os.pathsep.join([str(sources), str(tmp_path / "site")])
+    return subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_doctor_runs_on_a_plain_install_without_packaging(tmp_path):
+    done = run_plain_install(tmp_path, ["doctor"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "sphinx not installed" in done.stdout
+    assert 'info extra docs: not installed (pip install "docsaccel[docs]"' in done.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["shard-local", "--shards", "2"],
+        ["shard-build", "--shards", "2", "--index", "0"],
+        ["shard-merge", "artifacts"],
+    ],
+)
+def test_shard_builds_on_a_plain_install_name_the_extra(tmp_path, args):
+    docs = doctor_project(tmp_path)
+    done = run_plain_install(tmp_path, [*args, "--docs", str(docs)])
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr == (
+        f"docsaccel {args[0]}: error: needs Sphinx and sphinx-gallery: "
+        'pip install "docsaccel[docs]"\n'
+    )
+
+
 DOCTOR_CONF = """\
 extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
 sphinx_gallery_conf = {"examples_dirs": ["examples", "../more"], "gallery_dirs": ["a", "m"]}
@@ -521,6 +574,18 @@ def test_doctor_checks_a_healthy_project(tmp_path, capsys):
     assert code == 0, out
     assert f"ok   {docs / 'conf.py'}: loads docsaccel.gallery; settings valid" in out
     assert f"ok   {docs / 'budgets.toml'}: 1 pattern(s), 2 example(s)" in out
+
+
+@pytest.mark.parametrize("given", ["docs", "./docs", "docs/"])
+def test_doctor_checks_a_project_named_by_a_relative_path(tmp_path, capsys, monkeypatch, given):
+    """Sphinx runs conf.py in its folder: the path to it must not depend on the cwd."""
+    doctor_project(tmp_path, budgets='[examples]\n"../more/plot_a.py" = "2m"\n')
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(["doctor", "--docs", given], capsys)
+    assert code == 0, out
+    conf_file, budgets = Path(given, "conf.py"), Path(given, "budgets.toml")
+    assert f"ok   {conf_file}: loads docsaccel.gallery; settings valid" in out
+    assert f"ok   {budgets}: 1 pattern(s), 2 example(s)" in out
 
 
 @pytest.mark.parametrize(

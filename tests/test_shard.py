@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 
@@ -447,3 +448,82 @@ def test_shard_builds_plan_the_examples_sphinx_gallery_sees(tmp_path) -> None:
     )
     planned = sorted(name for shard in plan.shards for name in shard.examples)
     assert planned == ["examples/_helper.py", "examples/plot_a.py", "examples/sub/plot_b.py"]
+
+
+# Copying the project into a shard's workspace ---------------------------------------------
+
+
+def _project_tree(root: Path):
+    """A project whose root holds sources beside the outputs of earlier builds."""
+    from docsaccel.shard.build import DocsProject
+
+    docs = root / "docs"
+    sources = ["docs/conf.py", "docs/examples/plot_a.py", "data/table.csv", "build/notes.txt"]
+    outputs = {
+        "docs/_build/html/index.html": "",  # the docs' own build folder
+        "docs/auto/plot_a.rst": "",  # a gallery's output
+        "_build/x/.buildinfo": "",  # sphinx-build source _build/x
+        "_build/x/index.html": "",
+        "build/doctrees/environment.pickle": "",  # sphinx-build -M: its doctrees
+        "out/site/docsaccel/build.lock": "",  # a docsaccel build's output folder
+        "given/index.html": "",  # named by the caller
+    }
+    for relative in [*sources, *outputs]:
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text("x\n", encoding="utf-8")
+    project = DocsProject(root, docs, {"examples": "auto"}, None)
+    return project, sources
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if not p.is_dir())
+
+
+def test_copy_project_copies_sources_not_build_outputs(tmp_path) -> None:
+    from docsaccel.shard.build import copy_project
+
+    project, sources = _project_tree(tmp_path / "root")
+    copy = copy_project(project, tmp_path / "copy", [project.root / "given"])
+    assert _files(tmp_path / "copy") == sorted(sources)
+    assert not (tmp_path / "copy" / "_build").exists()  # Sphinx's build folder by name
+    assert copy.docs == (tmp_path / "copy" / "docs").resolve()
+
+
+def test_copy_project_leaves_out_named_pipes_and_sockets(tmp_path) -> None:
+    """An interrupted build leaves its progress pipe; shutil.copytree cannot copy one."""
+    import socket
+
+    from docsaccel.shard.build import copy_project
+
+    project, sources = _project_tree(tmp_path / "root")
+    records = project.root / "_build" / "y" / "docsaccel" / "records"
+    records.mkdir(parents=True)
+    os.mkfifo(records / "progress-123.pipe")  # an interrupted build's output folder
+    os.mkfifo(project.docs / "stray.pipe")  # one among the sources
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind(str(project.root / "data" / "s.sock"))
+        copy_project(project, tmp_path / "copy")
+    assert _files(tmp_path / "copy") == sorted([*sources, "given/index.html"])
+
+
+def test_copy_project_error_is_one_line_naming_the_file(tmp_path, monkeypatch) -> None:
+    import errno
+    import shutil
+
+    from docsaccel.shard.build import copy_project
+
+    project, _ = _project_tree(tmp_path / "root")
+    real = shutil.copystat
+
+    def failing(source, destination, **kwargs):
+        if Path(source).name == "table.csv":
+            raise OSError(errno.EIO, "Input/output error", str(source))
+        return real(source, destination, **kwargs)
+
+    monkeypatch.setattr(shutil, "copystat", failing)
+    with pytest.raises(ShardError) as caught:
+        copy_project(project, tmp_path / "copy")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert str(project.root / "data" / "table.csv") in message
+    assert "Input/output error" in message

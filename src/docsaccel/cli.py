@@ -331,6 +331,12 @@ def _add_shard(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _shard_build_command(args: argparse.Namespace) -> int:
+    from docsaccel import doctor
+
+    if doctor.docs_extra_missing():  # a plain install: no Sphinx to build with
+        message = f"needs Sphinx and sphinx-gallery: {doctor.INSTALL_DOCS}"
+        print(f"docsaccel {args.command}: error: {message}", file=sys.stderr)
+        return 2
     from docsaccel import layout
     from docsaccel.contract import InputError
     from docsaccel.shard import build as shard_build

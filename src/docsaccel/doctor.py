@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.util
 import platform
+import re
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -41,6 +42,9 @@ CAPABILITIES = {
     "report": "draw the report's chart",
 }
 OK, INFO, FAIL = "ok  ", "info", "FAIL"
+#: The modules of the ``docs`` extra that reading ``conf.py`` and building need.
+DOCS_MODULES = ("sphinx", "sphinx_gallery")
+INSTALL_DOCS = 'pip install "docsaccel[docs]"'
 
 
 @dataclass(frozen=True)
@@ -61,15 +65,30 @@ def _version(distribution: str) -> str:
         return "not installed"
 
 
-def extra_distributions(extra: str) -> list[str]:
-    """The distributions docsaccel's ``extra`` installs, read from its own metadata."""
-    from packaging.requirements import Requirement
+#: ``extra == "name"`` in a requirement's environment marker (PEP 508).
+_EXTRA_MARKER = re.compile(r"""\bextra\s*==\s*(['"])([^'"]+)\1""")
+#: A requirement's distribution name: what the requirement starts with (PEP 508).
+_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
+
+def extra_distributions(extra: str) -> list[str]:
+    """The distributions docsaccel's ``extra`` installs, read from its own metadata.
+
+    Read with plain string handling, not the ``packaging`` library: docsaccel depends on
+    nothing, so a plain ``pip install docsaccel`` has no ``packaging`` to import. Only the
+    ``extra == "..."`` part of a marker is read: docsaccel's extras use no other marker.
+    """
+    try:
+        requirements = metadata.requires("docsaccel") or []
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return []
     found = []
-    for text in metadata.requires("docsaccel") or []:
-        requirement = Requirement(text)
-        if requirement.marker is not None and requirement.marker.evaluate({"extra": extra}):
-            found.append(requirement.name)
+    for text in requirements:
+        spec, _, marker = text.partition(";")
+        name = _NAME.match(spec)
+        extras = {match.group(2) for match in _EXTRA_MARKER.finditer(marker)}
+        if name is not None and extra in extras:
+            found.append(name.group(1))
     return found
 
 
@@ -106,6 +125,12 @@ def gl_status() -> tuple[bool, str]:
     return True, f"{backend} (rendering works)"
 
 
+def docs_extra_missing() -> bool:
+    """Whether the Sphinx side of the ``docs`` extra is missing: reading ``conf.py`` and
+    building need Sphinx and sphinx-gallery, which a plain install lacks."""
+    return any(importlib.util.find_spec(name) is None for name in DOCS_MODULES)
+
+
 def check_gl() -> Check:
     """MuJoCo's rendering: a failure only where the mujoco package is installed."""
     ok, text = gl_status()
@@ -118,8 +143,8 @@ def check_project(docs: Path) -> list[Check]:
     """``<docs>/conf.py``: it runs, loads the plugin, its ``docsaccel_*`` names and values
     are settings the build accepts; then its budget file (see :func:`check_budgets`)."""
     conf_file = docs / "conf.py"
-    if any(importlib.util.find_spec(name) is None for name in ("sphinx", "sphinx_gallery")):
-        return [Check(FAIL, f'{conf_file}: not checked: pip install "docsaccel[docs]" first')]
+    if docs_extra_missing():
+        return [Check(FAIL, f"{conf_file}: not checked: {INSTALL_DOCS} first")]
     from docsaccel.settings import SettingError, read_settings, unknown_settings
     from docsaccel.shard.build import ShardError, read_conf
 

@@ -38,6 +38,7 @@ __all__ = [
     "JOURNAL_PREFIX",
     "SHARD_FOLDERS",
     "cache_deps_dir",
+    "holds_outputs",
     "journals",
     "lock_path",
     "records_dir",
@@ -77,6 +78,12 @@ def cache_deps_dir(outdir: str | os.PathLike[str]) -> Path:
 def lock_path(outdir: str | os.PathLike[str]) -> Path:
     """The lock a build holds on its output folder."""
     return _under(outdir, "build.lock")
+
+
+def holds_outputs(folder: str | os.PathLike[str]) -> bool:
+    """Whether a docsaccel build wrote into ``folder`` as its output folder: it holds the
+    build's lock or its records (an interrupted build may have left no report)."""
+    return lock_path(folder).is_file() or records_dir(folder).is_dir()
 
 
 def shard_dir(docs: str | os.PathLike[str], name: str) -> Path:

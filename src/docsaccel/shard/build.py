@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -57,6 +58,7 @@ __all__ = [
     "collect_shard",
     "copy_project",
     "find_manifests",
+    "is_build_output",
     "merge_artifacts",
     "plan_project",
     "read_conf",
@@ -73,6 +75,9 @@ MANIFEST_FORMAT = Format("docsaccel.shard", 1, "shard manifest")
 # (the example cache and CI's saved state included: builds reach them by absolute path).
 _NOT_COPIED = {".git", ".venv", ".nox", ".tox", "__pycache__", ".pytest_cache", ".ruff_cache"}
 _NOT_COPIED |= {".docsaccel-cache", ".docsaccel-ci"}
+# Sphinx's build folder by convention (sphinx-quickstart's, excluded from the documents by
+# its conf.py), wherever it is: a build reads nothing from it.
+_NOT_COPIED |= {"_build"}
 
 
 @dataclass(frozen=True)
@@ -124,9 +129,12 @@ def read_conf(docs: Path) -> dict[str, Any]:
     conf_file = Path(docs) / "conf.py"
     if not conf_file.is_file():
         raise ShardError(f"{conf_file}: no such file; --docs must name the Sphinx conf folder")
+    # Absolute, as Sphinx gives it: eval_config_file changes into the conf folder before
+    # it opens the file, so a relative path would name a file that is not there.
+    absolute = conf_file.resolve()
     try:
         # Before Sphinx 8.2 it takes a str only, from Sphinx 9 a Path only.
-        given = conf_file if sphinx.version_info >= (8, 2) else str(conf_file)
+        given = absolute if sphinx.version_info >= (8, 2) else str(absolute)
         return eval_config_file(given, Tags())
     except ConfigError as exc:
         # Sphinx's message may hold a traceback of conf.py: its last line says what failed.
@@ -172,19 +180,22 @@ def run_shard(
     sphinx_args: Sequence[str] = (),
     log: Path | None = None,
     plan: Plan | None = None,
+    outputs: Sequence[Path] = (),
 ) -> dict[str, Any]:
     """Execute shard ``index`` of ``shards`` in a workspace; return its manifest.
 
     ``inputs`` are earlier timings (history, report...) for the plan; ``work`` (default
     ``<docs>/_build/shard-work/<index>``) receives the copy of the project and the HTML.
     ``plan``: the plan of all shards when the caller has made it (:func:`plan_project`).
+    ``outputs``: more output folders the copy of the project leaves out (the workspace
+    and the artifact are left out anyway).
     """
     check_index(index, shards)
     work = Path(work or layout.shard_dir(project.docs, "shard-work") / str(index)).resolve()
     plan = plan or plan_project(project, shards, inputs)
     examples = plan.examples_of(index)
     shutil.rmtree(work, ignore_errors=True)
-    copy = copy_project(project, work / "project")
+    copy = copy_project(project, work / "project", [work, Path(artifact), *outputs])
     selection = work / "examples.txt"
     selection.write_text("".join(f"{name}\n" for name in examples), encoding="utf-8")
     outdir = work / "html"
@@ -201,18 +212,60 @@ def plan_project(project: DocsProject, shards: int, inputs: Sequence[str | Path]
     )
 
 
-def copy_project(project: DocsProject, destination: Path) -> DocsProject:
-    """Copy the project's root to ``destination``, without builds and gallery outputs."""
-    outputs = {(project.docs / output).resolve() for output in project.galleries.values()}
-    outputs.add(project.docs / "_build")
+def copy_project(
+    project: DocsProject, destination: Path, outputs: Sequence[Path] = ()
+) -> DocsProject:
+    """Copy the project's root to ``destination``: its sources only.
+
+    Left out: what :data:`_NOT_COPIED` names, the gallery outputs, every build output
+    folder (``<docs>/_build``, the folders in ``outputs``, any folder a Sphinx or docsaccel
+    build wrote into: :func:`is_build_output`) and every file that is neither a regular
+    file, a folder nor a symbolic link (a named pipe an interrupted build left, a socket,
+    a device), which no build reads and ``shutil.copytree`` cannot copy. A file that cannot
+    be copied raises :class:`ShardError` naming it.
+    """
+    skipped = {(project.docs / output).resolve() for output in project.galleries.values()}
+    skipped |= {Path(path).resolve() for path in (project.docs / "_build", *outputs)}
 
     def ignore(folder: str, names: list[str]) -> set[str]:
         here = Path(folder).resolve()
-        return {n for n in names if n in _NOT_COPIED or here / n in outputs}
+        return {
+            name
+            for name in names
+            if name in _NOT_COPIED
+            or here / name in skipped
+            or _is_special(here / name)
+            or is_build_output(here / name)
+        }
 
     destination = destination.resolve()
-    shutil.copytree(project.root, destination, ignore=ignore, symlinks=True)
+    try:
+        shutil.copytree(project.root, destination, ignore=ignore, symlinks=True)
+    except shutil.Error as exc:  # one (source, destination, reason) per file not copied
+        source, _, reason = exc.args[0][0]
+        raise ShardError(f"cannot copy {source} into the shard's workspace: {reason}") from None
+    except OSError as exc:
+        raise ShardError(f"cannot copy {exc.filename} into the shard's workspace: {exc}") from None
     return project.moved_to(destination)
+
+
+def _is_special(path: Path) -> bool:
+    """A named pipe, socket or device: not a regular file, folder or symbolic link."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError:  # gone since the folder was listed: nothing to copy
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
+
+
+def is_build_output(folder: Path) -> bool:
+    """Whether ``folder`` is a build's output, not a source: a Sphinx output folder
+    (``.buildinfo``, ``.doctrees``), a doctree folder (``environment.pickle``) or a folder
+    a docsaccel build wrote into (:func:`docsaccel.layout.holds_outputs`)."""
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    markers = (folder / ".buildinfo", folder / ".doctrees", folder / "environment.pickle")
+    return any(marker.exists() for marker in markers) or layout.holds_outputs(folder)
 
 
 def run_sphinx(
@@ -452,6 +505,7 @@ def run_local(
             sphinx_args=sphinx_args,
             log=layout.shard_dir(project.docs, "shard-work") / f"{index}.log",
             plan=plan,
+            outputs=[outdir],
         )
 
     with ThreadPoolExecutor(max_workers=shards) as pool:
