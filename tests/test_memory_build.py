@@ -19,6 +19,7 @@ from docsaccel.cli import main
 from docsaccel.contract import is_stopped_hard
 from docsaccel.memory import format_size, parse_size
 from docsaccel.records import read_records
+from docsaccel.report.check import EXIT_BUILD_FAILED
 from docsaccel.schema import load_report, peak_bytes
 
 pytestmark = pytest.mark.slow
@@ -133,7 +134,10 @@ def test_w_makes_a_memory_budget_warning_an_error(tmp_path, capsys) -> None:
     assert alloc["status"] == "over-budget"
     assert f"plot_m_alloc.py peaked at {format_size(peak_bytes(alloc))}" in built.output
     code, out = check(built.report_path, capsys)
-    assert code == 1 and "examples/plot_m_alloc.py: peak" in out, out
+    # -W made the warning an error: the build failed, and the budget is still judged.
+    assert code == EXIT_BUILD_FAILED, out
+    assert "Sphinx gave 1 warning, treated as errors (-W)" in out.splitlines()[0], out
+    assert "examples/plot_m_alloc.py: peak" in out, out
 
 
 def test_the_ceiling_stops_unbounded_growth_within_a_second(tmp_path, capsys) -> None:
