@@ -335,6 +335,24 @@ def call_user_resetters(gallery_conf: dict[str, Any], fname: str, when: str) -> 
 _GENERATE_FILE_RST = _generate_file_rst.__code__
 
 
+def _generate_file_rst_locals() -> dict[str, Any] | None:
+    """The locals of the ``generate_file_rst`` call up this thread's stack (it calls the
+    resetters, in whichever process runs the example), ``None`` when there is none."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code is not _GENERATE_FILE_RST:
+        frame = frame.f_back
+    return None if frame is None else frame.f_locals
+
+
+def _locals_running(target_file: str) -> dict[str, Any] | None:
+    """:func:`_generate_file_rst_locals`, when that call runs the example ``target_file``."""
+    found = _generate_file_rst_locals()
+    running = None if found is None else found.get("target_file")
+    if running is None or os.path.normpath(running) != os.path.normpath(target_file):
+        return None
+    return found
+
+
 def running_example(fname: str) -> str | None:
     """The source path (absolute, normalised) of the example a resetter is called for.
 
@@ -343,16 +361,12 @@ def running_example(fname: str) -> str | None:
     ``src_file`` of its ``generate_file_rst``, which calls the resetters (in whichever
     process runs the example). ``None`` when the call does not come from there.
     """
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code is _GENERATE_FILE_RST:
-            src_file = frame.f_locals.get("src_file")
-            if isinstance(src_file, str) and os.path.basename(src_file) == os.path.basename(
-                os.fspath(fname)
-            ):
-                return src_file
-            return None
-        frame = frame.f_back
+    found = _generate_file_rst_locals()
+    src_file = None if found is None else found.get("src_file")
+    if isinstance(src_file, str) and os.path.basename(src_file) == os.path.basename(
+        os.fspath(fname)
+    ):
+        return src_file
     return None
 
 
@@ -520,15 +534,10 @@ def running_example_failure(target_file: str) -> tuple[str, bool] | None:
     only learn of it once the whole gallery has run: its status must be true at its end
     (the progress line, the journal a stopped build's report is made from).
     """
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code is not _GENERATE_FILE_RST:
-        frame = frame.f_back
-    if frame is None:
+    found = _locals_running(target_file)
+    if found is None:
         return None
-    found = frame.f_locals
-    out_vars, running = found.get("out_vars"), found.get("target_file")
-    if running is None or os.path.normpath(running) != os.path.normpath(target_file):
-        return None
+    out_vars = found.get("out_vars")
     if not isinstance(out_vars, dict) or not isinstance(out_vars.get("formatted_exception"), str):
         return None
     lines = out_vars["formatted_exception"].strip().splitlines() or ["it raised"]
@@ -551,16 +560,10 @@ def _running_example_time(target_file: str) -> float | None:
     """Before sphinx-gallery 0.22 (no ``.cost.json``): the time its ``generate_file_rst``
     measured, read from that function's frame while it calls the "after" resetters, if
     the example passed (its ``out_vars["passing"]``) and is ``target_file``."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code is not _GENERATE_FILE_RST:
-        frame = frame.f_back
-    if frame is None:
+    found = _locals_running(target_file)
+    if found is None:
         return None
-    found = frame.f_locals
     out_vars, seconds = found.get("out_vars"), found.get("time_elapsed")
-    running = found.get("target_file")
-    if running is None or os.path.normpath(running) != os.path.normpath(target_file):
-        return None
     if not isinstance(out_vars, dict) or not out_vars.get("passing"):
         return None
     return seconds if isinstance(seconds, float) and seconds > 0 else None
