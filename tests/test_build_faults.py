@@ -11,15 +11,14 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from helpers.gallery_build import build, child_env, make_project, sphinx_command
+from helpers.processes import wait_until_running
 
 from docsaccel import layout
 from docsaccel.cache import manage
-from docsaccel.records import read_records
 
 pytestmark = pytest.mark.slow
 
@@ -36,18 +35,6 @@ def start_build(src: Path, env: dict[str, str] | None = None) -> subprocess.Pope
         stderr=subprocess.STDOUT,
         text=True,
     )
-
-
-def wait_until_running(src: Path, name: str, process: subprocess.Popen[str]) -> None:
-    """Wait until ``name`` has started (journalled) and started its child process."""
-    records = layout.records_dir(src / "_build" / "html")
-    end = time.monotonic() + 120
-    while time.monotonic() < end and process.poll() is None:
-        started = f"examples/{name}" in read_records(records)
-        if started and (src / "examples" / "child_pids.txt").is_file():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"{name} never started: {process.communicate()[0]}")
 
 
 def stop_build(src: Path, process: subprocess.Popen[str], signum: int) -> str:

@@ -7,12 +7,11 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from helpers.gallery_build import build, child_env, make_project, sphinx_command
-from helpers.processes import assert_no_child_survives
+from helpers.processes import assert_no_child_survives, wait_until_running
 
 from docsaccel import sg_compat
 from docsaccel.gallery.lock import LockedError, OutdirLock
@@ -30,18 +29,6 @@ def start_build(src: Path, env: dict[str, str] | None = None) -> subprocess.Pope
         stderr=subprocess.STDOUT,
         text=True,
     )
-
-
-def wait_until_running(src: Path, name: str, process: subprocess.Popen[str]) -> None:
-    """Wait until ``name`` has started (journalled) and started its child process."""
-    records = src / "_build" / "html" / "docsaccel" / "records"
-    end = time.monotonic() + 120
-    while time.monotonic() < end and process.poll() is None:
-        started = f"examples/{name}" in read_records(records)
-        if started and (src / "examples" / "child_pids.txt").is_file():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"{name} never started: {process.communicate()[0]}")
 
 
 def test_a_second_build_into_the_same_folder_is_refused(tmp_path) -> None:
