@@ -45,7 +45,10 @@ def test_a_changed_tree_gets_its_own_clean_build(tmp_path, counted_builds) -> No
     ws = Workspace(tmp_path)
     assert ws.build().returncode == 0
     assert ws.differences() == []
-    ws.fresh_copy(replace("src/pkg/stats.py", "Average of the values.", "Arithmetic mean."))
+    # A text no other test writes: a tree another test in this session already built
+    # would (rightly) reuse that test's clean build.
+    edit = f"Arithmetic mean, edited by {tmp_path.name}."
+    ws.fresh_copy(replace("src/pkg/stats.py", "Average of the values.", edit))
     assert ws.build().returncode == 0
     counted_builds.clear()
 
@@ -53,4 +56,4 @@ def test_a_changed_tree_gets_its_own_clean_build(tmp_path, counted_builds) -> No
 
     assert len(counted_builds) == 1, counted_builds
     clean = (tmp_path / "clean-output").rglob("*.html")
-    assert any("Arithmetic mean." in page.read_text("utf-8") for page in clean)
+    assert any(edit in page.read_text("utf-8") for page in clean)
