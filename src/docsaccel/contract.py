@@ -6,6 +6,8 @@ import each other; they agree on these facts instead, and import them from here:
 - the statuses of an example's record and the groups the parts ask about
   (:data:`EXECUTED`, :data:`OVERRUNS`, :data:`REUSABLE`), and what an audit of the
   example cache found of an entry (:data:`AUDIT_STATUSES`);
+- which statuses this build measured (:func:`is_measured`, :data:`UNMEASURED`), as only a
+  measured time is judged;
 - the over-budget and near-budget rules, of time (:func:`is_over_budget`,
   :func:`is_near_budget`) and of memory (:func:`is_over_memory_budget`,
   :func:`is_near_memory_budget`), and what can interrupt an example (:data:`INTERRUPTED_BY`);
@@ -25,6 +27,8 @@ Example:
 >>> is_over_budget("ok", 31.0, 30.0), is_near_budget("ok", 25.0, 30.0)
 (True, True)
 >>> is_over_budget("interrupted", 3.0, 30.0, interrupted_by=BY_MEMORY)
+False
+>>> is_over_budget("cached", 31.0, 30.0)  # another build's time: not this build's to judge
 False
 >>> is_over_memory_budget("interrupted", 900, 1000, interrupted_by=BY_MEMORY)
 True
@@ -66,6 +70,7 @@ __all__ = [
     "NEAR_BUDGET",
     "NONDETERMINISTIC",
     "NOT_EXECUTED",
+    "NOT_MEASURED",
     "OK",
     "OVERRUNS",
     "OVER_BUDGET",
@@ -75,6 +80,7 @@ __all__ = [
     "STALE",
     "STATUSES",
     "UNFINISHED_ERROR",
+    "UNMEASURED",
     "VERIFIED",
     "VIDEOS_SECTION",
     "VIDEO_SUFFIXES",
@@ -85,6 +91,7 @@ __all__ = [
     "free_locks_in_child",
     "is_build_failure",
     "is_finite_number",
+    "is_measured",
     "is_near_budget",
     "is_near_memory_budget",
     "is_over_budget",
@@ -99,6 +106,7 @@ __all__ = [
     "read_text",
     "require_extra",
     "status_text",
+    "unmeasured_text",
 ]
 
 # --- Statuses ---------------------------------------------------------------------------
@@ -125,9 +133,17 @@ EXECUTED = (OK, OVER_BUDGET, INTERRUPTED, FAILED)
 OVERRUNS = (OVER_BUDGET, INTERRUPTED)
 #: The statuses of examples whose outputs a later build can reuse.
 REUSABLE = (OK, OVER_BUDGET, CACHED)
-#: The statuses whose time is that of a whole run, so a view may compare or trend it: an
-#: example stopped at its budget, one that raised or one that never ran has no such time.
-WHOLE_RUNS = REUSABLE
+#: The statuses of examples this build did not measure: it never ran them, or reused
+#: outputs another run made (:data:`CACHED`: its time is that run's, judged by that run's
+#: budgets). No budget of this build judges them: such an example is neither within its
+#: budget nor over it, and the views count it apart (:func:`unmeasured_text`).
+UNMEASURED = (NOT_EXECUTED, CACHED)
+#: How the views say it of one such example, after its status.
+NOT_MEASURED = "not measured by this build"
+#: The statuses whose time is that of a whole run of the build that recorded it, so a view
+#: may compare or trend it: an example stopped at its budget, one that raised, one that
+#: never ran or one whose time is another build's (:data:`UNMEASURED`) has no such time.
+WHOLE_RUNS = (OK, OVER_BUDGET)
 #: The key of a :data:`FAILED` record whose failure sphinx-gallery was told to expect
 #: (``expected_failing_examples``): true there, absent otherwise. Such a failure does not
 #: fail the build, nor a gate.
@@ -147,6 +163,26 @@ def is_build_failure(record: Any) -> bool:
         and record.get("status") == FAILED
         and record.get(EXPECTED_FAILURE) is not True
     )
+
+
+def is_measured(status: str) -> bool:
+    """Whether the build that recorded a status measured the example's run: not one of
+    :data:`UNMEASURED`, so its budgets may judge its time and its peak.
+
+    >>> is_measured("ok"), is_measured("cached"), is_measured("not-executed")
+    (True, False, False)
+    """
+    return status not in UNMEASURED
+
+
+def unmeasured_text(count: int) -> str:
+    """How every view says how many examples the build did not measure (:data:`UNMEASURED`).
+
+    >>> unmeasured_text(1)
+    '1 example not measured by this build (outputs reused, or not run): no budget judged'
+    """
+    examples = f"{count} example{'s' if count != 1 else ''}"
+    return f"{examples} {NOT_MEASURED} (outputs reused, or not run): no budget judged"
 
 
 def status_text(status: str, expected_failure: bool = False) -> str:
@@ -263,7 +299,10 @@ def is_over_budget(
     status: str, seconds: float, budget_seconds: float | None, interrupted_by: str | None = None
 ) -> bool:
     """Slower than a finite time budget; an example its time budget interrupted always is
-    over (``interrupted_by`` ``None``: a record from before memory was bounded, the time)."""
+    over (``interrupted_by`` ``None``: a record from before memory was bounded, the time).
+    Never an example this build did not measure (:func:`is_measured`)."""
+    if not is_measured(status):
+        return False
     stopped = status == INTERRUPTED and interrupted_by not in _MEMORY_LIMITS
     return _over(stopped, seconds, budget_seconds)
 
@@ -271,7 +310,9 @@ def is_over_budget(
 def is_near_budget(
     status: str, seconds: float, budget_seconds: float | None, interrupted_by: str | None = None
 ) -> bool:
-    """Not over its time budget, but above :data:`NEAR_BUDGET` of it."""
+    """Not over its time budget, but above :data:`NEAR_BUDGET` of it (and measured)."""
+    if not is_measured(status):
+        return False
     over = is_over_budget(status, seconds, budget_seconds, interrupted_by)
     return _near(over, seconds, budget_seconds)
 
@@ -280,7 +321,9 @@ def is_over_memory_budget(
     status: str, peak_bytes: int | None, budget_bytes: int | None, interrupted_by: str | None
 ) -> bool:
     """Its peak above a finite memory budget; an example interrupted by its memory budget
-    or by the build's memory ceiling always is over."""
+    or by the build's memory ceiling always is over. Never an unmeasured example."""
+    if not is_measured(status):
+        return False
     stopped = status == INTERRUPTED and interrupted_by in _MEMORY_LIMITS
     return _over(stopped, peak_bytes, budget_bytes)
 
@@ -288,7 +331,10 @@ def is_over_memory_budget(
 def is_near_memory_budget(
     status: str, peak_bytes: int | None, budget_bytes: int | None, interrupted_by: str | None
 ) -> bool:
-    """Not over its memory budget, but its peak above :data:`NEAR_BUDGET` of it."""
+    """Not over its memory budget, but its peak above :data:`NEAR_BUDGET` of it (and
+    measured)."""
+    if not is_measured(status):
+        return False
     over = is_over_memory_budget(status, peak_bytes, budget_bytes, interrupted_by)
     return _near(over, peak_bytes, budget_bytes)
 

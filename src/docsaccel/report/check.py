@@ -13,6 +13,11 @@ differs and the entry's dependencies. An example found ``nondeterministic`` (two
 differ) is listed, without failing: no cache can serve it faithfully, its author can seed
 it.
 
+Only a time the build measured is judged: an example it did not run, or whose outputs it
+reused (``cached``: its time is that of the earlier run, measured under that run's
+budgets), is neither within budget nor over it, and is counted apart
+(:data:`docsaccel.contract.UNMEASURED`).
+
 An example is over budget when it is over its time budget or over its memory budget (its
 peak above it, or memory interrupted it: its memory budget, or the build's memory
 ceiling); each is listed with its time or its peak, its budget and where it came from.
@@ -53,7 +58,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from docsaccel.budgets import NO_MEMORY_BUDGET, Budget, BudgetTable, MemoryBudget, format_seconds
-from docsaccel.contract import INTERRUPTED, NONDETERMINISTIC, STALE
+from docsaccel.contract import (
+    INTERRUPTED,
+    NONDETERMINISTIC,
+    STALE,
+    is_measured,
+    unmeasured_text,
+)
 from docsaccel.memory import format_size
 from docsaccel.report.model import Timing
 
@@ -130,6 +141,9 @@ class CheckResult:
     #: Why Sphinx failed a build whose examples ran (a report's ``build.sphinx_failed``,
     #: ``-W`` turning warnings into errors), one per input it concerns.
     sphinx_failed: list[str] = field(default_factory=list)
+    #: How many examples the build did not measure (reused outputs, not run): neither
+    #: within budget nor over it, and not in ``checked``.
+    unmeasured: int = 0
 
     @property
     def exit_code(self) -> int:
@@ -140,16 +154,21 @@ class CheckResult:
 
 def check_timings(timings: Sequence[Timing]) -> CheckResult:
     """Which of ``timings`` are over budget (time or memory), and which audits found stale
-    or not reproducible."""
+    or not reproducible. Only the examples the build measured are checked against budgets
+    (a reused time is another build's); the others are counted apart."""
     over = sorted((t for t in timings if t.over_budget), key=lambda t: (-t.seconds, t.id))
+    measured = [t for t in timings if is_measured(t.status)]
     bounded = _count(
-        t for t in timings if t.budget_seconds is not None or t.memory_budget_bytes is not None
+        t for t in measured if t.budget_seconds is not None or t.memory_budget_bytes is not None
     )
     by_id = sorted(timings, key=lambda t: t.id)
     stale = [t for t in by_id if t.audit.get("status") == STALE]
     varied = [t for t in by_id if t.audit.get("status") == NONDETERMINISTIC]
     failed = [t for t in by_id if t.build_failure]
-    return CheckResult(over, _count(timings), bounded, stale, varied, failed)
+    unmeasured = _count(timings) - _count(measured)
+    return CheckResult(
+        over, _count(measured), bounded, stale, varied, failed, unmeasured=unmeasured
+    )
 
 
 def _count(timings: Iterable[Timing]) -> int:
@@ -211,6 +230,8 @@ def format_check(result: CheckResult) -> str:
             )
         if timing.over_memory_budget:
             lines.append(f"  {one_line(timing.id)}: {memory_over_text(timing)}")
+    if result.unmeasured:
+        lines.append(f"note: {unmeasured_text(result.unmeasured)}.")
     if result.stale:
         lines.append(f"FAIL: {len(result.stale)} stale cache entr{_ies(result.stale)} (audit):")
         lines += [f"  {one_line(audit_text(timing))}" for timing in result.stale]

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from docsaccel.budgets import load_budgets, parse_bounded_duration
-from docsaccel.contract import InputError
+from docsaccel.contract import InputError, unmeasured_text
 from docsaccel.memory import parse_size
 from docsaccel.report.check import apply_budgets, check_timings, format_check, one_line
 from docsaccel.report.compare import (
@@ -207,6 +207,9 @@ def _check(
             annotation("error", f"the build failed: {why}", title="Build failed") + "\n"
             for why in sphinx_failed
         )
+        if result.unmeasured:
+            title = "Not measured"
+            notes += annotation("notice", unmeasured_text(result.unmeasured), title=title) + "\n"
         return notes + check_annotations(checked, prefixes), result.exit_code
     notes = "".join(f"warning: {one_line(message)}\n" for message in unused)
     return notes + format_check(result) + "\n", result.exit_code

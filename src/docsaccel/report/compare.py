@@ -10,9 +10,11 @@ so compare two inputs of the same kind (two report JSONs, two root
 ``sg_execution_times.rst``...).
 
 Only whole runs are compared (:attr:`~docsaccel.report.model.Timing.whole_run`): an
-example stopped at its budget, one that failed or one that never ran in either input is
-listed apart, with its status (``plot_x.py: 3.0s -> interrupted at its budget of
-2s``), never as a speed-up or a regression. A peak sphinx-gallery did not measure
+example stopped at its budget, one that failed, one that never ran or one whose outputs
+were reused (``cached``: its time is that of an earlier build) in either input is listed
+apart, with its status (``plot_x.py: 3.0s -> interrupted at its budget of 2s``,
+``plot_y.py: 3.0s -> cached (not measured by this build)``), never as a speed-up or a
+regression. A peak sphinx-gallery did not measure
 (its ``0.0 MB``) is unknown, never 0.
 
 Only like is compared with like: a fast-path build (smaller knobs) against a full one
@@ -44,7 +46,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from docsaccel.budgets import format_measured, format_seconds
-from docsaccel.contract import BY_TIME, FAILED, INTERRUPTED, status_text
+from docsaccel.contract import (
+    BY_TIME,
+    FAILED,
+    INTERRUPTED,
+    NOT_MEASURED,
+    is_measured,
+    status_text,
+)
 from docsaccel.memory import format_size
 from docsaccel.report.markdown import escape_md
 from docsaccel.report.model import LoadedInput, Timing
@@ -236,6 +245,8 @@ def run_text(timing: Timing) -> str:
     if timing.status == FAILED:
         failed = status_text(FAILED, timing.expected_failure)
         return f"{failed} after {format_measured(timing.seconds)}"
+    if not is_measured(timing.status):  # a reused time is the run's that made the outputs
+        return f"{timing.status} ({NOT_MEASURED})"
     return timing.status
 
 

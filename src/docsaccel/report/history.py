@@ -10,8 +10,9 @@
 ``peak_bytes`` (the example's peak memory, :func:`docsaccel.schema.peak_bytes`) is there
 when the input measured it; the trends of memory read it.
 
-Only a whole run is a duration: an example stopped at its budget, one that failed or one
-that never ran (its ``status`` not in :data:`docsaccel.contract.WHOLE_RUNS`) is kept in
+Only a whole run is a duration: an example stopped at its budget, one that failed, one
+that never ran or one whose outputs were reused (its time is the earlier run's, which its
+own line holds; its ``status`` not in :data:`docsaccel.contract.WHOLE_RUNS`) is kept in
 its line with its status, but never read back as a duration, so no median, noise, trend
 or shard prediction takes a stopped example for a fast one. For the same reason
 :func:`append_history` refuses the report of a build that did not finish, the same build

@@ -24,7 +24,15 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from docsaccel.budgets import format_measured
-from docsaccel.contract import AUDIT_STATUSES, CACHED, FAILED, VERIFIED, status_text
+from docsaccel.contract import (
+    AUDIT_STATUSES,
+    CACHED,
+    FAILED,
+    VERIFIED,
+    is_measured,
+    status_text,
+    unmeasured_text,
+)
 from docsaccel.memory import format_size
 from docsaccel.report.model import LoadedInput, Timing, Verdicts
 
@@ -153,6 +161,11 @@ class ReportSummary:
         return sum(1 for row in self.rows if row.status == CACHED)
 
     @property
+    def unmeasured_count(self) -> int:
+        """The examples this build did not measure (reused, not run): no budget judged them."""
+        return sum(1 for row in self.rows if not is_measured(row.status))
+
+    @property
     def baseline_delta(self) -> float | None:
         """Execution time against the baseline's, ``None`` without a baseline."""
         if self.baseline_total is None:
@@ -189,7 +202,12 @@ class ReportSummary:
             return f"{len(self.over)} example(s) over budget."
         if self.incomplete:  # the examples that never ran cannot be called within budget
             return "No example over budget among those the report holds."
-        return "All examples within budget."
+        unmeasured = self.unmeasured_count
+        if not unmeasured:
+            return "All examples within budget."
+        # A reused time is another build's: neither within this build's budgets nor over.
+        measured = len(self.rows) - unmeasured
+        return f"All {measured} measured examples within budget; {unmeasured_text(unmeasured)}."
 
     @property
     def near(self) -> list[Row]:
@@ -296,6 +314,7 @@ class ReportSummary:
             "build_wall_seconds": self.build_wall_seconds,
             "execution_seconds": self.execution_seconds,
             "reused_seconds": self.reused_seconds,
+            "unmeasured_count": self.unmeasured_count,
             "baseline_execution_seconds": self.baseline_total,
             "render_saved_seconds": self.render_saved_seconds,
             "fast": self.fast,
