@@ -107,7 +107,7 @@ def test_an_audit_over_a_warm_cache_verifies_every_entry(
 
 
 def test_a_change_the_recorder_cannot_see_is_stale_and_check_fails(
-    project: Project, capsys: pytest.CaptureFixture[str]
+    project: Project, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert project.build().returncode == 0
     project.write("data/native.txt", "version 2\n")
@@ -137,6 +137,7 @@ def test_a_change_the_recorder_cannot_see_is_stale_and_check_fails(
     assert code == 1, out
     assert "FAIL: 1 stale cache entry (audit):" in out
     assert "examples/plot_n_native.py: the cache would have restored another page" in out
+    monkeypatch.chdir(audit.docs.parent)  # the repository root, where a workflow runs
     code, out = _cli(capsys, "check", report, "--format", "github", "--source-dir", "docs")
     assert code == 1
     assert "::error file=docs/examples/plot_n_native.py,title=Stale cache entry::" in out

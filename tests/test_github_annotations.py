@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+import pytest
 from helpers.report_factory import record, write_report
 
 from docsaccel.cli import main
@@ -42,6 +44,15 @@ def parse(output: str) -> list[dict[str, str]]:
     return commands
 
 
+def in_repository(root: Path, monkeypatch: pytest.MonkeyPatch, *examples: str) -> None:
+    """``root`` the working directory (a repository root) with ``docs/<example>`` files."""
+    for example in examples:
+        path = root / "docs" / example
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("print(1)\n", encoding="utf-8")
+    monkeypatch.chdir(root)
+
+
 def test_escaping_follows_the_runner() -> None:
     assert escape_data("100% done\r\nnext: a,b") == "100%25 done%0D%0Anext: a,b"
     assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
@@ -50,7 +61,7 @@ def test_escaping_follows_the_runner() -> None:
     )
 
 
-def test_check_annotates_over_and_near_budget_files(tmp_path) -> None:
+def test_check_annotates_over_and_near_budget_files(tmp_path, monkeypatch) -> None:
     detail = "budgets.toml [examples]\n'plot_a,b.py'"
     report = write_report(
         tmp_path / "r.json",
@@ -61,6 +72,8 @@ def test_check_annotates_over_and_near_budget_files(tmp_path) -> None:
             record("plot_100%.py", 5.0, budget=None),
         ],
     )
+    names = ("plot_a,b.py", "plot_near.py", "plot_fine.py", "plot_100%.py")
+    in_repository(tmp_path, monkeypatch, *(f"tutorials/{name}" for name in names))
 
     text, code = run_check([str(report)], fmt="github", source_dir="docs")
 
@@ -98,13 +111,14 @@ def test_the_recorded_source_dir_gives_paths_from_the_repository_root(
     assert parse(text)[0]["file"] == "docs/tutorials/plot_a.py"
 
 
-def test_compare_annotates_regressions_as_errors_only_when_they_fail(tmp_path) -> None:
+def test_compare_annotates_regressions_as_errors_only_when_they_fail(tmp_path, monkeypatch) -> None:
     base = write_report(
         tmp_path / "base.json", [record("plot_a,1.py", 10.0), record("plot_b.py", 5.0)]
     )
     head = write_report(
         tmp_path / "head.json", [record("plot_a,1.py", 30.0), record("plot_b.py", 5.0)]
     )
+    in_repository(tmp_path, monkeypatch, "tutorials/plot_a,1.py", "tutorials/plot_b.py")
 
     warned, code = run_compare(str(base), str(head), fmt="github", source_dir="docs")
     assert code == 0
@@ -119,12 +133,48 @@ def test_compare_annotates_regressions_as_errors_only_when_they_fail(tmp_path) -
     assert code == 1 and parse(failed)[0]["level"] == "error"
 
 
-def test_an_example_beside_the_docs_is_annotated_by_its_path_from_the_root(tmp_path) -> None:
+def test_an_example_beside_the_docs_is_annotated_by_its_path_from_the_root(
+    tmp_path, monkeypatch
+) -> None:
     # examples_dirs = "../gal": the id climbs out of the source folder.
     beside = record("plot_slow.py", 12.0, budget=10.0, id="../gal/basics/plot_slow.py")
     report = write_report(tmp_path / "r.json", [beside])
+    in_repository(tmp_path, monkeypatch, "../gal/basics/plot_slow.py")
 
     text, code = run_check([str(report)], fmt="github", source_dir="docs")
 
     assert code == 1
     assert parse(text)[0]["file"] == "gal/basics/plot_slow.py"
+
+
+def test_a_source_dir_without_the_examples_is_one_line_naming_folder_and_file(
+    tmp_path, monkeypatch
+) -> None:
+    report = write_report(tmp_path / "r.json", [record("plot_a.py", 12.0, budget=10.0)])
+    base = write_report(tmp_path / "base.json", [record("plot_a.py", 1.0)])
+    in_repository(tmp_path, monkeypatch, "plot_a.py")  # not in the gallery's folder
+    for folder in ("docs", "nowhere", str(tmp_path / "docs")):
+        for text, code in (
+            run_check([str(report)], fmt="github", source_dir=folder),
+            run_compare(str(base), str(report), fmt="github", source_dir=folder),
+        ):
+            assert code == 2, text
+            assert text.count("\n") == 1 and text.startswith(f"error: --source-dir {folder}: ")
+            assert "no such folder" in text or "tutorials/plot_a.py from " in text
+    assert main(["check", str(report), "--format", "github", "--source-dir", "docs"]) == 2
+
+
+def test_a_source_dir_holding_the_examples_works_relative_and_absolute(
+    tmp_path, monkeypatch
+) -> None:
+    report = write_report(tmp_path / "r.json", [record("plot_a.py", 12.0, budget=10.0)])
+    in_repository(tmp_path, monkeypatch, "tutorials/plot_a.py")
+    for folder in ("docs", "./docs/", str(tmp_path / "docs")):
+        text, code = run_check([str(report)], fmt="github", source_dir=folder)
+        assert code == 1, text
+        assert parse(text)[0]["file"] == "docs/tutorials/plot_a.py"
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    text, code = run_check([str(report)], fmt="github", source_dir=str(tmp_path / "docs"))
+    assert code == 2 and "outside the working directory" in text, text

@@ -516,8 +516,12 @@ def test_check_names_examples_over_their_memory_budget_with_their_peak(memory_re
     assert "plot_grow.py: 1s" not in text and "plot_near" not in text
 
 
-def test_github_annotations_of_memory(memory_reports) -> None:
+def test_github_annotations_of_memory(memory_reports, tmp_path, monkeypatch) -> None:
     head, base = memory_reports
+    for timing in load_input(str(head)).timings:  # the source folder holds the examples
+        (tmp_path / "docs" / timing.id).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "docs" / timing.id).touch()
+    monkeypatch.chdir(tmp_path)
     text, code = run_check([str(head)], fmt="github", source_dir="docs")
     assert code == 1
     lines = text.splitlines()

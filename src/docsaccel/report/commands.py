@@ -201,7 +201,9 @@ def _check(
     if fmt == "github":
         from docsaccel.report.github import annotation, check_annotations
 
-        prefixes = {t.id: _source_dir(one, source_dir) for one in loaded for t in one.timings}
+        # One folder per input, checked once: it must hold that input's examples.
+        folders = [(one, _source_dir(one, source_dir)) for one in loaded]
+        prefixes = {t.id: prefix for one, prefix in folders for t in one.timings}
         notes = "".join(annotation("warning", m, title="Unused budget rule") + "\n" for m in unused)
         notes += "".join(
             annotation("error", f"the build failed: {why}", title="Build failed") + "\n"

@@ -17,7 +17,9 @@ GitHub matches ``file=`` against paths from the repository root. A report knows 
 example's path from the Sphinx source folder (gallery folder / path inside it); the
 source folder comes from ``--source-dir`` or, by default, from the report (the folder the
 build recorded, relative to the working directory, which is the repository root in a
-workflow step). Values are escaped as the runner expects: in the message ``%``, CR and
+workflow step). A ``--source-dir`` that does not hold the input's examples is an error
+(exit 2) naming the folder and an example it lacks, never annotations on wrong paths.
+Values are escaped as the runner expects: in the message ``%``, CR and
 LF; in properties also ``:`` and ``,``.
 
 Example:
@@ -37,9 +39,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from docsaccel.budgets import format_measured, format_seconds
-from docsaccel.contract import HARD_STOP, INTERRUPTED, NEAR_BUDGET, NONDETERMINISTIC, STALE
+from docsaccel.contract import (
+    HARD_STOP,
+    INTERRUPTED,
+    NEAR_BUDGET,
+    NONDETERMINISTIC,
+    STALE,
+    InputError,
+)
 from docsaccel.memory import format_size
-from docsaccel.report.check import audit_text, memory_over_text
+from docsaccel.report.check import audit_text, memory_over_text, one_line
 from docsaccel.report.compare import Comparison
 from docsaccel.report.model import LoadedInput, Timing
 
@@ -49,6 +58,7 @@ __all__ = [
     "comparison_annotations",
     "escape_data",
     "escape_property",
+    "given_source_dir",
     "source_prefix",
 ]
 
@@ -77,11 +87,12 @@ def annotation(level: str, message: str, file: str | None = None, title: str = "
 def source_prefix(loaded: LoadedInput, source_dir: str | None = None) -> str:
     """The Sphinx source folder of ``loaded``'s examples, from the repository root (posix).
 
-    ``source_dir`` when given; else the folder the report recorded, relative to the
-    working directory when inside it; else ``""`` (paths as the input names them).
+    ``source_dir`` when given (:func:`given_source_dir`: checked to hold the examples);
+    else the folder the report recorded, relative to the working directory when inside
+    it; else ``""`` (paths as the input names them).
     """
     if source_dir is not None:
-        return Path(source_dir).as_posix().strip("/") if source_dir not in ("", ".") else ""
+        return given_source_dir(source_dir, loaded)
     recorded = loaded.build.get("source_dir")
     if not isinstance(recorded, str) or not recorded:
         return ""
@@ -89,6 +100,35 @@ def source_prefix(loaded: LoadedInput, source_dir: str | None = None) -> str:
     if relative == "." or relative.startswith(".."):
         return ""
     return Path(relative).as_posix()
+
+
+def given_source_dir(source_dir: str, loaded: LoadedInput) -> str:
+    """``--source-dir`` from the repository root (the working directory), posix; ``""``
+    for the working directory itself.
+
+    Raises :class:`~docsaccel.contract.InputError` on one line when the folder is not
+    there, lies outside the working directory (GitHub matches no such path), or does not
+    hold an example of ``loaded`` (its first one missing named): every annotation would
+    point at a file the pull request does not have.
+    """
+    option = f"--source-dir {source_dir}"
+    folder = Path(source_dir or ".")
+    if not folder.is_dir():
+        raise InputError(f"{option}: no such folder (from {os.getcwd()})")
+    relative = os.path.relpath(folder.resolve(), Path.cwd().resolve())
+    if relative == ".." or relative.startswith("../"):
+        raise InputError(
+            f"{option}: the folder is outside the working directory {os.getcwd()}; "
+            "annotations name files from the repository root: run from it"
+        )
+    missing = [t.id for t in loaded.timings if not (folder / t.id).is_file()]
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise InputError(
+            f"{option}: {one_line(missing[0])} from {loaded.path} is not in that folder"
+            f"{more}; give the Sphinx source folder of its examples, from the repository root"
+        )
+    return "" if relative == "." else Path(relative).as_posix()
 
 
 def _file(prefix: str, example_id: str) -> str:
