@@ -8,6 +8,7 @@ import pytest
 
 from docsaccel.budgets import (
     BudgetError,
+    ExampleFileError,
     Rule,
     format_seconds,
     load_budgets,
@@ -183,10 +184,19 @@ def test_inline_override_forms() -> None:
     both = '# docsaccel_budget = { budget = "2m", fast = "10s" }\n'
     assert read_inline_budget(both, "x.py") == Rule(120.0, fast_seconds=10.0)
     assert read_inline_budget("print('no override')\n", "x.py") is None
-    with pytest.raises(BudgetError, match=r"x\.py: docsaccel_budget"):
+    with pytest.raises(ExampleFileError, match=r"^x\.py:1: docsaccel_budget: '30s' is not a TOML"):
         read_inline_budget("# docsaccel_budget = 30s\n", "x.py")
-    with pytest.raises(BudgetError, match="set 2 times"):
-        read_inline_budget('# docsaccel_budget = "1s"\n# docsaccel_budget = "2s"\n', "x.py")
+    with pytest.raises(
+        ExampleFileError, match=r"^x\.py:3: docsaccel_budget is set 2 times \(lines 1, 3\)"
+    ):
+        read_inline_budget('# docsaccel_budget = "1s"\n\n# docsaccel_budget = "2s"\n', "x.py")
+    # A value the TOML parser reads but the budget rules refuse: its line, key and value too.
+    with pytest.raises(
+        ExampleFileError, match=r"^examples/a\.py:3: docsaccel_budget\.memory: '1P' "
+    ):
+        read_inline_budget(
+            '"""A"""\n\n# docsaccel_budget = { memory = "1P" }\n', "examples/a.py", 1 << 30
+        )
 
 
 def test_format_seconds() -> None:

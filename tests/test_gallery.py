@@ -245,17 +245,6 @@ def test_report_page_draws_the_chart_when_asked(tmp_path) -> None:
     assert "docsaccel: budget chart" not in report_page, "the placeholder was left"
 
 
-def test_bad_inline_budget_names_the_example(tmp_path) -> None:
-    src = make_project(tmp_path, ["plot_quick.py"])
-    example = src / "examples" / "plot_quick.py"
-    example.write_text(example.read_text() + "# docsaccel_budget = 30s\n")
-
-    built = build(src)
-
-    assert built.returncode != 0
-    assert "plot_quick.py: docsaccel_budget" in built.output and "'30s'" in built.output
-
-
 # The conf.py of a build that notes, once it finished, which docsaccel modules it loaded.
 _LOADED = """
 import sys as _sys
@@ -322,3 +311,23 @@ def test_the_report_is_on_disk_at_report_ready_and_indented_at_the_end(tmp_path)
     assert text.startswith('{\n  "build": {\n') and text.endswith("}\n")
     assert built.report["build"]["complete"] is True and "writing" not in built.report["build"]
     assert built.record("plot_quick.py")["status"] == "ok"
+
+
+@pytest.mark.parametrize("budgets", [None, 'default = "1m"\n'])
+def test_a_bad_inline_budget_names_the_example_file_its_line_key_and_value(
+    tmp_path, budgets
+) -> None:
+    # With or without a budget file: the mistake is in the example, not in docsaccel_budgets.
+    src = make_project(tmp_path, ["plot_quick.py"], budgets=budgets)
+    bad = src / "examples" / "plot_bad_budget.py"
+    bad.write_text('"""\nBad budget\n==========\n"""\n\n# docsaccel_budget = "9x"\n')
+
+    built = build(src)
+
+    assert built.returncode != 0
+    line = f"{bad}:6: docsaccel_budget: '9x' is not a duration"
+    assert line in built.output, built.output
+    assert "docsaccel_budgets" not in built.output
+    # One line: the message does not go on below it.
+    message = next(text for text in built.output.splitlines() if line in text)
+    assert message.rstrip().endswith("such as '90s', '7m' or '1h30m'"), built.output

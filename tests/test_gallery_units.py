@@ -323,7 +323,7 @@ def test_inline_budget_comments_go_where_sphinx_gallery_comments_go() -> None:
 
 def test_inline_budget_is_one_line_and_never_empty() -> None:
     assert read_inline_budget("#\n docsaccel_budget = 5\n", where="x.py") is None
-    with pytest.raises(BudgetError, match=r"x.py: docsaccel_budget: '' is not a TOML value"):
+    with pytest.raises(BudgetError, match=r"x.py:1: docsaccel_budget: '' is not a TOML value"):
         read_inline_budget("# docsaccel_budget =\nprint(1)\n", where="x.py")
     fast = read_inline_budget('# docsaccel_budget = { budget = "2m", fast = "20s" }\n', "x.py")
     assert (fast.seconds, fast.fast_seconds) == (120, 20)

@@ -96,6 +96,7 @@ __all__ = [
     "Budget",
     "BudgetError",
     "BudgetTable",
+    "ExampleFileError",
     "MemoryBudget",
     "Rule",
     "format_measured",
@@ -131,6 +132,12 @@ MAX_CI_FACTOR = 100.0
 
 class BudgetError(InputError):
     """A budget that cannot be understood; the message names the file, the key and the value."""
+
+
+class ExampleFileError(BudgetError):
+    """A mistake in an example's own file (it cannot be read, or its inline budget is bad),
+    not in the budget file: the message starts with the example's path (and line), so no
+    caller puts the budget file's setting (``docsaccel_budgets``) before it."""
 
 
 @dataclass(frozen=True)
@@ -282,11 +289,14 @@ class BudgetTable:
         fast: bool = False,
         recorded: Budget | None = None,
         example_id: str | None = None,
+        source_path: str | None = None,
     ) -> Budget:
         """Budgets of ``example`` (its posix path inside its gallery folder; ``example_id``,
         its id, when the caller knows it: patterns match either).
 
-        ``source_text`` is the example's source, searched for an inline override;
+        ``source_text`` is the example's source, searched for an inline override, read
+        from ``source_path`` (the path its errors name, :class:`ExampleFileError`;
+        default: ``example``);
         ``ci`` forces the CI factor on or off (default: read the ``CI`` variable);
         ``fast``: the build runs with the fast path, so the winning rule's fast budget
         applies when it has one. ``recorded``: the budgets a build recorded for the
@@ -296,7 +306,8 @@ class BudgetTable:
         """
         inline = None
         if source_text is not None:
-            inline = read_inline_budget(source_text, example, self.memory_at_most)
+            where = source_path or example
+            inline = read_inline_budget(source_text, where, self.memory_at_most)
         candidates = self.matching(example, example_id)
         if candidates:
             self._refuse_tie(example_id or example, candidates)
@@ -480,21 +491,37 @@ def read_inline_budget(
 
     The value is TOML (``"30s"``, ``90``, ``{ budget = "2m", fast = "20s" }``,
     ``{ memory = "2G" }`` or ``{ budget = "none", reason = "..." }``). Returns the
-    :class:`Rule`, or ``None`` when there is no override.
+    :class:`Rule`, or ``None`` when there is no override. A bad one raises
+    :class:`ExampleFileError` on one line: ``where`` (the example's path), the line of the
+    comment, the key and the value.
+
+    >>> read_inline_budget("import time\\n# docsaccel_budget = 9x\\n", "examples/plot_a.py")
+    Traceback (most recent call last):
+    ...
+    docsaccel.budgets.ExampleFileError: examples/plot_a.py:2: docsaccel_budget: '9x' is not ...
     """
-    found = _INLINE.findall(source_text)
-    if not found:
+    matches = list(_INLINE.finditer(source_text))
+    if not matches:
         return None
+    lines = [source_text.count("\n", 0, match.start()) + 1 for match in matches]
+    found = [match.group("value") for match in matches]
     if len(found) > 1:
-        raise BudgetError(f"{where}: docsaccel_budget is set {len(found)} times: {found!r}")
-    key = f"{where}: docsaccel_budget"
+        raise ExampleFileError(
+            f"{where}:{lines[1]}: docsaccel_budget is set {len(found)} times (lines "
+            f"{', '.join(map(str, lines))}): {found!r}"
+        )
+    # The example's path and line first, as a compiler says it: where the user edits it.
+    key = f"{where}:{lines[0]}: docsaccel_budget"
     try:
         value = tomllib.loads(f"value = {found[0]}")["value"]
     except (ValueError, RecursionError):  # TOMLDecodeError, or an int with too many digits
-        raise BudgetError(
+        raise ExampleFileError(
             f'{key}: {found[0]!r} is not a TOML value; write e.g. # docsaccel_budget = "30s"'
         ) from None
-    return _parse_entry_value(value, key, memory_at_most)
+    try:
+        return _parse_entry_value(value, key, memory_at_most)
+    except BudgetError as exc:
+        raise ExampleFileError(str(exc)) from None
 
 
 def _check_keys(table: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:

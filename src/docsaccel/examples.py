@@ -39,9 +39,21 @@ from pathlib import Path
 from typing import Any
 
 from docsaccel import sg_compat
-from docsaccel.budgets import Budget, BudgetError, BudgetTable
+from docsaccel.budgets import Budget, BudgetTable, ExampleFileError
 
-__all__ = ["Example", "Planner", "plan_examples"]
+__all__ = ["Example", "Planner", "plan_examples", "shown_path"]
+
+
+def shown_path(path: str) -> str:
+    """``path`` as a user finds it: from the working directory (where ``sphinx-build``
+    runs, usually the repository root) when inside it, else absolute.
+
+    >>> shown_path(os.path.join(os.getcwd(), "docs", "plot_a.py"))
+    'docs/plot_a.py'
+    """
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute, os.getcwd())
+    return absolute if relative == ".." or relative.startswith(".." + os.sep) else relative
 
 
 @dataclass(frozen=True)
@@ -83,7 +95,8 @@ class Planner:
         return cls(os.path.normpath(os.path.abspath(srcdir)), pairs, table, fast)
 
     def plan(self, gallery_conf: dict[str, Any]) -> list[Example]:
-        """Every example sphinx-gallery builds, with its budget; raises :class:`BudgetError`."""
+        """Every example sphinx-gallery builds, with its budget; raises
+        :class:`~docsaccel.budgets.BudgetError`."""
         examples = []
         for examples_dir, _ in self.galleries:
             for path in sg_compat.example_files(Path(self.srcdir) / examples_dir, gallery_conf):
@@ -97,7 +110,8 @@ class Planner:
     def example(self, src_file: str, executable: bool = True) -> Example | None:
         """The example at ``src_file``; ``None`` when it is in none of the galleries.
 
-        Raises :class:`BudgetError` when its source cannot be read or its inline budget
+        Raises :class:`~docsaccel.budgets.ExampleFileError` naming the file as the user
+        finds it (:func:`shown_path`) when its source cannot be read or its inline budget
         is bad.
         """
         src_file = os.path.normpath(src_file)
@@ -105,14 +119,19 @@ class Planner:
         if found is None:
             return None
         examples_dir, gallery_dir, name = found
+        shown = shown_path(src_file)
         try:
             source = Path(src_file).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise BudgetError(f"{src_file}: cannot read the example: {exc}") from exc
+            raise ExampleFileError(f"{shown}: cannot read the example: {exc}") from exc
         target = Path(self.srcdir) / gallery_dir / name
         gallery = Path(examples_dir).as_posix()
         budget = self.table.resolve(
-            name, source_text=source, fast=self.fast, example_id=f"{gallery}/{name}"
+            name,
+            source_text=source,
+            fast=self.fast,
+            example_id=f"{gallery}/{name}",
+            source_path=shown,
         )
         return Example(
             gallery=gallery,
@@ -144,7 +163,8 @@ class Planner:
 def plan_examples(
     srcdir: str | Path, gallery_conf: dict[str, Any], table: BudgetTable, fast: bool = False
 ) -> list[Example]:
-    """Every example of every gallery, with its budget; raises :class:`BudgetError`.
+    """Every example of every gallery, with its budget; raises
+    :class:`~docsaccel.budgets.BudgetError`.
 
     Ambiguous pattern ties among the examples and bad inline overrides raise here.
     ``fast``: the build runs with the fast path (fast-path budgets apply).

@@ -54,7 +54,13 @@ from sphinx.errors import ConfigError, SphinxError
 from sphinx.util import logging
 
 from docsaccel import layout, sg_compat
-from docsaccel.budgets import BudgetError, BudgetTable, format_seconds, load_budgets
+from docsaccel.budgets import (
+    BudgetError,
+    BudgetTable,
+    ExampleFileError,
+    format_seconds,
+    load_budgets,
+)
 from docsaccel.contract import (
     BY_CEILING,
     BY_TIME,
@@ -337,6 +343,8 @@ def _plan(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> Non
     try:
         build.examples = build.planner.plan(gallery_conf)
         unused = build.table.check_examples((e.name, e.id) for e in build.examples)
+    except ExampleFileError as exc:  # the example's own file: its message names it
+        raise ConfigError(str(exc)) from None
     except BudgetError as exc:
         raise ConfigError(f"docsaccel_budgets: {exc}") from None
     for message in unused:

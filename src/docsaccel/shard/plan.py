@@ -462,7 +462,11 @@ def budget_estimator(
         except (OSError, UnicodeDecodeError) as exc:
             raise ShardError(f"{root / name}: cannot read the example: {exc}") from None
         return table.resolve(
-            name, source_text=source, ci=False, example_id=example_id(name)
+            name,
+            source_text=source,
+            ci=False,
+            example_id=example_id(name),
+            source_path=str(root / name),
         ).seconds
 
     return estimate
