@@ -125,6 +125,28 @@ def test_bad_input_is_one_line_and_exit_2(
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("action", [["stats"], ["prune", "--max-size", "0"], ["explain", "a.py"]])
+def test_a_folder_that_is_not_a_cache_is_refused_and_left_untouched(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], action: list[str]
+) -> None:
+    wrong = tmp_path / "docs"  # the docs folder, given for the cache by mistake
+    (wrong / "examples").mkdir(parents=True)
+    (wrong / "conf.py").write_text("project = 'x'\n")
+    before = sorted(p.relative_to(wrong) for p in wrong.rglob("*"))
+
+    code, out, err = run(capsys, "cache", *action, "--cache", str(wrong))
+
+    assert code == 2 and out == "", out
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"--cache '{wrong}': not a docsaccel cache folder: it holds conf.py, examples" in err
+    assert sorted(p.relative_to(wrong) for p in wrong.rglob("*")) == before
+    # An empty folder is a new cache, and a cache holding only Sphinx states is one.
+    (tmp_path / "new").mkdir()
+    assert run(capsys, "cache", "stats", "--cache", str(tmp_path / "new"))[0] == 0
+    (tmp_path / "states" / "sphinx").mkdir(parents=True)
+    assert run(capsys, "cache", "stats", "--cache", str(tmp_path / "states"))[0] == 0
+
+
 def _entry(store: CacheStore, name: str, size: int, last_hit: float, source: Path) -> None:
     source.write_bytes(b"x" * size)
     meta = {

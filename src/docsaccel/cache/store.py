@@ -94,6 +94,9 @@ ENTRY_FORMAT = Format("docsaccel.cache-entry", 9, "cache entry")
 ENTRY_FILE = "entry.json"
 LAST_HIT = "last-hit"
 LAST_BUILD = "last-build.json"
+#: What the store keeps at the top of its folder: entries, the work and trash folders of
+#: writes and removals, the last build's summary.
+FOLDER_NAMES = ("entries", "tmp", "trash", LAST_BUILD)
 _ENTRY_KEYS: dict[str, type | tuple[type, ...]] = {
     "schema": str,
     "id": str,
@@ -164,7 +167,7 @@ class CacheStore:
 
     @property
     def entries(self) -> Path:
-        return self.folder / "entries"
+        return self.folder / FOLDER_NAMES[0]
 
     @staticmethod
     def entry_name(example_id: str, context_key: str) -> str:

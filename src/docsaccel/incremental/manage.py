@@ -10,6 +10,8 @@ entries (:mod:`docsaccel.cache.manage`) and the Sphinx states beside them.
   leave.
 
 Each returns ``(text, exit code)`` as :mod:`docsaccel.cache.manage` does; the CLI prints.
+A folder that holds files but nothing of a cache is refused (exit 2,
+:func:`foreign_folder`): another folder given by mistake.
 
 Example::
 
@@ -23,21 +25,51 @@ import os
 from pathlib import Path
 
 from docsaccel.cache import manage
+from docsaccel.cache.store import FOLDER_NAMES
 from docsaccel.incremental.explain import explain_document, find_document
-from docsaccel.incremental.state import StateStore
+from docsaccel.incremental.state import FOLDER, StateStore
 
-__all__ = ["explain", "prune", "stats"]
+__all__ = ["explain", "foreign_folder", "prune", "stats"]
 
 Cache = str | os.PathLike[str]
 
 
+def foreign_folder(cache: Cache) -> str:
+    """Why ``cache`` is not a cache folder (one line naming it and what it holds), or
+    ``""``: a folder that holds files, none of them the example cache's nor the Sphinx
+    states', is another folder given by mistake. Reading it would report an empty cache,
+    and pruning it would write a lock into it. An empty folder is a new cache."""
+    folder = Path(cache)
+    if not folder.is_dir():
+        return ""  # a missing folder or a file: docsaccel.cache.manage names it
+    names = sorted(path.name for path in folder.iterdir())
+    if not names or set(names) & {*FOLDER_NAMES, FOLDER}:
+        return ""
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return (
+        f"--cache {str(cache)!r}: not a docsaccel cache folder: it holds {shown}, and none of "
+        f"{', '.join((*FOLDER_NAMES, FOLDER))}"
+    )
+
+
+def _refused(cache: Cache) -> tuple[str, int] | None:
+    why = foreign_folder(cache)
+    return (f"{why}\n", 2) if why else None
+
+
 def explain(thing: str, cache: Cache, docs: Cache = "docs") -> tuple[str, int]:
+    refused = _refused(cache)
+    if refused:
+        return refused
     if Path(cache).is_dir() and find_document(thing, cache, docs)[1]:
         return explain_document(thing, cache, docs)
     return manage.explain(thing, cache, docs)
 
 
 def stats(cache: Cache) -> tuple[str, int]:
+    refused = _refused(cache)
+    if refused:
+        return refused
     text, code = manage.stats(cache)
     store = StateStore(cache)
     states = store.all_states(check_objects=True) if code == 0 else []
@@ -51,6 +83,9 @@ def stats(cache: Cache) -> tuple[str, int]:
 
 
 def prune(cache: Cache, max_size: str) -> tuple[str, int]:
+    refused = _refused(cache)
+    if refused:
+        return refused
     try:
         limit = manage.parse_size(max_size)
     except ValueError:
