@@ -6,6 +6,7 @@ import pytest
 from helpers.report_factory import record, write_report
 
 from docsaccel.cli import main
+from docsaccel.report.commands import run_report
 from docsaccel.report.compare import compare_timings
 from docsaccel.report.model import Timing
 
@@ -63,3 +64,27 @@ def test_cli_unreadable_input_exits_2(tmp_path, capsys) -> None:
     base = write_report(tmp_path / "base.json", [record("plot_a.py", 10.0)])
     assert main(["compare", str(base), str(tmp_path / "missing.json")]) == 2
     assert "missing.json" in capsys.readouterr().err
+
+
+def test_a_time_the_head_build_reused_is_neither_compared_nor_in_a_total() -> None:
+    base = [Timing("a.py", "a.py", 10.0), Timing("b.py", "b.py", 30.0)]
+    head = [Timing("a.py", "a.py", 11.0), Timing("b.py", "b.py", 90.0, status="cached")]
+    comparison = compare_timings(base, head)
+    assert [delta.id for delta in comparison.deltas] == ["a.py"]
+    assert [new.id for _, new in comparison.not_compared] == ["b.py"]
+    # Neither a 60 s regression (90 s is an earlier build's) nor a 30 s speed-up.
+    assert (comparison.base_total, comparison.head_total) == (10.0, 11.0)
+
+
+def test_the_report_counts_as_executed_only_the_examples_the_build_ran(tmp_path) -> None:
+    report = write_report(
+        tmp_path / "r.json",
+        [
+            record("plot_a.py", 1.0),
+            record("plot_b.py", 4.0, status="cached"),
+            record("plot_c.py", 0.0, status="not-executed"),
+        ],
+    )
+    for fmt in ("md", "html"):
+        text, code = run_report(str(report), fmt=fmt)
+        assert code == 0 and "over 1 executed examples" in text, text

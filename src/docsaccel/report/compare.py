@@ -124,7 +124,8 @@ class Delta:
 @dataclass(frozen=True)
 class Comparison:
     """Per-example deltas (largest slow-down first), new and removed examples, totals
-    (of whole runs: an example stopped or failed adds nothing to them)."""
+    (of whole runs: an example not compared, stopped, failed or reused in either input,
+    adds nothing to either total)."""
 
     deltas: list[Delta]
     added: list[Timing]
@@ -220,14 +221,21 @@ def compare_timings(
         deltas=deltas,
         added=[head_by_id[i] for i in sorted(head_by_id.keys() - base_by_id.keys())],
         removed=[base_by_id[i] for i in sorted(base_by_id.keys() - head_by_id.keys())],
-        # Whole runs only: a stopped example's time would read as a speed-up of the build.
-        base_total=sum(t.seconds for t in base if t.whole_run),
-        head_total=sum(t.seconds for t in head if t.whole_run),
+        # Whole runs only, and of an example in both inputs only when it is compared: a
+        # stopped or reused example's time in one input alone would read as a speed-up.
+        base_total=_total(base, not_compared),
+        head_total=_total(head, not_compared),
         relative_threshold=relative,
         absolute_threshold=absolute_seconds,
         absolute_bytes_threshold=absolute_bytes,
         not_compared=not_compared,
     )
+
+
+def _total(timings: Sequence[Timing], not_compared: Sequence[tuple[Timing, Timing]]) -> float:
+    """The time of the whole runs of ``timings``, the examples not compared left out."""
+    left_out = {old.id for old, _ in not_compared}
+    return sum(t.seconds for t in timings if t.whole_run and t.id not in left_out)
 
 
 def run_text(timing: Timing) -> str:

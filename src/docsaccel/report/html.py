@@ -189,7 +189,7 @@ def _totals(summary: ReportSummary) -> str:
     items = [
         summary.verdict(),
         f"Execution time: {format_measured(summary.execution_seconds)} over "
-        f"{len(summary.rows) - summary.reused_count} executed examples ({counts})",
+        f"{len(summary.rows) - summary.unmeasured_count} executed examples ({counts})",
         f"Over budget: {len(summary.over)}; near budget (above {near_budget_text()}): "
         f"{len(summary.near)}; "
         f"noisy: {len(summary.noisy)}",

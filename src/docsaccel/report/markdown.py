@@ -98,7 +98,7 @@ def _totals(summary: ReportSummary) -> list[str]:
         f"- **Build wall time:** {_seconds(summary.build_wall_seconds)}"
         + (" (fast path)" if summary.fast else ""),
         f"- **Execution time:** {_seconds(summary.execution_seconds)} "
-        f"over {len(summary.rows) - summary.reused_count} executed examples ({counts})",
+        f"over {len(summary.rows) - summary.unmeasured_count} executed examples ({counts})",
     ]
     if summary.reused_count:
         lines.append(
