@@ -134,9 +134,9 @@ OVERRUNS = (OVER_BUDGET, INTERRUPTED)
 #: The statuses of examples whose outputs a later build can reuse.
 REUSABLE = (OK, OVER_BUDGET, CACHED)
 #: The statuses of examples this build did not measure: it never ran them, or reused
-#: outputs another run made (:data:`CACHED`: its time is that run's, judged by that run's
-#: budgets). No budget of this build judges them: such an example is neither within its
-#: budget nor over it, and the views count it apart (:func:`unmeasured_text`).
+#: outputs another run made (:data:`CACHED`: its time is that run's, measured under that
+#: run's budgets). No budget of this build judges them: such an example is neither within
+#: its budget nor over it, and the views count it apart (:func:`unmeasured_text`).
 UNMEASURED = (NOT_EXECUTED, CACHED)
 #: How the views say it of one such example, after its status.
 NOT_MEASURED = "not measured by this build"
