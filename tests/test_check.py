@@ -199,3 +199,21 @@ def test_a_budget_rule_that_matches_no_example_is_said(tmp_path) -> None:
     )
     github, _ = run_check([str(fixture)], budgets=str(budgets), fmt="github")
     assert github.startswith("::warning title=Unused budget rule::")
+
+
+def test_an_example_the_cache_restored_is_judged_but_not_one_sphinx_gallery_reused(
+    tmp_path, capsys
+) -> None:
+    # A cache entry serves only the context that made it, so its time was measured under
+    # this build's budgets, and the build log calls it over budget too; sphinx-gallery's
+    # reuse of an unchanged example keeps a time of whatever build last ran it.
+    restored = record(
+        "plot_a.py", 70.0, status="cached", cache={"hit": True, "saved_seconds": 70.0}
+    )
+    reused = record("plot_b.py", 90.0, status="cached")
+    path = write_report(tmp_path / "r.json", [restored, reused])
+    assert main(["check", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "tutorials/plot_a.py: 1m10s > budget 1m" in out
+    assert "plot_b" not in out
+    assert "1 example not measured by this build" in out

@@ -13,10 +13,11 @@ differs and the entry's dependencies. An example found ``nondeterministic`` (two
 differ) is listed, without failing: no cache can serve it faithfully, its author can seed
 it.
 
-Only a time the build measured is judged: an example it did not run, or whose outputs it
-reused (``cached``: its time is that of the earlier run, measured under that run's
-budgets), is neither within budget nor over it, and is counted apart
-(:data:`docsaccel.contract.UNMEASURED`).
+Only a time the build measured is judged (:func:`docsaccel.contract.is_measured`): an
+example it did not run, or whose outputs sphinx-gallery reused because its source did not
+change (its time is that of whatever build ran it, under that build's budgets), is neither
+within budget nor over it, and is counted apart. An example the example cache restored is
+judged: its entry was made in this build's context.
 
 An example is over budget when it is over its time budget or over its memory budget (its
 peak above it, or memory interrupted it: its memory budget, or the build's memory
@@ -62,7 +63,6 @@ from docsaccel.contract import (
     INTERRUPTED,
     NONDETERMINISTIC,
     STALE,
-    is_measured,
     unmeasured_text,
 )
 from docsaccel.memory import format_size
@@ -157,7 +157,7 @@ def check_timings(timings: Sequence[Timing]) -> CheckResult:
     or not reproducible. Only the examples the build measured are checked against budgets
     (a reused time is another build's); the others are counted apart."""
     over = sorted((t for t in timings if t.over_budget), key=lambda t: (-t.seconds, t.id))
-    measured = [t for t in timings if is_measured(t.status)]
+    measured = [t for t in timings if t.measured]
     bounded = _count(
         t for t in measured if t.budget_seconds is not None or t.memory_budget_bytes is not None
     )

@@ -51,7 +51,6 @@ from docsaccel.contract import (
     FAILED,
     INTERRUPTED,
     NOT_MEASURED,
-    is_measured,
     status_text,
 )
 from docsaccel.memory import format_size
@@ -253,7 +252,7 @@ def run_text(timing: Timing) -> str:
     if timing.status == FAILED:
         failed = status_text(FAILED, timing.expected_failure)
         return f"{failed} after {format_measured(timing.seconds)}"
-    if not is_measured(timing.status):  # a reused time is the run's that made the outputs
+    if not timing.measured:  # a reused time is the run's that made the outputs
         return f"{timing.status} ({NOT_MEASURED})"
     return timing.status
 

@@ -27,6 +27,7 @@ from docsaccel.contract import (
     OK,
     WHOLE_RUNS,
     InputError,
+    is_measured,
     is_near_budget,
     is_near_memory_budget,
     is_over_budget,
@@ -59,17 +60,26 @@ class Verdicts:
     memory_bytes: int | None
     memory_budget_bytes: int | None
     interrupted_by: str | None
+    cache: dict[str, Any]
+
+    @property
+    def measured(self) -> bool:
+        """This build measured its run (:func:`docsaccel.contract.is_measured`): only then
+        do its budgets judge it; otherwise it is neither within them nor over them."""
+        return is_measured(self.status, cache_hit=bool(self.cache.get("hit")))
 
     @property
     def over_time_budget(self) -> bool:
         """Slower than a finite budget (an example its time budget interrupted always is)."""
-        return is_over_budget(self.status, self.seconds, self.budget_seconds, self.interrupted_by)
+        return self.measured and is_over_budget(
+            self.status, self.seconds, self.budget_seconds, self.interrupted_by
+        )
 
     @property
     def over_memory_budget(self) -> bool:
         """Its peak above a finite memory budget (an example interrupted by its memory
         budget or by the build's memory ceiling always is)."""
-        return is_over_memory_budget(
+        return self.measured and is_over_memory_budget(
             self.status, self.memory_bytes, self.memory_budget_bytes, self.interrupted_by
         )
 
@@ -80,11 +90,13 @@ class Verdicts:
 
     @property
     def near_time_budget(self) -> bool:
-        return is_near_budget(self.status, self.seconds, self.budget_seconds, self.interrupted_by)
+        return self.measured and is_near_budget(
+            self.status, self.seconds, self.budget_seconds, self.interrupted_by
+        )
 
     @property
     def near_memory_budget(self) -> bool:
-        return is_near_memory_budget(
+        return self.measured and is_near_memory_budget(
             self.status, self.memory_bytes, self.memory_budget_bytes, self.interrupted_by
         )
 

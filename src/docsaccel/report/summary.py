@@ -29,7 +29,6 @@ from docsaccel.contract import (
     CACHED,
     FAILED,
     VERIFIED,
-    is_measured,
     status_text,
     unmeasured_text,
 )
@@ -163,7 +162,7 @@ class ReportSummary:
     @property
     def unmeasured_count(self) -> int:
         """The examples this build did not measure (reused, not run): no budget judged them."""
-        return sum(1 for row in self.rows if not is_measured(row.status))
+        return sum(1 for row in self.rows if not row.measured)
 
     @property
     def baseline_delta(self) -> float | None:
