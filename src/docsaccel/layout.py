@@ -5,6 +5,7 @@ the CLI and CI scripts are pointed there, so the layout is stated once:
 
 ==========================================  ===============================================
 ``<outdir>/docsaccel/report.json``          the build's report (:mod:`docsaccel.schema`)
+``<outdir>/docsaccel/chart.svg``            the report page's chart, when it has one
 ``<outdir>/docsaccel/records/``             one record per example, and the journals
                                             (``journal-<pid>.jsonl``, one per process)
 ``<outdir>/docsaccel/cache-deps/``          what each executed example depended on, until
@@ -63,6 +64,11 @@ def _under(outdir: str | os.PathLike[str], *parts: str) -> Path:
 def report_path(outdir: str | os.PathLike[str]) -> Path:
     """The build's report."""
     return _under(outdir, "report.json")
+
+
+def chart_path(outdir: str | os.PathLike[str]) -> Path:
+    """The report page's chart, drawn beside the report (``docsaccel_report_chart``)."""
+    return _under(outdir, "chart.svg")
 
 
 def records_dir(outdir: str | os.PathLike[str]) -> Path:

@@ -78,6 +78,7 @@ from docsaccel.gallery.interrupt import cancel_all
 from docsaccel.gallery.lock import LockedError, OutdirLock
 from docsaccel.gallery.memory import build_bytes, rss_bytes
 from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
+from docsaccel.gallery.page_file import remove_unwanted_pages
 from docsaccel.gallery.progress import remove_stale_pipes, start_progress
 from docsaccel.gallery.state import GalleryBuild
 from docsaccel.memory import format_size, machine_bytes
@@ -544,7 +545,18 @@ def _overrun_texts(record: dict[str, Any], only_over: bool = False) -> list[str]
 
 def _on_report_ready(app: Sphinx, report: dict[str, Any]) -> None:
     build = _build(app)
-    if build is None or build.settings.report_page is None:
+    if build is None:
+        return
+    # Before Sphinx looks for its sources: a page an earlier build wrote, that these
+    # settings no longer ask for, is neither read nor published again.
+    docname = build.settings.report_page
+    keep = None if docname is None else Path(app.srcdir, f"{docname}.rst").resolve()
+    remove_unwanted_pages(app, keep)
+    if docname is None or not build.settings.report_chart:
+        # The chart an earlier build drew beside the report would stay published.
+        with contextlib.suppress(OSError):
+            layout.chart_path(app.outdir).unlink()
+    if docname is None:
         return
     # Imported for a build with a report page only: the report views are the plugin's
     # largest import, and most builds never need them.
