@@ -15,6 +15,7 @@ from helpers.gallery_build import build
 
 from docsaccel import layout
 from docsaccel.cache.store import CacheStore
+from docsaccel.records import read_records
 from docsaccel.report.commands import run_report
 
 pytestmark = pytest.mark.slow
@@ -101,3 +102,37 @@ def test_w_fails_on_sphinx_gallerys_warning_unless_conf_py_suppresses_it(src) ->
     again = build(src, "-W", outdir=src / "_build" / "again")
     assert again.returncode == 0, again.output
     _assert_apart(again, "cached")
+
+
+def test_ids_whose_plain_file_names_would_meet_keep_a_record_each(tmp_path) -> None:
+    # ``examples/a/plot_b.py`` (a sub-gallery) and ``examples/a__plot_b.py`` would both be
+    # ``examples__a__plot_b.py`` with ``/`` written as ``__``.
+    src = tmp_path / "src"
+    for name, text in {
+        "examples/README.rst": "Ex\n==\n",
+        "examples/a__plot_b.py": _example("flat"),
+        "examples/a/README.rst": "A\n=\n",
+        "examples/a/plot_b.py": _example("nested"),
+    }.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text, encoding="utf-8")
+    conf = CONF.replace('["examples", "tutorials"]', '["examples"]')
+    conf = conf.replace('["auto_examples", "auto_tutorials"]', '["auto_examples"]')
+    # Both run: the flat one's path has no "/plot_".
+    (src / "conf.py").write_text(conf.replace('r"/plot_"', 'r"plot_"'), encoding="utf-8")
+    (src / "budgets.toml").write_text('default = "1m"\n', encoding="utf-8")
+    (src / "index.rst").write_text("X\n=\n\n.. toctree::\n\n   auto_examples/index\n")
+
+    ran = build(src, "-W")
+    assert ran.returncode == 0, ran.output
+    # Again: both unchanged, so both get a record file (their journal has no line).
+    built = build(src, "-W", outdir=src / "_build" / "again")
+
+    assert built.returncode == 0, built.output
+    on_disk = read_records(layout.records_dir(built.outdir))
+    assert sorted(on_disk) == ["examples/a/plot_b.py", "examples/a__plot_b.py"], on_disk
+    for example_id, record in on_disk.items():
+        assert record["status"] == "cached", record
+        page = "a/plot_b.html" if example_id == "examples/a/plot_b.py" else "a__plot_b.html"
+        which = "nested" if example_id == "examples/a/plot_b.py" else "flat"
+        assert f"printed by {which}" in (built.outdir / "auto_examples" / page).read_text()

@@ -39,7 +39,9 @@ __all__ = [
     "JOURNAL_PREFIX",
     "SHARD_FOLDERS",
     "cache_deps_dir",
+    "example_id_of",
     "holds_outputs",
+    "id_slug",
     "journals",
     "lock_path",
     "records_dir",
@@ -55,6 +57,26 @@ SHARD_FOLDERS = ("shard", "shard-work", "shard-artifacts", "shard-records")
 
 #: How the journal of each process that runs examples is named: ``journal-<pid>.jsonl``.
 JOURNAL_PREFIX = "journal-"
+
+
+def id_slug(example_id: str) -> str:
+    """An example id as one file name (a record's, a cache entry's): ``/`` as ``__``, so
+    ``tutorials/plot_a.py`` is ``tutorials__plot_a.py``. One name per id: when that
+    spelling could stand for another id (``g/a__b.py`` and ``g/a/b.py``, or ``_`` beside a
+    ``/``), ``%`` and ``_`` are escaped first (``g__a%5F%5Fb.py``), so two examples never
+    share a file.
+
+    >>> id_slug("tutorials/plot_a.py"), id_slug("g/a__b.py"), id_slug("g/a/b.py")
+    ('tutorials__plot_a.py', 'g__a%5F%5Fb.py', 'g__a__b.py')
+    """
+    if not any(part in example_id for part in ("%", "__", "_/", "/_")):
+        return example_id.replace("/", "__")
+    return example_id.replace("%", "%25").replace("_", "%5F").replace("/", "__")
+
+
+def example_id_of(slug: str) -> str:
+    """The example id :func:`id_slug` made ``slug`` from."""
+    return slug.replace("__", "/").replace("%5F", "_").replace("%25", "%")
 
 
 def _under(outdir: str | os.PathLike[str], *parts: str) -> Path:
