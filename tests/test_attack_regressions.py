@@ -17,7 +17,9 @@ import pytest
 from helpers.gallery_build import build, make_project
 
 from docsaccel.cache.recorder import Recorder
-from docsaccel.cache.store import CacheStore, entry_slug, example_id_of
+from docsaccel.cache.store import CacheStore
+from docsaccel.layout import example_id_of
+from docsaccel.layout import id_slug as entry_slug
 from docsaccel.settings import SettingError, config_values, read_settings, unknown_settings
 
 #: Bound as a library binds it, when imported: before any recorder was installed.

@@ -168,6 +168,12 @@ def test_the_ceiling_stops_unbounded_growth_within_a_second(tmp_path, capsys) ->
     assert delay < 1.0, f"stopped {delay:.2f} s after crossing the ceiling"
     assert grow["peak_rss_bytes"] < ceiling + 300 * MIB
     assert f"ceiling of {format_size(ceiling)} (docsaccel_memory_limit)" in grow["error"]
+    # Its peak when stopped, counted as the record counts it: never below what its
+    # process held when it started, never above the record's peak.
+    found = re.search(r"at a peak of (\S+) \(its process held (\S+) when", grow["error"])
+    assert found, grow["error"]
+    at, started = (parse_size(size, "error") for size in found.groups())
+    assert started <= at <= peak_bytes(grow) * 1.01, grow["error"]
     # docsaccel says it once, when it happens (sphinx-gallery's traceback repeats it).
     said = [line for line in built.output.splitlines() if line.startswith("ERROR:")]
     assert sum(grow["error"] in line for line in said) == 1, built.output
@@ -175,6 +181,42 @@ def test_the_ceiling_stops_unbounded_growth_within_a_second(tmp_path, capsys) ->
     assert code == 1
     peak = format_size(peak_bytes(grow))
     assert f"plot_m_grow.py: peak {peak} (interrupted by the build's memory ceiling)" in out
+
+
+@pytest.mark.parametrize(
+    ("budgets", "env", "named"),
+    [
+        (None, {"DOCSACCEL_MEMORY_LIMIT": "50M"}, "DOCSACCEL_MEMORY_LIMIT = '50M' is not above"),
+        (
+            '[examples]\n"plot_quick.py" = { memory = "50M" }\n',
+            {"DOCSACCEL_ON_OVERRUN": "warn"},
+            "docsaccel_budgets: examples/plot_quick.py: its memory budget of 50M from "
+            "budgets.toml [examples] 'plot_quick.py' is not above",
+        ),
+    ],
+)
+def test_a_limit_the_build_already_fills_is_refused_before_any_example(
+    tmp_path, capsys, budgets, env, named
+) -> None:
+    # Sphinx and sphinx-gallery alone hold more than 50M: every example would be stopped
+    # (or over its budget) by memory that is not its own.
+    src = make_project(tmp_path, ["plot_quick.py"], budgets=budgets)
+
+    built = build(src, env=env)
+
+    assert built.returncode == 2, built.output
+    said = [line for line in built.output.splitlines() if named in line]
+    assert said, built.output
+    held = re.search(r"before any example runs \((\S+)\)", said[0])
+    assert held and parse_size(held.group(1), "held") > 50 * MIB, said[0]
+    assert not (src / "auto_examples" / "plot_quick.rst").exists(), "an example ran"
+    assert built.report["build"]["complete"] is False
+    assert named in built.report["build"]["stopped_before_examples"]
+    # No gate passes it: check says why the build measured nothing (exit 2, as for a
+    # report it cannot judge).
+    code, out = check(built.report_path, capsys)
+    assert code == 2, out
+    assert "stopped before its examples ran" in out and named in out, out
 
 
 def test_the_report_is_on_disk_before_the_process_can_be_killed(tmp_path, capsys) -> None:
@@ -316,7 +358,9 @@ def test_parallel_workers_obey_the_build_wide_ceiling(tmp_path) -> None:
     assert (grow["status"], grow["interrupted_by"]) == ("interrupted", "ceiling"), grow
     # Stopped for what the build held: the Sphinx process and the other worker counted
     # beside it (at least a trivial example's process), not for its own memory alone.
-    found = re.search(r"interrupted at (\S+) .*the build's processes held (\S+),", grow["error"])
+    found = re.search(
+        r"interrupted at a peak of (\S+) .*the build's processes held (\S+) ", grow["error"]
+    )
     assert found, grow["error"]
     example, whole = (parse_size(size, "error") for size in found.groups())
     assert whole > ceiling and whole - example >= worker // 2, grow["error"]

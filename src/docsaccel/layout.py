@@ -5,6 +5,7 @@ the CLI and CI scripts are pointed there, so the layout is stated once:
 
 ==========================================  ===============================================
 ``<outdir>/docsaccel/report.json``          the build's report (:mod:`docsaccel.schema`)
+``<outdir>/docsaccel/chart.svg``            the report page's chart, when it has one
 ``<outdir>/docsaccel/records/``             one record per example, and the journals
                                             (``journal-<pid>.jsonl``, one per process)
 ``<outdir>/docsaccel/cache-deps/``          what each executed example depended on, until
@@ -38,7 +39,9 @@ __all__ = [
     "JOURNAL_PREFIX",
     "SHARD_FOLDERS",
     "cache_deps_dir",
+    "example_id_of",
     "holds_outputs",
+    "id_slug",
     "journals",
     "lock_path",
     "records_dir",
@@ -56,6 +59,26 @@ SHARD_FOLDERS = ("shard", "shard-work", "shard-artifacts", "shard-records")
 JOURNAL_PREFIX = "journal-"
 
 
+def id_slug(example_id: str) -> str:
+    """An example id as one file name (a record's, a cache entry's): ``/`` as ``__``, so
+    ``tutorials/plot_a.py`` is ``tutorials__plot_a.py``. One name per id: when that
+    spelling could stand for another id (``g/a__b.py`` and ``g/a/b.py``, or ``_`` beside a
+    ``/``), ``%`` and ``_`` are escaped first (``g__a%5F%5Fb.py``), so two examples never
+    share a file.
+
+    >>> id_slug("tutorials/plot_a.py"), id_slug("g/a__b.py"), id_slug("g/a/b.py")
+    ('tutorials__plot_a.py', 'g__a%5F%5Fb.py', 'g__a__b.py')
+    """
+    if not any(part in example_id for part in ("%", "__", "_/", "/_")):
+        return example_id.replace("/", "__")
+    return example_id.replace("%", "%25").replace("_", "%5F").replace("/", "__")
+
+
+def example_id_of(slug: str) -> str:
+    """The example id :func:`id_slug` made ``slug`` from."""
+    return slug.replace("__", "/").replace("%5F", "_").replace("%25", "%")
+
+
 def _under(outdir: str | os.PathLike[str], *parts: str) -> Path:
     return Path(outdir, FOLDER_NAME, *parts)
 
@@ -63,6 +86,11 @@ def _under(outdir: str | os.PathLike[str], *parts: str) -> Path:
 def report_path(outdir: str | os.PathLike[str]) -> Path:
     """The build's report."""
     return _under(outdir, "report.json")
+
+
+def chart_path(outdir: str | os.PathLike[str]) -> Path:
+    """The report page's chart, drawn beside the report (``docsaccel_report_chart``)."""
+    return _under(outdir, "chart.svg")
 
 
 def records_dir(outdir: str | os.PathLike[str]) -> Path:

@@ -91,7 +91,8 @@ def record_file(records_dir: Path | str, example_id: str) -> Path:
 
 
 def _record_path(records_dir: Path | str, example_id: str) -> str:
-    return os.path.join(records_dir, example_id.replace("/", "__") + ".json")
+    # One file per id, even where "/" as "__" would give two ids one name.
+    return os.path.join(records_dir, layout.id_slug(example_id) + ".json")
 
 
 def base_record(example: Example, status: str, fast: bool, **fields: Any) -> dict[str, Any]:

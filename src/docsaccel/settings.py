@@ -410,7 +410,8 @@ class Settings:
         "The build's memory ceiling: an example that would take the build's processes "
         "over it is interrupted, its record and the report written first, and the build "
         "fails (see the budgets guide). Set it a little under the runner's memory, such as "
-        '``"6.5G"`` on a 7 GB host; ``"none"`` in the variable turns it off.',
+        '``"6.5G"`` on a 7 GB host; ``"none"`` in the variable turns it off. One at or '
+        "below what the build holds before any example runs stops the build then.",
         "a size such as ``'6.5G'``, or None",
         types=(type(None), str),
         env="DOCSACCEL_MEMORY_LIMIT",

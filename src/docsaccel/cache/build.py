@@ -84,7 +84,6 @@ from docsaccel.cache.store import (
     EntryError,
     MissingEntry,
     Stamp,
-    entry_slug,
     remove_created,
 )
 from docsaccel.contract import (
@@ -101,6 +100,7 @@ from docsaccel.contract import (
 )
 from docsaccel.examples import Example
 from docsaccel.formats import replace_atomically, write_json
+from docsaccel.layout import id_slug
 from docsaccel.outputs import missing_references
 from docsaccel.records import base_record, run_outputs
 from docsaccel.schema import MEASURED_FIELDS, SchemaError, validate_record
@@ -115,7 +115,7 @@ RUNS_EVERY_BUILD = "runs_every_build"
 
 
 def _slug(example_id: str) -> str:
-    return entry_slug(example_id)
+    return id_slug(example_id)
 
 
 @dataclass

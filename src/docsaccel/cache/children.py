@@ -448,11 +448,11 @@ class Children:
     def begin(self, example_id: str, deps_dir: str, project: Project, granularity: str) -> None:
         """The example starts in this process: tell its children (see the module doc)."""
         from docsaccel.cache import child
-        from docsaccel.cache.store import entry_slug
+        from docsaccel.layout import id_slug
 
         child.leave()  # a process that records examples is nobody's child any more
         folder = os.path.join(deps_dir, "children")
-        records = os.path.join(folder, entry_slug(example_id))
+        records = os.path.join(folder, id_slug(example_id))
         with contextlib.suppress(OSError):
             for name in os.listdir(records):  # an earlier run of it in this build
                 os.unlink(os.path.join(records, name))
@@ -490,12 +490,12 @@ class Children:
         ``modules``: those the example used, which say whether it may have started
         Python processes no event shows (``multiprocessing``'s ``spawn``), when those
         cannot be followed here (no startup hook)."""
-        from docsaccel.cache.store import entry_slug
+        from docsaccel.layout import id_slug
 
         followed = Followed(not_followed=list(self.launches.not_followed))
         followed.problems += [f"a Python child docsaccel cannot follow: {c}" for c in
                               self.launches.unfollowable]  # fmt: skip
-        records = Path(deps_dir, "children", entry_slug(example_id))
+        records = Path(deps_dir, "children", id_slug(example_id))
         started: dict[int, int] = {os.getpid(): self.launches.python}
         found: dict[int, int] = {}
         forked_here = 0

@@ -34,7 +34,7 @@ from typing import Any
 
 from docsaccel import memory
 from docsaccel.cache.deps import CHILDREN_KEY, Project, changes, dependency_rows, find_root
-from docsaccel.cache.store import CacheStore, EntryError, example_id_of
+from docsaccel.cache.store import CacheStore, EntryError
 from docsaccel.contract import (
     AUDIT_STATUSES,
     CACHED,
@@ -43,6 +43,7 @@ from docsaccel.contract import (
     NONDETERMINISTIC,
     STALE,
 )
+from docsaccel.layout import example_id_of
 
 __all__ = ["explain", "human_size", "parse_size", "prune", "stats"]
 

@@ -2,7 +2,7 @@
 
 Layout of a cache folder::
 
-    entries/<example id, / as __ (see entry_slug)>--<context key>/
+    entries/<example id, / as __ (see docsaccel.layout.id_slug)>--<context key>/
         entry.json     # schema docsaccel.cache-entry: id, context, dependencies, the
                        # record of the run that made it, and its files with their digests
         files/...      # the example's gallery outputs, by path inside the Sphinx source dir
@@ -61,6 +61,7 @@ from docsaccel.cache.deps import is_under
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.contract import InputError, read_json
 from docsaccel.formats import Format, write_json
+from docsaccel.layout import id_slug
 
 __all__ = [
     "ENTRY_FORMAT",
@@ -171,7 +172,7 @@ class CacheStore:
 
     @staticmethod
     def entry_name(example_id: str, context_key: str) -> str:
-        return f"{entry_slug(example_id)}--{context_key}"
+        return f"{id_slug(example_id)}--{context_key}"
 
     def load(self, name: str) -> Entry:
         """The entry called ``name``; raises :class:`MissingEntry` or :class:`EntryError`."""
@@ -223,7 +224,7 @@ class CacheStore:
     def scan(self, example_id: str, but: str = "") -> tuple[list[Entry], list[tuple[str, str]]]:
         """The entries of ``example_id`` except the one called ``but``: the readable ones,
         newest first, and ``(name, why)`` of those a build cannot read."""
-        prefix = f"{entry_slug(example_id)}--"
+        prefix = f"{id_slug(example_id)}--"
         found, broken = [], []
         paths = sorted(self.entries.iterdir()) if self.entries.is_dir() else ()
         for path in paths:  # not a glob: an id may hold glob characters ("plot_[a].py")
@@ -399,21 +400,6 @@ class CacheStore:
         except InputError:
             return None
         return data if isinstance(data, dict) else None
-
-
-def entry_slug(example_id: str) -> str:
-    """The example id as one file name: ``/`` as ``__``, so ``tutorials/plot_a.py`` is
-    ``tutorials__plot_a.py``. One name per id: when that spelling could stand for another id
-    (``g/a__b.py`` and ``g/a/b.py``, or ``_`` beside a ``/``), ``%`` and ``_`` are escaped
-    first (``g__a%5F%5Fb.py``), so two examples never share an entry."""
-    if not any(part in example_id for part in ("%", "__", "_/", "/_")):
-        return example_id.replace("/", "__")
-    return example_id.replace("%", "%25").replace("_", "%5F").replace("/", "__")
-
-
-def example_id_of(slug: str) -> str:
-    """The example id :func:`entry_slug` made ``slug`` from."""
-    return slug.replace("__", "/").replace("%5F", "_").replace("%25", "%")
 
 
 def _is_listing(listing: Any) -> bool:

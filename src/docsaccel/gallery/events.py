@@ -82,7 +82,9 @@ from docsaccel.gallery import process_end
 from docsaccel.gallery.hook import ExampleHook
 from docsaccel.gallery.interrupt import cancel_all
 from docsaccel.gallery.lock import LockedError, OutdirLock
+from docsaccel.gallery.memory import build_bytes, rss_bytes
 from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
+from docsaccel.gallery.page_file import remove_unwanted_pages
 from docsaccel.gallery.progress import remove_stale_pipes, start_progress
 from docsaccel.gallery.state import GalleryBuild
 from docsaccel.memory import format_size, machine_bytes
@@ -100,6 +102,7 @@ from docsaccel.settings import (
     Settings,
     env_name,
     read_settings,
+    resolve,
     unknown_settings,
     unknown_variables,
 )
@@ -349,6 +352,40 @@ def _plan(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> Non
         raise ConfigError(f"docsaccel_budgets: {exc}") from None
     for message in unused:
         logger.warning(message, type="docsaccel", subtype="budgets")
+    _check_memory_room(app.config, build, gallery_conf)
+
+
+def _check_memory_room(config: Any, build: GalleryBuild, gallery_conf: dict[str, Any]) -> None:
+    """Refuse a memory ceiling, or a memory budget, that the build already fills before any
+    example runs: every example would be stopped, or over its budget, by memory that is
+    not its own (Sphinx's, sphinx-gallery's, the modules imported so far)."""
+    ceiling = build.settings.memory_limit
+    if ceiling is not None:
+        held = build_bytes()
+        if ceiling <= held:
+            where, value = resolve("memory_limit", config, os.environ)
+            size = (
+                "" if str(value).strip() == format_size(ceiling) else f" ({format_size(ceiling)})"
+            )
+            raise ConfigError(
+                f"{where} = {value!r}{size} is not above what the build's "
+                f"processes hold before any example runs ({format_size(held)}): every "
+                "example would be stopped by the ceiling; set it above that, with room for "
+                "the examples, or a little under the machine's memory"
+            )
+    if (gallery_conf.get("parallel") or 1) > 1:
+        return  # the examples run in workers, whose own memory is not known yet
+    # An example's peak counts what its process held when it started: this process's.
+    held = rss_bytes()
+    for example in build.examples:
+        budget = example.budget.memory
+        if budget.bytes is not None and budget.bytes <= held:
+            raise ConfigError(
+                f"docsaccel_budgets: {example.id}: its memory budget of {budget.describe()} "
+                f"is not above what the process that runs the examples holds before any "
+                f"example runs ({format_size(held)}): its peak counts that memory too, so "
+                "it would always be over; give it room above that"
+            )
 
 
 def _look_up_cache(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> Any:
@@ -516,7 +553,18 @@ def _overrun_texts(record: dict[str, Any], only_over: bool = False) -> list[str]
 
 def _on_report_ready(app: Sphinx, report: dict[str, Any]) -> None:
     build = _build(app)
-    if build is None or build.settings.report_page is None:
+    if build is None:
+        return
+    # Before Sphinx looks for its sources: a page an earlier build wrote, that these
+    # settings no longer ask for, is neither read nor published again.
+    docname = build.settings.report_page
+    keep = None if docname is None else Path(app.srcdir, f"{docname}.rst").resolve()
+    remove_unwanted_pages(app, keep)
+    if docname is None or not build.settings.report_chart:
+        # The chart an earlier build drew beside the report would stay published.
+        with contextlib.suppress(OSError):
+            layout.chart_path(app.outdir).unlink()
+    if docname is None:
         return
     # Imported for a build with a report page only: the report views are the plugin's
     # largest import, and most builds never need them.

@@ -134,8 +134,9 @@ _MEMORY_ADVICE = (
 def _memory_limit_text(example: Example, why: str, sample: Sample, ceiling: int | None) -> str:
     if why == BY_CEILING:
         return (
-            f"the build's processes held {format_size(sample.build)}, over the build's "
-            f"memory ceiling of {format_size(ceiling or 0)} (docsaccel_memory_limit), and "
+            f"the build's processes held {format_size(sample.build)} (each page they share "
+            f"counted once), over the build's memory ceiling of {format_size(ceiling or 0)} "
+            "(docsaccel_memory_limit), and "
             "this example (its process and the processes it started) held the most of it"
         )
     return f"its memory budget is {example.budget.memory.describe()}"
@@ -147,18 +148,30 @@ def memory_interruption_message(
     sample: Sample,
     ceiling: int | None,
     started_at: int,
+    peak: int,
     ended: str = "",
 ) -> str:
     """The error of an example stopped by its memory budget or by the build's ceiling;
     ``started_at``: what its process held when it started (what earlier examples left);
-    ``ended``: the processes it started that were ended for it (:func:`ended_text`)."""
+    ``peak``: its peak so far, as its record and the report count it (never below
+    ``started_at``: both count every page its process maps); ``ended``: the processes it
+    started that were ended for it (:func:`ended_text`)."""
     mode = "" if why == BY_CEILING else " (docsaccel_on_overrun = 'fail')"
     advice = "or raise the ceiling" if why == BY_CEILING else "or raise its memory budget"
     return (
-        f"{example.id} was interrupted at {format_size(sample.example)} (its process held "
+        f"{example.id} was interrupted at a peak of {format_size(peak)} (its process held "
         f"{format_size(started_at)} when it started{'; ' if ended else ''}{ended}): "
         f"{_memory_limit_text(example, why, sample, ceiling)}{mode}. {_MEMORY_ADVICE}, {advice}."
     )
+
+
+def _peak_so_far(meter: MemoryMeter) -> int:
+    """The example's peak so far, counted as its record counts it (:func:`peak_bytes`).
+
+    The sample that trips a limit counts a shared page once, a fraction in each process,
+    so it reads below what the process held at the start; the peak, like the record and
+    the report, counts every page the process maps."""
+    return peak_bytes(meter.so_far()) or 0
 
 
 def ended_text(held: dict[Process, int], names: dict[Process, str]) -> str:
@@ -174,13 +187,20 @@ def ended_text(held: dict[Process, int], names: dict[Process, str]) -> str:
 
 
 def memory_hard_stop_message(
-    example: Example, elapsed: float, why: str, tripped: Sample, last: Sample, ceiling: int | None
+    example: Example,
+    elapsed: float,
+    why: str,
+    tripped: Sample,
+    last: Sample,
+    ceiling: int | None,
+    peak: int,
 ) -> str:
     """The error of an example the hard stop ended after its memory interruption:
-    ``tripped`` is the sample that interrupted it, ``last`` the one that ended it."""
+    ``tripped`` is the sample that interrupted it, ``last`` the one that ended it,
+    ``peak`` its peak when it was interrupted (as :func:`memory_interruption_message`)."""
     return (
         f"{example.id} {HARD_STOP} {elapsed:.1f} s (its process was ended): it "
-        f"went on after its interruption at {format_size(tripped.example)} "
+        f"went on after its interruption at a peak of {format_size(peak)} "
         f"({_memory_limit_text(example, why, tripped, ceiling)}), and held "
         f"{format_size(last.example)} (the build {format_size(last.build)}) when it was "
         f"ended (it ignores or swallows the interruption, or runs native code: it allocates, "
@@ -218,6 +238,8 @@ class _Run:
         #: The memory sample the tripwire last took, and the one that tripped it.
         self.sample: Sample | None = None
         self.tripped: Sample | None = None
+        #: Its peak when the tripwire tripped (:func:`_peak_so_far`).
+        self.tripped_peak = 0
         #: The processes it started that hold its memory, ended once it is interrupted.
         self.memory_children: set[tuple[int, int]] = set()
         self.cost_before: tuple[int, int] | None = None
@@ -418,10 +440,17 @@ class ExampleHook:
         when they hold the memory, record the example, save the report."""
         assert run.sample is not None and run.meter is not None
         ended = self._memory_children(run) if run.interrupted_after is None else ""
+        if run.tripped is None:
+            run.tripped, run.tripped_peak = run.sample, _peak_so_far(run.meter)
         message = memory_interruption_message(
-            run.example, why, run.sample, self.memory_limit, run.meter.rss_before, ended
+            run.example,
+            why,
+            run.sample,
+            self.memory_limit,
+            run.meter.rss_before,
+            run.tripped_peak,
+            ended,
         )
-        run.tripped = run.tripped or run.sample
         if run.interrupted_after is None:
             run.interrupted_after = time.perf_counter() - run.wall_start
             run.interrupted_by, run.interruption = why, message
@@ -461,7 +490,7 @@ class ExampleHook:
         why = run.tripwire.why if run.tripwire is not None else None
         assert tripped is not None and last is not None and why is not None
         message = memory_hard_stop_message(
-            run.example, elapsed, why, tripped, last, self.memory_limit
+            run.example, elapsed, why, tripped, last, self.memory_limit, run.tripped_peak
         )
         self._end_hard(run, message)
 

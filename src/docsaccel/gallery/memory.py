@@ -85,6 +85,7 @@ __all__ = [
     "SAMPLE_SECONDS",
     "MemoryMeter",
     "Sample",
+    "build_bytes",
     "hard_line",
     "own_peak_bytes",
     "pss_bytes",
@@ -169,6 +170,13 @@ def _own_peak(peak: int | None, smaps: dict[bytes, int]) -> int | None:
 
 def _tree(pid: int, measure: Callable[[int | str], int]) -> int:
     return measure(pid) + sum(measure(child) for child, _ in descendants(pid))
+
+
+def build_bytes(build_pid: int | None = None) -> int:
+    """What the build's processes hold now (``build_pid``, this process by default, and
+    its descendants), each shared page counted once: the measure that decides whether
+    the build is over its ceiling."""
+    return _tree(os.getpid() if build_pid is None else build_pid, pss_bytes)
 
 
 #: The meter of the example this process runs now: a fork is noted on it.

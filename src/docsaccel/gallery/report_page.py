@@ -41,6 +41,8 @@ from typing import Any
 from sphinx.errors import ConfigError
 from sphinx.util import logging
 
+from docsaccel import layout
+from docsaccel.gallery.page_file import GENERATED_MARKER, TITLE, is_generated, note_page
 from docsaccel.report.html import render_html_fragment
 from docsaccel.report.inputs import report_input
 from docsaccel.report.summary import summarize
@@ -56,14 +58,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-TITLE = "Build budget report"
 #: Stands in the page for the chart until the chart process has drawn it.
 CHART_PLACEHOLDER = "<!-- docsaccel: budget chart -->"
 _CHART_SECONDS = 300
-#: A reST comment in every page the plugin writes: the files it may replace.
-GENERATED_MARKER = (
-    ".. docsaccel-generated-page: written by docsaccel_report_page at every build; edits are lost"
-)
 
 
 @dataclass
@@ -117,30 +114,13 @@ def check_report_page(app: Any, docname: str) -> Path:
     suffixes = list(getattr(app.config, "source_suffix", None) or {".rst": None})
     for suffix in dict.fromkeys([".rst", *suffixes]):
         existing = target.with_name(target.name[: -len(".rst")] + suffix)
-        if existing.exists() and not _generated(existing):
+        if existing.exists() and not is_generated(existing):
             other = "budget_report" if docname != "budget_report" else "docsaccel_budget_report"
             raise ConfigError(
                 f"docsaccel_report_page = {docname!r} would replace {existing}, a file "
                 f"docsaccel did not write; choose another document name, e.g. {other!r}"
             )
     return target
-
-
-#: How pages written before :data:`GENERATED_MARKER` existed begin: replacing one of them
-#: is an upgrade, not an overwrite of the project's file.
-_LEGACY_HEAD = (
-    f":orphan:\n\n{TITLE}\n{'=' * len(TITLE)}\n\n"
-    "What each executed example of this build cost, against its budget."
-)
-
-
-def _generated(path: Path) -> bool:
-    try:
-        with path.open(encoding="utf-8") as stream:
-            head = stream.read(4096)
-    except (OSError, UnicodeDecodeError):
-        return False
-    return GENERATED_MARKER in head or head.startswith(_LEGACY_HEAD)
 
 
 def _trends(history: Path, fast: bool) -> Any:
@@ -174,9 +154,10 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
     text = page_text(report, chart=chart, history=build.settings.history)
     if not target.is_file() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
+    note_page(app, target)
     if not draw_chart:
         return
-    svg = build.report_path.with_name("chart.svg")
+    svg = layout.chart_path(app.outdir)
     command = [sys.executable, "-m", "docsaccel.report.chart", str(build.report_path), str(svg)]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     page = Path(app.outdir, f"{docname}.html")

@@ -1,0 +1,115 @@
+"""The report page's source file: how docsaccel marks it, notes it, and takes it away.
+
+The page (``docsaccel_report_page``) is a ``.rst`` file docsaccel writes into the source
+folder; Sphinx reads it like any other. Left there once the setting is off (or names
+another page), it would be read and published again by every later build. So:
+
+- every page docsaccel writes carries :data:`GENERATED_MARKER`, and only a file that
+  carries it (:func:`is_generated`) is ever replaced or removed: a file of the project
+  with the same name never is;
+- where it wrote the page is noted in Sphinx's doctree folder (:func:`note_page`);
+- each build, before Sphinx looks for its sources, removes the pages it wrote that the
+  settings no longer ask for (:func:`remove_unwanted_pages`): the noted one, and the
+  documented name ``budget_report`` (the note is gone after a clean of the build folder),
+  with the HTML an earlier build made of them, which Sphinx itself never removes.
+
+Kept apart from :mod:`.report_page` so that a build without the page, which runs the
+removal, does not import the report views.
+
+Example::
+
+    remove_unwanted_pages(app, keep=None)          # the page is off: none stays
+    note_page(app, Path(app.srcdir, "budget_report.rst"))
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Any
+
+from sphinx.util import logging
+
+__all__ = ["GENERATED_MARKER", "TITLE", "is_generated", "note_page", "remove_unwanted_pages"]
+
+logger = logging.getLogger(__name__)
+
+TITLE = "Build budget report"
+#: A reST comment in every page the plugin writes: the files it may replace or remove.
+GENERATED_MARKER = (
+    ".. docsaccel-generated-page: written by docsaccel_report_page at every build; edits are lost"
+)
+#: How pages written before :data:`GENERATED_MARKER` existed begin: replacing one of them
+#: is an upgrade, not an overwrite of the project's file.
+_LEGACY_HEAD = (
+    f":orphan:\n\n{TITLE}\n{'=' * len(TITLE)}\n\n"
+    "What each executed example of this build cost, against its budget."
+)
+#: The docname the guides give the page: looked at even when no note says it was written.
+DOCUMENTED_DOCNAME = "budget_report"
+#: The note, in Sphinx's doctree folder: the page's path, relative to the source folder.
+_NOTE = "docsaccel-report-page.txt"
+
+
+def is_generated(path: Path) -> bool:
+    """Whether ``path`` is a page docsaccel wrote (it carries the marker)."""
+    try:
+        with path.open(encoding="utf-8") as stream:
+            head = stream.read(4096)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return GENERATED_MARKER in head or head.startswith(_LEGACY_HEAD)
+
+
+def _note_path(app: Any) -> Path:
+    return Path(app.doctreedir, _NOTE)
+
+
+def note_page(app: Any, page: Path) -> None:
+    """Note that this build wrote ``page`` (inside the source folder)."""
+    note = _note_path(app)
+    relative = page.resolve().relative_to(Path(app.srcdir).resolve()).as_posix()
+    with contextlib.suppress(OSError):
+        if not note.is_file() or note.read_text(encoding="utf-8") != relative:
+            note.parent.mkdir(parents=True, exist_ok=True)
+            note.write_text(relative, encoding="utf-8")
+
+
+def _noted(app: Any) -> str | None:
+    try:
+        text = _note_path(app).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text or None
+
+
+def remove_unwanted_pages(app: Any, keep: Path | None) -> None:
+    """Remove the pages docsaccel wrote other than ``keep`` (the page this build writes;
+    None: no page), and their HTML; forget the note when no page stays."""
+    srcdir = Path(app.srcdir).resolve()
+    noted = _noted(app)
+    candidates = {srcdir / f"{DOCUMENTED_DOCNAME}.rst"}
+    if noted is not None:
+        candidates.add((srcdir / noted).resolve())
+    for page in sorted(candidates):
+        if page == keep or srcdir not in page.parents or not is_generated(page):
+            continue
+        page.unlink()
+        docname = page.relative_to(srcdir).with_suffix("").as_posix()
+        _remove_output(app, docname)
+        logger.info(f"docsaccel: removed {page}, the report page an earlier build wrote")
+    if keep is None and noted is not None:
+        with contextlib.suppress(OSError):
+            _note_path(app).unlink()
+
+
+def _remove_output(app: Any, docname: str) -> None:
+    """Remove what an earlier build made of ``docname`` in the output folder: Sphinx
+    drops a removed source from its environment, but leaves its page published."""
+    builder = getattr(app, "builder", None)
+    get_outfilename = getattr(builder, "get_outfilename", None)
+    if get_outfilename is None:
+        return  # a builder without one page per document (latex, ...): nothing of it
+    with contextlib.suppress(OSError, ValueError):
+        os.remove(get_outfilename(docname))

@@ -1,0 +1,65 @@
+"""Turning the report page off, or renaming it, in a tree an earlier build published it
+from: the page docsaccel wrote is gone from the sources and from the site, and a file of
+the project with the page's name is never touched."""
+
+from __future__ import annotations
+
+import pytest
+from helpers.gallery_build import build, make_project
+
+from docsaccel import layout
+
+pytestmark = pytest.mark.slow
+
+PAGE = 'docsaccel_report_page = "budget_report"\ndocsaccel_report_chart = True\n'
+
+
+def _set_conf(src, extra: str) -> None:
+    conf = src / "conf.py"
+    base = conf.read_text("utf-8").split("# docsaccel settings of the test\n")[0]
+    conf.write_text(f"{base}# docsaccel settings of the test\n{extra}", encoding="utf-8")
+
+
+def test_turning_the_page_off_unpublishes_it(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_quick.py"])
+    _set_conf(src, PAGE)
+    on = build(src, "-W")
+    assert on.returncode == 0, on.output
+    assert (src / "budget_report.rst").is_file()
+    assert (on.outdir / "budget_report.html").is_file()
+    assert layout.chart_path(on.outdir).is_file()
+
+    _set_conf(src, "")
+    off = build(src, "-W")
+
+    assert off.returncode == 0, off.output
+    assert not (src / "budget_report.rst").exists(), "the generated source stayed"
+    assert not (off.outdir / "budget_report.html").exists(), "the page stayed published"
+    assert not layout.chart_path(off.outdir).exists(), "the chart stayed published"
+    assert "budget_report" not in (off.outdir / "searchindex.js").read_text("utf-8")
+    assert off.record("plot_quick.py")["status"] in ("ok", "cached")
+
+
+def test_a_renamed_page_leaves_no_copy_and_a_project_file_is_kept(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_quick.py"])
+    _set_conf(src, 'docsaccel_report_page = "reports/budget"\n')
+    first = build(src, "-W")
+    assert first.returncode == 0, first.output
+    assert (src / "reports" / "budget.rst").is_file()
+
+    _set_conf(src, PAGE)
+    renamed = build(src, "-W")
+
+    assert renamed.returncode == 0, renamed.output
+    assert not (src / "reports" / "budget.rst").exists()
+    assert not (renamed.outdir / "reports" / "budget.html").exists()
+    assert (renamed.outdir / "budget_report.html").is_file()
+
+    # The project's own page of that name (it carries no marker) is never removed.
+    _set_conf(src, "")
+    mine = ":orphan:\n\nBuild budget report\n===================\n\nMy own notes.\n"
+    (src / "budget_report.rst").write_text(mine, encoding="utf-8")
+    off = build(src, "-W")
+    assert off.returncode == 0, off.output
+    assert (src / "budget_report.rst").read_text("utf-8") == mine
+    assert "My own notes." in (off.outdir / "budget_report.html").read_text("utf-8")
