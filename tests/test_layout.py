@@ -84,6 +84,9 @@ SRC = Path(docsaccel.__file__).parent
 LAYERS: tuple[frozenset[str], ...] = (
     # The facts every part shares.
     frozenset({"contract"}),
+    # The one owner of what docsaccel intercepts in a process (the audit hook, the
+    # process-wide functions it replaces), used by the cache, the watches and the plugin.
+    frozenset({"intercept"}),
     # Sizes and the machine's memory, which settings and budgets check values against.
     frozenset({"memory"}),
     frozenset({"layout", "formats", "settings", "registry"}),
