@@ -99,8 +99,8 @@ def listen(events: Iterable[str], callback: AuditCallback) -> Listener:
         _listeners.append(listener)
         _rebuild()
         if not _hook_installed:
-            _hook_installed = True
             sys.addaudithook(_dispatch)
+            _hook_installed = True
     return listener
 
 
