@@ -114,3 +114,24 @@ def test_apply_again_puts_back_a_replacement_something_else_replaced() -> None:
     assert owner.f("x") == "X+a" and ours.original is str.upper
     ours.undo()
     assert owner.f is str.upper
+
+
+def test_the_exit_guards_undone_under_a_later_patch_keep_it() -> None:
+    # In a forked child the build's exit guards are undone; a patch made on top of one
+    # of them (a cache child's os._exit that writes its record) stays, over the real one.
+    code = (
+        "import os, sys\n"
+        "from docsaccel import intercept\n"
+        "from docsaccel.gallery import process_end\n"
+        "process_end._guard_exits()\n"
+        "guard = os._exit\n"
+        "later = intercept.patch(os, '_exit', lambda p: lambda status: p.original(status))\n"
+        "process_end._unguard_exits()\n"
+        "assert os._exit is later.replacement, os._exit\n"
+        "assert later.original is process_end.real_exit is not guard\n"
+        "assert sys.exit is process_end._real_sys_exit\n"
+        "later.undo()\n"
+        "assert os._exit is process_end.real_exit\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
