@@ -84,6 +84,9 @@ SRC = Path(docsaccel.__file__).parent
 LAYERS: tuple[frozenset[str], ...] = (
     # The facts every part shares.
     frozenset({"contract"}),
+    # The one owner of what docsaccel intercepts in a process (the audit hook, the
+    # process-wide functions it replaces), used by the cache, the watches and the plugin.
+    frozenset({"intercept"}),
     # Sizes and the machine's memory, which settings and budgets check values against.
     frozenset({"memory"}),
     frozenset({"layout", "formats", "settings", "registry"}),
@@ -236,3 +239,105 @@ def test_the_cache_store_loads_neither_sphinx_nor_sphinx_gallery() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+# One owner for what a process intercepts --------------------------------------------------
+
+#: What replaces a process-wide function: the import system's, the ways a process ends,
+#: and the ``exec*`` functions that replace it with another program.
+PROCESS_WIDE = frozenset(
+    {"__import__", "_gcd_import", "find_spec", "exit", "_exit", "_clear", "unregister"}
+    | {"_run_exitfuncs", "_send_bytes", "_recv_bytes"}
+    | {f"exec{form}" for form in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")}
+)
+INTERCEPT = SRC / "intercept.py"
+
+
+def intercept_violations(src: Path) -> list[str]:
+    """Every place under ``src`` but ``intercept.py`` that installs an audit hook (in code
+    or in the code of a child, a string) or assigns a process-wide function: an attribute
+    of :data:`PROCESS_WIDE` assigned, or set with ``setattr`` (by name, or by a name not
+    known before it runs; a module constant's string is known)."""
+    problems = []
+    for path in sorted(src.rglob("*.py")):
+        if path.name == "intercept.py" and path.parent == src:
+            continue
+        text = path.read_text(encoding="utf-8")
+        where = path.relative_to(src)
+        for number, line in enumerate(text.splitlines(), start=1):
+            if "addaudithook(" in line:
+                problems.append(f"{where}:{number}: calls sys.addaudithook")
+        tree = ast.parse(text)
+        constants = {
+            node.targets[0].id: node.value.value
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            for target in targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and target.attr in PROCESS_WIDE
+                    and not (isinstance(target.value, ast.Name) and target.value.id == "self")
+                ):
+                    problems.append(f"{where}:{node.lineno}: assigns {target.attr}")
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "setattr"
+                and len(node.args) >= 2
+            ):
+                name = node.args[1]
+                if isinstance(name, ast.Name) and name.id in constants:
+                    name = ast.Constant(constants[name.id])
+                if not isinstance(name, ast.Constant) or name.value in PROCESS_WIDE:
+                    shown = name.value if isinstance(name, ast.Constant) else ast.unparse(name)
+                    if _setattr_may_replace(node.args[0]):
+                        problems.append(f"{where}:{node.lineno}: setattr of {shown}")
+    return problems
+
+
+#: Objects whose attributes a ``setattr`` with a name computed at run time may replace.
+_PROCESS_OWNERS = frozenset({"sys", "os", "builtins", "atexit", "importlib", "posix", "owner"})
+
+
+def _setattr_may_replace(owner: ast.expr) -> bool:
+    """Whether ``setattr(owner, ...)`` may replace a process-wide function: its owner is a
+    module that holds one, or a variable standing for any."""
+    if isinstance(owner, ast.Name):
+        return owner.id in _PROCESS_OWNERS or owner.id.startswith("_")
+    return isinstance(owner, ast.Attribute) and owner.attr in {"_bootstrap", "util"}
+
+
+def test_only_intercept_installs_the_audit_hook_or_replaces_process_functions() -> None:
+    assert INTERCEPT.is_file()
+    assert intercept_violations(SRC) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "expected"),
+    [
+        ("outputs.py", "sys.addaudithook(print)", "calls sys.addaudithook"),
+        ("cache/early.py", '_C = "sys.addaudithook(hook)"', "calls sys.addaudithook"),
+        ("cache/child.py", "os._exit = print", "assigns _exit"),
+        ("gallery/hook.py", "def f():\n    builtins.__import__ = print", "assigns __import__"),
+        ("cache/recorder.py", "importlib.util.find_spec = print", "assigns find_spec"),
+        ("gallery/process_end.py", 'setattr(sys, "exit", print)', "setattr of exit"),
+        ("gallery/process_end.py", "setattr(owner, name, print)", "setattr of name"),
+    ],
+)
+def test_an_interception_elsewhere_fails_the_check(tmp_path, module, line, expected) -> None:
+    copy = tmp_path / "docsaccel"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy / module
+    target.write_text(f"{target.read_text(encoding='utf-8')}\n{line}\n", encoding="utf-8")
+    problems = intercept_violations(copy)
+    assert len(problems) == 1 and expected in problems[0], problems

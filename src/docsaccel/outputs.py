@@ -7,10 +7,10 @@ so they are taken from the run itself, in the process that runs the example, whi
 sphinx-gallery processes it (from the hook's "before" call to its "after" call, which
 sphinx-gallery makes once the page, thumbnail, notebook and zip are written):
 
-- :class:`OutputWatch`, an audit hook, sees every file this process opens for writing,
-  renames or links into the gallery folders (``open``, ``os.rename``/``os.replace``,
-  ``os.link``...); a ``.new`` file stands for the file sphinx-gallery moves it over
-  (:func:`docsaccel.sg_compat.final_name`);
+- :class:`OutputWatch`, an audit listener (:mod:`docsaccel.intercept`), sees every file
+  this process opens for writing, renames or links into the gallery folders (``open``,
+  ``os.rename``/``os.replace``, ``os.link``...); a ``.new`` file stands for the file
+  sphinx-gallery moves it over (:func:`docsaccel.sg_compat.final_name`);
 - what no audit event shows (a C library writing an image, ffmpeg writing an
   animation): the files of the example's image folders, by the names sphinx-gallery
   gives its images (:func:`docsaccel.sg_compat.image_owner`), whose status changed
@@ -46,15 +46,15 @@ from __future__ import annotations
 import os
 import re
 import stat
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from docsaccel import sg_compat
 from docsaccel.contract import fork_safe_lock, opens_for_writing
+from docsaccel.intercept import listen
 
 __all__ = [
     "OutputWatch",
@@ -67,6 +67,7 @@ __all__ = [
 
 # Events whose second argument is a path the call creates or replaces.
 _TARGET_EVENTS = frozenset({"os.rename", "os.link", "os.symlink", "shutil.copyfile"})
+_WATCHED_EVENTS = _TARGET_EVENTS | {"open"}
 
 Status = tuple[int, int, int, int]
 
@@ -84,12 +85,12 @@ class OutputWatch:
 
     @classmethod
     def get(cls) -> OutputWatch:
-        """The process's watch, installing its audit hook the first time (never at import:
-        an audit hook cannot be removed)."""
+        """The process's watch, listening to the events that write a file the first time
+        (never at import), for the life of the process."""
         with cls._lock:
             if cls._instance is None:
                 watch = cls()
-                sys.addaudithook(_hook_for(watch))
+                listen(_WATCHED_EVENTS, watch._audit)
                 cls._instance = watch
             return cls._instance
 
@@ -125,18 +126,6 @@ class OutputWatch:
             return
         if absolute.startswith(self._folders):
             self._written.add(absolute)
-
-
-def _hook_for(watch: OutputWatch) -> Callable[[str, tuple[Any, ...]], None]:
-    """The audit hook of ``watch``. It runs for every audit event of the process from the
-    first example on (``open``, ``id()``, ``sys._getframe``...), watched or not: a plain
-    function, which Python calls as a hook for a fraction of what a bound method costs."""
-
-    def hook(event: str, args: tuple[Any, ...]) -> None:
-        if watch.active:
-            watch._audit(event, args)
-
-    return hook
 
 
 def folder_status(folders: Iterable[str | os.PathLike[str]], prefix: str = "") -> dict[str, Status]:

@@ -12,7 +12,7 @@ Python, platform, the gallery settings that shape a page).
 
 The parts, one module each:
 
-- :mod:`.recorder`: watch a running example (audit hook, import wrapper, and the
+- :mod:`.recorder`: watch a running example (audit listener, import wrapper, and the
   functions it runs: :mod:`.instrument` on 3.11, :mod:`.monitor` on 3.12+; the state it
   leaves in project modules: :mod:`.state`);
 - :mod:`.fingerprint`: digests of files and of code pieces (:mod:`.pieces`: how a file

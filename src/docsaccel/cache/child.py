@@ -50,6 +50,7 @@ import atexit
 import contextlib
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from docsaccel.cache.children import (
@@ -73,6 +74,7 @@ from docsaccel.cache.children import (
 from docsaccel.cache.recorder import Recorder, Seen
 from docsaccel.contract import MULTIPROCESSING_HELPERS, fork_safe_lock, free_locks_in_child
 from docsaccel.formats import encode_json, replace_atomically
+from docsaccel.intercept import Patch, patch
 
 __all__ = ["after_fork", "before_fork", "leave", "note_launch", "startup"]
 
@@ -365,13 +367,7 @@ def _patch(kind: str) -> None:
     after each message received. Once per process."""
     if "exit" not in _patched:
         _patched.add("exit")
-        real_exit = os._exit
-
-        def _exit(status: int) -> Any:
-            _flush(EXITED)
-            real_exit(status)
-
-        os._exit = _exit
+        patch(os, "_exit", _flushing_exit)
         atexit.register(_flush, EXITED)
     if kind == MULTIPROCESSING:
         _patch_connection()
@@ -387,19 +383,39 @@ def _patch_connection() -> None:
         if connection is None:  # a worker started afresh, before multiprocessing loaded
             from multiprocessing import connection
 
-        send, receive = connection.Connection._send_bytes, connection.Connection._recv_bytes
+        patch(connection.Connection, "_send_bytes", _flushing_send)
+        patch(connection.Connection, "_recv_bytes", _checking_receive)
 
-        def _send_bytes(self: Any, buf: Any) -> Any:
-            _flush(RUNNING)
-            return send(self, buf)
 
-        def _recv_bytes(self: Any, maxsize: Any = None) -> Any:
-            data = receive(self, maxsize)
-            current = _state
-            if current is not None:
-                with contextlib.suppress(Exception):
-                    current.check_control()
-            return data
+def _flushing_exit(replaced: Patch) -> Callable[[int], Any]:
+    """``os._exit`` that writes the record first (an exit skips the ``atexit`` one)."""
 
-        connection.Connection._send_bytes = _send_bytes
-        connection.Connection._recv_bytes = _recv_bytes
+    def _exit(status: int) -> Any:
+        _flush(EXITED)
+        replaced.original(status)
+
+    return _exit
+
+
+def _flushing_send(replaced: Patch) -> Callable[..., Any]:
+    """``Connection._send_bytes`` that writes the record before each message."""
+
+    def _send_bytes(self: Any, buf: Any) -> Any:
+        _flush(RUNNING)
+        return replaced.original(self, buf)
+
+    return _send_bytes
+
+
+def _checking_receive(replaced: Patch) -> Callable[..., Any]:
+    """``Connection._recv_bytes`` that looks for a new example after each message."""
+
+    def _recv_bytes(self: Any, maxsize: Any = None) -> Any:
+        data = replaced.original(self, maxsize)
+        current = _state
+        if current is not None:
+            with contextlib.suppress(Exception):
+                current.check_control()
+        return data
+
+    return _recv_bytes

@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from docsaccel.cache.recorder import Recorder, Seen
 from docsaccel.contract import InputError, fork_safe_lock, read_json
 from docsaccel.formats import Format, replace_atomically, write_json
+from docsaccel.intercept import listen
 from docsaccel.settings import env_name
 
 if TYPE_CHECKING:  # a child imports as little as it can: it starts before its work
@@ -584,9 +585,8 @@ def _read_record(path: Path) -> dict[str, Any]:
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
-    """The programs a recording process starts (see :class:`Launches`)."""
-    if event not in _LAUNCH_EVENTS:
-        return
+    """The programs a recording process starts (see :class:`Launches`): a listener of
+    :data:`_LAUNCH_EVENTS`."""
     children = Children._instance
     if children is not None and children.recording:
         with contextlib.suppress(Exception):  # never in the way of the example's own call
@@ -602,15 +602,15 @@ _hooks_installed = False
 
 
 def ensure_hooks() -> None:
-    """Install, once per process (a forked child inherits them), the audit hook that sees
-    the programs started and the at-fork hook that makes a forked process a child."""
+    """Install, once per process (a forked child inherits them), the audit listener that
+    sees the programs started and the at-fork hook that makes a forked process a child."""
     global _hooks_installed
     if _hooks_installed:
         return
     _hooks_installed = True
     from docsaccel.cache import child
 
-    sys.addaudithook(_audit)
+    listen(_LAUNCH_EVENTS, _audit)  # for the life of the process
     os.register_at_fork(before=child.before_fork, after_in_child=child.after_fork)
 
 

@@ -67,18 +67,19 @@ sys.path[:] = spec["path"]
 from docsaccel.cache.deps import Project
 from docsaccel.cache.recorder import Recorder
 from docsaccel.contract import opens_for_writing
+from docsaccel.intercept import listen
 project = Project(spec["root"], tuple(spec["roots"]), tuple(spec["excluded"]))
 under = tuple(os.path.join(r, "") for r in project.roots)
 
 def refuse_writes(event, args):
-    if event != "open" or args[0] is None or isinstance(args[0], int):
+    if args[0] is None or isinstance(args[0], int):
         return
     path, mode, flags = args
     path = os.path.abspath(os.fsdecode(path))
     if opens_for_writing(mode, flags) and path.startswith(under) and "__pycache__" not in path:
         raise PermissionError(f"{path} would be written a second time")
 
-sys.addaudithook(refuse_writes)
+listen({"open"}, refuse_writes)  # for the life of the child
 recorder = Recorder.get()
 recorder.count_readers(project.owns_module)
 recorder.watch_prelude(project.roots, project.excluded)

@@ -4,7 +4,7 @@
 One :class:`Recorder` per process, installed on first use, does the watching with three
 hooks:
 
-- an audit hook (:func:`sys.addaudithook`) sees every ``open`` of a file (``open``,
+- an audit listener (:func:`docsaccel.intercept.listen`) sees every ``open`` of a file (``open``,
   ``os.open``, the import system reading a module), every first ``import`` of a module,
   and every listing of a folder (``os.listdir``/``os.scandir`` events, which ``glob``,
   ``pathlib.Path.iterdir``/``glob`` and ``os.walk`` also raise), whose names it notes
@@ -24,10 +24,10 @@ hooks:
 - at ``function`` granularity, the project's own code records each function it runs
   (:mod:`docsaccel.cache.instrument`); other code is not watched at all.
 
-An audit hook cannot be removed and the import wrapper stays in place, so both first check
-one flag: when no example is recording they cost one attribute read. Only paths under the
-roots are kept, and only while recording; turning them into fingerprints is
-:mod:`docsaccel.cache.deps`' job.
+The audit listener and the import wrappers (:func:`docsaccel.intercept.patch`) stay in
+place for the life of the process, so both first check one flag: when no example is
+recording they cost one attribute read. Only paths under the roots are kept, and only
+while recording; turning them into fingerprints is :mod:`docsaccel.cache.deps`' job.
 
 Example::
 
@@ -64,6 +64,7 @@ from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
 from docsaccel.cache.loaded import ModulesMemo
 from docsaccel.cache.state import Snapshot, assigned, changed, snapshot, watch_assignments
 from docsaccel.contract import fork_safe_lock, opens_for_writing
+from docsaccel.intercept import Patch, listen, patch
 
 __all__ = ["NOT_PROJECT", "PRELUDE", "Recorder", "Seen", "own_names"]
 
@@ -178,21 +179,11 @@ def _initializing(module: Any) -> bool:
     return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
 
 
-def _hook_for(recorder: Recorder) -> Callable[[str, tuple[Any, ...]], None]:
-    """The audit hook of ``recorder``: a plain function, not its bound method. The hook
-    runs at every audit event of the process for the rest of its life (``open``, ``id()``,
-    attribute assignments...), and Python asks each hook for ``__cantrace__`` at every
-    event, which a bound method answers only by raising and formatting an AttributeError."""
-    audit = recorder._audit
-
-    def hook(event: str, args: tuple[Any, ...]) -> None:
-        audit(event, args)
-
-    return hook
-
+#: The audit events :meth:`Recorder._audit` listens to, for the rest of the process's life.
+_AUDITED = frozenset({"object.__setattr__", "open", "import"}) | _SPAWN_EVENTS | _LISTING_EVENTS
 
 #: How far up from :meth:`Recorder._audit` the code that raised the event is: above it,
-#: the plain hook of :func:`_hook_for`, then that code.
+#: the audit hook of :mod:`docsaccel.intercept`, then that code.
 _EVENT_FRAME = 2
 
 
@@ -252,15 +243,16 @@ class Recorder:
         with cls._lock:
             if cls._instance is None:
                 recorder = cls()
-                sys.addaudithook(_hook_for(recorder))
+                # All for the life of the process: never undone.
+                listen(_AUDITED, recorder._audit)
                 watch_assignments()
-                builtins.__import__ = recorder._wrap_import(builtins.__import__)
+                patch(builtins, "__import__", recorder._wrap_import)
                 # What importlib.import_module calls, looked up at each call: a module that
                 # bound import_module to a name of its own before this ran (Sphinx's
                 # inheritance_diagram, autodoc) is seen too.
                 bootstrap: Any = importlib._bootstrap  # type: ignore[attr-defined]
-                bootstrap._gcd_import = recorder._wrap_gcd_import(bootstrap._gcd_import)
-                importlib.util.find_spec = recorder._wrap_find_spec(importlib.util.find_spec)
+                patch(bootstrap, "_gcd_import", recorder._wrap_gcd_import)
+                patch(importlib.util, "find_spec", recorder._wrap_find_spec)
                 cls._instance = recorder
             return cls._instance
 
@@ -700,7 +692,7 @@ class Recorder:
         if reader is not None:
             self._listed_by.setdefault(reader, {}).setdefault(folder, names)
 
-    def _wrap_import(self, original: Any) -> Any:
+    def _wrap_import(self, replaced: Patch) -> Any:
         def recorded_import(
             name: str,
             globals: dict[str, Any] | None = None,
@@ -724,7 +716,7 @@ class Recorder:
                     self._note_import(name, globals, fromlist, level)
             self._depth += 1
             try:
-                module = original(name, globals, locals, fromlist, level)
+                module = replaced.original(name, globals, locals, fromlist, level)
             except ModuleNotFoundError as exc:
                 if self.active:
                     self._note_absent(exc.name, globals)
@@ -738,10 +730,10 @@ class Recorder:
                 if self.active and self._state is not None and not self._depth:
                     self._note_loaded()
 
-        recorded_import.__wrapped__ = original  # type: ignore[attr-defined]
+        recorded_import.__wrapped__ = replaced.original  # type: ignore[attr-defined]
         return recorded_import
 
-    def _wrap_gcd_import(self, original: Any) -> Any:
+    def _wrap_gcd_import(self, replaced: Patch) -> Any:
         def recorded_gcd_import(name: str, package: str | None = None, level: int = 0) -> Any:
             if self.active:
                 with contextlib.suppress(ImportError, ValueError, TypeError):
@@ -751,7 +743,7 @@ class Recorder:
                     self._seen.modules.add(full)
             self._depth += 1
             try:
-                return original(name, package, level)
+                return replaced.original(name, package, level)
             except ModuleNotFoundError as exc:
                 if self.active:
                     caller = sys._getframe(1)
@@ -764,13 +756,13 @@ class Recorder:
                 if self.active and self._state is not None and not self._depth:
                     self._note_loaded()
 
-        recorded_gcd_import.__wrapped__ = original  # type: ignore[attr-defined]
+        recorded_gcd_import.__wrapped__ = replaced.original  # type: ignore[attr-defined]
         return recorded_gcd_import
 
-    def _wrap_find_spec(self, original: Any) -> Any:
+    def _wrap_find_spec(self, replaced: Patch) -> Any:
         def recorded_find_spec(name: str, package: str | None = None) -> Any:
             try:
-                spec = original(name, package)
+                spec = replaced.original(name, package)
             except ModuleNotFoundError as exc:  # a parent package is missing
                 if self.active:
                     self._note_absent(exc.name, sys._getframe(1).f_globals)
@@ -781,7 +773,7 @@ class Recorder:
                     self._note_absent(full, sys._getframe(1).f_globals)
             return spec
 
-        return functools.wraps(original)(recorded_find_spec)
+        return functools.wraps(replaced.original)(recorded_find_spec)
 
     def _note_absent(self, name: Any, globals: Any) -> None:
         """An import did not find the module ``name``: noted for the recording and, when

@@ -66,6 +66,7 @@ from sphinx.util import logging as sphinx_logging
 from docsaccel.contract import free_locks_in_child
 from docsaccel.gallery.interrupt import cancel_all, forget_in_forked_child
 from docsaccel.gallery.processes import descendants, end_processes
+from docsaccel.intercept import Patch
 
 __all__ = [
     "EXIT_STATUS",
@@ -357,13 +358,13 @@ def _called_from_example() -> bool:
 
 
 def _guard_exits() -> None:
-    for owner, name, _, guarded in _GUARDS:
-        setattr(owner, name, guarded)
+    for guard in _GUARDS:
+        guard.apply()
 
 
 def _unguard_exits() -> None:
-    for owner, name, real, _ in _GUARDS:
-        setattr(owner, name, real)
+    for guard in _GUARDS:
+        guard.undo()
 
 
 def _guarded_sys_exit(status: object = None) -> None:
@@ -449,18 +450,25 @@ def _guarded_atexit_run() -> None:
             atexit.register(_at_exit)
 
 
-#: ``(module, attribute, as it was, its guard)``: every way out guarded here, set by
-#: :func:`_guard_exits`, put back by :func:`_unguard_exits` (in a forked child).
-_GUARDS: list[tuple[Any, str, Any, Any]] = [
-    (sys, "exit", _real_sys_exit, _guarded_sys_exit),
-    (atexit, "_clear", _real_atexit_clear, _guarded_atexit_clear),
-    (atexit, "unregister", _real_atexit_unregister, _guarded_atexit_unregister),
-    (atexit, "_run_exitfuncs", _real_atexit_run, _guarded_atexit_run),
+def _guard(owner: Any, name: str, guarded: Callable[..., Any]) -> Patch:
+    """The patch putting ``guarded`` in place of ``owner.name``, not applied yet. The
+    guards call what they guard as it was when this module was imported (``real_exit``
+    and the others above), and forward to it wherever :func:`install` did not run."""
+    return Patch(owner, name, lambda replaced: guarded)
+
+
+#: Every way out guarded here, applied by :func:`_guard_exits`, undone by
+#: :func:`_unguard_exits` (in a forked child).
+_GUARDS: list[Patch] = [
+    _guard(sys, "exit", _guarded_sys_exit),
+    _guard(atexit, "_clear", _guarded_atexit_clear),
+    _guard(atexit, "unregister", _guarded_atexit_unregister),
+    _guard(atexit, "_run_exitfuncs", _guarded_atexit_run),
 ]
 for _module in (os, _platform):
     if _module is not None:
-        _GUARDS.append((_module, "_exit", real_exit, _guarded_os_exit))
-        _GUARDS += [(_module, n, _REAL_EXECS[n], g) for n, g in _GUARDED_EXECS.items()]
+        _GUARDS.append(_guard(_module, "_exit", _guarded_os_exit))
+        _GUARDS += [_guard(_module, n, g) for n, g in _GUARDED_EXECS.items()]
 
 
 # --- SIGTERM ----------------------------------------------------------------------------

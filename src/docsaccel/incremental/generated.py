@@ -53,7 +53,6 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -61,6 +60,7 @@ from typing import Any
 
 from docsaccel.contract import InputError, opens_for_writing, read_json
 from docsaccel.formats import Format, write_all, write_json
+from docsaccel.intercept import Listener, listen
 
 __all__ = ["RECORD", "GeneratedFiles"]
 
@@ -78,16 +78,15 @@ _FOLDER, _FILE = "d", "f"
 #: lock alone for that long), before it goes on without the lock.
 _LOCK_WAIT_S, _LOCK_TRIES = 0.05, 200
 
-#: The watch the process's audit hook reports to (``None``: off).
+#: The watch the process's audit listener reports to (``None``: off), and that listener
+#: (registered while a watch runs here, inherited by the processes it forks).
 _watching: GeneratedFiles | None = None
-_hooked = False
+_listener: Listener | None = None
 
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
-    # A plain function (not a bound method): Python asks every hook for __cantrace__ at
-    # every audit event of the process, which a bound method answers by raising.
     watch = _watching
-    if watch is not None and event in _EVENTS:
+    if watch is not None:
         watch._event(event, args)
 
 
@@ -276,11 +275,10 @@ class GeneratedFiles:
     def join(self) -> None:
         """In a process the watch was handed to, pickled (sphinx-gallery's ``parallel``
         workers): note what this one creates too, in the same log."""
-        global _watching, _hooked
+        global _watching, _listener
         _watching = self
-        if not _hooked:
-            sys.addaudithook(_hook)
-            _hooked = True
+        if _listener is None or not _listener.listening:
+            _listener = listen(_EVENTS, _hook)
 
     def __getstate__(self) -> dict[str, Any]:
         # What this process noted stays here: sphinx-gallery pickles its settings, and the
@@ -337,9 +335,12 @@ class GeneratedFiles:
         """Stop watching; record what was created and is still there (the last build of
         this folder to finish, for all of them). Returns the relative paths of the files
         the log names."""
-        global _watching
+        global _watching, _listener
         if _watching is self:
             _watching = None
+            if _listener is not None:
+                _listener.close()
+                _listener = None
         logged = self._read_log()
         files: dict[str, list[int]] = {}
         folders: set[str] = set()
