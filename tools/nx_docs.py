@@ -211,8 +211,11 @@ def _print_build(kind: str, case: str, built: Built, pages: list[str], warned: l
         f"{sum(built.warnings.values())}, differing pages {len(pages)}, "
         f"differing warnings {len(warned)}"
     )
-    reasons = collections.Counter(re.sub(r"^[^:]*: ", "", r) for r in built.read.values())
     if kind == "restored":
+        for docname, reason in sorted(built.read.items())[:_SHOWN]:
+            print(f"  read: {docname}: {reason}")
+        # Many documents read for one kind of reason (a module's code changed) show as one.
+        reasons = collections.Counter(re.sub(r"^[^:]*: ", "", r) for r in built.read.values())
         for reason, count in reasons.most_common(_SHOWN):
             print(f"  read {count}: {reason}")
     for name in pages[:_SHOWN]:
