@@ -22,6 +22,14 @@
    one in ``.docsaccel-cache`` (run ``make docs`` once to fill it; without it the first
    build executes every tutorial).
 
+3. ``--networkx --replay-dir DIR``: networkx 3.5's own docs (``tools/nx_docs.py``), the
+   gallery off on both sides, clean against restored for each of nothing changed, one
+   docstring in ``networkx/algorithms`` edited, one narrative page edited, one ``html_*``
+   setting of ``conf.py`` edited (``--cases``). Targets: ratio >= 5 with nothing changed
+   and with the docstring edited, >= 1 (never slower than clean) in every case, 0 pages
+   and 0 warning lines differing from a clean build of the same tree. Needs the network
+   the first time (the docs' requirements and the sdist); a clean build takes minutes.
+
 Prints a line per build and one JSON object last.
 
 Usage::
@@ -29,6 +37,7 @@ Usage::
     python tools/bench_incremental.py                    # 300 modules, 2 rounds each
     python tools/bench_incremental.py --modules 100 --rounds 3 --skip-project
     python tools/bench_incremental.py --skip-api --docs-rounds 3
+    python tools/bench_incremental.py --networkx --replay-dir ../replay --rounds 1
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import nx_docs
 from timed_build import ROOT, timed_build
 
 from docsaccel.incremental.oracle import differences, output_files
@@ -396,9 +406,32 @@ def main() -> None:
     parts = parser.add_mutually_exclusive_group()
     parts.add_argument("--skip-project", action="store_true", help="only the generated project")
     parts.add_argument("--skip-api", action="store_true", help="only this project's docs")
+    parts.add_argument(
+        "--networkx", action="store_true", help="only networkx's docs (needs --replay-dir)"
+    )
+    parser.add_argument(
+        "--replay-dir", type=Path, help="where networkx's sdist, trees and venvs are kept"
+    )
+    parser.add_argument(
+        "--cases",
+        default=",".join(nx_docs.CASES),
+        help=f"networkx cases, comma-separated (default: all of {','.join(nx_docs.CASES)})",
+    )
     args = parser.parse_args()
     if args.rounds < 1 or args.docs_rounds < 1 or args.modules < SUBPACKAGES:
         parser.error(f"--rounds and --docs-rounds must be >= 1, --modules >= {SUBPACKAGES}")
+    if args.networkx:
+        cases = tuple(c for c in args.cases.split(",") if c)
+        unknown = sorted(set(cases) - set(nx_docs.CASES))
+        if args.replay_dir is None or unknown or not cases:
+            parser.error(
+                f"--networkx needs --replay-dir and --cases from {','.join(nx_docs.CASES)} "
+                f"(unknown: {','.join(unknown) or 'none'})"
+            )
+        workdir = args.replay_dir.resolve() / "incremental"
+        networkx = nx_docs.run(args.replay_dir.resolve(), workdir, args.rounds, cases)
+        print(json.dumps({"networkx": networkx}), flush=True)
+        return
     result: dict = {}
     with tempfile.TemporaryDirectory(prefix="bench-incremental-") as tmp:
         workdir = Path(tmp)

@@ -51,6 +51,16 @@ RELEASES = ("3.2", "3.2.1", "3.3", "3.4", "3.4.1", "3.4.2", "3.5", "3.6", "3.6.1
 #: What the gallery imports beyond the library (its ``requirements/default.txt``) and
 #: what builds it; the pinned ones at ``constraints.txt``'s versions.
 REQUIREMENTS = ("sphinx", "sphinx-gallery", "matplotlib", "numpy", "scipy", "pandas")
+#: What the library's full docs (``doc/``) need beyond that: its ``requirements/doc.txt``.
+DOC_REQUIREMENTS = (
+    *REQUIREMENTS,
+    "pydata-sphinx-theme",
+    "numpydoc",
+    "texext",
+    "myst-nb",
+    "intersphinx-registry",
+    "pillow",
+)
 DOCS = "gallery-docs"
 #: networkx's ``doc/conf.py`` order of gallery sections (those a release lacks are left out).
 SECTIONS = (
@@ -107,15 +117,18 @@ _TIMES = (
 )
 
 
-def bench_python(venv: Path, constraints: Path) -> Path:
-    """The interpreter of the builds' own virtual environment, made the first time."""
+def bench_python(
+    venv: Path, constraints: Path, requirements: tuple[str, ...] = REQUIREMENTS
+) -> Path:
+    """The interpreter of the builds' own virtual environment with ``requirements``
+    (the gallery's by default), made the first time and again when they change."""
     python = venv / "bin" / "python"
     stamp = venv / ".replay-installed"
-    wanted = " ".join(REQUIREMENTS) + "\n" + constraints.read_text("utf-8")
+    wanted = " ".join(requirements) + "\n" + constraints.read_text("utf-8")
     if stamp.is_file() and stamp.read_text("utf-8") == wanted:
         return python
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    _pip(python, "install", "--quiet", "-c", str(constraints), *REQUIREMENTS)
+    _pip(python, "install", "--quiet", "-c", str(constraints), *requirements)
     stamp.write_text(wanted, "utf-8")
     return python
 
