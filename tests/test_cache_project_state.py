@@ -159,3 +159,93 @@ def test_reasons_name_the_chain_back_to_what_changed(tmp_path: Path) -> None:
         "examples/plot_b.py reads the state it leaves (mylib/stats.py:_OFFSET) and runs: "
         + reason_b
     )
+
+
+SHAPES = '''
+
+class Shape:
+    """Works out and keeps each shape's sides the first time it is asked."""
+
+    _sides = {}
+
+    @classmethod
+    def sides(cls, name):
+        if name not in cls._sides:
+            cls._sides[name] = cls._count(name)
+        return cls._sides[name]
+
+    @staticmethod
+    def _count(name):
+        return len(name)
+
+    @classmethod
+    def label(cls):
+        return cls.__name__.lower()
+'''
+
+FILLERS = {
+    # Fills Shape._sides['square'], running _count.
+    "plot_a.py": "from mylib.shapes import Shape\n\nprint('a', Shape.sides('square'))\n",
+    # Reads the entry plot_a filled: _count does not run here.
+    "plot_b.py": "from mylib.shapes import Shape\n\nprint('b', Shape.sides('square'))\n",
+    # Fills an entry of its own, running _count.
+    "plot_c.py": "from mylib.shapes import Shape\n\nprint('c', Shape.sides('triangle'))\n",
+    # Uses the class, not its cache.
+    "plot_d.py": "from mylib.shapes import Shape\n\nprint('d', Shape.__name__, Shape.label())\n",
+}
+
+
+def _shapes(tmp_path: Path, granularity: str) -> Project:
+    """The four examples of :data:`FILLERS`, built and stored at ``granularity``."""
+    project = Project(tmp_path)
+    project.write("mylib/shapes.py", SHAPES)
+    _project(tmp_path, FILLERS, project=project)
+    if granularity != "function":
+        conf = (project.pristine / "docs" / "conf.py").read_text("utf-8")
+        project.write("docs/conf.py", conf.replace("'function'", repr(granularity)))
+        assert project.build().returncode == 0
+    assert project.build().executed() == set()
+    return project
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # What _count returns changes: a clean build's pages of a, b and c change.
+        "return len(name) + 1",
+        # The same results by other code: the cache cannot know, so the same ones run.
+        "count = len(name)\n        return count",
+    ],
+    ids=["result-changed", "same-result"],
+)
+def test_an_edit_of_the_code_filling_a_lazy_cache_runs_its_readers(
+    tmp_path: Path, body: str
+) -> None:
+    # plot_b reads what plot_a's run of _count made, so it runs with plot_a; plot_d
+    # only uses the class, so it stays restored. A filled cache is still no state: a
+    # change of plot_a's text alone re-runs plot_a alone.
+    project = _shapes(tmp_path, "function")
+    project.write("mylib/shapes.py", SHAPES.replace("return len(name)", body))
+    again = project.build()
+    assert again.returncode == 0, again.output
+    assert again.executed() == {"plot_a.py", "plot_b.py", "plot_c.py"}
+    assert again.cached() == {"plot_d.py"}
+    reason_b = again.records["plot_b.py"]["cache"]["reason"]
+    assert reason_b == "mylib/shapes.py: Shape._count changed", reason_b
+    edited = FILLERS["plot_a.py"].replace("'a'", "'a, edited'")
+    project.write("docs/examples/plot_a.py", example_source("plot_a.py", edited))
+    last = project.build()
+    assert last.returncode == 0, last.output
+    assert last.executed() == {"plot_a.py"}
+
+
+def test_at_module_granularity_an_edit_of_the_filling_code_runs_every_user(
+    tmp_path: Path,
+) -> None:
+    # The file counts whole: every example using it runs, the class's users too.
+    project = _shapes(tmp_path, "module")
+    project.write("mylib/shapes.py", SHAPES.replace("return len(name)", "return len(name) + 1"))
+    again = project.build()
+    assert again.returncode == 0, again.output
+    assert again.executed() == set(FILLERS)
+    assert again.records["plot_b.py"]["cache"]["reason"] == "mylib/shapes.py changed"
