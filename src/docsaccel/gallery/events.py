@@ -34,6 +34,9 @@
    error, Ctrl-C, ``SIGTERM``, the hard stop of an example, an example ending the
    process) the report is written as the process ends, with ``complete: false``, and the
    running example's record says why it did not finish (:mod:`.process_end`).
+   When a thread or an exit handler an example left keeps the finished build's process
+   from ending, the exit bound ends it, failing, after writing the report again with
+   that example failed and ``build.exit_blocked``, and withdrawing its cache entry.
 
 :func:`connect` connects them (the plugin's ``setup``).
 """
