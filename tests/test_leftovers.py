@@ -9,6 +9,9 @@ import time
 import pytest
 from helpers.gallery_build import build, make_project
 
+from docsaccel.report.check import EXIT_BUILD_FAILED
+from docsaccel.report.commands import run_check
+
 pytestmark = pytest.mark.slow
 
 GRACE = 1.0
@@ -28,6 +31,31 @@ def test_the_build_ends_after_the_grace_and_fails(tmp_path, example) -> None:
     assert elapsed < SLACK
     # The build itself finished: its report is complete.
     assert (built.outdir / "docsaccel" / "report.json").is_file()
+
+
+@pytest.mark.parametrize(
+    ("example", "args"),
+    [("plot_h_thread.py", ()), ("plot_h_atexit.py", ()), ("plot_h_thread.py", ("-j", "2"))],
+)
+def test_what_holds_the_process_fails_the_gate_and_is_not_kept(tmp_path, example, args) -> None:
+    # Not the last example: plot_quick.py runs after it, and its run is kept.
+    src = make_project(tmp_path, [example, "plot_quick.py"], conf='docsaccel_cache = "../cache"\n')
+    culprit = f"examples/{example}"
+    for attempt in ("first", "second"):
+        built = build(src, *args, env={"DOCSACCEL_INTERRUPT_GRACE": str(GRACE)})
+        assert built.returncode == 2, (attempt, built.output)
+        record = built.record(example)
+        # It ran (the cache kept no entry of it, sphinx-gallery no md5), and failed again.
+        assert record["cache"]["hit"] is False, (attempt, record)
+        assert record["status"] == "failed", (attempt, record)
+        assert "the build's process could not end" in record["error"]
+        assert built.report["build"]["complete"] is True
+        assert culprit in built.report["build"]["exit_blocked"]
+        text, code = run_check([str(built.report_path)])
+        assert code == EXIT_BUILD_FAILED, (attempt, text)
+        assert culprit in text.splitlines()[0]
+    # The example after it finished and passed: the second build restored it.
+    assert built.record("plot_quick.py")["status"] == "cached"
 
 
 def test_a_build_whose_examples_leave_nothing_ends_as_usual(tmp_path) -> None:

@@ -104,6 +104,12 @@ lists no example, so a gate reading it fails, saying why.
 examples all ran (``"Sphinx gave 2 warnings, treated as errors (-W)"``): the build failed,
 and ``docsaccel check`` says so.
 
+``build.exit_blocked`` (present only then) says what kept the build's process from
+ending once the build was done (a thread an example left running, an exit handler that
+never returned), until the exit bound ended it, failing: the build failed, and
+``docsaccel check`` says so. The example known to hold it has status ``failed``, with
+what it left as its error. These two keys are :data:`BUILD_FAILURES`.
+
 ``"complete": false`` marks the report of a build that stopped early; the record of the
 example that was running then has status ``failed``, ``finished_at`` null and the error
 :data:`docsaccel.contract.UNFINISHED_ERROR`; that of an example the hard stop ended has
@@ -130,6 +136,7 @@ from docsaccel.contract import (
 from docsaccel.formats import Format
 
 __all__ = [
+    "BUILD_FAILURES",
     "MEASURED_FIELDS",
     "RECORD_SCHEMA",
     "REPORT_SCHEMA",
@@ -149,6 +156,10 @@ RECORD_SCHEMA = RECORD.schema
 REPORT_SCHEMA = REPORT.schema
 VERSION = REPORT.version
 
+
+#: The report's ``build`` keys that say why a build whose examples ran failed all the same
+#: (each present only then, a string): a gate fails the build, saying it.
+BUILD_FAILURES = ("sphinx_failed", "exit_blocked")
 
 # key -> (accepted types, required)
 _NUMBER = (int, float)
@@ -328,12 +339,13 @@ def validate_report(report: Any, source: str | Path | None = None) -> dict:
             f"{_where(source, 'build.stopped_before_examples')} is {stopped!r:.40}; expected "
             'why the build stopped (a string), in a report that says "complete": false'
         )
-    failed = build.get("sphinx_failed")
-    if failed is not None and not isinstance(failed, str):
-        raise SchemaError(
-            f"{_where(source, 'build.sphinx_failed')} is {failed!r:.40}; expected why Sphinx "
-            "failed the build (a string)"
-        )
+    for key in BUILD_FAILURES:
+        failed = build.get(key)
+        if failed is not None and not isinstance(failed, str):
+            raise SchemaError(
+                f"{_where(source, f'build.{key}')} is {failed!r:.40}; expected why the build "
+                "failed (a string)"
+            )
     lost = build.get("records_lost", [])
     if not isinstance(lost, list) or not all(isinstance(item, str) for item in lost):
         raise SchemaError(f"{_where(source, 'build.records_lost')} must be a list of example ids")

@@ -445,6 +445,23 @@ class CacheBuild:
             self.warn(f"docsaccel cache: cannot write its summary in {self.store.folder}: {exc}")
         return stored
 
+    def withdraw(self, example_ids: Iterable[str]) -> list[str]:
+        """Take back the entries this build stored of ``example_ids``, whose runs turned
+        out not to pass after they were stored (what one left kept the build's process
+        from ending): the next build runs them again, as any failed example. Returns the
+        ids withdrawn."""
+        withdrawn = []
+        for example_id in sorted(set(example_ids)):
+            if self.stored.pop(example_id, None) is None:
+                continue
+            try:
+                self.store.remove(self.store.entry_name(example_id, self.key))
+            except OSError as exc:
+                self.warn(f"docsaccel cache: cannot withdraw {example_id}: {exc}")
+                continue
+            withdrawn.append(example_id)
+        return withdrawn
+
     def _granularity_hint(self, stored: Mapping[str, dict[str, Any]]) -> str | None:
         """At ``module`` granularity, a suggestion when an example depends on most of
         the project's Python files (a package whose import loads everything): any edit

@@ -34,6 +34,9 @@
    error, Ctrl-C, ``SIGTERM``, the hard stop of an example, an example ending the
    process) the report is written as the process ends, with ``complete: false``, and the
    running example's record says why it did not finish (:mod:`.process_end`).
+   When a thread or an exit handler an example left keeps the finished build's process
+   from ending, the exit bound ends it, failing, after writing the report again with
+   that example failed and ``build.exit_blocked``, and withdrawing its cache entry.
 
 :func:`connect` connects them (the plugin's ``setup``).
 """
@@ -623,8 +626,40 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     if build.lock is not None:
         build.lock.release()
     # A thread or exit handler an example left must not keep the finished build from
-    # ending: it gets the grace of the hard stop, then the process ends, failing.
-    process_end.bound_exit(build.settings.interrupt_grace)
+    # ending: it gets the grace of the hard stop, then the process ends, failing, and
+    # neither the report nor the cache keeps the build as passing.
+    grace = build.settings.interrupt_grace
+    process_end.bound_exit(grace, on_stuck=lambda found: _fail_stuck(build, found, grace))
+
+
+def _fail_stuck(build: GalleryBuild, found: process_end.Stuck, grace: float) -> None:
+    """The build's process could not end after the build (``found`` says what holds it):
+    the example that holds it fails, with what it left as its error; the report says why
+    the build failed (``build.exit_blocked``), so a gate reading it fails; and neither
+    the cache nor sphinx-gallery keeps the run of any example that may hold it, so the
+    next build runs it again. When no example is known to hold it, none is blamed: the
+    suspects only lose what they would have kept. Runs on the exit bound's thread, just
+    before the process ends."""
+    records = dict(build.final_records)
+    for example_id, why in found.culprits.items():
+        record = records.get(example_id)
+        if record is None:
+            continue
+        error = f"{why}, so the build's process could not end"
+        record = {**record, "status": FAILED, "error": error}
+        record.pop(EXPECTED_FAILURE, None)  # whatever it was expected to do, not this
+        write_record(build.records_dir, record)
+        records[example_id] = record
+    build.exit_blocked = (
+        f"the build's process had not ended {grace:g} s after the build: {found.text}"
+    )
+    build.rewrite_report(records)
+    kept = set(found.culprits) or set(found.suspects)
+    for example in build.examples:
+        if example.id in kept:
+            sg_compat.forget_cached_run(Path(example.target_file))
+    if build.cache is not None:
+        build.cache.withdraw(kept)
 
 
 def _sphinx_failure(app: Sphinx, exception: BaseException | None) -> str | None:

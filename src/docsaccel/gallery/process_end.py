@@ -22,7 +22,11 @@ end, whatever an example left behind. The ways out, and what each does here:
   SIGTERM then ends the process with the signal's own status, as without the plugin.
 - **What an example leaves**: a non-daemon thread it never stopped, or an exit handler it
   registered, would keep a finished build from ever ending: :func:`bound_exit` gives them
-  the hard stop's grace, then ends the process with :data:`EXIT_STATUS`, naming them.
+  the hard stop's grace, then ends the process with :data:`EXIT_STATUS`, naming them;
+  first it tells the build what holds the process (:func:`stuck`), so the build's report
+  and cache do not keep it as passing. The example whose thread still runs holds it, or
+  the one whose exit handler runs (a marker registered after the handlers each example
+  adds tells whose run); when neither is known, no example is blamed.
 - **Forked children** (``multiprocessing`` pools with the fork start method, ``os.fork``
   in an example, Sphinx's parallel workers) behave as without the plugin: the SIGTERM
   handler and the exit guards are put back as they were in the child, so a pool worker
@@ -52,6 +56,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
@@ -71,6 +76,7 @@ from docsaccel.intercept import Patch
 __all__ = [
     "EXIT_STATUS",
     "ExampleExit",
+    "Stuck",
     "after_example",
     "before_example",
     "bound_exit",
@@ -82,6 +88,7 @@ __all__ = [
     "on_process_end",
     "real_exit",
     "running",
+    "stuck",
     "verdict_pending",
 ]
 
@@ -426,7 +433,9 @@ _GUARDED_EXECS = {name: _guarded_exec(name) for name in _REAL_EXECS}
 
 
 def _guarded_atexit_clear() -> None:
+    global _handlers_marked
     _real_atexit_clear()
+    _handlers_marked = -1  # the markers went too
     # The handler that fails a build the interpreter's exit cuts short stays.
     if _installed_here():
         atexit.register(_at_exit)
@@ -443,9 +452,12 @@ def _guarded_atexit_run() -> None:
     ours = _installed_here()
     if ours:
         _real_atexit_unregister(_at_exit)
+    global _handlers_running, _handlers_marked
     try:
         _real_atexit_run()
     finally:
+        # The markers ran and went with the handlers: none names what runs at the exit.
+        _handlers_running, _handlers_marked = _NO_MARKER, -1
         if ours:
             atexit.register(_at_exit)
 
@@ -531,11 +543,37 @@ _left: dict[str, tuple[list[threading.Thread], bool]] = {}
 # ``sys.last_value`` as the last example found and left it.
 _last_value_seen: object = None
 
+# Which exit handlers run now. Exit handlers run last registered first, so a marker
+# registered just after the handlers an example added runs just before them: the last
+# marker that ran names whose handlers run (``None``: handlers no example registered).
+# _NO_MARKER: none ran yet (the handlers running were registered after the last marker,
+# or none runs).
+_NO_MARKER = object()
+_handlers_running: object = _NO_MARKER
+# ``atexit._ncallbacks()`` just after the last marker was registered.
+_handlers_marked = -1
+
+
+def _handlers_of(example_id: str | None) -> None:
+    """The marker: the exit handlers that run after it are ``example_id``'s."""
+    global _handlers_running
+    _handlers_running = example_id
+
+
+def _mark_handlers(example_id: str | None) -> None:
+    """Register the marker of the handlers registered since the last one (``example_id``'s,
+    or ``None``: the build's, ``conf.py``'s, a library's)."""
+    global _handlers_marked
+    atexit.register(_handlers_of, example_id)
+    _handlers_marked = atexit._ncallbacks()
+
 
 def before_example() -> tuple[frozenset[int | None], int]:
     """The threads and the number of exit handlers before an example runs."""
     global _last_value_seen
     _last_value_seen = getattr(sys, "last_value", None)
+    if atexit._ncallbacks() != _handlers_marked:
+        _mark_handlers(None)  # those registered since are no example's
     return frozenset(t.ident for t in threading.enumerate()), atexit._ncallbacks()
 
 
@@ -550,8 +588,49 @@ def after_example(example_id: str, mark: tuple[frozenset[int | None], int]) -> N
         t for t in threading.enumerate() if t.ident not in idents and not t.daemon and t.is_alive()
     ]
     added_handlers = atexit._ncallbacks() > handlers
+    if added_handlers:
+        _mark_handlers(example_id)
     if threads or added_handlers:
         _left[example_id] = (threads, added_handlers)
+
+
+@dataclasses.dataclass(frozen=True)
+class Stuck:
+    """What holds a finished build's process from ending, as far as this process can tell.
+
+    ``culprits``: the examples known to hold it, each with what it left (a thread it
+    started still runs; the exit handler running now is one it registered).
+    ``suspects``: when no example is known to hold it, those that left something (an
+    exit handler that already ran, a thread since ended): none is blamed, none is trusted.
+    """
+
+    culprits: dict[str, str]
+    suspects: list[str]
+    #: One line saying what holds the process.
+    text: str
+
+
+def stuck() -> Stuck:
+    """What holds this process now (called once it should have ended)."""
+    culprits = {}
+    for example_id, (threads, _) in sorted(_left.items()):
+        alive = [t.name for t in threads if t.is_alive()]
+        if alive:
+            culprits[example_id] = f"it left thread(s) running: {', '.join(alive)}"
+    running = _handlers_running
+    if not culprits and isinstance(running, str):
+        culprits[running] = "an exit handler it registered did not return"
+    if culprits:
+        text = "; ".join(f"{example_id}: {why}" for example_id, why in culprits.items())
+        return Stuck(culprits, [], text)
+    suspects = sorted(_left)
+    if running is None:
+        what = "an exit handler no example registered did not return"
+    else:
+        what = "no example's thread runs and no example's exit handler is known to be running"
+    if suspects:
+        what += f" (examples that left threads or exit handlers: {', '.join(suspects)})"
+    return Stuck({}, suspects, what)
 
 
 def leftovers() -> list[str]:
@@ -566,21 +645,32 @@ def leftovers() -> list[str]:
     return found
 
 
-def bound_exit(grace: float, status: int = EXIT_STATUS) -> None:
+def bound_exit(
+    grace: float, status: int = EXIT_STATUS, on_stuck: Callable[[Stuck], None] | None = None
+) -> None:
     """End this process with ``status`` if it has not ended ``grace`` seconds from now.
 
     Only when an example left a thread running or registered an exit handler; the timer
-    is a daemon thread, so a process that ends in time ends as it would have.
+    is a daemon thread, so a process that ends in time ends as it would have. Before it
+    ends the process, ``on_stuck`` is told what holds it (:func:`stuck`): the build it
+    ran must not be kept as passing.
     """
     if not leftovers():
         return
+    if atexit._ncallbacks() != _handlers_marked:
+        _mark_handlers(None)  # registered since the last example: no example's
 
     def stop() -> None:
         time.sleep(grace)
-        what = "; ".join(leftovers()) or "examples registered exit handlers"
+        found = stuck()
+        if on_stuck is not None:
+            try:
+                on_stuck(found)
+            except Exception as exc:  # the process ends regardless
+                print(f"ERROR: docsaccel: {exc!r}", file=sys.__stderr__, flush=True)
         print(
             f"ERROR: docsaccel: the build's process had not ended {grace:g} s after the build: "
-            f"{what}. Ended with status {status}; an example must stop what it starts.",
+            f"{found.text}. Ended with status {status}; an example must stop what it starts.",
             file=sys.__stderr__,
             flush=True,
         )

@@ -108,6 +108,9 @@ class GalleryBuild:
         #: Why Sphinx itself fails the build although every example ran (warnings it turns
         #: into errors under ``-W``), as known at build-finished.
         self.sphinx_failed: str | None = None
+        #: What kept the process from ending once the build was done (an example's
+        #: thread or exit handler), as the exit bound ended it; else None.
+        self.exit_blocked: str | None = None
         #: Whether the records folder holds this build's records (it is emptied just
         #: before the examples run; until then it holds the last build's).
         self.records_reset = False
@@ -188,6 +191,8 @@ class GalleryBuild:
             build["stopped_before_examples"] = self.stopped_before_examples
         if self.sphinx_failed is not None:
             build["sphinx_failed"] = self.sphinx_failed
+        if self.exit_blocked is not None:
+            build["exit_blocked"] = self.exit_blocked
         if records is None:
             records = self.final_records if self.last_report is not None else None
         if records is None:
@@ -215,6 +220,19 @@ class GalleryBuild:
         build's)."""
         self.stopped_before_examples = why
         return self.write_report(complete=False, records={})
+
+    def rewrite_report(self, records: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """Write the last report again with ``records`` and the build's facts as they now
+        stand (:attr:`exit_blocked`), keeping what it said of the build's end: its wall
+        time and whether it finished. For a verdict that comes after the build's end."""
+        last = (self.last_report or {}).get("build", {})
+        report = self.report(bool(last.get("complete", False)), records)
+        if "wall_seconds" in last:
+            report["build"]["wall_seconds"] = last["wall_seconds"]
+        write_json(self.report_path, report)
+        self.last_report = report
+        self.final_records = {record["id"]: record for record in report["examples"]}
+        return report
 
     def write_report(
         self,

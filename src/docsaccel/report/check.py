@@ -138,8 +138,9 @@ class CheckResult:
     nondeterministic: list[Timing] = field(default_factory=list)
     #: The examples that failed unexpectedly (by id): the build failed.
     failed: list[Timing] = field(default_factory=list)
-    #: Why Sphinx failed a build whose examples ran (a report's ``build.sphinx_failed``,
-    #: ``-W`` turning warnings into errors), one per input it concerns.
+    #: Why a build whose examples ran failed all the same, one per input and reason (a
+    #: report's :data:`docsaccel.schema.BUILD_FAILURES`: ``-W`` turning warnings into
+    #: errors, a process that an example's leftovers kept from ending).
     sphinx_failed: list[str] = field(default_factory=list)
     #: How many examples the build did not measure (reused outputs, not run): neither
     #: within budget nor over it, and not in ``checked``.

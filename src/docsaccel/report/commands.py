@@ -52,6 +52,7 @@ from docsaccel.report.markdown import render_markdown
 from docsaccel.report.model import LoadedInput, unique_timings
 from docsaccel.report.summary import summarize
 from docsaccel.report.trend import build_trends
+from docsaccel.schema import BUILD_FAILURES
 
 __all__ = ["REPORT_FORMATS", "run_check", "run_compare", "run_history_append", "run_report"]
 
@@ -190,9 +191,10 @@ def _check(
     checked = apply_budgets(timings, flat_seconds=flat, table=table)
     result = check_timings(checked)
     sphinx_failed = [
-        f"{one.build['sphinx_failed']} ({one.path})"
+        f"{one.build[key]} ({one.path})"
         for one in loaded
-        if isinstance(one.build.get("sphinx_failed"), str)
+        for key in BUILD_FAILURES
+        if isinstance(one.build.get(key), str)
     ]
     result = dataclasses.replace(result, sphinx_failed=sphinx_failed)
     # The build's own check: a rule that matches no example is said, never silently idle
