@@ -98,7 +98,14 @@ killer) leaves a report that says it did not finish.
 
 ``build.stopped_before_examples`` (present only then) says why the build stopped before
 any example ran (a refused setting, an error): the report is ``"complete": false`` and
-lists no example, so a gate reading it fails, saying why.
+lists no example (or only ``not-executed`` ones, once the examples were planned), so a
+gate reading it fails, saying why, even with ``--allow-incomplete``.
+
+``build.conf`` (absent from reports of builds without a ``conf.py``) names the
+``conf.py`` the build read and its bytes' SHA-256 (``{"path": "/abs/docs/conf.py",
+"sha256": "..."}``): when that file has changed since, a later build never reached
+docsaccel (it failed first) and the readers refuse the report
+(:func:`docsaccel.contract.conf_changed`).
 
 ``build.sphinx_failed`` (present only then) says why Sphinx failed a build whose
 examples all ran (``"Sphinx gave 2 warnings, treated as errors (-W)"``): the build failed,
@@ -333,6 +340,14 @@ def validate_report(report: Any, source: str | Path | None = None) -> dict:
         raise SchemaError(
             f"{_where(source, 'build.sphinx_failed')} is {failed!r:.40}; expected why Sphinx "
             "failed the build (a string)"
+        )
+    conf = build.get("conf")
+    if conf is not None and not (
+        isinstance(conf, dict) and all(isinstance(conf.get(k), str) for k in ("path", "sha256"))
+    ):
+        raise SchemaError(
+            f"{_where(source, 'build.conf')} is {conf!r:.60}; expected the conf.py the build "
+            'read: {"path": ..., "sha256": ...}'
         )
     lost = build.get("records_lost", [])
     if not isinstance(lost, list) or not all(isinstance(item, str) for item in lost):

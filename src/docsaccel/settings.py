@@ -58,6 +58,7 @@ __all__ = [
     "config_values",
     "env_name",
     "environment_variables",
+    "given_as",
     "read_env_setting",
     "read_settings",
     "resolve",
@@ -611,6 +612,18 @@ def resolve(name: str, config: Any, env: Mapping[str, str]) -> tuple[str, Any]:
     """
     source = _source(spec(name), config, env, Path("."))
     return source.where, source.value
+
+
+def given_as(name: str, env: Mapping[str, str] | None = None) -> str:
+    """What the user set setting ``name`` with, for a message: its variable when that is
+    set (it beats ``conf.py``, see :func:`resolve`), else its ``conf.py`` key. Code that
+    runs an example has the build's environment but not its ``conf.py``, and this is all
+    it needs to name the setting as it was typed."""
+    item = spec(name)
+    env = os.environ if env is None else env
+    if item.env is not None and env.get(item.env, "").strip():
+        return item.env
+    return item.key or item.describe()
 
 
 def _source(item: Setting, config: Any, env: Mapping[str, str], confdir: Path) -> Source:

@@ -72,6 +72,7 @@ from docsaccel.contract import (
     OVER_BUDGET,
     RECORD_LOST_ERROR,
     InputError,
+    conf_fingerprint,
     is_unfinished,
     read_json,
 )
@@ -160,7 +161,13 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     except BaseException as exc:
         # A refused configuration leaves a report saying so: a gate reading the folder
         # fails, naming why, rather than finding no report (or the last build's).
-        refused = GalleryBuild(Settings(), BudgetTable(), Path(app.outdir), srcdir=str(app.srcdir))
+        refused = GalleryBuild(
+            Settings(),
+            BudgetTable(),
+            Path(app.outdir),
+            srcdir=str(app.srcdir),
+            conf=conf_fingerprint(app.confdir),
+        )
         with contextlib.suppress(Exception):
             refused.write_stopped_report(_why(exc))
         lock.release()
@@ -271,6 +278,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
         lock=lock,
         fast_env_before=fast_env_before,
         srcdir=str(app.srcdir),
+        conf=conf_fingerprint(app.confdir),
     )
     app._docsaccel_gallery = build  # type: ignore[attr-defined]
     _unfinished_builds.append(build)
@@ -280,12 +288,19 @@ def _on_before_gallery(app: Sphinx) -> None:
     build = _build(app)
     if build is None:
         return
-    gallery_conf = app.config.sphinx_gallery_conf
     try:
-        _plan(app, build, gallery_conf)
+        _prepare_gallery(app, build, app.config.sphinx_gallery_conf)
     except BaseException as exc:
+        # Whatever stops the build here (a plan, a shard setting, the cache), no example
+        # ran: its report says why, and no gate judges it.
         build.stopped_before_examples = _why(exc)
         raise
+
+
+def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> None:
+    """Plan the examples, apply the shard settings and the cache, and install the hook
+    that measures each example, before sphinx-gallery runs them."""
+    _plan(app, build, gallery_conf)
     build.previous = read_records(build.records_dir)
     shutil.rmtree(build.records_dir, ignore_errors=True)
     build.records_dir.mkdir(parents=True, exist_ok=True)

@@ -66,8 +66,12 @@ class GalleryBuild:
         lock: OutdirLock | None = None,
         fast_env_before: str | None = None,
         srcdir: str = "",
+        conf: dict[str, str] | None = None,
     ) -> None:
         self.settings = settings
+        #: The conf.py this build read (:func:`docsaccel.contract.conf_fingerprint`): a
+        #: reader of the report can tell a later build that never reached docsaccel.
+        self.conf = conf
         self.table = table
         self.outdir = outdir
         self.started = time.perf_counter()
@@ -178,6 +182,8 @@ class GalleryBuild:
             "source_dir": self.srcdir,
             "memory_limit": self.settings.memory_limit,
         }
+        if self.conf is not None:
+            build["conf"] = self.conf
         if self.sphinx_state is not None:
             build["sphinx_state"] = self.sphinx_state
         if self.lost:
