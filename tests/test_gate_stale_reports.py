@@ -9,6 +9,8 @@ judges it, ``--allow-incomplete`` or not.
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 from helpers.gallery_build import build, make_project
 
@@ -115,3 +117,49 @@ def test_a_report_the_build_never_wrote_points_to_its_journals(tmp_path) -> None
     assert "the build wrote none" in out and f"give its output folder {built.outdir}" in out
     out, code = run_check([str(built.outdir)])
     assert code == 2 and "it wrote no report" in out, out
+
+
+def test_a_gallery_that_sphinx_gallery_refuses_says_why_it_stopped(tmp_path) -> None:
+    misspelled = 'sphinx_gallery_conf["examples_dirs"] = ["exmaples"]\n'
+    src = make_project(tmp_path, EXAMPLES, conf=misspelled)
+
+    built = build(src)
+
+    assert built.returncode == 2, built.output
+    out, code = run_check([str(layout.report_path(built.outdir))], allow_incomplete=True)
+    assert code == 2, out
+    assert out.count("\n") == 1, out
+    assert "it stopped before its examples ran: sphinx-gallery stopped before any example " in out
+
+
+KILLER = """
+import os
+import signal
+
+
+def _kill(app, pagename, templatename, context, doctree):
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def setup(app):
+    app.connect("html-page-context", _kill, priority=500)
+"""
+
+
+def test_sigterm_while_the_pages_are_written_is_logged_and_said(tmp_path) -> None:
+    conf = "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n"
+    conf += "extensions.append('terminating_extension')\n"
+    src = make_project(tmp_path, EXAMPLES, conf=conf)
+    (src / "terminating_extension.py").write_text(KILLER, "utf-8")
+
+    built = build(src)
+
+    assert built.returncode == -signal.SIGTERM, built.output
+    assert "the build was terminated (SIGTERM); writing its report" in built.output
+    out, code = run_check([str(layout.report_path(built.outdir))])
+    assert code == 2, out
+    assert out.count("\n") == 1, out
+    assert (
+        "the build did not finish (it was terminated (SIGTERM); its examples ran; it ended "
+        "while its pages were written)"
+    ) in out

@@ -107,6 +107,10 @@ gate reading it fails, saying why, even with ``--allow-incomplete``.
 docsaccel (it failed first) and the readers refuse the report
 (:func:`docsaccel.contract.conf_changed`).
 
+``build.ended_because`` (present only then) says what ended the build's process before
+the build's end when no example was running (``"it was terminated (SIGTERM)"``); with
+``build.writing``, the process ended as the pages were written, after the examples ran.
+
 ``build.sphinx_failed`` (present only then) says why Sphinx failed a build whose
 examples all ran (``"Sphinx gave 2 warnings, treated as errors (-W)"``): the build failed,
 and ``docsaccel check`` says so.
@@ -334,6 +338,12 @@ def validate_report(report: Any, source: str | Path | None = None) -> dict:
         raise SchemaError(
             f"{_where(source, 'build.stopped_before_examples')} is {stopped!r:.40}; expected "
             'why the build stopped (a string), in a report that says "complete": false'
+        )
+    ended = build.get("ended_because")
+    if ended is not None and not isinstance(ended, str):
+        raise SchemaError(
+            f"{_where(source, 'build.ended_because')} is {ended!r:.40}; expected why the "
+            "build's process ended early (a string)"
         )
     failed = build.get("sphinx_failed")
     if failed is not None and not isinstance(failed, str):

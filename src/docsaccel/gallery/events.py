@@ -148,6 +148,7 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         raise ConfigError(f"docsaccel: cannot lock the output folder {app.outdir}: {exc}") from None
     process_end.in_forked_child(lock.forget)
     process_end.on_process_end(_write_unfinished_reports)
+    process_end.remember_log_handlers()
     killed = _killed_last_time(Path(app.outdir))
     if killed is not None:
         logger.info(f"docsaccel: the last build in {app.outdir} was killed {killed}")
@@ -719,14 +720,23 @@ def _write_unfinished_reports() -> bool:
                 f"docsaccel: the build stopped; the cache {build.settings.cache} keeps "
                 f"{stored} more example(s) that finished"
             )
+        ending = process_end.ending_why()
+        stopped_at = None
         if not build.records_reset:
-            why = build.stopped_before_examples or "it stopped before its examples ran"
+            stopped_at = "it stopped before its examples ran"
+        elif _none_ran(build):
+            stopped_at = _GALLERY_STOPPED
+        if stopped_at is not None:
+            why = build.stopped_before_examples or ending or stopped_at
             build.write_stopped_report(why)
             logger.error(
                 f"docsaccel: the build stopped before its examples ran ({why}); report "
                 f"written to {build.report_path} (complete: false)"
             )
             continue
+        # Once the examples ran (the report was written) it ended as the pages were.
+        build.ended_writing = build.last_report is not None
+        build.ended_because = ending
         report = build.write_report(complete=False)
         stopped = [r for r in report["examples"] if r["status"] in (FAILED, INTERRUPTED)]
         logger.error(
@@ -735,6 +745,16 @@ def _write_unfinished_reports() -> bool:
             + "".join(f"\n  {r['id']}: {r['error']}" for r in stopped)
         )
     return unfinished
+
+
+#: Why a build stopped once its examples were planned but before any ran, when nothing
+#: else says: sphinx-gallery raised (a misspelled ``examples_dirs``), and Sphinx showed it.
+_GALLERY_STOPPED = "sphinx-gallery stopped before any example ran (its error is in the build log)"
+
+
+def _none_ran(build: GalleryBuild) -> bool:
+    """Whether the build ended before the gallery ran and before any example started."""
+    return build.last_report is None and not build.records_so_far()
 
 
 def _store_finished(build: GalleryBuild, records: dict[str, Any] | None = None) -> int:

@@ -109,6 +109,10 @@ class GalleryBuild:
         #: Why the build stopped before its examples ran (a refused setting, an error),
         #: once it did; its report then holds no example and says this.
         self.stopped_before_examples: str | None = None
+        #: Why the build's process ended before the build did, when a signal ended it.
+        self.ended_because: str | None = None
+        #: Whether it ended after its examples ran, while the pages were written.
+        self.ended_writing = False
         #: Why Sphinx itself fails the build although every example ran (warnings it turns
         #: into errors under ``-W``), as known at build-finished.
         self.sphinx_failed: str | None = None
@@ -194,6 +198,10 @@ class GalleryBuild:
             build["stopped_before_examples"] = self.stopped_before_examples
         if self.sphinx_failed is not None:
             build["sphinx_failed"] = self.sphinx_failed
+        if self.ended_because is not None:
+            build["ended_because"] = self.ended_because
+        if self.ended_writing:
+            build["writing"] = True
         if records is None:
             records = self.final_records if self.last_report is not None else None
         if records is None:

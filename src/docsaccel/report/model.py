@@ -262,12 +262,16 @@ class LoadedInput:
         budget)"``, ``"... (tutorials/plot_b.py ran, but its record was lost)"`` (a file of
         the records folder was removed while the build ran), ``"... (its examples ran;
         it ended while its pages were written)"``, ``"... (it stopped before its examples
-        ran: <why>)"`` (a refused setting), or ``"the build did not
-        finish"`` when no record says.
+        ran: <why>)"`` (a refused setting), with what ended its process first when a
+        signal did (``"... (it was terminated (SIGTERM); its examples ran; ...)"``), or
+        ``"the build did not finish"`` when no record says.
         """
         if self.complete:
             return ""
         why = []
+        ended = self.build.get("ended_because")
+        if isinstance(ended, str) and ended:
+            why.append(ended)
         stopped = self.build.get("stopped_before_examples")
         if stopped:
             why.append(f"it stopped before its examples ran: {stopped}")
