@@ -10,7 +10,10 @@ missing extra, an output that would replace an input or a file of another kind, 
 ``history append`` refuses (unfinished, already recorded, a target that is not a
 history), or (``check``, ``compare``) the report of a build that did not finish, unless
 ``allow_incomplete``: a gate never passes, nor fails as "over budget", on a partial
-build; 3 (``check``) a build that failed: an example failed unexpectedly.
+build; a build that ran none of its examples whatever ``allow_incomplete``; a report whose
+``conf.py`` changed since its build (``check``, ``report``, ``compare``'s HEAD, ``history
+append``: a later build failed before docsaccel ran); 3 (``check``) a build that failed:
+an example failed unexpectedly.
 
 Example: ``docsaccel check --budget 30s`` on a sphinx-gallery file, then on a missing one.
 
