@@ -620,14 +620,18 @@ def given_as(name: str, env: Mapping[str, str] | None = None) -> str:
     runs an example has the build's environment but not its ``conf.py``, and this is all
     it needs to name the setting as it was typed."""
     item = spec(name)
-    env = os.environ if env is None else env
-    if item.env is not None and env.get(item.env, "").strip():
+    if item.env is not None and _env_set(item, os.environ if env is None else env):
         return item.env
     return item.key or item.describe()
 
 
+def _env_set(item: Setting, env: Mapping[str, str]) -> bool:
+    """Whether the setting's variable is set: a blank one counts as unset."""
+    return item.env is not None and bool(env.get(item.env, "").strip())
+
+
 def _source(item: Setting, config: Any, env: Mapping[str, str], confdir: Path) -> Source:
-    if item.env is not None and env.get(item.env, "").strip():
+    if _env_set(item, env):
         return Source(item.env, env[item.env].strip(), True, confdir)
     if item.key is not None:
         value = getattr(config, item.key, None)
