@@ -8,6 +8,9 @@
    (``"complete": false``, ``build.stopped_before_examples``), so a gate reading the
    folder fails with that reason, never on the last build's report nor on none. A build
    that stops before its examples run for another reason writes the same as it ends.
+   The report records the ``conf.py`` read (:func:`docsaccel.contract.conf_fingerprint`):
+   a build that fails before this handler (before docsaccel loads) removes nothing, and
+   the readers tell its leftover report by that file having changed since.
    Unknown ``docsaccel_*`` names are warned about.
 2. ``builder-inited``, before sphinx-gallery runs the examples: every example gets its
    budget (:mod:`docsaccel.examples`; an example is its path, so two sub-galleries may both hold a
