@@ -34,3 +34,11 @@ def test_a_release_the_state_is_not_checked_with_turns_it_off(tmp_path, bump, sa
     assert "updating environment: [new config] 18 added" in built.output
     assert built.state == {}
     assert ws.differences() == []
+
+
+def test_the_state_turned_off_is_named_as_the_user_turned_it_off(tmp_path):
+    ws = Workspace(tmp_path)
+    ws.fresh_copy()
+    built = ws.build(env={"DOCSACCEL_CACHE_SPHINX": "0"})
+    assert built.returncode == 0, built.output
+    assert "docsaccel: Sphinx state off (DOCSACCEL_CACHE_SPHINX)" in built.output

@@ -167,7 +167,7 @@ def test_the_ceiling_stops_unbounded_growth_within_a_second(tmp_path, capsys) ->
     delay = float(trace[-1][0]) - below[-1]
     assert delay < 1.0, f"stopped {delay:.2f} s after crossing the ceiling"
     assert grow["peak_rss_bytes"] < ceiling + 300 * MIB
-    assert f"ceiling of {format_size(ceiling)} (docsaccel_memory_limit)" in grow["error"]
+    assert f"ceiling of {format_size(ceiling)} (DOCSACCEL_MEMORY_LIMIT)" in grow["error"]
     # Its peak when stopped, counted as the record counts it: never below what its
     # process held when it started, never above the record's peak.
     found = re.search(r"at a peak of (\S+) \(its process held (\S+) when", grow["error"])

@@ -174,7 +174,10 @@ def test_time_cell_that_does_not_parse_in_a_table(tmp_path) -> None:
         ('<?xml version="1.0"?><testsuite><testcase file="a.py" time=', "not valid XML"),
         ('<testsuite><testcase file="a.py" time="fast"/></testsuite>', "'fast' is not a number"),
         ("<testsuite></testsuite>", "no example"),
-        ("<html><body>hi</body></html>", "expected <testsuite>"),
+        ("<html><body>hi</body></html>", "is an HTML page, not a docsaccel report"),
+        ("<!DOCTYPE html>\n<html><body><br></body></html>", "is an HTML page"),
+        ('<html xmlns="http://www.w3.org/1999/xhtml"/>', "is an HTML page"),
+        ("<svg></svg>", "root element is <svg>, expected <testsuite>"),
         ("Computation times\n\n- **00:01.000**: plot_a.py\n", "is not :ref:"),
     ],
 )

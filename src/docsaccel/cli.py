@@ -112,7 +112,7 @@ _GATE_OPTIONS: dict[str, dict[str, Any]] = {
     "--allow-incomplete": {
         "action": "store_true",
         "help": 'judge a report that says "complete": false (a build that stopped early) '
-        "instead of exiting 2",
+        "instead of exiting 2; a build that ran none of its examples still exits 2",
     },
     "--source-dir": {
         "metavar": "DIR",
@@ -155,8 +155,10 @@ example once.
 
 Exit codes: 0 all within budget; 1 an example over budget (listed slowest first with
 time, budget and its source); 2 an input unreadable or with no example in it, a bad
-budget, or the report of a build that did not finish (see --allow-incomplete); 3 the
-build failed: an example failed unexpectedly (named on the first line, budgets apart).""",
+budget, the report of a build that did not finish (see --allow-incomplete) or ran none
+of its examples, or a report whose conf.py changed since its build (a later build failed
+before docsaccel ran); 3 the build failed: an example failed unexpectedly (named on the
+first line, budgets apart).""",
     )
     parser.add_argument(
         "inputs",

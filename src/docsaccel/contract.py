@@ -18,7 +18,10 @@ import each other; they agree on these facts instead, and import them from here:
   from exhausting the reader (:data:`MAX_JSON_DEPTH`, :data:`MAX_BUDGET_SECONDS`);
 - how a record says its example was still running when the build stopped
   (:func:`is_unfinished`), or that the hard stop ended it (:func:`is_stopped_hard`);
-- which extra provides an optional library (:func:`require_extra`).
+- which extra provides an optional library (:func:`require_extra`);
+- which ``conf.py`` a build read, and whether it changed since (:func:`conf_fingerprint`,
+  :func:`conf_changed`): a build that fails before it loads docsaccel writes no report,
+  and the one left in its output folder is then an earlier build's.
 
 This module imports nothing of docsaccel, so every part can import it.
 
@@ -38,6 +41,7 @@ True
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -85,6 +89,8 @@ __all__ = [
     "WHOLE_RUNS",
     "InputError",
     "MissingExtraError",
+    "conf_changed",
+    "conf_fingerprint",
     "fork_safe_lock",
     "free_locks_in_child",
     "is_build_failure",
@@ -589,3 +595,43 @@ def is_finite_number(value: Any) -> bool:
         return math.isfinite(value)
     except OverflowError:  # an int with hundreds of digits
         return False
+
+
+# --- The conf.py a build read -------------------------------------------------------------
+
+
+def conf_fingerprint(confdir: str | os.PathLike[str]) -> dict[str, str] | None:
+    """``{"path": ..., "sha256": ...}`` of the ``conf.py`` in ``confdir``, as a report
+    records it; ``None`` when it cannot be read (a build without one: ``-C``)."""
+    path = Path(confdir, "conf.py").resolve()
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+    return {"path": str(path), "sha256": digest}
+
+
+def conf_changed(recorded: Any) -> str | None:
+    """Why a report's build is not the last one of its project, or ``None``.
+
+    ``recorded``: the report's ``build.conf`` (:func:`conf_fingerprint`). The ``conf.py``
+    it names was edited since that build (its bytes differ): a build after the edit never
+    reached docsaccel (``conf.py`` raised, an extension before ``docsaccel.gallery``
+    failed to load) or would have replaced the report. Bytes, not the modification time,
+    so a fresh checkout of the same file is the same file; a ``conf.py`` that is not there
+    (the report read on another machine) says nothing, so this is never a false alarm.
+
+    >>> conf_changed(None) is None
+    True
+    """
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("path"), str):
+        return None
+    path = Path(recorded["path"])
+    now = conf_fingerprint(path.parent) if path.name == "conf.py" else None
+    if now is None or now["sha256"] == recorded.get("sha256"):
+        return None
+    return (
+        f"{path} changed since this report's build, so the last build may have failed "
+        "before docsaccel ran (an error in conf.py, an extension that failed to load) and "
+        "left this earlier build's report; rebuild"
+    )

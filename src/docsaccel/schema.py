@@ -98,7 +98,18 @@ killer) leaves a report that says it did not finish.
 
 ``build.stopped_before_examples`` (present only then) says why the build stopped before
 any example ran (a refused setting, an error): the report is ``"complete": false`` and
-lists no example, so a gate reading it fails, saying why.
+lists no example (or only ``not-executed`` ones, once the examples were planned), so a
+gate reading it fails, saying why, even with ``--allow-incomplete``.
+
+``build.conf`` (absent from reports of builds without a ``conf.py``) names the
+``conf.py`` the build read and its bytes' SHA-256 (``{"path": "/abs/docs/conf.py",
+"sha256": "..."}``): when that file has changed since, a later build never reached
+docsaccel (it failed first) and the readers refuse the report
+(:func:`docsaccel.contract.conf_changed`).
+
+``build.ended_because`` (present only then) says what ended the build's process before
+the build's end when no example was running (``"it was terminated (SIGTERM)"``); with
+``build.writing``, the process ended as the pages were written, after the examples ran.
 
 ``build.sphinx_failed`` (present only then) says why Sphinx failed a build whose
 examples all ran (``"Sphinx gave 2 warnings, treated as errors (-W)"``): the build failed,
@@ -346,6 +357,20 @@ def validate_report(report: Any, source: str | Path | None = None) -> dict:
                 f"{_where(source, f'build.{key}')} is {failed!r:.40}; expected why the build "
                 "failed (a string)"
             )
+    ended = build.get("ended_because")
+    if ended is not None and not isinstance(ended, str):
+        raise SchemaError(
+            f"{_where(source, 'build.ended_because')} is {ended!r:.40}; expected why the "
+            "build's process ended early (a string)"
+        )
+    conf = build.get("conf")
+    if conf is not None and not (
+        isinstance(conf, dict) and all(isinstance(conf.get(k), str) for k in ("path", "sha256"))
+    ):
+        raise SchemaError(
+            f"{_where(source, 'build.conf')} is {conf!r:.60}; expected the conf.py the build "
+            'read: {"path": ..., "sha256": ...}'
+        )
     lost = build.get("records_lost", [])
     if not isinstance(lost, list) or not all(isinstance(item, str) for item in lost):
         raise SchemaError(f"{_where(source, 'build.records_lost')} must be a list of example ids")

@@ -58,6 +58,7 @@ __all__ = [
     "config_values",
     "env_name",
     "environment_variables",
+    "given_as",
     "read_env_setting",
     "read_settings",
     "resolve",
@@ -613,8 +614,24 @@ def resolve(name: str, config: Any, env: Mapping[str, str]) -> tuple[str, Any]:
     return source.where, source.value
 
 
+def given_as(name: str, env: Mapping[str, str] | None = None) -> str:
+    """What the user set setting ``name`` with, for a message: its variable when that is
+    set (it beats ``conf.py``, see :func:`resolve`), else its ``conf.py`` key. Code that
+    runs an example has the build's environment but not its ``conf.py``, and this is all
+    it needs to name the setting as it was typed."""
+    item = spec(name)
+    if item.env is not None and _env_set(item, os.environ if env is None else env):
+        return item.env
+    return item.key or item.describe()
+
+
+def _env_set(item: Setting, env: Mapping[str, str]) -> bool:
+    """Whether the setting's variable is set: a blank one counts as unset."""
+    return item.env is not None and bool(env.get(item.env, "").strip())
+
+
 def _source(item: Setting, config: Any, env: Mapping[str, str], confdir: Path) -> Source:
-    if item.env is not None and env.get(item.env, "").strip():
+    if _env_set(item, env):
         return Source(item.env, env[item.env].strip(), True, confdir)
     if item.key is not None:
         value = getattr(config, item.key, None)

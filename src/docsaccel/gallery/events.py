@@ -8,6 +8,9 @@
    (``"complete": false``, ``build.stopped_before_examples``), so a gate reading the
    folder fails with that reason, never on the last build's report nor on none. A build
    that stops before its examples run for another reason writes the same as it ends.
+   The report records the ``conf.py`` read (:func:`docsaccel.contract.conf_fingerprint`):
+   a build that fails before this handler (before docsaccel loads) removes nothing, and
+   the readers tell its leftover report by that file having changed since.
    Unknown ``docsaccel_*`` names are warned about.
 2. ``builder-inited``, before sphinx-gallery runs the examples: every example gets its
    budget (:mod:`docsaccel.examples`; an example is its path, so two sub-galleries may both hold a
@@ -75,6 +78,7 @@ from docsaccel.contract import (
     OVER_BUDGET,
     RECORD_LOST_ERROR,
     InputError,
+    conf_fingerprint,
     is_unfinished,
     read_json,
 )
@@ -150,6 +154,7 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         raise ConfigError(f"docsaccel: cannot lock the output folder {app.outdir}: {exc}") from None
     process_end.in_forked_child(lock.forget)
     process_end.on_process_end(_write_unfinished_reports)
+    process_end.remember_log_handlers()
     killed = _killed_last_time(Path(app.outdir))
     if killed is not None:
         logger.info(f"docsaccel: the last build in {app.outdir} was killed {killed}")
@@ -163,7 +168,13 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     except BaseException as exc:
         # A refused configuration leaves a report saying so: a gate reading the folder
         # fails, naming why, rather than finding no report (or the last build's).
-        refused = GalleryBuild(Settings(), BudgetTable(), Path(app.outdir), srcdir=str(app.srcdir))
+        refused = GalleryBuild(
+            Settings(),
+            BudgetTable(),
+            Path(app.outdir),
+            srcdir=str(app.srcdir),
+            conf=conf_fingerprint(app.confdir),
+        )
         with contextlib.suppress(Exception):
             refused.write_stopped_report(_why(exc))
         lock.release()
@@ -274,6 +285,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
         lock=lock,
         fast_env_before=fast_env_before,
         srcdir=str(app.srcdir),
+        conf=conf_fingerprint(app.confdir),
     )
     app._docsaccel_gallery = build  # type: ignore[attr-defined]
     _unfinished_builds.append(build)
@@ -283,12 +295,19 @@ def _on_before_gallery(app: Sphinx) -> None:
     build = _build(app)
     if build is None:
         return
-    gallery_conf = app.config.sphinx_gallery_conf
     try:
-        _plan(app, build, gallery_conf)
+        _prepare_gallery(app, build, app.config.sphinx_gallery_conf)
     except BaseException as exc:
+        # Whatever stops the build here (a plan, a shard setting, the cache), no example
+        # ran: its report says why, and no gate judges it.
         build.stopped_before_examples = _why(exc)
         raise
+
+
+def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> None:
+    """Plan the examples, apply the shard settings and the cache, and install the hook
+    that measures each example, before sphinx-gallery runs them."""
+    _plan(app, build, gallery_conf)
     build.previous = read_records(build.records_dir)
     shutil.rmtree(build.records_dir, ignore_errors=True)
     build.records_dir.mkdir(parents=True, exist_ok=True)
@@ -739,14 +758,23 @@ def _write_unfinished_reports() -> bool:
                 f"docsaccel: the build stopped; the cache {build.settings.cache} keeps "
                 f"{stored} more example(s) that finished"
             )
+        ending = process_end.ending_why()
+        stopped_at = None
         if not build.records_reset:
-            why = build.stopped_before_examples or "it stopped before its examples ran"
+            stopped_at = "it stopped before its examples ran"
+        elif _none_ran(build):
+            stopped_at = _GALLERY_STOPPED
+        if stopped_at is not None:
+            why = build.stopped_before_examples or ending or stopped_at
             build.write_stopped_report(why)
             logger.error(
                 f"docsaccel: the build stopped before its examples ran ({why}); report "
                 f"written to {build.report_path} (complete: false)"
             )
             continue
+        # Once the examples ran (the report was written) it ended as the pages were.
+        build.ended_writing = build.last_report is not None
+        build.ended_because = ending
         report = build.write_report(complete=False)
         stopped = [r for r in report["examples"] if r["status"] in (FAILED, INTERRUPTED)]
         logger.error(
@@ -755,6 +783,16 @@ def _write_unfinished_reports() -> bool:
             + "".join(f"\n  {r['id']}: {r['error']}" for r in stopped)
         )
     return unfinished
+
+
+#: Why a build stopped once its examples were planned but before any ran, when nothing
+#: else says: sphinx-gallery raised (a misspelled ``examples_dirs``), and Sphinx showed it.
+_GALLERY_STOPPED = "sphinx-gallery stopped before any example ran (its error is in the build log)"
+
+
+def _none_ran(build: GalleryBuild) -> bool:
+    """Whether the build ended before the gallery ran and before any example started."""
+    return build.last_report is None and not build.records_so_far()
 
 
 def _store_finished(build: GalleryBuild, records: dict[str, Any] | None = None) -> int:

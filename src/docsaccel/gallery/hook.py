@@ -76,7 +76,7 @@ from docsaccel.gallery.progress import NearBudgetWatch, ProgressChannel
 from docsaccel.memory import format_size, machine_bytes
 from docsaccel.records import RecordJournal, base_record, now_iso, write_run_marker
 from docsaccel.schema import peak_bytes
-from docsaccel.settings import env_name
+from docsaccel.settings import env_name, given_as
 
 if TYPE_CHECKING:
     from docsaccel.cache.build import CacheRecording
@@ -136,7 +136,7 @@ def _memory_limit_text(example: Example, why: str, sample: Sample, ceiling: int 
         return (
             f"the build's processes held {format_size(sample.build)} (each page they share "
             f"counted once), over the build's memory ceiling of {format_size(ceiling or 0)} "
-            "(docsaccel_memory_limit), and "
+            f"({given_as('memory_limit')}), and "
             "this example (its process and the processes it started) held the most of it"
         )
     return f"its memory budget is {example.budget.memory.describe()}"

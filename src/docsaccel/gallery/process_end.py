@@ -82,13 +82,16 @@ __all__ = [
     "bound_exit",
     "builds_here",
     "end_of_process",
+    "ending_why",
     "in_forked_child",
     "install",
     "leftovers",
     "on_process_end",
     "real_exit",
+    "remember_log_handlers",
     "running",
     "stuck",
+    "show_pending_logs",
     "verdict_pending",
 ]
 
@@ -277,20 +280,33 @@ def builds_here() -> bool:
     return any(pid == os.getpid() for pid, _ in _callbacks)
 
 
+#: Why the process is ending, when a signal ends the whole build (not an example's
+#: doing): the callbacks say it in the report of a build that no example was running in.
+_ending: str | None = None
+
+
+def ending_why() -> str | None:
+    """Why the build's process is ending (``"it was terminated (SIGTERM)"``), while the
+    :func:`on_process_end` callbacks run; ``None`` when no signal ended it."""
+    return _ending
+
+
 def end_of_process(
     status: int | None,
     why: str | None = None,
     every_process: bool = False,
     fail_unfinished: bool = False,
     unfinished_status: int | None = None,
+    build_why: str | None = None,
 ) -> None:
     """Record the running example (``why`` it did not finish), end the processes it started
     (``every_process``: all of this process's descendants), run the :func:`on_process_end`
-    callbacks; then end this process with ``status``, if given, or with
-    ``unfinished_status`` (default :data:`EXIT_STATUS`, never 0) if ``fail_unfinished``
-    and a build was left unfinished.
+    callbacks (``build_why``: what :func:`ending_why` tells them); then end this process
+    with ``status``, if given, or with ``unfinished_status`` (default :data:`EXIT_STATUS`,
+    never 0) if ``fail_unfinished`` and a build was left unfinished.
     """
-    global _running
+    global _running, _ending
+    _ending = build_why
     hook, _running = _running, None
     cancel_all()
     if hook is not None:
@@ -311,6 +327,7 @@ def end_of_process(
                 unfinished = bool(callback()) or unfinished
             except Exception as exc:  # the others still run; the process ends regardless
                 logger.error(f"docsaccel: while the build's process ended: {exc!r}")
+    show_pending_logs()
     if status is None and fail_unfinished and unfinished:
         status = unfinished_status or EXIT_STATUS
     if status is None:
@@ -343,6 +360,37 @@ def _at_exit() -> None:
         and uncaught is not _last_value_seen
     )
     end_of_process(None, why=why, fail_unfinished=True, unfinished_status=1 if crashed else None)
+
+
+# --- Logs Sphinx holds back -------------------------------------------------------------
+
+#: The handlers of Sphinx's logger as the build set them up (:func:`remember_log_handlers`).
+_log_handlers: list[logging.Handler] = []
+
+
+def remember_log_handlers() -> None:
+    """Note the handlers of Sphinx's logger, which Sphinx takes off while it holds logs
+    back (as it writes the pages), so :func:`show_pending_logs` can put them back."""
+    _log_handlers[:] = logging.getLogger(sphinx_logging.NAMESPACE).handlers
+
+
+def show_pending_logs() -> None:
+    """Show the logs Sphinx is holding back (it buffers warnings and errors while it writes
+    the pages, and shows them once done): a process that ends meanwhile would lose them,
+    the build's own last words ("terminated (SIGTERM)") among them. Does what the end of
+    Sphinx's ``pending_warnings`` does: its handlers back, then the buffered records."""
+    logger = logging.getLogger(sphinx_logging.NAMESPACE)
+    pending = [h for h in logger.handlers if isinstance(h, sphinx_logging.MemoryHandler)]
+    if not pending:
+        return
+    for handler in pending:
+        logger.removeHandler(handler)
+    for handler in _log_handlers:
+        if handler not in logger.handlers:
+            logger.addHandler(handler)
+    for handler in pending:
+        with contextlib.suppress(Exception):
+            handler.flushTo(logger)
 
 
 # --- An example ending the process ------------------------------------------------------
@@ -527,7 +575,12 @@ def _reclaim_sigterm() -> None:
 def _on_sigterm(previous: Any) -> None:
     logger.error("docsaccel: the build was terminated (SIGTERM); writing its report")
     # The workers of a parallel build and anything the examples started end with it.
-    end_of_process(None, why="the build was terminated (SIGTERM) while it ran", every_process=True)
+    end_of_process(
+        None,
+        why="the build was terminated (SIGTERM) while it ran",
+        every_process=True,
+        build_why="it was terminated (SIGTERM)",
+    )
     if callable(previous):
         previous(signal.SIGTERM, None)
         return

@@ -66,8 +66,12 @@ class GalleryBuild:
         lock: OutdirLock | None = None,
         fast_env_before: str | None = None,
         srcdir: str = "",
+        conf: dict[str, str] | None = None,
     ) -> None:
         self.settings = settings
+        #: The conf.py this build read (:func:`docsaccel.contract.conf_fingerprint`): a
+        #: reader of the report can tell a later build that never reached docsaccel.
+        self.conf = conf
         self.table = table
         self.outdir = outdir
         self.started = time.perf_counter()
@@ -105,6 +109,10 @@ class GalleryBuild:
         #: Why the build stopped before its examples ran (a refused setting, an error),
         #: once it did; its report then holds no example and says this.
         self.stopped_before_examples: str | None = None
+        #: Why the build's process ended before the build did, when a signal ended it.
+        self.ended_because: str | None = None
+        #: Whether it ended after its examples ran, while the pages were written.
+        self.ended_writing = False
         #: Why Sphinx itself fails the build although every example ran (warnings it turns
         #: into errors under ``-W``), as known at build-finished.
         self.sphinx_failed: str | None = None
@@ -181,6 +189,8 @@ class GalleryBuild:
             "source_dir": self.srcdir,
             "memory_limit": self.settings.memory_limit,
         }
+        if self.conf is not None:
+            build["conf"] = self.conf
         if self.sphinx_state is not None:
             build["sphinx_state"] = self.sphinx_state
         if self.lost:
@@ -193,6 +203,10 @@ class GalleryBuild:
             build["sphinx_failed"] = self.sphinx_failed
         if self.exit_blocked is not None:
             build["exit_blocked"] = self.exit_blocked
+        if self.ended_because is not None:
+            build["ended_because"] = self.ended_because
+        if self.ended_writing:
+            build["writing"] = True
         if records is None:
             records = self.final_records if self.last_report is not None else None
         if records is None:

@@ -10,7 +10,10 @@ missing extra, an output that would replace an input or a file of another kind, 
 ``history append`` refuses (unfinished, already recorded, a target that is not a
 history), or (``check``, ``compare``) the report of a build that did not finish, unless
 ``allow_incomplete``: a gate never passes, nor fails as "over budget", on a partial
-build; 3 (``check``) a build that failed: an example failed unexpectedly.
+build; a build that ran none of its examples whatever ``allow_incomplete``; a report whose
+``conf.py`` changed since its build (``check``, ``report``, ``compare``'s HEAD, ``history
+append``: a later build failed before docsaccel ran); 3 (``check``) a build that failed:
+an example failed unexpectedly.
 
 Example: ``docsaccel check --budget 30s`` on a sphinx-gallery file, then on a missing one.
 
@@ -75,6 +78,7 @@ def _report(
     if last < 1:
         raise ValueError(f"--last must be 1 or more, got {last!r}")
     loaded = load_input(report)
+    loaded.require_current()
     trends = None
     stats = None
     if history:
@@ -164,9 +168,15 @@ def _docsaccel_schema(path: Path) -> str | None:
     return None
 
 
-def _gate_input(path: str, allow_incomplete: bool) -> LoadedInput:
-    """The input at ``path`` for a gate: refused when the build did not finish."""
+def _gate_input(path: str, allow_incomplete: bool, current: bool = True) -> LoadedInput:
+    """The input at ``path`` for a gate: refused when the build ran none of its examples
+    (even with ``allow_incomplete``: it holds nothing to judge), when it did not finish
+    (unless ``allow_incomplete``) and, ``current``, when a later build of its project
+    failed before docsaccel ran (the report is an earlier build's)."""
     loaded = load_input(path)
+    if current:
+        loaded.require_current()
+    loaded.require_examples_ran()
     if not allow_incomplete:
         loaded.require_complete()
     return loaded
@@ -253,7 +263,8 @@ def _compare(
     absolute_bytes = DEFAULT_ABSOLUTE_BYTES
     if absolute_memory is not None:
         absolute_bytes = parse_size(absolute_memory, "--absolute-memory", allow_zero=True)
-    base_input = _gate_input(base, allow_incomplete)
+    # The base is an earlier build by design: its conf.py may well have changed since.
+    base_input = _gate_input(base, allow_incomplete, current=False)
     head_input = _gate_input(head, allow_incomplete)
     if not allow_mixed:
         check_same_kind(base_input, head_input)

@@ -175,6 +175,12 @@ def append_history(report: str | Path, history: str | Path) -> int:
     history = Path(history)
     _refuse_target(Path(report), history)
     loaded = load_input(report)
+    loaded.require_current()
+    if loaded.ran_nothing:
+        raise InputError(
+            f"{report}: the build ran none of its examples: a history records measured "
+            "builds only; not appended"
+        )
     if not loaded.complete:
         raise InputError(
             f"{report}: {loaded.incomplete_text()}: a history records finished builds only "

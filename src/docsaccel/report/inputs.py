@@ -128,6 +128,8 @@ def detect_format(text: str, path: str | Path) -> str:
     head = text.lstrip()
     if head.startswith("{"):
         return "docsaccel-journal" if _is_record(head.partition("\n")[0]) else "docsaccel-report"
+    if re.match(r"<(!doctype\s+html|html)\b", head, re.IGNORECASE):
+        raise InputError(_html_message(path))
     if head.startswith("<"):
         return "sg-junit"
     if ".. list-table::" in text:
@@ -144,6 +146,13 @@ def detect_format(text: str, path: str | Path) -> str:
     raise InputError(
         f"{path}: unknown format: expected a docsaccel report JSON, a sphinx-gallery "
         f"sg_execution_times.rst or a sphinx-gallery JUnit XML; starts with {head[:40]!r}"
+    )
+
+
+def _html_message(path: str | Path) -> str:
+    return (
+        f"{path}: is an HTML page, not a docsaccel report JSON, a sphinx-gallery "
+        f"sg_execution_times.rst or JUnit XML (the report is {layout.report_path('<outdir>')})"
     )
 
 
@@ -368,6 +377,8 @@ def _parse_junit(text: str, path: Path) -> LoadedInput:
         root = ElementTree.fromstring(text)
     except ElementTree.ParseError as exc:
         raise InputError(f"{path}: not valid XML: {exc}") from exc
+    if root.tag.lower() == "html" or root.tag.endswith("}html"):
+        raise InputError(_html_message(path))
     if root.tag not in ("testsuite", "testsuites"):
         raise InputError(f"{path}: root element is <{root.tag}>, expected <testsuite>")
     timings = []
@@ -407,6 +418,7 @@ def load_input(path: str | Path) -> LoadedInput:
     path = Path(path)
     if path.is_dir():
         return _folder_input(path)
+    _refuse_missing_report(path)
     text = _read_text(path)
     kind = detect_format(text, path)
     if kind == "docsaccel-report":
@@ -422,6 +434,21 @@ def load_input(path: str | Path) -> LoadedInput:
         loaded.require_complete()
         raise InputError(f"{path}: no example could be read from this {kind} file")
     return loaded
+
+
+def _refuse_missing_report(path: Path) -> None:
+    """A report the build never wrote, beside the journals it left (it was killed outright):
+    say so, and that its output folder is the input to give, which reads the journals."""
+    if path.exists() or path.name != layout.report_path("").name:
+        return
+    if not layout.journals(path.parent / layout.records_dir("").name):
+        return
+    outdir = path.parent.parent if path.parent.name == layout.FOLDER_NAME else path.parent
+    raise InputError(
+        f"{path}: no report: the build wrote none (killed outright: SIGKILL, out of memory; "
+        f"or still running), but left its journals; give its output folder {outdir} instead "
+        "to read them"
+    )
 
 
 def load_timings(path: str | Path) -> list[Timing]:

@@ -124,7 +124,7 @@ def _totals(summary: ReportSummary) -> list[str]:
 def render_markdown(summary: ReportSummary, top: int = 10, trends: Trends | None = None) -> str:
     """The whole Markdown report of ``summary``; ``trends``: a trend column from history."""
     if top < 1:
-        raise ValueError(f"top must be 1 or more, got {top!r}")
+        raise ValueError(f"--top must be 1 or more, got {top!r}")
     over, near, noisy = summary.over, summary.near, summary.noisy
     parts = ["## Docs build budget report", ""]
     if summary.incomplete:

@@ -24,9 +24,11 @@ from docsaccel.contract import (
     BY_MEMORY,
     FAILED,
     INTERRUPTED,
+    NOT_EXECUTED,
     OK,
     WHOLE_RUNS,
     InputError,
+    conf_changed,
     is_measured,
     is_near_budget,
     is_near_memory_budget,
@@ -40,6 +42,7 @@ __all__ = [
     "IncompleteBuildError",
     "InputError",
     "LoadedInput",
+    "StaleReportError",
     "Timing",
     "Verdicts",
     "unique_timings",
@@ -48,6 +51,11 @@ __all__ = [
 
 class IncompleteBuildError(InputError):
     """A gate was given the report of a build that stopped before its end."""
+
+
+class StaleReportError(InputError):
+    """A command was given a report that a later build of its project did not replace:
+    that build failed before docsaccel ran (see :func:`docsaccel.contract.conf_changed`)."""
 
 
 class Verdicts:
@@ -254,12 +262,16 @@ class LoadedInput:
         budget)"``, ``"... (tutorials/plot_b.py ran, but its record was lost)"`` (a file of
         the records folder was removed while the build ran), ``"... (its examples ran;
         it ended while its pages were written)"``, ``"... (it stopped before its examples
-        ran: <why>)"`` (a refused setting), or ``"the build did not
-        finish"`` when no record says.
+        ran: <why>)"`` (a refused setting), with what ended its process first when a
+        signal did (``"... (it was terminated (SIGTERM); its examples ran; ...)"``), or
+        ``"the build did not finish"`` when no record says.
         """
         if self.complete:
             return ""
         why = []
+        ended = self.build.get("ended_because")
+        if isinstance(ended, str) and ended:
+            why.append(ended)
         stopped = self.build.get("stopped_before_examples")
         if stopped:
             why.append(f"it stopped before its examples ran: {stopped}")
@@ -290,6 +302,35 @@ class LoadedInput:
         if not why:
             return "the build did not finish"
         return f"the build did not finish ({'; '.join(why)})"
+
+    @property
+    def ran_nothing(self) -> bool:
+        """Whether the build ran none of the examples it lists (every one
+        ``not-executed``): it stopped before them, or was told to run none (an empty
+        ``DOCSACCEL_SHARD_EXAMPLES``). Such a build measured nothing a gate could judge."""
+        return bool(self.timings) and all(t.status == NOT_EXECUTED for t in self.timings)
+
+    def require_current(self) -> None:
+        """Raise :class:`StaleReportError` naming the file if a later build of the
+        project failed before docsaccel ran, leaving this report behind."""
+        why = conf_changed(self.build.get("conf"))
+        if why is not None:
+            raise StaleReportError(f"{self.path}: {why}")
+
+    def require_examples_ran(self) -> None:
+        """Raise :class:`IncompleteBuildError` naming the file if the build ran none of
+        its examples, whether or not it finished: ``--allow-incomplete`` judges the
+        examples a build holds, and this one holds none that ran."""
+        if self.build.get("stopped_before_examples"):
+            self.require_complete()
+        if self.ran_nothing:
+            count = len(self.timings)
+            why = self.incomplete_text() or "the build finished"
+            raise IncompleteBuildError(
+                f"{self.path}: {why}, but ran none of its {count} example"
+                f"{'s' if count != 1 else ''} (every one {NOT_EXECUTED}): it measured "
+                "nothing to judge; rebuild running them"
+            )
 
     def require_complete(self) -> None:
         """Raise :class:`IncompleteBuildError` naming the file if the build did not finish."""

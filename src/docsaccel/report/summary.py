@@ -28,6 +28,7 @@ from docsaccel.contract import (
     AUDIT_STATUSES,
     CACHED,
     FAILED,
+    NOT_EXECUTED,
     VERIFIED,
     status_text,
     unmeasured_text,
@@ -204,6 +205,9 @@ class ReportSummary:
         unmeasured = self.unmeasured_count
         if not unmeasured:
             return "All examples within budget."
+        if self.rows and all(row.status == NOT_EXECUTED for row in self.rows):
+            # Nothing ran: "within budget" would pass a build that measured nothing.
+            return f"No example ran: all {len(self.rows)} are {NOT_EXECUTED}; nothing was judged."
         # A reused time is another build's: neither within this build's budgets nor over.
         measured = len(self.rows) - unmeasured
         return f"All {measured} measured examples within budget; {unmeasured_text(unmeasured)}."

@@ -58,6 +58,7 @@ from docsaccel.incremental.sphinxext.conf_facts import (
 )
 from docsaccel.incremental.sphinxext.sphinx_compat import event_handlers
 from docsaccel.incremental.state import StateError, StateStore, remove_partials
+from docsaccel.settings import given_as
 
 __all__ = [
     "CHECKED_SPHINX",
@@ -198,7 +199,7 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
     if settings is None or settings.cache is None or settings.shard_examples is not None:
         return
     if not settings.cache_sphinx:
-        logger.info("docsaccel: Sphinx state off (docsaccel_cache_sphinx)")
+        logger.info(f"docsaccel: Sphinx state off ({given_as('cache_sphinx')})")
         return
     unchecked = _unchecked_releases()
     for reason in unchecked:

@@ -1,0 +1,165 @@
+"""Gates that never pass a build that failed or ran nothing, with real builds.
+
+A build that fails before it loads docsaccel (conf.py raises, an extension listed before
+``docsaccel.gallery`` fails to load) writes nothing: the report in its output folder is
+the last build's, and its recorded conf.py tells. A build that ran none of its examples
+(an empty shard selection, a merge build with no shard outputs) measured nothing: no gate
+judges it, ``--allow-incomplete`` or not.
+"""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+from helpers.gallery_build import build, make_project
+
+from docsaccel import layout
+from docsaccel.report.commands import run_check, run_compare, run_history_append, run_report
+
+pytestmark = pytest.mark.slow
+
+EXAMPLES = ["plot_quick.py", "plot_figure.py"]
+
+
+@pytest.mark.parametrize(
+    "breakage",
+    [
+        "\nthis is not python(\n",
+        "\nextensions = ['nonexistent_ext', *extensions]\n",
+    ],
+    ids=["conf-syntax-error", "extension-before-docsaccel"],
+)
+def test_a_build_that_failed_before_docsaccel_loaded_passes_no_gate(tmp_path, breakage) -> None:
+    src = make_project(tmp_path, EXAMPLES)
+    first = build(src)
+    assert first.returncode == 0, first.output
+    report = layout.report_path(first.outdir)
+    out, code = run_check([str(report)])
+    assert code == 0, out  # the first build's report, while it is the last build's
+    with (src / "conf.py").open("a", encoding="utf-8") as stream:
+        stream.write(breakage)
+
+    failed = build(src)
+
+    assert failed.returncode == 2, failed.output
+    assert report.is_file(), "the earlier build's report is left: nothing of docsaccel ran"
+    for text, code in (
+        run_check([str(report)]),
+        run_check([str(report)], allow_incomplete=True),
+        run_report(str(report)),
+        run_compare(str(report), str(report)),
+    ):
+        assert code == 2, text
+        assert text.count("\n") == 1, text
+        assert f"{src / 'conf.py'} changed since this report's build" in text
+        assert "may have failed before docsaccel ran" in text and "rebuild" in text
+    text, code = run_history_append(str(report), tmp_path / "history.jsonl")
+    assert code == 2 and "changed since this report's build" in text, text
+
+
+def test_a_build_that_ran_no_example_passes_no_gate(tmp_path) -> None:
+    src = make_project(tmp_path, EXAMPLES)
+    selection = tmp_path / "empty.txt"
+    selection.write_text("", encoding="utf-8")
+
+    built = build(src, env={"DOCSACCEL_SHARD_EXAMPLES": str(selection)})
+
+    assert built.returncode == 0, built.output
+    assert {r["status"] for r in built.report["examples"]} == {"not-executed"}
+    report = str(layout.report_path(built.outdir))
+    for allow in (False, True):
+        out, code = run_check([report], allow_incomplete=allow)
+        assert code == 2, out
+        assert out.count("\n") == 1 and "OK" not in out, out
+        assert "ran none of its 2 examples (every one not-executed)" in out
+    markdown, code = run_report(report)
+    assert code == 0, markdown
+    assert "over 0 executed examples (2 not\\-executed)" in markdown
+    assert "No example ran: all 2 are not-executed; nothing was judged." in markdown
+    assert "within budget" not in markdown
+    text, code = run_history_append(report, tmp_path / "history.jsonl")
+    assert code == 2 and "ran none of its examples" in text, text
+
+
+def test_a_merge_build_without_shard_outputs_is_refused_saying_why(tmp_path) -> None:
+    src = make_project(tmp_path, EXAMPLES)
+    records = tmp_path / "no-shards"
+    records.mkdir()
+
+    built = build(src, env={"DOCSACCEL_SHARD_RECORDS": str(records)})
+
+    assert built.returncode == 2, built.output
+    assert "no shard left the outputs of" in built.output
+    stopped = built.report["build"]["stopped_before_examples"]
+    assert "no shard left the outputs of" in stopped
+    report = str(layout.report_path(built.outdir))
+    for allow in (False, True):
+        out, code = run_check([report], allow_incomplete=allow)
+        assert code == 2, out
+        assert out.count("\n") == 1 and "OK" not in out, out
+        assert "it stopped before its examples ran: " in out
+        assert "no shard left the outputs of" in out
+
+
+def test_a_report_the_build_never_wrote_points_to_its_journals(tmp_path) -> None:
+    src = make_project(tmp_path, EXAMPLES)
+    built = build(src)
+    assert built.returncode == 0, built.output
+    report = layout.report_path(built.outdir)
+    assert layout.journals(layout.records_dir(built.outdir)), "the build keeps journals"
+    report.unlink()  # what a build killed outright (SIGKILL) leaves
+
+    out, code = run_check([str(report)])
+
+    assert code == 2, out
+    assert out.count("\n") == 1, out
+    assert "the build wrote none" in out and f"give its output folder {built.outdir}" in out
+    out, code = run_check([str(built.outdir)])
+    assert code == 2 and "it wrote no report" in out, out
+
+
+def test_a_gallery_that_sphinx_gallery_refuses_says_why_it_stopped(tmp_path) -> None:
+    misspelled = 'sphinx_gallery_conf["examples_dirs"] = ["exmaples"]\n'
+    src = make_project(tmp_path, EXAMPLES, conf=misspelled)
+
+    built = build(src)
+
+    assert built.returncode == 2, built.output
+    out, code = run_check([str(layout.report_path(built.outdir))], allow_incomplete=True)
+    assert code == 2, out
+    assert out.count("\n") == 1, out
+    assert "it stopped before its examples ran: sphinx-gallery stopped before any example " in out
+
+
+KILLER = """
+import os
+import signal
+
+
+def _kill(app, pagename, templatename, context, doctree):
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def setup(app):
+    app.connect("html-page-context", _kill, priority=500)
+"""
+
+
+def test_sigterm_while_the_pages_are_written_is_logged_and_said(tmp_path) -> None:
+    conf = "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n"
+    conf += "extensions.append('terminating_extension')\n"
+    src = make_project(tmp_path, EXAMPLES, conf=conf)
+    (src / "terminating_extension.py").write_text(KILLER, "utf-8")
+
+    built = build(src)
+
+    assert built.returncode == -signal.SIGTERM, built.output
+    assert "the build was terminated (SIGTERM); writing its report" in built.output
+    out, code = run_check([str(layout.report_path(built.outdir))])
+    assert code == 2, out
+    assert out.count("\n") == 1, out
+    assert (
+        "the build did not finish (it was terminated (SIGTERM); its examples ran; it ended "
+        "while its pages were written)"
+    ) in out
