@@ -90,8 +90,8 @@ __all__ = [
     "real_exit",
     "remember_log_handlers",
     "running",
-    "stuck",
     "show_pending_logs",
+    "stuck",
     "verdict_pending",
 ]
 
