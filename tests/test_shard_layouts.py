@@ -142,3 +142,22 @@ def test_expected_failures_are_sharded_and_merged(tmp_path) -> None:
     assert statuses(site) == {**dict.fromkeys(EXECUTABLE, "ok"), "examples/plot_fail.py": "failed"}
     page = (site / "auto_examples" / "plot_fail.html").read_text("utf-8")
     assert "ValueError" in page and "as expected" in page and "shard-work" not in page
+
+
+def shard_local(root: Path) -> subprocess.CompletedProcess:
+    return run(root, "-m", "docsaccel.cli", "shard-local", "--docs", "source", "--shards", "2")
+
+
+def test_a_failed_shard_local_leaves_no_report_to_pass(tmp_path) -> None:
+    root = make_layout(tmp_path / "tree", expected_failure=False)
+    assert shard_local(root).returncode == 0
+    report = root / "source" / "_build" / "html" / "docsaccel" / "report.json"
+    assert report.is_file()
+
+    broken = root / "tutorials_src" / "plot_other.py"
+    broken.write_text(example("Other", 'raise RuntimeError("broken")'), encoding="utf-8")
+    done = shard_local(root)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    check = run(root, "-m", "docsaccel.cli", "check", str(report))
+    assert check.returncode != 0, check.stdout + check.stderr

@@ -58,6 +58,7 @@ __all__ = [
     "collect_shard",
     "copy_project",
     "find_manifests",
+    "forget_report",
     "is_build_output",
     "merge_artifacts",
     "plan_project",
@@ -195,6 +196,9 @@ def run_shard(
     plan = plan or plan_project(project, shards, inputs)
     examples = plan.examples_of(index)
     shutil.rmtree(work, ignore_errors=True)
+    # An artifact of an earlier run must not outlive a failure of this one: a merge would
+    # take it for this run's.
+    shutil.rmtree(artifact, ignore_errors=True)
     copy = copy_project(project, work / "project", [work, Path(artifact), *outputs])
     selection = work / "examples.txt"
     selection.write_text("".join(f"{name}\n" for name in examples), encoding="utf-8")
@@ -467,11 +471,18 @@ def run_merge(
     sphinx_args: Sequence[str] = (),
 ) -> list[str]:
     """Merge the shard artifacts and build the site; return the merged example ids."""
+    forget_report(outdir)
     records = records or layout.shard_dir(project.docs, "shard-records")
     merged = merge_artifacts(project, Path(artifacts), Path(records).resolve())
     env = {env_name("shard_records"): str(Path(records).resolve())}
     run_sphinx(project.docs, Path(outdir), env, sphinx_args)
     return merged
+
+
+def forget_report(outdir: Path) -> None:
+    """Remove the report an earlier build left in ``outdir``: a run that fails before its
+    own build writes one must leave no verdict for ``docsaccel check`` to pass."""
+    layout.report_path(outdir).unlink(missing_ok=True)
 
 
 # One machine ----------------------------------------------------------------------------
@@ -491,6 +502,7 @@ def run_local(
     ``<docs>/_build/shard-artifacts/docs-shard-<i>``.
     """
     check_index(0, shards)
+    forget_report(outdir)
     artifacts = layout.shard_dir(project.docs, "shard-artifacts")
     shutil.rmtree(artifacts, ignore_errors=True)
     plan = plan_project(project, shards, inputs)  # once, not once per shard
