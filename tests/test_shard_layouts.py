@@ -161,3 +161,41 @@ def test_a_failed_shard_local_leaves_no_report_to_pass(tmp_path) -> None:
     assert done.returncode == 2, done.stdout + done.stderr
     check = run(root, "-m", "docsaccel.cli", "check", str(report))
     assert check.returncode != 0, check.stdout + check.stderr
+
+
+# The newcomer's project: in a git repository, with the example cache the caching guide
+# sets up (a path relative to the conf folder, pointing at the repository root).
+CACHE_LINE = 'docsaccel_cache = "../.docsaccel-cache"\n'
+
+
+def cached_layout(root: Path) -> Path:
+    make_layout(root, expected_failure=False)
+    (root / ".git").mkdir()
+    with (root / "source" / "conf.py").open("a", encoding="utf-8") as stream:
+        stream.write(CACHE_LINE)
+    return root
+
+
+def serial(root: Path) -> Path:
+    done = run(root, "-m", "sphinx", "-b", "html", "-W", "source", "build/html")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return root / "build" / "html"
+
+
+def restored(site: Path) -> set[str]:
+    """The examples the build restored from the example cache."""
+    report = load_report(site / "docsaccel" / "report.json")
+    return {r["id"] for r in report["examples"] if (r.get("cache") or {}).get("hit") is True}
+
+
+def test_shard_local_and_serial_builds_share_the_project_cache(tmp_path) -> None:
+    root = cached_layout(tmp_path / "tree")
+    cached = EXECUTABLE - {"examples/plot_fail.py"}
+
+    assert shard_local(root).returncode == 0
+    assert restored(serial(root)) == cached, "the shards' entries serve a serial build"
+    done = shard_local(root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert restored(root / "source" / "_build" / "html") == cached, "and the other way round"
+    copy = root / "source" / "_build" / "shard-work" / "0" / "project"
+    assert not (copy / ".docsaccel-cache").exists()

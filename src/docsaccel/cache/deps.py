@@ -94,6 +94,7 @@ from docsaccel.cache.recorder import NOT_PROJECT, Seen, own_names
 
 __all__ = [
     "CHILDREN_KEY",
+    "COPY_ROOT_MARKER",
     "Change",
     "Project",
     "ProjectRoots",
@@ -119,7 +120,11 @@ __all__ = [
 #: (``{"followed": count, "not_followed": [programs]}``, :mod:`.children`).
 CHILDREN_KEY = "children"
 
-_ROOT_MARKERS = (".git", ".hg")
+#: Marks the root of a copy of a project (a shard's workspace): the copy's own root, where
+#: the project's is in the project, though the copy sits inside the project's repository.
+COPY_ROOT_MARKER = ".docsaccel-root"
+_VCS_MARKERS = (".git", ".hg")
+_ROOT_MARKERS = (*_VCS_MARKERS, COPY_ROOT_MARKER)
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
 #: A listing keeps its names (for ``changes`` to say which) up to this many; a larger one
 #: keeps only their count and digest, so an entry stays small.
@@ -128,8 +133,8 @@ LISTING_NAMES_KEPT = 1000
 
 def find_root(confdir: str | os.PathLike[str]) -> str:
     """The repository root above ``confdir``: the nearest folder with ``.git`` (or
-    ``.hg``), else the nearest with ``pyproject.toml``/``setup.py``/``setup.cfg``, else
-    ``confdir`` itself."""
+    ``.hg``, or the :data:`COPY_ROOT_MARKER` of a project's copy), else the nearest with
+    ``pyproject.toml``/``setup.py``/``setup.cfg``, else ``confdir`` itself."""
     return _marked_root(confdir) or os.path.abspath(confdir)
 
 
@@ -176,7 +181,7 @@ def project_roots(confdir: str | os.PathLike[str], chosen: Iterable[Any] | None)
     if _marked_root(confdir) is None and root not in _noted:
         _noted.add(root)
         note = (
-            f"no {', '.join(_ROOT_MARKERS + _PROJECT_MARKERS)} above {root}: the project's "
+            f"no {', '.join(_VCS_MARKERS + _PROJECT_MARKERS)} above {root}: the project's "
             "files are those under it, and Python source beside it that no distribution "
             "provides (set docsaccel_cache_roots to count others, a data folder beside it)"
         )

@@ -44,6 +44,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from docsaccel import layout, sg_compat
+from docsaccel.cache.deps import COPY_ROOT_MARKER, find_root
 from docsaccel.contract import EXECUTED, EXPECTED_FAILURE, FAILED, InputError, read_json
 from docsaccel.formats import Format, write_json
 from docsaccel.records import record_file, run_outputs, write_record
@@ -97,6 +98,9 @@ class DocsProject:
     budgets: Path | None
     #: ``sphinx_gallery_conf`` with sphinx-gallery's defaults filled in.
     gallery_conf: Mapping[str, Any] = field(default_factory=dict)
+    #: The project's example cache folder (absolute; ``None``: off): every shard's build
+    #: uses it, not the copy's, so shards and serial builds reuse each other's entries.
+    cache: Path | None = None
 
     def moved_to(self, root: Path) -> DocsProject:
         """The same project, in its copy at ``root``."""
@@ -165,7 +169,7 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
         settings = read_settings(SimpleNamespace(**namespace), docs)
     except SettingError as exc:
         raise ShardError(f"{conf_file}: {exc}") from None
-    return DocsProject(root, docs, galleries, settings.budgets, gallery_conf)
+    return DocsProject(root, docs, galleries, settings.budgets, gallery_conf, settings.cache)
 
 
 # One shard ------------------------------------------------------------------------------
@@ -203,9 +207,15 @@ def run_shard(
     selection = work / "examples.txt"
     selection.write_text("".join(f"{name}\n" for name in examples), encoding="utf-8")
     outdir = work / "html"
-    env = {env_name("shard_examples"): str(selection)}
+    env = {env_name("shard_examples"): str(selection), **_cache_env(project)}
     run_sphinx(copy.docs, outdir, env, sphinx_args, log)
     return collect_shard(copy, outdir, Path(artifact), index, shards, examples, origin=project.root)
+
+
+def _cache_env(project: DocsProject) -> dict[str, str]:
+    """The variable pointing a shard's build at the project's example cache: ``conf.py``'s
+    relative path would name a folder inside the copy, thrown away with it."""
+    return {} if project.cache is None else {env_name("cache"): str(project.cache)}
 
 
 def plan_project(project: DocsProject, shards: int, inputs: Sequence[str | Path]) -> Plan:
@@ -250,7 +260,22 @@ def copy_project(
         raise ShardError(f"cannot copy {source} into the shard's workspace: {reason}") from None
     except OSError as exc:
         raise ShardError(f"cannot copy {exc.filename} into the shard's workspace: {exc}") from None
+    _mark_root(project, destination)
     return project.moved_to(destination)
+
+
+def _mark_root(project: DocsProject, destination: Path) -> None:
+    """Mark the copy's project root where the project's is (:func:`find_root` of its
+    docs), or at the copy's top when that is above the copied folder. The copy sits inside
+    the project's repository, whose root it would find otherwise: the example cache keeps
+    paths relative to the root, and a shard's entries would serve no serial build."""
+    root = Path(find_root(project.docs))
+    inside = root.is_relative_to(project.root)
+    marked = destination / root.relative_to(project.root) if inside else destination
+    (marked / COPY_ROOT_MARKER).write_text(
+        "The root of a copy of the project, made by docsaccel for a shard's build.\n",
+        encoding="utf-8",
+    )
 
 
 def _is_special(path: Path) -> bool:
