@@ -199,3 +199,20 @@ def test_shard_local_and_serial_builds_share_the_project_cache(tmp_path) -> None
     assert restored(root / "source" / "_build" / "html") == cached, "and the other way round"
     copy = root / "source" / "_build" / "shard-work" / "0" / "project"
     assert not (copy / ".docsaccel-cache").exists()
+
+
+def test_an_example_renamed_after_shard_local_is_unpublished(tmp_path) -> None:
+    """The merge's outputs in the gallery folders are the next build's to remove, as the
+    pages a build generates are: a serial build does not publish a renamed example's."""
+    root = cached_layout(tmp_path / "tree")
+    done = shard_local(root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    gallery = root / "source" / "tutorials"
+    assert (gallery / "plot_other.rst").is_file()
+
+    (root / "tutorials_src" / "plot_other.py").rename(root / "tutorials_src" / "plot_renamed.py")
+    site = serial(root)  # -W: a page left in no toctree fails it
+
+    assert sorted(p.name for p in gallery.glob("plot_other*")) == []
+    assert not (site / "tutorials" / "plot_other.html").exists()
+    assert (site / "tutorials" / "plot_renamed.html").is_file()

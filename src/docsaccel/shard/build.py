@@ -41,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docsaccel import layout, sg_compat
 from docsaccel.cache.deps import COPY_ROOT_MARKER, find_root
@@ -51,6 +51,9 @@ from docsaccel.records import record_file, run_outputs, write_record
 from docsaccel.schema import load_report, validate_record
 from docsaccel.settings import SettingError, env_name, read_settings
 from docsaccel.shard.plan import Plan, ShardError, build_gallery_plan, check_index
+
+if TYPE_CHECKING:
+    from docsaccel.incremental.generated import GeneratedFiles
 
 __all__ = [
     "MANIFEST",
@@ -101,6 +104,8 @@ class DocsProject:
     #: The project's example cache folder (absolute; ``None``: off): every shard's build
     #: uses it, not the copy's, so shards and serial builds reuse each other's entries.
     cache: Path | None = None
+    #: Whether the project's builds keep a Sphinx state (and so their generated sources).
+    cache_sphinx: bool = False
 
     def moved_to(self, root: Path) -> DocsProject:
         """The same project, in its copy at ``root``."""
@@ -169,7 +174,15 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
         settings = read_settings(SimpleNamespace(**namespace), docs)
     except SettingError as exc:
         raise ShardError(f"{conf_file}: {exc}") from None
-    return DocsProject(root, docs, galleries, settings.budgets, gallery_conf, settings.cache)
+    return DocsProject(
+        root,
+        docs,
+        galleries,
+        settings.budgets,
+        gallery_conf,
+        cache=settings.cache,
+        cache_sphinx=settings.cache is not None and settings.cache_sphinx,
+    )
 
 
 # One shard ------------------------------------------------------------------------------
@@ -495,12 +508,22 @@ def run_merge(
     records: Path | None = None,
     sphinx_args: Sequence[str] = (),
 ) -> list[str]:
-    """Merge the shard artifacts and build the site; return the merged example ids."""
+    """Merge the shard artifacts and build the site; return the merged example ids.
+
+    The outputs it copies into the gallery folders are recorded as generated, as those the
+    build writes are (:func:`_watch_sources`): the next build removes them as it removes
+    its own, so the page of an example renamed since is not published again.
+    """
     forget_report(outdir)
-    records = records or layout.shard_dir(project.docs, "shard-records")
-    merged = merge_artifacts(project, Path(artifacts), Path(records).resolve())
-    env = {env_name("shard_records"): str(Path(records).resolve())}
-    run_sphinx(project.docs, Path(outdir), env, sphinx_args)
+    records = Path(records or layout.shard_dir(project.docs, "shard-records")).resolve()
+    watch = _watch_sources(project, Path(outdir), records)
+    try:
+        merged = merge_artifacts(project, Path(artifacts), records)
+        env = {env_name("shard_records"): str(records)}
+        run_sphinx(project.docs, Path(outdir), env, sphinx_args)
+    finally:
+        if watch is not None:
+            watch.finish()
     return merged
 
 
@@ -508,6 +531,22 @@ def forget_report(outdir: Path) -> None:
     """Remove the report an earlier build left in ``outdir``: a run that fails before its
     own build writes one must leave no verdict for ``docsaccel check`` to pass."""
     layout.report_path(outdir).unlink(missing_ok=True)
+
+
+def _watch_sources(project: DocsProject, outdir: Path, records: Path) -> GeneratedFiles | None:
+    """When the project's builds record what they generate in the source folder (the
+    Sphinx state is on), start that record here: what earlier builds generated is removed
+    and the merge's copies are noted with what its build generates (the build joins this
+    watch, the last to finish writes the record). ``None`` when there is none."""
+    if project.cache is None or not project.cache_sphinx:
+        return None
+    from docsaccel.incremental.sphinxext.sources import source_watch
+
+    outputs = [outdir, outdir / ".doctrees", records, *layout.shard_folders(project.docs)]
+    watch = source_watch(project.cache, project.docs, [Path(p).resolve() for p in outputs])
+    watch.remove_earlier()
+    watch.watch()
+    return watch
 
 
 # One machine ----------------------------------------------------------------------------
