@@ -346,8 +346,10 @@ def _shard_build_command(args: argparse.Namespace) -> int:
     try:
         project = shard_build.read_project(args.docs, args.root)
         out = Path(args.out or project.docs / "_build" / "html")
+        shard_build.check_output_folder(out, "--out")
         if args.command == "shard-build":
             artifact = Path(args.artifact or layout.shard_dir(project.docs, "shard"))
+            shard_build.check_output_folder(artifact, "--artifact")
             manifest = shard_build.run_shard(
                 project, args.shards, args.index, inputs, artifact, sphinx_args=sphinx_args
             )

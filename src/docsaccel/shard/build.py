@@ -59,6 +59,7 @@ __all__ = [
     "MANIFEST",
     "DocsProject",
     "check_artifacts",
+    "check_output_folder",
     "collect_shard",
     "copy_project",
     "find_manifests",
@@ -159,6 +160,11 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
     not run (a syntax error, an exception) raises :class:`ShardError` with Sphinx's message.
     """
     docs, root = Path(docs).resolve(), Path(root or os.getcwd()).resolve()
+    for option, folder in (("--docs", docs), ("--root", root)):
+        # Said first: a folder that is not there is not "outside the project root".
+        if not folder.is_dir():
+            what = "is not a folder" if folder.exists() else "does not exist"
+            raise ShardError(f"{option} {folder} {what}")
     if not docs.is_relative_to(root):
         raise ShardError(f"the docs folder {docs} is not inside the project root {root}")
     conf_file = docs / "conf.py"
@@ -525,6 +531,16 @@ def run_merge(
         if watch is not None:
             watch.finish()
     return merged
+
+
+def check_output_folder(folder: Path, option: str) -> None:
+    """Refuse, before any build, an output folder that is a file (or whose parent is one):
+    the build would run every shard and then fail to write there."""
+    for place in (Path(folder), *Path(folder).parents):
+        if place.exists():
+            if not place.is_dir():
+                raise ShardError(f"{option} {folder}: {place} is a file, not a folder")
+            return
 
 
 def forget_report(outdir: Path) -> None:
