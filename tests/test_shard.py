@@ -549,3 +549,30 @@ def test_copy_project_error_is_one_line_naming_the_file(tmp_path, monkeypatch) -
     assert "\n" not in message
     assert str(project.root / "data" / "table.csv") in message
     assert "Input/output error" in message
+
+
+def test_stop_all_stops_the_builds_and_refuses_new_ones_until_resume() -> None:
+    """What ``shard-local`` does on Ctrl-C: every build's process group is signalled and
+    waited for, and no build starts until the threads that ran them have returned."""
+    import sys
+    import threading
+
+    from docsaccel.shard import processes
+
+    codes: list[int] = []
+    sleeper = [sys.executable, "-c", "import time; time.sleep(120)"]
+    thread = threading.Thread(target=lambda: codes.append(processes.run_build(sleeper, {})))
+    thread.start()
+    for _ in range(600):  # until the thread has started the build (a guard, not a timing)
+        if processes._running:
+            break
+        thread.join(0.05)
+    try:
+        processes.stop_all()
+        thread.join(60)
+        assert not thread.is_alive() and codes and codes[0] != 0
+        with pytest.raises(processes.Stopped):
+            processes.run_build(sleeper, {})
+    finally:
+        processes.resume()
+    assert processes.run_build([sys.executable, "-c", "pass"], {}) == 0

@@ -8,9 +8,13 @@ same tree (every HTML file compared, measured times masked), with ``-W``.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -216,3 +220,47 @@ def test_an_example_renamed_after_shard_local_is_unpublished(tmp_path) -> None:
     assert sorted(p.name for p in gallery.glob("plot_other*")) == []
     assert not (site / "tutorials" / "plot_other.html").exists()
     assert (site / "tutorials" / "plot_renamed.html").is_file()
+
+
+def test_ctrl_c_on_shard_local_stops_the_shards_in_one_line(tmp_path) -> None:
+    """Ctrl-C reaches ``shard-local`` alone (a signal to its process): it stops the
+    shards' builds, removes their partial artifacts and says so in one line, exit 130."""
+    require_slow()
+    root = make_layout(tmp_path / "tree", expected_failure=False)
+    started = tmp_path / "started.txt"
+    body = (
+        "import os, pathlib, time\n"
+        f"pathlib.Path({str(started)!r}).write_text(str(os.getpid()))\n"
+        "time.sleep(600)"
+    )
+    (root / "tutorials_src" / "plot_other.py").write_text(example("Other", body), "utf-8")
+    command = ["-m", "docsaccel.cli", "shard-local", "--docs", "source", "--shards", "2"]
+    process = subprocess.Popen(
+        [sys.executable, *command],
+        cwd=root,
+        env=child_env({"DOCSACCEL_FAST": "1"}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        for _ in range(3000):  # until the shard runs the example (a guard, not a timing)
+            if started.is_file() and started.read_text():
+                break
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.2)
+        example_pid = int(started.read_text())
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=300)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # the old behaviour: left running
+
+    assert process.returncode == 130, out + err
+    assert err.strip().splitlines() == [
+        "docsaccel shard-local: interrupted; its builds were stopped"
+    ], err
+    with pytest.raises(ProcessLookupError):
+        os.kill(example_pid, 0)  # the shard running the example is gone
+    assert not (root / "source" / "_build" / "shard-artifacts").exists()

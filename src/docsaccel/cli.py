@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -337,12 +338,25 @@ def _shard_build_command(args: argparse.Namespace) -> int:
         message = f"needs Sphinx and sphinx-gallery: {doctor.INSTALL_DOCS}"
         print(f"docsaccel {args.command}: error: {message}", file=sys.stderr)
         return 2
+    sphinx_args = ["-W"] if args.strict else []
+    inputs = [*getattr(args, "inputs", []), *getattr(args, "history", [])]
+    # A stop asked by SIGTERM (a cancelled CI job) is handled as Ctrl-C: the builds run in
+    # process groups of their own, which only this process can stop.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return _run_shard_command(args, sphinx_args, inputs)
+    except KeyboardInterrupt:
+        print(f"docsaccel {args.command}: interrupted; its builds were stopped", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs: list[str]) -> int:
     from docsaccel import layout
     from docsaccel.contract import InputError
     from docsaccel.shard import build as shard_build
 
-    sphinx_args = ["-W"] if args.strict else []
-    inputs = [*getattr(args, "inputs", []), *getattr(args, "history", [])]
     try:
         project = shard_build.read_project(args.docs, args.root)
         out = Path(args.out or project.docs / "_build" / "html")
@@ -364,6 +378,14 @@ def _shard_build_command(args: argparse.Namespace) -> int:
         return 2
     print(f"merged {len(merged)} executed examples from the shards; site: {out}")
     return 0
+
+
+#: The exit code of a shard command stopped by Ctrl-C or ``SIGTERM`` (128 + SIGINT).
+EXIT_INTERRUPTED = 130
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _add_shard_builds(subparsers: argparse._SubParsersAction) -> None:
@@ -405,7 +427,7 @@ def _add_shard_builds(subparsers: argparse._SubParsersAction) -> None:
         help="run every shard as a parallel process on this machine, then merge",
         description="shard-build for every shard at once, each in its own process and copy of "
         "the project (logs in <docs>/_build/shard-work/<i>.log), then shard-merge. Exit 2 on "
-        "a failure.",
+        "a failure, 130 when interrupted (Ctrl-C or SIGTERM stops every shard's build).",
     )
     for parser in (merge, local):
         parser.add_argument("--out", help="HTML folder (default: <docs>/_build/html)")

@@ -34,7 +34,6 @@ import dataclasses
 import os
 import shutil
 import stat
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -50,6 +49,7 @@ from docsaccel.formats import Format, write_json
 from docsaccel.records import record_file, run_outputs, write_record
 from docsaccel.schema import load_report, validate_record
 from docsaccel.settings import SettingError, env_name, read_settings
+from docsaccel.shard import processes
 from docsaccel.shard.plan import Plan, ShardError, build_gallery_plan, check_index
 
 if TYPE_CHECKING:
@@ -261,6 +261,7 @@ def copy_project(
     skipped |= {Path(path).resolve() for path in (project.docs / "_build", *outputs)}
 
     def ignore(folder: str, names: list[str]) -> set[str]:
+        processes.check_running()  # an interrupt stops a shard's copy, folder by folder
         here = Path(folder).resolve()
         return {
             name
@@ -330,14 +331,15 @@ def run_sphinx(
     command = [sys.executable, "-m", "sphinx", "-b", "html", *sphinx_args, str(docs), str(outdir)]
     child_env = {**os.environ, **env}
     if log is None:
-        done = subprocess.run(command, env=child_env, check=False)
+        code = processes.run_build(command, child_env)
     else:
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("w", encoding="utf-8") as stream:
-            done = subprocess.run(command, env=child_env, stdout=stream, stderr=stream, check=False)
-    if done.returncode != 0:
+            code = processes.run_build(command, child_env, stream)
+    processes.check_running()  # stopped by an interrupt: no build failure to report
+    if code != 0:
         where = f" (log: {log})" if log else ""
-        raise ShardError(f"sphinx-build of {docs} failed with exit code {done.returncode}{where}")
+        raise ShardError(f"sphinx-build of {docs} failed with exit code {code}{where}")
 
 
 def collect_shard(
@@ -600,8 +602,18 @@ def run_local(
             outputs=[outdir],
         )
 
-    with ThreadPoolExecutor(max_workers=shards) as pool:
+    pool = ThreadPoolExecutor(max_workers=shards)
+    try:
         failures = [f.exception() for f in [pool.submit(one, i) for i in range(shards)]]
+    except KeyboardInterrupt:
+        # Ctrl-C reaches this process alone (each build has its process group): stop the
+        # builds, let the threads return, and leave no partial artifact behind.
+        processes.stop_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        processes.resume()
+        shutil.rmtree(artifacts, ignore_errors=True)
+        raise
+    pool.shutdown()
     errors = [str(error) for error in failures if error is not None]
     if errors:
         raise ShardError("; ".join(errors))
