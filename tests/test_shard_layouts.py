@@ -174,7 +174,7 @@ CACHE_LINE = 'docsaccel_cache = "../.docsaccel-cache"\n'
 
 def cached_layout(root: Path) -> Path:
     make_layout(root, expected_failure=False)
-    (root / ".git").mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
     with (root / "source" / "conf.py").open("a", encoding="utf-8") as stream:
         stream.write(CACHE_LINE)
     return root
@@ -203,6 +203,10 @@ def test_shard_local_and_serial_builds_share_the_project_cache(tmp_path) -> None
     assert restored(root / "source" / "_build" / "html") == cached, "and the other way round"
     copy = root / "source" / "_build" / "shard-work" / "0" / "project"
     assert not (copy / ".docsaccel-cache").exists()
+    # The default folders, the site's included, are no new files for git.
+    status = ["git", "status", "--porcelain", "--untracked-files=all", "source/_build"]
+    listed = subprocess.run(status, cwd=root, capture_output=True, text=True, check=True)
+    assert listed.stdout == ""
 
 
 def test_an_example_renamed_after_shard_local_is_unpublished(tmp_path) -> None:

@@ -66,6 +66,7 @@ __all__ = [
     "forget_report",
     "is_build_output",
     "merge_artifacts",
+    "own_build_folder",
     "plan_project",
     "read_conf",
     "read_project",
@@ -215,6 +216,7 @@ def run_shard(
     and the artifact are left out anyway).
     """
     check_index(index, shards)
+    own_build_folder(project.docs)
     work = Path(work or layout.shard_dir(project.docs, "shard-work") / str(index)).resolve()
     plan = plan or plan_project(project, shards, inputs)
     examples = plan.examples_of(index)
@@ -229,6 +231,21 @@ def run_shard(
     env = {env_name("shard_examples"): str(selection), **_cache_env(project)}
     run_sphinx(copy.docs, outdir, env, sphinx_args, log)
     return collect_shard(copy, outdir, Path(artifact), index, shards, examples, origin=project.root)
+
+
+def own_build_folder(docs: Path) -> None:
+    """Make ``<docs>/_build``, where the shard commands keep their work by default, with a
+    ``.gitignore`` of ``*`` when it is not there yet: it holds copies of the project and
+    the site, which ``git status`` would list as new in a project whose own build folder
+    is elsewhere (``sphinx-quickstart``'s ``build/``). One that is there stays as it is."""
+    folder = Path(docs) / "_build"
+    if folder.exists():
+        return
+    folder.mkdir(parents=True)
+    (folder / ".gitignore").write_text(
+        "# Made by docsaccel: sharded builds' copies of the project and their site.\n*\n",
+        encoding="utf-8",
+    )
 
 
 def _cache_env(project: DocsProject) -> dict[str, str]:
@@ -523,6 +540,7 @@ def run_merge(
     its own, so the page of an example renamed since is not published again.
     """
     forget_report(outdir)
+    own_build_folder(project.docs)
     records = Path(records or layout.shard_dir(project.docs, "shard-records")).resolve()
     watch = _watch_sources(project, Path(outdir), records)
     try:
@@ -585,6 +603,7 @@ def run_local(
     """
     check_index(0, shards)
     forget_report(outdir)
+    own_build_folder(project.docs)
     artifacts = layout.shard_dir(project.docs, "shard-artifacts")
     shutil.rmtree(artifacts, ignore_errors=True)
     plan = plan_project(project, shards, inputs)  # once, not once per shard
