@@ -477,7 +477,7 @@ def _project_tree(root: Path):
 
 def _files(root: Path) -> list[str]:
     """The files under ``root`` but the copy's root marker (docsaccel's, no source)."""
-    from docsaccel.cache.deps import COPY_ROOT_MARKER
+    from docsaccel.layout import COPY_ROOT_MARKER
 
     found = (p for p in root.rglob("*") if not p.is_dir() and p.name != COPY_ROOT_MARKER)
     return sorted(p.relative_to(root).as_posix() for p in found)

@@ -355,6 +355,7 @@ def _shard_build_command(args: argparse.Namespace) -> int:
 def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs: list[str]) -> int:
     from docsaccel import layout
     from docsaccel.contract import InputError
+    from docsaccel.incremental.sphinxext.sources import merge_watch
     from docsaccel.shard import build as shard_build
 
     try:
@@ -370,9 +371,13 @@ def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs:
             print(f"shard {args.index}: executed {len(manifest['executed'])}, kept in {artifact}")
             return 0
         if args.command == "shard-merge":
-            merged = shard_build.run_merge(project, Path(args.artifacts), out, None, sphinx_args)
+            merged = shard_build.run_merge(
+                project, Path(args.artifacts), out, None, sphinx_args, merge_watch
+            )
         else:
-            merged = shard_build.run_local(project, args.shards, inputs, out, sphinx_args)
+            merged = shard_build.run_local(
+                project, args.shards, inputs, out, sphinx_args, merge_watch
+            )
     except InputError as exc:  # ShardError, BudgetError, SchemaError: one class
         print(f"docsaccel {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -86,6 +86,7 @@ from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from docsaccel import layout
 from docsaccel.cache.carried import leaves_key
 from docsaccel.cache.counting import count, named_in
 from docsaccel.cache.fingerprint import code_digests, code_facts, file_digest, imported_names
@@ -94,7 +95,6 @@ from docsaccel.cache.recorder import NOT_PROJECT, Seen, own_names
 
 __all__ = [
     "CHILDREN_KEY",
-    "COPY_ROOT_MARKER",
     "Change",
     "Project",
     "ProjectRoots",
@@ -120,11 +120,8 @@ __all__ = [
 #: (``{"followed": count, "not_followed": [programs]}``, :mod:`.children`).
 CHILDREN_KEY = "children"
 
-#: Marks the root of a copy of a project (a shard's workspace): the copy's own root, where
-#: the project's is in the project, though the copy sits inside the project's repository.
-COPY_ROOT_MARKER = ".docsaccel-root"
-_VCS_MARKERS = (".git", ".hg")
-_ROOT_MARKERS = (*_VCS_MARKERS, COPY_ROOT_MARKER)
+_VCS_MARKERS = layout.VCS_MARKERS
+_ROOT_MARKERS = (*_VCS_MARKERS, layout.COPY_ROOT_MARKER)
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
 #: A listing keeps its names (for ``changes`` to say which) up to this many; a larger one
 #: keeps only their count and digest, so an entry stays small.
@@ -133,8 +130,8 @@ LISTING_NAMES_KEPT = 1000
 
 def find_root(confdir: str | os.PathLike[str]) -> str:
     """The repository root above ``confdir``: the nearest folder with ``.git`` (or
-    ``.hg``, or the :data:`COPY_ROOT_MARKER` of a project's copy), else the nearest with
-    ``pyproject.toml``/``setup.py``/``setup.cfg``, else ``confdir`` itself."""
+    ``.hg``, or the :data:`docsaccel.layout.COPY_ROOT_MARKER` of a project's copy), else
+    the nearest with ``pyproject.toml``/``setup.py``/``setup.cfg``, else ``confdir``."""
     return _marked_root(confdir) or os.path.abspath(confdir)
 
 

@@ -43,7 +43,6 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from docsaccel import layout, sg_compat
-from docsaccel.cache.deps import COPY_ROOT_MARKER, find_root
 from docsaccel.contract import EXECUTED, EXPECTED_FAILURE, FAILED, InputError, read_json
 from docsaccel.formats import Format, write_json
 from docsaccel.records import record_file, run_outputs, write_record
@@ -53,7 +52,14 @@ from docsaccel.shard import processes
 from docsaccel.shard.plan import Plan, ShardError, build_gallery_plan, check_index
 
 if TYPE_CHECKING:
-    from docsaccel.incremental.generated import GeneratedFiles
+    from collections.abc import Callable
+
+    #: Begins the record of what builds generate in a source folder, for a merge (what
+    #: earlier builds generated removed, what this process creates noted; ``finish()``
+    #: ends it): ``(cache folder, source folder, output folders in it)``. The Sphinx
+    #: state's (:func:`docsaccel.incremental.sphinxext.sources.merge_watch`), given by the
+    #: caller: that layer is above this one.
+    WatchSources = Callable[[Path, Path, list[Path]], Any]
 
 __all__ = [
     "MANIFEST",
@@ -280,6 +286,8 @@ def copy_project(
     def ignore(folder: str, names: list[str]) -> set[str]:
         processes.check_running()  # an interrupt stops a shard's copy, folder by folder
         here = Path(folder).resolve()
+        if any(name in layout.VCS_MARKERS for name in names):
+            marked.append(here.relative_to(source))
         return {
             name
             for name in names
@@ -289,6 +297,8 @@ def copy_project(
             or is_build_output(here / name)
         }
 
+    source, marked = Path(project.root).resolve(), []
+
     destination = destination.resolve()
     try:
         shutil.copytree(project.root, destination, ignore=ignore, symlinks=True)
@@ -297,20 +307,18 @@ def copy_project(
         raise ShardError(f"cannot copy {source} into the shard's workspace: {reason}") from None
     except OSError as exc:
         raise ShardError(f"cannot copy {exc.filename} into the shard's workspace: {exc}") from None
-    _mark_root(project, destination)
+    for folder in marked:
+        _mark_root(destination / folder)
     return project.moved_to(destination)
 
 
-def _mark_root(project: DocsProject, destination: Path) -> None:
-    """Mark the copy's project root where the project's is (:func:`find_root` of its
-    docs), or at the copy's top when that is above the copied folder. The copy sits inside
-    the project's repository, whose root it would find otherwise: the example cache keeps
-    paths relative to the root, and a shard's entries would serve no serial build."""
-    root = Path(find_root(project.docs))
-    inside = root.is_relative_to(project.root)
-    marked = destination / root.relative_to(project.root) if inside else destination
-    (marked / COPY_ROOT_MARKER).write_text(
-        "The root of a copy of the project, made by docsaccel for a shard's build.\n",
+def _mark_root(folder: Path) -> None:
+    """Mark ``folder`` of the copy as a repository root, where the project has ``.git``
+    (which is not copied): the copy sits inside the project's repository, whose root it
+    would find otherwise, and the example cache keeps paths relative to the root, so a
+    shard's entries would serve no serial build, nor a serial build's a shard."""
+    (folder / layout.COPY_ROOT_MARKER).write_text(
+        "A repository root in a copy of the project, made by docsaccel for a shard's build.\n",
         encoding="utf-8",
     )
 
@@ -532,17 +540,19 @@ def run_merge(
     outdir: Path,
     records: Path | None = None,
     sphinx_args: Sequence[str] = (),
+    watch_sources: WatchSources | None = None,
 ) -> list[str]:
     """Merge the shard artifacts and build the site; return the merged example ids.
 
-    The outputs it copies into the gallery folders are recorded as generated, as those the
-    build writes are (:func:`_watch_sources`): the next build removes them as it removes
-    its own, so the page of an example renamed since is not published again.
+    With ``watch_sources``, the outputs it copies into the gallery folders are recorded as
+    generated, as those the build writes are (:func:`_watch_sources`): the next build
+    removes them as it removes its own, so the page of an example renamed since is not
+    published again.
     """
     forget_report(outdir)
     own_build_folder(project.docs)
     records = Path(records or layout.shard_dir(project.docs, "shard-records")).resolve()
-    watch = _watch_sources(project, Path(outdir), records)
+    watch = _watch_sources(project, Path(outdir), records, watch_sources)
     try:
         merged = merge_artifacts(project, Path(artifacts), records)
         env = {env_name("shard_records"): str(records)}
@@ -569,20 +579,17 @@ def forget_report(outdir: Path) -> None:
     layout.report_path(outdir).unlink(missing_ok=True)
 
 
-def _watch_sources(project: DocsProject, outdir: Path, records: Path) -> GeneratedFiles | None:
+def _watch_sources(
+    project: DocsProject, outdir: Path, records: Path, start: WatchSources | None
+) -> Any:
     """When the project's builds record what they generate in the source folder (the
     Sphinx state is on), start that record here: what earlier builds generated is removed
     and the merge's copies are noted with what its build generates (the build joins this
     watch, the last to finish writes the record). ``None`` when there is none."""
-    if project.cache is None or not project.cache_sphinx:
+    if start is None or project.cache is None or not project.cache_sphinx:
         return None
-    from docsaccel.incremental.sphinxext.sources import source_watch
-
     outputs = [outdir, outdir / ".doctrees", records, *layout.shard_folders(project.docs)]
-    watch = source_watch(project.cache, project.docs, [Path(p).resolve() for p in outputs])
-    watch.remove_earlier()
-    watch.watch()
-    return watch
+    return start(project.cache, project.docs, [Path(p).resolve() for p in outputs])
 
 
 # One machine ----------------------------------------------------------------------------
@@ -594,8 +601,10 @@ def run_local(
     inputs: Sequence[str | Path],
     outdir: Path,
     sphinx_args: Sequence[str] = (),
+    watch_sources: WatchSources | None = None,
 ) -> list[str]:
-    """Run every shard as a parallel process on this machine, then merge them.
+    """Run every shard as a parallel process on this machine, then merge them
+    (``watch_sources``: see :func:`run_merge`).
 
     Each shard works in ``<docs>/_build/shard-work/<i>`` (its Sphinx output in
     ``<docs>/_build/shard-work/<i>.log``) and leaves its artifact in
@@ -636,4 +645,6 @@ def run_local(
     errors = [str(error) for error in failures if error is not None]
     if errors:
         raise ShardError("; ".join(errors))
-    return run_merge(project, artifacts, outdir, sphinx_args=sphinx_args)
+    return run_merge(
+        project, artifacts, outdir, sphinx_args=sphinx_args, watch_sources=watch_sources
+    )
