@@ -630,3 +630,28 @@ def test_devices_and_pipes_are_refused_without_reading(files, tmp_path, capsys, 
     args = [a.format(path=path, good=files / "good.json", root=tmp_path) for a in args]
     code, _, err = run(args, capsys)
     assert_exit_2(code, err, path, "not a regular file")
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "needle"),
+    [
+        ("shard-local", ["--out", "a-file"], "--out a-file: a-file is a file, not a folder"),
+        ("shard-local", ["--out", "a-file/html"], "a-file is a file, not a folder"),
+        ("shard-merge", ["shards", "--out", "a-file"], "is a file, not a folder"),
+        ("shard-build", ["--index", "0", "--artifact", "a-file"], "--artifact a-file: a-file"),
+        ("shard-local", ["--docs", "/nonexistent"], "--docs /nonexistent does not exist"),
+        ("shard-local", ["--root", "/nonexistent"], "--root /nonexistent does not exist"),
+        ("shard-build", ["--index", "0", "--docs", "a-file"], "is not a folder"),
+    ],
+)
+def test_shard_builds_refuse_bad_folders_before_any_shard(
+    project, capsys, monkeypatch, command, args, needle
+):
+    monkeypatch.chdir(project)
+    (project / "a-file").write_text("mine\n", encoding="utf-8")
+    shards = [] if command == "shard-merge" else ["--shards", "2"]
+    code, _, err = run([command, "--docs", "docs", *shards, *args], capsys)
+    assert_exit_2(code, err, needle)
+    assert len(err.strip().splitlines()) == 1, err
+    assert not (project / "docs" / "_build" / "shard-work").exists()  # nothing was built
+    assert (project / "a-file").read_text(encoding="utf-8") == "mine\n"

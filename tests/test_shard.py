@@ -476,7 +476,29 @@ def _project_tree(root: Path):
 
 
 def _files(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if not p.is_dir())
+    """The files under ``root`` but the copy's root marker (docsaccel's, no source)."""
+    from docsaccel.layout import COPY_ROOT_MARKER
+
+    found = (p for p in root.rglob("*") if not p.is_dir() and p.name != COPY_ROOT_MARKER)
+    return sorted(p.relative_to(root).as_posix() for p in found)
+
+
+@pytest.mark.parametrize("marker", [".git", "pyproject.toml", None])
+def test_the_copy_has_the_project_root_where_the_project_has_it(tmp_path, marker) -> None:
+    """The copy sits inside the project's repository (``<docs>/_build/shard-work``): its
+    root is its own, at the place of the project's, so the example cache's paths relative
+    to it match a serial build's."""
+    from docsaccel.cache.deps import find_root
+    from docsaccel.shard.build import copy_project
+
+    project, _ = _project_tree(tmp_path / "root")
+    if marker == ".git":
+        (project.root / ".git").mkdir()
+    elif marker is not None:
+        (project.root / marker).write_text("", encoding="utf-8")
+    copy = copy_project(project, project.docs / "_build" / "shard-work" / "0" / "project")
+    real_root = Path(find_root(project.docs)).relative_to(project.root)
+    assert Path(find_root(copy.docs)).relative_to(copy.root) == real_root
 
 
 def test_copy_project_copies_sources_not_build_outputs(tmp_path) -> None:
@@ -527,3 +549,30 @@ def test_copy_project_error_is_one_line_naming_the_file(tmp_path, monkeypatch) -
     assert "\n" not in message
     assert str(project.root / "data" / "table.csv") in message
     assert "Input/output error" in message
+
+
+def test_stop_all_stops_the_builds_and_refuses_new_ones_until_resume() -> None:
+    """What ``shard-local`` does on Ctrl-C: every build's process group is signalled and
+    waited for, and no build starts until the threads that ran them have returned."""
+    import sys
+    import threading
+
+    from docsaccel.shard import processes
+
+    codes: list[int] = []
+    sleeper = [sys.executable, "-c", "import time; time.sleep(120)"]
+    thread = threading.Thread(target=lambda: codes.append(processes.run_build(sleeper, {})))
+    thread.start()
+    for _ in range(600):  # until the thread has started the build (a guard, not a timing)
+        if processes._running:
+            break
+        thread.join(0.05)
+    try:
+        processes.stop_all()
+        thread.join(60)
+        assert not thread.is_alive() and codes and codes[0] != 0
+        with pytest.raises(processes.Stopped):
+            processes.run_build(sleeper, {})
+    finally:
+        processes.resume()
+    assert processes.run_build([sys.executable, "-c", "pass"], {}) == 0

@@ -8,9 +8,13 @@ same tree (every HTML file compared, measured times masked), with ``-W``.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -142,3 +146,125 @@ def test_expected_failures_are_sharded_and_merged(tmp_path) -> None:
     assert statuses(site) == {**dict.fromkeys(EXECUTABLE, "ok"), "examples/plot_fail.py": "failed"}
     page = (site / "auto_examples" / "plot_fail.html").read_text("utf-8")
     assert "ValueError" in page and "as expected" in page and "shard-work" not in page
+
+
+def shard_local(root: Path) -> subprocess.CompletedProcess:
+    return run(root, "-m", "docsaccel.cli", "shard-local", "--docs", "source", "--shards", "2")
+
+
+def test_a_failed_shard_local_leaves_no_report_to_pass(tmp_path) -> None:
+    root = make_layout(tmp_path / "tree", expected_failure=False)
+    assert shard_local(root).returncode == 0
+    report = root / "source" / "_build" / "html" / "docsaccel" / "report.json"
+    assert report.is_file()
+
+    broken = root / "tutorials_src" / "plot_other.py"
+    broken.write_text(example("Other", 'raise RuntimeError("broken")'), encoding="utf-8")
+    done = shard_local(root)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    check = run(root, "-m", "docsaccel.cli", "check", str(report))
+    assert check.returncode != 0, check.stdout + check.stderr
+
+
+# The newcomer's project: in a git repository, with the example cache the caching guide
+# sets up (a path relative to the conf folder, pointing at the repository root).
+CACHE_LINE = 'docsaccel_cache = "../.docsaccel-cache"\n'
+
+
+def cached_layout(root: Path) -> Path:
+    make_layout(root, expected_failure=False)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    with (root / "source" / "conf.py").open("a", encoding="utf-8") as stream:
+        stream.write(CACHE_LINE)
+    return root
+
+
+def serial(root: Path) -> Path:
+    done = run(root, "-m", "sphinx", "-b", "html", "-W", "source", "build/html")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return root / "build" / "html"
+
+
+def restored(site: Path) -> set[str]:
+    """The examples the build restored from the example cache."""
+    report = load_report(site / "docsaccel" / "report.json")
+    return {r["id"] for r in report["examples"] if (r.get("cache") or {}).get("hit") is True}
+
+
+def test_shard_local_and_serial_builds_share_the_project_cache(tmp_path) -> None:
+    root = cached_layout(tmp_path / "tree")
+    cached = EXECUTABLE - {"examples/plot_fail.py"}
+
+    assert shard_local(root).returncode == 0
+    assert restored(serial(root)) == cached, "the shards' entries serve a serial build"
+    done = shard_local(root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert restored(root / "source" / "_build" / "html") == cached, "and the other way round"
+    copy = root / "source" / "_build" / "shard-work" / "0" / "project"
+    assert not (copy / ".docsaccel-cache").exists()
+    # The default folders, the site's included, are no new files for git.
+    status = ["git", "status", "--porcelain", "--untracked-files=all", "source/_build"]
+    listed = subprocess.run(status, cwd=root, capture_output=True, text=True, check=True)
+    assert listed.stdout == ""
+
+
+def test_an_example_renamed_after_shard_local_is_unpublished(tmp_path) -> None:
+    """The merge's outputs in the gallery folders are the next build's to remove, as the
+    pages a build generates are: a serial build does not publish a renamed example's."""
+    root = cached_layout(tmp_path / "tree")
+    done = shard_local(root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    gallery = root / "source" / "tutorials"
+    assert (gallery / "plot_other.rst").is_file()
+
+    (root / "tutorials_src" / "plot_other.py").rename(root / "tutorials_src" / "plot_renamed.py")
+    site = serial(root)  # -W: a page left in no toctree fails it
+
+    assert sorted(p.name for p in gallery.glob("plot_other*")) == []
+    assert not (site / "tutorials" / "plot_other.html").exists()
+    assert (site / "tutorials" / "plot_renamed.html").is_file()
+
+
+def test_ctrl_c_on_shard_local_stops_the_shards_in_one_line(tmp_path) -> None:
+    """Ctrl-C reaches ``shard-local`` alone (a signal to its process): it stops the
+    shards' builds, removes their partial artifacts and says so in one line, exit 130."""
+    require_slow()
+    root = make_layout(tmp_path / "tree", expected_failure=False)
+    started = tmp_path / "started.txt"
+    body = (
+        "import os, pathlib, time\n"
+        f"pathlib.Path({str(started)!r}).write_text(str(os.getpid()))\n"
+        "time.sleep(600)"
+    )
+    (root / "tutorials_src" / "plot_other.py").write_text(example("Other", body), "utf-8")
+    command = ["-m", "docsaccel.cli", "shard-local", "--docs", "source", "--shards", "2"]
+    process = subprocess.Popen(
+        [sys.executable, *command],
+        cwd=root,
+        env=child_env({"DOCSACCEL_FAST": "1"}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        for _ in range(3000):  # until the shard runs the example (a guard, not a timing)
+            if started.is_file() and started.read_text():
+                break
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.2)
+        example_pid = int(started.read_text())
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=300)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # the old behaviour: left running
+
+    assert process.returncode == 130, out + err
+    assert err.strip().splitlines() == [
+        "docsaccel shard-local: interrupted; its builds were stopped"
+    ], err
+    with pytest.raises(ProcessLookupError):
+        os.kill(example_pid, 0)  # the shard running the example is gone
+    assert not (root / "source" / "_build" / "shard-artifacts").exists()

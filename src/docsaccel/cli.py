@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -339,31 +340,59 @@ def _shard_build_command(args: argparse.Namespace) -> int:
         message = f"needs Sphinx and sphinx-gallery: {doctor.INSTALL_DOCS}"
         print(f"docsaccel {args.command}: error: {message}", file=sys.stderr)
         return 2
-    from docsaccel import layout
-    from docsaccel.contract import InputError
-    from docsaccel.shard import build as shard_build
-
     sphinx_args = ["-W"] if args.strict else []
     inputs = [*getattr(args, "inputs", []), *getattr(args, "history", [])]
+    # A stop asked by SIGTERM (a cancelled CI job) is handled as Ctrl-C: the builds run in
+    # process groups of their own, which only this process can stop.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return _run_shard_command(args, sphinx_args, inputs)
+    except KeyboardInterrupt:
+        print(f"docsaccel {args.command}: interrupted; its builds were stopped", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs: list[str]) -> int:
+    from docsaccel import layout
+    from docsaccel.contract import InputError
+    from docsaccel.incremental.sphinxext.sources import merge_watch
+    from docsaccel.shard import build as shard_build
+
     try:
         project = shard_build.read_project(args.docs, args.root)
         out = Path(args.out or project.docs / "_build" / "html")
+        shard_build.check_output_folder(out, "--out")
         if args.command == "shard-build":
             artifact = Path(args.artifact or layout.shard_dir(project.docs, "shard"))
+            shard_build.check_output_folder(artifact, "--artifact")
             manifest = shard_build.run_shard(
                 project, args.shards, args.index, inputs, artifact, sphinx_args=sphinx_args
             )
             print(f"shard {args.index}: executed {len(manifest['executed'])}, kept in {artifact}")
             return 0
         if args.command == "shard-merge":
-            merged = shard_build.run_merge(project, Path(args.artifacts), out, None, sphinx_args)
+            merged = shard_build.run_merge(
+                project, Path(args.artifacts), out, None, sphinx_args, merge_watch
+            )
         else:
-            merged = shard_build.run_local(project, args.shards, inputs, out, sphinx_args)
+            merged = shard_build.run_local(
+                project, args.shards, inputs, out, sphinx_args, merge_watch
+            )
     except InputError as exc:  # ShardError, BudgetError, SchemaError: one class
         print(f"docsaccel {args.command}: error: {exc}", file=sys.stderr)
         return 2
     print(f"merged {len(merged)} executed examples from the shards; site: {out}")
     return 0
+
+
+#: The exit code of a shard command stopped by Ctrl-C or ``SIGTERM`` (128 + SIGINT).
+EXIT_INTERRUPTED = 130
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _add_shard_builds(subparsers: argparse._SubParsersAction) -> None:
@@ -405,7 +434,7 @@ def _add_shard_builds(subparsers: argparse._SubParsersAction) -> None:
         help="run every shard as a parallel process on this machine, then merge",
         description="shard-build for every shard at once, each in its own process and copy of "
         "the project (logs in <docs>/_build/shard-work/<i>.log), then shard-merge. Exit 2 on "
-        "a failure.",
+        "a failure, 130 when interrupted (Ctrl-C or SIGTERM stops every shard's build).",
     )
     for parser in (merge, local):
         parser.add_argument("--out", help="HTML folder (default: <docs>/_build/html)")

@@ -35,9 +35,11 @@ import os
 from pathlib import Path
 
 __all__ = [
+    "COPY_ROOT_MARKER",
     "FOLDER_NAME",
     "JOURNAL_PREFIX",
     "SHARD_FOLDERS",
+    "VCS_MARKERS",
     "cache_deps_dir",
     "example_id_of",
     "holds_outputs",
@@ -57,6 +59,14 @@ SHARD_FOLDERS = ("shard", "shard-work", "shard-artifacts", "shard-records")
 
 #: How the journal of each process that runs examples is named: ``journal-<pid>.jsonl``.
 JOURNAL_PREFIX = "journal-"
+
+#: What marks a repository's root, the project root of the example cache and the Sphinx
+#: state (:func:`docsaccel.cache.deps.find_root`).
+VCS_MARKERS = (".git", ".hg")
+#: Stands for a :data:`VCS_MARKERS` folder in a shard's copy of the project, which holds
+#: none: the copy's root is its own, where the project's is, though the copy sits inside
+#: the project's repository.
+COPY_ROOT_MARKER = ".docsaccel-root"
 
 
 def id_slug(example_id: str) -> str:

@@ -90,6 +90,7 @@ from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from docsaccel import layout
 from docsaccel.cache.carried import leaves_key
 from docsaccel.cache.counting import FILLED, count, filling_code, named_in
 from docsaccel.cache.fingerprint import code_digests, code_facts, file_digest, imported_names
@@ -123,7 +124,8 @@ __all__ = [
 #: (``{"followed": count, "not_followed": [programs]}``, :mod:`.children`).
 CHILDREN_KEY = "children"
 
-_ROOT_MARKERS = (".git", ".hg")
+_VCS_MARKERS = layout.VCS_MARKERS
+_ROOT_MARKERS = (*_VCS_MARKERS, layout.COPY_ROOT_MARKER)
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
 #: A listing keeps its names (for ``changes`` to say which) up to this many; a larger one
 #: keeps only their count and digest, so an entry stays small.
@@ -132,8 +134,8 @@ LISTING_NAMES_KEPT = 1000
 
 def find_root(confdir: str | os.PathLike[str]) -> str:
     """The repository root above ``confdir``: the nearest folder with ``.git`` (or
-    ``.hg``), else the nearest with ``pyproject.toml``/``setup.py``/``setup.cfg``, else
-    ``confdir`` itself."""
+    ``.hg``, or the :data:`docsaccel.layout.COPY_ROOT_MARKER` of a project's copy), else
+    the nearest with ``pyproject.toml``/``setup.py``/``setup.cfg``, else ``confdir``."""
     return _marked_root(confdir) or os.path.abspath(confdir)
 
 
@@ -180,7 +182,7 @@ def project_roots(confdir: str | os.PathLike[str], chosen: Iterable[Any] | None)
     if _marked_root(confdir) is None and root not in _noted:
         _noted.add(root)
         note = (
-            f"no {', '.join(_ROOT_MARKERS + _PROJECT_MARKERS)} above {root}: the project's "
+            f"no {', '.join(_VCS_MARKERS + _PROJECT_MARKERS)} above {root}: the project's "
             "files are those under it, and Python source beside it that no distribution "
             "provides (set docsaccel_cache_roots to count others, a data folder beside it)"
         )

@@ -5,10 +5,12 @@
   shard's examples or merges shards executing none (``DOCSACCEL_SHARD_EXAMPLES``,
   ``DOCSACCEL_SHARD_RECORDS``);
 - :mod:`docsaccel.shard.build`: executing a shard, keeping its outputs and merging the
-  shards into a site (``docsaccel shard-build``, ``shard-merge``, ``shard-local``).
+  shards into a site (``docsaccel shard-build``, ``shard-merge``, ``shard-local``);
+- :mod:`docsaccel.shard.processes`: the ``sphinx-build`` processes those start, and how
+  an interrupt stops them.
 
 The planner's names are importable from here (it needs neither Sphinx nor
-sphinx-gallery); the other two modules are imported by name::
+sphinx-gallery); the others are imported by name::
 
     from docsaccel.shard import plan_shards
 

@@ -34,14 +34,13 @@ import dataclasses
 import os
 import shutil
 import stat
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docsaccel import layout, sg_compat
 from docsaccel.contract import EXECUTED, EXPECTED_FAILURE, FAILED, InputError, read_json
@@ -49,17 +48,31 @@ from docsaccel.formats import Format, write_json
 from docsaccel.records import record_file, run_outputs, write_record
 from docsaccel.schema import load_report, validate_record
 from docsaccel.settings import SettingError, env_name, read_settings
+from docsaccel.shard import processes
 from docsaccel.shard.plan import Plan, ShardError, build_gallery_plan, check_index
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    #: Begins the record of what builds generate in a source folder, for a merge (what
+    #: earlier builds generated removed, what this process creates noted; ``finish()``
+    #: ends it): ``(cache folder, source folder, output folders in it)``. The Sphinx
+    #: state's (:func:`docsaccel.incremental.sphinxext.sources.merge_watch`), given by the
+    #: caller: that layer is above this one.
+    WatchSources = Callable[[Path, Path, list[Path]], Any]
 
 __all__ = [
     "MANIFEST",
     "DocsProject",
     "check_artifacts",
+    "check_output_folder",
     "collect_shard",
     "copy_project",
     "find_manifests",
+    "forget_report",
     "is_build_output",
     "merge_artifacts",
+    "own_build_folder",
     "plan_project",
     "read_conf",
     "read_project",
@@ -96,6 +109,11 @@ class DocsProject:
     budgets: Path | None
     #: ``sphinx_gallery_conf`` with sphinx-gallery's defaults filled in.
     gallery_conf: Mapping[str, Any] = field(default_factory=dict)
+    #: The project's example cache folder (absolute; ``None``: off): every shard's build
+    #: uses it, not the copy's, so shards and serial builds reuse each other's entries.
+    cache: Path | None = None
+    #: Whether the project's builds keep a Sphinx state (and so their generated sources).
+    cache_sphinx: bool = False
 
     def moved_to(self, root: Path) -> DocsProject:
         """The same project, in its copy at ``root``."""
@@ -149,6 +167,11 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
     not run (a syntax error, an exception) raises :class:`ShardError` with Sphinx's message.
     """
     docs, root = Path(docs).resolve(), Path(root or os.getcwd()).resolve()
+    for option, folder in (("--docs", docs), ("--root", root)):
+        # Said first: a folder that is not there is not "outside the project root".
+        if not folder.is_dir():
+            what = "is not a folder" if folder.exists() else "does not exist"
+            raise ShardError(f"{option} {folder} {what}")
     if not docs.is_relative_to(root):
         raise ShardError(f"the docs folder {docs} is not inside the project root {root}")
     conf_file = docs / "conf.py"
@@ -164,7 +187,15 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
         settings = read_settings(SimpleNamespace(**namespace), docs)
     except SettingError as exc:
         raise ShardError(f"{conf_file}: {exc}") from None
-    return DocsProject(root, docs, galleries, settings.budgets, gallery_conf)
+    return DocsProject(
+        root,
+        docs,
+        galleries,
+        settings.budgets,
+        gallery_conf,
+        cache=settings.cache,
+        cache_sphinx=settings.cache is not None and settings.cache_sphinx,
+    )
 
 
 # One shard ------------------------------------------------------------------------------
@@ -191,17 +222,42 @@ def run_shard(
     and the artifact are left out anyway).
     """
     check_index(index, shards)
+    own_build_folder(project.docs)
     work = Path(work or layout.shard_dir(project.docs, "shard-work") / str(index)).resolve()
     plan = plan or plan_project(project, shards, inputs)
     examples = plan.examples_of(index)
     shutil.rmtree(work, ignore_errors=True)
+    # An artifact of an earlier run must not outlive a failure of this one: a merge would
+    # take it for this run's.
+    shutil.rmtree(artifact, ignore_errors=True)
     copy = copy_project(project, work / "project", [work, Path(artifact), *outputs])
     selection = work / "examples.txt"
     selection.write_text("".join(f"{name}\n" for name in examples), encoding="utf-8")
     outdir = work / "html"
-    env = {env_name("shard_examples"): str(selection)}
+    env = {env_name("shard_examples"): str(selection), **_cache_env(project)}
     run_sphinx(copy.docs, outdir, env, sphinx_args, log)
     return collect_shard(copy, outdir, Path(artifact), index, shards, examples, origin=project.root)
+
+
+def own_build_folder(docs: Path) -> None:
+    """Make ``<docs>/_build``, where the shard commands keep their work by default, with a
+    ``.gitignore`` of ``*`` when it is not there yet: it holds copies of the project and
+    the site, which ``git status`` would list as new in a project whose own build folder
+    is elsewhere (``sphinx-quickstart``'s ``build/``). One that is there stays as it is."""
+    folder = Path(docs) / "_build"
+    if folder.exists():
+        return
+    folder.mkdir(parents=True)
+    (folder / ".gitignore").write_text(
+        "# Made by docsaccel: sharded builds' copies of the project and their site.\n*\n",
+        encoding="utf-8",
+    )
+
+
+def _cache_env(project: DocsProject) -> dict[str, str]:
+    """The variable pointing a shard's build at the project's example cache: ``conf.py``'s
+    relative path would name a folder inside the copy, thrown away with it."""
+    return {} if project.cache is None else {env_name("cache"): str(project.cache)}
 
 
 def plan_project(project: DocsProject, shards: int, inputs: Sequence[str | Path]) -> Plan:
@@ -228,7 +284,10 @@ def copy_project(
     skipped |= {Path(path).resolve() for path in (project.docs / "_build", *outputs)}
 
     def ignore(folder: str, names: list[str]) -> set[str]:
+        processes.check_running()  # an interrupt stops a shard's copy, folder by folder
         here = Path(folder).resolve()
+        if any(name in layout.VCS_MARKERS for name in names):
+            marked.append(here.relative_to(source))
         return {
             name
             for name in names
@@ -238,6 +297,8 @@ def copy_project(
             or is_build_output(here / name)
         }
 
+    source, marked = Path(project.root).resolve(), []
+
     destination = destination.resolve()
     try:
         shutil.copytree(project.root, destination, ignore=ignore, symlinks=True)
@@ -246,7 +307,20 @@ def copy_project(
         raise ShardError(f"cannot copy {source} into the shard's workspace: {reason}") from None
     except OSError as exc:
         raise ShardError(f"cannot copy {exc.filename} into the shard's workspace: {exc}") from None
+    for folder in marked:
+        _mark_root(destination / folder)
     return project.moved_to(destination)
+
+
+def _mark_root(folder: Path) -> None:
+    """Mark ``folder`` of the copy as a repository root, where the project has ``.git``
+    (which is not copied): the copy sits inside the project's repository, whose root it
+    would find otherwise, and the example cache keeps paths relative to the root, so a
+    shard's entries would serve no serial build, nor a serial build's a shard."""
+    (folder / layout.COPY_ROOT_MARKER).write_text(
+        "A repository root in a copy of the project, made by docsaccel for a shard's build.\n",
+        encoding="utf-8",
+    )
 
 
 def _is_special(path: Path) -> bool:
@@ -282,14 +356,15 @@ def run_sphinx(
     command = [sys.executable, "-m", "sphinx", "-b", "html", *sphinx_args, str(docs), str(outdir)]
     child_env = {**os.environ, **env}
     if log is None:
-        done = subprocess.run(command, env=child_env, check=False)
+        code = processes.run_build(command, child_env)
     else:
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("w", encoding="utf-8") as stream:
-            done = subprocess.run(command, env=child_env, stdout=stream, stderr=stream, check=False)
-    if done.returncode != 0:
+            code = processes.run_build(command, child_env, stream)
+    processes.check_running()  # stopped by an interrupt: no build failure to report
+    if code != 0:
         where = f" (log: {log})" if log else ""
-        raise ShardError(f"sphinx-build of {docs} failed with exit code {done.returncode}{where}")
+        raise ShardError(f"sphinx-build of {docs} failed with exit code {code}{where}")
 
 
 def collect_shard(
@@ -465,13 +540,56 @@ def run_merge(
     outdir: Path,
     records: Path | None = None,
     sphinx_args: Sequence[str] = (),
+    watch_sources: WatchSources | None = None,
 ) -> list[str]:
-    """Merge the shard artifacts and build the site; return the merged example ids."""
-    records = records or layout.shard_dir(project.docs, "shard-records")
-    merged = merge_artifacts(project, Path(artifacts), Path(records).resolve())
-    env = {env_name("shard_records"): str(Path(records).resolve())}
-    run_sphinx(project.docs, Path(outdir), env, sphinx_args)
+    """Merge the shard artifacts and build the site; return the merged example ids.
+
+    With ``watch_sources``, the outputs it copies into the gallery folders are recorded as
+    generated, as those the build writes are (:func:`_watch_sources`): the next build
+    removes them as it removes its own, so the page of an example renamed since is not
+    published again.
+    """
+    forget_report(outdir)
+    own_build_folder(project.docs)
+    records = Path(records or layout.shard_dir(project.docs, "shard-records")).resolve()
+    watch = _watch_sources(project, Path(outdir), records, watch_sources)
+    try:
+        merged = merge_artifacts(project, Path(artifacts), records)
+        env = {env_name("shard_records"): str(records)}
+        run_sphinx(project.docs, Path(outdir), env, sphinx_args)
+    finally:
+        if watch is not None:
+            watch.finish()
     return merged
+
+
+def check_output_folder(folder: Path, option: str) -> None:
+    """Refuse, before any build, an output folder that is a file (or whose parent is one):
+    the build would run every shard and then fail to write there."""
+    for place in (Path(folder), *Path(folder).parents):
+        if place.exists():
+            if not place.is_dir():
+                raise ShardError(f"{option} {folder}: {place} is a file, not a folder")
+            return
+
+
+def forget_report(outdir: Path) -> None:
+    """Remove the report an earlier build left in ``outdir``: a run that fails before its
+    own build writes one must leave no verdict for ``docsaccel check`` to pass."""
+    layout.report_path(outdir).unlink(missing_ok=True)
+
+
+def _watch_sources(
+    project: DocsProject, outdir: Path, records: Path, start: WatchSources | None
+) -> Any:
+    """When the project's builds record what they generate in the source folder (the
+    Sphinx state is on), start that record here: what earlier builds generated is removed
+    and the merge's copies are noted with what its build generates (the build joins this
+    watch, the last to finish writes the record). ``None`` when there is none."""
+    if start is None or project.cache is None or not project.cache_sphinx:
+        return None
+    outputs = [outdir, outdir / ".doctrees", records, *layout.shard_folders(project.docs)]
+    return start(project.cache, project.docs, [Path(p).resolve() for p in outputs])
 
 
 # One machine ----------------------------------------------------------------------------
@@ -483,14 +601,18 @@ def run_local(
     inputs: Sequence[str | Path],
     outdir: Path,
     sphinx_args: Sequence[str] = (),
+    watch_sources: WatchSources | None = None,
 ) -> list[str]:
-    """Run every shard as a parallel process on this machine, then merge them.
+    """Run every shard as a parallel process on this machine, then merge them
+    (``watch_sources``: see :func:`run_merge`).
 
     Each shard works in ``<docs>/_build/shard-work/<i>`` (its Sphinx output in
     ``<docs>/_build/shard-work/<i>.log``) and leaves its artifact in
     ``<docs>/_build/shard-artifacts/docs-shard-<i>``.
     """
     check_index(0, shards)
+    forget_report(outdir)
+    own_build_folder(project.docs)
     artifacts = layout.shard_dir(project.docs, "shard-artifacts")
     shutil.rmtree(artifacts, ignore_errors=True)
     plan = plan_project(project, shards, inputs)  # once, not once per shard
@@ -508,9 +630,21 @@ def run_local(
             outputs=[outdir],
         )
 
-    with ThreadPoolExecutor(max_workers=shards) as pool:
+    pool = ThreadPoolExecutor(max_workers=shards)
+    try:
         failures = [f.exception() for f in [pool.submit(one, i) for i in range(shards)]]
+    except KeyboardInterrupt:
+        # Ctrl-C reaches this process alone (each build has its process group): stop the
+        # builds, let the threads return, and leave no partial artifact behind.
+        processes.stop_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        processes.resume()
+        shutil.rmtree(artifacts, ignore_errors=True)
+        raise
+    pool.shutdown()
     errors = [str(error) for error in failures if error is not None]
     if errors:
         raise ShardError("; ".join(errors))
-    return run_merge(project, artifacts, outdir, sphinx_args=sphinx_args)
+    return run_merge(
+        project, artifacts, outdir, sphinx_args=sphinx_args, watch_sources=watch_sources
+    )

@@ -22,8 +22,9 @@ from sphinx.util import logging
 
 from docsaccel.incremental.generated import GeneratedFiles
 from docsaccel.incremental.sphinxext.build import IncrementalBuild, current
+from docsaccel.incremental.state import StateStore
 
-__all__ = ["on_build_finished", "on_config_inited"]
+__all__ = ["merge_watch", "on_build_finished", "on_config_inited", "source_watch"]
 
 logger = logging.getLogger(__name__)
 #: How many names a log line shows.
@@ -35,12 +36,29 @@ def _names(paths: list[str]) -> str:
     return ", ".join(paths[:SHOWN]) + more
 
 
+def source_watch(cache: Path, srcdir: Path, leave_out: list[Path]) -> GeneratedFiles:
+    """The watch of what is generated in ``srcdir``, kept in the cache folder ``cache``
+    (``leave_out``: output folders under ``srcdir``, never sources). One place says where,
+    for a build and for the shard merge, which writes outputs into the same folders just
+    before its build."""
+    return GeneratedFiles(StateStore(cache).folder / "generated", srcdir, [*leave_out, cache])
+
+
+def merge_watch(cache: Path, srcdir: Path, leave_out: list[Path]) -> GeneratedFiles:
+    """Begin the record of a shard merge (:func:`docsaccel.shard.build.run_merge`): what
+    earlier builds generated in ``srcdir`` is removed, then what this process creates is
+    noted, the shards' outputs it copies in; its build, started next, joins the record
+    and ``finish()`` writes it."""
+    watch = source_watch(cache, srcdir, leave_out)
+    watch.remove_earlier()
+    watch.watch()
+    return watch
+
+
 def on_config_inited(app: Sphinx, build: IncrementalBuild) -> None:
     """Before any generator: remove what earlier builds generated, watch this one."""
-    generated = GeneratedFiles(
-        build.store.folder / "generated",
-        Path(app.srcdir),
-        leave_out=[build.outdir, build.doctreedir, build.store.folder.parent],
+    generated = source_watch(
+        build.store.folder.parent, Path(app.srcdir), [build.outdir, build.doctreedir]
     )
     build.sources_removed = generated.remove_earlier()
     generated.watch()

@@ -1,0 +1,100 @@
+"""The ``sphinx-build`` processes the shard commands start, and how an interrupt stops them.
+
+Each build runs in a process group of its own, so Ctrl-C (or ``SIGTERM``) reaches the
+shard command alone, which passes it on with :func:`stop_all`: ``SIGINT`` to every
+group, which Sphinx answers by stopping the running example and ending the build;
+``SIGTERM`` to those still running after :data:`STOP_GRACE_S`, ``SIGKILL`` after as long
+again. Until :func:`resume`, no build starts (a shard still copying the project stops
+there), so a command stops in seconds with none of its builds left running.
+
+Example::
+
+    code = run_build([sys.executable, "-m", "sphinx", ...], env, stream)
+    ...
+    except KeyboardInterrupt:   # the main thread, while threads run builds
+        stop_all()
+        ...                     # wait for the threads
+        resume()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import IO
+
+from docsaccel.shard.plan import ShardError
+
+__all__ = ["STOP_GRACE_S", "Stopped", "check_running", "resume", "run_build", "stop_all"]
+
+#: How long a build has to end after each signal before the next, harder one.
+STOP_GRACE_S = 5.0
+
+_lock = threading.Lock()
+_running: set[subprocess.Popen[bytes]] = set()
+_stopping = threading.Event()
+
+
+class Stopped(ShardError):
+    """Work refused because the command is being stopped (an interrupt)."""
+
+
+def check_running() -> None:
+    """Raise :class:`Stopped` once a stop has begun: work that would start a build ends."""
+    if _stopping.is_set():
+        raise Stopped("stopped by an interrupt")
+
+
+def run_build(command: Sequence[str], env: Mapping[str, str], stream: IO[str] | None = None) -> int:
+    """Run ``command`` in a process group of its own; its exit code. Output to ``stream``
+    (``None``: this process's). Interrupted in the main thread, it stops the build first."""
+    with _lock:
+        check_running()
+        process = subprocess.Popen(
+            list(command), env=dict(env), stdout=stream, stderr=stream, start_new_session=True
+        )
+        _running.add(process)
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        stop_all()
+        resume()
+        raise
+    finally:
+        with _lock:
+            _running.discard(process)
+
+
+def stop_all(grace: float = STOP_GRACE_S) -> None:
+    """Stop every build this process runs (see the module docstring) and wait for them.
+    A second Ctrl-C meanwhile is ignored: the stop is under way and ends within
+    ``3 * grace`` seconds."""
+    _stopping.set()
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
+    try:
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+            with _lock:
+                running = [process for process in _running if process.poll() is None]
+            if not running:
+                return
+            for process in running:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signum)
+            deadline = time.monotonic() + grace
+            for process in running:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=max(0.0, deadline - time.monotonic()))
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def resume() -> None:
+    """Allow builds again, once the work the stop ended has returned."""
+    _stopping.clear()
