@@ -20,7 +20,7 @@ The parts, one module each:
 - :mod:`.deps`: from what was seen to the dependency list, and what changed in it;
 - :mod:`.context`: the build context an entry belongs to;
 - :mod:`.store`: the folder of entries, written atomically;
-- :mod:`.build`: lookup before sphinx-gallery runs, store after (the plugin's calls);
+- :mod:`.cache_build`: lookup before sphinx-gallery runs, store after (the plugin's calls);
 - :mod:`.manage`: ``docsaccel cache explain / stats / prune``.
 
 Example (``conf.py``)::

@@ -393,7 +393,7 @@ def _look_up_cache(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any
     settings = build.settings
     if settings.cache is None or settings.shard_records is not None:
         return None  # a merge build executes nothing: the shards used the cache
-    from docsaccel.cache.build import lookup
+    from docsaccel.cache.cache_build import lookup
 
     cache = lookup(
         cache_dir=settings.cache,

@@ -79,7 +79,7 @@ from docsaccel.schema import peak_bytes
 from docsaccel.settings import env_name
 
 if TYPE_CHECKING:
-    from docsaccel.cache.build import CacheRecording
+    from docsaccel.cache.cache_build import CacheRecording
 
 __all__ = [
     "ExampleHook",

@@ -3,7 +3,7 @@
 ``config-inited`` is the last event before Sphinx loads its pickled environment, so the
 state is put into the doctree folder (and, for HTML builders, the output folder) here:
 
-1. The state the last *finished* build left in these folders (:data:`.build.MARKER` names
+1. The state the last *finished* build left in these folders (:data:`.state_build.MARKER` names
    its context) is used as it is. An environment without that marker (a killed build, a
    build without docsaccel, another context) is not trusted: it is deleted, so Sphinx
    never decides by modification times what docsaccel decides by content.
@@ -46,7 +46,6 @@ from docsaccel.contract import InputError, read_json
 from docsaccel.incremental.context import context_key, describe_difference, state_context
 from docsaccel.incremental.pages import Place
 from docsaccel.incremental.relocate import relocated
-from docsaccel.incremental.sphinxext.build import MARKER, MARKER_FORMAT, IncrementalBuild
 from docsaccel.incremental.sphinxext.conf_facts import (
     COMPARED,
     conf_code,
@@ -57,6 +56,7 @@ from docsaccel.incremental.sphinxext.conf_facts import (
     sphinx_libraries,
 )
 from docsaccel.incremental.sphinxext.sphinx_compat import event_handlers
+from docsaccel.incremental.sphinxext.state_build import MARKER, MARKER_FORMAT, IncrementalBuild
 from docsaccel.incremental.state import StateError, StateStore, remove_partials
 
 __all__ = [

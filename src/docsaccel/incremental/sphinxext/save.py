@@ -1,7 +1,7 @@
 """``build-finished``: keep this build's Sphinx state for the next one.
 
 Only a build that finished without an error saves: it deletes what the restored output
-holds that its site does not (:func:`.writing.remove_stale`), writes :data:`.build.MARKER`
+holds that its site does not (:func:`.writing.remove_stale`), writes :data:`.state_build.MARKER`
 beside the doctrees (the context and the facts of the write side: how pages were written,
 which documents warned, each document's output files), so the next build in these folders
 trusts them, and stores the doctrees and the output in the cache
@@ -25,7 +25,7 @@ from sphinx.util import logging
 
 from docsaccel.formats import write_json
 from docsaccel.incremental.sphinxext.assets import ASSETS, assets_facts, unwatch
-from docsaccel.incremental.sphinxext.build import (
+from docsaccel.incremental.sphinxext.state_build import (
     MARKER,
     MARKER_FORMAT,
     TABLES_ATTR,

@@ -21,7 +21,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from docsaccel.incremental.generated import GeneratedFiles
-from docsaccel.incremental.sphinxext.build import IncrementalBuild, current
+from docsaccel.incremental.sphinxext.state_build import IncrementalBuild, current
 
 __all__ = ["on_build_finished", "on_config_inited"]
 
