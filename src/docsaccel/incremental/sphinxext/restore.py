@@ -43,7 +43,6 @@ from docsaccel.cache.early import carry_early_reads
 from docsaccel.cache.fingerprint import file_digest
 from docsaccel.cache.recorder import Recorder
 from docsaccel.contract import InputError, read_json
-from docsaccel.incremental.context import context_key, describe_difference, state_context
 from docsaccel.incremental.pages import Place
 from docsaccel.incremental.relocate import relocated
 from docsaccel.incremental.sphinxext.conf_facts import (
@@ -58,6 +57,7 @@ from docsaccel.incremental.sphinxext.conf_facts import (
 from docsaccel.incremental.sphinxext.sphinx_compat import event_handlers
 from docsaccel.incremental.sphinxext.state_build import MARKER, MARKER_FORMAT, IncrementalBuild
 from docsaccel.incremental.state import StateError, StateStore, remove_partials
+from docsaccel.incremental.state_context import context_key, describe_difference, state_context
 
 __all__ = [
     "CHECKED_SPHINX",
