@@ -88,7 +88,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     # process-wide functions it replaces), used by the cache, the watches and the plugin.
     frozenset({"intercept"}),
     # Sizes and the machine's memory, which settings and budgets check values against.
-    frozenset({"memory"}),
+    frozenset({"memory_sizes"}),
     frozenset({"layout", "formats", "settings", "registry"}),
     frozenset({"schema", "budgets", "headless"}),
     # What a tutorial uses, the report views, and sphinx-gallery's internals.

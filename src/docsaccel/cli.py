@@ -189,7 +189,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _add_compare(subparsers: argparse._SubParsersAction) -> None:
-    from docsaccel.memory import format_size
+    from docsaccel.memory_sizes import format_size
     from docsaccel.report.compare import (
         DEFAULT_ABSOLUTE_BYTES,
         DEFAULT_ABSOLUTE_SECONDS,

@@ -87,7 +87,7 @@ from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
 from docsaccel.gallery.page_file import remove_unwanted_pages
 from docsaccel.gallery.progress import remove_stale_pipes, start_progress
 from docsaccel.gallery.state import GalleryBuild
-from docsaccel.memory import format_size, machine_bytes
+from docsaccel.memory_sizes import format_size, machine_bytes
 from docsaccel.records import (
     base_record,
     forget_written,
