@@ -20,8 +20,8 @@ from docsaccel.incremental.relocate import relocate
 from docsaccel.incremental.sphinxext.conf_facts import sphinx_libraries
 from docsaccel.incremental.sphinxext.restore import build_folders
 from docsaccel.incremental.sphinxext.writing import page_links, setting_text
-from docsaccel.incremental.state import StateError, StateStore
 from docsaccel.incremental.state_context import describe_difference, state_context
+from docsaccel.incremental.state_store import StateError, StateStore
 
 MODULE = '''\
 """A module."""

@@ -14,7 +14,7 @@ The parts, one module each:
 
 - :mod:`.recorder`: watch a running example (audit listener, import wrapper, and the
   functions it runs: :mod:`.instrument` on 3.11, :mod:`.monitor` on 3.12+; the state it
-  leaves in project modules: :mod:`.state`);
+  leaves in project modules: :mod:`.module_state`);
 - :mod:`.fingerprint`: digests of files and of code pieces (:mod:`.pieces`: how a file
   splits; :mod:`.counting`: which pieces an example counts);
 - :mod:`.deps`: from what was seen to the dependency list, and what changed in it;

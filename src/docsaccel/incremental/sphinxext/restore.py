@@ -7,7 +7,7 @@ state is put into the doctree folder (and, for HTML builders, the output folder)
    its context) is used as it is. An environment without that marker (a killed build, a
    build without docsaccel, another context) is not trusted: it is deleted, so Sphinx
    never decides by modification times what docsaccel decides by content.
-2. Else the cache's state of this context (:mod:`docsaccel.incremental.state`) is copied
+2. Else the cache's state of this context (:mod:`docsaccel.incremental.state_store`) is copied
    in, every file checked by its digest; made in another folder, its paths are moved to
    this one (:mod:`docsaccel.incremental.relocate`).
 3. Else, or when the state is unusable (a warning says why), every document is read.
@@ -56,8 +56,8 @@ from docsaccel.incremental.sphinxext.conf_facts import (
 )
 from docsaccel.incremental.sphinxext.sphinx_compat import event_handlers
 from docsaccel.incremental.sphinxext.state_build import MARKER, MARKER_FORMAT, IncrementalBuild
-from docsaccel.incremental.state import StateError, StateStore, remove_partials
 from docsaccel.incremental.state_context import context_key, describe_difference, state_context
+from docsaccel.incremental.state_store import StateError, StateStore, remove_partials
 
 __all__ = [
     "CHECKED_SPHINX",
