@@ -181,6 +181,36 @@ def test_a_forbidden_import_fails_the_layer_check(tmp_path, module, line, expect
     assert len(problems) == 1 and expected in problems[0], problems
 
 
+# One file name per module -----------------------------------------------------------------
+
+
+def shared_file_names(src: Path) -> list[str]:
+    """Every file name (``__init__.py`` aside) that more than one module under ``src``
+    has, with the modules that share it.
+
+    A name shared by two modules (``cache/state.py`` and ``incremental/state.py``) makes a
+    traceback, a relative ``:mod:`` reference and a search by file name ambiguous, and
+    says nothing of what either module is for.
+    """
+    by_name: dict[str, list[str]] = {}
+    for path in sorted(src.rglob("*.py")):
+        if path.name != "__init__.py":
+            by_name.setdefault(path.name, []).append(path.relative_to(src).as_posix())
+    return [f"{name}: {', '.join(paths)}" for name, paths in by_name.items() if len(paths) > 1]
+
+
+def test_no_two_modules_share_a_file_name() -> None:
+    assert shared_file_names(SRC) == []
+
+
+def test_a_second_module_of_a_name_fails_the_check(tmp_path) -> None:
+    copy = tmp_path / "docsaccel"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "cache" / "roles.py").write_text("", encoding="utf-8")
+    # Every package has an __init__.py: only the new name is reported.
+    assert shared_file_names(copy) == ["roles.py: cache/roles.py, shard/roles.py"]
+
+
 # Importing is free of side effects --------------------------------------------------------
 
 _SIDE_EFFECTS = """
