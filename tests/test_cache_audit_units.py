@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from docsaccel.cache.audit import BETWEEN_RUNS, Outputs, compare_file, differences, unexplained
-from docsaccel.cache.build import CacheBuild
+from docsaccel.cache.cache_build import CacheBuild
 from docsaccel.contract import AUDIT_STATUSES
 from docsaccel.report.check import check_timings, format_check
 from docsaccel.report.model import Timing

@@ -304,7 +304,7 @@ def test_a_file_read_then_written_is_an_input_by_what_it_held_before(tree: Path)
 def test_an_entry_using_or_writing_a_file_a_rerun_example_writes_is_not_trusted(
     tmp_path: Path,
 ) -> None:
-    from docsaccel.cache.build import _rewritten_input
+    from docsaccel.cache.cache_build import _rewritten_input
     from docsaccel.cache.store import Entry
 
     project = Project(str(tmp_path), (str(tmp_path),))

@@ -1,4 +1,4 @@
-"""Which globals an example leaves changed (:mod:`docsaccel.cache.state`): the project's
+"""Which globals an example leaves changed (:mod:`docsaccel.cache.module_state`): the project's
 state only, not another library's objects it reaches, nor caches filled lazily."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import typing
 
 import pytest
 
-from docsaccel.cache.state import changed, compare, snapshot
+from docsaccel.cache.module_state import changed, compare, snapshot
 
 LIB = '''
 import functools

@@ -2,7 +2,7 @@
 
 Sphinx resolves ``:mod:`.name``` first as a name inside the module the docstring belongs
 to, then as a suffix of every documented name: when two documented modules end in
-``.name`` (``docsaccel.memory`` and ``docsaccel.gallery.memory``), the reference is
+``.name`` (``docsaccel.memory`` and ``docsaccel.gallery.memory`` did), the reference is
 ambiguous and the ``-W`` docs build fails. This finds such references without a build.
 """
 

@@ -271,11 +271,11 @@ def test_a_plain_build_loads_no_module_of_features_it_does_not_use(tmp_path) -> 
     loaded = set((built.outdir / "loaded.txt").read_text("utf-8").split())
     assert {"docsaccel.gallery.hook", "docsaccel.incremental.sphinxext"} <= loaded
     unused = {
-        "docsaccel.incremental.sphinxext.build",
+        "docsaccel.incremental.sphinxext.state_build",
         "docsaccel.incremental.sphinxext.reading",
         "docsaccel.gallery.report_page",
         "docsaccel.shard.roles",
-        "docsaccel.cache.build",
+        "docsaccel.cache.cache_build",
     }
     assert loaded & unused == set()
 

@@ -73,7 +73,7 @@ def test_damaged_objects_are_replaced_so_the_state_comes_back(ws):
 
 
 def test_stats_and_prune_find_damaged_objects(ws):
-    from docsaccel.incremental.manage import prune, stats
+    from docsaccel.incremental.folder_commands import prune, stats
 
     _damage_in_place(_objects(ws)[:2])
     text, code = stats(ws.cache)
@@ -359,7 +359,7 @@ def test_a_bad_switch_stops_the_build_naming_it(tmp_path, conf, env, named):
 
 
 def test_cache_explain_accepts_a_document(ws):
-    from docsaccel.incremental.manage import explain
+    from docsaccel.incremental.folder_commands import explain
 
     assert ws.build().returncode == 0  # the files the build generates are there
     DOCSTRING(ws.project)
@@ -374,7 +374,7 @@ def test_cache_explain_accepts_a_document(ws):
 
 
 def test_prune_counts_the_states(ws):
-    from docsaccel.incremental.manage import prune, stats
+    from docsaccel.incremental.folder_commands import prune, stats
 
     text, code = stats(ws.cache)
     assert code == 0 and "Sphinx states: 1" in text

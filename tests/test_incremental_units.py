@@ -13,7 +13,6 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from docsaccel.cache.fingerprint import sha256_of
-from docsaccel.incremental.context import describe_difference, state_context
 from docsaccel.incremental.objects import definitions, is_dynamic
 from docsaccel.incremental.pages import Checker, Place, Tables, empty_record
 from docsaccel.incremental.pysource import compare, module_pieces
@@ -21,7 +20,8 @@ from docsaccel.incremental.relocate import relocate
 from docsaccel.incremental.sphinxext.conf_facts import sphinx_libraries
 from docsaccel.incremental.sphinxext.restore import build_folders
 from docsaccel.incremental.sphinxext.writing import page_links, setting_text
-from docsaccel.incremental.state import StateError, StateStore
+from docsaccel.incremental.state_context import describe_difference, state_context
+from docsaccel.incremental.state_store import StateError, StateStore
 
 MODULE = '''\
 """A module."""

@@ -9,6 +9,7 @@ forgotten in between (third-party packages stay loaded, so this stays fast).
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
 import os
 import pkgutil
@@ -88,7 +89,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     # process-wide functions it replaces), used by the cache, the watches and the plugin.
     frozenset({"intercept"}),
     # Sizes and the machine's memory, which settings and budgets check values against.
-    frozenset({"memory"}),
+    frozenset({"memory_sizes"}),
     frozenset({"layout", "formats", "settings", "registry"}),
     frozenset({"schema", "budgets", "headless"}),
     # What a tutorial uses, the report views, and sphinx-gallery's internals.
@@ -179,6 +180,160 @@ def test_a_forbidden_import_fails_the_layer_check(tmp_path, module, line, expect
     target.write_text(f"{text}\n{line}\n", encoding="utf-8")
     problems = layer_violations(copy)
     assert len(problems) == 1 and expected in problems[0], problems
+
+
+# One file name per module -----------------------------------------------------------------
+
+
+def shared_file_names(src: Path) -> list[str]:
+    """Every file name (``__init__.py`` aside) that more than one module under ``src``
+    has, with the modules that share it.
+
+    A name shared by two modules (``cache/state.py`` and ``incremental/state.py``) makes a
+    traceback, a relative ``:mod:`` reference and a search by file name ambiguous, and
+    says nothing of what either module is for.
+    """
+    by_name: dict[str, list[str]] = {}
+    for path in sorted(src.rglob("*.py")):
+        if path.name != "__init__.py":
+            by_name.setdefault(path.name, []).append(path.relative_to(src).as_posix())
+    return [f"{name}: {', '.join(paths)}" for name, paths in by_name.items() if len(paths) > 1]
+
+
+def test_no_two_modules_share_a_file_name() -> None:
+    assert shared_file_names(SRC) == []
+
+
+def test_a_second_module_of_a_name_fails_the_check(tmp_path) -> None:
+    copy = tmp_path / "docsaccel"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "cache" / "roles.py").write_text("", encoding="utf-8")
+    # Every package has an __init__.py: only the new name is reported.
+    assert shared_file_names(copy) == ["roles.py: cache/roles.py, shard/roles.py"]
+
+
+# Typed records across packages -----------------------------------------------------------
+
+#: The packages whose functions other packages call with records.
+RECORD_OWNERS = ("cache", "incremental")
+#: What an untyped record is annotated as: a mapping of strings to anything.
+_UNTYPED_MAPPINGS = frozenset({"dict", "Dict", "Mapping"})
+
+#: Public functions of :data:`RECORD_OWNERS` that another package calls and that still
+#: take or give a ``dict[str, Any]``, each with why. The list only shrinks: a function
+#: that gets a typed record (a dataclass) must leave it, and no other may join it.
+UNTYPED_ALLOWED = {
+    # sphinx-gallery's own configuration, handed through as sphinx-gallery made it.
+    "docsaccel.cache.cache_build.lookup": "gallery_conf",
+    # The digest of a context, the example cache's and the Sphinx state's alike: it hashes
+    # the JSON form both store (a typed context per package would each need its own).
+    "docsaccel.cache.context.context_key": "context",
+    # The dependencies of one run as an entry stores them (its JSON, entry format 10);
+    # a typed record changes the format, which other branches are changing now.
+    "docsaccel.cache.deps.collect": "return",
+    # Folder listings in their stored form (part of an entry's dependencies, as above).
+    "docsaccel.cache.deps.listing_changes": "listings",
+    "docsaccel.cache.deps.listing_deps": "return",
+}
+
+
+def _module_name(path: Path, src: Path) -> str:
+    parts = [src.name, *path.relative_to(src).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _used_names(path: Path, modules: set[str]) -> set[tuple[str, str]]:
+    """``(module, name)`` of every docsaccel name a file imports or reads through an
+    imported module (``from docsaccel.cache import deps`` then ``deps.collect``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    used, aliases = set(), {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in modules:
+                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                else:
+                    used.add((node.module, alias.name))
+        elif isinstance(node, ast.Import):
+            aliases.update({a.asname: a.name for a in node.names if a.asname in modules})
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and getattr(node.value, "id", None) in aliases:
+            used.add((aliases[node.value.id], node.attr))
+    return used
+
+
+def _is_untyped_mapping(annotation: ast.expr) -> bool:
+    """Whether an annotation holds ``dict``/``Dict``/``Mapping[str, Any]`` anywhere in it
+    (``list[dict[str, Any]]`` too; a string annotation is parsed)."""
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            with contextlib.suppress(SyntaxError):
+                if _is_untyped_mapping(ast.parse(node.value, mode="eval").body):
+                    return True
+        if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple)):
+            continue
+        base = ast.unparse(node.value).rsplit(".", 1)[-1]  # dict, typing.Dict, abc.Mapping
+        items = [ast.unparse(item) for item in node.slice.elts]
+        if base in _UNTYPED_MAPPINGS and items in (["str", "Any"], ["str", "typing.Any"]):
+            return True
+    return False
+
+
+def _untyped_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The parameters (and ``return``) of a function annotated as an untyped mapping."""
+    args = function.args
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    annotated = [a for a in every if a is not None and a.annotation is not None]
+    found = [a.arg for a in annotated if _is_untyped_mapping(a.annotation)]
+    if function.returns is not None and _is_untyped_mapping(function.returns):
+        found.append("return")
+    return found
+
+
+def untyped_boundaries(src: Path) -> dict[str, str]:
+    """``{function: its untyped parameters}`` of the public functions of
+    :data:`RECORD_OWNERS` that a module of another part imports, whose annotations take
+    or give a ``dict[str, Any]`` (or ``Dict``/``Mapping``) where a typed record belongs."""
+    files = {_module_name(path, src): path for path in sorted(src.rglob("*.py"))}
+    called = set()
+    for path in files.values():
+        part = _part(path, src)
+        for module, name in _used_names(path, set(files)):
+            owner = module.split(".")[1] if module.count(".") else ""
+            if owner in RECORD_OWNERS and owner != part and not name.startswith("_"):
+                called.add((module, name))
+    found = {}
+    for module, name in sorted(called):
+        if module not in files:
+            continue
+        for node in ast.parse(files[module].read_text(encoding="utf-8")).body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if node.name == name and (untyped := _untyped_parameters(node)):
+                found[f"{module}.{name}"] = ", ".join(untyped)
+    return found
+
+
+def test_records_between_packages_are_typed_or_allowed() -> None:
+    assert untyped_boundaries(SRC) == UNTYPED_ALLOWED
+
+
+def test_a_new_untyped_record_between_packages_fails_the_check(tmp_path) -> None:
+    copy = tmp_path / "docsaccel"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    store = copy / "cache" / "store.py"
+    store.write_text(
+        store.read_text(encoding="utf-8")
+        + "\n\ndef entry_facts(entry: list[Mapping[str, Any]]) -> int:\n    return 0\n",
+        encoding="utf-8",
+    )
+    shard = copy / "shard" / "plan.py"
+    shard.write_text(
+        shard.read_text(encoding="utf-8") + "\nfrom docsaccel.cache.store import entry_facts\n",
+        encoding="utf-8",
+    )
+    found = untyped_boundaries(copy)
+    assert found == {**UNTYPED_ALLOWED, "docsaccel.cache.store.entry_facts": "entry"}
 
 
 # Importing is free of side effects --------------------------------------------------------

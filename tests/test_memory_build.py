@@ -17,7 +17,7 @@ from helpers.processes import assert_no_child_survives
 
 from docsaccel.cli import main
 from docsaccel.contract import is_stopped_hard
-from docsaccel.memory import format_size, parse_size
+from docsaccel.memory_sizes import format_size, parse_size
 from docsaccel.records import read_records
 from docsaccel.report.check import EXIT_BUILD_FAILED
 from docsaccel.schema import load_report, peak_bytes

@@ -23,7 +23,7 @@ from docsaccel.contract import (
 from docsaccel.gallery.interrupt import MemoryExceeded, Tripwire
 from docsaccel.gallery.memory import MemoryMeter, hard_line
 from docsaccel.gallery.processes import descendants
-from docsaccel.memory import format_size, machine_bytes, parse_size
+from docsaccel.memory_sizes import format_size, machine_bytes, parse_size
 from docsaccel.report.commands import run_check, run_compare, run_history_append, run_report
 from docsaccel.report.inputs import load_input
 from docsaccel.schema import SchemaError, validate_record

@@ -178,7 +178,7 @@ def main() -> None:
     extra = REPORT_PAGE if args.report_page else ""
     budgets = ""
     if args.memory:
-        from docsaccel.memory import format_size, machine_bytes
+        from docsaccel.memory_sizes import format_size, machine_bytes
 
         extra += MEMORY.format(ceiling=format_size((machine_bytes() or 8 << 30) * 0.9))
         budgets = MEMORY_BUDGETS

@@ -16,7 +16,7 @@ its gallery folder::
 A rule sets a time budget (a duration, or ``budget`` in a table), a memory budget
 (``memory``), or both. Memory budgets bound the example's peak memory (its process's and
 its child processes'; see :mod:`docsaccel.schema`) and are sizes: a number and a unit,
-``"500M"``, ``"2G"`` (:func:`docsaccel.memory.parse_size`), or ``"none"``.
+``"500M"``, ``"2G"`` (:func:`docsaccel.memory_sizes.parse_size`), or ``"none"``.
 
 A rule may also give a ``fast`` budget (and the file a ``fast_default``): the budget of
 that rule in builds with the CI fast path on (:mod:`docsaccel.fast`), where a tutorial
@@ -88,7 +88,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from docsaccel.contract import CI_ENV, MAX_BUDGET_SECONDS, InputError, parse_switch, read_text
-from docsaccel.memory import format_size, parse_size
+from docsaccel.memory_sizes import format_size, parse_size
 
 __all__ = [
     "INLINE_COMMENT",

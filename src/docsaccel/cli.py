@@ -192,7 +192,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _add_compare(subparsers: argparse._SubParsersAction) -> None:
-    from docsaccel.memory import format_size
+    from docsaccel.memory_sizes import format_size
     from docsaccel.report.compare import (
         DEFAULT_ABSOLUTE_BYTES,
         DEFAULT_ABSOLUTE_SECONDS,
@@ -445,17 +445,17 @@ def _add_shard_builds(subparsers: argparse._SubParsersAction) -> None:
 
 def _cache_command(args: argparse.Namespace) -> int:
     # The example entries and the Sphinx states beside them.
-    from docsaccel.incremental import manage
+    from docsaccel.incremental import folder_commands
 
     cache, problem = _cache_folder(args.cache)
     if cache is None:
         return _emit(f"{problem}\n", 2)
     if args.action == "explain":
-        text, code = manage.explain(args.example, cache, args.docs)
+        text, code = folder_commands.explain(args.example, cache, args.docs)
     elif args.action == "stats":
-        text, code = manage.stats(cache)
+        text, code = folder_commands.stats(cache)
     else:
-        text, code = manage.prune(cache, args.max_size)
+        text, code = folder_commands.prune(cache, args.max_size)
     return _emit(text, code)
 
 

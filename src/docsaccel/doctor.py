@@ -173,7 +173,7 @@ def check_budgets(path: Path, docs: Path, namespace: dict) -> list[Check]:
     from docsaccel import sg_compat
     from docsaccel.budgets import BudgetError, load_budgets
     from docsaccel.examples import plan_examples
-    from docsaccel.memory import machine_bytes
+    from docsaccel.memory_sizes import machine_bytes
 
     gallery_conf = namespace.get("sphinx_gallery_conf")
     try:

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from docsaccel.contract import InputError, parse_switch
-from docsaccel.memory import format_size, machine_bytes, parse_size
+from docsaccel.memory_sizes import format_size, machine_bytes, parse_size
 
 __all__ = [
     "CACHE_GRANULARITIES",

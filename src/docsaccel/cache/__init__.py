@@ -14,13 +14,13 @@ The parts, one module each:
 
 - :mod:`.recorder`: watch a running example (audit listener, import wrapper, and the
   functions it runs: :mod:`.instrument` on 3.11, :mod:`.monitor` on 3.12+; the state it
-  leaves in project modules: :mod:`.state`);
+  leaves in project modules: :mod:`.module_state`);
 - :mod:`.fingerprint`: digests of files and of code pieces (:mod:`.pieces`: how a file
   splits; :mod:`.counting`: which pieces an example counts);
 - :mod:`.deps`: from what was seen to the dependency list, and what changed in it;
 - :mod:`.context`: the build context an entry belongs to;
 - :mod:`.store`: the folder of entries, written atomically;
-- :mod:`.build`: lookup before sphinx-gallery runs, store after (the plugin's calls);
+- :mod:`.cache_build`: lookup before sphinx-gallery runs, store after (the plugin's calls);
 - :mod:`.manage`: ``docsaccel cache explain / stats / prune``.
 
 Example (``conf.py``)::

@@ -35,7 +35,7 @@ the example ended, or killed before it exited (and not a worker), may have run m
 it wrote: the example's entry is not stored, and it runs next time. An unreadable child
 record is the same.
 
-Example (what :class:`~docsaccel.cache.build.CacheRecording` does)::
+Example (what :class:`~docsaccel.cache.cache_build.CacheRecording` does)::
 
     children = Children.get()
     children.begin(example.id, deps_dir, project, "function", example.src_file)

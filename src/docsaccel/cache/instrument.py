@@ -359,7 +359,7 @@ def _learn_swaps(
 
 
 #: ``{address of a function's plain code: its instrumented code}``: the same code to
-#: anyone comparing a function's state (:mod:`docsaccel.cache.state`).
+#: anyone comparing a function's state (:mod:`docsaccel.cache.module_state`).
 _CHECKED: dict[int, types.CodeType] = {}
 
 

@@ -32,7 +32,7 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
-from docsaccel import memory
+from docsaccel import memory_sizes
 from docsaccel.cache.deps import CHILDREN_KEY, Project, changes, dependency_rows, find_root
 from docsaccel.cache.store import CacheStore, EntryError
 from docsaccel.contract import (
@@ -56,14 +56,14 @@ class _BadInput(ValueError):
 
 
 def parse_size(text: str) -> int:
-    """``"500M"`` -> bytes (:func:`docsaccel.memory.parse_size`); ``0`` empties the cache.
+    """``"500M"`` -> bytes (:func:`docsaccel.memory_sizes.parse_size`); ``0`` empties the cache.
 
     A number without a unit is refused, as in a memory budget: ``12`` meant as gigabytes
     would prune the cache to 12 bytes.
     """
     if text.strip() in ("0", "0.0"):
         return 0
-    return memory.parse_size(text, "--max-size", _BadInput, allow_zero=True)
+    return memory_sizes.parse_size(text, "--max-size", _BadInput, allow_zero=True)
 
 
 def human_size(size: float) -> str:

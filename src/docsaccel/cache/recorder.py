@@ -62,7 +62,7 @@ from typing import Any
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
 from docsaccel.cache.loaded import ModulesMemo
-from docsaccel.cache.state import Snapshot, assigned, compare, snapshot, watch_assignments
+from docsaccel.cache.module_state import Snapshot, assigned, compare, snapshot, watch_assignments
 from docsaccel.contract import fork_safe_lock, opens_for_writing
 from docsaccel.intercept import Patch, listen, patch
 
@@ -159,13 +159,13 @@ class Seen:
     import_code: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
     #: ``{(module file, global name): labels}``: the globals
     #: of project modules that earlier examples in this process changed
-    #: (:mod:`docsaccel.cache.state`), each with the labels of the examples that did.
+    #: (:mod:`docsaccel.cache.module_state`), each with the labels of the examples that did.
     carried_state: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
     #: The globals this example changed.
     left_state: set[tuple[str, str]] = field(default_factory=set)
     #: ``{(module file, global name, name holding it): {label: code}}``: the caches the
     #: project fills lazily that earlier examples in this process filled (no state:
-    #: :mod:`docsaccel.cache.state`), each with the code (``(file, qualified name)``) each
+    #: :mod:`docsaccel.cache.module_state`), each with the code (``(file, qualified name)``) each
     #: example that filled it ran. A later example reading one reads what that code made.
     carried_fills: dict[tuple[str, str, str], dict[str, frozenset[tuple[str, str]]]] = field(
         default_factory=dict

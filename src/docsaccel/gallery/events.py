@@ -94,7 +94,7 @@ from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
 from docsaccel.gallery.page_file import remove_unwanted_pages
 from docsaccel.gallery.progress import remove_stale_pipes, start_progress
 from docsaccel.gallery.state import GalleryBuild
-from docsaccel.memory import format_size, machine_bytes
+from docsaccel.memory_sizes import format_size, machine_bytes
 from docsaccel.records import (
     base_record,
     forget_written,
@@ -415,7 +415,7 @@ def _look_up_cache(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any
     settings = build.settings
     if settings.cache is None or settings.shard_records is not None:
         return None  # a merge build executes nothing: the shards used the cache
-    from docsaccel.cache.build import lookup
+    from docsaccel.cache.cache_build import lookup
 
     cache = lookup(
         cache_dir=settings.cache,

@@ -73,13 +73,13 @@ from docsaccel.gallery.interrupt import Deadline, Tripwire, cancel_all
 from docsaccel.gallery.memory import SAMPLE_SECONDS, MemoryMeter, Sample, hard_line, rss_bytes
 from docsaccel.gallery.processes import Process, descendants, end_processes, process_name
 from docsaccel.gallery.progress import NearBudgetWatch, ProgressChannel
-from docsaccel.memory import format_size, machine_bytes
+from docsaccel.memory_sizes import format_size, machine_bytes
 from docsaccel.records import RecordJournal, base_record, now_iso, write_run_marker
 from docsaccel.schema import peak_bytes
 from docsaccel.settings import env_name, given_as
 
 if TYPE_CHECKING:
-    from docsaccel.cache.build import CacheRecording
+    from docsaccel.cache.cache_build import CacheRecording
 
 __all__ = [
     "ExampleHook",

@@ -59,7 +59,7 @@ from docsaccel import sg_compat
 from docsaccel.budgets import format_measured, format_seconds
 from docsaccel.contract import BY_CEILING, BY_MEMORY, EXECUTED, NEAR_BUDGET, REUSABLE
 from docsaccel.examples import Example
-from docsaccel.memory import format_size
+from docsaccel.memory_sizes import format_size
 
 __all__ = [
     "NearBudgetWatch",

@@ -44,7 +44,7 @@ from docsaccel.settings import Settings
 logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from docsaccel.cache.build import CacheBuild
+    from docsaccel.cache.cache_build import CacheBuild
 
 __all__ = ["GalleryBuild"]
 

@@ -1,6 +1,6 @@
 """``docsaccel cache explain DOCUMENT``: what a document was read from, and what changed.
 
-Reads the Sphinx states in the cache folder (:mod:`.state`), never a pickle and never
+Reads the Sphinx states in the cache folder (:mod:`.state_store`), never a pickle and never
 Sphinx: each state keeps its page records and their digests as JSON. For every state
 (build context) that holds the document, it lists the document's dependencies, marks the
 ones that changed in the source folder as it is now, and says whether a build in that
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from docsaccel.incremental.pages import Checker, Tables
-from docsaccel.incremental.state import StateStore
+from docsaccel.incremental.state_store import StateStore
 
 __all__ = ["explain_document", "find_document"]
 

@@ -65,7 +65,7 @@ from docsaccel.contract import (
     STALE,
     unmeasured_text,
 )
-from docsaccel.memory import format_size
+from docsaccel.memory_sizes import format_size
 from docsaccel.report.model import Timing
 
 __all__ = [

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from docsaccel.budgets import load_budgets, parse_bounded_duration
 from docsaccel.contract import InputError, unmeasured_text
-from docsaccel.memory import parse_size
+from docsaccel.memory_sizes import parse_size
 from docsaccel.report.check import apply_budgets, check_timings, format_check, one_line
 from docsaccel.report.compare import (
     DEFAULT_ABSOLUTE_BYTES,

@@ -53,7 +53,7 @@ from docsaccel.contract import (
     NOT_MEASURED,
     status_text,
 )
-from docsaccel.memory import format_size
+from docsaccel.memory_sizes import format_size
 from docsaccel.report.markdown import escape_md
 from docsaccel.report.model import LoadedInput, Timing
 

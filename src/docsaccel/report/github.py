@@ -47,7 +47,7 @@ from docsaccel.contract import (
     STALE,
     InputError,
 )
-from docsaccel.memory import format_size
+from docsaccel.memory_sizes import format_size
 from docsaccel.report.check import audit_text, memory_over_text, one_line
 from docsaccel.report.compare import Comparison
 from docsaccel.report.model import LoadedInput, Timing

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from docsaccel.budgets import format_measured, format_seconds
 from docsaccel.contract import near_budget_text
-from docsaccel.memory import format_size
+from docsaccel.memory_sizes import format_size
 from docsaccel.report.chart import render_chart_svg
 from docsaccel.report.summary import ReportSummary, Row
 

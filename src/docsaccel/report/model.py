@@ -35,7 +35,7 @@ from docsaccel.contract import (
     is_over_budget,
     is_over_memory_budget,
 )
-from docsaccel.memory import format_size
+from docsaccel.memory_sizes import format_size
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
 __all__ = [

@@ -33,7 +33,7 @@ from docsaccel.contract import (
     status_text,
     unmeasured_text,
 )
-from docsaccel.memory import format_size
+from docsaccel.memory_sizes import format_size
 from docsaccel.report.model import LoadedInput, Timing, Verdicts
 
 if TYPE_CHECKING:  # the docs build summarizes without loading the history reader

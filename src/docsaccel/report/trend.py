@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
-from docsaccel.memory import format_size
+from docsaccel.memory_sizes import format_size
 from docsaccel.report.history import HistoryBuild
 
 __all__ = ["Trends", "build_trends", "sparkline_svg", "total_chart_svg", "trend_text"]

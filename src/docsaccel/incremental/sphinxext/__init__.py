@@ -39,7 +39,7 @@ import docsaccel
 __all__ = ["PAGES_ATTR", "setup"]
 
 #: The environment's attribute holding the page records (see
-#: :mod:`docsaccel.incremental.pages`). Here rather than in :mod:`.build`: every build
+#: :mod:`docsaccel.incremental.pages`). Here rather than in :mod:`.state_build`: every build
 #: asks for it at env-purge-doc, and most builds need nothing else of the state.
 PAGES_ATTR = "docsaccel_pages"
 
@@ -57,7 +57,7 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     if not _cache_on(app):
         return
     from docsaccel.incremental.sphinxext import reading, restore, sources, viewcode, warnings
-    from docsaccel.incremental.sphinxext.build import current
+    from docsaccel.incremental.sphinxext.state_build import current
 
     _connect(app)
     restore.on_config_inited(app, config)
@@ -85,7 +85,7 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
 
 def _on_report(app: Sphinx, exception: BaseException | None) -> None:
     from docsaccel.incremental.sphinxext import save
-    from docsaccel.incremental.sphinxext.build import current
+    from docsaccel.incremental.sphinxext.state_build import current
 
     build, gallery = current(app), getattr(app, "_docsaccel_gallery", None)
     if build is not None and gallery is not None:

@@ -32,7 +32,7 @@ from typing import Any
 
 from sphinx.application import Sphinx
 
-from docsaccel.incremental.sphinxext.build import IncrementalBuild
+from docsaccel.incremental.sphinxext.state_build import IncrementalBuild
 
 __all__ = ["ASSETS", "assets_facts", "present_assets", "unwatch", "watch"]
 

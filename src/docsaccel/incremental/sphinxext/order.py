@@ -34,7 +34,7 @@ from typing import Any
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 
-from docsaccel.incremental.sphinxext.build import current
+from docsaccel.incremental.sphinxext.state_build import current
 
 __all__ = [
     "before_writing",

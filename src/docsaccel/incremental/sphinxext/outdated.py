@@ -33,7 +33,7 @@ from sphinx.util import logging
 from docsaccel.cache.recorder import Recorder
 from docsaccel.incremental.pages import Checker, Tables
 from docsaccel.incremental.sphinxext import exports
-from docsaccel.incremental.sphinxext.build import TABLES_ATTR, current, pages_of
+from docsaccel.incremental.sphinxext.state_build import TABLES_ATTR, current, pages_of
 
 __all__ = ["on_before_read_docs", "on_env_get_outdated"]
 

@@ -19,7 +19,7 @@ Between ``source-read`` and ``doctree-read`` of a document, in whichever process
 A Python file counts by its pieces when it is a module the read imported, and whole when
 the page includes its text (a node of the doctree comes from it) or an extension that
 shows module source (``viewcode``, ``linkcode``) is loaded. The record is kept in the
-environment (:data:`.build.PAGES_ATTR`): a parallel reader's records come back with its
+environment (:data:`.state_build.PAGES_ATTR`): a parallel reader's records come back with its
 environment and are merged at ``env-merge-info``; ``env-purge-doc`` drops a document's.
 
 Example (what ``setup`` connects)::
@@ -49,7 +49,7 @@ from docsaccel.incremental.closure import module_closure
 from docsaccel.incremental.objects import definitions, is_dynamic, module_of
 from docsaccel.incremental.pages import empty_record
 from docsaccel.incremental.sphinxext import exports, viewcode
-from docsaccel.incremental.sphinxext.build import IncrementalBuild, current, pages_of
+from docsaccel.incremental.sphinxext.state_build import IncrementalBuild, current, pages_of
 from docsaccel.incremental.sphinxext.warnings import assign_chunk, note_document
 
 __all__ = [

@@ -3,11 +3,11 @@
 ``config-inited`` is the last event before Sphinx loads its pickled environment, so the
 state is put into the doctree folder (and, for HTML builders, the output folder) here:
 
-1. The state the last *finished* build left in these folders (:data:`.build.MARKER` names
+1. The state the last *finished* build left in these folders (:data:`.state_build.MARKER` names
    its context) is used as it is. An environment without that marker (a killed build, a
    build without docsaccel, another context) is not trusted: it is deleted, so Sphinx
    never decides by modification times what docsaccel decides by content.
-2. Else the cache's state of this context (:mod:`docsaccel.incremental.state`) is copied
+2. Else the cache's state of this context (:mod:`docsaccel.incremental.state_store`) is copied
    in, every file checked by its digest; made in another folder, its paths are moved to
    this one (:mod:`docsaccel.incremental.relocate`).
 3. Else, or when the state is unusable (a warning says why), every document is read.
@@ -43,10 +43,8 @@ from docsaccel.cache.early import carry_early_reads
 from docsaccel.cache.fingerprint import file_digest
 from docsaccel.cache.recorder import Recorder
 from docsaccel.contract import InputError, read_json
-from docsaccel.incremental.context import context_key, describe_difference, state_context
 from docsaccel.incremental.pages import Place
 from docsaccel.incremental.relocate import relocated
-from docsaccel.incremental.sphinxext.build import MARKER, MARKER_FORMAT, IncrementalBuild
 from docsaccel.incremental.sphinxext.conf_facts import (
     COMPARED,
     conf_code,
@@ -57,7 +55,9 @@ from docsaccel.incremental.sphinxext.conf_facts import (
     sphinx_libraries,
 )
 from docsaccel.incremental.sphinxext.sphinx_compat import event_handlers
-from docsaccel.incremental.state import StateError, StateStore, remove_partials
+from docsaccel.incremental.sphinxext.state_build import MARKER, MARKER_FORMAT, IncrementalBuild
+from docsaccel.incremental.state_context import context_key, describe_difference, state_context
+from docsaccel.incremental.state_store import StateError, StateStore, remove_partials
 from docsaccel.settings import given_as
 
 __all__ = [

@@ -1,11 +1,11 @@
 """``build-finished``: keep this build's Sphinx state for the next one.
 
 Only a build that finished without an error saves: it deletes what the restored output
-holds that its site does not (:func:`.writing.remove_stale`), writes :data:`.build.MARKER`
+holds that its site does not (:func:`.writing.remove_stale`), writes :data:`.state_build.MARKER`
 beside the doctrees (the context and the facts of the write side: how pages were written,
 which documents warned, each document's output files), so the next build in these folders
 trusts them, and stores the doctrees and the output in the cache
-(:class:`docsaccel.incremental.state.StateStore`), unchanged files by the digests the
+(:class:`docsaccel.incremental.state_store.StateStore`), unchanged files by the digests the
 restore checked. The state's file also holds the page records and their digests, for
 ``docsaccel cache explain`` (which reads no pickle).
 
@@ -25,7 +25,7 @@ from sphinx.util import logging
 
 from docsaccel.formats import write_json
 from docsaccel.incremental.sphinxext.assets import ASSETS, assets_facts, unwatch
-from docsaccel.incremental.sphinxext.build import (
+from docsaccel.incremental.sphinxext.state_build import (
     MARKER,
     MARKER_FORMAT,
     TABLES_ATTR,
@@ -52,7 +52,7 @@ from docsaccel.incremental.sphinxext.writing import (
     site_files,
     sphinx_files,
 )
-from docsaccel.incremental.state import StateError, files_under
+from docsaccel.incremental.state_store import StateError, files_under
 
 __all__ = ["on_build_finished", "summary"]
 

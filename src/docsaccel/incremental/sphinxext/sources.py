@@ -21,8 +21,8 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from docsaccel.incremental.generated import GeneratedFiles
-from docsaccel.incremental.sphinxext.build import IncrementalBuild, current
-from docsaccel.incremental.state import StateStore
+from docsaccel.incremental.sphinxext.state_build import IncrementalBuild, current
+from docsaccel.incremental.state_store import StateStore
 
 __all__ = ["merge_watch", "on_build_finished", "on_config_inited", "source_watch"]
 

@@ -37,8 +37,8 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.pycode import ModuleAnalyzer
 
-from docsaccel.incremental.sphinxext.build import IncrementalBuild, current, pages_of
 from docsaccel.incremental.sphinxext.sphinx_compat import reads_in_parallel
+from docsaccel.incremental.sphinxext.state_build import IncrementalBuild, current, pages_of
 
 __all__ = [
     "EXTENSION",

@@ -35,7 +35,7 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.logging import NAMESPACE
 
-from docsaccel.incremental.sphinxext.build import IncrementalBuild, current
+from docsaccel.incremental.sphinxext.state_build import IncrementalBuild, current
 
 __all__ = ["assign_chunk", "install", "note_document", "uninstall"]
 

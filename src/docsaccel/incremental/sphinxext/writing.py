@@ -53,11 +53,16 @@ from docsaccel.cache.context import context_key
 from docsaccel.cache.fingerprint import file_digest
 from docsaccel.incremental.pages import Checker, Place, Tables
 from docsaccel.incremental.sphinxext import assets, exports, order, viewcode
-from docsaccel.incremental.sphinxext.build import TABLES_ATTR, IncrementalBuild, current, pages_of
 from docsaccel.incremental.sphinxext.sphinx_compat import (
     builder_pages,
     source_suffix,
     watch_site_copies,
+)
+from docsaccel.incremental.sphinxext.state_build import (
+    TABLES_ATTR,
+    IncrementalBuild,
+    current,
+    pages_of,
 )
 
 __all__ = [

@@ -27,7 +27,7 @@ from pathlib import Path
 from docsaccel.cache import manage
 from docsaccel.cache.store import FOLDER_NAMES
 from docsaccel.incremental.explain import explain_document, find_document
-from docsaccel.incremental.state import FOLDER, StateStore
+from docsaccel.incremental.state_store import FOLDER, StateStore
 
 __all__ = ["explain", "foreign_folder", "prune", "stats"]
 

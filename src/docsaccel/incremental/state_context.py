@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from docsaccel.cache.context import context_key
-from docsaccel.incremental.state import STATE
+from docsaccel.incremental.state_store import STATE
 
 __all__ = ["context_key", "describe_difference", "state_context"]
 

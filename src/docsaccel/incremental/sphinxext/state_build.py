@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     # most builds keep no state and need none of these modules.
     from docsaccel.cache.deps import Project
     from docsaccel.incremental.pages import Place
-    from docsaccel.incremental.state import Known, StateStore
+    from docsaccel.incremental.state_store import Known, StateStore
 
 __all__ = [
     "MARKER",
@@ -141,7 +141,7 @@ class IncrementalBuild:
                 return os.stat(path).st_mtime_ns < self.started_ns
             except OSError:
                 return False
-        from docsaccel.incremental.state import untouched
+        from docsaccel.incremental.state_store import untouched
 
         return untouched(path, self.restored)
 
