@@ -557,22 +557,22 @@ def test_stop_all_stops_the_builds_and_refuses_new_ones_until_resume() -> None:
     import sys
     import threading
 
-    from docsaccel.shard import processes
+    from docsaccel.shard import sphinx_runs
 
     codes: list[int] = []
     sleeper = [sys.executable, "-c", "import time; time.sleep(120)"]
-    thread = threading.Thread(target=lambda: codes.append(processes.run_build(sleeper, {})))
+    thread = threading.Thread(target=lambda: codes.append(sphinx_runs.run_build(sleeper, {})))
     thread.start()
     for _ in range(600):  # until the thread has started the build (a guard, not a timing)
-        if processes._running:
+        if sphinx_runs._running:
             break
         thread.join(0.05)
     try:
-        processes.stop_all()
+        sphinx_runs.stop_all()
         thread.join(60)
         assert not thread.is_alive() and codes and codes[0] != 0
-        with pytest.raises(processes.Stopped):
-            processes.run_build(sleeper, {})
+        with pytest.raises(sphinx_runs.Stopped):
+            sphinx_runs.run_build(sleeper, {})
     finally:
-        processes.resume()
-    assert processes.run_build([sys.executable, "-c", "pass"], {}) == 0
+        sphinx_runs.resume()
+    assert sphinx_runs.run_build([sys.executable, "-c", "pass"], {}) == 0

@@ -6,7 +6,7 @@
   ``DOCSACCEL_SHARD_RECORDS``);
 - :mod:`docsaccel.shard.build`: executing a shard, keeping its outputs and merging the
   shards into a site (``docsaccel shard-build``, ``shard-merge``, ``shard-local``);
-- :mod:`docsaccel.shard.processes`: the ``sphinx-build`` processes those start, and how
+- :mod:`docsaccel.shard.sphinx_runs`: the ``sphinx-build`` processes those start, and how
   an interrupt stops them.
 
 The planner's names are importable from here (it needs neither Sphinx nor

@@ -48,7 +48,7 @@ from docsaccel.formats import Format, write_json
 from docsaccel.records import record_file, run_outputs, write_record
 from docsaccel.schema import load_report, validate_record
 from docsaccel.settings import SettingError, env_name, read_settings
-from docsaccel.shard import processes
+from docsaccel.shard import sphinx_runs
 from docsaccel.shard.plan import Plan, ShardError, build_gallery_plan, check_index
 
 if TYPE_CHECKING:
@@ -284,7 +284,7 @@ def copy_project(
     skipped |= {Path(path).resolve() for path in (project.docs / "_build", *outputs)}
 
     def ignore(folder: str, names: list[str]) -> set[str]:
-        processes.check_running()  # an interrupt stops a shard's copy, folder by folder
+        sphinx_runs.check_running()  # an interrupt stops a shard's copy, folder by folder
         here = Path(folder).resolve()
         if any(name in layout.VCS_MARKERS for name in names):
             marked.append(here.relative_to(source))
@@ -356,12 +356,12 @@ def run_sphinx(
     command = [sys.executable, "-m", "sphinx", "-b", "html", *sphinx_args, str(docs), str(outdir)]
     child_env = {**os.environ, **env}
     if log is None:
-        code = processes.run_build(command, child_env)
+        code = sphinx_runs.run_build(command, child_env)
     else:
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("w", encoding="utf-8") as stream:
-            code = processes.run_build(command, child_env, stream)
-    processes.check_running()  # stopped by an interrupt: no build failure to report
+            code = sphinx_runs.run_build(command, child_env, stream)
+    sphinx_runs.check_running()  # stopped by an interrupt: no build failure to report
     if code != 0:
         where = f" (log: {log})" if log else ""
         raise ShardError(f"sphinx-build of {docs} failed with exit code {code}{where}")
@@ -636,9 +636,9 @@ def run_local(
     except KeyboardInterrupt:
         # Ctrl-C reaches this process alone (each build has its process group): stop the
         # builds, let the threads return, and leave no partial artifact behind.
-        processes.stop_all()
+        sphinx_runs.stop_all()
         pool.shutdown(wait=True, cancel_futures=True)
-        processes.resume()
+        sphinx_runs.resume()
         shutil.rmtree(artifacts, ignore_errors=True)
         raise
     pool.shutdown()
