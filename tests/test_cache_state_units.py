@@ -10,7 +10,7 @@ import typing
 
 import pytest
 
-from docsaccel.cache.module_state import changed, compare, snapshot
+from docsaccel.cache.module_state import changed, snapshot
 
 LIB = '''
 import functools
@@ -53,12 +53,6 @@ spring = Layout()
 @functools.cache
 def load(name):
     return name.upper()
-
-
-def once():
-    if not hasattr(once, "_value"):
-        once._value = 1
-    return once._value
 
 
 def memo(x):
@@ -151,25 +145,3 @@ def test_a_class_met_deep_in_one_snapshot_and_as_a_global_in_another_is_unchange
     before = snapshot(global_first)
     owner.Graph.kind = "other"
     assert ("/project/owner.py", "Graph") in changed(before, snapshot(global_first))
-
-
-def _filled(lib: types.ModuleType, action: typing.Callable[[], object]) -> dict[str, set[str]]:
-    modules = [(lib.__file__, lib)]
-    before = snapshot(modules)
-    action()
-    left, filled = compare(before, snapshot(modules))
-    assert left == set()
-    return {name: set(holders) for (_, name), holders in filled.items()}
-
-
-def test_a_cache_filled_lazily_is_named_by_what_holds_it(lib) -> None:
-    # What a later example's code would name to read it: the class attribute, the
-    # private attribute of a callable object, the memo, the functools.cache.
-    assert _filled(lib, lambda: lib.Shape.sides("square")) == {"Shape": {"_registry"}}
-    assert _filled(lib, lambda: lib.spring(1)) == {"spring": {"_sig"}}
-    assert _filled(lib, lambda: lib.memo(2)) == {"_MEMO": {"_MEMO"}}
-    assert _filled(lib, lambda: lib.load("a")) == {"load": {"load"}}
-    # A function setting its first attribute on itself (it held nothing before).
-    assert _filled(lib, lib.once) == {"once": {"_value"}}
-    # Used without filling anything: nothing.
-    assert _filled(lib, lambda: lib.Shape.__name__) == {}

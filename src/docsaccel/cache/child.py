@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import dataclasses
 import os
 import sys
 from collections.abc import Callable
@@ -187,8 +186,7 @@ class _Child:
             "state": state,
             "command": " ".join(getattr(sys, "orig_argv", sys.argv))[:200],
             "launches": self.launches.to_json(),
-            # The caches earlier examples filled are the parent's: it knows them.
-            "seen": encode_seen(dataclasses.replace(self.seen, carried_fills={})),
+            "seen": encode_seen(self.seen),
             "module_files": _module_files(self.seen.modules),
         }
         # A worker's state tells its parent nothing (a pool may end it with SIGTERM at any

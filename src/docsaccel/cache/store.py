@@ -91,9 +91,7 @@ __all__ = [
 #: 8: entries list the modules an import did not find (``absent``).
 #: 9: an entry's files are only what the run wrote: no longer a file of the source tree
 #:    its page only shows (``/_static/img/logo.gif``), which a restore would overwrite.
-#: 10: function entries count the code that filled a lazily built cache the example reads,
-#:     when an earlier example filled it (an entry of 9 misses that code's edits).
-ENTRY_FORMAT = Format("docsaccel.cache-entry", 10, "cache entry")
+ENTRY_FORMAT = Format("docsaccel.cache-entry", 9, "cache entry")
 ENTRY_FILE = "entry.json"
 LAST_HIT = "last-hit"
 LAST_BUILD = "last-build.json"
