@@ -46,6 +46,7 @@ import json
 import math
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,7 @@ __all__ = [
     "opens_for_writing",
     "parse_json",
     "parse_switch",
+    "ran_none",
     "read_json",
     "read_text",
     "require_extra",
@@ -168,6 +170,22 @@ def is_build_failure(record: Any) -> bool:
         and record.get("status") == FAILED
         and record.get(EXPECTED_FAILURE) is not True
     )
+
+
+def ran_none(statuses: Iterable[str]) -> bool:
+    """Whether a build listing examples of ``statuses`` ran none of them (every one
+    :data:`NOT_EXECUTED`): it measured nothing a gate or a view could judge. A build
+    listing no example is not such a build.
+
+    >>> ran_none(["not-executed", "not-executed"]), ran_none(["not-executed", "ok"]), ran_none([])
+    (True, False, False)
+    """
+    seen = False
+    for status in statuses:
+        if status != NOT_EXECUTED:
+            return False
+        seen = True
+    return seen
 
 
 def is_measured(status: str, cache_hit: bool = False) -> bool:

@@ -34,6 +34,7 @@ from docsaccel.contract import (
     is_near_memory_budget,
     is_over_budget,
     is_over_memory_budget,
+    ran_none,
 )
 from docsaccel.memory_sizes import format_size
 
@@ -308,7 +309,7 @@ class LoadedInput:
         """Whether the build ran none of the examples it lists (every one
         ``not-executed``): it stopped before them, or was told to run none (an empty
         ``DOCSACCEL_SHARD_EXAMPLES``). Such a build measured nothing a gate could judge."""
-        return bool(self.timings) and all(t.status == NOT_EXECUTED for t in self.timings)
+        return ran_none(t.status for t in self.timings)
 
     def require_current(self) -> None:
         """Raise :class:`StaleReportError` naming the file if a later build of the

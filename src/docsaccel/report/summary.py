@@ -30,6 +30,7 @@ from docsaccel.contract import (
     FAILED,
     NOT_EXECUTED,
     VERIFIED,
+    ran_none,
     status_text,
     unmeasured_text,
 )
@@ -205,7 +206,7 @@ class ReportSummary:
         unmeasured = self.unmeasured_count
         if not unmeasured:
             return "All examples within budget."
-        if self.rows and all(row.status == NOT_EXECUTED for row in self.rows):
+        if ran_none(row.status for row in self.rows):
             # Nothing ran: "within budget" would pass a build that measured nothing.
             return f"No example ran: all {len(self.rows)} are {NOT_EXECUTED}; nothing was judged."
         # A reused time is another build's: neither within this build's budgets nor over.
