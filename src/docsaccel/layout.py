@@ -42,6 +42,7 @@ __all__ = [
     "VCS_MARKERS",
     "cache_deps_dir",
     "example_id_of",
+    "forget_report",
     "holds_outputs",
     "id_slug",
     "journals",
@@ -96,6 +97,13 @@ def _under(outdir: str | os.PathLike[str], *parts: str) -> Path:
 def report_path(outdir: str | os.PathLike[str]) -> Path:
     """The build's report."""
     return _under(outdir, "report.json")
+
+
+def forget_report(outdir: str | os.PathLike[str]) -> None:
+    """Remove the report an earlier build left in ``outdir``, before a build or a shard
+    command that may fail before writing its own: a report left in the folder is always
+    the last one's, never an earlier verdict for ``docsaccel check`` to pass."""
+    report_path(outdir).unlink(missing_ok=True)
 
 
 def chart_path(outdir: str | os.PathLike[str]) -> Path:

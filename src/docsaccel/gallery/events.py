@@ -159,10 +159,7 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     if killed is not None:
         logger.info(f"docsaccel: the last build in {app.outdir} was killed {killed}")
     remove_stale_pipes(layout.records_dir(app.outdir))
-    # The report of an earlier build must not outlive this one: a report left in the
-    # folder is always this build's.
-    with contextlib.suppress(FileNotFoundError):
-        layout.report_path(app.outdir).unlink()
+    layout.forget_report(app.outdir)
     try:
         _start_build(app, config, lock)
     except BaseException as exc:

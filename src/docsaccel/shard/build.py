@@ -69,7 +69,6 @@ __all__ = [
     "collect_shard",
     "copy_project",
     "find_manifests",
-    "forget_report",
     "is_build_output",
     "merge_artifacts",
     "own_build_folder",
@@ -549,7 +548,7 @@ def run_merge(
     removes them as it removes its own, so the page of an example renamed since is not
     published again.
     """
-    forget_report(outdir)
+    layout.forget_report(outdir)
     own_build_folder(project.docs)
     records = Path(records or layout.shard_dir(project.docs, "shard-records")).resolve()
     watch = _watch_sources(project, Path(outdir), records, watch_sources)
@@ -571,12 +570,6 @@ def check_output_folder(folder: Path, option: str) -> None:
             if not place.is_dir():
                 raise ShardError(f"{option} {folder}: {place} is a file, not a folder")
             return
-
-
-def forget_report(outdir: Path) -> None:
-    """Remove the report an earlier build left in ``outdir``: a run that fails before its
-    own build writes one must leave no verdict for ``docsaccel check`` to pass."""
-    layout.report_path(outdir).unlink(missing_ok=True)
 
 
 def _watch_sources(
@@ -611,7 +604,7 @@ def run_local(
     ``<docs>/_build/shard-artifacts/docs-shard-<i>``.
     """
     check_index(0, shards)
-    forget_report(outdir)
+    layout.forget_report(outdir)
     own_build_folder(project.docs)
     artifacts = layout.shard_dir(project.docs, "shard-artifacts")
     shutil.rmtree(artifacts, ignore_errors=True)
