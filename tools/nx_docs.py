@@ -18,12 +18,14 @@ the example cache saves (``tools/bench_cache.py``, ``tools/bench_precision.py``)
 only Sphinx's own work is measured. Every build starts from a fresh copy of the tree
 (new modification times everywhere, as a CI checkout), ``clean`` with an empty cache,
 ``restored`` with a copy of the cache a clean build of the unchanged tree left. The cases
-(:data:`CASES`): nothing changed, one docstring of a function in
-``networkx/algorithms`` edited, one narrative page edited, one ``html_*`` setting of
-``conf.py`` edited. Each build prints its wall and CPU time, the documents it read, the
-pages it wrote, the output files differing from the clean build of the same tree
-(:func:`docsaccel.incremental.oracle.output_files`: measured times masked) and the
-warning lines differing from that build's (paths of the copy masked).
+(:data:`CASES`): nothing changed; one docstring of a function in ``networkx/algorithms``
+edited; the docstring of ``Graph.order``, which four classes inherit; a function's
+signature (a keyword added: code, not a docstring); the title of ``INSTALL.rst``, which
+``doc/install.rst`` includes (the navigation of every page changes); one narrative page
+edited; one ``html_*`` setting of ``conf.py`` edited. Each build prints its wall and CPU
+time, the documents it read, the pages it wrote, the output files differing from the clean
+build of the same tree (:func:`docsaccel.incremental.oracle.output_files`: measured times
+masked) and the warning lines differing from that build's (paths of the copy masked).
 
 Example::
 
@@ -70,6 +72,21 @@ CASES: dict[str, tuple[str, str, str] | None] = {
         "networkx/algorithms/shortest_paths/generic.py",
         "Returns *True* if *G* has a path from *source* to *target*.",
         "Returns *True* if *G* has a path from *source* to *target* (edited).",
+    ),
+    "inherited": (
+        "networkx/classes/graph.py",
+        'def order(self):\n        """Returns the number of nodes in the graph.',
+        'def order(self):\n        """Returns the number of nodes in the graph (edited).',
+    ),
+    "signature": (
+        "networkx/algorithms/shortest_paths/generic.py",
+        "def has_path(G, source, target):",
+        "def has_path(G, source, target, *, edited=None):",
+    ),
+    "include": (
+        "INSTALL.rst",
+        "Install\n=======\n",
+        "Installing\n==========\n",
     ),
     "rst": (
         "doc/developer/values.rst",
