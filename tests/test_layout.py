@@ -225,15 +225,6 @@ _UNTYPED_MAPPINGS = frozenset({"dict", "Dict", "Mapping"})
 UNTYPED_ALLOWED = {
     # sphinx-gallery's own configuration, handed through as sphinx-gallery made it.
     "docsaccel.cache.cache_build.lookup": "gallery_conf",
-    # The digest of a context, the example cache's and the Sphinx state's alike: it hashes
-    # the JSON form both store (a typed context per package would each need its own).
-    "docsaccel.cache.context.context_key": "context",
-    # The dependencies of one run as an entry stores them (its JSON, entry format 10);
-    # a typed record changes the format, which other branches are changing now.
-    "docsaccel.cache.deps.collect": "return",
-    # Folder listings in their stored form (part of an entry's dependencies, as above).
-    "docsaccel.cache.deps.listing_changes": "listings",
-    "docsaccel.cache.deps.listing_deps": "return",
 }
 
 

@@ -165,13 +165,14 @@ class CacheRecording:
                 return
             merge_seen(seen, followed.seen)
             seen.modules |= self.settings_code
-            deps = collect(seen, self.project, example.src_file, self.granularity)
+            found = collect(seen, self.project, example.src_file, self.granularity)
             unknown = sorted(
-                {self.project.relative(p) for p in seen.unknown_reads} & set(deps["files"])
+                {self.project.relative(p) for p in seen.unknown_reads} & set(found.files)
             )
             if unknown:
                 write_json(path, {RUNS_EVERY_BUILD: unknown}, indent=None)
                 return
+            deps = found.to_json()
             deps[CHILDREN_KEY] = {
                 "followed": followed.count,
                 "not_followed": followed.not_followed,
