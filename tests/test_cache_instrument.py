@@ -171,7 +171,7 @@ def test_a_file_changed_since_it_was_loaded_counts_whole(lib, tmp_path: Path) ->
     recorder.start(project.roots, code=project.wants)
     exec(compile(example.read_text("utf-8"), str(example), "exec"), {})
     seen = recorder.stop()
-    deps = collect(seen, project, str(example), "function")
+    deps = collect(seen, project, str(example), "function").to_json()
     assert "instlib/mod.py" in deps["files"] and "instlib/mod.py" not in deps["code"]
 
 
@@ -192,7 +192,7 @@ def test_instrumented_collect_counts_pieces(lib, tmp_path: Path) -> None:
     recorder.start(project.roots, code=project.wants)
     exec(compile(example.read_text("utf-8"), str(example), "exec"), {})
     seen = recorder.stop()
-    deps = collect(seen, project, str(example), "function")
+    deps = collect(seen, project, str(example), "function").to_json()
     assert set(deps["code"]["instlib/mod.py"]) == {
         MODULE_BODY,
         "outer",

@@ -273,7 +273,7 @@ def test_recorder_sees_reads_imports_and_code_under_the_roots(tmp_path: Path) ->
         project = Project(str(tmp_path / "proj"), (str(tmp_path / "proj"),))
         example = tmp_path / "proj" / "plot_x.py"
         example.write_text("import recpkg.mod\n", "utf-8")
-        deps = collect(again, project, str(example), "module")
+        deps = collect(again, project, str(example), "module").to_json()
         assert set(deps["files"]) == {"recpkg/__init__.py", "recpkg/mod.py"}
         assert changes(deps, project, str(example)) == []
         (package / "mod.py").write_text("def f():\n    return 2\n", "utf-8")
@@ -510,7 +510,7 @@ def test_a_bump_of_a_requirement_that_never_ran_changes_nothing(
     example = root / "plot_x.py"
     example.write_text("import dzappmod\n", "utf-8")
     project = Project(str(root), (str(root),))
-    deps = collect(Seen(modules={"dzappmod"}), project, str(example), "module")
+    deps = collect(Seen(modules={"dzappmod"}), project, str(example), "module").to_json()
     assert set(deps["dists"]) == {"dzapp", "dzapp-core", "dzbin", "dzdata", "dzused"}
     _fake_dist(fake_site, "dzunused", "2.0", ("dzunusedmod",), ("dzdeep",))
     _fake_dist(fake_site, "dzext", "2.0", ("dzextmod",))

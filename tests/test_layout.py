@@ -216,24 +216,31 @@ def test_a_second_module_of_a_name_fails_the_check(tmp_path) -> None:
 
 #: The packages whose functions other packages call with records.
 RECORD_OWNERS = ("cache", "incremental")
-#: What an untyped record is annotated as: a mapping of strings to anything.
-_UNTYPED_MAPPINGS = frozenset({"dict", "Dict", "Mapping"})
+#: What an untyped record is annotated as: a mapping of strings to anything (or a bare
+#: mapping, which says no more).
+_UNTYPED_MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping"})
+_ANYTHING = frozenset({"Any", "typing.Any", "object"})
+#: Methods that convert a record to and from its stored JSON form: the one place its keys
+#: are spelled, so a JSON object is what they take and give.
+_STORED_FORM = frozenset({"to_json", "from_json"})
 
-#: Public functions of :data:`RECORD_OWNERS` that another package calls and that still
-#: take or give a ``dict[str, Any]``, each with why. The list only shrinks: a function
-#: that gets a typed record (a dataclass) must leave it, and no other may join it.
+#: Public functions, classes' public methods and fields of :data:`RECORD_OWNERS` that
+#: another package uses and that still take or give a ``dict[str, Any]``, each with why.
+#: The list only shrinks: one that gets a typed record (a dataclass) must leave it, and no
+#: other may join it.
 UNTYPED_ALLOWED = {
-    # sphinx-gallery's own configuration, handed through as sphinx-gallery made it.
+    # sphinx-gallery's own configuration, handed through as sphinx-gallery made it (to
+    # docsaccel.sg_compat, which reads it): not a record of ours.
     "docsaccel.cache.cache_build.lookup": "gallery_conf",
-    # The digest of a context, the example cache's and the Sphinx state's alike: it hashes
-    # the JSON form both store (a typed context per package would each need its own).
-    "docsaccel.cache.context.context_key": "context",
-    # The dependencies of one run as an entry stores them (its JSON, entry format 10);
-    # a typed record changes the format, which other branches are changing now.
-    "docsaccel.cache.deps.collect": "return",
-    # Folder listings in their stored form (part of an entry's dependencies, as above).
-    "docsaccel.cache.deps.listing_changes": "listings",
-    "docsaccel.cache.deps.listing_deps": "return",
+    "docsaccel.cache.cache_build.CacheBuild.gallery_conf": "field",
+    # Example records: the one JSON per example that docsaccel.schema declares and every
+    # part reads and writes as JSON (the cache marks them restored, audited, stored).
+    # They are not the cache's to type: typing them is a change of every part at once.
+    "docsaccel.cache.cache_build.CacheBuild.audit": "records",
+    "docsaccel.cache.cache_build.CacheBuild.hits": "field",
+    "docsaccel.cache.cache_build.CacheBuild.store_executed": "records",
+    # The ``cache`` value of an example record (docsaccel.schema, as above).
+    "docsaccel.cache.cache_build.CacheRecording.record_field": "return",
 }
 
 
@@ -262,78 +269,177 @@ def _used_names(path: Path, modules: set[str]) -> set[tuple[str, str]]:
     return used
 
 
-def _is_untyped_mapping(annotation: ast.expr) -> bool:
-    """Whether an annotation holds ``dict``/``Dict``/``Mapping[str, Any]`` anywhere in it
-    (``list[dict[str, Any]]`` too; a string annotation is parsed)."""
-    for node in ast.walk(annotation):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            with contextlib.suppress(SyntaxError):
-                if _is_untyped_mapping(ast.parse(node.value, mode="eval").body):
-                    return True
-        if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple)):
-            continue
-        base = ast.unparse(node.value).rsplit(".", 1)[-1]  # dict, typing.Dict, abc.Mapping
-        items = [ast.unparse(item) for item in node.slice.elts]
-        if base in _UNTYPED_MAPPINGS and items in (["str", "Any"], ["str", "typing.Any"]):
-            return True
-    return False
+def _last_name(node: ast.expr) -> str:
+    return ast.unparse(node).rsplit(".", 1)[-1]  # dict, typing.Dict, abc.Mapping
 
 
-def _untyped_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+def _is_untyped_mapping(annotation: ast.expr | None, aliases: frozenset[str] = frozenset()) -> bool:
+    """Whether an annotation holds ``dict``/``Dict``/``Mapping[str, Any]`` (or ``object``)
+    anywhere in it (``list[dict[str, Any]]`` too; a string annotation is parsed), a bare
+    ``dict``/``Mapping``, or one of ``aliases``: names of module-level aliases of those."""
+    if annotation is None:
+        return False
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        with contextlib.suppress(SyntaxError):
+            return _is_untyped_mapping(ast.parse(annotation.value, mode="eval").body, aliases)
+        return False
+    if isinstance(annotation, (ast.Name, ast.Attribute)):
+        name = _last_name(annotation)
+        return name in _UNTYPED_MAPPINGS or name in aliases
+    if isinstance(annotation, ast.Subscript):
+        base = _last_name(annotation.value)
+        items = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else []
+        if base in _UNTYPED_MAPPINGS and len(items) == 2:
+            key, value = (ast.unparse(item) for item in items)
+            if key == "str" and value in _ANYTHING:
+                return True
+        inner = annotation.slice.elts if items else [annotation.slice]
+        return any(_is_untyped_mapping(item, aliases) for item in inner)
+    return any(_is_untyped_mapping(child, aliases) for child in ast.iter_child_nodes(annotation))
+
+
+def _untyped_aliases(files: dict[str, Path]) -> frozenset[str]:
+    """Names of module-level type aliases of an untyped mapping (``Record = dict[str,
+    Any]``, ``Record: TypeAlias = ...``, ``type Record = ...``) anywhere in the package."""
+    found = set()
+    for path in files.values():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                if _last_name(node.annotation) != "TypeAlias":
+                    continue
+                target, value = node.target, node.value
+            elif isinstance(node, getattr(ast, "TypeAlias", ())):
+                target, value = node.name, node.value
+            else:
+                continue
+            # ``x = dict`` binds the type, no annotation of a record.
+            named = isinstance(target, ast.Name) and not isinstance(value, ast.Name)
+            if named and _is_untyped_mapping(value):
+                found.add(target.id)
+    return frozenset(found)
+
+
+def _untyped_parameters(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, aliases: frozenset[str] = frozenset()
+) -> list[str]:
     """The parameters (and ``return``) of a function annotated as an untyped mapping."""
     args = function.args
     every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
-    annotated = [a for a in every if a is not None and a.annotation is not None]
-    found = [a.arg for a in annotated if _is_untyped_mapping(a.annotation)]
-    if function.returns is not None and _is_untyped_mapping(function.returns):
+    found = [a.arg for a in every if a is not None and _is_untyped_mapping(a.annotation, aliases)]
+    if _is_untyped_mapping(function.returns, aliases):
         found.append("return")
     return found
 
 
+def _untyped_members(node: ast.ClassDef, used: set[str], aliases: frozenset[str]) -> dict[str, str]:
+    """``{Class.member: what is untyped}`` of the members of a class that another part
+    ``used`` (by name): its public methods (and ``__init__``), its annotated fields (a
+    dataclass's, a NamedTuple's)."""
+    found = {}
+    for member in node.body:
+        if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            name = member.name
+            if name in used - _STORED_FORM and (untyped := _untyped_parameters(member, aliases)):
+                found[f"{node.name}.{name}"] = ", ".join(untyped)
+        elif isinstance(member, ast.AnnAssign) and isinstance(member.target, ast.Name):
+            name = member.target.id
+            if name in used and _is_untyped_mapping(member.annotation, aliases):
+                found[f"{node.name}.{name}"] = "field"
+    return found
+
+
+def _attributes_read(path: Path) -> set[str]:
+    """Every attribute name a file reads (``cache.hits`` gives ``hits``), and ``__init__``:
+    the members of a class it imports that it may use."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {"__init__"} | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+
+
 def untyped_boundaries(src: Path) -> dict[str, str]:
-    """``{function: its untyped parameters}`` of the public functions of
-    :data:`RECORD_OWNERS` that a module of another part imports, whose annotations take
-    or give a ``dict[str, Any]`` (or ``Dict``/``Mapping``) where a typed record belongs."""
+    """``{function or Class.member: what is untyped}`` of what :data:`RECORD_OWNERS` give
+    a module of another part: the public functions it imports, and the public methods and
+    fields it may use (by name) of the public classes of a module it imports from (an
+    object returned by a function of it, too), whose annotations take or give a
+    ``dict[str, Any]`` (or ``Dict``/``Mapping``, bare or through an alias) where a typed
+    record belongs."""
     files = {_module_name(path, src): path for path in sorted(src.rglob("*.py"))}
-    called = set()
+    aliases = _untyped_aliases(files)
+    called, members = set(), {}
     for path in files.values():
         part = _part(path, src)
         for module, name in _used_names(path, set(files)):
             owner = module.split(".")[1] if module.count(".") else ""
             if owner in RECORD_OWNERS and owner != part and not name.startswith("_"):
                 called.add((module, name))
+                read = {m for m in _attributes_read(path) if not m.startswith("_")}
+                members.setdefault(module, {"__init__"}).update(read)
     found = {}
-    for module, name in sorted(called):
+    for module, used in sorted(members.items()):
         if module not in files:
             continue
         for node in ast.parse(files[module].read_text(encoding="utf-8")).body:
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            if node.name == name and (untyped := _untyped_parameters(node)):
-                found[f"{module}.{name}"] = ", ".join(untyped)
-    return found
+            public = not getattr(node, "name", "_").startswith("_")
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if (module, node.name) in called and (
+                    untyped := _untyped_parameters(node, aliases)
+                ):
+                    found[f"{module}.{node.name}"] = ", ".join(untyped)
+            elif isinstance(node, ast.ClassDef) and public:
+                untyped_members = _untyped_members(node, used, aliases)
+                found.update({f"{module}.{m}": why for m, why in untyped_members.items()})
+    return dict(sorted(found.items()))
 
 
 def test_records_between_packages_are_typed_or_allowed() -> None:
     assert untyped_boundaries(SRC) == UNTYPED_ALLOWED
 
 
-def test_a_new_untyped_record_between_packages_fails_the_check(tmp_path) -> None:
+def _add_used_code(copy: Path, store_code: str, shard_code: str) -> None:
+    """Append ``store_code`` to the copy's cache store and ``shard_code`` to a module of
+    another part (the shard plan)."""
+    for path, code in [
+        (copy / "cache" / "store.py", store_code),
+        (copy / "shard" / "plan.py", shard_code),
+    ]:
+        path.write_text(path.read_text(encoding="utf-8") + code, encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("store_code", "shard_code", "found"),
+    [
+        (  # a function, the record inside a list
+            "\n\ndef entry_facts(entry: list[Mapping[str, Any]]) -> int:\n    return 0\n",
+            "\nfrom docsaccel.cache.store import entry_facts\n",
+            {"docsaccel.cache.store.entry_facts": "entry"},
+        ),
+        (  # a method of a public class, used on an object another function returned
+            "\n\nclass Facts:\n    def of(self, name: str) -> dict:\n        return {}\n",
+            "\nfrom docsaccel.cache.store import Facts\n_ = Facts().of\n",
+            {"docsaccel.cache.store.Facts.of": "return"},
+        ),
+        (  # a field of a dataclass, through an alias
+            "\nFacts = dict[str, object]\n\n@dataclass\nclass Held:\n    facts: Facts\n",
+            "\nfrom docsaccel.cache.store import Held\n_ = Held.facts\n",
+            {"docsaccel.cache.store.Held.facts": "field"},
+        ),
+        (  # a method it does not use, and the stored form of a record, are not reported
+            "\n\nclass Kept:\n    def unused(self) -> dict[str, Any]:\n        return {}\n"
+            "    def to_json(self) -> dict[str, Any]:\n        return {}\n",
+            "\nfrom docsaccel.cache.store import Kept\n_ = Kept().to_json\n",
+            {},
+        ),
+    ],
+    ids=["function", "method", "alias-field", "unused-and-stored-form"],
+)
+def test_a_new_untyped_record_between_packages_fails_the_check(
+    tmp_path, store_code: str, shard_code: str, found: dict[str, str]
+) -> None:
     copy = tmp_path / "docsaccel"
     shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    store = copy / "cache" / "store.py"
-    store.write_text(
-        store.read_text(encoding="utf-8")
-        + "\n\ndef entry_facts(entry: list[Mapping[str, Any]]) -> int:\n    return 0\n",
-        encoding="utf-8",
-    )
-    shard = copy / "shard" / "plan.py"
-    shard.write_text(
-        shard.read_text(encoding="utf-8") + "\nfrom docsaccel.cache.store import entry_facts\n",
-        encoding="utf-8",
-    )
-    found = untyped_boundaries(copy)
-    assert found == {**UNTYPED_ALLOWED, "docsaccel.cache.store.entry_facts": "entry"}
+    _add_used_code(copy, store_code, shard_code)
+    assert untyped_boundaries(copy) == {**UNTYPED_ALLOWED, **found}
 
 
 # Importing is free of side effects --------------------------------------------------------

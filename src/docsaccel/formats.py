@@ -28,6 +28,7 @@ docsaccel.contract.InputError: a.json: version is 3; this docsaccel reads exampl
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
@@ -37,7 +38,14 @@ from typing import Any
 
 from docsaccel.contract import InputError
 
-__all__ = ["Format", "encode_json", "replace_atomically", "write_all", "write_json"]
+__all__ = [
+    "Format",
+    "context_key",
+    "encode_json",
+    "replace_atomically",
+    "write_all",
+    "write_json",
+]
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,14 @@ def encode_json(data: Any, indent: int | None = 2) -> bytes:
     """``data`` as UTF-8 JSON with sorted keys and a final newline; NaN is refused."""
     text = json.dumps(data, indent=indent, sort_keys=True, allow_nan=False)
     return (text + "\n").encode("utf-8")
+
+
+def context_key(context: Any) -> str:
+    """A short digest (16 hex digits) of a JSON value: the key a build context is stored
+    under, the example cache's and the Sphinx state's alike (part of an entry's or a
+    state's folder name), and of the smaller facts hashed into the Sphinx state's."""
+    text = json.dumps(context, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def write_json(path: str | os.PathLike[str], data: Any, indent: int | None = 2) -> None:

@@ -165,13 +165,14 @@ class CacheRecording:
                 return
             merge_seen(seen, followed.seen)
             seen.modules |= self.settings_code
-            deps = collect(seen, self.project, example.src_file, self.granularity)
+            found = collect(seen, self.project, example.src_file, self.granularity)
             unknown = sorted(
-                {self.project.relative(p) for p in seen.unknown_reads} & set(deps["files"])
+                {self.project.relative(p) for p in seen.unknown_reads} & set(found.files)
             )
             if unknown:
                 write_json(path, {RUNS_EVERY_BUILD: unknown}, indent=None)
                 return
+            deps = found.to_json()
             deps[CHILDREN_KEY] = {
                 "followed": followed.count,
                 "not_followed": followed.not_followed,
@@ -239,12 +240,7 @@ class CacheBuild:
         """Whether the next example the cache would restore runs to be audited instead."""
         return self.verify >= 1 or (self.verify > 0 and self._random.random() < self.verify)
 
-    def audit(
-        self,
-        records: dict[str, dict[str, Any]],
-        failures: Mapping[str, str],
-        gallery_conf: dict[str, Any],
-    ) -> list[str]:
+    def audit(self, records: dict[str, dict[str, Any]], failures: Mapping[str, str]) -> list[str]:
         """Compare each audited example's fresh outputs with its entry's (running it a
         second time when they differ, :mod:`.audit`), and put the verdict in its record's
         ``cache`` value (``audit``: status, differences, the entry's dependencies). The
@@ -254,7 +250,7 @@ class CacheBuild:
             example, record = self.missed[example_id], records.get(example_id)
             if record is None or record.get("pid") is None:
                 continue  # not run (the build stopped first): nothing to compare
-            verdict = self._audit_one(example, entry, record, failures, gallery_conf)
+            verdict = self._audit_one(example, entry, record, failures)
             cache = dict(record.get("cache") or {"hit": False, "reason": AUDIT_REASON})
             records[example_id] = {**record, "cache": {**cache, "audit": verdict}}
             self.audited[example_id] = verdict["status"]
@@ -267,7 +263,6 @@ class CacheBuild:
         entry: Entry,
         record: dict[str, Any],
         failures: Mapping[str, str],
-        gallery_conf: dict[str, Any],
     ) -> dict[str, Any]:
         cached = entry_outputs(entry)
         first = self._fresh_outputs(example)
@@ -281,7 +276,7 @@ class CacheBuild:
         deps_path = Path(self.recording.deps_dir) / f"{_slug(example.id)}.json"
         in_order = deps_path.read_bytes() if deps_path.is_file() else None
         started = time.perf_counter()
-        passed = sg_compat.run_again(example.src_file, example.target_file, gallery_conf)
+        passed = sg_compat.run_again(example.src_file, example.target_file, self.gallery_conf)
         verdict["second_run_seconds"] = round(time.perf_counter() - started, 3)
         # The entry keeps the dependencies of the run in the build's order: run again after
         # every example, it met the state the examples after it left, which no build shows

@@ -24,8 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import platform
 import re
@@ -36,6 +34,7 @@ from typing import Any
 import sphinx_gallery
 
 from docsaccel.cache.store import ENTRY_FORMAT
+from docsaccel.formats import context_key
 
 __all__ = [
     "build_context",
@@ -146,12 +145,6 @@ def env_values(names: Iterable[str]) -> dict[str, str | None]:
     """``{name: value or None}`` of the environment variables ``docsaccel_cache_env``
     names: part of the example cache's context and of the Sphinx state's."""
     return {name: os.environ.get(name) for name in sorted(set(names))}
-
-
-def context_key(context: Mapping[str, Any]) -> str:
-    """A short digest of the context: part of an entry's folder name."""
-    text = json.dumps(context, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 _LABELS = {

@@ -1,6 +1,6 @@
 """An example's dependencies: from what the recorder saw to fingerprints, and back.
 
-:func:`collect` turns a :class:`~docsaccel.cache.recorder.Seen` into a JSON-ready dict;
+:func:`collect` turns a :class:`~docsaccel.cache.recorder.Seen` into a :class:`Deps`;
 :func:`changes` says which of those dependencies no longer hold. Paths are stored relative
 to the project's root, so an entry made in one checkout is valid in a fresh copy of it.
 
@@ -55,7 +55,7 @@ would have seen), then a changed file and a new one.
 >>> _ = example.write_text("import glob\\nrows = [open(f).read() for f in glob.glob('data/*')]\\n")
 >>> _ = (data / "a.csv").write_text("1\\n")
 >>> seen = Seen(files={str(data / "a.csv")}, listings={str(data): ("a.csv",)})
->>> deps = collect(seen, project, str(example), granularity="module")
+>>> deps = collect(seen, project, str(example), granularity="module").to_json()
 >>> deps["files"], deps["listings"]["data"]["names"], changes(deps, project, str(example))
 ({'data/a.csv': '...'}, ['a.csv'], [])
 >>> _ = (data / "a.csv").write_text("1\\n2\\n")
@@ -82,8 +82,8 @@ import os
 import re
 import sys
 import sysconfig
-from collections.abc import Callable, Container, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Container, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from docsaccel import layout
@@ -96,6 +96,8 @@ from docsaccel.cache.recorder import NOT_PROJECT, Seen, own_names
 __all__ = [
     "CHILDREN_KEY",
     "Change",
+    "Deps",
+    "Listing",
     "Project",
     "ProjectRoots",
     "absent_changes",
@@ -110,6 +112,7 @@ __all__ = [
     "is_under",
     "listing_changes",
     "listing_deps",
+    "listings_from_json",
     "project_roots",
     "providers",
     "read_first_files",
@@ -346,7 +349,52 @@ def _project_modules(
     return ours, theirs - set(sys.stdlib_module_names) - {"__main__", "builtins"}
 
 
-def collect(seen: Seen, project: Project, source_file: str, granularity: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Deps:
+    """The dependencies of one example run (see the module docstring), as :func:`collect`
+    found them. A cache entry stores :meth:`to_json` (its keys are the entry format's,
+    :data:`.store.ENTRY_FORMAT`); the Sphinx state takes the parts a page's read needs.
+
+    ``code``, ``why``, ``names`` and ``named`` are filled at ``function`` granularity
+    only: there a Python module counts by the pieces that ran (``code``, and ``why``
+    each counts), and by the pieces the example's code names (``named``, among
+    ``names``; ``None``: any name). ``state`` and ``leaves`` are the globals earlier
+    examples left that it reads, and those it leaves (:mod:`.carried`).
+    """
+
+    granularity: str
+    source: str
+    files: dict[str, str]
+    dists: dict[str, str]
+    absent: list[str]
+    listings: dict[str, Listing]
+    state: dict[str, list[str]]
+    leaves: list[str]
+    code: dict[str, dict[str, str]] = field(default_factory=dict)
+    why: dict[str, dict[str, str]] = field(default_factory=dict)
+    names: list[str] | None = None
+    named: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored form, in the order of the entry format's keys (unchanged by the
+        record: an entry made before it reads the same)."""
+        stored: dict[str, Any] = {
+            "source": self.source,
+            "files": self.files,
+            "code": self.code,
+            "dists": self.dists,
+            "absent": self.absent,
+            "listings": {name: listing.to_json() for name, listing in self.listings.items()},
+        }
+        if self.granularity == "function":
+            stored["why"] = self.why
+        stored["state"], stored["leaves"] = self.state, self.leaves
+        if self.granularity == "function":
+            stored["names"], stored["named"] = self.names, self.named
+        return stored
+
+
+def collect(seen: Seen, project: Project, source_file: str, granularity: str) -> Deps:
     """The dependencies of one example run (see the module docstring)."""
     source_file = os.path.normpath(source_file)
     # A module whose functions are watched is split below all the same: split first
@@ -385,19 +433,19 @@ def collect(seen: Seen, project: Project, source_file: str, granularity: str) ->
         with contextlib.suppress(OSError):  # a file the example deleted is no input
             files[project.relative(path)] = file_digest(path)
     files.update(read_first_files(seen, project))
-    deps: dict[str, Any] = {
-        "source": file_digest(source_file),
-        "files": files,
-        "code": {},
-        "dists": distribution_versions(external),
-        "absent": absent_modules(seen, used),
-        "listings": listing_deps(seen, project, used),
-    }
     if granularity == "function":
-        deps.update(_code_deps(seen, project, source_file, watched, ran, imported))
+        parts = _code_deps(seen, project, source_file, watched, ran, imported)
     else:
-        deps.update(_module_state(seen, project, files))
-    return deps
+        parts = _module_state(seen, project, files)
+    return Deps(
+        granularity=granularity,
+        source=file_digest(source_file),
+        files=files,
+        dists=distribution_versions(external),
+        absent=absent_modules(seen, used),
+        listings=listing_deps(seen, project, used),
+        **parts,
+    )
 
 
 def _module_state(seen: Seen, project: Project, files: dict[str, str]) -> dict[str, Any]:
@@ -776,7 +824,7 @@ def changes(deps: dict[str, Any], project: Project, source_file: str) -> list[Ch
             reason = f"{name} {version} → {now or 'not installed'}"
             found.append(Change(dependency_key("dist", name), reason))
     found += absent_changes(deps.get("absent", ()))
-    found += listing_changes(deps.get("listings", {}), project)
+    found += listing_changes(listings_from_json(deps.get("listings", {})), project)
     return found
 
 
@@ -907,39 +955,85 @@ def _names_digest(names: list[str]) -> str:
     return digest.hexdigest()
 
 
-def listing_deps(
-    seen: Seen, project: Project, modules: Iterable[str] = ()
-) -> dict[str, dict[str, Any]]:
+@dataclass(frozen=True)
+class Listing:
+    """A folder listed, by the names that count: their ``count`` and ``digest``, the
+    ``names`` themselves up to :data:`LISTING_NAMES_KEPT` (else ``None``), the names left
+    out as not the project's (``ignored``, left out again when checking, wherever that
+    runs) and those of the files the example wrote there (``own``: restored with it, so
+    never a change). Stored in a cache entry and in the Sphinx state's page records, in
+    the JSON form :meth:`to_json` gives and :meth:`from_json` reads back."""
+
+    count: int
+    digest: str
+    names: tuple[str, ...] | None
+    ignored: tuple[str, ...]
+    own: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored form (the one place its keys are spelled, with :meth:`from_json`)."""
+        stored: dict[str, Any] = {"count": self.count, "digest": self.digest}
+        if self.names is not None:
+            stored["names"] = list(self.names)
+        stored["ignored"], stored["own"] = list(self.ignored), list(self.own)
+        return stored
+
+    @classmethod
+    def from_json(cls, stored: Any) -> Listing:
+        """The listing :meth:`to_json` stored; ``ValueError`` saying what is wrong when
+        ``stored`` is not one (a hand-edited or foreign file)."""
+        if not isinstance(stored, dict):
+            raise ValueError(f"a listing is a JSON object, not {type(stored).__name__}")
+        if not isinstance(stored.get("count"), int) or not isinstance(stored.get("digest"), str):
+            raise ValueError("a listing needs an integer 'count' and a string 'digest'")
+        lists = {}
+        for key in ("names", "ignored", "own"):
+            value = stored.get(key, None if key == "names" else [])
+            if value is not None and not (
+                isinstance(value, list) and all(isinstance(n, str) for n in value)
+            ):
+                raise ValueError(f"a listing's {key!r} is not a list of names: {value!r}")
+            lists[key] = None if value is None else tuple(value)
+        return cls(stored["count"], stored["digest"], **lists)
+
+
+def listings_from_json(stored: Any) -> dict[str, Listing]:
+    """``{folder: Listing}`` from their stored form (``{folder: listing.to_json()}``);
+    ``ValueError`` naming the folder whose listing is malformed."""
+    if not isinstance(stored, dict):
+        raise ValueError(f"listings are a JSON object, not {type(stored).__name__}")
+    found = {}
+    for relative, listing in stored.items():
+        try:
+            found[relative] = Listing.from_json(listing)
+        except ValueError as error:
+            raise ValueError(f"{relative!r}: {error}") from None
+    return found
+
+
+def listing_deps(seen: Seen, project: Project, modules: Iterable[str] = ()) -> dict[str, Listing]:
     """``{folder relative to the root: listing}`` of the folders the example listed, and
     of those the code of the module files it used (``modules``) listed when it ran before
-    (:attr:`.recorder.Seen.carried_listings`: a module body that globs a folder).
-
-    A listing holds the ``count`` and ``digest`` of the names that count, the ``names``
-    themselves up to :data:`LISTING_NAMES_KEPT`, the names left out as not the project's
-    (``ignored``, left out again when checking, wherever that runs) and those of the files
-    the example wrote there (``own``: restored with it, so never a change).
-    """
+    (:attr:`.recorder.Seen.carried_listings`: a module body that globs a folder)."""
     written = {os.path.normpath(p) for p in seen.written}
     listed = dict(seen.listings)
     for module in sorted(modules):
         for folder, names in seen.carried_listings.get(os.path.normpath(module), {}).items():
             listed.setdefault(folder, names)
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, Listing] = {}
     for folder, names in sorted(listed.items()):
         folder = os.path.normpath(folder)
         if not project.wants(folder):
             continue
         own = sorted(own_names(folder, written))
         counted, ignored = _counted_names(folder, names, project, own)
-        listing: dict[str, Any] = {"count": len(counted), "digest": _names_digest(counted)}
-        if len(counted) <= LISTING_NAMES_KEPT:
-            listing["names"] = counted
-        listing["ignored"], listing["own"] = ignored, own
+        kept = tuple(counted) if len(counted) <= LISTING_NAMES_KEPT else None
+        listing = Listing(len(counted), _names_digest(counted), kept, tuple(ignored), tuple(own))
         found[project.relative(folder)] = listing
     return found
 
 
-def listing_changes(listings: dict[str, Any], project: Project) -> list[Change]:
+def listing_changes(listings: Mapping[str, Listing], project: Project) -> list[Change]:
     """Which recorded listings (see :func:`listing_deps`) no longer hold."""
     found: list[Change] = []
     for relative, listing in listings.items():
@@ -950,13 +1044,13 @@ def listing_changes(listings: dict[str, Any], project: Project) -> list[Change]:
         except OSError:
             found.append(Change(key, f"{relative}/ removed"))
             continue
-        leave_out = [*listing["ignored"], *listing["own"]]
+        leave_out = [*listing.ignored, *listing.own]
         counted, _ = _counted_names(folder, names, project, leave_out)
-        if _names_digest(counted) == listing["digest"]:
+        if _names_digest(counted) == listing.digest:
             continue
-        before = listing.get("names")
+        before = listing.names
         if before is None:
-            detail = f"{listing['count']} → {len(counted)} names"
+            detail = f"{listing.count} → {len(counted)} names"
         else:
             added, removed = set(counted) - set(before), set(before) - set(counted)
             parts = [f"{len(added)} added"] if added else []

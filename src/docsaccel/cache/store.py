@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from docsaccel.cache.deps import is_under
+from docsaccel.cache.deps import Listing, is_under
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.contract import InputError, read_json
 from docsaccel.formats import Format, write_json
@@ -403,16 +403,11 @@ class CacheStore:
 
 
 def _is_listing(listing: Any) -> bool:
-    return (
-        isinstance(listing, dict)
-        and isinstance(listing.get("digest"), str)
-        and isinstance(listing.get("count"), int)
-        and isinstance(listing.get("names", []), list)
-        and all(
-            isinstance(listing.get(key), list) and all(isinstance(n, str) for n in listing[key])
-            for key in ("ignored", "own")
-        )
-    )
+    try:
+        Listing.from_json(listing)
+    except ValueError:
+        return False
+    return True
 
 
 #: What tells a file apart from what replaced or changed it: inode, size, modification time.

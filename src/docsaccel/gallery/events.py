@@ -481,7 +481,7 @@ def _on_gallery_executed(app: Sphinx) -> None:
         records[example.id] = record
     if build.cache is not None:
         # The audit may run an example again: before the report, so it holds the verdicts.
-        for example_id in build.cache.audit(records, failures, gallery_conf):
+        for example_id in build.cache.audit(records, failures):
             write_record(build.records_dir, records[example_id])
         build.cache.store_executed(records, failures, build.settings.on_overrun)
         build.cache_stored = True

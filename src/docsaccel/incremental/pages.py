@@ -57,6 +57,7 @@ from docsaccel.cache.deps import (
     current_version,
     findable,
     listing_changes,
+    listings_from_json,
 )
 from docsaccel.cache.fingerprint import file_digest
 from docsaccel.incremental.pysource import MODULE_BODY, Delta, compare, module_pieces
@@ -246,7 +247,8 @@ class Checker:
                 found.append(f"{name} {before or 'not installed'} → {now or 'not installed'}")
         found += [change.reason for change in absent_changes(record["absent"], self.found)]
         project = Project(root=self.place.root, roots=(self.place.root,))
-        found += [change.reason for change in listing_changes(record["listings"], project)]
+        listings = listings_from_json(record["listings"])
+        found += [change.reason for change in listing_changes(listings, project)]
         return found
 
     def module_reason(self, key: str, use: Mapping[str, Any], dynamic: bool) -> str | None:

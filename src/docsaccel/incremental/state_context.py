@@ -29,7 +29,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from docsaccel.cache.context import context_key
+from docsaccel.formats import context_key
 from docsaccel.incremental.state_store import STATE
 
 __all__ = ["context_key", "describe_difference", "state_context"]

@@ -44,7 +44,7 @@ from importlib import metadata
 from pathlib import PurePath
 from typing import Any
 
-from docsaccel.cache.context import context_key
+from docsaccel.formats import context_key
 
 __all__ = [
     "COMPARED",

@@ -294,7 +294,7 @@ def _record(
         )
     for path in sorted(module_files - included):
         modules[place.key(path)] = {"shown": [], "whole": False}
-    candidates = [project.absolute(key) for key in deps["files"]]
+    candidates = [project.absolute(key) for key in deps.files]
     # What the modules' code read when it ran before this read (importing them while
     # autosummary generated the pages, a data file a module body reads).
     for path in sorted(module_files):
@@ -332,7 +332,8 @@ def _record(
     dists = set(distribution_versions(theirs | reading.outside))
     record["dists"] = sorted(dists)
     record["absent"] = absent_modules(seen, module_files)
-    record["listings"] = listing_deps(seen, project, module_files)
+    listings = listing_deps(seen, project, module_files)
+    record["listings"] = {name: listing.to_json() for name, listing in listings.items()}
     record.update(exports.references(doctree, docname))
     if reading.viewcode:
         record[viewcode.KEY] = sorted(reading.viewcode)

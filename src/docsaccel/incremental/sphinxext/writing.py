@@ -49,8 +49,8 @@ from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
 from docsaccel import sg_compat
-from docsaccel.cache.context import context_key
 from docsaccel.cache.fingerprint import file_digest
+from docsaccel.formats import context_key
 from docsaccel.incremental.pages import Checker, Place, Tables
 from docsaccel.incremental.sphinxext import assets, exports, order, viewcode
 from docsaccel.incremental.sphinxext.sphinx_compat import (
