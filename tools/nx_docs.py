@@ -18,10 +18,11 @@ the example cache saves (``tools/bench_cache.py``, ``tools/bench_precision.py``)
 only Sphinx's own work is measured. Every build starts from a fresh copy of the tree
 (new modification times everywhere, as a CI checkout), ``clean`` with an empty cache,
 ``restored`` with a copy of the cache a clean build of the unchanged tree left. The cases
-(:data:`CASES`): nothing changed; one docstring of a function in ``networkx/algorithms``
-edited; the docstring of ``Graph.order``, which four classes inherit; a function's
-signature (a keyword added: code, not a docstring); the title of ``INSTALL.rst``, which
-``doc/install.rst`` includes (the navigation of every page changes); one narrative page
+(:data:`CASES`): nothing changed; the docstring of ``has_path`` (``networkx/algorithms``)
+edited; the docstring of ``Graph.order``, which four classes inherit; the body of
+``has_path`` (code that does not run on import); its signature (a keyword added: the
+``def`` runs on import); the title of ``INSTALL.rst``, which ``doc/install.rst`` includes
+(the navigation of every page changes); one narrative page
 edited; one ``html_*`` setting of ``conf.py`` edited. Each build prints its wall and CPU
 time, the documents it read, the pages it wrote, the output files differing from the clean
 build of the same tree (:func:`docsaccel.incremental.oracle.output_files`: measured times
@@ -77,6 +78,11 @@ CASES: dict[str, tuple[str, str, str] | None] = {
         "networkx/classes/graph.py",
         'def order(self):\n        """Returns the number of nodes in the graph.',
         'def order(self):\n        """Returns the number of nodes in the graph (edited).',
+    ),
+    "body": (
+        "networkx/algorithms/shortest_paths/generic.py",
+        "    except nx.NetworkXNoPath:\n        return False\n    return True\n",
+        "    except nx.NetworkXNoPath:\n        return False\n    else:\n        return True\n",
     ),
     "signature": (
         "networkx/algorithms/shortest_paths/generic.py",
