@@ -96,6 +96,7 @@ from docsaccel.gallery.progress import remove_stale_pipes, start_progress
 from docsaccel.gallery.state import GalleryBuild
 from docsaccel.memory_sizes import format_size, machine_bytes
 from docsaccel.records import (
+    RecordJournal,
     base_record,
     forget_written,
     read_records,
@@ -665,17 +666,24 @@ def _fail_stuck(build: GalleryBuild, found: process_end.Stuck, grace: float) -> 
         record = {**record, "status": FAILED, "error": error}
         record.pop(EXPECTED_FAILURE, None)  # whatever it was expected to do, not this
         write_record(build.records_dir, record)
+        # The journal says it too: a reader of the journals alone sees the last line.
+        RecordJournal(build.records_dir).append(record)
         records[example_id] = record
     build.exit_blocked = (
         f"the build's process had not ended {grace:g} s after the build: {found.text}"
     )
-    build.rewrite_report(records)
+    report = build.rewrite_report(records)
     kept = set(found.culprits) or set(found.suspects)
     for example in build.examples:
         if example.id in kept:
             sg_compat.forget_cached_run(Path(example.target_file))
     if build.cache is not None:
-        build.cache.withdraw(kept)
+        build.cache.withdraw(kept, build.final_records)
+    # Last: the report page is a view; what a gate or the next build reads comes first.
+    if build.report_page_files is not None:
+        from docsaccel.gallery.report_page import rewrite_report_page
+
+        rewrite_report_page(build, report)
 
 
 def _sphinx_failure(app: Sphinx, exception: BaseException | None) -> str | None:

@@ -85,6 +85,7 @@ __all__ = [
     "ending_why",
     "in_forked_child",
     "install",
+    "left_by",
     "leftovers",
     "on_process_end",
     "real_exit",
@@ -684,6 +685,19 @@ def stuck() -> Stuck:
     if suspects:
         what += f" (examples that left threads or exit handlers: {', '.join(suspects)})"
     return Stuck({}, suspects, what)
+
+
+def left_by(example_id: str) -> str | None:
+    """What ``example_id`` left that may keep the build's process from ending (its
+    threads still running, exit handlers it registered), or ``None``: until the build's
+    process ends, its status is provisional (:func:`bound_exit` fails it if they hold it).
+    """
+    threads, handlers = _left.get(example_id, ([], False))
+    alive = [t.name for t in threads if t.is_alive()]
+    what = [f"thread(s) running: {', '.join(alive)}"] if alive else []
+    if handlers:
+        what.append("exit handler(s)")
+    return " and ".join(what) or None
 
 
 def leftovers() -> list[str]:
