@@ -688,16 +688,14 @@ def stuck() -> Stuck:
 
 
 def left_by(example_id: str) -> str | None:
-    """What ``example_id`` left that may keep the build's process from ending (its
-    threads still running, exit handlers it registered), or ``None``: until the build's
-    process ends, its status is provisional (:func:`bound_exit` fails it if they hold it).
+    """The threads ``example_id`` left running (``"thread(s) running: poller"``), or
+    ``None``: until the build's process ends, its status is provisional
+    (:func:`bound_exit` fails it if they hold the process). Exit handlers are not named:
+    libraries register them on import (matplotlib's, joblib's), and nearly all return.
     """
-    threads, handlers = _left.get(example_id, ([], False))
+    threads, _ = _left.get(example_id, ([], False))
     alive = [t.name for t in threads if t.is_alive()]
-    what = [f"thread(s) running: {', '.join(alive)}"] if alive else []
-    if handlers:
-        what.append("exit handler(s)")
-    return " and ".join(what) or None
+    return f"thread(s) running: {', '.join(alive)}" if alive else None
 
 
 def leftovers() -> list[str]:

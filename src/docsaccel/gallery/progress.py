@@ -6,10 +6,10 @@ While the examples run, the log says, through Sphinx logging (so ``-q`` silences
     docsaccel: [3/12] tutorials/a.py: 41.2s, ok, 23% of its budget of 3m, peak 1.2G; about 2m left
     docsaccel: [4/12] tutorials/b.py: 3.1s, interrupted, peak 1.3G, 130% of its memory budget of 1G
 
-An example that left a thread running or an exit handler has a status that holds only if
-they let the build's process end (:mod:`.process_end` fails it otherwise), and its line
-says so: ``ok unless what it left keeps the build's process from ending (thread(s)
-running: poller)``.
+An example that left a thread running has a status that holds only if the thread lets
+the build's process end (:mod:`.process_end` fails it otherwise), and its line says so:
+``ok unless what it left keeps the build's process from ending (thread(s) running:
+poller)``.
 
 and, for an example still running near its budget, a notice meanwhile::
 
