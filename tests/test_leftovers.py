@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from helpers.gallery_build import build, make_project
@@ -64,11 +66,16 @@ def test_what_holds_the_process_fails_the_gate_and_is_not_kept(tmp_path, example
     assert built.record("plot_quick.py")["status"] == "cached"
 
 
+@pytest.mark.parametrize("parallel", [1, 2])
 @pytest.mark.parametrize("example", ["plot_h_thread.py", "plot_h_atexit.py"])
 def test_every_view_of_a_build_whose_process_could_not_end_says_it_failed(
-    tmp_path, example
+    tmp_path, example, parallel
 ) -> None:
+    # parallel: sphinx-gallery's joblib workers run the examples; the build's process
+    # waits for them as it ends, and what an example left holds its worker.
     conf = 'docsaccel_cache = "../cache"\ndocsaccel_report_page = "budget_report"\n'
+    if parallel > 1:
+        conf += f'sphinx_gallery_conf["parallel"] = {parallel}\n'
     src = make_project(tmp_path, [example, "plot_quick.py"], conf=conf)
     culprit = f"examples/{example}"
     built = build(src, env={"DOCSACCEL_INTERRUPT_GRACE": str(GRACE)}, quiet=False)
@@ -85,6 +92,9 @@ def test_every_view_of_a_build_whose_process_could_not_end_says_it_failed(
     quick = next(x for x in built.output.splitlines() if "] examples/plot_quick.py: " in x)
     assert provisional not in quick, quick
     assert f"had not ended {GRACE:g} s after the build: {culprit}: " in built.output
+    # No worker is left behind, held by what the example left.
+    for pid in map(int, re.findall(r"in worker process (\d+)", why)):
+        assert _ends(pid), f"worker {pid} still runs"
     # The records: the file and the journal's last line of it.
     records_dir = layout.records_dir(built.outdir)
     assert read_records(records_dir)[culprit]["status"] == FAILED
@@ -121,6 +131,20 @@ def test_every_view_of_a_build_whose_process_could_not_end_says_it_failed(
     trends = build_trends(read_builds(history))
     assert culprit not in trends.durations
     assert "examples/plot_quick.py" in trends.durations
+
+
+def _ends(pid: int, within: float = 10.0) -> bool:
+    """Whether process ``pid`` is gone (or a zombie) within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.1)
+    return False
 
 
 def _passing_copy(report: dict, path) -> object:

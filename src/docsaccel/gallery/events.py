@@ -96,9 +96,9 @@ from docsaccel.gallery.progress import remove_stale_pipes, start_progress
 from docsaccel.gallery.state import GalleryBuild
 from docsaccel.memory_sizes import format_size, machine_bytes
 from docsaccel.records import (
-    RecordJournal,
     base_record,
     forget_written,
+    journal_again,
     read_records,
     read_run_marker,
     write_record,
@@ -646,7 +646,11 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     # ending: it gets the grace of the hard stop, then the process ends, failing, and
     # neither the report nor the cache keeps the build as passing.
     grace = build.settings.interrupt_grace
-    process_end.bound_exit(grace, on_stuck=lambda found: _fail_stuck(build, found, grace))
+    process_end.bound_exit(
+        grace,
+        on_stuck=lambda found: _fail_stuck(build, found, grace),
+        workers=build.records_dir,
+    )
 
 
 def _fail_stuck(build: GalleryBuild, found: process_end.Stuck, grace: float) -> None:
@@ -667,7 +671,7 @@ def _fail_stuck(build: GalleryBuild, found: process_end.Stuck, grace: float) -> 
         record.pop(EXPECTED_FAILURE, None)  # whatever it was expected to do, not this
         write_record(build.records_dir, record)
         # The journal says it too: a reader of the journals alone sees the last line.
-        RecordJournal(build.records_dir).append(record)
+        journal_again(build.records_dir, record)
         records[example_id] = record
     build.exit_blocked = (
         f"the build's process had not ended {grace:g} s after the build: {found.text}"

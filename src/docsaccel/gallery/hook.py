@@ -613,6 +613,7 @@ class ExampleHook:
             self.keep_lock()
         if run.left_mark is not None:
             process_end.after_example(run.example.id, run.left_mark)
+            process_end.tell_build(self.records_dir, run.example.id)
         if self.progress is not None:
             peak = peak_bytes(record)
             self.progress.send(
