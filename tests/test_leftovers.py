@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from helpers.gallery_build import build, make_project
 
+from docsaccel import layout
+from docsaccel.contract import FAILED, OK
+from docsaccel.records import read_records
 from docsaccel.report.check import EXIT_BUILD_FAILED
-from docsaccel.report.commands import run_check
+from docsaccel.report.commands import run_check, run_compare, run_history_append, run_report
+from docsaccel.report.history import read_builds
+from docsaccel.report.trend import build_trends
 
 pytestmark = pytest.mark.slow
 
@@ -56,6 +64,95 @@ def test_what_holds_the_process_fails_the_gate_and_is_not_kept(tmp_path, example
         assert culprit in text.splitlines()[0]
     # The example after it finished and passed: the second build restored it.
     assert built.record("plot_quick.py")["status"] == "cached"
+
+
+@pytest.mark.parametrize("parallel", [1, 2])
+@pytest.mark.parametrize("example", ["plot_h_thread.py", "plot_h_atexit.py"])
+def test_every_view_of_a_build_whose_process_could_not_end_says_it_failed(
+    tmp_path, example, parallel
+) -> None:
+    # parallel: sphinx-gallery's joblib workers run the examples; the build's process
+    # waits for them as it ends, and what an example left holds its worker.
+    conf = 'docsaccel_cache = "../cache"\ndocsaccel_report_page = "budget_report"\n'
+    if parallel > 1:
+        conf += f'sphinx_gallery_conf["parallel"] = {parallel}\n'
+    src = make_project(tmp_path, [example, "plot_quick.py"], conf=conf)
+    culprit = f"examples/{example}"
+    built = build(src, env={"DOCSACCEL_INTERRUPT_GRACE": str(GRACE)}, quiet=False)
+    assert built.returncode == 2, built.output
+    why = built.report["build"]["exit_blocked"]
+    assert culprit in why
+    # The progress line, written as the example ended, says a status that depends on
+    # the thread it left is provisional (exit handlers, which libraries register on
+    # import, are not named); the exit bound's error names the example.
+    line = next(x for x in built.output.splitlines() if f"] {culprit}: " in x)
+    provisional = "unless what it left keeps the build's process from ending"
+    if example == "plot_h_thread.py":
+        assert f"{provisional} (thread(s) running: never-stops)" in line, line
+    quick = next(x for x in built.output.splitlines() if "] examples/plot_quick.py: " in x)
+    assert provisional not in quick, quick
+    assert f"had not ended {GRACE:g} s after the build: {culprit}: " in built.output
+    # No worker is left behind, held by what the example left.
+    for pid in map(int, re.findall(r"in worker process (\d+)", why)):
+        assert _ends(pid), f"worker {pid} still runs"
+    # The records: the file and the journal's last line of it.
+    records_dir = layout.records_dir(built.outdir)
+    assert read_records(records_dir)[culprit]["status"] == FAILED
+    assert read_records(records_dir, files=False)[culprit]["status"] == FAILED
+    assert built.record(example)["status"] == FAILED
+    # The report page, its HTML and its source, gives the build's verdict.
+    html = (built.outdir / "budget_report.html").read_text("utf-8")
+    assert "The build failed: the build&#x27;s process had not ended" in html
+    assert "All examples within budget" not in html
+    assert "The build failed" in (src / "budget_report.rst").read_text("utf-8")
+    # The cache's summary of the build: the run is failed, and not counted as stored.
+    last = json.loads((tmp_path / "cache" / "last-build.json").read_text("utf-8"))
+    assert last["examples"][culprit]["status"] == FAILED
+    assert last["examples"]["examples/plot_quick.py"]["status"] == OK
+    assert last["stored"] == 1
+    # The report's views, the gate and the comparison with a passing build.
+    report = str(built.report_path)
+    for fmt in ("md", "html"):
+        text, code = run_report(report, fmt=fmt)
+        assert code == 0 and "The build failed" in text, (fmt, text)
+    summary = json.loads(run_report(report, fmt="json")[0])
+    assert summary["failed"] == [culprit]
+    assert culprit in summary["sphinx_failed"]
+    text, code = run_check([report])
+    assert code == EXIT_BUILD_FAILED, text
+    base = _passing_copy(built.report, tmp_path / "base.json")
+    text, _ = run_compare(str(base), report)
+    assert text.startswith("The head build failed: the build's process had not ended"), text
+    # The history records its run as failed, and the trend leaves it out.
+    history = tmp_path / "history.jsonl"
+    assert run_history_append(report, history)[1] == 0
+    line = json.loads(history.read_text("utf-8").splitlines()[-1])
+    assert line["examples"][culprit]["status"] == FAILED
+    trends = build_trends(read_builds(history))
+    assert culprit not in trends.durations
+    assert "examples/plot_quick.py" in trends.durations
+
+
+def _ends(pid: int, within: float = 10.0) -> bool:
+    """Whether process ``pid`` is gone (or a zombie) within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _passing_copy(report: dict, path) -> object:
+    """``report`` as a build in which every example passed, written to ``path``."""
+    build = {k: v for k, v in report["build"].items() if k != "exit_blocked"}
+    examples = [{**r, "status": OK, "error": None} for r in report["examples"]]
+    path.write_text(json.dumps({**report, "build": build, "examples": examples}), "utf-8")
+    return path
 
 
 def test_a_build_whose_examples_leave_nothing_ends_as_usual(tmp_path) -> None:

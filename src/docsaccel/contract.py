@@ -16,6 +16,8 @@ import each other; they agree on these facts instead, and import them from here:
 - how a JSON input is read, and the one error class of unreadable inputs
   (:func:`read_json`, :class:`InputError`), with the limits that keep a hostile input
   from exhausting the reader (:data:`MAX_JSON_DEPTH`, :data:`MAX_BUDGET_SECONDS`);
+- why a build whose examples ran failed all the same (:data:`BUILD_FAILURES`,
+  :func:`build_failures`), which every gate and view asks rather than reading the keys;
 - how a record says its example was still running when the build stopped
   (:func:`is_unfinished`), or that the hard stop ended it (:func:`is_stopped_hard`);
 - which extra provides an optional library (:func:`require_extra`);
@@ -54,6 +56,7 @@ __all__ = [
     "AUDIT_REASON",
     "AUDIT_STATUSES",
     "BUDGET_SOURCES",
+    "BUILD_FAILURES",
     "BY_CEILING",
     "BY_MEMORY",
     "BY_TIME",
@@ -90,8 +93,10 @@ __all__ = [
     "WHOLE_RUNS",
     "InputError",
     "MissingExtraError",
+    "build_failures",
     "conf_changed",
     "conf_fingerprint",
+    "fails_build",
     "fork_safe_lock",
     "free_locks_in_child",
     "is_build_failure",
@@ -165,11 +170,40 @@ def is_build_failure(record: Any) -> bool:
     >>> is_build_failure({"status": "failed", "expected_failure": True})
     False
     """
-    return (
-        isinstance(record, dict)
-        and record.get("status") == FAILED
-        and record.get(EXPECTED_FAILURE) is not True
+    return isinstance(record, dict) and fails_build(
+        record.get("status"), record.get(EXPECTED_FAILURE) is True
     )
+
+
+def fails_build(status: Any, expected_failure: bool = False) -> bool:
+    """Whether an example of ``status`` fails its build: it failed, and not as expected.
+    The one rule the gates, the views and the plugin's own verdict ask.
+
+    >>> fails_build("failed"), fails_build("failed", expected_failure=True), fails_build("ok")
+    (True, False, False)
+    """
+    return status == FAILED and not expected_failure
+
+
+#: The report's ``build`` keys that say why a build whose examples ran failed all the same
+#: (each present only then, a string): Sphinx failed it (``-W``), or something an example
+#: left kept its process from ending (``exit_blocked``, set after the build's end).
+BUILD_FAILURES = ("sphinx_failed", "exit_blocked")
+
+
+def build_failures(build: Any) -> list[str]:
+    """Why a report's ``build`` (a dict) failed although its examples ran: one line per
+    :data:`BUILD_FAILURES` key it holds, in that order; empty for a build that did not
+    fail so. Every gate and view asks here, so none passes a build another fails.
+
+    >>> build_failures({"exit_blocked": "a thread held it", "complete": True})
+    ['a thread held it']
+    >>> build_failures({"complete": True})
+    []
+    """
+    if not isinstance(build, dict):
+        return []
+    return [build[key] for key in BUILD_FAILURES if isinstance(build.get(key), str)]
 
 
 def ran_none(statuses: Iterable[str]) -> bool:

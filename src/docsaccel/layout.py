@@ -38,6 +38,7 @@ __all__ = [
     "COPY_ROOT_MARKER",
     "FOLDER_NAME",
     "JOURNAL_PREFIX",
+    "LEFT_PREFIX",
     "SHARD_FOLDERS",
     "VCS_MARKERS",
     "cache_deps_dir",
@@ -46,6 +47,7 @@ __all__ = [
     "holds_outputs",
     "id_slug",
     "journals",
+    "left_files",
     "lock_path",
     "records_dir",
     "report_path",
@@ -60,6 +62,10 @@ SHARD_FOLDERS = ("shard", "shard-work", "shard-artifacts", "shard-records")
 
 #: How the journal of each process that runs examples is named: ``journal-<pid>.jsonl``.
 JOURNAL_PREFIX = "journal-"
+#: How a worker process of a parallel gallery names the file where it tells the build's
+#: process which of its examples left threads running: ``left-<pid>.jsonl``
+#: (:func:`docsaccel.gallery.process_end.tell_build`).
+LEFT_PREFIX = "left-"
 
 #: What marks a repository's root, the project root of the example cache and the Sphinx
 #: state (:func:`docsaccel.cache.deps.find_root`).
@@ -144,6 +150,11 @@ def shard_folders(docs: str | os.PathLike[str]) -> list[Path]:
     """Every default folder of the sharded builds of ``docs``: they hold copies of the
     project and of its pages, never documents of its own."""
     return [shard_dir(docs, name) for name in SHARD_FOLDERS]
+
+
+def left_files(records: str | os.PathLike[str]) -> list[Path]:
+    """The files in a records folder where workers said what their examples left, sorted."""
+    return sorted(Path(records).glob(f"{LEFT_PREFIX}*.jsonl"))
 
 
 def journals(records: str | os.PathLike[str]) -> list[Path]:

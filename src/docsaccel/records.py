@@ -66,6 +66,7 @@ __all__ = [
     "base_record",
     "build_report",
     "forget_written",
+    "journal_again",
     "now_iso",
     "read_records",
     "read_run_marker",
@@ -186,6 +187,27 @@ class RecordJournal:
             journal.write_again()
         journal.append(line)
         _journalled.setdefault(_key(self.records_dir), {})[record["id"]] = record
+
+
+def journal_again(records_dir: Path | str, record: dict[str, Any]) -> None:
+    """Append ``record`` to the journal of the process that ran its example (its ``pid``;
+    this process's when it has none, or is this one), for a status decided after that
+    process wrote its last line of it (the build's process could not end): the last line
+    of the example is then the journal's word too, whichever journal a reader reads last.
+    """
+    schema.validate_record(record, records_dir)
+    pid = record.get("pid")
+    if not isinstance(pid, int) or pid == os.getpid():
+        RecordJournal(records_dir).append(record)
+        return
+    path = os.path.join(records_dir, f"{layout.JOURNAL_PREFIX}{pid}.jsonl")
+    # That process writes no more lines of the example: one appended write, as it does.
+    with contextlib.suppress(OSError):
+        handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        try:
+            write_all(handle, encode_json(record, None))
+        finally:
+            os.close(handle)
 
 
 class _JournalFile:

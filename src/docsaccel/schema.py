@@ -119,7 +119,8 @@ and ``docsaccel check`` says so.
 ending once the build was done (a thread an example left running, an exit handler that
 never returned), until the exit bound ended it, failing: the build failed, and
 ``docsaccel check`` says so. The example known to hold it has status ``failed``, with
-what it left as its error. These two keys are :data:`BUILD_FAILURES`.
+what it left as its error. These two keys are
+:data:`docsaccel.contract.BUILD_FAILURES`.
 
 ``"complete": false`` marks the report of a build that stopped early; the record of the
 example that was running then has status ``failed``, ``finished_at`` null and the error
@@ -138,6 +139,7 @@ from typing import Any
 
 from docsaccel.contract import (
     AUDIT_STATUSES,
+    BUILD_FAILURES,
     INTERRUPTED_BY,
     STATUSES,
     InputError,
@@ -167,10 +169,6 @@ RECORD_SCHEMA = RECORD.schema
 REPORT_SCHEMA = REPORT.schema
 VERSION = REPORT.version
 
-
-#: The report's ``build`` keys that say why a build whose examples ran failed all the same
-#: (each present only then, a string): a gate fails the build, saying it.
-BUILD_FAILURES = ("sphinx_failed", "exit_blocked")
 
 # key -> (accepted types, required)
 _NUMBER = (int, float)

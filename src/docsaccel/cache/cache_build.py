@@ -411,11 +411,18 @@ class CacheBuild:
                 )
         if before_end and not stored:
             return 0  # nothing new: the summary written last still holds
+        self._write_summary(records, log_hint=not before_end)
+        return stored
+
+    def _write_summary(self, records: Mapping[str, dict[str, Any]], log_hint: bool) -> None:
+        """Write ``last-build.json``: hits, misses, what was stored, and the decision of
+        each example of ``records`` (the build's records as they stand); ``log_hint``:
+        also say the granularity hint in the build log (once, at the gallery's end)."""
         # Of the examples restored too: the hint is a property of what an example depends
         # on, so a build restoring it says it as the build that ran it did. A suggestion,
         # not a warning: under ``-W`` the cache must not fail a build that passes without.
         kept = {example_id: entry.deps for example_id, entry in self.restored.items()}
-        hint = self._granularity_hint({**kept, **stored_deps})
+        hint = self._granularity_hint({**kept, **self.stored})
         summary = {
             "hits": len(self.hits),
             "misses": len(self.missed),
@@ -432,19 +439,22 @@ class CacheBuild:
         }
         if hint:
             summary["suggestion"] = hint
-            if not before_end:
+            if log_hint:
                 self.info(f"docsaccel cache: {hint}")
         try:
             self.store.write_last_build(summary)
         except OSError as exc:  # the summary is for `cache stats`: never worth the build
             self.warn(f"docsaccel cache: cannot write its summary in {self.store.folder}: {exc}")
-        return stored
 
-    def withdraw(self, example_ids: Iterable[str]) -> list[str]:
+    def withdraw(
+        self, example_ids: Iterable[str], records: Mapping[str, dict[str, Any]]
+    ) -> list[str]:
         """Take back the entries this build stored of ``example_ids``, whose runs turned
         out not to pass after they were stored (what one left kept the build's process
-        from ending): the next build runs them again, as any failed example. Returns the
-        ids withdrawn."""
+        from ending): the next build runs them again, as any failed example. Writes
+        ``last-build.json`` again from ``records``, the build's final records, so
+        ``cache stats`` and ``cache explain`` say what the report says. Returns the ids
+        withdrawn."""
         withdrawn = []
         for example_id in sorted(set(example_ids)):
             if self.stored.pop(example_id, None) is None:
@@ -454,7 +464,9 @@ class CacheBuild:
             except OSError as exc:
                 self.warn(f"docsaccel cache: cannot withdraw {example_id}: {exc}")
                 continue
+            self.entries_written -= 1
             withdrawn.append(example_id)
+        self._write_summary(records, log_hint=False)
         return withdrawn
 
     def _granularity_hint(self, stored: Mapping[str, dict[str, Any]]) -> str | None:

@@ -98,6 +98,7 @@ from docsaccel.memory_sizes import format_size, machine_bytes
 from docsaccel.records import (
     base_record,
     forget_written,
+    journal_again,
     read_records,
     read_run_marker,
     write_record,
@@ -645,7 +646,11 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     # ending: it gets the grace of the hard stop, then the process ends, failing, and
     # neither the report nor the cache keeps the build as passing.
     grace = build.settings.interrupt_grace
-    process_end.bound_exit(grace, on_stuck=lambda found: _fail_stuck(build, found, grace))
+    process_end.bound_exit(
+        grace,
+        on_stuck=lambda found: _fail_stuck(build, found, grace),
+        workers=build.records_dir,
+    )
 
 
 def _fail_stuck(build: GalleryBuild, found: process_end.Stuck, grace: float) -> None:
@@ -665,17 +670,24 @@ def _fail_stuck(build: GalleryBuild, found: process_end.Stuck, grace: float) -> 
         record = {**record, "status": FAILED, "error": error}
         record.pop(EXPECTED_FAILURE, None)  # whatever it was expected to do, not this
         write_record(build.records_dir, record)
+        # The journal says it too: a reader of the journals alone sees the last line.
+        journal_again(build.records_dir, record)
         records[example_id] = record
     build.exit_blocked = (
         f"the build's process had not ended {grace:g} s after the build: {found.text}"
     )
-    build.rewrite_report(records)
+    report = build.rewrite_report(records)
     kept = set(found.culprits) or set(found.suspects)
     for example in build.examples:
         if example.id in kept:
             sg_compat.forget_cached_run(Path(example.target_file))
     if build.cache is not None:
-        build.cache.withdraw(kept)
+        build.cache.withdraw(kept, build.final_records)
+    # Last: the report page is a view; what a gate or the next build reads comes first.
+    if build.report_page_files is not None:
+        from docsaccel.gallery.report_page import rewrite_report_page
+
+        rewrite_report_page(build, report)
 
 
 def _sphinx_failure(app: Sphinx, exception: BaseException | None) -> str | None:

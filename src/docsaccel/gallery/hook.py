@@ -611,6 +611,9 @@ class ExampleHook:
         run.ended = True
         if self.keep_lock is not None:
             self.keep_lock()
+        if run.left_mark is not None:
+            process_end.after_example(run.example.id, run.left_mark)
+            process_end.tell_build(self.records_dir, run.example.id)
         if self.progress is not None:
             peak = peak_bytes(record)
             self.progress.send(
@@ -621,11 +624,11 @@ class ExampleHook:
                 peak=peak,
                 # Which limit stopped it: a memory stop's line shows its memory, not its time.
                 by=record.get("interrupted_by"),
+                # Its status holds only if what it left lets the build's process end.
+                left=process_end.left_by(run.example.id),
             )
         # After the record: the time spent ending its processes is not the example's.
         self._wind_up(run, live)
-        if run.left_mark is not None:
-            process_end.after_example(run.example.id, run.left_mark)
         write_run_marker(run.example.target_file, self.fast, record["knobs"], self._outputs(run))
         if self.cache is not None and seen is not None:
             self.cache.save(run.example, seen)

@@ -57,17 +57,19 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
+import json
 import logging
 import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from sphinx.util import logging as sphinx_logging
 
+from docsaccel import layout
 from docsaccel.contract import free_locks_in_child
 from docsaccel.gallery.interrupt import cancel_all, forget_in_forked_child
 from docsaccel.gallery.processes import descendants, end_processes
@@ -85,6 +87,8 @@ __all__ = [
     "ending_why",
     "in_forked_child",
     "install",
+    "left_by",
+    "left_in_workers",
     "leftovers",
     "on_process_end",
     "real_exit",
@@ -92,6 +96,7 @@ __all__ = [
     "running",
     "show_pending_logs",
     "stuck",
+    "tell_build",
     "verdict_pending",
 ]
 
@@ -342,6 +347,10 @@ def end_of_process(
 def _at_exit() -> None:
     if not _installed_here():
         return  # a forked child: not the process install() ran in
+    if _bound_status is not None:
+        # The exit bound ended the workers that held the process: its exit may go on
+        # before the bound's own thread ends it, and must carry the bound's status.
+        real_exit(_bound_status)
     # A build left unfinished at interpreter exit stopped in the middle: an example
     # raised SystemExit (sphinx-build would exit 0), an error with abort_on_example_error,
     # Ctrl-C. The status says it failed, whatever the status the exit carried; an
@@ -608,9 +617,12 @@ _handlers_marked = -1
 
 
 def _handlers_of(example_id: str | None) -> None:
-    """The marker: the exit handlers that run after it are ``example_id``'s."""
+    """The marker: the exit handlers that run after it are ``example_id``'s (in a worker,
+    the build's process is told too: it cannot see this one's markers run)."""
     global _handlers_running
     _handlers_running = example_id
+    if example_id is not None and not builds_here():
+        _tell({"id": example_id, "running_handlers": True})
 
 
 def _mark_handlers(example_id: str | None) -> None:
@@ -663,13 +675,20 @@ class Stuck:
     text: str
 
 
-def stuck() -> Stuck:
-    """What holds this process now (called once it should have ended)."""
+def stuck(workers: Mapping[str, tuple[int, str]] | None = None) -> Stuck:
+    """What holds this process now (called once it should have ended). ``workers``
+    (:func:`left_in_workers`): the examples that left threads running in a worker of a
+    parallel gallery; one whose worker still runs holds this process, which waits for it.
+    """
     culprits = {}
     for example_id, (threads, _) in sorted(_left.items()):
         alive = [t.name for t in threads if t.is_alive()]
         if alive:
             culprits[example_id] = f"it left thread(s) running: {', '.join(alive)}"
+    running_workers = {pid for pid, _ in descendants()}
+    for example_id, (pid, left) in sorted((workers or {}).items()):
+        if pid in running_workers and example_id not in culprits:
+            culprits[example_id] = f"{left} in worker process {pid}, which did not end"
     running = _handlers_running
     if not culprits and isinstance(running, str):
         culprits[running] = "an exit handler it registered did not return"
@@ -686,6 +705,80 @@ def stuck() -> Stuck:
     return Stuck({}, suspects, what)
 
 
+def tell_build(folder: str | os.PathLike[str], example_id: str) -> None:
+    """In a worker of a parallel gallery (not the build's process): note in ``folder``
+    (``left-<pid>.jsonl``, :func:`docsaccel.layout.left_files`) what ``example_id`` left
+    that may keep this worker from ending (threads running, exit handlers), so the build's
+    process, which waits for its workers as it ends, can blame it (:func:`left_in_workers`).
+    """
+    global _tell_folder
+    _, handlers = _left.get(example_id, ([], False))
+    if builds_here() or not (handlers or left_by(example_id)):
+        return
+    _tell_folder = os.fspath(folder)
+    _tell({"id": example_id, "left": left_by(example_id), "handlers": handlers})
+
+
+#: Where this worker tells the build's process what its examples left (:func:`tell_build`).
+_tell_folder: str | None = None
+
+
+def _tell(said: dict[str, Any]) -> None:
+    """Append one line of what this worker's examples left (one ``write``, appended)."""
+    if _tell_folder is None:
+        return
+    line = json.dumps({**said, "pid": os.getpid()}) + "\n"
+    path = os.path.join(_tell_folder, f"{layout.LEFT_PREFIX}{os.getpid()}.jsonl")
+    with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as stream:
+        stream.write(line)
+
+
+def left_in_workers(folder: str | os.PathLike[str]) -> dict[str, tuple[int, str]]:
+    """What holds the workers of a parallel gallery, as they said (:func:`tell_build`):
+    ``{example id: (worker pid, what it left)}``: the examples that left threads running,
+    and in each worker, the example whose exit handlers run now (the last marker that ran
+    there, as :func:`stuck` tells it in its own process)."""
+    threads: dict[str, tuple[int, str]] = {}
+    handlers: dict[int, tuple[str, str]] = {}
+    for path in layout.left_files(folder):
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
+                    said = json.loads(line)
+                    example_id, pid = str(said["id"]), int(said["pid"])
+                    if said.get("running_handlers"):
+                        handlers[pid] = (example_id, "an exit handler it registered")
+                    elif isinstance(said.get("left"), str):
+                        threads[example_id] = (pid, f"it left {said['left']}")
+    for pid, (example_id, what) in handlers.items():
+        threads.setdefault(example_id, (pid, what))
+    return threads
+
+
+def _still_held(workers: Mapping[str, tuple[int, str]], wait: float) -> dict[str, tuple[int, str]]:
+    """Of ``workers`` (:func:`left_in_workers`), those whose worker still runs after up to
+    ``wait`` more seconds: a worker that was only slow to end (its exit handlers, on a
+    busy machine) is not blamed; one held by what an example left never ends."""
+    deadline = time.monotonic() + wait
+    while True:
+        running = {pid for pid, _ in descendants()}
+        held = {k: v for k, v in workers.items() if v[0] in running}
+        if not held or time.monotonic() >= deadline:
+            return held
+        time.sleep(0.05)
+
+
+def left_by(example_id: str) -> str | None:
+    """The threads ``example_id`` left running (``"thread(s) running: poller"``), or
+    ``None``: until the build's process ends, its status is provisional
+    (:func:`bound_exit` fails it if they hold the process). Exit handlers are not named:
+    libraries register them on import (matplotlib's, joblib's), and nearly all return.
+    """
+    threads, _ = _left.get(example_id, ([], False))
+    alive = [t.name for t in threads if t.is_alive()]
+    return f"thread(s) running: {', '.join(alive)}" if alive else None
+
+
 def leftovers() -> list[str]:
     """What examples left that can still hold the process: one description each."""
     found = []
@@ -698,24 +791,39 @@ def leftovers() -> list[str]:
     return found
 
 
+#: The status the exit bound ends the process with, once it ends the workers holding it.
+_bound_status: int | None = None
+
+
 def bound_exit(
-    grace: float, status: int = EXIT_STATUS, on_stuck: Callable[[Stuck], None] | None = None
+    grace: float,
+    status: int = EXIT_STATUS,
+    on_stuck: Callable[[Stuck], None] | None = None,
+    workers: str | os.PathLike[str] | None = None,
 ) -> None:
     """End this process with ``status`` if it has not ended ``grace`` seconds from now.
 
-    Only when an example left a thread running or registered an exit handler; the timer
-    is a daemon thread, so a process that ends in time ends as it would have. Before it
-    ends the process, ``on_stuck`` is told what holds it (:func:`stuck`): the build it
-    ran must not be kept as passing.
+    Only when an example left a thread running or registered an exit handler, here or in
+    a worker of a parallel gallery (``workers``: the folder where they say it,
+    :func:`tell_build`; this process waits for its workers as it ends); the timer is a
+    daemon thread, so a process that ends in time ends as it would have. Before it ends
+    the process, ``on_stuck`` is told what holds it (:func:`stuck`): the build it ran must
+    not be kept as passing; then the workers still running are ended, so none is left
+    behind, spinning.
     """
-    if not leftovers():
+    in_workers = workers is not None and bool(layout.left_files(workers))
+    if not leftovers() and not in_workers:
         return
     if atexit._ncallbacks() != _handlers_marked:
         _mark_handlers(None)  # registered since the last example: no example's
 
     def stop() -> None:
         time.sleep(grace)
-        found = stuck()
+        held = None
+        if in_workers and workers is not None:
+            # Read now: a worker says whose exit handlers run as it ends, after the build.
+            held = _still_held(left_in_workers(workers), grace)
+        found = stuck(held)
         if on_stuck is not None:
             try:
                 on_stuck(found)
@@ -727,6 +835,10 @@ def bound_exit(
             file=sys.__stderr__,
             flush=True,
         )
+        if in_workers:
+            global _bound_status
+            _bound_status = status  # before the workers end, and the process with them
+            end_processes(descendants())
         real_exit(status)
 
     threading.Thread(target=stop, name="docsaccel-exit-bound", daemon=True).start()

@@ -6,6 +6,11 @@ While the examples run, the log says, through Sphinx logging (so ``-q`` silences
     docsaccel: [3/12] tutorials/a.py: 41.2s, ok, 23% of its budget of 3m, peak 1.2G; about 2m left
     docsaccel: [4/12] tutorials/b.py: 3.1s, interrupted, peak 1.3G, 130% of its memory budget of 1G
 
+An example that left a thread running has a status that holds only if the thread lets
+the build's process end (:mod:`.process_end` fails it otherwise), and its line says so:
+``ok unless what it left keeps the build's process from ending (thread(s) running:
+poller)``.
+
 and, for an example still running near its budget, a notice meanwhile::
 
     docsaccel: tutorials/05_train.py: still running after 2m24s, 80% of its budget of 3m
@@ -353,7 +358,9 @@ class Progress:
                 peak = event.get("peak")
                 peak = peak if isinstance(peak, int) and not isinstance(peak, bool) else None
                 by = event.get("by") if event.get("by") in (BY_MEMORY, BY_CEILING) else None
-                self._end(example, float(event["seconds"]), str(event["status"]), peak, by)
+                left = event.get("left") if isinstance(event.get("left"), str) else None
+                seconds, status = float(event["seconds"]), str(event["status"])
+                self._end(example, seconds, status, peak, by, left)
             elif kind == "near":
                 self._near(example, float(event["seconds"]))
 
@@ -372,7 +379,10 @@ class Progress:
         status: str,
         peak: int | None = None,
         by: str | None = None,
+        leftover: str | None = None,
     ) -> None:
+        """Log the example's line; ``leftover``: what it left that may keep the build's process
+        from ending (:func:`.process_end.left_by`), which its status then depends on."""
         run = self.running.pop(example.id, None)
         number = run.number if run else self.started
         self.done[example.id] = seconds
@@ -385,6 +395,8 @@ class Progress:
             estimate = (
                 f"; about {format_measured(left)} left" if left >= 0.05 else "; under 0.1s left"
             )
+        if leftover is not None:
+            status += f" unless what it left keeps the build's process from ending ({leftover})"
         self.log(
             f"docsaccel: [{number}/{self._total()}] {example.id}: "
             f"{format_measured(seconds)}, {status}{share}{estimate}"

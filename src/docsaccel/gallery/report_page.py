@@ -22,6 +22,13 @@ With ``docsaccel_history = "path"`` (a history file, relative to the conf dir) t
 also shows the trends of the recorded builds of the same kind (:mod:`docsaccel.report.trend`):
 the total time over the builds and a sparkline per example.
 
+The page is written before the build's verdict is final: what an example left (a thread,
+an exit handler) may keep the build's process from ending once the pages are written,
+which fails that example and the build (:mod:`.process_end`). :func:`rewrite_report_page`
+then puts the final report's view into the written HTML, between :data:`VIEW_BEGINS` and
+:data:`VIEW_ENDS`, and into the page's source, so the site never shows that build as
+passing.
+
 The page is ``:orphan:``, so it needs no toctree entry; list it in one to link it::
 
     .. toctree::
@@ -50,9 +57,12 @@ from docsaccel.report.summary import summarize
 __all__ = [
     "CHART_PLACEHOLDER",
     "GENERATED_MARKER",
+    "VIEW_BEGINS",
+    "VIEW_ENDS",
     "check_report_page",
     "insert_chart",
     "page_text",
+    "rewrite_report_page",
     "write_report_page",
 ]
 
@@ -61,6 +71,10 @@ logger = logging.getLogger(__name__)
 #: Stands in the page for the chart until the chart process has drawn it.
 CHART_PLACEHOLDER = "<!-- docsaccel: budget chart -->"
 _CHART_SECONDS = 300
+#: Around the report's view in the page (and so in its HTML, which holds the raw markup
+#: as written): :func:`rewrite_report_page` replaces what lies between them.
+VIEW_BEGINS = "<!-- docsaccel: report view -->"
+VIEW_ENDS = "<!-- docsaccel: end of report view -->"
 
 
 @dataclass
@@ -76,6 +90,18 @@ def page_text(report: dict[str, Any], chart: str | None = None, history: Path | 
     ``chart``: markup in place of the chart (default: draw it now); ``history``: a history
     file whose builds of the report's kind give the trends.
     """
+    return (
+        f":orphan:\n\n{GENERATED_MARKER}\n\n"
+        f"{TITLE}\n{'=' * len(TITLE)}\n\n"
+        "What each executed example of this build cost, against its budget. Sort the\n"
+        "table by clicking a column header. The same view is ``docsaccel report\n"
+        "REPORT --format html``; ``docsaccel check`` gates on it.\n\n"
+        ".. raw:: html\n\n" + textwrap.indent(_view(report, chart, history), "   ") + "\n"
+    )
+
+
+def _view(report: dict[str, Any], chart: str | None, history: Path | None) -> str:
+    """The report's HTML view, between :data:`VIEW_BEGINS` and :data:`VIEW_ENDS`."""
     # The page is written before Sphinx reads (its wall time so far is no build's time),
     # and a page whose text changes in every build is read and written in every build.
     build = {k: v for k, v in report["build"].items() if k != "wall_seconds"}
@@ -83,14 +109,7 @@ def page_text(report: dict[str, Any], chart: str | None = None, history: Path | 
     loaded = report_input({**report, "build": build}, "docsaccel/report.json")
     trends = _trends(history, bool(report["build"].get("fast"))) if history else None
     fragment = render_html_fragment(summarize(loaded), chart=chart, trends=trends)
-    return (
-        f":orphan:\n\n{GENERATED_MARKER}\n\n"
-        f"{TITLE}\n{'=' * len(TITLE)}\n\n"
-        "What each executed example of this build cost, against its budget. Sort the\n"
-        "table by clicking a column header. The same view is ``docsaccel report\n"
-        "REPORT --format html``; ``docsaccel check`` gates on it.\n\n"
-        ".. raw:: html\n\n" + textwrap.indent(fragment, "   ") + "\n"
-    )
+    return f"{VIEW_BEGINS}\n{fragment}\n{VIEW_ENDS}"
 
 
 def _page_file(app: Any, docname: str) -> Path:
@@ -155,12 +174,13 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
     if not target.is_file() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
     note_page(app, target)
+    page = Path(app.outdir, f"{docname}.html")
+    build.report_page_files = (target, page)
     if not draw_chart:
         return
     svg = layout.chart_path(app.outdir)
     command = [sys.executable, "-m", "docsaccel.report.chart", str(build.report_path), str(svg)]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
-    page = Path(app.outdir, f"{docname}.html")
     app._docsaccel_pending_chart = _PendingChart(process, svg, page)  # type: ignore[attr-defined]
     # After the report is final (priority 100), before the overrun verdict (900).
     app.connect("build-finished", insert_chart, priority=200)
@@ -193,3 +213,36 @@ def insert_chart(app: Any, exception: BaseException | None) -> None:
         if CHART_PLACEHOLDER in html:
             svg = pending.svg.read_text(encoding="utf-8")
             pending.page.write_text(html.replace(CHART_PLACEHOLDER, svg, 1), encoding="utf-8")
+
+
+def rewrite_report_page(build: Any, report: dict[str, Any]) -> None:
+    """Put the view of ``report``, a verdict that came after the pages were written (the
+    build's process could not end), into the page this build wrote: its HTML, between
+    :data:`VIEW_BEGINS` and :data:`VIEW_ENDS`, keeping the chart drawn into it, and its
+    source, so the next build sees the page changed. Nothing when the build wrote no page.
+    """
+    files = getattr(build, "report_page_files", None)
+    if files is None:
+        return
+    source, page = files
+    history = build.settings.history
+    placeholder = CHART_PLACEHOLDER if build.settings.report_chart else ""
+    source.write_text(page_text(report, chart=placeholder, history=history), encoding="utf-8")
+    if not page.is_file():
+        return
+    html = page.read_text(encoding="utf-8")
+    begins, ends = html.find(VIEW_BEGINS), html.find(VIEW_ENDS)
+    if begins < 0 or ends < begins:
+        return
+    view = _view(report, _drawn_chart(build, placeholder), history)
+    page.write_text(html[:begins] + view + html[ends + len(VIEW_ENDS) :], encoding="utf-8")
+
+
+def _drawn_chart(build: Any, placeholder: str) -> str:
+    """The chart the page shows (drawn by then, as the build has ended), else nothing."""
+    if not placeholder:
+        return ""
+    try:
+        return layout.chart_path(build.outdir).read_text(encoding="utf-8")
+    except OSError:
+        return ""

@@ -119,6 +119,9 @@ class GalleryBuild:
         #: What kept the process from ending once the build was done (an example's
         #: thread or exit handler), as the exit bound ended it; else None.
         self.exit_blocked: str | None = None
+        #: The report page this build wrote, its source and its HTML
+        #: (:func:`.report_page.write_report_page`), to rewrite with a later verdict.
+        self.report_page_files: tuple[Path, Path] | None = None
         #: Whether the records folder holds this build's records (it is emptied just
         #: before the examples run; until then it holds the last build's).
         self.records_reset = False

@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from docsaccel.budgets import load_budgets, parse_bounded_duration
-from docsaccel.contract import InputError, unmeasured_text
+from docsaccel.contract import InputError, build_failures, unmeasured_text
 from docsaccel.memory_sizes import parse_size
 from docsaccel.report.check import apply_budgets, check_timings, format_check, one_line
 from docsaccel.report.compare import (
@@ -55,7 +55,6 @@ from docsaccel.report.markdown import render_markdown
 from docsaccel.report.model import LoadedInput, unique_timings
 from docsaccel.report.summary import summarize
 from docsaccel.report.trend import build_trends
-from docsaccel.schema import BUILD_FAILURES
 
 __all__ = ["REPORT_FORMATS", "run_check", "run_compare", "run_history_append", "run_report"]
 
@@ -200,12 +199,7 @@ def _check(
     timings = unique_timings(loaded)
     checked = apply_budgets(timings, flat_seconds=flat, table=table)
     result = check_timings(checked)
-    sphinx_failed = [
-        f"{one.build[key]} ({one.path})"
-        for one in loaded
-        for key in BUILD_FAILURES
-        if isinstance(one.build.get(key), str)
-    ]
+    sphinx_failed = [f"{why} ({one.path})" for one in loaded for why in build_failures(one.build)]
     result = dataclasses.replace(result, sphinx_failed=sphinx_failed)
     # The build's own check: a rule that matches no example is said, never silently idle
     # (sphinx-gallery's files name examples by file name, which a "sub/..." rule misses).
@@ -271,6 +265,7 @@ def _compare(
     comparison = compare_timings(
         base_input.timings, head_input.timings, relative, absolute, absolute_bytes
     )
+    comparison = dataclasses.replace(comparison, head_failed=head_input.failures())
     code = 1 if fail and comparison.regressions else 0
     if fmt == "github":
         from docsaccel.report.github import comparison_annotations

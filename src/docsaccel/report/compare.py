@@ -136,6 +136,9 @@ class Comparison:
     absolute_bytes_threshold: int = DEFAULT_ABSOLUTE_BYTES
     #: ``(base, head)`` of the examples in both inputs that are not a whole run in both.
     not_compared: list[tuple[Timing, Timing]] = field(default_factory=list)
+    #: Why the head build failed although it finished (:meth:`LoadedInput.failures`):
+    #: said first, so a comparison never reads as the verdict of a failed build.
+    head_failed: list[str] = field(default_factory=list)
 
     @property
     def regressions(self) -> list[Delta]:
@@ -288,6 +291,8 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
             f"{c.relative_threshold * 100:g}% and > {format_size(c.absolute_bytes_threshold)})",
             "",
         ]
+    if c.head_failed:
+        lines[0:0] = [f"{head}The head build failed: {quote('; '.join(c.head_failed))}.", ""]
     changed = [d for d in c.deltas if d.seconds != 0 or d.grew_bytes]
     if markdown and changed:
         lines += [

@@ -22,13 +22,14 @@ from typing import Any
 from docsaccel.contract import (
     BY_CEILING,
     BY_MEMORY,
-    FAILED,
     INTERRUPTED,
     NOT_EXECUTED,
     OK,
     WHOLE_RUNS,
     InputError,
+    build_failures,
     conf_changed,
+    fails_build,
     is_measured,
     is_near_budget,
     is_near_memory_budget,
@@ -169,7 +170,7 @@ class Timing(Verdicts):
         """It failed, and not as expected: its build failed
         (:func:`docsaccel.contract.is_build_failure`). One the build stopped while it ran
         is the build's incompleteness, which the gates judge on its own."""
-        return self.status == FAILED and not self.expected_failure and not self.unfinished
+        return fails_build(self.status, self.expected_failure) and not self.unfinished
 
     @property
     def whole_run(self) -> bool:
@@ -254,6 +255,18 @@ class LoadedInput:
     def stopped_hard(self) -> list[str]:
         """The ids of the examples the hard stop ended (it stopped the build)."""
         return [timing.id for timing in self.timings if timing.stopped_hard]
+
+    def failures(self) -> list[str]:
+        """Why this build failed although it finished: the build's own reasons
+        (:func:`docsaccel.contract.build_failures`), then each example that failed
+        unexpectedly; empty for a build that did not fail so.
+
+        >>> build = {"exit_blocked": "a thread held it"}
+        >>> LoadedInput("r.json", "docsaccel-report", [], build=build).failures()
+        ['a thread held it']
+        """
+        failed = [f"{timing.id} failed" for timing in self.timings if timing.build_failure]
+        return [*build_failures(self.build), *failed]
 
     def incomplete_text(self) -> str:
         """``""`` for a finished build, else why not, naming the examples it stopped at.

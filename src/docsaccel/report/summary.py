@@ -27,9 +27,10 @@ from docsaccel.budgets import format_measured
 from docsaccel.contract import (
     AUDIT_STATUSES,
     CACHED,
-    FAILED,
     NOT_EXECUTED,
     VERIFIED,
+    build_failures,
+    fails_build,
     ran_none,
     status_text,
     unmeasured_text,
@@ -83,7 +84,7 @@ class Row(Verdicts):
     @property
     def build_failure(self) -> bool:
         """It failed, and not as expected: the build failed."""
-        return self.status == FAILED and not self.expected_failure
+        return fails_build(self.status, self.expected_failure)
 
     @property
     def over(self) -> bool:
@@ -144,7 +145,8 @@ class ReportSummary:
     incomplete: str = ""
     #: The build's memory ceiling (``docsaccel_memory_limit``), when it had one.
     memory_limit: int | None = None
-    #: Why Sphinx failed the build although its examples ran (``-W``), or ``""``.
+    #: Why the build failed although its examples ran (Sphinx's ``-W``, a process an
+    #: example kept from ending: :func:`docsaccel.contract.build_failures`), or ``""``.
     sphinx_failed: str = ""
 
     @property
@@ -421,7 +423,7 @@ def summarize(
         ),
         incomplete=loaded.incomplete_text(),
         memory_limit=_size(loaded.build.get("memory_limit")),
-        sphinx_failed=str(loaded.build.get("sphinx_failed") or ""),
+        sphinx_failed="; ".join(build_failures(loaded.build)),
     )
 
 
