@@ -47,3 +47,43 @@ def test_a_module_edited_while_read_is_read_again_from_a_fresh_copy(tmp_path, jo
     assert built.state["origin"] == "cache", built.output
     assert "api/pkg.stats.mean" in built.read, built.state["read"]
     assert ws.differences() == []
+
+
+CODE_OLD = "return sum(values) / len(values)\n"
+CODE_NEW = "return sum(values) / len(values) + 1\n"
+
+#: Imports ``pkg.stats`` before the gallery runs its example, then changes its code: the
+#: example runs with the old code (it prints 2.0, the edited tree's build 3.0).
+CODE_EDITOR = f"""\
+from pathlib import Path
+
+
+def _edit(app):
+    import pkg.stats  # noqa: F401  (imported before the edit, as autosummary would)
+
+    path = Path(app.srcdir).parent / "src" / "pkg" / "stats.py"
+    text = path.read_text("utf-8")
+    if {CODE_OLD!r} in text:
+        path.write_text(text.replace({CODE_OLD!r}, {CODE_NEW!r}), "utf-8")
+
+
+def setup(app):
+    app.connect("builder-inited", _edit, priority=400)
+    return {{"parallel_read_safe": True, "parallel_write_safe": True}}
+"""
+
+
+def test_a_module_edited_before_the_example_ran_runs_it_again_from_a_fresh_copy(tmp_path):
+    ws = Workspace(tmp_path)
+    for edit in local_extension("editor", CODE_EDITOR):
+        ws.fresh_copy(edit)
+    first = ws.build()
+    assert first.returncode == 0, first.output
+    assert "not storing examples/plot_mean.py: src/pkg/stats.py changed while it ran" in (
+        first.output
+    ), first.output
+    ws.fresh_copy(replace("src/pkg/stats.py", CODE_OLD, CODE_NEW))
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert "examples/plot_mean.py" in built.ran, built.report
+    assert ws.differences() == []

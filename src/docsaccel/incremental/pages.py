@@ -58,7 +58,7 @@ from docsaccel.cache.deps import (
     findable,
     listing_changes,
 )
-from docsaccel.cache.fingerprint import file_digest
+from docsaccel.cache.fingerprint import file_digest, modified_ns
 from docsaccel.incremental.pysource import MODULE_BODY, Delta, compare, module_pieces
 
 __all__ = ["Checker", "Place", "Tables", "empty_record"]
@@ -159,20 +159,12 @@ class Tables:
         edited: list[str] = []
         for key in sorted(self.files):
             since = modules_since_ns if key in self.modules else files_since_ns
-            if since > 0 and _modified_ns(place.path(key)) >= since:
+            if since > 0 and modified_ns(place.path(key)) >= since:
                 self.files[key] = None
                 if key in self.modules:
                     self.modules[key] = None
                 edited.append(key)
         return edited
-
-
-def _modified_ns(path: str) -> int:
-    """The file's modification time (``time.time_ns()`` scale); 0 when it is not there."""
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return 0
 
 
 def _digest(path: str) -> str | None:
