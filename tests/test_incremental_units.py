@@ -521,3 +521,23 @@ def test_the_build_folders_are_never_the_sources_or_above_them(
     srcdir, outdir, doctreedir, expected
 ):
     assert build_folders(Path(srcdir), Path(outdir), Path(doctreedir)) == expected
+
+
+def test_tables_leave_out_the_files_edited_after_the_build_used_them(tmp_path):
+    """A module counts from the build's start, any other file from the reads' start."""
+    for name in ("mod.py", "page.rst", "early.rst"):
+        (tmp_path / name).write_text("x\n", "utf-8")
+    os.utime(tmp_path / "early.rst", ns=(1_000, 1_000))
+    os.utime(tmp_path / "mod.py", ns=(2_000, 2_000))
+    os.utime(tmp_path / "page.rst", ns=(2_000, 2_000))
+    tables = Tables(
+        files={"mod.py": "a", "page.rst": "b", "early.rst": "c"}, modules={"mod.py": {"code": "x"}}
+    )
+    edited = tables.forget_edited(
+        Place(str(tmp_path)), modules_since_ns=1_500, files_since_ns=3_000
+    )
+    assert edited == ["mod.py"]
+    assert tables.files == {"mod.py": None, "page.rst": "b", "early.rst": "c"}
+    assert tables.modules == {"mod.py": None}
+    tables.forget_edited(Place(str(tmp_path)), modules_since_ns=1_500, files_since_ns=1_500)
+    assert tables.files["page.rst"] is None and tables.files["early.rst"] == "c"

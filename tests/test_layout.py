@@ -91,6 +91,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     # Sizes and the machine's memory, which settings and budgets check values against.
     frozenset({"memory_sizes"}),
     frozenset({"layout", "formats", "settings", "registry"}),
+    # How a configuration error stops a Sphinx build (one line, status 2).
+    frozenset({"config_error"}),
     frozenset({"schema", "budgets", "headless"}),
     # What a tutorial uses, the report views, and sphinx-gallery's internals.
     frozenset({"fast", "render", "video", "report", "sg_compat"}),

@@ -72,10 +72,12 @@ from docsaccel.cache.deps import (
     changes,
     collect,
     project_roots,
+    read_first_files,
     written_files,
 )
 from docsaccel.cache.early import carry_early_reads
-from docsaccel.cache.fingerprint import code_facts, sha256_of
+from docsaccel.cache.fingerprint import code_facts, modified_ns, sha256_of
+from docsaccel.cache.loaded import ModulesMemo
 from docsaccel.cache.placement import misplaced, placement
 from docsaccel.cache.recorder import NOT_PROJECT, Recorder, Seen
 from docsaccel.cache.store import (
@@ -129,8 +131,17 @@ class CacheRecording:
     reasons: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: Modules sphinx-gallery runs with every example (:func:`.context.code_in_settings`).
     settings_code: frozenset[str] = frozenset()
+    #: When the cache began to record this build, and the running example (``time_ns``).
+    started_ns: int = field(default_factory=time.time_ns)
+    example_started_ns: int = 0
+    #: ``{module file: its modification time when first seen loaded}`` in this process, -1
+    #: when it was modified after the build began, before the first example (its module
+    #: may hold the code from before): a module's code is what its file held when loaded.
+    module_stamps: dict[str, int] = field(default_factory=dict)
 
     def start(self, example: Example) -> None:
+        self._stamp_loaded_modules()
+        self.example_started_ns = time.time_ns()
         # The recorder's import wrapper and loader: not on a page (nor without the cache).
         sg_compat.hide_frames(os.path.dirname(os.path.abspath(__file__)))
         # Its children first: one forked as soon as it starts records for it.
@@ -173,6 +184,12 @@ class CacheRecording:
                 write_json(path, {RUNS_EVERY_BUILD: unknown}, indent=None)
                 return
             deps = found.to_json()
+            edited = self._edited_while_running(example, deps, seen)
+            if edited:
+                more = f" (and {len(edited) - 1} more)" if len(edited) > 1 else ""
+                problem = f"{edited[0]}{more} changed while it ran"
+                write_json(path, {UNSTORABLE: [problem]}, indent=None)
+                return
             deps[CHILDREN_KEY] = {
                 "followed": followed.count,
                 "not_followed": followed.not_followed,
@@ -189,6 +206,41 @@ class CacheRecording:
         except Exception:  # no dependencies means no entry: a miss, never a broken build
             with contextlib.suppress(OSError):
                 os.unlink(path)
+
+    def _stamp_loaded_modules(self) -> None:
+        """Note the modification time of each module file loaded since the last example
+        started (one ``stat`` per module, once)."""
+        for path in _module_files():
+            if path in self.module_stamps:
+                continue
+            stamp = modified_ns(path)
+            if not self.example_started_ns and stamp >= self.started_ns:
+                stamp = -1
+            self.module_stamps[path] = stamp
+
+    def _edited_while_running(
+        self, example: Example, deps: Mapping[str, Any], seen: Seen
+    ) -> list[str]:
+        """The inputs (relative paths) modified after the run used them, whose digests,
+        taken now, may not be what it ran with: a module loaded before the example since
+        it was first seen loaded, any other file or the example's source since the example
+        started. Files it wrote are left out: their digests are of what it wrote, or of
+        what it read before writing them."""
+        mine = set(read_first_files(seen, self.project))
+        mine |= {self.project.relative(path) for path in seen.written}
+        found: list[str] = []
+        for relative in sorted({*deps["files"], *deps.get("code", {})} - mine):
+            path = os.path.normpath(self.project.absolute(relative))
+            stamp = self.module_stamps.get(path)
+            if stamp is not None:
+                edited = modified_ns(path) != stamp
+            else:
+                edited = modified_ns(path) >= self.example_started_ns > 0
+            if edited:
+                found.append(relative)
+        if modified_ns(example.src_file) >= self.example_started_ns > 0:
+            found.append(self.project.relative(example.src_file))
+        return found
 
     def record_field(self, example_id: str) -> dict[str, Any] | None:
         return self.reasons.get(example_id)
@@ -492,6 +544,24 @@ class CacheBuild:
 
 #: ``module`` granularity is suggested only for an example using at least this many files.
 _HINT_FILES = 5
+
+
+def _module_files() -> list[str]:
+    """The files of the loaded modules that are Python source (worked out again only once
+    ``sys.modules`` changed)."""
+    return _loaded_memo.get(os.getcwd(), _find_module_files)
+
+
+def _find_module_files(loaded: list[tuple[str, Any]]) -> list[str]:
+    found = []
+    for _, module in loaded:
+        path = (getattr(module, "__dict__", None) or {}).get("__file__")
+        if isinstance(path, str) and path.endswith(".py"):
+            found.append(os.path.normpath(os.path.abspath(path)))
+    return found
+
+
+_loaded_memo: ModulesMemo[list[str]] = ModulesMemo()
 
 
 def _project_python_files(project: Project) -> int:

@@ -46,6 +46,7 @@ __all__ = [
     "code_facts",
     "file_digest",
     "imported_names",
+    "modified_ns",
     "sha256_of",
 ]
 
@@ -91,6 +92,16 @@ def sha256_of(path: str | os.PathLike[str]) -> str:
     cannot be read. For checking a copy; :func:`file_digest` for dependencies."""
     with open(path, "rb") as stream:
         return hashlib.file_digest(stream, "sha256").hexdigest()
+
+
+def modified_ns(path: str | os.PathLike[str]) -> int:
+    """The file's modification time on the ``time.time_ns()`` scale, 0 when it is not there:
+    a digest taken later than the run that used the file is of what that run used only when
+    the file was not modified since."""
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:

@@ -56,7 +56,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
-from sphinx.errors import ConfigError, SphinxError
+from sphinx.errors import SphinxError
 from sphinx.util import logging
 
 from docsaccel import layout, sg_compat
@@ -67,6 +67,7 @@ from docsaccel.budgets import (
     format_seconds,
     load_budgets,
 )
+from docsaccel.config_error import config_error
 from docsaccel.contract import (
     BY_CEILING,
     BY_TIME,
@@ -150,9 +151,10 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     try:
         lock.acquire()
     except LockedError as exc:
-        raise ConfigError(f"docsaccel: {exc}") from None
+        raise config_error(f"docsaccel: {exc}") from None
     except OSError as exc:
-        raise ConfigError(f"docsaccel: cannot lock the output folder {app.outdir}: {exc}") from None
+        message = f"docsaccel: cannot lock the output folder {app.outdir}: {exc}"
+        raise config_error(message) from None
     process_end.in_forked_child(lock.forget)
     process_end.on_process_end(_write_unfinished_reports)
     process_end.remember_log_handlers()
@@ -256,7 +258,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
     try:
         settings = read_settings(config, app.confdir)
     except SettingError as exc:
-        raise ConfigError(str(exc)) from None
+        raise config_error(str(exc)) from None
     settings = _writable_cache(settings)
     # Memory budgets above what the machine has are mistakes, found before any example runs.
     table = BudgetTable(memory_at_most=machine_bytes())
@@ -264,7 +266,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
         try:
             table = load_budgets(settings.budgets, memory_at_most=machine_bytes())
         except BudgetError as exc:
-            raise ConfigError(f"docsaccel_budgets: {exc}") from None
+            raise config_error(f"docsaccel_budgets: {exc}") from None
         # Messages and records name the file as conf.py does.
         table = dataclasses.replace(table, path=str(config.docsaccel_budgets))
     # The switch reaches every process that runs examples through the environment; the
@@ -367,9 +369,9 @@ def _plan(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> Non
         build.examples = build.planner.plan(gallery_conf)
         unused = build.table.check_examples((e.name, e.id) for e in build.examples)
     except ExampleFileError as exc:  # the example's own file: its message names it
-        raise ConfigError(str(exc)) from None
+        raise config_error(str(exc)) from None
     except BudgetError as exc:
-        raise ConfigError(f"docsaccel_budgets: {exc}") from None
+        raise config_error(f"docsaccel_budgets: {exc}") from None
     for message in unused:
         logger.warning(message, type="docsaccel", subtype="budgets")
     _check_memory_room(app.config, build, gallery_conf)
@@ -387,7 +389,7 @@ def _check_memory_room(config: Any, build: GalleryBuild, gallery_conf: dict[str,
             size = (
                 "" if str(value).strip() == format_size(ceiling) else f" ({format_size(ceiling)})"
             )
-            raise ConfigError(
+            raise config_error(
                 f"{where} = {value!r}{size} is not above what the build's "
                 f"processes hold before any example runs ({format_size(held)}): every "
                 "example would be stopped by the ceiling; set it above that, with room for "
@@ -400,7 +402,7 @@ def _check_memory_room(config: Any, build: GalleryBuild, gallery_conf: dict[str,
     for example in build.examples:
         budget = example.budget.memory
         if budget.bytes is not None and budget.bytes <= held:
-            raise ConfigError(
+            raise config_error(
                 f"docsaccel_budgets: {example.id}: its memory budget of {budget.describe()} "
                 f"is not above what the process that runs the examples holds before any "
                 f"example runs ({format_size(held)}): its peak counts that memory too, so "

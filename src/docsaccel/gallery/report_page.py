@@ -45,10 +45,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sphinx.errors import ConfigError
 from sphinx.util import logging
 
 from docsaccel import layout
+from docsaccel.config_error import config_error
 from docsaccel.gallery.page_file import GENERATED_MARKER, TITLE, is_generated, note_page
 from docsaccel.report.html import render_html_fragment
 from docsaccel.report.inputs import report_input
@@ -116,7 +116,7 @@ def _page_file(app: Any, docname: str) -> Path:
     srcdir = Path(app.srcdir).resolve()
     target = (srcdir / f"{docname}.rst").resolve()
     if srcdir not in target.parents:
-        raise ConfigError(
+        raise config_error(
             f"docsaccel_report_page = {docname!r}: the page must be inside the source folder "
             f"{srcdir}; use a document name such as 'budget_report' or 'reports/budget'"
         )
@@ -124,7 +124,7 @@ def _page_file(app: Any, docname: str) -> Path:
 
 
 def check_report_page(app: Any, docname: str) -> Path:
-    """The page's file; :class:`ConfigError` when it would replace a file of the project.
+    """The page's file; a configuration error when it would replace a file of the project.
 
     Any source file of that name counts (``index.rst``, ``index.md``, ...): the plugin
     replaces only the ``.rst`` it wrote itself (:data:`GENERATED_MARKER`).
@@ -135,7 +135,7 @@ def check_report_page(app: Any, docname: str) -> Path:
         existing = target.with_name(target.name[: -len(".rst")] + suffix)
         if existing.exists() and not is_generated(existing):
             other = "budget_report" if docname != "budget_report" else "docsaccel_budget_report"
-            raise ConfigError(
+            raise config_error(
                 f"docsaccel_report_page = {docname!r} would replace {existing}, a file "
                 f"docsaccel did not write; choose another document name, e.g. {other!r}"
             )

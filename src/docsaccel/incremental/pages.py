@@ -59,7 +59,7 @@ from docsaccel.cache.deps import (
     listing_changes,
     listings_from_json,
 )
-from docsaccel.cache.fingerprint import file_digest
+from docsaccel.cache.fingerprint import file_digest, modified_ns
 from docsaccel.incremental.pysource import MODULE_BODY, Delta, compare, module_pieces
 
 __all__ = ["Checker", "Place", "Tables", "empty_record"]
@@ -147,6 +147,25 @@ class Tables:
             return cls()
         parts = [data.get(k) for k in ("files", "modules", "dists")]
         return cls(*(dict(p) if isinstance(p, Mapping) else {} for p in parts))
+
+    def forget_edited(self, place: Place, modules_since_ns: int, files_since_ns: int) -> list[str]:
+        """Leave out the digests of the files modified after the build used them, and
+        return their keys: the digests are taken after the documents were read, so they
+        would vouch for content no read saw (a module edited after it was imported).
+
+        A project module counts from ``modules_since_ns`` (the build began: it may have
+        been imported any time after), any other file from ``files_since_ns`` (the
+        documents began to be read). A key left without a digest never matches a file,
+        so every document using it is read again next time."""
+        edited: list[str] = []
+        for key in sorted(self.files):
+            since = modules_since_ns if key in self.modules else files_since_ns
+            if since > 0 and modified_ns(place.path(key)) >= since:
+                self.files[key] = None
+                if key in self.modules:
+                    self.modules[key] = None
+                edited.append(key)
+        return edited
 
 
 def _digest(path: str) -> str | None:

@@ -22,10 +22,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sphinx.errors import ConfigError
 from sphinx.util import logging
 
 from docsaccel import sg_compat
+from docsaccel.config_error import config_error
 from docsaccel.contract import EXPECTED_FAILURE
 from docsaccel.examples import Example
 from docsaccel.records import read_records
@@ -75,7 +75,7 @@ def _select_examples(examples: list[Example], names: tuple[str, ...]) -> list[Ex
     by_name |= {path: found[0] for path, found in by_path.items() if len(found) == 1}
     ambiguous = [name for name in names if name not in by_name and len(by_path.get(name, ())) > 1]
     if ambiguous:
-        raise ConfigError(
+        raise config_error(
             f"{SHARD_EXAMPLES_ENV_VAR} = {os.environ.get(SHARD_EXAMPLES_ENV_VAR)!r}: "
             + "; ".join(
                 f"{name!r} is in several galleries, name one by its id "
@@ -85,7 +85,7 @@ def _select_examples(examples: list[Example], names: tuple[str, ...]) -> list[Ex
         )
     unknown = [name for name in names if name not in by_name]
     if unknown:
-        raise ConfigError(
+        raise config_error(
             f"{SHARD_EXAMPLES_ENV_VAR} = {os.environ.get(SHARD_EXAMPLES_ENV_VAR)!r} names "
             f"examples this build does not have: {', '.join(unknown)} (known: "
             f"{', '.join(e.id for e in examples) or 'none'})"
@@ -110,7 +110,7 @@ def _check_all_unchanged(examples: list[Example], records_dir: Path) -> None:
         if example.executable and not sg_compat.is_unchanged(example.src_file, example.target_file)
     ]
     if would_run:
-        raise ConfigError(
+        raise config_error(
             f"this build merges shards ({SHARD_RECORDS_ENV_VAR} = {str(records_dir)!r}) and "
             f"must execute no example, but no shard left the outputs of: "
             f"{', '.join(would_run)} (sphinx-gallery would execute them here)"
@@ -121,7 +121,7 @@ def _check_same_fast_path(records: Iterable[dict[str, Any]], fast: bool) -> None
     # The pages of a merged site must all come from the same path, fast or full.
     other = sorted(r["id"] for r in records if r["fast"] != fast and r["pid"] is not None)
     if other:
-        raise ConfigError(
+        raise config_error(
             f"this build merges shards with the fast path {'on' if fast else 'off'}, but "
             f"the shards executed {', '.join(other)} with it {'off' if fast else 'on'}: "
             f"set {FAST_ENV_VAR} the same way for the shards and the merge"

@@ -224,6 +224,21 @@ def _ancestors(env: BuildEnvironment, docnames: Iterable[str]) -> set[str]:
     return found
 
 
+def _forget_edited(tables: Tables, build: IncrementalBuild) -> None:
+    """Leave out of the state the digests of inputs edited while this build ran (what the
+    build read may be the old content), so the documents using them are read again by the
+    next build; one warning names them."""
+    edited = tables.forget_edited(build.place, build.started_ns, build.read_started_ns)
+    if edited:
+        more = f" (and {len(edited) - 1} more)" if len(edited) > 1 else ""
+        logger.warning(
+            f"docsaccel: {edited[0]}{more} changed while the build ran: the pages using it"
+            " may show its old content; the next build reads them again",
+            type="docsaccel",
+            subtype="cache",
+        )
+
+
 def on_env_get_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
     build = current(app)
     if build is None:
@@ -233,7 +248,9 @@ def on_env_get_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
         Tables.from_json(getattr(env, TABLES_ATTR, None)), build.place.root
     )
     # Pickled with the environment right after this event: the next build checks against it.
-    setattr(env, TABLES_ATTR, checker.current_tables(records.values()).to_json())
+    tables = checker.current_tables(records.values())
+    _forget_edited(tables, build)
+    setattr(env, TABLES_ATTR, tables.to_json())
     build.intersphinx = exports.intersphinx_digest(env)
     if not build.origin or not build.pages:
         return []
