@@ -27,12 +27,26 @@ and the build after it uses the state. ``prune`` checks every object
 the states name and removes damaged ones with the states naming them; ``stats`` counts
 those states as unusable.
 
-Example::
+Example: save a build's one output page, restore it into another output folder.
 
-    store = StateStore(Path(".docsaccel-cache"))
-    state = store.load(key)                      # raises StateError, naming the file
-    restored = store.restore(state, {"doctrees": doctreedir, "output": outdir})
-    store.save(key, meta, {"doctrees": {...rel: path}, "output": {...}}, known=restored)
+>>> import tempfile
+>>> from pathlib import Path
+>>> folder = tempfile.TemporaryDirectory()
+>>> page = Path(folder.name, "index.html")
+>>> _ = page.write_text("<p>Hello</p>")
+>>> store = StateStore(Path(folder.name, "cache"))
+>>> meta = {"context": {}, "root": folder.name, "build": {}}
+>>> _ = store.save("5f0c1e0a9b3d2c11", meta, {"output": {"index.html": page}})
+>>> state = store.load("5f0c1e0a9b3d2c11")
+>>> out = Path(folder.name, "out")
+>>> folders = {"doctrees": Path(folder.name, "doctrees"), "output": out}
+>>> [Path(path).relative_to(out).as_posix() for path in store.restore(state, folders)]
+['index.html']
+>>> store.load("0000000000000000")
+Traceback (most recent call last):
+...
+docsaccel.incremental.state_store.StateError: .../sphinx/states/0000000000000000.json: no such state
+>>> folder.cleanup()
 """
 
 from __future__ import annotations
