@@ -34,3 +34,17 @@ def test_docstring_examples(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+def test_no_example_left_unrun() -> None:
+    """An example written as a literal block (``Example::``) is never run, so it goes
+    stale unseen: every example in a docstring is a ``>>>`` one, which the test above
+    runs."""
+    package = Path(docsaccel.__file__).parent
+    literal = [
+        f"{path.relative_to(package.parent)}:{number}"
+        for path in sorted(package.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if line.strip() == "Example::"
+    ]
+    assert literal == []

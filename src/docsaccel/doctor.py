@@ -6,17 +6,6 @@ is installed), and, given the Sphinx conf folder, whether ``conf.py`` loads the 
 with valid ``docsaccel_*`` settings and whether its budget file loads and matches the
 examples. A missing optional extra is information, never a failure: a ``[docs]`` install
 without MuJoCo is healthy. Each line starts with ``ok``, ``info`` or ``FAIL``.
-
-Example::
-
-    $ docsaccel doctor --docs docs
-    docsaccel 0.1.0
-    ...
-    ok   extra docs: installed
-    info extra mujoco: not installed (pip install "docsaccel[mujoco]" to render videos)
-    info MUJOCO_GL not checked: the mujoco extra is not installed
-    ok   docs/conf.py: loads docsaccel.gallery; settings valid
-    ok   docs/budgets.toml: 3 pattern(s), 12 example(s)
 """
 
 from __future__ import annotations

@@ -67,9 +67,16 @@ def pick(*, full: T, fast: T, name: str) -> T:
     ``name`` identifies the knob on the page note and in the example's record; both values
     must be JSON data (numbers, strings, lists, dicts), as they are written to the record.
 
-    Example::
-
-        episodes = pick(full=50, fast=2, name="episodes")
+    >>> from docsaccel import registry
+    >>> pick(full=50, fast=2, name="episodes")  # not a fast build: the full value
+    50
+    >>> registry.snapshot()["knobs"]["episodes"]  # what the example's record will show
+    {'value': 50, 'fast': 2, 'full': 50}
+    >>> registry.clear()
+    >>> pick(full=50, fast={1, 2}, name="episodes")
+    Traceback (most recent call last):
+    ...
+    TypeError: pick(name='episodes'): fast={1, 2} is not JSON data; use numbers, ...
     """
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"pick(name=...) must be a non-empty string, got {name!r}")

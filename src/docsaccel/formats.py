@@ -39,6 +39,7 @@ from typing import Any
 from docsaccel.contract import InputError
 
 __all__ = [
+    "ABANDONED_SECONDS",
     "Format",
     "context_key",
     "encode_json",
@@ -46,6 +47,12 @@ __all__ = [
     "write_all",
     "write_json",
 ]
+
+
+#: What a cache store's ``tmp/`` (the example cache's, the Sphinx state's) has held for
+#: longer than this, a write that takes seconds, was left by a killed build: ``docsaccel
+#: cache prune`` removes it.
+ABANDONED_SECONDS = 3600
 
 
 @dataclass(frozen=True)

@@ -30,15 +30,6 @@ sphinx-gallery makes once the page, thumbnail, notebook and zip are written):
 exactly those files. :func:`missing_references` is the check that a restored page names
 no file that is not there, before Sphinx reads it (sphinx-gallery's files of the gallery
 aside: it writes them before Sphinx reads the page).
-
-Example::
-
-    watch = OutputWatch.get()
-    watch.start([srcdir / "auto_examples"])
-    before = folder_status(sg_compat.image_folders(target_file))
-    ...  # sphinx-gallery runs the example and writes its page
-    files = collect(target_file, srcdir, watch.stop(), before, stems=["plot_a", "plot_b"])
-    missing_references(sg_compat.page_file(target_file), srcdir)   # [] when complete
 """
 
 from __future__ import annotations

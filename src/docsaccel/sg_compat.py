@@ -51,12 +51,10 @@ the name and the release; one known not to work (:data:`BROKEN_SPHINX_GALLERY`) 
 the same way, and :func:`unchecked_release` says when the release is outside the checked
 series (the plugin warns).
 
-Example::
-
-    from docsaccel.gallery import sg_compat
-
-    sg_compat.unchecked_release("0.22.1")   # None: checked
-    sg_compat.unchecked_release("0.23.0")   # "docsaccel was checked against ..."
+>>> unchecked_release("0.22.1") is None
+True
+>>> print(unchecked_release("0.99.0"))
+docsaccel was checked against sphinx-gallery 0.17 to 0.22, but ... 0.99.0 is installed: ...
 """
 
 from __future__ import annotations
@@ -685,9 +683,10 @@ def image_owner(name: str, stems: Iterable[str]) -> str | None:
     (``_001.png``, ``_001_2_00x.png`` for ``image_srcset``, ``_thumb.png``), so of two
     stems that both prefix the name (``plot_x`` and ``plot_x_100``) the longer one owns it.
 
-    Example::
-
-        image_owner("sphx_glr_plot_x_100_001.png", ["plot_x", "plot_x_100"])  # 'plot_x_100'
+    >>> image_owner("sphx_glr_plot_x_100_001.png", ["plot_x", "plot_x_100"])
+    'plot_x_100'
+    >>> image_owner("sphx_glr_plot_y_001.png", ["plot_x", "plot_x_100"]) is None
+    True
     """
     owners = [stem for stem in stems if name.startswith(image_prefix(stem))]
     return max(owners, key=len) if owners else None
@@ -727,10 +726,8 @@ def written_after_the_gallery(example_file: Path | str) -> list[Path]:
     example's run: not one of its outputs, and not there yet (in a fresh tree) when the
     plugin restores the example's outputs, before sphinx-gallery runs.
 
-    Example::
-
-        written_after_the_gallery("auto_examples/plot_a.py")
-        # [PosixPath('auto_examples/plot_a.recommendations')]
+    >>> [path.as_posix() for path in written_after_the_gallery("auto_examples/plot_a.py")]
+    ['auto_examples/plot_a.recommendations']
     """
     return [Path(example_file).with_suffix(".recommendations")]
 
@@ -805,10 +802,8 @@ _MEASUREMENTS = (
 def mask_measurements(page_text: str) -> str:
     """An example's page text with its measured time and memory replaced by placeholders.
 
-    Example::
-
-        mask_measurements("**Total running time of the script:** (0 minutes 1.250 seconds)")
-        # '**Total running time of the script:** (<time>)'
+    >>> mask_measurements("**Total running time of the script:** (0 minutes 1.250 seconds)")
+    '**Total running time of the script:** (<time>)'
     """
     for pattern, replacement in _MEASUREMENTS:
         page_text = re.sub(pattern, replacement, page_text)

@@ -21,12 +21,6 @@ for its author to seed), unless the entry also differs where the two runs agree
 another page than a fresh build, and its record lists what differs and the dependencies
 the entry recorded, so the dependency the recorder could not see can be found.
 Otherwise it is ``verified``. The statuses are :data:`docsaccel.contract.AUDIT_STATUSES`.
-
-Example::
-
-    cached = entry_outputs(entry)
-    fresh = Outputs(files={"auto_examples/plot_a.rst": Path("docs/auto_examples/plot_a.rst")})
-    differences(cached, fresh)   # ['auto_examples/plot_a.rst: line 40: ... → ...']
 """
 
 from __future__ import annotations
@@ -73,10 +67,8 @@ _CLOCK = re.compile(
 def mask_clock(text: str) -> str:
     """``text`` with every date and time of day replaced by ``<clock>``.
 
-    Example::
-
-        mask_clock("WARNING Tue Dec  1 22:21:57 2026: compiler attribute")
-        # 'WARNING <clock>: compiler attribute'
+    >>> mask_clock("WARNING Tue Dec  1 22:21:57 2026: compiler attribute")
+    'WARNING <clock>: compiler attribute'
     """
     return _CLOCK.sub("<clock>", text)
 

@@ -24,14 +24,6 @@ reading state equals a clean build's only when every example runs: then all of t
 Each reason names the chain back to its root: why the reader runs, which may be that it
 reads the state of one that runs in turn (``b.py reads the state it leaves
 (mylib/stats.py:_OFFSET) and runs: source changed``).
-
-Example::
-
-    more = must_run(order, missed={"b.py": entry_b}, restored={"a.py": entry_a},
-                    changed={"b.py": changes_b}, facts=code_facts_of, parallel=False,
-                    why={"b.py": "source changed"})
-    more["a.py"].reason  # 'b.py reads the state it leaves (mylib/stats.py:_OFFSET) and runs:
-                         #  source changed'
 """
 
 from __future__ import annotations

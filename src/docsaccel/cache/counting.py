@@ -19,12 +19,6 @@ For each watched file the example used, it counts:
 It also returns the names that code reads (``None``: any name) and, per file, those of
 them the file defines, so that a later build sees a piece the example names appear or
 disappear (:func:`named_in`).
-
-Example::
-
-    counted = count(watched, ran, imported, left, source_names, source_dynamic=False)
-    counted.pieces["/repo/mylib/alpha.py"]   # {'<module>': 'module body', 'scale': 'ran', ...}
-    counted.named["/repo/mylib/alpha.py"]    # ['FACTOR', 'Shape.area', 'scale']
 """
 
 from __future__ import annotations

@@ -32,14 +32,6 @@ On 3.12+ :mod:`docsaccel.cache.monitor` sees the same through ``sys.monitoring``
 Pieces are named by :func:`docsaccel.cache.pieces.functions`, the rule
 :func:`~docsaccel.cache.fingerprint.code_digests` uses; a lambda counts as the function
 (or module body) it is written in.
-
-Example::
-
-    instrumenter = Instrumenter.install(project.wants)
-    instrumenter.begin()
-    ...  # the example runs
-    ran = set(instrumenter.ran)         # (file, piece) of each project function that ran
-    instrumenter.instrumented           # {file: the pieces left as written}, per watched file
 """
 
 from __future__ import annotations

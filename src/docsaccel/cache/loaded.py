@@ -9,11 +9,12 @@ identity, never by an object's own ``__eq__``: anything may sit in ``sys.modules
 module object is taken to keep the file it was loaded from (``importlib.reload`` of a
 module from another file is not seen).
 
-Example::
-
-    memo = ModulesMemo()
-    memo.get(key, lambda items: [m for _, m in items if is_ours(m)])  # walks them
-    memo.get(key, lambda items: [m for _, m in items if is_ours(m)])  # the same list
+>>> memo, walks = ModulesMemo(), []
+>>> def count(items):
+...     walks.append(1)
+...     return len(items)
+>>> memo.get("key", count) == memo.get("key", count), len(walks)  # walked once
+(True, 1)
 """
 
 from __future__ import annotations

@@ -43,12 +43,10 @@ from docsaccel.contract import (
     NONDETERMINISTIC,
     STALE,
 )
+from docsaccel.formats import ABANDONED_SECONDS
 from docsaccel.layout import example_id_of
 
 __all__ = ["explain", "human_size", "parse_size", "prune", "stats"]
-
-#: Entries being written longer ago than this were left by a killed build.
-_ABANDONED_SECONDS = 3600
 
 
 class _BadInput(ValueError):
@@ -450,7 +448,7 @@ def prune(cache: str | Path, max_size: str, reserved: int = 0) -> tuple[str, int
         removed, freed = removed + 1, freed + info.size
     tmp = store.folder / "tmp"
     for leftover in tmp.iterdir() if tmp.is_dir() else ():
-        if time.time() - leftover.stat().st_mtime > _ABANDONED_SECONDS:
+        if time.time() - leftover.stat().st_mtime > ABANDONED_SECONDS:
             shutil.rmtree(leftover, ignore_errors=True)
     text = (
         f"cache {cache}: removed {removed} entr{'y' if removed == 1 else 'ies'} "

@@ -30,11 +30,15 @@ State is the project's or it is not state:
   gained at run time. A value changed, an item replaced or removed, a list grown, a
   public attribute set, a global rebound is state.
 
-Example::
+Example: an example sets a module's global, which a later example may read.
 
-    before = snapshot(project_modules())
-    ...  # the example runs
-    changed(before, snapshot(project_modules()))   # {('/repo/mylib/stats.py', '_OFFSET')}
+>>> import types
+>>> stats = types.ModuleType("mylib.stats")
+>>> stats._OFFSET, stats.FACTOR = 0, 2
+>>> before = snapshot([("/repo/mylib/stats.py", stats)])
+>>> stats._OFFSET = 5  # the example runs
+>>> changed(before, snapshot([("/repo/mylib/stats.py", stats)]))
+{('/repo/mylib/stats.py', '_OFFSET')}
 """
 
 from __future__ import annotations

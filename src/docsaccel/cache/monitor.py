@@ -13,13 +13,6 @@ with another way of seeing): the same pieces, module bodies and import-time runs
 the same import hook, which here compiles a module as Python does (its ordinary
 bytecode cache) and only registers its code objects. Functions a JIT compiles are left
 unwatched and counted whenever their file counts, as there.
-
-Example::
-
-    monitor = Instrumenter.install(project.wants)   # a Monitor on 3.12+
-    monitor.begin()
-    ...  # the example runs
-    monitor.ran   # {("/repo/src/lib/mod.py", "scale"), ...}
 """
 
 from __future__ import annotations

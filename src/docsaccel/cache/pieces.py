@@ -30,12 +30,20 @@ A function or class added to a file is a new piece and changes no existing one; 
 example's code names a piece that appears or disappears is counted apart (``<names>``,
 :mod:`docsaccel.cache.deps`).
 
-Example::
-
-    facts = split(ast.parse(source))
-    facts.digests["scale"], facts.digests[MODULE_BODY]
-    facts.reads["scale"]          # frozenset({'FACTOR', 'x'}): the names its code reads
-    facts.short["Box.area"]       # 'area': the name code uses to reach it
+>>> facts = split(ast.parse(
+...     "FACTOR = 2\\n"
+...     "def scale(x):\\n"
+...     "    return FACTOR * x\\n"
+...     "class Box:\\n"
+...     "    def area(self):\\n"
+...     "        return 1\\n"
+... ))
+>>> sorted(facts.reads["scale"])  # the names its code reads
+['FACTOR', 'x']
+>>> facts.short["Box.area"]  # the name code uses to reach it
+'area'
+>>> {"scale", "Box.area", MODULE_BODY} <= set(facts.digests)
+True
 """
 
 from __future__ import annotations

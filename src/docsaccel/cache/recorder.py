@@ -28,15 +28,6 @@ The audit listener and the import wrappers (:func:`docsaccel.intercept.patch`) s
 place for the life of the process, so both first check one flag: when no example is
 recording they cost one attribute read. Only paths under the roots are kept, and only
 while recording; turning them into fingerprints is :mod:`docsaccel.cache.deps`' job.
-
-Example::
-
-    recorder = Recorder.get()
-    recorder.start(roots=["/repo"], excluded=["/repo/docs/_build"], code=project.wants)
-    ...  # the example runs
-    seen = recorder.stop()
-    seen.files, seen.modules, seen.code, seen.instrumented, seen.written, seen.listings
-    seen.absent  # the modules an import did not find
 """
 
 from __future__ import annotations

@@ -1,23 +1,10 @@
-"""The cache folder: one entry per example and build context, written atomically.
+"""The example cache: one entry per example and build context, written atomically.
 
-Layout of a cache folder::
-
-    entries/<example id, / as __ (see docsaccel.layout.id_slug)>--<context key>/
-        entry.json     # schema docsaccel.cache-entry: id, context, dependencies, the
-                       # record of the run that made it, and its files with their digests
-        files/...      # the example's gallery outputs, by path inside the Sphinx source dir
-        written/...    # files it wrote under the project's roots that a later example may
-                       # read, by path relative to the project root
-        last-hit       # empty; its modification time is when a build last used the entry
-    tmp/               # entries being written
-    trash/             # entries being deleted
-    last-build.json    # hits, misses and seconds saved of the last build that used it
-
-An entry is written in ``tmp/`` and renamed into ``entries/`` only once complete, so a
-killed build never leaves a partial entry behind; an entry is deleted by renaming it into
-``trash/`` first. Several builds (parallel workers, shard jobs) can share one folder:
-readers copy files out and check each one's digest, so an entry replaced or pruned while
-they read is a miss, never a broken page.
+An entry is written in ``tmp/`` and renamed into ``entries/`` once complete, and renamed
+into ``trash/`` before it is deleted; a reader checks every file it copies out against its
+digest, so an entry replaced or pruned meanwhile is a miss, never a broken page. The
+folder's layout, and how this store differs from the Sphinx state's: the caching guide's
+"Design" section (``docs/guide/caching.rst``).
 
 Example: store an example's page, restore it into another source folder.
 

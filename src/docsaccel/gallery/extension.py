@@ -4,11 +4,6 @@ It loads sphinx-gallery and :mod:`docsaccel.video`, declares every ``docsaccel_*
 setting from the one table of settings (:mod:`docsaccel.settings`), connects the event
 handlers (:mod:`.events`), and sets up how this process ends (:mod:`.process_end`):
 nothing of this happens when a module is merely imported.
-
-Example::
-
-    # conf.py
-    extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
 """
 
 from __future__ import annotations

@@ -56,12 +56,6 @@ that one decides: forked children never trip a limit their real memory is under.
 
 Linux only (``/proc``); elsewhere the peak comes from ``getrusage`` (not reset per
 example) and the rest is not measured.
-
-Example::
-
-    meter = MemoryMeter.start(descendants())      # the example starts
-    meter.sample(build_pid=os.getpid()).example   # while it runs: its bytes now
-    fields = meter.finish(descendants())          # record fields, once it ended
 """
 
 from __future__ import annotations

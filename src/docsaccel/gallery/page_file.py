@@ -15,11 +15,6 @@ another page), it would be read and published again by every later build. So:
 
 Kept apart from :mod:`.report_page` so that a build without the page, which runs the
 removal, does not import the report views.
-
-Example::
-
-    remove_unwanted_pages(app, keep=None)          # the page is off: none stays
-    note_page(app, Path(app.srcdir, "budget_report.rst"))
 """
 
 from __future__ import annotations

@@ -39,17 +39,6 @@ end, whatever an example left behind. The ways out, and what each does here:
 Nothing happens at import: :func:`install` sets this up, once per process (the plugin's
 ``setup()`` in the build's process; the hook, before its first example, in a worker).
 ``os._exit`` is saved once, here (:func:`real_exit`).
-
-Example::
-
-    install()                              # once the build starts
-    on_process_end(write_unfinished_report)
-    mark = before_example()
-    running(hook)                          # while the example runs
-    ...
-    running(None)
-    after_example("tutorials/plot_a.py", mark)
-    bound_exit(grace=5.0)                  # at the end of the build
 """
 
 from __future__ import annotations

@@ -38,13 +38,6 @@ pipe drops the event rather than slow the example).
 
 :class:`NearBudgetWatch` is the live near-budget notice: one timer thread per process,
 re-armed for each example, separate from the interruption of ``fail`` mode.
-
-Example::
-
-    progress = Progress(planned, expected={"tutorials/a.py": 12.0}, jobs=2).start(folder)
-    hook = ExampleHook(..., progress=progress.channel)
-    ...  # sphinx-gallery runs the examples
-    progress.stop()
 """
 
 from __future__ import annotations

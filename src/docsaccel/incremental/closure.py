@@ -9,12 +9,6 @@ by version; Python source no distribution provides counts as the project's
 (:meth:`~docsaccel.cache.deps.Project.owns_module`). A parent package's own imports are
 not followed: a page showing ``pkg.stats.mean`` does not depend on every module
 ``pkg/__init__.py`` imports.
-
-Example::
-
-    ours, theirs = module_closure(["pkg.stats"], project)
-    ours      # {'pkg.stats': '/repo/src/pkg/stats.py', 'pkg': '/repo/src/pkg/__init__.py'}
-    theirs    # {'numpy'}: top-level modules of installed libraries
 """
 
 from __future__ import annotations

@@ -12,10 +12,6 @@ files, autosummary's pages) count as removed in a checkout no build has run in y
 What a build decides after reading (a page written because what its references resolve
 to changed, or because the navigation changed) needs the other documents read, and is not
 shown here; the build log and the report say it.
-
-Example::
-
-    text, code = explain_document("api/pkg.stats.rst", cache=".docsaccel-cache", docs="docs")
 """
 
 from __future__ import annotations

@@ -13,10 +13,18 @@ Each returns ``(text, exit code)`` as :mod:`docsaccel.cache.manage` does; the CL
 A folder that holds files but nothing of a cache is refused (exit 2,
 :func:`foreign_folder`): another folder given by mistake.
 
-Example::
+Example: a folder of other files is refused, an empty one is a new cache.
 
-    text, code = prune(".docsaccel-cache", max_size="2G")
-    text, code = explain("api/pkg.stats.rst", ".docsaccel-cache", docs="docs")
+>>> import tempfile
+>>> from pathlib import Path
+>>> folder = tempfile.TemporaryDirectory()
+>>> _ = Path(folder.name, "notes.txt").write_text("mine")
+>>> prune(folder.name, max_size="2G")
+("--cache '...': not a docsaccel cache folder: it holds notes.txt, and none of ...", 2)
+>>> Path(folder.name, "notes.txt").unlink()
+>>> stats(folder.name)
+('cache ...: 0 entries, 0 B\\nlast build: none recorded\\n', 0)
+>>> folder.cleanup()
 """
 
 from __future__ import annotations

@@ -36,15 +36,6 @@ holds a shared ``flock`` on a lock file beside them while it watches, so a build
 starts while another runs removes nothing (the other reads what it generated), notes what
 it creates in the same log, and the last one to finish writes the record. The kernel lets
 go of a killed build's lock.
-
-Example::
-
-    generated = GeneratedFiles(Path(".docsaccel-cache/sphinx/generated"), Path("docs"),
-                               leave_out=[Path("docs/_build")])
-    removed = generated.remove_earlier()   # relative paths, before the generators run
-    generated.watch()                      # from here on, what this process creates
-    ...                                    # the build
-    generated.finish()                     # the record the next build removes by
 """
 
 from __future__ import annotations

@@ -12,12 +12,6 @@ constant) is its container's: the module or class that holds it by ``name``.
 :func:`is_dynamic` says when a docstring the page shows is in none of those sources (a
 decorator copied it from elsewhere, ``__doc__`` was assigned): the page then depends on
 every docstring of the modules its read used.
-
-Example::
-
-    found = definitions(obj, "pkg.stats.mean")
-    # [Definition(file='/repo/src/pkg/stats.py', qualname='mean', module='pkg.stats')]
-    is_dynamic(obj, found)   # False: mean.__doc__ is the docstring in stats.py
 """
 
 from __future__ import annotations

@@ -10,9 +10,8 @@ lock) or Sphinx's doctrees. :func:`differences` names the files that differ. The
 suite and ``tools/bench_incremental.py`` compare every incremental build with a clean
 one so.
 
-Example::
-
-    assert differences(output_files(incremental), output_files(clean)) == []
+>>> differences({"index.html": b"a", "old.html": b""}, {"index.html": b"b", "new.html": b""})
+['index.html', 'new.html', 'old.html']
 """
 
 from __future__ import annotations

@@ -23,12 +23,20 @@ definition, since autodoc reads attribute comments (``#:``) and source positions
 ``None`` when the file cannot be read or parsed: then only its bytes can count.
 :func:`compare` turns two such tables into a :class:`Delta`.
 
-Example::
+Example: the docstring of ``mean`` is edited, its code is not.
 
-    before = module_pieces("src/pkg/stats.py")
-    ...  # the docstring of mean is edited
-    delta = compare(before, module_pieces("src/pkg/stats.py"))
-    delta.code, delta.docs, delta.texts   # (), {'mean'}, {'mean'}
+>>> import tempfile
+>>> from pathlib import Path
+>>> folder = tempfile.TemporaryDirectory()
+>>> stats = Path(folder.name, "stats.py")
+>>> code = '    return sum(xs) / len(xs)\\n'
+>>> _ = stats.write_text('def mean(xs):\\n    "The mean."\\n' + code)
+>>> before = module_pieces(stats)
+>>> _ = stats.write_text('def mean(xs):\\n    "The arithmetic mean."\\n' + code)
+>>> delta = compare(before, module_pieces(stats))
+>>> delta.code, sorted(delta.docs), sorted(delta.texts)
+((), ['mean'], ['mean'])
+>>> folder.cleanup()
 """
 
 from __future__ import annotations

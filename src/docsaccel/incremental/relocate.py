@@ -6,11 +6,6 @@ dependency, every node's ``source``. A state made in ``/old/repo`` and restored 
 unchanged and messages name this checkout's files. Only text and path values that are the
 old root or lie under it change; containers are rebuilt or updated in place, objects are
 walked through their ``__dict__`` (modules, classes and functions are left alone).
-
-Example::
-
-    env = pickle.load(stream)
-    relocate(env, "/old/repo", "/new/repo")
 """
 
 from __future__ import annotations

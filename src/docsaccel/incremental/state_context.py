@@ -15,11 +15,13 @@ configuration with the new one itself and reads every document again when a valu
 rebuilds on changed; the write side compares the HTML ones
 (:mod:`docsaccel.incremental.exports`).
 
-Example::
-
-    context = state_context(project="docs", builder="html", extensions={...}, ...)
-    key = context_key(context)                   # 16 hex digits
-    describe_difference(old, context)            # 'extension furo changed: 2024.1 → 2025.1'
+>>> fixed = {"project": "docs", "builder": "html", "sphinx": "8.2.3", "docutils": "0.21.2"}
+>>> old = state_context(**fixed, extensions={"furo": "2024.1"}, theme="furo", tags=[])
+>>> new = state_context(**fixed, extensions={"furo": "2025.1"}, theme="furo", tags=[])
+>>> len(context_key(new)), context_key(old) != context_key(new)
+(16, True)
+>>> describe_difference(old, new)
+'extension furo changed: 2024.1 → 2025.1'
 """
 
 from __future__ import annotations

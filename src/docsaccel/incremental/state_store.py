@@ -1,38 +1,33 @@
-"""The Sphinx state of the last build per build context, kept in the cache folder.
+"""The Sphinx state of the last build per build context, under the cache folder's ``sphinx/``.
 
 A state is Sphinx's doctree folder (the pickled environment and every doctree) and the
-builder's output folder, as a finished build left them, plus what that build knew about
-them (:mod:`docsaccel.incremental.pages`, the write side's facts). Layout, under the cache
-folder (beside the example cache's ``entries/``)::
+builder's output folder as a finished build left them, plus what that build knew about
+them (:mod:`docsaccel.incremental.pages`). Each file is stored once, named by its digest,
+and the state file naming them is renamed into place last; saving holds ``saving.lock``
+shared and :meth:`StateStore.prune` exclusive. The layout, the locking and the pruning
+rule, and how this store differs from the example cache's: the caching guide's "Design"
+section (``docs/guide/caching.rst``).
 
-    sphinx/
-        states/<context key>.json   # docsaccel.sphinx-state: the context, the project
-                                    # root it was made in, and every file by its digest
-        objects/<2 hex>/<sha256>    # the files' contents, each stored once for all states
-        tmp/                        # files and states being written
-        generated/<key>.json|.log   # what builds generated in a source folder
-                                    # (docsaccel.incremental.generated)
+Example: save a build's one output page, restore it into another output folder.
 
-A file is written in ``tmp/`` and renamed into ``objects/`` (its name is its digest, so two
-builds writing the same file write the same bytes); the state file is renamed into place
-last. So a build killed while saving leaves the previous state whole, two builds saving
-into one cache each leave a complete state (the last one stays), and a reader checks every
-file's digest as it copies it out: a pruned or damaged file makes the restore fail as a
-whole, and the build is a full one (the caller warns).
-
-An object is named by its content, so a damaged one would be named again by every later
-state and never written again: a reader that finds one damaged checks every other object
-of the state and removes the damaged ones, so the build that found them saves them anew
-and the build after it uses the state. ``prune`` checks every object
-the states name and removes damaged ones with the states naming them; ``stats`` counts
-those states as unusable.
-
-Example::
-
-    store = StateStore(Path(".docsaccel-cache"))
-    state = store.load(key)                      # raises StateError, naming the file
-    restored = store.restore(state, {"doctrees": doctreedir, "output": outdir})
-    store.save(key, meta, {"doctrees": {...rel: path}, "output": {...}}, known=restored)
+>>> import tempfile
+>>> from pathlib import Path
+>>> folder = tempfile.TemporaryDirectory()
+>>> page = Path(folder.name, "index.html")
+>>> _ = page.write_text("<p>Hello</p>")
+>>> store = StateStore(Path(folder.name, "cache"))
+>>> meta = {"context": {}, "root": folder.name, "build": {}}
+>>> _ = store.save("5f0c1e0a9b3d2c11", meta, {"output": {"index.html": page}})
+>>> state = store.load("5f0c1e0a9b3d2c11")
+>>> out = Path(folder.name, "out")
+>>> folders = {"doctrees": Path(folder.name, "doctrees"), "output": out}
+>>> [Path(path).relative_to(out).as_posix() for path in store.restore(state, folders)]
+['index.html']
+>>> store.load("0000000000000000")
+Traceback (most recent call last):
+...
+docsaccel.incremental.state_store.StateError: .../sphinx/states/0000000000000000.json: no such state
+>>> folder.cleanup()
 """
 
 from __future__ import annotations
@@ -51,7 +46,7 @@ from typing import Any
 
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.contract import InputError, read_json
-from docsaccel.formats import Format, write_json
+from docsaccel.formats import ABANDONED_SECONDS, Format, write_json
 
 __all__ = [
     "STATE",
@@ -68,10 +63,6 @@ __all__ = [
 #: 3: page records list the modules an import did not find (``absent``).
 STATE = Format("docsaccel.sphinx-state", 3, "Sphinx state")
 FOLDER = "sphinx"
-#: Files in ``tmp/`` or objects no state names were left by a killed build or by a state
-#: since replaced: ``prune`` removes them, unless a build is saving right now (it holds
-#: ``saving.lock``); then only those older than this.
-ABANDONED_SECONDS = 3600
 _PARTS = ("doctrees", "output")
 
 Known = dict[str, tuple[tuple[int, int, int], str]]
@@ -337,9 +328,11 @@ class StateStore:
     def prune(self, limit: int) -> tuple[int, int, int]:
         """Remove unusable states (unreadable, or naming a missing or damaged object),
         then the least recently used ones until the objects the rest name take at most
-        ``limit`` bytes, then the objects no state names (and leftovers in ``tmp/``) older
-        than :data:`ABANDONED_SECONDS`, and every damaged object. Returns ``(states
-        removed, bytes freed, bytes left)``."""
+        ``limit`` bytes, then the objects no state names and leftovers in ``tmp/`` (left by
+        a killed build or a state since replaced; while a build saves, which holds
+        ``saving.lock``, only those older than
+        :data:`docsaccel.formats.ABANDONED_SECONDS`), and every damaged object.
+        Returns ``(states removed, bytes freed, bytes left)``."""
         removed, freed = 0, 0
         kept = []
         for path, meta in self.all_states(check_objects=True):

@@ -13,19 +13,8 @@ byte-identical to an ungated run.
   (:mod:`docsaccel.render.native`), macro actions included.
 
 Each gated env's :class:`RenderStats` are published to :mod:`docsaccel.registry` under
-``"render"``. torchrl is imported only when the torchrl helpers are called.
-
-Example::
-
-    import gymnasium as gym
-    from docsaccel.render import RenderEvery, VideoFileRecorder
-
-    env = gym.make("HalfCheetah-v5", render_mode="rgb_array")
-    env = VideoFileRecorder(RenderEvery(env, render_every=16), "cheetah.gif", fps=20)
-    env.reset(seed=0)
-    for _ in range(320):
-        env.step(env.action_space.sample())
-    env.close()                        # writes cheetah.gif: 20 frames, 21 renders
+``"render"``. torchrl is imported only when the torchrl helpers are called. The render
+guide (``docs/guide/render.rst``) shows each of them in use.
 """
 
 from docsaccel.headless import ensure_headless_gl

@@ -44,18 +44,30 @@ class RenderEvery(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorAr
     Statistics (:class:`~docsaccel.render.RenderStats`) are in :attr:`render_stats` and
     published to :mod:`docsaccel.registry` under ``"render"`` / :attr:`stats_label`.
 
-    Example::
+    Example, with an env whose frames cost nothing (the render guide gates MuJoCo's):
 
-        import gymnasium as gym
-        from docsaccel.render import RenderEvery
-
-        env = RenderEvery(gym.make("HalfCheetah-v5", render_mode="rgb_array"), render_every=16)
-        env.reset(seed=0)
-        frames = [env.render()]               # the reset's frame: fresh
-        for _ in range(31):
-            env.step(env.action_space.sample())
-            frames.append(env.render())       # frames 16 and 32 are fresh, others reused
-        env.render_stats.fresh_renders, env.render_stats.reused_frames   # (3, 29)
+    >>> import numpy as np
+    >>> from docsaccel import registry
+    >>> class Still(gym.Env):
+    ...     metadata = {"render_modes": ["rgb_array"]}
+    ...     observation_space = action_space = gym.spaces.Discrete(1)
+    ...     render_mode = "rgb_array"
+    ...     def reset(self, *, seed=None, options=None):
+    ...         return 0, {}
+    ...     def step(self, action):
+    ...         return 0, 0.0, False, False, {}
+    ...     def render(self):
+    ...         return np.zeros((2, 2, 3), np.uint8)
+    >>> env = RenderEvery(Still(), render_every=16)
+    >>> _ = env.reset(seed=0)
+    >>> frames = [env.render()]  # the reset's frame: fresh
+    >>> for _ in range(31):
+    ...     _ = env.step(0)
+    ...     frames.append(env.render())  # frames 16 and 32 fresh, the others reused
+    >>> env.render_stats.fresh_renders, env.render_stats.reused_frames
+    (3, 29)
+    >>> env.close()
+    >>> registry.clear()
 
     Change logs:
         docsaccel 0.1.0 - first version.

@@ -18,18 +18,6 @@ state. The torchrl internals relied on are in :mod:`docsaccel.render.torchrl_com
 
 Use :func:`~docsaccel.render.bind_recorder` or :func:`~docsaccel.render.gated_video_env`
 rather than this module directly.
-
-Example::
-
-    from torchrl.envs import SatelliteEnv, TransformedEnv
-    from torchrl.record import VideoRecorder
-    from docsaccel.render import bind_recorder
-
-    recorder = VideoRecorder(None, "satellite", skip=16)
-    env = TransformedEnv(SatelliteEnv(backend="mujoco", from_pixels=True), recorder)
-    (gate,) = bind_recorder(recorder, env)   # installs a NativeRenderGate on the env
-    env.rollout(200)
-    gate.render_stats.fresh_renders          # 13: 12 kept frames and the reset
 """
 
 from __future__ import annotations

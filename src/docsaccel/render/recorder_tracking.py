@@ -14,15 +14,6 @@ whose inverse pass ran last is the one that counts the next frame. A tracked rec
 all its copies (torchrl copies a transform's attributes shallowly). Tracking is per
 recorder instance: its class becomes a subclass of its own class (same name); other
 recorders are untouched.
-
-Example::
-
-    from torchrl.record import VideoRecorder
-    from docsaccel.render.recorder_tracking import track_recorder
-
-    recorder = VideoRecorder(None, "run", skip=16)
-    tracker = track_recorder(recorder)
-    tracker.active is recorder        # True until a copy of it steps the env
 """
 
 from __future__ import annotations

@@ -21,16 +21,6 @@ Two kinds of env are gated:
 
 torchrl is imported only inside the functions that need it, so importing this module
 does not need torchrl.
-
-Example::
-
-    from torchrl.envs import AntEnv
-    from docsaccel.render import gated_video_env
-
-    env = gated_video_env(AntEnv(backend="mujoco", from_pixels=True), skip=16)
-    env.rollout(200)                     # 13 renders instead of 201, 12 frames kept
-    recorder = env.transform             # the bound torchrl VideoRecorder
-    recorder.dump()
 """
 
 from __future__ import annotations
@@ -145,17 +135,6 @@ def bind_recorder(recorder: Any, env: Any) -> list[RenderEvery | NativeRenderGat
     of those, or an in-process ``SerialEnv`` of those. Raises ValueError when ``env``
     contains nothing to gate, and before gating anything when a ``MujocoEnv`` inside
     cannot be gated exactly (no pixels, an unchecked backend or torchrl version).
-
-    Example::
-
-        from torchrl.envs import Compose, MultiAction, Walker2dEnv, TransformedEnv
-        from torchrl.record import VideoRecorder
-
-        recorder = VideoRecorder(None, "walker", skip=16)
-        base = Walker2dEnv(backend="mujoco", from_pixels=True)
-        # The recorder between the macro action and the env sees every low-level step.
-        env = TransformedEnv(base, Compose(recorder, MultiAction()))
-        (gate,) = bind_recorder(recorder, env)
     """
     RecorderSchedule(recorder)  # validates the recorder before anything is changed
     targets = _gate_targets(env)
@@ -213,19 +192,6 @@ def gated_video_env(
         pixels_only: passed to ``GymWrapper``: drop the state observation. A torchrl
             ``MujocoEnv`` takes it at creation instead (``pixels_only=True``).
         recorder_kwargs: more ``VideoRecorder`` arguments (``fps``, ``max_frames``, ...).
-
-    Example::
-
-        import gymnasium as gym
-        from torchrl.record import CSVLogger
-        from docsaccel.render import gated_video_env
-
-        logger = CSVLogger("cheetah", log_dir="videos", video_format="mp4")
-        env = gated_video_env(
-            gym.make("HalfCheetah-v5", render_mode="rgb_array"), skip=16, logger=logger
-        )
-        env.rollout(1000)
-        env.transform.dump()   # videos/cheetah/videos/rollout_0.mp4, 62 frames
 
     torchrl writes MP4 through ``torchcodec``, which is not a dependency of docsaccel:
     without it, leave ``video_format`` out (frames saved as a ``.pt`` tensor file).

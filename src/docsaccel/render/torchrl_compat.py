@@ -18,15 +18,6 @@ a torchrl upgrade that moves them breaks one module, and the tests say which fun
   env whose torchrl version or backend these were not checked against.
 
 Checked against torchrl 0.14.1 (backend ``"mujoco"``).
-
-Example::
-
-    from torchrl.envs import AntEnv
-    from docsaccel.render import torchrl_compat
-
-    env = AntEnv(backend="mujoco", from_pixels=True)
-    torchrl_compat.check_native_env(env)   # raises on anything not checked
-    torchrl_compat.last_pixels(env)        # None until the env renders its first frame
 """
 
 from __future__ import annotations

@@ -37,18 +37,6 @@ class VideoFileRecorder(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstru
     later ones to ``<stem>-1<suffix>``, ``<stem>-2<suffix>``, ...) and starts a new one;
     :meth:`close` dumps what is left. ``frames`` holds the frames of the current video.
 
-    Example::
-
-        import gymnasium as gym
-        from docsaccel.render import RenderEvery, VideoFileRecorder
-
-        env = gym.make("Hopper-v5", render_mode="rgb_array", width=240, height=180)
-        env = VideoFileRecorder(RenderEvery(env, render_every=8), "hopper.mp4", fps=15)
-        env.reset(seed=0)
-        for _ in range(200):
-            env.step(env.action_space.sample())
-        written = env.dump()   # the path of hopper.mp4, of 25 frames
-
     Change logs:
         docsaccel 0.1.0 - first version.
     """

@@ -10,9 +10,4 @@ the views render them and never re-measure:
 - :mod:`~docsaccel.report.check`: over budget or not (``docsaccel check``);
 - :mod:`~docsaccel.report.compare`: regressions between two builds;
 - :mod:`~docsaccel.report.history`: per-example medians and noise over recent builds.
-
-Example::
-
-    from docsaccel.report.inputs import load_timings
-    slowest = max(load_timings("docs/sg_execution_times.rst"), key=lambda t: t.seconds)
 """

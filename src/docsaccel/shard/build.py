@@ -19,13 +19,6 @@ The CI matrix (``nox -s docs_shard`` / ``docs_merge``) and the local parallel bu
 An artifact folder holds ``manifest.json`` (schema ``docsaccel.shard``: the shard's index,
 the shard count, its examples and, for each example it executed, the files it left),
 ``files/`` (those files, by path inside the Sphinx source folder) and ``records/``.
-
-Example::
-
-    project = read_project("docs")
-    run_shard(project, shards=3, index=0, inputs=[], artifact=Path("a/docs-shard-0"))
-    ...  # shards 1 and 2, anywhere
-    run_merge(project, Path("a"), outdir=Path("docs/_build/html"))
 """
 
 from __future__ import annotations

@@ -9,10 +9,6 @@ into one of the roles of a sharded docs build (see :mod:`docsaccel.shard.build`)
 - ``DOCSACCEL_SHARD_RECORDS=FOLDER``: the gallery outputs of every example are already in
   place (copied from the shards); execute nothing, and report the shards' records (an
   expected failure among them included: its page is the shard's).
-
-Example::
-
-    imported = apply_shard_settings(settings, examples, app.config.sphinx_gallery_conf)
 """
 
 from __future__ import annotations

@@ -6,15 +6,6 @@ group, which Sphinx answers by stopping the running example and ending the build
 ``SIGTERM`` to those still running after :data:`STOP_GRACE_S`, ``SIGKILL`` after as long
 again. Until :func:`resume`, no build starts (a shard still copying the project stops
 there), so a command stops in seconds with none of its builds left running.
-
-Example::
-
-    code = run_build([sys.executable, "-m", "sphinx", ...], env, stream)
-    ...
-    except KeyboardInterrupt:   # the main thread, while threads run builds
-        stop_all()
-        ...                     # wait for the threads
-        resume()
 """
 
 from __future__ import annotations

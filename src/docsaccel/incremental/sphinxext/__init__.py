@@ -20,12 +20,6 @@ Loaded by the gallery plugin (``docsaccel.gallery``) and active when the example
    this build generated in the source folder is recorded (:mod:`.sources`).
 
 Warnings are attributed to documents throughout (:mod:`.warnings`).
-
-Example::
-
-    extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
-    docsaccel_cache = "../.docsaccel-cache"    # the Sphinx state lives there too
-    docsaccel_cache_sphinx = True              # the default
 """
 
 from __future__ import annotations

@@ -22,14 +22,24 @@ handler uses (``EXTRA = json.load(...)``). So the build context holds:
   colours every code block, Jinja2 renders every page), which no extension's version
   stands for.
 
-Example::
+Example: editing ``html_title`` keeps the state, a handler connected in ``setup()``
+does not.
 
-    conf_code("docs/conf.py", {"project", "html_title"})    # '5d41402abc4b2a76'
-    conf_data(app.config, "/repo")                          # 'b9f1c0d3e2a47f58'
-    overrides(app.config, {"html_title"}, "/repo")           # '0e1f2a3b4c5d6e7f'
-    helper_code("/repo/docs", "/repo", {"/repo/docs/conf.py"})  # '1a2b3c4d5e6f7a8b'
-    docutils_conf("/repo/docs")                              # 'none'
-    sphinx_libraries()    # {'pygments': '2.20.0', 'jinja2': '3.1.6', ...}
+>>> import tempfile
+>>> from pathlib import Path
+>>> folder = tempfile.TemporaryDirectory()
+>>> conf = Path(folder.name, "conf.py")
+>>> _ = conf.write_text("project = 'pkg'\\nhtml_title = 'Pkg'\\n")
+>>> first = conf_code(str(conf), {"project", "html_title"})
+>>> _ = conf.write_text("project = 'pkg'\\nhtml_title = 'Pkg docs'\\n")
+>>> conf_code(str(conf), {"project", "html_title"}) == first
+True
+>>> _ = conf.write_text("project = 'pkg'\\ndef setup(app):\\n    pass\\n")
+>>> conf_code(str(conf), {"project", "html_title"}) == first
+False
+>>> docutils_conf(folder.name)
+'none'
+>>> folder.cleanup()
 """
 
 from __future__ import annotations

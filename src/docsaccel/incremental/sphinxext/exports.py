@@ -24,12 +24,6 @@ before and after the documents are read again gives the keys whose resolution ma
 changed. :func:`navigation` is the digest of everything a page's navigation can show
 (the toctree from the root document, every title and section in it, the documents that
 exist): when it changes every page is written.
-
-Example::
-
-    before = offers(env, {"api/pkg.stats"})
-    ...  # the document is read again
-    changed = changed_keys(before, offers(env, {"api/pkg.stats"}))   # {'name:mean'}
 """
 
 from __future__ import annotations

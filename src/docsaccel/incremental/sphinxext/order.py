@@ -18,12 +18,6 @@ A clean build gets the same treatment: with ``-j N`` it merges the documents' da
 order its reading processes finish, which this makes the order of a serial build.
 Before writing (:func:`before_writing`), the search index's index entries are laid out in
 the documents' order.
-
-Example::
-
-    list(env.domains["py"].data["modules"])   # ['pkg', 'pkg.base', 'pkg.area']: read again
-    on_env_updated(app, env)
-    list(env.domains["py"].data["modules"])   # ['pkg', 'pkg.area', 'pkg.base']
 """
 
 from __future__ import annotations

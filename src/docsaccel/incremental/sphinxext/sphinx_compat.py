@@ -16,13 +16,6 @@ releases docsaccel supports (7.4 to 9.0), in one place.
 - whether the documents are read in parallel: with ``-j N`` when every extension allows
   it, before Sphinx 8.1 only when more than 5 documents are read
   (:func:`reads_in_parallel`).
-
-Example::
-
-    for domain in domains_in_order(env):
-        domain.get_objects()
-    standard_domain(env).anonlabels
-    source_suffix(env, "index")       # '.rst'
 """
 
 from __future__ import annotations

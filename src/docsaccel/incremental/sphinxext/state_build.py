@@ -6,12 +6,6 @@ made at ``config-inited`` when the state is on; the other handlers find it with
 (:data:`PAGES_ATTR`, :data:`TABLES_ATTR`), so parallel readers hand them back with it; the
 facts of the write side and the warnings live in :data:`MARKER` beside the doctrees,
 written when a build has finished.
-
-Example::
-
-    build = current(app)
-    if build is not None:
-        build.read_reasons["api/pkg.stats"]   # ['src/pkg/stats.py: mean changed']
 """
 
 from __future__ import annotations
