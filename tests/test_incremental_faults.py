@@ -11,7 +11,14 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.incremental_build import WRITTEN_WITH_ANY, Workspace, needs_state, replace, write
+from helpers.incremental_build import (
+    WRITTEN_WITH_ANY,
+    Workspace,
+    from_cache,
+    needs_state,
+    replace,
+    write,
+)
 
 from docsaccel.cache.fingerprint import sha256_of
 
@@ -192,6 +199,32 @@ def test_a_local_rebuild_generates_its_sources_as_a_fresh_checkout(ws, edit, gon
         assert "were not made again by this one, and stay removed" in built.output
         assert gone in built.output and not (ws.docs / gone).exists()
     assert ws.differences() == []
+
+
+@pytest.mark.parametrize(
+    ("edit", "gone"),
+    [
+        (REMOVED_CLASS, "api/pkg.shapes.Circle.rst"),
+        (_renamed_example, "auto_examples/plot_mean.rst"),
+    ],
+    ids=["removed-class", "renamed-example"],
+)
+def test_a_rebuild_after_a_restoring_build_removes_what_that_build_generated(
+    ws, tmp_path, edit, gone
+):
+    """A checkout elsewhere restores the state, then builds again in its folders after a
+    change: what the restoring build generated is removed as a clean build would not have
+    it (no page of the removed class or example, no "isn't included in any toctree")."""
+    other = from_cache(ws.cache, tmp_path / "elsewhere")
+    restoring = other.build(None, *STRICT)
+    assert restoring.returncode == 0, restoring.output
+    assert restoring.state["origin"] == "cache", restoring.state
+    other.edit(edit)
+    built = other.build(None, *STRICT)
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "local"
+    assert gone in built.output and not (other.docs / gone).exists()
+    assert other.differences() == []
 
 
 PARALLEL = replace("docs/conf.py", '"show_memory": False,', '"show_memory": False, "parallel": 2,')
