@@ -227,6 +227,18 @@ def test_a_rebuild_after_a_restoring_build_removes_what_that_build_generated(
     assert other.differences() == []
 
 
+def test_a_restored_build_leaves_no_empty_folder_of_a_renamed_example(ws):
+    """The restored output held the renamed example's download in a folder of its own
+    (``_downloads/<digest>/plot_mean.py``): deleting the file deletes the folder too."""
+    ws.fresh_copy(_renamed_example)
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "cache"
+    downloads = ws.outdir / "_downloads"
+    assert [p for p in downloads.rglob("*") if p.is_dir() and not any(p.iterdir())] == []
+    assert ws.differences() == []  # empty folders count there too
+
+
 PARALLEL = replace("docs/conf.py", '"show_memory": False,', '"show_memory": False, "parallel": 2,')
 
 
