@@ -239,6 +239,38 @@ def test_a_restored_build_leaves_no_empty_folder_of_a_renamed_example(ws):
     assert ws.differences() == []  # empty folders count there too
 
 
+#: The example warns: the warning sphinx-gallery captures into its page names the
+#: example's file, in the checkout that ran it.
+PRINTS_ITS_PATH = replace(
+    "docs/examples/plot_mean.py",
+    "print(mean([1.0, 2.0, 3.0]))",
+    'print(mean([1.0, 2.0, 3.0]))\nimport warnings\nwarnings.warn("mean of a short list")',
+)
+
+
+def test_a_checkout_elsewhere_shows_its_own_path_in_a_restored_example(tmp_path):
+    """An example's output naming the folder it ran in is not restored into a checkout in
+    another folder (the example runs again there): its page shows this checkout's path,
+    as a clean build of it does, never the first checkout's."""
+    first = Workspace(tmp_path / "first")
+    first.fresh_copy(PRINTS_ITS_PATH)
+    assert first.build().returncode == 0
+    page = Path("auto_examples") / "plot_mean.html"
+    assert str(first.project) in (first.outdir / page).read_text("utf-8")
+    other = from_cache(first.cache, tmp_path / "elsewhere", [PRINTS_ITS_PATH])
+    built = other.build()
+    assert built.returncode == 0, built.output
+    shown = (other.outdir / page).read_text("utf-8")
+    assert str(other.project) in shown and str(first.project) not in shown
+    assert built.ran == {"examples/plot_mean.py"}, built.report["examples"]
+    assert other.differences() == []
+    # The entry that run stored serves the next build of this checkout.
+    other.fresh_copy()
+    again = other.build()
+    assert again.returncode == 0 and again.ran == set(), again.output
+    assert other.differences() == []
+
+
 PARALLEL = replace("docs/conf.py", '"show_memory": False,', '"show_memory": False, "parallel": 2,')
 
 
