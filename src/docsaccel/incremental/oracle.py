@@ -8,9 +8,8 @@ the pages showing a measured time (their words hold the time's digits), and with
 the gallery plugin writes anew in every build (``docsaccel/``: its report, records and
 lock) or Sphinx's doctrees. An empty folder counts as an entry of its own (its path and
 a slash): a clean build makes none where a removed file left one. :func:`differences`
-names the files that differ. The test
-suite and ``tools/bench_incremental.py`` compare every incremental build with a clean
-one so.
+names the files that differ. The test suite and ``tools/bench_incremental.py`` compare
+every incremental build with a clean one so.
 
 Example::
 
