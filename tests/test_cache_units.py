@@ -654,3 +654,27 @@ def test_odd_metadata_gives_the_version_the_email_parser_reads(fake_site: Path) 
     for name, version in found.items():
         assert deps_module.current_version(name) == version
         assert metadata.version(name).strip() == version
+
+
+def test_an_entry_showing_the_folder_it_ran_in_is_not_restored_elsewhere(tmp_path: Path) -> None:
+    """In its own folder it serves; in another one only when no file shows the old path."""
+    from docsaccel.cache.cache_build import _shows_where_it_ran
+
+    store = CacheStore(tmp_path / "cache")
+    page = tmp_path / "plot_a.rst"
+    page.write_text("UserWarning: /old/checkout/docs/examples/plot_a.py:3: careful\n")
+    plain = tmp_path / "plot_b.rst"
+    plain.write_text("/old/checkout-two is another folder\n")
+    deps = {"source": "x", "files": {}, "code": {}, "dists": {}}
+    for name, source in (("a", page), ("b", plain)):
+        meta = {"id": name, "context": {}, "deps": deps, "record": {}, "made_in": "/old/checkout"}
+        store.store(name, meta, {f"auto_examples/{source.name}": source})
+    showing, other = store.load("a"), store.load("b")
+    assert _shows_where_it_ran(store, showing, "/old/checkout") is None
+    assert _shows_where_it_ran(store, showing, "/new/checkout") == (
+        "its auto_examples/plot_a.rst shows the folder it ran in: /old/checkout"
+    )
+    assert _shows_where_it_ran(store, other, "/new/checkout") is None
+    unknown = store.load("a")
+    del unknown.meta["made_in"]
+    assert _shows_where_it_ran(store, unknown, "/new/checkout") == "the folder it ran in is unknown"

@@ -270,3 +270,23 @@ def test_a_file_the_build_moves_keeps_what_was_there_before(tmp_path):
     assert files.finish() == ["api/pkg.rst"]
     assert GeneratedFiles(records, src, leave_out=[out]).remove_earlier() == ["api/pkg.rst"]
     assert (src / "api" / "committed.rst.bak").read_text() == "the user's\n"
+
+
+def test_a_watch_unpickled_by_a_later_build_does_not_take_its_events(tmp_path):
+    """sphinx-gallery's settings carry the watch, and Sphinx pickles them with the
+    environment: a later build (here, of another checkout) that loads it keeps recording
+    what it generates itself, so the build after it in its folders can remove it."""
+    import pickle
+
+    old_src, records, old_out = _tree(tmp_path / "old")
+    old = _watch(old_src, records, old_out)
+    kept_in_environment = pickle.dumps(old)
+    old.finish()
+    src, _, out = _tree(tmp_path / "new")
+    files = _watch(src, records, out)
+    pickle.loads(kept_in_environment).join()  # as Sphinx loads the environment
+    (src / "api" / "pkg.rst").write_text("generated\n")
+    files.finish()
+    recorded = json.loads(files.record.read_text())
+    assert list(recorded["files"]) == ["api/pkg.rst"]
+    assert GeneratedFiles(records, src, leave_out=[out]).remove_earlier() == ["api/pkg.rst"]

@@ -11,7 +11,14 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.incremental_build import WRITTEN_WITH_ANY, Workspace, needs_state, replace, write
+from helpers.incremental_build import (
+    WRITTEN_WITH_ANY,
+    Workspace,
+    from_cache,
+    needs_state,
+    replace,
+    write,
+)
 
 from docsaccel.cache.fingerprint import sha256_of
 
@@ -192,6 +199,76 @@ def test_a_local_rebuild_generates_its_sources_as_a_fresh_checkout(ws, edit, gon
         assert "were not made again by this one, and stay removed" in built.output
         assert gone in built.output and not (ws.docs / gone).exists()
     assert ws.differences() == []
+
+
+@pytest.mark.parametrize(
+    ("edit", "gone"),
+    [
+        (REMOVED_CLASS, "api/pkg.shapes.Circle.rst"),
+        (_renamed_example, "auto_examples/plot_mean.rst"),
+    ],
+    ids=["removed-class", "renamed-example"],
+)
+def test_a_rebuild_after_a_restoring_build_removes_what_that_build_generated(
+    ws, tmp_path, edit, gone
+):
+    """A checkout elsewhere restores the state, then builds again in its folders after a
+    change: what the restoring build generated is removed as a clean build would not have
+    it (no page of the removed class or example, no "isn't included in any toctree")."""
+    other = from_cache(ws.cache, tmp_path / "elsewhere")
+    restoring = other.build(None, *STRICT)
+    assert restoring.returncode == 0, restoring.output
+    assert restoring.state["origin"] == "cache", restoring.state
+    other.edit(edit)
+    built = other.build(None, *STRICT)
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "local"
+    assert gone in built.output and not (other.docs / gone).exists()
+    assert other.differences() == []
+
+
+def test_a_restored_build_leaves_no_empty_folder_of_a_renamed_example(ws):
+    """The restored output held the renamed example's download in a folder of its own
+    (``_downloads/<digest>/plot_mean.py``): deleting the file deletes the folder too."""
+    ws.fresh_copy(_renamed_example)
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "cache"
+    downloads = ws.outdir / "_downloads"
+    assert [p for p in downloads.rglob("*") if p.is_dir() and not any(p.iterdir())] == []
+    assert ws.differences() == []  # empty folders count there too
+
+
+#: The example warns: the warning sphinx-gallery captures into its page names the
+#: example's file, in the checkout that ran it.
+PRINTS_ITS_PATH = replace(
+    "docs/examples/plot_mean.py",
+    "print(mean([1.0, 2.0, 3.0]))",
+    'print(mean([1.0, 2.0, 3.0]))\nimport warnings\nwarnings.warn("mean of a short list")',
+)
+
+
+def test_a_checkout_elsewhere_shows_its_own_path_in_a_restored_example(tmp_path):
+    """An example's output naming the folder it ran in is not restored into a checkout in
+    another folder (the example runs again there): its page shows this checkout's path,
+    as a clean build of it does, never the first checkout's."""
+    first = Workspace(tmp_path / "first")
+    first.fresh_copy(PRINTS_ITS_PATH)
+    assert first.build().returncode == 0
+    page = Path("auto_examples") / "plot_mean.html"
+    assert str(first.project) in (first.outdir / page).read_text("utf-8")
+    other = from_cache(first.cache, tmp_path / "elsewhere", [PRINTS_ITS_PATH])
+    built = other.build()
+    assert built.returncode == 0, built.output
+    shown = (other.outdir / page).read_text("utf-8")
+    assert str(other.project) in shown and str(first.project) not in shown
+    assert built.ran == {"examples/plot_mean.py"}, built.report["examples"]
+    assert other.differences() == []
+    # The entry that run stored serves the next build of this checkout.
+    other.fresh_copy()
+    again = other.build()
+    assert again.returncode == 0 and again.ran == set(), again.output
+    assert other.differences() == []
 
 
 PARALLEL = replace("docs/conf.py", '"show_memory": False,', '"show_memory": False, "parallel": 2,')

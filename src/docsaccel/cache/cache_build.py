@@ -80,6 +80,7 @@ from docsaccel.cache.fingerprint import code_facts, modified_ns, sha256_of
 from docsaccel.cache.loaded import ModulesMemo
 from docsaccel.cache.placement import misplaced, placement
 from docsaccel.cache.recorder import NOT_PROJECT, Recorder, Seen
+from docsaccel.cache.shown_paths import path_forms, shows
 from docsaccel.cache.store import (
     CacheStore,
     Entry,
@@ -449,6 +450,8 @@ class CacheBuild:
                 "granularity": self.recording.granularity,
                 # For ``cache explain``, which sees the source dir but not the settings.
                 "root": _root_from_docs(self),
+                # Where it ran: an output showing that folder is wrong in another one.
+                "made_in": self.recording.project.root,
                 **self.placement(example),
             }
             try:
@@ -600,6 +603,28 @@ def _decisions(records: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, Any
 def _root_from_docs(build: CacheBuild) -> str:
     """The project root relative to the Sphinx source dir, as an entry keeps it."""
     return Path(os.path.relpath(build.recording.project.root, build.docs)).as_posix()
+
+
+def _shows_where_it_ran(store: CacheStore, entry: Entry, root: str) -> str | None:
+    """Why an entry made in another checkout is not restored into this one: a file of it
+    shows the folder it ran in (a warning printed with the example's path), where this
+    checkout's run shows this one's (``None``: same folder, or no file shows it). When in
+    doubt (no folder recorded, a file unreadable), the example runs again."""
+    made_in = entry.meta.get("made_in")
+    if made_in == root:
+        return None
+    if not isinstance(made_in, str):
+        return "the folder it ran in is unknown"
+    forms = path_forms(made_in)
+    for part in ("files", "written"):
+        for relative in sorted(entry.meta.get(part) or {}):
+            try:
+                data = store.file_of(entry, part, relative).read_bytes()
+            except OSError:
+                return "entry corrupt"
+            if shows(data, forms):
+                return f"its {relative} shows the folder it ran in: {made_in}"
+    return None
 
 
 def _failed(record: dict[str, Any], example: Example, failures: Mapping[str, str]) -> str:
@@ -869,6 +894,9 @@ def _look_up_one(
     if made_root is not None and made_root != root:
         # Its paths are relative to another folder: a file it wrote would land elsewhere.
         return f"project root changed: {made_root} → {root}"
+    shown = _shows_where_it_ran(store, entry, project.root)
+    if shown is not None:
+        return shown
     # Its files are paths inside the source dir: put back only where sphinx-gallery now
     # writes the example's outputs, never into a gallery folder this build does not use.
     elsewhere = misplaced(entry.meta, entry.meta["files"], build.placement(example))

@@ -78,7 +78,9 @@ __all__ = [
 #: 8: entries list the modules an import did not find (``absent``).
 #: 9: an entry's files are only what the run wrote: no longer a file of the source tree
 #:    its page only shows (``/_static/img/logo.gif``), which a restore would overwrite.
-ENTRY_FORMAT = Format("docsaccel.cache-entry", 9, "cache entry")
+#: 10: entries keep the folder the example ran in (``made_in``): one whose outputs show
+#:    it is not restored into a checkout elsewhere.
+ENTRY_FORMAT = Format("docsaccel.cache-entry", 10, "cache entry")
 ENTRY_FILE = "entry.json"
 LAST_HIT = "last-hit"
 LAST_BUILD = "last-build.json"
@@ -262,6 +264,12 @@ class CacheStore:
             shutil.rmtree(work, ignore_errors=True)
             raise
 
+    @staticmethod
+    def file_of(entry: Entry, part: str, relative: str) -> Path:
+        """Where the entry keeps its file ``relative`` of ``part`` (``"files"``: its
+        outputs, ``"written"``: what it wrote under the project's roots)."""
+        return entry.path / part / relative
+
     def restore(
         self, entry: Entry, docs: Path, created: dict[Path, Stamp] | None = None
     ) -> list[Path]:
@@ -273,7 +281,7 @@ class CacheStore:
         written: list[Path] = []
         try:
             for relative, digest in ordered:
-                source = entry.path / "files" / relative
+                source = self.file_of(entry, "files", relative)
                 if not source.is_file():
                     raise EntryError(f"{entry.path}: its file {relative} is missing")
                 target = docs / relative
@@ -314,7 +322,7 @@ class CacheStore:
         real_root = os.path.realpath(root)
         restored: list[Path] = []
         for relative, digest in sorted(entry.meta["written"].items()):
-            source = entry.path / "written" / relative
+            source = self.file_of(entry, "written", relative)
             target = Path(root) / relative
             try:
                 if not is_under(_nearest_real(target.parent), real_root):

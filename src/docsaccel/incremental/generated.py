@@ -97,6 +97,8 @@ class GeneratedFiles:
         self._lock: int | None = None
         self._alone = True  # no other build of this folder was watching when this one began
         self._started_ns = 0
+        #: The process of the build that made the watch: only its children join it.
+        self._maker = os.getpid()
 
     # -- before the generators run -------------------------------------------------------
 
@@ -261,11 +263,24 @@ class GeneratedFiles:
             with contextlib.suppress(FileExistsError), open(self.log, "x", encoding="utf-8") as f:
                 f.write(head)  # the other build finished meanwhile and wrote the record
         self._noted.clear()
-        self.join()
+        self._attach()
 
     def join(self) -> None:
         """In a process the watch was handed to, pickled (sphinx-gallery's ``parallel``
-        workers): note what this one creates too, in the same log."""
+        workers): note what this one creates too, in the same log.
+
+        Only a child of the build that made the watch joins it, and only when it has no
+        watch of its own. The watch travels in sphinx-gallery's settings, which Sphinx
+        pickles with the environment: a later build loading that environment (restored
+        from the cache into another checkout, or the last one in these folders) would
+        otherwise hand its events to the old build's log, and record nothing of its own.
+        """
+        if _watching is not None or os.getppid() != self._maker:
+            return
+        self._attach()
+
+    def _attach(self) -> None:
+        """Make this the watch the process's audit listener reports to."""
         global _watching, _listener
         _watching = self
         if _listener is None or not _listener.listening:

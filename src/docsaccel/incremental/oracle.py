@@ -6,9 +6,10 @@ execution-time table, whose rows are in the order of the times), a zip by what i
 (a zip records its files' modification times), the search index without the numbers of
 the pages showing a measured time (their words hold the time's digits), and without what
 the gallery plugin writes anew in every build (``docsaccel/``: its report, records and
-lock) or Sphinx's doctrees. :func:`differences` names the files that differ. The test
-suite and ``tools/bench_incremental.py`` compare every incremental build with a clean
-one so.
+lock) or Sphinx's doctrees. An empty folder counts as an entry of its own (its path and
+a slash): a clean build makes none where a removed file left one. :func:`differences`
+names the files that differ. The test suite and ``tools/bench_incremental.py`` compare
+every incremental build with a clean one so.
 
 >>> differences({"index.html": b"a", "old.html": b""}, {"index.html": b"b", "new.html": b""})
 ['index.html', 'new.html', 'old.html']
@@ -31,6 +32,8 @@ _TIMES = (
 )
 _LEFT_OUT = ("docsaccel/", ".doctrees/")
 _SEARCH_INDEX = "searchindex.js"
+#: What an empty folder is compared as.
+EMPTY_FOLDER = b"<empty folder>"
 
 
 def _masked(path: Path, relative: str) -> bytes:
@@ -78,10 +81,14 @@ def output_files(outdir: Path) -> dict[str, bytes]:
     timed = set()
     for path in sorted(Path(outdir).rglob("*")):
         relative = path.relative_to(outdir).as_posix()
-        if path.is_file() and not relative.startswith(_LEFT_OUT):
+        if relative.startswith(_LEFT_OUT) or f"{relative}/" in _LEFT_OUT:
+            continue
+        if path.is_file():
             found[relative] = _masked(path, relative)
             if path.suffix == ".html" and found[relative] != path.read_bytes():
                 timed.add(relative)
+        elif path.is_dir() and not any(path.iterdir()):
+            found[f"{relative}/"] = EMPTY_FOLDER
     if _SEARCH_INDEX in found:
         search_index = Path(outdir) / _SEARCH_INDEX
         found[_SEARCH_INDEX] = _masked_search_index(search_index.read_bytes(), timed)

@@ -22,11 +22,9 @@ Example (what ``setup`` connects)::
 from __future__ import annotations
 
 import contextlib
-import html
 import os
 import pickle
 import sys
-import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -42,6 +40,7 @@ from docsaccel.cache.deps import Project, project_roots, providers
 from docsaccel.cache.early import carry_early_reads
 from docsaccel.cache.fingerprint import file_digest
 from docsaccel.cache.recorder import Recorder
+from docsaccel.cache.shown_paths import path_forms, shows
 from docsaccel.contract import InputError, read_json
 from docsaccel.incremental.pages import Place
 from docsaccel.incremental.relocate import relocated
@@ -361,16 +360,11 @@ def _pages_showing(outdir: Path, old: str, outputs: dict[str, list[str]]) -> set
     """The documents whose restored page shows a path under ``old``: made when the page
     was written (a ``todolist`` names each todo's file), it changes only when the page is
     written again."""
-    folder = os.path.join(old, "")
-    # As the page may hold it: as it is, escaped as HTML text, quoted as in a link.
-    needles = {
-        form.encode("utf-8") for form in (folder, html.escape(folder), urllib.parse.quote(folder))
-    }
+    forms = path_forms(old)
     found = set()
     for docname, files in outputs.items():
         with contextlib.suppress(OSError, IndexError):
-            data = (outdir / files[0]).read_bytes()
-            if any(needle in data for needle in needles):
+            if shows((outdir / files[0]).read_bytes(), forms):
                 found.add(docname)
     return found
 

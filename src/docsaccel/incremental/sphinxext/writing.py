@@ -590,7 +590,23 @@ def remove_stale(
     for path in stale:
         with contextlib.suppress(OSError):
             path.unlink()
+    remove_emptied(outdir, stale)
     return len(stale)
+
+
+def remove_emptied(outdir: Path, removed: Iterable[Path]) -> None:
+    """Remove the folders under ``outdir`` that deleting ``removed`` left empty, up to
+    the first one still holding something: a clean build makes no folder for a file it
+    does not write (``_downloads/<digest>/`` of a renamed example's download)."""
+    top = Path(os.path.abspath(outdir))
+    for path in removed:
+        folder = Path(os.path.abspath(path)).parent
+        while folder != top and top in folder.parents:
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (or gone): what is above it is not empty either
+                break
+            folder = folder.parent
 
 
 #: The facts' key of :func:`site_files`.
