@@ -13,9 +13,8 @@ logs the message through Sphinx's logging (one ``ERROR:`` line in the warning st
 API catches it as any configuration error) that is also a ``BdbQuit``, so ``sphinx-build``
 adds nothing and exits with status 2.
 
-Example (in an event handler)::
-
-    raise config_error(f"DOCSACCEL_CACHE = {value!r}: names no folder") from None
+An event handler raises ``config_error(...) from None`` with a message naming the
+setting and its value.
 """
 
 from __future__ import annotations

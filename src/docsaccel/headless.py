@@ -14,12 +14,9 @@ Rules, in order:
 3. Otherwise ``egl`` then ``osmesa`` are tried; the first that works is exported as
    ``MUJOCO_GL`` (and ``PYOPENGL_PLATFORM``) so child processes inherit it.
 
-Example, before MuJoCo is imported (in ``conf.py``, or a tutorial run as a script)::
-
-    from docsaccel.headless import ensure_headless_gl
-
-    backend = ensure_headless_gl()   # without a display: "egl", else "osmesa"
-    import mujoco                    # now renders offscreen
+Call :func:`ensure_headless_gl` before MuJoCo is imported (in ``conf.py``, or a tutorial
+run as a script): without a display it picks ``egl``, else ``osmesa``, and MuJoCo then
+renders offscreen.
 
 Given another environment than ``os.environ``, it reads and updates that one; with a
 display, nothing is probed or set:

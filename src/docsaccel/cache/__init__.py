@@ -23,8 +23,6 @@ The parts, one module each:
 - :mod:`.cache_build`: lookup before sphinx-gallery runs, store after (the plugin's calls);
 - :mod:`.manage`: ``docsaccel cache explain / stats / prune``.
 
-Example (``conf.py``)::
-
-    docsaccel_cache = "../.docsaccel-cache"
-    docsaccel_cache_granularity = "module"   # or "function"
+In ``conf.py``: ``docsaccel_cache = "../.docsaccel-cache"`` turns it on, and
+``docsaccel_cache_granularity = "function"`` (or ``"module"``) chooses the granularity.
 """

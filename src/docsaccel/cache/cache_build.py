@@ -25,13 +25,6 @@ The gallery plugin makes three calls (:mod:`docsaccel.gallery`):
    running when the build stopped. So even a build killed outright (``SIGKILL``) leaves
    the examples its process finished (a ``parallel`` build's workers' are stored at the
    gallery's end).
-
-Example (what the plugin does)::
-
-    cache = lookup(settings, examples, gallery_conf, srcdir, outdir, warn=logger.warning)
-    hook = ExampleHook.for_examples(..., cache=cache.recording)
-    ...  # sphinx-gallery runs
-    cache.store_executed(records, failures, stale, on_overrun)
 """
 
 from __future__ import annotations

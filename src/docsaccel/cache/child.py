@@ -36,12 +36,8 @@ nothing; what the fork server forks records as a worker.
 Nothing here changes how a child behaves: no signal handler, no thread, and the lock
 guarding a write is made anew in each forked child.
 
-Example (what the site folder's line does, in a child started afresh)::
-
-    import os
-    if os.environ.get("DOCSACCEL_CACHE_CHILD"):
-        from docsaccel.cache.child import startup
-        startup()
+The site folder's line calls :func:`startup` in a child started afresh when
+``DOCSACCEL_CACHE_CHILD`` is set.
 """
 
 from __future__ import annotations

@@ -14,11 +14,6 @@ few would not rebuild), and each document that warned when last read.
 What the documents about to be read offer other pages is noted before they are read
 (:mod:`.exports`): the write side compares it afterwards. At ``env-before-read-docs`` the
 build log says, per document, why it is read.
-
-Example (what ``setup`` connects)::
-
-    app.connect("env-get-outdated", on_env_get_outdated, priority=1)
-    app.connect("env-before-read-docs", on_before_read_docs, priority=900)
 """
 
 from __future__ import annotations

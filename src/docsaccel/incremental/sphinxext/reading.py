@@ -21,11 +21,6 @@ the page includes its text (a node of the doctree comes from it) or an extension
 shows module source (``viewcode``, ``linkcode``) is loaded. The record is kept in the
 environment (:data:`.state_build.PAGES_ATTR`): a parallel reader's records come back with its
 environment and are merged at ``env-merge-info``; ``env-purge-doc`` drops a document's.
-
-Example (what ``setup`` connects)::
-
-    app.connect("source-read", on_source_read, priority=1)
-    app.connect("doctree-read", on_doctree_read, priority=999)
 """
 
 from __future__ import annotations

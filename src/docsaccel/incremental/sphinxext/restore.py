@@ -13,10 +13,6 @@ state is put into the doctree folder (and, for HTML builders, the output folder)
 3. Else, or when the state is unusable (a warning says why), every document is read.
 
 A shard build (``DOCSACCEL_SHARD_EXAMPLES``) uses no state: its pages are not the site's.
-
-Example (what ``setup`` connects)::
-
-    app.connect("config-inited", on_config_inited, priority=30)
 """
 
 from __future__ import annotations

@@ -8,10 +8,6 @@ trusts them, and stores the doctrees and the output in the cache
 (:class:`docsaccel.incremental.state_store.StateStore`), unchanged files by the digests the
 restore checked. The state's file also holds the page records and their digests, for
 ``docsaccel cache explain`` (which reads no pickle).
-
-Example (what ``setup`` connects)::
-
-    app.connect("build-finished", on_build_finished, priority=850)
 """
 
 from __future__ import annotations

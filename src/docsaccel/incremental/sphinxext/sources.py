@@ -6,11 +6,6 @@ A build in these folders then generates its sources from what a fresh checkout h
 page of a removed class or renamed example is left over, and autosummary writes each page
 as a clean build does. The log names what was removed and what of it no generator made
 again (the left-over pages a build without docsaccel would have published).
-
-Example (what the state's ``config-inited`` handler and ``setup`` do)::
-
-    sources.on_config_inited(app, build)
-    app.connect("build-finished", sources.on_build_finished, priority=990)
 """
 
 from __future__ import annotations

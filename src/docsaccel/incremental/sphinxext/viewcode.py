@@ -20,10 +20,6 @@ records in the documents' order as a clean serial build makes them (a clean para
 build takes them in the order its processes finish: no order to follow), and the modules
 without objects are the ones a clean build keeps; at the end (:func:`stale_pages`) a
 restored module page for a module no longer there is deleted.
-
-Example (what ``setup`` connects when viewcode is loaded)::
-
-    app.connect("env-updated", on_env_updated, priority=980)
 """
 
 from __future__ import annotations

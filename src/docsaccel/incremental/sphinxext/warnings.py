@@ -17,10 +17,6 @@ main process attributes it when Sphinx hands it over. A parallel reader's warnin
 outside any document counts for every document of that reader (:func:`assign_chunk`); a
 parallel writer's, for every page. A duplicate's warning ("other instance in ...")
 counts for the other document too.
-
-Example (what ``setup`` installs)::
-
-    install(app)      # a handler on Sphinx's logger, for this build
 """
 
 from __future__ import annotations

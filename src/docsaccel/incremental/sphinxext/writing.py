@@ -26,11 +26,6 @@ written. At the end (:func:`remove_stale`) the pages of removed documents, the i
 downloads no page uses any more, and the restored files an extension copied for a page
 that no page links to any more (:func:`linked_files`) are deleted: they are not in a
 clean build.
-
-Example (what ``setup`` connects)::
-
-    app.connect("builder-inited", install, priority=950)
-    app.connect("env-get-updated", on_env_get_updated, priority=900)
 """
 
 from __future__ import annotations
