@@ -367,18 +367,22 @@ def _pages_showing(outdir: Path, old: str, outputs: dict[str, list[str]]) -> set
 
 def _relocate_folder(doctreedir: Path, old: str, new: str) -> set[str]:
     """Move the paths of every pickle in the doctree folder from ``old`` to ``new``;
-    return the documents whose text held a path under ``old``."""
+    return the documents whose text held a path under ``old``: a text that is such a path,
+    or one that still names ``old`` once the paths are moved (``'/old/repo/src/pkg'``
+    quoted in a value or a signature, which only reading the document again tells)."""
     texts = set()
+    shown = old.encode("utf-8")
     for path in [doctreedir / ENV_PICKLE_FILENAME, *sorted(doctreedir.rglob("*.doctree"))]:
         if not path.is_file():
             continue
         with open(path, "rb") as stream:
             value = pickle.load(stream)
         value, moved = relocated(value, old, new)
-        if moved and path.suffix == ".doctree":
+        data = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+        if path.suffix == ".doctree" and (moved or shown in data):
             texts.add(path.relative_to(doctreedir).with_suffix("").as_posix())
         partial = path.with_name(f".{path.name}.relocated")
         with open(partial, "wb") as stream:
-            pickle.dump(value, stream, pickle.HIGHEST_PROTOCOL)
+            stream.write(data)
         os.replace(partial, path)
     return texts
