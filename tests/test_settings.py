@@ -117,6 +117,22 @@ def test_a_budget_file_that_is_a_folder_is_called_a_folder(tmp_path: Path) -> No
     assert "docsaccel_budgets = 'budgets'" in str(raised.value)
 
 
+def test_a_cache_folder_the_system_refuses_to_look_at_is_one_line(tmp_path: Path) -> None:
+    long = str(tmp_path / ("a" * 300))  # longer than any file name may be
+    with pytest.raises(settings.SettingError) as raised:
+        _read({}, {"DOCSACCEL_CACHE": long}, tmp_path)
+    assert str(raised.value) == f"DOCSACCEL_CACHE={long!r}: File name too long"
+
+
+def test_a_cache_folder_that_cannot_be_made_is_told_before_any_write() -> None:
+    from docsaccel.cache.store import unwritable
+
+    # /proc takes no new folder, whatever access() answers for root.
+    assert unwritable(Path("/proc/docsaccel-nonexistent/cache")) == (
+        "cannot be made in /proc (No such file or directory)"
+    )
+
+
 def test_the_unknown_variable_warning_offers_only_what_a_user_sets() -> None:
     [message] = settings.unknown_variables({"DOCSACCEL_CACHE_CHILDREN": "1"})
     offered = message.split("Variables: ")[1].split(", ")

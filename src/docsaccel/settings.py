@@ -228,8 +228,11 @@ def _cache(source: Source) -> Path | None:
     else:
         path = _conf_path(source, "the cache folder")
         path = None if path is None else path.resolve()
-    if path is not None and path.exists() and not path.is_dir():
-        raise SettingError(f"{source.where}={source.value!r}: {path} is a file, not a folder")
+    try:
+        if path is not None and path.exists() and not path.is_dir():
+            raise SettingError(f"{source.where}={source.value!r}: {path} is a file, not a folder")
+    except OSError as exc:  # a name too long, a folder one may not look into
+        raise SettingError(f"{source.where}={source.value!r}: {exc.strerror or exc}") from None
     return path
 
 

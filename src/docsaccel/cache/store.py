@@ -479,4 +479,11 @@ def unwritable(folder: Path) -> str | None:
     if not os.access(existing, os.W_OK | os.X_OK):
         where = "is" if existing == Path(os.path.abspath(folder)) else f"is in {existing}, which is"
         return f"{where} read-only"
+    if existing != Path(os.path.abspath(folder)):
+        # Some folders refuse a new folder whatever access() says (``/proc``, ``/sys``):
+        # making one and taking it back is the only sure answer.
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".docsaccel-probe-", dir=existing))
+        except OSError as exc:
+            return f"cannot be made in {existing} ({exc.strerror or exc})"
     return None
