@@ -89,6 +89,19 @@ def test_what_a_build_created_is_recorded_and_removed_before_the_next(tmp_path):
     assert (src / "api" / "committed.rst").read_text() == "rewritten by a generator\n"
 
 
+def test_an_unreadable_record_removes_nothing_and_says_which_file(tmp_path):
+    src, records, out = _tree(tmp_path)
+    files = _watch(src, records, out)
+    _generate(src)
+    files.finish()
+    files.record.write_text("{broken")
+    again = GeneratedFiles(records, src, leave_out=[out])
+    assert again.remove_earlier() == []
+    assert again.unreadable is not None and str(files.record) in again.unreadable
+    assert (src / "api" / "pkg.rst").is_file()  # not trusted, so not removed
+    assert GeneratedFiles(records, src, leave_out=[out]).unreadable is None  # until read
+
+
 def test_a_file_removed_and_made_again_by_a_build_stays_the_users(tmp_path):
     """A generator that deletes a file it finds and writes it anew: the file was there
     before the build, so it is not the build's to remove."""

@@ -99,6 +99,8 @@ class GeneratedFiles:
         self._started_ns = 0
         #: The process of the build that made the watch: only its children join it.
         self._maker = os.getpid()
+        #: Why the record of the last build in this folder could not be read, if so.
+        self.unreadable: str | None = None
 
     # -- before the generators run -------------------------------------------------------
 
@@ -216,8 +218,10 @@ class GeneratedFiles:
             folders = [str(f) for f in data["folders"]]
         except FileNotFoundError:
             return None
-        except (InputError, KeyError, TypeError, ValueError, IndexError, AttributeError):
-            return None  # unreadable: nothing of it is trusted, so nothing is removed
+        except (InputError, KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            # Unreadable: nothing of it is trusted, so nothing is removed; said once.
+            self.unreadable = f"{self.record} is unreadable ({exc})"
+            return None
         return {"files": files, "folders": folders}
 
     def _read_log(self) -> tuple[int, int, list[tuple[str, str]]] | None:

@@ -56,6 +56,14 @@ def on_config_inited(app: Sphinx, build: IncrementalBuild) -> None:
         build.store.folder.parent, Path(app.srcdir), [build.outdir, build.doctreedir]
     )
     build.sources_removed = generated.remove_earlier()
+    if generated.unreadable:
+        logger.warning(
+            f"docsaccel: the record of what earlier builds generated in the source folder, "
+            f"{generated.unreadable}: nothing they generated is removed, so a page since "
+            "taken out may stay; build from a fresh checkout to be sure",
+            type="docsaccel",
+            subtype="cache",
+        )
     generated.watch()
     build.generated = generated
     gallery = getattr(app, "_docsaccel_gallery", None)
