@@ -639,9 +639,9 @@ def test_devices_and_pipes_are_refused_without_reading(files, tmp_path, capsys, 
         ("shard-local", ["--out", "a-file/html"], "a-file is a file, not a folder"),
         ("shard-merge", ["shards", "--out", "a-file"], "is a file, not a folder"),
         ("shard-build", ["--index", "0", "--artifact", "a-file"], "--artifact a-file: a-file"),
-        ("shard-local", ["--docs", "/nonexistent"], "--docs /nonexistent does not exist"),
-        ("shard-local", ["--root", "/nonexistent"], "--root /nonexistent does not exist"),
-        ("shard-build", ["--index", "0", "--docs", "a-file"], "is not a folder"),
+        ("shard-local", ["--docs", "/nonexistent"], "--docs /nonexistent: no such folder"),
+        ("shard-local", ["--root", "/nonexistent"], "--root /nonexistent: no such folder"),
+        ("shard-build", ["--index", "0", "--docs", "a-file"], "a-file is a file, not a folder"),
     ],
 )
 def test_shard_builds_refuse_bad_folders_before_any_shard(

@@ -117,6 +117,30 @@ def test_a_budget_file_that_is_a_folder_is_called_a_folder(tmp_path: Path) -> No
     assert "docsaccel_budgets = 'budgets'" in str(raised.value)
 
 
+@pytest.mark.parametrize(
+    ("conf", "env"),
+    [
+        ({}, {"DOCSACCEL_SHARD_RECORDS": "{file}"}),
+        ({}, {"DOCSACCEL_CACHE": "{file}"}),
+        ({"docsaccel_cache": "{file}"}, {}),
+        ({"docsaccel_cache_roots": ["{file}"]}, {}),
+    ],
+    ids=["shard-records", "cache-variable", "cache-conf", "cache-roots"],
+)
+def test_a_file_given_for_a_folder_is_called_a_file(tmp_path: Path, conf, env) -> None:
+    """Every path setting that wants a folder says a file is one ("no such folder" sent
+    the reader looking for a folder that is not missing)."""
+    file = tmp_path / "notes.txt"
+    file.write_text("x")
+
+    def given(value):
+        return [str(file)] if isinstance(value, list) else str(file)
+
+    with pytest.raises(settings.SettingError) as raised:
+        _read({k: given(v) for k, v in conf.items()}, {k: str(file) for k in env}, tmp_path)
+    assert f"{file} is a file, not a folder" in str(raised.value)
+
+
 def test_the_unknown_variable_warning_offers_only_what_a_user_sets() -> None:
     [message] = settings.unknown_variables({"DOCSACCEL_CACHE_CHILDREN": "1"})
     offered = message.split("Variables: ")[1].split(", ")

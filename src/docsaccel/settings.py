@@ -59,6 +59,7 @@ __all__ = [
     "env_name",
     "environment_variables",
     "given_as",
+    "not_a_folder",
     "read_env_setting",
     "read_settings",
     "resolve",
@@ -228,9 +229,25 @@ def _cache(source: Source) -> Path | None:
     else:
         path = _conf_path(source, "the cache folder")
         path = None if path is None else path.resolve()
-    if path is not None and path.exists() and not path.is_dir():
-        raise SettingError(f"{source.where}={source.value!r}: {path} is a file, not a folder")
+    # A cache folder that does not exist yet is made by the first build.
+    problem = None if path is None or not path.exists() else not_a_folder(path)
+    if problem is not None:
+        raise SettingError(f"{source.where}={source.value!r}: {problem}")
     return path
+
+
+def not_a_folder(path: Path) -> str | None:
+    """Why ``path`` is not a folder, in the words every path setting's error uses (a file
+    given for a folder is named as one); None when it is a folder.
+
+    >>> not_a_folder(Path("/no/such/place"))
+    '/no/such/place: no such folder'
+    """
+    if path.is_dir():
+        return None
+    if path.exists():
+        return f"{path} is a file, not a folder"
+    return f"{path}: no such folder"
 
 
 def _one_of(source: Source, choices: tuple[str, ...]) -> str:
@@ -263,8 +280,11 @@ def _roots(source: Source) -> tuple[Path, ...] | None:
     roots = []
     for item in value:
         path = source.confdir / item if isinstance(item, (str, os.PathLike)) and str(item) else None
-        if path is None or not path.is_dir():
-            raise SettingError(f"{source.where}: {item!r} is not a folder (from {source.confdir})")
+        problem = "not a path" if path is None else not_a_folder(path)
+        if problem is not None:
+            raise SettingError(
+                f"{source.where}: {item!r} is not a folder ({problem}; from {source.confdir})"
+            )
         roots.append(path.resolve())
     return tuple(roots)
 
@@ -316,8 +336,9 @@ def _shard_records(source: Source) -> Path | None:
     if source.value is None:
         return None
     path = Path(source.value)
-    if not path.is_dir():
-        raise SettingError(f"{source.where} = {source.value!r}: no such folder")
+    problem = not_a_folder(path)
+    if problem is not None:
+        raise SettingError(f"{source.where} = {source.value!r}: {problem}")
     return path
 
 

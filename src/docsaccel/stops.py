@@ -14,11 +14,8 @@ warning stream, so ``-w`` and ``-Q`` apply) and returns the exception to raise: 
 :class:`ReportedStop`, also a ``SphinxError`` subclass (Sphinx's event manager passes it
 on unwrapped, and code using the Sphinx API catches it as the Sphinx error it is), so
 ``sphinx-build`` adds nothing and exits with status 2. :func:`config_error` is the
-configuration error's case.
-
-Example (an event handler)::
-
-    raise config_error(f"docsaccel_budgets: {exc}") from None
+configuration error's case: an event handler raises ``config_error(...) from None``
+with a message naming the setting and its value.
 """
 
 from __future__ import annotations
