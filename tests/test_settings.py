@@ -141,6 +141,21 @@ def test_a_file_given_for_a_folder_is_called_a_file(tmp_path: Path, conf, env) -
     assert f"{file} is a file, not a folder" in str(raised.value)
 
 
+def test_none_in_conf_is_refused_where_the_setting_does_not_allow_it(tmp_path: Path) -> None:
+    """Sphinx only warns about a value of the wrong type; None was then read as the default
+    (``docsaccel_videos = None`` built with videos on)."""
+    for item in specs():
+        if item.key is None:
+            continue
+        if type(None) in item.types:
+            assert _read({item.key: None}, {}, tmp_path) is not None, item.key
+            continue
+        with pytest.raises(settings.SettingError) as raised:
+            _read({item.key: None}, {}, tmp_path)
+        assert str(raised.value).startswith(f"{item.key} must be "), item.key
+        assert str(raised.value).endswith("got None"), item.key
+
+
 def test_the_unknown_variable_warning_offers_only_what_a_user_sets() -> None:
     [message] = settings.unknown_variables({"DOCSACCEL_CACHE_CHILDREN": "1"})
     offered = message.split("Variables: ")[1].split(", ")

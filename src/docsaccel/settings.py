@@ -629,7 +629,8 @@ def resolve(name: str, config: Any, env: Mapping[str, str]) -> tuple[str, Any]:
 
     ``where`` names what gave the value (the variable or the key), for messages; a value
     from the environment is the variable's text, stripped. A variable set to a blank
-    string counts as unset, and so does a ``conf.py`` value of ``None``.
+    string counts as unset, and so does a ``conf.py`` value of ``None`` where the setting
+    allows it (else :class:`SettingError`).
     """
     source = _source(spec(name), config, env, Path("."))
     return source.where, source.value
@@ -658,6 +659,10 @@ def _source(item: Setting, config: Any, env: Mapping[str, str], confdir: Path) -
         value = getattr(config, item.key, None)
         if value is not None:
             return Source(item.key, value, False, confdir)
+        if config is not None and hasattr(config, item.key) and type(None) not in item.types:
+            # Sphinx's check of a value's type only warns: None would be the default.
+            accepts = item.accepts.replace("``", "")
+            raise SettingError(f"{item.key} must be {accepts}, got None")
     return Source(item.describe(), item.default, False, confdir)
 
 
