@@ -11,7 +11,7 @@ from unittest.mock import MagicMock
 import pytest
 
 from docsaccel import settings
-from docsaccel.contract import CI_ENV
+from docsaccel.contract import CI_ENV, MAX_BUDGET_SECONDS
 from docsaccel.settings import Source, config_values, environment_variables, specs
 
 ROOT = Path(__file__).parents[1]
@@ -154,6 +154,17 @@ def test_none_in_conf_is_refused_where_the_setting_does_not_allow_it(tmp_path: P
             _read({item.key: None}, {}, tmp_path)
         assert str(raised.value).startswith(f"{item.key} must be "), item.key
         assert str(raised.value).endswith("got None"), item.key
+
+
+@pytest.mark.parametrize("value", ["1e308", "604801"])
+def test_the_grace_is_capped_as_budgets_are(tmp_path: Path, value) -> None:
+    """An example swallowing its interruption would hold the build for the grace: no
+    duration docsaccel reads is longer than the budgets' cap."""
+    with pytest.raises(settings.SettingError) as raised:
+        _read({}, {"DOCSACCEL_INTERRUPT_GRACE": value}, tmp_path)
+    assert str(raised.value).startswith(f"DOCSACCEL_INTERRUPT_GRACE={value!r} is more than")
+    capped = _read({}, {"DOCSACCEL_INTERRUPT_GRACE": "604800"}, tmp_path)
+    assert capped.interrupt_grace == MAX_BUDGET_SECONDS
 
 
 def test_the_unknown_variable_warning_offers_only_what_a_user_sets() -> None:

@@ -43,7 +43,7 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from docsaccel.contract import InputError, parse_switch
+from docsaccel.contract import MAX_BUDGET_SECONDS, InputError, parse_switch
 from docsaccel.memory_sizes import format_size, machine_bytes, parse_size
 
 __all__ = [
@@ -382,6 +382,13 @@ def _grace(source: Source) -> float:
         raise SettingError(
             f"{source.where}={source.value!r} is not a number of seconds; use a finite "
             f"number >= 0, e.g. {source.where}={GRACE_SECONDS:g}"
+        )
+    # The cap of every duration docsaccel reads (the budgets' too): an example that
+    # swallows its interruption would otherwise hold the build without end.
+    if value > MAX_BUDGET_SECONDS:
+        raise SettingError(
+            f"{source.where}={source.value!r} is more than {MAX_BUDGET_SECONDS:g} seconds "
+            f"(7 days); use at most that, e.g. {source.where}={GRACE_SECONDS:g}"
         )
     return value
 
