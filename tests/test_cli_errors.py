@@ -183,6 +183,11 @@ def test_every_bad_budget_file_exits_2(files, capsys, name) -> None:
         (["compare", "{good}", "{good}", "--relative", "nan"], "relative"),
         (["compare", "{good}", "{good}", "--absolute", "-1"], "absolute"),
         (["compare", "{good}", "{good}", "--absolute", "inf"], "absolute"),
+        (
+            ["compare", "{good}", "{good}", "--relative", "-5"],
+            "--relative: must be a number of 0 or more, got '-5'",
+        ),
+        (["compare", "{good}", "{good}", "--absolute", "-1.5"], "got '-1.5'"),
         (["history", "append", "{good}", "--to", "{root}/folder"], "folder"),
         (["history", "append", "{good}", "--to", "{good}/sub.jsonl"], "sub.jsonl"),
         (["shard", "--shards", "1000000000", "--plan", "{good}"], "1024"),

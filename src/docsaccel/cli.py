@@ -12,6 +12,7 @@ naming the file and the problem (never a traceback: a crash must not read as a v
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -191,6 +192,18 @@ def _compare(args: argparse.Namespace) -> int:
     return _emit(text, code)
 
 
+def _threshold(text: str) -> float:
+    """A threshold option's value: a finite number of 0 or more. Checked as typed, so the
+    message quotes what the user wrote (``--relative -5``, not the fraction it becomes)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a number of 0 or more, got {text!r}")
+    return value
+
+
 def _add_compare(subparsers: argparse._SubParsersAction) -> None:
     from docsaccel.memory_sizes import format_size
     from docsaccel.report.compare import (
@@ -213,14 +226,14 @@ def _add_compare(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("head", metavar="HEAD", help="the build compared")
     parser.add_argument(
         "--relative",
-        type=float,
+        type=_threshold,
         default=DEFAULT_RELATIVE * 100,
         metavar="PERCENT",
         help=f"relative threshold in percent ({DEFAULT_RELATIVE * 100:g})",
     )
     parser.add_argument(
         "--absolute",
-        type=float,
+        type=_threshold,
         default=DEFAULT_ABSOLUTE_SECONDS,
         metavar="SECONDS",
         help=f"absolute threshold in seconds ({DEFAULT_ABSOLUTE_SECONDS:g})",
