@@ -61,6 +61,7 @@ __all__ = [
     "given_as",
     "not_a_folder",
     "read_env_setting",
+    "read_setting",
     "read_settings",
     "resolve",
     "settings_rst",
@@ -688,6 +689,15 @@ def read_settings(
     env = os.environ if env is None else env
     values = {item.name: _read(item, config, env, Path(confdir)) for item in specs()}
     return Settings(**values)
+
+
+def read_setting(
+    name: str, config: Any, confdir: str | os.PathLike[str], env: Mapping[str, str] | None = None
+) -> Any:
+    """The checked value of one setting, as a build with ``config`` (``conf.py``'s names,
+    or ``None``) in ``confdir`` reads it: its variable, else ``conf.py``, else the default.
+    Raises :class:`SettingError`."""
+    return _read(spec(name), config, os.environ if env is None else env, Path(confdir))
 
 
 def read_env_setting(name: str, env: Mapping[str, str] | None = None) -> Any:
