@@ -125,6 +125,27 @@ def test_bad_input_is_one_line_and_exit_2(
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("action", [["stats"], ["prune", "--max-size", "1G"]])
+def test_every_action_finds_the_cache_conf_py_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, action
+) -> None:
+    """As ``explain`` does: ``--docs`` (default ``docs``) names the conf folder whose
+    ``docsaccel_cache`` the build uses; the variable still wins, as in the build."""
+    docs = tmp_path / "project" / "docs"
+    docs.mkdir(parents=True)
+    (docs / "conf.py").write_text('docsaccel_cache = "../my-cache"\n')
+    CacheStore(docs.parent / "my-cache").entries.mkdir(parents=True)
+    monkeypatch.chdir(docs.parent)
+
+    code, _, err = run(capsys, "cache", *action)
+    assert code == 0, err
+    code, _, err = run(capsys, "cache", *action, "--docs", str(docs))
+    assert code == 0, err
+    monkeypatch.setenv("DOCSACCEL_CACHE", "0")
+    code, _, err = run(capsys, "cache", *action)
+    assert code == 2 and "DOCSACCEL_CACHE='0' turns the cache off" in err, err
+
+
 @pytest.mark.parametrize("action", [["stats"], ["prune", "--max-size", "0"], ["explain", "a.py"]])
 def test_a_folder_that_is_not_a_cache_is_refused_and_left_untouched(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], action: list[str]

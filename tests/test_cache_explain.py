@@ -91,8 +91,9 @@ def test_explain_finds_the_cache_the_variable_names(
     assert main(["cache", "stats"]) == 2
     assert "DOCSACCEL_CACHE='0' turns the cache off; give --cache" in capsys.readouterr().err
     monkeypatch.delenv("DOCSACCEL_CACHE")
+    monkeypatch.chdir(project.pristine.parent)  # no docs/conf.py here
     assert main(["cache", "stats"]) == 2
-    assert "give --cache, or set DOCSACCEL_CACHE" in capsys.readouterr().err
+    assert "give --cache, or set DOCSACCEL_CACHE, or docsaccel_cache in" in capsys.readouterr().err
 
 
 def test_explain_says_a_failed_example_is_never_stored(built: tuple[Project, Build]) -> None:

@@ -21,8 +21,9 @@ CRASH_WORDS = ("Traceback", "Exception occurred", "crash", "Versions", "sphinx-e
         ({"DOCSACCEL_CACHE_SPHINX": "maybe"}, "", None, "DOCSACCEL_CACHE_SPHINX='maybe'"),
         ({}, 'docsaccel_cache_granularity = "line"\n', None, "docsaccel_cache_granularity"),
         ({}, "", "[budgets\n", "budgets.toml"),
+        ({}, "docsaccel_videos = None\n", None, "docsaccel_videos must be True or False"),
     ],
-    ids=["cache-variable", "sphinx-state-variable", "conf-value", "budget-file"],
+    ids=["cache-variable", "sphinx-state-variable", "conf-value", "budget-file", "conf-none"],
 )
 def test_a_configuration_error_is_one_line_and_status_2(tmp_path, env, conf, budgets, named):
     src = make_project(tmp_path, ["plot_quick.py"], conf=conf, budgets=budgets)

@@ -365,3 +365,19 @@ def test_an_example_page_s_measurements_are_masked_and_nothing_else() -> None:
         "**Estimated memory usage:** <memory>\n"
         "Total running time of the script: (kept, not sphinx-gallery's bold line)\n"
     )
+
+
+def test_the_build_stops_are_sphinx_errors_that_sphinx_build_leaves_unprinted() -> None:
+    """``sphinx-build`` prints no crash report for them (status 2), and code running Sphinx
+    from Python still catches a Sphinx error (a configuration error as one)."""
+    import bdb
+
+    from sphinx.errors import SphinxError
+
+    from docsaccel.gallery.events import BudgetOverrunError, RecordsLostError
+    from docsaccel.stops import DocsaccelConfigError, ReportedStop
+
+    for stop in (BudgetOverrunError, RecordsLostError, DocsaccelConfigError):
+        assert issubclass(stop, SphinxError) and issubclass(stop, ReportedStop), stop
+        assert issubclass(stop, bdb.BdbQuit), stop
+    assert issubclass(DocsaccelConfigError, ConfigError)

@@ -223,7 +223,7 @@ def test_a_record_removed_where_it_was_written_makes_the_report_incomplete(tmp_p
     built = build(src)
 
     assert built.returncode != 0, built.output
-    assert "records lost" in built.output
+    assert "example(s) were lost while the build ran" in built.output
     report = built.report
     assert report["build"]["complete"] is False
     assert report["build"]["records_lost"] == ["examples/plot_sleep.py"]

@@ -91,8 +91,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     # Sizes and the machine's memory, which settings and budgets check values against.
     frozenset({"memory_sizes"}),
     frozenset({"layout", "formats", "settings", "registry"}),
-    # How a configuration error stops a Sphinx build (one line, status 2).
-    frozenset({"config_error"}),
+    # How docsaccel stops a Sphinx build whose error it logged (one line, status 2).
+    frozenset({"stops"}),
     frozenset({"schema", "budgets", "headless"}),
     # What a tutorial uses, the report views, and sphinx-gallery's internals.
     frozenset({"fast", "render", "video", "report", "sg_compat"}),

@@ -11,7 +11,7 @@ from unittest.mock import MagicMock
 import pytest
 
 from docsaccel import settings
-from docsaccel.contract import CI_ENV
+from docsaccel.contract import CI_ENV, MAX_BUDGET_SECONDS
 from docsaccel.settings import Source, config_values, environment_variables, specs
 
 ROOT = Path(__file__).parents[1]
@@ -131,6 +131,56 @@ def test_a_cache_folder_that_cannot_be_made_is_told_before_any_write() -> None:
     assert unwritable(Path("/proc/docsaccel-nonexistent/cache")) == (
         "cannot be made in /proc (No such file or directory)"
     )
+
+
+@pytest.mark.parametrize(
+    ("conf", "env"),
+    [
+        ({}, {"DOCSACCEL_SHARD_RECORDS": "{file}"}),
+        ({}, {"DOCSACCEL_CACHE": "{file}"}),
+        ({"docsaccel_cache": "{file}"}, {}),
+        ({"docsaccel_cache_roots": ["{file}"]}, {}),
+    ],
+    ids=["shard-records", "cache-variable", "cache-conf", "cache-roots"],
+)
+def test_a_file_given_for_a_folder_is_called_a_file(tmp_path: Path, conf, env) -> None:
+    """Every path setting that wants a folder says a file is one ("no such folder" sent
+    the reader looking for a folder that is not missing)."""
+    file = tmp_path / "notes.txt"
+    file.write_text("x")
+
+    def given(value):
+        return [str(file)] if isinstance(value, list) else str(file)
+
+    with pytest.raises(settings.SettingError) as raised:
+        _read({k: given(v) for k, v in conf.items()}, {k: str(file) for k in env}, tmp_path)
+    assert f"{file} is a file, not a folder" in str(raised.value)
+
+
+def test_none_in_conf_is_refused_where_the_setting_does_not_allow_it(tmp_path: Path) -> None:
+    """Sphinx only warns about a value of the wrong type; None was then read as the default
+    (``docsaccel_videos = None`` built with videos on)."""
+    for item in specs():
+        if item.key is None:
+            continue
+        if type(None) in item.types:
+            assert _read({item.key: None}, {}, tmp_path) is not None, item.key
+            continue
+        with pytest.raises(settings.SettingError) as raised:
+            _read({item.key: None}, {}, tmp_path)
+        assert str(raised.value).startswith(f"{item.key} must be "), item.key
+        assert str(raised.value).endswith("got None"), item.key
+
+
+@pytest.mark.parametrize("value", ["1e308", "604801"])
+def test_the_grace_is_capped_as_budgets_are(tmp_path: Path, value) -> None:
+    """An example swallowing its interruption would hold the build for the grace: no
+    duration docsaccel reads is longer than the budgets' cap."""
+    with pytest.raises(settings.SettingError) as raised:
+        _read({}, {"DOCSACCEL_INTERRUPT_GRACE": value}, tmp_path)
+    assert str(raised.value).startswith(f"DOCSACCEL_INTERRUPT_GRACE={value!r} is more than")
+    capped = _read({}, {"DOCSACCEL_INTERRUPT_GRACE": "604800"}, tmp_path)
+    assert capped.interrupt_grace == MAX_BUDGET_SECONDS
 
 
 def test_the_unknown_variable_warning_offers_only_what_a_user_sets() -> None:

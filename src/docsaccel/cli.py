@@ -12,6 +12,7 @@ naming the file and the problem (never a traceback: a crash must not read as a v
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -191,6 +192,18 @@ def _compare(args: argparse.Namespace) -> int:
     return _emit(text, code)
 
 
+def _threshold(text: str) -> float:
+    """A threshold option's value: a finite number of 0 or more. Checked as typed, so the
+    message quotes what the user wrote (``--relative -5``, not the fraction it becomes)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a number of 0 or more, got {text!r}")
+    return value
+
+
 def _add_compare(subparsers: argparse._SubParsersAction) -> None:
     from docsaccel.memory_sizes import format_size
     from docsaccel.report.compare import (
@@ -213,14 +226,14 @@ def _add_compare(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("head", metavar="HEAD", help="the build compared")
     parser.add_argument(
         "--relative",
-        type=float,
+        type=_threshold,
         default=DEFAULT_RELATIVE * 100,
         metavar="PERCENT",
         help=f"relative threshold in percent ({DEFAULT_RELATIVE * 100:g})",
     )
     parser.add_argument(
         "--absolute",
-        type=float,
+        type=_threshold,
         default=DEFAULT_ABSOLUTE_SECONDS,
         metavar="SECONDS",
         help=f"absolute threshold in seconds ({DEFAULT_ABSOLUTE_SECONDS:g})",
@@ -447,7 +460,7 @@ def _cache_command(args: argparse.Namespace) -> int:
     # The example entries and the Sphinx states beside them.
     from docsaccel.incremental import folder_commands
 
-    cache, problem = _cache_folder(args.cache)
+    cache, problem = _cache_folder(args.cache, args.docs)
     if cache is None:
         return _emit(f"{problem}\n", 2)
     if args.action == "explain":
@@ -459,17 +472,26 @@ def _cache_command(args: argparse.Namespace) -> int:
     return _emit(text, code)
 
 
-def _cache_folder(given: str | None) -> tuple[str | None, str]:
-    """The cache folder a ``cache`` action looks into: ``--cache``, else the folder the
-    build's variable names (read as the build reads it); else ``None`` and why."""
-    from docsaccel.settings import SettingError, env_name, read_env_setting
+def _cache_folder(given: str | None, docs: str) -> tuple[str | None, str]:
+    """The cache folder every ``cache`` action looks into: ``--cache``, else the one the
+    build would use (the variable, else ``docsaccel_cache`` in ``<docs>/conf.py``, read as
+    the build reads them); else ``None`` and why."""
+    from docsaccel.contract import InputError
+    from docsaccel.settings import env_name, read_setting
 
     if given is not None:
         return given, ""
     variable = env_name("cache")
+    conf_file = Path(docs) / "conf.py"
     try:
-        folder = read_env_setting("cache")
-    except SettingError as exc:
+        folder = read_setting("cache", None, docs)
+        if folder is None and not os.environ.get(variable, "").strip() and conf_file.is_file():
+            # Only now: reading conf.py needs Sphinx, which --cache or the variable do not.
+            from docsaccel.shard.build import read_conf
+
+            conf = argparse.Namespace(**read_conf(Path(docs)))
+            folder = read_setting("cache", conf, docs)
+    except InputError as exc:
         return None, str(exc)
     if folder is not None:
         return str(folder), ""
@@ -478,7 +500,9 @@ def _cache_folder(given: str | None) -> tuple[str | None, str]:
             None,
             f"{variable}={os.environ[variable].strip()!r} turns the cache off; give --cache",
         )
-    return None, f"no cache folder: give --cache, or set {variable}"
+    return None, (
+        f"no cache folder: give --cache, or set {variable}, or docsaccel_cache in {conf_file}"
+    )
 
 
 def _add_cache(subparsers: argparse._SubParsersAction) -> None:
@@ -501,7 +525,6 @@ def _add_cache(subparsers: argparse._SubParsersAction) -> None:
         help="the example: its path (from here, from the conf folder or inside its gallery) "
         "or its id; or a document (api/pkg.rst)",
     )
-    explain.add_argument("--docs", default="docs", help="the Sphinx conf folder (default: docs)")
     stats = actions.add_parser(
         "stats",
         help="entries, size and the last build's hit rate",
@@ -519,7 +542,12 @@ def _add_cache(subparsers: argparse._SubParsersAction) -> None:
 
     variable = env_name("cache")
     for action, name in ((explain, "explain"), (stats, "stats"), (prune, "prune")):
-        action.add_argument("--cache", help=f"the cache folder (default: the one {variable} names)")
+        action.add_argument(
+            "--cache",
+            help=f"the cache folder (default: the one {variable} names, else conf.py's "
+            "docsaccel_cache)",
+        )
+        action.add_argument("--docs", default="docs", help="the Sphinx conf folder (default: docs)")
         action.set_defaults(handler=_cache_command, action=name)
 
 

@@ -43,7 +43,7 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from docsaccel.contract import InputError, parse_switch
+from docsaccel.contract import MAX_BUDGET_SECONDS, InputError, parse_switch
 from docsaccel.memory_sizes import format_size, machine_bytes, parse_size
 
 __all__ = [
@@ -59,7 +59,9 @@ __all__ = [
     "env_name",
     "environment_variables",
     "given_as",
+    "not_a_folder",
     "read_env_setting",
+    "read_setting",
     "read_settings",
     "resolve",
     "settings_rst",
@@ -228,12 +230,28 @@ def _cache(source: Source) -> Path | None:
     else:
         path = _conf_path(source, "the cache folder")
         path = None if path is None else path.resolve()
+    # A cache folder that does not exist yet is made by the first build.
     try:
-        if path is not None and path.exists() and not path.is_dir():
-            raise SettingError(f"{source.where}={source.value!r}: {path} is a file, not a folder")
+        problem = None if path is None or not path.exists() else not_a_folder(path)
     except OSError as exc:  # a name too long, a folder one may not look into
         raise SettingError(f"{source.where}={source.value!r}: {exc.strerror or exc}") from None
+    if problem is not None:
+        raise SettingError(f"{source.where}={source.value!r}: {problem}")
     return path
+
+
+def not_a_folder(path: Path) -> str | None:
+    """Why ``path`` is not a folder, in the words every path setting's error uses (a file
+    given for a folder is named as one); None when it is a folder.
+
+    >>> not_a_folder(Path("/no/such/place"))
+    '/no/such/place: no such folder'
+    """
+    if path.is_dir():
+        return None
+    if path.exists():
+        return f"{path} is a file, not a folder"
+    return f"{path}: no such folder"
 
 
 def _one_of(source: Source, choices: tuple[str, ...]) -> str:
@@ -266,8 +284,11 @@ def _roots(source: Source) -> tuple[Path, ...] | None:
     roots = []
     for item in value:
         path = source.confdir / item if isinstance(item, (str, os.PathLike)) and str(item) else None
-        if path is None or not path.is_dir():
-            raise SettingError(f"{source.where}: {item!r} is not a folder (from {source.confdir})")
+        problem = "not a path" if path is None else not_a_folder(path)
+        if problem is not None:
+            raise SettingError(
+                f"{source.where}: {item!r} is not a folder ({problem}; from {source.confdir})"
+            )
         roots.append(path.resolve())
     return tuple(roots)
 
@@ -319,8 +340,9 @@ def _shard_records(source: Source) -> Path | None:
     if source.value is None:
         return None
     path = Path(source.value)
-    if not path.is_dir():
-        raise SettingError(f"{source.where} = {source.value!r}: no such folder")
+    problem = not_a_folder(path)
+    if problem is not None:
+        raise SettingError(f"{source.where} = {source.value!r}: {problem}")
     return path
 
 
@@ -364,6 +386,13 @@ def _grace(source: Source) -> float:
         raise SettingError(
             f"{source.where}={source.value!r} is not a number of seconds; use a finite "
             f"number >= 0, e.g. {source.where}={GRACE_SECONDS:g}"
+        )
+    # The cap of every duration docsaccel reads (the budgets' too): an example that
+    # swallows its interruption would otherwise hold the build without end.
+    if value > MAX_BUDGET_SECONDS:
+        raise SettingError(
+            f"{source.where}={source.value!r} is more than {MAX_BUDGET_SECONDS:g} seconds "
+            f"(7 days); use at most that, e.g. {source.where}={GRACE_SECONDS:g}"
         )
     return value
 
@@ -611,7 +640,8 @@ def resolve(name: str, config: Any, env: Mapping[str, str]) -> tuple[str, Any]:
 
     ``where`` names what gave the value (the variable or the key), for messages; a value
     from the environment is the variable's text, stripped. A variable set to a blank
-    string counts as unset, and so does a ``conf.py`` value of ``None``.
+    string counts as unset, and so does a ``conf.py`` value of ``None`` where the setting
+    allows it (else :class:`SettingError`).
     """
     source = _source(spec(name), config, env, Path("."))
     return source.where, source.value
@@ -640,6 +670,10 @@ def _source(item: Setting, config: Any, env: Mapping[str, str], confdir: Path) -
         value = getattr(config, item.key, None)
         if value is not None:
             return Source(item.key, value, False, confdir)
+        if config is not None and hasattr(config, item.key) and type(None) not in item.types:
+            # Sphinx's check of a value's type only warns: None would be the default.
+            accepts = item.accepts.replace("``", "")
+            raise SettingError(f"{item.key} must be {accepts}, got None")
     return Source(item.describe(), item.default, False, confdir)
 
 
@@ -658,6 +692,15 @@ def read_settings(
     env = os.environ if env is None else env
     values = {item.name: _read(item, config, env, Path(confdir)) for item in specs()}
     return Settings(**values)
+
+
+def read_setting(
+    name: str, config: Any, confdir: str | os.PathLike[str], env: Mapping[str, str] | None = None
+) -> Any:
+    """The checked value of one setting, as a build with ``config`` (``conf.py``'s names,
+    or ``None``) in ``confdir`` reads it: its variable, else ``conf.py``, else the default.
+    Raises :class:`SettingError`."""
+    return _read(spec(name), config, os.environ if env is None else env, Path(confdir))
 
 
 def read_env_setting(name: str, env: Mapping[str, str] | None = None) -> Any:

@@ -67,7 +67,6 @@ from docsaccel.budgets import (
     format_seconds,
     load_budgets,
 )
-from docsaccel.config_error import config_error
 from docsaccel.contract import (
     BY_CEILING,
     BY_TIME,
@@ -76,7 +75,6 @@ from docsaccel.contract import (
     FAILED,
     INTERRUPTED,
     NOT_EXECUTED,
-    OVER_BUDGET,
     RECORD_LOST_ERROR,
     InputError,
     conf_fingerprint,
@@ -115,6 +113,7 @@ from docsaccel.settings import (
     unknown_settings,
     unknown_variables,
 )
+from docsaccel.stops import ReportedStop, config_error, reported
 
 __all__ = ["REPORT_READY_EVENT", "BudgetOverrunError", "RecordsLostError", "connect"]
 
@@ -128,16 +127,18 @@ _FAST_ENV = env_name("fast")
 _unfinished_builds: list[GalleryBuild] = []
 
 
-class BudgetOverrunError(SphinxError):
-    """The build ran examples over their budgets with ``docsaccel_on_overrun = "fail"``,
-    or an example took it over its memory ceiling (in any mode)."""
+class BudgetOverrunError(SphinxError, ReportedStop):
+    """The build ran examples over their budgets with ``docsaccel_on_overrun = "fail"``
+    (run, or restored from the example cache), or an example took it over its memory
+    ceiling (in any mode). Its message is logged: ``sphinx-build`` exits with status 2."""
 
     category = "docsaccel budget overrun"
 
 
-class RecordsLostError(SphinxError):
+class RecordsLostError(SphinxError, ReportedStop):
     """Examples ran, but their records were removed or replaced while the build ran, or
-    the output folder's lock was, and another build locked it."""
+    the output folder's lock was, and another build locked it. Its message is logged:
+    ``sphinx-build`` exits with status 2."""
 
     category = "docsaccel records lost"
 
@@ -534,7 +535,7 @@ def _log_overruns(report: dict[str, Any], on_overrun: str) -> None:
             continue
         if record["status"] == INTERRUPTED:
             logger.error(record["error"])
-        elif record["status"] == OVER_BUDGET or _restored_over_budget(record):
+        elif _is_overrun(record):
             message = "; ".join(_overrun_texts(record))
             if record["status"] == CACHED:
                 message += " (in its run the cache restored)"
@@ -542,6 +543,13 @@ def _log_overruns(report: dict[str, Any], on_overrun: str) -> None:
                 logger.error(message)
             else:
                 logger.warning(message, type="docsaccel", subtype="budget")
+
+
+def _is_overrun(record: dict[str, Any]) -> bool:
+    """Whether fail mode fails the build for this example: it was over its budget or
+    interrupted in this build, or restored from the cache with a run over its budget. The
+    log and the build's exit both ask this, so they agree whatever the example's origin."""
+    return record["status"] in _OVERRUNS or _restored_over_budget(record)
 
 
 def _restored_over_budget(record: dict[str, Any]) -> bool:
@@ -725,23 +733,33 @@ def _fail_on_overruns(app: Sphinx, exception: BaseException | None) -> None:
     # The report _on_build_finished has just written holds the final records.
     report = build.last_report or build.report(complete=True)
     if build.lock_lost is not None:
-        raise RecordsLostError(f"{build.outdir}: {build.lock_lost} (see {build.report_path})")
+        lost = f"docsaccel: {build.outdir}: {build.lock_lost} (see {build.report_path})"
+        raise reported(RecordsLostError, lost)
     if build.lost:
-        raise RecordsLostError(
-            f"the records of {len(build.lost)} example(s) were lost while the build ran: "
-            f"{', '.join(sorted(build.lost))} (see {build.report_path})"
+        raise reported(
+            RecordsLostError,
+            f"docsaccel: the records of {len(build.lost)} example(s) were lost while the "
+            f"build ran: "
+            f"{', '.join(sorted(build.lost))} (see {build.report_path})",
         )
     # The ceiling is the machine's: crossing it fails the build in warn mode too.
     ceiling = [r for r in report["examples"] if r.get("interrupted_by") == BY_CEILING]
     overruns = ceiling
     if build.settings.on_overrun == "fail":
-        overruns = [r for r in report["examples"] if r["status"] in _OVERRUNS]
+        overruns = [r for r in report["examples"] if _is_overrun(r)]
     if overruns:
-        raise BudgetOverrunError(
-            f"{len(overruns)} example(s) ran out of their budget (time or memory): "
-            f"{', '.join(_named(r) for r in overruns)} (see {build.report_path})"
+        raise reported(
+            BudgetOverrunError,
+            f"docsaccel: {len(overruns)} example(s) ran out of their budget (time or memory): "
+            f"{', '.join(_named(r) for r in overruns)} (see {build.report_path})",
         )
-    process_end.verdict_pending(build, False)
+
+
+def _verdict_given(app: Sphinx, exception: BaseException | None) -> None:
+    """No handler of ``build-finished`` failed the build: its exit status is Sphinx's."""
+    build = _build(app)
+    if exception is None and build is not None:
+        process_end.verdict_pending(build, False)
 
 
 def _named(record: dict[str, Any]) -> str:
@@ -850,7 +868,9 @@ def connect(app: Sphinx) -> None:
     app.connect(REPORT_READY_EVENT, _on_report_ready)
     app.connect("doctree-read", _on_doctree_read)
     app.connect("env-get-outdated", _on_env_get_outdated)
-    # The report first (before sphinx-gallery may raise about failing examples), the
-    # overrun verdict last.
+    # The report first, then the overrun verdict, both before sphinx-gallery's summary of
+    # failing examples (priority 500): an interrupted example is one of them, and its
+    # ExtensionError would end the build with Sphinx's crash report instead of our line.
     app.connect("build-finished", _on_build_finished, priority=100)
-    app.connect("build-finished", _fail_on_overruns, priority=900)
+    app.connect("build-finished", _fail_on_overruns, priority=400)
+    app.connect("build-finished", _verdict_given, priority=900)

@@ -48,11 +48,11 @@ from typing import Any
 from sphinx.util import logging
 
 from docsaccel import layout
-from docsaccel.config_error import config_error
 from docsaccel.gallery.page_file import GENERATED_MARKER, TITLE, is_generated, note_page
 from docsaccel.report.html import render_html_fragment
 from docsaccel.report.inputs import report_input
 from docsaccel.report.summary import summarize
+from docsaccel.stops import config_error
 
 __all__ = [
     "CHART_PLACEHOLDER",

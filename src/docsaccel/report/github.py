@@ -51,6 +51,7 @@ from docsaccel.memory_sizes import format_size
 from docsaccel.report.check import audit_text, memory_over_text, one_line
 from docsaccel.report.compare import Comparison
 from docsaccel.report.model import LoadedInput, Timing
+from docsaccel.settings import not_a_folder
 
 __all__ = [
     "annotation",
@@ -113,8 +114,9 @@ def given_source_dir(source_dir: str, loaded: LoadedInput) -> str:
     """
     option = f"--source-dir {source_dir}"
     folder = Path(source_dir or ".")
-    if not folder.is_dir():
-        raise InputError(f"{option}: no such folder (from {os.getcwd()})")
+    problem = not_a_folder(folder)
+    if problem is not None:
+        raise InputError(f"{option}: {problem} (from {os.getcwd()})")
     relative = os.path.relpath(folder.resolve(), Path.cwd().resolve())
     if relative == ".." or relative.startswith("../"):
         raise InputError(

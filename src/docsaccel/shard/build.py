@@ -40,7 +40,7 @@ from docsaccel.contract import EXECUTED, EXPECTED_FAILURE, FAILED, InputError, r
 from docsaccel.formats import Format, write_json
 from docsaccel.records import record_file, run_outputs, write_record
 from docsaccel.schema import load_report, validate_record
-from docsaccel.settings import SettingError, env_name, read_settings
+from docsaccel.settings import SettingError, env_name, not_a_folder, read_settings
 from docsaccel.shard import sphinx_runs
 from docsaccel.shard.plan import Plan, ShardError, build_gallery_plan, check_index
 
@@ -161,9 +161,9 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
     docs, root = Path(docs).resolve(), Path(root or os.getcwd()).resolve()
     for option, folder in (("--docs", docs), ("--root", root)):
         # Said first: a folder that is not there is not "outside the project root".
-        if not folder.is_dir():
-            what = "is not a folder" if folder.exists() else "does not exist"
-            raise ShardError(f"{option} {folder} {what}")
+        problem = not_a_folder(folder)
+        if problem is not None:
+            raise ShardError(f"{option} {problem}")
     if not docs.is_relative_to(root):
         raise ShardError(f"the docs folder {docs} is not inside the project root {root}")
     conf_file = docs / "conf.py"
@@ -560,8 +560,9 @@ def check_output_folder(folder: Path, option: str) -> None:
     the build would run every shard and then fail to write there."""
     for place in (Path(folder), *Path(folder).parents):
         if place.exists():
-            if not place.is_dir():
-                raise ShardError(f"{option} {folder}: {place} is a file, not a folder")
+            problem = not_a_folder(place)
+            if problem is not None:
+                raise ShardError(f"{option} {folder}: {problem}")
             return
 
 

@@ -21,11 +21,11 @@ from typing import Any
 from sphinx.util import logging
 
 from docsaccel import sg_compat
-from docsaccel.config_error import config_error
 from docsaccel.contract import EXPECTED_FAILURE
 from docsaccel.examples import Example
 from docsaccel.records import read_records
 from docsaccel.settings import Settings, env_name
+from docsaccel.stops import config_error
 
 FAST_ENV_VAR = env_name("fast")
 SHARD_EXAMPLES_ENV_VAR = env_name("shard_examples")
