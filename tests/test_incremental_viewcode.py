@@ -9,6 +9,7 @@ and compares the output, ``_modules`` pages included, with a clean build's file 
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -139,3 +140,28 @@ def test_an_edit_of_a_module_reads_the_pages_showing_what_changed(base, tmp_path
     if name == "docstring":
         assert "api/pkg.stats.mean.rst: src/pkg/stats.py: mean changed" in built.output
     assert _differences(ws, jobs) == []
+
+
+def _comment_keeping_the_time(project: Path) -> None:
+    """A comment at the end of ``stats.py``, the file keeping an old modification time (a
+    copy that keeps times: ``cp -p``, an archive)."""
+    path = project / STATS
+    before = path.stat()
+    path.write_text(path.read_text() + "# End.\n")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_a_module_page_is_written_again_when_its_module_is_older(tmp_path):
+    # viewcode writes a module's page again only when the module's file is newer than it:
+    # here the page of the last build is newer than the edited module.
+    ws = Workspace(tmp_path)
+    for edit in _VIEWCODE:
+        ws.fresh_copy(edit)
+    first = ws.build()
+    assert first.returncode == 0, first.output
+    ws.edit(_comment_keeping_the_time)
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"], built.output
+    assert "# End." in (ws.outdir / "_modules/pkg/stats.html").read_text("utf-8")
+    assert ws.differences() == []

@@ -33,7 +33,6 @@ again.
 from __future__ import annotations
 
 import contextlib
-import os
 import posixpath
 from pathlib import Path
 from typing import Any
@@ -133,25 +132,28 @@ def _entry(app: Sphinx, modname: str) -> Any:
 
 
 def _page_file(app: Sphinx, modname: str) -> Path | None:
-    """Where the builder writes the module's ``_modules`` page (``None``: it writes none)."""
-    try:
-        name = app.builder.get_outfilename(posixpath.join(FOLDER, modname.replace(".", "/")))
-    except Exception:
+    """The file viewcode compares the module's modification time with before writing its
+    page (``should_generate_module_page``); ``None``: a builder with no pages."""
+    suffix = getattr(app.builder, "out_suffix", None)
+    if not isinstance(suffix, str):
         return None
-    return Path(name)
+    return Path(app.outdir, FOLDER, modname.replace(".", "/") + suffix)
 
 
 def refresh_sources(app: Sphinx, modules: dict[str, Any]) -> list[str]:
     """Every module entry whose code is not the module's any more made again from its
     source, as viewcode makes it; the module names refreshed.
 
-    The pages showing a module's objects are not read again for an edit of their module
-    that leaves them as they were (a comment, another object's docstring, lines inserted
-    above them), so nothing else brings viewcode's entry up to date: its ``_modules``
-    page would show the old code, its ``[docs]`` links at the old lines. The objects kept
+    An edit of a module reads again only the pages showing what changed (a docstring: the
+    pages showing its object; a comment between objects: the module's own pages, where
+    viewcode looks at nothing), and with ``-j N`` viewcode's merge keeps the main
+    process's entry over the fresh one of the process that read a page. So nothing else
+    brings the entry up to date: its ``_modules`` page would show the old code, its
+    ``[docs]`` links at the old lines. The objects kept
     are those the new code still defines; their documents and anchor name do not depend on
-    the code. The refreshed modules' restored pages get the oldest modification time:
-    viewcode writes a module's page again only when the module's file is newer than it.
+    the code. The refreshed modules' pages are deleted: viewcode writes a module's page
+    again only when there is none or the module's file is newer than it, and a file
+    keeps the time it had in a copy that kept times (``cp -p``, an archive).
     """
     refreshed = []
     for modname, entry in list(modules.items()):
@@ -166,8 +168,8 @@ def refresh_sources(app: Sphinx, modules: dict[str, Any]) -> list[str]:
         refreshed.append(modname)
         page = _page_file(app, modname)
         if page is not None:
-            with contextlib.suppress(OSError):  # not there: viewcode writes it anyway
-                os.utime(page, ns=(0, 0))
+            with contextlib.suppress(OSError):
+                page.unlink(missing_ok=True)
     return refreshed
 
 
