@@ -13,8 +13,8 @@ A build records, for every document it reads, a *page record* (a JSON-ready dict
   with other content, they changed;
 - ``modules``: the project's Python modules the read used, with the names of the
   definitions the page shows (``shown``, from autodoc's and autosummary's events) and
-  ``whole`` when the module counts as a whole file (an extension that shows module source
-  is loaded, or the module was named in the read without any object of it shown);
+  ``whole`` when the module counts as a whole file (an extension whose links carry the
+  module's line numbers is loaded, ``linkcode``, or the page includes the file's text);
 - ``dynamic``: a docstring the page shows is not in the source of what it documents (a
   decorator copied or built it): every docstring of the modules then counts;
 - ``dists``: distributions whose code the read used (documented objects outside the

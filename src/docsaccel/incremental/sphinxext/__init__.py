@@ -14,7 +14,8 @@ Loaded by the gallery plugin (``docsaccel.gallery``) and active when the example
 3. ``env-get-outdated`` (:mod:`.outdated`): the documents to read, by content.
 4. ``source-read`` ... ``doctree-read`` (:mod:`.reading`): each document's record.
 5. ``env-updated`` (:mod:`.order`, :mod:`.viewcode`): the domains' data in the order of
-   a clean build, viewcode's modules as a clean build keeps them.
+   a clean build, viewcode's modules as a clean build keeps them, with their code as the
+   files hold it now.
 6. ``env-get-updated`` (:mod:`.writing`): the pages whose output depends on what changed.
 7. ``build-finished`` (:mod:`.save`): the state is kept for the next build, and what
    this build generated in the source folder is recorded (:mod:`.sources`).

@@ -17,8 +17,12 @@ Between ``source-read`` and ``doctree-read`` of a document, in whichever process
   gallery's zip of its examples differs on every build, by the files' times).
 
 A Python file counts by its pieces when it is a module the read imported, and whole when
-the page includes its text (a node of the doctree comes from it) or an extension that
-shows module source (``viewcode``, ``linkcode``) is loaded. The record is kept in the
+the page includes its text (a node of the doctree comes from it) or an extension whose
+links carry the module's line numbers (``linkcode``) is loaded. With ``viewcode`` a page
+counts by its pieces too: its ``[source]`` links name the objects, not lines, and whether
+an object gets one (it is a ``def`` or ``class`` of the module) is the modules' code, so
+the modules viewcode looked at count by their code (:mod:`.viewcode` refreshes its module
+pages from the files after reading). The record is kept in the
 environment (:data:`.state_build.PAGES_ATTR`): a parallel reader's records come back with its
 environment and are merged at ``env-merge-info``; ``env-purge-doc`` drops a document's.
 """
@@ -59,9 +63,12 @@ __all__ = [
     "on_viewcode_find_source",
 ]
 
-#: Extensions that put a module's source into pages (line numbers, the code itself): with
-#: one loaded, a module whose objects a page shows counts as a whole file.
-SOURCE_EXTENSIONS = frozenset({"sphinx.ext.viewcode", "sphinx.ext.linkcode"})
+#: Extensions whose links on the pages carry a module's line numbers (``linkcode``'s
+#: ``linkcode_resolve`` usually returns ``...#L42``): with one loaded, a module whose
+#: objects a page shows counts as a whole file. ``sphinx.ext.viewcode`` is not one: its
+#: links name the object, and its ``_modules`` pages are refreshed from the files
+#: (:func:`.viewcode.on_env_updated`).
+SOURCE_EXTENSIONS = frozenset({"sphinx.ext.linkcode"})
 
 
 @dataclass
@@ -265,7 +272,8 @@ def _record(
     record = empty_record(place.key(source))
     record["run"] = build.run
     loaded = _loaded_files()
-    named = set(seen.modules) | reading.modules
+    # viewcode links an object when its module defines it (a def or class): that is code.
+    named = set(seen.modules) | reading.modules | reading.viewcode
     if reading.dynamic:
         # A docstring made at run time may come from any project module loaded.
         named |= {n for n, m in list(sys.modules.items()) if project.owns_module(_file_of(m), n)}

@@ -20,10 +20,19 @@ records in the documents' order as a clean serial build makes them (a clean para
 build takes them in the order its processes finish: no order to follow), and the modules
 without objects are the ones a clean build keeps; at the end (:func:`stale_pages`) a
 restored module page for a module no longer there is deleted.
+
+A page does not depend on the whole file of a module it shows an object of (its
+``[source]`` links name the object, and whether it has one is the module's code): a
+docstring edit reads again the pages showing that object only. So the code and tags (the
+lines of each object) viewcode keeps for a module can be older than its file: after
+reading, every module's entry whose code is not the file's any more is made again from the
+file as viewcode makes it (:func:`refresh_sources`), and its ``_modules`` page is written
+again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 from pathlib import Path
 from typing import Any
@@ -42,6 +51,7 @@ __all__ = [
     "SHOWN",
     "kept_without_objects",
     "on_env_updated",
+    "refresh_sources",
     "shown_objects",
     "stale_pages",
 ]
@@ -93,18 +103,74 @@ def kept_without_objects(app: Sphinx, env: BuildEnvironment) -> set[str]:
     return set((records.get(found[-1]) or {}).get(KEY, ())) if found else set()
 
 
+def _code_and_tags(app: Sphinx, modname: str, known: Any = None) -> tuple[str, Any] | None:
+    """``(code, tags)`` of a module as viewcode's ``has_tag`` finds them now: from a
+    ``viewcode-find-source`` handler, else from its source; ``None``: no source.
+
+    ``known``: an entry whose tags still serve when its code is the module's (finding the
+    tags parses the module; reading its source does not)."""
+    found = app.events.emit_firstresult("viewcode-find-source", modname)
+    if found is not None:
+        return found[0], found[1]
+    try:
+        analyzer = ModuleAnalyzer.for_module(modname)
+        if known and analyzer.code == known[0]:
+            return known[0], known[1]
+        analyzer.find_tags()
+    except Exception:
+        return None
+    return analyzer.code, analyzer.tags
+
+
 def _entry(app: Sphinx, modname: str) -> Any:
     """A module's entry with no object, as viewcode makes it (``False``: no source)."""
-    found = app.events.emit_firstresult("viewcode-find-source", modname)
+    found = _code_and_tags(app, modname)
     if found is None:
-        try:
-            analyzer = ModuleAnalyzer.for_module(modname)
-            analyzer.find_tags()
-        except Exception:
-            return False
-        found = analyzer.code, analyzer.tags
+        return False
     code, tags = found
     return code, tags, {}, modname
+
+
+def _page_file(app: Sphinx, modname: str) -> Path | None:
+    """The file viewcode compares the module's modification time with before writing its
+    page (``should_generate_module_page``); ``None``: a builder with no pages."""
+    suffix = getattr(app.builder, "out_suffix", None)
+    if not isinstance(suffix, str):
+        return None
+    return Path(app.outdir, FOLDER, modname.replace(".", "/") + suffix)
+
+
+def refresh_sources(app: Sphinx, modules: dict[str, Any]) -> list[str]:
+    """Every module entry whose code is not the module's any more made again from its
+    source, as viewcode makes it; the module names refreshed.
+
+    An edit of a module reads again only the pages showing what changed (a docstring: the
+    pages showing its object; a comment between objects: the module's own pages, where
+    viewcode looks at nothing), and with ``-j N`` viewcode's merge keeps the main
+    process's entry over the fresh one of the process that read a page. So nothing else
+    brings the entry up to date: its ``_modules`` page would show the old code, its
+    ``[docs]`` links at the old lines. The objects kept
+    are those the new code still defines; their documents and anchor name do not depend on
+    the code. The refreshed modules' pages are deleted: viewcode writes a module's page
+    again only when there is none or the module's file is newer than it, and a file
+    keeps the time it had in a copy that kept times (``cp -p``, an archive).
+    """
+    refreshed = []
+    for modname, entry in list(modules.items()):
+        if not entry:
+            continue  # no source: viewcode writes no page
+        found = _code_and_tags(app, modname, entry)
+        if found is None or found[0] == entry[0]:
+            continue
+        code, tags = found
+        used = {name: docname for name, docname in entry[2].items() if name in tags}
+        modules[modname] = (code, tags, used, entry[3])
+        refreshed.append(modname)
+        page = _page_file(app, modname)
+        if page is not None:
+            with contextlib.suppress(OSError):
+                page.unlink(missing_ok=True)
+    return refreshed
 
 
 def on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
@@ -112,6 +178,7 @@ def on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
     modules = getattr(env, "_viewcode_modules", None)
     if build is None or not build.origin or not isinstance(modules, dict):
         return []  # a build that read every document is the clean build
+    refresh_sources(app, modules)
     found = sorted(env.found_docs)
     if not reads_in_parallel(app, len(found)):
         used, refnames = _shown_in_order(pages_of(env), found)
