@@ -114,3 +114,15 @@ def test_an_example_without_warnings_restored_gives_none(tmp_path: Path) -> None
     assert restored.cached() == {"plot_a_alpha.py"}, restored.output
     assert warnings_of(clean) == warnings_of(restored) == []
     assert restored.returncode == clean.returncode == 0, restored.output
+
+
+def test_with_run_stale_examples_the_run_warns_once(project: Project) -> None:
+    """sphinx-gallery runs a restored example again when told to: its run warns, once."""
+    conf = project.pristine / "docs" / "conf.py"
+    conf.write_text(
+        conf.read_text("utf-8") + 'sphinx_gallery_conf["run_stale_examples"] = True\n', "utf-8"
+    )
+    clean = project.build(*STRICT)
+    again = project.build(*STRICT)
+    assert warnings_of(again) == warnings_of(clean) != [], again.output
+    assert again.returncode == clean.returncode != 0

@@ -296,6 +296,8 @@ class CacheBuild:
         """Log again what the processing of each restored example logged, in the order
         they run (:mod:`.example_logs`): sphinx-gallery skips them, and a build restoring an
         example must warn as the build that ran it. Returns how many were logged."""
+        if self.gallery_conf.get("run_stale_examples"):
+            return 0  # sphinx-gallery runs the restored examples again: they warn themselves
         count = 0
         for entry in self.restored.values():
             logged = example_logs.from_entry(entry.meta)  # checked when it was loaded
