@@ -93,6 +93,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"layout", "formats", "settings", "registry"}),
     # How docsaccel stops a Sphinx build whose error it logged (one line, status 2).
     frozenset({"stops"}),
+    # Warnings logged through Sphinx, kept and given again (the cache and the Sphinx state).
+    frozenset({"sphinx_logs"}),
     frozenset({"schema", "budgets", "headless"}),
     # What a tutorial uses, the report views, and sphinx-gallery's internals.
     frozenset({"fast", "render", "video", "report", "sg_compat"}),

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from docsaccel import layout, sg_compat
+from docsaccel.cache import example_logs
 from docsaccel.cache.audit import (
     BETWEEN_RUNS,
     Outputs,
@@ -100,6 +101,7 @@ from docsaccel.layout import id_slug
 from docsaccel.outputs import missing_references
 from docsaccel.records import base_record, run_outputs
 from docsaccel.schema import MEASURED_FIELDS, SchemaError, validate_record
+from docsaccel.sphinx_logs import Logged
 
 __all__ = ["UNSTORABLE", "CacheBuild", "CacheRecording", "lookup"]
 
@@ -112,6 +114,11 @@ RUNS_EVERY_BUILD = "runs_every_build"
 
 def _slug(example_id: str) -> str:
     return id_slug(example_id)
+
+
+def _logged_path(deps_dir: str | Path, example_id: str) -> str:
+    """Where the warnings of the example's run in this build are kept until it is stored."""
+    return os.path.join(deps_dir, f"{_slug(example_id)}{example_logs.LOGGED_SUFFIX}")
 
 
 @dataclass
@@ -132,6 +139,8 @@ class CacheRecording:
     #: when it was modified after the build began, before the first example (its module
     #: may hold the code from before): a module's code is what its file held when loaded.
     module_stamps: dict[str, int] = field(default_factory=dict)
+    #: What the running example's processing logged (:mod:`.example_logs`), once it ended.
+    logged: list[Logged] = field(default_factory=list, repr=False)
 
     def start(self, example: Example) -> None:
         self._stamp_loaded_modules()
@@ -141,10 +150,12 @@ class CacheRecording:
         # Its children first: one forked as soon as it starts records for it.
         Children.get().begin(example.id, self.deps_dir, self.project, self.granularity)
         start_recording(self.project, self.granularity, example.id)
+        example_logs.start()
 
     def stop(self) -> Seen:
         seen = Recorder.get().stop()
         Children.get().end()
+        self.logged = example_logs.stop()
         return seen
 
     def watch_prelude(self) -> None:
@@ -160,10 +171,13 @@ class CacheRecording:
         processes ran (call it once they were ended), and keep a copy of the files it
         wrote (``<slug>.written/``, their digests in ``<slug>.written.json``). When a
         child may have run more than it recorded, the dependencies say why they cannot
-        make an entry (``unstorable``)."""
+        make an entry (``unstorable``). What its processing logged goes beside them
+        (``<slug>.logged.json``): an entry restored gives it again."""
         path = os.path.join(self.deps_dir, f"{_slug(example.id)}.json")
         copies = os.path.join(self.deps_dir, f"{_slug(example.id)}.written")
+        logged, self.logged = self.logged, []
         try:
+            example_logs.write(_logged_path(self.deps_dir, example.id), logged)
             followed = Children.get().collect(example.id, self.deps_dir, seen.modules)
             if followed.problems:
                 write_json(path, {UNSTORABLE: followed.problems}, indent=None)
@@ -277,6 +291,19 @@ class CacheBuild:
     #: How many entries this build wrote (an audit that verified an entry writes none).
     entries_written: int = 0
     _random: random.Random = field(default_factory=random.Random, repr=False)
+
+    def replay_warnings(self) -> int:
+        """Log again what the processing of each restored example logged, in the order
+        they run (:mod:`.example_logs`): sphinx-gallery skips them, and a build restoring an
+        example must warn as the build that ran it. Returns how many were logged."""
+        if self.gallery_conf.get("run_stale_examples"):
+            return 0  # sphinx-gallery runs the restored examples again: they warn themselves
+        count = 0
+        for entry in self.restored.values():
+            logged = example_logs.from_entry(entry.meta)  # checked when it was loaded
+            example_logs.replay(logged, entry.meta.get("made_in"), self.recording.project.root)
+            count += len(logged)
+        return count
 
     def placement(self, example: Example) -> dict[str, Any]:
         """Where this build writes the example's outputs (:mod:`.placement`)."""
@@ -424,8 +451,9 @@ class CacheBuild:
                     )
                     continue
                 digests = read_json(f"{copies}.json", "list of written files")
-            except InputError:
-                continue
+                logged = example_logs.read(_logged_path(self.recording.deps_dir, example_id))
+            except (InputError, ValueError):
+                continue  # no entry without what its run said
             written = {relative: copies / relative for relative in digests}
             outputs = run_outputs(example.target_file)
             if outputs is None:
@@ -440,6 +468,8 @@ class CacheBuild:
                 "context": self.context,
                 "deps": deps,
                 "record": {k: v for k, v in record.items() if k != "cache"},
+                # Given again by a build that restores it (:mod:`.example_logs`).
+                "warnings": [w.to_json() for w in logged],
                 "granularity": self.recording.granularity,
                 # For ``cache explain``, which sees the source dir but not the settings.
                 "root": _root_from_docs(self),

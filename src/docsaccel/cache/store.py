@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from docsaccel.cache import example_logs
 from docsaccel.cache.deps import Listing, is_under
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.contract import InputError, read_json
@@ -80,7 +81,9 @@ __all__ = [
 #:    its page only shows (``/_static/img/logo.gif``), which a restore would overwrite.
 #: 10: entries keep the folder the example ran in (``made_in``): one whose outputs show
 #:    it is not restored into a checkout elsewhere.
-ENTRY_FORMAT = Format("docsaccel.cache-entry", 10, "cache entry")
+#: 11: entries keep the warnings the example's processing logged (``warnings``), which a
+#:    build restoring it gives again (:mod:`.example_logs`).
+ENTRY_FORMAT = Format("docsaccel.cache-entry", 11, "cache entry")
 ENTRY_FILE = "entry.json"
 LAST_HIT = "last-hit"
 LAST_BUILD = "last-build.json"
@@ -195,6 +198,10 @@ class CacheStore:
                     raise EntryError(
                         f"{meta_path}: {part}: {relative!r} is not a safe relative path"
                     )
+        try:
+            example_logs.from_entry(meta)
+        except ValueError as exc:
+            raise EntryError(f"{meta_path}: {exc}") from None
         absent = meta["deps"].setdefault("absent", [])
         if not isinstance(absent, list) or not all(isinstance(n, str) for n in absent):
             raise EntryError(f"{meta_path}: deps.absent is not a list of module names")

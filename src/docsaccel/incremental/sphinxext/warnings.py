@@ -32,6 +32,7 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.logging import NAMESPACE
 
 from docsaccel.incremental.sphinxext.state_build import IncrementalBuild, current
+from docsaccel.sphinx_logs import handled_once
 
 __all__ = ["assign_chunk", "install", "note_document", "uninstall"]
 
@@ -54,10 +55,9 @@ class _Attributor(logging.Handler):
         self.unplaced: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        pid = os.getpid()
-        if getattr(record, _SEEN, None) == pid:
+        if not handled_once(record, _SEEN):
             return
-        setattr(record, _SEEN, pid)
+        pid = os.getpid()
         build = current(self.app)
         if build is None:
             return
