@@ -2,9 +2,12 @@
 
 1. ``config-inited``: the output folder is locked for this build (:mod:`.lock`; a second
    build into it stops here, naming the holder) and the previous ``report.json`` is
-   removed; the settings are checked (:mod:`docsaccel.settings`; environment variables
-   beat ``conf.py``) and the budget file is loaded; any error stops the build here, naming
-   the file, the key and the value, and writes a report of no example saying why
+   removed; then the gallery folders of the source tree are locked (a second build of
+   the same source tree, into another output folder, stops here, naming the folder and
+   the holder, with a report saying why); the settings are checked
+   (:mod:`docsaccel.settings`; environment variables beat ``conf.py``) and the budget
+   file is loaded; any error stops the build here, naming the file, the key and the
+   value, and writes a report of no example saying why
    (``"complete": false``, ``build.stopped_before_examples``), so a gate reading the
    folder fails with that reason, never on the last build's report nor on none. A build
    that stops before its examples run for another reason writes the same as it ends.
@@ -89,7 +92,7 @@ from docsaccel.examples import Example, Planner
 from docsaccel.gallery import process_end
 from docsaccel.gallery.hook import ExampleHook
 from docsaccel.gallery.interrupt import cancel_all
-from docsaccel.gallery.lock import LockedError, OutdirLock
+from docsaccel.gallery.lock import GalleryLock, LockedError, OutdirLock
 from docsaccel.gallery.memory import build_bytes, rss_bytes
 from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
 from docsaccel.gallery.page_file import remove_unwanted_pages
@@ -163,8 +166,10 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         logger.info(f"docsaccel: the last build in {app.outdir} was killed {killed}")
     remove_stale_pipes(layout.records_dir(app.outdir))
     layout.forget_report(app.outdir)
+    galleries: list[GalleryLock] = []
     try:
-        _start_build(app, config, lock)
+        galleries = _lock_galleries(app, config)
+        _start_build(app, config, lock, galleries)
     except BaseException as exc:
         # A refused configuration leaves a report saying so: a gate reading the folder
         # fails, naming why, rather than finding no report (or the last build's).
@@ -177,8 +182,36 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         )
         with contextlib.suppress(Exception):
             refused.write_stopped_report(_why(exc))
+        _release(galleries)
         lock.release()
         raise
+
+
+def _lock_galleries(app: Sphinx, config: Any) -> list[GalleryLock]:
+    """Lock each gallery folder this build generates in the source tree, for the whole
+    build: two builds of one tree share those folders (see :mod:`.lock`). Refused with
+    one line naming the folder and the process holding it."""
+    gallery_conf = getattr(config, "sphinx_gallery_conf", None) or {}
+    folders = sg_compat.gallery_dirs(gallery_conf) if "gallery_dirs" in gallery_conf else []
+    locks: list[GalleryLock] = []
+    try:
+        for _, gallery_dir in folders:
+            gallery = GalleryLock(Path(app.srcdir, gallery_dir))
+            gallery.acquire()
+            process_end.in_forked_child(gallery.forget)
+            locks.append(gallery)
+    except LockedError as exc:
+        _release(locks)
+        raise config_error(f"docsaccel: {exc}") from None
+    except OSError as exc:
+        _release(locks)
+        raise config_error(f"docsaccel: cannot lock the gallery folder: {exc}") from None
+    return locks
+
+
+def _release(locks: list[GalleryLock]) -> None:
+    for gallery in locks:
+        gallery.release()
 
 
 def _killed_last_time(outdir: Path) -> str | None:
@@ -249,7 +282,7 @@ def _writable_cache(settings: Settings) -> Settings:
     return dataclasses.replace(settings, cache=None)
 
 
-def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
+def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[GalleryLock]) -> None:
     # Sphinx keeps every name conf.py defines; only those tell a misspelled setting.
     for message in unknown_settings(getattr(config, "_raw_config", {})):
         logger.warning(message, type="docsaccel", subtype="config")
@@ -283,6 +316,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
         table,
         Path(app.outdir),
         lock=lock,
+        gallery_locks=galleries,
         fast_env_before=fast_env_before,
         srcdir=str(app.srcdir),
         conf=conf_fingerprint(app.confdir),
@@ -642,8 +676,7 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     process_end.verdict_pending(build, True)
     _restore_fast_env(build)
     _unfinished_builds.remove(build)
-    if build.lock is not None:
-        build.lock.release()
+    build.release_locks()
     # A thread or exit handler an example left must not keep the finished build from
     # ending: it gets the grace of the hard stop, then the process ends, failing, and
     # neither the report nor the cache keeps the build as passing.
