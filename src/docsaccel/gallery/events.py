@@ -105,6 +105,7 @@ from docsaccel.records import (
     journal_again,
     read_records,
     read_run_marker,
+    restored_unverified,
     write_record,
     written_here,
 )
@@ -262,24 +263,29 @@ def _exclude_folder(config: Any, folder: Path, srcdir: Path) -> None:
         config.exclude_patterns = [*config.exclude_patterns, relative.as_posix()]
 
 
-def _writable_cache(settings: Settings) -> Settings:
-    """The settings, with the cache off when its folder cannot be written: a build never
-    stops over a cache it may not save (restored read-only, a read-only mount); it runs
-    as without the cache and says so once."""
+def _writable_cache(settings: Settings) -> tuple[Settings, Path | None]:
+    """The settings, and the cache folder to use read-only, if any.
+
+    A build never stops over a cache it may not write (restored read-only, a read-only
+    mount, a fork's pull request): it uses it read-only, saying so once. Its lookups
+    still decide which examples are up to date (a hit is restored, a miss runs); nothing
+    is stored. The settings then have the cache off, so nothing else writes into the
+    folder (the Sphinx state, kept there, is neither restored nor saved)."""
     if settings.cache is None:
-        return settings
+        return settings, None
     from docsaccel.cache.store import unwritable
 
     reason = unwritable(settings.cache)
     if reason is None:
-        return settings
+        return settings, None
     logger.warning(
-        f"docsaccel: the cache folder {settings.cache} {reason}: this build neither restores "
-        "nor saves anything, as with the cache off",
+        f"docsaccel: the cache folder {settings.cache} {reason}: this build restores the "
+        "examples it holds and runs the others, but saves nothing (and does not keep "
+        "Sphinx's state)",
         type="docsaccel",
         subtype="cache",
     )
-    return dataclasses.replace(settings, cache=None)
+    return dataclasses.replace(settings, cache=None), settings.cache
 
 
 def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[GalleryLock]) -> None:
@@ -292,7 +298,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[Gal
         settings = read_settings(config, app.confdir)
     except SettingError as exc:
         raise config_error(str(exc)) from None
-    settings = _writable_cache(settings)
+    settings, read_only_cache = _writable_cache(settings)
     # Memory budgets above what the machine has are mistakes, found before any example runs.
     table = BudgetTable(memory_at_most=machine_bytes())
     if settings.budgets is not None:
@@ -307,6 +313,8 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[Gal
     fast_env_before = os.environ.get(_FAST_ENV)
     os.environ[_FAST_ENV] = "1" if settings.fast else "0"
     _exclude_own_folders(app, config, settings)
+    if read_only_cache is not None:
+        _exclude_folder(config, read_only_cache, Path(app.srcdir))
     if settings.videos:
         scrapers = tuple(config.sphinx_gallery_conf["image_scrapers"])
         if VIDEO_SCRAPER not in scrapers:
@@ -317,6 +325,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[Gal
         Path(app.outdir),
         lock=lock,
         gallery_locks=galleries,
+        read_only_cache=read_only_cache,
         fast_env_before=fast_env_before,
         srcdir=str(app.srcdir),
         conf=conf_fingerprint(app.confdir),
@@ -359,6 +368,8 @@ def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, A
             # Its page shows the other path's values: run it again although unchanged.
             sg_compat.forget_cached_run(Path(example.target_file))
     build.cache = _look_up_cache(app, build, gallery_conf)
+    if build.cache is None and build.settings.shard_records is None:
+        _run_again_unverified(build)
     # After the cache: the examples it restored are unchanged, and progress counts only
     # the examples this build executes.
     if build.settings.progress:
@@ -444,15 +455,30 @@ def _check_memory_room(config: Any, build: GalleryBuild, gallery_conf: dict[str,
             )
 
 
+def _run_again_unverified(build: GalleryBuild) -> None:
+    """In a build without the example cache: run again the examples whose outputs a
+    build with the cache made or restored (:func:`docsaccel.records.restored_unverified`),
+    rather than keep a page only the cache's lookup could say is up to date."""
+    again = [e for e in build.examples if restored_unverified(e.target_file)]
+    for example in again:
+        sg_compat.forget_cached_run(Path(example.target_file))
+    if again:
+        logger.info(
+            f"docsaccel: {len(again)} example(s) whose outputs a build with the example "
+            "cache made run again: without the cache, only running them verifies them"
+        )
+
+
 def _look_up_cache(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> Any:
     """Restore the outputs of the examples the cache holds (see :mod:`docsaccel.cache`)."""
     settings = build.settings
-    if settings.cache is None or settings.shard_records is not None:
+    cache_dir = settings.cache or build.read_only_cache
+    if cache_dir is None or settings.shard_records is not None:
         return None  # a merge build executes nothing: the shards used the cache
     from docsaccel.cache.cache_build import lookup
 
     cache = lookup(
-        cache_dir=settings.cache,
+        cache_dir=cache_dir,
         granularity=settings.cache_granularity,
         roots=settings.cache_roots,
         env_names=settings.cache_env,
@@ -465,12 +491,13 @@ def _look_up_cache(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any
         warn=lambda message: logger.warning(message, type="docsaccel", subtype="cache"),
         info=logger.info,
         verify=settings.cache_verify,
+        read_only=build.read_only_cache is not None,
     )
     # Reported as they are once sphinx-gallery has skipped them as unchanged.
     build.imported.update(cache.hits)
     audit = f" ({len(cache.audits)} of them to audit it)" if cache.audits else ""
     logger.info(
-        f"docsaccel: cache {settings.cache}: {len(cache.hits)} example(s) restored, "
+        f"docsaccel: cache {cache_dir}: {len(cache.hits)} example(s) restored, "
         f"{len(cache.missed)} to run{audit}"
     )
     return cache

@@ -65,6 +65,7 @@ class GalleryBuild:
         *,
         lock: OutdirLock | None = None,
         gallery_locks: list[GalleryLock] | None = None,
+        read_only_cache: Path | None = None,
         fast_env_before: str | None = None,
         srcdir: str = "",
         conf: dict[str, str] | None = None,
@@ -94,6 +95,9 @@ class GalleryBuild:
         self.lock = lock
         #: The locks on the source tree's gallery folders this build generates.
         self.gallery_locks = list(gallery_locks or [])
+        #: The example cache's folder when the build may not write it: looked up and
+        #: restored from, never written (``settings.cache`` is then ``None``).
+        self.read_only_cache = read_only_cache
         #: The build log's progress while the gallery runs (:mod:`.progress`).
         self.progress: Progress | None = None
         self.srcdir = srcdir
