@@ -51,6 +51,38 @@ def test_a_second_build_into_the_same_folder_is_refused(tmp_path) -> None:
     assert [r["status"] for r in report["examples"]] == ["ok"]
 
 
+def test_a_second_build_of_the_same_source_tree_is_refused(tmp_path) -> None:
+    # Two builds of one source tree share its gallery folders (pages, .md5, run notes),
+    # whatever their output folders: a full build beside a fast one would publish, and
+    # report as its own, the fast run's outputs.
+    conf = 'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
+    src = make_project(tmp_path, ["plot_knobs.py", "plot_wait.py"], conf=conf)
+    fast = start_build(src, {"DOCSACCEL_FAST": "1"})
+    full_outdir = src / "_build" / "full"
+    try:
+        wait_until_running(src, "plot_wait.py", fast)
+
+        full = build(src, outdir=full_outdir, env={"DOCSACCEL_FAST": "0"})
+
+        assert full.returncode == 2, full.output
+        gallery = src / "auto_examples"
+        assert f"generating the gallery folder {gallery} (process {fast.pid}," in full.output
+        report = full.report
+        assert report["build"]["complete"] is False
+        assert "gallery folder" in report["build"]["stopped_before_examples"]
+        assert report["examples"] == []
+    finally:
+        output = fast.communicate(timeout=300)[0]
+    assert fast.returncode == 0, output
+    fast_report = json.loads((src / "_build" / "html" / "docsaccel" / "report.json").read_text())
+    assert fast_report["build"]["complete"] is True
+    # Once the first has finished, the full build runs, on the full path's values.
+    full = build(src, outdir=full_outdir, env={"DOCSACCEL_FAST": "0"})
+    assert full.returncode == 0, full.output
+    assert "rollouts: 4" in full.page("plot_knobs.py")
+    assert full.record("plot_knobs.py")["fast"] is False
+
+
 def test_an_example_that_removes_the_lock_lets_no_second_build_in(tmp_path) -> None:
     names = ["plot_h_lock.py", "plot_h_lock_probe.py"]
     conf = 'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'

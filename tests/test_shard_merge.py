@@ -162,3 +162,28 @@ def test_local_parallel_shards_build_the_site(tmp_path) -> None:
     assert len({r["pid"] for r in report["examples"] if r["pid"]}) == 2, "one process a shard"
     for index in range(2):
         assert (src / "_build" / "shard-work" / f"{index}.log").is_file()
+
+
+def test_a_failing_example_in_a_local_shard_is_named_and_reported(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_crash.py", "plot_quick.py"])
+
+    done = docsaccel(src, "shard-local", "--shards", "2")
+
+    # As a serial build: exit 2, the failing example named, its report failing the gate.
+    assert done.returncode == 2, done.stdout + done.stderr
+    error = done.stderr.strip()
+    assert len(error.splitlines()) == 1, error
+    assert "examples/plot_crash.py failed: RuntimeError: this example crashes on purpose" in error
+    report = load_report(src / "_build" / "html" / "docsaccel" / "report.json")
+    statuses = {record["id"]: record["status"] for record in report["examples"]}
+    assert statuses == {"examples/plot_crash.py": "failed", "examples/plot_quick.py": "ok"}
+    check = subprocess.run(
+        [sys.executable, "-m", "docsaccel.cli", "check", "_build/html/docsaccel/report.json"],
+        cwd=src,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert check.returncode == 3, check.stdout + check.stderr
+    assert "plot_crash.py" in check.stdout + check.stderr

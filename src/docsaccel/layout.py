@@ -31,7 +31,9 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import os
+import tempfile
 from pathlib import Path
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "cache_deps_dir",
     "example_id_of",
     "forget_report",
+    "gallery_lock_path",
     "holds_outputs",
     "id_slug",
     "journals",
@@ -130,6 +133,19 @@ def cache_deps_dir(outdir: str | os.PathLike[str]) -> Path:
 def lock_path(outdir: str | os.PathLike[str]) -> Path:
     """The lock a build holds on its output folder."""
     return _under(outdir, "build.lock")
+
+
+def gallery_lock_path(gallery_dir: str | os.PathLike[str]) -> Path:
+    """The lock a build holds on a gallery folder of its source tree.
+
+    Outside the source tree, so the lock is never one of the files a build generates
+    there (nor one the cache, sharding or a clean-build comparison sees): in the
+    machine's temporary folder, named after the folder's real path, where every build of
+    that tree on this machine finds it.
+    """
+    real = os.path.realpath(gallery_dir)
+    key = hashlib.sha256(real.encode()).hexdigest()[:24]
+    return Path(tempfile.gettempdir(), f"docsaccel-locks-{os.getuid()}", f"gallery-{key}.lock")
 
 
 def holds_outputs(folder: str | os.PathLike[str]) -> bool:

@@ -71,6 +71,7 @@ __all__ = [
     "read_records",
     "read_run_marker",
     "record_file",
+    "restored_unverified",
     "run_outputs",
     "write_record",
     "write_run_marker",
@@ -327,6 +328,7 @@ def write_run_marker(
     fast: bool,
     knobs: dict[str, Any],
     outputs: list[str] | None = None,
+    cache: bool = False,
 ) -> None:
     """Note beside an example's outputs whether a fast or a full run made them, its knobs,
     and which files that run wrote (``outputs``: paths inside the source dir, see
@@ -336,12 +338,16 @@ def write_run_marker(
     the source tree: a later build into any output folder finds the note there, runs the
     example again when the other path made its outputs, and shows the fast-path note of
     outputs it keeps; the example cache and sharding move exactly the files it lists.
+    ``cache``: the run was in a build with the example cache, whose lookups, not the
+    ``.md5``, decide whether the example is up to date (:func:`restored_unverified`).
     Written only when it changes.
     """
     path = os.fspath(sg_compat.run_marker_file(target_file))
     note: dict[str, Any] = {"fast": bool(fast), "knobs": knobs}
     if outputs is not None:
         note["outputs"] = sorted(outputs)
+    if cache:
+        note["cache"] = True
     payload = encode_json(note, None)
     try:
         with open(path, "rb") as stream:
@@ -366,6 +372,22 @@ def read_run_marker(target_file: Path | str) -> dict[str, Any] | None:
         return None
     knobs = data.get("knobs")
     return {"fast": data["fast"], "knobs": knobs if isinstance(knobs, dict) else {}}
+
+
+def restored_unverified(target_file: Path | str) -> bool:
+    """Whether an example's outputs were made, or restored, by a build with the example
+    cache: a build without it must run the example again rather than keep them.
+
+    With the cache on, sphinx-gallery's ``.md5`` (the example's file unchanged) is not
+    what decides an example is up to date: the cache's lookup of everything it read is,
+    and removes the ``.md5`` of a miss. A build without the cache has only the ``.md5``,
+    which a library edit since leaves matching: the page would stay, unverified.
+    """
+    try:
+        data = read_json(sg_compat.run_marker_file(target_file), "note of the outputs' run")
+    except InputError:
+        return False
+    return isinstance(data, dict) and data.get("cache") is True
 
 
 def run_outputs(target_file: Path | str) -> list[str] | None:

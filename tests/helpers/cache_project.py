@@ -23,7 +23,7 @@ import textwrap
 import zipfile
 from pathlib import Path
 
-from docsaccel import layout
+from docsaccel import layout, sg_compat
 from docsaccel.schema import load_report
 from helpers.gallery_build import child_env
 from helpers.slow import require_slow
@@ -60,6 +60,8 @@ docsaccel_cache = "../../../cache"  # the folder shared by every copy
 
 
 _MEASURED = re.compile(rb"\d\d:\d\d\.\d\d\d|^(\s+- )[\d.]+$", re.MULTILINE)
+#: The run note's flag that a build with the cache made the outputs (``"cache": true``).
+_CACHE_FLAG = re.compile(rb'"cache":\s*true,?\s*')
 _RUNNING_TIME = re.compile(rb"\(\d+ minutes \d+\.\d+ seconds\)|\"time\": [0-9.e+-]+")
 
 
@@ -85,9 +87,18 @@ def _unzipped(data: bytes) -> bytes:
 
 
 def differing(files: dict[str, bytes], other: dict[str, bytes]) -> list[str]:
-    """The names of the gallery files that differ between two builds, times masked."""
-    a, b = times_masked(files), times_masked(other)
+    """The names of the gallery files that differ between two builds, times masked, and
+    the note of whether a build with the cache made an example's outputs (the one
+    difference between a build with the cache and one without, by design)."""
+    a, b = _cache_flag_masked(times_masked(files)), _cache_flag_masked(times_masked(other))
     return sorted(n for n in a.keys() | b.keys() if a.get(n) != b.get(n))
+
+
+def _cache_flag_masked(files: dict[str, bytes]) -> dict[str, bytes]:
+    return {
+        name: _CACHE_FLAG.sub(b"", data) if name.endswith(sg_compat.RUN_MARKER_SUFFIX) else data
+        for name, data in files.items()
+    }
 
 
 def example_source(title: str, body: str) -> str:
@@ -166,6 +177,17 @@ class Project:
         self.count += 1
         copy = self.root / f"build{self.count}"
         shutil.copytree(self.pristine, copy / "proj")
+        return self._build(copy, args, env)
+
+    def build_again(self, *args: str, env: dict[str, str] | None = None) -> Build:
+        """Build the last copy again, in place, as a developer's checkout is: what the
+        builds generated in it stays, the pristine tree's files (edits since) are copied
+        over it."""
+        copy = self.root / f"build{self.count}"
+        shutil.copytree(self.pristine, copy / "proj", dirs_exist_ok=True)
+        return self._build(copy, args, env)
+
+    def _build(self, copy: Path, args: tuple[str, ...], env: dict[str, str] | None) -> Build:
         docs = copy / "proj" / "docs"
         outdir = copy / "html"
         require_slow()

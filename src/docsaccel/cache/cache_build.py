@@ -282,6 +282,9 @@ class CacheBuild:
     #: The files this lookup's restores made where no file was, as they left them: all
     #: that undoing the lookup (:func:`_withdraw`) may delete.
     created: dict[Path, Stamp] = field(default_factory=dict)
+    #: A cache folder the build may not write: it restores what the lookup finds and
+    #: stores nothing (no entry, no summary).
+    read_only: bool = False
     #: ``sys.path`` as the build's ``conf.py`` left it, which resolved the entries'
     #: modules and distributions: ``cache explain`` judges them with it (last-build.json).
     sys_path: list[str] = field(default_factory=list)
@@ -416,6 +419,8 @@ class CacheBuild:
         run for an audit wait for it (they keep the entry they are compared with). Each
         example is stored once. Returns how many this call stored.
         """
+        if self.read_only:
+            return 0
         stored = 0
         stored_deps = self.stored
         for example_id, example in self.missed.items():
@@ -679,9 +684,11 @@ def lookup(
     warn: Callable[[str], None],
     info: Callable[[str], None] = print,
     verify: float = 0.0,
+    read_only: bool = False,
 ) -> CacheBuild:
     """Look every example the build will execute up in the cache (see the module doc);
-    ``verify``: the share of those it would restore that run to be audited instead."""
+    ``verify``: the share of those it would restore that run to be audited instead;
+    ``read_only``: restore, never store (a folder the build may not write)."""
     root, chosen, note = project_roots(confdir, roots)
     if note is not None:
         info(f"docsaccel cache: {note}")
@@ -710,6 +717,7 @@ def lookup(
         verify=verify,
         gallery_conf=gallery_conf,
         sys_path=list(sys.path),
+        read_only=read_only,
     )
     # In the order they run: an example reads what those before it wrote.
     examples = list(examples)

@@ -2,9 +2,12 @@
 
 1. ``config-inited``: the output folder is locked for this build (:mod:`.lock`; a second
    build into it stops here, naming the holder) and the previous ``report.json`` is
-   removed; the settings are checked (:mod:`docsaccel.settings`; environment variables
-   beat ``conf.py``) and the budget file is loaded; any error stops the build here, naming
-   the file, the key and the value, and writes a report of no example saying why
+   removed; then the gallery folders of the source tree are locked (a second build of
+   the same source tree, into another output folder, stops here, naming the folder and
+   the holder, with a report saying why); the settings are checked
+   (:mod:`docsaccel.settings`; environment variables beat ``conf.py``) and the budget
+   file is loaded; any error stops the build here, naming the file, the key and the
+   value, and writes a report of no example saying why
    (``"complete": false``, ``build.stopped_before_examples``), so a gate reading the
    folder fails with that reason, never on the last build's report nor on none. A build
    that stops before its examples run for another reason writes the same as it ends.
@@ -87,7 +90,7 @@ from docsaccel.examples import Example, Planner
 from docsaccel.gallery import process_end
 from docsaccel.gallery.hook import ExampleHook
 from docsaccel.gallery.interrupt import cancel_all
-from docsaccel.gallery.lock import LockedError, OutdirLock
+from docsaccel.gallery.lock import GalleryLock, LockedError, OutdirLock
 from docsaccel.gallery.memory import build_bytes, rss_bytes
 from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
 from docsaccel.gallery.page_file import remove_unwanted_pages
@@ -100,6 +103,7 @@ from docsaccel.records import (
     journal_again,
     read_records,
     read_run_marker,
+    restored_unverified,
     write_record,
     written_here,
 )
@@ -164,8 +168,10 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         logger.info(f"docsaccel: the last build in {app.outdir} was killed {killed}")
     remove_stale_pipes(layout.records_dir(app.outdir))
     layout.forget_report(app.outdir)
+    galleries: list[GalleryLock] = []
     try:
-        _start_build(app, config, lock)
+        galleries = _lock_galleries(app, config)
+        _start_build(app, config, lock, galleries)
     except BaseException as exc:
         # A refused configuration leaves a report saying so: a gate reading the folder
         # fails, naming why, rather than finding no report (or the last build's).
@@ -178,8 +184,36 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         )
         with contextlib.suppress(Exception):
             refused.write_stopped_report(_why(exc))
+        _release(galleries)
         lock.release()
         raise
+
+
+def _lock_galleries(app: Sphinx, config: Any) -> list[GalleryLock]:
+    """Lock each gallery folder this build generates in the source tree, for the whole
+    build: two builds of one tree share those folders (see :mod:`.lock`). Refused with
+    one line naming the folder and the process holding it."""
+    gallery_conf = getattr(config, "sphinx_gallery_conf", None) or {}
+    folders = sg_compat.gallery_dirs(gallery_conf) if "gallery_dirs" in gallery_conf else []
+    locks: list[GalleryLock] = []
+    try:
+        for _, gallery_dir in folders:
+            gallery = GalleryLock(Path(app.srcdir, gallery_dir))
+            gallery.acquire()
+            process_end.in_forked_child(gallery.forget)
+            locks.append(gallery)
+    except LockedError as exc:
+        _release(locks)
+        raise config_error(f"docsaccel: {exc}") from None
+    except OSError as exc:
+        _release(locks)
+        raise config_error(f"docsaccel: cannot lock the gallery folder: {exc}") from None
+    return locks
+
+
+def _release(locks: list[GalleryLock]) -> None:
+    for gallery in locks:
+        gallery.release()
 
 
 def _killed_last_time(outdir: Path) -> str | None:
@@ -230,27 +264,32 @@ def _exclude_folder(config: Any, folder: Path, srcdir: Path) -> None:
         config.exclude_patterns = [*config.exclude_patterns, relative.as_posix()]
 
 
-def _writable_cache(settings: Settings) -> Settings:
-    """The settings, with the cache off when its folder cannot be written: a build never
-    stops over a cache it may not save (restored read-only, a read-only mount); it runs
-    as without the cache and says so once."""
+def _writable_cache(settings: Settings) -> tuple[Settings, Path | None]:
+    """The settings, and the cache folder to use read-only, if any.
+
+    A build never stops over a cache it may not write (restored read-only, a read-only
+    mount, a fork's pull request): it uses it read-only, saying so once. Its lookups
+    still decide which examples are up to date (a hit is restored, a miss runs); nothing
+    is stored. The settings then have the cache off, so nothing else writes into the
+    folder (the Sphinx state, kept there, is neither restored nor saved)."""
     if settings.cache is None:
-        return settings
+        return settings, None
     from docsaccel.cache.store import unwritable
 
     reason = unwritable(settings.cache)
     if reason is None:
-        return settings
+        return settings, None
     logger.warning(
-        f"docsaccel: the cache folder {settings.cache} {reason}: this build neither restores "
-        "nor saves anything, as with the cache off",
+        f"docsaccel: the cache folder {settings.cache} {reason}: this build restores the "
+        "examples it holds and runs the others, but saves nothing (and does not keep "
+        "Sphinx's state)",
         type="docsaccel",
         subtype="cache",
     )
-    return dataclasses.replace(settings, cache=None)
+    return dataclasses.replace(settings, cache=None), settings.cache
 
 
-def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
+def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[GalleryLock]) -> None:
     # Sphinx keeps every name conf.py defines; only those tell a misspelled setting.
     for message in unknown_settings(getattr(config, "_raw_config", {})):
         logger.warning(message, type="docsaccel", subtype="config")
@@ -260,7 +299,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
         settings = read_settings(config, app.confdir)
     except SettingError as exc:
         raise config_error(str(exc)) from None
-    settings = _writable_cache(settings)
+    settings, read_only_cache = _writable_cache(settings)
     # Memory budgets above what the machine has are mistakes, found before any example runs.
     table = BudgetTable(memory_at_most=machine_bytes())
     if settings.budgets is not None:
@@ -275,6 +314,8 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
     fast_env_before = os.environ.get(_FAST_ENV)
     os.environ[_FAST_ENV] = "1" if settings.fast else "0"
     _exclude_own_folders(app, config, settings)
+    if read_only_cache is not None:
+        _exclude_folder(config, read_only_cache, Path(app.srcdir))
     if settings.videos:
         scrapers = tuple(config.sphinx_gallery_conf["image_scrapers"])
         if VIDEO_SCRAPER not in scrapers:
@@ -284,6 +325,8 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock) -> None:
         table,
         Path(app.outdir),
         lock=lock,
+        gallery_locks=galleries,
+        read_only_cache=read_only_cache,
         fast_env_before=fast_env_before,
         srcdir=str(app.srcdir),
         conf=conf_fingerprint(app.confdir),
@@ -326,6 +369,8 @@ def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, A
             # Its page shows the other path's values: run it again although unchanged.
             sg_compat.forget_cached_run(Path(example.target_file))
     build.cache = _look_up_cache(app, build, gallery_conf)
+    if build.cache is None and build.settings.shard_records is None:
+        _run_again_unverified(build)
     # After the cache: the examples it restored are unchanged, and progress counts only
     # the examples this build executes.
     if build.settings.progress:
@@ -411,15 +456,30 @@ def _check_memory_room(config: Any, build: GalleryBuild, gallery_conf: dict[str,
             )
 
 
+def _run_again_unverified(build: GalleryBuild) -> None:
+    """In a build without the example cache: run again the examples whose outputs a
+    build with the cache made or restored (:func:`docsaccel.records.restored_unverified`),
+    rather than keep a page only the cache's lookup could say is up to date."""
+    again = [e for e in build.examples if restored_unverified(e.target_file)]
+    for example in again:
+        sg_compat.forget_cached_run(Path(example.target_file))
+    if again:
+        logger.info(
+            f"docsaccel: {len(again)} example(s) whose outputs a build with the example "
+            "cache made run again: without the cache, only running them verifies them"
+        )
+
+
 def _look_up_cache(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> Any:
     """Restore the outputs of the examples the cache holds (see :mod:`docsaccel.cache`)."""
     settings = build.settings
-    if settings.cache is None or settings.shard_records is not None:
+    cache_dir = settings.cache or build.read_only_cache
+    if cache_dir is None or settings.shard_records is not None:
         return None  # a merge build executes nothing: the shards used the cache
     from docsaccel.cache.cache_build import lookup
 
     cache = lookup(
-        cache_dir=settings.cache,
+        cache_dir=cache_dir,
         granularity=settings.cache_granularity,
         roots=settings.cache_roots,
         env_names=settings.cache_env,
@@ -432,13 +492,14 @@ def _look_up_cache(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any
         warn=lambda message: logger.warning(message, type="docsaccel", subtype="cache"),
         info=logger.info,
         verify=settings.cache_verify,
+        read_only=build.read_only_cache is not None,
     )
     # Reported as they are once sphinx-gallery has skipped them as unchanged.
     build.imported.update(cache.hits)
     cache.replay_warnings()
     audit = f" ({len(cache.audits)} of them to audit it)" if cache.audits else ""
     logger.info(
-        f"docsaccel: cache {settings.cache}: {len(cache.hits)} example(s) restored, "
+        f"docsaccel: cache {cache_dir}: {len(cache.hits)} example(s) restored, "
         f"{len(cache.missed)} to run{audit}"
     )
     return cache
@@ -651,8 +712,7 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     process_end.verdict_pending(build, True)
     _restore_fast_env(build)
     _unfinished_builds.remove(build)
-    if build.lock is not None:
-        build.lock.release()
+    build.release_locks()
     # A thread or exit handler an example left must not keep the finished build from
     # ending: it gets the grace of the hard stop, then the process ends, failing, and
     # neither the report nor the cache keeps the build as passing.

@@ -629,7 +629,13 @@ class ExampleHook:
             )
         # After the record: the time spent ending its processes is not the example's.
         self._wind_up(run, live)
-        write_run_marker(run.example.target_file, self.fast, record["knobs"], self._outputs(run))
+        write_run_marker(
+            run.example.target_file,
+            self.fast,
+            record["knobs"],
+            self._outputs(run),
+            cache=self.cache is not None,
+        )
         if self.cache is not None and seen is not None:
             self.cache.save(run.example, seen)
 

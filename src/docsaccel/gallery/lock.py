@@ -1,7 +1,16 @@
-"""One build per output folder at a time.
+"""One build per output folder, and per gallery folder of a source tree, at a time.
 
 Two builds writing ``<outdir>/docsaccel/`` at once delete each other's records and
-report each other's running examples as failed. :class:`OutdirLock` is an exclusive
+report each other's running examples as failed. Two builds of one source tree into
+different output folders share what sphinx-gallery generates there (the gallery folders:
+pages, ``.md5`` files, images; the run notes beside them): each would publish, and
+report, outputs the other made, a full page with a fast run's values. So a build also
+locks each gallery folder it generates (:class:`GalleryLock`), and the second build of
+the source tree stops at once, naming the folder and the process holding it: the same
+answer as a second build into one output folder, which a CI job reads as a failed step
+rather than waiting on a build it cannot see.
+
+:class:`OutdirLock` is an exclusive
 ``flock`` on :func:`docsaccel.layout.lock_path`, held for the whole build; the file holds
 the holder's pid, so the second build can say who holds it. The kernel releases the lock
 when the holder's process ends, however it ends: a crashed build never leaves a folder
@@ -39,20 +48,24 @@ from pathlib import Path
 
 from docsaccel import layout
 
-__all__ = ["LockedError", "OutdirLock"]
+__all__ = ["GalleryLock", "LockedError", "OutdirLock"]
 
 
 class LockedError(RuntimeError):
     """Another build holds the output folder."""
 
 
-class OutdirLock:
-    """An exclusive lock on an output folder (:func:`docsaccel.layout.lock_path`)."""
+class _FolderLock:
+    """An exclusive lock on a folder through the lock file ``path``."""
 
-    def __init__(self, outdir: str | os.PathLike[str]) -> None:
-        self.outdir = Path(outdir)
-        self.path = layout.lock_path(self.outdir)
+    def __init__(self, folder: str | os.PathLike[str], path: Path) -> None:
+        self.folder = Path(folder)
+        self.path = path
         self._handle: int | None = None
+
+    def _refusal(self, holder: str) -> str:
+        """Why this build cannot go on while process ``holder`` holds the folder."""
+        raise NotImplementedError
 
     def acquire(self) -> None:
         if self._handle is not None:
@@ -74,10 +87,7 @@ class OutdirLock:
         except BlockingIOError:
             holder = os.read(handle, 64).decode("ascii", "replace").strip() or "unknown"
             os.close(handle)
-            raise LockedError(
-                f"another build is writing into {self.outdir} (process {holder}, lock "
-                f"{self.path}); wait for it to finish or build into another output folder"
-            ) from None
+            raise LockedError(self._refusal(holder)) from None
         except OSError:
             os.close(handle)
             raise
@@ -114,6 +124,35 @@ class OutdirLock:
     @property
     def held(self) -> bool:
         return self._handle is not None
+
+
+class OutdirLock(_FolderLock):
+    """An exclusive lock on an output folder (:func:`docsaccel.layout.lock_path`)."""
+
+    def __init__(self, outdir: str | os.PathLike[str]) -> None:
+        super().__init__(outdir, layout.lock_path(outdir))
+        self.outdir = self.folder
+
+    def _refusal(self, holder: str) -> str:
+        return (
+            f"another build is writing into {self.outdir} (process {holder}, lock "
+            f"{self.path}); wait for it to finish or build into another output folder"
+        )
+
+
+class GalleryLock(_FolderLock):
+    """An exclusive lock on a gallery folder of a source tree
+    (:func:`docsaccel.layout.gallery_lock_path`), whatever the output folder."""
+
+    def __init__(self, gallery_dir: str | os.PathLike[str]) -> None:
+        super().__init__(gallery_dir, layout.gallery_lock_path(gallery_dir))
+
+    def _refusal(self, holder: str) -> str:
+        return (
+            f"another build of this source tree is generating the gallery folder "
+            f"{self.folder} (process {holder}, lock {self.path}); wait for it to finish or "
+            "build from another copy of the source tree"
+        )
 
 
 def _names(path: Path, handle: int) -> bool:

@@ -36,7 +36,7 @@ from docsaccel import layout
 from docsaccel.budgets import BudgetTable
 from docsaccel.examples import Example, Planner
 from docsaccel.formats import write_json
-from docsaccel.gallery.lock import OutdirLock
+from docsaccel.gallery.lock import GalleryLock, OutdirLock
 from docsaccel.gallery.progress import Progress
 from docsaccel.records import build_report, read_records, written_here
 from docsaccel.settings import Settings
@@ -64,6 +64,8 @@ class GalleryBuild:
         outdir: Path,
         *,
         lock: OutdirLock | None = None,
+        gallery_locks: list[GalleryLock] | None = None,
+        read_only_cache: Path | None = None,
         fast_env_before: str | None = None,
         srcdir: str = "",
         conf: dict[str, str] | None = None,
@@ -91,6 +93,11 @@ class GalleryBuild:
         self.last_report: dict[str, Any] | None = None
         self.final_records: dict[str, dict[str, Any]] = {}
         self.lock = lock
+        #: The locks on the source tree's gallery folders this build generates.
+        self.gallery_locks = list(gallery_locks or [])
+        #: The example cache's folder when the build may not write it: looked up and
+        #: restored from, never written (``settings.cache`` is then ``None``).
+        self.read_only_cache = read_only_cache
         #: The build log's progress while the gallery runs (:mod:`.progress`).
         self.progress: Progress | None = None
         self.srcdir = srcdir
@@ -152,14 +159,25 @@ class GalleryBuild:
         return {**journals, **written}
 
     def keep_lock(self) -> None:
-        """Lock the output folder again if an example removed its lock; when another build
-        locked it first, say so once (this build's report is then incomplete)."""
-        if self.lock is None or self.lock_lost is not None:
+        """Lock the output folder and the gallery folders again if an example removed a
+        lock; when another build locked one first, say so once (this build's report is
+        then incomplete)."""
+        if self.lock_lost is not None:
             return
-        message = self.lock.keep()
-        if message is not None:
-            self.lock_lost = f"its lock was removed while it ran, and {message}"
-            logger.error(f"docsaccel: {self.outdir}: {self.lock_lost}")
+        locks = [] if self.lock is None else [self.lock]
+        for lock in [*locks, *self.gallery_locks]:
+            message = lock.keep()
+            if message is not None:
+                self.lock_lost = (
+                    f"the lock of {lock.folder} was removed while it ran, and {message}"
+                )
+                logger.error(f"docsaccel: {self.outdir}: {self.lock_lost}")
+                return
+
+    def release_locks(self) -> None:
+        """Let the output folder and the gallery folders go: the build is done."""
+        for lock in [*self.gallery_locks, *([] if self.lock is None else [self.lock])]:
+            lock.release()
 
     def adopt(self, records: dict[str, dict[str, Any]]) -> None:
         """Add the examples the hook recorded although the plan did not list them."""

@@ -36,10 +36,19 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from docsaccel import layout, sg_compat
-from docsaccel.contract import EXECUTED, EXPECTED_FAILURE, FAILED, InputError, read_json
+from docsaccel.contract import (
+    EXECUTED,
+    EXPECTED_FAILURE,
+    FAILED,
+    NOT_EXECUTED,
+    InputError,
+    conf_fingerprint,
+    fails_build,
+    read_json,
+)
 from docsaccel.formats import Format, write_json
 from docsaccel.records import record_file, run_outputs, write_record
-from docsaccel.schema import load_report, validate_record
+from docsaccel.schema import load_report, validate_record, validate_report
 from docsaccel.settings import SettingError, env_name, not_a_folder, read_settings
 from docsaccel.shard import sphinx_runs
 from docsaccel.shard.plan import Plan, ShardError, build_gallery_plan, check_index
@@ -227,8 +236,47 @@ def run_shard(
     selection.write_text("".join(f"{name}\n" for name in examples), encoding="utf-8")
     outdir = work / "html"
     env = {env_name("shard_examples"): str(selection), **_cache_env(project)}
-    run_sphinx(copy.docs, outdir, env, sphinx_args, log)
+    try:
+        run_sphinx(copy.docs, outdir, env, sphinx_args, log)
+    except ShardError as exc:
+        raise ShardError(f"shard {index}: {_failing_examples(outdir)}{exc}") from None
     return collect_shard(copy, outdir, Path(artifact), index, shards, examples, origin=project.root)
+
+
+def _failing_examples(outdir: Path) -> str:
+    """The examples whose failure failed a shard's build, as its report names them
+    (``"tutorials/plot_a.py failed: ZeroDivisionError: ...; "``), or ``""`` when the
+    report cannot be read or names none: the build failed for another reason."""
+    try:
+        report = load_report(layout.report_path(outdir))
+    except InputError:
+        return ""
+    failing = [
+        f"{record['id']} failed: {record.get('error') or 'no error recorded'}"
+        for record in report["examples"]
+        if fails_build(record["status"], record.get(EXPECTED_FAILURE) is True)
+    ]
+    return "".join(f"{line}; " for line in failing)
+
+
+def merged_report(reports: Sequence[dict[str, Any]], shards: int) -> dict[str, Any]:
+    """One report of the shards' builds, for a sharded build that stopped before its
+    merge: each example's record from the shard that executed it (else one saying it was
+    not executed). It is complete when every one of the ``shards`` reports is (every
+    example ran and was measured), as a serial build's report with a failing example is:
+    a gate then fails it naming the examples that failed; else ``"complete": false``."""
+    by_id: dict[str, dict[str, Any]] = {}
+    for report in reports:
+        for record in report["examples"]:
+            known = by_id.get(record["id"])
+            if known is None or known["status"] == NOT_EXECUTED:
+                by_id[record["id"]] = record
+    whole = len(reports) == shards and all(r["build"].get("complete") is True for r in reports)
+    build = {**reports[0]["build"], "complete": whole}
+    build["wall_seconds"] = max(float(r["build"].get("wall_seconds") or 0.0) for r in reports)
+    build["shard"] = {"role": "merge", "examples": len(by_id)}
+    merged = {**reports[0], "build": build, "examples": [by_id[i] for i in sorted(by_id)]}
+    return validate_report(merged)
 
 
 def own_build_folder(docs: Path) -> None:
@@ -555,6 +603,28 @@ def run_merge(
     return merged
 
 
+def _write_merged_report(project: DocsProject, shards: int, outdir: Path) -> None:
+    """Write into ``outdir`` the report of what the shards ran, when one failed and no
+    merge builds the site: a gate then names the examples that failed, as after a serial
+    build, rather than finding no report."""
+    work = layout.shard_dir(project.docs, "shard-work")
+    reports = []
+    for index in range(shards):
+        try:
+            reports.append(load_report(layout.report_path(work / str(index) / "html")))
+        except InputError:
+            continue  # that shard stopped before its report: its examples are not in it
+    if not reports:
+        return
+    report = merged_report(reports, shards)
+    # The project's, not the shards' copies of it (the same bytes; the copies go).
+    report["build"]["source_dir"] = str(project.docs)
+    fingerprint = conf_fingerprint(project.docs)
+    if "conf" in report["build"] and fingerprint is not None:
+        report["build"]["conf"] = fingerprint
+    write_json(layout.report_path(outdir), report)
+
+
 def check_output_folder(folder: Path, option: str) -> None:
     """Refuse, before any build, an output folder that is a file (or whose parent is one):
     the build would run every shard and then fail to write there."""
@@ -631,6 +701,7 @@ def run_local(
     pool.shutdown()
     errors = [str(error) for error in failures if error is not None]
     if errors:
+        _write_merged_report(project, shards, outdir)
         raise ShardError("; ".join(errors))
     return run_merge(
         project, artifacts, outdir, sphinx_args=sphinx_args, watch_sources=watch_sources
