@@ -211,6 +211,8 @@ class GeneratedFiles:
         return info if mode in (0o100000, 0o120000) else None
 
     def _read_record(self) -> dict[str, Any] | None:
+        if not os.path.lexists(self.record):
+            return None  # no build of this folder recorded any: nothing to remove
         try:
             data = read_json(self.record, RECORD.what)
             RECORD.check(data, self.record)

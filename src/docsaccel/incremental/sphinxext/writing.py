@@ -594,9 +594,12 @@ def remove_emptied(outdir: Path, removed: Iterable[Path]) -> None:
     the first one still holding something: a clean build makes no folder for a file it
     does not write (``_downloads/<digest>/`` of a renamed example's download)."""
     top = Path(os.path.abspath(outdir))
+    # The builder makes these whatever it writes into them (``_sources/`` stays, empty,
+    # with ``html_copy_source`` off): a clean build has them.
+    kept = {top / name.rstrip("/") for name in _EVERY_BUILD}
     for path in removed:
         folder = Path(os.path.abspath(path)).parent
-        while folder != top and top in folder.parents:
+        while folder != top and top in folder.parents and folder not in kept:
             try:
                 folder.rmdir()
             except OSError:  # not empty (or gone): what is above it is not empty either
