@@ -12,7 +12,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers.incremental_build import WRITTEN_WITH_ANY, Workspace, needs_state, replace, write
+from helpers.incremental_build import (
+    WRITTEN_WITH_ANY,
+    Workspace,
+    built_with,
+    needs_state,
+    replace,
+    write,
+)
 
 pytestmark = [pytest.mark.slow, needs_state]
 
@@ -47,9 +54,7 @@ def base(request, tmp_path_factory) -> tuple[Path, int]:
     """The cache after a build of the unchanged project (``-j 1`` and ``-j 2``)."""
     jobs = request.param
     root = tmp_path_factory.mktemp(f"base-j{jobs}")
-    ws = Workspace(root, jobs=jobs)
-    built = ws.build()
-    assert built.returncode == 0, built.output
+    _, built = built_with(root, jobs=jobs)
     assert built.state["origin"] == "none"
     assert built.read == ALL_PAGES and built.written == ALL_PAGES
     return root / "cache", jobs

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from helpers.incremental_build import (
     WRITTEN_WITH_ANY,
-    Workspace,
+    built_with,
     extension,
     from_cache,
     local_extension,
@@ -80,11 +80,7 @@ OTHER_CHANGED = replace("docs/other.rst", "See :ref:", "Now see :ref:")
 def _cache_of(root: Path, edits, jobs: int = 1) -> Path:
     """The cache after a build of the project with ``edits``, its doctrees beside the HTML
     folder (as ``make html`` puts them): plot_directive writes its figures beside them."""
-    ws = Workspace(root, jobs=jobs, doctrees_beside=True)
-    for edit in edits:
-        ws.fresh_copy(edit)
-    built = ws.build()
-    assert built.returncode == 0, built.output
+    built_with(root, edits, jobs=jobs, doctrees_beside=True)
     return root / "cache"
 
 

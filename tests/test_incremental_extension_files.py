@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers.incremental_build import (
     WRITTEN_WITH_ANY,
-    Workspace,
+    built_with,
     from_cache,
     local_extension,
     needs_state,
@@ -78,11 +78,7 @@ def _remove(relative: str):
 def base(tmp_path_factory) -> Path:
     """The cache after a build of the project with the badged page."""
     root = tmp_path_factory.mktemp("badge-base")
-    ws = Workspace(root)
-    for edit in WITH_BADGE:
-        ws.fresh_copy(edit)
-    built = ws.build()
-    assert built.returncode == 0, built.output
+    ws, built = built_with(root, WITH_BADGE)
     assert "badged" in built.written
     assert (ws.outdir / BADGE).is_file()
     return root / "cache"

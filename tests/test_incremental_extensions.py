@@ -21,6 +21,7 @@ import pytest
 from helpers.incremental_build import (
     WRITTEN_WITH_ANY,
     Workspace,
+    built_with,
     extension,
     from_cache,
     local_extension,
@@ -56,11 +57,7 @@ def _new_module(project: Path) -> None:
 def base(tmp_path_factory) -> Path:
     """The cache after a build of the project with todos, a todolist and viewcode."""
     root = tmp_path_factory.mktemp("extensions-base")
-    ws = Workspace(root)
-    for edit in _TODOS:
-        ws.fresh_copy(edit)
-    built = ws.build()
-    assert built.returncode == 0, built.output
+    ws, _ = built_with(root, _TODOS)
     assert "Write the setup part." in (ws.outdir / "other.html").read_text("utf-8")
     return root / "cache"
 

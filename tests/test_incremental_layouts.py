@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers.incremental_build import WRITTEN_WITH_ANY, Workspace, needs_state, replace
+from helpers.incremental_build import WRITTEN_WITH_ANY, Workspace, built_with, needs_state, replace
 
 pytestmark = [pytest.mark.slow, needs_state]
 
@@ -45,10 +45,7 @@ def _unmarked(project: Path) -> None:
 def base(tmp_path_factory) -> Path:
     """The cache after a build of the unchanged, unmarked project."""
     root = tmp_path_factory.mktemp("unmarked")
-    ws = Workspace(root)
-    ws.fresh_copy(_unmarked)
-    built = ws.build()
-    assert built.returncode == 0, built.output
+    _, built = built_with(root, [_unmarked])
     assert built.state["origin"] == "none", built.output
     return root / "cache"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.incremental_build import Workspace, from_cache, needs_state, replace, write
+from helpers.incremental_build import built_with, from_cache, needs_state, replace, write
 
 pytestmark = [pytest.mark.slow, needs_state]
 
@@ -43,11 +43,7 @@ EDITS = [
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> tuple[Path, Path]:
     """The cache after a build in one folder, and that folder's project."""
-    ws = Workspace(tmp_path_factory.mktemp("paths-base"))
-    for edit in EDITS:
-        ws.fresh_copy(edit)
-    built = ws.build()
-    assert built.returncode == 0, built.output
+    ws, _ = built_with(tmp_path_factory.mktemp("paths-base"), EDITS)
     return ws.cache, ws.project
 
 

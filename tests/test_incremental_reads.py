@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers.incremental_build import Workspace, needs_state, replace, write
+from helpers.incremental_build import Workspace, built_with, needs_state, replace, write
 
 pytestmark = [pytest.mark.slow, needs_state]
 
@@ -50,11 +50,7 @@ EDITS = [
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("datadoc")
-    ws = Workspace(root)
-    for edit in EDITS:
-        ws.fresh_copy(edit)
-    built = ws.build()
-    assert built.returncode == 0, built.output
+    _, built = built_with(root, EDITS)
     assert "api/pkg.datadoc" in built.read, built.state
     return root / "cache"
 

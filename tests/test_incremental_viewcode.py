@@ -17,6 +17,7 @@ import pytest
 from helpers.incremental_build import (
     WRITTEN_WITH_ANY,
     Workspace,
+    built_with,
     extension,
     from_cache,
     needs_state,
@@ -91,11 +92,7 @@ SCENARIOS = {
 def base(tmp_path_factory) -> Path:
     """The cache after a build of the project with viewcode."""
     root = tmp_path_factory.mktemp("viewcode-base")
-    ws = Workspace(root)
-    for edit in _VIEWCODE:
-        ws.fresh_copy(edit)
-    built = ws.build()
-    assert built.returncode == 0, built.output
+    ws, _ = built_with(root, _VIEWCODE)
     assert "pkg.stats.spread" in (ws.outdir / "_modules/pkg/stats.html").read_text("utf-8")
     assert "viewcode-link" in (ws.outdir / "zzz.html").read_text("utf-8")
     return root / "cache"

@@ -236,6 +236,22 @@ class Workspace:
         return differences(mine, clean)
 
 
+def built_with(
+    root: Path,
+    edits: Iterable[Callable[[Path], None]] = (),
+    jobs: int = 1,
+    doctrees_beside: bool = False,
+) -> tuple[Workspace, Built]:
+    """A workspace in ``root`` whose project has ``edits``, built once (its cache filled):
+    the base a test module's scenarios restore from. The build must pass."""
+    ws = Workspace(root, jobs=jobs, doctrees_beside=doctrees_beside)
+    for edit in edits:
+        ws.fresh_copy(edit)
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    return ws, built
+
+
 def from_cache(
     cache: Path,
     root: Path,
