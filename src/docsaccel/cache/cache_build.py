@@ -71,7 +71,7 @@ from docsaccel.cache.deps import (
 )
 from docsaccel.cache.early import carry_early_reads
 from docsaccel.cache.fingerprint import code_facts, modified_ns, sha256_of
-from docsaccel.cache.loaded import ModulesMemo
+from docsaccel.cache.loaded import python_sources
 from docsaccel.cache.placement import misplaced, placement
 from docsaccel.cache.recorder import NOT_PROJECT, Recorder, Seen
 from docsaccel.cache.shown_paths import path_forms, shows
@@ -218,7 +218,7 @@ class CacheRecording:
     def _stamp_loaded_modules(self) -> None:
         """Note the modification time of each module file loaded since the last example
         started (one ``stat`` per module, once)."""
-        for path in _module_files():
+        for path in python_sources():
             if path in self.module_stamps:
                 continue
             stamp = modified_ns(path)
@@ -575,24 +575,6 @@ class CacheBuild:
 
 #: ``module`` granularity is suggested only for an example using at least this many files.
 _HINT_FILES = 5
-
-
-def _module_files() -> list[str]:
-    """The files of the loaded modules that are Python source (worked out again only once
-    ``sys.modules`` changed)."""
-    return _loaded_memo.get(os.getcwd(), _find_module_files)
-
-
-def _find_module_files(loaded: list[tuple[str, Any]]) -> list[str]:
-    found = []
-    for _, module in loaded:
-        path = (getattr(module, "__dict__", None) or {}).get("__file__")
-        if isinstance(path, str) and path.endswith(".py"):
-            found.append(os.path.normpath(os.path.abspath(path)))
-    return found
-
-
-_loaded_memo: ModulesMemo[list[str]] = ModulesMemo()
 
 
 def _project_python_files(project: Project) -> int:

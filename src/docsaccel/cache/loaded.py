@@ -19,12 +19,13 @@ module from another file is not seen).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Hashable
 from operator import itemgetter
 from typing import Any, Generic, TypeVar
 
-__all__ = ["ModulesMemo", "address"]
+__all__ = ["ModulesMemo", "address", "python_sources"]
 
 T = TypeVar("T")
 #: An object's identity as a number, as :func:`id` gives it but without the audit event
@@ -57,3 +58,25 @@ class ModulesMemo(Generic[T]):
         self._names, self._addresses, self._items = names, addresses, items
         self._key, self._value = key, value
         return value
+
+
+def python_sources() -> dict[str, str]:
+    """``{file: module name}`` of the loaded modules that are Python source (``.py``),
+    each file normalised and absolute (a relative ``__file__`` from the working folder),
+    with the first name loading it; worked out again only once ``sys.modules`` changed.
+    The Sphinx state asks it for every document read, the example cache for every
+    example."""
+    return dict(_sources_memo.get(os.getcwd(), _find_python_sources))
+
+
+def _find_python_sources(loaded: list[tuple[str, Any]]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for name, module in loaded:
+        # Not getattr(module, ...): a lazy module's __getattr__ could import something.
+        path = (getattr(module, "__dict__", None) or {}).get("__file__")
+        if isinstance(path, str) and path.endswith(".py"):
+            found.setdefault(os.path.normpath(os.path.abspath(path)), name)
+    return found
+
+
+_sources_memo: ModulesMemo[dict[str, str]] = ModulesMemo()

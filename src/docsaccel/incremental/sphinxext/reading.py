@@ -42,7 +42,7 @@ from sphinx.util.i18n import docname_to_domain
 
 from docsaccel.cache.deps import absent_modules, collect, distribution_versions, listing_deps
 from docsaccel.cache.fingerprint import file_digest
-from docsaccel.cache.loaded import ModulesMemo
+from docsaccel.cache.loaded import python_sources
 from docsaccel.cache.recorder import Recorder
 from docsaccel.incremental.closure import module_closure
 from docsaccel.incremental.objects import definitions, is_dynamic, module_of
@@ -176,24 +176,6 @@ def _file_of(module: Any) -> str | None:
 _normal: dict[str, str] = {}
 
 
-def _loaded_files() -> dict[str, str]:
-    """``{file: module name}`` of the loaded modules that are Python source."""
-    # A relative __file__ is made absolute from the working folder.
-    return dict(_loaded_memo.get(os.getcwd(), _find_loaded_files))
-
-
-def _find_loaded_files(loaded: list[tuple[str, Any]]) -> dict[str, str]:
-    found = {}
-    for name, module in loaded:
-        path = _file_of(module)
-        if path and path.endswith(".py"):
-            found.setdefault(path, name)
-    return found
-
-
-_loaded_memo: ModulesMemo[dict[str, str]] = ModulesMemo()
-
-
 def _catalogs(app: Sphinx, docname: str) -> set[str]:
     """The message catalogs that would translate the document, there or not: Sphinx notes
     a document's catalog only when it finds one, so one added later reads it again."""
@@ -271,7 +253,7 @@ def _record(
     place, project = build.place, build.project
     record = empty_record(place.key(source))
     record["run"] = build.run
-    loaded = _loaded_files()
+    loaded = python_sources()
     # viewcode links an object when its module defines it (a def or class): that is code.
     named = set(seen.modules) | reading.modules | reading.viewcode
     if reading.dynamic:
