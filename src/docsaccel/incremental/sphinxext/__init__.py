@@ -89,15 +89,26 @@ def _on_report(app: Sphinx, exception: BaseException | None) -> None:
 
 def _connect(app: Sphinx) -> None:
     """The handlers of a build that may keep a state, in the order of the module doc."""
-    from docsaccel.incremental.sphinxext import order, outdated, reading, save, sources, writing
+    from docsaccel.incremental.sphinxext import (
+        duplicates,
+        order,
+        outdated,
+        reading,
+        save,
+        sources,
+        writing,
+    )
 
     # After sphinx-gallery (500) and the gallery plugin (900) wrote the generated pages.
     app.connect("builder-inited", writing.install, priority=950)
     app.connect("env-get-outdated", outdated.on_env_get_outdated, priority=1)
     app.connect("env-before-read-docs", outdated.on_before_read_docs, priority=900)
     app.connect("env-before-read-docs", order.on_before_read_docs, priority=950)
+    app.connect("env-before-read-docs", duplicates.on_before_read_docs, priority=999)
     app.connect("source-read", reading.on_source_read, priority=1)
     app.connect("doctree-read", reading.on_doctree_read, priority=999)
+    # Before the reading's end is noted: it may read a few documents again.
+    app.connect("env-updated", duplicates.on_env_updated, priority=0)
     app.connect("env-updated", reading.on_env_updated, priority=1)
     # After every extension's env-updated: the data as a clean build orders it.
     app.connect("env-updated", order.on_env_updated, priority=990)

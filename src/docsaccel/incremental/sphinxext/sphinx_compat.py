@@ -15,23 +15,29 @@ releases docsaccel supports (7.4 to 9.0), in one place.
   and their files (:func:`builder_pages`);
 - whether the documents are read in parallel: with ``-j N`` when every extension allows
   it, before Sphinx 8.1 only when more than 5 documents are read
-  (:func:`reads_in_parallel`).
+  (:func:`reads_in_parallel`);
+- the warnings Sphinx holds back while it reads (``logging.pending_warnings``: a
+  ``MemoryHandler`` on its logger, flushed when the reading ends; none under ``-W``
+  since Sphinx 8.1, where the first warning ends the build) (:func:`held_warnings`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from sphinx.environment import BuildEnvironment
+from sphinx.util.logging import NAMESPACE, MemoryHandler
 
 __all__ = [
     "SiteCopies",
     "builder_pages",
     "domains_in_order",
     "event_handlers",
+    "held_warnings",
     "reads_in_parallel",
     "source_suffix",
     "standard_domain",
@@ -169,3 +175,12 @@ def watch_site_copies(builder: Any) -> SiteCopies:
         if method is not None:
             setattr(builder, name, watched(name, method))
     return site
+
+
+def held_warnings() -> list[logging.LogRecord] | None:
+    """The warnings Sphinx holds until the reading ends (its list: removing one drops it),
+    or ``None`` when it holds none back (they are printed, or raise, as they come)."""
+    for handler in logging.getLogger(NAMESPACE).handlers:
+        if isinstance(handler, MemoryHandler):
+            return handler.buffer
+    return None

@@ -34,7 +34,15 @@ from sphinx.util.logging import NAMESPACE
 from docsaccel.incremental.sphinxext.state_build import IncrementalBuild, current
 from docsaccel.sphinx_logs import handled_once
 
-__all__ = ["assign_chunk", "install", "note_document", "uninstall"]
+__all__ = [
+    "assign_chunk",
+    "docname_of",
+    "install",
+    "note_document",
+    "other_instances",
+    "read_in",
+    "uninstall",
+]
 
 #: The process that attributed a record (Sphinx hands a postponed warning to the handlers
 #: again when it flushes them; a parallel worker's come again in the main process).
@@ -64,7 +72,8 @@ class _Attributor(logging.Handler):
         phase, doing = _place(record, build, pid)
         if pid != self.pid:
             return
-        docnames = {d for d in (self._docname(getattr(record, "location", None)), doing) if d}
+        located = docname_of(self.app, getattr(record, "location", None))
+        docnames = {d for d in (located, doing) if d}
         if not docnames:
             if phase == "read" and self.app.parallel > 1:
                 self.unplaced.append(record.getMessage())
@@ -76,34 +85,44 @@ class _Attributor(logging.Handler):
         # A duplicate (an object, a label, a citation) warns in the document read second
         # and names the first: read alone, the second finds no other instance (the first's
         # entry was replaced by its own) and says nothing. Both are read again.
-        for other in _OTHER_INSTANCE.findall(record.getMessage()):
-            named = self._docname(other.strip())
-            if named is not None:
-                warned.add(named)
+        warned.update(other_instances(self.app, record))
 
-    def _docname(self, location: Any) -> str | None:
-        """The document ``location`` names; ``None`` for a file that is none (a module's
-        docstring, an included file)."""
-        env = getattr(self.app, "env", None)
-        if env is None or location is None:
-            return None
-        if isinstance(location, tuple):
-            location = location[0]
-        if isinstance(location, nodes.Node):
-            location = location.source or ""
-        if not isinstance(location, str) or not location:
-            return None
-        if location in env.all_docs or location in env.found_docs:
-            return location
-        path = location.rsplit(":", 1)[0] if ":" in location[2:] else location
-        # "<file>:docstring of pkg.mean:3" names the file of a docstring, no document.
-        path = path.split(":docstring of ", 1)[0]
-        try:
-            docname = env.path2doc(os.path.abspath(path))
-        except (ValueError, OSError):
-            return None
-        # An included file under the source folder has a docname and is no document.
-        return docname if docname in env.all_docs or docname in env.found_docs else None
+
+def other_instances(app: Sphinx, record: logging.LogRecord) -> list[str]:
+    """The documents a duplicate's warning names as holding the other instance."""
+    named = (docname_of(app, o.strip()) for o in _OTHER_INSTANCE.findall(record.getMessage()))
+    return [d for d in named if d is not None]
+
+
+def read_in(record: logging.LogRecord) -> str | None:
+    """The document whose reading made ``record`` (as the handler noted it), else None."""
+    place = getattr(record, _PLACE, None)
+    return place[1] if place and place[0] == "read" else None
+
+
+def docname_of(app: Sphinx, location: Any) -> str | None:
+    """The document ``location`` names; ``None`` for a file that is none (a module's
+    docstring, an included file)."""
+    env = getattr(app, "env", None)
+    if env is None or location is None:
+        return None
+    if isinstance(location, tuple):
+        location = location[0]
+    if isinstance(location, nodes.Node):
+        location = location.source or ""
+    if not isinstance(location, str) or not location:
+        return None
+    if location in env.all_docs or location in env.found_docs:
+        return location
+    path = location.rsplit(":", 1)[0] if ":" in location[2:] else location
+    # "<file>:docstring of pkg.mean:3" names the file of a docstring, no document.
+    path = path.split(":docstring of ", 1)[0]
+    try:
+        docname = env.path2doc(os.path.abspath(path))
+    except (ValueError, OSError):
+        return None
+    # An included file under the source folder has a docname and is no document.
+    return docname if docname in env.all_docs or docname in env.found_docs else None
 
 
 def _place(record: logging.LogRecord, build: IncrementalBuild, pid: int) -> tuple[str, Any]:
