@@ -51,3 +51,39 @@ def test_an_example_restored_over_its_budget_fails_the_build_too(tmp_path) -> No
     assert "in its run the cache restored" in failed.output
     assert failed.returncode == 2, failed.output
     assert_no_crash_report(failed.output)
+
+
+def test_an_example_that_raises_ends_the_build_in_one_line(tmp_path) -> None:
+    """sphinx-gallery ends such a build with every traceback again in an exception, which
+    Sphinx 9 prints as a crash report ("please open an issue"): one line instead, naming
+    the example and its exception, its traceback logged once as it failed."""
+    src = make_project(tmp_path, ["plot_crash.py", "plot_quick.py"])
+
+    built = build(src)
+
+    assert built.returncode == 2, built.output
+    for word in (*CRASH_WORDS, "Here is a summary"):
+        assert word not in built.output, built.output
+    last = built.output.strip().splitlines()[-1]
+    assert last == (
+        "ERROR: sphinx-gallery: 1 example(s) failed: examples/plot_crash.py "
+        "(RuntimeError: this example crashes on purpose); tracebacks above"
+    ), built.output
+    assert built.output.count('raise RuntimeError("this example crashes on purpose")') == 1
+    assert built.record("plot_crash.py")["status"] == "failed"
+
+
+def test_an_expected_failure_that_passes_ends_the_build_in_one_line(tmp_path) -> None:
+    conf = 'sphinx_gallery_conf["expected_failing_examples"] = ["examples/plot_quick.py"]\n'
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
+
+    built = build(src)
+
+    assert built.returncode == 2, built.output
+    for word in CRASH_WORDS:
+        assert word not in built.output, built.output
+    last = built.output.strip().splitlines()[-1]
+    assert last.startswith(
+        "ERROR: sphinx-gallery: 1 example(s) expected to fail did not: examples/plot_quick.py"
+    ), built.output
+    assert "expected_failing_examples" in last

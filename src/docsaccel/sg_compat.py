@@ -34,6 +34,8 @@ so an upgrade that moves them breaks one module, and the tests say which functio
 - where the plugin notes whether an example's outputs come from a fast or a full run
   (:func:`run_marker_file`): beside sphinx-gallery's ``.md5``, as the outputs live in
   the source tree whatever the output folder;
+- its summary of the failing examples at the build's end, which raises with every
+  traceback again: replaced by one line (:func:`summary_in_one_line`);
 - the config with sphinx-gallery's defaults outside a build (:func:`with_defaults`), so
   planning shards sees the examples the build will;
 - what of an example's page is a measurement, which two runs never share
@@ -70,6 +72,7 @@ from pathlib import Path
 from typing import Any
 
 import sphinx_gallery
+from sphinx.errors import ExtensionError
 from sphinx_gallery import gen_gallery, gen_rst, py_source_parser, utils
 
 from docsaccel.budgets import INLINE_COMMENT
@@ -86,6 +89,7 @@ __all__ = [
     "cost_stamp",
     "example_files",
     "expect_no_failure_of",
+    "failure_summary",
     "failures",
     "final_name",
     "forget_cached_run",
@@ -113,6 +117,7 @@ __all__ = [
     "series",
     "settings_of_pages",
     "stale_targets",
+    "summary_in_one_line",
     "thumbnail_files",
     "unchecked_release",
     "user_resetters",
@@ -225,6 +230,7 @@ _generate_file_rst = _private(gen_rst, "generate_file_rst")
 _get_callables = _private(gen_rst, "_get_callables")
 _collect_gallery_files = _private(utils, "_collect_gallery_files")
 get_md5sum = _private(utils, "get_md5sum")
+_summarize_failing_examples = _private(gen_gallery, "summarize_failing_examples")
 _private(py_source_parser, "remove_config_comments")  # wrapped, and looked up, when used
 # Only in some of the checked releases (None in the others), each with a way without it:
 # the per-example cost file ``<stem>.cost.json``, new in sphinx-gallery 0.22, and the
@@ -845,3 +851,59 @@ def _sort_key(gallery_conf: dict[str, Any], folder: str) -> Callable[[str], Any]
     if _get_class is not None:  # before sphinx-gallery 0.19: a class, made for the folder
         return _get_class(gallery_conf, "within_subsection_order")(folder)
     return _get_callables(gallery_conf, "within_subsection_order", folder)[0]
+
+
+def failure_summary(gallery_conf: dict[str, Any]) -> str:
+    """What sphinx-gallery's summary of the build's failing examples says, in one line:
+    the examples that raised unexpectedly, each with its exception's last line (its whole
+    traceback was logged as it failed), and those expected to fail that did not."""
+    failed = failures(gallery_conf)
+    src_dir = gallery_conf.get("src_dir", "")
+    unexpected = sorted(p for p in failed if not is_expected_failure(p, gallery_conf))
+    parts = []
+    if unexpected:
+        named = ", ".join(
+            f"{os.path.relpath(p, src_dir)} ({_last_line(failed[p])})" for p in unexpected
+        )
+        parts.append(f"{len(unexpected)} example(s) failed: {named}; tracebacks above")
+    expected = [
+        os.path.normpath(Path(src_dir, p).resolve(strict=False))
+        for p in gallery_conf.get("expected_failing_examples", ())
+    ]
+    ran = {os.path.normpath(Path(p).resolve(strict=False)) for p in failed}
+    pattern = gallery_conf.get("filename_pattern", "")
+    passing = sorted(p for p in expected if p not in ran and re.search(pattern, p))
+    if passing:
+        named = ", ".join(os.path.relpath(p, src_dir) for p in passing)
+        parts.append(
+            f"{len(passing)} example(s) expected to fail did not: {named} (remove them from "
+            "sphinx_gallery_conf['expected_failing_examples'] in conf.py)"
+        )
+    return "sphinx-gallery: " + ("; ".join(parts) or "examples failed")
+
+
+def _last_line(traceback: str) -> str:
+    lines = [line.strip() for line in str(traceback).strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "it raised"
+
+
+def summary_in_one_line(app: Any, stop: Callable[[str], BaseException]) -> bool:
+    """Have sphinx-gallery's ``build-finished`` summary of failing examples, which ends the
+    build with every traceback again in an ``ExtensionError`` (Sphinx 9 prints it as a
+    crash report, "please open an issue"), raise ``stop(failure_summary(...))`` instead;
+    whether its handler was found among the build's listeners."""
+    summarize = _summarize_failing_examples
+    listeners = getattr(getattr(app, "events", None), "listeners", {}).get("build-finished", [])
+    for index, listener in enumerate(listeners):
+        if getattr(listener, "handler", None) is not summarize:
+            continue
+
+        def one_line(app: Any, exception: BaseException | None) -> None:
+            try:
+                summarize(app, exception)
+            except ExtensionError:
+                raise stop(failure_summary(app.config.sphinx_gallery_conf)) from None
+
+        listeners[index] = listener._replace(handler=one_line)
+        return True
+    return False

@@ -59,7 +59,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
-from sphinx.errors import SphinxError
+from sphinx.errors import ExtensionError, SphinxError
 from sphinx.util import logging
 
 from docsaccel import layout, sg_compat
@@ -137,6 +137,15 @@ class BudgetOverrunError(SphinxError, ReportedStop):
     ceiling (in any mode). Its message is logged: ``sphinx-build`` exits with status 2."""
 
     category = "docsaccel budget overrun"
+
+
+class ExamplesFailedError(ExtensionError, ReportedStop):
+    """Examples failed unexpectedly, or expected failures passed: sphinx-gallery's summary
+    of them in one logged line (their tracebacks were logged as they failed), where
+    sphinx-gallery raises them all again. An ``ExtensionError`` as sphinx-gallery's is,
+    for code that catches it; ``sphinx-build`` exits with status 2."""
+
+    category = "sphinx-gallery examples failed"
 
 
 class RecordsLostError(SphinxError, ReportedStop):
@@ -339,6 +348,8 @@ def _on_before_gallery(app: Sphinx) -> None:
     build = _build(app)
     if build is None:
         return
+    # Every extension is set up: sphinx-gallery's summary handler is connected.
+    sg_compat.summary_in_one_line(app, lambda line: reported(ExamplesFailedError, line))
     try:
         _prepare_gallery(app, build, app.config.sphinx_gallery_conf)
     except BaseException as exc:
