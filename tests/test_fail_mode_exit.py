@@ -4,6 +4,9 @@ a build), whether the example ran in this build or was restored from the example
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from helpers.gallery_build import build, make_project
 
@@ -87,3 +90,32 @@ def test_an_expected_failure_that_passes_ends_the_build_in_one_line(tmp_path) ->
         "ERROR: sphinx-gallery: 1 example(s) expected to fail did not: examples/plot_quick.py"
     ), built.output
     assert "expected_failing_examples" in last
+
+
+def test_an_example_error_with_abort_on_example_error_stops_in_one_line(tmp_path) -> None:
+    """sphinx-gallery lets the example's own exception out of the build: one line naming
+    the example instead of the crash report, and the gate fails the build for it (exit 3,
+    the example named) rather than refusing it as unfinished ("rebuild")."""
+    conf = 'sphinx_gallery_conf["abort_on_example_error"] = True\n'
+    src = make_project(tmp_path, ["plot_crash.py", "plot_quick.py"], conf=conf)
+
+    built = build(src)
+
+    assert built.returncode == 2, built.output
+    for word in CRASH_WORDS:
+        assert word not in built.output, built.output
+    assert (
+        "ERROR: sphinx-gallery: examples/plot_crash.py failed (RuntimeError: this example "
+        "crashes on purpose; traceback above), and abort_on_example_error stops the build there"
+    ) in built.output
+    crash = built.record("plot_crash.py")
+    assert crash["status"] == "failed", crash
+    assert crash["error"].startswith("it raised RuntimeError"), crash
+    checked = subprocess.run(
+        [sys.executable, "-m", "docsaccel.cli", "check", str(built.report_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 3, checked.stdout + checked.stderr
+    assert "examples/plot_crash.py" in checked.stdout

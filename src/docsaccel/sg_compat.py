@@ -35,7 +35,9 @@ so an upgrade that moves them breaks one module, and the tests say which functio
   (:func:`run_marker_file`): beside sphinx-gallery's ``.md5``, as the outputs live in
   the source tree whatever the output folder;
 - its summary of the failing examples at the build's end, which raises with every
-  traceback again: replaced by one line (:func:`summary_in_one_line`);
+  traceback again, and the example's own exception it lets out with
+  ``abort_on_example_error``: each replaced by one line (:func:`summary_in_one_line`,
+  :func:`abort_in_one_line`);
 - the config with sphinx-gallery's defaults outside a build (:func:`with_defaults`), so
   planning shards sees the examples the build will;
 - what of an example's page is a measurement, which two runs never share
@@ -61,6 +63,7 @@ docsaccel was checked against sphinx-gallery 0.17 to 0.22, but ... 0.99.0 is ins
 
 from __future__ import annotations
 
+import bdb
 import contextlib
 import functools
 import os
@@ -72,7 +75,7 @@ from pathlib import Path
 from typing import Any
 
 import sphinx_gallery
-from sphinx.errors import ExtensionError
+from sphinx.errors import ExtensionError, SphinxError
 from sphinx_gallery import gen_gallery, gen_rst, py_source_parser, utils
 
 from docsaccel.budgets import INLINE_COMMENT
@@ -84,6 +87,7 @@ __all__ = [
     "BROKEN_SPHINX_GALLERY",
     "CHECKED_SPHINX_GALLERY",
     "RUN_MARKER_SUFFIX",
+    "abort_in_one_line",
     "cached_seconds",
     "call_user_resetters",
     "cost_stamp",
@@ -231,6 +235,7 @@ _get_callables = _private(gen_rst, "_get_callables")
 _collect_gallery_files = _private(utils, "_collect_gallery_files")
 get_md5sum = _private(utils, "get_md5sum")
 _summarize_failing_examples = _private(gen_gallery, "summarize_failing_examples")
+_generate_gallery_rst = _private(gen_gallery, "generate_gallery_rst")
 _private(py_source_parser, "remove_config_comments")  # wrapped, and looked up, when used
 # Only in some of the checked releases (None in the others), each with a way without it:
 # the per-example cost file ``<stem>.cost.json``, new in sphinx-gallery 0.22, and the
@@ -893,17 +898,41 @@ def summary_in_one_line(app: Any, stop: Callable[[str], BaseException]) -> bool:
     crash report, "please open an issue"), raise ``stop(failure_summary(...))`` instead;
     whether its handler was found among the build's listeners."""
     summarize = _summarize_failing_examples
-    listeners = getattr(getattr(app, "events", None), "listeners", {}).get("build-finished", [])
+
+    def one_line(app: Any, exception: BaseException | None) -> None:
+        try:
+            summarize(app, exception)
+        except ExtensionError:
+            raise stop(failure_summary(app.config.sphinx_gallery_conf)) from None
+
+    return _replace_handler(app, "build-finished", summarize, one_line)
+
+
+def abort_in_one_line(app: Any, stop: Callable[[BaseException], BaseException]) -> bool:
+    """With ``abort_on_example_error``, sphinx-gallery lets the first failing example's
+    exception out of its ``builder-inited`` handler (its traceback already logged), and
+    Sphinx prints it as a crash report: raise ``stop(exception)`` instead. Stops of
+    Sphinx's or docsaccel's own (a ``SphinxError``, an interrupt) pass as they are."""
+    generate = _generate_gallery_rst
+
+    def one_line(app: Any) -> None:
+        try:
+            generate(app)
+        except (SphinxError, bdb.BdbQuit):
+            raise
+        except Exception as exc:
+            if not app.config.sphinx_gallery_conf.get("abort_on_example_error"):
+                raise
+            raise stop(exc) from None
+
+    return _replace_handler(app, "builder-inited", generate, one_line)
+
+
+def _replace_handler(app: Any, event: str, handler: Any, replacement: Any) -> bool:
+    """``replacement`` where ``handler`` is connected to ``event``, at its priority."""
+    listeners = getattr(getattr(app, "events", None), "listeners", {}).get(event, [])
     for index, listener in enumerate(listeners):
-        if getattr(listener, "handler", None) is not summarize:
-            continue
-
-        def one_line(app: Any, exception: BaseException | None) -> None:
-            try:
-                summarize(app, exception)
-            except ExtensionError:
-                raise stop(failure_summary(app.config.sphinx_gallery_conf)) from None
-
-        listeners[index] = listener._replace(handler=one_line)
-        return True
+        if getattr(listener, "handler", None) is handler:
+            listeners[index] = listener._replace(handler=replacement)
+            return True
     return False

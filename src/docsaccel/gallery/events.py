@@ -128,6 +128,9 @@ REPORT_READY_EVENT = "docsaccel-report-ready"
 #: The scraper added to ``image_scrapers`` when ``docsaccel_videos`` is on.
 VIDEO_SCRAPER = "docsaccel.video.video_scraper"
 _FAST_ENV = env_name("fast")
+#: The priority of the last handler of ``build-finished``: after any an extension or a
+#: project's ``conf.py`` connects (Sphinx's default is 500).
+FINAL_PRIORITY = 1_000_000
 _unfinished_builds: list[GalleryBuild] = []
 
 
@@ -172,6 +175,10 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     process_end.in_forked_child(lock.forget)
     process_end.on_process_end(_write_unfinished_reports)
     process_end.remember_log_handlers()
+    # Every extension is set up, so sphinx-gallery's handlers are connected; Sphinx takes
+    # the handlers of an event when it emits it, so builder-inited's are replaced here.
+    sg_compat.summary_in_one_line(app, lambda line: reported(ExamplesFailedError, line))
+    sg_compat.abort_in_one_line(app, lambda exception: _aborted(app, exception))
     killed = _killed_last_time(Path(app.outdir))
     if killed is not None:
         logger.info(f"docsaccel: the last build in {app.outdir} was killed {killed}")
@@ -348,8 +355,6 @@ def _on_before_gallery(app: Sphinx) -> None:
     build = _build(app)
     if build is None:
         return
-    # Every extension is set up: sphinx-gallery's summary handler is connected.
-    sg_compat.summary_in_one_line(app, lambda line: reported(ExamplesFailedError, line))
     try:
         _prepare_gallery(app, build, app.config.sphinx_gallery_conf)
     except BaseException as exc:
@@ -357,6 +362,18 @@ def _on_before_gallery(app: Sphinx) -> None:
         # ran: its report says why, and no gate judges it.
         build.stopped_before_examples = _why(exc)
         raise
+
+
+def _aborted(app: Sphinx, exception: BaseException) -> ExamplesFailedError:
+    """The stop of a build sphinx-gallery aborts at an example's error, in one line."""
+    what = f"{type(exception).__name__}: {exception}".splitlines()[0]
+    where = process_end.fail_running(f"it raised {what}; abort_on_example_error stopped the build")
+    example = f"{os.path.relpath(where, app.srcdir)} " if where else "an example "
+    return reported(
+        ExamplesFailedError,
+        f"sphinx-gallery: {example}failed ({what}; traceback above), and "
+        "abort_on_example_error stops the build there",
+    )
 
 
 def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> None:
@@ -827,6 +844,36 @@ def _fail_on_overruns(app: Sphinx, exception: BaseException | None) -> None:
         )
 
 
+def _final_verdict(app: Sphinx, exception: BaseException | None) -> None:
+    """After every other handler of the build's end: what they did to the build's status
+    is in the report too. A handler after the report may fail the build: raise
+    (sphinx-gallery's summary of failing examples, a project's own handler; Sphinx then
+    emits ``build-finished`` again with the error) or warn under ``-W``. Docsaccel's own
+    stops (:class:`BudgetOverrunError`, :class:`RecordsLostError`) are in it already."""
+    build = _build(app)
+    if build is None or not build.finished or build.last_report is None:
+        return
+    if exception is None:
+        why = _sphinx_failure(app, None)
+    elif isinstance(exception, (BudgetOverrunError, RecordsLostError)):
+        return
+    else:
+        text = str(exception).strip().splitlines() or [type(exception).__name__]
+        why = (
+            text[0]
+            if isinstance(exception, ExamplesFailedError)
+            else (f"a handler of the build's end raised {type(exception).__name__}: {text[0]}")
+        )
+    if why is None or why == build.sphinx_failed:
+        return
+    build.sphinx_failed = why
+    report = build.rewrite_report(build.final_records)
+    if build.report_page_files is not None:
+        from docsaccel.gallery.report_page import rewrite_report_page
+
+        rewrite_report_page(build, report)
+
+
 def _verdict_given(app: Sphinx, exception: BaseException | None) -> None:
     """No handler of ``build-finished`` failed the build: its exit status is Sphinx's."""
     build = _build(app)
@@ -946,3 +993,5 @@ def connect(app: Sphinx) -> None:
     app.connect("build-finished", _on_build_finished, priority=100)
     app.connect("build-finished", _fail_on_overruns, priority=400)
     app.connect("build-finished", _verdict_given, priority=900)
+    # Last of all: a handler after the report may still fail the build.
+    app.connect("build-finished", _final_verdict, priority=FINAL_PRIORITY)

@@ -652,13 +652,20 @@ class ExampleHook:
 
     def end_running(self, why: str | None) -> None:
         """The process ends while an example runs: record why (if known), end its processes."""
+        self._end(None if why is None else f"did not finish: {why}", finished=False)
+
+    def fail_running(self, error: str) -> None:
+        """The running example raised, and that ends the build: record it failed so."""
+        self._end(error, finished=True)
+
+    def _end(self, error: str | None, finished: bool) -> None:
         run = self._run
         if run is None or run.pid != os.getpid():
             return
         _cancel(run)
         end_processes(descendants() - run.processes)
-        if why is not None and not run.ended and run.interrupted_after is None:
-            self._write(run, FAILED, error=f"did not finish: {why}")
+        if error is not None and not run.ended and run.interrupted_after is None:
+            self._write(run, FAILED, error=error, finished=finished)
         run.ended = True
 
     def _write(

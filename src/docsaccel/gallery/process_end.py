@@ -128,6 +128,9 @@ class Running(Protocol):
     def end_running(self, why: str | None) -> None:
         """Record the running example (``why`` it did not finish), end its processes."""
 
+    def fail_running(self, error: str) -> None:
+        """Record the running example failed (``error``), end its processes."""
+
 
 _running: Running | None = None
 _callbacks: list[tuple[int, Callable[[], bool]]] = []
@@ -242,6 +245,18 @@ def running(hook: Running | None) -> None:
     """Say what runs an example in this process now (``None``: no example runs)."""
     global _running
     _running = hook
+
+
+def fail_running(why: str) -> str | None:
+    """The example running in this process failed and stops the build (``why``): record
+    it so and end its processes; its source file (``None``: no example runs)."""
+    hook = _running
+    if hook is None:
+        return None
+    where = hook.running_file()
+    with contextlib.suppress(Exception):
+        hook.fail_running(why)
+    return where
 
 
 def on_process_end(callback: Callable[[], bool]) -> None:

@@ -170,13 +170,17 @@ def _docsaccel_schema(path: Path) -> str | None:
 def _gate_input(path: str, allow_incomplete: bool, current: bool = True) -> LoadedInput:
     """The input at ``path`` for a gate: refused when the build ran none of its examples
     (even with ``allow_incomplete``: it holds nothing to judge), when it did not finish
-    (unless ``allow_incomplete``) and, ``current``, when a later build of its project
+    (unless ``allow_incomplete``, or an example failed it: a failed build to judge) and,
+    ``current``, when a later build of its project
     failed before docsaccel ran (the report is an earlier build's)."""
     loaded = load_input(path)
     if current:
         loaded.require_current()
     loaded.require_examples_ran()
-    if not allow_incomplete:
+    # A build an example failed (abort_on_example_error ends it there) failed: judged as
+    # such (exit 3, naming the example), not refused as unfinished ("rebuild").
+    failed_by_an_example = loaded.failures() and not loaded.build.get("records_lost")
+    if not allow_incomplete and not failed_by_an_example:
         loaded.require_complete()
     return loaded
 

@@ -1,0 +1,74 @@
+"""A build failed after docsaccel wrote its report: the report and the gate say so.
+
+The report is written as the build ends (``build-finished``), but handlers after it may
+still fail the build: sphinx-gallery's summary (an example expected to fail that passed),
+a project's own handler raising, or warning under ``-W``. ``docsaccel check`` must fail
+each (exit 3, naming why) as ``sphinx-build`` does, never print ``OK``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from helpers.gallery_build import Built, build, make_project
+
+pytestmark = pytest.mark.slow
+
+LATE_WARNING = """
+def _late(app, exception):
+    from sphinx.util import logging
+
+    logging.getLogger("late").warning("a warning after the report")
+
+
+def setup(app):
+    app.connect("build-finished", _late)
+"""
+LATE_ERROR = """
+def _late(app, exception):
+    if exception is None:
+        raise RuntimeError("a failure after the report")
+
+
+def setup(app):
+    app.connect("build-finished", _late)
+"""
+
+
+def _check(built: Built) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "docsaccel.cli", "check", str(built.report_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_an_expected_failure_that_passed_fails_the_gate(tmp_path) -> None:
+    conf = 'sphinx_gallery_conf["expected_failing_examples"] = ["examples/plot_quick.py"]\n'
+    built = build(make_project(tmp_path, ["plot_quick.py"], conf=conf))
+    assert built.returncode == 2, built.output
+    assert "expected to fail did not: examples/plot_quick.py" in built.report["build"].get(
+        "sphinx_failed", ""
+    ), built.report["build"]
+    checked = _check(built)
+    assert checked.returncode == 3, checked.stdout + checked.stderr
+    assert "expected to fail did not: examples/plot_quick.py" in checked.stdout
+
+
+def test_a_warning_after_the_report_under_w_fails_the_gate(tmp_path) -> None:
+    built = build(make_project(tmp_path, ["plot_quick.py"], conf=LATE_WARNING), "-W")
+    assert built.returncode == 1, built.output
+    checked = _check(built)
+    assert checked.returncode == 3, checked.stdout + checked.stderr
+    assert "treated as errors (-W)" in checked.stdout
+
+
+def test_a_handler_raising_after_the_report_fails_the_gate(tmp_path) -> None:
+    built = build(make_project(tmp_path, ["plot_quick.py"], conf=LATE_ERROR))
+    assert built.returncode == 2, built.output
+    checked = _check(built)
+    assert checked.returncode == 3, checked.stdout + checked.stderr
+    assert "a failure after the report" in checked.stdout
