@@ -10,6 +10,7 @@ again.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,22 @@ def test_a_page_showing_the_checkout_path_shows_the_new_one(base, tmp_path) -> N
     assert str(old_project) not in page
     index = (ws.outdir / "searchindex.js").read_text("utf-8")
     assert str(old_project) not in index
+
+
+def test_a_checkout_whose_path_begins_with_the_old_one_s_reads_only_what_shows_it(
+    base, tmp_path
+) -> None:
+    """``/ci/project_x`` after ``/ci/project``: the new path holds the old one's text, but
+    only the page showing the checkout's path (``guide``) is read again."""
+    cache, old_project = base
+    ws = from_cache(cache, tmp_path / "sibling", EDITS)
+    ws.project = Path(f"{old_project}_x")
+    ws.fresh_copy()
+    try:
+        built = ws.build()
+        assert built.returncode == 0, built.output
+        assert built.state["origin"] == "cache", built.output
+        assert built.read == {"guide"}, built.state
+        assert ws.differences() == []
+    finally:
+        shutil.rmtree(ws.project, ignore_errors=True)

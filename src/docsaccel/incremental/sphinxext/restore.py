@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -371,7 +372,9 @@ def _relocate_folder(doctreedir: Path, old: str, new: str) -> set[str]:
     or one that still names ``old`` once the paths are moved (``'/old/repo/src/pkg'``
     quoted in a value or a signature, which only reading the document again tells)."""
     texts = set()
-    shown = old.encode("utf-8")
+    # The old root itself, not a sibling whose name it begins (``/ci/pp`` in ``/ci/pp_x``,
+    # which the new root may be).
+    shown = re.compile(re.escape(old.encode("utf-8")) + rb"(?![\w.-])")
     for path in [doctreedir / ENV_PICKLE_FILENAME, *sorted(doctreedir.rglob("*.doctree"))]:
         if not path.is_file():
             continue
@@ -379,7 +382,7 @@ def _relocate_folder(doctreedir: Path, old: str, new: str) -> set[str]:
             value = pickle.load(stream)
         value, moved = relocated(value, old, new)
         data = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
-        if path.suffix == ".doctree" and (moved or shown in data):
+        if path.suffix == ".doctree" and (moved or shown.search(data)):
             texts.add(path.relative_to(doctreedir).with_suffix("").as_posix())
         partial = path.with_name(f".{path.name}.relocated")
         with open(partial, "wb") as stream:
