@@ -162,3 +162,27 @@ def test_a_module_page_is_written_again_when_its_module_is_older(tmp_path):
     assert built.state["origin"], built.output
     assert "# End." in (ws.outdir / "_modules/pkg/stats.html").read_text("utf-8")
     assert ws.differences() == []
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        # The sidebar of every page, the module pages' too, shows the guide's title.
+        replace("docs/guide.rst", "Setting up\n==========", "Getting set up\n=============="),
+        # The guide now shows ``mean`` too: the module page's [docs] link may follow it.
+        replace("docs/guide.rst", "More text.", "More text.\n\n.. autofunction:: pkg.stats.mean\n"),
+    ],
+    ids=["navigation", "links"],
+)
+def test_a_rebuild_in_the_same_folders_writes_the_module_pages_that_changed(tmp_path, edit):
+    # The module's file is older than its page: viewcode alone would keep the page.
+    ws = Workspace(tmp_path)
+    for change in _VIEWCODE:
+        ws.fresh_copy(change)
+    first = ws.build()
+    assert first.returncode == 0, first.output
+    ws.edit(edit)
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "local", built.output
+    assert ws.differences() == []

@@ -27,7 +27,7 @@ from sphinx.util import logging
 
 from docsaccel.cache.recorder import Recorder
 from docsaccel.incremental.pages import Checker, Tables
-from docsaccel.incremental.sphinxext import exports
+from docsaccel.incremental.sphinxext import exports, viewcode
 from docsaccel.incremental.sphinxext.state_build import TABLES_ATTR, current, pages_of
 
 __all__ = ["on_before_read_docs", "on_env_get_outdated"]
@@ -52,6 +52,7 @@ def on_env_get_outdated(
     build.navigation_before = exports.navigation(env, root)[1]
     build.domains_before = exports.domain_digests(env)
     build.numbers_before = exports.numbers_digest(env)
+    build.viewcode_before = viewcode.links(env)
     for docname in added:
         build.read_reasons[docname] = ["new document"]
     if not build.origin:

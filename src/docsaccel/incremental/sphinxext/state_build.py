@@ -114,6 +114,8 @@ class IncrementalBuild:
     #: The document being read or written in this process, for warnings without a place.
     current_doc: str | None = None
     phase: str = ""
+    #: viewcode's module links before the documents were read (:func:`.viewcode.links`).
+    viewcode_before: dict[str, Any] | None = None
     #: The documents this build reads (Sphinx's list, as handed to the handlers).
     reading: list[str] = field(default_factory=list)
     #: When the documents began to be read (``time.time_ns()``), 0 before.

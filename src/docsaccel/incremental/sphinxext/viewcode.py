@@ -27,7 +27,10 @@ docstring edit reads again the pages showing that object only. So the code and t
 lines of each object) viewcode keeps for a module can be older than its file: after
 reading, every module's entry whose code is not the file's any more is made again from the
 file as viewcode makes it (:func:`refresh_sources`), and its ``_modules`` page is written
-again.
+again. So is, before viewcode writes its pages (:func:`outdated_pages`), the page of every
+module whose ``[docs]`` links changed (:func:`links`, before the reading and after), and
+every module page when every page is written (the navigation every page's sidebar shows
+changed): viewcode itself writes a page only when its module's file is newer.
 """
 
 from __future__ import annotations
@@ -50,7 +53,9 @@ __all__ = [
     "KEY",
     "SHOWN",
     "kept_without_objects",
+    "links",
     "on_env_updated",
+    "outdated_pages",
     "refresh_sources",
     "shown_objects",
     "stale_pages",
@@ -220,3 +225,30 @@ def stale_pages(app: Sphinx, build: IncrementalBuild) -> set[Path]:
         for path in folder.rglob(f"*{suffix}")
         if path not in wanted and build.left_as_it_was(path)
     }
+
+
+def links(env: BuildEnvironment) -> dict[str, Any]:
+    """``{module: (its objects' documents, anchor name)}``: what of a module's page the
+    documents make (its ``[docs]`` links)."""
+    modules = getattr(env, "_viewcode_modules", None)
+    if not isinstance(modules, dict):
+        return {}
+    return {m: (sorted(e[2].items()), e[3]) for m, e in modules.items() if e}
+
+
+def outdated_pages(app: Sphinx, build: IncrementalBuild) -> list[Path]:
+    """Remove, for viewcode to write them again, the module pages whose links changed in
+    this build, or every one when every page is written; the pages removed."""
+    if EXTENSION not in app.extensions:
+        return []
+    now = links(app.env)
+    before = build.viewcode_before
+    changed = [m for m in now if build.every_page or before is None or before.get(m) != now[m]]
+    removed = []
+    for modname in changed:
+        page = _page_file(app, modname)
+        if page is not None and page.is_file():
+            with contextlib.suppress(OSError):
+                page.unlink()
+                removed.append(page)
+    return removed

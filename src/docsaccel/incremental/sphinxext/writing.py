@@ -370,12 +370,17 @@ def restore_files_to_rebuild(app: Sphinx, build: IncrementalBuild) -> None:
 
 
 def on_collect_pages(app: Sphinx) -> list[Any]:
-    """Before the search index is written: drop the words no page holds any more.
+    """Before the search index is written: drop the words no page holds any more; the
+    module pages viewcode must write again removed (:func:`.viewcode.outdated_pages`).
 
     Sphinx's search index starts from the last one and removes the pages it writes again
     from each word, but keeps a word left with no page (a clean build has no such word).
     """
     build = current(app)
+    if build is not None and build.origin:
+        # Before viewcode's generator of module pages runs (Sphinx calls every handler
+        # of html-collect-pages before it takes their pages).
+        viewcode.outdated_pages(app, build)
     indexer = getattr(app.builder, "indexer", None)
     if build is None or not build.origin or indexer is None:
         return []
