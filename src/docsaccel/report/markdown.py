@@ -42,7 +42,28 @@ from docsaccel.report.summary import ReportSummary, Row
 if TYPE_CHECKING:
     from docsaccel.report.trend import Trends
 
-__all__ = ["escape_md", "render_markdown"]
+
+#: The title line every Markdown report has (after the warning of an unfinished build).
+TITLE = "## Docs build budget report"
+#: The last line of every Markdown report: where its data came from.
+_SOURCE_OPEN, _SOURCE_CLOSE = "<sub>from ", ")</sub>"
+
+
+def is_markdown_report(head: str, tail: str) -> bool:
+    """Whether a file starting with ``head`` and ending with ``tail`` is a Markdown report
+    :func:`render_markdown` wrote: its title line near the top, its source line last.
+
+    ``docsaccel report -o`` replaces only such a file, so a README is never overwritten.
+    """
+    lines = tail.rstrip("\n").rsplit("\n", 1)
+    return (
+        TITLE in head.split("\n", 4)[:4]
+        and lines[-1].startswith(_SOURCE_OPEN)
+        and lines[-1].endswith(_SOURCE_CLOSE)
+    )
+
+
+__all__ = ["TITLE", "escape_md", "is_markdown_report", "render_markdown"]
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")
 
@@ -126,7 +147,7 @@ def render_markdown(summary: ReportSummary, top: int = 10, trends: Trends | None
     if top < 1:
         raise ValueError(f"--top must be 1 or more, got {top!r}")
     over, near, noisy = summary.over, summary.near, summary.noisy
-    parts = ["## Docs build budget report", ""]
+    parts = [TITLE, ""]
     if summary.incomplete:
         parts[0:0] = [f"> **Warning: {escape_md(summary.incomplete)}.** Its times are partial.", ""]
     parts += [*_totals(summary), ""]
@@ -151,5 +172,5 @@ def render_markdown(summary: ReportSummary, top: int = 10, trends: Trends | None
             f"this kind: {_seconds(first)} -> {_seconds(latest)}.",
             "",
         ]
-    parts.append(f"<sub>from {escape_md(summary.source)} ({summary.format})</sub>")
+    parts.append(f"{_SOURCE_OPEN}{escape_md(summary.source)} ({summary.format}){_SOURCE_CLOSE}")
     return "\n".join(parts) + "\n"
