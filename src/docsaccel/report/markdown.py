@@ -40,7 +40,7 @@ from docsaccel.contract import near_budget_text
 from docsaccel.report.summary import ReportSummary, Row
 
 if TYPE_CHECKING:
-    from docsaccel.report.trend import Trends
+    from docsaccel.report.trend import TotalChange, Trends
 
 
 #: The title line every Markdown report has (after the warning of an unfinished build).
@@ -142,6 +142,24 @@ def _totals(summary: ReportSummary) -> list[str]:
     return lines
 
 
+def _total_change(builds: int, change: TotalChange) -> str:
+    """The history's total line: first against latest build, over the same examples."""
+    start = f"Total execution time over the last {builds} recorded builds of this kind"
+    if not change.examples:
+        return (
+            f"{start}: no example ran whole in both the first and the latest, so there is "
+            "no total to compare."
+        )
+    line = f"{start}: {_seconds(change.first)} -> {_seconds(change.latest)}"
+    if change.left_out:
+        line += (
+            f" (over the {change.examples} example(s) that ran whole in both the first and "
+            f"the latest; {change.left_out} left out: added, removed, stopped, failed or not "
+            "measured in one of them)"
+        )
+    return line + "."
+
+
 def render_markdown(summary: ReportSummary, top: int = 10, trends: Trends | None = None) -> str:
     """The whole Markdown report of ``summary``; ``trends``: a trend column from history."""
     if top < 1:
@@ -165,12 +183,7 @@ def render_markdown(summary: ReportSummary, top: int = 10, trends: Trends | None
     if summary.measured_memory:
         count = min(top, len(summary.measured_memory))
         parts += [f"### Top {count} by peak memory", "", _table(summary.top_memory(top)), ""]
-    if trends is not None and trends.totals:
-        first, latest = trends.totals[0][1], trends.totals[-1][1]
-        parts += [
-            f"Total execution time over the last {len(trends.totals)} recorded builds of "
-            f"this kind: {_seconds(first)} -> {_seconds(latest)}.",
-            "",
-        ]
+    if trends is not None and trends.change is not None:
+        parts += [_total_change(len(trends.totals), trends.change), ""]
     parts.append(f"{_SOURCE_OPEN}{escape_md(summary.source)} ({summary.format}){_SOURCE_CLOSE}")
     return "\n".join(parts) + "\n"
