@@ -207,3 +207,20 @@ def test_chart_program_fails_clearly_on_bad_input(tmp_path, capsys) -> None:
     assert chart_main([str(bad), str(tmp_path / "out.svg")]) == 2
     assert "report.json: the report is not valid JSON" in capsys.readouterr().err
     assert not (tmp_path / "out.svg").exists()
+
+
+def test_restored_examples_are_not_called_executed_and_no_time_is_negative_zero(tmp_path):
+    restored = {"hit": True, "saved_seconds": 3.0}
+    records = [record(f"plot_{i}.py", 2.0, status="cached", cache=restored) for i in range(7)]
+    records.append(record("plot_edge.py", 1.03, budget=1.0, status="over-budget"))
+    summary = summarize(load_input(str(write_report(tmp_path / "r.json", records))))
+    assert summary.executed_count == 1
+    assert summary.execution_text() == (
+        "1s over 1 executed examples, 7 restored from the cache (7 cached, 1 over-budget)"
+    )
+    for fmt in ("md", "html"):
+        out = tmp_path / f"view.{fmt}"
+        assert main(["report", str(tmp_path / "r.json"), "--format", fmt, "-o", str(out)]) == 0
+        text = out.read_text(encoding="utf-8")
+        assert "7 restored from the cache" in text and "8 executed" not in text
+        assert "-0s" not in text, fmt  # 1.03 s on a 1 s budget: headroom 0s

@@ -131,7 +131,11 @@ def render_chart_svg(rows: Sequence[Row], limit: int = 40) -> str:
         axes.xaxis.set_major_formatter(PercentFormatter(decimals=0))
         axes.set_yticks(list(positions), labels, fontsize=_LABEL_PT)
         axes.set_ylim(-0.6, len(drawn) - 0.4)
-        axes.set_xlabel("time in percent of the example's budget (black line: the budget)")
+        # Ended at the axes' right edge: centred under axes that long names push right,
+        # the label ran past the figure's edge and was cut.
+        axes.set_xlabel(
+            "time in percent of the example's budget (black line: the budget)", loc="right"
+        )
         title = "Time vs budget per example"
         if len(rows) > len(drawn):
             title += f" ({len(drawn)} of {len(rows)}: closest to or over budget)"

@@ -60,6 +60,7 @@ _STYLE = """
 .docsaccel-report th,.docsaccel-report td{border:1px solid #ccc;padding:2px 6px;vertical-align:top}
 .docsaccel-report th{cursor:pointer;background:#f2f2f2;user-select:none;overflow-wrap:normal}
 .docsaccel-report th+th{width:1%}
+.docsaccel-report td.status{white-space:nowrap;overflow-wrap:normal}
 .docsaccel-report td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .docsaccel-report tr.over td{background:#fde2e2}
 .docsaccel-report tr.near td{background:#fff3d6}
@@ -184,7 +185,8 @@ def _row(row: Row, trends: Trends | None = None) -> str:
     state = "over" if row.over else "near" if row.near else ""
     cells = [
         f'<td data-sort="{escape(row.id)}">{_details(row, trends)}</td>',
-        f"<td>{escape(row.status_label)}</td>",
+        # A status is one word to read at a glance: never broken ("interr/upted").
+        f'<td class="status">{escape(row.status_label)}</td>',
         _seconds(row.seconds),
         _budget(row),
         _percent(row.budget_use),
@@ -201,11 +203,9 @@ def _row(row: Row, trends: Trends | None = None) -> str:
 
 
 def _totals(summary: ReportSummary) -> str:
-    counts = ", ".join(f"{n} {status}" for status, n in summary.status_counts.items())
     items = [
         summary.verdict(),
-        f"Execution time: {format_measured(summary.execution_seconds)} over "
-        f"{len(summary.rows) - summary.unmeasured_count} executed examples ({counts})",
+        f"Execution time: {summary.execution_text()}",
         f"Over budget: {len(summary.over)}; near budget (above {near_budget_text()}): "
         f"{len(summary.near)}; "
         f"noisy: {len(summary.noisy)}",

@@ -114,12 +114,10 @@ def _table(rows: list[Row], trends: Trends | None = None) -> str:
 
 
 def _totals(summary: ReportSummary) -> list[str]:
-    counts = ", ".join(f"{n} {escape_md(status)}" for status, n in summary.status_counts.items())
     lines = [
         f"- **Build wall time:** {_seconds(summary.build_wall_seconds)}"
         + (" (fast path)" if summary.fast else ""),
-        f"- **Execution time:** {_seconds(summary.execution_seconds)} "
-        f"over {len(summary.rows) - summary.unmeasured_count} executed examples ({counts})",
+        f"- **Execution time:** {summary.execution_text(escape_md)}",
     ]
     if summary.reused_count:
         lines.append(

@@ -164,6 +164,25 @@ class ReportSummary:
         return sum(1 for row in self.rows if row.status == CACHED)
 
     @property
+    def executed_count(self) -> int:
+        """The examples this build ran: neither reused (``cached``: kept by sphinx-gallery or
+        restored by the example cache) nor left out (``not-executed``)."""
+        return sum(1 for row in self.rows if row.status not in (CACHED, NOT_EXECUTED))
+
+    def execution_text(self, quote: Callable[[str], str] = str) -> str:
+        """The execution-time total of every view: the time, how many examples ran, how
+        many the example cache restored instead (they did not run: never "executed"),
+        and the count of each status (``quote``: how to write a status).
+
+        ``"1m over 3 executed examples, 2 restored from the cache (3 ok, 2 cached)"``
+        """
+        counts = ", ".join(f"{n} {quote(status)}" for status, n in self.status_counts.items())
+        restored = len(self.cache_hits)
+        text = f"{format_measured(self.execution_seconds)} over {self.executed_count} executed "
+        text += "examples" + (f", {restored} restored from the cache" if restored else "")
+        return f"{text} ({counts})"
+
+    @property
     def unmeasured_count(self) -> int:
         """The examples this build did not measure (reused, not run): no budget judged them."""
         return sum(1 for row in self.rows if not row.measured)

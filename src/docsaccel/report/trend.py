@@ -212,7 +212,7 @@ def sparkline_svg(
 
 def _chart_title(totals: Sequence[tuple[str, float | None]]) -> str:
     """The trend chart's title, saying which builds it leaves out and why."""
-    title = f"Total execution time over {len(totals)} builds"
+    title = f"Total execution time over {len(totals)} build{'s' if len(totals) != 1 else ''}"
     partial = [str(number) for number, (_, total) in enumerate(totals, 1) if total is None]
     if partial:
         which = f"build {partial[0]}" if len(partial) == 1 else f"{len(partial)} builds"
