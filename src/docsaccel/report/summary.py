@@ -5,7 +5,7 @@ re-measures or re-derives anything.
 
 Example:
 
->>> from docsaccel.report.model import LoadedInput, Timing, Verdicts
+>>> from docsaccel.report.model import LoadedInput, Timing, Verdicts, whole_run_totals
 >>> head = [Timing("tutorials/plot_a.py", "plot_a.py", 42.0, budget_seconds=30.0),
 ...         Timing("tutorials/plot_b.py", "plot_b.py", 26.0, budget_seconds=30.0)]
 >>> base = [Timing("tutorials/plot_a.py", "plot_a.py", 20.0)]
@@ -36,7 +36,7 @@ from docsaccel.contract import (
     unmeasured_text,
 )
 from docsaccel.memory_sizes import format_size
-from docsaccel.report.model import LoadedInput, Timing, Verdicts
+from docsaccel.report.model import LoadedInput, Timing, Verdicts, whole_run_totals
 
 if TYPE_CHECKING:  # the docs build summarizes without loading the history reader
     from docsaccel.report.history import ExampleHistory
@@ -140,7 +140,10 @@ class ReportSummary:
     build_wall_seconds: float | None
     fast: bool | None
     status_counts: dict[str, int]
+    #: The baseline's total and this build's, like with like
+    #: (:func:`~docsaccel.report.model.whole_run_totals`); ``None`` without a baseline.
     baseline_total: float | None = None
+    compared_total: float | None = None
     #: ``"the build did not finish (... was running)"``, or ``""`` for a complete build.
     incomplete: str = ""
     #: The build's memory ceiling (``docsaccel_memory_limit``), when it had one.
@@ -189,10 +192,11 @@ class ReportSummary:
 
     @property
     def baseline_delta(self) -> float | None:
-        """Execution time against the baseline's, ``None`` without a baseline."""
-        if self.baseline_total is None:
+        """This build's total against the baseline's, over whole runs in both (a stopped
+        example is no speed-up); ``None`` without a baseline."""
+        if self.baseline_total is None or self.compared_total is None:
             return None
-        return self.execution_seconds - self.baseline_total
+        return self.compared_total - self.baseline_total
 
     @property
     def render_saved_seconds(self) -> float:
@@ -423,6 +427,7 @@ def summarize(
             )
         )
     rows.sort(key=lambda row: (-row.seconds, row.id))
+    totals = None if baseline is None else whole_run_totals(baseline, loaded.timings)
     wall = loaded.build.get("wall_seconds")
     return ReportSummary(
         source=loaded.path,
@@ -435,11 +440,8 @@ def summarize(
                 Counter(status_text(t.status, t.expected_failure) for t in loaded.timings).items()
             )
         ),
-        baseline_total=(
-            sum(t.seconds for t in baseline or () if t.status != CACHED)
-            if baseline is not None
-            else None
-        ),
+        baseline_total=totals[0] if totals else None,
+        compared_total=totals[1] if totals else None,
         incomplete=loaded.incomplete_text(),
         memory_limit=_size(loaded.build.get("memory_limit")),
         sphinx_failed="; ".join(build_failures(loaded.build)),
