@@ -261,6 +261,22 @@ def test_report_never_overwrites_a_file_it_did_not_write(tmp_path, capsys, name,
     assert target.read_text() == text
 
 
+def test_the_chart_program_never_overwrites_a_file_it_did_not_write(tmp_path, capsys) -> None:
+    from docsaccel.report.chart import main as chart_main
+
+    report = write_build(tmp_path / "r.json", [record("plot_a.py", 1.0)], FINISHED)
+    budgets = tmp_path / "budgets.toml"
+    budgets.write_text('default = "1m"\n')
+    assert chart_main([str(report), str(budgets)]) == 2
+    err = capsys.readouterr().err
+    assert f"{budgets}: not a file docsaccel wrote" in err and err.count("\n") == 1, err
+    assert budgets.read_text() == 'default = "1m"\n'
+    chart = tmp_path / "chart.svg"
+    assert chart_main([str(report), str(chart)]) == 0
+    assert chart_main([str(report), str(chart)]) == 0  # its own chart: replaced
+    assert "plot_a.py" in chart.read_text()
+
+
 @pytest.mark.parametrize("fmt", ["md", "html", "json"])
 def test_report_replaces_its_own_view_or_an_empty_file(tmp_path, fmt) -> None:
     report = write_build(tmp_path / "r.json", [record("plot_a.py", 1.0)], FINISHED)

@@ -40,6 +40,7 @@ from pathlib import Path
 from docsaccel.budgets import load_budgets, parse_bounded_duration
 from docsaccel.contract import InputError, build_failures, unmeasured_text
 from docsaccel.memory_sizes import parse_size
+from docsaccel.report.chart import is_chart_svg
 from docsaccel.report.check import apply_budgets, check_timings, format_check, one_line
 from docsaccel.report.compare import (
     DEFAULT_ABSOLUTE_BYTES,
@@ -128,11 +129,13 @@ def run_report(
 
 
 #: The ``schema`` of each view's own file (``None``: the view is not JSON).
-_VIEW_SCHEMAS = {"md": None, "html": None, "json": "docsaccel.report-summary"}
-#: How each non-JSON view's own file is recognised from its head and its tail.
+_VIEW_SCHEMAS = {"md": None, "html": None, "json": "docsaccel.report-summary", "svg": None}
+#: How each non-JSON view's own file is recognised from its head and its tail ("svg": the
+#: chart ``python -m docsaccel.report.chart`` draws).
 _VIEW_RECOGNISERS: dict[str, Callable[[str, str], bool]] = {
     "md": is_markdown_report,
     "html": is_html_report,
+    "svg": is_chart_svg,
 }
 #: Bytes read from each end of an existing target to recognise it.
 _PEEK_BYTES = 1 << 16
@@ -159,8 +162,7 @@ def refuse_output(output: str, inputs: Sequence[str | None], fmt: str) -> None:
     if found is not None or _is_view(target, fmt):
         return
     raise InputError(
-        f"{output}: not a file docsaccel wrote (not a {fmt} report of `docsaccel report`); "
-        "remove it first"
+        f"{output}: not a file docsaccel wrote (not its {fmt} output); remove it first"
     )
 
 
