@@ -53,6 +53,11 @@ def test_warn_mode_sources_warnings_and_unchanged_examples(tmp_path) -> None:
     # The report page lists every example; no chart unless asked (see the chart test).
     report_page = (built.outdir / "reports" / "budget.html").read_text("utf-8")
     assert all(f">examples/{name}<" in report_page for name in names)
+    # The page was written before -W failed the build: it says so, as report.json does.
+    assert "treated as errors (-W)" in built.report["build"]["sphinx_failed"]
+    assert "The build failed" in report_page and "treated as errors (-W)" in report_page
+    page_source = (src / "reports" / "budget.rst").read_text("utf-8")
+    assert "treated as errors (-W)" in page_source, "the next build would not see it"
     assert "<svg" not in report_page and not (built.outdir / "docsaccel" / "chart.svg").exists()
 
     # Unchanged examples are skipped by sphinx-gallery and recorded as cached, with the

@@ -237,3 +237,55 @@ def test_report_refuses_to_write_over_its_input_or_another_kind_of_file(tmp_path
     assert main(["report", str(report), "--format", "json", "-o", str(summary)]) == 0
     assert main(["report", str(report), "--format", "json", "-o", str(summary)]) == 0
     assert main(["report", str(report), "-o", str(tmp_path / "r.md")]) == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt", "text"),
+    [
+        ("budgets.toml", "md", '[budgets]\n"plot_a.py" = "30s"\n'),
+        ("index.rst", "html", "Docs\n====\n"),
+        ("conf.py", "md", "project = 'x'\n"),
+        ("README.md", "md", "# My project\n\n## Docs build budget report\n\nHow to read it.\n"),
+        ("page.html", "html", "<!DOCTYPE html>\n<html><body>mine</body></html>\n"),
+        ("data.json", "json", '{"name": "mine"}\n'),
+    ],
+)
+def test_report_never_overwrites_a_file_it_did_not_write(tmp_path, capsys, name, fmt, text):
+    report = write_build(tmp_path / "r.json", [record("plot_a.py", 1.0)], FINISHED)
+    target = tmp_path / name
+    target.write_text(text)
+    assert main(["report", str(report), "--format", fmt, "-o", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(target) in err, err
+    assert "not a file docsaccel wrote" in err and "remove it first" in err, err
+    assert target.read_text() == text
+
+
+def test_the_chart_program_never_overwrites_a_file_it_did_not_write(tmp_path, capsys) -> None:
+    from docsaccel.report.chart import main as chart_main
+
+    report = write_build(tmp_path / "r.json", [record("plot_a.py", 1.0)], FINISHED)
+    budgets = tmp_path / "budgets.toml"
+    budgets.write_text('default = "1m"\n')
+    assert chart_main([str(report), str(budgets)]) == 2
+    err = capsys.readouterr().err
+    assert f"{budgets}: not a file docsaccel wrote" in err and err.count("\n") == 1, err
+    assert budgets.read_text() == 'default = "1m"\n'
+    chart = tmp_path / "chart.svg"
+    assert chart_main([str(report), str(chart)]) == 0
+    assert chart_main([str(report), str(chart)]) == 0  # its own chart: replaced
+    assert "plot_a.py" in chart.read_text()
+
+
+@pytest.mark.parametrize("fmt", ["md", "html", "json"])
+def test_report_replaces_its_own_view_or_an_empty_file(tmp_path, fmt) -> None:
+    report = write_build(tmp_path / "r.json", [record("plot_a.py", 1.0)], FINISHED)
+    # An unfinished build's view starts with its warning: still recognised as ours.
+    unfinished = write_build(
+        tmp_path / "u.json", [record("plot_b.py", 1.0)], FINISHED, complete=False
+    )
+    target = tmp_path / f"out.{fmt}"
+    target.write_text("")
+    assert main(["report", str(unfinished), "--format", fmt, "-o", str(target)]) == 0
+    assert main(["report", str(report), "--format", fmt, "-o", str(target)]) == 0
+    assert "r.json" in target.read_text() and "u.json" not in target.read_text()

@@ -168,3 +168,51 @@ def test_the_standalone_html_report_fits_1280_px_with_its_trends(tmp_path, repor
     ticks = re.findall(r"<text[^>]*>([^<]*)</text>", chart)
     assert "1" in ticks and "5" in ticks, ticks
     assert not any(re.fullmatch(r"\d+\.\d+", tick) for tick in ticks), ticks
+
+
+def mixed_statuses() -> list[dict]:
+    """Long example names beside every short status a row can have."""
+    long = "plot_a_tutorial_with_a_long_descriptive_name_{:02d}.py"
+    restored = {"hit": True, "saved_seconds": 3.0}
+    records = [record(long.format(i), 2.0 + i, status="cached", cache=restored) for i in range(5)]
+    records.append(
+        record(
+            "plot_zz_stop.py",
+            1.03,
+            budget=1.0,
+            status="interrupted",
+            interrupted_by="time",
+            error="tutorials/plot_zz_stop.py was interrupted after 1 s",
+        )
+    )
+    records.append(record("plot_over.py", 1.03, budget=1.0, status="over-budget"))
+    return records
+
+
+def test_the_html_report_never_breaks_a_status_word(tmp_path, browser) -> None:
+    report = write_report(tmp_path / "report.json", mixed_statuses())
+    site = tmp_path / "site"
+    site.mkdir()
+    out = site / "report.html"
+    assert main(["report", str(report), "--format", "html", "-o", str(out)]) == 0
+
+    with serve(site) as url:
+        page = browser.new_page(viewport={"width": WIDTH, "height": 900})
+        problems = PageProblems(page)
+        page.goto(f"{url}/report.html")
+        page.screenshot(path=str(tmp_path / "statuses.png"), full_page=True)
+        # One line box per status cell: "interrupted" is never "interr/upted".
+        lines = page.evaluate(
+            """() => Array.from(document.querySelectorAll('.docsaccel-report tbody tr'))
+                .map(row => { const cell = row.cells[1]; const range = document.createRange();
+                    range.selectNodeContents(cell);
+                    return [cell.textContent, range.getClientRects().length]; })"""
+        )
+        page.close()
+    assert problems.items == []
+    assert sorted({status for status, _ in lines}) == ["cached", "interrupted", "over-budget"]
+    assert all(count == 1 for _, count in lines), lines
+    text = out.read_text(encoding="utf-8")
+    # Restored examples did not run: they are not counted as executed.
+    assert "over 2 executed examples, 5 restored from the cache" in text
+    assert "-0s" not in text  # 1.03 s on a 1 s budget: headroom 0s, never "-0s"

@@ -207,3 +207,42 @@ def test_chart_program_fails_clearly_on_bad_input(tmp_path, capsys) -> None:
     assert chart_main([str(bad), str(tmp_path / "out.svg")]) == 2
     assert "report.json: the report is not valid JSON" in capsys.readouterr().err
     assert not (tmp_path / "out.svg").exists()
+
+
+def test_restored_examples_are_not_called_executed_and_no_time_is_negative_zero(tmp_path):
+    restored = {"hit": True, "saved_seconds": 3.0}
+    records = [record(f"plot_{i}.py", 2.0, status="cached", cache=restored) for i in range(7)]
+    records.append(record("plot_edge.py", 1.03, budget=1.0, status="over-budget"))
+    summary = summarize(load_input(str(write_report(tmp_path / "r.json", records))))
+    assert summary.executed_count == 1
+    assert summary.execution_text() == (
+        "1s over 1 executed examples, 7 restored from the cache (7 cached, 1 over-budget)"
+    )
+    for fmt in ("md", "html"):
+        out = tmp_path / f"view.{fmt}"
+        assert main(["report", str(tmp_path / "r.json"), "--format", fmt, "-o", str(out)]) == 0
+        text = out.read_text(encoding="utf-8")
+        assert "7 restored from the cache" in text and "8 executed" not in text
+        assert "-0s" not in text, fmt  # 1.03 s on a 1 s budget: headroom 0s
+
+
+def test_a_stopped_example_is_no_speed_up_against_the_baseline(tmp_path) -> None:
+    base = write_report(
+        tmp_path / "base.json", [record("plot_a.py", 1.0), record("plot_zz_stop.py", 2.5)]
+    )
+    stopped = record(
+        "plot_zz_stop.py",
+        1.03,
+        budget=1.0,
+        status="interrupted",
+        interrupted_by="time",
+        error="tutorials/plot_zz_stop.py was interrupted after 1 s",
+    )
+    head = write_report(tmp_path / "head.json", [record("plot_a.py", 1.0), stopped])
+    out = tmp_path / "view.md"
+    assert main(["report", str(head), "--baseline", str(base), "-o", str(out)]) == 0
+    # Like with like: plot_zz_stop.py has no whole run in HEAD, so neither total counts it
+    # (not "-1.5s (baseline 3.5s)").
+    assert "**Against the baseline:** +0s (baseline 1s)" in out.read_text(encoding="utf-8")
+    summary = summarize(load_input(str(head)), baseline=load_input(str(base)).timings)
+    assert (summary.baseline_total, summary.baseline_delta) == (1.0, 0.0)

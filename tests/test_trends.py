@@ -95,6 +95,55 @@ def test_markdown_gives_each_example_its_trend(tmp_path) -> None:
     assert "over the last 10 recorded builds" in text
 
 
+def append_records(tmp_path, history, index: int, records: list[dict]):
+    """Append a fast build of ``records`` (any statuses) as build ``index``."""
+    report = write_kind(tmp_path / f"r{index}.json", records, fast=True)
+    data = json.loads(report.read_text())
+    data["generated_at"] = f"2026-11-29T17:{index:02d}:00+00:00"
+    report.write_text(json.dumps(data))
+    assert main(["history", "append", str(report), "--to", str(history)]) == 0
+    return report
+
+
+def test_a_stopped_example_never_reads_as_a_speed_up_in_the_history(tmp_path) -> None:
+    history = tmp_path / "h.jsonl"
+    for index in range(2):
+        append_records(
+            tmp_path, history, index, [record("plot_a.py", 1.0), record("plot_zz_stop.py", 2.5)]
+        )
+    stopped = record(
+        "plot_zz_stop.py",
+        1.1,
+        budget=1.0,
+        status="interrupted",
+        interrupted_by="time",
+        error="tutorials/plot_zz_stop.py was interrupted after 1.0 s",
+    )
+    report = append_records(tmp_path, history, 2, [record("plot_a.py", 1.0), stopped])
+
+    text, code = run_report(str(report), history=str(history), fmt="md")
+    assert code == 0
+    line = next(line for line in text.splitlines() if line.startswith("Total execution time"))
+    assert "3.5s -> 1s" not in line and "-> 0s" not in line, line
+    assert "1s -> 1s (over the 1 example(s) that ran whole in both" in line, line
+    assert "1 left out" in line, line
+
+    text, code = run_report(str(report), history=str(history), fmt="html")
+    assert code == 0
+    chart = text[text.index('<svg class="trend-chart"') :]
+    assert "build 3 left out: an example did not run whole" in chart
+
+
+def test_the_history_chart_of_one_build_has_whole_build_ticks(tmp_path) -> None:
+    history = tmp_path / "h.jsonl"
+    report = append(tmp_path, history, 0, {"plot_a.py": 1.0})
+    text, code = run_report(str(report), history=str(history), fmt="html")
+    assert code == 0
+    chart = text[text.index('<svg class="trend-chart"') :]
+    ticks = re.findall(r'<g id="xtick_\d+">.*?<text[^>]*>([^<]*)</text>', chart, re.S)
+    assert ticks and all(re.fullmatch(r"\d+", tick.strip()) for tick in ticks), ticks
+
+
 def test_report_from_twelve_builds_shows_the_trend_chart_and_sparklines(tmp_path, browser) -> None:
     history = tmp_path / "h.jsonl"
     for index in range(12):

@@ -414,10 +414,13 @@ def format_measured(seconds: float, signed: bool = False) -> str:
     ('41.2s', '2m25s', '0s')
     >>> format_measured(-90.0), format_measured(22.0, signed=True)  # an overrun, a change
     ('-1m30s', '+22s')
+    >>> format_measured(-0.03), format_measured(-0.0, signed=True)  # no negative zero
+    ('0s', '+0s')
     """
-    if seconds < 0:
-        return "-" + format_measured(-seconds)
-    text = format_seconds(round(seconds, 1) if seconds < 60 else float(round(seconds)))
+    size = abs(seconds)
+    text = format_seconds(round(size, 1) if size < 60 else float(round(size)))
+    if seconds < 0 and text != format_seconds(0.0):
+        return "-" + text
     return "+" + text if signed else text
 
 

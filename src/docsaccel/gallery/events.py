@@ -80,6 +80,7 @@ from docsaccel.contract import (
     NOT_EXECUTED,
     RECORD_LOST_ERROR,
     InputError,
+    build_failures,
     conf_fingerprint,
     is_unfinished,
     read_json,
@@ -853,6 +854,14 @@ def _final_verdict(app: Sphinx, exception: BaseException | None) -> None:
     build = _build(app)
     if build is None or not build.finished or build.last_report is None:
         return
+    try:
+        _record_late_failure(app, build, exception)
+    finally:
+        _page_shows_the_verdict(build)
+
+
+def _record_late_failure(app: Sphinx, build: GalleryBuild, exception: BaseException | None) -> None:
+    """Write into the report why the build failed after the report was written, if it did."""
     if exception is None:
         why = _sphinx_failure(app, None)
     elif isinstance(exception, (BudgetOverrunError, RecordsLostError)):
@@ -867,11 +876,28 @@ def _final_verdict(app: Sphinx, exception: BaseException | None) -> None:
     if why is None or why == build.sphinx_failed:
         return
     build.sphinx_failed = why
-    report = build.rewrite_report(build.final_records)
-    if build.report_page_files is not None:
-        from docsaccel.gallery.report_page import rewrite_report_page
+    build.rewrite_report(build.final_records)
 
-        rewrite_report_page(build, report)
+
+def _page_shows_the_verdict(build: GalleryBuild) -> None:
+    """The report page was written before Sphinx read the sources, from a report that
+    could not yet know how the build ends (``-W`` failing it on a warning, a handler
+    raising): put the final report's view into it when the build's verdict differs, so
+    the site's page says what ``report.json`` says."""
+    shown, final = build.report_on_page, build.last_report
+    if build.report_page_files is None or shown is None or final is None or shown is final:
+        return
+    if _verdict(shown) == _verdict(final):
+        return
+    from docsaccel.gallery.report_page import rewrite_report_page
+
+    rewrite_report_page(build, final)
+
+
+def _verdict(report: dict[str, Any]) -> tuple[object, ...]:
+    """What a report says of how its build ended: whether it finished, and why it failed."""
+    build = report.get("build", {})
+    return build.get("complete"), tuple(build_failures(build))
 
 
 def _verdict_given(app: Sphinx, exception: BaseException | None) -> None:

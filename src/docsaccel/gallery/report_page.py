@@ -176,6 +176,7 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
     note_page(app, target)
     page = Path(app.outdir, f"{docname}.html")
     build.report_page_files = (target, page)
+    build.report_on_page = report
     if not draw_chart:
         return
     svg = layout.chart_path(app.outdir)
@@ -225,6 +226,7 @@ def rewrite_report_page(build: Any, report: dict[str, Any]) -> None:
     if files is None:
         return
     source, page = files
+    build.report_on_page = report
     history = build.settings.history
     placeholder = CHART_PLACEHOLDER if build.settings.report_chart else ""
     source.write_text(page_text(report, chart=placeholder, history=history), encoding="utf-8")

@@ -129,6 +129,9 @@ class GalleryBuild:
         #: The report page this build wrote, its source and its HTML
         #: (:func:`.report_page.write_report_page`), to rewrite with a later verdict.
         self.report_page_files: tuple[Path, Path] | None = None
+        #: The report whose view that page shows: written before the build ended, it
+        #: may not show the verdict the build's end added to the report.
+        self.report_on_page: dict[str, Any] | None = None
         #: Whether the records folder holds this build's records (it is emptied just
         #: before the examples run; until then it holds the last build's).
         self.records_reset = False

@@ -43,7 +43,25 @@ from docsaccel.budgets import format_measured, format_seconds
 from docsaccel.contract import InputError, require_extra
 from docsaccel.report.summary import Row
 
-__all__ = ["chart_label", "chart_percent", "chart_rows", "render_chart_svg"]
+__all__ = [
+    "TITLE",
+    "chart_label",
+    "chart_percent",
+    "chart_rows",
+    "is_chart_svg",
+    "render_chart_svg",
+]
+
+#: The chart's title, which every chart drawn here holds as text (near its end).
+TITLE = "Time vs budget per example"
+
+
+def is_chart_svg(head: str, tail: str) -> bool:
+    """Whether a file starting with ``head`` and ending with ``tail`` is a chart
+    :func:`render_chart_svg` drew: an ``<svg>`` with its title. ``python -m
+    docsaccel.report.chart`` replaces only such a file (or an empty one)."""
+    return head.startswith("<svg") and tail.rstrip().endswith("</svg>") and TITLE in tail
+
 
 _OVER, _NEAR, _OK = "#c62828", "#ef8f00", "#4f7cac"
 _WIDTH_IN, _ROW_IN, _LABEL_PT = 8.0, 0.28, 8
@@ -131,8 +149,12 @@ def render_chart_svg(rows: Sequence[Row], limit: int = 40) -> str:
         axes.xaxis.set_major_formatter(PercentFormatter(decimals=0))
         axes.set_yticks(list(positions), labels, fontsize=_LABEL_PT)
         axes.set_ylim(-0.6, len(drawn) - 0.4)
-        axes.set_xlabel("time in percent of the example's budget (black line: the budget)")
-        title = "Time vs budget per example"
+        # Ended at the axes' right edge: centred under axes that long names push right,
+        # the label ran past the figure's edge and was cut.
+        axes.set_xlabel(
+            "time in percent of the example's budget (black line: the budget)", loc="right"
+        )
+        title = TITLE
         if len(rows) > len(drawn):
             title += f" ({len(drawn)} of {len(rows)}: closest to or over budget)"
         axes.set_title(title, fontsize=10)
@@ -146,6 +168,7 @@ def render_chart_svg(rows: Sequence[Row], limit: int = 40) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Draw the chart of a report file into an SVG file (see the module docstring)."""
+    from docsaccel.report.commands import refuse_output
     from docsaccel.report.inputs import load_input
     from docsaccel.report.summary import summarize
 
@@ -155,6 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=40, help="examples drawn (default 40)")
     args = parser.parse_args(argv)
     try:
+        refuse_output(args.output, [args.report], "svg")
         svg = render_chart_svg(summarize(load_input(args.report)).rows, args.limit)
         Path(args.output).write_text(svg, encoding="utf-8")
     except (InputError, ValueError) as exc:

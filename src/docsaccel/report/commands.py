@@ -6,7 +6,8 @@ line stays argument parsing only and the behaviour is testable without a subproc
 
 Exit codes: 0 fine; 1 an example over budget (``check``) or a regression with
 ``--fail-on-regression`` (``compare``); 2 an input that cannot be read or understood, a
-missing extra, an output that would replace an input or a file of another kind, a build
+missing extra, an output that would replace an input or a file that is not that view as
+docsaccel wrote it (a budget file, a page, a README), a build
 ``history append`` refuses (unfinished, already recorded, a target that is not a
 history), or (``check``, ``compare``) the report of a build that did not finish, unless
 ``allow_incomplete``: a gate never passes, nor fails as "over budget", on a partial
@@ -39,6 +40,7 @@ from pathlib import Path
 from docsaccel.budgets import load_budgets, parse_bounded_duration
 from docsaccel.contract import InputError, build_failures, unmeasured_text
 from docsaccel.memory_sizes import parse_size
+from docsaccel.report.chart import is_chart_svg
 from docsaccel.report.check import apply_budgets, check_timings, format_check, one_line
 from docsaccel.report.compare import (
     DEFAULT_ABSOLUTE_BYTES,
@@ -49,9 +51,9 @@ from docsaccel.report.compare import (
     format_comparison,
 )
 from docsaccel.report.history import append_history, read_builds, recent_history, same_kind
-from docsaccel.report.html import render_html
+from docsaccel.report.html import is_html_report, render_html
 from docsaccel.report.inputs import load_input, load_timings
-from docsaccel.report.markdown import render_markdown
+from docsaccel.report.markdown import is_markdown_report, render_markdown
 from docsaccel.report.model import LoadedInput, unique_timings
 from docsaccel.report.summary import summarize
 from docsaccel.report.trend import build_trends
@@ -120,30 +122,64 @@ def run_report(
 
     def work() -> tuple[str, int]:
         if output is not None:
-            refuse_output(output, [report, baseline, history], _VIEW_SCHEMAS[fmt])
+            refuse_output(output, [report, baseline, history], fmt)
         return _report(report, baseline, history, last, fmt, top)
 
     return _guarded(work)
 
 
 #: The ``schema`` of each view's own file (``None``: the view is not JSON).
-_VIEW_SCHEMAS = {"md": None, "html": None, "json": "docsaccel.report-summary"}
+_VIEW_SCHEMAS = {"md": None, "html": None, "json": "docsaccel.report-summary", "svg": None}
+#: How each non-JSON view's own file is recognised from its head and its tail ("svg": the
+#: chart ``python -m docsaccel.report.chart`` draws).
+_VIEW_RECOGNISERS: dict[str, Callable[[str, str], bool]] = {
+    "md": is_markdown_report,
+    "html": is_html_report,
+    "svg": is_chart_svg,
+}
+#: Bytes read from each end of an existing target to recognise it.
+_PEEK_BYTES = 1 << 16
 
 
-def refuse_output(output: str, inputs: Sequence[str | None], schema: str | None) -> None:
-    """Raise :class:`InputError` if writing ``output`` would replace one of ``inputs``, or
-    a docsaccel file whose ``schema`` is not the one about to be written there."""
+def refuse_output(output: str, inputs: Sequence[str | None], fmt: str) -> None:
+    """Raise :class:`InputError` unless ``output`` may take the ``fmt`` view: a file not
+    there yet, an empty one, or a file of that view docsaccel wrote before.
+
+    Anything else (one of ``inputs``, a report or history, a budget file, a page of the
+    docs, a README) is the user's: it is refused with one line saying why, never replaced.
+    """
     target = Path(output)
-    if not target.exists():
-        return
+    if not target.is_file() or target.stat().st_size == 0:
+        return  # not there yet, or a folder the write then names, or empty
     for given in inputs:
         if given is not None and Path(given).exists() and target.samefile(given):
             raise InputError(f"{output}: is an input of this command; write the output elsewhere")
-    found = _docsaccel_schema(target)
+    found, schema = _docsaccel_schema(target), _VIEW_SCHEMAS[fmt]
     if found is not None and found != schema:
         raise InputError(
             f"{output}: is a {found!r} file, not this command's output; not overwritten"
         )
+    if found is not None or _is_view(target, fmt):
+        return
+    raise InputError(
+        f"{output}: not a file docsaccel wrote (not its {fmt} output); remove it first"
+    )
+
+
+def _is_view(path: Path, fmt: str) -> bool:
+    """Whether ``path`` holds the ``fmt`` view as docsaccel writes it (never for JSON: its
+    ``schema`` says what it is)."""
+    recognise = _VIEW_RECOGNISERS.get(fmt)
+    if recognise is None:
+        return False
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(_PEEK_BYTES)
+            stream.seek(max(0, path.stat().st_size - _PEEK_BYTES))
+            tail = stream.read()
+    except OSError:
+        return False
+    return recognise(head.decode("utf-8", "replace"), tail.decode("utf-8", "replace"))
 
 
 def _docsaccel_schema(path: Path) -> str | None:

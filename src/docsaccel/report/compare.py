@@ -23,7 +23,7 @@ such a pair unless told otherwise (``--allow-mixed``).
 
 Example:
 
->>> from docsaccel.report.model import LoadedInput, Timing
+>>> from docsaccel.report.model import LoadedInput, Timing, whole_run_totals
 >>> base = [Timing("plot_a.py", "plot_a.py", 20.0), Timing("plot_b.py", "plot_b.py", 3.0)]
 >>> head = [Timing("plot_a.py", "plot_a.py", 42.0), Timing("plot_b.py", "plot_b.py", 3.5)]
 >>> print(format_comparison(compare_timings(base, head)), end="")
@@ -55,7 +55,7 @@ from docsaccel.contract import (
 )
 from docsaccel.memory_sizes import format_size
 from docsaccel.report.markdown import escape_md
-from docsaccel.report.model import LoadedInput, Timing
+from docsaccel.report.model import LoadedInput, Timing, whole_run_totals
 
 __all__ = [
     "DEFAULT_ABSOLUTE_BYTES",
@@ -219,25 +219,20 @@ def compare_timings(
         )
         deltas.append(replace(delta, memory_regressed=grown))
     deltas.sort(key=lambda delta: (-delta.seconds, delta.id))
+    base_total, head_total = whole_run_totals(base, head)
     return Comparison(
         deltas=deltas,
         added=[head_by_id[i] for i in sorted(head_by_id.keys() - base_by_id.keys())],
         removed=[base_by_id[i] for i in sorted(base_by_id.keys() - head_by_id.keys())],
         # Whole runs only, and of an example in both inputs only when it is compared: a
         # stopped or reused example's time in one input alone would read as a speed-up.
-        base_total=_total(base, not_compared),
-        head_total=_total(head, not_compared),
+        base_total=base_total,
+        head_total=head_total,
         relative_threshold=relative,
         absolute_threshold=absolute_seconds,
         absolute_bytes_threshold=absolute_bytes,
         not_compared=not_compared,
     )
-
-
-def _total(timings: Sequence[Timing], not_compared: Sequence[tuple[Timing, Timing]]) -> float:
-    """The time of the whole runs of ``timings``, the examples not compared left out."""
-    left_out = {old.id for old, _ in not_compared}
-    return sum(t.seconds for t in timings if t.whole_run and t.id not in left_out)
 
 
 def run_text(timing: Timing) -> str:

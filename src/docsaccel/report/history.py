@@ -126,10 +126,19 @@ class HistoryBuild:
     durations: dict[str, float]
     #: Each example's peak memory, where the line recorded it.
     peaks: dict[str, int] = field(default_factory=dict)
+    #: The examples the line recorded without a whole run (stopped, failed, not
+    #: measured): in the build, but with no time to compare or trend.
+    not_whole: frozenset[str] = frozenset()
 
     @property
     def total_seconds(self) -> float:
+        """The total of the whole runs only: partial when :attr:`not_whole` is not empty."""
         return sum(self.durations.values())
+
+    @property
+    def partial(self) -> bool:
+        """Whether an example of the build did not run whole: its total is no timing."""
+        return bool(self.not_whole)
 
 
 def history_line(
@@ -231,7 +240,7 @@ def _build(entry: object, where: str) -> HistoryBuild:
     examples = entry.get("examples")
     if not isinstance(examples, dict):
         raise InputError(f"{where}: examples must be an object, got {examples!r:.60}")
-    found, peaks = {}, {}
+    found, peaks, not_whole = {}, {}, set()
     for example_id, value in examples.items():
         seconds = value.get("seconds") if isinstance(value, dict) else None
         if not is_finite_number(seconds) or seconds < 0:
@@ -241,7 +250,8 @@ def _build(entry: object, where: str) -> HistoryBuild:
             )
         status = value.get("status") if isinstance(value, dict) else None
         if status is not None and status not in WHOLE_RUNS:
-            continue  # stopped, failed or not run: its time says nothing of its speed
+            not_whole.add(example_id)  # stopped, failed or not run: no time of its speed
+            continue
         found[example_id] = float(seconds)
         peak = value.get("peak_bytes")
         if peak is not None and (not isinstance(peak, int) or isinstance(peak, bool) or peak < 0):
@@ -255,7 +265,13 @@ def _build(entry: object, where: str) -> HistoryBuild:
     if fast is not None and not isinstance(fast, bool):
         raise InputError(f"{where}: fast is {fast!r}, expected true, false or null")
     recorded_at = entry.get("recorded_at")
-    return HistoryBuild(recorded_at if isinstance(recorded_at, str) else None, fast, found, peaks)
+    return HistoryBuild(
+        recorded_at if isinstance(recorded_at, str) else None,
+        fast,
+        found,
+        peaks,
+        frozenset(not_whole),
+    )
 
 
 def is_history(path: str | Path) -> bool:

@@ -36,7 +36,23 @@ from docsaccel.report.summary import ReportSummary, Row
 if TYPE_CHECKING:
     from docsaccel.report.trend import Trends
 
-__all__ = ["render_html", "render_html_fragment"]
+__all__ = ["is_html_report", "render_html", "render_html_fragment"]
+
+#: How every page :func:`render_html` writes starts, and the block its report sits in.
+_PAGE_START = "<!DOCTYPE html>\n"
+_REPORT_BLOCK = '<div class="docsaccel-report">'
+_PAGE_END = "</html>\n"
+
+
+def is_html_report(head: str, tail: str) -> bool:
+    """Whether a file starting with ``head`` and ending with ``tail`` is a page
+    :func:`render_html` wrote: its doctype first, its report block, ``</html>`` last.
+
+    ``docsaccel report -o`` replaces only such a file, so a site's page is never
+    overwritten.
+    """
+    return head.startswith(_PAGE_START) and _REPORT_BLOCK in head and tail.endswith(_PAGE_END)
+
 
 _STYLE = """
 .docsaccel-report{max-width:100%;overflow-wrap:anywhere}
@@ -44,6 +60,7 @@ _STYLE = """
 .docsaccel-report th,.docsaccel-report td{border:1px solid #ccc;padding:2px 6px;vertical-align:top}
 .docsaccel-report th{cursor:pointer;background:#f2f2f2;user-select:none;overflow-wrap:normal}
 .docsaccel-report th+th{width:1%}
+.docsaccel-report td.status{white-space:nowrap;overflow-wrap:normal}
 .docsaccel-report td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .docsaccel-report tr.over td{background:#fde2e2}
 .docsaccel-report tr.near td{background:#fff3d6}
@@ -168,7 +185,8 @@ def _row(row: Row, trends: Trends | None = None) -> str:
     state = "over" if row.over else "near" if row.near else ""
     cells = [
         f'<td data-sort="{escape(row.id)}">{_details(row, trends)}</td>',
-        f"<td>{escape(row.status_label)}</td>",
+        # A status is one word to read at a glance: never broken ("interr/upted").
+        f'<td class="status">{escape(row.status_label)}</td>',
         _seconds(row.seconds),
         _budget(row),
         _percent(row.budget_use),
@@ -185,11 +203,9 @@ def _row(row: Row, trends: Trends | None = None) -> str:
 
 
 def _totals(summary: ReportSummary) -> str:
-    counts = ", ".join(f"{n} {status}" for status, n in summary.status_counts.items())
     items = [
         summary.verdict(),
-        f"Execution time: {format_measured(summary.execution_seconds)} over "
-        f"{len(summary.rows) - summary.unmeasured_count} executed examples ({counts})",
+        f"Execution time: {summary.execution_text()}",
         f"Over budget: {len(summary.over)}; near budget (above {near_budget_text()}): "
         f"{len(summary.near)}; "
         f"noisy: {len(summary.noisy)}",
@@ -249,7 +265,7 @@ def render_html_fragment(
         chart_block += f'<div class="chart trend">{trend_chart}</div>\n'
 
     return (
-        f'<div class="docsaccel-report">\n{warning}<style>{_STYLE}</style>\n'
+        f"{_REPORT_BLOCK}\n{warning}<style>{_STYLE}</style>\n"
         f"{_totals(summary)}\n{chart_block}"
         f'<table class="sortable"><thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n'
         f"</tbody></table>\n<p><small>from {escape(summary.source)} "
@@ -263,8 +279,8 @@ def render_html(summary: ReportSummary, chart_limit: int = 40, trends: Trends | 
     if summary.incomplete:
         title += ": the build did not finish"
     return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'{_PAGE_START}<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{escape(title)}</title>\n</head>\n<body>\n"
         f"<h1>{escape(title)}</h1>\n"
-        f"{render_html_fragment(summary, chart_limit, trends=trends)}</body>\n</html>\n"
+        f"{render_html_fragment(summary, chart_limit, trends=trends)}</body>\n{_PAGE_END}"
     )

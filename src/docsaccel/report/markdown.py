@@ -40,9 +40,30 @@ from docsaccel.contract import near_budget_text
 from docsaccel.report.summary import ReportSummary, Row
 
 if TYPE_CHECKING:
-    from docsaccel.report.trend import Trends
+    from docsaccel.report.trend import TotalChange, Trends
 
-__all__ = ["escape_md", "render_markdown"]
+
+#: The title line every Markdown report has (after the warning of an unfinished build).
+TITLE = "## Docs build budget report"
+#: The last line of every Markdown report: where its data came from.
+_SOURCE_OPEN, _SOURCE_CLOSE = "<sub>from ", ")</sub>"
+
+
+def is_markdown_report(head: str, tail: str) -> bool:
+    """Whether a file starting with ``head`` and ending with ``tail`` is a Markdown report
+    :func:`render_markdown` wrote: its title line near the top, its source line last.
+
+    ``docsaccel report -o`` replaces only such a file, so a README is never overwritten.
+    """
+    lines = tail.rstrip("\n").rsplit("\n", 1)
+    return (
+        TITLE in head.split("\n", 4)[:4]
+        and lines[-1].startswith(_SOURCE_OPEN)
+        and lines[-1].endswith(_SOURCE_CLOSE)
+    )
+
+
+__all__ = ["TITLE", "escape_md", "is_markdown_report", "render_markdown"]
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")
 
@@ -93,12 +114,10 @@ def _table(rows: list[Row], trends: Trends | None = None) -> str:
 
 
 def _totals(summary: ReportSummary) -> list[str]:
-    counts = ", ".join(f"{n} {escape_md(status)}" for status, n in summary.status_counts.items())
     lines = [
         f"- **Build wall time:** {_seconds(summary.build_wall_seconds)}"
         + (" (fast path)" if summary.fast else ""),
-        f"- **Execution time:** {_seconds(summary.execution_seconds)} "
-        f"over {len(summary.rows) - summary.unmeasured_count} executed examples ({counts})",
+        f"- **Execution time:** {summary.execution_text(escape_md)}",
     ]
     if summary.reused_count:
         lines.append(
@@ -121,12 +140,30 @@ def _totals(summary: ReportSummary) -> list[str]:
     return lines
 
 
+def _total_change(builds: int, change: TotalChange) -> str:
+    """The history's total line: first against latest build, over the same examples."""
+    start = f"Total execution time over the last {builds} recorded builds of this kind"
+    if not change.examples:
+        return (
+            f"{start}: no example ran whole in both the first and the latest, so there is "
+            "no total to compare."
+        )
+    line = f"{start}: {_seconds(change.first)} -> {_seconds(change.latest)}"
+    if change.left_out:
+        line += (
+            f" (over the {change.examples} example(s) that ran whole in both the first and "
+            f"the latest; {change.left_out} left out: added, removed, stopped, failed or not "
+            "measured in one of them)"
+        )
+    return line + "."
+
+
 def render_markdown(summary: ReportSummary, top: int = 10, trends: Trends | None = None) -> str:
     """The whole Markdown report of ``summary``; ``trends``: a trend column from history."""
     if top < 1:
         raise ValueError(f"--top must be 1 or more, got {top!r}")
     over, near, noisy = summary.over, summary.near, summary.noisy
-    parts = ["## Docs build budget report", ""]
+    parts = [TITLE, ""]
     if summary.incomplete:
         parts[0:0] = [f"> **Warning: {escape_md(summary.incomplete)}.** Its times are partial.", ""]
     parts += [*_totals(summary), ""]
@@ -144,12 +181,7 @@ def render_markdown(summary: ReportSummary, top: int = 10, trends: Trends | None
     if summary.measured_memory:
         count = min(top, len(summary.measured_memory))
         parts += [f"### Top {count} by peak memory", "", _table(summary.top_memory(top)), ""]
-    if trends is not None and trends.totals:
-        first, latest = trends.totals[0][1], trends.totals[-1][1]
-        parts += [
-            f"Total execution time over the last {len(trends.totals)} recorded builds of "
-            f"this kind: {_seconds(first)} -> {_seconds(latest)}.",
-            "",
-        ]
-    parts.append(f"<sub>from {escape_md(summary.source)} ({summary.format})</sub>")
+    if trends is not None and trends.change is not None:
+        parts += [_total_change(len(trends.totals), trends.change), ""]
+    parts.append(f"{_SOURCE_OPEN}{escape_md(summary.source)} ({summary.format}){_SOURCE_CLOSE}")
     return "\n".join(parts) + "\n"

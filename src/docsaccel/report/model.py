@@ -48,6 +48,7 @@ __all__ = [
     "Timing",
     "Verdicts",
     "unique_timings",
+    "whole_run_totals",
 ]
 
 
@@ -359,6 +360,30 @@ class LoadedInput:
                 "so its examples are not all measured; rebuild, or pass --allow-incomplete "
                 "to judge the examples it holds"
             )
+
+
+def whole_run_totals(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[float, float]:
+    """The total time of the whole runs (:attr:`Timing.whole_run`) of ``base`` and of
+    ``head``, like with like: an example in both that is not a whole run in both adds to
+    neither, so a stopped, failed or reused example never reads as a speed-up. Examples in
+    one input only (added, removed) count in theirs. ``compare`` and ``report --baseline``
+    both total so.
+
+    >>> stopped = Timing("a.py", "a.py", 1.0, status="interrupted")
+    >>> whole_run_totals([Timing("a.py", "a.py", 2.5)], [stopped])
+    (0.0, 0.0)
+    """
+    base_by_id = {timing.id: timing for timing in base}
+    head_by_id = {timing.id: timing for timing in head}
+    left_out = {
+        example_id
+        for example_id in base_by_id.keys() & head_by_id.keys()
+        if not (base_by_id[example_id].whole_run and head_by_id[example_id].whole_run)
+    }
+    return (
+        sum((t.seconds for t in base if t.whole_run and t.id not in left_out), 0.0),
+        sum((t.seconds for t in head if t.whole_run and t.id not in left_out), 0.0),
+    )
 
 
 def unique_timings(inputs: Sequence[LoadedInput]) -> list[Timing]:

@@ -5,7 +5,7 @@ re-measures or re-derives anything.
 
 Example:
 
->>> from docsaccel.report.model import LoadedInput, Timing, Verdicts
+>>> from docsaccel.report.model import LoadedInput, Timing, Verdicts, whole_run_totals
 >>> head = [Timing("tutorials/plot_a.py", "plot_a.py", 42.0, budget_seconds=30.0),
 ...         Timing("tutorials/plot_b.py", "plot_b.py", 26.0, budget_seconds=30.0)]
 >>> base = [Timing("tutorials/plot_a.py", "plot_a.py", 20.0)]
@@ -36,7 +36,7 @@ from docsaccel.contract import (
     unmeasured_text,
 )
 from docsaccel.memory_sizes import format_size
-from docsaccel.report.model import LoadedInput, Timing, Verdicts
+from docsaccel.report.model import LoadedInput, Timing, Verdicts, whole_run_totals
 
 if TYPE_CHECKING:  # the docs build summarizes without loading the history reader
     from docsaccel.report.history import ExampleHistory
@@ -140,7 +140,10 @@ class ReportSummary:
     build_wall_seconds: float | None
     fast: bool | None
     status_counts: dict[str, int]
+    #: The baseline's total and this build's, like with like
+    #: (:func:`~docsaccel.report.model.whole_run_totals`); ``None`` without a baseline.
     baseline_total: float | None = None
+    compared_total: float | None = None
     #: ``"the build did not finish (... was running)"``, or ``""`` for a complete build.
     incomplete: str = ""
     #: The build's memory ceiling (``docsaccel_memory_limit``), when it had one.
@@ -164,16 +167,36 @@ class ReportSummary:
         return sum(1 for row in self.rows if row.status == CACHED)
 
     @property
+    def executed_count(self) -> int:
+        """The examples this build ran: neither reused (``cached``: kept by sphinx-gallery or
+        restored by the example cache) nor left out (``not-executed``)."""
+        return sum(1 for row in self.rows if row.status not in (CACHED, NOT_EXECUTED))
+
+    def execution_text(self, quote: Callable[[str], str] = str) -> str:
+        """The execution-time total of every view: the time, how many examples ran, how
+        many the example cache restored instead (they did not run: never "executed"),
+        and the count of each status (``quote``: how to write a status).
+
+        ``"1m over 3 executed examples, 2 restored from the cache (3 ok, 2 cached)"``
+        """
+        counts = ", ".join(f"{n} {quote(status)}" for status, n in self.status_counts.items())
+        restored = len(self.cache_hits)
+        text = f"{format_measured(self.execution_seconds)} over {self.executed_count} executed "
+        text += "examples" + (f", {restored} restored from the cache" if restored else "")
+        return f"{text} ({counts})"
+
+    @property
     def unmeasured_count(self) -> int:
         """The examples this build did not measure (reused, not run): no budget judged them."""
         return sum(1 for row in self.rows if not row.measured)
 
     @property
     def baseline_delta(self) -> float | None:
-        """Execution time against the baseline's, ``None`` without a baseline."""
-        if self.baseline_total is None:
+        """This build's total against the baseline's, over whole runs in both (a stopped
+        example is no speed-up); ``None`` without a baseline."""
+        if self.baseline_total is None or self.compared_total is None:
             return None
-        return self.execution_seconds - self.baseline_total
+        return self.compared_total - self.baseline_total
 
     @property
     def render_saved_seconds(self) -> float:
@@ -404,6 +427,7 @@ def summarize(
             )
         )
     rows.sort(key=lambda row: (-row.seconds, row.id))
+    totals = None if baseline is None else whole_run_totals(baseline, loaded.timings)
     wall = loaded.build.get("wall_seconds")
     return ReportSummary(
         source=loaded.path,
@@ -416,11 +440,8 @@ def summarize(
                 Counter(status_text(t.status, t.expected_failure) for t in loaded.timings).items()
             )
         ),
-        baseline_total=(
-            sum(t.seconds for t in baseline or () if t.status != CACHED)
-            if baseline is not None
-            else None
-        ),
+        baseline_total=totals[0] if totals else None,
+        compared_total=totals[1] if totals else None,
         incomplete=loaded.incomplete_text(),
         memory_limit=_size(loaded.build.get("memory_limit")),
         sphinx_failed="; ".join(build_failures(loaded.build)),

@@ -39,20 +39,46 @@ from html import escape
 from docsaccel.memory_sizes import format_size
 from docsaccel.report.history import HistoryBuild
 
-__all__ = ["Trends", "build_trends", "sparkline_svg", "total_chart_svg", "trend_text"]
+__all__ = [
+    "TotalChange",
+    "Trends",
+    "build_trends",
+    "sparkline_svg",
+    "total_change",
+    "total_chart_svg",
+    "trend_text",
+]
 
 _WIDTH, _HEIGHT, _PAD = 120, 24, 2
 _LINE, _BUDGET = "#4f7cac", "#c62828"
 
 
 @dataclass(frozen=True)
+class TotalChange:
+    """The first and the latest build's total time over the examples that ran whole in
+    both: like with like, so a stopped or failed example never reads as a speed-up (its
+    time is no timing) and an added one never as a slow-down."""
+
+    first: float
+    latest: float
+    #: How many examples the totals count.
+    examples: int
+    #: Examples of either build left out: added, removed, or without a whole run in one.
+    left_out: int
+
+
+@dataclass(frozen=True)
 class Trends:
     """Totals per build (oldest first) and each example's last durations."""
 
-    totals: list[tuple[str, float]]
+    #: Each build's label and total; ``None`` for a partial build (an example in it
+    #: stopped, failed or was not measured), whose total is no timing to trend.
+    totals: list[tuple[str, float | None]]
     durations: dict[str, tuple[float, ...]] = field(default_factory=dict)
     #: Each example's last peaks (bytes), where recorded.
     peaks: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    #: The first against the latest build, like with like (``None``: fewer than one build).
+    change: TotalChange | None = None
 
     def text(self, example_id: str) -> str:
         return trend_text(self.durations.get(example_id, ()))
@@ -92,13 +118,26 @@ def build_trends(builds: Sequence[HistoryBuild], last: int = 10) -> Trends:
     if last < 1:
         raise ValueError(f"last must be 1 or more, got {last!r}")
     totals = [
-        (build.recorded_at or f"build {index}", build.total_seconds)
+        (build.recorded_at or f"build {index}", None if build.partial else build.total_seconds)
         for index, build in enumerate(builds, 1)
     ]
     return Trends(
         totals,
         _last((build.durations for build in builds), last),
         _last((build.peaks for build in builds), last),
+        total_change(builds[0], builds[-1]) if builds else None,
+    )
+
+
+def total_change(first: HistoryBuild, latest: HistoryBuild) -> TotalChange:
+    """The totals of ``first`` and ``latest`` over the examples that ran whole in both."""
+    both = first.durations.keys() & latest.durations.keys()
+    recorded = {*first.durations, *first.not_whole, *latest.durations, *latest.not_whole}
+    return TotalChange(
+        sum(first.durations[key] for key in both),
+        sum(latest.durations[key] for key in both),
+        len(both),
+        len(recorded) - len(both),
     )
 
 
@@ -171,9 +210,20 @@ def sparkline_svg(
     )
 
 
+def _chart_title(totals: Sequence[tuple[str, float | None]]) -> str:
+    """The trend chart's title, saying which builds it leaves out and why."""
+    title = f"Total execution time over {len(totals)} build{'s' if len(totals) != 1 else ''}"
+    partial = [str(number) for number, (_, total) in enumerate(totals, 1) if total is None]
+    if partial:
+        which = f"build {partial[0]}" if len(partial) == 1 else f"{len(partial)} builds"
+        title += f" ({which} left out: an example did not run whole)"
+    return title
+
+
 def total_chart_svg(trends: Trends) -> str:
-    """The total execution time per recorded build as an ``<svg>`` line chart ("" if none)."""
-    if not trends.totals:
+    """The total execution time per recorded build as an ``<svg>`` line chart ("" if no
+    build has a total: every one is partial)."""
+    if all(total is None for _, total in trends.totals):
         return ""
     import matplotlib
     from matplotlib.figure import Figure
@@ -184,14 +234,20 @@ def total_chart_svg(trends: Trends) -> str:
         figure = Figure(figsize=(8.0, 2.6))
         figure.subplots_adjust(left=0.09, right=0.98, top=0.86, bottom=0.2)
         axes = figure.add_subplot()
-        numbers = range(1, len(trends.totals) + 1)
-        axes.plot(list(numbers), [total for _, total in trends.totals], marker="o", color=_LINE)
-        # Builds are counted: a tick between two of them ("1.25") means nothing.
-        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        # A partial build has no point: the line joins the builds whose every example ran
+        # whole, so a stopped example never draws a drop.
+        drawn = [(number, total) for number, (_, total) in enumerate(trends.totals, 1)]
+        drawn = [(number, total) for number, total in drawn if total is not None]
+        axes.plot(*zip(*drawn, strict=True), marker="o", color=_LINE)
+        # Builds are counted: a tick between two of them ("1.25") means nothing, and one
+        # build alone still gets a whole-number axis around it.
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+        axes.set_xlim(0.5, len(trends.totals) + 0.5)
         axes.set_xlabel("recorded build (oldest first)")
         axes.set_ylabel("seconds")
-        axes.set_ylim(bottom=0)
-        axes.set_title(f"Total execution time over {len(trends.totals)} builds", fontsize=10)
+        # Room above the highest point: a limit of the data alone cuts its marker in half.
+        axes.set_ylim(0, max(total for _, total in drawn) * 1.1 or 1.0)
+        axes.set_title(_chart_title(trends.totals), fontsize=10)
         buffer = io.StringIO()
         metadata = dict.fromkeys(("Creator", "Date", "Format", "Type"))
         figure.savefig(buffer, format="svg", metadata=metadata)
