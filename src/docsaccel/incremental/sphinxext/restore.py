@@ -199,7 +199,10 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
         return
     unchecked = _unchecked_releases()
     for reason in unchecked:
-        logger.info(f"docsaccel: Sphinx state off: {reason}; every document is read")
+        logger.info(
+            f"docsaccel: Sphinx state off: {reason}; Sphinx decides what to read again, as "
+            "without docsaccel (use -E or a fresh output folder for a clean build)"
+        )
     if unchecked:
         return
     arguments = _sphinx_arguments()
