@@ -151,15 +151,7 @@ def _comment_keeping_the_time(project: Path) -> None:
 def test_a_module_page_is_written_again_when_its_module_is_older(tmp_path):
     # viewcode writes a module's page again only when the module's file is newer than it:
     # here the page of the last build is newer than the edited module.
-    ws = Workspace(tmp_path)
-    for edit in _VIEWCODE:
-        ws.fresh_copy(edit)
-    first = ws.build()
-    assert first.returncode == 0, first.output
-    ws.edit(_comment_keeping_the_time)
-    built = ws.build()
-    assert built.returncode == 0, built.output
-    assert built.state["origin"], built.output
+    ws = _rebuilt_in_place(tmp_path, _comment_keeping_the_time)
     assert "# End." in (ws.outdir / "_modules/pkg/stats.html").read_text("utf-8")
     assert ws.differences() == []
 
@@ -176,6 +168,13 @@ def test_a_module_page_is_written_again_when_its_module_is_older(tmp_path):
 )
 def test_a_rebuild_in_the_same_folders_writes_the_module_pages_that_changed(tmp_path, edit):
     # The module's file is older than its page: viewcode alone would keep the page.
+    ws = _rebuilt_in_place(tmp_path, edit)
+    assert ws.differences() == []
+
+
+def _rebuilt_in_place(tmp_path: Path, edit) -> Workspace:
+    """The project with viewcode built, then ``edit`` made in place and built again in
+    the same folders (the state of the last build there)."""
     ws = Workspace(tmp_path)
     for change in _VIEWCODE:
         ws.fresh_copy(change)
@@ -185,4 +184,4 @@ def test_a_rebuild_in_the_same_folders_writes_the_module_pages_that_changed(tmp_
     built = ws.build()
     assert built.returncode == 0, built.output
     assert built.state["origin"] == "local", built.output
-    assert ws.differences() == []
+    return ws
