@@ -79,8 +79,10 @@ from docsaccel.contract import (
     INTERRUPTED,
     NOT_EXECUTED,
     RECORD_LOST_ERROR,
+    UNFINISHED_ERROR,
     InputError,
     conf_fingerprint,
+    is_stopped_hard,
     is_unfinished,
     read_json,
 )
@@ -365,7 +367,13 @@ def _on_before_gallery(app: Sphinx) -> None:
 
 
 def _aborted(app: Sphinx, exception: BaseException) -> ExamplesFailedError:
-    """The stop of a build sphinx-gallery aborts at an example's error, in one line."""
+    """The stop of a build sphinx-gallery aborts at an example's error, or at the end of
+    a ``parallel`` worker, in one line."""
+    build = _build(app)
+    if build is not None:
+        build.stop_said = True
+    if sg_compat.worker_died(exception):
+        return _worker_died(app)
     what = f"{type(exception).__name__}: {exception}".splitlines()[0]
     where = process_end.fail_running(f"it raised {what}; abort_on_example_error stopped the build")
     example = f"{os.path.relpath(where, app.srcdir)} " if where else "an example "
@@ -374,6 +382,41 @@ def _aborted(app: Sphinx, exception: BaseException) -> ExamplesFailedError:
         f"sphinx-gallery: {example}failed ({what}; traceback above), and "
         "abort_on_example_error stops the build there",
     )
+
+
+def _worker_died(app: Sphinx) -> ExamplesFailedError:
+    """The stop of a build whose ``parallel`` worker ended while it ran an example, in one
+    line naming the example and why, from the records the workers journalled: the one
+    the hard stop ended (its worker logged that line), or whose process ended it while it
+    ran (the example's own ``os._exit``), before those merely running in the workers
+    that ended with it."""
+    build = _build(app)
+    records = list(build.records_so_far().values()) if build is not None else []
+    hard = [str(r["error"]) for r in records if is_stopped_hard(r)]
+    if hard:
+        # The worker logged the hard stop's ERROR line, naming the example, as it ended.
+        return ExamplesFailedError("; ".join(hard))
+    said = [r for r in records if is_unfinished(r) and r["error"] != UNFINISHED_ERROR]
+    running = [r for r in records if is_unfinished(r) and r["error"] == UNFINISHED_ERROR]
+    if said:
+        what = "; ".join(_without_id(r) for r in said)
+    elif running:
+        names = ", ".join(sorted(str(r.get("id")) for r in running))
+        what = f"{names} was running in it, and did not finish"
+    else:
+        what = "no example's record says which example it ran"
+    return reported(
+        ExamplesFailedError,
+        f"docsaccel: a worker process of sphinx-gallery's parallel build ended while it "
+        f"ran an example, and the build stopped there: {what}",
+    )
+
+
+def _without_id(record: dict[str, Any]) -> str:
+    """A record's id and error, the id said once (a hard stop's error starts with it)."""
+    error = str(record.get("error", ""))
+    name = str(record.get("id"))
+    return error if error.startswith(f"{name} ") else f"{name} {error}"
 
 
 def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> None:
@@ -924,10 +967,13 @@ def _write_unfinished_reports() -> bool:
         build.ended_writing = build.last_report is not None
         build.ended_because = ending
         report = build.write_report(complete=False)
+        written = f"report written to {build.report_path} (complete: false)"
+        if build.stop_said:
+            logger.info(f"docsaccel: {written}")
+            continue
         stopped = [r for r in report["examples"] if r["status"] in (FAILED, INTERRUPTED)]
         logger.error(
-            f"docsaccel: the build stopped before its end; report written to "
-            f"{build.report_path} (complete: false)"
+            f"docsaccel: the build stopped before its end; {written}"
             + "".join(f"\n  {r['id']}: {r['error']}" for r in stopped)
         )
     return unfinished
