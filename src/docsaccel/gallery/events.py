@@ -952,7 +952,7 @@ def _write_unfinished_reports() -> bool:
         ending = process_end.ending_why()
         stopped_at = None
         if not build.records_reset:
-            stopped_at = "it stopped before its examples ran"
+            stopped_at = _NOT_PLANNED
         elif _none_ran(build):
             stopped_at = _GALLERY_STOPPED
         if stopped_at is not None:
@@ -978,6 +978,11 @@ def _write_unfinished_reports() -> bool:
         )
     return unfinished
 
+
+#: Why a build stopped before its examples were planned, when nothing else says: an error
+#: before docsaccel's turn (another extension's, Sphinx's), which Sphinx showed. Said
+#: after "stopped before its examples ran", so it does not say that again.
+_NOT_PLANNED = "it ended before docsaccel planned them; the error is in the build log"
 
 #: Why a build stopped once its examples were planned but before any ran, when nothing
 #: else says: sphinx-gallery raised (a misspelled ``examples_dirs``), and Sphinx showed it.
