@@ -363,6 +363,7 @@ def _on_before_gallery(app: Sphinx) -> None:
         # Whatever stops the build here (a plan, a shard setting, the cache), no example
         # ran: its report says why, and no gate judges it.
         build.stopped_before_examples = _why(exc)
+        build.stop_said = isinstance(exc, ReportedStop)
         raise
 
 
@@ -958,6 +959,9 @@ def _write_unfinished_reports() -> bool:
         if stopped_at is not None:
             why = build.stopped_before_examples or ending or stopped_at
             build.write_stopped_report(why)
+            if build.stop_said:
+                logger.info(f"docsaccel: report written to {build.report_path} (complete: false)")
+                continue
             logger.error(
                 f"docsaccel: the build stopped before its examples ran ({why}); report "
                 f"written to {build.report_path} (complete: false)"
@@ -968,7 +972,7 @@ def _write_unfinished_reports() -> bool:
         build.ended_because = ending
         report = build.write_report(complete=False)
         written = f"report written to {build.report_path} (complete: false)"
-        if build.stop_said:
+        if build.stop_said:  # the ERROR line that stopped it named the examples
             logger.info(f"docsaccel: {written}")
             continue
         stopped = [r for r in report["examples"] if r["status"] in (FAILED, INTERRUPTED)]

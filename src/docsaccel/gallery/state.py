@@ -121,9 +121,9 @@ class GalleryBuild:
         self.ended_because: str | None = None
         #: Whether it ended after its examples ran, while the pages were written.
         self.ended_writing = False
-        #: Whether the ``ERROR:`` line that stopped it already named the examples it
-        #: stopped at (an aborted gallery, a dead worker): the unfinished report's note
-        #: then only says where the report is, rather than naming them again.
+        #: Whether the ``ERROR:`` line that stopped it already said why (a refused setting,
+        #: an aborted gallery, a dead worker, naming the examples it stopped at): the
+        #: unfinished report's note then only says where the report is.
         self.stop_said = False
         #: Why Sphinx itself fails the build although every example ran (warnings it turns
         #: into errors under ``-W``), as known at build-finished.
