@@ -662,6 +662,10 @@ def _cached_record(build: GalleryBuild, example: Example) -> dict[str, Any]:
 
 
 def _log_overruns(report: dict[str, Any], on_overrun: str) -> None:
+    if on_overrun == "fail":
+        # The build's end says each in its one ERROR line (:func:`_fail_on_overruns`); an
+        # interrupted example's traceback, with the message, is sphinx-gallery's warning.
+        return
     for record in report["examples"]:
         if record["status"] == INTERRUPTED and record.get("interrupted_by") == BY_CEILING:
             # The hook logged this error when the ceiling stopped the example (before
@@ -884,7 +888,7 @@ def _fail_on_overruns(app: Sphinx, exception: BaseException | None) -> None:
         raise reported(
             BudgetOverrunError,
             f"docsaccel: {len(overruns)} example(s) ran out of their budget (time or memory): "
-            f"{', '.join(_named(r) for r in overruns)} (see {build.report_path})",
+            f"{'; '.join(map(_said, overruns))} (see {build.report_path})",
         )
 
 
@@ -923,6 +927,23 @@ def _verdict_given(app: Sphinx, exception: BaseException | None) -> None:
     build = _build(app)
     if exception is None and build is not None:
         process_end.verdict_pending(build, False)
+
+
+def _said(record: dict[str, Any]) -> str:
+    """What the build's failing line says of an example over its budget: its id and what
+    it went over, once (the line is the only one that says it)."""
+    if record["status"] == INTERRUPTED and record.get("interrupted_by") in (None, BY_TIME):
+        budget = record.get("budget_seconds")
+        if budget is None:
+            return record["id"]
+        return (
+            f"{record['id']} was interrupted at its budget of {format_seconds(budget)} from "
+            f"{record['budget_detail']}"
+        )
+    if record["status"] == INTERRUPTED:
+        return _named(record)
+    said = "; ".join(_overrun_texts(record, only_over=True)) or record["id"]
+    return said + (" (in its run the cache restored)" if record["status"] == CACHED else "")
 
 
 def _named(record: dict[str, Any]) -> str:
