@@ -246,9 +246,10 @@ def test_a_negative_duration_string_is_refused_as_negative(value) -> None:
         (-(10**400), "more than 0 seconds"),
         (float("-inf"), "more than 0 seconds"),
         ("nan", "is not a number of seconds"),
+        (float("nan"), "nan is not a number of seconds"),  # TOML's bare nan
         ("8d", "units h, m, s"),
     ],
-    ids=["inf", "inf-text", "huge-int", "huge-negative-int", "-inf", "nan", "days"],
+    ids=["inf", "inf-text", "huge-int", "huge-negative-int", "-inf", "nan", "toml-nan", "days"],
 )
 def test_an_out_of_range_duration_names_the_rule_it_breaks(value, message) -> None:
     # "1e400" said "must be more than 0 seconds, got inf"; "8d" did not name the units.

@@ -8,13 +8,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers.gallery_build import build, child_env, make_project, sphinx_command
+from helpers.gallery_build import FIXTURES, build, child_env, make_project, sphinx_command
 from helpers.processes import wait_until_running
 
 from docsaccel import layout
@@ -72,6 +73,33 @@ def test_an_interrupted_build_keeps_the_examples_that_finished(tmp_path, signum)
         record = again.record(name)
         assert record["status"] == "cached" and record["cache"]["hit"] is True, record
     assert again.record("plot_wait.py")["status"] == "ok"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_the_report_of_an_interrupted_build_lists_what_the_cache_restored(tmp_path, signum) -> None:
+    """The examples the cache restored before the interruption are ``cached`` in the
+    partial report (and counted as restored), not "not executed"."""
+    env = {"DOCSACCEL_CACHE": str(tmp_path / "cache")}
+    src = make_project(tmp_path, FINISHED, conf=ORDERED)
+    assert build(src, env=env).returncode == 0
+    shutil.copy(FIXTURES / "examples" / "plot_wait.py", src / "examples" / "plot_wait.py")
+    process = start_build(src, env)
+    wait_until_running(src, "plot_wait.py", process)
+
+    output = stop_build(src, process, signum)
+
+    assert process.returncode != 0, output
+    outdir = src / "_build" / "html"
+    report = json.loads(layout.report_path(outdir).read_text("utf-8"))
+    assert report["build"]["complete"] is False
+    statuses = {record["name"]: record["status"] for record in report["examples"]}
+    assert statuses == {
+        "plot_figure.py": "cached",
+        "plot_quick.py": "cached",
+        "plot_wait.py": "failed",
+    }
+    shown = run_cli("report", str(outdir))
+    assert "2 restored" in shown.stdout, shown.stdout + shown.stderr
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:

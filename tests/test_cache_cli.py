@@ -100,6 +100,11 @@ def test_explain_names_the_dependency_that_changed(
             ["prune", "--cache", "{tmp}/cache", "--max-size", "lots"],
             "--max-size: 'lots' is not a size",
         ),
+        # Its own check refuses it, not argparse as an unknown option ("expected one argument").
+        (
+            ["prune", "--cache", "{tmp}/cache", "--max-size", "-1G"],
+            "--max-size: '-1G' is negative",
+        ),
         # 12 meant as gigabytes would prune the cache to 12 bytes.
         (["prune", "--cache", "{tmp}/cache", "--max-size", "12"], "--max-size: '12' has no unit"),
         (["stats", "--cache", "{tmp}/docs/conf.py"], "a file, not a cache folder"),

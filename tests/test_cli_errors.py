@@ -614,6 +614,16 @@ def test_doctor_fails_on_a_bad_setting_or_budget_file_naming_it(
     assert message in failure
 
 
+def test_doctor_names_every_bad_setting(tmp_path, capsys):
+    conf = DOCTOR_CONF + 'docsaccel_on_overrun = "explode"\ndocsaccel_memory_limit = "lots"\n'
+    docs = doctor_project(tmp_path, conf)
+    code, out, _ = run(["doctor", "--docs", str(docs)], capsys)
+    assert code == 1, out
+    failures = [line for line in out.splitlines() if line.startswith("FAIL")]
+    assert len(failures) == 2, out
+    assert "'explode'" in out and "'lots'" in out, out
+
+
 @pytest.mark.parametrize("kind", ["device", "fifo"])
 @pytest.mark.parametrize(
     "args",

@@ -38,6 +38,23 @@ def test_an_example_over_its_budget_fails_the_build_with_error_lines(tmp_path) -
     assert built.record("plot_sleep.py")["status"] == "interrupted"
 
 
+def test_the_verbose_log_ends_with_the_one_error_line_too(tmp_path) -> None:
+    """Without ``-q``, nothing is logged after the ending line (the Sphinx state's note
+    included), and the example over budget is not an ``ERROR:`` line of its own."""
+    src = make_project(tmp_path, ["plot_sleep.py", "plot_quick.py"], budgets=SLEEP_BUDGET)
+    env = {**FAIL, "DOCSACCEL_CACHE": str(tmp_path / "cache")}  # the Sphinx state on
+
+    built = build(src, env=env, quiet=False)
+
+    assert built.returncode == 2, built.output
+    assert_no_crash_report(built.output)
+    errors = [line for line in built.output.splitlines() if line.startswith("ERROR:")]
+    assert len(errors) == 1, built.output
+    assert "examples/plot_sleep.py was interrupted at its budget of 0.5s" in errors[0], errors[0]
+    # stdout's last line, the Sphinx state's note no more (the ERROR line is on stderr).
+    assert "Sphinx state" not in built.output.split("dumping object inventory")[-1], built.output
+
+
 def test_an_example_restored_over_its_budget_fails_the_build_too(tmp_path) -> None:
     """Its run, in a warn-mode build, was over its budget: restored, it still fails the
     build in fail mode, as ``docsaccel check`` fails its report."""

@@ -163,3 +163,25 @@ def test_sigterm_while_the_pages_are_written_is_logged_and_said(tmp_path) -> Non
         "the build did not finish (it was terminated (SIGTERM); its examples ran; it ended "
         "while its pages were written)"
     ) in out
+
+
+def test_a_build_stopped_before_its_examples_were_planned_says_so_once(tmp_path) -> None:
+    """An error before docsaccel's turn (another extension's, at builder-inited): the log
+    and the gate say the examples did not run, and why, without saying it twice."""
+    early = (
+        "def setup(app):\n"
+        "    def boom(app):\n"
+        "        raise RuntimeError('an earlier extension fails')\n"
+        "    app.connect('builder-inited', boom, priority=1)\n"
+    )
+    src = make_project(tmp_path, EXAMPLES, conf=early)
+
+    built = build(src)
+
+    assert built.returncode != 0, built.output
+    (line,) = [x for x in built.output.splitlines() if "stopped before its examples ran" in x]
+    assert "ran (it stopped before" not in line, line
+    assert "the error is in the build log" in line, line
+    out, code = run_check([str(layout.report_path(built.outdir))], allow_incomplete=True)
+    assert code == 2, out
+    assert out.count("stopped before its examples ran") == 1, out

@@ -249,3 +249,27 @@ def test_half_imported_modules_are_forgotten() -> None:
     _forget_half_imported_modules()
     assert "docsaccel_half_imported" not in sys.modules
     assert "os" in sys.modules and os.__spec__ is not None
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("plot_h_osexit.py", "the example called os._exit(1)"),
+        ("plot_h_swallow.py", "was stopped hard after"),
+    ],
+)
+def test_a_worker_that_dies_ends_the_build_in_one_line_naming_its_example(
+    tmp_path, name, why
+) -> None:
+    """With ``parallel: 2``, an example that ends its worker process (``os._exit``, or the
+    hard stop of an example that swallows its interruption) ends the build with one
+    ``ERROR:`` line naming it and why, not Sphinx's crash report."""
+    _, built, _ = hostile_build(tmp_path, [name, "plot_quick.py"], 2)
+
+    assert built.returncode == 2, built.output
+    assert "crash report" not in built.output and "sphinx-err-" not in built.output
+    assert "Extension error" not in built.output, built.output
+    errors = [line for line in built.output.splitlines() if line.startswith("ERROR:")]
+    assert len(errors) == 1, built.output
+    assert f"examples/{name}" in errors[0] and why in errors[0], errors[0]
+    assert "process" in errors[0], errors[0]  # which ended

@@ -5,7 +5,7 @@ clean build of it publishes."""
 from __future__ import annotations
 
 import pytest
-from helpers.incremental_build import Workspace, local_extension, needs_state, replace
+from helpers.incremental_build import Workspace, local_extension, needs_state, replace, write
 
 pytestmark = [pytest.mark.slow, needs_state]
 
@@ -73,15 +73,35 @@ def setup(app):
 """
 
 
+AFTER = '''"""
+After
+=====
+
+Runs after plot_mean.py (sphinx-gallery orders them by their number of code lines).
+"""
+
+total = 0
+for step in range(3):
+    total += step
+    total *= 2
+print("after", total)
+print("done")
+'''
+
+
 def test_a_module_edited_before_the_example_ran_runs_it_again_from_a_fresh_copy(tmp_path):
     ws = Workspace(tmp_path)
     for edit in local_extension("editor", CODE_EDITOR):
         ws.fresh_copy(edit)
+    # An example after it: the cache stores the finished ones as each example starts,
+    # then at the gallery's end, and says once that plot_mean.py makes no entry.
+    ws.fresh_copy(write("docs/examples/plot_zz_after.py", AFTER))
     first = ws.build()
     assert first.returncode == 0, first.output
     assert "not storing examples/plot_mean.py: src/pkg/stats.py changed while it ran" in (
         first.output
     ), first.output
+    assert first.output.count("not storing examples/plot_mean.py") == 1, first.output
     ws.fresh_copy(replace("src/pkg/stats.py", CODE_OLD, CODE_NEW))
     built = ws.build()
     assert built.returncode == 0, built.output

@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+from docsaccel.gallery import process_end
+
 # An exit handler registered before the examples (conf.py's), one an example registers,
 # one registered after the examples: each says, as it runs, what the guard would blame.
 SCRIPT = """
@@ -39,3 +41,19 @@ def test_only_the_example_whose_exit_handler_runs_is_blamed() -> None:
         ["example", blamed, []],
         ["conf", {}, ["examples/plot_a.py"]],
     ]
+
+
+def test_an_exit_handler_running_in_a_worker_is_blamed_in_a_sentence(tmp_path) -> None:
+    """A worker's word that an example's exit handler runs, that worker still running."""
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        said = {"id": "examples/plot_a.py", "running_handlers": True, "pid": worker.pid}
+        (tmp_path / f"left-{worker.pid}.jsonl").write_text(json.dumps(said) + "\n")
+        found = process_end.stuck(process_end.left_in_workers(tmp_path))
+    finally:
+        worker.kill()
+        worker.wait()
+    assert found.culprits == {
+        "examples/plot_a.py": "an exit handler it registered did not return "
+        f"(in worker process {worker.pid}, which did not end)"
+    }

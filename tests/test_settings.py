@@ -129,7 +129,8 @@ def test_a_cache_folder_that_cannot_be_made_is_told_before_any_write() -> None:
 
     # /proc takes no new folder, whatever access() answers for root.
     assert unwritable(Path("/proc/docsaccel-nonexistent/cache")) == (
-        "cannot be made in /proc (No such file or directory)"
+        "cannot be made in /proc: the system does not let a folder be made there (a kernel "
+        "file system such as /proc or /sys); choose a folder of the project or the home folder"
     )
 
 

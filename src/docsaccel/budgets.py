@@ -432,8 +432,9 @@ def parse_duration(value: Any, where: str) -> float | None:
     if isinstance(value, bool):
         raise BudgetError(f"{where}: a duration must be a number or a string, got {value!r}")
     if isinstance(value, (int, float)):
-        # An int too large for a float is still a duration too long (or negative) to use.
-        if abs(value) < MAX_BUDGET_SECONDS * 2:
+        # An int too large for a float is still a duration too long (or negative) to use;
+        # TOML's nan is none at all (compared, it is neither, and read as too long).
+        if (isinstance(value, float) and math.isnan(value)) or abs(value) < MAX_BUDGET_SECONDS * 2:
             seconds = float(value)
         else:
             seconds = -math.inf if value < 0 else math.inf

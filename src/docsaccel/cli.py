@@ -571,12 +571,52 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(_dash_values_joined(given, parser))
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
         return 2
     return handler(args)
+
+
+def _dash_values_joined(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """``argv`` with a value that starts with a dash joined to its option (``--max-size
+    -1G`` as ``--max-size=-1G``): argparse takes it for an unknown option and says only
+    "expected one argument", where the option's own check refuses it, naming it."""
+    takes_value, known = _option_strings(parser)
+    joined: list[str] = []
+    index = 0
+    while index < len(argv):
+        arg, following = argv[index], argv[index + 1 : index + 2]
+        if arg in takes_value and following and _dashed_value(following[0], known):
+            joined.append(f"{arg}={following[0]}")
+            index += 2
+        else:
+            joined.append(arg)
+            index += 1
+    return joined
+
+
+def _dashed_value(arg: str, known: set[str]) -> bool:
+    """Whether ``arg`` starts with a dash but is no option of the parser (nor ``--``)."""
+    return arg.startswith("-") and arg != "--" and arg.split("=", 1)[0] not in known
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> tuple[set[str], set[str]]:
+    """The options of ``parser`` and its subcommands that take one value, and all."""
+    takes_value: set[str] = set()
+    known: set[str] = set()
+    for action in parser._actions:
+        known.update(action.option_strings)
+        if action.option_strings and action.nargs is None:
+            takes_value.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                sub_takes, sub_known = _option_strings(sub)
+                takes_value |= sub_takes
+                known |= sub_known
+    return takes_value, known
 
 
 if __name__ == "__main__":

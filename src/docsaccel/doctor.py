@@ -134,7 +134,7 @@ def check_project(docs: Path) -> list[Check]:
     conf_file = docs / "conf.py"
     if docs_extra_missing():
         return [Check(FAIL, f"{conf_file}: not checked: {INSTALL_DOCS} first")]
-    from docsaccel.settings import SettingError, read_settings, unknown_settings
+    from docsaccel.settings import read_settings, setting_errors, unknown_settings
     from docsaccel.shard.build import ShardError, read_conf
 
     try:
@@ -145,10 +145,11 @@ def check_project(docs: Path) -> list[Check]:
     if "docsaccel.gallery" not in (namespace.get("extensions") or ()):
         message = "extensions does not list docsaccel.gallery: its settings do nothing"
         checks.append(Check(FAIL, f"{conf_file}: {message}"))
-    try:
-        settings = read_settings(SimpleNamespace(**namespace), docs)
-    except SettingError as exc:
-        return [*checks, Check(FAIL, f"{conf_file}: {exc}")]
+    config = SimpleNamespace(**namespace)
+    refused = setting_errors(config, docs)
+    if refused:
+        return [*checks, *(Check(FAIL, f"{conf_file}: {message}") for message in refused)]
+    settings = read_settings(config, docs)
     if not checks:
         checks.append(Check(OK, f"{conf_file}: loads docsaccel.gallery; settings valid"))
     if settings.budgets is None:

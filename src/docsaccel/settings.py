@@ -64,6 +64,7 @@ __all__ = [
     "read_setting",
     "read_settings",
     "resolve",
+    "setting_errors",
     "settings_rst",
     "spec",
     "specs",
@@ -692,6 +693,21 @@ def read_settings(
     env = os.environ if env is None else env
     values = {item.name: _read(item, config, env, Path(confdir)) for item in specs()}
     return Settings(**values)
+
+
+def setting_errors(
+    config: Any, confdir: str | os.PathLike[str], env: Mapping[str, str] | None = None
+) -> list[str]:
+    """The message of each setting :func:`read_settings` would refuse, in the table's
+    order (it stops at the first): what a check of a project names, every one at once."""
+    env = os.environ if env is None else env
+    errors = []
+    for item in specs():
+        try:
+            _read(item, config, env, Path(confdir))
+        except SettingError as exc:
+            errors.append(str(exc))
+    return errors
 
 
 def read_setting(

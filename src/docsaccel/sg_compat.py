@@ -36,7 +36,8 @@ so an upgrade that moves them breaks one module, and the tests say which functio
   the source tree whatever the output folder;
 - its summary of the failing examples at the build's end, which raises with every
   traceback again, and the example's own exception it lets out with
-  ``abort_on_example_error``: each replaced by one line (:func:`summary_in_one_line`,
+  ``abort_on_example_error``, and the broken pool's with ``parallel`` when a worker
+  ended: each replaced by one line (:func:`summary_in_one_line`,
   :func:`abort_in_one_line`);
 - the config with sphinx-gallery's defaults outside a build (:func:`with_defaults`), so
   planning shards sees the examples the build will;
@@ -71,6 +72,7 @@ import re
 import sys
 import types
 from collections.abc import Callable, Iterable
+from concurrent.futures import BrokenExecutor
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +128,7 @@ __all__ = [
     "unchecked_release",
     "user_resetters",
     "with_defaults",
+    "worker_died",
     "written_after_the_gallery",
 ]
 
@@ -908,11 +911,19 @@ def summary_in_one_line(app: Any, stop: Callable[[str], BaseException]) -> bool:
     return _replace_handler(app, "build-finished", summarize, one_line)
 
 
+def worker_died(exception: BaseException) -> bool:
+    """Whether ``exception`` is the pool of ``parallel`` workers breaking because one of
+    them ended while it ran an example (joblib's ``TerminatedWorkerError`` is one)."""
+    return isinstance(exception, BrokenExecutor)
+
+
 def abort_in_one_line(app: Any, stop: Callable[[BaseException], BaseException]) -> bool:
-    """With ``abort_on_example_error``, sphinx-gallery lets the first failing example's
-    exception out of its ``builder-inited`` handler (its traceback already logged), and
-    Sphinx prints it as a crash report: raise ``stop(exception)`` instead. Stops of
-    Sphinx's or docsaccel's own (a ``SphinxError``, an interrupt) pass as they are."""
+    """Raise ``stop(exception)`` where sphinx-gallery lets an exception out of its
+    ``builder-inited`` handler, which Sphinx prints as a crash report: with
+    ``abort_on_example_error``, the first failing example's (its traceback already
+    logged), and with ``parallel``, the pool's when a worker ended (:func:`worker_died`).
+    Stops of Sphinx's or docsaccel's own (a ``SphinxError``, an interrupt) pass as they
+    are."""
     generate = _generate_gallery_rst
 
     def one_line(app: Any) -> None:
@@ -921,7 +932,8 @@ def abort_in_one_line(app: Any, stop: Callable[[BaseException], BaseException]) 
         except (SphinxError, bdb.BdbQuit):
             raise
         except Exception as exc:
-            if not app.config.sphinx_gallery_conf.get("abort_on_example_error"):
+            aborted = app.config.sphinx_gallery_conf.get("abort_on_example_error")
+            if not (aborted or worker_died(exc)):
                 raise
             raise stop(exc) from None
 

@@ -291,6 +291,9 @@ class CacheBuild:
     #: ``{example id: its dependencies}`` of the examples stored so far in this build
     #: (each is stored once: as the next one starts, or once the gallery has run).
     stored: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The examples whose dependencies say they make no entry: said once, not at each
+    #: call of :meth:`store_executed`.
+    declined: set[str] = field(default_factory=set)
     #: How many entries this build wrote (an audit that verified an entry writes none).
     entries_written: int = 0
     _random: random.Random = field(default_factory=random.Random, repr=False)
@@ -425,7 +428,9 @@ class CacheBuild:
         stored_deps = self.stored
         for example_id, example in self.missed.items():
             record = records.get(example_id)
-            if example_id in stored_deps or example.src_file in failures:
+            if example_id in stored_deps or example_id in self.declined:
+                continue
+            if example.src_file in failures:
                 continue
             if not _storable(record, on_overrun):
                 continue
@@ -441,6 +446,8 @@ class CacheBuild:
             copies = deps_path.with_name(f"{_slug(example_id)}.written")
             try:
                 deps = read_json(deps_path, "dependency list")
+                if isinstance(deps, dict) and (RUNS_EVERY_BUILD in deps or UNSTORABLE in deps):
+                    self.declined.add(example_id)
                 if isinstance(deps, dict) and RUNS_EVERY_BUILD in deps:
                     self.info(
                         f"docsaccel cache: not storing {example_id}: what "

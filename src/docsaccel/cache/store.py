@@ -33,6 +33,7 @@ docsaccel.cache.store.MissingEntry: .../tutorials__plot_b.py--5f0c1e0a9b3d2c11: 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import stat
@@ -492,5 +493,16 @@ def unwritable(folder: Path) -> str | None:
         try:
             os.rmdir(tempfile.mkdtemp(prefix=".docsaccel-probe-", dir=existing))
         except OSError as exc:
-            return f"cannot be made in {existing} ({exc.strerror or exc})"
+            return f"cannot be made in {existing}: {_refused_why(exc)}"
     return None
+
+
+def _refused_why(exc: OSError) -> str:
+    """Why a folder refused a new folder, plainly: a kernel file system (``/proc``,
+    ``/sys``) answers "No such file or directory" of the very folder it lists."""
+    if exc.errno == errno.ENOENT:
+        return (
+            "the system does not let a folder be made there (a kernel file system such as "
+            "/proc or /sys); choose a folder of the project or the home folder"
+        )
+    return exc.strerror or str(exc)

@@ -79,9 +79,11 @@ from docsaccel.contract import (
     INTERRUPTED,
     NOT_EXECUTED,
     RECORD_LOST_ERROR,
+    UNFINISHED_ERROR,
     InputError,
     build_failures,
     conf_fingerprint,
+    is_stopped_hard,
     is_unfinished,
     read_json,
 )
@@ -362,11 +364,18 @@ def _on_before_gallery(app: Sphinx) -> None:
         # Whatever stops the build here (a plan, a shard setting, the cache), no example
         # ran: its report says why, and no gate judges it.
         build.stopped_before_examples = _why(exc)
+        build.stop_said = isinstance(exc, ReportedStop)
         raise
 
 
 def _aborted(app: Sphinx, exception: BaseException) -> ExamplesFailedError:
-    """The stop of a build sphinx-gallery aborts at an example's error, in one line."""
+    """The stop of a build sphinx-gallery aborts at an example's error, or at the end of
+    a ``parallel`` worker, in one line."""
+    build = _build(app)
+    if build is not None:
+        build.stop_said = True
+    if sg_compat.worker_died(exception):
+        return _worker_died(app)
     what = f"{type(exception).__name__}: {exception}".splitlines()[0]
     where = process_end.fail_running(f"it raised {what}; abort_on_example_error stopped the build")
     example = f"{os.path.relpath(where, app.srcdir)} " if where else "an example "
@@ -375,6 +384,41 @@ def _aborted(app: Sphinx, exception: BaseException) -> ExamplesFailedError:
         f"sphinx-gallery: {example}failed ({what}; traceback above), and "
         "abort_on_example_error stops the build there",
     )
+
+
+def _worker_died(app: Sphinx) -> ExamplesFailedError:
+    """The stop of a build whose ``parallel`` worker ended while it ran an example, in one
+    line naming the example and why, from the records the workers journalled: the one
+    the hard stop ended (its worker logged that line), or whose process ended it while it
+    ran (the example's own ``os._exit``), before those merely running in the workers
+    that ended with it."""
+    build = _build(app)
+    records = list(build.records_so_far().values()) if build is not None else []
+    hard = [str(r["error"]) for r in records if is_stopped_hard(r)]
+    if hard:
+        # The worker logged the hard stop's ERROR line, naming the example, as it ended.
+        return ExamplesFailedError("; ".join(hard))
+    said = [r for r in records if is_unfinished(r) and r["error"] != UNFINISHED_ERROR]
+    running = [r for r in records if is_unfinished(r) and r["error"] == UNFINISHED_ERROR]
+    if said:
+        what = "; ".join(_without_id(r) for r in said)
+    elif running:
+        names = ", ".join(sorted(str(r.get("id")) for r in running))
+        what = f"{names} was running in it, and did not finish"
+    else:
+        what = "no example's record says which example it ran"
+    return reported(
+        ExamplesFailedError,
+        f"docsaccel: a worker process of sphinx-gallery's parallel build ended while it "
+        f"ran an example, and the build stopped there: {what}",
+    )
+
+
+def _without_id(record: dict[str, Any]) -> str:
+    """A record's id and error, the id said once (a hard stop's error starts with it)."""
+    error = str(record.get("error", ""))
+    name = str(record.get("id"))
+    return error if error.startswith(f"{name} ") else f"{name} {error}"
 
 
 def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> None:
@@ -619,6 +663,10 @@ def _cached_record(build: GalleryBuild, example: Example) -> dict[str, Any]:
 
 
 def _log_overruns(report: dict[str, Any], on_overrun: str) -> None:
+    if on_overrun == "fail":
+        # The build's end says each in its one ERROR line (:func:`_fail_on_overruns`); an
+        # interrupted example's traceback, with the message, is sphinx-gallery's warning.
+        return
     for record in report["examples"]:
         if record["status"] == INTERRUPTED and record.get("interrupted_by") == BY_CEILING:
             # The hook logged this error when the ceiling stopped the example (before
@@ -841,7 +889,7 @@ def _fail_on_overruns(app: Sphinx, exception: BaseException | None) -> None:
         raise reported(
             BudgetOverrunError,
             f"docsaccel: {len(overruns)} example(s) ran out of their budget (time or memory): "
-            f"{', '.join(_named(r) for r in overruns)} (see {build.report_path})",
+            f"{'; '.join(map(_said, overruns))} (see {build.report_path})",
         )
 
 
@@ -907,6 +955,23 @@ def _verdict_given(app: Sphinx, exception: BaseException | None) -> None:
         process_end.verdict_pending(build, False)
 
 
+def _said(record: dict[str, Any]) -> str:
+    """What the build's failing line says of an example over its budget: its id and what
+    it went over, once (the line is the only one that says it)."""
+    if record["status"] == INTERRUPTED and record.get("interrupted_by") in (None, BY_TIME):
+        budget = record.get("budget_seconds")
+        if budget is None:
+            return record["id"]
+        return (
+            f"{record['id']} was interrupted at its budget of {format_seconds(budget)} from "
+            f"{record['budget_detail']}"
+        )
+    if record["status"] == INTERRUPTED:
+        return _named(record)
+    said = "; ".join(_overrun_texts(record, only_over=True)) or record["id"]
+    return said + (" (in its run the cache restored)" if record["status"] == CACHED else "")
+
+
 def _named(record: dict[str, Any]) -> str:
     """The example's id, with its peak when memory stopped it."""
     if record.get("interrupted_by") in (None, BY_TIME) or peak_bytes(record) is None:
@@ -935,12 +1000,15 @@ def _write_unfinished_reports() -> bool:
         ending = process_end.ending_why()
         stopped_at = None
         if not build.records_reset:
-            stopped_at = "it stopped before its examples ran"
+            stopped_at = _NOT_PLANNED
         elif _none_ran(build):
             stopped_at = _GALLERY_STOPPED
         if stopped_at is not None:
             why = build.stopped_before_examples or ending or stopped_at
             build.write_stopped_report(why)
+            if build.stop_said:
+                logger.info(f"docsaccel: report written to {build.report_path} (complete: false)")
+                continue
             logger.error(
                 f"docsaccel: the build stopped before its examples ran ({why}); report "
                 f"written to {build.report_path} (complete: false)"
@@ -950,14 +1018,22 @@ def _write_unfinished_reports() -> bool:
         build.ended_writing = build.last_report is not None
         build.ended_because = ending
         report = build.write_report(complete=False)
+        written = f"report written to {build.report_path} (complete: false)"
+        if build.stop_said:  # the ERROR line that stopped it named the examples
+            logger.info(f"docsaccel: {written}")
+            continue
         stopped = [r for r in report["examples"] if r["status"] in (FAILED, INTERRUPTED)]
         logger.error(
-            f"docsaccel: the build stopped before its end; report written to "
-            f"{build.report_path} (complete: false)"
+            f"docsaccel: the build stopped before its end; {written}"
             + "".join(f"\n  {r['id']}: {r['error']}" for r in stopped)
         )
     return unfinished
 
+
+#: Why a build stopped before its examples were planned, when nothing else says: an error
+#: before docsaccel's turn (another extension's, Sphinx's), which Sphinx showed. Said
+#: after "stopped before its examples ran", so it does not say that again.
+_NOT_PLANNED = "it ended before docsaccel planned them; the error is in the build log"
 
 #: Why a build stopped once its examples were planned but before any ran, when nothing
 #: else says: sphinx-gallery raised (a misspelled ``examples_dirs``), and Sphinx showed it.

@@ -679,6 +679,10 @@ class Stuck:
     text: str
 
 
+#: What holds a process whose exit handler, registered by an example, runs now.
+_HANDLER_RUNS = "an exit handler it registered did not return"
+
+
 def stuck(workers: Mapping[str, tuple[int, str]] | None = None) -> Stuck:
     """What holds this process now (called once it should have ended). ``workers``
     (:func:`left_in_workers`): the examples that left threads running in a worker of a
@@ -692,10 +696,10 @@ def stuck(workers: Mapping[str, tuple[int, str]] | None = None) -> Stuck:
     running_workers = {pid for pid, _ in descendants()}
     for example_id, (pid, left) in sorted((workers or {}).items()):
         if pid in running_workers and example_id not in culprits:
-            culprits[example_id] = f"{left} in worker process {pid}, which did not end"
+            culprits[example_id] = f"{left} (in worker process {pid}, which did not end)"
     running = _handlers_running
     if not culprits and isinstance(running, str):
-        culprits[running] = "an exit handler it registered did not return"
+        culprits[running] = _HANDLER_RUNS
     if culprits:
         text = "; ".join(f"{example_id}: {why}" for example_id, why in culprits.items())
         return Stuck(culprits, [], text)
@@ -751,7 +755,7 @@ def left_in_workers(folder: str | os.PathLike[str]) -> dict[str, tuple[int, str]
                     said = json.loads(line)
                     example_id, pid = str(said["id"]), int(said["pid"])
                     if said.get("running_handlers"):
-                        handlers[pid] = (example_id, "an exit handler it registered")
+                        handlers[pid] = (example_id, _HANDLER_RUNS)
                     elif isinstance(said.get("left"), str):
                         threads[example_id] = (pid, f"it left {said['left']}")
     for pid, (example_id, what) in handlers.items():

@@ -79,7 +79,8 @@ class GalleryBuild:
         self.started = time.perf_counter()
         self.examples: list[Example] = []
         self.previous: dict[str, dict[str, Any]] = {}
-        #: In a merge build: the records of the shards, by example id.
+        #: The records of the examples taken as they were, by id: a merge build's from the
+        #: shards, the example cache's of those it restored.
         self.imported: dict[str, dict[str, Any]] = {}
         #: The example cache of this build (``None``: no cache, or a merge build).
         self.cache: CacheBuild | None = None
@@ -120,6 +121,10 @@ class GalleryBuild:
         self.ended_because: str | None = None
         #: Whether it ended after its examples ran, while the pages were written.
         self.ended_writing = False
+        #: Whether the ``ERROR:`` line that stopped it already said why (a refused setting,
+        #: an aborted gallery, a dead worker, naming the examples it stopped at): the
+        #: unfinished report's note then only says where the report is.
+        self.stop_said = False
         #: Why Sphinx itself fails the build although every example ran (warnings it turns
         #: into errors under ``-W``), as known at build-finished.
         self.sphinx_failed: str | None = None
@@ -160,6 +165,14 @@ class GalleryBuild:
         written = written_here(self.records_dir)
         journals = read_records(self.records_dir, files=False, superseded=written)
         return {**journals, **written}
+
+    def records_before_the_end(self) -> dict[str, dict[str, Any]]:
+        """:meth:`records_so_far`, with the records of the examples taken as they were
+        before the gallery ran (restored by the example cache, a merge's shard records)
+        and not run since: what a report of a build stopped before the gallery's end says
+        of them (restored, not "not executed"). Once the gallery ran, the plugin records
+        them itself."""
+        return {**self.imported, **self.records_so_far()}
 
     def keep_lock(self) -> None:
         """Lock the output folder and the gallery folders again if an example removed a
@@ -234,7 +247,7 @@ class GalleryBuild:
         if records is None:
             records = self.final_records if self.last_report is not None else None
         if records is None:
-            records = self.records_so_far()
+            records = self.records_before_the_end()
         return build_report(self.records_dir, self.examples, build, records)
 
     def _shard(self) -> dict[str, Any] | None:
@@ -248,7 +261,7 @@ class GalleryBuild:
         """Write the report as it stands, ``complete: false``, from the records so far,
         leaving what the build keeps in memory as it was (an example crossed the memory
         ceiling: the process may be killed before it can say more)."""
-        report = self.report(complete=False, records=self.records_so_far())
+        report = self.report(complete=False, records=self.records_before_the_end())
         write_json(self.report_path, report)
 
     def write_stopped_report(self, why: str) -> dict[str, Any]:

@@ -104,12 +104,13 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
         return
     unwatch(build)
     restore_files_to_rebuild(app, build)
+    if exception is not None:
+        # Nothing is saved; the failed build's log ends with the line that failed it.
+        return
     read = sum(1 for r in pages_of(app.env).values() if r.get("run") == build.run)
     logger.info(
         f"docsaccel: Sphinx state: {read} document(s) read, {len(build.written)} page(s) written"
     )
-    if exception is not None:
-        return
     outputs: dict[str, list[str]] = {}
     linked: dict[str, list[str]] = {}
     if build.pages and build.write_context:
