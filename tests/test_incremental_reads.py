@@ -12,7 +12,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers.incremental_build import Workspace, built_with, needs_state, replace, write
+from helpers.incremental_build import (
+    Workspace,
+    built_with,
+    from_cache,
+    needs_state,
+    replace,
+    write,
+)
 
 pytestmark = [pytest.mark.slow, needs_state]
 
@@ -337,3 +344,52 @@ def test_a_package_beside_its_egg_info_is_restored(tmp_path):
     assert "RecursionError" not in built.output, built.output
     assert built.state["origin"] == "cache", built.output
     assert built.read == set(), built.state["read"]
+
+
+TABLE = '''"""A read-only table."""
+
+from collections.abc import Mapping
+
+
+class Table(Mapping):
+    """Rows by key."""
+
+    def __init__(self, rows=None):
+        self._rows = dict(rows or {})
+
+    def __getitem__(self, key):
+        return self._rows[key]
+
+    def __iter__(self):
+        return iter(self._rows)
+
+    def __len__(self):
+        return len(self._rows)
+
+
+def other():
+    """Something else."""
+'''
+TABLE_PAGE = (
+    "Table\n=====\n\n.. autoclass:: pkg.table.Table\n   :members:\n   :inherited-members:\n"
+)
+
+
+def test_a_page_showing_methods_a_library_class_defines_is_no_dynamic_docstring(tmp_path):
+    """``Table`` inherits ``keys``, ``items``... from ``collections.abc.Mapping``: the
+    page shows the standard library's docstrings (not in the project's source), which
+    change with Python, not with an edit of another docstring of the module."""
+    edits = [
+        write("src/pkg/table.py", TABLE),
+        write("docs/table.rst", TABLE_PAGE),
+        replace("docs/index.rst", "   other\n", "   other\n   table\n"),
+    ]
+    ws, _ = built_with(tmp_path / "first", edits)
+    assert "keys" in (ws.outdir / "table.html").read_text("utf-8")
+    ws = from_cache(ws.cache, tmp_path / "second", edits)
+    ws.fresh_copy(replace("src/pkg/table.py", "Something else.", "Something else again."))
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "cache", built.output
+    assert "table" not in built.read, built.state["read"]
+    assert ws.differences() == []

@@ -11,7 +11,10 @@ constant) is its container's: the module or class that holds it by ``name``.
 
 :func:`is_dynamic` says when a docstring the page shows is in none of those sources (a
 decorator copied it from elsewhere, ``__doc__`` was assigned): the page then depends on
-every docstring of the modules its read used.
+every docstring of the modules its read used. It is asked of the project's own objects
+only: one a library defines (a method inherited from ``collections.abc.Mapping``, whose
+source may be frozen into the interpreter) shows that library's docstring, which changes
+with its version.
 """
 
 from __future__ import annotations

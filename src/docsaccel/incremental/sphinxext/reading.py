@@ -132,7 +132,9 @@ def _note_object(app: Sphinx, name: str, obj: Any) -> None:
     if not found:
         top = (module_of(obj) or name).partition(".")[0]
         reading.outside.add(top)
-    if found and is_dynamic(obj, found):
+    # An object a library defines (a method a project class inherits from
+    # ``collections.abc.Mapping``) shows the library's docstring: its version counts.
+    if found and project.owns_module(found[0].file, found[0].module) and is_dynamic(obj, found):
         reading.dynamic = True
 
 
