@@ -267,3 +267,23 @@ def test_what_the_failed_examples_do_not_say_is_still_said(tmp_path, capsys) -> 
     assert f"FAIL: the build failed: sphinx-gallery: {passing} (" in out
     assert "3 example(s) failed" not in out and "4 examples failed" in out
 
+
+def test_a_fast_budget_above_the_full_one_is_warned_once_naming_key_and_values(
+    tmp_path, capsys
+) -> None:
+    budgets = tmp_path / "budgets.toml"
+    budgets.write_text(
+        'default = "1m"\nfast_default = "90s"\n'
+        '[examples]\n"plot_*.py" = { budget = "1m", fast = "2m" }\n'
+        '"plot_b.py" = { budget = "1m", fast = "20s" }\n',
+        encoding="utf-8",
+    )
+    report = write_report(tmp_path / "r.json", [record("plot_a.py", 1.0), record("plot_b.py", 1.0)])
+    assert main(["check", str(report), "--budgets", str(budgets)]) == 0
+    warnings = [line for line in capsys.readouterr().out.splitlines() if "warning" in line]
+    assert warnings == [
+        f"warning: {budgets}: fast_default = 1m30s is larger than default = 1m: a fast-path "
+        "budget above the full build's (the two swapped?)",
+        f"warning: {budgets}: [examples] 'plot_*.py'.fast = 2m is larger than budget = 1m: "
+        "a fast-path budget above the full build's (the two swapped?)",
+    ]
