@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -217,3 +218,72 @@ def test_an_example_the_cache_restored_is_judged_but_not_one_sphinx_gallery_reus
     assert "tutorials/plot_a.py: 1m10s > budget 1m" in out
     assert "plot_b" not in out
     assert "1 example not measured by this build" in out
+
+
+def _failed_build_report(tmp_path: Path, sg_summary: str) -> Path:
+    """Four failed examples: three raised (sphinx-gallery's summary names them), the fourth
+    left a thread that kept the build's process from ending (``exit_blocked``)."""
+    records = [
+        record(f"plot_{name}.py", 1.0, status="failed", error=f"ValueError: {name}")
+        for name in ("a", "b", "c")
+    ]
+    stuck = "a thread it started was still running, so the build's process could not end"
+    records.append(record("plot_thread.py", 1.0, status="failed", error=stuck))
+    path = write_report(tmp_path / "r.json", records)
+    report = json.loads(path.read_text(encoding="utf-8"))
+    report["build"]["sphinx_failed"] = sg_summary
+    report["build"]["exit_blocked"] = (
+        "the build's process had not ended 5 s after the build: a thread of "
+        "tutorials/plot_thread.py was still running"
+    )
+    path.write_text(json.dumps(report), encoding="utf-8")
+    return path
+
+
+def test_a_failed_build_says_each_failure_once_with_one_count(tmp_path, capsys) -> None:
+    named = ", ".join(f"tutorials/plot_{n}.py (ValueError: {n})" for n in "abc")
+    report = _failed_build_report(
+        tmp_path, f"sphinx-gallery: 3 example(s) failed: {named}; tracebacks above"
+    )
+    assert main(["check", str(report)]) == 3
+    out = capsys.readouterr().out
+    fails = [line for line in out.splitlines() if line.startswith("FAIL")]
+    assert len(fails) == 1, out
+    assert fails[0].startswith("FAIL: the build failed: 4 examples failed: tutorials/plot_a.py")
+    assert "tutorials/plot_thread.py (a thread it started was still running" in fails[0]
+    assert "3 example(s)" not in out
+
+
+def test_what_the_failed_examples_do_not_say_is_still_said(tmp_path, capsys) -> None:
+    passing = "1 example(s) expected to fail did not: tutorials/plot_x.py (remove them)"
+    report = _failed_build_report(
+        tmp_path,
+        f"sphinx-gallery: 3 example(s) failed: tutorials/plot_a.py (ValueError: a), "
+        f"tutorials/plot_b.py (ValueError: b), tutorials/plot_c.py (ValueError: c); "
+        f"tracebacks above; {passing}",
+    )
+    assert main(["check", str(report)]) == 3
+    out = capsys.readouterr().out
+    assert f"FAIL: the build failed: sphinx-gallery: {passing} (" in out
+    assert "3 example(s) failed" not in out and "4 examples failed" in out
+
+
+def test_a_fast_budget_above_the_full_one_is_warned_once_naming_key_and_values(
+    tmp_path, capsys
+) -> None:
+    budgets = tmp_path / "budgets.toml"
+    budgets.write_text(
+        'default = "1m"\nfast_default = "90s"\n'
+        '[examples]\n"plot_*.py" = { budget = "1m", fast = "2m" }\n'
+        '"plot_b.py" = { budget = "1m", fast = "20s" }\n',
+        encoding="utf-8",
+    )
+    report = write_report(tmp_path / "r.json", [record("plot_a.py", 1.0), record("plot_b.py", 1.0)])
+    assert main(["check", str(report), "--budgets", str(budgets)]) == 0
+    warnings = [line for line in capsys.readouterr().out.splitlines() if "warning" in line]
+    assert warnings == [
+        f"warning: {budgets}: fast_default = 1m30s is larger than default = 1m: a fast-path "
+        "budget above the full build's (the two swapped?)",
+        f"warning: {budgets}: [examples] 'plot_*.py'.fast = 2m is larger than budget = 1m: "
+        "a fast-path budget above the full build's (the two swapped?)",
+    ]

@@ -88,3 +88,32 @@ def test_the_report_counts_as_executed_only_the_examples_the_build_ran(tmp_path)
     for fmt in ("md", "html"):
         text, code = run_report(str(report), fmt=fmt)
         assert code == 0 and "over 1 executed examples" in text, text
+
+
+@pytest.mark.parametrize("fmt", ["text", "md"])
+def test_a_new_or_removed_example_that_did_not_run_whole_shows_its_status(
+    tmp_path, capsys, fmt
+) -> None:
+    both = record("plot_a.py", 10.0)
+    base = write_report(tmp_path / "base.json", [both, record("plot_gone.py", 3.0)])
+    head = write_report(
+        tmp_path / "head.json",
+        [
+            both,
+            record("plot_loop.py", 2.0, budget=2.0, status="interrupted"),
+            record("plot_bad.py", 0.5, status="failed"),
+            record("plot_new.py", 1.5),
+        ],
+    )
+    bullet = "- " if fmt == "md" else "  "
+    for first, second, title in ((base, head, "New"), (head, base, "Removed")):
+        assert main(["compare", str(first), str(second), "--format", fmt]) == 0
+        text = capsys.readouterr().out
+        listed = text.split(f"{title} examples:\n", 1)[1]
+        loop = "plot\\_loop.py" if fmt == "md" else "plot_loop.py"
+        bad = "plot\\_bad.py" if fmt == "md" else "plot_bad.py"
+        assert f"{bullet}tutorials/{loop}: interrupted at its budget of 2s (after 2s)" in listed
+        assert f"{bullet}tutorials/{bad}: failed after 0.5s" in listed
+        new = "plot\\_new.py" if fmt == "md" else "plot_new.py"
+        assert f"{bullet}tutorials/{new}: 1.5s" in listed
+        assert ": 2s\n" not in text

@@ -66,3 +66,62 @@ def test_append_of_unreadable_report_exits_2(tmp_path, capsys) -> None:
     assert main(["history", "append", str(bad), "--to", str(tmp_path / "h.jsonl")]) == 2
     assert "not valid JSON" in capsys.readouterr().err
     assert not (tmp_path / "h.jsonl").exists()
+
+
+def _history_cut_short(tmp_path):
+    """Two whole builds, then the start of a third an interrupted append left."""
+    history = tmp_path / "htr.jsonl"
+    for index, seconds in enumerate((2.0, 4.0)):
+        report = write_report(tmp_path / f"r{index}.json", [record("plot_a.py", seconds)])
+        assert main(["history", "append", str(report), "--to", str(history)]) == 0
+    whole = history.read_text(encoding="utf-8")
+    history.write_text(whole + whole.splitlines()[0][:40], encoding="utf-8")
+    return history, whole
+
+
+def test_readers_skip_a_last_line_cut_short_with_a_warning(tmp_path, capsys) -> None:
+    history, _ = _history_cut_short(tmp_path)
+    capsys.readouterr()
+    assert read_history(history)["tutorials/plot_a.py"].durations == (2.0, 4.0)
+    err = capsys.readouterr().err
+    assert err == (
+        f"docsaccel: warning: {history}:3: the last line is cut short (not valid JSON, no "
+        "line end: an interrupted `docsaccel history append`); skipped\n"
+    )
+    report = write_report(tmp_path / "now.json", [record("plot_a.py", 3.0)])
+    args = ["report", str(report), "--history", str(history), "--format", "md"]
+    assert main(args) == 0
+    assert main(["shard", "--shards", "1", "--index", "0", str(history)]) == 0
+    assert "tutorials/plot_a.py" in capsys.readouterr().out
+
+
+def test_append_drops_a_last_line_cut_short_and_appends(tmp_path, capsys) -> None:
+    history, whole = _history_cut_short(tmp_path)
+    capsys.readouterr()
+    report = write_report(tmp_path / "r2.json", [record("plot_a.py", 6.0)])
+    assert main(["history", "append", str(report), "--to", str(history)]) == 0
+    captured = capsys.readouterr()
+    assert f"{history}:3: the last line is cut short" in captured.err
+    assert "dropped it before appending" in captured.err
+    assert captured.err.count("cut short") == 1
+    text = history.read_text(encoding="utf-8")
+    assert text.startswith(whole) and text.endswith("\n") and len(text.splitlines()) == 3
+    assert read_history(history)["tutorials/plot_a.py"].durations == (2.0, 4.0, 6.0)
+
+
+def test_an_invalid_line_that_is_not_the_last_cut_short_stays_an_error(tmp_path) -> None:
+    history, whole = _history_cut_short(tmp_path)
+    lines = whole.splitlines()
+    history.write_text(f"{lines[0]}\n{lines[1][:30]}\n{lines[1]}", encoding="utf-8")
+    with pytest.raises(InputError, match=r"htr.jsonl:2: the history line is not valid JSON"):
+        read_history(history)
+    report = write_report(tmp_path / "r2.json", [record("plot_a.py", 6.0)])
+    assert main(["history", "append", str(report), "--to", str(history)]) == 2
+
+
+def test_append_after_a_whole_last_line_without_its_end_keeps_both(tmp_path) -> None:
+    history, whole = _history_cut_short(tmp_path)
+    history.write_text(whole.rstrip("\n"), encoding="utf-8")
+    report = write_report(tmp_path / "r2.json", [record("plot_a.py", 6.0)])
+    assert main(["history", "append", str(report), "--to", str(history)]) == 0
+    assert read_history(history)["tutorials/plot_a.py"].durations == (2.0, 4.0, 6.0)

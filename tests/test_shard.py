@@ -576,3 +576,41 @@ def test_stop_all_stops_the_builds_and_refuses_new_ones_until_resume() -> None:
     finally:
         sphinx_runs.resume()
     assert sphinx_runs.run_build([sys.executable, "-c", "pass"], {}) == 0
+
+
+def _restored_history(tmp_path) -> Path:
+    """Two full builds of 7 examples, 6 of them restored from the example cache."""
+    examples = {
+        f"tutorials/plot_{n}.py": {"seconds": 10.0 + n, "status": "cached"} for n in range(6)
+    }
+    examples["tutorials/plot_new.py"] = {"seconds": 4.0, "status": "ok"}
+    path = tmp_path / "h.jsonl"
+    line = {"schema": HISTORY_SCHEMA, "version": 1, "fast": False, "examples": examples}
+    lines = [json.dumps(line)] * 2
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_every_example_a_history_names_is_planned(tmp_path, capsys) -> None:
+    history = _restored_history(tmp_path)
+    plan = build_plan([history], 2)
+    planned = sorted(name for shard in plan.shards for name in shard.examples)
+    assert planned == sorted(
+        [*(f"tutorials/plot_{n}.py" for n in range(6)), "tutorials/plot_new.py"]
+    )
+    # No whole run of the restored ones in the history: estimated (the measured median).
+    assert plan.estimates == {f"tutorials/plot_{n}.py": 4.0 for n in range(6)}
+    assert main(["shard", "--shards", "2", "--index", "1", str(history)]) == 0
+    assert capsys.readouterr().out.split()
+
+
+def test_an_empty_shard_says_so(tmp_path, capsys) -> None:
+    history = tmp_path / "h.jsonl"
+    history.write_text(history_line({"t/a.py": 3.0}) + "\n", encoding="utf-8")
+    assert main(["shard", "--shards", "2", "--index", "1", str(history)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "docsaccel shard: shard 1 of 2 has no example to run (the plan has 1 example for "
+        "2 shards)\n"
+    )

@@ -360,7 +360,8 @@ class BudgetTable:
 
     def check_examples(self, examples: Iterable[str | tuple[str, str]]) -> list[str]:
         """Raise on ambiguous ties among ``examples`` (paths inside their gallery, or
-        ``(path, id)`` pairs); return warnings for unused patterns."""
+        ``(path, id)`` pairs); return warnings for unused patterns and for fast-path
+        budgets above their full ones (:meth:`fast_above_full`)."""
         used: set[str] = set()
         for example in examples:
             name, example_id = (example, None) if isinstance(example, str) else example
@@ -372,6 +373,34 @@ class BudgetTable:
             f"({MATCHED_AGAINST})"
             for entry in self.entries
             if entry.pattern not in used
+        ] + self.fast_above_full()
+
+    def fast_above_full(self) -> list[str]:
+        """Warnings for each fast-path budget larger than the full build's budget it goes
+        with (``{ budget = "1m", fast = "2m" }``): the fast path runs less, so such a rule
+        is most likely the two values swapped. One line each, naming file, key and values.
+        """
+        pairs = [
+            ("fast_default", self.fast_default, "default", self.default, format_seconds),
+            (
+                "fast_memory_default",
+                self.fast_memory_default,
+                "memory_default",
+                self.memory_default,
+                format_size,
+            ),
+        ]
+        for entry in self.entries:
+            rule, key = entry.rule, f"[examples] {entry.pattern!r}"
+            pairs.append((f"{key}.fast", rule.fast_seconds, "budget", rule.seconds, format_seconds))
+            pairs.append(
+                (f"{key}.fast_memory", rule.fast_memory, "memory", rule.memory, format_size)
+            )
+        return [
+            f"{self.path}: {fast_key} = {show(fast)} is larger than {full_key} = {show(full)}: "
+            "a fast-path budget above the full build's (the two swapped?)"
+            for fast_key, fast, full_key, full, show in pairs
+            if fast is not None and full is not None and fast > full
         ]
 
 

@@ -302,8 +302,16 @@ def _shard(args: argparse.Namespace) -> int:
         return 2
     if args.plan:
         print(json.dumps(plan.to_json(), indent=2) if args.json else shard.describe(plan))
-    else:
+    elif plan.examples_of(args.index):
         print("\n".join(plan.examples_of(args.index)))
+    else:  # more shards than examples: an empty list must not read as a failed plan
+        planned = sum(len(one.examples) for one in plan.shards)
+        print(
+            f"docsaccel shard: shard {args.index} of {args.shards} has no example to run "
+            f"(the plan has {planned} example{'s' if planned != 1 else ''} for "
+            f"{args.shards} shards)",
+            file=sys.stderr,
+        )
     return 0
 
 

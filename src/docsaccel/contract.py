@@ -48,7 +48,7 @@ import json
 import math
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,7 @@ __all__ = [
     "CACHED",
     "CI_ENV",
     "EXECUTED",
+    "EXIT_BLOCKED_ERROR",
     "EXPECTED_FAILURE",
     "FAILED",
     "HARD_STOP",
@@ -83,6 +84,9 @@ __all__ = [
     "RECORD_LOST_ERROR",
     "RENDER_SECTION",
     "REUSABLE",
+    "SG_FAILED_COUNT",
+    "SG_FAILED_END",
+    "SG_FAILED_PREFIX",
     "STALE",
     "STATUSES",
     "UNFINISHED_ERROR",
@@ -191,19 +195,67 @@ def fails_build(status: Any, expected_failure: bool = False) -> bool:
 BUILD_FAILURES = ("sphinx_failed", "exit_blocked")
 
 
-def build_failures(build: Any) -> list[str]:
+#: How sphinx-gallery's summary of a build's failures names the examples that failed
+#: unexpectedly (``"sphinx-gallery: 3 example(s) failed: a.py (ValueError: x), ...;
+#: tracebacks above"``, :func:`docsaccel.sg_compat.failure_summary`), and how that part
+#: ends; each of those examples' records says its failure too.
+SG_FAILED_PREFIX = "sphinx-gallery: "
+SG_FAILED_COUNT = " example(s) failed: "
+SG_FAILED_END = "; tracebacks above"
+#: How the error of an example that kept the build's process from ending ends (its record
+#: is failed, and the report's ``exit_blocked`` says the same of the build).
+EXIT_BLOCKED_ERROR = "so the build's process could not end"
+
+
+def build_failures(build: Any, failed_errors: Sequence[str | None] = ()) -> list[str]:
     """Why a report's ``build`` (a dict) failed although its examples ran: one line per
     :data:`BUILD_FAILURES` key it holds, in that order; empty for a build that did not
     fail so. Every gate and view asks here, so none passes a build another fails.
+
+    ``failed_errors``: the errors of the examples whose records fail the build
+    (:func:`fails_build`), which the views list themselves. A reason that only repeats
+    them is left out, so each failure is said once: sphinx-gallery's count of the failed
+    examples (the rest of its summary kept), and ``exit_blocked`` when the example that
+    kept the process from ending is among them.
 
     >>> build_failures({"exit_blocked": "a thread held it", "complete": True})
     ['a thread held it']
     >>> build_failures({"complete": True})
     []
+    >>> summary = "sphinx-gallery: 1 example(s) failed: a.py (ValueError); tracebacks above"
+    >>> build_failures({"sphinx_failed": summary}, ["ValueError"])
+    []
     """
     if not isinstance(build, dict):
         return []
-    return [build[key] for key in BUILD_FAILURES if isinstance(build.get(key), str)]
+    found = [build[key] for key in BUILD_FAILURES if isinstance(build.get(key), str)]
+    if not failed_errors:
+        return found
+    blocked_by_example = any(
+        isinstance(error, str) and error.endswith(EXIT_BLOCKED_ERROR) for error in failed_errors
+    )
+    kept = []
+    for key in BUILD_FAILURES:
+        why = build.get(key)
+        if not isinstance(why, str):
+            continue
+        if key == "exit_blocked" and blocked_by_example:
+            continue
+        if key == "sphinx_failed":
+            why = _without_failed_examples(why)
+        if why:
+            kept.append(why)
+    return kept
+
+
+def _without_failed_examples(why: str) -> str:
+    """sphinx-gallery's summary ``why`` without its part naming the failed examples."""
+    rest = why.removeprefix(SG_FAILED_PREFIX)
+    count, _, named = rest.partition(SG_FAILED_COUNT)
+    if rest == why or not count.isdigit() or SG_FAILED_END not in named:
+        return why
+    after = named.split(SG_FAILED_END, 1)[1].removeprefix("; ")
+    return f"{SG_FAILED_PREFIX}{after}" if after else ""
 
 
 def ran_none(statuses: Iterable[str]) -> bool:

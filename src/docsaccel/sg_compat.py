@@ -81,6 +81,7 @@ from sphinx.errors import ExtensionError, SphinxError
 from sphinx_gallery import gen_gallery, gen_rst, py_source_parser, utils
 
 from docsaccel.budgets import INLINE_COMMENT
+from docsaccel.contract import SG_FAILED_COUNT, SG_FAILED_END, SG_FAILED_PREFIX
 
 _USER_RESET = "docsaccel_user_reset_modules"
 
@@ -873,7 +874,7 @@ def failure_summary(gallery_conf: dict[str, Any]) -> str:
         named = ", ".join(
             f"{os.path.relpath(p, src_dir)} ({_last_line(failed[p])})" for p in unexpected
         )
-        parts.append(f"{len(unexpected)} example(s) failed: {named}; tracebacks above")
+        parts.append(f"{len(unexpected)}{SG_FAILED_COUNT}{named}{SG_FAILED_END}")
     expected = [
         os.path.normpath(Path(src_dir, p).resolve(strict=False))
         for p in gallery_conf.get("expected_failing_examples", ())
@@ -887,7 +888,7 @@ def failure_summary(gallery_conf: dict[str, Any]) -> str:
             f"{len(passing)} example(s) expected to fail did not: {named} (remove them from "
             "sphinx_gallery_conf['expected_failing_examples'] in conf.py)"
         )
-    return "sphinx-gallery: " + ("; ".join(parts) or "examples failed")
+    return SG_FAILED_PREFIX + ("; ".join(parts) or "examples failed")
 
 
 def _last_line(traceback: str) -> str:

@@ -74,6 +74,7 @@ from docsaccel.contract import (
     BY_CEILING,
     BY_TIME,
     CACHED,
+    EXIT_BLOCKED_ERROR,
     EXPECTED_FAILURE,
     FAILED,
     INTERRUPTED,
@@ -814,7 +815,7 @@ def _fail_stuck(build: GalleryBuild, found: process_end.Stuck, grace: float) -> 
         record = records.get(example_id)
         if record is None:
             continue
-        error = f"{why}, so the build's process could not end"
+        error = f"{why}, {EXIT_BLOCKED_ERROR}"
         record = {**record, "status": FAILED, "error": error}
         record.pop(EXPECTED_FAILURE, None)  # whatever it was expected to do, not this
         write_record(build.records_dir, record)

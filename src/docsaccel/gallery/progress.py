@@ -154,7 +154,7 @@ def history_medians(path: Path | None, fast: bool) -> dict[str, float]:
     from docsaccel.report.model import InputError
 
     try:
-        found = read_history(path, last=5, fast=fast)
+        found = read_history(path, last=5, fast=fast, warn=_history_warning)
     except (InputError, ValueError) as exc:
         logger.warning(
             f"docsaccel_history: {exc}; no expected times from it",
@@ -163,6 +163,10 @@ def history_medians(path: Path | None, fast: bool) -> dict[str, float]:
         )
         return {}
     return {example_id: stats.median_seconds for example_id, stats in found.items()}
+
+
+def _history_warning(message: str) -> None:
+    logger.warning(f"docsaccel_history: {message}", type="docsaccel", subtype="history")
 
 
 #: The named pipe of the build in process ``pid``: ``progress-<pid>.pipe``.

@@ -150,7 +150,13 @@ def _trends(history: Path, fast: bool) -> Any:
     if not history.is_file():
         return None  # no build recorded yet
     try:
-        return build_trends(same_kind(read_builds(history), fast))
+        builds = read_builds(
+            history,
+            warn=lambda message: logger.warning(
+                f"docsaccel_history: {message}", type="docsaccel", subtype="history"
+            ),
+        )
+        return build_trends(same_kind(builds, fast))
     except InputError as exc:
         logger.warning(
             f"docsaccel_history: {exc}; the report page shows no trends",

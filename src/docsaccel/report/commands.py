@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from docsaccel.budgets import load_budgets, parse_bounded_duration
-from docsaccel.contract import InputError, build_failures, unmeasured_text
+from docsaccel.contract import InputError, unmeasured_text
 from docsaccel.memory_sizes import parse_size
 from docsaccel.report.chart import is_chart_svg
 from docsaccel.report.check import apply_budgets, check_timings, format_check, one_line
@@ -239,7 +239,7 @@ def _check(
     timings = unique_timings(loaded)
     checked = apply_budgets(timings, flat_seconds=flat, table=table)
     result = check_timings(checked)
-    sphinx_failed = [f"{why} ({one.path})" for one in loaded for why in build_failures(one.build)]
+    sphinx_failed = [f"{why} ({one.path})" for one in loaded for why in one.build_failures()]
     result = dataclasses.replace(result, sphinx_failed=sphinx_failed)
     # The build's own check: a rule that matches no example is said, never silently idle
     # (sphinx-gallery's files name examples by file name, which a "sub/..." rule misses).

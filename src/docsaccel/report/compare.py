@@ -14,7 +14,8 @@ example stopped at its budget, one that failed, one that never ran or one whose 
 were reused (``cached``: its time is that of an earlier build) in either input is listed
 apart, with its status (``plot_x.py: 3.0s -> interrupted at its budget of 2s``,
 ``plot_y.py: 3.0s -> cached (not measured by this build)``), never as a speed-up or a
-regression. A peak sphinx-gallery did not measure
+regression; so is a new or removed one (``New examples: plot_z.py: interrupted at its
+budget of 2s (after 2s)``). A peak sphinx-gallery did not measure
 (its ``0.0 MB``) is unknown, never 0.
 
 Only like is compared with like: a fast-path build (smaller knobs) against a full one
@@ -318,6 +319,7 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
         ]
     for title, items in (("New examples", c.added), ("Removed examples", c.removed)):
         if items:
+            # A stopped, failed or reused example's time is no timing: its status says why.
             lines += ["", f"{title}:"]
-            lines += [f"{bullet}{quote(t.id)}: {format_measured(t.seconds)}" for t in items]
+            lines += [f"{bullet}{quote(t.id)}: {run_text(t)}" for t in items]
     return "\n".join(lines).rstrip() + "\n"

@@ -54,7 +54,8 @@ from __future__ import annotations
 import hashlib
 import json
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -72,6 +73,7 @@ __all__ = [
     "ExampleHistory",
     "HistoryBuild",
     "append_history",
+    "cut_short_line",
     "history_line",
     "is_history",
     "read_builds",
@@ -79,6 +81,7 @@ __all__ = [
     "read_runs",
     "recent_history",
     "same_kind",
+    "warn_stderr",
 ]
 
 #: One line of a history file (:class:`docsaccel.formats.Format`).
@@ -172,11 +175,22 @@ def _entry(timing: Timing) -> dict[str, object]:
     return entry
 
 
-def append_history(report: str | Path, history: str | Path) -> int:
+def warn_stderr(message: str) -> None:
+    """How the history's readers warn by default: one line on stderr."""
+    print(f"docsaccel: warning: {message}", file=sys.stderr)
+
+
+#: Where a reader of the history says it skipped a line: one line naming file and line.
+Warn = Callable[[str], None]
+
+
+def append_history(report: str | Path, history: str | Path, warn: Warn = warn_stderr) -> int:
     """Append the build in ``report`` (any input ``check`` reads) to ``history``.
 
     Returns the number of examples recorded. The line is written with one ``write``
-    call in append mode, so concurrent appends do not interleave within a line.
+    call in append mode, so concurrent appends do not interleave within a line. A last
+    line an interrupted append cut short (:func:`cut_short_line`) is dropped first, with
+    a warning (``warn``), so the history reads again.
     :class:`~docsaccel.contract.InputError`, naming the file and why, and nothing written:
     a history that cannot be written, a target that is not a history (a report...), the
     report of a build that did not finish, a build the history already records.
@@ -196,11 +210,13 @@ def append_history(report: str | Path, history: str | Path) -> int:
             "(its stopped examples would read as fast ones); not appended"
         )
     digest = hashlib.sha256(Path(report).read_bytes()).hexdigest()
-    if history.is_file() and digest in _recorded_digests(history):
+    # A last line cut short is said once, as it is dropped below.
+    if history.is_file() and digest in _recorded_digests(history, lambda _: None):
         raise InputError(f"{history}: already records the build in {report}; not appended")
     line = history_line(loaded.timings, str(report), build=loaded.build, digest=digest) + "\n"
     try:
         history.parent.mkdir(parents=True, exist_ok=True)
+        line = _repair_end(history, warn) + line
         with history.open("a", encoding="utf-8") as stream:
             stream.write(line)
     except IsADirectoryError:
@@ -223,15 +239,69 @@ def _refuse_target(report: Path, history: Path) -> None:
         )
 
 
-def _recorded_digests(history: Path) -> set[str]:
+def _recorded_digests(history: Path, warn: Warn) -> set[str]:
     """The ``input_sha256`` of every line of ``history`` (lines without one are skipped)."""
     found = set()
-    for number, line in enumerate(read_text(history, "history").splitlines(), 1):
-        if line.strip():
-            entry = parse_json(line, f"{history}:{number}", "history line")
-            if isinstance(entry, dict) and isinstance(entry.get("input_sha256"), str):
-                found.add(entry["input_sha256"])
+    for _, entry in _entries(history, warn):
+        if isinstance(entry, dict) and isinstance(entry.get("input_sha256"), str):
+            found.add(entry["input_sha256"])
     return found
+
+
+def cut_short_line(text: str) -> int | None:
+    """The number of the last line of a history's ``text`` when an interrupted append cut
+    it short (no line end, and not valid JSON), else ``None``. Every line a complete
+    append writes ends with a line end, so only the last line can be cut so."""
+    if not text or text.endswith(("\n", "\r")):
+        return None
+    lines = text.splitlines()
+    try:
+        json.loads(lines[-1])
+    except ValueError:
+        return len(lines)
+    return None
+
+
+def _entries(path: Path, warn: Warn) -> list[tuple[str, object]]:
+    """``(where, parsed line)`` of each line of the history at ``path``, blank ones left
+    out. A last line cut short (:func:`cut_short_line`) is skipped with a warning; any
+    other line that is not valid JSON raises :class:`InputError` naming file and line."""
+    text = read_text(path, "history")
+    cut = cut_short_line(text)
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        if number == cut:
+            warn(f"{where}: {_CUT_SHORT}; skipped")
+            continue
+        found.append((where, parse_json(line, where, "history line")))
+    return found
+
+
+_CUT_SHORT = (
+    "the last line is cut short (not valid JSON, no line end: an interrupted "
+    "`docsaccel history append`)"
+)
+
+
+def _repair_end(history: Path, warn: Warn) -> str:
+    """Drop a last line an interrupted append cut short (with a warning); what to write
+    before the new line: a line end when the last line is whole but has none."""
+    if not history.is_file():
+        return ""
+    data = history.read_bytes()
+    if not data or data.endswith((b"\n", b"\r")):
+        return ""
+    cut = cut_short_line(data.decode("utf-8", "replace"))
+    if cut is None:
+        return "\n"  # a whole line without its end: the new line must not join it
+    kept = data.rsplit(b"\n", 1)[0] + b"\n" if b"\n" in data else b""
+    with history.open("r+b") as stream:
+        stream.truncate(len(kept))
+    warn(f"{history}:{cut}: {_CUT_SHORT}; dropped it before appending")
+    return ""
 
 
 def _build(entry: object, where: str) -> HistoryBuild:
@@ -285,12 +355,14 @@ def is_history(path: str | Path) -> bool:
     return isinstance(entry, dict) and entry.get("schema") == HISTORY_SCHEMA
 
 
-def read_runs(path: str | Path, fast: bool | None = None) -> list[dict[str, float]]:
+def read_runs(
+    path: str | Path, fast: bool | None = None, warn: Warn = warn_stderr
+) -> list[dict[str, float]]:
     """The builds of one kind in a history, oldest first: ``[{example id: seconds}, ...]``.
 
     ``fast``: the kind (see :func:`same_kind`; default: the kind of the latest build).
     """
-    return [build.durations for build in same_kind(read_builds(path), fast)]
+    return [build.durations for build in same_kind(read_builds(path, warn), fast)]
 
 
 def same_kind(builds: Sequence[HistoryBuild], fast: bool | None = None) -> list[HistoryBuild]:
@@ -304,23 +376,18 @@ def same_kind(builds: Sequence[HistoryBuild], fast: bool | None = None) -> list[
     return [build for build in builds if build.fast == kind]
 
 
-def read_builds(path: str | Path) -> list[HistoryBuild]:
-    """Every build of a history, oldest first, whatever its kind."""
+def read_builds(path: str | Path, warn: Warn = warn_stderr) -> list[HistoryBuild]:
+    """Every build of a history, oldest first, whatever its kind. A last line an
+    interrupted append cut short is skipped, said through ``warn``."""
     path = Path(path)
-    lines = read_text(path, "history").splitlines()
-    runs = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        runs.append(_build(parse_json(line, where, "history line"), where))
+    runs = [_build(entry, where) for where, entry in _entries(path, warn)]
     if not runs:
         raise InputError(f"{path}: the history records no build")
     return runs
 
 
 def read_history(
-    path: str | Path, last: int = 10, fast: bool | None = None
+    path: str | Path, last: int = 10, fast: bool | None = None, warn: Warn = warn_stderr
 ) -> dict[str, ExampleHistory]:
     """Per example id, its durations in the ``last`` builds of one kind that ran it.
 
@@ -328,7 +395,7 @@ def read_history(
     """
     if last < 1:
         raise InputError(f"--last must be 1 or more, got {last!r}")
-    return recent_history(read_runs(path, fast), last)
+    return recent_history(read_runs(path, fast, warn), last)
 
 
 def recent_history(runs: Iterable[Mapping[str, float]], last: int) -> dict[str, ExampleHistory]:

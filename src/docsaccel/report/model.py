@@ -258,16 +258,29 @@ class LoadedInput:
         return [timing.id for timing in self.timings if timing.stopped_hard]
 
     def failures(self) -> list[str]:
-        """Why this build failed although it finished: the build's own reasons
-        (:func:`docsaccel.contract.build_failures`), then each example that failed
-        unexpectedly; empty for a build that did not fail so.
+        """Why this build failed although it finished: the build's own reasons that its
+        failed examples do not say (:meth:`build_failures`), then each example that failed
+        unexpectedly, with its error; empty for a build that did not fail so.
 
         >>> build = {"exit_blocked": "a thread held it"}
         >>> LoadedInput("r.json", "docsaccel-report", [], build=build).failures()
         ['a thread held it']
         """
-        failed = [f"{timing.id} failed" for timing in self.timings if timing.build_failure]
-        return [*build_failures(self.build), *failed]
+        failed = [
+            f"{t.id} failed ({t.error.splitlines()[0]})" if t.error else f"{t.id} failed"
+            for t in self.failed_examples
+        ]
+        return [*self.build_failures(), *failed]
+
+    @property
+    def failed_examples(self) -> list[Timing]:
+        """The examples that failed unexpectedly (:attr:`Timing.build_failure`)."""
+        return [timing for timing in self.timings if timing.build_failure]
+
+    def build_failures(self) -> list[str]:
+        """The build's own reasons for failing that its failed examples do not say
+        already (:func:`docsaccel.contract.build_failures`): each failure said once."""
+        return build_failures(self.build, [t.error for t in self.failed_examples])
 
     def incomplete_text(self) -> str:
         """``""`` for a finished build, else why not, naming the examples it stopped at.

@@ -29,7 +29,6 @@ from docsaccel.contract import (
     CACHED,
     NOT_EXECUTED,
     VERIFIED,
-    build_failures,
     fails_build,
     ran_none,
     status_text,
@@ -214,16 +213,16 @@ class ReportSummary:
     def verdict(self, quote: Callable[[str], str] = str) -> str:
         """The report's one-line verdict: a failed build first, then budgets. A failed or
         unfinished build is never "within budget". ``quote``: how to write an id."""
-        if self.sphinx_failed:
-            return f"The build failed: {self.sphinx_failed}."
-        if self.failed:
-            count = len(self.failed)
-            names = ", ".join(quote(row.id) for row in self.failed[:5])
-            more = f" and {count - 5} more" if count > 5 else ""
-            return (
-                f"The build failed: {count} example{'s' if count != 1 else ''} failed: "
-                f"{names}{more}."
-            )
+        if self.sphinx_failed or self.failed:
+            # Both, each once: the build's own reasons (those the failed examples do not
+            # say, :meth:`LoadedInput.build_failures`), then the failed examples.
+            why = [self.sphinx_failed] if self.sphinx_failed else []
+            if self.failed:
+                count = len(self.failed)
+                names = ", ".join(quote(row.id) for row in self.failed[:5])
+                more = f" and {count - 5} more" if count > 5 else ""
+                why.append(f"{count} example{'s' if count != 1 else ''} failed: {names}{more}")
+            return f"The build failed: {'; '.join(why)}."
         if self.over:
             return f"{len(self.over)} example(s) over budget."
         if self.incomplete:  # the examples that never ran cannot be called within budget
@@ -444,7 +443,7 @@ def summarize(
         compared_total=totals[1] if totals else None,
         incomplete=loaded.incomplete_text(),
         memory_limit=_size(loaded.build.get("memory_limit")),
-        sphinx_failed="; ".join(build_failures(loaded.build)),
+        sphinx_failed="; ".join(loaded.build_failures()),
     )
 
 

@@ -6,8 +6,9 @@ the wall time, so the planner balances predicted seconds, not example counts:
 
 - durations come from earlier builds (:func:`load_durations`: a history JSONL or a
   docsaccel report);
-- examples on disk with no measurement get an estimate (their budget, else the median
-  of the measured ones) and are spread over the shards, at most ``ceil(k / N)`` of the
+- examples on disk (without a gallery folder: examples the inputs name) with no
+  measurement get an estimate (their budget, else the median of the measured ones) and
+  are spread over the shards, at most ``ceil(k / N)`` of the
   ``k`` estimated examples per shard, so a wrong guess cannot overload one worker;
 - the assignment is longest-processing-time-first, then a bounded local search that
   moves or swaps examples between the most loaded shard and the others while that
@@ -54,6 +55,7 @@ __all__ = [
     "describe",
     "discover_examples",
     "load_durations",
+    "load_inputs",
     "match_gallery",
     "plan_shards",
 ]
@@ -349,24 +351,41 @@ def load_durations(paths: Iterable[str | Path], runs: int = DEFAULT_RUNS) -> dic
     ``runs`` runs. A file that is none of these raises :class:`ShardError` naming the
     file (and the line).
     """
+    return load_inputs(paths, runs)[0]
+
+
+def load_inputs(
+    paths: Iterable[str | Path], runs: int = DEFAULT_RUNS
+) -> tuple[dict[str, float], list[str]]:
+    """:func:`load_durations`, and every example id the inputs name, sorted: those with a
+    prediction and those without one (in a history, an example with no whole run in the
+    builds read: restored from a cache, stopped or failed in each; in a report, one not
+    run), which a plan must not leave out."""
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
         raise ShardError(f"the number of runs must be an integer >= 1, got {runs!r}")
     from docsaccel.report.history import recent_history
 
-    history = recent_history((run for path in paths for run in _read_runs(Path(path))), runs)
-    return {example: history[example].median_seconds for example in sorted(history)}
+    read = [_read_runs(Path(path)) for path in paths]
+    history = recent_history((run for found, _ in read for run in found), runs)
+    names = sorted({name for _, named in read for name in named} | history.keys())
+    return {example: history[example].median_seconds for example in sorted(history)}, names
 
 
-def _read_runs(path: Path) -> list[dict[str, float]]:
+def _read_runs(path: Path) -> tuple[list[dict[str, float]], set[str]]:
+    """The runs of one input (see :func:`load_durations`) and the ids of every example it
+    names."""
     # One parser per format, shared with ``docsaccel check``/``compare``/``history``; their
     # errors are InputError already.
-    from docsaccel.report.history import is_history, read_runs
+    from docsaccel.report.history import is_history, read_builds, same_kind
     from docsaccel.report.inputs import load_timings
 
     if is_history(path):
-        return read_runs(path)
+        builds = read_builds(path)
+        named = {name for build in builds for name in (*build.durations, *build.not_whole)}
+        return [build.durations for build in same_kind(builds)], named
     timings = load_timings(path)
-    return [{timing.id: timing.seconds for timing in timings if timing.status != NOT_EXECUTED}]
+    runs = {timing.id: timing.seconds for timing in timings if timing.status != NOT_EXECUTED}
+    return [runs], {timing.id for timing in timings}
 
 
 # Examples on disk -----------------------------------------------------------------------
@@ -483,11 +502,12 @@ def build_plan(
     _check_shards(shards)
     if budgets is not None and gallery_dir is None:
         raise ShardError("--budgets needs --gallery-dir: budgets estimate examples on disk")
-    durations = load_durations(inputs, runs=runs)
+    durations, named = load_inputs(inputs, runs=runs)
     if gallery_dir is None:
-        if not durations:
+        if not named:
             raise ShardError("nothing to plan: give a report or history, or --gallery-dir")
-        return plan_shards(durations, shards)
+        # Every example the inputs name: one without a prediction is estimated.
+        return plan_shards(durations, shards, examples_on_disk=named)
     names = discover_examples(gallery_dir)
     matched, ignored = match_gallery(durations, gallery_dir, names)
     estimate = None if budgets is None else budget_estimator(budgets, gallery_dir, names)
