@@ -35,3 +35,39 @@ def test_a_configuration_error_is_one_line_and_status_2(tmp_path, env, conf, bud
         assert word not in built.output, built.output
     lines = [line for line in built.output.splitlines() if line.strip()]
     assert len(lines) == 1 and named in lines[0], built.output
+
+
+#: An example whose ``# docsaccel_budget`` comment is not a budget.
+BAD_COMMENT = '"""\nBad budget\n==========\n"""\n# docsaccel_budget = "9x"\n'
+
+
+@pytest.mark.parametrize("cache", [False, True], ids=["no-cache", "cache"])
+@pytest.mark.parametrize(
+    ("env", "conf", "budgets", "named"),
+    [
+        ({}, "", None, "docsaccel_budget"),  # BAD_COMMENT
+        ({}, "", '[examples]\n"plot_q*.py" = "1m"\n"*_quick.py" = "2m"\n', "equally specific"),
+        ({"DOCSACCEL_MEMORY_LIMIT": "50M"}, "", None, "DOCSACCEL_MEMORY_LIMIT"),
+        ({}, 'docsaccel_report_page = "index"\n', None, "docsaccel_report_page"),
+    ],
+    ids=["inline-budget", "tied-patterns", "memory-limit", "report-page"],
+)
+def test_a_setting_refused_once_planned_is_said_once(tmp_path, cache, env, conf, budgets, named):
+    """Refused after the examples were planned, before any ran: one ``ERROR:`` line says
+    why, and neither the build's end nor the report's reason says it again."""
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf, budgets=budgets)
+    if named == "docsaccel_budget":
+        (src / "examples" / "plot_bad_budget.py").write_text(BAD_COMMENT, encoding="utf-8")
+    if cache:
+        env = {**env, "DOCSACCEL_CACHE": str(tmp_path / "cache")}
+
+    built = build(src, "-W", env=env)
+
+    assert built.returncode == 2, built.output
+    for word in CRASH_WORDS:
+        assert word not in built.output, built.output
+    lines = [line for line in built.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and named in lines[0], built.output
+    assert lines[0].startswith("ERROR: "), built.output
+    why = built.report["build"]["stopped_before_examples"]
+    assert named in why and lines[0].count(why) == 1, why

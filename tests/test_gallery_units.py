@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -381,3 +384,29 @@ def test_the_build_stops_are_sphinx_errors_that_sphinx_build_leaves_unprinted() 
         assert issubclass(stop, SphinxError) and issubclass(stop, ReportedStop), stop
         assert issubclass(stop, bdb.BdbQuit), stop
     assert issubclass(DocsaccelConfigError, ConfigError)
+
+
+@pytest.mark.parametrize("colour", [False, True])
+def test_a_worker_colours_its_messages_as_the_build_does(tmp_path, colour) -> None:
+    """The hook reaches a ``parallel`` worker pickled; unpickled, it turns Sphinx's colours
+    off there when the build's log has none (no escape codes in a log file)."""
+    hook = ExampleHook({}, records_dir=str(tmp_path), fast=False, on_overrun="warn", colour=colour)
+    (tmp_path / "hook.pickle").write_bytes(pickle.dumps(hook))
+    # A fresh process, as a worker is: Sphinx colours until told otherwise.
+    worker = (
+        "import pickle, sys\n"
+        "from sphinx.util.console import red\n"
+        "before = red('x')\n"
+        "pickle.loads(open(sys.argv[1], 'rb').read())\n"
+        "print(repr(before), repr(red('x')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", worker, str(tmp_path / "hook.pickle")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    before, after = done.stdout.split()
+    assert "\\x1b[" in before, done.stdout  # the worker's default
+    assert ("\\x1b[" in after) is colour, done.stdout

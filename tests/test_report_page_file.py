@@ -49,3 +49,58 @@ def test_a_project_page_that_only_looks_alike_is_refused(tmp_path) -> None:
         check_report_page(_app(tmp_path), "budget_report")
     # The suggestion is a name other than the refused one.
     assert "e.g. 'docsaccel_budget_report'" in str(err.value)
+
+
+def _unfinished_report() -> dict:
+    return {
+        "schema": "docsaccel.report",
+        "version": 1,
+        "generated_at": "2026-11-30T00:00:00+00:00",
+        "build": {
+            "wall_seconds": 1.0,
+            "fast": False,
+            "complete": False,
+            "stopped_before_examples": "docsaccel_on_overrun: 'bogus' is not a mode",
+        },
+        "examples": [],
+    }
+
+
+def _stopped_build(src, out, wanted=None):
+    return SimpleNamespace(
+        settings=SimpleNamespace(report_page=wanted),
+        srcdir=str(src),
+        outdir=out,
+        doctreedir=out / ".doctrees",
+        report_page_files=None,
+    )
+
+
+def test_a_stopped_build_shows_its_end_on_the_page_an_earlier_build_published(tmp_path) -> None:
+    from docsaccel.gallery.report_page import (
+        UNFINISHED_VIEW,
+        VIEW_BEGINS,
+        VIEW_ENDS,
+        show_unfinished,
+    )
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    fine = f"<html><nav>site</nav>{VIEW_BEGINS}All examples within budget.{VIEW_ENDS}</html>"
+    (out / "budget_report.html").write_text(fine, encoding="utf-8")
+    (out / "index.html").write_text("<html>All examples within budget.</html>", "utf-8")
+    index = src / "index.rst"
+    index.write_text("Home\n====\n", encoding="utf-8")
+
+    shown = show_unfinished(_stopped_build(src, out, wanted="index"), _unfinished_report())
+
+    assert shown == [out / "budget_report.html"]
+    html = (out / "budget_report.html").read_text("utf-8")
+    assert "All examples within budget" not in html
+    assert "the build did not finish" in html and UNFINISHED_VIEW in html
+    assert html.startswith("<html><nav>site</nav>") and html.endswith("</html>")
+    # Files docsaccel did not write are never touched, whatever the settings name.
+    assert (out / "index.html").read_text("utf-8") == "<html>All examples within budget.</html>"
+    assert index.read_text("utf-8") == "Home\n====\n"
+    assert not (src / "budget_report.rst").exists(), "a source was made for a page"

@@ -39,7 +39,10 @@
    an overrun makes the build fail. When the build stops early (an aborted example, an
    error, Ctrl-C, ``SIGTERM``, the hard stop of an example, an example ending the
    process) the report is written as the process ends, with ``complete: false``, and the
-   running example's record says why it did not finish (:mod:`.process_end`).
+   running example's record says why it did not finish (:mod:`.process_end`). Each report
+   page docsaccel published in the output folder (the last finished build's, restored
+   with Sphinx's state or left there) then shows that report, as it does when the build
+   stops before its examples run: the site never says the stopped build was fine.
    When a thread or an exit handler an example left keeps the finished build's process
    from ending, the exit bound ends it, failing, after writing the report again with
    that example failed and ``build.exit_blocked``, and withdrawing its cache entry.
@@ -201,9 +204,10 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
             Path(app.outdir),
             srcdir=str(app.srcdir),
             conf=conf_fingerprint(app.confdir),
+            doctreedir=Path(app.doctreedir),
         )
         with contextlib.suppress(Exception):
-            refused.write_stopped_report(_why(exc))
+            _show_unfinished(refused, refused.write_stopped_report(_why(exc)))
         _release(galleries)
         lock.release()
         raise
@@ -350,6 +354,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[Gal
         fast_env_before=fast_env_before,
         srcdir=str(app.srcdir),
         conf=conf_fingerprint(app.confdir),
+        doctreedir=Path(app.doctreedir),
     )
     app._docsaccel_gallery = build  # type: ignore[attr-defined]
     _unfinished_builds.append(build)
@@ -783,7 +788,10 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
         build.progress.stop()
     build.keep_lock()
     build.sphinx_failed = _sphinx_failure(app, exception)
-    build.write_report(complete=exception is None)
+    report = build.write_report(complete=exception is None)
+    if exception is not None:
+        # This build's own page gets the final verdict last (:func:`_final_verdict`).
+        _show_unfinished(build, report, but_own=True)
     build.finished = True
     # Until _fail_on_overruns (and sphinx-gallery's summary of failing examples before
     # it) has passed, the build may still fail: nothing may end it with status 0.
@@ -1006,7 +1014,7 @@ def _write_unfinished_reports() -> bool:
             stopped_at = _GALLERY_STOPPED
         if stopped_at is not None:
             why = build.stopped_before_examples or ending or stopped_at
-            build.write_stopped_report(why)
+            _show_unfinished(build, build.write_stopped_report(why))
             if build.stop_said:
                 logger.info(f"docsaccel: report written to {build.report_path} (complete: false)")
                 continue
@@ -1019,6 +1027,7 @@ def _write_unfinished_reports() -> bool:
         build.ended_writing = build.last_report is not None
         build.ended_because = ending
         report = build.write_report(complete=False)
+        _show_unfinished(build, report)
         written = f"report written to {build.report_path} (complete: false)"
         if build.stop_said:  # the ERROR line that stopped it named the examples
             logger.info(f"docsaccel: {written}")
@@ -1029,6 +1038,22 @@ def _write_unfinished_reports() -> bool:
             + "".join(f"\n  {r['id']}: {r['error']}" for r in stopped)
         )
     return unfinished
+
+
+def _show_unfinished(build: GalleryBuild, report: dict[str, Any], but_own: bool = False) -> None:
+    """The build ends without finishing: the report pages in its output folder (restored
+    with Sphinx's state, or left by the last build) show ``report``, never the verdict
+    of a build that finished (:func:`.report_page.show_unfinished`)."""
+    from docsaccel.gallery.report_page import show_unfinished
+
+    try:
+        show_unfinished(build, report, but_own=but_own)
+    except Exception as exc:  # the report and the log lines after it come first
+        logger.warning(
+            f"docsaccel: cannot update the report page of {build.outdir}: {exc!r}",
+            type="docsaccel",
+            subtype="report",
+        )
 
 
 #: Why a build stopped before its examples were planned, when nothing else says: an error

@@ -3,7 +3,10 @@
 sphinx-gallery calls its ``reset_modules`` before and after each example, in the process
 that runs it (the Sphinx process, or a worker with ``parallel: N``), and pickles its config,
 this hook included, to those workers. So the hook carries everything it needs: the plan,
-the records folder, the fast switch and the overrun mode.
+the records folder, the fast switch and the overrun mode, and whether the build's log is
+coloured: Sphinx never set a worker up, so without it the messages a worker writes into
+the build's output (sphinx-gallery's traceback of a failing example) would carry colour
+escape codes into a log file.
 
 Before an example: the user's own resetters (if they asked for "before"), then clear the
 registry, set ``DOCSACCEL_FAST``, note the processes running, start the clocks and the
@@ -285,6 +288,9 @@ class ExampleHook:
     #: (:class:`docsaccel.incremental.generated.GeneratedFiles`; ``None``: none): a worker
     #: joins it, so what the examples' pages are made of is seen there too.
     generated: Any = None
+    #: Whether the build's log is coloured (Sphinx turns colour off when its output is
+    #: no terminal): a worker, where Sphinx never decided, follows the build.
+    colour: bool = field(default_factory=lambda: colour_on())
     _near: NearBudgetWatch = field(default_factory=NearBudgetWatch, repr=False)
     _run: _Run | None = field(default=None, repr=False)
     _journal: RecordJournal = field(init=False, repr=False)
@@ -316,6 +322,10 @@ class ExampleHook:
         self.__dict__.update(state)
         # A worker process runs examples with its own import of sphinx-gallery.
         sg_compat.remove_our_config_comments()
+        if not self.colour:
+            # Its messages (sphinx-gallery's red traceback of a failing example) go to
+            # the build's output as they are: no escape codes in a log file.
+            colour_off()
         if self.generated is not None:
             self.generated.join()
 
@@ -713,6 +723,25 @@ class ExampleHook:
             record[EXPECTED_FAILURE] = True
         self._journal.append(record)
         return record
+
+
+def colour_on() -> bool:
+    """Whether Sphinx colours the messages logged in this process. Sphinx turns colour off
+    when its output is no terminal (``NO_COLOR``, a log file, a pipe); a process it did
+    not start (a ``parallel`` worker) colours them until told otherwise."""
+    from sphinx.util import console
+
+    try:
+        return console.colorize("red", "x") != "x"
+    except Exception:  # a Sphinx whose console helpers differ: leave its colours alone
+        return True
+
+
+def colour_off() -> None:
+    """Turn Sphinx's colours off in this process, as ``sphinx-build`` does in its own."""
+    from sphinx.util import console
+
+    console.nocolor()
 
 
 def _forget_half_imported_modules() -> None:

@@ -11,7 +11,10 @@ another page), it would be read and published again by every later build. So:
 - each build, before Sphinx looks for its sources, removes the pages it wrote that the
   settings no longer ask for (:func:`remove_unwanted_pages`): the noted one, and the
   documented name ``budget_report`` (the note is gone after a clean of the build folder),
-  with the HTML an earlier build made of them, which Sphinx itself never removes.
+  with the HTML an earlier build made of them, which Sphinx itself never removes;
+- a build that ends without finishing finds the pages an earlier build published in its
+  output folder (:func:`published_pages`; restored with Sphinx's state, or left there),
+  so none of them keeps showing that build's verdict (:func:`.report_page.show_unfinished`).
 
 Kept apart from :mod:`.report_page` so that a build without the page, which runs the
 removal, does not import the report views.
@@ -26,7 +29,14 @@ from typing import Any
 
 from sphinx.util import logging
 
-__all__ = ["GENERATED_MARKER", "TITLE", "is_generated", "note_page", "remove_unwanted_pages"]
+__all__ = [
+    "GENERATED_MARKER",
+    "TITLE",
+    "is_generated",
+    "note_page",
+    "published_pages",
+    "remove_unwanted_pages",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +68,11 @@ def is_generated(path: Path) -> bool:
 
 
 def _note_path(app: Any) -> Path:
-    return Path(app.doctreedir, _NOTE)
+    return _note_in(Path(app.doctreedir))
+
+
+def _note_in(doctreedir: Path) -> Path:
+    return doctreedir / _NOTE
 
 
 def note_page(app: Any, page: Path) -> None:
@@ -72,8 +86,12 @@ def note_page(app: Any, page: Path) -> None:
 
 
 def _noted(app: Any) -> str | None:
+    return _noted_in(Path(app.doctreedir))
+
+
+def _noted_in(doctreedir: Path) -> str | None:
     try:
-        text = _note_path(app).read_text(encoding="utf-8").strip()
+        text = _note_in(doctreedir).read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
     return text or None
@@ -108,3 +126,26 @@ def _remove_output(app: Any, docname: str) -> None:
         return  # a builder without one page per document (latex, ...): nothing of it
     with contextlib.suppress(OSError, ValueError):
         os.remove(get_outfilename(docname))
+
+
+def published_pages(
+    srcdir: Path, outdir: Path, doctreedir: Path | None, wanted: str | None
+) -> list[tuple[Path, Path]]:
+    """The report pages that may be published in ``outdir``, each as its source and its
+    HTML (``<outdir>/<docname>.html``, as the plugin writes it): the page the settings ask
+    for (``wanted``, a document name), the one the note in ``doctreedir`` names, and the
+    documented ``budget_report``. Candidates only: what marks a page as docsaccel's is
+    for the caller to check (:data:`GENERATED_MARKER` in the source, the report view's
+    markers in the HTML), and a name outside the source folder is left out."""
+    srcdir = srcdir.resolve()
+    names = [wanted, _noted_in(doctreedir) if doctreedir else None, DOCUMENTED_DOCNAME]
+    pages: dict[Path, Path] = {}
+    for name in names:
+        if not name:
+            continue
+        source = (srcdir / (name if name.endswith(".rst") else f"{name}.rst")).resolve()
+        if srcdir not in source.parents:
+            continue
+        docname = source.relative_to(srcdir).with_suffix("").as_posix()
+        pages.setdefault(source, Path(outdir, f"{docname}.html"))
+    return list(pages.items())

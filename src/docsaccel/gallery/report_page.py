@@ -29,6 +29,13 @@ then puts the final report's view into the written HTML, between :data:`VIEW_BEG
 :data:`VIEW_ENDS`, and into the page's source, so the site never shows that build as
 passing.
 
+A build that ends without finishing (stopped part-way, refused, interrupted, its process
+ended) finds in its output folder the page of the last build that did: Sphinx's state is
+restored there at the start of a build, and a build into the same folder leaves it.
+:func:`show_unfinished` puts the unfinished report's view into every page docsaccel
+published there (its HTML carries :data:`VIEW_BEGINS`), so the site never shows the last
+good build's "All examples within budget" for a build that failed.
+
 The page is ``:orphan:``, so it needs no toctree entry; list it in one to link it::
 
     .. toctree::
@@ -38,6 +45,7 @@ The page is ``:orphan:``, so it needs no toctree entry; list it in one to link i
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import textwrap
@@ -48,7 +56,13 @@ from typing import Any
 from sphinx.util import logging
 
 from docsaccel import layout
-from docsaccel.gallery.page_file import GENERATED_MARKER, TITLE, is_generated, note_page
+from docsaccel.gallery.page_file import (
+    GENERATED_MARKER,
+    TITLE,
+    is_generated,
+    note_page,
+    published_pages,
+)
 from docsaccel.report.html import render_html_fragment
 from docsaccel.report.inputs import report_input
 from docsaccel.report.summary import summarize
@@ -57,12 +71,14 @@ from docsaccel.stops import config_error
 __all__ = [
     "CHART_PLACEHOLDER",
     "GENERATED_MARKER",
+    "UNFINISHED_VIEW",
     "VIEW_BEGINS",
     "VIEW_ENDS",
     "check_report_page",
     "insert_chart",
     "page_text",
     "rewrite_report_page",
+    "show_unfinished",
     "write_report_page",
 ]
 
@@ -75,6 +91,10 @@ _CHART_SECONDS = 300
 #: as written): :func:`rewrite_report_page` replaces what lies between them.
 VIEW_BEGINS = "<!-- docsaccel: report view -->"
 VIEW_ENDS = "<!-- docsaccel: end of report view -->"
+#: After :data:`VIEW_BEGINS` in a page :func:`show_unfinished` rewrote: the next build
+#: that writes the page removes its HTML first, so it is written again (with Sphinx's
+#: state, a page whose source did not change is otherwise kept as it is).
+UNFINISHED_VIEW = "<!-- docsaccel: view of a build that did not finish -->"
 
 
 @dataclass
@@ -181,6 +201,7 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
         target.write_text(text, encoding="utf-8")
     note_page(app, target)
     page = Path(app.outdir, f"{docname}.html")
+    _forget_unfinished_view(page)
     build.report_page_files = (target, page)
     build.report_on_page = report
     if not draw_chart:
@@ -191,6 +212,19 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
     app._docsaccel_pending_chart = _PendingChart(process, svg, page)  # type: ignore[attr-defined]
     # After the report is final (priority 100), before the overrun verdict (900).
     app.connect("build-finished", insert_chart, priority=200)
+
+
+def _forget_unfinished_view(page: Path) -> None:
+    """Remove ``page`` when it shows a build that did not finish (:func:`show_unfinished`),
+    so this build writes it again whatever decides which pages are written."""
+    try:
+        with page.open(encoding="utf-8") as stream:
+            unfinished = any(UNFINISHED_VIEW in line for line in stream)
+    except (OSError, UnicodeDecodeError):
+        return
+    if unfinished:
+        with contextlib.suppress(OSError):
+            page.unlink()
 
 
 def insert_chart(app: Any, exception: BaseException | None) -> None:
@@ -254,3 +288,53 @@ def _drawn_chart(build: Any, placeholder: str) -> str:
         return layout.chart_path(build.outdir).read_text(encoding="utf-8")
     except OSError:
         return ""
+
+
+def show_unfinished(build: Any, report: dict[str, Any], but_own: bool = False) -> list[Path]:
+    """Put the view of ``report``, the incomplete report of a build that ends without
+    finishing, into every report page docsaccel published in the build's output folder
+    (:func:`.page_file.published_pages` whose HTML carries the view's markers), and
+    into the page's source when docsaccel wrote it, so the next build sees the page
+    changed. A page that cannot be rewritten is removed: no page is left saying an
+    earlier build's verdict. Returns the HTML files rewritten or removed.
+
+    ``but_own``: leave the page this build wrote (at ``build-finished``, whose last
+    handler puts the final verdict into it, chart and trends kept)."""
+    wanted = build.settings.report_page
+    doctreedir = getattr(build, "doctreedir", None)
+    candidates = published_pages(Path(build.srcdir or "."), build.outdir, doctreedir, wanted)
+    own = getattr(build, "report_page_files", None)
+    shown: list[Path] = []
+    for source, page in candidates:
+        if but_own and own is not None and source == own[0]:
+            continue
+        try:
+            html = page.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            html = ""
+        begins, ends = html.find(VIEW_BEGINS), html.find(VIEW_ENDS)
+        ours = begins >= 0 and ends > begins
+        try:
+            if is_generated(source):
+                source.write_text(page_text(report, chart=""), encoding="utf-8")
+            if ours:
+                view = _view(report, "", None).replace(
+                    VIEW_BEGINS, f"{VIEW_BEGINS}\n{UNFINISHED_VIEW}", 1
+                )
+                text = html[:begins] + view + html[ends + len(VIEW_ENDS) :]
+                page.write_text(text, encoding="utf-8")
+        except Exception as exc:  # a page left as it was would say the last verdict
+            if ours:
+                with contextlib.suppress(OSError):
+                    page.unlink()
+            logger.warning(
+                f"docsaccel: the report page {page} could not show this build's unfinished "
+                f"report ({exc}); {'it is removed' if ours else 'it is left as it was'}",
+                type="docsaccel",
+                subtype="report",
+            )
+        if ours:
+            shown.append(page)
+    if own is not None and not but_own:
+        build.report_on_page = report
+    return shown

@@ -69,8 +69,11 @@ class GalleryBuild:
         fast_env_before: str | None = None,
         srcdir: str = "",
         conf: dict[str, str] | None = None,
+        doctreedir: Path | None = None,
     ) -> None:
         self.settings = settings
+        #: Sphinx's doctree folder: where the report page's note is (:mod:`.page_file`).
+        self.doctreedir = doctreedir
         #: The conf.py this build read (:func:`docsaccel.contract.conf_fingerprint`): a
         #: reader of the report can tell a later build that never reached docsaccel.
         self.conf = conf

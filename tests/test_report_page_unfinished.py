@@ -1,0 +1,144 @@
+"""A build that ends without finishing never leaves a report page saying all is fine.
+
+With the example cache on, Sphinx's state (the output folder with it) is restored at the
+start of a build: the report page of the last build that finished is in the output
+folder before any example runs. Without the cache, a build into the same folder finds
+it there too. A build stopped part-way (an example ending the process, the hard stop of
+fail mode, ``abort_on_example_error``, a setting refused before the examples ran) must
+leave that page saying the build did not finish, as ``report.json`` does: CI uploads
+the folder whatever the build's status. Real Sphinx builds in temporary folders.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers.gallery_build import FIXTURES, build, child_env, make_project, sphinx_command
+from helpers.processes import wait_until_running
+
+pytestmark = pytest.mark.slow
+
+CONF = (
+    'docsaccel_report_page = "budget_report"\n'
+    'sphinx_gallery_conf["abort_on_example_error"] = True\n'
+)
+BUDGETS = 'default = "3s"\n'
+FINE = "All examples within budget"
+UNFINISHED = "the build did not finish"
+FAIL_MODE = {"DOCSACCEL_ON_OVERRUN": "fail", "DOCSACCEL_INTERRUPT_GRACE": "1"}
+
+
+def _kill_children(src: Path) -> None:
+    """End the process an example started, if it outlived the build."""
+    pids = src / "examples" / "child_pids.txt"
+    for pid in pids.read_text().split() if pids.is_file() else []:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(pid), signal.SIGKILL)
+
+
+OS_EXIT = ("plot_h_osexit.py", {})  # the example ends the build's process
+HARD_STOP = ("plot_h_swallow.py", FAIL_MODE)  # fail mode's hard stop ends it
+ABORT = ("plot_crash.py", {})  # abort_on_example_error
+REFUSED = (None, {"DOCSACCEL_MEMORY_LIMIT": "50M"})  # once the examples are planned
+REFUSED_AT_START = (None, {"DOCSACCEL_ON_OVERRUN": "bogus"})  # before Sphinx's state
+
+
+def _published(tmp_path: Path, cache: bool, fresh: bool) -> tuple[Path, dict, Path]:
+    """A project whose last build finished, publishing "All examples within budget":
+    its source folder, the environment of its builds, its report page's HTML. ``fresh``:
+    then a fresh checkout, as CI's (its Sphinx state is in the example cache)."""
+    src = make_project(tmp_path, ["plot_quick.py"], conf=CONF, budgets=BUDGETS)
+    cache_env = {"DOCSACCEL_CACHE": str(tmp_path / "cache")} if cache else {}
+    good = build(src, env=cache_env)
+    page = good.outdir / "budget_report.html"
+    assert good.returncode == 0, good.output
+    assert FINE in page.read_text("utf-8")
+    if fresh:
+        shutil.rmtree(src / "_build")
+        (src / "budget_report.rst").unlink()  # generated: in no repository
+    return src, cache_env, page
+
+
+@pytest.mark.parametrize(
+    ("cache", "fresh", "stop"),
+    [
+        # CI: a fresh checkout, the output folder restored with Sphinx's state.
+        (True, True, OS_EXIT),
+        (True, True, HARD_STOP),
+        (True, True, ABORT),
+        (True, True, REFUSED),
+        # The same folders again, with Sphinx's state kept in them.
+        (True, False, OS_EXIT),
+        (True, False, REFUSED_AT_START),
+        # No cache: the page the last build left.
+        (False, False, OS_EXIT),
+        (False, False, REFUSED_AT_START),
+    ],
+    ids=[
+        "restored-os-exit",
+        "restored-hard-stop",
+        "restored-abort",
+        "restored-refused",
+        "state-os-exit",
+        "state-refused-at-start",
+        "same-folder-os-exit",
+        "same-folder-refused-at-start",
+    ],
+)
+def test_a_stopped_build_leaves_no_page_saying_all_is_fine(tmp_path, cache, fresh, stop) -> None:
+    example, env = stop
+    src, cache_env, page = _published(tmp_path, cache, fresh)
+    if example is not None:
+        shutil.copy(FIXTURES / "examples" / example, src / "examples" / example)
+
+    try:
+        stopped = build(src, env={**cache_env, **env})
+    finally:
+        _kill_children(src)
+
+    assert stopped.returncode != 0, stopped.output
+    assert stopped.report["build"]["complete"] is False
+    # The last good build's page is there (restored, or left): it says this build's end.
+    shown = page.read_text("utf-8")
+    assert FINE not in shown, "the site's report page says the stopped build was fine"
+    assert UNFINISHED in shown
+    source = src / "budget_report.rst"
+    if source.is_file():  # the next build sees the page changed, and writes it again
+        assert FINE not in source.read_text("utf-8")
+
+    if example is None:  # the next build that finishes shows its own verdict again
+        again = build(src, env=cache_env)
+        assert again.returncode == 0, again.output
+        shown = page.read_text("utf-8")
+        assert UNFINISHED not in shown, "the next build that finished shows the stopped one"
+        assert "within budget" in shown
+
+
+def test_a_terminated_build_leaves_no_page_saying_all_is_fine(tmp_path) -> None:
+    """``SIGTERM`` (a CI job cancelled) while an example runs, in a fresh checkout."""
+    src, cache_env, page = _published(tmp_path, cache=True, fresh=True)
+    shutil.copy(FIXTURES / "examples" / "plot_wait.py", src / "examples" / "plot_wait.py")
+    process = subprocess.Popen(
+        sphinx_command(src, src / "_build" / "html"),
+        env=child_env(cache_env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_until_running(src, "plot_wait.py", process)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=120)
+    finally:
+        _kill_children(src)
+    output = process.communicate(timeout=120)[0]
+
+    assert process.returncode != 0, output
+    shown = page.read_text("utf-8")
+    assert FINE not in shown and UNFINISHED in shown, output
