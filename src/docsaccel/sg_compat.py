@@ -553,20 +553,30 @@ def running_example_failure(target_file: str) -> tuple[str, bool] | None:
     out_vars = found.get("out_vars")
     if not isinstance(out_vars, dict) or not isinstance(out_vars.get("formatted_exception"), str):
         return None
-    lines = out_vars["formatted_exception"].strip().splitlines() or ["it raised"]
     conf, src_file = found.get("gallery_conf"), found.get("src_file")
     expected = isinstance(conf, dict) and isinstance(src_file, str)
-    return lines[-1], expected and is_expected_failure(src_file, conf)
+    return _last_line(out_vars["formatted_exception"]), expected and is_expected_failure(
+        src_file, conf
+    )
 
 
 def is_expected_failure(src_file: str, gallery_conf: dict[str, Any]) -> bool:
     """Whether sphinx-gallery was told to expect ``src_file`` to fail
     (``expected_failing_examples``, paths relative to the Sphinx source folder)."""
-    expected = {
-        os.path.normpath(Path(gallery_conf.get("src_dir", ""), path).resolve(strict=False))
-        for path in gallery_conf.get("expected_failing_examples", ())
+    return _resolved(src_file) in {
+        _expected(gallery_conf, p) for p in gallery_conf.get("expected_failing_examples", ())
     }
-    return os.path.normpath(Path(src_file).resolve(strict=False)) in expected
+
+
+def _resolved(path: str | os.PathLike[str]) -> str:
+    """``path`` absolute and normalised, as examples' paths are compared."""
+    return os.path.normpath(Path(path).resolve(strict=False))
+
+
+def _expected(gallery_conf: dict[str, Any], path: str) -> str:
+    """An ``expected_failing_examples`` entry (relative to the Sphinx source folder),
+    resolved."""
+    return _resolved(Path(gallery_conf.get("src_dir", ""), path))
 
 
 def _running_example_time(target_file: str) -> float | None:
@@ -611,12 +621,11 @@ def expect_no_failure_of(gallery_conf: dict[str, Any], src_files: Iterable[str])
     shard): sphinx-gallery skips them as unchanged, and would otherwise end the build
     with "Examples expected to fail, but not failing".
     """
-    taken = {os.path.normpath(Path(path).resolve(strict=False)) for path in src_files}
+    taken = {_resolved(path) for path in src_files}
     gallery_conf["expected_failing_examples"] = [
         path
         for path in gallery_conf.get("expected_failing_examples", ())
-        if os.path.normpath(Path(gallery_conf.get("src_dir", ""), path).resolve(strict=False))
-        not in taken
+        if _expected(gallery_conf, path) not in taken
     ]
 
 
@@ -876,10 +885,9 @@ def failure_summary(gallery_conf: dict[str, Any]) -> str:
         )
         parts.append(f"{len(unexpected)}{SG_FAILED_COUNT}{named}{SG_FAILED_END}")
     expected = [
-        os.path.normpath(Path(src_dir, p).resolve(strict=False))
-        for p in gallery_conf.get("expected_failing_examples", ())
+        _expected(gallery_conf, p) for p in gallery_conf.get("expected_failing_examples", ())
     ]
-    ran = {os.path.normpath(Path(p).resolve(strict=False)) for p in failed}
+    ran = {_resolved(p) for p in failed}
     pattern = gallery_conf.get("filename_pattern", "")
     passing = sorted(p for p in expected if p not in ran and re.search(pattern, p))
     if passing:
