@@ -13,29 +13,16 @@ purged first and then read in sorted order, as a clean serial build reads them; 
 warnings of their first reading are dropped (Sphinx holds the reading's warnings back
 until it ends, :func:`.sphinx_compat.held_warnings`). Under ``-W`` without
 ``--keep-going`` the first warning ended the build already.
-
-With ``-j N`` a clean build reads its documents in chunks, one process each, and sees no
-duplicate between two chunks (each process knows only its own documents' names): a
-duplicate's warning about two documents a clean build reads in different chunks
-(:func:`.sphinx_compat.read_chunks`) is dropped, as a clean build never gives it; two in
-one chunk are read again as above. (Two documents of one chunk that this build reads in
-two processes still warn of nothing, as they would not in another split.)
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
 from docsaccel.incremental.sphinxext import exports
-from docsaccel.incremental.sphinxext.sphinx_compat import (
-    held_warnings,
-    read_chunks,
-    reads_in_parallel,
-)
+from docsaccel.incremental.sphinxext.sphinx_compat import held_warnings
 from docsaccel.incremental.sphinxext.state_build import current
 from docsaccel.incremental.sphinxext.warnings import other_instances, read_in
 
@@ -59,26 +46,20 @@ def on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
     if build is None or not build.origin or held is None:
         return []
     reading = set(build.reading)
-    chunk = _clean_chunks(app, env)
     kept: dict[str, str] = {}
     readers: set[str] = set()
-    unseen: list[Any] = []
     for record in held:
         reader = read_in(record)
         if reader is None:
             continue
-        others = other_instances(app, record)
-        if chunk is not None and any(chunk.get(o) != chunk.get(reader) for o in others):
-            unseen.append(record)  # a clean build reads the two apart: it would not warn
-            continue
-        for other in others:
+        for other in other_instances(app, record):
             if other not in reading and other in env.all_docs:
                 kept.setdefault(other, reader)
                 readers.add(reader)
-    again = sorted(readers | set(kept))
-    held[:] = [r for r in held if read_in(r) not in again and r not in unseen]
     if not kept:
         return []
+    again = sorted(readers | set(kept))
+    held[:] = [r for r in held if read_in(r) not in again]
     build.exports_before.update(exports.offers(env, set(kept)))
     for other, reader in sorted(kept.items()):
         reason = f"it defines a name {env.doc2path(reader, False)} defines too"
@@ -91,11 +72,3 @@ def on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
         app.builder.read_doc(docname)
     build.reading.extend(sorted(kept))
     return sorted(kept)
-
-
-def _clean_chunks(app: Sphinx, env: BuildEnvironment) -> dict[str, int] | None:
-    """The chunk each document is read in by a clean parallel build of these documents,
-    or ``None`` when a clean build reads them in one process."""
-    if not reads_in_parallel(app, len(env.found_docs)):
-        return None
-    return read_chunks(env.found_docs, app.parallel)

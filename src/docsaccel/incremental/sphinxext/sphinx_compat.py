@@ -15,8 +15,7 @@ releases docsaccel supports (7.4 to 9.0), in one place.
   and their files (:func:`builder_pages`);
 - whether the documents are read in parallel: with ``-j N`` when every extension allows
   it, before Sphinx 8.1 only when more than 5 documents are read
-  (:func:`reads_in_parallel`), and how a parallel read splits them into the chunks each
-  process reads (``sphinx.util.parallel.make_chunks``, :func:`read_chunks`);
+  (:func:`reads_in_parallel`);
 - the warnings Sphinx holds back while it reads (``logging.pending_warnings``: a
   ``MemoryHandler`` on its logger, flushed when the reading ends; none under ``-W``
   since Sphinx 8.1, where the first warning ends the build) (:func:`held_warnings`).
@@ -39,7 +38,6 @@ __all__ = [
     "domains_in_order",
     "event_handlers",
     "held_warnings",
-    "read_chunks",
     "reads_in_parallel",
     "source_suffix",
     "standard_domain",
@@ -93,16 +91,6 @@ def event_handlers(app: Any) -> list[Any]:
     if not isinstance(listeners, dict):
         return []
     return [getattr(item, "handler", None) for items in listeners.values() for item in items]
-
-
-def read_chunks(docnames: Iterable[str], nproc: int) -> dict[str, int]:
-    """``{docname: chunk}``: which of the processes of a parallel read of ``docnames``
-    (all of a clean build's, say) reads each. Sphinx checks no duplicate name between
-    two chunks: each process sees only its own documents' names."""
-    from sphinx.util.parallel import make_chunks
-
-    chunks = make_chunks(sorted(docnames), nproc)
-    return {docname: index for index, chunk in enumerate(chunks) for docname in chunk}
 
 
 def reads_in_parallel(app: Any, count: int) -> bool:
