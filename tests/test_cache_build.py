@@ -614,13 +614,16 @@ def test_a_pure_function_reruns_only_the_examples_that_called_it(fn_project: Pro
 def test_a_cache_an_earlier_example_filled_reruns_its_reader(fn_project: Project) -> None:
     again = _fn_edit(fn_project, 'return "t1"', 'return "t2"')
     assert again.executed() == {"plot_f2_state.py", "plot_f3_reads.py"}
+    # The functools.cache that plot_f2 filled is no state, but plot_f3 read what table's
+    # code made: it depends on that code as on code it ran, the root cause its reason names.
     reason = again.records["plot_f3_reads.py"]["cache"]["reason"]
-    assert reason.startswith("reads state examples/plot_f2_state.py leaves"), reason
+    assert reason == "mylib/fn.py: table changed", reason
     out, code = explain("examples/plot_f3_reads.py", fn_project.cache, again.docs)
     assert code == 0
     assert "mylib/fn.py: get_default  (ran in the example)" in out
     assert "mylib/fn.py: <module>  (module body)" in out
-    # The functools.cache that plot_f2 filled is no state: plot_f3 depends on table's code.
+    filled = "made what examples/plot_f2_state.py filled in table, which the example reads"
+    assert f"mylib/fn.py: table  ({filled})" in out
     assert "examples/plot_f2_state.py (mylib/fn.py:_default)" in out
     assert "(state left by an earlier example)" in out
     assert "reads t2 d1" in _page(again, "plot_f3_reads.py")

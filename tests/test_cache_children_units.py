@@ -38,6 +38,11 @@ def test_a_child_record_holds_every_field_of_what_was_seen() -> None:
         import_code={"/p/mylib/work.py": frozenset({("/p/mylib/work.py", "setup")})},
         carried_state={("/p/mylib/work.py", "TABLE"): frozenset({"plot_a.py"})},
         left_state={("/p/mylib/work.py", "COUNT")},
+        carried_fills={
+            ("/p/mylib/work.py", "Shape", "_sides"): {
+                "plot_a.py": frozenset({("/p/mylib/work.py", "Shape.sides")})
+            }
+        },
         module_files={"mylib.work": "/p/mylib/work.py"},
     )
     data = json.loads(json.dumps(encode_seen(seen)))
@@ -156,6 +161,7 @@ def test_a_child_s_state_counts_as_its_parent_s(
             ("/p/m.py", "COUNT"): frozenset({"g/plot_b.py"}),  # its own earlier record's
         },
         left_state={("/p/m.py", "COUNT")},
+        carried_fills={("/p/m.py", "memo", "memo"): {"g/plot_a.py": frozenset()}},
     )
     _record(folder, "11.json", example="g/plot_b.py", seen=encode_seen(seen))
     followed = children.collect("g/plot_b.py", str(tmp_path))
@@ -163,6 +169,8 @@ def test_a_child_s_state_counts_as_its_parent_s(
     # Only what an earlier example left; what the child changed stays in the child.
     assert followed.seen.carried_state == {("/p/m.py", "TABLE"): frozenset({"g/plot_a.py"})}
     assert followed.seen.left_state == set()
+    # The caches earlier examples filled are the parent's own record: not from a child.
+    assert followed.seen.carried_fills == {}
 
 
 def test_a_python_child_that_left_no_record_makes_the_entry_unstorable(

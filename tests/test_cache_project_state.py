@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.cache_project import ALL, FILES, Project, example_source
+from helpers.cache_project import ALL, FILES, Build, Project, example_source
 
 pytestmark = pytest.mark.slow
 
@@ -159,3 +159,108 @@ def test_reasons_name_the_chain_back_to_what_changed(tmp_path: Path) -> None:
         "examples/plot_b.py reads the state it leaves (mylib/stats.py:_OFFSET) and runs: "
         + reason_b
     )
+
+
+SHAPES = '''
+
+class Shape:
+    """Works out and keeps each shape's sides the first time it is asked."""
+
+    _sides = {}
+
+    @classmethod
+    def sides(cls, name):
+        if name not in cls._sides:
+            cls._sides[name] = _count(name)
+        return cls._sides[name]
+
+
+def _count(name):
+    return len(name)
+
+
+def peek(name):
+    """What an earlier call of Shape.sides worked out, without working it out."""
+    return Shape._sides[name]
+'''
+
+#: How plot_b reads the entry plot_a filled: neither runs _count or Shape.sides.
+READERS = {
+    "attribute": "print('b', Shape._sides['square'])",
+    "function": "from mylib.shapes import peek\n\nprint('b', peek('square'))",
+}
+
+
+def _fillers(reader: str) -> dict[str, str]:
+    """plot_a fills Shape._sides['square'], plot_b reads that entry (``reader``), plot_c
+    fills an entry of its own, plot_d only uses the class."""
+    head = "from mylib.shapes import Shape\n\n"
+    return {
+        "plot_a.py": head + "print('a', Shape.sides('square'))\n",
+        "plot_b.py": head + READERS[reader] + "\n",
+        "plot_c.py": head + "print('c', Shape.sides('circle'))\n",
+        "plot_d.py": head + "print('d', type(Shape()).__name__)\n",
+    }
+
+
+def _shapes(tmp_path: Path, granularity: str, reader: str = "attribute") -> Project:
+    """The four examples of :func:`_fillers`, built and stored at ``granularity``."""
+    project = Project(tmp_path)
+    project.write("mylib/shapes.py", SHAPES)
+    _project(tmp_path, _fillers(reader), project=project)
+    if granularity != "function":
+        conf = (project.pristine / "docs" / "conf.py").read_text("utf-8")
+        project.write("docs/conf.py", conf.replace("'function'", repr(granularity)))
+        assert project.build().returncode == 0
+    assert project.build().executed() == set()
+    return project
+
+
+def _page(build: Build, name: str) -> str:
+    return (build.outdir / "auto_examples" / name.replace(".py", ".html")).read_text("utf-8")
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+@pytest.mark.parametrize(
+    "body",
+    [
+        # What _count returns changes: a clean build's pages of a, b and c change.
+        "return len(name) + 1",
+        # The same results by other code: the cache cannot know, so the same ones run.
+        "count = len(name)\n    return count",
+    ],
+    ids=["result-changed", "same-result"],
+)
+def test_an_edit_of_the_code_filling_a_lazy_cache_runs_its_readers(
+    tmp_path: Path, body: str, reader: str
+) -> None:
+    # plot_b reads what plot_a's run of _count made, so it runs with plot_a; plot_d
+    # only uses the class, so it stays restored. A filled cache is still no state: a
+    # change of plot_a's text alone re-runs plot_a alone.
+    project = _shapes(tmp_path, "function", reader)
+    project.write("mylib/shapes.py", SHAPES.replace("return len(name)", body))
+    again = project.build()
+    assert again.returncode == 0, again.output
+    assert again.executed() == {"plot_a.py", "plot_b.py", "plot_c.py"}
+    assert again.cached() == {"plot_d.py"}
+    reason_b = again.records["plot_b.py"]["cache"]["reason"]
+    assert reason_b == "mylib/shapes.py: _count changed", reason_b
+    if body.endswith("+ 1"):
+        assert "b 7" in _page(again, "plot_b.py")
+    edited = _fillers(reader)["plot_a.py"].replace("'a'", "'a, edited'")
+    project.write("docs/examples/plot_a.py", example_source("plot_a.py", edited))
+    last = project.build()
+    assert last.returncode == 0, last.output
+    assert last.executed() == {"plot_a.py"}
+
+
+def test_at_module_granularity_an_edit_of_the_filling_code_runs_every_user(
+    tmp_path: Path,
+) -> None:
+    # The file counts whole: every example using it runs, the class's users too.
+    project = _shapes(tmp_path, "module")
+    project.write("mylib/shapes.py", SHAPES.replace("return len(name)", "return len(name) + 1"))
+    again = project.build()
+    assert again.returncode == 0, again.output
+    assert again.executed() == {"plot_a.py", "plot_b.py", "plot_c.py", "plot_d.py"}
+    assert again.records["plot_b.py"]["cache"]["reason"] == "mylib/shapes.py changed"

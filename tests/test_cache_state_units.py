@@ -4,17 +4,19 @@ state only, not another library's objects it reaches, nor caches filled lazily."
 from __future__ import annotations
 
 import logging
+import re
 import textwrap
 import types
 import typing
 
 import pytest
 
-from docsaccel.cache.module_state import changed, snapshot
+from docsaccel.cache.module_state import changed, compare, snapshot
 
 LIB = '''
 import functools
 import logging
+import re
 from typing import Literal
 
 logger = logging.getLogger("stateunits.mylib")
@@ -53,6 +55,12 @@ spring = Layout()
 @functools.cache
 def load(name):
     return name.upper()
+
+
+def once():
+    if not hasattr(once, "_value"):
+        once._value = 1
+    return once._value
 
 
 def memo(x):
@@ -136,6 +144,10 @@ def test_a_class_met_deep_in_one_snapshot_and_as_a_global_in_another_is_unchange
     global_first = [(owner.__file__, owner), (holder.__file__, holder)]
     assert changed(snapshot(deep_first), snapshot(global_first)) == set()
     assert changed(snapshot(global_first), snapshot(deep_first)) == set()
+    # Nor a filled cache: nothing is seen filled in it (naming it made every example
+    # reading Graph depend on all the code an earlier one ran).
+    assert compare(snapshot(deep_first), snapshot(global_first))[1] == {}
+    assert compare(snapshot(global_first), snapshot(deep_first))[1] == {}
     # A function made at run time and met deep down first is no state either.
     owner.argmap_1 = holder.DEEP["a"]["b"]["fn"] = lambda: 0
     before = snapshot(deep_first)
@@ -145,3 +157,39 @@ def test_a_class_met_deep_in_one_snapshot_and_as_a_global_in_another_is_unchange
     before = snapshot(global_first)
     owner.Graph.kind = "other"
     assert ("/project/owner.py", "Graph") in changed(before, snapshot(global_first))
+
+
+def _filled(lib: types.ModuleType, action: typing.Callable[[], object]) -> dict[str, set[str]]:
+    modules = [(lib.__file__, lib)]
+    before = snapshot(modules)
+    action()
+    left, filled = compare(before, snapshot(modules))
+    assert left == set()
+    return {name: set(holders) for (_, name), holders in filled.items()}
+
+
+def test_a_cache_filled_lazily_is_named_by_what_holds_it(lib) -> None:
+    # What a later example's code would name to read it: the class attribute, the memo,
+    # the functools.cache.
+    assert _filled(lib, lambda: lib.Shape.sides("square")) == {"Shape": {"_registry"}}
+    assert _filled(lib, lambda: lib.memo(2)) == {"_MEMO": {"_MEMO"}}
+    assert _filled(lib, lambda: lib.load("a")) == {"load": {"load"}}
+    # Used without filling anything: nothing.
+    assert _filled(lib, lambda: lib.Shape.__name__) == {}
+
+
+def test_what_a_function_or_callable_object_fills_in_itself_is_its_own(lib) -> None:
+    # A callable object's signature, a function's first attribute on itself: read by
+    # every call of it (decorator machinery fills them in every function), not a cache
+    # other code reads. Still no state.
+    assert _filled(lib, lambda: lib.spring(1)) == {}
+    assert _filled(lib, lib.once) == {}
+
+
+def test_a_private_attribute_rebound_names_its_holder(lib) -> None:
+    # A class's private attribute now holding another object (read by identity): the
+    # attribute's name, whatever the tokens look like.
+    lib.Shape._pattern = re.compile("a")
+    assert _filled(lib, lambda: setattr(lib.Shape, "_pattern", re.compile("b"))) == {
+        "Shape": {"_pattern"}
+    }

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import os
 import sys
 from collections.abc import Callable
@@ -182,7 +183,8 @@ class _Child:
             "state": state,
             "command": " ".join(getattr(sys, "orig_argv", sys.argv))[:200],
             "launches": self.launches.to_json(),
-            "seen": encode_seen(self.seen),
+            # The caches earlier examples filled are the parent's: it knows them.
+            "seen": encode_seen(dataclasses.replace(self.seen, carried_fills={})),
             "module_files": _module_files(self.seen.modules),
         }
         # A worker's state tells its parent nothing (a pool may end it with SIGTERM at any

@@ -543,9 +543,11 @@ class Children:
 def _as_child(seen: Seen, example_id: str) -> Seen:
     """What a child saw, as its parent counts it: the state its own earlier records of
     the example left is the example's, not an earlier example's; the globals it changed
-    live in the child, not in the parent, where later examples run."""
+    and the caches it filled live in the child, not in the parent, where later examples
+    run."""
     carried = {key: labels - {example_id} for key, labels in seen.carried_state.items()}
     seen.carried_state = {key: labels for key, labels in carried.items() if labels}
+    seen.carried_fills = {}  # those of earlier examples are the parent's: it knows them
     seen.left_state = set()
     return seen
 

@@ -23,6 +23,7 @@ disappear (:func:`named_in`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -33,15 +34,19 @@ __all__ = [
     "BODY",
     "CLASSES",
     "DOCS",
+    "FILLED",
     "IMPORTED",
     "NAMED",
     "RAN",
     "Counted",
     "count",
+    "filling_code",
     "named_in",
+    "read_as",
 ]
 
 #: Why a piece counts (as ``cache explain`` prints it).
+FILLED = "made what {example} filled in {name}, which the example reads"
 BODY = "module body"
 IMPORTED = "ran while its module was imported"
 RAN = "ran in the example"
@@ -124,6 +129,66 @@ def count(
             note(path, CLASS_BASES, CLASSES)
         counted.named[path] = named_in(facts, counted.names)
     return counted
+
+
+def read_as(name: str) -> frozenset[str]:
+    """The names code reads for the attribute ``name``: itself and, for a private name a
+    class mangles (``_argmap__count``), the name its class's code writes (``__count``)."""
+    mangled = _MANGLED.match(name)
+    if mangled is None or name.endswith("__"):
+        return frozenset({name})
+    return frozenset({name, mangled.group(1)})
+
+
+_MANGLED = re.compile(r"_[^_].*?(__.+)$")
+
+
+def filling_code(
+    name: str, ran: Mapping[str, Iterable[str]], facts: Mapping[str, Facts]
+) -> dict[str, set[str]]:
+    """The pieces, among those an earlier example ran (``{file: pieces}``; ``facts`` of
+    those files), that made what it filled in a cache the project fills lazily, held
+    under ``name`` (``_sides``, read as :func:`read_as` says): the functions whose code
+    reads that name, and the pieces they reach by the names their code reads, in turn. A
+    later example reading the cache reads what they made, not what its own code would.
+    All it ran when that code computes names or no function reads the name (C code
+    filled it): when in doubt, more. Module bodies are left out: every user of a module
+    counts its body already. A class body or binding reached counts, but is not followed:
+    it names the caches it holds (``_sides = {}``) without filling them, and what it reads
+    ran with its module's body."""
+    pieces = [
+        (path, piece)
+        for path, each in ran.items()
+        if path in facts
+        for piece in each
+        if piece != MODULE_BODY and piece in facts[path].digests
+    ]
+    by_short: dict[str, list[tuple[str, str]]] = {}
+    for path, piece in pieces:
+        short = facts[path].short.get(piece)
+        if short is not None:
+            by_short.setdefault(short, []).append((path, piece))
+    names = read_as(name)
+    todo = [
+        (path, piece)
+        for path, piece in pieces
+        if piece not in facts[path].by_name
+        and not names.isdisjoint(facts[path].reads.get(piece, ()))
+    ]
+    found = set(todo)
+    while todo:
+        path, piece = todo.pop()
+        if piece in facts[path].dynamic:
+            todo, found = [], set(pieces)
+            break
+        for read in facts[path].reads.get(piece, ()):
+            fresh = [p for p in by_short.get(read, ()) if p not in found]
+            found.update(fresh)
+            todo.extend(p for p in fresh if p[1] not in facts[p[0]].by_name)
+    grouped: dict[str, set[str]] = {}
+    for path, piece in found or pieces:
+        grouped.setdefault(path, set()).add(piece)
+    return grouped
 
 
 def _owner(piece: str) -> str:

@@ -31,7 +31,11 @@ and, at ``function`` granularity, the globals they changed that its code names
 (:attr:`~.recorder.Seen.carried_state`): the entry names those examples (``state``), and
 a build runs it again when one of them runs again. It also lists the globals the example
 leaves (``leaves``), so that a build runs it when a later example that runs may read them
-(:mod:`.carried`).
+(:mod:`.carried`). A cache the project fills lazily is no state, but what an earlier
+example filled in one that the example's code reads was made by the code that filled it:
+at ``function`` granularity that code counts as if the example had run it
+(:attr:`~.recorder.Seen.carried_fills`, :func:`.counting.filling_code`), so an edit of it
+runs the example again.
 
 A folder under the roots the example listed (``glob``, ``os.listdir``, ``os.walk``...)
 counts by its sorted names (not their contents: the files it then read count already), so
@@ -88,7 +92,7 @@ from typing import Any, NamedTuple
 
 from docsaccel import layout
 from docsaccel.cache.carried import leaves_key
-from docsaccel.cache.counting import count, named_in
+from docsaccel.cache.counting import FILLED, count, filling_code, named_in, read_as
 from docsaccel.cache.fingerprint import code_digests, code_facts, file_digest, imported_names
 from docsaccel.cache.pieces import MODULE_BODY, Facts, piece_of, reads_of
 from docsaccel.cache.recorder import NOT_PROJECT, Seen, own_names
@@ -487,6 +491,14 @@ def _code_deps(
         relative = project.relative(path)
         code[relative] = {piece: digests[piece] for piece in sorted(pieces)}
         why[relative] = dict(sorted(pieces.items()))
+    running = _names_run(watched, ran, source_names, source_dynamic)
+    for path, pieces in _filling_code(seen, project, watched, running).items():
+        relative = project.relative(path)
+        for piece, (digest, filled) in pieces.items():
+            code.setdefault(relative, {})[piece] = digest
+            why.setdefault(relative, {}).setdefault(piece, filled)
+    code = {relative: dict(sorted(pieces.items())) for relative, pieces in sorted(code.items())}
+    why = {relative: dict(sorted(pieces.items())) for relative, pieces in sorted(why.items())}
     state: dict[str, set[str]] = {}
     reading = counted.names
     for (path, name), labels in seen.carried_state.items():
@@ -502,6 +514,78 @@ def _code_deps(
         "names": None if counted.names is None else sorted(counted.names),
         "named": {project.relative(p): names for p, names in sorted(counted.named.items())},
     }
+
+
+def _names_run(
+    watched: dict[str, Facts], ran: dict[str, set[str]], source: set[str], dynamic: bool
+) -> frozenset[str] | None:
+    """The names the example's source and the project code it ran read (``None``: any,
+    when that code computes names). Not those of the classes its code names: a class
+    body names the caches it holds (``_sides = {}``) without reading them."""
+    names = set(source)
+    for path, pieces in ran.items():
+        facts = watched.get(path)
+        for piece in pieces if facts is not None else ():
+            if piece in facts.dynamic:
+                return None
+            names |= facts.reads.get(piece, frozenset())
+    return None if dynamic else frozenset(names)
+
+
+def _filling_code(
+    seen: Seen, project: Project, watched: dict[str, Facts], reading: frozenset[str] | None
+) -> dict[str, dict[str, tuple[str, str]]]:
+    """``{file: {piece: (digest, why)}}`` of the code that filled the lazily built caches
+    the example reads (``reading``: the names the code it ran reads, ``None``: any) in the
+    modules it uses, when earlier examples in this process filled them: no state (a value
+    any example would make the same), but made by that code, so an edit of it changes
+    what the example read as an edit of the code it ran would
+    (:func:`.counting.filling_code`)."""
+    found: dict[str, dict[str, tuple[str, str]]] = {}
+    for (path, name, holder), by in sorted(seen.carried_fills.items()):
+        if path not in watched or (reading is not None and reading.isdisjoint(read_as(holder))):
+            continue
+        where = name if holder == name else f"{name}.{holder}"
+        for label, code in sorted(by.items()):
+            why = FILLED.format(example=label, name=where)
+            for file, pieces in _filled_with(holder, code, project).items():
+                for piece, digest in pieces.items():
+                    found.setdefault(file, {}).setdefault(piece, (digest, why))
+    return found
+
+
+#: ``{(name, code, root): (facts of its files, found)}`` of :func:`_filled_with`: every
+#: later example reading a cache asks for the same filler's code (the same ``code``
+#: object, its hash kept); used while those files are as they were (the same facts).
+_fillers: dict[
+    tuple[str, frozenset[tuple[str, str]], str],
+    tuple[dict[str, Facts], dict[str, dict[str, str]]],
+] = {}
+_FILLERS_KEPT = 4096
+
+
+def _filled_with(
+    holder: str, code: frozenset[tuple[str, str]], project: Project
+) -> dict[str, dict[str, str]]:
+    """``{file: {piece: digest}}`` of the code, among ``code`` (what an example ran:
+    ``(file, qualified name)``), that made what it filled in the cache ``holder`` names."""
+    key = (holder, code, project.root)
+    known = _fillers.get(key)
+    if known is not None and all(code_facts(f) is facts for f, facts in known[0].items()):
+        return known[1]
+    ran: dict[str, set[str]] = {}
+    for file, qualname in code:
+        if file.endswith(".py") and project.wants(file):
+            ran.setdefault(file, set()).add(piece_of(qualname))
+    facts = {file: each for file in ran if (each := code_facts(file)) is not None}
+    found = {
+        file: {piece: facts[file].digests[piece] for piece in pieces}
+        for file, pieces in filling_code(holder, ran, facts).items()
+    }
+    if len(_fillers) >= _FILLERS_KEPT:
+        _fillers.clear()
+    _fillers[key] = (facts, found)
+    return found
 
 
 _top_level: dict[str, list[str]] | None = None

@@ -30,6 +30,12 @@ State is the project's or it is not state:
   gained at run time. A value changed, an item replaced or removed, a list grown, a
   public attribute set, a global rebound is state.
 
+What was filled is still known (:func:`compare`), by the names holding it (``_sides``
+for ``Shape._sides``): a later example reading it reads what the code that filled it
+made, and depends on that code (:mod:`docsaccel.cache.deps`), not on the value. Not what
+a function or callable object filled in itself (its compiled code, ``__wrapped__``,
+``_sig``): every call of it reads that, so it would tie every caller to every other.
+
 Example: an example sets a module's global, which a later example may read.
 
 >>> import types
@@ -54,7 +60,15 @@ from typing import Any
 from docsaccel.cache.instrument import checked_code
 from docsaccel.cache.loaded import address
 
-__all__ = ["Snapshot", "assigned", "changed", "snapshot", "watch_assignments"]
+__all__ = [
+    "Fills",
+    "Snapshot",
+    "assigned",
+    "changed",
+    "compare",
+    "snapshot",
+    "watch_assignments",
+]
 
 Snapshot = dict[tuple[str, str], Any]
 
@@ -441,6 +455,7 @@ def _filled(before: Any, after: Any) -> bool:
     if kind is _Cache:
         return before[0] == after[0]
     if kind is _Called:
+        before, after = _whole(before), _whole(after)
         parts = zip(before[2:], after[2:], strict=True)
         return before[0] == after[0] and all(_filled(b, a) for b, a in parts)
     if kind is _Entries or kind is _Own:
@@ -458,6 +473,18 @@ def _filled(before: Any, after: Any) -> bool:
     return False
 
 
+#: What a function holds when its token leaves it out (:func:`_token`): no defaults, no
+#: keyword defaults, no closure cells, no attributes.
+_HOLDS_NOTHING = ((type(None), None), (type(None), None), (), _Own(()))
+
+
+def _whole(token: _Called) -> _Called:
+    """A function's token with what it holds, also when :func:`_token` left that out (it
+    held nothing): a function setting its first attribute (``f._memo = {}``) compares
+    with itself before."""
+    return _Called((*token, *_HOLDS_NOTHING)) if len(token) == 2 else token
+
+
 #: The tokens that start with the identity of the object read.
 _READ = frozenset({tuple, _Shallow, _ShallowCode, _Called, _Class, _Callable, _Cache})
 
@@ -468,20 +495,91 @@ def _made_lazily(token: Any) -> bool:
     return type(token) in (_Called, _Class, _Callable, _Cache, _ShallowCode)
 
 
-def changed(before: Snapshot, after: Snapshot) -> set[tuple[str, str]]:
-    """The globals that differ between two snapshots, among the modules both hold (a
-    module first seen in ``after`` was imported meanwhile: its body is counted apart),
-    but for caches filled lazily (:func:`_filled`)."""
-    files = {path for path, _ in before if path}
-    found = {
-        key
-        for key, token in after.items()
-        if key[0] in files
-        and before.get(key) != token
-        and not (key not in before and (_module(token) or _made_lazily(token)))
-        and not (key in before and _filled(before[key], token))
-    }
-    after_files = {path for path, _ in after}
-    found |= {key for key in before if key not in after and key[0] in after_files}
-    found.discard(_KEPT)
+def _key_name(key: Any, name: str) -> str:
+    """The attribute name a mapping's key token stands for, else ``name`` (its holder's)."""
+    return key[1] if type(key) is tuple and len(key) == 2 and key[0] is str else name
+
+
+#: The tokens of a function and of a callable object: what they fill in themselves (their
+#: compiled code, signature, wrapped function, memo) is their own, read by calling them.
+_SELF_KEPT = (_Called, _Callable)
+
+
+def _fill_names(before: Any, after: Any, name: str) -> set[str]:
+    """The names holding the caches filled lazily between ``before`` and ``after`` (which
+    differ as :func:`_filled` allows): for each, the innermost attribute or global name
+    that holds it (``_sides`` for ``Shape._sides`` gaining an entry, ``table`` for a
+    ``functools.cache``). Code reading a filled cache names it so; ``name`` is the
+    holder's. Not what a function or callable object filled in itself (its compiled code,
+    ``__wrapped__``, ``_sig``, a memo in its closure): that is its own, which every call
+    of it reads (decorator machinery fills it in every function a package names), not a
+    cache the project's other code reads."""
+    if before == after:
+        return set()
+    kind = type(before)
+    if kind in _SELF_KEPT and kind is type(after):
+        return set()
+    if isinstance(before, _Shallow) != isinstance(after, _Shallow):
+        # The same object read to another depth (a class met deep in one snapshot, as a
+        # global in the other): nothing is seen filled, as nothing is seen changed.
+        return set()
+    if kind is not type(after) or kind is _Cache or isinstance(before, _Shallow):
+        return {name}
+    if kind is _Entries or kind is _Own:
+        return _entry_fill_names(before, after, name, own=kind is _Own)
+    if kind not in (tuple, _Class) or len(before) != len(after):
+        return {name}  # another value (a private attribute rebound): what holds it
+    found: set[str] = set()
+    for b, a in zip(before, after, strict=True):
+        found |= _fill_names(b, a, name)
     return found
+
+
+def _entry_fill_names(before: Any, after: Any, name: str, own: bool) -> set[str]:
+    """:func:`_fill_names` of a mapping's items, or of the attributes of a class or object
+    of the project (``own``): an attribute set is read by its name, an entry added by its
+    mapping's."""
+    old, new = dict(before), dict(after)
+    found = {_key_name(key, name) if own else name for key in new.keys() - old.keys()}
+    for key, value in old.items():
+        if new[key] != value:
+            found |= _fill_names(value, new[key], _key_name(key, name) if own else name)
+    return found
+
+
+Fills = dict[tuple[str, str], frozenset[str]]
+
+
+def compare(before: Snapshot, after: Snapshot) -> tuple[set[tuple[str, str]], Fills]:
+    """``(changed, filled)``: the globals that differ between two snapshots, among the
+    modules both hold (a module first seen in ``after`` was imported meanwhile: its body
+    is counted apart), but for caches filled lazily (:func:`_filled`); and those that
+    differ only as such caches do, each with the names holding what was filled
+    (:func:`_fill_names`). A filled cache is no state, but a later example reading it
+    reads what the code that filled it made (:mod:`docsaccel.cache.deps`)."""
+    files = {path for path, _ in before if path}
+    left: set[tuple[str, str]] = set()
+    filled: Fills = {}
+    for key, token in after.items():
+        if key[0] not in files:
+            continue
+        if key not in before:
+            if type(token) is _Cache:  # a function or class made at run time is code
+                filled[key] = frozenset({key[1]})
+            elif not (_module(token) or _made_lazily(token)):
+                left.add(key)
+        elif before[key] != token:
+            if not _filled(before[key], token):
+                left.add(key)
+            elif names := _fill_names(before[key], token, key[1]):
+                filled[key] = frozenset(names)
+    after_files = {path for path, _ in after}
+    left |= {key for key in before if key not in after and key[0] in after_files}
+    left.discard(_KEPT)
+    return left, filled
+
+
+def changed(before: Snapshot, after: Snapshot) -> set[tuple[str, str]]:
+    """The globals that differ between two snapshots but for caches filled lazily: the
+    state an example left (see :func:`compare`)."""
+    return compare(before, after)[0]

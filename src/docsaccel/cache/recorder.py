@@ -53,7 +53,7 @@ from typing import Any
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
 from docsaccel.cache.loaded import ModulesMemo
-from docsaccel.cache.module_state import Snapshot, assigned, changed, snapshot, watch_assignments
+from docsaccel.cache.module_state import Snapshot, assigned, compare, snapshot, watch_assignments
 from docsaccel.contract import fork_safe_lock, opens_for_writing
 from docsaccel.intercept import Patch, listen, patch
 
@@ -154,6 +154,13 @@ class Seen:
     carried_state: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
     #: The globals this example changed.
     left_state: set[tuple[str, str]] = field(default_factory=set)
+    #: ``{(module file, global name, name holding it): {label: code}}``: the caches the
+    #: project fills lazily that earlier examples in this process filled (no state:
+    #: :mod:`docsaccel.cache.module_state`), each with the code (``(file, qualified name)``) each
+    #: example that filled it ran. A later example reading one reads what that code made.
+    carried_fills: dict[tuple[str, str, str], dict[str, frozenset[tuple[str, str]]]] = field(
+        default_factory=dict
+    )
     #: ``{module: file}`` of modules its child processes loaded, which this process may
     #: never load (:mod:`docsaccel.cache.children`): found by name like those it loaded.
     module_files: dict[str, str] = field(default_factory=dict)
@@ -219,6 +226,8 @@ class Recorder:
         self._between: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._between_pid = 0
         self._left_by: dict[tuple[str, str], set[str]] = {}
+        #: What :attr:`Seen.carried_fills` says, process-wide.
+        self._filled_by: dict[tuple[str, str, str], dict[str, frozenset[tuple[str, str]]]] = {}
         self._label = ""
         self._baseline: Snapshot = {}
         self._last: Snapshot = {}
@@ -384,11 +393,16 @@ class Recorder:
         if self._state is not None:
             self._note_loaded()
             seen.carried_state = {key: frozenset(by) for key, by in self._left_by.items()}
+            seen.carried_fills = {key: dict(by) for key, by in self._filled_by.items()}
             self._last = snapshot(self._project_modules())
-            seen.left_state = changed(self._baseline, self._last)
+            seen.left_state, filled = compare(self._baseline, self._last)
             self._baseline = {}
             for key in seen.left_state:
                 self._left_by.setdefault(key, set()).add(self._label)
+            ran = frozenset(seen.code)
+            for (path, name), holders in filled.items():
+                for holder in holders:
+                    self._filled_by.setdefault((path, name, holder), {})[self._label] = ran
         if self._instrumenter is not None:
             self._instrumenter.after_import = None
             self._instrumenter = None

@@ -84,7 +84,9 @@ __all__ = [
 #:    it is not restored into a checkout elsewhere.
 #: 11: entries keep the warnings the example's processing logged (``warnings``), which a
 #:    build restoring it gives again (:mod:`.example_logs`).
-ENTRY_FORMAT = Format("docsaccel.cache-entry", 11, "cache entry")
+#: 12: function entries count the code that filled a lazily built cache the example reads,
+#:     when an earlier example filled it (an entry of 11 misses that code's edits).
+ENTRY_FORMAT = Format("docsaccel.cache-entry", 12, "cache entry")
 ENTRY_FILE = "entry.json"
 LAST_HIT = "last-hit"
 LAST_BUILD = "last-build.json"
