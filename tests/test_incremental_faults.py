@@ -4,6 +4,7 @@ local rebuilds, the switch. Every build's output is compared with a clean build'
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import signal
@@ -19,6 +20,7 @@ from helpers.incremental_build import (
     replace,
     write,
 )
+from helpers.read_only import read_only_view
 
 from docsaccel.cache.fingerprint import sha256_of
 
@@ -225,6 +227,28 @@ def test_a_rebuild_after_a_restoring_build_removes_what_that_build_generated(
     assert built.state["origin"] == "local"
     assert gone in built.output and not (other.docs / gone).exists()
     assert other.differences() == []
+
+
+@pytest.mark.parametrize("first_cache", ["read-only", "another"])
+def test_what_a_build_with_another_or_a_read_only_cache_generated_is_removed(tmp_path, first_cache):
+    """A build whose cache folder is read-only, or another one than the next build's:
+    what it generated is still known to the next build in the same folders, so the page
+    of an example renamed since is not left over ("isn't included in any toctree")."""
+    ws = Workspace(tmp_path / "ws")
+    with contextlib.ExitStack() as stack:
+        if first_cache == "read-only":
+            stack.enter_context(read_only_view(tmp_path))
+            cache = tmp_path / "ro-view"
+        else:
+            cache = tmp_path / "another-cache"
+        first = ws.build(cache)
+        assert first.returncode == 0, first.output
+        assert (ws.docs / "auto_examples" / "plot_mean.rst").is_file()
+    ws.edit(_renamed_example)
+    built = ws.build(None, *STRICT)
+    assert built.returncode == 0, built.output
+    assert not (ws.docs / "auto_examples" / "plot_mean.rst").exists()
+    assert ws.differences() == []
 
 
 def test_a_restored_build_leaves_no_empty_folder_of_a_renamed_example(ws):

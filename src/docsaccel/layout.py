@@ -11,6 +11,8 @@ the CLI and CI scripts are pointed there, so the layout is stated once:
 ``<outdir>/docsaccel/cache-deps/``          what each executed example depended on, until
                                             the example cache stores it
 ``<outdir>/docsaccel/build.lock``           held while a build writes into the folder
+``<outdir>/docsaccel/generated/``           what the builds generated in the source folder
+                                            (:mod:`docsaccel.incremental.generated`)
 ==========================================  ===============================================
 
 and where the sharded builds keep their work by default, under ``<docs>/_build/`` (the
@@ -47,6 +49,7 @@ __all__ = [
     "example_id_of",
     "forget_report",
     "gallery_lock_path",
+    "generated_dir",
     "holds_outputs",
     "id_slug",
     "journals",
@@ -128,6 +131,11 @@ def records_dir(outdir: str | os.PathLike[str]) -> Path:
 def cache_deps_dir(outdir: str | os.PathLike[str]) -> Path:
     """The dependencies the example cache recorded for each example the build ran."""
     return _under(outdir, "cache-deps")
+
+
+def generated_dir(outdir: str | os.PathLike[str]) -> Path:
+    """The record of what the builds into ``outdir`` generated in their source folder."""
+    return _under(outdir, "generated")
 
 
 def lock_path(outdir: str | os.PathLike[str]) -> Path:
