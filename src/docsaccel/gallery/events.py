@@ -1033,8 +1033,9 @@ def _write_unfinished_reports() -> bool:
             logger.info(f"docsaccel: {written}")
             continue
         stopped = [r for r in report["examples"] if r["status"] in (FAILED, INTERRUPTED)]
+        because = f" ({ending})" if ending else ""
         logger.error(
-            f"docsaccel: the build stopped before its end; {written}"
+            f"docsaccel: the build stopped before its end{because}; {written}"
             + "".join(f"\n  {r['id']}: {r['error']}" for r in stopped)
         )
     return unfinished
