@@ -3,7 +3,9 @@ outputs that match the build publishing them. Real Sphinx builds in temporary fo
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -167,7 +169,13 @@ def test_a_stopped_build_says_so_in_one_error_line_and_its_report_is_refused(
     )
     wait_until_running(src, "plot_wait.py", process)
 
-    process.send_signal(signum)
+    try:
+        process.send_signal(signum)
+        process.wait(timeout=120)
+    finally:  # a child left running would hold the output pipes open
+        for pid in (src / "examples" / "child_pids.txt").read_text().split():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
     _, stderr = process.communicate(timeout=120)
 
     assert process.returncode != 0, stderr
