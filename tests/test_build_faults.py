@@ -185,7 +185,7 @@ Writes another build's journal into this build's records folder.
 """
 from pathlib import Path
 
-here = Path(__file__).resolve().parent
+here = Path.cwd()  # sphinx-gallery runs an example in its folder
 records = here.parent / "_build" / "html" / "docsaccel" / "records"
 line = (here / "ghost.jsonl").read_text()
 for name in ("journal-99999.jsonl", "journal-0123abcd-99999.jsonl"):
@@ -200,6 +200,7 @@ def test_records_another_build_writes_into_the_folder_are_not_this_builds(tmp_pa
     src = make_project(tmp_path, ["plot_quick.py"])
     first = build(src)
     assert first.returncode == 0, first.output
+    first_id = first.report["build"]["id"]
     ghost = {
         **first.record("plot_quick.py"),
         "id": "examples/plot_gone.py",
@@ -216,7 +217,7 @@ def test_records_another_build_writes_into_the_folder_are_not_this_builds(tmp_pa
     report = built.report
     assert sorted(r["name"] for r in report["examples"]) == ["plot_ghost.py", "plot_quick.py"]
     build_id = report["build"]["id"]
-    assert build_id and build_id != first.report["build"]["id"]
+    assert build_id and build_id != first_id
     records = layout.records_dir(built.outdir)
     assert (records / "journal-99999.jsonl").is_file(), "the ghost wrote its journal"
     assert [p.name.split("-")[1] for p in layout.journals(records)] == [build_id]
