@@ -30,8 +30,9 @@ docsaccel; a process the watch is handed to (:meth:`GeneratedFiles.join`: sphinx
 Both files live in the cache folder, named after the source folder, so they outlive a
 ``make clean`` of the build folder, and a fresh checkout in the same place removes nothing
 (none of the files is there, or none is as recorded). The record is also kept beside the
-output (``copies``), and a build whose cache folder is read-only keeps both files there
-(reading the cache's, ``seen``): a build in the same folders with another cache, or after
+output (``copies``), and a build whose cache folder is read-only (or whose Sphinx state
+is off, which leaves nothing in the cache) keeps both files there (reading the cache's,
+``seen``): a build in the same folders with another cache, or after
 one that could not write its cache, still knows what was generated. Every record and log
 found is read; a file is removed only while it is as one of them says, so an older one
 removes nothing a later build made or the user changed.

@@ -64,17 +64,17 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     if not _cache_on(app):
         # A read-only cache: no state, but what the build generates is still known to the
         # next build in these folders (kept beside the output).
-        sources.on_config_inited(app)
+        sources.on_config_inited(app, state_on=False)
         return
     from docsaccel.incremental.sphinxext import reading, restore, viewcode, warnings
     from docsaccel.incremental.sphinxext.state_build import current
 
     _connect(app)
     restore.on_config_inited(app, config)
+    build = current(app)
     # Before sphinx-gallery and autosummary generate their sources (builder-inited), the
     # Sphinx state kept or not: the next build may keep it.
-    sources.on_config_inited(app)
-    build = current(app)
+    sources.on_config_inited(app, state_on=build is not None)
     if build is None:
         return
     # What the project's modules read when the build imports them before the documents

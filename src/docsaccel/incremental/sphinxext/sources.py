@@ -68,30 +68,32 @@ def merge_watch(cache: Path, srcdir: Path, leave_out: list[Path]) -> GeneratedFi
     return watch
 
 
-def _build_watch(app: Sphinx) -> GeneratedFiles | None:
-    """The watch of this build: in its cache folder, or beside the output when the cache
-    folder is read-only (the cache's record then only read); ``None`` without a cache."""
+def _build_watch(app: Sphinx, state_on: bool) -> GeneratedFiles | None:
+    """The watch of this build: in its cache folder while the Sphinx state is on, else
+    beside the output (the cache folder read-only, or to hold no state: the cache's record
+    then only read); ``None`` without a cache."""
     gallery = getattr(app, "_docsaccel_gallery", None)
     settings = getattr(gallery, "settings", None)
     if settings is None or settings.shard_examples is not None:
         return None  # a shard's build: the merge records what the shards generated
     outdir, leave_out = Path(app.outdir), [Path(app.outdir), Path(app.doctreedir)]
-    if settings.cache is not None:
+    if settings.cache is not None and state_on:
         return source_watch(settings.cache, Path(app.srcdir), leave_out, outdir)
-    read_only = getattr(gallery, "read_only_cache", None)
-    if read_only is None:
+    cache = settings.cache or getattr(gallery, "read_only_cache", None)
+    if cache is None:
         return None
     return GeneratedFiles(
         layout.generated_dir(outdir),
         Path(app.srcdir),
-        [*leave_out, read_only],
-        seen=[_records(read_only)],
+        [*leave_out, cache],
+        seen=[_records(cache)],
     )
 
 
-def on_config_inited(app: Sphinx) -> None:
-    """Before any generator: remove what earlier builds generated, watch this one."""
-    generated = _build_watch(app)
+def on_config_inited(app: Sphinx, state_on: bool) -> None:
+    """Before any generator: remove what earlier builds generated, watch this one
+    (``state_on``: the Sphinx state is kept in the cache folder, and so is the record)."""
+    generated = _build_watch(app, state_on)
     if generated is None:
         return
     removed = generated.remove_earlier()
