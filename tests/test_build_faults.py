@@ -172,3 +172,57 @@ def test_a_killed_build_is_read_from_its_journal_and_named_by_the_next(tmp_path)
     assert not list(records.glob("progress-*.pipe"))
     after = build(src, quiet=False)  # the build that finished is no killed one
     assert "was killed" not in after.output
+
+
+#: An example that writes what a process of another build would into this build's records
+#: folder: a worker of a build killed outright, still running when the next build began,
+#: writes its journal again when it finds it gone (its pid's name, its build's name).
+GHOST = '''"""
+Ghost
+=====
+
+Writes another build's journal into this build's records folder.
+"""
+from pathlib import Path
+
+here = Path.cwd()  # sphinx-gallery runs an example in its folder
+records = here.parent / "_build" / "html" / "docsaccel" / "records"
+line = (here / "ghost.jsonl").read_text()
+for name in ("journal-99999.jsonl", "journal-0123abcd-99999.jsonl"):
+    with open(records / name, "a") as stream:
+        stream.write(line)
+'''
+
+
+def test_records_another_build_writes_into_the_folder_are_not_this_builds(tmp_path) -> None:
+    """A build's report holds its own records only: those another build's process writes
+    into its records folder while it runs are left out, and the report names its id."""
+    src = make_project(tmp_path, ["plot_quick.py"])
+    first = build(src)
+    assert first.returncode == 0, first.output
+    first_id = first.report["build"].get("id")
+    ghost = {
+        **first.record("plot_quick.py"),
+        "id": "examples/plot_gone.py",
+        "name": "plot_gone.py",
+        "status": "failed",
+        "error": "recorded by another build",
+    }
+    (src / "examples" / "ghost.jsonl").write_text(json.dumps(ghost) + "\n", "utf-8")
+    (src / "examples" / "plot_ghost.py").write_text(GHOST, "utf-8")
+
+    built = build(src)
+
+    assert built.returncode == 0, built.output
+    report = built.report
+    assert sorted(r["name"] for r in report["examples"]) == ["plot_ghost.py", "plot_quick.py"]
+    build_id = report["build"]["id"]
+    assert build_id and build_id != first_id
+    records = layout.records_dir(built.outdir)
+    assert (records / "journal-99999.jsonl").is_file(), "the ghost wrote its journal"
+    assert [p.name.split("-")[1] for p in layout.journals(records)] == [build_id]
+    # Read as a killed build's (no report): its own journals only.
+    layout.report_path(built.outdir).unlink()
+    shown = run_cli("report", "--format", "json", str(built.outdir))
+    assert shown.returncode == 0, shown.stderr
+    assert "plot_ghost" in shown.stdout and "plot_gone" not in shown.stdout, shown.stdout

@@ -3,7 +3,9 @@ outputs that match the build publishing them. Real Sphinx builds in temporary fo
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -13,9 +15,10 @@ import pytest
 from helpers.gallery_build import build, child_env, make_project, sphinx_command
 from helpers.processes import assert_no_child_survives, wait_until_running
 
-from docsaccel import sg_compat
+from docsaccel import layout, sg_compat
 from docsaccel.gallery.lock import LockedError, OutdirLock
 from docsaccel.records import read_records
+from docsaccel.report.commands import EXIT_UNREADABLE, run_check
 
 pytestmark = pytest.mark.slow
 
@@ -139,6 +142,53 @@ def test_sigterm_writes_the_report_and_ends_with_the_signal(tmp_path) -> None:
     assert "terminated (SIGTERM)" in waiting["error"]
     assert "examples/plot_wait.py" in output
     assert_no_child_survives(src, expected=1)
+
+
+PARALLEL = 'sphinx_gallery_conf["parallel"] = 2\n'
+
+
+@pytest.mark.parametrize(
+    ("signum", "conf"),
+    [(signal.SIGTERM, ""), (signal.SIGTERM, PARALLEL), (signal.SIGINT, "")],
+    ids=["sigterm", "sigterm-parallel", "sigint"],
+)
+def test_a_stopped_build_says_so_in_one_error_line_and_its_report_is_refused(
+    tmp_path, signum, conf
+) -> None:
+    """One fault, one ERROR line: what ended the build and where its partial report is;
+    the report is written, and ``docsaccel check`` refuses it (a build that did not
+    finish)."""
+    src = make_project(tmp_path, ["plot_wait.py", "plot_quick.py"], conf=conf)
+    outdir = src / "_build" / "html"
+    process = subprocess.Popen(
+        sphinx_command(src, outdir),
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_until_running(src, "plot_wait.py", process)
+
+    try:
+        process.send_signal(signum)
+        process.wait(timeout=120)
+    finally:  # a child left running would hold the output pipes open
+        for pid in (src / "examples" / "child_pids.txt").read_text().split():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+    _, stderr = process.communicate(timeout=120)
+
+    assert process.returncode != 0, stderr
+    errors = [line for line in stderr.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1, stderr
+    report_path = layout.report_path(outdir)
+    assert str(report_path) in errors[0] and "complete: false" in errors[0], stderr
+    if signum == signal.SIGTERM:
+        assert "terminated (SIGTERM)" in errors[0], stderr
+    assert json.loads(report_path.read_text("utf-8"))["build"]["complete"] is False
+    out, code = run_check([str(report_path)])
+    assert code == EXIT_UNREADABLE, out
+    assert "the build did not finish" in out, out
 
 
 def test_ctrl_c_ends_with_sphinx_builds_status_whatever_an_example_left(tmp_path) -> None:

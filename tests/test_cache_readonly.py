@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers.cache_project import ALL, Project, times_masked
+from helpers.read_only import read_only_view
 
 pytestmark = pytest.mark.slow
 
@@ -27,19 +28,9 @@ def _digests(folder: Path) -> dict[str, str]:
 
 @pytest.fixture
 def read_only(tmp_path: Path) -> Iterator[Path]:
-    """A read-only view of an empty folder (a bind mount: as root, permissions alone would
-    not stop a write)."""
-    source, view = tmp_path / "ro-source", tmp_path / "ro-view"
-    source.mkdir()
-    view.mkdir()
-    mount = subprocess.run(["mount", "--bind", str(source), str(view)], capture_output=True)
-    if mount.returncode != 0:
-        pytest.skip(f"a read-only bind mount needs mount privileges: {mount.stderr!r}")
-    try:
-        subprocess.run(["mount", "-o", "remount,bind,ro", str(view)], check=True)
+    """A read-only view of an empty folder (:func:`helpers.read_only.read_only_view`)."""
+    with read_only_view(tmp_path) as source:
         yield source
-    finally:
-        subprocess.run(["umount", str(view)], check=False)
 
 
 def _read_only_view(project: Project, read_only: Path) -> Path:

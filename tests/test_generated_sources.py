@@ -239,6 +239,46 @@ def test_each_source_folder_has_its_own_record(tmp_path):
     assert (other / "api" / "pkg.rst").is_file()
 
 
+def test_a_build_with_another_cache_reads_the_record_kept_beside_the_output(tmp_path):
+    """The record is kept beside the output too: a later build in the same folders with
+    another cache folder removes what the earlier one generated, but a file changed
+    since, which is the user's."""
+    src, records, out = _tree(tmp_path)
+    beside = tmp_path / "html" / "docsaccel" / "generated"
+    files = GeneratedFiles(records, src, leave_out=[out], copies=[beside])
+    assert files.remove_earlier() == []
+    files.watch()
+    _generate(src)
+    files.finish()
+    assert (beside / files.record.name).read_text() == files.record.read_text()
+    (src / "api" / "pkg.rst").write_text("changed by the user\n")
+    other = GeneratedFiles(tmp_path / "other-cache", src, leave_out=[out], copies=[beside])
+    assert other.remove_earlier() == [p for p in GENERATED if p != "api/pkg.rst"]
+    assert (src / "api" / "pkg.rst").read_text() == "changed by the user\n"
+
+
+def test_a_build_with_a_read_only_cache_reads_its_record_and_writes_beside_the_output(
+    tmp_path,
+):
+    """A build whose cache folder is read-only removes what the cache's record names,
+    keeps its own record beside the output (never in the cache), and the next build in
+    the same folders, whatever its cache, removes what it generated."""
+    src, records, out = _tree(tmp_path)
+    _watch(src, records, out)
+    (src / "api" / "pkg.rst").write_text("generated\n")
+    generated_module._watching.finish()
+    in_cache = sorted(p.name for p in records.iterdir())
+    beside = tmp_path / "html" / "docsaccel" / "generated"
+    read_only = GeneratedFiles(beside, src, leave_out=[out], seen=[records])
+    assert read_only.remove_earlier() == ["api/pkg.rst"]
+    read_only.watch()
+    (src / "api" / "new.rst").write_text("generated\n")
+    assert read_only.finish() == ["api/new.rst"]
+    assert sorted(p.name for p in records.iterdir()) == in_cache
+    later = GeneratedFiles(tmp_path / "fresh-cache", src, leave_out=[out], copies=[beside])
+    assert later.remove_earlier() == ["api/new.rst"]
+
+
 RUNNING = (
     WATCHING
     + """

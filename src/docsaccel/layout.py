@@ -6,11 +6,14 @@ the CLI and CI scripts are pointed there, so the layout is stated once:
 ==========================================  ===============================================
 ``<outdir>/docsaccel/report.json``          the build's report (:mod:`docsaccel.schema`)
 ``<outdir>/docsaccel/chart.svg``            the report page's chart, when it has one
-``<outdir>/docsaccel/records/``             one record per example, and the journals
-                                            (``journal-<pid>.jsonl``, one per process)
+``<outdir>/docsaccel/records/``             one record per example, the journals
+                                            (``journal-<build>-<pid>.jsonl``, one per
+                                            process) and the build's id (``build-id``)
 ``<outdir>/docsaccel/cache-deps/``          what each executed example depended on, until
                                             the example cache stores it
 ``<outdir>/docsaccel/build.lock``           held while a build writes into the folder
+``<outdir>/docsaccel/generated/``           what the builds generated in the source folder
+                                            (:mod:`docsaccel.incremental.generated`)
 ==========================================  ===============================================
 
 and where the sharded builds keep their work by default, under ``<docs>/_build/`` (the
@@ -37,6 +40,7 @@ import tempfile
 from pathlib import Path
 
 __all__ = [
+    "BUILD_ID_FILE",
     "COPY_ROOT_MARKER",
     "FOLDER_NAME",
     "JOURNAL_PREFIX",
@@ -47,8 +51,10 @@ __all__ = [
     "example_id_of",
     "forget_report",
     "gallery_lock_path",
+    "generated_dir",
     "holds_outputs",
     "id_slug",
+    "journal_name",
     "journals",
     "left_files",
     "lock_path",
@@ -63,8 +69,12 @@ FOLDER_NAME = "docsaccel"
 #: The folders of the sharded builds' defaults, in ``<docs>/_build``.
 SHARD_FOLDERS = ("shard", "shard-work", "shard-artifacts", "shard-records")
 
-#: How the journal of each process that runs examples is named: ``journal-<pid>.jsonl``.
+#: How the journal of each process that runs examples is named:
+#: ``journal-<build id>-<pid>.jsonl`` (:func:`journal_name`).
 JOURNAL_PREFIX = "journal-"
+#: The file of a records folder naming the build whose records it holds: only that
+#: build's journals are read (:func:`journals`).
+BUILD_ID_FILE = "build-id"
 #: How a worker process of a parallel gallery names the file where it tells the build's
 #: process which of its examples left threads running: ``left-<pid>.jsonl``
 #: (:func:`docsaccel.gallery.process_end.tell_build`).
@@ -130,6 +140,11 @@ def cache_deps_dir(outdir: str | os.PathLike[str]) -> Path:
     return _under(outdir, "cache-deps")
 
 
+def generated_dir(outdir: str | os.PathLike[str]) -> Path:
+    """The record of what the builds into ``outdir`` generated in their source folder."""
+    return _under(outdir, "generated")
+
+
 def lock_path(outdir: str | os.PathLike[str]) -> Path:
     """The lock a build holds on its output folder."""
     return _under(outdir, "build.lock")
@@ -173,6 +188,25 @@ def left_files(records: str | os.PathLike[str]) -> list[Path]:
     return sorted(Path(records).glob(f"{LEFT_PREFIX}*.jsonl"))
 
 
+def journal_name(build_id: str | None, pid: int) -> str:
+    """The name of the journal of process ``pid`` in the build ``build_id`` (``None``: a
+    writer outside a build, ``journal-<pid>.jsonl``).
+
+    >>> journal_name("3f2a", 12), journal_name(None, 12)
+    ('journal-3f2a-12.jsonl', 'journal-12.jsonl')
+    """
+    return f"{JOURNAL_PREFIX}{'' if build_id is None else build_id + '-'}{pid}.jsonl"
+
+
 def journals(records: str | os.PathLike[str]) -> list[Path]:
-    """The journals in a records folder (one per process that ran examples), sorted."""
-    return sorted(Path(records).glob(f"{JOURNAL_PREFIX}*.jsonl"))
+    """The journals in a records folder (one per process that ran examples), sorted: only
+    those of the build its :data:`BUILD_ID_FILE` names, when it names one. A process of
+    an earlier build still running (a worker of a build killed outright) writes its
+    journal again when it finds it gone, into the records of the build after it."""
+    try:
+        build_id = Path(records, BUILD_ID_FILE).read_text("ascii").strip()
+    except (OSError, ValueError):
+        build_id = ""
+    if not build_id.isalnum():
+        return sorted(Path(records).glob(f"{JOURNAL_PREFIX}*.jsonl"))
+    return sorted(Path(records).glob(f"{JOURNAL_PREFIX}{build_id}-*.jsonl"))

@@ -2,7 +2,9 @@
 
 Records live in :func:`docsaccel.layout.records_dir`, in two forms:
 
-- a *journal* per process that runs examples (``journal-<pid>.jsonl``): the hook appends
+- a *journal* per process that runs examples (``journal-<build>-<pid>.jsonl``, the
+  build's id in its name: of the journals in the folder, only those of the build its
+  ``build-id`` file names are read, :func:`docsaccel.layout.journals`): the hook appends
   an example's provisional record when it starts ("failed: did not finish", so an example
   that takes its process down is still recorded) and its record when it finishes, each as
   one line in one ``O_APPEND`` write, so a line is written whole or not at all and
@@ -168,12 +170,14 @@ class RecordJournal:
 
     PREFIX = layout.JOURNAL_PREFIX
 
-    def __init__(self, records_dir: Path | str) -> None:
+    def __init__(self, records_dir: Path | str, build_id: str | None = None) -> None:
         self.records_dir = os.fspath(records_dir)
+        #: The build whose journal this is (``None``: a writer outside a build).
+        self.build_id = build_id
 
     @property
     def path(self) -> str:
-        return os.path.join(self.records_dir, f"{self.PREFIX}{os.getpid()}.jsonl")
+        return os.path.join(self.records_dir, layout.journal_name(self.build_id, os.getpid()))
 
     def append(self, record: dict[str, Any]) -> None:
         """Validate ``record`` and append it as one line (writing the journal again first
@@ -190,7 +194,9 @@ class RecordJournal:
         _journalled.setdefault(_key(self.records_dir), {})[record["id"]] = record
 
 
-def journal_again(records_dir: Path | str, record: dict[str, Any]) -> None:
+def journal_again(
+    records_dir: Path | str, record: dict[str, Any], build_id: str | None = None
+) -> None:
     """Append ``record`` to the journal of the process that ran its example (its ``pid``;
     this process's when it has none, or is this one), for a status decided after that
     process wrote its last line of it (the build's process could not end): the last line
@@ -199,9 +205,9 @@ def journal_again(records_dir: Path | str, record: dict[str, Any]) -> None:
     schema.validate_record(record, records_dir)
     pid = record.get("pid")
     if not isinstance(pid, int) or pid == os.getpid():
-        RecordJournal(records_dir).append(record)
+        RecordJournal(records_dir, build_id).append(record)
         return
-    path = os.path.join(records_dir, f"{layout.JOURNAL_PREFIX}{pid}.jsonl")
+    path = os.path.join(records_dir, layout.journal_name(build_id, pid))
     # That process writes no more lines of the example: one appended write, as it does.
     with contextlib.suppress(OSError):
         handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)

@@ -101,6 +101,10 @@ any example ran (a refused setting, an error): the report is ``"complete": false
 lists no example (or only ``not-executed`` ones, once the examples were planned), so a
 gate reading it fails, saying why, even with ``--allow-incomplete``.
 
+``build.id`` (absent from reports of earlier releases) is the build's id, a string that
+names its journals (``records/journal-<id>-<pid>.jsonl``): the report holds only the
+records of this build, never those a process of another build wrote into the folder.
+
 ``build.conf`` (absent from reports of builds without a ``conf.py``) names the
 ``conf.py`` the build read and its bytes' SHA-256 (``{"path": "/abs/docs/conf.py",
 "sha256": "..."}``): when that file has changed since, a later build never reached
@@ -355,6 +359,11 @@ def validate_report(report: Any, source: str | Path | None = None) -> dict:
                 f"{_where(source, f'build.{key}')} is {failed!r:.40}; expected why the build "
                 "failed (a string)"
             )
+    build_id = build.get("id")
+    if build_id is not None and not isinstance(build_id, str):
+        raise SchemaError(
+            f"{_where(source, 'build.id')} is {build_id!r:.40}; expected the build's id (a string)"
+        )
     ended = build.get("ended_because")
     if ended is not None and not isinstance(ended, str):
         raise SchemaError(

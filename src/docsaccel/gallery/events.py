@@ -434,6 +434,8 @@ def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, A
     build.previous = read_records(build.records_dir)
     shutil.rmtree(build.records_dir, ignore_errors=True)
     build.records_dir.mkdir(parents=True, exist_ok=True)
+    # Before any example: from here on, only this build's journals are read there.
+    (build.records_dir / layout.BUILD_ID_FILE).write_text(build.build_id, "ascii")
     forget_written(build.records_dir)
     build.records_reset = True
     if build.settings.shard_examples is not None or build.settings.shard_records is not None:
@@ -457,6 +459,7 @@ def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, A
     hook = ExampleHook.for_examples(
         build.examples,
         records_dir=str(build.records_dir),
+        build_id=build.build_id,
         fast=build.settings.fast,
         on_overrun=build.settings.on_overrun,
         planner=build.planner,
@@ -828,7 +831,7 @@ def _fail_stuck(build: GalleryBuild, found: process_end.Stuck, grace: float) -> 
         record.pop(EXPECTED_FAILURE, None)  # whatever it was expected to do, not this
         write_record(build.records_dir, record)
         # The journal says it too: a reader of the journals alone sees the last line.
-        journal_again(build.records_dir, record)
+        journal_again(build.records_dir, record, build.build_id)
         records[example_id] = record
     build.exit_blocked = (
         f"the build's process had not ended {grace:g} s after the build: {found.text}"
@@ -1033,8 +1036,9 @@ def _write_unfinished_reports() -> bool:
             logger.info(f"docsaccel: {written}")
             continue
         stopped = [r for r in report["examples"] if r["status"] in (FAILED, INTERRUPTED)]
+        because = f" ({ending})" if ending else ""
         logger.error(
-            f"docsaccel: the build stopped before its end; {written}"
+            f"docsaccel: the build stopped before its end{because}; {written}"
             + "".join(f"\n  {r['id']}: {r['error']}" for r in stopped)
         )
     return unfinished

@@ -269,6 +269,8 @@ class ExampleHook:
     on_overrun: str
     #: Plans an example that reaches the hook without being in ``examples``.
     planner: Planner | None = None
+    #: The build's id, in its journals' names (:func:`docsaccel.layout.journal_name`).
+    build_id: str | None = None
     #: The example cache's dependency recording (``None``: no cache).
     cache: CacheRecording | None = None
     #: Where start and end events go (``None``: no progress in the log).
@@ -300,7 +302,7 @@ class ExampleHook:
     )
 
     def __post_init__(self) -> None:
-        self._journal = RecordJournal(self.records_dir)
+        self._journal = RecordJournal(self.records_dir, self.build_id)
 
     @classmethod
     def for_examples(cls, examples: Iterable[Example], **kwargs: Any) -> ExampleHook:

@@ -289,6 +289,9 @@ def builds_here() -> bool:
     return any(pid == os.getpid() for pid, _ in _callbacks)
 
 
+#: What ended the build's process on SIGTERM, as the log and the report say it.
+TERMINATED = "it was terminated (SIGTERM)"
+
 #: Why the process is ending, when a signal ends the whole build (not an example's
 #: doing): the callbacks say it in the report of a build that no example was running in.
 _ending: str | None = None
@@ -307,12 +310,13 @@ def end_of_process(
     fail_unfinished: bool = False,
     unfinished_status: int | None = None,
     build_why: str | None = None,
-) -> None:
+) -> bool:
     """Record the running example (``why`` it did not finish), end the processes it started
     (``every_process``: all of this process's descendants), run the :func:`on_process_end`
     callbacks (``build_why``: what :func:`ending_why` tells them); then end this process
     with ``status``, if given, or with ``unfinished_status`` (default :data:`EXIT_STATUS`,
-    never 0) if ``fail_unfinished`` and a build was left unfinished.
+    never 0) if ``fail_unfinished`` and a build was left unfinished. Returns whether a
+    build was left unfinished (its callback then logged why, and where its report is).
     """
     global _running, _ending
     _ending = build_why
@@ -340,7 +344,7 @@ def end_of_process(
     if status is None and fail_unfinished and unfinished:
         status = unfinished_status or EXIT_STATUS
     if status is None:
-        return
+        return unfinished
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         with contextlib.suppress(Exception):
             stream.flush()
@@ -586,14 +590,18 @@ def _reclaim_sigterm() -> None:
 
 
 def _on_sigterm(previous: Any) -> None:
-    logger.error("docsaccel: the build was terminated (SIGTERM); writing its report")
+    # One fault, one ERROR line: the unfinished build's says it was terminated and where
+    # its report is (:func:`ending_why`); this one only when no build was left unfinished.
     # The workers of a parallel build and anything the examples started end with it.
-    end_of_process(
+    unfinished = end_of_process(
         None,
         why="the build was terminated (SIGTERM) while it ran",
         every_process=True,
-        build_why="it was terminated (SIGTERM)",
+        build_why=TERMINATED,
     )
+    if not unfinished:
+        logger.error(f"docsaccel: the build's process ended: {TERMINATED}")
+        show_pending_logs()
     if callable(previous):
         previous(signal.SIGTERM, None)
         return

@@ -25,6 +25,7 @@ the examples from the plan):
 from __future__ import annotations
 
 import time
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +73,9 @@ class GalleryBuild:
         doctreedir: Path | None = None,
     ) -> None:
         self.settings = settings
+        #: This build's id: in its journals' names and its report (``build.id``), so that
+        #: records another build's process writes into its folder are not taken as its own.
+        self.build_id = uuid.uuid4().hex[:16]
         #: Sphinx's doctree folder: where the report page's note is (:mod:`.page_file`).
         self.doctreedir = doctreedir
         #: The conf.py this build read (:func:`docsaccel.contract.conf_fingerprint`): a
@@ -228,6 +232,7 @@ class GalleryBuild:
             "shard": self._shard(),
             "source_dir": self.srcdir,
             "memory_limit": self.settings.memory_limit,
+            "id": self.build_id,
         }
         if self.conf is not None:
             build["conf"] = self.conf

@@ -29,7 +29,13 @@ docsaccel; a process the watch is handed to (:meth:`GeneratedFiles.join`: sphinx
 
 Both files live in the cache folder, named after the source folder, so they outlive a
 ``make clean`` of the build folder, and a fresh checkout in the same place removes nothing
-(none of the files is there, or none is as recorded).
+(none of the files is there, or none is as recorded). The record is also kept beside the
+output (``copies``), and a build whose cache folder is read-only (or whose Sphinx state
+is off, which leaves nothing in the cache) keeps both files there (reading the cache's,
+``seen``): a build in the same folders with another cache, or after
+one that could not write its cache, still knows what was generated. Every record and log
+found is read; a file is removed only while it is as one of them says, so an older one
+removes nothing a later build made or the user changed.
 
 Builds of one source folder at once (into other output folders) share its files: each
 holds a shared ``flock`` on a lock file beside them while it watches, so a build that
@@ -84,15 +90,30 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
 class GeneratedFiles:
     """The generated files of one source folder (see the module docstring)."""
 
-    def __init__(self, records: Path, srcdir: Path, leave_out: Iterable[Path] = ()) -> None:
+    def __init__(
+        self,
+        records: Path,
+        srcdir: Path,
+        leave_out: Iterable[Path] = (),
+        *,
+        copies: Iterable[Path] = (),
+        seen: Iterable[Path] = (),
+    ) -> None:
+        """``records``: the folder of the log, the lock and the record; ``copies``: folders
+        that also keep the record; ``seen``: folders whose record and log are read only."""
         self.root = os.path.abspath(srcdir)
         self._prefix = os.path.join(self.root, "")
-        # The records' own folder too: the log's writes are not the build's.
-        self._leave_out = tuple(os.path.join(os.path.abspath(p), "") for p in (*leave_out, records))
-        key = hashlib.sha256(os.path.realpath(self.root).encode()).hexdigest()[:20]
-        self.record = records / f"{key}.json"
-        self.log = records / f"{key}.log"
-        self.lock = records / f"{key}.lock"
+        copies, seen = list(copies), list(seen)
+        # The records' own folders too: the log's writes are not the build's.
+        kept = (*leave_out, records, *copies, *seen)
+        self._leave_out = tuple(os.path.join(os.path.abspath(p), "") for p in kept)
+        self._key = hashlib.sha256(os.path.realpath(self.root).encode()).hexdigest()[:20]
+        self.record = records / f"{self._key}.json"
+        self.log = records / f"{self._key}.log"
+        self.lock = records / f"{self._key}.lock"
+        self._copies = [folder / f"{self._key}.json" for folder in copies]
+        #: Every folder whose record and log tell what earlier builds generated.
+        self._sources = [records, *copies, *seen]
         self._noted: set[str] = set()
         self._lock: int | None = None
         self._alone = True  # no other build of this folder was watching when this one began
@@ -112,23 +133,9 @@ class GeneratedFiles:
             return []
         files: set[str] = set()
         folders: set[str] = set()
-        recorded = self._read_record()
-        if recorded is not None:
-            for rel, (size, mtime_ns) in recorded["files"].items():
-                info = self._lstat(rel)
-                if info is not None and (info.st_size, info.st_mtime_ns) == (size, mtime_ns):
-                    files.add(rel)
-            folders.update(recorded["folders"])
-        logged = self._read_log()
-        if logged is not None:
-            started_ns, last_ns, listed = logged
-            for kind, rel in listed:
-                if kind == _FOLDER:
-                    folders.add(rel)
-                    continue
-                info = self._lstat(rel)
-                if info is not None and started_ns <= info.st_mtime_ns <= last_ns + SETTLE_NS:
-                    files.add(rel)
+        for folder in self._sources:
+            self._add_recorded(folder / f"{self._key}.json", files, folders)
+            self._add_logged(folder / f"{self._key}.log", files, folders)
         removed = []
         for rel in sorted(files):
             with contextlib.suppress(OSError):
@@ -140,6 +147,32 @@ class GeneratedFiles:
                 with contextlib.suppress(OSError):  # not empty: something else is in it
                     os.rmdir(path)
         return removed
+
+    def _add_recorded(self, record: Path, files: set[str], folders: set[str]) -> None:
+        """Add what the record ``record`` names and is still as recorded."""
+        recorded = self._read_record(record)
+        if recorded is None:
+            return
+        for rel, (size, mtime_ns) in recorded["files"].items():
+            info = self._lstat(rel)
+            if info is not None and (info.st_size, info.st_mtime_ns) == (size, mtime_ns):
+                files.add(rel)
+        folders.update(recorded["folders"])
+
+    def _add_logged(self, log: Path, files: set[str], folders: set[str]) -> None:
+        """Add what the log ``log`` of a build that did not finish names and that build
+        may have written (modified while it ran)."""
+        logged = self._read_log(log)
+        if logged is None:
+            return
+        started_ns, last_ns, listed = logged
+        for kind, rel in listed:
+            if kind == _FOLDER:
+                folders.add(rel)
+                continue
+            info = self._lstat(rel)
+            if info is not None and started_ns <= info.st_mtime_ns <= last_ns + SETTLE_NS:
+                files.add(rel)
 
     def _take_lock(self) -> bool:
         """Lock the folder's files (once); whether this build is the only one watching it.
@@ -210,26 +243,26 @@ class GeneratedFiles:
         mode = info.st_mode & 0o170000
         return info if mode in (0o100000, 0o120000) else None
 
-    def _read_record(self) -> dict[str, Any] | None:
-        if not os.path.lexists(self.record):
+    def _read_record(self, record: Path) -> dict[str, Any] | None:
+        if not os.path.lexists(record):
             return None  # no build of this folder recorded any: nothing to remove
         try:
-            data = read_json(self.record, RECORD.what)
-            RECORD.check(data, self.record)
+            data = read_json(record, RECORD.what)
+            RECORD.check(data, record)
             files = {str(k): (int(v[0]), int(v[1])) for k, v in data["files"].items()}
             folders = [str(f) for f in data["folders"]]
         except FileNotFoundError:
             return None
         except (InputError, KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             # Unreadable: nothing of it is trusted, so nothing is removed; said once.
-            self.unreadable = f"{self.record} is unreadable ({exc})"
+            self.unreadable = self.unreadable or f"{record} is unreadable ({exc})"
             return None
         return {"files": files, "folders": folders}
 
-    def _read_log(self) -> tuple[int, int, list[tuple[str, str]]] | None:
+    def _read_log(self, log: Path) -> tuple[int, int, list[tuple[str, str]]] | None:
         try:
-            text = self.log.read_text("utf-8", errors="replace")
-            last_ns = self.log.stat().st_mtime_ns
+            text = log.read_text("utf-8", errors="replace")
+            last_ns = log.stat().st_mtime_ns
         except OSError:
             return None
         lines = text.split("\n")
@@ -353,7 +386,7 @@ class GeneratedFiles:
             if _listener is not None:
                 _listener.close()
                 _listener = None
-        logged = self._read_log()
+        logged = self._read_log(self.log)
         files: dict[str, list[int]] = {}
         folders: set[str] = set()
         for kind, rel in logged[2] if logged is not None else ():
@@ -366,7 +399,7 @@ class GeneratedFiles:
         made = sorted(files)
         if logged is not None and self._last():
             # What a build that finished while this one ran recorded, and is still so.
-            earlier = self._read_record() or {"files": {}, "folders": []}
+            earlier = self._read_record(self.record) or {"files": {}, "folders": []}
             for rel, (size, mtime_ns) in earlier["files"].items():
                 info = self._lstat(rel)
                 if info is not None and (info.st_size, info.st_mtime_ns) == (size, mtime_ns):
@@ -374,7 +407,15 @@ class GeneratedFiles:
             folders.update(earlier["folders"])
             record = {"root": self.root, "files": files, "folders": sorted(folders)}
             write_json(self.record, {**RECORD.header(), **record}, indent=None)
+            self._write_copies({**RECORD.header(), **record})
             with contextlib.suppress(FileNotFoundError):
                 self.log.unlink()
         self._release()
         return made
+
+    def _write_copies(self, record: dict[str, Any]) -> None:
+        """Keep the record beside the output too (see the module docstring)."""
+        for copy in self._copies:
+            with contextlib.suppress(OSError):  # the copy helps; the record stands alone
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                write_json(copy, record, indent=None)

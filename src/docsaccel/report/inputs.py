@@ -5,13 +5,14 @@ Formats, detected from the content (not the file name):
 ``docsaccel-report``
     the report JSON of the gallery plugin (:mod:`docsaccel.schema`), validated first.
 ``docsaccel-journal``
-    a journal of the gallery plugin (``records/journal-<pid>.jsonl``: one record per
-    line, the last line of an example counting), what a build killed outright
+    a journal of the gallery plugin (``records/journal-<build>-<pid>.jsonl``: one record
+    per line, the last line of an example counting), what a build killed outright
     (``SIGKILL``, the out-of-memory killer) leaves instead of its report: read as the
     report of a build that did not finish, naming the example that was running.
 
 Given an output folder (or its ``docsaccel`` folder), the report in it is read; without
-one, the journals of its records folder, together.
+one, the journals of its records folder, together (those of the build its ``build-id``
+file names: :func:`docsaccel.layout.journals`).
 
 ``sg-rst-bullets``
     sphinx-gallery's oldest ``sg_execution_times.rst``: one bullet per example,

@@ -46,21 +46,37 @@ def _cache_on(app: Sphinx) -> bool:
     return settings is not None and settings.cache is not None and settings.shard_examples is None
 
 
+def _cache_given(app: Sphinx) -> bool:
+    """Whether this build was given an example cache, writable or not."""
+    gallery = getattr(app, "_docsaccel_gallery", None)
+    return getattr(gallery, "settings", None) is not None and (
+        gallery.settings.cache is not None or gallery.read_only_cache is not None
+    )
+
+
 def _on_config_inited(app: Sphinx, config: Any) -> None:
     # Without the cache (the default) nothing of the state is imported or connected: a
     # plain build pays for none of it.
-    if not _cache_on(app):
+    if not _cache_given(app):
         return
-    from docsaccel.incremental.sphinxext import reading, restore, sources, viewcode, warnings
+    from docsaccel.incremental.sphinxext import sources
+
+    if not _cache_on(app):
+        # A read-only cache: no state, but what the build generates is still known to the
+        # next build in these folders (kept beside the output).
+        sources.on_config_inited(app, state_on=False)
+        return
+    from docsaccel.incremental.sphinxext import reading, restore, viewcode, warnings
     from docsaccel.incremental.sphinxext.state_build import current
 
     _connect(app)
     restore.on_config_inited(app, config)
     build = current(app)
+    # Before sphinx-gallery and autosummary generate their sources (builder-inited), the
+    # Sphinx state kept or not: the next build may keep it.
+    sources.on_config_inited(app, state_on=build is not None)
     if build is None:
         return
-    # Before sphinx-gallery and autosummary generate their sources (builder-inited).
-    sources.on_config_inited(app, build)
     # What the project's modules read when the build imports them before the documents
     # are read (autosummary's generation, the examples): the pages showing them depend on
     # it. Until the reading starts (:func:`.outdated.on_before_read_docs`).
@@ -95,7 +111,6 @@ def _connect(app: Sphinx) -> None:
         outdated,
         reading,
         save,
-        sources,
         writing,
     )
 
@@ -123,8 +138,6 @@ def _connect(app: Sphinx) -> None:
     # The report is written at 100; the state is saved after sphinx-gallery edited pages.
     app.connect("build-finished", _on_report, priority=90)
     app.connect("build-finished", save.on_build_finished, priority=850)
-    # After every handler that may write into the source folder (sphinx-gallery's).
-    app.connect("build-finished", sources.on_build_finished, priority=990)
 
 
 def _on_purge_doc(app: Sphinx, env: Any, docname: str) -> None:

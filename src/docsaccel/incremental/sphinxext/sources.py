@@ -10,20 +10,30 @@ again (the left-over pages a build without docsaccel would have published).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from docsaccel import layout
 from docsaccel.incremental.generated import GeneratedFiles
-from docsaccel.incremental.sphinxext.state_build import IncrementalBuild, current
 from docsaccel.incremental.state_store import StateStore
 
-__all__ = ["merge_watch", "on_build_finished", "on_config_inited", "source_watch"]
+__all__ = ["SourceWatch", "merge_watch", "on_build_finished", "on_config_inited", "source_watch"]
 
 logger = logging.getLogger(__name__)
 #: How many names a log line shows.
 SHOWN = 10
+
+
+@dataclass
+class SourceWatch:
+    """The watch of what this build generates in the source folder, and what earlier
+    builds generated that was removed before this one's generators ran."""
+
+    generated: GeneratedFiles
+    removed: list[str]
 
 
 def _names(paths: list[str]) -> str:
@@ -31,12 +41,20 @@ def _names(paths: list[str]) -> str:
     return ", ".join(paths[:SHOWN]) + more
 
 
-def source_watch(cache: Path, srcdir: Path, leave_out: list[Path]) -> GeneratedFiles:
+def _records(cache: Path) -> Path:
+    """Where the cache folder ``cache`` keeps what builds generated in source folders."""
+    return StateStore(cache).folder / "generated"
+
+
+def source_watch(
+    cache: Path, srcdir: Path, leave_out: list[Path], outdir: Path | None = None
+) -> GeneratedFiles:
     """The watch of what is generated in ``srcdir``, kept in the cache folder ``cache``
-    (``leave_out``: output folders under ``srcdir``, never sources). One place says where,
-    for a build and for the shard merge, which writes outputs into the same folders just
-    before its build."""
-    return GeneratedFiles(StateStore(cache).folder / "generated", srcdir, [*leave_out, cache])
+    and, given ``outdir``, beside that output folder too (``leave_out``: output folders
+    under ``srcdir``, never sources). One place says where, for a build and for the shard
+    merge, which writes outputs into the same folders just before its build."""
+    copies = [] if outdir is None else [layout.generated_dir(outdir)]
+    return GeneratedFiles(_records(cache), srcdir, [*leave_out, cache], copies=copies)
 
 
 def merge_watch(cache: Path, srcdir: Path, leave_out: list[Path]) -> GeneratedFiles:
@@ -50,12 +68,35 @@ def merge_watch(cache: Path, srcdir: Path, leave_out: list[Path]) -> GeneratedFi
     return watch
 
 
-def on_config_inited(app: Sphinx, build: IncrementalBuild) -> None:
-    """Before any generator: remove what earlier builds generated, watch this one."""
-    generated = source_watch(
-        build.store.folder.parent, Path(app.srcdir), [build.outdir, build.doctreedir]
+def _build_watch(app: Sphinx, state_on: bool) -> GeneratedFiles | None:
+    """The watch of this build: in its cache folder while the Sphinx state is on, else
+    beside the output (the cache folder read-only, or to hold no state: the cache's record
+    then only read); ``None`` without a cache."""
+    gallery = getattr(app, "_docsaccel_gallery", None)
+    settings = getattr(gallery, "settings", None)
+    if settings is None or settings.shard_examples is not None:
+        return None  # a shard's build: the merge records what the shards generated
+    outdir, leave_out = Path(app.outdir), [Path(app.outdir), Path(app.doctreedir)]
+    if settings.cache is not None and state_on:
+        return source_watch(settings.cache, Path(app.srcdir), leave_out, outdir)
+    cache = settings.cache or getattr(gallery, "read_only_cache", None)
+    if cache is None:
+        return None
+    return GeneratedFiles(
+        layout.generated_dir(outdir),
+        Path(app.srcdir),
+        [*leave_out, cache],
+        seen=[_records(cache)],
     )
-    build.sources_removed = generated.remove_earlier()
+
+
+def on_config_inited(app: Sphinx, state_on: bool) -> None:
+    """Before any generator: remove what earlier builds generated, watch this one
+    (``state_on``: the Sphinx state is kept in the cache folder, and so is the record)."""
+    generated = _build_watch(app, state_on)
+    if generated is None:
+        return
+    removed = generated.remove_earlier()
     if generated.unreadable:
         logger.warning(
             f"docsaccel: the record of what earlier builds generated in the source folder, "
@@ -65,24 +106,23 @@ def on_config_inited(app: Sphinx, build: IncrementalBuild) -> None:
             subtype="cache",
         )
     generated.watch()
-    build.generated = generated
-    gallery = getattr(app, "_docsaccel_gallery", None)
-    if gallery is not None:
-        gallery.generated = generated  # for sphinx-gallery's parallel workers
-    if build.sources_removed:
+    app._docsaccel_sources = SourceWatch(generated, removed)  # type: ignore[attr-defined]
+    app._docsaccel_gallery.generated = generated  # for sphinx-gallery's parallel workers
+    app.connect("build-finished", on_build_finished, priority=990)
+    if removed:
         logger.info(
-            f"docsaccel: {len(build.sources_removed)} file(s) earlier builds generated in "
+            f"docsaccel: {len(removed)} file(s) earlier builds generated in "
             "the source folder removed, to be generated as in a fresh checkout"
         )
 
 
 def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     """Record what this build generated; name what earlier builds made and it did not."""
-    build = current(app)
-    if build is None or build.generated is None:
+    sources = getattr(app, "_docsaccel_sources", None)
+    if sources is None:
         return
-    made = set(build.generated.finish())
-    gone = sorted(set(build.sources_removed) - made)
+    made = set(sources.generated.finish())
+    gone = sorted(set(sources.removed) - made)
     if gone:
         logger.info(
             f"docsaccel: {len(gone)} file(s) earlier builds generated in the source folder "

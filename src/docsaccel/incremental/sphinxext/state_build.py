@@ -122,11 +122,6 @@ class IncrementalBuild:
     read_started_ns: int = 0
     #: Set when a state was restored or kept, so build-finished may save a new one.
     usable: bool = True
-    #: The watch of what this build generates in the source folder
-    #: (:class:`docsaccel.incremental.generated.GeneratedFiles`), and what earlier builds
-    #: generated that was removed before this one's generators ran.
-    generated: Any = None
-    sources_removed: list[str] = field(default_factory=list)
     #: When this build began (``time.time_ns()`` at config-inited).
     started_ns: int = field(default_factory=time.time_ns)
 
