@@ -125,3 +125,17 @@ def test_append_after_a_whole_last_line_without_its_end_keeps_both(tmp_path) -> 
     report = write_report(tmp_path / "r2.json", [record("plot_a.py", 6.0)])
     assert main(["history", "append", str(report), "--to", str(history)]) == 0
     assert read_history(history)["tutorials/plot_a.py"].durations == (2.0, 4.0, 6.0)
+
+
+def test_append_of_an_output_folder_appends_the_report_it_holds(tmp_path, capsys) -> None:
+    # `check` and `report` take an output folder; `history append` takes it the same way,
+    # and knows the build again when given the report file itself.
+    outdir = tmp_path / "html"
+    (outdir / "docsaccel").mkdir(parents=True)
+    report = write_report(outdir / "docsaccel" / "report.json", [record("plot_a.py", 2.0)])
+    history = tmp_path / "h.jsonl"
+    assert main(["history", "append", str(outdir), "--to", str(history)]) == 0
+    assert "appended 1 example" in capsys.readouterr().out
+    assert read_history(history)["tutorials/plot_a.py"].durations == (2.0,)
+    assert main(["history", "append", str(report), "--to", str(history)]) == 2
+    assert "already records the build" in capsys.readouterr().err

@@ -124,6 +124,27 @@ def test_a_cache_folder_the_system_refuses_to_look_at_is_one_line(tmp_path: Path
     assert str(raised.value) == f"DOCSACCEL_CACHE={long!r}: File name too long"
 
 
+@pytest.mark.parametrize(
+    ("conf", "env"),
+    [({}, {"DOCSACCEL_CACHE": "{below}"}), ({"docsaccel_cache": "{below}"}, {})],
+    ids=["variable", "conf"],
+)
+def test_a_cache_folder_below_a_file_is_refused_naming_where_it_came_from(
+    tmp_path: Path, conf, env
+) -> None:
+    # A file where a parent folder should be is a typo: the build stops, as for the file
+    # itself, rather than warn and build without a cache.
+    (tmp_path / "pyproject.toml").write_text("x")
+    below = str(tmp_path / "pyproject.toml" / "cache")
+    with pytest.raises(settings.SettingError) as raised:
+        _read({k: below for k in conf}, {k: below for k in env}, tmp_path)
+    where = "DOCSACCEL_CACHE=" if env else "docsaccel_cache="
+    assert str(raised.value) == (
+        f"{where}{below!r}: {below} cannot be made: {tmp_path / 'pyproject.toml'} is a file, "
+        "not a folder"
+    )
+
+
 def test_a_cache_folder_that_cannot_be_made_is_told_before_any_write() -> None:
     from docsaccel.cache.store import unwritable
 

@@ -231,14 +231,25 @@ def _cache(source: Source) -> Path | None:
     else:
         path = _conf_path(source, "the cache folder")
         path = None if path is None else path.resolve()
-    # A cache folder that does not exist yet is made by the first build.
+    # A cache folder that does not exist yet is made by the first build, unless it is to be
+    # made below a file: a typo, not a folder to make.
     try:
-        problem = None if path is None or not path.exists() else not_a_folder(path)
+        problem = (
+            None if path is None else not_a_folder(path) if path.exists() else _below_a_file(path)
+        )
     except OSError as exc:  # a name too long, a folder one may not look into
         raise SettingError(f"{source.where}={source.value!r}: {exc.strerror or exc}") from None
     if problem is not None:
         raise SettingError(f"{source.where}={source.value!r}: {problem}")
     return path
+
+
+def _below_a_file(path: Path) -> str | None:
+    """Why a folder cannot be made at ``path``, when one of its parents is a file."""
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    return None if parent.is_dir() else f"{path} cannot be made: {parent} is a file, not a folder"
 
 
 def not_a_folder(path: Path) -> str | None:

@@ -209,7 +209,8 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
             f"{report}: {loaded.incomplete_text()}: a history records finished builds only "
             "(its stopped examples would read as fast ones); not appended"
         )
-    digest = hashlib.sha256(Path(report).read_bytes()).hexdigest()
+    # The file read, not the argument: an output folder names the report it holds.
+    digest = hashlib.sha256(Path(loaded.path).read_bytes()).hexdigest()
     # A last line cut short is said once, as it is dropped below.
     if history.is_file() and digest in _recorded_digests(history, lambda _: None):
         raise InputError(f"{history}: already records the build in {report}; not appended")
