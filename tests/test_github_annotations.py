@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -178,3 +179,26 @@ def test_a_source_dir_holding_the_examples_works_relative_and_absolute(
     monkeypatch.chdir(outside)
     text, code = run_check([str(report)], fmt="github", source_dir=str(tmp_path / "docs"))
     assert code == 2 and "outside the working directory" in text, text
+
+
+def test_a_gallery_beside_the_docs_run_from_the_docs_folder_is_refused(
+    tmp_path, monkeypatch
+) -> None:
+    # doc/src is the source folder, examples/ the gallery beside it: run from doc/, its
+    # examples' files climb out of the working directory, where GitHub matches nothing.
+    example = record("plot_a.py", 12.0, budget=10.0, id="../../examples/plot_a.py")
+    report = write_report(tmp_path / "r.json", [example])
+    data = json.loads(report.read_text(encoding="utf-8"))
+    data["build"]["source_dir"] = str(tmp_path / "doc" / "src")
+    report.write_text(json.dumps(data), encoding="utf-8")
+    (tmp_path / "doc" / "src").mkdir(parents=True)
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "plot_a.py").write_text("print(1)\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "doc")
+    for source_dir in ("src", None):
+        text, code = run_check([str(report)], fmt="github", source_dir=source_dir)
+        assert code == 2 and text.count("\n") == 1, text
+        assert "../../examples/plot_a.py from " in text and "outside the working" in text
+    monkeypatch.chdir(tmp_path)
+    text, code = run_check([str(report)], fmt="github", source_dir="doc/src")
+    assert code == 1 and parse(text)[0]["file"] == "examples/plot_a.py", text

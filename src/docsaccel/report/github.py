@@ -100,7 +100,9 @@ def source_prefix(loaded: LoadedInput, source_dir: str | None = None) -> str:
     relative = os.path.relpath(recorded, os.getcwd())
     if relative == "." or relative.startswith(".."):
         return ""
-    return Path(relative).as_posix()
+    prefix = Path(relative).as_posix()
+    _refuse_climbing(prefix, loaded, f"the source folder {recorded} the report recorded")
+    return prefix
 
 
 def given_source_dir(source_dir: str, loaded: LoadedInput) -> str:
@@ -130,7 +132,22 @@ def given_source_dir(source_dir: str, loaded: LoadedInput) -> str:
             f"{option}: {one_line(missing[0])} from {loaded.path} is not in that folder"
             f"{more}; give the Sphinx source folder of its examples, from the repository root"
         )
-    return "" if relative == "." else Path(relative).as_posix()
+    prefix = "" if relative == "." else Path(relative).as_posix()
+    _refuse_climbing(prefix, loaded, option)
+    return prefix
+
+
+def _refuse_climbing(prefix: str, loaded: LoadedInput, option: str) -> None:
+    """Raise when an example's file, from ``prefix``, lies above the working directory (a
+    gallery beside the docs, the command run from the docs folder): GitHub matches no such
+    path, so every annotation on it would be lost."""
+    for timing in loaded.timings:
+        if _file(prefix, timing.id).startswith("../"):
+            raise InputError(
+                f"{option}: {one_line(timing.id)} from {loaded.path} lies outside the working "
+                f"directory {os.getcwd()}; annotations name files from the repository root: "
+                "run from it"
+            )
 
 
 def _file(prefix: str, example_id: str) -> str:
