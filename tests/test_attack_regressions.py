@@ -100,6 +100,7 @@ def test_misspelled_settings_in_any_case_get_a_suggestion() -> None:
         ("g/a__b.py", "g/a/b.py"),
         ("g/a_/b.py", "g/a/_b.py", "g/a___b.py", "g/a/__b.py"),
         ("g/%5F.py", "g/_.py"),
+        ("../ex/a.py", "%2E./ex/a.py", "./ex/a.py"),
     ],
 )
 def test_two_examples_never_share_a_cache_entry(ids: tuple[str, ...]) -> None:
@@ -107,6 +108,8 @@ def test_two_examples_never_share_a_cache_entry(ids: tuple[str, ...]) -> None:
     assert len(names) == len(ids)
     assert [example_id_of(entry_slug(example_id)) for example_id in ids] == list(ids)
     assert entry_slug("tutorials/plot_a.py") == "tutorials__plot_a.py"  # names kept
+    # A gallery beside the source folder: no entry name hidden by a leading dot.
+    assert not any(entry_slug(example_id).startswith(".") for example_id in ids)
 
 
 @pytest.mark.slow

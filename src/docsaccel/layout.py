@@ -96,17 +96,26 @@ def id_slug(example_id: str) -> str:
     ``/``), ``%`` and ``_`` are escaped first (``g__a%5F%5Fb.py``), so two examples never
     share a file.
 
+    An id that begins with ``.`` (a gallery beside the source folder,
+    ``../examples/plot_a.py``) begins its name with ``%2E``: a name with a leading dot is
+    hidden from ``ls`` and file browsers.
+
     >>> id_slug("tutorials/plot_a.py"), id_slug("g/a__b.py"), id_slug("g/a/b.py")
     ('tutorials__plot_a.py', 'g__a%5F%5Fb.py', 'g__a__b.py')
+    >>> id_slug("../examples/plot_a.py")
+    '%2E.__examples__plot%5Fa.py'
     """
-    if not any(part in example_id for part in ("%", "__", "_/", "/_")):
+    if not example_id.startswith(".") and not any(
+        part in example_id for part in ("%", "__", "_/", "/_")
+    ):
         return example_id.replace("/", "__")
-    return example_id.replace("%", "%25").replace("_", "%5F").replace("/", "__")
+    slug = example_id.replace("%", "%25").replace("_", "%5F").replace("/", "__")
+    return "%2E" + slug[1:] if slug.startswith(".") else slug
 
 
 def example_id_of(slug: str) -> str:
     """The example id :func:`id_slug` made ``slug`` from."""
-    return slug.replace("__", "/").replace("%5F", "_").replace("%25", "%")
+    return slug.replace("__", "/").replace("%5F", "_").replace("%2E", ".").replace("%25", "%")
 
 
 def _under(outdir: str | os.PathLike[str], *parts: str) -> Path:
