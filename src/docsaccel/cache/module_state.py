@@ -246,7 +246,10 @@ class _Cache(tuple):
 
 
 def _items(values: Iterable[Any], depth: int) -> tuple[Any, ...]:
-    return tuple(_token(v, depth) for v in values)
+    # A value's token made here, not in a call of _token: most items are values, and a
+    # snapshot reads hundreds of thousands of them.
+    plain, token = _VALUE_TYPES, _token
+    return tuple([(type(v), v) if type(v) in plain else token(v, depth) for v in values])
 
 
 def _token(value: Any, depth: int) -> Any:
@@ -394,7 +397,17 @@ def _mapping(mapping: dict[Any, Any], depth: int, tag: type[tuple] = _Entries) -
     try:
         if len(mapping) > _ITEMS:
             return tag((address(k), address(v)) for k, v in list(mapping.items()))
-        return tag((_token(k, 0), _token(v, depth)) for k, v in list(mapping.items()))
+        # As _items: the token of a name (the usual key) and of a value made here.
+        plain, token = _VALUE_TYPES, _token
+        return tag(
+            [
+                (
+                    (str, k) if type(k) is str else token(k, 0),
+                    (type(v), v) if type(v) in plain else token(v, depth),
+                )
+                for k, v in list(mapping.items())
+            ]
+        )
     except RuntimeError:  # changed while read (another thread)
         return _Unknown()
 
