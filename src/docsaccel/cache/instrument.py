@@ -505,8 +505,10 @@ class Instrumenter:
         try:
             with open(path, "rb") as stream:
                 source = stream.read()
-            plain = _code_by_place(compile(source, path, "exec", dont_inherit=True))
+            # The plain code, compiled beside the instrumented one (or cached with it),
+            # is what the loaded functions ran: not compiled a second time here.
             code, left, names, plain_code = _cached_compile(source, path)
+            plain = _code_by_place(plain_code)
         except (OSError, SyntaxError, ValueError):
             return  # not instrumented: the file counts whole
         checked = _bind(code, _register(path, names))

@@ -246,7 +246,10 @@ class _Cache(tuple):
 
 
 def _items(values: Iterable[Any], depth: int) -> tuple[Any, ...]:
-    return tuple(_token(v, depth) for v in values)
+    # A value's token made here, not in a call of _token: most items are values, and a
+    # snapshot reads hundreds of thousands of them.
+    plain, token = _VALUE_TYPES, _token
+    return tuple([(type(v), v) if type(v) in plain else token(v, depth) for v in values])
 
 
 def _token(value: Any, depth: int) -> Any:
@@ -394,7 +397,17 @@ def _mapping(mapping: dict[Any, Any], depth: int, tag: type[tuple] = _Entries) -
     try:
         if len(mapping) > _ITEMS:
             return tag((address(k), address(v)) for k, v in list(mapping.items()))
-        return tag((_token(k, 0), _token(v, depth)) for k, v in list(mapping.items()))
+        # As _items: the token of a name (the usual key) and of a value made here.
+        plain, token = _VALUE_TYPES, _token
+        return tag(
+            [
+                (
+                    (str, k) if type(k) is str else token(k, 0),
+                    (type(v), v) if type(v) in plain else token(v, depth),
+                )
+                for k, v in list(mapping.items())
+            ]
+        )
     except RuntimeError:  # changed while read (another thread)
         return _Unknown()
 
@@ -550,6 +563,18 @@ def _entry_fill_names(before: Any, after: Any, name: str, own: bool) -> set[str]
 Fills = dict[tuple[str, str], frozenset[str]]
 
 
+def _differ(before: Any, after: Any, known: dict[tuple[int, int], bool]) -> bool:
+    """``before != after``, worked out once per pair of tokens (``known``: by their
+    addresses, both kept by their snapshots): an object bound to many names (a function
+    a package re-exports, a library's every module importing it) has one token in each
+    snapshot, read once, and a large one (a function and all it holds)."""
+    pair = (address(before), address(after))
+    found = known.get(pair)
+    if found is None:
+        found = known[pair] = before != after
+    return found
+
+
 def compare(before: Snapshot, after: Snapshot) -> tuple[set[tuple[str, str]], Fills]:
     """``(changed, filled)``: the globals that differ between two snapshots, among the
     modules both hold (a module first seen in ``after`` was imported meanwhile: its body
@@ -560,6 +585,7 @@ def compare(before: Snapshot, after: Snapshot) -> tuple[set[tuple[str, str]], Fi
     files = {path for path, _ in before if path}
     left: set[tuple[str, str]] = set()
     filled: Fills = {}
+    differing: dict[tuple[int, int], bool] = {}
     for key, token in after.items():
         if key[0] not in files:
             continue
@@ -568,7 +594,7 @@ def compare(before: Snapshot, after: Snapshot) -> tuple[set[tuple[str, str]], Fi
                 filled[key] = frozenset({key[1]})
             elif not (_module(token) or _made_lazily(token)):
                 left.add(key)
-        elif before[key] != token:
+        elif _differ(before[key], token, differing):
             if not _filled(before[key], token):
                 left.add(key)
             elif names := _fill_names(before[key], token, key[1]):
