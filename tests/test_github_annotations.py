@@ -178,3 +178,13 @@ def test_a_source_dir_holding_the_examples_works_relative_and_absolute(
     monkeypatch.chdir(outside)
     text, code = run_check([str(report)], fmt="github", source_dir=str(tmp_path / "docs"))
     assert code == 2 and "outside the working directory" in text, text
+
+
+def test_a_time_over_a_tiny_budget_reads_over_it() -> None:
+    """``took 0s, over its budget of 0.0001s`` reads as within it: enough digits."""
+    from docsaccel.report.github import check_annotations
+    from docsaccel.report.model import Timing
+
+    timing = Timing("t/plot_a.py", "plot_a.py", 0.004, status="over-budget", budget_seconds=1e-4)
+    text = check_annotations([timing], {})
+    assert "t/plot_a.py took 0.004s, over its budget of 0.0001s" in text, text
