@@ -21,6 +21,7 @@ from docsaccel.budgets import format_over
 from docsaccel.contract import NOT_RUN, STOPPED, UNFINISHED_ERROR
 from docsaccel.gallery.report_page import page_text
 from docsaccel.report.chart import chart_label, chart_percent, render_chart_svg
+from docsaccel.report.compare import run_text
 from docsaccel.report.html import render_html
 from docsaccel.report.inputs import load_input
 from docsaccel.report.markdown import render_markdown
@@ -197,3 +198,9 @@ def test_an_unfinished_record_as_the_plugin_first_writes_it_is_stopped(tmp_path)
 )
 def test_a_time_over_its_budget_reads_over_it(seconds, budget, said):
     assert format_over(seconds, budget) == said
+
+
+def test_compare_says_the_example_was_stopped(tmp_path):
+    loaded = load_input(str(terminated_report(tmp_path / "report.json")))
+    slow = next(timing for timing in loaded.timings if timing.id == SLOW)
+    assert run_text(slow) == f"{STOPPED} after 2.1s"
