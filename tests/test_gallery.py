@@ -336,3 +336,17 @@ def test_a_bad_inline_budget_names_the_example_file_its_line_key_and_value(
     # One line: the message does not go on below it.
     message = next(text for text in built.output.splitlines() if line in text)
     assert message.rstrip().endswith("such as '90s', '7m' or '1h30m'"), built.output
+
+
+def test_a_time_over_a_tiny_budget_is_logged_with_the_digits_that_show_it_over(tmp_path) -> None:
+    """``took 0s, over its budget of 0.0001s`` would read as within it."""
+    budgets = 'default = "1m"\n[examples]\n"plot_quick.py" = "0.0001s"\n'
+    src = make_project(tmp_path, ["plot_quick.py"], budgets=budgets)
+
+    built = build(src)
+
+    assert built.returncode == 0, built.output
+    said = re.search(
+        r"examples/plot_quick.py took ([\d.]+)s, over its budget of 0.0001s", built.output
+    )
+    assert said and float(said[1]) > 0.0001, built.output

@@ -75,7 +75,7 @@ def test_a_build_that_ran_no_example_passes_no_gate(tmp_path) -> None:
         assert "ran none of its 2 examples (every one not-executed)" in out
     markdown, code = run_report(report)
     assert code == 0, markdown
-    assert "over 0 executed examples (2 not\\-executed)" in markdown
+    assert "over 0 examples run; 2 not run (not\\-executed)" in markdown
     assert "No example ran: all 2 are not-executed; nothing was judged." in markdown
     assert "within budget" not in markdown
     text, code = run_history_append(report, tmp_path / "history.jsonl")

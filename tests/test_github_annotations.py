@@ -202,3 +202,13 @@ def test_a_gallery_beside_the_docs_run_from_the_docs_folder_is_refused(
     monkeypatch.chdir(tmp_path)
     text, code = run_check([str(report)], fmt="github", source_dir="doc/src")
     assert code == 1 and parse(text)[0]["file"] == "examples/plot_a.py", text
+
+
+def test_a_time_over_a_tiny_budget_reads_over_it() -> None:
+    """``took 0s, over its budget of 0.0001s`` reads as within it: enough digits."""
+    from docsaccel.report.github import check_annotations
+    from docsaccel.report.model import Timing
+
+    timing = Timing("t/plot_a.py", "plot_a.py", 0.004, status="over-budget", budget_seconds=1e-4)
+    text = check_annotations([timing], {})
+    assert "t/plot_a.py took 0.004s, over its budget of 0.0001s" in text, text

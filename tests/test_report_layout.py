@@ -214,5 +214,8 @@ def test_the_html_report_never_breaks_a_status_word(tmp_path, browser) -> None:
     assert all(count == 1 for _, count in lines), lines
     text = out.read_text(encoding="utf-8")
     # Restored examples did not run: they are not counted as executed.
-    assert "over 2 executed examples, 5 restored from the cache" in text
+    assert (
+        "over 2 examples run (1 interrupted, 1 over-budget); 5 restored from the example cache"
+        in text
+    )
     assert "-0s" not in text  # 1.03 s on a 1 s budget: headroom 0s, never "-0s"

@@ -216,13 +216,13 @@ def test_restored_examples_are_not_called_executed_and_no_time_is_negative_zero(
     summary = summarize(load_input(str(write_report(tmp_path / "r.json", records))))
     assert summary.executed_count == 1
     assert summary.execution_text() == (
-        "1s over 1 executed examples, 7 restored from the cache (7 cached, 1 over-budget)"
+        "1s over 1 example run (1 over-budget); 7 restored from the example cache"
     )
     for fmt in ("md", "html"):
         out = tmp_path / f"view.{fmt}"
         assert main(["report", str(tmp_path / "r.json"), "--format", fmt, "-o", str(out)]) == 0
         text = out.read_text(encoding="utf-8")
-        assert "7 restored from the cache" in text and "8 executed" not in text
+        assert "7 restored from the example cache" in text and "8 examples run" not in text
         assert "-0s" not in text, fmt  # 1.03 s on a 1 s budget: headroom 0s
 
 

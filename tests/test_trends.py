@@ -203,3 +203,28 @@ def test_the_site_report_page_shows_trends_from_docsaccel_history(tmp_path) -> N
     assert page.count('class="trend-chart"') == 1
     assert page.count('class="sparkline"') == 2
     assert "+200% over 3 builds" in page
+
+
+@pytest.mark.slow
+def test_a_history_line_cut_short_is_said_once_per_build(tmp_path) -> None:
+    """The progress estimate, the report page and its rewrite with the final verdict
+    (``-W`` fails the build on the warning itself) each read the history: one fault, one
+    warning."""
+    from helpers.gallery_build import build, make_project
+
+    conf = 'docsaccel_report_page = "budget_report"\ndocsaccel_history = "ci/h.jsonl"\n'
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
+    history = src / "ci" / "h.jsonl"
+    history.parent.mkdir()
+    line = {
+        "schema": "docsaccel.history",
+        "version": 1,
+        "fast": False,
+        "examples": {"examples/plot_quick.py": {"seconds": 1.0}},
+    }
+    history.write_text(json.dumps(line) + '\n{"schema": "docsaccel.hist', encoding="utf-8")
+
+    built = build(src, "-W", "--keep-going")
+
+    assert built.returncode != 0, built.output
+    assert built.output.count("the last line is cut short") == 1, built.output

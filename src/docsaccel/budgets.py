@@ -100,6 +100,7 @@ __all__ = [
     "MemoryBudget",
     "Rule",
     "format_measured",
+    "format_over",
     "format_seconds",
     "is_ci",
     "load_budgets",
@@ -451,6 +452,26 @@ def format_measured(seconds: float, signed: bool = False) -> str:
     if seconds < 0 and text != format_seconds(0.0):
         return "-" + text
     return "+" + text if signed else text
+
+
+def format_over(seconds: float, budget: float) -> str:
+    """A measured time said to be over ``budget``: :func:`format_measured`, unless its
+    rounding would read as within the budget (``took 0s, over its budget of 0.0001s``);
+    then with as many significant digits as make the comparison read true. Every
+    "over its budget" text writes its time with it.
+
+    >>> format_over(41.234, 30.0), format_over(0.004, 0.0001), format_over(60.4, 60.0)
+    ('41.2s', '0.004s', '60.4s')
+    """
+    text = format_measured(seconds)
+    shown = round(seconds, 1) if seconds < 60 else float(round(seconds))
+    if seconds <= budget or shown > budget:
+        return text
+    for digits in range(1, 18):
+        candidate = f"{seconds:.{digits}g}"
+        if float(candidate) > budget:
+            return f"{candidate}s"
+    return f"{seconds!r}s"
 
 
 def parse_duration(value: Any, where: str) -> float | None:

@@ -19,7 +19,9 @@ import each other; they agree on these facts instead, and import them from here:
 - why a build whose examples ran failed all the same (:data:`BUILD_FAILURES`,
   :func:`build_failures`), which every gate and view asks rather than reading the keys;
 - how a record says its example was still running when the build stopped
-  (:func:`is_unfinished`), or that the hard stop ended it (:func:`is_stopped_hard`);
+  (:func:`is_unfinished`), or that the hard stop ended it (:func:`is_stopped_hard`); how
+  the views write a status (:func:`status_text`, :data:`STOPPED`) and whether a time is
+  a run's, to set against its budget (:func:`is_timed`, :data:`NOT_RUN`);
 - which extra provides an optional library (:func:`require_extra`);
 - which ``conf.py`` a build read, and whether it changed since (:func:`conf_fingerprint`,
   :func:`conf_changed`): a build that fails before it loads docsaccel writes no report,
@@ -78,6 +80,7 @@ __all__ = [
     "NONDETERMINISTIC",
     "NOT_EXECUTED",
     "NOT_MEASURED",
+    "NOT_RUN",
     "OK",
     "OVERRUNS",
     "OVER_BUDGET",
@@ -89,6 +92,7 @@ __all__ = [
     "SG_FAILED_PREFIX",
     "STALE",
     "STATUSES",
+    "STOPPED",
     "UNFINISHED_ERROR",
     "UNMEASURED",
     "VERIFIED",
@@ -111,6 +115,7 @@ __all__ = [
     "is_over_budget",
     "is_over_memory_budget",
     "is_stopped_hard",
+    "is_timed",
     "is_unfinished",
     "near_budget_text",
     "opens_for_writing",
@@ -303,13 +308,44 @@ def unmeasured_text(count: int) -> str:
     return f"{examples} {NOT_MEASURED} (outputs reused, or not run): no budget judged"
 
 
-def status_text(status: str, expected_failure: bool = False) -> str:
-    """How the views write a status: ``"failed (expected)"`` for an expected failure.
+#: How the views write the status of an example the build stopped while it ran
+#: (:func:`is_unfinished`): its record says :data:`FAILED`, but it did not fail by itself.
+STOPPED = "stopped"
+#: How the views write the time of an example this build never ran (:data:`NOT_EXECUTED`):
+#: its record's ``0.0`` is no measurement, so never a zero.
+NOT_RUN = "not run"
+
+
+def status_text(status: str, expected_failure: bool = False, unfinished: bool = False) -> str:
+    """How the views write a status: ``"failed (expected)"`` for an expected failure,
+    :data:`STOPPED` for a :data:`FAILED` example the build stopped while it ran
+    (``unfinished``, :func:`is_unfinished`). An example its budget interrupted before the
+    build stopped stays :data:`INTERRUPTED`: its budget stopped it, not the build.
 
     >>> status_text("failed", expected_failure=True), status_text("ok")
     ('failed (expected)', 'ok')
+    >>> status_text("failed", unfinished=True), status_text("interrupted", unfinished=True)
+    ('stopped', 'interrupted')
     """
+    if unfinished and status == FAILED:
+        return STOPPED
     return f"{status} (expected)" if status == FAILED and expected_failure else status
+
+
+def is_timed(status: str, unfinished: bool = False) -> bool:
+    """Whether a record's time is that of a run, so a view may set it against its budget
+    (a share, a headroom, a bar): not for an example never run (:data:`NOT_EXECUTED`, whose
+    ``0.0`` is no time) nor a :data:`FAILED` one the build stopped while it ran
+    (``unfinished``: its time is only how long it had run then). One its budget
+    interrupted ran out of its budget: that time is set against it. Budgets judge by
+    :func:`is_measured`, not by this.
+
+    >>> is_timed("ok"), is_timed("not-executed"), is_timed("failed", unfinished=True)
+    (True, False, False)
+    >>> is_timed("interrupted", unfinished=True)
+    True
+    """
+    return status != NOT_EXECUTED and not (unfinished and status == FAILED)
 
 
 # What an audit of the example cache found of an entry it would have restored: the

@@ -70,6 +70,7 @@ from docsaccel.budgets import (
     BudgetError,
     BudgetTable,
     ExampleFileError,
+    format_over,
     format_seconds,
     load_budgets,
 )
@@ -715,7 +716,7 @@ def _overrun_texts(record: dict[str, Any], only_over: bool = False) -> list[str]
     budget, wall = record["budget_seconds"], record["wall_seconds"]
     if budget is not None and wall > budget:
         texts.append(
-            f"{record['id']} took {format_seconds(round(wall, 1))}, over its budget of "
+            f"{record['id']} took {format_over(wall, budget)}, over its budget of "
             f"{format_seconds(budget)} from {record['budget_detail']}"
         )
     memory, peak = record.get("memory_budget") or {}, peak_bytes(record)

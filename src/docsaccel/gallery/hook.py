@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 from sphinx.util import logging as sphinx_logging
 
 from docsaccel import outputs, registry, sg_compat
-from docsaccel.budgets import format_seconds
+from docsaccel.budgets import format_over
 from docsaccel.contract import (
     BY_CEILING,
     BY_MEMORY,
@@ -767,7 +767,7 @@ def _verdict(run: _Run, wall: float) -> tuple[str, str | None]:
     over = []
     budget = run.example.budget
     if budget.seconds is not None and wall > budget.seconds:
-        over.append(f"took {format_seconds(round(wall, 1))}, over its budget")
+        over.append(f"took {format_over(wall, budget.seconds)}, over its budget")
     peak = peak_bytes(run.memory or {})
     if budget.memory.bytes is not None and peak is not None and peak > budget.memory.bytes:
         over.append(

@@ -143,24 +143,25 @@ def expected_seconds(
     return found
 
 
-def history_medians(path: Path | None, fast: bool) -> dict[str, float]:
+def history_medians(
+    path: Path | None, fast: bool, warn: Callable[[str], None] | None = None
+) -> dict[str, float]:
     """Median seconds by example id over the recent builds of kind ``fast`` in ``path``.
 
-    A missing file (the first build) gives nothing; an unreadable one, a warning naming it.
+    A missing file (the first build) gives nothing; an unreadable one, a warning naming it
+    (``warn``: how to say it, default a Sphinx warning).
     """
     if path is None or not path.is_file():
         return {}
     from docsaccel.report.history import read_history
     from docsaccel.report.model import InputError
 
+    warn = warn or _history_warning
+
     try:
-        found = read_history(path, last=5, fast=fast, warn=_history_warning)
+        found = read_history(path, last=5, fast=fast, warn=warn)
     except (InputError, ValueError) as exc:
-        logger.warning(
-            f"docsaccel_history: {exc}; no expected times from it",
-            type="docsaccel",
-            subtype="history",
-        )
+        warn(f"{exc}; no expected times from it")
         return {}
     return {example_id: stats.median_seconds for example_id, stats in found.items()}
 
@@ -214,7 +215,7 @@ def start_progress(build: Any, gallery_conf: dict[str, Any]) -> Progress | None:
     if not planned:
         return None
     fast = build.settings.fast
-    history = history_medians(build.settings.history, fast)
+    history = history_medians(build.settings.history, fast, build.warn_history)
     expected = expected_seconds(planned, fast, build.previous, history)
     parallel = gallery_conf.get("parallel") or 1
     jobs = os.cpu_count() or 1 if parallel is True or parallel < 0 else int(parallel)

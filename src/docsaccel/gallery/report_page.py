@@ -49,6 +49,7 @@ import contextlib
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,11 +105,18 @@ class _PendingChart:
     page: Path
 
 
-def page_text(report: dict[str, Any], chart: str | None = None, history: Path | None = None) -> str:
+def page_text(
+    report: dict[str, Any],
+    chart: str | None = None,
+    history: Path | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> str:
     """The reST of the page for ``report`` (a valid report, as the plugin holds it).
 
     ``chart``: markup in place of the chart (default: draw it now); ``history``: a history
-    file whose builds of the report's kind give the trends.
+    file whose builds of the report's kind give the trends; ``warn``: how to say what is
+    wrong with it (the build's :meth:`~.state.GalleryBuild.warn_history`, which says each
+    thing once however often the page is written; default a Sphinx warning).
     """
     return (
         f":orphan:\n\n{GENERATED_MARKER}\n\n"
@@ -116,18 +124,23 @@ def page_text(report: dict[str, Any], chart: str | None = None, history: Path | 
         "What each executed example of this build cost, against its budget. Sort the\n"
         "table by clicking a column header. The same view is ``docsaccel report\n"
         "REPORT --format html``; ``docsaccel check`` gates on it.\n\n"
-        ".. raw:: html\n\n" + textwrap.indent(_view(report, chart, history), "   ") + "\n"
+        ".. raw:: html\n\n" + textwrap.indent(_view(report, chart, history, warn), "   ") + "\n"
     )
 
 
-def _view(report: dict[str, Any], chart: str | None, history: Path | None) -> str:
+def _view(
+    report: dict[str, Any],
+    chart: str | None,
+    history: Path | None,
+    warn: Callable[[str], None] | None = None,
+) -> str:
     """The report's HTML view, between :data:`VIEW_BEGINS` and :data:`VIEW_ENDS`."""
     # The page is written before Sphinx reads (its wall time so far is no build's time),
     # and a page whose text changes in every build is read and written in every build.
     build = {k: v for k, v in report["build"].items() if k != "wall_seconds"}
     # Name the report as the site serves it, not by where this build put it on disk.
     loaded = report_input({**report, "build": build}, "docsaccel/report.json")
-    trends = _trends(history, bool(report["build"].get("fast"))) if history else None
+    trends = _trends(history, bool(report["build"].get("fast")), warn) if history else None
     fragment = render_html_fragment(summarize(loaded), chart=chart, trends=trends)
     return f"{VIEW_BEGINS}\n{fragment}\n{VIEW_ENDS}"
 
@@ -162,28 +175,24 @@ def check_report_page(app: Any, docname: str) -> Path:
     return target
 
 
-def _trends(history: Path, fast: bool) -> Any:
+def _trends(history: Path, fast: bool, warn: Callable[[str], None] | None) -> Any:
     from docsaccel.report.history import read_builds, same_kind
     from docsaccel.report.model import InputError
     from docsaccel.report.trend import build_trends
 
     if not history.is_file():
         return None  # no build recorded yet
+    warn = warn or _history_warning
     try:
-        builds = read_builds(
-            history,
-            warn=lambda message: logger.warning(
-                f"docsaccel_history: {message}", type="docsaccel", subtype="history"
-            ),
-        )
+        builds = read_builds(history, warn=warn)
         return build_trends(same_kind(builds, fast))
     except InputError as exc:
-        logger.warning(
-            f"docsaccel_history: {exc}; the report page shows no trends",
-            type="docsaccel",
-            subtype="history",
-        )
+        warn(f"{exc}; the report page shows no trends")
         return None
+
+
+def _history_warning(message: str) -> None:
+    logger.warning(f"docsaccel_history: {message}", type="docsaccel", subtype="history")
 
 
 def write_report_page(app: Any, report: dict[str, Any]) -> None:
@@ -196,7 +205,7 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
     target = check_report_page(app, docname)
     target.parent.mkdir(parents=True, exist_ok=True)
     chart = CHART_PLACEHOLDER if draw_chart else ""
-    text = page_text(report, chart=chart, history=build.settings.history)
+    text = page_text(report, chart=chart, history=build.settings.history, warn=build.warn_history)
     if not target.is_file() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
     note_page(app, target)
@@ -269,14 +278,15 @@ def rewrite_report_page(build: Any, report: dict[str, Any]) -> None:
     build.report_on_page = report
     history = build.settings.history
     placeholder = CHART_PLACEHOLDER if build.settings.report_chart else ""
-    source.write_text(page_text(report, chart=placeholder, history=history), encoding="utf-8")
+    warn = build.warn_history
+    source.write_text(page_text(report, placeholder, history, warn), encoding="utf-8")
     if not page.is_file():
         return
     html = page.read_text(encoding="utf-8")
     begins, ends = html.find(VIEW_BEGINS), html.find(VIEW_ENDS)
     if begins < 0 or ends < begins:
         return
-    view = _view(report, _drawn_chart(build, placeholder), history)
+    view = _view(report, _drawn_chart(build, placeholder), history, warn)
     page.write_text(html[:begins] + view + html[ends + len(VIEW_ENDS) :], encoding="utf-8")
 
 

@@ -138,6 +138,8 @@ class GalleryBuild:
         #: What kept the process from ending once the build was done (an example's
         #: thread or exit handler), as the exit bound ended it; else None.
         self.exit_blocked: str | None = None
+        #: What this build said of its history file (:meth:`warn_history`).
+        self.history_said: set[str] = set()
         #: The report page this build wrote, its source and its HTML
         #: (:func:`.report_page.write_report_page`), to rewrite with a later verdict.
         self.report_page_files: tuple[Path, Path] | None = None
@@ -264,6 +266,15 @@ class GalleryBuild:
         if self.settings.shard_examples is not None:
             return {"role": "shard", "examples": len(self.settings.shard_examples)}
         return None
+
+    def warn_history(self, message: str) -> None:
+        """Say what a reader of the history file (``docsaccel_history``) found wrong with
+        it, once per build: the progress estimate and the report page each read it, the
+        page again when a later verdict rewrites it, and a line cut short is one fault."""
+        if message in self.history_said:
+            return
+        self.history_said.add(message)
+        logger.warning(f"docsaccel_history: {message}", type="docsaccel", subtype="history")
 
     def save_unfinished_report(self) -> None:
         """Write the report as it stands, ``complete: false``, from the records so far,

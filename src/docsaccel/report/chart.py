@@ -6,7 +6,9 @@ one's bar a pixel wide). The black line at 100 % is the budget; bars over it are
 it (above :data:`~docsaccel.contract.NEAR_BUDGET` of it) amber. Each label names the
 example with its time and budget in the build log's units (``41.2s of 7m``). An example
 far over its budget is drawn to the edge of the axis with its share written there; an
-unbounded one has no share and no bar, its label says so. With many examples only the
+unbounded one has no share and no bar, its label says so; so has one whose time is no
+run's (never run, or stopped part-way when the build ended: its label says that). With
+many examples only the
 ``limit`` closest to or over their budget are drawn (the table lists all of them). The
 key sits in the axis label, never over a bar. Text stays text in the SVG
 (``svg.fonttype = none``), mathtext is off so a ``$`` in a name is just a character,
@@ -40,7 +42,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from docsaccel.budgets import format_measured, format_seconds
-from docsaccel.contract import InputError, require_extra
+from docsaccel.contract import NOT_EXECUTED, NOT_RUN, InputError, require_extra
 from docsaccel.report.summary import Row
 
 __all__ = [
@@ -72,25 +74,34 @@ _MIN_PERCENT, _MAX_PERCENT = 110.0, 300.0
 
 
 def chart_rows(rows: Sequence[Row], limit: int) -> list[Row]:
-    """The rows the chart draws: highest budget use first, then unbounded ones by time."""
+    """The rows the chart draws: highest budget use first, then unbounded ones by time,
+    then those whose time is no run's (:attr:`Row.timed`)."""
     ranked = sorted(
         rows,
-        key=lambda r: (r.budget_use is None, -(r.budget_use or 0), -r.seconds, r.id),
+        key=lambda r: (not r.timed, r.budget_use is None, -(r.budget_use or 0), -r.seconds, r.id),
     )
     return ranked[:limit]
 
 
 def chart_percent(row: Row) -> float | None:
-    """What the chart draws for ``row``: its time in percent of its budget (None: unbounded)."""
+    """What the chart draws for ``row``: its time in percent of its budget (None: no bar,
+    unbounded or not :attr:`Row.timed`)."""
     return None if row.budget_use is None else row.budget_use * 100
 
 
 def chart_label(row: Row) -> str:
-    """``"tutorials/plot_a.py (41.2s of 7m)"``: the bar's label, in the build log's units."""
+    """``"tutorials/plot_a.py (41.2s of 7m)"``: the bar's label, in the build log's units.
+    An example without a bar (:attr:`Row.timed` false) says why: ``"a.py (not run;
+    budget 7m)"``, ``"a.py (stopped after 2.1s; budget 7m)"``."""
+    budget = "unbounded" if row.budget_seconds is None else format_seconds(row.budget_seconds)
+    if row.status == NOT_EXECUTED:
+        return f"{row.id} ({NOT_RUN}; budget {budget})"
     time = format_measured(row.seconds)
+    if not row.timed:
+        return f"{row.id} ({row.status_label} after {time}; budget {budget})"
     if row.budget_seconds is None:
         return f"{row.id} ({time}, unbounded)"
-    return f"{row.id} ({time} of {format_seconds(row.budget_seconds)})"
+    return f"{row.id} ({time} of {budget})"
 
 
 def _axis_end(shares: Sequence[float]) -> float:

@@ -249,7 +249,7 @@ def run_text(timing: Timing) -> str:
         )
         return f"interrupted at {budget} (after {format_measured(timing.seconds)})"
     if timing.status == FAILED:
-        failed = status_text(FAILED, timing.expected_failure)
+        failed = status_text(FAILED, timing.expected_failure, timing.unfinished)
         return f"{failed} after {format_measured(timing.seconds)}"
     if not timing.measured:  # a reused time is the run's that made the outputs
         return f"{timing.status} ({NOT_MEASURED})"

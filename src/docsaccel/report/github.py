@@ -38,7 +38,7 @@ import posixpath
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from docsaccel.budgets import format_measured, format_seconds
+from docsaccel.budgets import format_measured, format_over, format_seconds
 from docsaccel.contract import (
     HARD_STOP,
     INTERRUPTED,
@@ -176,6 +176,9 @@ def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) ->
             lines.append(annotation("error", f"{timing.id} failed{why}", file, "Example failed"))
         lines += _memory_annotations(timing, file)
         if timing.over_time_budget:
+            over = took
+            if timing.budget_seconds is not None:
+                over = format_over(timing.seconds, timing.budget_seconds)
             if timing.stopped_hard:
                 state = HARD_STOP
             elif timing.status == INTERRUPTED:
@@ -185,7 +188,7 @@ def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) ->
             lines.append(
                 annotation(
                     "error",
-                    f"{timing.id} {state} {took}, over its budget of {_budget_of(timing)}",
+                    f"{timing.id} {state} {over}, over its budget of {_budget_of(timing)}",
                     file,
                     "Over budget",
                 )

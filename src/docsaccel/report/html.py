@@ -28,7 +28,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from docsaccel.budgets import format_measured, format_seconds
-from docsaccel.contract import near_budget_text
+from docsaccel.contract import NOT_EXECUTED, near_budget_text
 from docsaccel.memory_sizes import format_size
 from docsaccel.report.chart import render_chart_svg
 from docsaccel.report.summary import ReportSummary, Row
@@ -135,6 +135,11 @@ def _seconds(value: float | None, signed: bool = False) -> str:
     return _number(value, text)
 
 
+def _time(row: Row) -> str:
+    """The time cell (:meth:`Row.time_text`): an example never run sorts below every time."""
+    return _number(-1.0 if row.status == NOT_EXECUTED else row.seconds, row.time_text())
+
+
 def _percent(value: float | None) -> str:
     return _number(None if value is None else value * 100, f"{(value or 0):.0%}")
 
@@ -187,7 +192,7 @@ def _row(row: Row, trends: Trends | None = None) -> str:
         f'<td data-sort="{escape(row.id)}">{_details(row, trends)}</td>',
         # A status is one word to read at a glance: never broken ("interr/upted").
         f'<td class="status">{escape(row.status_label)}</td>',
-        _seconds(row.seconds),
+        _time(row),
         _budget(row),
         _percent(row.budget_use),
         _seconds(row.delta_seconds, signed=True),

@@ -18,7 +18,7 @@ Example:
 ## Docs build budget report
 <BLANKLINE>
 - **Build wall time:** –
-- **Execution time:** 42s over 1 executed examples (1 ok)
+- **Execution time:** 42s over 1 example run (1 ok)
 - **Memory:** largest peak 600M \\(tutorials/plot\\_a.py\\); retained 0B
 <BLANKLINE>
 **1 example(s) over budget.**
@@ -82,9 +82,11 @@ def _seconds(value: float | None, signed: bool = False) -> str:
 
 
 def _budget(row: Row) -> str:
+    """``"30s (140%)"``; ``"30s (–)"`` when its time is no run's (never run, stopped)."""
     if row.budget_seconds is None:
         return "unbounded"
-    return f"{format_seconds(row.budget_seconds)} ({(row.budget_use or 0) * 100:.0f}%)"
+    use = "–" if row.budget_use is None else f"{row.budget_use * 100:.0f}%"
+    return f"{format_seconds(row.budget_seconds)} ({use})"
 
 
 _HEADER = (
@@ -103,7 +105,7 @@ def _table(rows: list[Row], trends: Trends | None = None) -> str:
         trend = f" {escape_md(trends.both_text(row.id))} |" if trends is not None else ""
         lines.append(
             f"| {escape_md(row.id)}{noisy} | {escape_md(row.status_label)} "
-            f"| {_seconds(row.seconds)} "
+            f"| {escape_md(row.time_text())} "
             f"| {_budget(row)} | {_seconds(row.headroom_seconds)} "
             # Sizes and percentages only, as the time cells: nothing there to escape.
             f"| {_seconds(row.delta_seconds, signed=True)} | {row.memory_text()} "
@@ -183,5 +185,5 @@ def render_markdown(summary: ReportSummary, top: int = 10, trends: Trends | None
         parts += [f"### Top {count} by peak memory", "", _table(summary.top_memory(top)), ""]
     if trends is not None and trends.change is not None:
         parts += [_total_change(len(trends.totals), trends.change), ""]
-    parts.append(f"{_SOURCE_OPEN}{escape_md(summary.source)} ({summary.format}){_SOURCE_CLOSE}")
+    parts.append(f"{_SOURCE_OPEN}{escape_md(summary.source)} ({summary.format}{_SOURCE_CLOSE}")
     return "\n".join(parts) + "\n"

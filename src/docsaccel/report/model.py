@@ -35,6 +35,7 @@ from docsaccel.contract import (
     is_near_memory_budget,
     is_over_budget,
     is_over_memory_budget,
+    is_timed,
     ran_none,
 )
 from docsaccel.memory_sizes import format_size
@@ -72,6 +73,22 @@ class Verdicts:
     memory_budget_bytes: int | None
     interrupted_by: str | None
     cache: dict[str, Any]
+    expected_failure: bool
+    unfinished: bool
+
+    @property
+    def build_failure(self) -> bool:
+        """It failed, and not as expected: its build failed
+        (:func:`docsaccel.contract.fails_build`). One the build stopped while it ran
+        (``unfinished``) did not fail by itself: that is the build's incompleteness, which
+        the views say as such and the gates judge on its own."""
+        return fails_build(self.status, self.expected_failure) and not self.unfinished
+
+    @property
+    def timed(self) -> bool:
+        """Its time is that of a run (:func:`docsaccel.contract.is_timed`), so a view may
+        set it against its budget: not one never run, nor one stopped part-way."""
+        return is_timed(self.status, self.unfinished)
 
     @property
     def measured(self) -> bool:
@@ -167,13 +184,6 @@ class Timing(Verdicts):
     expected_failure: bool = False
 
     @property
-    def build_failure(self) -> bool:
-        """It failed, and not as expected: its build failed
-        (:func:`docsaccel.contract.is_build_failure`). One the build stopped while it ran
-        is the build's incompleteness, which the gates judge on its own."""
-        return fails_build(self.status, self.expected_failure) and not self.unfinished
-
-    @property
     def whole_run(self) -> bool:
         """Its time is that of a whole run (:data:`docsaccel.contract.WHOLE_RUNS`): one a
         view may compare or trend. An example stopped at its budget, one that raised or
@@ -213,10 +223,18 @@ class Timing(Verdicts):
 
     @property
     def budget_use(self) -> float | None:
-        """``seconds / budget`` (1.0 = exactly at budget), ``None`` when unbounded."""
-        if not self.budget_seconds:  # None; a zero budget never passes validation
+        """``seconds / budget`` (1.0 = exactly at budget); ``None`` when unbounded, or when
+        its time is no run's (:attr:`timed`: never run, or stopped part-way)."""
+        if not self.budget_seconds or not self.timed:  # a zero budget never validates
             return None
         return self.seconds / self.budget_seconds
+
+    @property
+    def headroom_seconds(self) -> float | None:
+        """``budget - seconds``; ``None`` when unbounded or not :attr:`timed`."""
+        if self.budget_seconds is None or not self.timed:
+            return None
+        return self.budget_seconds - self.seconds
 
 
 @dataclass(frozen=True)

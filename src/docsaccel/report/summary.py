@@ -27,9 +27,11 @@ from docsaccel.budgets import format_measured
 from docsaccel.contract import (
     AUDIT_STATUSES,
     CACHED,
+    EXECUTED,
     NOT_EXECUTED,
+    NOT_RUN,
+    STOPPED,
     VERIFIED,
-    fails_build,
     ran_none,
     status_text,
     unmeasured_text,
@@ -74,16 +76,22 @@ class Row(Verdicts):
     interrupted_by: str | None = None
     #: It failed as sphinx-gallery was told to expect.
     expected_failure: bool = False
+    #: It was running when the build stopped (see :class:`~docsaccel.report.model.Timing`).
+    unfinished: bool = False
 
     @property
     def status_label(self) -> str:
-        """Its status as the views write it (``"failed (expected)"``)."""
-        return status_text(self.status, self.expected_failure)
+        """Its status as the views write it (``"failed (expected)"``, ``"stopped"``)."""
+        return status_text(self.status, self.expected_failure, self.unfinished)
 
-    @property
-    def build_failure(self) -> bool:
-        """It failed, and not as expected: the build failed."""
-        return fails_build(self.status, self.expected_failure)
+    def time_text(self) -> str:
+        """Its time as the views write it: ``"41.2s"``; ``"not run"`` for an example the
+        build never ran (its record's 0 is no time); ``"2.1s (partial)"`` for one the
+        build stopped while it ran."""
+        if self.status == NOT_EXECUTED:
+            return NOT_RUN
+        text = format_measured(self.seconds)
+        return text if self.timed else f"{text} (partial)"
 
     @property
     def over(self) -> bool:
@@ -167,22 +175,37 @@ class ReportSummary:
 
     @property
     def executed_count(self) -> int:
-        """The examples this build ran: neither reused (``cached``: kept by sphinx-gallery or
-        restored by the example cache) nor left out (``not-executed``)."""
-        return sum(1 for row in self.rows if row.status not in (CACHED, NOT_EXECUTED))
+        """The examples this build ran (:data:`~docsaccel.contract.EXECUTED`): neither
+        reused (``cached``: kept by sphinx-gallery or restored by the example cache) nor
+        left out (``not-executed``)."""
+        return sum(1 for row in self.rows if row.status in EXECUTED)
 
     def execution_text(self, quote: Callable[[str], str] = str) -> str:
-        """The execution-time total of every view: the time, how many examples ran, how
-        many the example cache restored instead (they did not run: never "executed"),
-        and the count of each status (``quote``: how to write a status).
+        """The execution-time total of every view: the time, then every example listed in
+        exactly one group, so the counts add up to the examples listed: those this build
+        ran (by status), those the example cache restored, those sphinx-gallery reused,
+        those not run (``quote``: how to write a status).
 
-        ``"1m over 3 executed examples, 2 restored from the cache (3 ok, 2 cached)"``
+        ``"1m over 3 examples run (2 ok, 1 stopped); 2 restored from the example cache;
+        1 not run (not-executed)"``
         """
-        counts = ", ".join(f"{n} {quote(status)}" for status, n in self.status_counts.items())
-        restored = len(self.cache_hits)
-        text = f"{format_measured(self.execution_seconds)} over {self.executed_count} executed "
-        text += "examples" + (f", {restored} restored from the cache" if restored else "")
-        return f"{text} ({counts})"
+        ran = Counter(row.status_label for row in self.rows if row.status in EXECUTED)
+        counts = ", ".join(f"{n} {quote(label)}" for label, n in sorted(ran.items()))
+        text = f"{format_measured(self.execution_seconds)} over {self.executed_count} "
+        text += f"example{'s' if self.executed_count != 1 else ''} run"
+        text += f" ({counts})" if counts else ""
+        restored = sum(1 for row in self.cache_hits if row.status == CACHED)
+        groups = (
+            (restored, "restored from the example cache"),
+            (self.reused_count - restored, f"reused from an earlier build ({quote(CACHED)})"),
+            (self.not_run_count, f"{NOT_RUN} ({quote(NOT_EXECUTED)})"),
+        )
+        return text + "".join(f"; {count} {words}" for count, words in groups if count)
+
+    @property
+    def not_run_count(self) -> int:
+        """The examples this build listed but never ran (``not-executed``)."""
+        return sum(1 for row in self.rows if row.status == NOT_EXECUTED)
 
     @property
     def unmeasured_count(self) -> int:
@@ -226,7 +249,14 @@ class ReportSummary:
         if self.over:
             return f"{len(self.over)} example(s) over budget."
         if self.incomplete:  # the examples that never ran cannot be called within budget
-            return "No example over budget among those the report holds."
+            stopped = [quote(row.id) for row in self.rows if row.unfinished]
+            if not stopped:
+                return "No example over budget among those the report holds."
+            return (
+                "No example over budget among those the report holds; "
+                f"{len(stopped)} {STOPPED} when the build ended (a partial time, not judged): "
+                f"{', '.join(stopped)}."
+            )
         unmeasured = self.unmeasured_count
         if not unmeasured:
             return "All examples within budget."
@@ -401,7 +431,7 @@ def summarize(
                 seconds=t.seconds,
                 budget_seconds=t.budget_seconds,
                 budget_source=t.budget_source,
-                headroom_seconds=None if t.budget_seconds is None else t.budget_seconds - t.seconds,
+                headroom_seconds=t.headroom_seconds,
                 budget_use=t.budget_use,
                 delta_seconds=t.seconds - base[t.id] if t.whole_run and t.id in base else None,
                 memory_bytes=t.memory_bytes,
@@ -423,6 +453,7 @@ def summarize(
                 ),
                 interrupted_by=t.interrupted_by,
                 expected_failure=t.expected_failure,
+                unfinished=t.unfinished,
             )
         )
     rows.sort(key=lambda row: (-row.seconds, row.id))
@@ -436,7 +467,9 @@ def summarize(
         fast=loaded.build.get("fast"),
         status_counts=dict(
             sorted(
-                Counter(status_text(t.status, t.expected_failure) for t in loaded.timings).items()
+                Counter(
+                    status_text(t.status, t.expected_failure, t.unfinished) for t in loaded.timings
+                ).items()
             )
         ),
         baseline_total=totals[0] if totals else None,
