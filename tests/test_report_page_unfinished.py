@@ -11,16 +11,12 @@ the folder whatever the build's status. Real Sphinx builds in temporary folders.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
-import signal
-import subprocess
 from pathlib import Path
 
 import pytest
 from helpers.gallery_build import FIXTURES, build, child_env, make_project, sphinx_command
-from helpers.processes import wait_until_running
+from helpers.processes import kill_children, terminated_while_running
 
 pytestmark = pytest.mark.slow
 
@@ -32,14 +28,6 @@ BUDGETS = 'default = "3s"\n'
 FINE = "All examples within budget"
 UNFINISHED = "the build did not finish"
 FAIL_MODE = {"DOCSACCEL_ON_OVERRUN": "fail", "DOCSACCEL_INTERRUPT_GRACE": "1"}
-
-
-def _kill_children(src: Path) -> None:
-    """End the process an example started, if it outlived the build."""
-    pids = src / "examples" / "child_pids.txt"
-    for pid in pids.read_text().split() if pids.is_file() else []:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(int(pid), signal.SIGKILL)
 
 
 OS_EXIT = ("plot_h_osexit.py", {})  # the example ends the build's process
@@ -100,7 +88,7 @@ def test_a_stopped_build_leaves_no_page_saying_all_is_fine(tmp_path, cache, fres
     try:
         stopped = build(src, env={**cache_env, **env})
     finally:
-        _kill_children(src)
+        kill_children(src)
 
     assert stopped.returncode != 0, stopped.output
     assert stopped.report["build"]["complete"] is False
@@ -124,21 +112,11 @@ def test_a_terminated_build_leaves_no_page_saying_all_is_fine(tmp_path) -> None:
     """``SIGTERM`` (a CI job cancelled) while an example runs, in a fresh checkout."""
     src, cache_env, page = _published(tmp_path, cache=True, fresh=True)
     shutil.copy(FIXTURES / "examples" / "plot_wait.py", src / "examples" / "plot_wait.py")
-    process = subprocess.Popen(
-        sphinx_command(src, src / "_build" / "html"),
-        env=child_env(cache_env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    ended = terminated_while_running(
+        sphinx_command(src, src / "_build" / "html"), child_env(cache_env), src, "plot_wait.py"
     )
-    try:
-        wait_until_running(src, "plot_wait.py", process)
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=120)
-    finally:
-        _kill_children(src)
-    output = process.communicate(timeout=120)[0]
+    output = ended.stdout
 
-    assert process.returncode != 0, output
+    assert ended.returncode != 0, output
     shown = page.read_text("utf-8")
     assert FINE not in shown and UNFINISHED in shown, output

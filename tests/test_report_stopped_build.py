@@ -10,19 +10,15 @@ no use of its budget and no headroom; the later one ``not run``; no "The build f
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
 import shutil
-import signal
-import subprocess
 from pathlib import Path
 
 import pytest
 from helpers.browser import PageProblems, serve
 from helpers.gallery_build import FIXTURES, build, child_env, make_project, sphinx_command
-from helpers.processes import wait_until_running
+from helpers.processes import terminated_while_running
 
 from docsaccel import layout
 from docsaccel.cli import main
@@ -33,14 +29,6 @@ pytestmark = pytest.mark.slow
 WAIT = "examples/plot_wait.py"
 #: The execution-time line: its counts, in the groups it names.
 TOTALS = re.compile(r"Execution time: [^<]*? over (\d+) examples? run \(([^)]*)\)((?:; [^;<]*)*)<")
-
-
-def _kill_children(src: Path) -> None:
-    """End the process the waiting example started: the build's end does not."""
-    pids = src / "examples" / "child_pids.txt"
-    for pid in pids.read_text().split() if pids.is_file() else []:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(int(pid), signal.SIGKILL)
 
 
 def cells(html: str, example_id: str) -> list[str]:
@@ -92,21 +80,10 @@ def terminated(tmp_path_factory) -> tuple[Path, Path]:
     shutil.copy(FIXTURES / "examples" / "plot_wait.py", src / "examples" / "plot_wait.py")
     shutil.copy(FIXTURES / "examples" / "plot_quick.py", src / "examples" / "plot_x_later.py")
     outdir = src / "_build" / "html"
-    process = subprocess.Popen(
-        sphinx_command(src, outdir),
-        env=child_env({}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    ended = terminated_while_running(
+        sphinx_command(src, outdir), child_env({}), src, "plot_wait.py"
     )
-    try:
-        wait_until_running(src, "plot_wait.py", process)
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=120)
-    finally:
-        _kill_children(src)
-    output = process.communicate(timeout=120)[0]
-    assert process.returncode != 0, output
+    assert ended.returncode != 0, ended.stdout
     return outdir / "budget_report.html", layout.report_path(outdir)
 
 

@@ -1,5 +1,6 @@
-"""Whether the processes an example started are gone: no child outlives its example; and
-waiting until an example of a build running in the background has started its child.
+"""Whether the processes an example started are gone: no child outlives its example;
+waiting until an example of a build running in the background has started its child; and
+a build terminated (a CI job cancelled) while one runs.
 
 Example::
 
@@ -8,6 +9,9 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -15,7 +19,13 @@ from pathlib import Path
 from docsaccel import layout
 from docsaccel.records import read_records
 
-__all__ = ["alive", "assert_no_child_survives", "wait_until_running"]
+__all__ = [
+    "alive",
+    "assert_no_child_survives",
+    "kill_children",
+    "terminated_while_running",
+    "wait_until_running",
+]
 
 
 def alive(pid: int) -> bool:
@@ -48,3 +58,30 @@ def wait_until_running(src: Path, name: str, process: subprocess.Popen[str]) -> 
             return
         time.sleep(0.1)
     raise AssertionError(f"{name} never started: {process.communicate()[0]}")
+
+
+def kill_children(src: Path) -> None:
+    """End the processes the examples started (``examples/child_pids.txt``), if they
+    outlived the build: a test's end does not wait for them."""
+    pids = src / "examples" / "child_pids.txt"
+    for pid in pids.read_text().split() if pids.is_file() else []:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(pid), signal.SIGKILL)
+
+
+def terminated_while_running(
+    command: list[str], env: dict[str, str], src: Path, name: str
+) -> subprocess.CompletedProcess[str]:
+    """Run the build ``command``, send it ``SIGTERM`` once ``name`` runs (with its child),
+    and return how it ended, its output merged, the example's child ended after it."""
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        wait_until_running(src, name, process)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=120)
+    finally:
+        kill_children(src)
+    output = process.communicate(timeout=120)[0]
+    return subprocess.CompletedProcess(command, process.returncode, output)
