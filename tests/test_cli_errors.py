@@ -275,9 +275,63 @@ def test_check_refuses_an_incomplete_build_naming_the_running_example(tmp_path, 
 
 
 def test_check_allow_incomplete_judges_what_the_report_holds(tmp_path, capsys) -> None:
-    path = _incomplete(tmp_path / "r.json")
-    assert run(["check", str(path), "--allow-incomplete"], capsys)[0] == 0
+    path = _incomplete(tmp_path / "r.json", running=False)
+    code, out, _ = run(["check", str(path), "--allow-incomplete"], capsys)
+    assert code == 0
+    assert f"note: {path}: the build did not finish" in out  # allowed, never silently
     assert run(["check", str(path), "--allow-incomplete", "--budget", "0.7s"], capsys)[0] == 1
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        UNFINISHED_ERROR,
+        "did not finish: the build was terminated (SIGTERM) while it ran",
+        "did not finish: the example called os._exit(0), which ended the build's process",
+    ],
+)
+def test_check_allow_incomplete_never_passes_an_example_that_did_not_finish(
+    tmp_path, capsys, error
+) -> None:
+    """``--allow-incomplete`` allows an unfinished build, not an example the build stopped
+    while it ran (Ctrl-C, SIGTERM, its own ``os._exit``): exit 3 naming it, never OK."""
+    records = [
+        record("plot_a.py", 1.0),
+        record("plot_b.py", 0.5, status="failed", error=error, finished_at=None),
+    ]
+    path = tmp_path / "r.json"
+    path.write_text(_report_text(records, complete=False), encoding="utf-8")
+    code, out, _ = run(["check", str(path), "--allow-incomplete"], capsys)
+    assert code == 3, out
+    assert "OK" not in out
+    assert f"1 example did not finish: tutorials/plot_b.py ({error})" in out
+    assert f"FAIL: {path}: the build did not finish (tutorials/plot_b.py was running)" in out
+    code, out, _ = run(["check", str(path), "--allow-incomplete", "--format", "github"], capsys)
+    assert code == 3 and "tutorials/plot_b.py failed: did not finish" in out
+    assert "::error title=Build did not finish::" in out
+
+
+def test_an_example_failure_and_an_unfinished_example_are_both_named(tmp_path, capsys) -> None:
+    """A parallel build: one example raised, another's worker died (or was stopped hard).
+    The gate judges the failed build (exit 3), naming both examples and that it did not
+    finish, as a serial build's refusal names the example it stopped at."""
+    records = [
+        record("plot_a.py", 1.0),
+        record("plot_r.py", 0.5, status="failed", error="ValueError: boom"),
+        record("plot_b.py", 0.5, status="failed", error=UNFINISHED_ERROR, finished_at=None),
+        _stopped_hard("plot_x.py"),
+    ]
+    path = tmp_path / "r.json"
+    path.write_text(_report_text(records, complete=False), encoding="utf-8")
+    for extra in ([], ["--allow-incomplete"]):
+        code, out, _ = run(["check", str(path), *extra], capsys)
+        assert code == 3, out
+        assert "1 example failed: tutorials/plot_r.py (ValueError: boom)" in out
+        assert "1 example did not finish: tutorials/plot_b.py" in out
+        assert (
+            f"FAIL: {path}: the build did not finish (tutorials/plot_x.py was stopped hard "
+            "after its budget; tutorials/plot_b.py was running)"
+        ) in out
 
 
 def test_incomplete_without_a_running_record_still_refused(tmp_path, capsys) -> None:
@@ -326,7 +380,8 @@ def test_check_github_names_the_hard_stopped_example(tmp_path, capsys) -> None:
     assert_exit_2(code, err, "tutorials/plot_x.py was stopped hard after its budget")
     code, out, _ = run(["check", str(path), "--format", "github", "--allow-incomplete"], capsys)
     assert code == 1
-    assert out.startswith("::error file=tutorials/plot_x.py,title=Over budget::")
+    assert out.startswith("::error title=Build did not finish::")
+    assert "\n::error file=tutorials/plot_x.py,title=Over budget::" in out
     assert "tutorials/plot_x.py was stopped hard after 4.2s, over its budget of 3s" in out
 
 

@@ -4,7 +4,11 @@ cache entry found stale? Exit 3 if the build failed, else 1 if over budget or st
 A build failed when an example failed unexpectedly (it raised, called ``sys.exit``, or
 its process died; an example in sphinx-gallery's ``expected_failing_examples`` that fails
 does not count): its page shows a traceback, so no gate passes it, whatever the budgets.
-The check says so on one line, before and apart from the budgets.
+The check says so on one line, before and apart from the budgets. An example the build
+stopped while it ran (Ctrl-C, ``SIGTERM``, a worker that died) did not fail by its own
+doing, but no gate passes it: it is named on that line too ("did not finish"), and the
+report of a build that did not finish, judged all the same (``--allow-incomplete``, or
+an example failed it), gets a line saying so (``CheckResult.incomplete``).
 
 An audit of the example cache (``DOCSACCEL_CACHE_VERIFY``, :mod:`docsaccel.cache.audit`)
 records a ``stale`` entry when a fresh run differs from what the cache would have
@@ -136,7 +140,9 @@ class CheckResult:
     bounded: int
     stale: list[Timing] = field(default_factory=list)
     nondeterministic: list[Timing] = field(default_factory=list)
-    #: The examples that failed unexpectedly (by id): the build failed.
+    #: The examples that failed unexpectedly (by id): the build failed. An example the
+    #: build stopped while it ran is among them (:attr:`Timing.judged_failed`): a gate
+    #: judging an unfinished build never passes one that did not finish.
     failed: list[Timing] = field(default_factory=list)
     #: Why a build whose examples ran failed all the same, one per input and reason (a
     #: report's :data:`docsaccel.schema.BUILD_FAILURES`: ``-W`` turning warnings into
@@ -145,6 +151,10 @@ class CheckResult:
     #: How many examples the build did not measure (reused outputs, not run): neither
     #: within budget nor over it, and not in ``checked``.
     unmeasured: int = 0
+    #: Why each judged input did not finish, ``"<path>: the build did not finish (...)"``
+    #: (:meth:`docsaccel.report.model.LoadedInput.incomplete_text`): a gate judging an
+    #: unfinished build says so, whatever its verdict.
+    incomplete: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -165,7 +175,7 @@ def check_timings(timings: Sequence[Timing]) -> CheckResult:
     by_id = sorted(timings, key=lambda t: t.id)
     stale = [t for t in by_id if t.audit.get("status") == STALE]
     varied = [t for t in by_id if t.audit.get("status") == NONDETERMINISTIC]
-    failed = [t for t in by_id if t.build_failure]
+    failed = [t for t in by_id if t.judged_failed]
     unmeasured = _count(timings) - _count(measured)
     return CheckResult(
         over, _count(measured), bounded, stale, varied, failed, unmeasured=unmeasured
@@ -181,11 +191,24 @@ def _count(timings: Iterable[Timing]) -> int:
 
 def failed_text(failed: Sequence[Timing]) -> str:
     """Why the build failed, on one line: ``"FAIL: the build failed: 1 example failed:
-    tutorials/plot_bad.py (ValueError: boom)"``."""
-    shown = [f"{t.id} ({t.error})" if t.error else t.id for t in failed[:5]]
-    more = f" and {len(failed) - 5} more" if len(failed) > 5 else ""
-    count = f"{len(failed)} example{'s' if len(failed) != 1 else ''}"
-    return one_line(f"FAIL: the build failed: {count} failed: {', '.join(shown)}{more}")
+    tutorials/plot_bad.py (ValueError: boom)"``; the examples the build stopped while they
+    ran are named apart (``"...; 1 example did not finish: tutorials/plot_c.py (did not
+    finish: the build was terminated (SIGTERM) while it ran)"``): they did not fail by
+    their own doing, but no gate passes them."""
+    own = [t for t in failed if not t.unfinished]
+    stopped = [t for t in failed if t.unfinished]
+    parts = [_named(own, "failed"), _named(stopped, "did not finish")]
+    return one_line(f"FAIL: the build failed: {'; '.join(part for part in parts if part)}")
+
+
+def _named(timings: Sequence[Timing], what: str) -> str:
+    """``"2 examples failed: a.py (ValueError: x), b.py"``, or ``""`` for none."""
+    if not timings:
+        return ""
+    shown = [f"{t.id} ({t.error})" if t.error else t.id for t in timings[:5]]
+    more = f" and {len(timings) - 5} more" if len(timings) > 5 else ""
+    count = f"{len(timings)} example{'s' if len(timings) != 1 else ''}"
+    return f"{count} {what}: {', '.join(shown)}{more}"
 
 
 def audit_text(timing: Timing) -> str:
@@ -214,6 +237,8 @@ def format_check(result: CheckResult) -> str:
     lines = [one_line(f"FAIL: the build failed: {why}") for why in result.sphinx_failed]
     if result.failed:
         lines.append(failed_text(result.failed))
+    verdict = "FAIL" if result.exit_code else "note"
+    lines += [one_line(f"{verdict}: {why}") for why in result.incomplete]
     if not result.over and not result.stale and not result.failed and not result.sphinx_failed:
         lines.append(
             f"OK: {result.checked} examples checked, {result.bounded} with a budget, "

@@ -14,7 +14,8 @@ history), or (``check``, ``compare``) the report of a build that did not finish,
 build; a build that ran none of its examples whatever ``allow_incomplete``; a report whose
 ``conf.py`` changed since its build (``check``, ``report``, ``compare``'s HEAD, ``history
 append``: a later build failed before docsaccel ran); 3 (``check``) a build that failed:
-an example failed unexpectedly.
+an example failed unexpectedly, or (a build judged although it did not finish) did not
+finish.
 
 Example: ``docsaccel check --budget 30s`` on a sphinx-gallery file, then on a missing one.
 
@@ -240,7 +241,8 @@ def _check(
     checked = apply_budgets(timings, flat_seconds=flat, table=table)
     result = check_timings(checked)
     sphinx_failed = [f"{why} ({one.path})" for one in loaded for why in one.build_failures()]
-    result = dataclasses.replace(result, sphinx_failed=sphinx_failed)
+    incomplete = [f"{one.path}: {one.incomplete_text()}" for one in loaded if not one.complete]
+    result = dataclasses.replace(result, sphinx_failed=sphinx_failed, incomplete=incomplete)
     # The build's own check: a rule that matches no example is said, never silently idle
     # (sphinx-gallery's files name examples by file name, which a "sub/..." rule misses).
     unused = table.check_examples((t.name, t.id) for t in timings) if table is not None else []
@@ -254,6 +256,11 @@ def _check(
         notes += "".join(
             annotation("error", f"the build failed: {why}", title="Build failed") + "\n"
             for why in sphinx_failed
+        )
+        # --allow-incomplete lets an unfinished build pass, never silently.
+        level = "error" if result.exit_code else "warning"
+        notes += "".join(
+            annotation(level, why, title="Build did not finish") + "\n" for why in incomplete
         )
         if result.unmeasured:
             title = "Not measured"

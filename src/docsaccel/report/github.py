@@ -171,7 +171,7 @@ def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) ->
     for timing in ranked:
         file = _file(prefixes.get(timing.id, ""), timing.id)
         took = format_measured(timing.seconds)
-        if timing.build_failure:
+        if timing.judged_failed:
             why = f": {timing.error}" if timing.error else ""
             lines.append(annotation("error", f"{timing.id} failed{why}", file, "Example failed"))
         lines += _memory_annotations(timing, file)

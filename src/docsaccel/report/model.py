@@ -184,6 +184,14 @@ class Timing(Verdicts):
     expected_failure: bool = False
 
     @property
+    def judged_failed(self) -> bool:
+        """No gate that judges it passes it: it failed, not as expected, by its own doing
+        (:attr:`build_failure`) or because its build stopped while it ran (Ctrl-C, SIGTERM,
+        an ``os._exit``, a worker that died). ``check --allow-incomplete`` judges an
+        unfinished build's examples, and one that did not finish is not one that passed."""
+        return fails_build(self.status, self.expected_failure)
+
+    @property
     def whole_run(self) -> bool:
         """Its time is that of a whole run (:data:`docsaccel.contract.WHOLE_RUNS`): one a
         view may compare or trend. An example stopped at its budget, one that raised or

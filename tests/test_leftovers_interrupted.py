@@ -1,0 +1,150 @@
+"""A build stopped after an example left a thread running (Ctrl-C or ``SIGTERM`` while
+its pages are written) ends within the grace, naming that example, and neither the
+example cache nor sphinx-gallery's ``.md5`` keeps its run: its verdict (does the thread
+let the process end?) never came, so the next build runs it again and it fails there as
+in any build. Real Sphinx builds in temporary folders."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from helpers.gallery_build import build, child_env, make_project, sphinx_command
+
+from docsaccel import layout
+from docsaccel.report.check import EXIT_BUILD_FAILED
+from docsaccel.report.commands import run_check
+
+pytestmark = pytest.mark.slow
+
+GRACE = "1"
+ENV = {"DOCSACCEL_INTERRUPT_GRACE": GRACE}
+CULPRIT = "examples/plot_h_thread.py"
+#: Pages are written slowly, so the build is stopped while it writes them, after the
+#: examples ran; the cache folder is the test's.
+CONF = """docsaccel_cache = "../cache"
+import time as _time
+
+
+def setup(app):
+    app.connect("html-page-context", lambda *args: _time.sleep(1))
+"""
+#: A hung build fails here rather than hanging the test session.
+HANG = 120
+
+
+def _stop_while_writing(src: Path, signum: int) -> tuple[int, str]:
+    """Build ``src``, send ``signum`` once its examples ran (the report is written at the
+    gallery's end), and return its status and output."""
+    outdir = src / "_build" / "html"
+    process = subprocess.Popen(
+        sphinx_command(src, outdir),
+        env=child_env(ENV),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + HANG
+        while not layout.report_path(outdir).is_file() and process.poll() is None:
+            assert time.monotonic() < deadline, "the examples never ran"
+            time.sleep(0.05)
+        process.send_signal(signum)
+        output = process.communicate(timeout=HANG)[0]
+    finally:
+        process.kill()
+    return process.returncode, output
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_build_keeps_no_run_of_an_example_that_left_a_thread(tmp_path, signum):
+    src = make_project(tmp_path, ["plot_h_thread.py", "plot_quick.py"], conf=CONF)
+    code, output = _stop_while_writing(src, signum)
+
+    assert code != 0, output
+    assert "Traceback" not in output, output
+    if signum == signal.SIGINT:
+        # The thread would hold the process forever: the exit bound ends it, in one line
+        # naming the example that left it.
+        (line,) = [x for x in output.splitlines() if "had not ended" in x]
+        assert f"had not ended {GRACE} s after it was stopped: {CULPRIT}: " in line, output
+    outdir = src / "_build" / "html"
+    assert not Path(src / "auto_examples" / "plot_h_thread.py.md5").exists()
+    report = str(layout.report_path(outdir))
+    text, gate = run_check([report], allow_incomplete=True)
+    assert gate == EXIT_BUILD_FAILED and CULPRIT in text, text
+
+    # The next build, not stopped, runs it again (no cache entry, no md5): it fails.
+    again = build(src, env=ENV)
+    assert again.returncode == 2, again.output
+    record = again.record("plot_h_thread.py")
+    assert record["status"] == "failed" and record["cache"]["hit"] is False, record
+    assert again.record("plot_quick.py")["status"] == "cached"
+    text, gate = run_check([str(again.report_path)])
+    assert gate == EXIT_BUILD_FAILED and CULPRIT in text, text
+
+
+#: Ends its worker process once the other worker's examples ran.
+LATE_EXIT = '''"""
+Late exit
+=========
+"""
+import os
+import time
+
+time.sleep(3)
+os._exit(0)
+'''
+
+
+def test_a_parallel_build_a_worker_ended_keeps_no_run_of_an_example_that_left_a_thread(
+    tmp_path,
+) -> None:
+    """``parallel: 2``: one worker's example left a thread, the other worker ends while
+    it runs its example, and the build stops there. The thread's example was never
+    judged: it fails, and neither sphinx-gallery's ``.md5`` nor the cache keeps it."""
+    conf = 'docsaccel_cache = "../cache"\nsphinx_gallery_conf["parallel"] = 2\n'
+    conf += 'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
+    src = make_project(tmp_path, ["plot_h_thread.py", "plot_quick.py"], conf=conf)
+    (src / "examples" / "plot_late_exit.py").write_text(LATE_EXIT, encoding="utf-8")
+    built = build(src, env=ENV)
+
+    assert built.returncode != 0, built.output
+    assert built.report["build"]["complete"] is False
+    record = built.record("plot_h_thread.py")
+    assert record["status"] == "failed" and "never-stops" in record["error"], record
+    assert not Path(src / "auto_examples" / "plot_h_thread.py.md5").exists()
+    assert not list((tmp_path / "cache").rglob("*plot_h_thread*"))
+    text, gate = run_check([str(built.report_path)], allow_incomplete=True)
+    assert gate == EXIT_BUILD_FAILED and CULPRIT in text, text
+
+
+#: A non-daemon thread that ends on its own, soon after its example.
+BRIEF_THREAD = '''"""
+Brief thread
+============
+"""
+import threading
+import time
+
+threading.Thread(target=time.sleep, args=(2,), name="brief").start()
+'''
+
+
+def test_an_example_whose_thread_lets_the_process_end_is_stored_then(tmp_path) -> None:
+    """The verdict passed (the thread ended within the grace, the build's process ended
+    as it should): its entry is stored as the process ends, and the next build restores
+    it."""
+    src = make_project(tmp_path, ["plot_quick.py"], conf='docsaccel_cache = "../cache"\n')
+    (src / "examples" / "plot_brief_thread.py").write_text(BRIEF_THREAD, encoding="utf-8")
+    env = {"DOCSACCEL_INTERRUPT_GRACE": "60"}
+    first = build(src, env=env)
+    assert first.returncode == 0, first.output
+    assert first.record("plot_brief_thread.py")["status"] == "ok"
+    again = build(src, env=env)
+    assert again.returncode == 0, again.output
+    record = again.record("plot_brief_thread.py")
+    assert record["status"] == "cached" and record["cache"]["hit"] is True, record
