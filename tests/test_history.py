@@ -139,3 +139,13 @@ def test_append_of_an_output_folder_appends_the_report_it_holds(tmp_path, capsys
     assert read_history(history)["tutorials/plot_a.py"].durations == (2.0,)
     assert main(["history", "append", str(report), "--to", str(history)]) == 2
     assert "already records the build" in capsys.readouterr().err
+
+
+def test_append_to_a_history_below_a_file_names_the_file(tmp_path, capsys) -> None:
+    report = write_report(tmp_path / "r.json", [record("plot_a.py", 2.0)])
+    (tmp_path / "pyproject.toml").write_text("x")
+    history = tmp_path / "pyproject.toml" / "h.jsonl"
+    assert main(["history", "append", str(report), "--to", str(history)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'pyproject.toml'} is a file, not a folder" in err, err
+    assert err.count("\n") == 1

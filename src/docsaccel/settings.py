@@ -59,6 +59,7 @@ __all__ = [
     "env_name",
     "environment_variables",
     "given_as",
+    "below_a_file",
     "not_a_folder",
     "read_env_setting",
     "read_setting",
@@ -235,7 +236,7 @@ def _cache(source: Source) -> Path | None:
     # made below a file: a typo, not a folder to make.
     try:
         problem = (
-            None if path is None else not_a_folder(path) if path.exists() else _below_a_file(path)
+            None if path is None else not_a_folder(path) if path.exists() else below_a_file(path)
         )
     except OSError as exc:  # a name too long, a folder one may not look into
         raise SettingError(f"{source.where}={source.value!r}: {exc.strerror or exc}") from None
@@ -244,8 +245,13 @@ def _cache(source: Source) -> Path | None:
     return path
 
 
-def _below_a_file(path: Path) -> str | None:
-    """Why a folder cannot be made at ``path``, when one of its parents is a file."""
+def below_a_file(path: Path) -> str | None:
+    """Why a folder or file cannot be made at ``path``, when one of its parents is a file
+    (a typo: ``pyproject.toml/cache``); None otherwise.
+
+    >>> below_a_file(Path("/no/such/place")) is None
+    True
+    """
     parent = path.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent

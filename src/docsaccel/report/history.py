@@ -64,6 +64,7 @@ from docsaccel.contract import WHOLE_RUNS, InputError, is_finite_number, parse_j
 from docsaccel.formats import Format
 from docsaccel.report.inputs import load_input
 from docsaccel.report.model import Timing
+from docsaccel.settings import below_a_file
 
 __all__ = [
     "HISTORY_SCHEMA",
@@ -215,6 +216,9 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
     if history.is_file() and digest in _recorded_digests(history, lambda _: None):
         raise InputError(f"{history}: already records the build in {report}; not appended")
     line = history_line(loaded.timings, str(report), build=loaded.build, digest=digest) + "\n"
+    problem = None if history.parent.is_dir() else below_a_file(history)
+    if problem is not None:
+        raise InputError(f"{history}: cannot append to the history: {problem}")
     try:
         history.parent.mkdir(parents=True, exist_ok=True)
         line = _repair_end(history, warn) + line
