@@ -103,7 +103,7 @@ def test_explain_names_the_dependency_that_changed(
         # Its own check refuses it, not argparse as an unknown option ("expected one argument").
         (
             ["prune", "--cache", "{tmp}/cache", "--max-size", "-1G"],
-            "--max-size: '-1G' is negative",
+            "--max-size: '-1G' is negative; a size is 0 or more",
         ),
         # 12 meant as gigabytes would prune the cache to 12 bytes.
         (["prune", "--cache", "{tmp}/cache", "--max-size", "12"], "--max-size: '12' has no unit"),

@@ -57,7 +57,8 @@ def parse_size(
         raise error(f"{where}: a size is a string such as '500M' or '2G', got {value!r}")
     text = str(value).strip()
     if text.startswith("-"):
-        raise error(f"{where}: {value!r} is negative; a size is more than 0")
+        least = "0 or more" if allow_zero else "more than 0"
+        raise error(f"{where}: {value!r} is negative; a size is {least}")
     match = _SIZE.match(text)
     if not match:
         bytes_too = " or 1048576 (bytes)" if bare_bytes else " or '6.5G'"
