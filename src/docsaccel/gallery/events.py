@@ -47,8 +47,7 @@
    from ending, the exit bound ends it, failing, after writing the report again with
    that example failed and ``build.exit_blocked``, and withdrawing its cache entry. Such
    an example is not stored before that verdict (:func:`_held`), and a build that stops
-   before it fails the example and drops its ``.md5`` (:func:`_forget_held`), as does
-   a process ended (``SIGTERM``) during that grace (:func:`_fail_unjudged`).
+   before it fails the example and drops its ``.md5`` (:func:`_forget_held`).
 
 :func:`connect` connects them (the plugin's ``setup``).
 """
@@ -146,9 +145,6 @@ _unfinished_builds: list[GalleryBuild] = []
 #: The finished builds with examples whose cache entries wait for their thread verdict
 #: (:func:`_held`): stored once the process ends without their threads holding it.
 _verdict_pending: list[GalleryBuild] = []
-#: The finished builds whose process waits, at its end, for threads their examples left
-#: (:func:`_held`): those examples pass only once the threads let the process end.
-_awaiting_threads: list[GalleryBuild] = []
 
 
 class BudgetOverrunError(SphinxError, ReportedStop):
@@ -192,7 +188,6 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     process_end.in_forked_child(lock.forget)
     process_end.on_process_end(_write_unfinished_reports)
     process_end.on_process_end(_store_after_verdict)
-    process_end.on_process_end(_fail_unjudged)
     process_end.remember_log_handlers()
     # Every extension is set up, so sphinx-gallery's handlers are connected; Sphinx takes
     # the handlers of an event when it emits it, so builder-inited's are replaced here.
@@ -821,8 +816,6 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     # ending: it gets the grace of the hard stop, then the process ends, failing, and
     # neither the report nor the cache keeps the build as passing.
     grace = build.settings.interrupt_grace
-    if _held(build):
-        _awaiting_threads.append(build)
     process_end.bound_exit(
         grace,
         on_stuck=lambda found: _fail_stuck(build, found, grace),
@@ -1157,38 +1150,6 @@ def _store_after_verdict() -> bool:
     return False
 
 
-def _fail_unjudged() -> bool:
-    """The process of a finished build ends while threads its examples left still run
-    (``SIGTERM`` during the exit bound's grace): their verdict never came, so each of
-    those examples fails, as when the build stops before its end (:func:`_forget_held`),
-    and the report is written again saying so; one ERROR line names them. Not at the
-    interpreter's exit before it waits for the threads: the verdict comes after."""
-    if process_end.threads_to_be_joined():
-        return False
-    ended = False
-    for build in list(_awaiting_threads):
-        held = _held(build)
-        if not held or build in _unfinished_builds or not build.finished:
-            continue
-        _awaiting_threads.remove(build)
-        ending = process_end.ending_why() or "it ended"
-        _forget_held(build, f"and the build's process ended ({ending}) before that thread")
-        report = build.rewrite_report(build.final_records)
-        if build.report_page_files is not None:
-            from docsaccel.gallery.report_page import rewrite_report_page
-
-            with contextlib.suppress(Exception):  # a view; the report is written
-                rewrite_report_page(build, report)
-        named = "; ".join(f"{example_id}: {left}" for example_id, left in sorted(held.items()))
-        logger.error(
-            f"docsaccel: the build's process ended: {ending}, while it waited for the "
-            f"thread(s) examples left ({named}); they fail, unjudged; report written to "
-            f"{build.report_path}"
-        )
-        ended = True
-    return ended
-
-
 def _bound_unfinished(build: GalleryBuild) -> None:
     """A build that did not finish must end too, whatever its examples left: the exit
     bound gives their threads the grace, then fails the example that holds the process
@@ -1202,12 +1163,6 @@ def _bound_unfinished(build: GalleryBuild) -> None:
     )
 
 
-def _unjudged(why: str) -> str:
-    """Why an example that left a thread running fails when ``why`` (``"and the build's
-    process ended (...) before that thread"``) came before its thread's verdict."""
-    return f"{why} let it end, so whether it does is unknown; an example must stop what it starts"
-
-
 #: Why an example that left a thread running fails a build that did not finish.
 _UNJUDGED = (
     "and the build stopped before its process could end, so whether that thread lets it "
@@ -1215,7 +1170,7 @@ _UNJUDGED = (
 )
 
 
-def _forget_held(build: GalleryBuild, why: str | None = None) -> None:
+def _forget_held(build: GalleryBuild) -> None:
     """A build that did not finish ends before the verdict on the examples that left a
     thread running (:func:`_held`): each fails, as it does when the thread holds the
     process (a gate must not pass it unjudged), and neither the cache nor
@@ -1229,8 +1184,7 @@ def _forget_held(build: GalleryBuild, why: str | None = None) -> None:
         record = records.get(example_id)
         if record is None or record.get("status") not in _REUSABLE:
             continue
-        unjudged = _UNJUDGED if why is None else _unjudged(why)
-        record = {**record, "status": FAILED, "error": f"{left}, {unjudged}"}
+        record = {**record, "status": FAILED, "error": f"{left}, {_UNJUDGED}"}
         record.pop(EXPECTED_FAILURE, None)
         write_record(build.records_dir, record)
         journal_again(build.records_dir, record, build.build_id)

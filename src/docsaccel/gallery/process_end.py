@@ -89,7 +89,6 @@ __all__ = [
     "show_pending_logs",
     "stuck",
     "tell_build",
-    "threads_to_be_joined",
     "verdict_pending",
 ]
 
@@ -382,26 +381,10 @@ def _before_threads_joined() -> None:
     one running, a build cut short (Ctrl-C, ``SystemExit``) writes its report now, not
     once that thread ends (maybe never), and its callback arms the exit bound
     (:func:`bound_exit`), so the process ends within the grace, naming the example."""
-    global _ended_early, _joining
+    global _ended_early
     if not _installed_here() or not any(left_by(example_id) for example_id in _left):
         return
-    _joining = True
-    try:
-        _ended_early = end_of_process(None, why=_EXIT_WHY)
-    finally:
-        _joining = False
-
-
-#: Whether the interpreter is about to wait for the threads examples left (the callbacks
-#: run in :func:`_before_threads_joined`).
-_joining = False
-
-
-def threads_to_be_joined() -> bool:
-    """Whether the :func:`on_process_end` callbacks run just before the interpreter waits
-    for the threads examples left: whether those threads let the process end is still to
-    come (at any other end of the process, it never comes)."""
-    return _joining
+    _ended_early = end_of_process(None, why=_EXIT_WHY)
 
 
 def _at_exit() -> None:
