@@ -18,7 +18,7 @@ from pathlib import Path
 records = os.path.join("..", "_build", "html", "docsaccel", "records")
 if os.path.exists("wait_for.txt"):
     wanted = Path("wait_for.txt").read_text().strip()
-    own = f"journal-{os.getpid()}.jsonl"
+    own = os.path.basename(glob.glob(os.path.join(records, f"journal-*-{os.getpid()}.jsonl"))[0])
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         lines = [
@@ -31,7 +31,9 @@ if os.path.exists("wait_for.txt"):
             break
         time.sleep(0.1)
 # A record of this build (this example's own, as it started), to forge one from.
-line = Path(records, f"journal-{os.getpid()}.jsonl").read_text().splitlines()[0]
+# Journals are named after the build and the process: journal-<build>-<pid>.jsonl.
+(journal,) = glob.glob(os.path.join(records, f"journal-*-{os.getpid()}.jsonl"))
+line = Path(journal).read_text().splitlines()[0]
 forged = {
     **json.loads(line),
     "id": "examples/plot_sleep.py",
