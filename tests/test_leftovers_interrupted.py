@@ -120,31 +120,3 @@ def test_a_parallel_build_a_worker_ended_keeps_no_run_of_an_example_that_left_a_
     assert not list((tmp_path / "cache").rglob("*plot_h_thread*"))
     text, gate = run_check([str(built.report_path)], allow_incomplete=True)
     assert gate == EXIT_BUILD_FAILED and CULPRIT in text, text
-
-
-#: A non-daemon thread that ends on its own, soon after its example.
-BRIEF_THREAD = '''"""
-Brief thread
-============
-"""
-import threading
-import time
-
-threading.Thread(target=time.sleep, args=(2,), name="brief").start()
-'''
-
-
-def test_an_example_whose_thread_lets_the_process_end_is_stored_then(tmp_path) -> None:
-    """The verdict passed (the thread ended within the grace, the build's process ended
-    as it should): its entry is stored as the process ends, and the next build restores
-    it."""
-    src = make_project(tmp_path, ["plot_quick.py"], conf='docsaccel_cache = "../cache"\n')
-    (src / "examples" / "plot_brief_thread.py").write_text(BRIEF_THREAD, encoding="utf-8")
-    env = {"DOCSACCEL_INTERRUPT_GRACE": "60"}
-    first = build(src, env=env)
-    assert first.returncode == 0, first.output
-    assert first.record("plot_brief_thread.py")["status"] == "ok"
-    again = build(src, env=env)
-    assert again.returncode == 0, again.output
-    record = again.record("plot_brief_thread.py")
-    assert record["status"] == "cached" and record["cache"]["hit"] is True, record

@@ -1130,12 +1130,9 @@ def _store_after_verdict() -> bool:
     their threads let it end (the exit bound would have failed them and ended it first),
     so they passed, and are stored now. Never in a build that did not finish."""
     for build in list(_verdict_pending):
-        if build.cache is None or build in _unfinished_builds:
-            _verdict_pending.remove(build)
-            continue
-        if _held(build):
-            continue  # called before the interpreter waits for the threads: not yet
         _verdict_pending.remove(build)
+        if build.cache is None or build in _unfinished_builds:
+            continue
         try:
             failures = sg_compat.failures(build.cache.gallery_conf)
             build.cache.store_executed(

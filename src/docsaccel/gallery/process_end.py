@@ -408,10 +408,10 @@ def _at_exit() -> None:
         and uncaught is not _last_value_seen
     )
     status = 1 if crashed else None
-    if _ended_early:  # its report was written before the threads were waited for
+    if _ended_early is None:
+        end_of_process(None, why=_EXIT_WHY, fail_unfinished=True, unfinished_status=status)
+    elif _ended_early:  # its report was written before the threads were waited for
         _exit_now(status or EXIT_STATUS)
-    # The threads examples left have ended: the callbacks may act on that verdict.
-    end_of_process(None, why=_EXIT_WHY, fail_unfinished=True, unfinished_status=status)
 
 
 # --- Logs Sphinx holds back -------------------------------------------------------------
