@@ -22,10 +22,9 @@ The gallery plugin makes three calls (:mod:`docsaccel.gallery`):
    ``SIGTERM``, an error), and once the gallery has run: every example that ran and
    succeeded (``ok``, or ``over-budget`` in warn mode) and whose outputs sphinx-gallery
    kept gets an entry, once; failed and interrupted examples never do, nor the one
-   running when the build stopped, nor one that left a thread running, until that
-   thread lets its process end (its verdict comes only then). So even a build killed
-   outright (``SIGKILL``) leaves the examples its process finished (a ``parallel``
-   build's workers' are stored at the gallery's end).
+   running when the build stopped. So even a build killed outright (``SIGKILL``) leaves
+   the examples its process finished (a ``parallel`` build's workers' are stored at the
+   gallery's end).
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ import random
 import shutil
 import sys
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -412,7 +411,6 @@ class CacheBuild:
         on_overrun: str,
         *,
         before_end: bool = False,
-        held: Collection[str] = (),
     ) -> int:
         """Store an entry for each example that missed and ran successfully; return how
         many. Also writes the cache's ``last-build.json``.
@@ -423,11 +421,6 @@ class CacheBuild:
         outright, leaves them for the next build to restore rather than run again; those
         run for an audit wait for it (they keep the entry they are compared with). Each
         example is stored once. Returns how many this call stored.
-
-        ``held``: the examples whose verdict waits for their process's end (a thread they
-        left still runs: it may keep the process from ending, and then they fail). None
-        of them is stored before that verdict, on any path: an entry is never made of a
-        run that turns out to fail.
         """
         if self.read_only:
             return 0
@@ -436,8 +429,6 @@ class CacheBuild:
         for example_id, example in self.missed.items():
             record = records.get(example_id)
             if example_id in stored_deps or example_id in self.declined:
-                continue
-            if example_id in held:
                 continue
             if example.src_file in failures:
                 continue

@@ -45,9 +45,7 @@
    stops before its examples run: the site never says the stopped build was fine.
    When a thread or an exit handler an example left keeps the finished build's process
    from ending, the exit bound ends it, failing, after writing the report again with
-   that example failed and ``build.exit_blocked``, and withdrawing its cache entry. Such
-   an example is not stored before that verdict (:func:`_held`), and a build that stops
-   before it fails the example and drops its ``.md5`` (:func:`_forget_held`).
+   that example failed and ``build.exit_blocked``, and withdrawing its cache entry.
 
 :func:`connect` connects them (the plugin's ``setup``).
 """
@@ -142,9 +140,6 @@ _FAST_ENV = env_name("fast")
 #: project's ``conf.py`` connects (Sphinx's default is 500).
 FINAL_PRIORITY = 1_000_000
 _unfinished_builds: list[GalleryBuild] = []
-#: The finished builds with examples whose cache entries wait for their thread verdict
-#: (:func:`_held`): stored once the process ends without their threads holding it.
-_verdict_pending: list[GalleryBuild] = []
 
 
 class BudgetOverrunError(SphinxError, ReportedStop):
@@ -187,7 +182,6 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         raise config_error(message) from None
     process_end.in_forked_child(lock.forget)
     process_end.on_process_end(_write_unfinished_reports)
-    process_end.on_process_end(_store_after_verdict)
     process_end.remember_log_handlers()
     # Every extension is set up, so sphinx-gallery's handlers are connected; Sphinx takes
     # the handlers of an event when it emits it, so builder-inited's are replaced here.
@@ -638,11 +632,8 @@ def _on_gallery_executed(app: Sphinx) -> None:
         # The audit may run an example again: before the report, so it holds the verdicts.
         for example_id in build.cache.audit(records, failures):
             write_record(build.records_dir, records[example_id])
-        held = _held(build)
-        build.cache.store_executed(records, failures, build.settings.on_overrun, held=held)
+        build.cache.store_executed(records, failures, build.settings.on_overrun)
         build.cache_stored = True
-        if held:
-            _verdict_pending.append(build)
     report = build.write_report(complete=True, records=records, interim=True)
     if build.lost:
         logger.error(
@@ -823,13 +814,7 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     )
 
 
-#: What the exit bound's grace runs from in a build that did not finish.
-_STOPPED = "it was stopped"
-
-
-def _fail_stuck(
-    build: GalleryBuild, found: process_end.Stuck, grace: float, after: str = "the build"
-) -> None:
+def _fail_stuck(build: GalleryBuild, found: process_end.Stuck, grace: float) -> None:
     """The build's process could not end after the build (``found`` says what holds it):
     the example that holds it fails, with what it left as its error; the report says why
     the build failed (``build.exit_blocked``), so a gate reading it fails; and neither
@@ -850,7 +835,7 @@ def _fail_stuck(
         journal_again(build.records_dir, record, build.build_id)
         records[example_id] = record
     build.exit_blocked = (
-        f"the build's process had not ended {grace:g} s after {after}: {found.text}"
+        f"the build's process had not ended {grace:g} s after the build: {found.text}"
     )
     report = build.rewrite_report(records)
     kept = set(found.culprits) or set(found.suspects)
@@ -1020,8 +1005,6 @@ def _write_unfinished_reports() -> bool:
             build.progress.stop()  # its named pipe goes with it
         stored = _store_finished(build)
         build.cache_stored = True
-        _forget_held(build)
-        _bound_unfinished(build)
         if stored:
             logger.info(
                 f"docsaccel: the build stopped; the cache {build.settings.cache} keeps "
@@ -1107,91 +1090,7 @@ def _store_finished(build: GalleryBuild, records: dict[str, Any] | None = None) 
         failures,
         build.settings.on_overrun,
         before_end=True,
-        held=_held(build),
     )
-
-
-def _held(build: GalleryBuild) -> dict[str, str]:
-    """The examples whose status waits for the process's end, each with what it left: a
-    non-daemon thread still runs, here or in a worker of a parallel gallery (which said
-    so, :func:`.process_end.tell_build`). If it keeps the process from ending they fail
-    (:func:`_fail_stuck`), so none of them may be stored in the cache before then."""
-    in_workers = process_end.left_in_workers(build.records_dir)
-    held = {example_id: left for example_id, (_, left) in in_workers.items()}
-    for example in build.examples:
-        left = process_end.left_by(example.id)
-        if left is not None:
-            held[example.id] = f"it left {left}"
-    return held
-
-
-def _store_after_verdict() -> bool:
-    """At the end of a process whose finished build held back examples (:func:`_held`):
-    their threads let it end (the exit bound would have failed them and ended it first),
-    so they passed, and are stored now. Never in a build that did not finish."""
-    for build in list(_verdict_pending):
-        _verdict_pending.remove(build)
-        if build.cache is None or build in _unfinished_builds:
-            continue
-        try:
-            failures = sg_compat.failures(build.cache.gallery_conf)
-            build.cache.store_executed(
-                build.final_records, failures, build.settings.on_overrun, held=_held(build)
-            )
-        except Exception as exc:  # the process ends regardless; they run again next time
-            logger.warning(
-                f"docsaccel cache: cannot store the examples that left threads: {exc!r}",
-                type="docsaccel",
-                subtype="cache",
-            )
-    return False
-
-
-def _bound_unfinished(build: GalleryBuild) -> None:
-    """A build that did not finish must end too, whatever its examples left: the exit
-    bound gives their threads the grace, then fails the example that holds the process
-    (its record, ``build.exit_blocked``) and ends it, in one line naming it."""
-    grace = build.settings.interrupt_grace
-    process_end.bound_exit(
-        grace,
-        on_stuck=lambda found: _fail_stuck(build, found, grace, _STOPPED),
-        workers=build.records_dir,
-        after=_STOPPED,
-    )
-
-
-#: Why an example that left a thread running fails a build that did not finish.
-_UNJUDGED = (
-    "and the build stopped before its process could end, so whether that thread lets it "
-    "end is unknown; an example must stop what it starts"
-)
-
-
-def _forget_held(build: GalleryBuild) -> None:
-    """A build that did not finish ends before the verdict on the examples that left a
-    thread running (:func:`_held`): each fails, as it does when the thread holds the
-    process (a gate must not pass it unjudged), and neither the cache nor
-    sphinx-gallery's ``.md5`` keeps its run, so the next build runs it again."""
-    held = _held(build)
-    if not held:
-        return
-    after_gallery = build.last_report is not None
-    records = build.final_records if after_gallery else build.records_so_far()
-    for example_id, left in held.items():
-        record = records.get(example_id)
-        if record is None or record.get("status") not in _REUSABLE:
-            continue
-        record = {**record, "status": FAILED, "error": f"{left}, {_UNJUDGED}"}
-        record.pop(EXPECTED_FAILURE, None)
-        write_record(build.records_dir, record)
-        journal_again(build.records_dir, record, build.build_id)
-        if after_gallery:
-            build.final_records[example_id] = record
-    for example in build.examples:
-        if example.id in held:
-            sg_compat.forget_cached_run(Path(example.target_file))
-    if build.cache is not None:
-        build.cache.withdraw(held, build.final_records or build.records_so_far())
 
 
 def _store_so_far(build: GalleryBuild) -> None:
