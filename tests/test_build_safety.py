@@ -216,6 +216,10 @@ def _kill(app, pagename, templatename, context, doctree):
     os.kill(os.getpid(), signal.{signal})
 
 
+def _kill_reading(app, docname, source):
+    os.kill(os.getpid(), signal.{signal})
+
+
 def _exit(app, exception):
     os._exit(0)
 
@@ -251,6 +255,27 @@ def test_a_build_killed_while_it_writes_its_pages_leaves_an_incomplete_report(tm
     )
     assert gate.returncode == 2, gate.stdout + gate.stderr
     assert "it ended while its pages were written" in gate.stderr
+
+
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM"])
+def test_a_build_stopped_while_it_reads_its_documents_says_so(tmp_path, sig) -> None:
+    # The examples ran; Sphinx read the documents, and wrote no page yet.
+    killer = KILLER.format(signal=sig, event="source-read", handler="_kill_reading")
+    src = _with_extension(tmp_path, ["plot_quick.py"], killer)
+    built = build(src)
+    assert built.returncode != 0, built.output
+
+    report = src / "_build" / "html" / "docsaccel" / "report.json"
+    assert json.loads(report.read_text())["build"]["complete"] is False
+    gate = subprocess.run(
+        [sys.executable, "-m", "docsaccel.cli", "check", str(report)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert gate.returncode == 2, gate.stdout + gate.stderr
+    assert "its examples ran; it ended while Sphinx read the documents" in gate.stderr
+    assert "pages were written" not in gate.stderr
 
 
 def test_status_0_before_the_builds_verdict_fails_it(tmp_path) -> None:

@@ -293,7 +293,7 @@ def setup(app):
     def _read(app, report):
         on_disk = _json.loads((app.outdir / "docsaccel" / "report.json").read_text("utf-8"))
         build = on_disk["build"]
-        writing = (build.pop("complete"), build.pop("writing"))
+        writing = (build.pop("complete"), build.pop("writing"), build.pop("reading"))
         expected = {**report, "build": {**report["build"]}}
         expected["build"].pop("complete")
         seen = f"{on_disk == expected} {writing}"
@@ -310,11 +310,13 @@ def test_the_report_is_on_disk_at_report_ready_and_indented_at_the_end(tmp_path)
 
     assert built.returncode == 0, built.output
     # What the handlers get is what the file holds when they run, but the file says the
-    # build is still writing its pages: killed meanwhile, it did not finish.
-    assert (built.outdir / "seen.txt").read_text("utf-8") == "True (False, True)"
+    # build has still to read its documents and write its pages: killed meanwhile, it did
+    # not finish.
+    assert (built.outdir / "seen.txt").read_text("utf-8") == "True (False, True, True)"
     text = built.report_path.read_text("utf-8")
     assert text.startswith('{\n  "build": {\n') and text.endswith("}\n")
-    assert built.report["build"]["complete"] is True and "writing" not in built.report["build"]
+    assert built.report["build"]["complete"] is True
+    assert "writing" not in built.report["build"] and "reading" not in built.report["build"]
     assert built.record("plot_quick.py")["status"] == "ok"
 
 

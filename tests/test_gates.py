@@ -112,6 +112,39 @@ def test_compare_lists_a_stopped_example_apart_never_as_a_speed_up(tmp_path) -> 
     assert "plot_sleep.py: 3s -> interrupted at its budget of 2s (after 2.1s)" in text
 
 
+def test_compare_allowed_an_unfinished_build_says_so_first(tmp_path) -> None:
+    """``--allow-incomplete`` compares what an unfinished build measured, never silently:
+    each input that did not finish is named first, in text and in annotations."""
+    base = write_build(tmp_path / "base.json", [record("plot_a.py", 1.0)], FINISHED)
+    head = write_build(
+        tmp_path / "head.json",
+        [record("plot_a.py", 1.0)],
+        FINISHED,
+        complete=False,
+        ended_because="it was terminated (SIGTERM)",
+    )
+    text, code = run_compare(str(base), str(head), allow_incomplete=True)
+    assert code == 0
+    assert text.splitlines()[0] == (
+        "The head build: the build did not finish (it was terminated (SIGTERM))."
+    ), text
+    notes, _ = run_compare(str(base), str(head), allow_incomplete=True, fmt="github")
+    assert notes == (
+        "::warning title=Build did not finish::the head build: the build did not finish "
+        "(it was terminated (SIGTERM))\n"
+    ), notes
+
+
+def test_github_compare_annotates_a_failed_head_build(tmp_path) -> None:
+    base = write_build(tmp_path / "base.json", [record("plot_bad.py", 0.1)], FINISHED)
+    head = write_build(tmp_path / "head.json", [failed("plot_bad.py")], FINISHED)
+    notes, _ = run_compare(str(base), str(head), fmt="github")
+    assert notes.startswith(
+        "::error title=Build failed::the head build failed: tutorials/plot_bad.py failed "
+        "(ValueError: boom)\n"
+    ), notes
+
+
 def test_report_baseline_shows_no_delta_for_a_stopped_example(tmp_path) -> None:
     base = write_build(tmp_path / "base.json", [record("plot_sleep.py", 3.0)], FINISHED)
     head = write_build(tmp_path / "head.json", [stopped("plot_sleep.py", 2.0)], FINISHED)

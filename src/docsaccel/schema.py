@@ -95,6 +95,9 @@ replaced while it ran): each has status ``failed`` and the error
 examples ran, while Sphinx still wrote the pages: ``"complete": false`` until the build's
 end writes it again, so a build killed meanwhile (``SIGKILL``, the kernel's out-of-memory
 killer) leaves a report that says it did not finish.
+``build.reading`` (present only then, ``true``, with ``build.writing``) marks a build
+that had not yet read all its documents, so had written no page, when the report was
+last written.
 
 ``build.stopped_before_examples`` (present only then) says why the build stopped before
 any example ran (a refused setting, an error): the report is ``"complete": false`` and
@@ -341,7 +344,7 @@ def validate_report(report: Any, source: str | Path | None = None) -> dict:
     build = report.get("build")
     if not isinstance(build, dict):
         raise SchemaError(f"{_where(source, 'build')} must be an object")
-    for flag in ("complete", "writing"):
+    for flag in ("complete", "writing", "reading"):
         if not isinstance(build.get(flag, False), bool):
             raise SchemaError(
                 f"{_where(source, f'build.{flag}')} is {build[flag]!r:.40}; expected true or false"

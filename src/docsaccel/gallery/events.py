@@ -35,6 +35,8 @@
    the report (``"complete": true``): connect a page generator there
    (``app.connect("docsaccel-report-ready", handler)``, ``handler(app, report)``).
 5. ``doctree-read``: example pages of a fast build get the fast-path note (:mod:`.note`).
+   ``env-updated``: every document read, the report on disk says the pages are written
+   (``build.reading`` gone), for a build killed then.
 6. ``build-finished``: the report is written again with the final wall time; in fail mode
    an overrun makes the build fail. When the build stops early (an aborted example, an
    error, Ctrl-C, ``SIGTERM``, the hard stop of an example, an example ending the
@@ -1108,6 +1110,17 @@ def _store_so_far(build: GalleryBuild) -> None:
         )
 
 
+def _on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
+    """Sphinx read every document: a build that ends from now on ended as it wrote its
+    pages, and the report on disk says so (one killed outright writes nothing more)."""
+    build = _build(app)
+    if build is not None and not build.pages_read:
+        build.pages_read = True
+        if build.last_report is not None:
+            build.write_report(complete=True, interim=True)
+    return []
+
+
 def connect(app: Sphinx) -> None:
     """Connect the handlers to ``app``'s events, in the order the module docstring gives."""
     app.add_event(REPORT_READY_EVENT)
@@ -1120,6 +1133,7 @@ def connect(app: Sphinx) -> None:
     app.connect(REPORT_READY_EVENT, _on_report_ready)
     app.connect("doctree-read", _on_doctree_read)
     app.connect("env-get-outdated", _on_env_get_outdated)
+    app.connect("env-updated", _on_env_updated)
     # The report first, then the overrun verdict, both before sphinx-gallery's summary of
     # failing examples (priority 500): an interrupted example is one of them, and its
     # ExtensionError would end the build with Sphinx's crash report instead of our line.

@@ -126,8 +126,10 @@ class GalleryBuild:
         self.stopped_before_examples: str | None = None
         #: Why the build's process ended before the build did, when a signal ended it.
         self.ended_because: str | None = None
-        #: Whether it ended after its examples ran, while the pages were written.
+        #: Whether it ended after its examples ran, while the pages were read or written.
         self.ended_writing = False
+        #: Whether Sphinx had read every document (``env-updated``): then it writes pages.
+        self.pages_read = False
         #: Whether the ``ERROR:`` line that stopped it already said why (a refused setting,
         #: an aborted gallery, a dead worker, naming the examples it stopped at): the
         #: unfinished report's note then only says where the report is.
@@ -253,7 +255,7 @@ class GalleryBuild:
         if self.ended_because is not None:
             build["ended_because"] = self.ended_because
         if self.ended_writing:
-            build["writing"] = True
+            build.update(self._phase())
         if records is None:
             records = self.final_records if self.last_report is not None else None
         if records is None:
@@ -304,6 +306,11 @@ class GalleryBuild:
         self.final_records = {record["id"]: record for record in report["examples"]}
         return report
 
+    def _phase(self) -> dict[str, bool]:
+        """The report's flags of a build that ran its examples and has not ended: it
+        writes the pages (``writing``), and reads the documents first (``reading``)."""
+        return {"writing": True} if self.pages_read else {"writing": True, "reading": True}
+
     def write_report(
         self,
         complete: bool,
@@ -322,7 +329,8 @@ class GalleryBuild:
         report = self.report(complete, records)
         on_disk = report
         if interim:
-            on_disk = {**report, "build": {**report["build"], "complete": False, "writing": True}}
+            build = {**report["build"], "complete": False, **self._phase()}
+            on_disk = {**report, "build": build}
         write_json(self.report_path, on_disk, indent=None if interim else 2)
         self.last_report = report
         self.final_records = {record["id"]: record for record in report["examples"]}

@@ -312,7 +312,14 @@ def _compare(
     comparison = compare_timings(
         base_input.timings, head_input.timings, relative, absolute, absolute_bytes
     )
-    comparison = dataclasses.replace(comparison, head_failed=head_input.failures())
+    unfinished = [
+        (role, one.incomplete_text())
+        for role, one in (("base", base_input), ("head", head_input))
+        if not one.complete
+    ]
+    comparison = dataclasses.replace(
+        comparison, head_failed=head_input.failures(), unfinished=unfinished
+    )
     code = 1 if fail and comparison.regressions else 0
     if fmt == "github":
         from docsaccel.report.github import comparison_annotations

@@ -140,6 +140,9 @@ class Comparison:
     #: Why the head build failed although it finished (:meth:`LoadedInput.failures`):
     #: said first, so a comparison never reads as the verdict of a failed build.
     head_failed: list[str] = field(default_factory=list)
+    #: ``(input's role, why it did not finish)`` of each input of a build that did not
+    #: finish (compared with ``--allow-incomplete``): said first, never silently.
+    unfinished: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def regressions(self) -> list[Delta]:
@@ -287,8 +290,11 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
             f"{c.relative_threshold * 100:g}% and > {format_size(c.absolute_bytes_threshold)})",
             "",
         ]
+    said = [f"{head}The {role} build: {quote(why)}." for role, why in c.unfinished]
     if c.head_failed:
-        lines[0:0] = [f"{head}The head build failed: {quote('; '.join(c.head_failed))}.", ""]
+        said.insert(0, f"{head}The head build failed: {quote('; '.join(c.head_failed))}.")
+    if said:
+        lines[0:0] = [*said, ""]
     changed = [d for d in c.deltas if d.seconds != 0 or d.grew_bytes]
     if markdown and changed:
         lines += [

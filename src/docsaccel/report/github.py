@@ -235,7 +235,16 @@ def _memory_annotations(timing: Timing, file: str) -> list[str]:
 def comparison_annotations(comparison: Comparison, prefix: str, fail_on_regression: bool) -> str:
     """A command per regressed example: an error when regressions fail the gate."""
     level = "error" if fail_on_regression else "warning"
-    lines = []
+    # What the text says first: a comparison never reads as the verdict of a failed or
+    # unfinished build.
+    lines = [
+        annotation("error", f"the head build failed: {why}", title="Build failed")
+        for why in comparison.head_failed
+    ]
+    lines += [
+        annotation("warning", f"the {role} build: {why}", title="Build did not finish")
+        for role, why in comparison.unfinished
+    ]
     for delta in comparison.time_regressions:
         percent = "" if delta.relative is None else f", {delta.relative * 100:+.0f}%"
         lines.append(

@@ -315,7 +315,8 @@ class LoadedInput:
         ``"the build did not finish (tutorials/plot_x.py was stopped hard after its
         budget)"``, ``"... (tutorials/plot_b.py ran, but its record was lost)"`` (a file of
         the records folder was removed while the build ran), ``"... (its examples ran;
-        it ended while its pages were written)"``, ``"... (it stopped before its examples
+        it ended while its pages were written)"`` (or ``"while Sphinx read the
+        documents"``, before it wrote any), ``"... (it stopped before its examples
         ran: <why>)"`` (a refused setting), with what ended its process first when a
         signal did (``"... (it was terminated (SIGTERM); its examples ran; ...)"``), or
         ``"the build did not finish"`` when no record says.
@@ -351,7 +352,9 @@ class LoadedInput:
             why.append(
                 "it wrote no report: it was killed outright (SIGKILL, out of memory), or still runs"
             )
-        if self.build.get("writing"):
+        if self.build.get("reading"):
+            why.append("its examples ran; it ended while Sphinx read the documents")
+        elif self.build.get("writing"):
             why.append("its examples ran; it ended while its pages were written")
         if not why:
             return "the build did not finish"
