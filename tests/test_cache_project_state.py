@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.cache_project import ALL, FILES, Build, Project, example_source
+from helpers.cache_project import ALL, FILES, Build, Project, differing, example_source
 
 pytestmark = pytest.mark.slow
 
@@ -119,6 +119,9 @@ def test_an_example_failing_in_every_build_runs_alone(tmp_path: Path) -> None:
     again = project.build()
     assert again.returncode == 0, again.output
     assert again.records["plot_c_fails.py"]["status"] == "failed"
+    assert again.records["plot_c_fails.py"]["cache"]["reason"] == (
+        "no entry: it failed in the last build (a failed example is never stored)"
+    )
     assert again.executed() == {"plot_c_fails.py"}
     assert again.cached() == {"plot_a.py", "plot_b.py", "plot_d.py"}
 
@@ -264,3 +267,31 @@ def test_at_module_granularity_an_edit_of_the_filling_code_runs_every_user(
     assert again.returncode == 0, again.output
     assert again.executed() == {"plot_a.py", "plot_b.py", "plot_c.py", "plot_d.py"}
     assert again.records["plot_b.py"]["cache"]["reason"] == "mylib/shapes.py changed"
+
+
+def test_an_example_removing_a_file_it_did_not_write_runs_in_every_build(
+    tmp_path: Path,
+) -> None:
+    # plot_a takes a file of the checkout away; plot_b lists the folder after it. A
+    # restore puts back what a run wrote, never takes a user's file away: restored,
+    # plot_a would leave the file there, and plot_b's page would list it.
+    examples = {
+        "plot_a.py": "import os\n\nos.remove(os.path.join('data', 'gone.txt'))\nprint('a')\n",
+        "plot_b.py": "import os\n\nprint('b', sorted(os.listdir('data')))\n",
+    }
+    project = Project(tmp_path)
+    project.write("docs/examples/data/gone.txt", "x\n")
+    project.write("docs/examples/data/kept.txt", "y\n")
+    project = _project(tmp_path, examples, project=project)
+    again = project.build()
+    assert again.returncode == 0, again.output
+    # plot_b lists the folder as the checkout has it before plot_a runs: it runs too.
+    assert again.executed() == {"plot_a.py", "plot_b.py"}, again.records["plot_b.py"]["cache"]
+    reason = again.records["plot_a.py"]["cache"]["reason"]
+    assert reason == (
+        "no entry: the last build did not store it (it removed docs/examples/data/gone.txt, "
+        "which it did not write, and a restore would not)"
+    ), reason
+    clean = project.build(env={"DOCSACCEL_CACHE": "0"})
+    assert differing(again.gallery_files(), clean.gallery_files()) == []
+    assert "'kept.txt']" in (again.docs / "auto_examples" / "plot_b.rst").read_text("utf-8")

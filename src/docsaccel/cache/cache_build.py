@@ -87,6 +87,7 @@ from docsaccel.contract import (
     AUDIT_REASON,
     AUDIT_STATUSES,
     CACHED,
+    FAILED,
     NONDETERMINISTIC,
     OK,
     OVER_BUDGET,
@@ -107,9 +108,27 @@ __all__ = ["UNSTORABLE", "CacheBuild", "CacheRecording", "lookup"]
 
 #: The key of a dependency list that cannot make an entry, with why.
 UNSTORABLE = "unstorable"
-#: The key of a dependency list of an example that uses modules whose reads are unknown
-#: (:attr:`.recorder.Seen.unknown_reads`): no entry, quietly (it is no fault of the run).
+#: The key of a dependency list of an example that runs in every build, with why: it
+#: uses modules whose reads are unknown (:attr:`.recorder.Seen.unknown_reads`), or it
+#: removed a file it did not write (:attr:`.recorder.Seen.removed`), which a restore
+#: would leave in place. No entry, quietly (it is no fault of the run).
 RUNS_EVERY_BUILD = "runs_every_build"
+
+
+def _runs_every_build(unknown: list[str], removed: Iterable[str], project: Project) -> list[str]:
+    """Why an example's run can make no entry, though nothing went wrong: what modules
+    it uses read is unknown, or it took away files it did not write (a restore puts back
+    what a run wrote; it never removes a user's file, so a later example would see the
+    file a clean build removed)."""
+    why = []
+    if unknown:
+        files = ", ".join(unknown)
+        why.append(f"what {files} read when imported before docsaccel loaded is unknown")
+    if removed:
+        gone = sorted(project.relative(path) for path in removed)
+        more = f" (and {len(gone) - 1} more)" if len(gone) > 1 else ""
+        why.append(f"it removed {gone[0]}{more}, which it did not write, and a restore would not")
+    return why
 
 
 def _slug(example_id: str) -> str:
@@ -188,8 +207,9 @@ class CacheRecording:
             unknown = sorted(
                 {self.project.relative(p) for p in seen.unknown_reads} & set(found.files)
             )
-            if unknown:
-                write_json(path, {RUNS_EVERY_BUILD: unknown}, indent=None)
+            every_build = _runs_every_build(unknown, seen.removed, self.project)
+            if every_build:
+                write_json(path, {RUNS_EVERY_BUILD: every_build}, indent=None)
                 return
             deps = found.to_json()
             edited = self._edited_while_running(example, deps, seen)
@@ -291,9 +311,13 @@ class CacheBuild:
     #: ``{example id: its dependencies}`` of the examples stored so far in this build
     #: (each is stored once: as the next one starts, or once the gallery has run).
     stored: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: The examples whose dependencies say they make no entry: said once, not at each
-    #: call of :meth:`store_executed`.
-    declined: set[str] = field(default_factory=set)
+    #: ``{example id: why}`` of the examples whose dependencies say they make no entry:
+    #: said once, not at each call of :meth:`store_executed`, and kept in
+    #: ``last-build.json`` so the next build's reason to run them says why.
+    declined: dict[str, str] = field(default_factory=dict)
+    #: ``{example id: its decision}`` in the last build that wrote the cache's summary
+    #: (``last-build.json``): why an example with no entry has none.
+    last_decisions: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: How many entries this build wrote (an audit that verified an entry writes none).
     entries_written: int = 0
     _random: random.Random = field(default_factory=random.Random, repr=False)
@@ -446,20 +470,18 @@ class CacheBuild:
             copies = deps_path.with_name(f"{_slug(example_id)}.written")
             try:
                 deps = read_json(deps_path, "dependency list")
-                if isinstance(deps, dict) and (RUNS_EVERY_BUILD in deps or UNSTORABLE in deps):
-                    self.declined.add(example_id)
                 if isinstance(deps, dict) and RUNS_EVERY_BUILD in deps:
+                    why = "; ".join(map(str, deps[RUNS_EVERY_BUILD]))
+                    self.declined[example_id] = why
                     self.info(
-                        f"docsaccel cache: not storing {example_id}: what "
-                        f"{', '.join(deps[RUNS_EVERY_BUILD])} read when imported before "
-                        "docsaccel loaded is unknown; it runs in every build"
+                        f"docsaccel cache: not storing {example_id}: {why}; it runs in every build"
                     )
                     continue
                 if isinstance(deps, dict) and UNSTORABLE in deps:
-                    problems = deps[UNSTORABLE]
+                    why = "; ".join(map(str, deps[UNSTORABLE]))
+                    self.declined[example_id] = why
                     self.warn(
-                        f"docsaccel cache: not storing {example_id}: "
-                        f"{'; '.join(map(str, problems))}; it runs again next time"
+                        f"docsaccel cache: not storing {example_id}: {why}; it runs again next time"
                     )
                     continue
                 digests = read_json(f"{copies}.json", "list of written files")
@@ -525,7 +547,7 @@ class CacheBuild:
             # decided for each example (its reason to run, its failure).
             "root": self.recording.project.root,
             "sys_path": self.sys_path,
-            "examples": _decisions(records),
+            "examples": _decisions(records, self.declined),
         }
         if hint:
             summary["suggestion"] = hint
@@ -602,12 +624,18 @@ def _project_python_files(project: Project) -> int:
     return total
 
 
-def _decisions(records: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """``{example id: {"status", and "reason" it ran or "error" it failed with}}`` of the
-    build's records: what ``cache explain`` says the last build did with an example."""
+def _decisions(
+    records: Mapping[str, dict[str, Any]], declined: Mapping[str, str]
+) -> dict[str, dict[str, Any]]:
+    """``{example id: {"status", and "reason" it ran or "error" it failed with, and
+    "not_stored": why, for one that ran and made no entry}}`` of the build's records: what
+    ``cache explain`` says the last build did with an example, and why the next build
+    runs it."""
     found = {}
     for example_id, record in records.items():
         decision: dict[str, Any] = {"status": record.get("status")}
+        if example_id in declined:
+            decision["not_stored"] = declined[example_id]
         cache = record.get("cache")
         if isinstance(cache, dict) and isinstance(cache.get("reason"), str):
             decision["reason"] = cache["reason"]
@@ -615,6 +643,15 @@ def _decisions(records: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, Any
             decision["error"] = str(record["error"]).strip().splitlines()[-1]
         found[example_id] = decision
     return found
+
+
+def _never_stored(last: Any) -> str:
+    """Why an example has no entry, from what the last build did with it."""
+    if isinstance(last, dict) and isinstance(last.get("not_stored"), str):
+        return f"no entry: the last build did not store it ({last['not_stored']})"
+    if isinstance(last, dict) and last.get("status") == FAILED:
+        return "no entry: it failed in the last build (a failed example is never stored)"
+    return "new example"
 
 
 def _root_from_docs(build: CacheBuild) -> str:
@@ -708,6 +745,9 @@ def lookup(
         sys_path=list(sys.path),
         read_only=read_only,
     )
+    last = build.store.read_last_build() or {}
+    if isinstance(last.get("examples"), dict):
+        build.last_decisions = last["examples"]
     # In the order they run: an example reads what those before it wrote.
     examples = list(examples)
     order = {
@@ -906,7 +946,7 @@ def _look_up_one(
     except MissingEntry:
         others = store.others(example.id, but=name)
         if not others:
-            return "new example"
+            return _never_stored(build.last_decisions.get(example.id))
         return describe_difference(others[0].context, build.context)
     except EntryError as exc:
         build.warn(f"docsaccel cache: entry of {example.id} is unusable, it runs again: {exc}")

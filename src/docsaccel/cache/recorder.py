@@ -70,6 +70,9 @@ _SPAWN_EVENTS = frozenset(
     {"subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.spawn", "os.fork"}
 )
 _LISTING_EVENTS = frozenset({"os.listdir", "os.scandir"})
+# What takes a file away (``os.unlink`` and ``Path.unlink`` raise ``os.remove``,
+# ``os.replace`` raises ``os.rename``): the first argument is the path that goes.
+_REMOVAL_EVENTS = frozenset({"os.remove", "os.rename", "os.rmdir", "shutil.rmtree"})
 #: Modules compiled into the interpreter: no file, no distribution, so never a dependency
 #: (nor a name of the project's: they are found first). Not noted: a pool worker imports
 #: ``builtins`` again for each task it unpickles.
@@ -170,6 +173,9 @@ class Seen:
     #: The same for the project's modules' own code, in this process (``{module file:
     #: names}``): a module body runs once, a later user of the module depends on it too.
     carried_absent: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: The files and folders under the roots it removed (or renamed away) that it had not
+    #: written: a restore cannot take them away again, so the example runs in every build.
+    removed: set[str] = field(default_factory=set)
 
 
 def _initializing(module: Any) -> bool:
@@ -178,7 +184,12 @@ def _initializing(module: Any) -> bool:
 
 
 #: The audit events :meth:`Recorder._audit` listens to, for the rest of the process's life.
-_AUDITED = frozenset({"object.__setattr__", "open", "import"}) | _SPAWN_EVENTS | _LISTING_EVENTS
+_AUDITED = (
+    frozenset({"object.__setattr__", "open", "import"})
+    | _SPAWN_EVENTS
+    | _LISTING_EVENTS
+    | _REMOVAL_EVENTS
+)
 
 #: How far up from :meth:`Recorder._audit` the code that raised the event is: above it,
 #: the audit hook of :mod:`docsaccel.intercept`, then that code.
@@ -382,7 +393,7 @@ class Recorder:
         written, self._written = self._written, set()
         if self._spawned:
             self._spawned = False
-            written |= self._modified_under_roots()
+            written |= self._changed_under_roots(seen, written)
             self._before_spawn = {}
         if self._instrumenter is not None:
             seen.code = self._instrumenter.ran.copy()
@@ -428,9 +439,10 @@ class Recorder:
             read_first=dict(noted.read_first),
             absent=set(noted.absent),
         )
+        seen.removed = set(noted.removed)
         written = set(self._written)
         if self._spawned:
-            written |= self._modified_under_roots()
+            written |= self._changed_under_roots(seen, written)
         return self._used(seen, written)
 
     def forked(self, label: str) -> bool:
@@ -457,6 +469,7 @@ class Recorder:
         seen.files -= written
         seen.files = {path for path in seen.files if not self._modified_since_start(path)}
         seen.read_first = {p: d for p, d in seen.read_first.items() if p in written}
+        seen.removed -= written  # made again: its output
         real_roots = tuple(os.path.join(os.path.realpath(r), "") for r in self._roots)
         real_excluded = tuple(os.path.join(os.path.realpath(e), "") for e in self._excluded)
         seen.written = {p for p in written if _kept_output(p, real_roots, real_excluded)}
@@ -534,18 +547,19 @@ class Recorder:
             owned = [m.__name__ for _, m in self._project_modules()]
             self._baseline.update(snapshot([(path, module)], owned))
 
-    def _modified_under_roots(self) -> set[str]:
+    def _changed_under_roots(self, seen: Seen, written: set[str]) -> set[str]:
         """The files under the roots created or modified since the example started its
         first child process, by whatever process: what that one wrote is its output too.
+        Those there then and gone now, which the example did not write, go to
+        ``seen.removed``: a child (``rm``) took them away.
 
         By their status then and now rather than by a modification time compared with a
         clock: Linux stamps a file with a coarse clock up to a tick behind
         ``time.time_ns()``, so a quick child (``os.system("echo 1 > data/x")``) would leave
         a file that looks older than the example."""
-        before = self._before_spawn
-        return {
-            path for path, status in self._files_under_roots().items() if before.get(path) != status
-        }
+        before, now = self._before_spawn, self._files_under_roots()
+        seen.removed |= set(before) - set(now) - written
+        return {path for path, status in now.items() if before.get(path) != status}
 
     def _files_under_roots(self) -> dict[str, tuple[int, int, int, int]]:
         """``{path: (inode, size, mtime, ctime)}`` of the files under the roots the
@@ -621,6 +635,17 @@ class Recorder:
             self._spawned = True
         elif event in _LISTING_EVENTS and _listed_by_the_example(sys._getframe(_EVENT_FRAME)):
             self._note_listing(args[0], sys._getframe(_EVENT_FRAME))
+        elif event in _REMOVAL_EVENTS:
+            self._note_removal(args[0])
+
+    def _note_removal(self, path: Any) -> None:
+        """Note a file or folder under the roots the example takes away, which it did not
+        write (the event comes before the removal: a path not there is no removal)."""
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            return  # a file descriptor: removed relative to a folder it opened
+        path = os.path.abspath(os.fsdecode(path))
+        if path not in self._written and self.wants(path) and os.path.lexists(path):
+            self._seen.removed.add(path)
 
     def _reading_module(self, frame: FrameType | None) -> str | None:
         """The project file whose code opened a file (the nearest on the stack), unless the
