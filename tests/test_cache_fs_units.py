@@ -3,11 +3,13 @@ an example writes (kept for later examples) and the folders it lists (dependenci
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import importlib
 import json
 import os
 import pathlib
+import shutil
 import sys
 from pathlib import Path
 
@@ -255,6 +257,42 @@ def test_written_files_stored_apart_and_restored_with_digest_checks(tmp_path: Pa
     with pytest.raises(EntryError, match="leads out of"):
         store.restore_written(entry, linked)
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_file_appended_to_is_an_input_by_what_it_held_before(tree: Path) -> None:
+    # What an appended file holds after depends on what it held: restored over a file
+    # someone edited since, the copy of the last run would undo their edit.
+    appended = tree / "data" / "a.csv"
+    low_level = tree / "data" / "b.csv"
+    before = {p: fingerprint.file_digest(p) for p in (appended, low_level)}
+
+    def append() -> None:
+        with appended.open("a", encoding="utf-8") as stream:
+            stream.write("more\n")
+        descriptor = os.open(low_level, os.O_WRONLY | os.O_APPEND)
+        os.write(descriptor, b"more\n")
+        os.close(descriptor)
+        (tree / "data" / "new.txt").open("a", encoding="utf-8").close()  # created: output
+
+    seen = _record([tree], append)
+    assert seen.read_first == {str(appended): before[appended], str(low_level): before[low_level]}
+    assert seen.written >= {str(appended), str(low_level), str(tree / "data" / "new.txt")}
+
+
+def test_a_file_removed_that_the_example_did_not_write_is_noted(tree: Path) -> None:
+    def remove() -> None:
+        (tree / "data" / "a.csv").unlink()
+        os.replace(tree / "data" / "b.csv", tree / "data" / "moved.csv")
+        shutil.rmtree(tree / "data" / "sub")
+        own = tree / "data" / "own.txt"
+        own.write_text("x", "utf-8")
+        own.unlink()  # its own: no removal of the user's
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tree / "data" / "never-there.txt")
+
+    seen = _record([tree], remove)
+    data = tree / "data"
+    assert seen.removed == {str(data / "a.csv"), str(data / "b.csv"), str(data / "sub")}
 
 
 @pytest.mark.parametrize("relative", ["../escape.txt", "/etc/passwd", "a/../../b", ""])

@@ -119,6 +119,7 @@ __all__ = [
     "is_unfinished",
     "near_budget_text",
     "opens_for_writing",
+    "opens_keeping_content",
     "parse_json",
     "parse_switch",
     "ran_none",
@@ -529,6 +530,22 @@ def opens_for_writing(mode: Any, flags: Any) -> bool:
     if isinstance(mode, str):
         return any(c in mode for c in "wax+")
     return isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
+
+
+def opens_keeping_content(mode: Any, flags: Any) -> bool:
+    """Whether an ``open`` audit event's ``mode`` or ``flags`` keep what the file held
+    (an update in place, an append): what the file holds after depends on what it held.
+
+    >>> opens_keeping_content("a", None), opens_keeping_content("r+", None)
+    (True, True)
+    >>> opens_keeping_content("w", None), opens_keeping_content(None, os.O_WRONLY | os.O_TRUNC)
+    (False, False)
+    >>> opens_keeping_content(None, os.O_WRONLY | os.O_APPEND)
+    True
+    """
+    if isinstance(mode, str):
+        return "r" in mode or "a" in mode
+    return isinstance(flags, int) and bool(flags & _WRITE_FLAGS) and not flags & os.O_TRUNC
 
 
 #: The module-level locks of docsaccel (:func:`fork_safe_lock`).

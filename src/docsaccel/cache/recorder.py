@@ -54,7 +54,7 @@ from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
 from docsaccel.cache.loaded import ModulesMemo
 from docsaccel.cache.module_state import Snapshot, assigned, compare, snapshot, watch_assignments
-from docsaccel.contract import fork_safe_lock, opens_for_writing
+from docsaccel.contract import fork_safe_lock, opens_for_writing, opens_keeping_content
 from docsaccel.intercept import Patch, listen, patch
 
 __all__ = ["NOT_PROJECT", "PRELUDE", "Recorder", "Seen", "own_names"]
@@ -616,8 +616,9 @@ class Recorder:
             if "__pycache__" in path or not self.wants(path):
                 return
             if writing:
-                # "r+": it reads what the file held too (an update in place).
-                updating = isinstance(mode, str) and "r" in mode
+                # "r+", "a": what the file holds after depends on what it held (an update
+                # in place, an append): an input too, by its digest before.
+                updating = opens_keeping_content(mode, flags)
                 if (updating or path in self._seen.files) and path not in self._written:
                     self._note_read_first(path)
                 self._written.add(path)
