@@ -45,7 +45,9 @@
    stops before its examples run: the site never says the stopped build was fine.
    When a thread or an exit handler an example left keeps the finished build's process
    from ending, the exit bound ends it, failing, after writing the report again with
-   that example failed and ``build.exit_blocked``, and withdrawing its cache entry.
+   that example failed and ``build.exit_blocked``, and withdrawing its cache entry. A
+   build that stops before that verdict fails such an example and keeps no run of it
+   (:func:`_forget_held`), and ends within the grace (:func:`_bound_unfinished`).
 
 :func:`connect` connects them (the plugin's ``setup``).
 """
@@ -56,6 +58,7 @@ import contextlib
 import dataclasses
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -182,6 +185,7 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         raise config_error(message) from None
     process_end.in_forked_child(lock.forget)
     process_end.on_process_end(_write_unfinished_reports)
+    process_end.stopped_early(lambda: bool(_unfinished_builds))
     process_end.remember_log_handlers()
     # Every extension is set up, so sphinx-gallery's handlers are connected; Sphinx takes
     # the handlers of an event when it emits it, so builder-inited's are replaced here.
@@ -814,7 +818,13 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     )
 
 
-def _fail_stuck(build: GalleryBuild, found: process_end.Stuck, grace: float) -> None:
+#: What the exit bound's grace runs from in a build that did not finish.
+_STOPPED = "it was stopped"
+
+
+def _fail_stuck(
+    build: GalleryBuild, found: process_end.Stuck, grace: float, after: str = "the build"
+) -> None:
     """The build's process could not end after the build (``found`` says what holds it):
     the example that holds it fails, with what it left as its error; the report says why
     the build failed (``build.exit_blocked``), so a gate reading it fails; and neither
@@ -835,7 +845,7 @@ def _fail_stuck(build: GalleryBuild, found: process_end.Stuck, grace: float) -> 
         journal_again(build.records_dir, record, build.build_id)
         records[example_id] = record
     build.exit_blocked = (
-        f"the build's process had not ended {grace:g} s after the build: {found.text}"
+        f"the build's process had not ended {grace:g} s after {after}: {found.text}"
     )
     report = build.rewrite_report(records)
     kept = set(found.culprits) or set(found.suspects)
@@ -1005,6 +1015,7 @@ def _write_unfinished_reports() -> bool:
             build.progress.stop()  # its named pipe goes with it
         stored = _store_finished(build)
         build.cache_stored = True
+        _bound_unfinished(build, _forget_held(build))
         if stored:
             logger.info(
                 f"docsaccel: the build stopped; the cache {build.settings.cache} keeps "
@@ -1090,6 +1101,76 @@ def _store_finished(build: GalleryBuild, records: dict[str, Any] | None = None) 
         failures,
         build.settings.on_overrun,
         before_end=True,
+    )
+
+
+def _held(build: GalleryBuild) -> dict[str, str]:
+    """The examples whose verdict waits for the process's end, each with what it left: a
+    non-daemon thread still runs here, or ran in a worker of a parallel gallery (which
+    said so, :func:`.process_end.tell_build`). If it keeps the process from ending they
+    fail (:func:`_fail_stuck`)."""
+    in_workers = process_end.left_in_workers(build.records_dir)
+    held = {example_id: left for example_id, (_, left) in in_workers.items()}
+    for example in build.examples:
+        left = process_end.left_by(example.id)
+        if left is not None:
+            held[example.id] = f"it left {left}"
+    return held
+
+
+#: Why an example that left a thread running fails a build that did not finish.
+_UNJUDGED = (
+    "and the build stopped before its process could end, so whether that thread lets it "
+    "end is unknown; an example must stop what it starts"
+)
+
+
+def _forget_held(build: GalleryBuild) -> dict[str, str]:
+    """A build that did not finish ends before the verdict on the examples that left a
+    thread running (:func:`_held`): each fails, as it does when the thread holds the
+    process (a gate must not pass it unjudged), and neither the cache nor
+    sphinx-gallery's ``.md5`` keeps its run, so the next build runs it again. Returns
+    them (:func:`_held`): the build's ERROR line names them."""
+    held = _held(build)
+    if not held:
+        return held
+    after_gallery = build.last_report is not None
+    records = build.final_records if after_gallery else build.records_so_far()
+    for example_id, left in held.items():
+        record = records.get(example_id)
+        if record is None or record.get("status") not in _REUSABLE:
+            continue
+        record = {**record, "status": FAILED, "error": f"{left}, {_UNJUDGED}"}
+        record.pop(EXPECTED_FAILURE, None)
+        write_record(build.records_dir, record)
+        journal_again(build.records_dir, record, build.build_id)
+        if after_gallery:
+            build.final_records[example_id] = record
+    for example in build.examples:
+        if example.id in held:
+            sg_compat.forget_cached_run(Path(example.target_file))
+    if build.cache is not None:
+        build.cache.withdraw(held, build.final_records or build.records_so_far())
+    return held
+
+
+def _bound_unfinished(build: GalleryBuild, held: Mapping[str, str]) -> None:
+    """A build that did not finish must end too, whatever its examples left: the exit
+    bound gives their threads the grace, then fails the example that holds the process
+    (its record, ``build.exit_blocked``) and ends it. One fault, one ERROR line: when
+    what holds it is the examples ``held`` (:func:`_forget_held`), which the build's
+    ERROR line named, the bound says nothing more."""
+    grace = build.settings.interrupt_grace
+
+    def on_stuck(found: process_end.Stuck) -> bool:
+        _fail_stuck(build, found, grace, _STOPPED)
+        return bool(found.culprits) and set(found.culprits) <= set(held)
+
+    process_end.bound_exit(
+        grace,
+        on_stuck=on_stuck,
+        workers=build.records_dir,
+        after=_STOPPED,
     )
 
 
