@@ -87,3 +87,46 @@ def test_a_stopped_build_keeps_no_run_of_an_example_that_left_a_thread(tmp_path,
     assert again.record("plot_quick.py")["status"] == "cached"
     text, gate = run_check([str(again.report_path)])
     assert gate == EXIT_BUILD_FAILED and CULPRIT in text, text
+
+
+def test_a_build_terminated_while_its_process_waits_for_a_thread_fails_the_example(
+    tmp_path,
+) -> None:
+    """``SIGTERM`` after "build succeeded", while the process waits out the grace for the
+    thread an example left: that example's verdict never came. The report fails it, a
+    gate fails the build, and the one ERROR line names it."""
+    src = make_project(tmp_path, ["plot_h_thread.py", "plot_quick.py"])
+    outdir = src / "_build" / "html"
+    process = subprocess.Popen(
+        sphinx_command(src, outdir, quiet=False),
+        env=child_env({"DOCSACCEL_INTERRUPT_GRACE": "60"}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines = []
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            if "build succeeded" in line:
+                break
+        else:
+            pytest.fail("".join(lines))
+        time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)
+        output = "".join(lines) + process.communicate(timeout=HANG)[0]
+    finally:
+        process.kill()
+
+    assert process.returncode == -signal.SIGTERM, output
+    assert "Traceback" not in output, output
+    (error,) = [x for x in output.splitlines() if "ERROR" in x]
+    assert "SIGTERM" in error and "plot_h_thread" in error, output
+    report = layout.report_path(outdir)
+    text, gate = run_check([str(report)])
+    assert gate == EXIT_BUILD_FAILED and CULPRIT in text, text
+    records = {r["id"]: r for r in json.loads(report.read_text(encoding="utf-8"))["examples"]}
+    record = records[CULPRIT]
+    assert record["status"] == "failed" and "never-stops" in record["error"], record
+    assert not Path(src / "auto_examples" / "plot_h_thread.py.md5").exists()

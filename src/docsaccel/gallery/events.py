@@ -47,7 +47,8 @@
    from ending, the exit bound ends it, failing, after writing the report again with
    that example failed and ``build.exit_blocked``, and withdrawing its cache entry. A
    build that stops before that verdict fails such an example and keeps no run of it
-   (:func:`_forget_held`), and ends within the grace (:func:`_bound_unfinished`).
+   (:func:`_forget_held`), and ends within the grace (:func:`_bound_unfinished`), as
+   does a finished build's process terminated during that grace (:func:`_fail_unjudged`).
 
 :func:`connect` connects them (the plugin's ``setup``).
 """
@@ -143,6 +144,9 @@ _FAST_ENV = env_name("fast")
 #: project's ``conf.py`` connects (Sphinx's default is 500).
 FINAL_PRIORITY = 1_000_000
 _unfinished_builds: list[GalleryBuild] = []
+#: The finished builds whose process waits, at its end, for threads their examples left
+#: (:func:`_held`): those examples pass only once the threads let the process end.
+_awaiting_threads: list[GalleryBuild] = []
 
 
 class BudgetOverrunError(SphinxError, ReportedStop):
@@ -185,6 +189,7 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         raise config_error(message) from None
     process_end.in_forked_child(lock.forget)
     process_end.on_process_end(_write_unfinished_reports)
+    process_end.on_process_end(_fail_unjudged)
     process_end.stopped_early(lambda: bool(_unfinished_builds))
     process_end.remember_log_handlers()
     # Every extension is set up, so sphinx-gallery's handlers are connected; Sphinx takes
@@ -811,6 +816,8 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     # ending: it gets the grace of the hard stop, then the process ends, failing, and
     # neither the report nor the cache keeps the build as passing.
     grace = build.settings.interrupt_grace
+    if _held(build):
+        _awaiting_threads.append(build)
     process_end.bound_exit(
         grace,
         on_stuck=lambda found: _fail_stuck(build, found, grace),
@@ -1123,14 +1130,51 @@ _UNJUDGED = (
     "and the build stopped before its process could end, so whether that thread lets it "
     "end is unknown; an example must stop what it starts"
 )
+#: Why it fails a finished build whose process was terminated during the exit grace.
+_TERMINATED_UNJUDGED = (
+    f"and the build's process ended ({process_end.TERMINATED}) before that thread let it "
+    "end, so whether it does is unknown; an example must stop what it starts"
+)
 
 
-def _forget_held(build: GalleryBuild) -> dict[str, str]:
+def _fail_unjudged() -> bool:
+    """``SIGTERM`` ended a finished build's process while it waited (the exit bound's
+    grace) for threads its examples left: their verdict never came, so each of those
+    examples fails (:func:`_forget_held`), the report is written again saying so, and one
+    ERROR line names them. Only on ``SIGTERM``: at a normal exit those threads ended and
+    let the process end (loky's does so at exit), which is the verdict that passes them.
+    Returns whether it failed any (the process's own ERROR line is then left out)."""
+    if process_end.ending_why() != process_end.TERMINATED:
+        return False
+    failed = False
+    for build in list(_awaiting_threads):
+        _awaiting_threads.remove(build)
+        held = _forget_held(build, _TERMINATED_UNJUDGED)
+        if not held:
+            continue
+        report = build.rewrite_report(build.final_records)
+        if build.report_page_files is not None:
+            from docsaccel.gallery.report_page import rewrite_report_page
+
+            with contextlib.suppress(Exception):  # a view; the report is written
+                rewrite_report_page(build, report)
+        named = "; ".join(f"{example_id}: {left}" for example_id, left in sorted(held.items()))
+        logger.error(
+            f"docsaccel: the build's process ended: {process_end.TERMINATED}, while it "
+            f"waited for the thread(s) examples left ({named}); they fail, unjudged; "
+            f"report written to {build.report_path}"
+        )
+        failed = True
+    return failed
+
+
+def _forget_held(build: GalleryBuild, unjudged: str = _UNJUDGED) -> dict[str, str]:
     """A build that did not finish ends before the verdict on the examples that left a
     thread running (:func:`_held`): each fails, as it does when the thread holds the
     process (a gate must not pass it unjudged), and neither the cache nor
-    sphinx-gallery's ``.md5`` keeps its run, so the next build runs it again. Returns
-    them (:func:`_held`): the build's ERROR line names them."""
+    sphinx-gallery's ``.md5`` keeps its run, so the next build runs it again
+    (``unjudged``: why, after what it left). Returns them (:func:`_held`): the build's
+    ERROR line names them."""
     held = _held(build)
     if not held:
         return held
@@ -1140,7 +1184,7 @@ def _forget_held(build: GalleryBuild) -> dict[str, str]:
         record = records.get(example_id)
         if record is None or record.get("status") not in _REUSABLE:
             continue
-        record = {**record, "status": FAILED, "error": f"{left}, {_UNJUDGED}"}
+        record = {**record, "status": FAILED, "error": f"{left}, {unjudged}"}
         record.pop(EXPECTED_FAILURE, None)
         write_record(build.records_dir, record)
         journal_again(build.records_dir, record, build.build_id)
