@@ -2,7 +2,9 @@
 its pages are written) ends within the grace, naming that example, and neither the
 example cache nor sphinx-gallery's ``.md5`` keeps its run: its verdict (does the thread
 let the process end?) never came, so the next build runs it again and it fails there as
-in any build. Real Sphinx builds in temporary folders."""
+in any build. The same holds when, with ``parallel``, a worker dies, and when ``SIGTERM``
+ends a finished build's process while it waits for that thread. Real Sphinx builds in
+temporary folders."""
 
 from __future__ import annotations
 
@@ -130,3 +132,38 @@ def test_a_build_terminated_while_its_process_waits_for_a_thread_fails_the_examp
     record = records[CULPRIT]
     assert record["status"] == "failed" and "never-stops" in record["error"], record
     assert not Path(src / "auto_examples" / "plot_h_thread.py.md5").exists()
+
+
+#: Ends its worker process once the other worker's examples ran.
+LATE_EXIT = '''"""
+Late exit
+=========
+"""
+import os
+import time
+
+time.sleep(3)
+os._exit(0)
+'''
+
+
+def test_a_parallel_build_a_worker_ended_keeps_no_run_of_an_example_that_left_a_thread(
+    tmp_path,
+) -> None:
+    """``parallel: 2``: one worker's example left a thread, the other worker ends while
+    it runs its example, and the build stops there. The thread's example was never
+    judged: it fails, and neither sphinx-gallery's ``.md5`` nor the cache keeps it."""
+    conf = 'docsaccel_cache = "../cache"\nsphinx_gallery_conf["parallel"] = 2\n'
+    conf += 'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
+    src = make_project(tmp_path, ["plot_h_thread.py", "plot_quick.py"], conf=conf)
+    (src / "examples" / "plot_late_exit.py").write_text(LATE_EXIT, encoding="utf-8")
+    built = build(src, env=ENV)
+
+    assert built.returncode != 0, built.output
+    assert built.report["build"]["complete"] is False
+    record = built.record("plot_h_thread.py")
+    assert record["status"] == "failed" and "never-stops" in record["error"], record
+    assert not Path(src / "auto_examples" / "plot_h_thread.py.md5").exists()
+    assert not list((tmp_path / "cache").rglob("*plot_h_thread*"))
+    text, gate = run_check([str(built.report_path)], allow_incomplete=True)
+    assert gate == EXIT_BUILD_FAILED and CULPRIT in text, text
