@@ -327,3 +327,24 @@ def test_explain_without_a_match_names_the_closest_ids(
     assert "the end of several examples' ids" in err
     assert "../examples/basics/plot_a.py, ../examples/drawing/plot_a.py" in err
     assert "none is close among 4" in explain_error("zzz/qqq.py")
+
+
+@pytest.mark.parametrize("max_size", ["0", "1G"])
+def test_prune_of_a_read_only_cache_says_so_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], max_size: str
+) -> None:
+    from helpers.read_only import read_only_view
+
+    with read_only_view(tmp_path) as source:
+        store = CacheStore(source)
+        store.entries.mkdir(parents=True)
+        _entry(store, "g/a.py", 1000, time.time() - 1000, tmp_path / "a.bin")
+        view = tmp_path / "ro-view"
+        before = sorted(p.relative_to(source) for p in source.rglob("*"))
+
+        code, out, err = run(capsys, "cache", "prune", "--cache", str(view), "--max-size", max_size)
+
+        assert code == 2, (out, err)
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+        assert str(view) in err and "read-only" in err.lower(), err
+        assert sorted(p.relative_to(source) for p in source.rglob("*")) == before

@@ -47,7 +47,10 @@
    stops before its examples run: the site never says the stopped build was fine.
    When a thread or an exit handler an example left keeps the finished build's process
    from ending, the exit bound ends it, failing, after writing the report again with
-   that example failed and ``build.exit_blocked``, and withdrawing its cache entry.
+   that example failed and ``build.exit_blocked``, and withdrawing its cache entry. A
+   build that stops before that verdict fails such an example and keeps no run of it
+   (:func:`_forget_held`), and ends within the grace (:func:`_bound_unfinished`), as
+   does a finished build's process terminated during that grace (:func:`_fail_unjudged`).
 
 :func:`connect` connects them (the plugin's ``setup``).
 """
@@ -58,6 +61,7 @@ import contextlib
 import dataclasses
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +146,9 @@ _FAST_ENV = env_name("fast")
 #: project's ``conf.py`` connects (Sphinx's default is 500).
 FINAL_PRIORITY = 1_000_000
 _unfinished_builds: list[GalleryBuild] = []
+#: The finished builds whose process waits, at its end, for threads their examples left
+#: (:func:`_held`): those examples pass only once the threads let the process end.
+_awaiting_threads: list[GalleryBuild] = []
 
 
 class BudgetOverrunError(SphinxError, ReportedStop):
@@ -184,6 +191,8 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         raise config_error(message) from None
     process_end.in_forked_child(lock.forget)
     process_end.on_process_end(_write_unfinished_reports)
+    process_end.on_process_end(_fail_unjudged)
+    process_end.stopped_early(lambda: bool(_unfinished_builds))
     process_end.remember_log_handlers()
     # Every extension is set up, so sphinx-gallery's handlers are connected; Sphinx takes
     # the handlers of an event when it emits it, so builder-inited's are replaced here.
@@ -809,6 +818,8 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     # ending: it gets the grace of the hard stop, then the process ends, failing, and
     # neither the report nor the cache keeps the build as passing.
     grace = build.settings.interrupt_grace
+    if _held(build):
+        _awaiting_threads.append(build)
     process_end.bound_exit(
         grace,
         on_stuck=lambda found: _fail_stuck(build, found, grace),
@@ -816,7 +827,13 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     )
 
 
-def _fail_stuck(build: GalleryBuild, found: process_end.Stuck, grace: float) -> None:
+#: What the exit bound's grace runs from in a build that did not finish.
+_STOPPED = "it was stopped"
+
+
+def _fail_stuck(
+    build: GalleryBuild, found: process_end.Stuck, grace: float, after: str = "the build"
+) -> None:
     """The build's process could not end after the build (``found`` says what holds it):
     the example that holds it fails, with what it left as its error; the report says why
     the build failed (``build.exit_blocked``), so a gate reading it fails; and neither
@@ -837,7 +854,7 @@ def _fail_stuck(build: GalleryBuild, found: process_end.Stuck, grace: float) -> 
         journal_again(build.records_dir, record, build.build_id)
         records[example_id] = record
     build.exit_blocked = (
-        f"the build's process had not ended {grace:g} s after the build: {found.text}"
+        f"the build's process had not ended {grace:g} s after {after}: {found.text}"
     )
     report = build.rewrite_report(records)
     kept = set(found.culprits) or set(found.suspects)
@@ -1007,6 +1024,7 @@ def _write_unfinished_reports() -> bool:
             build.progress.stop()  # its named pipe goes with it
         stored = _store_finished(build)
         build.cache_stored = True
+        _bound_unfinished(build, _forget_held(build))
         if stored:
             logger.info(
                 f"docsaccel: the build stopped; the cache {build.settings.cache} keeps "
@@ -1092,6 +1110,113 @@ def _store_finished(build: GalleryBuild, records: dict[str, Any] | None = None) 
         failures,
         build.settings.on_overrun,
         before_end=True,
+    )
+
+
+def _held(build: GalleryBuild) -> dict[str, str]:
+    """The examples whose verdict waits for the process's end, each with what it left: a
+    non-daemon thread still runs here, or ran in a worker of a parallel gallery (which
+    said so, :func:`.process_end.tell_build`). If it keeps the process from ending they
+    fail (:func:`_fail_stuck`)."""
+    in_workers = process_end.left_in_workers(build.records_dir)
+    held = {example_id: left for example_id, (_, left) in in_workers.items()}
+    for example in build.examples:
+        left = process_end.left_by(example.id)
+        if left is not None:
+            held[example.id] = f"it left {left}"
+    return held
+
+
+#: Why an example that left a thread running fails a build that did not finish.
+_UNJUDGED = (
+    "and the build stopped before its process could end, so whether that thread lets it "
+    "end is unknown; an example must stop what it starts"
+)
+#: Why it fails a finished build whose process was terminated during the exit grace.
+_TERMINATED_UNJUDGED = (
+    f"and the build's process ended ({process_end.TERMINATED}) before that thread let it "
+    "end, so whether it does is unknown; an example must stop what it starts"
+)
+
+
+def _fail_unjudged() -> bool:
+    """``SIGTERM`` ended a finished build's process while it waited (the exit bound's
+    grace) for threads its examples left: their verdict never came, so each of those
+    examples fails (:func:`_forget_held`), the report is written again saying so, and one
+    ERROR line names them. Only on ``SIGTERM``: at a normal exit those threads ended and
+    let the process end (loky's does so at exit), which is the verdict that passes them.
+    Returns whether it failed any (the process's own ERROR line is then left out)."""
+    if process_end.ending_why() != process_end.TERMINATED:
+        return False
+    failed = False
+    for build in list(_awaiting_threads):
+        _awaiting_threads.remove(build)
+        held = _forget_held(build, _TERMINATED_UNJUDGED)
+        if not held:
+            continue
+        report = build.rewrite_report(build.final_records)
+        if build.report_page_files is not None:
+            from docsaccel.gallery.report_page import rewrite_report_page
+
+            with contextlib.suppress(Exception):  # a view; the report is written
+                rewrite_report_page(build, report)
+        named = "; ".join(f"{example_id}: {left}" for example_id, left in sorted(held.items()))
+        logger.error(
+            f"docsaccel: the build's process ended: {process_end.TERMINATED}, while it "
+            f"waited for the thread(s) examples left ({named}); they fail, unjudged; "
+            f"report written to {build.report_path}"
+        )
+        failed = True
+    return failed
+
+
+def _forget_held(build: GalleryBuild, unjudged: str = _UNJUDGED) -> dict[str, str]:
+    """A build that did not finish ends before the verdict on the examples that left a
+    thread running (:func:`_held`): each fails, as it does when the thread holds the
+    process (a gate must not pass it unjudged), and neither the cache nor
+    sphinx-gallery's ``.md5`` keeps its run, so the next build runs it again
+    (``unjudged``: why, after what it left). Returns them (:func:`_held`): the build's
+    ERROR line names them."""
+    held = _held(build)
+    if not held:
+        return held
+    after_gallery = build.last_report is not None
+    records = build.final_records if after_gallery else build.records_so_far()
+    for example_id, left in held.items():
+        record = records.get(example_id)
+        if record is None or record.get("status") not in _REUSABLE:
+            continue
+        record = {**record, "status": FAILED, "error": f"{left}, {unjudged}"}
+        record.pop(EXPECTED_FAILURE, None)
+        write_record(build.records_dir, record)
+        journal_again(build.records_dir, record, build.build_id)
+        if after_gallery:
+            build.final_records[example_id] = record
+    for example in build.examples:
+        if example.id in held:
+            sg_compat.forget_cached_run(Path(example.target_file))
+    if build.cache is not None:
+        build.cache.withdraw(held, build.final_records or build.records_so_far())
+    return held
+
+
+def _bound_unfinished(build: GalleryBuild, held: Mapping[str, str]) -> None:
+    """A build that did not finish must end too, whatever its examples left: the exit
+    bound gives their threads the grace, then fails the example that holds the process
+    (its record, ``build.exit_blocked``) and ends it. One fault, one ERROR line: when
+    what holds it is the examples ``held`` (:func:`_forget_held`), which the build's
+    ERROR line named, the bound says nothing more."""
+    grace = build.settings.interrupt_grace
+
+    def on_stuck(found: process_end.Stuck) -> bool:
+        _fail_stuck(build, found, grace, _STOPPED)
+        return bool(found.culprits) and set(found.culprits) <= set(held)
+
+    process_end.bound_exit(
+        grace,
+        on_stuck=on_stuck,
+        workers=build.records_dir,
+        after=_STOPPED,
     )
 
 

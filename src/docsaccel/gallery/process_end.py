@@ -24,7 +24,11 @@ end, whatever an example left behind. The ways out, and what each does here:
   registered, would keep a finished build from ever ending: :func:`bound_exit` gives them
   the hard stop's grace, then ends the process with :data:`EXIT_STATUS`, naming them;
   first it tells the build what holds the process (:func:`stuck`), so the build's report
-  and cache do not keep it as passing. The example whose thread still runs holds it, or
+  and cache do not keep it as passing. An interpreter exit mid-build (Ctrl-C) would wait
+  for such a thread before any exit handler runs: when a build is unfinished
+  (:func:`stopped_early`), its report is written just before that wait
+  (:func:`_before_threads_joined`), and the build arms the same bound. The example whose
+  thread still runs holds it, or
   the one whose exit handler runs (a marker registered after the handlers each example
   adds tells whose run); when neither is known, no example is blamed.
 - **Forked children** (``multiprocessing`` pools with the fork start method, ``os.fork``
@@ -84,6 +88,7 @@ __all__ = [
     "remember_log_handlers",
     "running",
     "show_pending_logs",
+    "stopped_early",
     "stuck",
     "tell_build",
     "verdict_pending",
@@ -153,6 +158,10 @@ def install(sigterm: bool = True) -> None:
     _installed_in = os.getpid()
     _register_fork_hook()
     atexit.register(_at_exit)
+    # Exit handlers run only once the interpreter has waited for every non-daemon thread:
+    # one an example left would keep an unfinished build from ever writing its report.
+    with contextlib.suppress(AttributeError, RuntimeError):  # no such hook; exiting now
+        threading._register_atexit(_before_threads_joined)  # type: ignore[attr-defined]
     if sigterm:
         _install_sigterm_handler()
 
@@ -345,11 +354,52 @@ def end_of_process(
         status = unfinished_status or EXIT_STATUS
     if status is None:
         return unfinished
+    _exit_now(status)
+    return unfinished  # not reached
+
+
+def _exit_now(status: int) -> None:
+    """End this process with ``status`` now, its output flushed."""
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         with contextlib.suppress(Exception):
             stream.flush()
     logging.shutdown()
     real_exit(status)
+
+
+#: Why the running example did not finish when the interpreter exits mid-build.
+_EXIT_WHY = (
+    "the build's process exited while it ran: the example raised SystemExit, or the "
+    "build was stopped (Ctrl-C, an error with abort_on_example_error)"
+)
+
+#: Whether :func:`_before_threads_joined` ran the callbacks already and a build was left
+#: unfinished (``None``: it did not run them).
+_ended_early: bool | None = None
+#: What tells whether a build in this process is unfinished (:func:`stopped_early`).
+_unfinished_probes: list[Callable[[], bool]] = []
+
+
+def stopped_early(probe: Callable[[], bool]) -> None:
+    """Register ``probe()``: whether a build in this process has not finished. At an
+    interpreter exit while one has not, the callbacks run before the interpreter waits
+    for the threads examples left (:func:`_before_threads_joined`)."""
+    if probe not in _unfinished_probes:
+        _unfinished_probes.append(probe)
+
+
+def _before_threads_joined() -> None:
+    """Interpreter exit, before it waits for the non-daemon threads: when a build was cut
+    short (Ctrl-C, ``SystemExit``) while a thread an example left still runs, its report
+    is written now, not once that thread ends (maybe never), and its callback arms the
+    exit bound (:func:`bound_exit`), so the process ends within the grace, naming the
+    example. A finished build's process (loky's thread ends at exit) is left alone."""
+    global _ended_early
+    if not _installed_here() or not any(left_by(example_id) for example_id in _left):
+        return
+    if not any(probe() for probe in _unfinished_probes):
+        return
+    _ended_early = end_of_process(None, why=_EXIT_WHY)
 
 
 def _at_exit() -> None:
@@ -364,10 +414,6 @@ def _at_exit() -> None:
     # Ctrl-C. The status says it failed, whatever the status the exit carried; an
     # exception nothing caught (the interpreter printed it) keeps the interpreter's 1, as
     # without the plugin.
-    why = (
-        "the build's process exited while it ran: the example raised SystemExit, or the "
-        "build was stopped (Ctrl-C, an error with abort_on_example_error)"
-    )
     uncaught = getattr(sys, "last_value", None)
     other = (SystemExit, KeyboardInterrupt)  # the interpreter ends with another status
     crashed = (
@@ -376,7 +422,11 @@ def _at_exit() -> None:
         # One an example left there (a traceback it showed itself) is not this exit's.
         and uncaught is not _last_value_seen
     )
-    end_of_process(None, why=why, fail_unfinished=True, unfinished_status=1 if crashed else None)
+    status = 1 if crashed else None
+    if _ended_early is None:
+        end_of_process(None, why=_EXIT_WHY, fail_unfinished=True, unfinished_status=status)
+    elif _ended_early:  # its report was written before the threads were waited for
+        _exit_now(status or EXIT_STATUS)
 
 
 # --- Logs Sphinx holds back -------------------------------------------------------------
@@ -814,8 +864,9 @@ _bound_status: int | None = None
 def bound_exit(
     grace: float,
     status: int = EXIT_STATUS,
-    on_stuck: Callable[[Stuck], None] | None = None,
+    on_stuck: Callable[[Stuck], bool | None] | None = None,
     workers: str | os.PathLike[str] | None = None,
+    after: str = "the build",
 ) -> None:
     """End this process with ``status`` if it has not ended ``grace`` seconds from now.
 
@@ -824,8 +875,10 @@ def bound_exit(
     :func:`tell_build`; this process waits for its workers as it ends); the timer is a
     daemon thread, so a process that ends in time ends as it would have. Before it ends
     the process, ``on_stuck`` is told what holds it (:func:`stuck`): the build it ran must
-    not be kept as passing; then the workers still running are ended, so none is left
-    behind, spinning.
+    not be kept as passing (it returns ``True`` when its build's log said it already: the
+    bound's ERROR line is then left out); then the workers still running are ended, so none is left
+    behind, spinning. ``after``: what the grace runs from, as the message says it
+    (``"the build"``, ``"it was stopped"``).
     """
     in_workers = workers is not None and bool(layout.left_files(workers))
     if not leftovers() and not in_workers:
@@ -840,17 +893,20 @@ def bound_exit(
             # Read now: a worker says whose exit handlers run as it ends, after the build.
             held = _still_held(left_in_workers(workers), grace)
         found = stuck(held)
+        said = False
         if on_stuck is not None:
             try:
-                on_stuck(found)
+                said = bool(on_stuck(found))
             except Exception as exc:  # the process ends regardless
                 print(f"ERROR: docsaccel: {exc!r}", file=sys.__stderr__, flush=True)
-        print(
-            f"ERROR: docsaccel: the build's process had not ended {grace:g} s after the build: "
-            f"{found.text}. Ended with status {status}; an example must stop what it starts.",
-            file=sys.__stderr__,
-            flush=True,
-        )
+        if not said:
+            print(
+                f"ERROR: docsaccel: the build's process had not ended {grace:g} s after "
+                f"{after}: {found.text}. Ended with status {status}; an example must stop "
+                "what it starts.",
+                file=sys.__stderr__,
+                flush=True,
+            )
         if in_workers:
             global _bound_status
             _bound_status = status  # before the workers end, and the process with them

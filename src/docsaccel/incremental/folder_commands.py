@@ -100,8 +100,12 @@ def prune(cache: Cache, max_size: str) -> tuple[str, int]:
         return manage.prune(cache, max_size)  # which names the bad size
     if not Path(cache).is_dir():
         return manage.prune(cache, max_size)  # which names the missing folder
-    removed, freed, kept = StateStore(cache).prune(limit)
-    text, code = manage.prune(cache, max_size, reserved=kept)
+    try:
+        removed, freed, kept = StateStore(cache).prune(limit)
+        text, code = manage.prune(cache, max_size, reserved=kept)
+    except OSError as exc:  # a folder it may not write (read-only, not its owner's)
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"cache {cache}: cannot prune: {exc.strerror or exc}{where}\n", 2
     plural = "" if removed == 1 else "s"
     text += (
         f"Sphinx states: removed {removed} state{plural} ({manage.human_size(freed)}); "
