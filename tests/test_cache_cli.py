@@ -151,6 +151,28 @@ def test_every_action_finds_the_cache_conf_py_names(
     assert code == 2 and "DOCSACCEL_CACHE='0' turns the cache off" in err, err
 
 
+@pytest.mark.parametrize("action", [["stats"], ["prune", "--max-size", "1G"], ["explain", "a.py"]])
+def test_a_missing_cache_folder_is_named_where_it_came_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, action
+) -> None:
+    """No --cache given: the error names the setting or the variable the folder came
+    from, never an option the user did not pass."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "conf.py").write_text('docsaccel_cache = "../no-cache-yet"\n')
+    monkeypatch.chdir(tmp_path)
+
+    code, out, err = run(capsys, "cache", *action)
+    assert code == 2 and out == "", out
+    folder = tmp_path / "no-cache-yet"
+    assert err == (
+        f"docsaccel: docs/conf.py: docsaccel_cache = '{folder}': no such cache folder\n"
+    ), err
+    monkeypatch.setenv("DOCSACCEL_CACHE", str(tmp_path / "elsewhere"))
+    code, out, err = run(capsys, "cache", *action)
+    assert err == f"docsaccel: DOCSACCEL_CACHE '{tmp_path / 'elsewhere'}': no such cache folder\n"
+
+
 @pytest.mark.parametrize("action", [["stats"], ["prune", "--max-size", "0"], ["explain", "a.py"]])
 def test_a_folder_that_is_not_a_cache_is_refused_and_left_untouched(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], action: list[str]

@@ -468,9 +468,13 @@ def _cache_command(args: argparse.Namespace) -> int:
     # The example entries and the Sphinx states beside them.
     from docsaccel.incremental import folder_commands
 
-    cache, problem = _cache_folder(args.cache, args.docs)
+    cache, named = _cache_folder(args.cache, args.docs)
     if cache is None:
-        return _emit(f"{problem}\n", 2)
+        return _emit(f"{named}\n", 2)  # why there is none
+    if not Path(cache).is_dir():
+        # Named as the user gave it: the option, the variable or conf.py's setting.
+        what = "a file, not a cache folder" if Path(cache).exists() else "no such cache folder"
+        return _emit(f"{named} {cache!r}: {what}\n", 2)
     if args.action == "explain":
         text, code = folder_commands.explain(args.example, cache, args.docs)
     elif args.action == "stats":
@@ -483,14 +487,16 @@ def _cache_command(args: argparse.Namespace) -> int:
 def _cache_folder(given: str | None, docs: str) -> tuple[str | None, str]:
     """The cache folder every ``cache`` action looks into: ``--cache``, else the one the
     build would use (the variable, else ``docsaccel_cache`` in ``<docs>/conf.py``, read as
-    the build reads them); else ``None`` and why."""
+    the build reads them), with where it came from (``"--cache"``, the variable, the
+    setting); else ``None`` and why."""
     from docsaccel.contract import InputError
     from docsaccel.settings import env_name, read_setting
 
     if given is not None:
-        return given, ""
+        return given, "--cache"
     variable = env_name("cache")
     conf_file = Path(docs) / "conf.py"
+    source = variable
     try:
         folder = read_setting("cache", None, docs)
         if folder is None and not os.environ.get(variable, "").strip() and conf_file.is_file():
@@ -499,10 +505,11 @@ def _cache_folder(given: str | None, docs: str) -> tuple[str | None, str]:
 
             conf = argparse.Namespace(**read_conf(Path(docs)))
             folder = read_setting("cache", conf, docs)
+            source = f"{conf_file}: docsaccel_cache ="
     except InputError as exc:
         return None, str(exc)
     if folder is not None:
-        return str(folder), ""
+        return str(folder), source
     if os.environ.get(variable, "").strip():
         return (
             None,

@@ -93,7 +93,9 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
         store = _open(cache)
         docs_dir = Path(docs).resolve()
         if not (docs_dir / "conf.py").is_file():
-            raise _BadInput(f"--docs {str(docs)!r}: no conf.py there")
+            raise _BadInput(
+                f"--docs {str(docs)!r}: no conf.py there; give --docs, the folder of conf.py"
+            )
         last = store.read_last_build() or {}
         decisions = last.get("examples") if isinstance(last.get("examples"), dict) else {}
         example_id = _example_id(example, store, docs_dir, cache, decisions)
@@ -206,7 +208,8 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
 #: What an "up to date" verdict leaves out: what the build decides from the other examples.
 _OWN_ONLY = (
     "judged by its own dependencies only: a build also runs it when an earlier example "
-    "whose state or written files it reads runs again, or to audit it (see last build)"
+    "whose state or written files it reads runs again, when a later example that runs "
+    "may read state it leaves, or to audit it (see last build)"
 )
 
 

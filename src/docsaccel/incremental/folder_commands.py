@@ -106,9 +106,23 @@ def prune(cache: Cache, max_size: str) -> tuple[str, int]:
     except OSError as exc:  # a folder it may not write (read-only, not its owner's)
         where = f" ({exc.filename})" if exc.filename else ""
         return f"cache {cache}: cannot prune: {exc.strerror or exc}{where}\n", 2
-    plural = "" if removed == 1 else "s"
-    text += (
-        f"Sphinx states: removed {removed} state{plural} ({manage.human_size(freed)}); "
-        f"{manage.human_size(kept)} left\n"
-    )
+    text += f"Sphinx states: {_pruned(removed, freed)}; {manage.human_size(kept)} left\n"
     return text, code
+
+
+def _pruned(removed: int, freed: int) -> str:
+    """What pruning the Sphinx states did: the bytes it freed are those of the files it
+    deleted, which are objects no state kept names (a state's own file is small), so a
+    prune that removed no state may still free space.
+
+    >>> _pruned(0, 11_848_000)
+    'removed no state; freed 11.3 MiB of files no state named'
+    >>> _pruned(2, 4096)
+    'removed 2 states; freed 4.0 KiB'
+    """
+    if removed == 0 and freed == 0:
+        return "removed nothing"
+    if removed == 0:
+        return f"removed no state; freed {manage.human_size(freed)} of files no state named"
+    plural = "" if removed == 1 else "s"
+    return f"removed {removed} state{plural}; freed {manage.human_size(freed)}"
