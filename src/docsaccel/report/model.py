@@ -38,6 +38,7 @@ from docsaccel.contract import (
     is_timed,
     ran_none,
 )
+from docsaccel.layout import started_after
 from docsaccel.memory_sizes import format_size
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
@@ -369,10 +370,21 @@ class LoadedInput:
 
     def require_current(self) -> None:
         """Raise :class:`StaleReportError` naming the file if a later build of the
-        project failed before docsaccel ran, leaving this report behind."""
+        project failed before docsaccel ran, leaving this report behind: its ``conf.py``
+        changed since (:func:`docsaccel.contract.conf_changed`), or a later build noted
+        beside it that it started and never replaced it
+        (:func:`docsaccel.layout.started_after`)."""
         why = conf_changed(self.build.get("conf"))
         if why is not None:
             raise StaleReportError(f"{self.path}: {why}")
+        started = started_after(self.path)
+        if started is not None:
+            raise StaleReportError(
+                f"{self.path}: a later build of this project started ({started}) and wrote "
+                "no report: it failed before docsaccel ran (an extension that failed to "
+                "load, a conf.py that raised), or still runs; this is an earlier build's "
+                "report; rebuild"
+            )
 
     def require_examples_ran(self) -> None:
         """Raise :class:`IncompleteBuildError` naming the file if the build ran none of
