@@ -12,8 +12,10 @@ docsaccel wrote it (a budget file, a page, a README), a build
 history), or (``check``, ``compare``) the report of a build that did not finish, unless
 ``allow_incomplete``: a gate never passes, nor fails as "over budget", on a partial
 build; a build that ran none of its examples whatever ``allow_incomplete``; a report whose
-``conf.py`` changed since its build (``check``, ``report``, ``compare``'s HEAD, ``history
-append``: a later build failed before docsaccel ran); 3 (``check``) a build that failed:
+``conf.py`` changed since its build, or beside a later build's note that it started
+(``check``, ``report``, ``compare``'s HEAD, ``history append``: a later build failed
+before docsaccel ran); a ``report --baseline`` that ``compare`` would refuse as its
+base, or that did not finish; 3 (``check``) a build that failed:
 an example failed unexpectedly, or (a build judged although it did not finish) did not
 finish.
 
@@ -53,7 +55,7 @@ from docsaccel.report.compare import (
 )
 from docsaccel.report.history import append_history, read_builds, recent_history, same_kind
 from docsaccel.report.html import is_html_report, render_html
-from docsaccel.report.inputs import load_input, load_timings
+from docsaccel.report.inputs import load_input
 from docsaccel.report.markdown import is_markdown_report, render_markdown
 from docsaccel.report.model import LoadedInput, unique_timings
 from docsaccel.report.summary import summarize
@@ -91,7 +93,7 @@ def _report(
         trends = build_trends(builds, last)
     summary = summarize(
         loaded,
-        baseline=load_timings(baseline) if baseline else None,
+        baseline=_baseline_input(baseline).timings if baseline else None,
         history=stats,
     )
     return REPORT_FORMATS[fmt](summary, top, trends), 0
@@ -219,6 +221,18 @@ def _gate_input(path: str, allow_incomplete: bool, current: bool = True) -> Load
     failed_by_an_example = loaded.failures() and not loaded.build.get("records_lost")
     if not allow_incomplete and not failed_by_an_example:
         loaded.require_complete()
+    return loaded
+
+
+def _baseline_input(path: str) -> LoadedInput:
+    """The ``--baseline`` of ``report``, judged as ``compare`` judges its base: refused
+    when its build ran none of its examples or did not finish (its stopped examples
+    would read as a speed-up or a slow-down). ``report`` has no ``--allow-incomplete``,
+    nor a line to say the baseline did not finish, so an example that stopped the build
+    does not let it through either. An earlier build by design: its ``conf.py`` may
+    have changed since."""
+    loaded = _gate_input(path, allow_incomplete=True, current=False)
+    loaded.require_complete(option=None)
     return loaded
 
 

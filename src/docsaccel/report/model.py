@@ -401,8 +401,11 @@ class LoadedInput:
                 "nothing to judge; rebuild running them"
             )
 
-    def require_complete(self) -> None:
-        """Raise :class:`IncompleteBuildError` naming the file if the build did not finish."""
+    def require_complete(self, option: str | None = "--allow-incomplete") -> None:
+        """Raise :class:`IncompleteBuildError` naming the file if the build did not finish.
+
+        ``option``: the command's option that judges such a build all the same, which the
+        message suggests; ``None`` for a command without one (``report --baseline``)."""
         if not self.complete and self.build.get("stopped_before_examples"):
             raise IncompleteBuildError(
                 f"{self.path}: {self.incomplete_text()}: it measured no example; rebuild "
@@ -411,8 +414,8 @@ class LoadedInput:
         if not self.complete:
             raise IncompleteBuildError(
                 f'{self.path}: {self.incomplete_text()}: the report says "complete": false, '
-                "so its examples are not all measured; rebuild, or pass --allow-incomplete "
-                "to judge the examples it holds"
+                "so its examples are not all measured; rebuild"
+                + (f", or pass {option} to judge the examples it holds" if option else "")
             )
 
 
