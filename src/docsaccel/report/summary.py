@@ -165,13 +165,27 @@ class ReportSummary:
         return sum(row.seconds for row in self.rows if row.status != CACHED)
 
     @property
+    def restored(self) -> list[Row]:
+        """The examples the example cache restored (``cached``, ``"hit": true``): their
+        time is the one their stored run took, said in the example cache's line."""
+        return [row for row in self.rows if row.status == CACHED and row.cache.get("hit") is True]
+
+    @property
+    def reused(self) -> list[Row]:
+        """The other ``cached`` examples: sphinx-gallery kept their outputs, or a fast or
+        merge build reused their timings; each counted once, apart from :attr:`restored`."""
+        return [
+            row for row in self.rows if row.status == CACHED and row.cache.get("hit") is not True
+        ]
+
+    @property
     def reused_seconds(self) -> float:
-        """The recorded time of the examples whose outputs this build reused (``cached``)."""
-        return sum(row.seconds for row in self.rows if row.status == CACHED)
+        """The time earlier builds recorded for the :attr:`reused` examples."""
+        return sum(row.seconds for row in self.reused)
 
     @property
     def reused_count(self) -> int:
-        return sum(1 for row in self.rows if row.status == CACHED)
+        return len(self.reused)
 
     @property
     def executed_count(self) -> int:
@@ -194,10 +208,9 @@ class ReportSummary:
         text = f"{format_measured(self.execution_seconds)} over {self.executed_count} "
         text += f"example{'s' if self.executed_count != 1 else ''} run"
         text += f" ({counts})" if counts else ""
-        restored = sum(1 for row in self.cache_hits if row.status == CACHED)
         groups = (
-            (restored, "restored from the example cache"),
-            (self.reused_count - restored, f"reused from an earlier build ({quote(CACHED)})"),
+            (len(self.restored), "restored from the example cache"),
+            (self.reused_count, f"reused from an earlier build ({quote(CACHED)})"),
             (self.not_run_count, f"{NOT_RUN} ({quote(NOT_EXECUTED)})"),
         )
         return text + "".join(f"; {count} {words}" for count, words in groups if count)
