@@ -26,8 +26,12 @@ Example: ``docsaccel check --budget 30s`` on a sphinx-gallery file, then on a mi
 >>> folder = tempfile.TemporaryDirectory()
 >>> times = Path(folder.name, "sg_execution_times.rst")
 >>> _ = times.write_text("- **00:42.000**: :ref:`sphx_glr_auto_examples_plot_a.py` (``plot_a.py``)")
->>> run_check([str(times)], flat_budget="30s")
-('FAIL: 1 of 1 examples over budget:\\n  plot_a.py: 42s > budget 30s from --budget 30s\\n', 1)
+>>> text, code = run_check([str(times)], flat_budget="30s")
+>>> print(text, code)
+FAIL: 1 of 1 examples over budget:
+  plot_a.py: 42s > budget 30s from --budget 30s
+note: .../sg_execution_times.rst: sphinx-gallery's file does not say whether an example failed: ...
+ 1
 >>> run_check([str(times.with_name("missing.json"))], flat_budget="30s")
 ('error: .../missing.json: cannot read the input: ...\\n', 2)
 >>> folder.cleanup()
@@ -44,7 +48,13 @@ from docsaccel.budgets import load_budgets, parse_bounded_duration
 from docsaccel.contract import InputError, unmeasured_text
 from docsaccel.memory_sizes import parse_size
 from docsaccel.report.chart import is_chart_svg
-from docsaccel.report.check import apply_budgets, check_timings, format_check, one_line
+from docsaccel.report.check import (
+    apply_budgets,
+    check_timings,
+    format_check,
+    one_line,
+    statusless_text,
+)
 from docsaccel.report.compare import (
     DEFAULT_ABSOLUTE_BYTES,
     DEFAULT_ABSOLUTE_SECONDS,
@@ -256,7 +266,10 @@ def _check(
     result = check_timings(checked)
     sphinx_failed = [f"{why} ({one.path})" for one in loaded for why in one.build_failures()]
     incomplete = [f"{one.path}: {one.incomplete_text()}" for one in loaded if not one.complete]
-    result = dataclasses.replace(result, sphinx_failed=sphinx_failed, incomplete=incomplete)
+    statusless = [one.path for one in loaded if not one.holds_status]
+    result = dataclasses.replace(
+        result, sphinx_failed=sphinx_failed, incomplete=incomplete, statusless=statusless
+    )
     # The build's own check: a rule that matches no example is said, never silently idle
     # (sphinx-gallery's files name examples by file name, which a "sub/..." rule misses).
     unused = table.check_examples((t.name, t.id) for t in timings) if table is not None else []
@@ -275,6 +288,10 @@ def _check(
         level = "error" if result.exit_code else "warning"
         notes += "".join(
             annotation(level, why, title="Build did not finish") + "\n" for why in incomplete
+        )
+        notes += "".join(
+            annotation("notice", statusless_text(path), title="Failures not known") + "\n"
+            for path in statusless
         )
         if result.unmeasured:
             title = "Not measured"

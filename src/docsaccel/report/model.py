@@ -43,6 +43,10 @@ from docsaccel.memory_sizes import format_size
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
 __all__ = [
+    "SG_RST_BULLETS",
+    "SG_RST_FORMATS",
+    "SG_RST_GRID",
+    "SG_RST_LIST_TABLE",
     "IncompleteBuildError",
     "InputError",
     "LoadedInput",
@@ -52,6 +56,15 @@ __all__ = [
     "unique_timings",
     "whole_run_totals",
 ]
+
+
+#: The formats of sphinx-gallery's ``sg_execution_times.rst`` (:mod:`.inputs`): its bullet
+#: list, its grid table, its list-table. A time (and a peak) per example, listed alike
+#: whether the example passed or raised: nothing of how it ended.
+SG_RST_BULLETS = "sg-rst-bullets"
+SG_RST_GRID = "sg-rst-grid"
+SG_RST_LIST_TABLE = "sg-rst-list-table"
+SG_RST_FORMATS = (SG_RST_BULLETS, SG_RST_GRID, SG_RST_LIST_TABLE)
 
 
 class IncompleteBuildError(InputError):
@@ -262,6 +275,13 @@ class LoadedInput:
         Inputs that do not say (sphinx-gallery's files) count as complete.
         """
         return self.build.get("complete", True) is not False
+
+    @property
+    def holds_status(self) -> bool:
+        """Whether the input says how each example ended. sphinx-gallery's
+        ``sg_execution_times.rst`` (:data:`SG_RST_FORMATS`) lists an example that raised
+        with its time, as any other: a gate reading it alone cannot see a failure."""
+        return self.format not in SG_RST_FORMATS
 
     @property
     def running(self) -> list[str]:
