@@ -52,6 +52,7 @@ __all__ = [
     "SHARD_FOLDERS",
     "VCS_MARKERS",
     "cache_deps_dir",
+    "drop_build_started",
     "example_id_of",
     "forget_report",
     "gallery_lock_path",
@@ -143,6 +144,13 @@ def forget_report(outdir: str | os.PathLike[str]) -> None:
     that a build started (:func:`note_build_started`) goes with it: it guarded the report
     until now."""
     report_path(outdir).unlink(missing_ok=True)
+    drop_build_started(outdir)
+
+
+def drop_build_started(outdir: str | os.PathLike[str]) -> None:
+    """Remove the note that a build of ``outdir`` started (:func:`note_build_started`):
+    the build removed the last report with it, or never became the folder's build
+    (another build held the folder's lock), so the report there is still the last one."""
     _under(outdir, BUILD_STARTED_FILE).unlink(missing_ok=True)
 
 
