@@ -62,7 +62,6 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from docsaccel import layout
 from docsaccel.budgets import NO_MEMORY_BUDGET, Budget, BudgetTable, MemoryBudget, format_seconds
 from docsaccel.contract import (
     INTERRUPTED,
@@ -82,7 +81,6 @@ __all__ = [
     "check_timings",
     "failed_text",
     "format_check",
-    "statusless_text",
 ]
 
 #: The exit code of an example over its budget, or of a stale cache entry.
@@ -157,9 +155,10 @@ class CheckResult:
     #: (:meth:`docsaccel.report.model.LoadedInput.incomplete_text`): a gate judging an
     #: unfinished build says so, whatever its verdict.
     incomplete: list[str] = field(default_factory=list)
-    #: The inputs that do not say how their examples ended (sphinx-gallery's
-    #: ``sg_execution_times.rst``: :attr:`docsaccel.report.model.LoadedInput.holds_status`):
-    #: their examples' times are judged, but a failure among them cannot be seen.
+    #: What to say of each input that does not say how its examples ended
+    #: (sphinx-gallery's ``sg_execution_times.rst``:
+    #: :meth:`docsaccel.report.model.LoadedInput.no_status_text`): its examples' times
+    #: are judged, but a failure among them cannot be seen.
     statusless: list[str] = field(default_factory=list)
 
     @property
@@ -265,7 +264,7 @@ def format_check(result: CheckResult) -> str:
             lines.append(f"  {one_line(timing.id)}: {memory_over_text(timing)}")
     if result.unmeasured:
         lines.append(f"note: {unmeasured_text(result.unmeasured)}.")
-    lines += [f"note: {one_line(statusless_text(path))}" for path in result.statusless]
+    lines += [f"note: {one_line(text)}" for text in result.statusless]
     if result.stale:
         lines.append(f"FAIL: {len(result.stale)} stale cache entr{_ies(result.stale)} (audit):")
         lines += [f"  {one_line(audit_text(timing))}" for timing in result.stale]
@@ -274,14 +273,6 @@ def format_check(result: CheckResult) -> str:
         lines.append(f"note: {count} example{'s' if count != 1 else ''} not reproducible (audit):")
         lines += [f"  {one_line(audit_text(timing))}" for timing in result.nondeterministic]
     return "\n".join(lines)
-
-
-def statusless_text(path: str) -> str:
-    """What a gate says of an input that holds no status (:attr:`CheckResult.statusless`)."""
-    return (
-        f"{path}: sphinx-gallery's file does not say whether an example failed: check the "
-        f"build's report ({layout.report_path('<outdir>')})"
-    )
 
 
 def memory_over_text(timing: Timing) -> str:

@@ -48,13 +48,7 @@ from docsaccel.budgets import load_budgets, parse_bounded_duration
 from docsaccel.contract import InputError, unmeasured_text
 from docsaccel.memory_sizes import parse_size
 from docsaccel.report.chart import is_chart_svg
-from docsaccel.report.check import (
-    apply_budgets,
-    check_timings,
-    format_check,
-    one_line,
-    statusless_text,
-)
+from docsaccel.report.check import apply_budgets, check_timings, format_check, one_line
 from docsaccel.report.compare import (
     DEFAULT_ABSOLUTE_BYTES,
     DEFAULT_ABSOLUTE_SECONDS,
@@ -266,7 +260,7 @@ def _check(
     result = check_timings(checked)
     sphinx_failed = [f"{why} ({one.path})" for one in loaded for why in one.build_failures()]
     incomplete = [f"{one.path}: {one.incomplete_text()}" for one in loaded if not one.complete]
-    statusless = [one.path for one in loaded if not one.holds_status]
+    statusless = [one.no_status_text() for one in loaded if not one.holds_status]
     result = dataclasses.replace(
         result, sphinx_failed=sphinx_failed, incomplete=incomplete, statusless=statusless
     )
@@ -290,8 +284,7 @@ def _check(
             annotation(level, why, title="Build did not finish") + "\n" for why in incomplete
         )
         notes += "".join(
-            annotation("notice", statusless_text(path), title="Failures not known") + "\n"
-            for path in statusless
+            annotation("notice", text, title="Failures not known") + "\n" for text in statusless
         )
         if result.unmeasured:
             title = "Not measured"

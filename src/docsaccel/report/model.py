@@ -38,7 +38,7 @@ from docsaccel.contract import (
     is_timed,
     ran_none,
 )
-from docsaccel.layout import started_after
+from docsaccel.layout import report_path, started_after
 from docsaccel.memory_sizes import format_size
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
@@ -282,6 +282,13 @@ class LoadedInput:
         ``sg_execution_times.rst`` (:data:`SG_RST_FORMATS`) lists an example that raised
         with its time, as any other: a gate reading it alone cannot see a failure."""
         return self.format not in SG_RST_FORMATS
+
+    def no_status_text(self) -> str:
+        """What every view says of an input that holds no status (:attr:`holds_status`)."""
+        return (
+            f"{self.path}: sphinx-gallery's file does not say whether an example failed: "
+            f"check the build's report ({report_path('<outdir>')})"
+        )
 
     @property
     def running(self) -> list[str]:

@@ -147,6 +147,10 @@ class ReportSummary:
     build_wall_seconds: float | None
     fast: bool | None
     status_counts: dict[str, int]
+    #: What to say of an input that does not say how its examples ended (sphinx-gallery's
+    #: ``sg_execution_times.rst``, :meth:`~docsaccel.report.model.LoadedInput.no_status_text`):
+    #: its rows read ``ok``, but a failure would read so too; ``""`` for one that says.
+    no_status: str = ""
     #: The baseline's total and this build's, like with like
     #: (:func:`~docsaccel.report.model.whole_run_totals`); ``None`` without a baseline.
     baseline_total: float | None = None
@@ -205,6 +209,8 @@ class ReportSummary:
         """
         ran = Counter(row.status_label for row in self.rows if row.status in EXECUTED)
         counts = ", ".join(f"{n} {quote(label)}" for label, n in sorted(ran.items()))
+        if self.no_status:
+            counts = ""  # every row reads "ok": the input does not say
         text = f"{format_measured(self.execution_seconds)} over {self.executed_count} "
         text += f"example{'s' if self.executed_count != 1 else ''} run"
         text += f" ({counts})" if counts else ""
@@ -249,6 +255,10 @@ class ReportSummary:
     def verdict(self, quote: Callable[[str], str] = str) -> str:
         """The report's one-line verdict: a failed build first, then budgets. A failed or
         unfinished build is never "within budget". ``quote``: how to write an id."""
+        verdict = self._verdict(quote)
+        return f"{verdict} Times only: {quote(self.no_status)}." if self.no_status else verdict
+
+    def _verdict(self, quote: Callable[[str], str]) -> str:
         if self.sphinx_failed or self.failed:
             # Both, each once: the build's own reasons (those the failed examples do not
             # say, :meth:`LoadedInput.build_failures`), then the failed examples.
@@ -394,6 +404,7 @@ class ReportSummary:
             "status_counts": self.status_counts,
             "failed": [row.id for row in self.failed],
             "sphinx_failed": self.sphinx_failed or None,
+            "no_status": self.no_status or None,
             "over_budget": [row.id for row in self.over],
             "near_budget": [row.id for row in self.near],
             "over_memory_budget": [row.id for row in self.rows if row.over_memory_budget],
@@ -490,6 +501,7 @@ def summarize(
         incomplete=loaded.incomplete_text(),
         memory_limit=_size(loaded.build.get("memory_limit")),
         sphinx_failed="; ".join(loaded.build_failures()),
+        no_status="" if loaded.holds_status else loaded.no_status_text(),
     )
 
 
