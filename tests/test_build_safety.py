@@ -54,6 +54,25 @@ def test_a_second_build_into_the_same_folder_is_refused(tmp_path) -> None:
     assert [r["status"] for r in report["examples"]] == ["ok"]
 
 
+def test_a_build_refused_by_the_lock_leaves_the_last_report_readable(tmp_path) -> None:
+    """Refused because another build holds the folder, a build never was the folder's:
+    it leaves no note that it started, so the report there still passes."""
+    src = make_project(tmp_path, ["plot_quick.py"])
+    first = build(src)
+    assert first.returncode == 0, first.output
+    held = OutdirLock(first.outdir)
+    held.acquire()
+    try:
+        refused = build(src)
+    finally:
+        held.release()
+
+    assert refused.returncode != 0 and "another build is writing into" in refused.output
+    assert not (first.report_path.parent / layout.BUILD_STARTED_FILE).exists()
+    out, code = run_check([str(first.report_path)])
+    assert code == 0, out
+
+
 def test_a_second_build_of_the_same_source_tree_is_refused(tmp_path) -> None:
     # Two builds of one source tree share its gallery folders (pages, .md5, run notes),
     # whatever their output folders: a full build beside a fast one would publish, and

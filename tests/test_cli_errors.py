@@ -190,6 +190,10 @@ def test_every_bad_budget_file_exits_2(files, capsys, name) -> None:
         (["compare", "{good}", "{good}", "--absolute", "-1.5"], "got '-1.5'"),
         (["history", "append", "{good}", "--to", "{root}/folder"], "folder"),
         (["history", "append", "{good}", "--to", "{good}/sub.jsonl"], "sub.jsonl"),
+        (
+            ["history", "append", "{good}", "--to", "{root}/nowhere/dir/h.jsonl"],
+            "its folder {root}/nowhere/dir does not exist; create it first",
+        ),
         (["shard", "--shards", "1000000000", "--plan", "{good}"], "1024"),
         (["shard", "--shards", "0", "--plan", "{good}"], "shards"),
         (["shard", "--shards", "-3", "--index", "0", "{good}"], "shards"),

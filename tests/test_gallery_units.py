@@ -147,17 +147,21 @@ def test_unknown_settings_suggest_the_closest_name() -> None:
     assert "did you mean" not in messages[2] and "docsaccel_report_page" in messages[2]
 
 
-def test_setup_declares_an_env_version() -> None:
+def test_setup_declares_an_env_version_and_notes_that_a_build_started(tmp_path) -> None:
     from unittest.mock import MagicMock
 
+    from docsaccel import layout
     from docsaccel.gallery import setup
     from docsaccel.gallery.extension import ENV_VERSION
 
+    app = MagicMock()
+    app.outdir = tmp_path / "html"
     before = signal.getsignal(signal.SIGTERM)
     try:
-        assert setup(MagicMock())["env_version"] == ENV_VERSION
+        assert setup(app)["env_version"] == ENV_VERSION
     finally:
         signal.signal(signal.SIGTERM, before)
+    assert (layout.report_path(app.outdir).parent / layout.BUILD_STARTED_FILE).is_file()
 
 
 # Plan: examples are paths -------------------------------------------------------------

@@ -58,6 +58,45 @@ def test_a_build_that_failed_before_docsaccel_loaded_passes_no_gate(tmp_path, br
     assert code == 2 and "changed since this report's build" in text, text
 
 
+LOCAL_EXTENSION = "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n"
+LOCAL_EXTENSION += "extensions.append('myext')\n"
+
+
+def test_a_build_that_failed_after_docsaccel_was_set_up_passes_no_gate(tmp_path) -> None:
+    """conf.py unchanged, an extension listed after ``docsaccel.gallery`` that no longer
+    imports: the build fails before config-inited, where it would remove the last report."""
+    src = make_project(tmp_path, EXAMPLES, conf=LOCAL_EXTENSION)
+    (src / "myext.py").write_text("def setup(app):\n    return {}\n", "utf-8")
+    first = build(src)
+    assert first.returncode == 0, first.output
+    report = layout.report_path(first.outdir)
+    out, code = run_check([str(report)])
+    assert code == 0, out
+    (src / "myext.py").unlink()
+
+    failed = build(src)
+
+    assert failed.returncode == 2 and "myext" in failed.output, failed.output
+    assert report.is_file(), "the earlier build's report is left"
+    for text, code in (
+        run_check([str(report)]),
+        run_check([str(first.outdir)], allow_incomplete=True),
+        run_report(str(report)),
+        run_compare(str(report), str(report)),
+        run_history_append(str(report), tmp_path / "history.jsonl"),
+    ):
+        assert code == 2, text
+        assert text.count("\n") == 1, text
+        assert "a later build of this project started (" in text, text
+        assert "wrote no report: it failed before docsaccel ran" in text, text
+    # The next build that gets through replaces the report, and the gates read it again.
+    (src / "myext.py").write_text("def setup(app):\n    return {}\n", "utf-8")
+    again = build(src)
+    assert again.returncode == 0, again.output
+    out, code = run_check([str(report)])
+    assert code == 0 and out.startswith("OK"), out
+
+
 def test_a_build_that_ran_no_example_passes_no_gate(tmp_path) -> None:
     src = make_project(tmp_path, EXAMPLES)
     selection = tmp_path / "empty.txt"

@@ -153,6 +153,42 @@ def test_report_baseline_shows_no_delta_for_a_stopped_example(tmp_path) -> None:
     assert row["delta_seconds"] is None
 
 
+@pytest.mark.parametrize(
+    ("records", "build", "said"),
+    [
+        (
+            [stopped("plot_a.py", 2.0)],
+            {"complete": False, "ended_because": "it was terminated (SIGTERM)"},
+            "the build did not finish (it was terminated (SIGTERM)",
+        ),
+        (
+            [failed("plot_a.py")],
+            {"complete": False},
+            "the build did not finish",
+        ),
+        (
+            [record("plot_a.py", 0.0, status="not-executed")],
+            {},
+            "ran none of its 1 example (every one not-executed)",
+        ),
+    ],
+    ids=["stopped", "failed-and-stopped", "ran-nothing"],
+)
+def test_report_refuses_a_baseline_compare_refuses(tmp_path, records, build, said) -> None:
+    """A baseline of a build that did not finish or ran nothing is no "+0s against the
+    baseline": refused in one line, as ``compare`` refuses it as its base (or, one an
+    example failed, says so first: ``report`` has no line for that, and refuses it)."""
+    good = write_build(tmp_path / "good.json", [record("plot_a.py", 1.0)], FINISHED)
+    hard = write_build(tmp_path / "hard.json", records, FINISHED, **build)
+    compared, _ = run_compare(str(hard), str(good))
+    assert said in compared.splitlines()[0], compared
+    for fmt in ("md", "html", "json"):
+        text, code = run_report(str(good), baseline=str(hard), fmt=fmt)
+        assert code == 2, text
+        assert text.count("\n") == 1 and text.startswith(f"error: {hard}: "), text
+        assert said in text and "--allow-incomplete" not in text, text
+
+
 def test_history_trends_never_read_a_stopped_example_as_a_duration(tmp_path) -> None:
     history = tmp_path / "h.jsonl"
     runs = [
@@ -250,7 +286,8 @@ def test_check_counts_the_root_and_a_gallerys_file_of_one_build_once(tmp_path) -
     assert text.startswith("FAIL: 2 of 3 examples over budget:"), text
     assert code == 1
     text, code = run_check([str(root), str(gallery)], flat_budget="1m")
-    assert text == "OK: 3 examples checked, 3 with a budget, none over budget.\n"
+    assert text.startswith("OK: 3 timings checked against budgets, 3 with a budget, none over")
+    assert text.count("does not say whether an example failed") == 2, text
 
 
 # --- no command writes over its input ------------------------------------------------------

@@ -14,6 +14,7 @@ from docsaccel.report.model import InputError
 
 def test_append_then_read_median_and_noise(tmp_path, capsys) -> None:
     history = tmp_path / "ci" / "history.jsonl"
+    history.parent.mkdir()
     steady = [10.0, 10.2, 9.9, 10.1, 30.0, 10.0]  # one slow runner
     wobbly = [1.0, 2.0, 4.0, 1.5, 3.0, 0.8]
     for index, (a, b) in enumerate(zip(steady, wobbly, strict=True)):
@@ -29,6 +30,22 @@ def test_append_then_read_median_and_noise(tmp_path, capsys) -> None:
     assert steady_stats.median_seconds == 10.1  # the 30 s outlier does not move it
     assert not steady_stats.noisy
     assert stats["tutorials/plot_wobbly.py"].noisy
+
+
+def test_append_makes_no_folder_and_says_which_is_missing(tmp_path, capsys) -> None:
+    """As ``report -o`` does: a mistyped ``--to`` is said, never a new tree of folders."""
+    report = write_report(tmp_path / "r.json", [record("plot_a.py", 1.0)])
+    history = tmp_path / "nowhere" / "dir" / "h.jsonl"
+
+    assert main(["history", "append", str(report), "--to", str(history)]) == 2
+
+    err = capsys.readouterr().err
+    assert err == (
+        f"docsaccel: error: {history}: cannot append to the history: its folder "
+        f"{history.parent} does not exist; create it first\n"
+    )
+    assert not (tmp_path / "nowhere").exists()
+    assert main(["report", str(report), "-o", str(history.with_suffix(".md"))]) == 2
 
 
 def test_too_few_runs_are_never_noisy(tmp_path) -> None:

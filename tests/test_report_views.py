@@ -226,6 +226,67 @@ def test_restored_examples_are_not_called_executed_and_no_time_is_negative_zero(
         assert "-0s" not in text, fmt  # 1.03 s on a 1 s budget: headroom 0s
 
 
+def test_a_restored_example_is_counted_once_as_restored_never_as_reused(tmp_path, capsys):
+    """Restored (``cached``, ``"hit": true``) and reused (``cached`` without a hit: kept
+    by sphinx-gallery, or a fast or merge build's) are two groups, each example in one."""
+    restored = {"hit": True, "saved_seconds": 3.0}
+    records = [record(f"plot_{i}.py", 3.0, status="cached", cache=restored) for i in range(4)]
+    records.append(record("plot_kept.py", 5.0, status="cached"))
+    records.append(record("plot_ran.py", 1.0))
+    report = str(write_report(tmp_path / "r.json", records))
+    summary = summarize(load_input(report))
+    assert summary.execution_text() == (
+        "1s over 1 example run (1 ok); 4 restored from the example cache; "
+        "1 reused from an earlier build (cached)"
+    )
+    assert (summary.reused_count, summary.reused_seconds) == (1, 5.0)
+    for fmt in ("md", "html"):
+        out = tmp_path / f"view.{fmt}"
+        assert main(["report", report, "--format", fmt, "-o", str(out)]) == 0
+        text = out.read_text(encoding="utf-8")
+        assert "4 restored from the example cache" in text, fmt
+        assert "5s recorded by earlier builds for 1 example reused" in text, fmt
+        assert "17s" not in text and "for 5" not in text, fmt
+    assert main(["report", report, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["reused_seconds"] == 5.0
+
+
+def test_only_restored_examples_have_no_reused_line(tmp_path) -> None:
+    restored = {"hit": True, "saved_seconds": 3.0}
+    records = [record(f"plot_{i}.py", 2.0, status="cached", cache=restored) for i in range(4)]
+    report = str(write_report(tmp_path / "r.json", records))
+    for fmt in ("md", "html"):
+        out = tmp_path / f"view.{fmt}"
+        assert main(["report", report, "--format", fmt, "-o", str(out)]) == 0
+        text = out.read_text(encoding="utf-8")
+        assert "4 restored from the example cache" in text, fmt
+        assert "Reused" not in text and "cached examples" not in text, fmt
+
+
+def test_a_file_without_statuses_never_reads_as_a_build_that_passed(tmp_path, capsys):
+    """sphinx-gallery's sg_execution_times.rst lists an example that raised as any other:
+    the views say their verdict covers the times only, and count no status."""
+    times = tmp_path / "sg_execution_times.rst"
+    times.write_text(
+        "- **00:42.000**: :ref:`sphx_glr_auto_examples_plot_a.py` (``plot_a.py``)\n"
+        "- **00:01.000**: :ref:`sphx_glr_auto_examples_plot_b.py` (``plot_b.py``)\n",
+        encoding="utf-8",
+    )
+    said = "sg_execution_times.rst: sphinx-gallery's file does not say whether an example failed"
+    for fmt in ("md", "html"):
+        out = tmp_path / f"view.{fmt}"
+        assert main(["report", str(times), "--format", fmt, "-o", str(out)]) == 0
+        text = out.read_text(encoding="utf-8")
+        assert "All examples within budget. Times only: " in text, fmt
+        assert "file does not say whether an example failed: check the build" in text, fmt
+        assert "(2 ok)" not in text, fmt
+    assert main(["report", str(times), "--format", "json"]) == 0
+    assert said in json.loads(capsys.readouterr().out)["no_status"]
+    report = write_report(tmp_path / "r.json", [record("plot_a.py", 1.0)])
+    assert main(["report", str(report), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["no_status"] is None
+
+
 def test_a_stopped_example_is_no_speed_up_against_the_baseline(tmp_path) -> None:
     base = write_report(
         tmp_path / "base.json", [record("plot_a.py", 1.0), record("plot_zz_stop.py", 2.5)]

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from helpers.gallery_build import make_project
 
+from docsaccel import layout
+from docsaccel.report.commands import run_check
 from docsaccel.schema import load_report
 from docsaccel.shard import ShardError
 from docsaccel.shard.build import merge_artifacts, read_project
@@ -162,6 +164,10 @@ def test_local_parallel_shards_build_the_site(tmp_path) -> None:
     assert len({r["pid"] for r in report["examples"] if r["pid"]}) == 2, "one process a shard"
     for index in range(2):
         assert (src / "_build" / "shard-work" / f"{index}.log").is_file()
+    # Every build removed its note that it started: the merged report passes the gate.
+    assert not list((src / "_build").rglob(layout.BUILD_STARTED_FILE))
+    out, code = run_check([str(src / "_build" / "html" / "docsaccel" / "report.json")])
+    assert code == 0, out
 
 
 def test_a_failing_example_in_a_local_shard_is_named_and_reported(tmp_path) -> None:

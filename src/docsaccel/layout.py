@@ -12,6 +12,8 @@ the CLI and CI scripts are pointed there, so the layout is stated once:
 ``<outdir>/docsaccel/cache-deps/``          what each executed example depended on, until
                                             the example cache stores it
 ``<outdir>/docsaccel/build.lock``           held while a build writes into the folder
+``<outdir>/docsaccel/build-started``        a build started and has not yet removed the
+                                            last report (:func:`note_build_started`)
 ``<outdir>/docsaccel/generated/``           what the builds generated in the source folder
                                             (:mod:`docsaccel.incremental.generated`)
 ==========================================  ===============================================
@@ -37,10 +39,12 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
 
 __all__ = [
     "BUILD_ID_FILE",
+    "BUILD_STARTED_FILE",
     "COPY_ROOT_MARKER",
     "FOLDER_NAME",
     "JOURNAL_PREFIX",
@@ -48,6 +52,7 @@ __all__ = [
     "SHARD_FOLDERS",
     "VCS_MARKERS",
     "cache_deps_dir",
+    "drop_build_started",
     "example_id_of",
     "forget_report",
     "gallery_lock_path",
@@ -58,10 +63,12 @@ __all__ = [
     "journals",
     "left_files",
     "lock_path",
+    "note_build_started",
     "records_dir",
     "report_path",
     "shard_dir",
     "shard_folders",
+    "started_after",
 ]
 
 #: The folder of docsaccel's files inside an output folder.
@@ -75,6 +82,9 @@ JOURNAL_PREFIX = "journal-"
 #: The file of a records folder naming the build whose records it holds: only that
 #: build's journals are read (:func:`journals`).
 BUILD_ID_FILE = "build-id"
+#: The file beside the report saying that a build of the folder started and has not yet
+#: removed the report the last one left (:func:`note_build_started`).
+BUILD_STARTED_FILE = "build-started"
 #: How a worker process of a parallel gallery names the file where it tells the build's
 #: process which of its examples left threads running: ``left-<pid>.jsonl``
 #: (:func:`docsaccel.gallery.process_end.tell_build`).
@@ -130,8 +140,54 @@ def report_path(outdir: str | os.PathLike[str]) -> Path:
 def forget_report(outdir: str | os.PathLike[str]) -> None:
     """Remove the report an earlier build left in ``outdir``, before a build or a shard
     command that may fail before writing its own: a report left in the folder is always
-    the last one's, never an earlier verdict for ``docsaccel check`` to pass."""
+    the last one's, never an earlier verdict for ``docsaccel check`` to pass. The note
+    that a build started (:func:`note_build_started`) goes with it: it guarded the report
+    until now."""
     report_path(outdir).unlink(missing_ok=True)
+    drop_build_started(outdir)
+
+
+def drop_build_started(outdir: str | os.PathLike[str]) -> None:
+    """Remove the note that a build of ``outdir`` started (:func:`note_build_started`):
+    the build removed the last report with it, or never became the folder's build
+    (another build held the folder's lock), so the report there is still the last one."""
+    _under(outdir, BUILD_STARTED_FILE).unlink(missing_ok=True)
+
+
+def note_build_started(outdir: str | os.PathLike[str]) -> None:
+    """Note beside the report that a build of ``outdir`` started, before anything of it
+    can fail: the plugin's ``setup()`` runs before the extensions listed after it are
+    loaded and before ``config-inited``, where the build removes the last report
+    (:func:`forget_report`, which removes this note with it). A build that fails in
+    between (an extension that fails to import) leaves the note beside the earlier
+    build's report, and the readers refuse that report (:func:`started_after`).
+
+    Best effort: a folder that cannot be written is refused by the build's lock next.
+    """
+    folder = _under(outdir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        (folder / BUILD_STARTED_FILE).write_text(f"{stamp} pid {os.getpid()}\n", "utf-8")
+    except OSError:
+        pass
+
+
+def started_after(report: str | os.PathLike[str]) -> str | None:
+    """When a later build of the folder of ``report`` started (its note's first line,
+    ``"2026-12-06 19:30:01 UTC pid 4242"``), if one did and did not replace ``report``:
+    the note beside it (:func:`note_build_started`) is not older than the report. ``None``
+    when no note is there, or the report was written after it."""
+    note = Path(report).with_name(BUILD_STARTED_FILE)
+    try:
+        noted = note.stat().st_mtime_ns
+        written = Path(report).stat().st_mtime_ns
+        text = note.read_text("utf-8", "replace")
+    except OSError:
+        return None
+    if written > noted:
+        return None
+    return (text.splitlines() or ["at an unknown time"])[0].strip()[:80]
 
 
 def chart_path(outdir: str | os.PathLike[str]) -> Path:

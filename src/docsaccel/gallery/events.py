@@ -185,6 +185,8 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     try:
         lock.acquire()
     except LockedError as exc:
+        # Refused, this build never touched the folder: the report there is the last one.
+        layout.drop_build_started(app.outdir)
         raise config_error(f"docsaccel: {exc}") from None
     except OSError as exc:
         message = f"docsaccel: cannot lock the output folder {app.outdir}: {exc}"

@@ -1,6 +1,7 @@
 """The gallery plugin's ``setup``: what loading ``docsaccel.gallery`` does to a Sphinx app.
 
-It loads sphinx-gallery and :mod:`docsaccel.video`, declares every ``docsaccel_*``
+It notes that a build of the output folder started (:func:`docsaccel.layout.note_build_started`),
+loads sphinx-gallery and :mod:`docsaccel.video`, declares every ``docsaccel_*``
 setting from the one table of settings (:mod:`docsaccel.settings`), connects the event
 handlers (:mod:`.events`), and sets up how this process ends (:mod:`.process_end`):
 nothing of this happens when a module is merely imported.
@@ -14,7 +15,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 import docsaccel
-from docsaccel import sg_compat
+from docsaccel import layout, sg_compat
 from docsaccel.gallery import events, process_end
 from docsaccel.settings import config_values
 
@@ -28,6 +29,10 @@ logger = logging.getLogger(__name__)
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    # First, before anything can fail: a build that fails before config-inited (an
+    # extension listed after this one that does not import) removes no report, and this
+    # note tells the readers that the report left is an earlier build's.
+    layout.note_build_started(app.outdir)
     app.setup_extension("sphinx_gallery.gen_gallery")
     unchecked = sg_compat.unchecked_release()
     if unchecked is not None:

@@ -155,6 +155,11 @@ class CheckResult:
     #: (:meth:`docsaccel.report.model.LoadedInput.incomplete_text`): a gate judging an
     #: unfinished build says so, whatever its verdict.
     incomplete: list[str] = field(default_factory=list)
+    #: What to say of each input that does not say how its examples ended
+    #: (sphinx-gallery's ``sg_execution_times.rst``:
+    #: :meth:`docsaccel.report.model.LoadedInput.no_status_text`): its examples' times
+    #: are judged, but a failure among them cannot be seen.
+    statusless: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -240,9 +245,10 @@ def format_check(result: CheckResult) -> str:
     verdict = "FAIL" if result.exit_code else "note"
     lines += [one_line(f"{verdict}: {why}") for why in result.incomplete]
     if not result.over and not result.stale and not result.failed and not result.sphinx_failed:
+        # Of an input that says nothing of failures only the times were checked.
+        checked = "timings checked against budgets" if result.statusless else "examples checked"
         lines.append(
-            f"OK: {result.checked} examples checked, {result.bounded} with a budget, "
-            "none over budget."
+            f"OK: {result.checked} {checked}, {result.bounded} with a budget, none over budget."
         )
     if result.over:
         lines.append(f"FAIL: {_count(result.over)} of {result.checked} examples over budget:")
@@ -258,6 +264,7 @@ def format_check(result: CheckResult) -> str:
             lines.append(f"  {one_line(timing.id)}: {memory_over_text(timing)}")
     if result.unmeasured:
         lines.append(f"note: {unmeasured_text(result.unmeasured)}.")
+    lines += [f"note: {one_line(text)}" for text in result.statusless]
     if result.stale:
         lines.append(f"FAIL: {len(result.stale)} stale cache entr{_ies(result.stale)} (audit):")
         lines += [f"  {one_line(audit_text(timing))}" for timing in result.stale]

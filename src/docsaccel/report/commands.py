@@ -12,8 +12,10 @@ docsaccel wrote it (a budget file, a page, a README), a build
 history), or (``check``, ``compare``) the report of a build that did not finish, unless
 ``allow_incomplete``: a gate never passes, nor fails as "over budget", on a partial
 build; a build that ran none of its examples whatever ``allow_incomplete``; a report whose
-``conf.py`` changed since its build (``check``, ``report``, ``compare``'s HEAD, ``history
-append``: a later build failed before docsaccel ran); 3 (``check``) a build that failed:
+``conf.py`` changed since its build, or beside a later build's note that it started
+(``check``, ``report``, ``compare``'s HEAD, ``history append``: a later build failed
+before docsaccel ran); a ``report --baseline`` that ``compare`` would refuse as its
+base, or that did not finish; 3 (``check``) a build that failed:
 an example failed unexpectedly, or (a build judged although it did not finish) did not
 finish.
 
@@ -24,8 +26,12 @@ Example: ``docsaccel check --budget 30s`` on a sphinx-gallery file, then on a mi
 >>> folder = tempfile.TemporaryDirectory()
 >>> times = Path(folder.name, "sg_execution_times.rst")
 >>> _ = times.write_text("- **00:42.000**: :ref:`sphx_glr_auto_examples_plot_a.py` (``plot_a.py``)")
->>> run_check([str(times)], flat_budget="30s")
-('FAIL: 1 of 1 examples over budget:\\n  plot_a.py: 42s > budget 30s from --budget 30s\\n', 1)
+>>> text, code = run_check([str(times)], flat_budget="30s")
+>>> print(text, code)
+FAIL: 1 of 1 examples over budget:
+  plot_a.py: 42s > budget 30s from --budget 30s
+note: .../sg_execution_times.rst: sphinx-gallery's file does not say whether an example failed: ...
+ 1
 >>> run_check([str(times.with_name("missing.json"))], flat_budget="30s")
 ('error: .../missing.json: cannot read the input: ...\\n', 2)
 >>> folder.cleanup()
@@ -53,7 +59,7 @@ from docsaccel.report.compare import (
 )
 from docsaccel.report.history import append_history, read_builds, recent_history, same_kind
 from docsaccel.report.html import is_html_report, render_html
-from docsaccel.report.inputs import load_input, load_timings
+from docsaccel.report.inputs import load_input
 from docsaccel.report.markdown import is_markdown_report, render_markdown
 from docsaccel.report.model import LoadedInput, unique_timings
 from docsaccel.report.summary import summarize
@@ -91,7 +97,7 @@ def _report(
         trends = build_trends(builds, last)
     summary = summarize(
         loaded,
-        baseline=load_timings(baseline) if baseline else None,
+        baseline=_baseline_input(baseline).timings if baseline else None,
         history=stats,
     )
     return REPORT_FORMATS[fmt](summary, top, trends), 0
@@ -222,6 +228,18 @@ def _gate_input(path: str, allow_incomplete: bool, current: bool = True) -> Load
     return loaded
 
 
+def _baseline_input(path: str) -> LoadedInput:
+    """The ``--baseline`` of ``report``, judged as ``compare`` judges its base: refused
+    when its build ran none of its examples or did not finish (its stopped examples
+    would read as a speed-up or a slow-down). ``report`` has no ``--allow-incomplete``,
+    nor a line to say the baseline did not finish, so an example that stopped the build
+    does not let it through either. An earlier build by design: its ``conf.py`` may
+    have changed since."""
+    loaded = _gate_input(path, allow_incomplete=True, current=False)
+    loaded.require_complete(option=None)
+    return loaded
+
+
 def _check(
     inputs: Sequence[str],
     flat_budget: str | None,
@@ -242,7 +260,10 @@ def _check(
     result = check_timings(checked)
     sphinx_failed = [f"{why} ({one.path})" for one in loaded for why in one.build_failures()]
     incomplete = [f"{one.path}: {one.incomplete_text()}" for one in loaded if not one.complete]
-    result = dataclasses.replace(result, sphinx_failed=sphinx_failed, incomplete=incomplete)
+    statusless = [one.no_status_text() for one in loaded if not one.holds_status]
+    result = dataclasses.replace(
+        result, sphinx_failed=sphinx_failed, incomplete=incomplete, statusless=statusless
+    )
     # The build's own check: a rule that matches no example is said, never silently idle
     # (sphinx-gallery's files name examples by file name, which a "sub/..." rule misses).
     unused = table.check_examples((t.name, t.id) for t in timings) if table is not None else []
@@ -261,6 +282,9 @@ def _check(
         level = "error" if result.exit_code else "warning"
         notes += "".join(
             annotation(level, why, title="Build did not finish") + "\n" for why in incomplete
+        )
+        notes += "".join(
+            annotation("notice", text, title="Failures not known") + "\n" for text in statusless
         )
         if result.unmeasured:
             title = "Not measured"

@@ -216,11 +216,10 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
     if history.is_file() and digest in _recorded_digests(history, lambda _: None):
         raise InputError(f"{history}: already records the build in {report}; not appended")
     line = history_line(loaded.timings, str(report), build=loaded.build, digest=digest) + "\n"
-    problem = None if history.parent.is_dir() else below_a_file(history)
+    problem = _missing_folder(history)
     if problem is not None:
         raise InputError(f"{history}: cannot append to the history: {problem}")
     try:
-        history.parent.mkdir(parents=True, exist_ok=True)
         line = _repair_end(history, warn) + line
         with history.open("a", encoding="utf-8") as stream:
             stream.write(line)
@@ -231,6 +230,15 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
             f"{history}: cannot append to the history: {exc.strerror or exc}"
         ) from None
     return len(loaded.timings)
+
+
+def _missing_folder(history: Path) -> str | None:
+    """Why the folder of ``history`` cannot take it, or ``None``: it is made by no one
+    here, as ``report -o`` makes none, so a mistyped ``--to`` is said, not a new tree of
+    folders holding a history no later build reads."""
+    if history.parent.is_dir():
+        return None
+    return below_a_file(history) or f"its folder {history.parent} does not exist; create it first"
 
 
 def _refuse_target(report: Path, history: Path) -> None:

@@ -221,7 +221,8 @@ def _totals(summary: ReportSummary) -> str:
     if summary.reused_count:
         items.append(
             f"Reused: {format_measured(summary.reused_seconds)} recorded by earlier builds for "
-            f"{summary.reused_count} cached examples"
+            f"{summary.reused_count} example{'s' if summary.reused_count != 1 else ''} reused "
+            "from an earlier build (not run in this build)"
         )
     if summary.baseline_delta is not None:
         items.append(

@@ -88,7 +88,13 @@ from docsaccel.contract import (
     parse_json,
     read_text,
 )
-from docsaccel.report.model import LoadedInput, Timing
+from docsaccel.report.model import (
+    SG_RST_BULLETS,
+    SG_RST_GRID,
+    SG_RST_LIST_TABLE,
+    LoadedInput,
+    Timing,
+)
 from docsaccel.schema import RECORD_SCHEMA, peak_bytes, validate_record, validate_report
 
 __all__ = ["detect_format", "load_input", "load_timings", "parse_sg_time", "report_input"]
@@ -134,11 +140,11 @@ def detect_format(text: str, path: str | Path) -> str:
     if head.startswith("<"):
         return "sg-junit"
     if ".. list-table::" in text:
-        return "sg-rst-list-table"
+        return SG_RST_LIST_TABLE
     if re.search(r"^\+-+\+", text, re.MULTILINE):
-        return "sg-rst-grid"
+        return SG_RST_GRID
     if re.search(r"^- \*\*", text, re.MULTILINE):
-        return "sg-rst-bullets"
+        return SG_RST_BULLETS
     if "Computation times" in text or "sphx_glr" in text:
         raise InputError(
             f"{path}: looks like a sphinx-gallery execution times file, but has no bullet "
@@ -408,9 +414,9 @@ def _parse_junit(text: str, path: Path) -> LoadedInput:
 
 
 _RST_ROWS = {
-    "sg-rst-bullets": _bullet_rows,
-    "sg-rst-grid": _grid_rows,
-    "sg-rst-list-table": _list_table_rows,
+    SG_RST_BULLETS: _bullet_rows,
+    SG_RST_GRID: _grid_rows,
+    SG_RST_LIST_TABLE: _list_table_rows,
 }
 
 

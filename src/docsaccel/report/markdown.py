@@ -124,7 +124,8 @@ def _totals(summary: ReportSummary) -> list[str]:
     if summary.reused_count:
         lines.append(
             f"- **Reused:** {_seconds(summary.reused_seconds)} recorded by earlier builds "
-            f"for {summary.reused_count} cached examples (not run in this build)"
+            f"for {summary.reused_count} example{'s' if summary.reused_count != 1 else ''} "
+            "reused from an earlier build (not run in this build)"
         )
     if summary.baseline_delta is not None:
         lines.append(

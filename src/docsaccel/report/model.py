@@ -38,10 +38,15 @@ from docsaccel.contract import (
     is_timed,
     ran_none,
 )
+from docsaccel.layout import report_path, started_after
 from docsaccel.memory_sizes import format_size
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
 __all__ = [
+    "SG_RST_BULLETS",
+    "SG_RST_FORMATS",
+    "SG_RST_GRID",
+    "SG_RST_LIST_TABLE",
     "IncompleteBuildError",
     "InputError",
     "LoadedInput",
@@ -51,6 +56,15 @@ __all__ = [
     "unique_timings",
     "whole_run_totals",
 ]
+
+
+#: The formats of sphinx-gallery's ``sg_execution_times.rst`` (:mod:`.inputs`): its bullet
+#: list, its grid table, its list-table. A time (and a peak) per example, listed alike
+#: whether the example passed or raised: nothing of how it ended.
+SG_RST_BULLETS = "sg-rst-bullets"
+SG_RST_GRID = "sg-rst-grid"
+SG_RST_LIST_TABLE = "sg-rst-list-table"
+SG_RST_FORMATS = (SG_RST_BULLETS, SG_RST_GRID, SG_RST_LIST_TABLE)
 
 
 class IncompleteBuildError(InputError):
@@ -263,6 +277,20 @@ class LoadedInput:
         return self.build.get("complete", True) is not False
 
     @property
+    def holds_status(self) -> bool:
+        """Whether the input says how each example ended. sphinx-gallery's
+        ``sg_execution_times.rst`` (:data:`SG_RST_FORMATS`) lists an example that raised
+        with its time, as any other: a gate reading it alone cannot see a failure."""
+        return self.format not in SG_RST_FORMATS
+
+    def no_status_text(self) -> str:
+        """What every view says of an input that holds no status (:attr:`holds_status`)."""
+        return (
+            f"{self.path}: sphinx-gallery's file does not say whether an example failed: "
+            f"check the build's report ({report_path('<outdir>')})"
+        )
+
+    @property
     def running(self) -> list[str]:
         """The examples that were running when the build stopped: their ids, and for one
         interrupted before then, by what and at which peak."""
@@ -369,10 +397,21 @@ class LoadedInput:
 
     def require_current(self) -> None:
         """Raise :class:`StaleReportError` naming the file if a later build of the
-        project failed before docsaccel ran, leaving this report behind."""
+        project failed before docsaccel ran, leaving this report behind: its ``conf.py``
+        changed since (:func:`docsaccel.contract.conf_changed`), or a later build noted
+        beside it that it started and never replaced it
+        (:func:`docsaccel.layout.started_after`)."""
         why = conf_changed(self.build.get("conf"))
         if why is not None:
             raise StaleReportError(f"{self.path}: {why}")
+        started = started_after(self.path)
+        if started is not None:
+            raise StaleReportError(
+                f"{self.path}: a later build of this project started ({started}) and wrote "
+                "no report: it failed before docsaccel ran (an extension that failed to "
+                "load, a conf.py that raised), or still runs; this is an earlier build's "
+                "report; rebuild"
+            )
 
     def require_examples_ran(self) -> None:
         """Raise :class:`IncompleteBuildError` naming the file if the build ran none of
@@ -389,8 +428,11 @@ class LoadedInput:
                 "nothing to judge; rebuild running them"
             )
 
-    def require_complete(self) -> None:
-        """Raise :class:`IncompleteBuildError` naming the file if the build did not finish."""
+    def require_complete(self, option: str | None = "--allow-incomplete") -> None:
+        """Raise :class:`IncompleteBuildError` naming the file if the build did not finish.
+
+        ``option``: the command's option that judges such a build all the same, which the
+        message suggests; ``None`` for a command without one (``report --baseline``)."""
         if not self.complete and self.build.get("stopped_before_examples"):
             raise IncompleteBuildError(
                 f"{self.path}: {self.incomplete_text()}: it measured no example; rebuild "
@@ -399,8 +441,8 @@ class LoadedInput:
         if not self.complete:
             raise IncompleteBuildError(
                 f'{self.path}: {self.incomplete_text()}: the report says "complete": false, '
-                "so its examples are not all measured; rebuild, or pass --allow-incomplete "
-                "to judge the examples it holds"
+                "so its examples are not all measured; rebuild"
+                + (f", or pass {option} to judge the examples it holds" if option else "")
             )
 
 

@@ -147,6 +147,10 @@ class ReportSummary:
     build_wall_seconds: float | None
     fast: bool | None
     status_counts: dict[str, int]
+    #: What to say of an input that does not say how its examples ended (sphinx-gallery's
+    #: ``sg_execution_times.rst``, :meth:`~docsaccel.report.model.LoadedInput.no_status_text`):
+    #: its rows read ``ok``, but a failure would read so too; ``""`` for one that says.
+    no_status: str = ""
     #: The baseline's total and this build's, like with like
     #: (:func:`~docsaccel.report.model.whole_run_totals`); ``None`` without a baseline.
     baseline_total: float | None = None
@@ -165,13 +169,27 @@ class ReportSummary:
         return sum(row.seconds for row in self.rows if row.status != CACHED)
 
     @property
+    def restored(self) -> list[Row]:
+        """The examples the example cache restored (``cached``, ``"hit": true``): their
+        time is the one their stored run took, said in the example cache's line."""
+        return [row for row in self.rows if row.status == CACHED and row.cache.get("hit") is True]
+
+    @property
+    def reused(self) -> list[Row]:
+        """The other ``cached`` examples: sphinx-gallery kept their outputs, or a fast or
+        merge build reused their timings; each counted once, apart from :attr:`restored`."""
+        return [
+            row for row in self.rows if row.status == CACHED and row.cache.get("hit") is not True
+        ]
+
+    @property
     def reused_seconds(self) -> float:
-        """The recorded time of the examples whose outputs this build reused (``cached``)."""
-        return sum(row.seconds for row in self.rows if row.status == CACHED)
+        """The time earlier builds recorded for the :attr:`reused` examples."""
+        return sum(row.seconds for row in self.reused)
 
     @property
     def reused_count(self) -> int:
-        return sum(1 for row in self.rows if row.status == CACHED)
+        return len(self.reused)
 
     @property
     def executed_count(self) -> int:
@@ -191,13 +209,14 @@ class ReportSummary:
         """
         ran = Counter(row.status_label for row in self.rows if row.status in EXECUTED)
         counts = ", ".join(f"{n} {quote(label)}" for label, n in sorted(ran.items()))
+        if self.no_status:
+            counts = ""  # every row reads "ok": the input does not say
         text = f"{format_measured(self.execution_seconds)} over {self.executed_count} "
         text += f"example{'s' if self.executed_count != 1 else ''} run"
         text += f" ({counts})" if counts else ""
-        restored = sum(1 for row in self.cache_hits if row.status == CACHED)
         groups = (
-            (restored, "restored from the example cache"),
-            (self.reused_count - restored, f"reused from an earlier build ({quote(CACHED)})"),
+            (len(self.restored), "restored from the example cache"),
+            (self.reused_count, f"reused from an earlier build ({quote(CACHED)})"),
             (self.not_run_count, f"{NOT_RUN} ({quote(NOT_EXECUTED)})"),
         )
         return text + "".join(f"; {count} {words}" for count, words in groups if count)
@@ -236,6 +255,10 @@ class ReportSummary:
     def verdict(self, quote: Callable[[str], str] = str) -> str:
         """The report's one-line verdict: a failed build first, then budgets. A failed or
         unfinished build is never "within budget". ``quote``: how to write an id."""
+        verdict = self._verdict(quote)
+        return f"{verdict} Times only: {quote(self.no_status)}." if self.no_status else verdict
+
+    def _verdict(self, quote: Callable[[str], str]) -> str:
         if self.sphinx_failed or self.failed:
             # Both, each once: the build's own reasons (those the failed examples do not
             # say, :meth:`LoadedInput.build_failures`), then the failed examples.
@@ -381,6 +404,7 @@ class ReportSummary:
             "status_counts": self.status_counts,
             "failed": [row.id for row in self.failed],
             "sphinx_failed": self.sphinx_failed or None,
+            "no_status": self.no_status or None,
             "over_budget": [row.id for row in self.over],
             "near_budget": [row.id for row in self.near],
             "over_memory_budget": [row.id for row in self.rows if row.over_memory_budget],
@@ -477,6 +501,7 @@ def summarize(
         incomplete=loaded.incomplete_text(),
         memory_limit=_size(loaded.build.get("memory_limit")),
         sphinx_failed="; ".join(loaded.build_failures()),
+        no_status="" if loaded.holds_status else loaded.no_status_text(),
     )
 
 
