@@ -214,3 +214,29 @@ def test_the_unknown_variable_warning_offers_only_what_a_user_sets() -> None:
     # Still known: docsaccel sets them for its own processes, no warning for those.
     internal = {"DOCSACCEL_CACHE_CHILD": "x", "DOCSACCEL_GL_VERIFIED": "egl"}
     assert settings.unknown_variables(internal) == []
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [(".", "is the Sphinx conf folder"), ("..", "holds the Sphinx conf folder")],
+    ids=["the-conf-folder", "its-parent"],
+)
+@pytest.mark.parametrize("from_env", [True, False], ids=["variable", "conf"])
+def test_a_cache_that_is_or_holds_the_sources_is_refused(
+    tmp_path: Path, monkeypatch, given, says, from_env
+) -> None:
+    """Its kept pages would be read as documents, its entries written among the project's
+    files (``DOCSACCEL_CACHE=.`` at the repository root)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    monkeypatch.chdir(docs)  # a variable's path is relative to where the build runs
+    conf, env = ({}, {"DOCSACCEL_CACHE": given}) if from_env else ({"docsaccel_cache": given}, {})
+    with pytest.raises(settings.SettingError) as raised:
+        _read(conf, env, docs)
+    where = "DOCSACCEL_CACHE=" if from_env else "docsaccel_cache="
+    assert str(raised.value).startswith(f"{where}{given!r}: {(docs / given).resolve()} {says}")
+    assert len(str(raised.value).splitlines()) == 1
+
+
+def test_a_cache_inside_the_sources_is_kept(tmp_path: Path) -> None:
+    assert _read({"docsaccel_cache": "_cache"}, {}, tmp_path).cache == tmp_path / "_cache"

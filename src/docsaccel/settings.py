@@ -50,6 +50,7 @@ __all__ = [
     "CACHE_GRANULARITIES",
     "CACHE_RECORDERS",
     "CONFIG_PREFIX",
+    "DEFAULT_CACHE_NAME",
     "ON_OVERRUN_MODES",
     "Setting",
     "SettingError",
@@ -60,6 +61,7 @@ __all__ = [
     "env_name",
     "environment_variables",
     "given_as",
+    "holds_sources",
     "not_a_folder",
     "read_env_setting",
     "read_setting",
@@ -76,6 +78,8 @@ __all__ = [
 #: Every ``conf.py`` setting of docsaccel starts with this.
 CONFIG_PREFIX = "docsaccel_"
 ON_OVERRUN_MODES = ("warn", "fail")
+#: The name suggested for a cache folder (this project's, at the repository root).
+DEFAULT_CACHE_NAME = ".docsaccel-cache"
 #: ``module``: a project file counts whole; ``function``: the code of it that ran.
 CACHE_GRANULARITIES = ("module", "function")
 #: How ``function`` granularity sees code run: ``auto`` (``sys.monitoring`` on 3.12+, the
@@ -240,9 +244,31 @@ def _cache(source: Source) -> Path | None:
         )
     except OSError as exc:  # a name too long, a folder one may not look into
         raise SettingError(f"{source.where}={source.value!r}: {exc.strerror or exc}") from None
+    if problem is None and path is not None:
+        problem = holds_sources(path, source.confdir.resolve(), "the Sphinx conf folder")
     if problem is not None:
         raise SettingError(f"{source.where}={source.value!r}: {problem}")
     return path
+
+
+def holds_sources(cache: Path, folder: Path, what: str) -> str | None:
+    """Why ``cache`` cannot be the cache folder of a build whose sources are in ``folder``
+    (``what`` names it): it is that folder, or one of its parents (the repository root
+    among them). Sphinx would read the pages the cache keeps as the project's documents
+    and the cache would write its entries among the project's files; a cache strictly
+    inside the source folder is left out of the documents instead. None when it is not.
+
+    >>> holds_sources(Path("/repo"), Path("/repo/docs"), "the Sphinx conf folder").split(";")[0]
+    '/repo holds the Sphinx conf folder /repo/docs'
+    """
+    if cache == folder:
+        where = f"is {what}"
+    elif cache in folder.parents:
+        where = f"holds {what} {folder}"
+    else:
+        return None
+    suggested = cache / DEFAULT_CACHE_NAME
+    return f"{cache} {where}; give the cache a folder of its own, such as {suggested}"
 
 
 def below_a_file(path: Path) -> str | None:

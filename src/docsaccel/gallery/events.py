@@ -126,6 +126,8 @@ from docsaccel.settings import (
     SettingError,
     Settings,
     env_name,
+    given_as,
+    holds_sources,
     read_settings,
     resolve,
     unknown_settings,
@@ -300,6 +302,17 @@ def _exclude_folder(config: Any, folder: Path, srcdir: Path) -> None:
         config.exclude_patterns = [*config.exclude_patterns, relative.as_posix()]
 
 
+def _check_cache_beside_sources(settings: Settings, srcdir: Path) -> None:
+    """Refuse a cache folder that is the source folder or holds it, as the settings refuse
+    one that is the conf folder or holds it: the source folder differs from the conf
+    folder when ``sphinx-build -c`` names another."""
+    if settings.cache is None:
+        return
+    problem = holds_sources(settings.cache, srcdir.resolve(), "the Sphinx source folder")
+    if problem is not None:
+        raise config_error(f"{given_as('cache')}={str(settings.cache)!r}: {problem}")
+
+
 def _writable_cache(settings: Settings) -> tuple[Settings, Path | None]:
     """The settings, and the cache folder to use read-only, if any.
 
@@ -335,6 +348,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[Gal
         settings = read_settings(config, app.confdir)
     except SettingError as exc:
         raise config_error(str(exc)) from None
+    _check_cache_beside_sources(settings, Path(app.srcdir))
     settings, read_only_cache = _writable_cache(settings)
     # Memory budgets above what the machine has are mistakes, found before any example runs.
     table = BudgetTable(memory_at_most=machine_bytes())

@@ -49,7 +49,13 @@ from docsaccel.contract import (
 from docsaccel.formats import Format, write_json
 from docsaccel.records import record_file, run_outputs, write_record
 from docsaccel.schema import load_report, validate_record, validate_report
-from docsaccel.settings import SettingError, env_name, not_a_folder, read_settings
+from docsaccel.settings import (
+    DEFAULT_CACHE_NAME,
+    SettingError,
+    env_name,
+    not_a_folder,
+    read_settings,
+)
 from docsaccel.shard import sphinx_runs
 from docsaccel.shard.plan import Plan, ShardError, build_gallery_plan, check_index
 
@@ -90,7 +96,7 @@ MANIFEST_FORMAT = Format("docsaccel.shard", 1, "shard manifest")
 # Never copied into a shard's workspace: version control, environments, caches, builds
 # (the example cache and CI's saved state included: builds reach them by absolute path).
 _NOT_COPIED = {".git", ".venv", ".nox", ".tox", "__pycache__", ".pytest_cache", ".ruff_cache"}
-_NOT_COPIED |= {".docsaccel-cache", ".docsaccel-ci"}
+_NOT_COPIED |= {DEFAULT_CACHE_NAME, ".docsaccel-ci"}
 # Sphinx's build folder by convention (sphinx-quickstart's, excluded from the documents by
 # its conf.py), wherever it is: a build reads nothing from it.
 _NOT_COPIED |= {"_build"}
