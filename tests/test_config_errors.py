@@ -22,6 +22,8 @@ CRASH_WORDS = ("Traceback", "Exception occurred", "crash", "Versions", "sphinx-e
         ({}, 'docsaccel_cache_granularity = "line"\n', None, "docsaccel_cache_granularity"),
         ({}, "", "[budgets\n", "budgets.toml"),
         ({}, "docsaccel_videos = None\n", None, "docsaccel_videos must be True or False"),
+        ({}, "docsaccel_fast = None\n", None, "docsaccel_fast must be True or False"),
+        ({"DOCSACCEL_INTERRUPT_GRACE": "0"}, "", None, "DOCSACCEL_INTERRUPT_GRACE='0' is less"),
         ({"DOCSACCEL_CACHE": "{src}"}, "", None, "is the Sphinx conf folder"),
         ({}, 'docsaccel_cache = ".."\n', None, "docsaccel_cache='..': "),
     ],
@@ -31,6 +33,8 @@ CRASH_WORDS = ("Traceback", "Exception occurred", "crash", "Versions", "sphinx-e
         "conf-value",
         "budget-file",
         "conf-none",
+        "fast-none",
+        "no-grace",
         "cache-is-the-sources",
         "cache-holds-the-sources",
     ],
@@ -97,3 +101,13 @@ def test_a_cache_that_is_the_source_folder_of_another_conf_folder_is_refused(tmp
     said = f"DOCSACCEL_CACHE={str(src)!r}: {src} is the Sphinx source folder"
     assert len(lines) == 1 and said in lines[0], built.output
     assert not (src / "entries").exists()
+
+
+def test_a_ci_value_that_is_no_switch_is_said_once(tmp_path):
+    """``CI=maybe`` is read as not CI (the variable is the CI service's): one warning says
+    the budget file's ci_factor does not apply."""
+    src = make_project(tmp_path, ["plot_quick.py"], budgets='ci_factor = 2\ndefault = "1m"\n')
+    built = build(src, env={"CI": "maybe"})
+    assert built.returncode == 0, built.output
+    assert built.output.count("CI='maybe' is not a switch") == 1, built.output
+    assert "not multiplied by its ci_factor 2" in built.output

@@ -51,6 +51,7 @@ __all__ = [
     "CACHE_RECORDERS",
     "CONFIG_PREFIX",
     "DEFAULT_CACHE_NAME",
+    "MIN_GRACE_SECONDS",
     "ON_OVERRUN_MODES",
     "Setting",
     "SettingError",
@@ -417,6 +418,10 @@ def _text(source: Source) -> str | None:
 #: Seconds an example may still run after its budget ran out before the hard stop: time
 #: for an import in progress to finish and for an interrupted example to unwind.
 GRACE_SECONDS = 5.0
+#: The shortest grace accepted: below it an example that unwinds normally from its
+#: interruption (a ``finally``, a context manager closing a file) is stopped hard, and
+#: the hard stop ends the build.
+MIN_GRACE_SECONDS = 1.0
 
 
 def _grace(source: Source) -> float:
@@ -429,7 +434,14 @@ def _grace(source: Source) -> float:
     if not (math.isfinite(value) and value >= 0):
         raise SettingError(
             f"{source.where}={source.value!r} is not a number of seconds; use a finite "
-            f"number >= 0, e.g. {source.where}={GRACE_SECONDS:g}"
+            f"number >= {MIN_GRACE_SECONDS:g}, e.g. {source.where}={GRACE_SECONDS:g}"
+        )
+    if value < MIN_GRACE_SECONDS:
+        raise SettingError(
+            f"{source.where}={source.value!r} is less than {MIN_GRACE_SECONDS:g} second: an "
+            "example interrupted at its budget needs that long to unwind before the hard stop "
+            f"ends the build; use at least {MIN_GRACE_SECONDS:g}, e.g. "
+            f"{source.where}={GRACE_SECONDS:g}"
         )
     # The cap of every duration docsaccel reads (the budgets' too): an example that
     # swallows its interruption would otherwise hold the build without end.
@@ -470,8 +482,8 @@ class Settings:
         _switch,
         "The CI fast path: every ``docsaccel.fast.pick`` knob takes its fast value, and "
         "fast budgets apply.",
-        "True or False (None: the default)",
-        types=(type(None), bool),
+        "True or False",
+        types=(bool,),
         env=_FAST_ENV,
     )
     videos: bool = setting(
@@ -609,7 +621,7 @@ class Settings:
         _grace,
         "Seconds an example interrupted at its budget may still run before the hard stop "
         "ends the build's process.",
-        "seconds",
+        f"seconds, at least {MIN_GRACE_SECONDS:g}",
         env="DOCSACCEL_INTERRUPT_GRACE",
     )
     gl_verified: str | None = setting(
