@@ -316,3 +316,17 @@ def test_a_pattern_matching_nothing_says_what_patterns_match() -> None:
 
     assert warning.startswith("b.toml: [examples] pattern 'tutorials_src/plot_print.py' matches")
     assert "path inside its gallery folder" in warning and "its id as reports show it" in warning
+
+
+@pytest.mark.parametrize(
+    ("value", "ci", "problem"),
+    [("true", True, False), ("0", False, False), ("", False, False), ("maybe", False, True)],
+)
+def test_ci_reads_switch_spellings_and_names_any_other(value, ci, problem) -> None:
+    from docsaccel.budgets import ci_problem, is_ci
+
+    assert is_ci({"CI": value}) is ci
+    said = ci_problem({"CI": value})
+    assert (said is not None) is problem
+    if problem:
+        assert said.startswith(f"CI={value!r} is not a switch")

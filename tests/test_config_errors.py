@@ -22,11 +22,26 @@ CRASH_WORDS = ("Traceback", "Exception occurred", "crash", "Versions", "sphinx-e
         ({}, 'docsaccel_cache_granularity = "line"\n', None, "docsaccel_cache_granularity"),
         ({}, "", "[budgets\n", "budgets.toml"),
         ({}, "docsaccel_videos = None\n", None, "docsaccel_videos must be True or False"),
+        ({}, "docsaccel_fast = None\n", None, "docsaccel_fast must be True or False"),
+        ({"DOCSACCEL_INTERRUPT_GRACE": "0"}, "", None, "DOCSACCEL_INTERRUPT_GRACE='0' is less"),
+        ({"DOCSACCEL_CACHE": "{src}"}, "", None, "is the Sphinx conf folder"),
+        ({}, 'docsaccel_cache = ".."\n', None, "docsaccel_cache='..': "),
     ],
-    ids=["cache-variable", "sphinx-state-variable", "conf-value", "budget-file", "conf-none"],
+    ids=[
+        "cache-variable",
+        "sphinx-state-variable",
+        "conf-value",
+        "budget-file",
+        "conf-none",
+        "fast-none",
+        "no-grace",
+        "cache-is-the-sources",
+        "cache-holds-the-sources",
+    ],
 )
 def test_a_configuration_error_is_one_line_and_status_2(tmp_path, env, conf, budgets, named):
     src = make_project(tmp_path, ["plot_quick.py"], conf=conf, budgets=budgets)
+    env = {name: value.format(src=src) for name, value in env.items()}
     if "DOCSACCEL_CACHE_SPHINX" in env:
         env = {**env, "DOCSACCEL_CACHE": str(tmp_path / "cache")}
     built = build(src, env=env)
@@ -71,3 +86,28 @@ def test_a_setting_refused_once_planned_is_said_once(tmp_path, cache, env, conf,
     assert lines[0].startswith("ERROR: "), built.output
     why = built.report["build"]["stopped_before_examples"]
     assert named in why and lines[0].count(why) == 1, why
+
+
+def test_a_cache_that_is_the_source_folder_of_another_conf_folder_is_refused(tmp_path):
+    """``sphinx-build -c`` reads ``conf.py`` from elsewhere: the cache is checked against the
+    source folder too, not only the conf folder."""
+    src = make_project(tmp_path, ["plot_quick.py"])
+    confdir = tmp_path / "conf"
+    confdir.mkdir()
+    (confdir / "conf.py").write_text((src / "conf.py").read_text("utf-8"), encoding="utf-8")
+    built = build(src, "-c", str(confdir), env={"DOCSACCEL_CACHE": str(src)})
+    assert built.returncode == 2, built.output
+    lines = [line for line in built.output.splitlines() if line.strip()]
+    said = f"DOCSACCEL_CACHE={str(src)!r}: {src} is the Sphinx source folder"
+    assert len(lines) == 1 and said in lines[0], built.output
+    assert not (src / "entries").exists()
+
+
+def test_a_ci_value_that_is_no_switch_is_said_once(tmp_path):
+    """``CI=maybe`` is read as not CI (the variable is the CI service's): one warning says
+    the budget file's ci_factor does not apply."""
+    src = make_project(tmp_path, ["plot_quick.py"], budgets='ci_factor = 2\ndefault = "1m"\n')
+    built = build(src, env={"CI": "maybe"})
+    assert built.returncode == 0, built.output
+    assert built.output.count("CI='maybe' is not a switch") == 1, built.output
+    assert "not multiplied by its ci_factor 2" in built.output

@@ -113,10 +113,7 @@ def test_the_hard_stop_ends_what_the_first_tier_cannot(tmp_path, parallel, name)
         ("plot_h_osexit.py", "os._exit(1)"),
         ("plot_h_posix_exit.py", "the example called os._exit(0)"),
         ("plot_h_thread_exit.py", "os._exit(0) ended the build's process while it ran"),
-        ("plot_h_raise_exit.py", "process exited while it ran"),
-        ("plot_h_clear_exit.py", "process exited while it ran"),
         ("plot_h_thread_exec.py", "os.execv() replaced the build's process while it ran"),
-        ("plot_h_atexit_exit.py", "os._exit(0) ended the build's process while it ran"),
     ],
 )
 def test_an_example_that_ends_the_process_fails_the_build(tmp_path, parallel, name, why) -> None:
@@ -132,6 +129,28 @@ def test_an_example_that_ends_the_process_fails_the_build(tmp_path, parallel, na
         assert why in record["error"], record["error"]
     assert built.report["build"]["complete"] is False
     assert built.record(name) == record
+
+
+@pytest.mark.parametrize("parallel", [1, 2])
+def test_an_example_raising_keyboardinterrupt_or_systemexit_fails_alone(tmp_path, parallel):
+    """Its own ``raise KeyboardInterrupt`` (no Ctrl-C) or ``raise SystemExit`` stopped the
+    whole build, blamed on Ctrl-C; it now fails that example, as ``sys.exit()`` does.
+    An exit handler one left calling ``os._exit(0)`` does not make the build pass."""
+    names = ["plot_h_atexit_exit.py", "plot_h_clear_exit.py", "plot_h_keyboard.py"]
+    names.append("plot_h_raise_exit.py")
+    _, built, _ = hostile_build(tmp_path, [*names, "plot_quick.py"], parallel)
+
+    assert built.returncode != 0, built.output  # failing examples fail the build
+    assert built.report["build"]["complete"] is True
+    interrupted = built.record("plot_h_keyboard.py")
+    assert interrupted["status"] == "failed", interrupted
+    assert "raised KeyboardInterrupt itself (no Ctrl-C" in interrupted["error"]
+    for name in ("plot_h_raise_exit.py", "plot_h_clear_exit.py", "plot_h_atexit_exit.py"):
+        exited = built.record(name)
+        assert exited["status"] == "failed" and "raised SystemExit(0)" in exited["error"]
+    assert "ExampleExit" in built.page("plot_h_keyboard.py")
+    assert built.record("plot_quick.py")["status"] == "ok"
+    assert "Ctrl-C" not in built.output.replace("(no Ctrl-C", "")
 
 
 def test_exit_handlers_run_early_leave_the_build_going(tmp_path) -> None:

@@ -214,3 +214,52 @@ def test_the_unknown_variable_warning_offers_only_what_a_user_sets() -> None:
     # Still known: docsaccel sets them for its own processes, no warning for those.
     internal = {"DOCSACCEL_CACHE_CHILD": "x", "DOCSACCEL_GL_VERIFIED": "egl"}
     assert settings.unknown_variables(internal) == []
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [(".", "is the Sphinx conf folder"), ("..", "holds the Sphinx conf folder")],
+    ids=["the-conf-folder", "its-parent"],
+)
+@pytest.mark.parametrize("from_env", [True, False], ids=["variable", "conf"])
+def test_a_cache_that_is_or_holds_the_sources_is_refused(
+    tmp_path: Path, monkeypatch, given, says, from_env
+) -> None:
+    """Its kept pages would be read as documents, its entries written among the project's
+    files (``DOCSACCEL_CACHE=.`` at the repository root)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    monkeypatch.chdir(docs)  # a variable's path is relative to where the build runs
+    conf, env = ({}, {"DOCSACCEL_CACHE": given}) if from_env else ({"docsaccel_cache": given}, {})
+    with pytest.raises(settings.SettingError) as raised:
+        _read(conf, env, docs)
+    where = "DOCSACCEL_CACHE=" if from_env else "docsaccel_cache="
+    assert str(raised.value).startswith(f"{where}{given!r}: {(docs / given).resolve()} {says}")
+    assert len(str(raised.value).splitlines()) == 1
+
+
+def test_a_cache_inside_the_sources_is_kept(tmp_path: Path) -> None:
+    assert _read({"docsaccel_cache": "_cache"}, {}, tmp_path).cache == tmp_path / "_cache"
+
+
+@pytest.mark.parametrize("value", ["0", "0.5", "0.0"])
+def test_a_grace_too_short_to_unwind_is_refused(tmp_path: Path, value) -> None:
+    """A grace of 0 stopped hard every example interrupted at its budget, ending the build."""
+    with pytest.raises(settings.SettingError) as raised:
+        _read({}, {"DOCSACCEL_INTERRUPT_GRACE": value}, tmp_path)
+    assert str(raised.value).startswith(
+        f"DOCSACCEL_INTERRUPT_GRACE={value!r} is less than 1 second"
+    )
+    assert _read({}, {"DOCSACCEL_INTERRUPT_GRACE": "1"}, tmp_path).interrupt_grace == 1.0
+
+
+def test_every_switch_refuses_none_in_conf(tmp_path: Path) -> None:
+    """A switch reads one way: ``docsaccel_fast = None`` was off, ``docsaccel_videos =
+    None`` an error saying "must be True or False"."""
+    switches = [item for item in specs() if item.check is settings._switch and item.key]
+    assert "docsaccel_fast" in [item.key for item in switches]
+    for item in switches:
+        assert item.types == (bool,), item.key
+        with pytest.raises(settings.SettingError) as raised:
+            _read({item.key: None}, {}, tmp_path)
+        assert str(raised.value) == f"{item.key} must be True or False, got None"

@@ -614,3 +614,52 @@ def test_an_empty_shard_says_so(tmp_path, capsys) -> None:
         "docsaccel shard: shard 1 of 2 has no example to run (the plan has 1 example for "
         "2 shards)\n"
     )
+
+
+# Arguments checked before anything is removed --------------------------------------------
+
+
+@pytest.fixture
+def built(tmp_path, monkeypatch) -> Path:
+    """A project whose last build left a site and its report (as after ``shard-local``)."""
+    from helpers.gallery_build import make_project
+
+    src = make_project(tmp_path, ["plot_quick.py"])
+    report = src / "_build" / "html" / "docsaccel" / "report.json"
+    report.parent.mkdir(parents=True)
+    report.write_text("{}", encoding="utf-8")
+    monkeypatch.chdir(src)
+    return src
+
+
+def _refused(capsys, args: list[str], message: str) -> None:
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err, err
+    assert len(err.splitlines()) == 1, err
+
+
+def test_a_mistyped_merge_folder_keeps_the_last_report(built, capsys) -> None:
+    missing = built.parent / "nonexistent"
+    _refused(capsys, ["shard-merge", "--docs", ".", str(missing)], f"{missing}: no such folder")
+    assert (built / "_build" / "html" / "docsaccel" / "report.json").is_file()
+
+
+def test_a_folder_of_no_artifact_keeps_the_last_report(built, capsys) -> None:
+    (built.parent / "empty").mkdir()
+    _refused(capsys, ["shard-merge", "--docs", ".", "../empty"], "no shard artifact")
+    assert (built / "_build" / "html" / "docsaccel" / "report.json").is_file()
+
+
+def test_a_missing_input_of_shard_local_keeps_the_last_report(built, capsys) -> None:
+    artifacts = built / "_build" / "shard-artifacts" / "docs-shard-0"
+    artifacts.mkdir(parents=True)
+    _refused(capsys, ["shard-local", "--docs", ".", "--shards", "2", "gone.jsonl"], "gone.jsonl")
+    assert (built / "_build" / "html" / "docsaccel" / "report.json").is_file()
+    assert artifacts.is_dir()
+
+
+def test_shard_build_refuses_an_artifact_folder_holding_other_files(built, capsys) -> None:
+    args = ["shard-build", "--docs", ".", "--shards", "1", "--index", "0", "--artifact", "."]
+    _refused(capsys, args, "is not a shard artifact folder (it holds '_build'")
+    assert (built / "conf.py").is_file() and (built / "examples" / "plot_quick.py").is_file()

@@ -99,6 +99,7 @@ __all__ = [
     "ExampleFileError",
     "MemoryBudget",
     "Rule",
+    "ci_problem",
     "format_measured",
     "format_over",
     "format_seconds",
@@ -409,13 +410,29 @@ def is_ci(env: Mapping[str, str] | None = None) -> bool:
     """Whether the ``CI`` environment variable says this is a CI run (a true switch).
 
     A value that is not a switch (``CI=maybe``) counts as not CI: the variable belongs to
-    the CI service, and docsaccel must not refuse to build over it.
+    the CI service, and docsaccel must not refuse to build over it; the build says so in
+    one warning (:func:`ci_problem`).
     """
-    value = (os.environ if env is None else env).get(CI_ENV, "")
+    return ci_problem(env) is None and parse_switch(_ci_value(env), CI_ENV)
+
+
+def ci_problem(env: Mapping[str, str] | None = None) -> str | None:
+    """Why the ``CI`` variable is read as "not CI" although it is set, for one warning of
+    the build's (the budgets are then not multiplied by ``ci_factor``); None when its
+    value is a true or false spelling, or it is unset.
+
+    >>> ci_problem({"CI": "maybe"}).split(";")[0]
+    "CI='maybe' is not a switch"
+    """
     try:
-        return parse_switch(value, CI_ENV)
-    except ValueError:
-        return False
+        parse_switch(_ci_value(env), CI_ENV)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _ci_value(env: Mapping[str, str] | None) -> str:
+    return (os.environ if env is None else env).get(CI_ENV, "")
 
 
 def format_seconds(seconds: float) -> str:

@@ -50,6 +50,8 @@ __all__ = [
     "CACHE_GRANULARITIES",
     "CACHE_RECORDERS",
     "CONFIG_PREFIX",
+    "DEFAULT_CACHE_NAME",
+    "MIN_GRACE_SECONDS",
     "ON_OVERRUN_MODES",
     "Setting",
     "SettingError",
@@ -60,6 +62,7 @@ __all__ = [
     "env_name",
     "environment_variables",
     "given_as",
+    "holds_sources",
     "not_a_folder",
     "read_env_setting",
     "read_setting",
@@ -76,6 +79,8 @@ __all__ = [
 #: Every ``conf.py`` setting of docsaccel starts with this.
 CONFIG_PREFIX = "docsaccel_"
 ON_OVERRUN_MODES = ("warn", "fail")
+#: The name suggested for a cache folder (this project's, at the repository root).
+DEFAULT_CACHE_NAME = ".docsaccel-cache"
 #: ``module``: a project file counts whole; ``function``: the code of it that ran.
 CACHE_GRANULARITIES = ("module", "function")
 #: How ``function`` granularity sees code run: ``auto`` (``sys.monitoring`` on 3.12+, the
@@ -240,9 +245,31 @@ def _cache(source: Source) -> Path | None:
         )
     except OSError as exc:  # a name too long, a folder one may not look into
         raise SettingError(f"{source.where}={source.value!r}: {exc.strerror or exc}") from None
+    if problem is None and path is not None:
+        problem = holds_sources(path, source.confdir.resolve(), "the Sphinx conf folder")
     if problem is not None:
         raise SettingError(f"{source.where}={source.value!r}: {problem}")
     return path
+
+
+def holds_sources(cache: Path, folder: Path, what: str) -> str | None:
+    """Why ``cache`` cannot be the cache folder of a build whose sources are in ``folder``
+    (``what`` names it): it is that folder, or one of its parents (the repository root
+    among them). Sphinx would read the pages the cache keeps as the project's documents
+    and the cache would write its entries among the project's files; a cache strictly
+    inside the source folder is left out of the documents instead. None when it is not.
+
+    >>> holds_sources(Path("/repo"), Path("/repo/docs"), "the Sphinx conf folder").split(";")[0]
+    '/repo holds the Sphinx conf folder /repo/docs'
+    """
+    if cache == folder:
+        where = f"is {what}"
+    elif cache in folder.parents:
+        where = f"holds {what} {folder}"
+    else:
+        return None
+    suggested = cache / DEFAULT_CACHE_NAME
+    return f"{cache} {where}; give the cache a folder of its own, such as {suggested}"
 
 
 def below_a_file(path: Path) -> str | None:
@@ -391,6 +418,10 @@ def _text(source: Source) -> str | None:
 #: Seconds an example may still run after its budget ran out before the hard stop: time
 #: for an import in progress to finish and for an interrupted example to unwind.
 GRACE_SECONDS = 5.0
+#: The shortest grace accepted: below it an example that unwinds normally from its
+#: interruption (a ``finally``, a context manager closing a file) is stopped hard, and
+#: the hard stop ends the build.
+MIN_GRACE_SECONDS = 1.0
 
 
 def _grace(source: Source) -> float:
@@ -403,7 +434,14 @@ def _grace(source: Source) -> float:
     if not (math.isfinite(value) and value >= 0):
         raise SettingError(
             f"{source.where}={source.value!r} is not a number of seconds; use a finite "
-            f"number >= 0, e.g. {source.where}={GRACE_SECONDS:g}"
+            f"number >= {MIN_GRACE_SECONDS:g}, e.g. {source.where}={GRACE_SECONDS:g}"
+        )
+    if value < MIN_GRACE_SECONDS:
+        raise SettingError(
+            f"{source.where}={source.value!r} is less than {MIN_GRACE_SECONDS:g} second: an "
+            "example interrupted at its budget needs that long to unwind before the hard stop "
+            f"ends the build; use at least {MIN_GRACE_SECONDS:g}, e.g. "
+            f"{source.where}={GRACE_SECONDS:g}"
         )
     # The cap of every duration docsaccel reads (the budgets' too): an example that
     # swallows its interruption would otherwise hold the build without end.
@@ -444,8 +482,8 @@ class Settings:
         _switch,
         "The CI fast path: every ``docsaccel.fast.pick`` knob takes its fast value, and "
         "fast budgets apply.",
-        "True or False (None: the default)",
-        types=(type(None), bool),
+        "True or False",
+        types=(bool,),
         env=_FAST_ENV,
     )
     videos: bool = setting(
@@ -583,7 +621,7 @@ class Settings:
         _grace,
         "Seconds an example interrupted at its budget may still run before the hard stop "
         "ends the build's process.",
-        "seconds",
+        f"seconds, at least {MIN_GRACE_SECONDS:g}",
         env="DOCSACCEL_INTERRUPT_GRACE",
     )
     gl_verified: str | None = setting(

@@ -96,6 +96,7 @@ __all__ = [
     "cost_stamp",
     "example_files",
     "expect_no_failure_of",
+    "fail_own_exits",
     "failure_summary",
     "failures",
     "final_name",
@@ -436,6 +437,40 @@ def hide_frames(folder: str) -> None:
 
     handle_exception._docsaccel = True  # type: ignore[attr-defined]
     gen_rst.handle_exception = handle_exception
+
+
+def fail_own_exits(replace: Callable[[BaseException], Exception | None]) -> None:
+    """Make a ``KeyboardInterrupt`` or ``SystemExit`` raised by an example's code an error
+    of that example, as sphinx-gallery makes any ``Exception``: ``replace(exc)`` gives the
+    exception to raise in its place, or ``None`` to let it end the build (a real Ctrl-C).
+
+    sphinx-gallery catches ``Exception`` around each code block, so an example's own
+    ``raise KeyboardInterrupt`` or ``raise SystemExit`` stopped the whole build. The
+    block's code runs in the function ``_exec_once`` returns: wrapped here, once per
+    process (safe to call again).
+    """
+    original = _private(gen_rst, "_exec_once")
+    if getattr(original, "_docsaccel", False):
+        return
+
+    @functools.wraps(original)
+    def exec_once(*args: Any, **kwargs: Any) -> Callable[[], Any]:
+        run = original(*args, **kwargs)
+
+        def once() -> Any:
+            try:
+                return run()
+            except (KeyboardInterrupt, SystemExit) as exc:
+                replaced = replace(exc)
+                if replaced is None:
+                    raise
+                # The example's own frames, where it raised, stay on its page.
+                raise replaced.with_traceback(exc.__traceback__) from None
+
+        return once
+
+    exec_once._docsaccel = True  # type: ignore[attr-defined]
+    gen_rst._exec_once = exec_once
 
 
 def _without_hidden(tb: types.TracebackType | None) -> types.TracebackType | None:

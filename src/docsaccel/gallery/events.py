@@ -76,6 +76,7 @@ from docsaccel.budgets import (
     BudgetError,
     BudgetTable,
     ExampleFileError,
+    ci_problem,
     format_over,
     format_seconds,
     load_budgets,
@@ -126,6 +127,8 @@ from docsaccel.settings import (
     SettingError,
     Settings,
     env_name,
+    given_as,
+    holds_sources,
     read_settings,
     resolve,
     unknown_settings,
@@ -302,6 +305,31 @@ def _exclude_folder(config: Any, folder: Path, srcdir: Path) -> None:
         config.exclude_patterns = [*config.exclude_patterns, relative.as_posix()]
 
 
+def _warn_unread_ci(table: BudgetTable) -> None:
+    """Say once when ``CI`` is set to neither a true nor a false spelling and the budget
+    file has a ``ci_factor``: the build reads it as "not CI" (the variable is the CI
+    service's, never refused), so the factor silently does not apply."""
+    problem = ci_problem()
+    if problem is not None and table.ci_factor != 1.0:
+        logger.warning(
+            f"docsaccel: {problem}; read as not CI, so the budgets of {table.path} are not "
+            f"multiplied by its ci_factor {table.ci_factor:g}",
+            type="docsaccel",
+            subtype="ci",
+        )
+
+
+def _check_cache_beside_sources(settings: Settings, srcdir: Path) -> None:
+    """Refuse a cache folder that is the source folder or holds it, as the settings refuse
+    one that is the conf folder or holds it: the source folder differs from the conf
+    folder when ``sphinx-build -c`` names another."""
+    if settings.cache is None:
+        return
+    problem = holds_sources(settings.cache, srcdir.resolve(), "the Sphinx source folder")
+    if problem is not None:
+        raise config_error(f"{given_as('cache')}={str(settings.cache)!r}: {problem}")
+
+
 def _writable_cache(settings: Settings) -> tuple[Settings, Path | None]:
     """The settings, and the cache folder to use read-only, if any.
 
@@ -337,6 +365,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[Gal
         settings = read_settings(config, app.confdir)
     except SettingError as exc:
         raise config_error(str(exc)) from None
+    _check_cache_beside_sources(settings, Path(app.srcdir))
     settings, read_only_cache = _writable_cache(settings)
     # Memory budgets above what the machine has are mistakes, found before any example runs.
     table = BudgetTable(memory_at_most=machine_bytes())
@@ -347,6 +376,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[Gal
             raise config_error(f"docsaccel_budgets: {exc}") from None
         # Messages and records name the file as conf.py does.
         table = dataclasses.replace(table, path=str(config.docsaccel_budgets))
+        _warn_unread_ci(table)
     # The switch reaches every process that runs examples through the environment; the
     # value before is put back at the end, so a later build in this process reads its own.
     fast_env_before = os.environ.get(_FAST_ENV)

@@ -62,7 +62,7 @@ from typing import Any, Protocol
 
 from sphinx.util import logging as sphinx_logging
 
-from docsaccel import layout
+from docsaccel import layout, sg_compat
 from docsaccel.contract import free_locks_in_child
 from docsaccel.gallery.interrupt import cancel_all, forget_in_forked_child
 from docsaccel.gallery.processes import descendants, end_processes
@@ -164,6 +164,8 @@ def install(sigterm: bool = True) -> None:
         threading._register_atexit(_before_threads_joined)  # type: ignore[attr-defined]
     if sigterm:
         _install_sigterm_handler()
+    _install_sigint_watch()
+    sg_compat.fail_own_exits(_example_exit)
 
 
 def _installed_here() -> bool:
@@ -367,11 +369,63 @@ def _exit_now(status: int) -> None:
     real_exit(status)
 
 
-#: Why the running example did not finish when the interpreter exits mid-build.
-_EXIT_WHY = (
-    "the build's process exited while it ran: the example raised SystemExit, or the "
-    "build was stopped (Ctrl-C, an error with abort_on_example_error)"
+#: Why the running example did not finish when the interpreter exits mid-build: Ctrl-C
+#: (SIGINT received), or something else (an example's own KeyboardInterrupt or SystemExit
+#: fails that example only: :func:`_example_exit`).
+_EXIT_WHY_SIGINT = "the build was stopped while it ran (Ctrl-C: SIGINT received)"
+_EXIT_WHY_OTHER = (
+    "the build's process exited while it ran (an error with abort_on_example_error, or "
+    "SystemExit or KeyboardInterrupt raised outside the example's code)"
 )
+
+
+def _exit_why() -> str:
+    return _EXIT_WHY_SIGINT if _sigint_received else _EXIT_WHY_OTHER
+
+
+# --- Ctrl-C, or an example's own KeyboardInterrupt ----------------------------------------
+
+#: Whether SIGINT reached this process: a ``KeyboardInterrupt`` is then a real Ctrl-C (or
+#: a shard command stopping its build), never an example's own.
+_sigint_received = False
+
+
+def _install_sigint_watch() -> None:
+    """Note SIGINT as it arrives, then do what Python does with it (raise
+    ``KeyboardInterrupt``): only then can an example's own ``raise KeyboardInterrupt`` be
+    told from Ctrl-C. A handler other than Python's default is left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.default_int_handler:
+        return
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        global _sigint_received
+        _sigint_received = True
+        signal.default_int_handler(signum, frame)
+
+    signal.signal(signal.SIGINT, on_sigint)
+
+
+def _example_exit(exc: BaseException) -> Exception | None:
+    """What replaces a ``KeyboardInterrupt`` or ``SystemExit`` the running example's code
+    raised (:func:`docsaccel.sg_compat.fail_own_exits`): an :class:`ExampleExit`, failing
+    that example only, as ``sys.exit()`` does; ``None`` for a real Ctrl-C, which stops
+    the build as without the plugin."""
+    if isinstance(exc, KeyboardInterrupt):
+        if _sigint_received:
+            return None
+        return ExampleExit(
+            "the example raised KeyboardInterrupt itself (no Ctrl-C: this process "
+            "received no SIGINT), which would stop the whole build; an example must return "
+            "normally (or raise an exception to fail)"
+        )
+    return ExampleExit(
+        f"the example raised SystemExit({exc.code!r}), which would end the build's "
+        "process; an example must return normally (or raise an exception to fail)"
+    )
+
 
 #: Whether :func:`_before_threads_joined` ran the callbacks already and a build was left
 #: unfinished (``None``: it did not run them).
@@ -399,7 +453,7 @@ def _before_threads_joined() -> None:
         return
     if not any(probe() for probe in _unfinished_probes):
         return
-    _ended_early = end_of_process(None, why=_EXIT_WHY)
+    _ended_early = end_of_process(None, why=_exit_why())
 
 
 def _at_exit() -> None:
@@ -424,7 +478,7 @@ def _at_exit() -> None:
     )
     status = 1 if crashed else None
     if _ended_early is None:
-        end_of_process(None, why=_EXIT_WHY, fail_unfinished=True, unfinished_status=status)
+        end_of_process(None, why=_exit_why(), fail_unfinished=True, unfinished_status=status)
     elif _ended_early:  # its report was written before the threads were waited for
         _exit_now(status or EXIT_STATUS)
 

@@ -49,7 +49,13 @@ from docsaccel.contract import (
 from docsaccel.formats import Format, write_json
 from docsaccel.records import record_file, run_outputs, write_record
 from docsaccel.schema import load_report, validate_record, validate_report
-from docsaccel.settings import SettingError, env_name, not_a_folder, read_settings
+from docsaccel.settings import (
+    DEFAULT_CACHE_NAME,
+    SettingError,
+    env_name,
+    not_a_folder,
+    read_settings,
+)
 from docsaccel.shard import sphinx_runs
 from docsaccel.shard.plan import Plan, ShardError, build_gallery_plan, check_index
 
@@ -66,6 +72,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MANIFEST",
     "DocsProject",
+    "check_artifact_target",
     "check_artifacts",
     "check_output_folder",
     "collect_shard",
@@ -75,6 +82,7 @@ __all__ = [
     "merge_artifacts",
     "own_build_folder",
     "plan_project",
+    "read_artifacts",
     "read_conf",
     "read_project",
     "run_local",
@@ -88,7 +96,7 @@ MANIFEST_FORMAT = Format("docsaccel.shard", 1, "shard manifest")
 # Never copied into a shard's workspace: version control, environments, caches, builds
 # (the example cache and CI's saved state included: builds reach them by absolute path).
 _NOT_COPIED = {".git", ".venv", ".nox", ".tox", "__pycache__", ".pytest_cache", ".ruff_cache"}
-_NOT_COPIED |= {".docsaccel-cache", ".docsaccel-ci"}
+_NOT_COPIED |= {DEFAULT_CACHE_NAME, ".docsaccel-ci"}
 # Sphinx's build folder by convention (sphinx-quickstart's, excluded from the documents by
 # its conf.py), wherever it is: a build reads nothing from it.
 _NOT_COPIED |= {"_build"}
@@ -223,6 +231,7 @@ def run_shard(
     and the artifact are left out anyway).
     """
     check_index(index, shards)
+    check_artifact_target(Path(artifact))
     own_build_folder(project.docs)
     work = Path(work or layout.shard_dir(project.docs, "shard-work") / str(index)).resolve()
     plan = plan or plan_project(project, shards, inputs)
@@ -241,6 +250,28 @@ def run_shard(
     except ShardError as exc:
         raise ShardError(f"shard {index}: {_failing_examples(outdir)}{exc}") from None
     return collect_shard(copy, outdir, Path(artifact), index, shards, examples, origin=project.root)
+
+
+#: What an artifact folder holds (:func:`collect_shard`); one a failed collection left may
+#: lack the manifest.
+_ARTIFACT_ENTRIES = {MANIFEST, "files", "records"}
+
+
+def check_artifact_target(artifact: Path) -> None:
+    """Refuse, before anything is removed, an artifact folder that holds something other
+    than a shard artifact: a shard replaces its artifact folder whole, and a mistyped
+    ``--artifact`` (the source folder, the repository) must not be deleted."""
+    if not artifact.is_dir():
+        return  # missing (made later) or a file (refused by the caller's output check)
+    foreign = sorted(
+        entry.name for entry in artifact.iterdir() if entry.name not in _ARTIFACT_ENTRIES
+    )
+    if foreign:
+        raise ShardError(
+            f"{artifact} is not a shard artifact folder (it holds {foreign[0]!r}, not only "
+            f"{', '.join(sorted(_ARTIFACT_ENTRIES))}): a shard replaces that folder whole, "
+            "so give an empty or new one"
+        )
 
 
 def _failing_examples(outdir: Path) -> str:
@@ -491,6 +522,9 @@ def _copy(source: Path, target: Path) -> None:
 
 def find_manifests(artifacts: Path) -> dict[Path, dict[str, Any]]:
     """The shard artifact folders under ``artifacts`` (it or its subfolders) and manifests."""
+    problem = not_a_folder(Path(artifacts))
+    if problem is not None:
+        raise ShardError(f"the shard artifacts {problem}")
     found = sorted(Path(artifacts).glob(MANIFEST)) + sorted(Path(artifacts).glob(f"*/{MANIFEST}"))
     if not found:
         raise ShardError(f"{artifacts}: no shard artifact (no {MANIFEST} in it or its folders)")
@@ -555,11 +589,26 @@ def check_artifacts(manifests: Mapping[Path, dict[str, Any]]) -> None:
             executed_by[example_id] = folder
 
 
-def merge_artifacts(project: DocsProject, artifacts: Path, records: Path) -> list[str]:
-    """Check the artifacts, copy their outputs into the gallery folders and their records
-    into ``records``; return the ids of the examples the shards executed."""
+def read_artifacts(artifacts: Path) -> dict[Path, dict[str, Any]]:
+    """The checked manifests of the shard artifacts under ``artifacts``
+    (:func:`find_manifests`, :func:`check_artifacts`): read before a merge removes or
+    writes anything, so a mistyped folder leaves the last build's site and report."""
     manifests = find_manifests(artifacts)
     check_artifacts(manifests)
+    return manifests
+
+
+def merge_artifacts(
+    project: DocsProject,
+    artifacts: Path,
+    records: Path,
+    manifests: Mapping[Path, dict[str, Any]] | None = None,
+) -> list[str]:
+    """Check the artifacts (unless ``manifests`` gives them checked), copy their outputs
+    into the gallery folders and their records into ``records``; return the ids of the
+    examples the shards executed."""
+    if manifests is None:
+        manifests = read_artifacts(artifacts)
     shutil.rmtree(records, ignore_errors=True)
     records.mkdir(parents=True)
     merged = []
@@ -589,12 +638,13 @@ def run_merge(
     removes them as it removes its own, so the page of an example renamed since is not
     published again.
     """
+    manifests = read_artifacts(Path(artifacts))  # before the last build's report goes
     layout.forget_report(outdir)
     own_build_folder(project.docs)
     records = Path(records or layout.shard_dir(project.docs, "shard-records")).resolve()
     watch = _watch_sources(project, Path(outdir), records, watch_sources)
     try:
-        merged = merge_artifacts(project, Path(artifacts), records)
+        merged = merge_artifacts(project, Path(artifacts), records, manifests)
         env = {env_name("shard_records"): str(records)}
         run_sphinx(project.docs, Path(outdir), env, sphinx_args)
     finally:
@@ -668,11 +718,13 @@ def run_local(
     ``<docs>/_build/shard-artifacts/docs-shard-<i>``.
     """
     check_index(0, shards)
+    # Once, not once per shard; first, as it reads the inputs: a missing one leaves the
+    # last build's report and artifacts.
+    plan = plan_project(project, shards, inputs)
     layout.forget_report(outdir)
     own_build_folder(project.docs)
     artifacts = layout.shard_dir(project.docs, "shard-artifacts")
     shutil.rmtree(artifacts, ignore_errors=True)
-    plan = plan_project(project, shards, inputs)  # once, not once per shard
 
     def one(index: int) -> None:
         run_shard(

@@ -1,0 +1,8 @@
+"""
+KeyboardInterrupt
+=================
+
+Raises KeyboardInterrupt itself, with no Ctrl-C.
+"""
+
+raise KeyboardInterrupt
