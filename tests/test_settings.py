@@ -18,10 +18,11 @@ ROOT = Path(__file__).parents[1]
 SRC = ROOT / "src" / "docsaccel"
 
 
-def test_the_plugin_registers_each_conf_setting_once_from_the_declaration() -> None:
+def test_the_plugin_registers_each_conf_setting_once_from_the_declaration(tmp_path) -> None:
     from docsaccel.gallery.extension import setup
 
     app = MagicMock()
+    app.outdir = tmp_path / "html"  # where setup() notes that a build started
     with pytest.MonkeyPatch.context() as patch:
         # setup() also sets up how the process ends; not this test's subject.
         patch.setattr("docsaccel.gallery.process_end.install", lambda: None)
