@@ -18,6 +18,7 @@ import pytest
 from helpers.gallery_build import build, child_env, make_project, sphinx_command
 
 from docsaccel import layout
+from docsaccel.gallery.process_end import EXIT_STATUS
 from docsaccel.report.check import EXIT_BUILD_FAILED
 from docsaccel.report.commands import run_check
 
@@ -91,12 +92,13 @@ def test_a_stopped_build_keeps_no_run_of_an_example_that_left_a_thread(tmp_path,
     assert gate == EXIT_BUILD_FAILED and CULPRIT in text, text
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_build_terminated_while_its_process_waits_for_a_thread_fails_the_example(
-    tmp_path,
+    tmp_path, sig
 ) -> None:
-    """``SIGTERM`` after "build succeeded", while the process waits out the grace for the
-    thread an example left: that example's verdict never came. The report fails it, a
-    gate fails the build, and the one ERROR line names it."""
+    """``SIGTERM`` or Ctrl-C after "build succeeded", while the process waits out the
+    grace for the thread an example left: that example's verdict never came. The report
+    fails it, a gate fails the build, and the one ERROR line names it."""
     src = make_project(tmp_path, ["plot_h_thread.py", "plot_quick.py"])
     outdir = src / "_build" / "html"
     process = subprocess.Popen(
@@ -116,15 +118,16 @@ def test_a_build_terminated_while_its_process_waits_for_a_thread_fails_the_examp
         else:
             pytest.fail("".join(lines))
         time.sleep(0.5)
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(sig)
         output = "".join(lines) + process.communicate(timeout=HANG)[0]
     finally:
         process.kill()
 
-    assert process.returncode == -signal.SIGTERM, output
+    expected = -signal.SIGTERM if sig == signal.SIGTERM else EXIT_STATUS
+    assert process.returncode == expected, output
     assert "Traceback" not in output, output
     (error,) = [x for x in output.splitlines() if "ERROR" in x]
-    assert "SIGTERM" in error and "plot_h_thread" in error, output
+    assert sig.name in error and "plot_h_thread" in error, output
     report = layout.report_path(outdir)
     text, gate = run_check([str(report)])
     assert gate == EXIT_BUILD_FAILED and CULPRIT in text, text

@@ -1164,26 +1164,33 @@ _UNJUDGED = (
     "and the build stopped before its process could end, so whether that thread lets it "
     "end is unknown; an example must stop what it starts"
 )
-#: Why it fails a finished build whose process was terminated during the exit grace.
-_TERMINATED_UNJUDGED = (
-    f"and the build's process ended ({process_end.TERMINATED}) before that thread let it "
-    "end, so whether it does is unknown; an example must stop what it starts"
-)
+
+
+def _ended_unjudged(why: str) -> str:
+    """Why it fails a finished build whose process a signal ended (``why``) during the
+    exit grace."""
+    return (
+        f"and the build's process ended ({why}) before that thread let it end, so whether "
+        "it does is unknown; an example must stop what it starts"
+    )
 
 
 def _fail_unjudged() -> bool:
-    """``SIGTERM`` ended a finished build's process while it waited (the exit bound's
-    grace) for threads its examples left: their verdict never came, so each of those
-    examples fails (:func:`_forget_held`), the report is written again saying so, and one
-    ERROR line names them. Only on ``SIGTERM``: at a normal exit those threads ended and
-    let the process end (loky's does so at exit), which is the verdict that passes them.
-    Returns whether it failed any (the process's own ERROR line is then left out)."""
-    if process_end.ending_why() != process_end.TERMINATED:
+    """``SIGTERM`` or Ctrl-C ended a finished build's process while it waited (the exit
+    bound's grace) for threads its examples left: their verdict never came, so each of
+    those examples fails (:func:`_forget_held`), the report is written again saying so,
+    and one ERROR line names them. Only on a signal: at a normal exit those threads ended
+    and let the process end (loky's does so at exit), which is the verdict that passes
+    them. Returns whether it failed any (the process's own ERROR line is then left out)."""
+    why = process_end.ending_why()
+    if why != process_end.TERMINATED and process_end.interrupted():
+        why = process_end.INTERRUPTED
+    if why not in (process_end.TERMINATED, process_end.INTERRUPTED):
         return False
     failed = False
     for build in list(_awaiting_threads):
         _awaiting_threads.remove(build)
-        held = _forget_held(build, _TERMINATED_UNJUDGED)
+        held = _forget_held(build, _ended_unjudged(why))
         if not held:
             continue
         report = build.rewrite_report(build.final_records)
@@ -1194,7 +1201,7 @@ def _fail_unjudged() -> bool:
                 rewrite_report_page(build, report)
         named = "; ".join(f"{example_id}: {left}" for example_id, left in sorted(held.items()))
         logger.error(
-            f"docsaccel: the build's process ended: {process_end.TERMINATED}, while it "
+            f"docsaccel: the build's process ended: {why}, while it "
             f"waited for the thread(s) examples left ({named}); they fail, unjudged; "
             f"report written to {build.report_path}"
         )

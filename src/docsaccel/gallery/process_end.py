@@ -70,6 +70,8 @@ from docsaccel.intercept import Patch
 
 __all__ = [
     "EXIT_STATUS",
+    "INTERRUPTED",
+    "TERMINATED",
     "ExampleExit",
     "Stuck",
     "after_example",
@@ -80,6 +82,7 @@ __all__ = [
     "ending_why",
     "in_forked_child",
     "install",
+    "interrupted",
     "left_by",
     "left_in_workers",
     "leftovers",
@@ -388,6 +391,15 @@ def _exit_why() -> str:
 #: Whether SIGINT reached this process: a ``KeyboardInterrupt`` is then a real Ctrl-C (or
 #: a shard command stopping its build), never an example's own.
 _sigint_received = False
+#: Said of a build's process Ctrl-C ended (as :data:`TERMINATED` of ``SIGTERM``).
+INTERRUPTED = "it was interrupted (Ctrl-C: SIGINT received)"
+#: Whether the interpreter is waiting for the threads examples left (its exit began).
+_joining_threads = False
+
+
+def interrupted() -> bool:
+    """Whether Ctrl-C (SIGINT) reached this build's process."""
+    return _sigint_received
 
 
 def _install_sigint_watch() -> None:
@@ -403,6 +415,11 @@ def _install_sigint_watch() -> None:
     def on_sigint(signum: int, frame: Any) -> None:
         global _sigint_received
         _sigint_received = True
+        if _joining_threads and _installed_here():
+            # The build is over and the interpreter waits for threads examples left: the
+            # end-of-process callbacks fail those examples, unjudged, and end the process
+            # now (a KeyboardInterrupt here would only print a traceback and exit 0).
+            end_of_process(None, why=_exit_why(), fail_unfinished=True)
         signal.default_int_handler(signum, frame)
 
     signal.signal(signal.SIGINT, on_sigint)
@@ -448,12 +465,15 @@ def _before_threads_joined() -> None:
     is written now, not once that thread ends (maybe never), and its callback arms the
     exit bound (:func:`bound_exit`), so the process ends within the grace, naming the
     example. A finished build's process (loky's thread ends at exit) is left alone."""
-    global _ended_early
+    global _ended_early, _joining_threads
+    _joining_threads = True
     if not _installed_here() or not any(left_by(example_id) for example_id in _left):
         return
     if not any(probe() for probe in _unfinished_probes):
         return
     _ended_early = end_of_process(None, why=_exit_why())
+    while _bounds_at_exit:
+        _bounds_at_exit.pop(0)()
 
 
 def _at_exit() -> None:
@@ -940,8 +960,9 @@ def bound_exit(
     if atexit._ncallbacks() != _handlers_marked:
         _mark_handlers(None)  # registered since the last example: no example's
 
-    def stop() -> None:
-        time.sleep(grace)
+    def stop(wait: bool = True) -> None:
+        if wait:
+            time.sleep(grace)
         held = None
         if in_workers and workers is not None:
             # Read now: a worker says whose exit handlers run as it ends, after the build.
@@ -967,4 +988,24 @@ def bound_exit(
             end_processes(descendants())
         real_exit(status)
 
-    threading.Thread(target=stop, name="docsaccel-exit-bound", daemon=True).start()
+    try:
+        threading.Thread(target=stop, name="docsaccel-exit-bound", daemon=True).start()
+    except RuntimeError:
+        # The interpreter's exit has begun (Ctrl-C while a thread an example left runs):
+        # Python 3.12+ starts no thread then. The grace is waited out in the thread the
+        # interpreter would wait for that one in, once the end-of-process callbacks ran
+        # (the report first: :func:`_before_threads_joined`).
+        _bounds_at_exit.append(lambda: _wait_out(grace, stop))
+
+
+#: The exit bounds armed once no thread could start (:func:`bound_exit`).
+_bounds_at_exit: list[Callable[[], None]] = []
+
+
+def _wait_out(grace: float, stop: Callable[[bool], None]) -> None:
+    """Wait up to ``grace`` for what examples left to let the process end, then ``stop``."""
+    deadline = time.monotonic() + grace
+    while leftovers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if leftovers():
+        stop(False)
