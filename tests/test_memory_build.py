@@ -314,7 +314,11 @@ def test_forked_children_count_what_they_allocate_not_what_they_share(
     elif child_mib == 50:  # 150 MiB in all: under the ceiling, which is 300 MiB above
         assert built.returncode == 0, built.output
         assert fork["status"] == "ok", fork
-        assert 3 * 50 * MIB <= fork["children_peak_bytes"] < 3 * 50 * MIB + 30 * MIB, fork
+        # A page the build's process writes while a child lives becomes the child's own
+        # copy, so each child may hold some of its parent's pages beyond what it
+        # allocated, more the longer a loaded machine keeps it alive; counting what they
+        # share would add the whole build process three times over.
+        assert 3 * 50 * MIB <= fork["children_peak_bytes"] < 3 * (50 + 30) * MIB, fork
     else:  # 600 MiB in all: over it
         assert built.returncode == 2, built.output
         assert (fork["status"], fork["interrupted_by"]) == ("interrupted", "ceiling"), fork
