@@ -57,7 +57,7 @@ from docsaccel.cache.module_state import Snapshot, assigned, compare, snapshot, 
 from docsaccel.contract import fork_safe_lock, opens_for_writing, opens_keeping_content
 from docsaccel.intercept import Patch, listen, patch
 
-__all__ = ["NOT_PROJECT", "PRELUDE", "Recorder", "Seen", "own_names"]
+__all__ = ["NOT_PROJECT", "PRELUDE", "Recorder", "RootChanges", "Seen", "own_names"]
 
 
 #: The label of the recording before the first example (:meth:`Recorder.watch_prelude`).
@@ -194,6 +194,31 @@ _AUDITED = (
 #: How far up from :meth:`Recorder._audit` the code that raised the event is: above it,
 #: the audit hook of :mod:`docsaccel.intercept`, then that code.
 _EVENT_FRAME = 2
+
+
+@dataclass(frozen=True)
+class RootChanges:
+    """What happened to the files under the roots since the example started its first
+    child process, by whatever process: found by comparing them then and now, since a
+    child's reads and writes raise no audit event in this one."""
+
+    #: Created or modified: the example's outputs, whichever process wrote them.
+    changed: frozenset[str]
+    #: There then, gone now, and not written by the example: a child (``rm``) took them
+    #: away (:attr:`Seen.removed`).
+    removed: frozenset[str]
+
+    @classmethod
+    def between(
+        cls,
+        before: Mapping[str, tuple[int, ...]],
+        now: Mapping[str, tuple[int, ...]],
+        written: set[str],
+    ) -> RootChanges:
+        """The changes from ``before`` to ``now`` (``{path: status}``), given the files the
+        example was seen writing."""
+        changed = frozenset(path for path, status in now.items() if before.get(path) != status)
+        return cls(changed=changed, removed=frozenset(set(before) - set(now) - written))
 
 
 class Recorder:
@@ -393,7 +418,9 @@ class Recorder:
         written, self._written = self._written, set()
         if self._spawned:
             self._spawned = False
-            written |= self._changed_under_roots(seen, written)
+            under = self._changed_under_roots(written)
+            written |= under.changed
+            seen.removed |= under.removed
             self._before_spawn = {}
         if self._instrumenter is not None:
             seen.code = self._instrumenter.ran.copy()
@@ -442,7 +469,9 @@ class Recorder:
         seen.removed = set(noted.removed)
         written = set(self._written)
         if self._spawned:
-            written |= self._changed_under_roots(seen, written)
+            under = self._changed_under_roots(written)
+            written |= under.changed
+            seen.removed |= under.removed
         return self._used(seen, written)
 
     def forked(self, label: str) -> bool:
@@ -547,19 +576,17 @@ class Recorder:
             owned = [m.__name__ for _, m in self._project_modules()]
             self._baseline.update(snapshot([(path, module)], owned))
 
-    def _changed_under_roots(self, seen: Seen, written: set[str]) -> set[str]:
+    def _changed_under_roots(self, written: set[str]) -> RootChanges:
         """The files under the roots created or modified since the example started its
-        first child process, by whatever process: what that one wrote is its output too.
-        Those there then and gone now, which the example did not write, go to
-        ``seen.removed``: a child (``rm``) took them away.
+        first child process, by whatever process (what that one wrote is its output too),
+        and those there then and gone now, which the example did not write (a child
+        took them away), given the files it was seen writing.
 
         By their status then and now rather than by a modification time compared with a
         clock: Linux stamps a file with a coarse clock up to a tick behind
         ``time.time_ns()``, so a quick child (``os.system("echo 1 > data/x")``) would leave
         a file that looks older than the example."""
-        before, now = self._before_spawn, self._files_under_roots()
-        seen.removed |= set(before) - set(now) - written
-        return {path for path, status in now.items() if before.get(path) != status}
+        return RootChanges.between(self._before_spawn, self._files_under_roots(), written)
 
     def _files_under_roots(self) -> dict[str, tuple[int, int, int, int]]:
         """``{path: (inode, size, mtime, ctime)}`` of the files under the roots the
