@@ -1,30 +1,7 @@
 """The example cache in a build: look up before sphinx-gallery runs, record while each
 example runs, store after.
 
-The gallery plugin makes three calls (:mod:`docsaccel.gallery`):
-
-1. :func:`lookup`, before sphinx-gallery runs: for each example the build will execute,
-   in gallery order, find its entry for this build's context; if it was made where this
-   build writes the example's outputs (:mod:`.placement`) and every dependency it
-   recorded still holds, put back the files it wrote under the project root (a later
-   example may read them: they are in place before that one is looked up), then its
-   outputs (sphinx-gallery then skips the example as unchanged) and prepare its
-   ``cached`` record; otherwise remove any local outputs' md5, so the example runs, and
-   note why. An example that reads (or lists the folder of) a file an earlier example
-   wrote, when that one runs again, runs again too: what it will read is not known yet.
-2. :class:`CacheRecording` travels with the hook to whichever process runs each example:
-   ``start`` before it, ``stop`` and ``save`` after it (dependencies written to
-   :func:`docsaccel.layout.cache_deps_dir`, with a copy of the files it wrote, taken right
-   after it ran so a later example changing them does not change its entry), and
-   ``record_field`` for its record (why it ran).
-3. :meth:`CacheBuild.store_executed`, as each example starts in the build's process
-   (those before it have finished), as the build stops before its end (Ctrl-C,
-   ``SIGTERM``, an error), and once the gallery has run: every example that ran and
-   succeeded (``ok``, or ``over-budget`` in warn mode) and whose outputs sphinx-gallery
-   kept gets an entry, once; failed and interrupted examples never do, nor the one
-   running when the build stopped. So even a build killed outright (``SIGKILL``) leaves
-   the examples its process finished (a ``parallel`` build's workers' are stored at the
-   gallery's end).
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations
@@ -714,7 +691,7 @@ def lookup(
     verify: float = 0.0,
     read_only: bool = False,
 ) -> CacheBuild:
-    """Look every example the build will execute up in the cache (see the module doc);
+    """Look every example the build will execute up in the cache (see the caching guide's design);
     ``verify``: the share of those it would restore that run to be audited instead;
     ``read_only``: restore, never store (a folder the build may not write)."""
     root, chosen, note = project_roots(confdir, roots)

@@ -1,33 +1,7 @@
 """Watch a running example: the files it reads (and did not write), the modules it imports, and
 (at ``function`` granularity) the code of the project it executes.
 
-One :class:`Recorder` per process, installed on first use, does the watching with three
-hooks:
-
-- an audit listener (:func:`docsaccel.intercept.listen`) sees every ``open`` of a file (``open``,
-  ``os.open``, the import system reading a module), every first ``import`` of a module,
-  and every listing of a folder (``os.listdir``/``os.scandir`` events, which ``glob``,
-  ``pathlib.Path.iterdir``/``glob`` and ``os.walk`` also raise), whose names it notes
-  right then, before the example can change the folder; and every start of a child
-  process, after which the files under the roots modified since the example started are
-  counted as written by it (no event shows what the child writes);
-- a wrapper of :func:`builtins.__import__` sees every ``import`` statement, including
-  those of a module an earlier example already imported, for which no import event fires;
-  a wrapper of the function :func:`importlib.import_module` calls does the same for
-  imports by name, however the caller got ``import_module``. Both note the modules an
-  import did not find (``ModuleNotFoundError``, the name it names): ``try: import
-  optdep`` / ``except ImportError`` makes code behave one way while ``optdep`` is
-  absent, so its absence is a dependency too (:attr:`Seen.absent`); so does a wrapper of
-  :func:`importlib.util.find_spec`, for code that probes without importing
-  (``HAS_OPTDEP = find_spec("optdep") is not None``; a name bound before the recorder
-  was installed is not seen);
-- at ``function`` granularity, the project's own code records each function it runs
-  (:mod:`docsaccel.cache.instrument`); other code is not watched at all.
-
-The audit listener and the import wrappers (:func:`docsaccel.intercept.patch`) stay in
-place for the life of the process, so both first check one flag: when no example is
-recording they cost one attribute read. Only paths under the roots are kept, and only
-while recording; turning them into fingerprints is :mod:`docsaccel.cache.deps`' job.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations
@@ -222,7 +196,7 @@ class RootChanges:
 
 
 class Recorder:
-    """The process's one recorder; see the module docstring."""
+    """The process's one recorder; see the caching guide's design."""
 
     _instance: Recorder | None = None
     _lock = fork_safe_lock()
