@@ -10,6 +10,7 @@ import json
 import os
 import pathlib
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import pytest
 from docsaccel.cache import deps as deps_module
 from docsaccel.cache import fingerprint
 from docsaccel.cache.deps import Project, changes, collect, listing_changes, written_files
-from docsaccel.cache.recorder import Recorder, Seen
+from docsaccel.cache.recorder import Recorder, RootChanges, Seen
 from docsaccel.cache.store import CacheStore, EntryError, remove_created
 
 
@@ -293,6 +294,31 @@ def test_a_file_removed_that_the_example_did_not_write_is_noted(tree: Path) -> N
     seen = _record([tree], remove)
     data = tree / "data"
     assert seen.removed == {str(data / "a.csv"), str(data / "b.csv"), str(data / "sub")}
+
+
+def test_root_changes_are_what_was_made_or_modified_and_what_went_that_it_did_not_write() -> None:
+    before = {"/p/kept": (1, 1, 1, 1), "/p/edited": (2, 1, 1, 1), "/p/gone": (3, 1, 1, 1)}
+    before |= {"/p/own-gone": (4, 1, 1, 1)}
+    now = {"/p/kept": (1, 1, 1, 1), "/p/edited": (2, 2, 2, 2), "/p/new": (5, 1, 1, 1)}
+    changes = RootChanges.between(before, now, written={"/p/own-gone"})
+    assert changes == RootChanges(
+        changed=frozenset({"/p/edited", "/p/new"}), removed=frozenset({"/p/gone"})
+    )
+
+
+def test_what_a_child_removed_and_wrote_is_the_same_to_peek_and_stop(tree: Path) -> None:
+    data = tree / "data"
+    recorder = Recorder.get()
+    recorder.start([str(tree)])
+    try:
+        subprocess.run(["rm", str(data / "a.csv")], check=True)
+        subprocess.run(["sh", "-c", f"echo 1 > {data / 'made.txt'}"], check=True)
+        peeked = recorder.peek()
+    finally:
+        stopped = recorder.stop()
+    for seen in (peeked, stopped):
+        assert seen.removed == {str(data / "a.csv")}
+        assert str(data / "made.txt") in seen.written
 
 
 @pytest.mark.parametrize("relative", ["../escape.txt", "/etc/passwd", "a/../../b", ""])

@@ -1,26 +1,6 @@
 """Audit mode: run the examples the cache would restore, and compare what they produce.
 
-A cache is trusted when it can show that it was never wrong. With
-``docsaccel_cache_verify`` (``DOCSACCEL_CACHE_VERIFY=1``, or a fraction such as ``0.2``
-for a random sample), every example whose entry would have been restored runs instead;
-once the gallery has run, its outputs are compared with the entry's:
-
-- the page, with the measured time and memory masked
-  (:func:`docsaccel.sg_compat.mask_measurements`), which holds the example's text outputs;
-  in it and in every other text file, dates and times of day (:func:`mask_clock`);
-- images by their pixels (metadata and compression aside), every frame of an animation;
-- the downloadable files: the notebook and JSON files by their data, a zip by its
-  members, any other file by its bytes; and the files it wrote for later examples.
-  The measured cost (``<stem>.cost.json``) is not compared.
-
-When they differ, the example runs a second time, in the same build: if the two runs
-differ from each other too, the example is ``nondeterministic`` (what varied is listed,
-for its author to seed), unless the entry also differs where the two runs agree
-(:func:`unexplained`: a line both runs print that the entry lacks); else the entry is
-``stale``: the cache would have served
-another page than a fresh build, and its record lists what differs and the dependencies
-the entry recorded, so the dependency the recorder could not see can be found.
-Otherwise it is ``verified``. The statuses are :data:`docsaccel.contract.AUDIT_STATUSES`.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations
@@ -155,7 +135,7 @@ def compare_file(
     relative: str, before: Path, after: Path, sides: tuple[str, str] = AGAINST_THE_CACHE
 ) -> str | None:
     """How two versions of one output differ, in a few words; ``None`` when they do not
-    (see the module doc for what counts)."""
+    (see the caching guide's design for what counts)."""
     try:
         old, new = before.read_bytes(), after.read_bytes()
     except OSError as exc:

@@ -1,30 +1,7 @@
 """The example cache in a build: look up before sphinx-gallery runs, record while each
 example runs, store after.
 
-The gallery plugin makes three calls (:mod:`docsaccel.gallery`):
-
-1. :func:`lookup`, before sphinx-gallery runs: for each example the build will execute,
-   in gallery order, find its entry for this build's context; if it was made where this
-   build writes the example's outputs (:mod:`.placement`) and every dependency it
-   recorded still holds, put back the files it wrote under the project root (a later
-   example may read them: they are in place before that one is looked up), then its
-   outputs (sphinx-gallery then skips the example as unchanged) and prepare its
-   ``cached`` record; otherwise remove any local outputs' md5, so the example runs, and
-   note why. An example that reads (or lists the folder of) a file an earlier example
-   wrote, when that one runs again, runs again too: what it will read is not known yet.
-2. :class:`CacheRecording` travels with the hook to whichever process runs each example:
-   ``start`` before it, ``stop`` and ``save`` after it (dependencies written to
-   :func:`docsaccel.layout.cache_deps_dir`, with a copy of the files it wrote, taken right
-   after it ran so a later example changing them does not change its entry), and
-   ``record_field`` for its record (why it ran).
-3. :meth:`CacheBuild.store_executed`, as each example starts in the build's process
-   (those before it have finished), as the build stops before its end (Ctrl-C,
-   ``SIGTERM``, an error), and once the gallery has run: every example that ran and
-   succeeded (``ok``, or ``over-budget`` in warn mode) and whose outputs sphinx-gallery
-   kept gets an entry, once; failed and interrupted examples never do, nor the one
-   running when the build stopped. So even a build killed outright (``SIGKILL``) leaves
-   the examples its process finished (a ``parallel`` build's workers' are stored at the
-   gallery's end).
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations
@@ -41,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from docsaccel import layout, sg_compat
-from docsaccel.cache import example_logs
+from docsaccel.cache import example_logs, not_stored
 from docsaccel.cache.audit import (
     BETWEEN_RUNS,
     Outputs,
@@ -72,6 +49,7 @@ from docsaccel.cache.deps import (
 from docsaccel.cache.early import carry_early_reads
 from docsaccel.cache.fingerprint import code_facts, modified_ns, sha256_of
 from docsaccel.cache.loaded import python_sources
+from docsaccel.cache.not_stored import RUNS_EVERY_BUILD, UNSTORABLE, NotStored
 from docsaccel.cache.placement import misplaced, placement
 from docsaccel.cache.recorder import NOT_PROJECT, Recorder, Seen
 from docsaccel.cache.shown_paths import path_forms, shows
@@ -104,15 +82,7 @@ from docsaccel.records import base_record, run_outputs
 from docsaccel.schema import MEASURED_FIELDS, SchemaError, validate_record
 from docsaccel.sphinx_logs import Logged
 
-__all__ = ["UNSTORABLE", "CacheBuild", "CacheRecording", "lookup"]
-
-#: The key of a dependency list that cannot make an entry, with why.
-UNSTORABLE = "unstorable"
-#: The key of a dependency list of an example that runs in every build, with why: it
-#: uses modules whose reads are unknown (:attr:`.recorder.Seen.unknown_reads`), or it
-#: removed a file it did not write (:attr:`.recorder.Seen.removed`), which a restore
-#: would leave in place. No entry, quietly (it is no fault of the run).
-RUNS_EVERY_BUILD = "runs_every_build"
+__all__ = ["CacheBuild", "CacheRecording", "lookup"]
 
 
 def _runs_every_build(unknown: list[str], removed: Iterable[str], project: Project) -> list[str]:
@@ -133,6 +103,11 @@ def _runs_every_build(unknown: list[str], removed: Iterable[str], project: Proje
 
 def _slug(example_id: str) -> str:
     return id_slug(example_id)
+
+
+def _not_stored_path(deps_dir: str | Path, example_id: str) -> str:
+    """Where the example's run in this build says why it makes no entry, if it makes none."""
+    return os.path.join(deps_dir, f"{_slug(example_id)}{not_stored.SUFFIX}")
 
 
 def _logged_path(deps_dir: str | Path, example_id: str) -> str:
@@ -189,17 +164,23 @@ class CacheRecording:
         """Write the dependencies of the run that saw ``seen``, with what its child
         processes ran (call it once they were ended), and keep a copy of the files it
         wrote (``<slug>.written/``, their digests in ``<slug>.written.json``). When a
-        child may have run more than it recorded, the dependencies say why they cannot
-        make an entry (``unstorable``). What its processing logged goes beside them
-        (``<slug>.logged.json``): an entry restored gives it again."""
+        child may have run more than it recorded, or no entry could restore the run, a
+        :class:`~.not_stored.NotStored` record says why in their place. What its
+        processing logged goes beside them (``<slug>.logged.json``): an entry restored
+        gives it again."""
         path = os.path.join(self.deps_dir, f"{_slug(example.id)}.json")
+        declined = _not_stored_path(self.deps_dir, example.id)
         copies = os.path.join(self.deps_dir, f"{_slug(example.id)}.written")
         logged, self.logged = self.logged, []
+        # One of the two files holds what this run left: never one of an earlier run.
+        for stale in (path, declined):
+            with contextlib.suppress(OSError):
+                os.unlink(stale)
         try:
             example_logs.write(_logged_path(self.deps_dir, example.id), logged)
             followed = Children.get().collect(example.id, self.deps_dir, seen.modules)
             if followed.problems:
-                write_json(path, {UNSTORABLE: followed.problems}, indent=None)
+                NotStored(UNSTORABLE, tuple(followed.problems)).write(declined)
                 return
             merge_seen(seen, followed.seen)
             seen.modules |= self.settings_code
@@ -209,14 +190,14 @@ class CacheRecording:
             )
             every_build = _runs_every_build(unknown, seen.removed, self.project)
             if every_build:
-                write_json(path, {RUNS_EVERY_BUILD: every_build}, indent=None)
+                NotStored(RUNS_EVERY_BUILD, tuple(every_build)).write(declined)
                 return
             deps = found.to_json()
             edited = self._edited_while_running(example, deps, seen)
             if edited:
                 more = f" (and {len(edited) - 1} more)" if len(edited) > 1 else ""
                 problem = f"{edited[0]}{more} changed while it ran"
-                write_json(path, {UNSTORABLE: [problem]}, indent=None)
+                NotStored(UNSTORABLE, (problem,)).write(declined)
                 return
             deps[CHILDREN_KEY] = {
                 "followed": followed.count,
@@ -232,8 +213,9 @@ class CacheRecording:
             write_json(f"{copies}.json", digests, indent=None)
             write_json(path, deps, indent=None)
         except Exception:  # no dependencies means no entry: a miss, never a broken build
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+            for partial in (path, declined):
+                with contextlib.suppress(OSError):
+                    os.unlink(partial)
 
     def _stamp_loaded_modules(self) -> None:
         """Note the modification time of each module file loaded since the last example
@@ -376,18 +358,23 @@ class CacheBuild:
             verdict["status"] = VERIFIED
             return verdict
         kept = copy_outputs(first, Path(self.recording.deps_dir) / "audit" / _slug(example.id))
-        deps_path = Path(self.recording.deps_dir) / f"{_slug(example.id)}.json"
-        in_order = deps_path.read_bytes() if deps_path.is_file() else None
+        deps_dir = self.recording.deps_dir
+        left = (
+            Path(deps_dir, f"{_slug(example.id)}.json"),
+            Path(_not_stored_path(deps_dir, example.id)),
+        )
+        in_order = {path: path.read_bytes() if path.is_file() else None for path in left}
         started = time.perf_counter()
         passed = sg_compat.run_again(example.src_file, example.target_file, self.gallery_conf)
         verdict["second_run_seconds"] = round(time.perf_counter() - started, 3)
         # The entry keeps the dependencies of the run in the build's order: run again after
         # every example, it met the state the examples after it left, which no build shows
         # it (an entry naming them would never be restored, or be wrong).
-        if in_order is None:
-            deps_path.unlink(missing_ok=True)
-        else:
-            replace_atomically(deps_path, in_order)
+        for path, content in in_order.items():
+            if content is None:
+                path.unlink(missing_ok=True)
+            else:
+                replace_atomically(path, content)
         second = self._fresh_outputs(example)
         if not passed:
             varied = [] if failed else ["the second run failed"]
@@ -468,22 +455,14 @@ class CacheBuild:
                 continue  # sphinx-gallery kept no md5: it would run the example again
             deps_path = Path(self.recording.deps_dir) / f"{_slug(example_id)}.json"
             copies = deps_path.with_name(f"{_slug(example_id)}.written")
+            why_not = not_stored.read(_not_stored_path(self.recording.deps_dir, example_id))
+            if why_not is not None:
+                self.declined[example_id] = why_not.why
+                say = self.info if why_not.quiet else self.warn
+                say(why_not.message(example_id))
+                continue
             try:
                 deps = read_json(deps_path, "dependency list")
-                if isinstance(deps, dict) and RUNS_EVERY_BUILD in deps:
-                    why = "; ".join(map(str, deps[RUNS_EVERY_BUILD]))
-                    self.declined[example_id] = why
-                    self.info(
-                        f"docsaccel cache: not storing {example_id}: {why}; it runs in every build"
-                    )
-                    continue
-                if isinstance(deps, dict) and UNSTORABLE in deps:
-                    why = "; ".join(map(str, deps[UNSTORABLE]))
-                    self.declined[example_id] = why
-                    self.warn(
-                        f"docsaccel cache: not storing {example_id}: {why}; it runs again next time"
-                    )
-                    continue
                 digests = read_json(f"{copies}.json", "list of written files")
                 logged = example_logs.read(_logged_path(self.recording.deps_dir, example_id))
             except (InputError, ValueError):
@@ -712,7 +691,7 @@ def lookup(
     verify: float = 0.0,
     read_only: bool = False,
 ) -> CacheBuild:
-    """Look every example the build will execute up in the cache (see the module doc);
+    """Look every example the build will execute up in the cache (see the caching guide's design);
     ``verify``: the share of those it would restore that run to be audited instead;
     ``read_only``: restore, never store (a folder the build may not write)."""
     root, chosen, note = project_roots(confdir, roots)

@@ -1,29 +1,7 @@
 """Which examples the cache would restore must run instead, because an example that runs
 reads (or may read) the state they leave in the project's modules.
 
-sphinx-gallery runs a gallery's examples in one process, in order; a global an example
-sets (``stats.set_offset(5)``), a cache it fills, outlives it. An example the cache
-restores does not run, so it sets nothing: a later example that runs would read the
-module as no earlier example left it, and its page would differ from a clean build's.
-So (entries record the state each example leaves, ``leaves``, and the state it read and
-who left it, ``state``) an earlier example runs too, before it in the same process, when
-an example that runs:
-
-- read state it left (a recorded dependency), or
-- may read it now: its source is new or changed, or it has no entry to say what it read
-  (then any state it leaves counts), or the names its code read, followed through the
-  pieces of the files it used as they are now (a changed function may read another
-  global), name a global it leaves. At ``module`` granularity an entry does not know
-  the names its code reads: any state it leaves counts.
-
-Each example made to run may itself read state that examples before it leave: the rule
-applies again until nothing more must run (:func:`must_run`). In a parallel build
-(``parallel: N``) which examples share a worker process is decided as they run, so a page
-reading state equals a clean build's only when every example runs: then all of them do.
-
-Each reason names the chain back to its root: why the reader runs, which may be that it
-reads the state of one that runs in turn (``b.py reads the state it leaves
-(mylib/stats.py:_OFFSET) and runs: source changed``).
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations
@@ -61,7 +39,7 @@ def must_run(
 ) -> dict[str, Rerun]:
     """``{example: why it must run}`` of the ``restored`` examples (``{id: entry}``) that
     an example of ``missed`` (``{id: its entry, or None}``) reads or may read the state of
-    (see the module docstring). ``order``: every example's id in the order they run;
+    (see the caching guide's design). ``order``: every example's id in the order they run;
     ``changed``: ``{id: the changes that made it miss}``; ``facts(relative path)``: the
     pieces of a project file as it is now; ``why``: ``{id: why it runs}`` of the missed."""
     position = {example: index for index, example in enumerate(order)}

@@ -1,43 +1,6 @@
 """Inside a child process of an example: record what it runs, write it for the parent.
 
-A child gets here in one of two ways: forked from a process that records (the at-fork
-hook :func:`after_fork`, which :class:`~docsaccel.cache.children.Children` registers),
-or started afresh with ``DOCSACCEL_CACHE_CHILD`` set (the site folder's startup line
-calls :func:`startup`: a ``spawn`` or ``forkserver`` worker, a loky worker, a Python
-started with ``subprocess``). It then records with the process's
-:class:`~docsaccel.cache.recorder.Recorder`, as the parent does, for the example the
-control file names, and writes its *child record*
-(:data:`docsaccel.cache.children.RECORD_FORMAT`, ``<pid>-<n>.json`` in the example's
-folder):
-
-- when it starts, unless it is a ``multiprocessing`` worker (so a plain fork or a
-  Python started with ``subprocess`` that leaves nothing else is known; a worker only
-  matters by the messages it sends, and a pool starts many: each write is paid there);
-- before every message a ``multiprocessing`` worker sends (a result, at
-  ``Connection`` level: pools, ``ProcessPoolExecutor``, loky), so what the parent
-  received is recorded, however the worker ends later (a pool ends its workers with
-  SIGTERM, and nothing of docsaccel's stands in the way of that signal);
-- when it exits (``os._exit``, which ``multiprocessing`` children end with, and
-  interpreter exit).
-
-A record is written only when it changed (a worker's, only when more than its state
-did). At ``module`` granularity a child forked while its parent records goes on with the
-parent's recording (:meth:`~docsaccel.cache.recorder.Recorder.forked`): what the parent
-noted before the fork is noted already (the parent reports it itself), so a pool worker
-that notes nothing more writes no record at all; the parent counts the children it
-forked, so those count as followed too. What a forked child needs is taken before the
-fork, in the parent (:func:`before_fork`): in the child, every object touched is a page
-of memory copied. After each message a worker receives (a new task), it checks the control file: a
-worker kept across examples (a pool held in a module, loky's reusable executor) records
-the next task for the example running now.
-The helpers of ``multiprocessing`` (the fork server, the resource trackers) record
-nothing; what the fork server forks records as a worker.
-
-Nothing here changes how a child behaves: no signal handler, no thread, and the lock
-guarding a write is made anew in each forked child.
-
-The site folder's line calls :func:`startup` in a child started afresh when
-``DOCSACCEL_CACHE_CHILD`` is set.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations
@@ -88,7 +51,7 @@ _EXEC_FORK = "_execute_child"
 
 
 class _Child:
-    """This process as a child of an example's process (see the module doc)."""
+    """This process as a child of an example's process (see the caching guide's design)."""
 
     def __init__(
         self, control_path: str, control: Control, kind: str, signature: Any = None
@@ -269,7 +232,7 @@ def _forker() -> str:
 
 
 def startup() -> None:
-    """A Python started afresh by an example (see the module doc)."""
+    """A Python started afresh by an example (see the caching guide's design)."""
     global _state, _helper
     path = os.environ.get(CHILD_ENV)
     if not path or _state is not None:

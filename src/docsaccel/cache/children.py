@@ -7,33 +7,7 @@ imports, the functions it runs (at ``function`` granularity) and the files it re
 count, in whichever child, grandchild or pool worker (every start method: fork, spawn,
 forkserver).
 
-The process recording an example (:class:`Children`, on the parent side):
-
-- writes a *control file* (``cache-deps/children/<pid>.json``) saying which example it
-  runs now, where that example's child records go, and how to record (the project's
-  roots, the granularity), and points ``DOCSACCEL_CACHE_CHILD`` at it, which every child
-  inherits; a child forked from it reads the same from memory;
-- makes sure a Python started afresh runs :func:`docsaccel.cache.child.startup` first:
-  ``docsaccel-cache-children.pth`` in the interpreter's site folder (as coverage.py
-  measures subprocesses), one line that does nothing unless the variable is set;
-- watches the programs the example starts (``subprocess``, ``os.posix_spawn``,
-  ``os.system``, ``os.exec*``): a Python child whose environment was given without the
-  variable gets it; a program that is not Python is named in the entry as not followed
-  (what it reads is not seen); a Python child that cannot be followed (``-S``, an
-  interpreter without docsaccel) makes the entry unstorable;
-- once the example ended and its processes were ended, reads what its children recorded
-  (:meth:`Children.collect`) and merges it into what it saw itself
-  (:func:`merge_seen`): each child records with the same :class:`.recorder.Recorder` and
-  writes what it saw, module files resolved where they were loaded, as one *child
-  record* per process (:data:`RECORD_FORMAT`).
-
-A child's record is complete when it exited (its last write is at ``os._exit`` or
-interpreter exit), or, for a ``multiprocessing`` worker, up to its last result: it
-writes before every message it sends its parent (a pool ends its workers with SIGTERM,
-as without docsaccel, with nothing else written). A child that was still running when
-the example ended, or killed before it exited (and not a worker), may have run more than
-it wrote: the example's entry is not stored, and it runs next time. An unreadable child
-record is the same.
+The design, in full: the caching guide's *Design* section.
 
 Example (what :class:`~docsaccel.cache.cache_build.CacheRecording` does)::
 
@@ -222,7 +196,7 @@ class Launches:
     unfollowable: list[str] = field(default_factory=list)
 
     def note(self, event: str, args: tuple[Any, ...]) -> None:
-        """Classify one audit event of a process start (see the module doc)."""
+        """Classify one audit event of a process start (see the caching guide's design)."""
         if event == "subprocess.Popen":
             executable, argv, _, env = args
             self._program(executable, argv, env)
@@ -419,7 +393,7 @@ class Followed:
 
 
 class Children:
-    """The recording process's side (see the module doc); one per process."""
+    """The recording process's side (see the caching guide's design); one per process."""
 
     _instance: Children | None = None
     _lock = fork_safe_lock()
@@ -447,7 +421,8 @@ class Children:
             return cls._instance
 
     def begin(self, example_id: str, deps_dir: str, project: Project, granularity: str) -> None:
-        """The example starts in this process: tell its children (see the module doc)."""
+        """The example starts in this process: tell its children (see the caching
+        guide's design)."""
         from docsaccel.cache import child
         from docsaccel.layout import id_slug
 

@@ -1,12 +1,6 @@
 """What shapes an example's output besides its code: the build's *context*.
 
-An entry is made for one context and is only ever looked up in the same one, so fast and
-full builds (or two Python versions) never share entries. The context holds the cache
-format version, the fast-path switch (which decides every ``docsaccel.fast.pick`` knob),
-the Python version and platform, sphinx-gallery's version, the parts of
-``sphinx_gallery_conf`` that shape an example's page (scrapers, image and thumbnail
-settings, ``reset_modules``...), and the values of the environment variables the project
-lists in ``docsaccel_cache_env``.
+The design, in full: the caching guide's *Design* section.
 
 Example:
 
@@ -124,7 +118,7 @@ def code_in_settings(gallery_conf: Mapping[str, Any]) -> frozenset[str]:
 def build_context(
     fast: bool, gallery_conf: Mapping[str, Any], env_names: Iterable[str] = ()
 ) -> dict[str, Any]:
-    """The context of a build (see the module docstring)."""
+    """The context of a build (see the caching guide's design)."""
     from docsaccel.sg_compat import user_resetters
 
     conf = {key: gallery_conf.get(key) for key in GALLERY_KEYS}

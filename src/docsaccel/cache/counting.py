@@ -1,24 +1,7 @@
 """Which pieces of the project's code an example counts at ``function`` granularity, and
 why (the rule of :mod:`docsaccel.cache.pieces` applied to what the recorder saw).
 
-For each watched file the example used, it counts:
-
-- the module body (:data:`BODY`), and what ran while the module was imported
-  (:data:`IMPORTED`: a function the body called, a decorator that registered something):
-  its state is every user's;
-- the functions it ran (:data:`RAN`);
-- the classes and module-level bindings whose name the code it counted reads
-  (:data:`NAMED`), following the names their own code reads in turn; a class also counts
-  when one of its methods does. Code that reaches names it computes (``getattr(m, name)``,
-  ``vars()``) reads every name;
-- the docstrings, when that code reads docstrings (:data:`DOCS`, names in
-  :data:`~.pieces.DOC_READERS`), and the class headers when the project runs code as a
-  class is made (:data:`CLASSES`);
-- the functions a JIT compiles, which no recorder sees run (:data:`AS_WRITTEN`).
-
-It also returns the names that code reads (``None``: any name) and, per file, those of
-them the file defines, so that a later build sees a piece the example names appear or
-disappear (:func:`named_in`).
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations

@@ -4,47 +4,7 @@
 :func:`changes` says which of those dependencies no longer hold. Paths are stored relative
 to the project's root, so an entry made in one checkout is valid in a fresh copy of it.
 
-What counts, for a module the example imported (even one an earlier example in the same
-process imported first, so no import event fired):
-
-- the module's file, if it is under the roots, and every project module it imports
-  (followed through the source with :func:`.fingerprint.imported_names`), plus any
-  project submodule already loaded whose name the example's code mentions
-  (``mylib.alpha.f()`` after ``import mylib``): when in doubt, record more;
-- otherwise the version of the installed distribution that provides it, and of the
-  distributions that one requires, transitively, that may have run in this process (one of
-  their modules is loaded, or they have none, or they ship a native library): they may
-  change its behaviour. A requirement whose modules are not loaded cannot have run. The
-  requirements of Sphinx and sphinx-gallery are not followed: those are the build's own.
-
-A module an import did not find (``try: import optdep`` / ``except ImportError``, in the
-example's code or in the code of a project module it uses, when that ran) counts by being
-absent (``absent``): once an import would find it (a distribution providing it was
-installed, a module file appeared on ``sys.path``), the code takes its other branch, so
-the example runs again (:func:`absent_changes`).
-
-At ``module`` granularity a project file counts as a whole; at ``function`` granularity a
-Python module counts by pieces (:mod:`.pieces`, :mod:`.counting`). What earlier examples
-in the same process left in the project modules it uses counts too (their state
-outlives them): the files those modules' code read (:attr:`.recorder.Seen.carried_reads`)
-and, at ``function`` granularity, the globals they changed that its code names
-(:attr:`~.recorder.Seen.carried_state`): the entry names those examples (``state``), and
-a build runs it again when one of them runs again. It also lists the globals the example
-leaves (``leaves``), so that a build runs it when a later example that runs may read them
-(:mod:`.carried`). A cache the project fills lazily is no state, but what an earlier
-example filled in one that the example's code reads was made by the code that filled it:
-at ``function`` granularity that code counts as if the example had run it
-(:attr:`~.recorder.Seen.carried_fills`, :func:`.counting.filling_code`), so an edit of it
-runs the example again.
-
-A folder under the roots the example listed (``glob``, ``os.listdir``, ``os.walk``...)
-counts by its sorted names (not their contents: the files it then read count already), so
-a file added to it re-runs the example. Names the project does not count (build output,
-the cache, ``.git``, ``__pycache__``) and those of files the example itself wrote there
-are left out, then and when checking.
-
-The files the example wrote under the roots are not dependencies but outputs:
-:func:`written_files` lists them, for the entry to keep.
+The design, in full: the caching guide's *Design* section.
 
 Example: an example that listed ``data/`` and read ``data/a.csv`` (what the recorder
 would have seen), then a changed file and a new one.
@@ -355,7 +315,7 @@ def _project_modules(
 
 @dataclass(frozen=True)
 class Deps:
-    """The dependencies of one example run (see the module docstring), as :func:`collect`
+    """The dependencies of one example run (see the caching guide's design), as :func:`collect`
     found them. A cache entry stores :meth:`to_json` (its keys are the entry format's,
     :data:`.store.ENTRY_FORMAT`); the Sphinx state takes the parts a page's read needs.
 
@@ -399,7 +359,7 @@ class Deps:
 
 
 def collect(seen: Seen, project: Project, source_file: str, granularity: str) -> Deps:
-    """The dependencies of one example run (see the module docstring)."""
+    """The dependencies of one example run (see the caching guide's design)."""
     source_file = os.path.normpath(source_file)
     # A module whose functions are watched is split below all the same: split first
     # (remembered by the file's stat), following its imports reads the statements

@@ -1,21 +1,6 @@
 """What the project's modules read while they were imported before docsaccel watched.
 
-``conf.py`` runs before any extension loads, and an extension listed before docsaccel
-may import the project in its ``setup``: a module body that loads a data file then
-(``__doc__ = open("docs/intro.txt").read()``, a table read at import time) ran where
-no recorder saw it, and runs only once per process. The pages and examples using that
-module still depend on the file: a child Python with the same module path, environment
-and tags runs ``conf.py`` again as Sphinx does (in its folder, after importing Sphinx),
-so the modules are imported as the build imported them (after what ``conf.py`` set
-before importing them), then imports the other modules loaded so far, all under the
-recorder; what their code read is carried as if the build had watched
-(:attr:`.recorder.Seen.carried_reads`). The child may not write under the roots (a
-module body appending to a file there would have done it twice): a write there fails.
-
-When the child fails (a module that cannot be imported twice, a write refused, a hang),
-those modules' reads are unknown (:attr:`.recorder.Seen.unknown_reads`): what uses them
-runs, or is read, in every build ("when in doubt, run it"); the rest of the build is
-served as usual, and :func:`carry_early_reads` says why once.
+The design, in full: the caching guide's *Design* section.
 
 Example: a module beside the project, imported before the recorder watched, reads a
 file under the roots; the child's import sees the read.
@@ -205,7 +190,7 @@ def early_reads(
 
 def carry_early_reads(project: Project, confdir: str, tags: Iterable[str] = ()) -> str | None:
     """Carry what the project's modules loaded so far read when they were imported (see
-    the module doc), once per process and project; ``None``, or a sentence for the
+    the caching guide's design), once per process and project; ``None``, or a sentence for the
     build's log (given once): why those reads are unknown (what uses those modules then
     runs, or is read, in every build), or that ``conf.py`` could not run again and the
     modules were imported by name."""

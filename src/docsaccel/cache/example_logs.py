@@ -1,20 +1,7 @@
 """The warnings an example's processing gave, kept with its entry and given again when
 the cache restores it.
 
-sphinx-gallery skips an example the cache restored, so nothing would say what its
-processing said: a missing ``sphinx_gallery_thumbnail_path``, a scraper's warning about
-its outputs, an error its code logged. A ``-W`` build would pass where a clean build
-fails. So every warning (or error) logged through Sphinx between the start and the end
-of the example's processing (the gallery hook's two calls) is kept with the entry and
-logged again, with its text, type, subtype and location, by the build that restores it:
-its paths under the folder the example ran in are under this build's folder
-(:meth:`~docsaccel.sphinx_logs.Logged.relocated`), as its own run would have printed them.
-
-Left out: the warnings about the build rather than the example's run
-(:data:`ABOUT_THE_BUILD`: docsaccel's cache notices, configuration and budget checks,
-sphinx-gallery's configuration and missing optional dependencies), and everything a
-worker process of a ``parallel`` gallery logs, which never reaches Sphinx's warnings
-(:func:`~docsaccel.sphinx_logs.sphinx_warns_here`).
+The design, in full: the caching guide's *Design* section.
 
 Example: what one example's processing logged, written beside its dependencies, read back.
 

@@ -1,15 +1,6 @@
 """Content fingerprints of the files and the code an example depended on.
 
-Three kinds, all SHA-256 hex digests, memoised per process by the file's ``stat`` (so a
-module every example imports is hashed once per process, not once per example):
-
-- :func:`file_digest`: the bytes of a file (data files, modules at ``module`` granularity);
-- :func:`code_digests` / :func:`code_facts`: per piece of a Python module, for
-  ``function`` granularity (functions, classes, module-level bindings, the module body,
-  the docstrings: :mod:`docsaccel.cache.pieces` says how a file splits), with the names
-  each piece's code reads;
-- :func:`imported_names`: the absolute module names a Python file imports (relative
-  imports resolved), for following a module's imports without running it.
+The design, in full: the caching guide's *Design* section.
 
 Example: three versions of a module, one restyled, one with a new constant.
 

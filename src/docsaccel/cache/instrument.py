@@ -1,37 +1,6 @@
 """Which functions of the project's own code ran, at no cost to any other code.
 
-At ``function`` granularity the cache needs the functions (and module bodies) of the
-project's code that an example executed. A tracer (:func:`sys.settrace`, coverage.py's
-C tracer) sees that, but on Python 3.11 any trace function puts the whole interpreter on
-its slow path: every line of every library the example runs pays, not only the project's.
-So on Python 3.11 the project's own modules are compiled with one extra statement at the
-top of every function (after its docstring), and in every lambda, that checks a flag of
-its own (a constant of its code) and, the first time in an example, notes the function's
-piece; code outside the roots runs exactly as without the cache. Once noted, a
-module-level function or method runs the module's plain code until the next example
-re-arms it (:meth:`Instrumenter.begin`), so seeing it run costs once per example, not per
-call. What runs while a project module's body runs is also noted for that module
-(:attr:`Instrumenter.import_code`): it made the module's state. Instrumented code is
-kept in a bytecode cache of its own beside Python's (``*.opt-docsaccel<N>.pyc``).
-On 3.12+ :mod:`docsaccel.cache.monitor` sees the same through ``sys.monitoring``.
-
-- Modules imported after :func:`install` are compiled so by an import hook: a finder
-  first in :data:`sys.meta_path` asks the other finders, and hands a project module whose
-  loader is the standard source loader to :class:`_Loader` instead.
-- Modules already loaded then (``conf.py`` imported the library, the build imported the
-  plugin) keep their module body; each live function of theirs (found through :mod:`gc`)
-  gets the instrumented code of the same name and first line, if the file still holds the
-  code it runs.
-- A file that cannot be fully instrumented (a function whose code could not be swapped,
-  a loader other than the standard one) is not in :attr:`Instrumenter.instrumented`:
-  :func:`docsaccel.cache.deps.collect` then counts it whole, as at ``module`` granularity.
-- Functions a JIT compiles from their bytecode (``@numba.njit``, ``@torch.compile``...)
-  cannot hold the extra statement: they are left as they are and counted whenever their
-  file counts (:attr:`Instrumenter.instrumented` maps the file to them).
-
-Pieces are named by :func:`docsaccel.cache.pieces.functions`, the rule
-:func:`~docsaccel.cache.fingerprint.code_digests` uses; a lambda counts as the function
-(or module body) it is written in.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations
@@ -361,7 +330,7 @@ def checked_code(code: types.CodeType) -> types.CodeType:
 
 
 class Instrumenter:
-    """The process's instrumentation of the project's code; see the module docstring."""
+    """The process's instrumentation of the project's code; see the caching guide's design."""
 
     _instance: Instrumenter | None = None
     _lock = fork_safe_lock()

@@ -1,13 +1,6 @@
 """A fact about the loaded modules, worked out again only once :data:`sys.modules` changed.
 
-The recorder asks which loaded modules are the project's before and after every example
-and every document read, and the Sphinx state asks which loaded modules are Python source
-for every document: each a walk of every loaded module, about a thousand in a Sphinx
-build, while between two asks the modules rarely change. :class:`ModulesMemo` keeps the
-answer while ``sys.modules`` maps the same names to the same objects (compared by
-identity, never by an object's own ``__eq__``: anything may sit in ``sys.modules``). A
-module object is taken to keep the file it was loaded from (``importlib.reload`` of a
-module from another file is not seen).
+The design, in full: the caching guide's *Design* section.
 
 >>> memo, walks = ModulesMemo(), []
 >>> def count(items):

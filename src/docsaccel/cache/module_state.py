@@ -1,40 +1,6 @@
 """What state an example leaves in the project's modules for the examples after it.
 
-sphinx-gallery runs the examples of a gallery one after the other in one process, each
-with fresh globals: the only way one example's work reaches a later one is through what
-outlives it in modules, a global assigned, a class attribute set, a ``functools.cache``
-or memo dict filled, a generator advanced. So a recorder takes a :func:`snapshot` of the
-project modules' globals before an example and after it; :func:`changed` says which
-globals differ: what the example left. A later example whose code names one of them
-depends on that example (:mod:`docsaccel.cache.deps`).
-
-A snapshot looks three levels into each global: containers by their items, objects by
-their ``__dict__``/``__slots__``, functions by their defaults, closure cells and
-attributes, ``functools.cache`` wrappers by their misses and size, generators by where
-they stand, arrays by their bytes; deeper, an object by its identity and a container by
-its size too. A global it cannot read (an object of C code with no attributes, one whose
-attribute access runs code) is never equal to itself: when in doubt, it changed; inside
-another object such a value goes by identity. Immutable values (numbers, strings,
-``None``, code, modules, classes and functions of other libraries) compare by value or
-identity, a reference kept so an identity is never reused.
-
-State is the project's or it is not state:
-
-- an object of another library's class (a ``logging.Logger``, a ``typing.Literal[...]``)
-  is read by its public attributes only, each by value or identity: what it reaches
-  (logging's manager, typing's caches) is that library's, shared by every user of it;
-- caches filled lazily are no state (:func:`changed` leaves them out): a
-  ``functools.cache`` that grew, a dict that only gained entries (a memo), a project
-  function, class or callable object that set a private attribute of its own (``_sig``,
-  ``_count``) or had its code compiled by a decorator, a function or class a module
-  gained at run time. A value changed, an item replaced or removed, a list grown, a
-  public attribute set, a global rebound is state.
-
-What was filled is still known (:func:`compare`), by the names holding it (``_sides``
-for ``Shape._sides``): a later example reading it reads what the code that filled it
-made, and depends on that code (:mod:`docsaccel.cache.deps`), not on the value. Not what
-a function or callable object filled in itself (its compiled code, ``__wrapped__``,
-``_sig``): every call of it reads that, so it would tie every caller to every other.
+The design, in full: the caching guide's *Design* section.
 
 Example: an example sets a module's global, which a later example may read.
 

@@ -1,18 +1,6 @@
 """Which functions of the project's own code ran, seen through ``sys.monitoring`` (3.12+).
 
-Python 3.12 lets a tool ask for an event on chosen code objects only: this recorder takes
-a tool id of its own and asks for ``PY_START`` on the functions of the project's modules,
-nothing else, so code outside the roots runs as without the cache. The first start of a
-function in an example notes its piece and returns ``DISABLE``: that function then runs
-free until the next example, which re-arms exactly the functions seen, by setting the
-events of their code objects again (not ``restart_events()``, which would also re-enable
-what another tool, coverage.py's ``sysmon`` core say, disabled for itself).
-
-It produces what :class:`~docsaccel.cache.instrument.Instrumenter` produces (it is one,
-with another way of seeing): the same pieces, module bodies and import-time runs, and
-the same import hook, which here compiles a module as Python does (its ordinary
-bytecode cache) and only registers its code objects. Functions a JIT compiles are left
-unwatched and counted whenever their file counts, as there.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations

@@ -1,34 +1,6 @@
 """How a Python file splits into *pieces*, the units ``function`` granularity counts.
 
-A piece is named by what reaches it, and its digest is of its code as :func:`ast.unparse`
-prints it (comments and formatting do not count):
-
-- a function: by its qualified name, as its code object names it (``Class.method``,
-  ``outer.<locals>.inner``; definitions sharing a name are one piece), without its
-  docstring; it counts for the examples that ran it;
-- a class whose definition only binds its name (no decorator but the standard library's
-  pure ones, no ``metaclass=``): by its qualified name, holding its bases, its class-level
-  statements and the names of its special methods (``__repr__`` added changes how its
-  objects print), without the methods themselves; it counts for the examples whose
-  code names it or ran one of its methods;
-- a module-level binding ``NAME = <value>`` whose value runs no code (constants, names,
-  containers and operators of those, no call): by its name (``__version__``); it counts
-  for the examples whose executed code names it;
-- ``<module>``: every other statement outside function bodies (imports, calls, decorated
-  definitions, registrations), so a changed decorator or default value still counts;
-  a class whose definition runs code (a decorator, computed bases) is there with the
-  signatures of its methods, not their bodies, so a method added to it (a ``__repr__``
-  replacing the one ``@dataclass`` generates, whose code is in no project file) counts;
-  it counts for every example using the module;
-- ``<docstrings>``: the docstrings of the file, which count only for examples whose code
-  reads docstrings (:data:`DOC_READERS`);
-- ``<classes>``: the headers of the classes with bases, which count when the project
-  runs code as a class is made (``__init_subclass__``, a metaclass: :attr:`Facts.hooks`),
-  since a new subclass may then register itself somewhere.
-
-A function or class added to a file is a new piece and changes no existing one; that an
-example's code names a piece that appears or disappears is counted apart (``<names>``,
-:mod:`docsaccel.cache.deps`).
+The design, in full: the caching guide's *Design* section.
 
 >>> facts = split(ast.parse(
 ...     "FACTOR = 2\\n"
@@ -139,7 +111,7 @@ DefinitionNode = FunctionNode | ast.ClassDef
 
 @dataclass(frozen=True)
 class Facts:
-    """What :func:`split` found in one file (see the module docstring)."""
+    """What :func:`split` found in one file (see the caching guide's design)."""
 
     #: ``{piece: digest}``.
     digests: dict[str, str]
@@ -590,5 +562,5 @@ def _hollow(node: FunctionNode) -> ast.AST:
 
 
 def split(tree: ast.Module) -> Facts:
-    """The pieces of a parsed file (see the module docstring)."""
+    """The pieces of a parsed file (see the caching guide's design)."""
     return _Splitter(tree).run()

@@ -1,17 +1,6 @@
 """Where an example's outputs go, as an entry keeps it and as this build decides it.
 
-An entry's files are paths inside the Sphinx source dir (``auto_examples/plot_a.rst``):
-they are only right for a build whose sphinx-gallery writes that example's outputs in the
-same place. The example's id names its examples folder and file, not its gallery folder,
-and the build context holds no ``gallery_dirs``: renaming a gallery folder, moving it into
-a sub-folder or swapping two galleries' folders keeps the id and the context, and the
-entry would be restored into a folder sphinx-gallery no longer writes (Sphinx would then
-publish a page no toctree includes, while the example runs again where it now belongs).
-So an entry keeps its *placement*: where the example's copy went (every output of
-sphinx-gallery's is beside it or in its ``images/``) and the gallery folders of the build
-that made it. It is restored only when the example's copy goes to the same place in this
-build and none of its files is in a gallery folder this build does not use; else the
-example runs again.
+The design, in full: the caching guide's *Design* section.
 
 Example:
 

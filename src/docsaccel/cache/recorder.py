@@ -1,33 +1,7 @@
 """Watch a running example: the files it reads (and did not write), the modules it imports, and
 (at ``function`` granularity) the code of the project it executes.
 
-One :class:`Recorder` per process, installed on first use, does the watching with three
-hooks:
-
-- an audit listener (:func:`docsaccel.intercept.listen`) sees every ``open`` of a file (``open``,
-  ``os.open``, the import system reading a module), every first ``import`` of a module,
-  and every listing of a folder (``os.listdir``/``os.scandir`` events, which ``glob``,
-  ``pathlib.Path.iterdir``/``glob`` and ``os.walk`` also raise), whose names it notes
-  right then, before the example can change the folder; and every start of a child
-  process, after which the files under the roots modified since the example started are
-  counted as written by it (no event shows what the child writes);
-- a wrapper of :func:`builtins.__import__` sees every ``import`` statement, including
-  those of a module an earlier example already imported, for which no import event fires;
-  a wrapper of the function :func:`importlib.import_module` calls does the same for
-  imports by name, however the caller got ``import_module``. Both note the modules an
-  import did not find (``ModuleNotFoundError``, the name it names): ``try: import
-  optdep`` / ``except ImportError`` makes code behave one way while ``optdep`` is
-  absent, so its absence is a dependency too (:attr:`Seen.absent`); so does a wrapper of
-  :func:`importlib.util.find_spec`, for code that probes without importing
-  (``HAS_OPTDEP = find_spec("optdep") is not None``; a name bound before the recorder
-  was installed is not seen);
-- at ``function`` granularity, the project's own code records each function it runs
-  (:mod:`docsaccel.cache.instrument`); other code is not watched at all.
-
-The audit listener and the import wrappers (:func:`docsaccel.intercept.patch`) stay in
-place for the life of the process, so both first check one flag: when no example is
-recording they cost one attribute read. Only paths under the roots are kept, and only
-while recording; turning them into fingerprints is :mod:`docsaccel.cache.deps`' job.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations
@@ -57,7 +31,7 @@ from docsaccel.cache.module_state import Snapshot, assigned, compare, snapshot, 
 from docsaccel.contract import fork_safe_lock, opens_for_writing, opens_keeping_content
 from docsaccel.intercept import Patch, listen, patch
 
-__all__ = ["NOT_PROJECT", "PRELUDE", "Recorder", "Seen", "own_names"]
+__all__ = ["NOT_PROJECT", "PRELUDE", "Recorder", "RootChanges", "Seen", "own_names"]
 
 
 #: The label of the recording before the first example (:meth:`Recorder.watch_prelude`).
@@ -196,8 +170,33 @@ _AUDITED = (
 _EVENT_FRAME = 2
 
 
+@dataclass(frozen=True)
+class RootChanges:
+    """What happened to the files under the roots since the example started its first
+    child process, by whatever process: found by comparing them then and now, since a
+    child's reads and writes raise no audit event in this one."""
+
+    #: Created or modified: the example's outputs, whichever process wrote them.
+    changed: frozenset[str]
+    #: There then, gone now, and not written by the example: a child (``rm``) took them
+    #: away (:attr:`Seen.removed`).
+    removed: frozenset[str]
+
+    @classmethod
+    def between(
+        cls,
+        before: Mapping[str, tuple[int, ...]],
+        now: Mapping[str, tuple[int, ...]],
+        written: set[str],
+    ) -> RootChanges:
+        """The changes from ``before`` to ``now`` (``{path: status}``), given the files the
+        example was seen writing."""
+        changed = frozenset(path for path, status in now.items() if before.get(path) != status)
+        return cls(changed=changed, removed=frozenset(set(before) - set(now) - written))
+
+
 class Recorder:
-    """The process's one recorder; see the module docstring."""
+    """The process's one recorder; see the caching guide's design."""
 
     _instance: Recorder | None = None
     _lock = fork_safe_lock()
@@ -393,7 +392,9 @@ class Recorder:
         written, self._written = self._written, set()
         if self._spawned:
             self._spawned = False
-            written |= self._changed_under_roots(seen, written)
+            under = self._changed_under_roots(written)
+            written |= under.changed
+            seen.removed |= under.removed
             self._before_spawn = {}
         if self._instrumenter is not None:
             seen.code = self._instrumenter.ran.copy()
@@ -442,7 +443,9 @@ class Recorder:
         seen.removed = set(noted.removed)
         written = set(self._written)
         if self._spawned:
-            written |= self._changed_under_roots(seen, written)
+            under = self._changed_under_roots(written)
+            written |= under.changed
+            seen.removed |= under.removed
         return self._used(seen, written)
 
     def forked(self, label: str) -> bool:
@@ -547,19 +550,17 @@ class Recorder:
             owned = [m.__name__ for _, m in self._project_modules()]
             self._baseline.update(snapshot([(path, module)], owned))
 
-    def _changed_under_roots(self, seen: Seen, written: set[str]) -> set[str]:
+    def _changed_under_roots(self, written: set[str]) -> RootChanges:
         """The files under the roots created or modified since the example started its
-        first child process, by whatever process: what that one wrote is its output too.
-        Those there then and gone now, which the example did not write, go to
-        ``seen.removed``: a child (``rm``) took them away.
+        first child process, by whatever process (what that one wrote is its output too),
+        and those there then and gone now, which the example did not write (a child
+        took them away), given the files it was seen writing.
 
         By their status then and now rather than by a modification time compared with a
         clock: Linux stamps a file with a coarse clock up to a tick behind
         ``time.time_ns()``, so a quick child (``os.system("echo 1 > data/x")``) would leave
         a file that looks older than the example."""
-        before, now = self._before_spawn, self._files_under_roots()
-        seen.removed |= set(before) - set(now) - written
-        return {path for path, status in now.items() if before.get(path) != status}
+        return RootChanges.between(self._before_spawn, self._files_under_roots(), written)
 
     def _files_under_roots(self) -> dict[str, tuple[int, int, int, int]]:
         """``{path: (inode, size, mtime, ctime)}`` of the files under the roots the

@@ -156,7 +156,7 @@ def _safe_relative(relative: str) -> bool:
 
 
 class CacheStore:
-    """A cache folder (see the module docstring)."""
+    """A cache folder (see the caching guide's design)."""
 
     def __init__(self, folder: str | os.PathLike[str]) -> None:
         self.folder = Path(folder)
@@ -244,7 +244,7 @@ class CacheStore:
         written: Mapping[str, Path] | None = None,
     ) -> Path:
         """Write an entry atomically: ``files`` maps paths inside the source dir to files,
-        ``written`` paths relative to the project root to files (see the module doc)."""
+        ``written`` paths relative to the project root to files (see the caching guide's design)."""
         (self.folder / "tmp").mkdir(parents=True, exist_ok=True)
         self.entries.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=f"{name}.", dir=self.folder / "tmp"))

@@ -1,14 +1,6 @@
 """The project modules a page's read depends on, and the libraries they use.
 
-What a page shows of an object is what importing the object's module made. So a page
-depends on the modules of the objects it shows and of those its read imported, on every
-project module those import (followed through their source, transitively), and on the
-files of their parent packages (imported first; a package that changes its submodules'
-objects shows it there). Modules outside the project roots stand for their distribution,
-by version; Python source no distribution provides counts as the project's
-(:meth:`~docsaccel.cache.deps.Project.owns_module`). A parent package's own imports are
-not followed: a page showing ``pkg.stats.mean`` does not depend on every module
-``pkg/__init__.py`` imports.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations

@@ -6,12 +6,7 @@ Sphinx: each state keeps its page records and their digests as JSON. For every s
 ones that changed in the source folder as it is now, and says whether a build in that
 context reads it again, and why, in the build log's words.
 
-Files a build generates before reading (sphinx-gallery's pages and "examples using"
-files, autosummary's pages) count as removed in a checkout no build has run in yet.
-
-What a build decides after reading (a page written because what its references resolve
-to changed, or because the navigation changed) needs the other documents read, and is not
-shown here; the build log and the report say it.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations

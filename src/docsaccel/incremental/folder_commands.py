@@ -1,17 +1,7 @@
 """``docsaccel cache explain / stats / prune`` over a whole cache folder: the example
 entries (:mod:`docsaccel.cache.manage`) and the Sphinx states beside them.
 
-- ``explain`` of a document of the site (``api/pkg.stats.rst``, one a state holds) is
-  :func:`docsaccel.incremental.explain.explain_document`; of anything else, an example's;
-- ``stats`` adds a line for the states (a state naming a missing or damaged object is
-  unusable: every object the states name is read to tell);
-- ``prune`` prunes the states first, least recently used first, to at most the limit on
-  their own (one state spares a whole build its reading), and the entries share what they
-  leave.
-
-Each returns ``(text, exit code)`` as :mod:`docsaccel.cache.manage` does; the CLI prints.
-A folder that holds files but nothing of a cache is refused (exit 2,
-:func:`foreign_folder`): another folder given by mistake.
+The design, in full: the caching guide's *Design* section.
 
 Example: a folder of other files is refused, an empty one is a new cache.
 

@@ -1,47 +1,7 @@
 """The files a build generates in its source folder, removed before the next build in the
 same folders, so that every build generates its sources from what a fresh checkout has.
 
-Generators skip what is already there. autosummary does not delete the page of a class
-removed since, nor sphinx-gallery the page of a renamed example, so a later build in the
-same folders publishes pages a clean build has not. And what autosummary writes depends
-on what is there: it writes the pages of its first pass with the source encoding's
-byte-order mark and those it finds below them without, so a page a later build generates
-anew (because the pages above it are there already) differs from a clean build's by its
-first bytes, in the page's source copy. A build killed or interrupted while generating
-leaves a part of them, with the same effects.
-
-What counts as generated: a file or folder under the source folder (but the folders
-``leave_out`` names: the output, the doctrees, the cache) that this process (or a process
-it forked) created while the watch was on: opened for writing, made, linked or renamed
-into a place where nothing was. A file that was there before is never counted, so a page
-a user keeps in the repository and autosummary rewrites stays theirs. Each is appended to
-a log as its event comes, before it is written, so a build killed at any point leaves the
-list of what it made; :meth:`GeneratedFiles.finish` replaces the log with a record of each
-file's size and modification time.
-
-Removed before the next build (:meth:`GeneratedFiles.remove_earlier`): each recorded file
-still as recorded (one changed since is the user's), each file of a log (a build that did
-not finish) last modified between that build's start and the log's last line, then the
-folders they made that are left empty. Files other processes write (a child process an
-example starts) are not seen, and stay as without
-docsaccel; a process the watch is handed to (:meth:`GeneratedFiles.join`: sphinx-gallery's
-``parallel`` workers) notes what it creates in the same log.
-
-Both files live in the cache folder, named after the source folder, so they outlive a
-``make clean`` of the build folder, and a fresh checkout in the same place removes nothing
-(none of the files is there, or none is as recorded). The record is also kept beside the
-output (``copies``), and a build whose cache folder is read-only (or whose Sphinx state
-is off, which leaves nothing in the cache) keeps both files there (reading the cache's,
-``seen``): a build in the same folders with another cache, or after
-one that could not write its cache, still knows what was generated. Every record and log
-found is read; a file is removed only while it is as one of them says, so an older one
-removes nothing a later build made or the user changed.
-
-Builds of one source folder at once (into other output folders) share its files: each
-holds a shared ``flock`` on a lock file beside them while it watches, so a build that
-starts while another runs removes nothing (the other reads what it generated), notes what
-it creates in the same log, and the last one to finish writes the record. The kernel lets
-go of a killed build's lock.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations
@@ -88,7 +48,7 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
 
 
 class GeneratedFiles:
-    """The generated files of one source folder (see the module docstring)."""
+    """The generated files of one source folder (see the caching guide's design)."""
 
     def __init__(
         self,
@@ -414,7 +374,7 @@ class GeneratedFiles:
         return made
 
     def _write_copies(self, record: dict[str, Any]) -> None:
-        """Keep the record beside the output too (see the module docstring)."""
+        """Keep the record beside the output too (see the caching guide's design)."""
         for copy in self._copies:
             with contextlib.suppress(OSError):  # the copy helps; the record stands alone
                 copy.parent.mkdir(parents=True, exist_ok=True)

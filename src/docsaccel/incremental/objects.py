@@ -1,20 +1,6 @@
 """Where a documented object's docstring, signature and members are written.
 
-autodoc hands its events the live object (``autodoc-process-docstring``: ``what, name,
-obj, ...``). :func:`definitions` finds the definitions in source that shape what the page
-shows of it: the function's own (and every function it wraps, ``functools.wraps``), a
-property's getter, setter and deleter, a class and every class of its MRO (inherited
-docstrings and members, ``__init__`` and ``__new__`` for the signature), for a member the
-same name in every class of its owner's MRO (a method without a docstring shows its base
-class's). A module is its body. An object with no source of its own (a number, a
-constant) is its container's: the module or class that holds it by ``name``.
-
-:func:`is_dynamic` says when a docstring the page shows is in none of those sources (a
-decorator copied it from elsewhere, ``__doc__`` was assigned): the page then depends on
-every docstring of the modules its read used. It is asked of the project's own objects
-only: one a library defines (a method inherited from ``collections.abc.Mapping``, whose
-source may be frozen into the interpreter) shows that library's docstring, which changes
-with its version.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations
@@ -180,7 +166,7 @@ def _runtime_doc(obj: Any) -> str | None:
 
 def is_dynamic(obj: Any, found: list[Definition]) -> bool:
     """Whether the docstring a page shows of ``obj`` is in none of ``found``'s sources (see
-    the module docstring). Data (an instance documented as an attribute) shows no
+    the caching guide's design). Data (an instance documented as an attribute) shows no
     docstring of its own."""
     if not isinstance(obj, (type, types.ModuleType, property)) and not callable(obj):
         return False

@@ -1,15 +1,6 @@
 """The oracle of every rule of the Sphinx state: a clean build of the same tree.
 
-:func:`output_files` reads a build's output folder as the comparison sees it: each
-file's bytes with measured times masked (sphinx-gallery's "Total running time" and its
-execution-time table, whose rows are in the order of the times), a zip by what it holds
-(a zip records its files' modification times), the search index without the numbers of
-the pages showing a measured time (their words hold the time's digits), and without what
-the gallery plugin writes anew in every build (``docsaccel/``: its report, records and
-lock) or Sphinx's doctrees. An empty folder counts as an entry of its own (its path and
-a slash): a clean build makes none where a removed file left one. :func:`differences`
-names the files that differ. The test suite and ``tools/bench_incremental.py`` compare
-every incremental build with a clean one so.
+The design, in full: the caching guide's *Design* section.
 
 >>> differences({"index.html": b"a", "old.html": b""}, {"index.html": b"b", "new.html": b""})
 ['index.html', 'new.html', 'old.html']
@@ -76,7 +67,7 @@ def _masked_search_index(data: bytes, timed: set[str]) -> bytes:
 
 
 def output_files(outdir: Path) -> dict[str, bytes]:
-    """``{path relative to outdir: bytes as compared}`` (see the module docstring)."""
+    """``{path relative to outdir: bytes as compared}`` (see the caching guide's design)."""
     found = {}
     timed = set()
     for path in sorted(Path(outdir).rglob("*")):

@@ -1,47 +1,6 @@
 """What each document was read from, and which documents must be read again.
 
-A build records, for every document it reads, a *page record* (a JSON-ready dict):
-
-- ``source``: the document's file;
-- ``files``: other files that count whole (includes, ``literalinclude``, images, the
-  files Sphinx or an extension noted, files opened while the document was read);
-- ``downloads``: files the page links for download only: they count by being there (the
-  page shows their names; the builder copies them on every build);
-- ``created``: files written while the documents were read, by this read or another,
-  before this one used them (sphinx-gallery touches an empty "examples using" file for
-  each object autodoc documents), by digest: missing, a read writes them again; there
-  with other content, they changed;
-- ``modules``: the project's Python modules the read used, with the names of the
-  definitions the page shows (``shown``, from autodoc's and autosummary's events) and
-  ``whole`` when the module counts as a whole file (an extension whose links carry the
-  module's line numbers is loaded, ``linkcode``, or the page includes the file's text);
-- ``dynamic``: a docstring the page shows is not in the source of what it documents (a
-  decorator copied or built it): every docstring of the modules then counts;
-- ``dists``: distributions whose code the read used (documented objects outside the
-  project's roots, and what the modules import), by version;
-- ``absent``: modules an import did not find while the document was read, or when the
-  code of a project module the read used ran (``try: import optdep`` / ``except
-  ImportError``): the page is read again once an import would find one
-  (:func:`.deps.absent_changes`);
-- ``listings``: folders the read listed, by their names (see :func:`.deps.listing_deps`);
-- ``refs``, ``toctree``, ``numref``, ``domains``, ``placeholders``: what the page's
-  output takes from other documents (used by the write side, :mod:`docsaccel.incremental.exports`);
-- ``reread``: set when the page must be read again whatever changed (it warned; an import
-  failed), with the reason.
-
-The digests are kept once per build in the :class:`Tables` (``files``: every counted
-file's SHA-256, ``modules``: the piece table of each module, see :mod:`.pysource`,
-``dists``: versions). Paths are keys relative to the project root (``src/pkg/stats.py``,
-``../src/pkg/stats.py`` beside it, :meth:`Place.key`), so a record made in one checkout
-holds in a fresh copy, and a copy that moved never compares the files of the folder the
-state was made in; files farther away (an installed theme) are absolute.
-
-:class:`Checker` compares the tables with the files as they are now, once per file, and
-says per record what changed, in the words of the build log::
-
-    checker = Checker(tables, root="/repo")
-    checker.reasons(record)   # ['src/pkg/stats.py: mean changed']
-    tables = checker.current_tables(records.values())
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations

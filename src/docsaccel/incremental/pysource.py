@@ -1,27 +1,7 @@
 """What a page can take from a Python module, piece by piece: its code, its docstrings, the
 text of each definition.
 
-A page that documents ``pkg.stats.mean`` depends on ``src/pkg/stats.py``, but not on all of
-it in the same way: any change of code (anything but docstrings, comments and layout) may
-change what importing the module makes, so it counts for every page whose read imported
-the module; a docstring counts only for the pages that show it; the exact text of a
-definition (its comments, its layout, its line) counts for the pages that show that
-definition, since autodoc reads attribute comments (``#:``) and source positions too.
-
-:func:`module_pieces` returns, for one file:
-
-- ``code``: one digest of the module without docstrings (its syntax tree, so comments and
-  layout do not count), and ``code_pieces``, the same per function (``Class.method``, as
-  :func:`docsaccel.cache.pieces.definitions` names them) and ``<module>`` for the rest,
-  to say *what* changed;
-- ``docs``: ``{qualified name: digest}`` of each docstring (module: ``<module>``, classes,
-  functions), by value, as ``__doc__`` holds it;
-- ``texts``: ``{qualified name: digest}`` of each definition's own source lines and first
-  line number: a class without the lines of the definitions inside it, the module without
-  its top-level definitions.
-
-``None`` when the file cannot be read or parsed: then only its bytes can count.
-:func:`compare` turns two such tables into a :class:`Delta`.
+The design, in full: the caching guide's *Design* section.
 
 Example: the docstring of ``mean`` is edited, its code is not.
 
@@ -166,7 +146,7 @@ def _read(path: str) -> tuple[str, ast.Module] | None:
 
 
 def module_pieces(path: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The piece table of a Python file (see the module docstring), remembered while its
+    """The piece table of a Python file (see the caching guide's design), remembered while its
     ``stat`` is the same; ``None`` when it cannot be read or parsed."""
     path = os.fspath(path)
     key = _stat_key(path)

@@ -1,19 +1,6 @@
 """The build context of a Sphinx state: what must match for a stored state to be used.
 
-A state is stored per context and only restored into a build of the same one: the source
-folder (relative to the project root, so two projects sharing a cache never share a
-state), the builder, the versions of Python, Sphinx, docutils and every loaded extension
-(each extension's ``version`` as its ``setup`` returns it, with the versions of the
-distributions that install it, or the digest of its files when it is the project's own,
-an editable install or on ``sys.path`` only), the versions of the libraries Sphinx
-requires (Pygments, Jinja2), the environment variables ``docsaccel_cache_env`` names
-(as the example cache's context has them), what ``conf.py`` does beyond its compared settings (its
-other code and data, :mod:`.sphinxext.conf_facts`), the theme, the tags, and the state
-format.
-Configuration values are not part of it: Sphinx compares the stored environment's
-configuration with the new one itself and reads every document again when a value it
-rebuilds on changed; the write side compares the HTML ones
-(:mod:`docsaccel.incremental.exports`).
+The design, in full: the caching guide's *Design* section.
 
 >>> fixed = {"project": "docs", "builder": "html", "sphinx": "8.2.3", "docutils": "0.21.2"}
 >>> old = state_context(**fixed, extensions={"furo": "2024.1"}, theme="furo", tags=[])
@@ -49,7 +36,7 @@ def state_context(
     libraries: Mapping[str, str] | None = None,
     env: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
-    """The context of a build (see the module docstring)."""
+    """The context of a build (see the caching guide's design)."""
     return {
         "format": STATE.version,
         "project": project,

@@ -1,12 +1,6 @@
 """The Sphinx state of the last build per build context, under the cache folder's ``sphinx/``.
 
-A state is Sphinx's doctree folder (the pickled environment and every doctree) and the
-builder's output folder as a finished build left them, plus what that build knew about
-them (:mod:`docsaccel.incremental.pages`). Each file is stored once, named by its digest,
-and the state file naming them is renamed into place last; saving holds ``saving.lock``
-shared and :meth:`StateStore.prune` exclusive. The layout, the locking and the pruning
-rule, and how this store differs from the example cache's: the caching guide's "Design"
-section (``docs/guide/caching.rst``).
+The design, in full: the caching guide's *Design* section.
 
 Example: save a build's one output page, restore it into another output folder.
 
@@ -155,7 +149,7 @@ def files_under(folder: Path, leave_out: Iterable[Path] = ()) -> dict[str, Path]
 
 
 class StateStore:
-    """The ``sphinx/`` part of a cache folder (see the module docstring)."""
+    """The ``sphinx/`` part of a cache folder (see the caching guide's design)."""
 
     def __init__(self, cache_dir: str | os.PathLike[str]) -> None:
         self.folder = Path(cache_dir) / FOLDER

@@ -1,26 +1,7 @@
 """The Sphinx side of whole-build incrementality: a build in a fresh checkout reads and
 writes only what its change affects, and never publishes a stale page.
 
-Loaded by the gallery plugin (``docsaccel.gallery``) and active when the example cache is
-(``docsaccel_cache`` / ``DOCSACCEL_CACHE``) unless ``docsaccel_cache_sphinx = False``
-(``DOCSACCEL_CACHE_SPHINX=0`` wins). In event order:
-
-1. ``config-inited`` (:mod:`.restore`): the state of the last finished build of this
-   context is put in place (these folders', else the cache's); what earlier builds
-   generated in the source folder is removed, so this one generates its sources as a
-   fresh checkout would (:mod:`.sources`).
-2. ``builder-inited`` (:mod:`.writing`): after sphinx-gallery and autosummary have
-   generated their sources, the pages to write are decided by content from here on.
-3. ``env-get-outdated`` (:mod:`.outdated`): the documents to read, by content.
-4. ``source-read`` ... ``doctree-read`` (:mod:`.reading`): each document's record.
-5. ``env-updated`` (:mod:`.order`, :mod:`.viewcode`): the domains' data in the order of
-   a clean build, viewcode's modules as a clean build keeps them, with their code as the
-   files hold it now.
-6. ``env-get-updated`` (:mod:`.writing`): the pages whose output depends on what changed.
-7. ``build-finished`` (:mod:`.save`): the state is kept for the next build, and what
-   this build generated in the source folder is recorded (:mod:`.sources`).
-
-Warnings are attributed to documents throughout (:mod:`.warnings`).
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations
@@ -104,7 +85,7 @@ def _on_report(app: Sphinx, exception: BaseException | None) -> None:
 
 
 def _connect(app: Sphinx) -> None:
-    """The handlers of a build that may keep a state, in the order of the module doc."""
+    """The handlers of a build that may keep a state, in the order of the caching guide's design."""
     from docsaccel.incremental.sphinxext import (
         duplicates,
         order,

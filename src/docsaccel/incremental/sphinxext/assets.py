@@ -7,14 +7,7 @@ plot_directive and MyST-NB, at ``build-finished``) get none in a clean build. A 
 output folder already holds that file, so a page written again would link it with one,
 and differ from a clean build's.
 
-So the files the pages link are looked at once, in the main process, right after the
-builder copied its assets and before the first page is written (:func:`watch`): a file is
-there for the pages when this build wrote it, when the builder's static or extra copies
-named it (a restored copy left as it was because the same file is there), or, restored and
-left as it was, when it was there for the last build's pages too (:data:`ASSETS`, in its
-facts). Else a clean build would not have it yet, and the pages link it without a
-checksum. Files linked only by some pages (added at ``html-page-context``) keep Sphinx's
-own answer.
+The design, in full: the caching guide's *Design* section.
 
 Example (what :func:`.writing.install` does at builder-inited)::
 
@@ -54,7 +47,7 @@ def _linked_files(builder: Any) -> list[str]:
 
 def present_assets(builder: Any, build: IncrementalBuild) -> dict[str, bool]:
     """``{file the pages link: whether a clean build has it when the pages are written}``
-    (see the module doc), asked once the builder copied its assets."""
+    (see the caching guide's design), asked once the builder copied its assets."""
     outdir = Path(builder.outdir)
     before = build.previous.get(ASSETS) or {}
     copied = build.site_copies.files if build.site_copies is not None else set()

@@ -1,26 +1,6 @@
 """What ``conf.py`` does beyond its settings, and what the build's own libraries are.
 
-Sphinx compares the configuration values it rebuilds on, and the write side compares the
-HTML ones; everything else ``conf.py`` does is seen by no other rule. It may patch a
-docstring (``pkg.f.__doc__ = ...``), connect a handler in ``setup()``, or load data a
-handler uses (``EXTRA = json.load(...)``). So the build context holds:
-
-- :func:`conf_code`: the digest of ``conf.py``'s code without its top-level assignments
-  of values that are compared anyway (editing ``html_title`` writes pages, it does not
-  throw the state away), comments and layout aside;
-- :func:`conf_data`: the digest of the data ``conf.py`` left in its namespace that is no
-  configuration value (``EXTRA`` above), paths beside the root written relative to it;
-- :func:`overrides`: the digest of the values the command line sets (``-D name=value``,
-  ``-n`` for ``nitpicky``) that no rule compares: ``nitpicky`` changes which warnings a
-  build gives, so a restored build must not keep the verdict of a build without it;
-- :func:`helper_code`: the digest of the Python files beside ``conf.py`` that the build
-  loaded before reading (a ``github_link.py`` whose ``linkcode_resolve`` ``conf.py``
-  imports, a local extension's helper module): they run as ``conf.py``'s code does;
-- :func:`docutils_conf`: the digest of the ``docutils.conf`` beside ``conf.py`` (Sphinx
-  makes every document depend on it only when it is there: one added changes them all);
-- :func:`sphinx_libraries`: the versions of the distributions Sphinx requires (Pygments
-  colours every code block, Jinja2 renders every page), which no extension's version
-  stands for.
+The design, in full: the caching guide's *Design* section.
 
 Example: editing ``html_title`` keeps the state, a handler connected in ``setup()``
 does not.

@@ -7,12 +7,7 @@ document it does not read defines, the edited one is read against the other's ke
 so the other holds the name in a clean build but not here (a ``:ref:`` links elsewhere),
 and the warning is located in the wrong document.
 
-So, once the documents are read (``env-updated``, first), each duplicate's warning made
-while reading a document that names a document not read again makes both be read again,
-purged first and then read in sorted order, as a clean serial build reads them; the
-warnings of their first reading are dropped (Sphinx holds the reading's warnings back
-until it ends, :func:`.sphinx_compat.held_warnings`). Under ``-W`` without
-``--keep-going`` the first warning ended the build already.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations

@@ -1,29 +1,6 @@
 """What a page's output takes from other documents, and what each document offers them.
 
-A page that is not read again must still be written when what it shows of another document
-changed. Its record (see :mod:`docsaccel.incremental.pages`) keeps, from its doctree:
-
-- ``refs``: a key per cross-reference: ``doc:<docname>`` for ``:doc:`` (the title it
-  shows), else ``name:<last part of the target, lower case>`` (``pkg.stats.mean`` ->
-  ``name:mean``), which every way a domain resolves a target (a label, a term, a Python
-  object searched from the current module or class, ``:any:``) ends in;
-- ``domains``: the domains of its references other than ``py`` and ``std``, whose data
-  count as a whole (their resolution is not by name alone);
-- ``numref``: whether it shows figure, table or section numbers of other documents;
-- ``toctree``: the documents its toctrees list (their titles and sections, and those of
-  the documents below them, are in its output);
-- ``placeholders``: how many nodes of each extension's own class it holds, and how many
-  children they have (:func:`placeholders`). A class with fewer nodes, or other
-  children, once the page is resolved stands for what an extension fills in when the
-  page is written, from every document (a ``todolist``): :func:`filled_late` names them,
-  and the page is written whenever another document was read again.
-
-:func:`offers` gives, per document, the same keys with a digest of what resolves there
-(every domain's objects and labels, its title and its sections), so that comparing them
-before and after the documents are read again gives the keys whose resolution may have
-changed. :func:`navigation` is the digest of everything a page's navigation can show
-(the toctree from the root document, every title and section in it, the documents that
-exist): when it changes every page is written.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations
@@ -102,7 +79,7 @@ def filled_late(read: dict[str, Any], resolved: nodes.Node) -> list[str]:
 
 def references(doctree: nodes.document, docname: str) -> dict[str, Any]:
     """``refs``, ``domains``, ``numref``, ``toctree`` and ``placeholders`` of a page
-    (module docstring)."""
+    (the caching guide's design)."""
     refs: set[str] = set()
     domains: set[str] = set()
     numref = False
@@ -142,7 +119,7 @@ def _node_text(node: Any) -> str:
 
 
 def offers(env: BuildEnvironment, docnames: Iterable[str]) -> dict[str, dict[str, str]]:
-    """``{docname: {key: digest}}``: what resolves in each document (module docstring)."""
+    """``{docname: {key: digest}}``: what resolves in each document (the caching guide's design)."""
     wanted = set(docnames)
     entries: dict[str, dict[str, list[Any]]] = {d: {} for d in wanted}
     for domain in domains_in_order(env):

@@ -1,23 +1,6 @@
 """What the documents put in the environment, in the order a clean build puts it there.
 
-Sphinx reads the documents in sorted order, so a clean build inserts the domains' data
-(the Python domain's objects and modules, the standard domain's labels, the index
-entries...) in that order, and the search index feeds the pages' index entries in the
-order it writes them (sorted too). A restored environment holds the data of the documents
-not read again first and appends what the documents read again add, so a dictionary's
-order differs from a clean build's, and that order shows in the output: the locations of
-an entry of the search index, the first of several targets a fuzzy cross-reference finds.
-
-Before reading (:func:`on_before_read_docs`), the documents to read are purged all at
-once, as a parallel read does. After reading (:func:`on_env_updated`), every dictionary of
-a domain's data whose keys are documents, or whose values each name their document (the
-document, or a tuple or a named tuple whose first item is it), is put in the documents'
-sorted order, stable, each document's own entries in their order; a dictionary of another
-shape is left as it is.
-A clean build gets the same treatment: with ``-j N`` it merges the documents' data in the
-order its reading processes finish, which this makes the order of a serial build.
-Before writing (:func:`before_writing`), the search index's index entries are laid out in
-the documents' order.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """``env-get-outdated``: which documents are read again, decided by content, never by time.
 
-Sphinx hands the handlers its own verdict (a document is *changed* when its file or a
-dependency is newer than its last read, which in a fresh checkout is every document).
-With a state in place, this handler, connected first, replaces that set in place with the
-documents whose record says something they were read from changed
-(:class:`docsaccel.incremental.pages.Checker`); other extensions' answers are added by
-Sphinx after it. Kept as Sphinx decides: every document when the configuration changed
-(Sphinx says which value), new documents, documents in ``reread_always``, documents whose
-doctree is missing. Read again too: every document when an extension does not declare
-itself safe for parallel reading (it may keep state between documents that reading a
-few would not rebuild), and each document that warned when last read.
-
-What the documents about to be read offer other pages is noted before they are read
-(:mod:`.exports`): the write side compares it afterwards. At ``env-before-read-docs`` the
-build log says, per document, why it is read.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations

@@ -1,30 +1,6 @@
 """While each document is read: record what it was read from (its page record).
 
-Between ``source-read`` and ``doctree-read`` of a document, in whichever process reads it:
-
-- the example cache's :class:`~docsaccel.cache.recorder.Recorder` watches the files
-  opened and the modules imported (:func:`docsaccel.cache.deps.collect` turns that into
-  files, the project modules the read used with those they import, distributions, the
-  modules an import did not find and folder listings);
-- autodoc's and autosummary's events (``autodoc-process-docstring``,
-  ``autodoc-process-signature``) name every object the page shows; its definitions
-  (:mod:`docsaccel.incremental.objects`) are the module pieces the page depends on, or a
-  distribution's version when a distribution provides it from outside the roots;
-- at ``doctree-read`` Sphinx's own dependencies of the document are added
-  (``env.dependencies``: includes, ``literalinclude``, images, the files autodoc noted),
-  and what the page's output takes from other documents (:mod:`.exports`). A file the
-  page only links for download counts by being there: its bytes are not in the page (a
-  gallery's zip of its examples differs on every build, by the files' times).
-
-A Python file counts by its pieces when it is a module the read imported, and whole when
-the page includes its text (a node of the doctree comes from it) or an extension whose
-links carry the module's line numbers (``linkcode``) is loaded. With ``viewcode`` a page
-counts by its pieces too: its ``[source]`` links name the objects, not lines, and whether
-an object gets one (it is a ``def`` or ``class`` of the module) is the modules' code, so
-the modules viewcode looked at count by their code (:mod:`.viewcode` refreshes its module
-pages from the files after reading). The record is kept in the
-environment (:data:`.state_build.PAGES_ATTR`): a parallel reader's records come back with its
-environment and are merged at ``env-merge-info``; ``env-purge-doc`` drops a document's.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
 """``config-inited``: decide which Sphinx state this build starts from, and put it in place.
 
-``config-inited`` is the last event before Sphinx loads its pickled environment, so the
-state is put into the doctree folder (and, for HTML builders, the output folder) here:
-
-1. The state the last *finished* build left in these folders (:data:`.state_build.MARKER` names
-   its context) is used as it is. An environment without that marker (a killed build, a
-   build without docsaccel, another context) is not trusted: it is deleted, so Sphinx
-   never decides by modification times what docsaccel decides by content.
-2. Else the cache's state of this context (:mod:`docsaccel.incremental.state_store`) is copied
-   in, every file checked by its digest; made in another folder, its paths are moved to
-   this one (:mod:`docsaccel.incremental.relocate`).
-3. Else, or when the state is unusable (a warning says why), every document is read.
-
-A shard build (``DOCSACCEL_SHARD_EXAMPLES``) uses no state: its pages are not the site's.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations

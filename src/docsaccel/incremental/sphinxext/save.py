@@ -1,13 +1,6 @@
 """``build-finished``: keep this build's Sphinx state for the next one.
 
-Only a build that finished without an error saves: it deletes what the restored output
-holds that its site does not (:func:`.writing.remove_stale`), writes :data:`.state_build.MARKER`
-beside the doctrees (the context and the facts of the write side: how pages were written,
-which documents warned, each document's output files), so the next build in these folders
-trusts them, and stores the doctrees and the output in the cache
-(:class:`docsaccel.incremental.state_store.StateStore`), unchanged files by the digests the
-restore checked. The state's file also holds the page records and their digests, for
-``docsaccel cache explain`` (which reads no pickle).
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations

@@ -1,24 +1,7 @@
 """The parts of Sphinx's internals the Sphinx state uses that differ between the Sphinx
 releases docsaccel supports (7.4 to 9.0), in one place.
 
-- ``env.domains``: a plain ``{name: domain}`` dict before Sphinx 8.1, a container with
-  ``sorted()`` and ``standard_domain`` since;
-- ``env.doc2path``: a ``str`` before Sphinx 8.0, a path since;
-- the HTML builder's copies of static and extra files go through
-  ``sphinx.util.fileutil.copy_asset_file`` and the builder module's ``copyfile`` in
-  every supported release (:func:`watch_site_copies`);
-- the handlers connected to Sphinx's events: ``app.events.listeners``, ``{event:
-  [EventListener(id, handler, priority)]}`` in every supported release
-  (:func:`event_handlers`);
-- the pages the HTML builder writes besides the documents' (the general and domain
-  indices, the search page, ``opensearch.xml`` in ``_static``, ``html_additional_pages``)
-  and their files (:func:`builder_pages`);
-- whether the documents are read in parallel: with ``-j N`` when every extension allows
-  it, before Sphinx 8.1 only when more than 5 documents are read
-  (:func:`reads_in_parallel`);
-- the warnings Sphinx holds back while it reads (``logging.pending_warnings``: a
-  ``MemoryHandler`` on its logger, flushed when the reading ends; none under ``-W``
-  since Sphinx 8.1, where the first warning ends the build) (:func:`held_warnings`).
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations

@@ -1,36 +1,6 @@
 """``sphinx.ext.viewcode``'s module pages as a clean build of the same tree has them.
 
-viewcode keeps, per module a page documents an object of, the module's code, which
-document shows each object (its page's ``[docs]`` link: the last document read that
-shows it), and the name the first document showing one used (the links' anchors); it
-writes a ``_modules/<module>.html`` page for each. A module a document looked at without
-any object it shows (an inherited member whose class lives in another module) gets an
-entry with no object; each document viewcode purges drops every such entry, and those of
-the objects it showed. So a clean serial build keeps the empty entries of the document it
-reads last, a clean parallel build (``-j N``) those of every document (its processes purge
-nothing while they read), and a build reading only some documents keeps what its own
-reading order left: a page too many or too few, links to the wrong page.
-
-Each document's page record holds the modules viewcode looked at (``viewcode``, noted from
-the ``viewcode-find-source`` event viewcode asks for every one, by
-:func:`.reading.on_viewcode_find_source`) and the objects it shows, in its order
-(``viewcode_shown``, from the anchors viewcode adds: :func:`shown_objects`). After reading
-(:func:`on_env_updated`) every module's objects, links and anchor name are made from the
-records in the documents' order as a clean serial build makes them (a clean parallel
-build takes them in the order its processes finish: no order to follow), and the modules
-without objects are the ones a clean build keeps; at the end (:func:`stale_pages`) a
-restored module page for a module no longer there is deleted.
-
-A page does not depend on the whole file of a module it shows an object of (its
-``[source]`` links name the object, and whether it has one is the module's code): a
-docstring edit reads again the pages showing that object only. So the code and tags (the
-lines of each object) viewcode keeps for a module can be older than its file: after
-reading, every module's entry whose code is not the file's any more is made again from the
-file as viewcode makes it (:func:`refresh_sources`), and its ``_modules`` page is written
-again. So is, before viewcode writes its pages (:func:`outdated_pages`), the page of every
-module whose ``[docs]`` links changed (:func:`links`, before the reading and after), and
-every module page when every page is written (the navigation every page's sidebar shows
-changed): viewcode itself writes a page only when its module's file is newer.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations

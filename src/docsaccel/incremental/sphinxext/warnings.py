@@ -7,16 +7,7 @@ of the build is attributed to a document and phase, and the next build reads aga
 document that warned while read and writes again each page that warned while written:
 their warnings come back, word for word, from Sphinx itself.
 
-A warning is the document's Sphinx was reading or writing when it was raised -- wherever
-its location points: a docstring, an included file, another page's toctree (the sidebar's
-on every page) -- and also the document its location names, when that is one. The
-document being written is noted before its references are resolved (a post-transform
-that runs first), not at ``doctree-resolved``, which comes after them. A parallel reader
-or writer notes its document on each warning it makes (:func:`note_document`), and the
-main process attributes it when Sphinx hands it over. A parallel reader's warning made
-outside any document counts for every document of that reader (:func:`assign_chunk`); a
-parallel writer's, for every page. A duplicate's warning ("other instance in ...")
-counts for the other document too.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations

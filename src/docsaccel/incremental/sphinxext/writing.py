@@ -1,31 +1,6 @@
 """Which pages are written: those whose HTML would change, decided by content.
 
-An HTML builder writes a page when the document was read again, and Sphinx adds, by
-modification times, the documents newer than their page and every page when a template is
-newer than the last build. With a restored state those times say nothing, so:
-
-- before reading, the builder's ``get_outdated_docs`` is replaced for this build
-  (:func:`install`): every page when the *write context* changed (an ``html_*`` setting,
-  a tag, a file of the theme, of ``templates_path`` (but its ``autosummary/`` templates,
-  which make sources) or ``html_static_path``, compared by content;
-  :func:`write_context`), else the pages that are missing, those that warned when last
-  written, and those showing a path of the folder a restored state was made in (a
-  ``todolist`` names each todo's file);
-- after reading (``env-get-updated``, :func:`on_env_get_updated`): every page when the
-  navigation changed (a page added or removed, a title, a toctree or a section), else the
-  pages whose cross-references, numbers or toctree entries resolve to what the documents
-  read again no longer offer the same way (:mod:`.exports`), and, when any document was
-  read again or removed, the pages an extension completed from every document when they
-  were last written (a ``todolist``: :data:`FILLED_LATE`);
-- the documents read again are written, as Sphinx always does; the parents Sphinx adds by
-  toctree (``env.files_to_rebuild``) are left to the rule above, which adds them when the
-  title or sections they show changed, and then all the way up.
-
-Every other page is the restored one, untouched. ``doctree-resolved`` counts the pages
-written. At the end (:func:`remove_stale`) the pages of removed documents, the images and
-downloads no page uses any more, and the restored files an extension copied for a page
-that no page links to any more (:func:`linked_files`) are deleted: they are not in a
-clean build.
+The design, in full: the caching guide's *Design* section.
 """
 
 from __future__ import annotations
@@ -131,7 +106,7 @@ def _files(folders: Iterable[str | os.PathLike[str]]) -> list[str]:
 
 def write_context(app: Sphinx, build: IncrementalBuild) -> dict[str, Any]:
     """``{"config": {name: digest}, "files": {key: digest}, "tags": digest}`` of what
-    every page is written with (see the module docstring)."""
+    every page is written with (see the caching guide's design)."""
     root = build.place.root
     config = {}
     for item in app.config.filter(frozenset({"html"})):
