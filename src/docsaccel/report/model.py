@@ -37,6 +37,7 @@ from docsaccel.contract import (
     is_over_memory_budget,
     is_timed,
     ran_none,
+    status_text,
 )
 from docsaccel.layout import report_path, started_after
 from docsaccel.memory_sizes import format_size
@@ -89,6 +90,13 @@ class Verdicts:
     cache: dict[str, Any]
     expected_failure: bool
     unfinished: bool
+    killed: bool
+
+    @property
+    def status_label(self) -> str:
+        """Its status as every view writes it (``"failed (expected)"``, ``"stopped"``,
+        ``"was running when the build was killed"``: :func:`docsaccel.contract.status_text`)."""
+        return status_text(self.status, self.expected_failure, self.unfinished, self.killed)
 
     @property
     def build_failure(self) -> bool:
@@ -183,6 +191,9 @@ class Timing(Verdicts):
     #: It was running when the build stopped (:func:`docsaccel.contract.is_unfinished`),
     #: or was interrupted and the build stopped before it had finished.
     unfinished: bool = False
+    #: It was running when its build was killed outright (SIGKILL: the build wrote no
+    #: report and its journal was read): its record's time is that of its start, no time.
+    killed: bool = False
     #: The hard stop ended it, and the build with it
     #: (:func:`docsaccel.contract.is_stopped_hard`).
     stopped_hard: bool = False
