@@ -246,8 +246,8 @@ class _Run:
         #: The processes it started that hold its memory, ended once it is interrupted.
         self.memory_children: set[tuple[int, int]] = set()
         self.cost_before: tuple[int, int] | None = None
-        #: Threads and exit handlers before it ran (:func:`.process_end.before_example`).
-        self.left_mark: tuple[frozenset[int | None], int] | None = None
+        #: Threads, exit and stop handlers before it ran (:func:`.process_end.before_example`).
+        self.left_mark: process_end.ExampleMark | None = None
         #: The source dir, and its image folders' files before it ran
         #: (:mod:`docsaccel.outputs`).
         self.srcdir = ""
