@@ -74,7 +74,13 @@ from docsaccel.examples import Example, Planner
 from docsaccel.gallery import process_end
 from docsaccel.gallery.interrupt import Deadline, Tripwire, cancel_all
 from docsaccel.gallery.memory import SAMPLE_SECONDS, MemoryMeter, Sample, hard_line, rss_bytes
-from docsaccel.gallery.processes import Process, descendants, end_processes, process_name
+from docsaccel.gallery.processes import (
+    Process,
+    descendants,
+    end_processes,
+    end_with_build,
+    process_name,
+)
 from docsaccel.gallery.progress import NearBudgetWatch, ProgressChannel
 from docsaccel.memory_sizes import format_size, machine_bytes
 from docsaccel.records import RecordJournal, base_record, now_iso, write_run_marker
@@ -371,6 +377,8 @@ class ExampleHook:
             self._run = None
             return
         process_end.install(sigterm=False)
+        if os.getpid() != self.build_pid:  # a worker of a parallel build: not past the build
+            end_with_build(self.build_pid)
         registry.clear()
         os.environ[FAST_ENV_VAR] = "1" if self.fast else "0"
         run = _Run(example, now_iso(), time.perf_counter(), time.process_time())
