@@ -273,9 +273,7 @@ def run_text(timing: Timing) -> str:
         )
         return f"interrupted at {budget} (after {format_measured(timing.seconds)})"
     if timing.status == FAILED:
-        if timing.killed:  # its record was written as it started: no time at all
-            return timing.status_label
-        return f"{timing.status_label} after {format_measured(timing.seconds)}"
+        return timing.ended_text()
     if not timing.measured:  # a reused time is the run's that made the outputs
         return f"{timing.status} ({NOT_MEASURED})"
     return timing.status

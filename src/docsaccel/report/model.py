@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from docsaccel.budgets import format_measured
 from docsaccel.contract import (
     BY_CEILING,
     BY_MEMORY,
@@ -97,6 +98,15 @@ class Verdicts:
         """Its status as every view writes it (``"failed (expected)"``, ``"stopped"``,
         ``"was running when the build was killed"``: :func:`docsaccel.contract.status_text`)."""
         return status_text(self.status, self.expected_failure, self.unfinished, self.killed)
+
+    def ended_text(self) -> str:
+        """How a run whose time says nothing of its speed ended, as every view writes it:
+        ``"stopped after 2.1s"``, ``"failed after 3s"``; one running when its build was
+        killed, ``"was running when the build was killed"`` alone (its record's time is
+        that of its start)."""
+        if self.killed:
+            return self.status_label
+        return f"{self.status_label} after {format_measured(self.seconds)}"
 
     @property
     def build_failure(self) -> bool:
