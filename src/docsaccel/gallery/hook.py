@@ -631,9 +631,12 @@ class ExampleHook:
         run.ended = True
         if self.keep_lock is not None:
             self.keep_lock()
+        changed: list[str] = []
         if run.left_mark is not None:
-            process_end.after_example(run.example.id, run.left_mark)
+            changed = process_end.after_example(run.example.id, run.left_mark)
             process_end.tell_build(self.records_dir, run.example.id)
+        if changed and self.progress is None:  # else its progress line's next line says it
+            logger.info(process_end.signals_text(run.example.id, changed))
         if self.progress is not None:
             peak = peak_bytes(record)
             self.progress.send(
@@ -646,6 +649,9 @@ class ExampleHook:
                 by=record.get("interrupted_by"),
                 # Its status holds only if what it left lets the build's process end.
                 left=process_end.left_by(run.example.id),
+                # The stop signals whose handler it changed (put back): a worker's own log
+                # lines do not reach the build's log, its progress events do.
+                signals=changed,
             )
         # After the record: the time spent ending its processes is not the example's.
         self._wind_up(run, live)

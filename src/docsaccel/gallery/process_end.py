@@ -92,6 +92,7 @@ __all__ = [
     "remember_log_handlers",
     "running",
     "show_pending_logs",
+    "signals_text",
     "stopped_early",
     "stuck",
     "tell_build",
@@ -718,24 +719,31 @@ def _stop_handlers() -> dict[int, Any]:
     return handlers
 
 
-def _reclaim_stop_signals(example_id: str, before: dict[int, Any]) -> None:
+def _reclaim_stop_signals(before: dict[int, Any]) -> list[str]:
     """An example that changed how the build stops (ignored Ctrl-C or SIGTERM, or set its
     own handler) must not leave the rest of the build deaf to them: the handlers it found
-    go back after it, said in one line. The undo of the example's change, beside the
-    build's own handlers above."""
+    go back after it. The undo of the example's change, beside the build's own handlers
+    above. Returns the names of the signals whose handler went back (``["SIGINT"]``),
+    which the example's progress line says."""
     if threading.current_thread() is not threading.main_thread():
-        return
+        return []
     changed = []
     for signum, handler in before.items():
         if handler is None or signal.getsignal(signum) == handler:
             continue  # None: a handler not set from Python, which Python cannot put back
         signal.signal(signum, handler)
         changed.append(signal.Signals(signum).name)
-    if changed:
-        logger.info(
-            f"docsaccel: {example_id} changed the handler of {' and '.join(changed)}; "
-            "the build's was put back, so the build can still be stopped"
-        )
+    return changed
+
+
+def signals_text(example_id: str, changed: list[str]) -> str:
+    """The one line saying an example changed how the build stops, and that it was undone:
+    ``"docsaccel: a.py changed the handler of SIGINT; the build's was put back, so the
+    build can still be stopped"``."""
+    return (
+        f"docsaccel: {example_id} changed the handler of {' and '.join(changed)}; "
+        "the build's was put back, so the build can still be stopped"
+    )
 
 
 def _on_sigterm(previous: Any) -> None:
@@ -814,12 +822,13 @@ def before_example() -> ExampleMark:
     return ExampleMark(idents, atexit._ncallbacks(), _stop_handlers())
 
 
-def after_example(example_id: str, mark: ExampleMark) -> None:
+def after_example(example_id: str, mark: ExampleMark) -> list[str]:
     """Note the non-daemon threads and exit handlers the example added (in this process),
-    and put the build's SIGINT and SIGTERM handlers back if the example changed them."""
+    and put the build's SIGINT and SIGTERM handlers back if the example changed them:
+    returns the names of those it changed (:func:`signals_text` says it)."""
     global _last_value_seen
     _last_value_seen = getattr(sys, "last_value", None)
-    _reclaim_stop_signals(example_id, mark.stop_handlers)
+    changed = _reclaim_stop_signals(mark.stop_handlers)
     idents, handlers = mark.threads, mark.exit_handlers
     threads = [
         t for t in threading.enumerate() if t.ident not in idents and not t.daemon and t.is_alive()
@@ -829,6 +838,7 @@ def after_example(example_id: str, mark: ExampleMark) -> None:
         _mark_handlers(example_id)
     if threads or added_handlers:
         _left[example_id] = (threads, added_handlers)
+    return changed
 
 
 @dataclasses.dataclass(frozen=True)
