@@ -12,11 +12,12 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from helpers.gallery_build import FIXTURES, build, child_env, make_project, sphinx_command
-from helpers.processes import wait_until_running
+from helpers.processes import alive, wait_until_running
 
 from docsaccel import layout
 from docsaccel.cache import manage
@@ -226,3 +227,51 @@ def test_records_another_build_writes_into_the_folder_are_not_this_builds(tmp_pa
     shown = run_cli("report", "--format", "json", str(built.outdir))
     assert shown.returncode == 0, shown.stderr
     assert "plot_ghost" in shown.stdout and "plot_gone" not in shown.stdout, shown.stdout
+
+
+#: An example that notes its process's pid, then runs long past any test's wait.
+LONG = '''"""
+Long
+====
+
+Notes its process, then sleeps.
+"""
+
+import os
+import time
+
+open(f"worker-{os.getpid()}.pid", "w").close()
+time.sleep(600)
+'''
+
+
+def test_a_killed_parallel_build_leaves_no_worker_running(tmp_path) -> None:
+    """The build's process killed outright cannot end its joblib workers: each ends with
+    it (the kernel's parent-death signal), rather than running its example on."""
+    src = make_project(tmp_path, [], conf='sphinx_gallery_conf["parallel"] = 2\n')
+    for name in ("plot_long_a.py", "plot_long_b.py"):
+        (src / "examples" / name).write_text(LONG, encoding="utf-8")
+    process = start_build(src)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while len(workers) < 2:
+            assert process.poll() is None and time.monotonic() < deadline, "no example ran"
+            time.sleep(0.1)
+            workers = [int(p.stem.split("-")[1]) for p in (src / "examples").glob("worker-*")]
+        assert process.pid not in workers  # the examples run in the workers
+        process.kill()
+        process.wait(timeout=120)
+        deadline = time.monotonic() + 60  # a hang guard: they end at once
+        while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [pid for pid in workers if alive(pid)], "a worker outlived the build"
+    finally:
+        process.kill()
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        process.communicate(timeout=120)
+    # The journals name the workers that ran the examples, read as the killed build's.
+    journals = layout.journals(layout.records_dir(src / "_build" / "html"))
+    assert sorted(int(p.stem.rsplit("-", 1)[1]) for p in journals) == sorted(workers)

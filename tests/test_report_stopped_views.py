@@ -18,13 +18,14 @@ import pytest
 from helpers.report_factory import record, write_report
 
 from docsaccel.budgets import format_over
-from docsaccel.contract import NOT_RUN, STOPPED, UNFINISHED_ERROR
+from docsaccel.contract import KILLED_RUNNING, NOT_RUN, STOPPED, UNFINISHED_ERROR
 from docsaccel.gallery.report_page import page_text
 from docsaccel.report.chart import chart_label, chart_percent, render_chart_svg
 from docsaccel.report.compare import run_text
 from docsaccel.report.html import render_html
 from docsaccel.report.inputs import load_input
 from docsaccel.report.markdown import render_markdown
+from docsaccel.report.model import LoadedInput, Timing
 from docsaccel.report.summary import summarize
 
 SLOW, QUICK, NEVER = "tutorials/plot_slow.py", "tutorials/plot_quick.py", "tutorials/plot_never.py"
@@ -204,3 +205,23 @@ def test_compare_says_the_example_was_stopped(tmp_path):
     loaded = load_input(str(terminated_report(tmp_path / "report.json")))
     slow = next(timing for timing in loaded.timings if timing.id == SLOW)
     assert run_text(slow) == f"{STOPPED} after 2.1s"
+
+
+def test_an_example_running_when_its_build_was_killed_has_no_time_anywhere() -> None:
+    """A killed build's journal: its running example's record was written as it started,
+    so no view gives it a time (``0s``, ``after 0s``), only the one wording."""
+    killed = Timing(
+        SLOW,
+        "plot_slow.py",
+        0.0,
+        status="failed",
+        budget_seconds=60.0,
+        unfinished=True,
+        killed=True,
+    )
+    loaded = LoadedInput("journal", "docsaccel-journal", [killed], {"complete": False})
+    (row,) = summarize(loaded).rows
+    assert killed.status_label == row.status_label == KILLED_RUNNING
+    assert run_text(killed) == KILLED_RUNNING
+    assert row.time_text() == "–"
+    assert chart_label(row) == f"{SLOW} ({KILLED_RUNNING}; budget 1m)"

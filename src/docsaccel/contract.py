@@ -71,6 +71,7 @@ __all__ = [
     "HARD_STOP",
     "INTERRUPTED",
     "INTERRUPTED_BY",
+    "KILLED_RUNNING",
     "KNOBS_SECTION",
     "MAX_BUDGET_SECONDS",
     "MAX_INPUT_BYTES",
@@ -80,6 +81,7 @@ __all__ = [
     "NONDETERMINISTIC",
     "NOT_EXECUTED",
     "NOT_MEASURED",
+    "NOT_REACHED",
     "NOT_RUN",
     "OK",
     "OVERRUNS",
@@ -312,24 +314,36 @@ def unmeasured_text(count: int) -> str:
 #: How the views write the status of an example the build stopped while it ran
 #: (:func:`is_unfinished`): its record says :data:`FAILED`, but it did not fail by itself.
 STOPPED = "stopped"
+#: How the views write an unfinished example of a build killed outright (SIGKILL, out of
+#: memory: it wrote no report, its journal is read): its record was written as it started,
+#: so its ``0.0`` is no time at all, neither a partial one nor a speed-up.
+KILLED_RUNNING = "was running when the build was killed"
 #: How the views write the time of an example this build never ran (:data:`NOT_EXECUTED`):
 #: its record's ``0.0`` is no measurement, so never a zero.
 NOT_RUN = "not run"
+#: How the views write an example an unfinished build holds no record of while another
+#: input does: the build stopped before it, so it was not reached, never removed nor new.
+NOT_REACHED = "not reached"
 
 
-def status_text(status: str, expected_failure: bool = False, unfinished: bool = False) -> str:
+def status_text(
+    status: str, expected_failure: bool = False, unfinished: bool = False, killed: bool = False
+) -> str:
     """How the views write a status: ``"failed (expected)"`` for an expected failure,
     :data:`STOPPED` for a :data:`FAILED` example the build stopped while it ran
-    (``unfinished``, :func:`is_unfinished`). An example its budget interrupted before the
-    build stopped stays :data:`INTERRUPTED`: its budget stopped it, not the build.
+    (``unfinished``, :func:`is_unfinished`), :data:`KILLED_RUNNING` when that build was
+    killed outright (``killed``). An example its budget interrupted before the build
+    stopped stays :data:`INTERRUPTED`: its budget stopped it, not the build.
 
     >>> status_text("failed", expected_failure=True), status_text("ok")
     ('failed (expected)', 'ok')
     >>> status_text("failed", unfinished=True), status_text("interrupted", unfinished=True)
     ('stopped', 'interrupted')
+    >>> status_text("failed", unfinished=True, killed=True)
+    'was running when the build was killed'
     """
     if unfinished and status == FAILED:
-        return STOPPED
+        return KILLED_RUNNING if killed else STOPPED
     return f"{status} (expected)" if status == FAILED and expected_failure else status
 
 

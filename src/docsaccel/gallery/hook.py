@@ -74,7 +74,13 @@ from docsaccel.examples import Example, Planner
 from docsaccel.gallery import process_end
 from docsaccel.gallery.interrupt import Deadline, Tripwire, cancel_all
 from docsaccel.gallery.memory import SAMPLE_SECONDS, MemoryMeter, Sample, hard_line, rss_bytes
-from docsaccel.gallery.processes import Process, descendants, end_processes, process_name
+from docsaccel.gallery.processes import (
+    Process,
+    descendants,
+    end_processes,
+    end_with_build,
+    process_name,
+)
 from docsaccel.gallery.progress import NearBudgetWatch, ProgressChannel
 from docsaccel.memory_sizes import format_size, machine_bytes
 from docsaccel.records import RecordJournal, base_record, now_iso, write_run_marker
@@ -246,8 +252,8 @@ class _Run:
         #: The processes it started that hold its memory, ended once it is interrupted.
         self.memory_children: set[tuple[int, int]] = set()
         self.cost_before: tuple[int, int] | None = None
-        #: Threads and exit handlers before it ran (:func:`.process_end.before_example`).
-        self.left_mark: tuple[frozenset[int | None], int] | None = None
+        #: Threads, exit and stop handlers before it ran (:func:`.process_end.before_example`).
+        self.left_mark: process_end.ExampleMark | None = None
         #: The source dir, and its image folders' files before it ran
         #: (:mod:`docsaccel.outputs`).
         self.srcdir = ""
@@ -371,6 +377,8 @@ class ExampleHook:
             self._run = None
             return
         process_end.install(sigterm=False)
+        if os.getpid() != self.build_pid:  # a worker of a parallel build: not past the build
+            end_with_build(self.build_pid)
         registry.clear()
         os.environ[FAST_ENV_VAR] = "1" if self.fast else "0"
         run = _Run(example, now_iso(), time.perf_counter(), time.process_time())
@@ -623,9 +631,12 @@ class ExampleHook:
         run.ended = True
         if self.keep_lock is not None:
             self.keep_lock()
+        changed: list[str] = []
         if run.left_mark is not None:
-            process_end.after_example(run.example.id, run.left_mark)
+            changed = process_end.after_example(run.example.id, run.left_mark)
             process_end.tell_build(self.records_dir, run.example.id)
+        if changed and self.progress is None:  # else its progress line's next line says it
+            logger.info(process_end.signals_text(run.example.id, changed))
         if self.progress is not None:
             peak = peak_bytes(record)
             self.progress.send(
@@ -638,6 +649,9 @@ class ExampleHook:
                 by=record.get("interrupted_by"),
                 # Its status holds only if what it left lets the build's process end.
                 left=process_end.left_by(run.example.id),
+                # The stop signals whose handler it changed (put back): a worker's own log
+                # lines do not reach the build's log, its progress events do.
+                signals=changed,
             )
         # After the record: the time spent ending its processes is not the example's.
         self._wind_up(run, live)

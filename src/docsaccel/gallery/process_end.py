@@ -58,7 +58,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from sphinx.util import logging as sphinx_logging
 
@@ -73,6 +73,7 @@ __all__ = [
     "INTERRUPTED",
     "TERMINATED",
     "ExampleExit",
+    "ExampleMark",
     "Stuck",
     "after_example",
     "before_example",
@@ -91,6 +92,7 @@ __all__ = [
     "remember_log_handlers",
     "running",
     "show_pending_logs",
+    "signals_text",
     "stopped_early",
     "stuck",
     "tell_build",
@@ -704,13 +706,44 @@ def _install_sigterm_handler() -> None:
 _our_sigterm: Any = None
 
 
-def _reclaim_sigterm() -> None:
-    """An example that replaced SIGTERM's handler (ignored it, say) must not leave the
-    rest of the build deaf to a cancelled job: the build's handler goes back after it."""
-    if _our_sigterm is None or threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGTERM) is not _our_sigterm:
-        signal.signal(signal.SIGTERM, _our_sigterm)
+#: The signals that stop a build (Ctrl-C, a cancelled job): their handling is the build's.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _stop_handlers() -> dict[int, Any]:
+    """The handlers of :data:`_STOP_SIGNALS` now, as an example's start finds them
+    (SIGTERM's is the build's own once it installed one, whatever the example found)."""
+    handlers = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS}
+    if _our_sigterm is not None:
+        handlers[signal.SIGTERM] = _our_sigterm
+    return handlers
+
+
+def _reclaim_stop_signals(before: dict[int, Any]) -> list[str]:
+    """An example that changed how the build stops (ignored Ctrl-C or SIGTERM, or set its
+    own handler) must not leave the rest of the build deaf to them: the handlers it found
+    go back after it. The undo of the example's change, beside the build's own handlers
+    above. Returns the names of the signals whose handler went back (``["SIGINT"]``),
+    which the example's progress line says."""
+    if threading.current_thread() is not threading.main_thread():
+        return []
+    changed = []
+    for signum, handler in before.items():
+        if handler is None or signal.getsignal(signum) == handler:
+            continue  # None: a handler not set from Python, which Python cannot put back
+        signal.signal(signum, handler)
+        changed.append(signal.Signals(signum).name)
+    return changed
+
+
+def signals_text(example_id: str, changed: list[str]) -> str:
+    """The one line saying an example changed how the build stops, and that it was undone:
+    ``"docsaccel: a.py changed the handler of SIGINT; the build's was put back, so the
+    build can still be stopped"``."""
+    return (
+        f"docsaccel: {example_id} changed the handler of {' and '.join(changed)}; "
+        "the build's was put back, so the build can still be stopped"
+    )
 
 
 def _on_sigterm(previous: Any) -> None:
@@ -769,22 +802,34 @@ def _mark_handlers(example_id: str | None) -> None:
     _handlers_marked = atexit._ncallbacks()
 
 
-def before_example() -> tuple[frozenset[int | None], int]:
-    """The threads and the number of exit handlers before an example runs."""
+class ExampleMark(NamedTuple):
+    """What :func:`after_example` compares with what an example left: the threads, the
+    number of exit handlers and the handlers of the signals that stop the build, as the
+    example's start found them."""
+
+    threads: frozenset[int | None]
+    exit_handlers: int
+    stop_handlers: dict[int, Any]
+
+
+def before_example() -> ExampleMark:
+    """The threads, exit handlers and stop signals' handlers before an example runs."""
     global _last_value_seen
     _last_value_seen = getattr(sys, "last_value", None)
     if atexit._ncallbacks() != _handlers_marked:
         _mark_handlers(None)  # those registered since are no example's
-    return frozenset(t.ident for t in threading.enumerate()), atexit._ncallbacks()
+    idents = frozenset(t.ident for t in threading.enumerate())
+    return ExampleMark(idents, atexit._ncallbacks(), _stop_handlers())
 
 
-def after_example(example_id: str, mark: tuple[frozenset[int | None], int]) -> None:
+def after_example(example_id: str, mark: ExampleMark) -> list[str]:
     """Note the non-daemon threads and exit handlers the example added (in this process),
-    and put the build's SIGTERM handler back if the example replaced it."""
+    and put the build's SIGINT and SIGTERM handlers back if the example changed them:
+    returns the names of those it changed (:func:`signals_text` says it)."""
     global _last_value_seen
     _last_value_seen = getattr(sys, "last_value", None)
-    _reclaim_sigterm()
-    idents, handlers = mark
+    changed = _reclaim_stop_signals(mark.stop_handlers)
+    idents, handlers = mark.threads, mark.exit_handlers
     threads = [
         t for t in threading.enumerate() if t.ident not in idents and not t.daemon and t.is_alive()
     ]
@@ -793,6 +838,7 @@ def after_example(example_id: str, mark: tuple[frozenset[int | None], int]) -> N
         _mark_handlers(example_id)
     if threads or added_handlers:
         _left[example_id] = (threads, added_handlers)
+    return changed
 
 
 @dataclasses.dataclass(frozen=True)

@@ -57,6 +57,7 @@ from docsaccel import sg_compat
 from docsaccel.budgets import format_measured, format_seconds
 from docsaccel.contract import BY_CEILING, BY_MEMORY, EXECUTED, NEAR_BUDGET, REUSABLE
 from docsaccel.examples import Example
+from docsaccel.gallery.process_end import signals_text
 from docsaccel.memory_sizes import format_size
 
 __all__ = [
@@ -359,6 +360,9 @@ class Progress:
                 left = event.get("left") if isinstance(event.get("left"), str) else None
                 seconds, status = float(event["seconds"]), str(event["status"])
                 self._end(example, seconds, status, peak, by, left)
+                signals = event.get("signals")
+                if signals and isinstance(signals, list):
+                    self.log(signals_text(example.id, [str(name) for name in signals]))
             elif kind == "near":
                 self._near(example, float(event["seconds"]))
 

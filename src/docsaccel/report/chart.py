@@ -98,7 +98,7 @@ def chart_label(row: Row) -> str:
         return f"{row.id} ({NOT_RUN}; budget {budget})"
     time = format_measured(row.seconds)
     if not row.timed:
-        return f"{row.id} ({row.status_label} after {time}; budget {budget})"
+        return f"{row.id} ({row.ended_text()}; budget {budget})"
     if row.budget_seconds is None:
         return f"{row.id} ({time}, unbounded)"
     return f"{row.id} ({time} of {budget})"

@@ -60,11 +60,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from docsaccel.budgets import NO_MEMORY_BUDGET, Budget, BudgetTable, MemoryBudget, format_seconds
 from docsaccel.contract import (
     INTERRUPTED,
+    KILLED_RUNNING,
     NONDETERMINISTIC,
     STALE,
     unmeasured_text,
@@ -199,10 +200,17 @@ def failed_text(failed: Sequence[Timing]) -> str:
     tutorials/plot_bad.py (ValueError: boom)"``; the examples the build stopped while they
     ran are named apart (``"...; 1 example did not finish: tutorials/plot_c.py (did not
     finish: the build was terminated (SIGTERM) while it ran)"``): they did not fail by
-    their own doing, but no gate passes them."""
+    their own doing, but no gate passes them. One running when its build was killed
+    outright is said so (``"1 example was running when the build was killed: ..."``): its
+    record's error was written as it started, and says nothing of the kill."""
     own = [t for t in failed if not t.unfinished]
-    stopped = [t for t in failed if t.unfinished]
-    parts = [_named(own, "failed"), _named(stopped, "did not finish")]
+    stopped = [t for t in failed if t.unfinished and not t.killed]
+    killed = [replace(t, error=None) for t in failed if t.unfinished and t.killed]
+    parts = [
+        _named(own, "failed"),
+        _named(stopped, "did not finish"),
+        _named(killed, KILLED_RUNNING),
+    ]
     return one_line(f"FAIL: the build failed: {'; '.join(part for part in parts if part)}")
 
 

@@ -334,7 +334,13 @@ def _compare(
     if not allow_mixed:
         check_same_kind(base_input, head_input)
     comparison = compare_timings(
-        base_input.timings, head_input.timings, relative, absolute, absolute_bytes
+        base_input.timings,
+        head_input.timings,
+        relative,
+        absolute,
+        absolute_bytes,
+        base_finished=base_input.complete,
+        head_finished=head_input.complete,
     )
     unfinished = [
         (role, one.incomplete_text())

@@ -52,7 +52,7 @@ from docsaccel.contract import (
     FAILED,
     INTERRUPTED,
     NOT_MEASURED,
-    status_text,
+    NOT_REACHED,
 )
 from docsaccel.memory_sizes import format_size
 from docsaccel.report.markdown import escape_md
@@ -143,6 +143,10 @@ class Comparison:
     #: ``(input's role, why it did not finish)`` of each input of a build that did not
     #: finish (compared with ``--allow-incomplete``): said first, never silently.
     unfinished: list[tuple[str, str]] = field(default_factory=list)
+    #: ``(input's role, examples)``: the examples the other input holds that this
+    #: unfinished input's build stopped before (:data:`~docsaccel.contract.NOT_REACHED`):
+    #: neither new nor removed.
+    not_reached: list[tuple[str, list[Timing]]] = field(default_factory=list)
 
     @property
     def regressions(self) -> list[Delta]:
@@ -201,8 +205,14 @@ def compare_timings(
     relative: float = DEFAULT_RELATIVE,
     absolute_seconds: float = DEFAULT_ABSOLUTE_SECONDS,
     absolute_bytes: int = DEFAULT_ABSOLUTE_BYTES,
+    base_finished: bool = True,
+    head_finished: bool = True,
 ) -> Comparison:
-    """Compare HEAD against BASE with the regression thresholds described above."""
+    """Compare HEAD against BASE with the regression thresholds described above.
+
+    ``base_finished``, ``head_finished``: whether that input's build finished. An example
+    an unfinished build holds no record of was not reached by it: listed as such, never
+    as removed (from HEAD) or new (in HEAD)."""
     _check_threshold("the relative threshold", relative)
     _check_threshold("the absolute threshold", absolute_seconds)
     _check_threshold("the absolute memory threshold", absolute_bytes)
@@ -224,10 +234,21 @@ def compare_timings(
         deltas.append(replace(delta, memory_regressed=grown))
     deltas.sort(key=lambda delta: (-delta.seconds, delta.id))
     base_total, head_total = whole_run_totals(base, head)
+    added = [head_by_id[i] for i in sorted(head_by_id.keys() - base_by_id.keys())]
+    removed = [base_by_id[i] for i in sorted(base_by_id.keys() - head_by_id.keys())]
+    not_reached = [
+        (role, missing)
+        for role, finished, missing in (
+            ("base", base_finished, added),
+            ("head", head_finished, removed),
+        )
+        if missing and not finished
+    ]
     return Comparison(
         deltas=deltas,
-        added=[head_by_id[i] for i in sorted(head_by_id.keys() - base_by_id.keys())],
-        removed=[base_by_id[i] for i in sorted(base_by_id.keys() - head_by_id.keys())],
+        added=added if base_finished else [],
+        removed=removed if head_finished else [],
+        not_reached=not_reached,
         # Whole runs only, and of an example in both inputs only when it is compared: a
         # stopped or reused example's time in one input alone would read as a speed-up.
         base_total=base_total,
@@ -252,8 +273,7 @@ def run_text(timing: Timing) -> str:
         )
         return f"interrupted at {budget} (after {format_measured(timing.seconds)})"
     if timing.status == FAILED:
-        failed = status_text(FAILED, timing.expected_failure, timing.unfinished)
-        return f"{failed} after {format_measured(timing.seconds)}"
+        return timing.ended_text()
     if not timing.measured:  # a reused time is the run's that made the outputs
         return f"{timing.status} ({NOT_MEASURED})"
     return timing.status
@@ -328,4 +348,13 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
             # A stopped, failed or reused example's time is no timing: its status says why.
             lines += ["", f"{title}:"]
             lines += [f"{bullet}{quote(t.id)}: {run_text(t)}" for t in items]
+    for role, items in c.not_reached:
+        # The build stopped before them: what the other input says of them, nothing more.
+        lines += ["", f"{NOT_REACHED.capitalize()} by the {role} build (it did not finish):"]
+        lines += [
+            f"{bullet}{quote(t.id)}: {run_text(t)} -> {NOT_REACHED}"
+            if role == "head"
+            else f"{bullet}{quote(t.id)}: {NOT_REACHED} -> {run_text(t)}"
+            for t in items
+        ]
     return "\n".join(lines).rstrip() + "\n"

@@ -303,7 +303,8 @@ def journal_input(paths: list[Path], source: str) -> LoadedInput:
     kinds = {record["fast"] for record in records.values()}
     if len(kinds) == 1:
         build["fast"] = kinds.pop()
-    timings = [_record_timing(records[key]) for key in sorted(records)]
+    # The build was killed outright: the example it was running has no time at all.
+    timings = [_record_timing(records[key], killed=True) for key in sorted(records)]
     return LoadedInput(source, "docsaccel-journal", timings, build)
 
 
@@ -342,7 +343,9 @@ def report_input(report: dict[str, Any], source: str) -> LoadedInput:
     return LoadedInput(source, "docsaccel-report", timings, dict(report["build"]))
 
 
-def _record_timing(record: dict[str, Any]) -> Timing:
+def _record_timing(record: dict[str, Any], killed: bool = False) -> Timing:
+    """The timing of one record; ``killed``: its build was killed outright (a journal read
+    as its report), so an example it was running was running at the kill."""
     memory_budget = record.get("memory_budget") or {}
     stopped_hard = is_stopped_hard(record)
     # Interrupted, and the build ended before the example's end was recorded.
@@ -369,6 +372,7 @@ def _record_timing(record: dict[str, Any]) -> Timing:
         knobs=record.get("knobs") or {},
         render=record.get("render") or {},
         unfinished=is_unfinished(record) or cut_short,
+        killed=killed and is_unfinished(record),
         stopped_hard=stopped_hard,
         cache=record.get("cache") or {},
         error=record.get("error"),

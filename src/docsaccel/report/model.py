@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from docsaccel.budgets import format_measured
 from docsaccel.contract import (
     BY_CEILING,
     BY_MEMORY,
@@ -37,6 +38,7 @@ from docsaccel.contract import (
     is_over_memory_budget,
     is_timed,
     ran_none,
+    status_text,
 )
 from docsaccel.layout import report_path, started_after
 from docsaccel.memory_sizes import format_size
@@ -89,6 +91,22 @@ class Verdicts:
     cache: dict[str, Any]
     expected_failure: bool
     unfinished: bool
+    killed: bool
+
+    @property
+    def status_label(self) -> str:
+        """Its status as every view writes it (``"failed (expected)"``, ``"stopped"``,
+        ``"was running when the build was killed"``: :func:`docsaccel.contract.status_text`)."""
+        return status_text(self.status, self.expected_failure, self.unfinished, self.killed)
+
+    def ended_text(self) -> str:
+        """How a run whose time says nothing of its speed ended, as every view writes it:
+        ``"stopped after 2.1s"``, ``"failed after 3s"``; one running when its build was
+        killed, ``"was running when the build was killed"`` alone (its record's time is
+        that of its start)."""
+        if self.killed:
+            return self.status_label
+        return f"{self.status_label} after {format_measured(self.seconds)}"
 
     @property
     def build_failure(self) -> bool:
@@ -183,6 +201,9 @@ class Timing(Verdicts):
     #: It was running when the build stopped (:func:`docsaccel.contract.is_unfinished`),
     #: or was interrupted and the build stopped before it had finished.
     unfinished: bool = False
+    #: It was running when its build was killed outright (SIGKILL: the build wrote no
+    #: report and its journal was read): its record's time is that of its start, no time.
+    killed: bool = False
     #: The hard stop ended it, and the build with it
     #: (:func:`docsaccel.contract.is_stopped_hard`).
     stopped_hard: bool = False

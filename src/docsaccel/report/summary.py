@@ -28,12 +28,12 @@ from docsaccel.contract import (
     AUDIT_STATUSES,
     CACHED,
     EXECUTED,
+    KILLED_RUNNING,
     NOT_EXECUTED,
     NOT_RUN,
     STOPPED,
     VERIFIED,
     ran_none,
-    status_text,
     unmeasured_text,
 )
 from docsaccel.memory_sizes import format_size
@@ -78,18 +78,19 @@ class Row(Verdicts):
     expected_failure: bool = False
     #: It was running when the build stopped (see :class:`~docsaccel.report.model.Timing`).
     unfinished: bool = False
-
-    @property
-    def status_label(self) -> str:
-        """Its status as the views write it (``"failed (expected)"``, ``"stopped"``)."""
-        return status_text(self.status, self.expected_failure, self.unfinished)
+    #: It was running when its build was killed outright (see
+    #: :class:`~docsaccel.report.model.Timing`).
+    killed: bool = False
 
     def time_text(self) -> str:
         """Its time as the views write it: ``"41.2s"``; ``"not run"`` for an example the
         build never ran (its record's 0 is no time); ``"2.1s (partial)"`` for one the
-        build stopped while it ran."""
+        build stopped while it ran; ``"–"`` for one running when its build was killed
+        (its record was written as it started: no time at all)."""
         if self.status == NOT_EXECUTED:
             return NOT_RUN
+        if self.killed and not self.timed:
+            return "–"
         text = format_measured(self.seconds)
         return text if self.timed else f"{text} (partial)"
 
@@ -272,14 +273,17 @@ class ReportSummary:
         if self.over:
             return f"{len(self.over)} example(s) over budget."
         if self.incomplete:  # the examples that never ran cannot be called within budget
-            stopped = [quote(row.id) for row in self.rows if row.unfinished]
-            if not stopped:
-                return "No example over budget among those the report holds."
-            return (
-                "No example over budget among those the report holds; "
-                f"{len(stopped)} {STOPPED} when the build ended (a partial time, not judged): "
-                f"{', '.join(stopped)}."
-            )
+            stopped = [quote(row.id) for row in self.rows if row.unfinished and not row.killed]
+            killed = [quote(row.id) for row in self.rows if row.unfinished and row.killed]
+            said = ["No example over budget among those the report holds"]
+            if stopped:
+                said.append(
+                    f"{len(stopped)} {STOPPED} when the build ended (a partial time, not "
+                    f"judged): {', '.join(stopped)}"
+                )
+            if killed:
+                said.append(f"{', '.join(killed)} {KILLED_RUNNING} (no time, not judged)")
+            return "; ".join(said) + "."
         unmeasured = self.unmeasured_count
         if not unmeasured:
             return "All examples within budget."
@@ -478,6 +482,7 @@ def summarize(
                 interrupted_by=t.interrupted_by,
                 expected_failure=t.expected_failure,
                 unfinished=t.unfinished,
+                killed=t.killed,
             )
         )
     rows.sort(key=lambda row: (-row.seconds, row.id))
@@ -489,13 +494,7 @@ def summarize(
         rows=rows,
         build_wall_seconds=float(wall) if isinstance(wall, (int, float)) else None,
         fast=loaded.build.get("fast"),
-        status_counts=dict(
-            sorted(
-                Counter(
-                    status_text(t.status, t.expected_failure, t.unfinished) for t in loaded.timings
-                ).items()
-            )
-        ),
+        status_counts=dict(sorted(Counter(t.status_label for t in loaded.timings).items())),
         baseline_total=totals[0] if totals else None,
         compared_total=totals[1] if totals else None,
         incomplete=loaded.incomplete_text(),

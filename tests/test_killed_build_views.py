@@ -1,0 +1,101 @@
+"""Every view tells a build killed outright (SIGKILL: no report, its journals read as an
+incomplete report) truly: the example running at the kill "was running when the build
+was killed", with no time; the examples it never reached are "not reached", never
+removed. Real Sphinx builds in temporary folders."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.gallery_build import build, child_env, make_project, sphinx_command
+from helpers.processes import kill_children, wait_until_running
+
+from docsaccel import layout
+from docsaccel.contract import KILLED_RUNNING, NOT_REACHED
+
+pytestmark = pytest.mark.slow
+
+ORDERED = 'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "docsaccel.cli", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=child_env(),
+    )
+
+
+@pytest.fixture(scope="module")
+def killed(tmp_path_factory) -> tuple[Path, Path]:
+    """A base build's report, and the output folder of the same project's build killed
+    while plot_wait.py ran (plot_x_after.py never reached)."""
+    tmp_path = tmp_path_factory.mktemp("killed")
+    src = make_project(tmp_path, ["plot_quick.py", "plot_wait.py"], conf=ORDERED)
+    shutil.copy(src / "examples" / "plot_quick.py", src / "examples" / "plot_x_after.py")
+    base = build(src)
+    assert base.returncode == 0, base.output
+    kill_children(src)
+    base_report = tmp_path / "base.json"
+    shutil.copy(base.report_path, base_report)
+    shutil.rmtree(src / "_build")
+    shutil.rmtree(src / "auto_examples")
+    (src / "examples" / "child_pids.txt").unlink()
+    process = subprocess.Popen(
+        sphinx_command(src, src / "_build" / "html"),
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_until_running(src, "plot_wait.py", process)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=120)
+    finally:
+        kill_children(src)
+    outdir = src / "_build" / "html"
+    assert not layout.report_path(outdir).exists()
+    return base_report, outdir
+
+
+def test_compare_lists_the_unreached_as_such_and_the_running_one_without_a_time(killed):
+    base, outdir = killed
+    for head in (outdir, layout.journals(layout.records_dir(outdir))[0]):
+        shown = run_cli("compare", str(base), str(head), "--allow-incomplete")
+
+        assert shown.returncode == 0, shown.stderr
+        assert "Removed examples" not in shown.stdout, shown.stdout
+        assert "stopped after" not in shown.stdout, shown.stdout
+        lines = shown.stdout.splitlines()
+        assert f"  examples/plot_wait.py: 8s -> {KILLED_RUNNING}" in lines, shown.stdout
+        assert "Not reached by the head build (it did not finish):" in lines, shown.stdout
+        assert f"  examples/plot_x_after.py: 0s -> {NOT_REACHED}" in lines, shown.stdout
+
+
+def test_report_and_check_say_the_running_example_has_no_time(killed) -> None:
+    base, outdir = killed
+    for args in (["report", str(outdir)], ["report", "--baseline", str(base), str(outdir)]):
+        shown = run_cli(*args)
+
+        assert shown.returncode == 0, shown.stderr
+        row = next(
+            line for line in shown.stdout.splitlines() if "examples/plot\\_wait.py |" in line
+        )
+        assert f"| {KILLED_RUNNING} | – |" in row, row
+        assert f"examples/plot\\_wait.py {KILLED_RUNNING} (no time, not judged)" in shown.stdout
+        assert "partial time" not in shown.stdout and "1 stopped" not in shown.stdout
+    gate = run_cli("check", "--allow-incomplete", str(outdir))
+    assert gate.returncode == 3, gate.stdout + gate.stderr
+    assert f"1 example {KILLED_RUNNING}: examples/plot_wait.py\n" in gate.stdout, gate.stdout
+    history = str(outdir.parent / "history.jsonl")
+    refused = run_cli("history", "append", "--to", history, str(outdir))
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "did not finish" in refused.stderr, refused.stderr

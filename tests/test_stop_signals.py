@@ -1,0 +1,71 @@
+"""An example that ignores Ctrl-C or sets its own SIGINT or SIGTERM handler leaves the
+build stoppable: the build's handlers go back after it, said in one line, and a later
+Ctrl-C or SIGTERM stops the build with its report written incomplete, as without that
+example. Real Sphinx builds in temporary folders."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from helpers.gallery_build import child_env, make_project, sphinx_command
+from helpers.processes import kill_children, wait_until_running
+
+from docsaccel import layout
+from docsaccel.records import read_records
+from docsaccel.schema import load_report
+
+pytestmark = pytest.mark.slow
+
+ORDERED = 'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
+#: The examples run in joblib's worker processes, the signal sent to the build's.
+PARALLEL = 'sphinx_gallery_conf["parallel"] = 2\n'
+#: Hangs fail here rather than hanging the test session.
+HANG = 120
+
+
+@pytest.mark.parametrize("parallel", ["", PARALLEL], ids=["serial", "parallel"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_example_deaf_to_stops_leaves_the_build_stoppable(tmp_path, signum, parallel):
+    src = make_project(tmp_path, ["plot_h_deaf.py", "plot_wait.py"], conf=ORDERED + parallel)
+    outdir = src / "_build" / "html"
+    process = subprocess.Popen(
+        sphinx_command(src, outdir, quiet=False),
+        env=child_env({"DOCSACCEL_INTERRUPT_GRACE": "1"}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_until_running(src, "plot_wait.py", process)
+        _wait_until_finished(outdir, "examples/plot_h_deaf.py", process)
+        process.send_signal(signum)
+        output = process.communicate(timeout=HANG)[0]
+    finally:
+        process.kill()
+        kill_children(src)
+
+    # Stopped, not left to finish plot_wait.py (whose run would then be "ok").
+    assert process.returncode != 0, output
+    report = load_report(layout.report_path(outdir))
+    assert report["build"]["complete"] is False, report["build"]
+    statuses = {r["name"]: r["status"] for r in report["examples"]}
+    assert statuses == {"plot_h_deaf.py": "ok", "plot_wait.py": "failed"}, statuses
+    said = [line for line in output.splitlines() if "changed the handler" in line]
+    assert said == [
+        "docsaccel: examples/plot_h_deaf.py changed the handler of SIGINT and SIGTERM; "
+        "the build's was put back, so the build can still be stopped"
+    ], output
+
+
+def _wait_until_finished(outdir: Path, example_id: str, process: subprocess.Popen[str]) -> None:
+    """Wait until ``example_id``'s record says it finished (in a parallel build, its
+    worker may still run it while another worker runs the next example)."""
+    records = layout.records_dir(outdir)
+    deadline = time.monotonic() + HANG
+    while not (read_records(records).get(example_id) or {}).get("finished_at"):
+        assert process.poll() is None and time.monotonic() < deadline, f"{example_id} never ended"
+        time.sleep(0.1)
