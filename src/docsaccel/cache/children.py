@@ -9,14 +9,9 @@ forkserver).
 
 The design, in full: the caching guide's *Design* section.
 
-Example (what :class:`~docsaccel.cache.cache_build.CacheRecording` does)::
-
-    children = Children.get()
-    children.begin(example.id, deps_dir, project, "function", example.src_file)
-    ...  # the example runs, starts a pool
-    children.end()
-    followed = children.collect(example.id)   # after its processes were ended
-    merge_seen(seen, followed.seen); followed.problems, followed.not_followed
+:class:`~docsaccel.cache.cache_build.CacheRecording` calls :meth:`Children.begin` before
+an example runs, :meth:`Children.end` after it, and :meth:`Children.collect` once the
+example's processes have ended; what the children saw is merged into the example's own.
 """
 
 from __future__ import annotations

@@ -35,11 +35,8 @@ the rest of the time between the two calls (sphinx-gallery writing the page, res
 docsaccel) is its ``overhead_seconds``. The hook also sends each start and end, and the
 near-budget moment, to the build log's progress (:mod:`.progress`).
 
-Example (what :func:`docsaccel.gallery.setup` does)::
-
-    hook = ExampleHook.for_examples(examples, records_dir=str(records_dir),
-                                    fast=True, on_overrun="fail")
-    sg_compat.install_hook(sphinx_gallery_conf, hook)
+:func:`docsaccel.gallery.setup` makes the hook with :meth:`ExampleHook.for_examples` and
+hands it to sphinx-gallery with :func:`docsaccel.sg_compat.install_hook`.
 """
 
 from __future__ import annotations

@@ -9,12 +9,9 @@ and differ from a clean build's.
 
 The design, in full: the caching guide's *Design* section.
 
-Example (what :func:`.writing.install` does at builder-inited)::
-
-    watch(app, build)          # the checksums of this build's pages
-    ...
-    build.assets               # {"_static/late.css": False, "_static/basic.css": True}
-    unwatch(build)             # at build-finished
+:func:`.writing.install` calls :func:`watch` at ``builder-inited`` and :func:`unwatch` at
+``build-finished``; between them ``build.assets`` maps each linked file to whether its
+pages were written with a checksum.
 """
 
 from __future__ import annotations
