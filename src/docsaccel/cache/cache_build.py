@@ -154,7 +154,7 @@ class CacheRecording:
 
     def watch_prelude(self) -> None:
         """Until the first example: what project modules the build imports read."""
-        Recorder.get().count_readers(self.project.owns_module)
+        Recorder.get().carried.count_readers(self.project.owns_module)
         Recorder.get().watch_prelude(self.project.roots, self.project.excluded)
 
     def end_prelude(self) -> None:

@@ -66,7 +66,7 @@ def refuse_writes(event, args):
 
 listen({"open"}, refuse_writes)  # for the life of the child
 recorder = Recorder.get()
-recorder.count_readers(project.owns_module)
+recorder.carried.count_readers(project.owns_module)
 recorder.watch_prelude(project.roots, project.excluded)
 failed = []
 conf_failed = None
@@ -203,7 +203,7 @@ def carry_early_reads(project: Project, confdir: str, tags: Iterable[str] = ()) 
         project, modules, confdir, conf if os.path.isfile(conf) else None, tags
     )
     unknown = [] if why is None else [_file_of(name) for name in modules]
-    Recorder.get().carry_reads(reads, [f for f in unknown if f], listings, absent)
+    Recorder.get().carried.carry(reads, [f for f in unknown if f], listings, absent)
     if why is not None:
         why = (
             "what the project's modules read when conf.py (or an extension before"

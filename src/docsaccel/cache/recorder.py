@@ -17,13 +17,13 @@ import os
 import pathlib
 import shutil
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
+from docsaccel.cache.carried_reads import CarriedReads
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
 from docsaccel.cache.loaded import ModulesMemo
@@ -222,16 +222,10 @@ class Recorder:
         self._loaded = 0
         #: Imports in progress: what loaded is looked at once the outermost is done.
         self._depth = 0
-        # Process-wide, across examples (see Seen.carried_reads and carried_state).
-        self._read_by: dict[str, set[str]] = {}
-        self._listed_by: dict[str, dict[str, tuple[str, ...]]] = {}
-        self._absent_by: dict[str, set[str]] = {}
+        #: What the project's modules' code read, process-wide, across recordings.
+        self.carried = CarriedReads()
         #: ``(name, importer's file)`` of the imports not found noted in this recording.
         self._absent_noted: set[tuple[str, Any]] = set()
-        #: Which code outside the roots carries what it reads (``(file, module name)``),
-        #: as :meth:`count_readers` set it.
-        self._owns: Callable[[str, str], bool] | None = None
-        self._unknown_reads: frozenset[str] = frozenset()
         #: ``(roots, excluded)`` while :meth:`watch_between` watches between recordings.
         self._between: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._between_pid = 0
@@ -244,8 +238,6 @@ class Recorder:
         #: ``{a module's __file__: its normalised path}``.
         self._normal: dict[str, str] = {}
         self._project_memo: ModulesMemo[list[tuple[str, Any]]] = ModulesMemo()
-        #: The threads asking whether a module is the project's (:meth:`_owned`).
-        self._asking: set[int] = set()
 
     @classmethod
     def get(cls) -> Recorder:
@@ -334,51 +326,6 @@ class Recorder:
         if not self.active:
             self.watch_prelude(*self._between)
 
-    def count_readers(self, owns: Callable[[str, str], bool]) -> None:
-        """Code outside the roots that ``owns(file, module name)`` counts carries what it
-        reads too (a module beside the roots in no distribution, whose body reads a data
-        file under them: :meth:`.deps.Project.owns_module`). Process-wide, as
-        :attr:`Seen.carried_reads` is; the roots alone decide until it is called."""
-        self._owns = owns
-
-    def carried_reads(self) -> dict[str, frozenset[str]]:
-        """``{module file: files its code read}`` so far in this process (what
-        :attr:`Seen.carried_reads` will say)."""
-        return {module: frozenset(read) for module, read in self._read_by.items()}
-
-    def carried_listings(self) -> dict[str, dict[str, tuple[str, ...]]]:
-        """``{module file: {folder: names}}`` its code listed so far in this process (what
-        :attr:`Seen.carried_listings` will say)."""
-        return {module: dict(listed) for module, listed in self._listed_by.items()}
-
-    def carried_absent(self) -> dict[str, frozenset[str]]:
-        """``{module file: modules its code did not find}`` so far in this process (what
-        :attr:`Seen.carried_absent` will say)."""
-        return {module: frozenset(names) for module, names in self._absent_by.items()}
-
-    def carry_reads(
-        self,
-        reads: dict[str, Iterable[str]],
-        unknown: Iterable[str] = (),
-        listings: Mapping[str, Mapping[str, Iterable[str]]] | None = None,
-        absent: Mapping[str, Iterable[str]] | None = None,
-    ) -> None:
-        """Carry ``{module file: files its code read}`` and ``{module file: {folder:
-        names}}`` of the folders it listed as if this process had seen them, and the
-        module files whose reads are unknown (the modules imported before it watched:
-        :mod:`.early`), and ``{module file: modules its code did not find}``."""
-        for module, files in reads.items():
-            self._read_by.setdefault(os.path.normpath(module), set()).update(
-                os.path.normpath(f) for f in files
-            )
-        for module, listed in (listings or {}).items():
-            mine = self._listed_by.setdefault(os.path.normpath(module), {})
-            for folder, names in listed.items():
-                mine.setdefault(os.path.normpath(folder), tuple(sorted(names)))
-        self._unknown_reads |= {os.path.normpath(m) for m in unknown}
-        for module, names in (absent or {}).items():
-            self._absent_by.setdefault(os.path.normpath(module), set()).update(names)
-
     def end_between(self) -> None:
         self._between = None
         self.end_prelude()
@@ -462,10 +409,11 @@ class Recorder:
 
     def _used(self, seen: Seen, written: set[str]) -> Seen:
         """``seen``, made what the example used, given the files it wrote."""
-        seen.carried_reads = self.carried_reads()
-        seen.carried_listings = self.carried_listings()
-        seen.carried_absent = self.carried_absent()
-        seen.unknown_reads = self._unknown_reads
+        carried = self.carried
+        seen.carried_reads = carried.reads()
+        seen.carried_listings = carried.listings()
+        seen.carried_absent = carried.absent()
+        seen.unknown_reads = carried.unknown
         # A file the example wrote is its output, not an input, even if it read it back
         # (one it read before writing it is in read_first); so is one modified since it
         # started (written by a child process: ffmpeg).
@@ -492,10 +440,7 @@ class Recorder:
         seen = self._seen
         noted = (seen.files, seen.modules, seen.listings, seen.read_first, self._written)
         noted += (seen.absent,)
-        read_by = sum(len(files) for files in self._read_by.values())
-        read_by += sum(len(folders) for folders in self._listed_by.values())
-        read_by += sum(len(names) for names in self._absent_by.values())
-        return (*map(len, noted), int(self._spawned), read_by)
+        return (*map(len, noted), int(self._spawned), self.carried.count())
 
     def _project_modules(self) -> list[tuple[str, Any]]:
         """``(file, module)`` of the loaded modules whose functions are watched."""
@@ -606,7 +551,7 @@ class Recorder:
         if event == "object.__setattr__":
             assigned(args)  # also between examples: snapshots outlive them
             return
-        if not self.active or (self._asking and threading.get_ident() in self._asking):
+        if not self.active or self.carried.asking():
             return
         if event == "open":
             path, mode, flags = args
@@ -627,7 +572,7 @@ class Recorder:
                 self._seen.files.add(path)
                 reader = self._reading_module(sys._getframe(_EVENT_FRAME))
                 if reader is not None:
-                    self._read_by.setdefault(reader, set()).add(path)
+                    self.carried.note_read(reader, path)
         elif event == "import":
             if args[0] not in _BUILT_IN:
                 self._seen.modules.add(args[0])
@@ -652,7 +597,7 @@ class Recorder:
     def _reading_module(self, frame: FrameType | None) -> str | None:
         """The project file whose code opened a file (the nearest on the stack), unless the
         import system did (reading a module's source)."""
-        owns = self._owns
+        carried = self.carried
         while frame is not None:
             name = frame.f_code.co_filename
             if name.startswith("<frozen importlib."):
@@ -668,26 +613,12 @@ class Recorder:
             if name.endswith(".py"):
                 if self.wants(name):
                     return name
-                if owns is not None and not is_machinery(name):
+                if carried.counting and not is_machinery(name):
                     module = frame.f_globals.get("__name__")
-                    if isinstance(module, str) and self._owned(os.path.normpath(name), module):
+                    if isinstance(module, str) and carried.owned(os.path.normpath(name), module):
                         return os.path.normpath(name)
             frame = frame.f_back
         return None
-
-    def _owned(self, path: str, module: str) -> bool:
-        """Whether the module ``module`` at ``path`` is the project's (:meth:`count_readers`),
-        its answer's own file reads unseen: the answer reads installed metadata, which may
-        be under the roots (``pkg.egg-info`` beside ``pkg``); seen, each read would ask the
-        same question again, until a RecursionError."""
-        owns, thread = self._owns, threading.get_ident()
-        if owns is None or thread in self._asking:
-            return False
-        self._asking.add(thread)
-        try:
-            return owns(path, module)
-        finally:
-            self._asking.discard(thread)
 
     def _note_read_first(self, path: str) -> None:
         """The digest of a file the example read and now opens for writing: the event comes
@@ -722,7 +653,7 @@ class Recorder:
             return  # the listing above, raising its event again
         reader = self._reading_module(frame)
         if reader is not None:
-            self._listed_by.setdefault(reader, {}).setdefault(folder, names)
+            self.carried.note_listing(reader, folder, names)
 
     def _wrap_import(self, replaced: Patch) -> Any:
         def recorded_import(
@@ -821,14 +752,14 @@ class Recorder:
         if not isinstance(importer, str):
             return
         path = os.path.normpath(os.path.abspath(importer))
-        owns, module = self._owns, globals.get("__name__")
+        carried, module = self.carried, globals.get("__name__")
         if self.wants(path) or (
-            owns is not None
+            carried.counting
             and isinstance(module, str)
             and not is_machinery(path)
-            and self._owned(path, module)
+            and carried.owned(path, module)
         ):
-            self._absent_by.setdefault(path, set()).add(name)
+            carried.note_absent(path, name)
 
     def _note_absent_submodules(self, module: Any, fromlist: Any, globals: Any) -> None:
         """``from package import name`` where the package has no ``name``: the import

@@ -63,7 +63,7 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     # it. Until the reading starts (:func:`.outdated.on_before_read_docs`).
     from docsaccel.cache.recorder import Recorder
 
-    Recorder.get().count_readers(build.project.owns_module)
+    Recorder.get().carried.count_readers(build.project.owns_module)
     Recorder.get().watch_between(build.project.roots, build.project.excluded)
     warnings.install(app)
     if "sphinx.ext.autodoc" in app.extensions:

@@ -105,7 +105,7 @@ def _files_digest(path: str, package: bool) -> str:
         if package
         else [path]
     )
-    carried = Recorder.get().carried_reads()
+    carried = Recorder.get().carried.reads()
     read = sorted({r for name in files for r in carried.get(os.path.normpath(name), ())})
     digests = []
     for name in files + read:
