@@ -11,7 +11,7 @@ import typing
 
 import pytest
 
-from docsaccel.cache.module_state import changed, compare, snapshot
+from docsaccel.cache.module_state import LeftState, changed, compare, snapshot
 
 LIB = '''
 import functools
@@ -192,4 +192,35 @@ def test_a_private_attribute_rebound_names_its_holder(lib) -> None:
     lib.Shape._pattern = re.compile("a")
     assert _filled(lib, lambda: setattr(lib.Shape, "_pattern", re.compile("b"))) == {
         "Shape": {"_pattern"}
+    }
+
+
+def test_left_state_is_reported_by_the_examples_that_left_it() -> None:
+    left = LeftState()
+    assert (left.left(), left.fills()) == ({}, {})
+    ran_a = frozenset({("/p/mylib/stats.py", "set_offset")})
+    left.note("a.py", {("/p/mylib/stats.py", "_OFFSET")}, {}, ran_a)
+    reported = left.left()  # what the next example's recording says, before it adds its own
+    ran_b = frozenset({("/p/mylib/stats.py", "mean")})
+    memo = {("/p/mylib/stats.py", "_MEMO"): frozenset({"_MEMO", "_MEMO[k]"})}
+    left.note("b.py", {("/p/mylib/stats.py", "_OFFSET")}, memo, ran_b)
+    assert reported == {("/p/mylib/stats.py", "_OFFSET"): frozenset({"a.py"})}
+    assert left.left() == {("/p/mylib/stats.py", "_OFFSET"): frozenset({"a.py", "b.py"})}
+    assert left.fills() == {
+        ("/p/mylib/stats.py", "_MEMO", "_MEMO"): {"b.py": ran_b},
+        ("/p/mylib/stats.py", "_MEMO", "_MEMO[k]"): {"b.py": ran_b},
+    }
+
+
+def test_a_cache_filled_again_keeps_the_code_of_each_example() -> None:
+    left = LeftState()
+    key = ("/p/mylib/stats.py", "_MEMO")
+    left.note("a.py", (), {key: frozenset({"_MEMO"})}, frozenset({("/p/f.py", "f")}))
+    left.note("b.py", (), {key: frozenset({"_MEMO"})}, frozenset({("/p/g.py", "g")}))
+    left.fills()[(*key, "_MEMO")].clear()  # a copy
+    assert left.fills() == {
+        (*key, "_MEMO"): {
+            "a.py": frozenset({("/p/f.py", "f")}),
+            "b.py": frozenset({("/p/g.py", "g")}),
+        }
     }

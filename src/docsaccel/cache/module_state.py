@@ -28,6 +28,7 @@ from docsaccel.cache.loaded import address
 
 __all__ = [
     "Fills",
+    "LeftState",
     "Snapshot",
     "assigned",
     "changed",
@@ -575,3 +576,41 @@ def changed(before: Snapshot, after: Snapshot) -> set[tuple[str, str]]:
     """The globals that differ between two snapshots but for caches filled lazily: the
     state an example left (see :func:`compare`)."""
     return compare(before, after)[0]
+
+
+class LeftState:
+    """What the examples that ran in this process left in the project's modules, by
+    label: the globals each changed, and the caches each filled lazily with the code it
+    ran. Process-wide, as those modules are: each recording reports what the examples
+    before it left (:attr:`.recorder.Seen.carried_state`, ``carried_fills``), then adds
+    its own."""
+
+    def __init__(self) -> None:
+        self._left_by: dict[tuple[str, str], set[str]] = {}
+        self._filled_by: dict[tuple[str, str, str], dict[str, frozenset[tuple[str, str]]]] = {}
+
+    def left(self) -> dict[tuple[str, str], frozenset[str]]:
+        """``{(module file, global name): labels}`` of the globals examples changed so far
+        (a copy)."""
+        return {key: frozenset(by) for key, by in self._left_by.items()}
+
+    def fills(self) -> dict[tuple[str, str, str], dict[str, frozenset[tuple[str, str]]]]:
+        """``{(module file, global name, name holding it): {label: code}}`` of the caches
+        examples filled so far (a copy)."""
+        return {key: dict(by) for key, by in self._filled_by.items()}
+
+    def note(
+        self,
+        label: str,
+        left: Iterable[tuple[str, str]],
+        filled: Fills,
+        ran: frozenset[tuple[str, str]],
+    ) -> None:
+        """The example ``label`` changed the globals ``left`` and filled ``filled`` (what
+        :func:`compare` found), having run the code ``ran``: the fill is what that code
+        made."""
+        for key in left:
+            self._left_by.setdefault(key, set()).add(label)
+        for (path, name), holders in filled.items():
+            for holder in holders:
+                self._filled_by.setdefault((path, name, holder), {})[label] = ran

@@ -27,7 +27,14 @@ from docsaccel.cache.carried_reads import CarriedReads
 from docsaccel.cache.fingerprint import sha256_of
 from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
 from docsaccel.cache.loaded import ModulesMemo
-from docsaccel.cache.module_state import Snapshot, assigned, compare, snapshot, watch_assignments
+from docsaccel.cache.module_state import (
+    LeftState,
+    Snapshot,
+    assigned,
+    compare,
+    snapshot,
+    watch_assignments,
+)
 from docsaccel.contract import fork_safe_lock, opens_for_writing, opens_keeping_content
 from docsaccel.intercept import Patch, listen, patch
 
@@ -229,9 +236,8 @@ class Recorder:
         #: ``(roots, excluded)`` while :meth:`watch_between` watches between recordings.
         self._between: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._between_pid = 0
-        self._left_by: dict[tuple[str, str], set[str]] = {}
-        #: What :attr:`Seen.carried_fills` says, process-wide.
-        self._filled_by: dict[tuple[str, str, str], dict[str, frozenset[tuple[str, str]]]] = {}
+        #: What the examples left in the project's modules, process-wide.
+        self._left = LeftState()
         self._label = ""
         self._baseline: Snapshot = {}
         self._last: Snapshot = {}
@@ -351,17 +357,12 @@ class Recorder:
             }
         if self._state is not None:
             self._note_loaded()
-            seen.carried_state = {key: frozenset(by) for key, by in self._left_by.items()}
-            seen.carried_fills = {key: dict(by) for key, by in self._filled_by.items()}
+            seen.carried_state = self._left.left()
+            seen.carried_fills = self._left.fills()
             self._last = snapshot(self._project_modules())
             seen.left_state, filled = compare(self._baseline, self._last)
             self._baseline = {}
-            for key in seen.left_state:
-                self._left_by.setdefault(key, set()).add(self._label)
-            ran = frozenset(seen.code)
-            for (path, name), holders in filled.items():
-                for holder in holders:
-                    self._filled_by.setdefault((path, name, holder), {})[self._label] = ran
+            self._left.note(self._label, seen.left_state, filled, frozenset(seen.code))
         if self._instrumenter is not None:
             self._instrumenter.after_import = None
             self._instrumenter = None
