@@ -155,10 +155,10 @@ class CacheRecording:
     def watch_prelude(self) -> None:
         """Until the first example: what project modules the build imports read."""
         Recorder.get().carried.count_readers(self.project.owns_module)
-        Recorder.get().watch_prelude(self.project.roots, self.project.excluded)
+        Recorder.get().phases.watch_prelude(self.project.roots, self.project.excluded)
 
     def end_prelude(self) -> None:
-        Recorder.get().end_prelude()
+        Recorder.get().phases.end_prelude()
 
     def save(self, example: Example, seen: Seen) -> None:
         """Write the dependencies of the run that saw ``seen``, with what its child

@@ -67,7 +67,7 @@ def refuse_writes(event, args):
 listen({"open"}, refuse_writes)  # for the life of the child
 recorder = Recorder.get()
 recorder.carried.count_readers(project.owns_module)
-recorder.watch_prelude(project.roots, project.excluded)
+recorder.phases.watch_prelude(project.roots, project.excluded)
 failed = []
 conf_failed = None
 if spec["conf"]:

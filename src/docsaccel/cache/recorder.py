@@ -35,14 +35,13 @@ from docsaccel.cache.module_state import (
     snapshot,
     watch_assignments,
 )
+from docsaccel.cache.phases import PRELUDE, PhaseWatch
 from docsaccel.contract import fork_safe_lock, opens_for_writing, opens_keeping_content
 from docsaccel.intercept import Patch, listen, patch
 
+# PRELUDE is phases' (re-exported where it was first defined).
 __all__ = ["NOT_PROJECT", "PRELUDE", "Recorder", "RootChanges", "Seen", "own_names"]
 
-
-#: The label of the recording before the first example (:meth:`Recorder.watch_prelude`).
-PRELUDE = "(before the examples)"
 #: Folder names under the roots that hold no file of the project's own.
 NOT_PROJECT = ("site-packages", "dist-packages", ".venv", "venv", ".nox", ".tox", ".git")
 # A child process (ffmpeg behind a video writer, a joblib worker) writes files no audit
@@ -233,9 +232,8 @@ class Recorder:
         self.carried = CarriedReads()
         #: ``(name, importer's file)`` of the imports not found noted in this recording.
         self._absent_noted: set[tuple[str, Any]] = set()
-        #: ``(roots, excluded)`` while :meth:`watch_between` watches between recordings.
-        self._between: tuple[tuple[str, ...], tuple[str, ...]] | None = None
-        self._between_pid = 0
+        #: When it records outside the examples (before them, between them).
+        self.phases = PhaseWatch(self)
         #: What the examples left in the project's modules, process-wide.
         self._left = LeftState()
         self._label = ""
@@ -308,33 +306,11 @@ class Recorder:
             self._instrumenter.begin()
         self.active = True
 
-    def watch_prelude(self, roots: Iterable[str], excluded: Iterable[str] = ()) -> None:
-        """Record what the project's modules read while the build imports them before the
-        first example (autosummary's generation, another extension's handler). A module
-        body runs once per process: an example that uses such a module later depends on
-        what its body read (:attr:`Seen.carried_reads`). The first example's :meth:`start`
-        ends it, or :meth:`end_prelude`."""
-        self.start(roots, excluded, label=PRELUDE)
-
-    def end_prelude(self) -> None:
-        """End the recording :meth:`watch_prelude` started, unless an example's took over
-        (or :meth:`watch_between` keeps it going)."""
-        if self.active and self._label == PRELUDE:
-            self.stop()
-
-    def watch_between(self, roots: Iterable[str], excluded: Iterable[str] = ()) -> None:
-        """Until :meth:`end_between`, watch as the prelude does whenever no other recording
-        runs: what the project's modules read while the build imports them between
-        examples or after them (autosummary's generation after the gallery's) is carried
-        too, for the documents read later (the Sphinx state)."""
-        self._between = (tuple(roots), tuple(excluded))
-        self._between_pid = os.getpid()  # not in a child forked meanwhile (a pool worker)
-        if not self.active:
-            self.watch_prelude(*self._between)
-
-    def end_between(self) -> None:
-        self._between = None
-        self.end_prelude()
+    @property
+    def label(self) -> str:
+        """The label of the recording that runs (or ran last): an example's id, or
+        :data:`.phases.PRELUDE`."""
+        return self._label
 
     def stop(self) -> Seen:
         """Stop recording; return what the example used."""
@@ -368,8 +344,7 @@ class Recorder:
             self._instrumenter = None
         self._state = None
         used = self._used(seen, written)
-        if self._between is not None and self._between_pid == os.getpid():
-            self.watch_prelude(*self._between)
+        self.phases.stopped()
         return used
 
     def peek(self) -> Seen:

@@ -64,7 +64,7 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     from docsaccel.cache.recorder import Recorder
 
     Recorder.get().carried.count_readers(build.project.owns_module)
-    Recorder.get().watch_between(build.project.roots, build.project.excluded)
+    Recorder.get().phases.watch_between(build.project.roots, build.project.excluded)
     warnings.install(app)
     if "sphinx.ext.autodoc" in app.extensions:
         # Late: the object as the other handlers leave it.

@@ -101,7 +101,7 @@ def on_before_read_docs(app: Sphinx, env: BuildEnvironment, docnames: list[str])
     build = current(app)
     if build is None:
         return
-    Recorder.get().end_between()  # each document's read records its own from here
+    Recorder.get().phases.end_between()  # each document's read records its own from here
     build.read_started_ns = time.time_ns()
     # Before they are purged: what these documents offered the pages that stay.
     build.exports_before.update(exports.offers(env, set(docnames) & set(env.all_docs)))
