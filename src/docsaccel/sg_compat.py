@@ -89,6 +89,7 @@ __all__ = [
     "BACKREFERENCES_FROM_SKIPPED",
     "BROKEN_SPHINX_GALLERY",
     "CHECKED_SPHINX_GALLERY",
+    "ROOT_PAGES",
     "RUN_MARKER_SUFFIX",
     "abort_in_one_line",
     "cached_seconds",
@@ -259,6 +260,12 @@ def with_defaults(gallery_conf: dict[str, Any]) -> dict[str, Any]:
     the examples exactly as the build will.
     """
     return _fill_gallery_conf_defaults(dict(gallery_conf), app=None, check_keys=False)
+
+
+#: The pages sphinx-gallery writes at the source folder's root, beside every page of its
+#: gallery folders: the execution times of all galleries (``write_computation_times``)
+#: and the API usage page (``show_api_usage``).
+ROOT_PAGES = ("sg_execution_times", "sg_api_usage")
 
 
 def gallery_dirs(gallery_conf: dict[str, Any]) -> list[tuple[str, str]]:

@@ -102,6 +102,7 @@ from docsaccel.contract import (
 from docsaccel.contract import OVERRUNS as _OVERRUNS
 from docsaccel.contract import REUSABLE as _REUSABLE
 from docsaccel.examples import Example, Planner
+from docsaccel.fast import knob_problems
 from docsaccel.gallery import process_end
 from docsaccel.gallery.hook import ExampleHook
 from docsaccel.gallery.interrupt import cancel_all
@@ -687,6 +688,18 @@ def _on_gallery_executed(app: Sphinx) -> None:
     _log_overruns(report, build.settings.on_overrun)
     logger.info(f"docsaccel: report written to {build.report_path}")
     app.emit(REPORT_READY_EVENT, report)
+    _warn_knob_problems(report)
+
+
+def _warn_knob_problems(report: dict[str, Any]) -> None:
+    """Warn of each knob an example picked that is likely a mistake, in one line naming
+    the example (:func:`docsaccel.fast.knob_problems`): from the records, so an example
+    restored unchanged warns again, and a ``-W`` build never passes once it failed."""
+    for record in report["examples"]:
+        for problem in knob_problems(record.get("knobs") or {}):
+            logger.warning(
+                f"docsaccel: {record['id']}: {problem}", type="docsaccel", subtype="knobs"
+            )
 
 
 def _made_by(build: GalleryBuild, example: Example) -> dict[str, Any] | None:
