@@ -125,11 +125,11 @@ from docsaccel.records import (
 )
 from docsaccel.schema import MEASURED_FIELDS, peak_bytes
 from docsaccel.settings import (
+    ClearOf,
     SettingError,
     Settings,
+    cache_collision,
     env_name,
-    given_as,
-    holds_sources,
     read_settings,
     resolve,
     unknown_settings,
@@ -320,15 +320,40 @@ def _warn_unread_ci(table: BudgetTable) -> None:
         )
 
 
-def _check_cache_beside_sources(settings: Settings, srcdir: Path) -> None:
-    """Refuse a cache folder that is the source folder or holds it, as the settings refuse
-    one that is the conf folder or holds it: the source folder differs from the conf
-    folder when ``sphinx-build -c`` names another."""
+def _check_cache_place(app: Sphinx, config: Any, settings: Settings) -> None:
+    """Refuse, before any example runs, a cache folder that is not a folder of its own:
+    one that is, holds or is inside a folder this build reads or writes (the settings
+    check the conf folder alone; the rest is known here). One line names the setting as
+    given, its value and the folder it collides with."""
     if settings.cache is None:
         return
-    problem = holds_sources(settings.cache, srcdir.resolve(), "the Sphinx source folder")
+    problem = cache_collision(settings.cache, _folders_beside_cache(app, config))
     if problem is not None:
-        raise config_error(f"{given_as('cache')}={str(settings.cache)!r}: {problem}")
+        where, value = resolve("cache", config, os.environ)
+        raise config_error(f"{where}={str(value)!r}: {problem}")
+
+
+def _folders_beside_cache(app: Sphinx, config: Any) -> list[ClearOf]:
+    """The folders the cache folder must stay clear of: the source folder (a cache
+    strictly inside it is left out of the documents instead; it differs from the conf
+    folder when ``sphinx-build -c`` names another), every examples and gallery folder of
+    ``sphinx_gallery_conf`` (its defaults when ``conf.py`` leaves them out), the output
+    folder and the doctree folder."""
+    srcdir = Path(app.srcdir).resolve()
+    folders = [ClearOf(srcdir, "the Sphinx source folder", inside_allowed=True)]
+    gallery_conf = getattr(config, "sphinx_gallery_conf", None) or {}
+    try:
+        pairs = sg_compat.gallery_dirs(gallery_conf)
+    except TypeError:
+        pairs = []  # not folder names: sphinx-gallery refuses them, naming the key
+    for examples, gallery in pairs:
+        what = "an examples folder of sphinx_gallery_conf (examples_dirs)"
+        folders.append(ClearOf((srcdir / examples).resolve(), what))
+        what = "a gallery folder of sphinx_gallery_conf (gallery_dirs)"
+        folders.append(ClearOf((srcdir / gallery).resolve(), what))
+    folders.append(ClearOf(Path(app.outdir).resolve(), "the build's output folder"))
+    folders.append(ClearOf(Path(app.doctreedir).resolve(), "the build's doctree folder"))
+    return folders
 
 
 def _writable_cache(settings: Settings) -> tuple[Settings, Path | None]:
@@ -366,7 +391,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[Gal
         settings = read_settings(config, app.confdir)
     except SettingError as exc:
         raise config_error(str(exc)) from None
-    _check_cache_beside_sources(settings, Path(app.srcdir))
+    _check_cache_place(app, config, settings)
     settings, read_only_cache = _writable_cache(settings)
     # Memory budgets above what the machine has are mistakes, found before any example runs.
     table = BudgetTable(memory_at_most=machine_bytes())
