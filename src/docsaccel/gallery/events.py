@@ -845,6 +845,10 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     # build then ends, failing, with no handler of docsaccel's run again.
     build.verdict_pending = VERDICT_PENDING if exception is None else None
     report = build.write_report(complete=exception is None)
+    if exception is None:
+        # What the build left in its folders (sphinx-gallery's files) is now the last
+        # finished build's: the gates read them again.
+        layout.note_build_ended(app.outdir, app.srcdir)
     if exception is not None:
         # This build's own page gets the final verdict last (:func:`_final_verdict`).
         _show_unfinished(build, report, but_own=True)

@@ -89,6 +89,7 @@ from docsaccel.contract import (
     read_text,
 )
 from docsaccel.report.model import (
+    SG_JUNIT,
     SG_RST_BULLETS,
     SG_RST_GRID,
     SG_RST_LIST_TABLE,
@@ -138,7 +139,7 @@ def detect_format(text: str, path: str | Path) -> str:
     if re.match(r"<(!doctype\s+html|html)\b", head, re.IGNORECASE):
         raise InputError(_html_message(path))
     if head.startswith("<"):
-        return "sg-junit"
+        return SG_JUNIT
     if ".. list-table::" in text:
         return SG_RST_LIST_TABLE
     if re.search(r"^\+-+\+", text, re.MULTILINE):
@@ -410,7 +411,7 @@ def _parse_junit(text: str, path: Path) -> LoadedInput:
                 status=FAILED if failed else OK,
             )
         )
-    return LoadedInput(str(path), "sg-junit", timings)
+    return LoadedInput(str(path), SG_JUNIT, timings)
 
 
 _RST_ROWS = {
@@ -432,7 +433,7 @@ def load_input(path: str | Path) -> LoadedInput:
         loaded = _parse_report(text, path)
     elif kind == "docsaccel-journal":
         loaded = journal_input([path], str(path))
-    elif kind == "sg-junit":
+    elif kind == SG_JUNIT:
         loaded = _parse_junit(text, path)
     else:
         loaded = LoadedInput(str(path), kind, _sg_timings(_RST_ROWS[kind](text, path), path))
