@@ -272,7 +272,9 @@ def test_invalid_report_is_rejected_with_its_file(tmp_path) -> None:
     path = tmp_path / "report.json"
     bad = record("t/a.py", 3.0, status="done")
     path.write_text(
-        json.dumps({"schema": REPORT_SCHEMA, "version": 1, "build": {}, "examples": [bad]}),
+        json.dumps(
+            {"schema": REPORT_SCHEMA, "version": 1, "build": {"complete": True}, "examples": [bad]}
+        ),
         encoding="utf-8",
     )
     with pytest.raises(InputError, match=r"report.json: examples\[0\].status is 'done'"):
