@@ -8,8 +8,8 @@ Exit codes: 0 fine; 1 an example over budget (``check``) or a regression with
 ``--fail-on-regression`` (``compare``); 2 an input that cannot be read or understood, a
 missing extra, an output that would replace an input or a file that is not that view as
 docsaccel wrote it (a budget file, a page, a README), a build
-``history append`` refuses (unfinished, already recorded, a target that is not a
-history), or (``check``, ``compare``) the report of a build that did not finish, unless
+``history append`` refuses (unfinished, failed, already recorded, a target that is not
+a history), or (``check``, ``compare``) the report of a build that did not finish, unless
 ``allow_incomplete``: a gate never passes, nor fails as "over budget", on a partial
 build; a build that ran none of its examples whatever ``allow_incomplete``; a report whose
 ``conf.py`` changed since its build, or beside a later build's note that it started
