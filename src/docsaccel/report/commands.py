@@ -62,7 +62,7 @@ from docsaccel.report.html import is_html_report, render_html
 from docsaccel.report.inputs import load_input
 from docsaccel.report.markdown import is_markdown_report, render_markdown
 from docsaccel.report.model import LoadedInput, unique_timings
-from docsaccel.report.summary import summarize
+from docsaccel.report.summary import SUMMARY_SCHEMA, summarize
 from docsaccel.report.trend import build_trends
 
 __all__ = ["REPORT_FORMATS", "run_check", "run_compare", "run_history_append", "run_report"]
@@ -136,7 +136,7 @@ def run_report(
 
 
 #: The ``schema`` of each view's own file (``None``: the view is not JSON).
-_VIEW_SCHEMAS = {"md": None, "html": None, "json": "docsaccel.report-summary", "svg": None}
+_VIEW_SCHEMAS = {"md": None, "html": None, "json": SUMMARY_SCHEMA, "svg": None}
 #: How each non-JSON view's own file is recognised from its head and its tail ("svg": the
 #: chart ``python -m docsaccel.report.chart`` draws).
 _VIEW_RECOGNISERS: dict[str, Callable[[str, str], bool]] = {
