@@ -119,7 +119,8 @@ _GATE_OPTIONS: dict[str, dict[str, Any]] = {
     "--source-dir": {
         "metavar": "DIR",
         "help": "with --format github: the Sphinx source folder from the repository root "
-        "(default: the one the report recorded, relative to the working directory)",
+        "(default: the one the report recorded, relative to the working directory); "
+        "checked with any format: exit 2 when it does not hold the examples",
     },
 }
 

@@ -255,6 +255,7 @@ def _check(
         )
     table = load_budgets(budgets) if budgets else None
     loaded = [_gate_input(path, allow_incomplete) for path in inputs]
+    folders = _source_dirs(loaded, source_dir, fmt)
     timings = unique_timings(loaded)
     checked = apply_budgets(timings, flat_seconds=flat, table=table)
     result = check_timings(checked)
@@ -270,8 +271,6 @@ def _check(
     if fmt == "github":
         from docsaccel.report.github import annotation, check_annotations
 
-        # One folder per input, checked once: it must hold that input's examples.
-        folders = [(one, _source_dir(one, source_dir)) for one in loaded]
         prefixes = {t.id: prefix for one, prefix in folders for t in one.timings}
         notes = "".join(annotation("warning", m, title="Unused budget rule") + "\n" for m in unused)
         notes += "".join(
@@ -345,18 +344,27 @@ def _compare(
         comparison, head_failed=head_input.failures(), unfinished=unfinished
     )
     code = 1 if fail and comparison.regressions else 0
+    folders = _source_dirs([head_input], source_dir, fmt)
     if fmt == "github":
         from docsaccel.report.github import comparison_annotations
 
-        prefix = _source_dir(head_input, source_dir)
+        prefix = folders[0][1]
         return comparison_annotations(comparison, prefix, fail), code
     return format_comparison(comparison, markdown=fmt == "md"), code
 
 
-def _source_dir(loaded: LoadedInput, source_dir: str | None) -> str:
+def _source_dirs(
+    loaded: Sequence[LoadedInput], source_dir: str | None, fmt: str
+) -> list[tuple[LoadedInput, str]]:
+    """Each input with the Sphinx source folder of its examples, from the repository root,
+    for the annotations of ``--format github``. A given ``--source-dir`` is checked
+    whatever the format (it must be a folder holding each input's examples): a mistyped
+    one is refused, never left unread. Without it and annotations, none is needed."""
+    if source_dir is None and fmt != "github":
+        return []
     from docsaccel.report.github import source_prefix
 
-    return source_prefix(loaded, source_dir)
+    return [(one, source_prefix(one, source_dir)) for one in loaded]
 
 
 def run_compare(
