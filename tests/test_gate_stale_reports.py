@@ -277,3 +277,29 @@ def test_sphinx_gallery_files_a_stopped_build_left_pass_no_gate(tmp_path) -> Non
     for path in inputs[:2]:
         out, code = run_check([str(path)], flat_budget="5m")
         assert code == 0, out
+
+
+def test_journals_a_later_failed_build_left_behind_pass_no_gate(tmp_path) -> None:
+    """A build killed outright leaves journals, no report; a later build that fails before
+    docsaccel removed the last report notes that it started: the journals are then an
+    earlier build's, and no gate reads them as the last build, ``--allow-incomplete`` or
+    not."""
+    src = make_project(tmp_path, EXAMPLES, conf=LOCAL_EXTENSION)
+    (src / "myext.py").write_text("def setup(app):\n    return {}\n", "utf-8")
+    first = build(src)
+    assert first.returncode == 0, first.output
+    layout.report_path(first.outdir).unlink()  # what a build killed outright leaves
+    out, code = run_check([str(first.outdir)], allow_incomplete=True)
+    assert "it wrote no report" in out, out  # its journals, read as its report
+    (src / "myext.py").unlink()
+
+    failed = build(src)
+
+    assert failed.returncode == 2 and "myext" in failed.output, failed.output
+    for text, code in (
+        run_check([str(first.outdir)], allow_incomplete=True),
+        run_report(str(first.outdir)),
+    ):
+        assert code == 2, text
+        assert text.count("\n") == 1, text
+        assert "a later build of this project started (" in text, text

@@ -238,12 +238,17 @@ def _building_note(folder: str | os.PathLike[str]) -> Path:
     return _machine_file("building", folder)
 
 
-def started_after(report: str | os.PathLike[str]) -> str | None:
+def started_after(
+    report: str | os.PathLike[str], beside: str | os.PathLike[str] | None = None
+) -> str | None:
     """When a later build of the folder of ``report`` started (its note's first line,
     ``"2026-12-06 19:30:01 UTC pid 4242"``), if one did and did not replace ``report``:
     the note beside it (:func:`note_build_started`) is not older than the report. ``None``
-    when no note is there, or the report was written after it."""
-    note = Path(report).with_name(BUILD_STARTED_FILE)
+    when no note is there, or the report was written after it.
+
+    ``beside``: the report whose note to read, when ``report`` is another file the build
+    writes (a journal of a build that wrote no report)."""
+    note = Path(beside if beside is not None else report).with_name(BUILD_STARTED_FILE)
     try:
         noted = note.stat().st_mtime_ns
         written = Path(report).stat().st_mtime_ns

@@ -90,6 +90,7 @@ from docsaccel.contract import (
 )
 from docsaccel.report.markdown import is_markdown_report
 from docsaccel.report.model import (
+    LATER_BUILD_STARTED,
     SG_JUNIT,
     SG_RST_BULLETS,
     SG_RST_GRID,
@@ -363,11 +364,24 @@ def _folder_input(folder: Path) -> LoadedInput:
         return load_input(report)
     journals = layout.journals(layout.records_dir(outdir))
     if journals:
-        return journal_input(journals, str(folder))
+        loaded = journal_input(journals, str(folder))
+        # A later build noted its start beside them and wrote no report (it failed before
+        # docsaccel removed the last one's): the journals are an earlier build's.
+        started = layout.started_after(max(journals, key=_written), report)
+        if started is not None:
+            loaded.build[LATER_BUILD_STARTED] = started
+        return loaded
     raise InputError(
         f"{folder}: holds neither a docsaccel report ({layout.FOLDER_NAME}/report.json) nor "
         f"journals ({layout.FOLDER_NAME}/records/{layout.JOURNAL_PREFIX}*.jsonl)"
     )
+
+
+def _written(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
 
 
 def _parse_report(text: str, path: Path) -> LoadedInput:

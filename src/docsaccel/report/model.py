@@ -43,6 +43,7 @@ from docsaccel.memory_sizes import format_size
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
 __all__ = [
+    "LATER_BUILD_STARTED",
     "SG_FORMATS",
     "SG_JUNIT",
     "SG_RST_BULLETS",
@@ -67,6 +68,10 @@ SG_RST_BULLETS = "sg-rst-bullets"
 SG_RST_GRID = "sg-rst-grid"
 SG_RST_LIST_TABLE = "sg-rst-list-table"
 SG_RST_FORMATS = (SG_RST_BULLETS, SG_RST_GRID, SG_RST_LIST_TABLE)
+#: The ``build`` key of journals read as a report (a build killed outright wrote none)
+#: beside a later build's note that it started, which wrote no report either: when it
+#: started (:func:`docsaccel.layout.started_after`).
+LATER_BUILD_STARTED = "later_build_started"
 #: sphinx-gallery's JUnit XML (its ``junit`` option): how each example ended, and its time.
 SG_JUNIT = "sg-junit"
 #: Every format sphinx-gallery writes: no note of docsaccel's is beside such a file, so
@@ -415,7 +420,7 @@ class LoadedInput:
         if self.format in SG_FORMATS:
             self._require_rewritten()
             return
-        started = started_after(self.path)
+        started = self.build.get(LATER_BUILD_STARTED) or started_after(self.path)
         if started is not None:
             raise StaleReportError(
                 f"{self.path}: a later build of this project started ({started}) and wrote "
