@@ -97,7 +97,8 @@ LOCAL_EXTENSION += "extensions.append('lateext')\n"
 def test_an_extension_failing_every_end_handler_fails_the_gate(tmp_path, error) -> None:
     """An extension listed after docsaccel whose ``build-finished`` handler always raises:
     the handlers after it never run, on either emission, yet the report must not pass."""
-    src = make_project(tmp_path, ["plot_quick.py"], conf=LOCAL_EXTENSION)
+    conf = LOCAL_EXTENSION + 'docsaccel_report_page = "budget_report"\n'
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
     (src / "lateext.py").write_text(ALWAYS_RAISING.format(error=error), "utf-8")
     built = build(src)
     assert built.returncode == 2, built.output
@@ -109,3 +110,7 @@ def test_an_extension_failing_every_end_handler_fails_the_gate(tmp_path, error) 
     assert checked.stdout.startswith("FAIL: the build failed: "), checked.stdout
     if error.startswith("RuntimeError"):
         assert "a failure after the report" in checked.stdout.splitlines()[0]
+        # The site's page says what report.json says.
+        html = (built.outdir / "budget_report.html").read_text("utf-8")
+        assert "The build failed" in html and "a failure after the report" in html
+        assert "All examples within budget" not in html

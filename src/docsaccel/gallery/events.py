@@ -832,8 +832,9 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     build = _build(app)
     if build is not None and build.finished and build.last_report is not None:
         # The second emission, with the error a later handler raised on the first: say it
-        # now, first of the handlers, as that handler may raise again and end the event.
-        _record_late_failure(app, build, exception)
+        # now, first of the handlers (the report, then its page), as that handler may
+        # raise again and end the event before _final_verdict.
+        _final_verdict(app, exception)
     if build is None or build.finished:
         return
     if build.progress is not None:
