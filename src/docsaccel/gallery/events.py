@@ -92,6 +92,7 @@ from docsaccel.contract import (
     NOT_EXECUTED,
     RECORD_LOST_ERROR,
     UNFINISHED_ERROR,
+    VERDICT_PENDING,
     InputError,
     build_failures,
     conf_fingerprint,
@@ -867,13 +868,26 @@ def _on_env_get_outdated(
 def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     cancel_all()  # an alarm left armed by an aborted example must not outlive the build
     build = _build(app)
+    if build is not None and build.finished and build.last_report is not None:
+        # The second emission, with the error a later handler raised on the first: say it
+        # now, first of the handlers (the report, then its page), as that handler may
+        # raise again and end the event before _final_verdict.
+        _final_verdict(app, exception)
     if build is None or build.finished:
         return
     if build.progress is not None:
         build.progress.stop()
     build.keep_lock()
     build.sphinx_failed = _sphinx_failure(app, exception)
+    # Until _final_verdict (the last handler) has seen how the build ended, the report
+    # fails: a handler after this one may raise on every emission of the event, and the
+    # build then ends, failing, with no handler of docsaccel's run again.
+    build.verdict_pending = VERDICT_PENDING if exception is None else None
     report = build.write_report(complete=exception is None)
+    if exception is None:
+        # What the build left in its folders (sphinx-gallery's files) is now the last
+        # finished build's: the gates read them again.
+        layout.note_build_ended(app.outdir, app.srcdir)
     if exception is not None:
         # This build's own page gets the final verdict last (:func:`_final_verdict`).
         _show_unfinished(build, report, but_own=True)
@@ -1011,11 +1025,13 @@ def _final_verdict(app: Sphinx, exception: BaseException | None) -> None:
 
 
 def _record_late_failure(app: Sphinx, build: GalleryBuild, exception: BaseException | None) -> None:
-    """Write into the report why the build failed after the report was written, if it did."""
+    """Write into the report why the build failed after the report was written, if it did,
+    and that its verdict is no longer pending."""
+    pending, build.verdict_pending = build.verdict_pending, None
     if exception is None:
         why = _sphinx_failure(app, None)
     elif isinstance(exception, (BudgetOverrunError, RecordsLostError)):
-        return
+        why = None  # docsaccel's own stops: the report's records say them already
     else:
         text = str(exception).strip().splitlines() or [type(exception).__name__]
         why = (
@@ -1024,6 +1040,8 @@ def _record_late_failure(app: Sphinx, build: GalleryBuild, exception: BaseExcept
             else (f"a handler of the build's end raised {type(exception).__name__}: {text[0]}")
         )
     if why is None or why == build.sphinx_failed:
+        if pending is not None:
+            build.rewrite_report(build.final_records)
         return
     build.sphinx_failed = why
     build.rewrite_report(build.final_records)
