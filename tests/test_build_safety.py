@@ -369,6 +369,43 @@ def test_the_report_page_never_replaces_a_file_of_the_project(tmp_path, docname)
     assert not (src / "auto_examples" / "plot_quick.rst").exists(), "an example ran"
 
 
+#: An example that leaves a file at ``{marker}`` when it runs.
+MARKING_EXAMPLE = '''"""
+Marker
+======
+"""
+
+from pathlib import Path
+
+Path({marker!r}).write_text("ran", encoding="utf-8")
+'''
+
+
+@pytest.mark.parametrize(
+    "docname",
+    ["auto_examples/index", "auto_examples/budget", "./auto_examples/sub/x", "sg_execution_times"],
+)
+def test_a_report_page_sphinx_gallery_writes_is_refused_before_any_example(
+    tmp_path, docname
+) -> None:
+    """A fresh checkout has no gallery pages yet: the page is refused from the gallery
+    configuration, not once the examples wrote them."""
+    src = make_project(tmp_path, [], conf=f'docsaccel_report_page = "{docname}"\n')
+    marker = tmp_path / "ran"
+    example = MARKING_EXAMPLE.format(marker=str(marker))
+    (src / "examples" / "plot_marker.py").write_text(example, encoding="utf-8")
+
+    built = build(src)
+
+    assert built.returncode == 2, built.output
+    lines = [line for line in built.output.splitlines() if line.strip()]
+    assert len(lines) == 1, built.output
+    assert f"docsaccel_report_page = '{docname}'" in lines[0], built.output
+    assert "sphinx-gallery" in lines[0] and "budget_report" in lines[0], built.output
+    assert not marker.exists(), "an example ran"
+    assert "docsaccel_report_page" in built.report["build"]["stopped_before_examples"]
+
+
 def test_hostile_video_names_stay_text(tmp_path) -> None:
     src = make_project(tmp_path, ["plot_h_video_name.py"])
 

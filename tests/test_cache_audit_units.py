@@ -191,12 +191,57 @@ def test_what_two_varying_runs_agree_on_must_be_in_the_entry(tmp_path: Path) -> 
     assert unexplained(run("ok", "Title", "data: v2", "draw 0.4", image=red), first, second) == []
     # Old data beside a draw: stale, named by the line both runs print.
     stale = unexplained(run("old", "Title", "data: v1", "draw 0.4", image=red), first, second)
-    assert stale == ["a.rst: 'data: v2' in both fresh runs, not in the cache"]
+    assert stale == ["a.rst: line 2: 'data: v2' in both fresh runs, not in the cache"]
     # An image both runs drew alike, another in the entry.
     drawn = unexplained(run("img", "Title", "data: v2", "draw 0.4", image=blue), first, second)
     assert len(drawn) == 1 and drawn[0].startswith("a.png: ") and "same in both runs" in drawn[0]
     missing = unexplained(run("none", "Title", "data: v2", "draw 0.4"), first, second)
     assert missing == ["a.png: in both fresh runs, not in the cache"]
+
+
+CHILD_PAGE = "Child\n=====\n\n.. code-block:: none\n\n    {output}\n\n    done\n"
+
+
+def test_a_pid_that_varies_is_not_reproducible_whatever_digits_its_runs_share(
+    tmp_path: Path,
+) -> None:
+    """A page printing a child's pid: the two fresh runs' pids share a '5' by chance, which
+    the entry's pid has elsewhere; the pid varies whole, so nothing is stale, and what
+    varied names the line."""
+
+    def run(name: str, output: str) -> Outputs:
+        page = _file(tmp_path / name, "plot_child.rst", CHILD_PAGE.format(output=output).encode())
+        return Outputs(files={"auto_examples/faults/plot_child.rst": page})
+
+    cached, first, second = run("c", "pid 41235"), run("1", "pid 45871"), run("2", "pid 52903")
+
+    assert unexplained(cached, first, second) == []
+    assert differences(first, second, BETWEEN_RUNS) == [
+        "auto_examples/faults/plot_child.rst: line 6: 'pid 45871' in the first run, "
+        "'pid 52903' in the second"
+    ]
+    # Numbers are tokens whole: two draws sharing '0.' or a digit hold no entry to it.
+    draws = [run(name, f"draw {value}") for name, value in (("d", "1.42"), ("e", "0.51"))]
+    assert unexplained(*draws, run("f", "draw 0.57")) == []
+
+
+def test_a_token_both_varying_runs_share_on_a_line_must_be_in_the_entry(tmp_path: Path) -> None:
+    """The pid varies, the data version beside it on the same line does not: an entry with
+    another version is stale, named by the line and its shared tokens."""
+
+    def run(name: str, output: str) -> Outputs:
+        page = _file(tmp_path / name, "plot_child.rst", CHILD_PAGE.format(output=output).encode())
+        return Outputs(files={"auto_examples/faults/plot_child.rst": page})
+
+    first, second = run("1", "data v2 pid 45871"), run("2", "data v2 pid 52903")
+
+    assert unexplained(run("ok", "data v2 pid 41235"), first, second) == []
+    assert unexplained(run("old", "data v1 pid 41235"), first, second) == [
+        "auto_examples/faults/plot_child.rst: line 6: 'data v2 pid <varies>' in both fresh "
+        "runs, not in the cache"
+    ]
+    # A line of another shape is no line of that shape.
+    assert unexplained(run("short", "data v2"), first, second) != []
 
 
 def test_a_log_line_with_the_time_of_day_is_no_difference(tmp_path: Path) -> None:

@@ -308,3 +308,26 @@ def test_a_fast_budget_above_the_full_one_is_warned_once_naming_key_and_values(
         f"warning: {budgets}: [examples] 'plot_*.py'.fast = 2m is larger than budget = 1m: "
         "a fast-path budget above the full build's (the two swapped?)",
     ]
+
+
+@pytest.mark.parametrize("complete", ["missing", None], ids=["key-missing", "null"])
+def test_a_report_that_does_not_say_whether_its_build_finished_is_refused(
+    tmp_path, capsys, complete
+) -> None:
+    """Whether the build finished is never assumed: every gate refuses the report."""
+    path = write_report(tmp_path / "report.json", [record("plot_a.py", 1.0)])
+    report = json.loads(path.read_text("utf-8"))
+    if complete == "missing":
+        del report["build"]["complete"]
+    else:
+        report["build"]["complete"] = complete
+    path.write_text(json.dumps(report), "utf-8")
+    for command in (["check", str(path)], ["check", str(path), "--allow-incomplete"]):
+        assert main(command) == 2
+        captured = capsys.readouterr()
+        text = captured.out + captured.err
+        assert text.count("\n") == 1, text
+        assert f"{path}: build.complete is " in text, text
+        assert "expected true or false" in text, text
+    assert main(["report", str(path)]) == 2
+    assert "build.complete" in capsys.readouterr().err

@@ -729,3 +729,45 @@ def test_shard_builds_refuse_bad_folders_before_any_shard(
     assert len(err.strip().splitlines()) == 1, err
     assert not (project / "docs" / "_build" / "shard-work").exists()  # nothing was built
     assert (project / "a-file").read_text(encoding="utf-8") == "mine\n"
+
+
+def _other_files(tmp_path: Path) -> dict[str, Path]:
+    """The files docsaccel writes that are not a build's timings, made by its own CLI."""
+    reports = [tmp_path / f"r{n}.json" for n in (1, 2)]
+    for index, path in enumerate(reports):
+        write_report(path, [record("plot_a.py", 1.0 + index)])
+    history = tmp_path / "history.jsonl"
+    for path in reports:  # two lines: a JSON reader of the whole file says "Extra data"
+        assert main(["history", "append", str(path), "--to", str(history)]) == 0
+    made = {"history": history}
+    for fmt, name in (("md", "report.md"), ("json", "summary.json")):
+        made[fmt] = tmp_path / name
+        assert main(["report", str(reports[0]), "--format", fmt, "-o", str(made[fmt])]) == 0
+    return made
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("history", "is a docsaccel history file (pass it to `report --history` or `shard`)"),
+        ("md", "is the Markdown view of a report (`docsaccel report --format md`)"),
+        ("json", "is the JSON view of a report (`docsaccel report --format json`)"),
+    ],
+)
+def test_every_reader_of_a_report_names_another_file_of_docsaccel(
+    tmp_path, capsys, kind, said
+) -> None:
+    path = _other_files(tmp_path)[kind]
+    good = str(tmp_path / "r1.json")
+    capsys.readouterr()
+    for command in (
+        ["check", str(path)],
+        ["report", str(path)],
+        ["compare", good, str(path)],
+        ["compare", str(path), good],
+        ["history", "append", str(path), "--to", str(tmp_path / "other.jsonl")],
+    ):
+        assert main(command) == 2, command
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, (command, err)
+        assert f"{path}: {said}, not a report: give the build's report (" in err, (command, err)

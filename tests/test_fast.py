@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from docsaccel import registry
-from docsaccel.fast import is_fast, parse_switch, pick
+from docsaccel.fast import LATER, is_fast, knob_picks, knob_problems, parse_switch, pick
 
 pytestmark = pytest.mark.usefixtures("clean_registry")
 
@@ -45,3 +45,32 @@ def test_pick_rejects_bad_arguments() -> None:
         pick(full=object(), fast=0, name="model")
     with pytest.raises(TypeError):
         pick(4, 1, "rollouts")  # keyword-only: which value is which must be explicit
+
+
+def test_a_name_picked_with_other_values_keeps_each_pair(monkeypatch) -> None:
+    monkeypatch.setenv("DOCSACCEL_FAST", "1")
+    assert pick(full=1, fast=5, name="steps") == 5
+    assert pick(full=3, fast=2, name="steps") == 2
+    assert pick(full=3, fast=2, name="steps") == 2  # the same knob again: kept once
+    knobs = registry.snapshot()["knobs"]
+    assert knobs == {
+        "steps": {
+            "value": 5,
+            "fast": 5,
+            "full": 1,
+            LATER: [{"value": 2, "fast": 2, "full": 3}],
+        }
+    }
+    assert [pick["value"] for _, pick in knob_picks(knobs)] == [5, 2]
+    assert knob_problems(knobs) == [
+        "knob 'steps' picked with different values: fast=5, full=1, then fast=2, full=3 "
+        "(each is shown on the fast-path note; give each its own name)",
+        "knob 'steps' has fast=5 above full=1: its fast path does more than the full build",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("fast", "full"), [(2, 3), (3, 3), (0.5, 1), (True, False), ("big", "abc"), ([9], [1])]
+)
+def test_only_a_numeric_fast_value_above_its_full_one_is_a_problem(fast, full) -> None:
+    assert knob_problems({"k": {"value": fast, "fast": fast, "full": full}}) == []

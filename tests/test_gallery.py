@@ -141,6 +141,55 @@ def test_fast_path_note_only_in_fast_builds(tmp_path) -> None:
     assert full.record("plot_quick.py")["status"] == "cached"
 
 
+KNOB_REUSE = '''"""
+Knob reuse
+==========
+
+Picks one name with two pairs of values, the first with a fast value above its full one.
+"""
+
+from docsaccel.fast import pick
+
+first = pick(full=1, fast=5, name="steps")
+second = pick(full=3, fast=2, name="steps")
+second_again = pick(full=3, fast=2, name="steps")  # the same knob: neither listed nor warned
+print("steps:", first, second)
+'''
+
+
+def test_fast_note_shows_every_pick_and_suspect_knobs_warn(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_knobs.py"])
+    (src / "examples" / "plot_reuse.py").write_text(KNOB_REUSE, encoding="utf-8")
+    reused = (
+        "WARNING: docsaccel: examples/plot_reuse.py: knob 'steps' picked with different "
+        "values: fast=5, full=1, then fast=2, full=3"
+    )
+    above = (
+        "WARNING: docsaccel: examples/plot_reuse.py: knob 'steps' has fast=5 above full=1: "
+        "its fast path does more than the full build"
+    )
+
+    fast = build(src, "-W", "--keep-going", env={"DOCSACCEL_FAST": "1"})
+
+    # --keep-going: the pages are written, and -W fails the build on the warnings.
+    assert fast.returncode == 1, fast.output
+    assert fast.output.count(reused) == 1 and fast.output.count(above) == 1, fast.output
+    assert "steps: 5 2" in fast.page("plot_reuse.py")
+    assert "steps = 5 (full build: 1), steps = 2 (full build: 3)" in fast.page("plot_reuse.py")
+    # A knob picked once, within its full value, is neither warned of nor listed twice.
+    assert "rollouts" not in fast.output
+    assert "rollouts = 1 (full build: 4)</p>" in fast.page("plot_knobs.py")
+
+    # Restored unchanged, the example still warns: a failed -W build does not pass again.
+    again = build(src, "-W", "--keep-going", env={"DOCSACCEL_FAST": "1"})
+    assert again.record("plot_reuse.py")["status"] == "cached"
+    assert again.returncode == 1 and reused in again.output and above in again.output
+    assert "steps = 5 (full build: 1), steps = 2 (full build: 3)" in again.page("plot_reuse.py")
+    # A project whose fast value is larger on purpose silences them, as the guide says.
+    quiet = build(src, "-W", "-D", "suppress_warnings=docsaccel.knobs", env={"DOCSACCEL_FAST": "1"})
+    assert quiet.returncode == 0, quiet.output
+
+
 def test_fast_builds_use_fast_path_budgets(tmp_path) -> None:
     budgets = 'default = "1m"\nfast_default = "20s"\n[examples]\n"plot_knobs.py" = "40s"\n'
     src = make_project(tmp_path, ["plot_knobs.py", "plot_quick.py"], budgets=budgets)

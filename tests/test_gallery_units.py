@@ -343,6 +343,11 @@ def test_fast_note_text() -> None:
     )
     assert fast_note_text({"fast": False, "knobs": knobs}) == ""
     assert fast_note_text(None) == ""
+    # A name picked with other values: each pair the page used, in the order picked.
+    reused = {"steps": {"value": 5, "fast": 5, "full": 1, "later": [{"value": 2, "full": 3}]}}
+    assert fast_note_text({"fast": True, "knobs": reused}) == (
+        "Built with the CI fast path: steps = 5 (full build: 1), steps = 2 (full build: 3)"
+    )
 
 
 def test_records_of_the_journal_are_json_lines(tmp_path) -> None:

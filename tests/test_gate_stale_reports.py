@@ -226,3 +226,80 @@ def test_a_build_stopped_before_its_examples_were_planned_says_so_once(tmp_path)
     out, code = run_check([str(layout.report_path(built.outdir))], allow_incomplete=True)
     assert code == 2, out
     assert out.count("stopped before its examples ran") == 1, out
+
+
+TERMINATING_EXAMPLE = '''"""
+Terminated
+==========
+"""
+
+import os
+import signal
+
+os.kill(os.getpid(), signal.SIGTERM)
+'''
+
+
+def test_sphinx_gallery_files_a_stopped_build_left_pass_no_gate(tmp_path) -> None:
+    """A build stopped while its examples ran (CI cancelling the job) rewrote none of
+    sphinx-gallery's files: those left are the last build's, and no gate reads them as
+    this build's. The next build that reaches its end makes them current again."""
+    conf = 'sphinx_gallery_conf["junit"] = "junit.xml"\n'
+    src = make_project(tmp_path, EXAMPLES, conf=conf)
+    first = build(src)
+    assert first.returncode == 0, first.output
+    inputs = [src / "sg_execution_times.rst", src / "auto_examples" / "sg_execution_times.rst"]
+    inputs.append(first.outdir / "junit.xml")
+    for path in inputs:
+        out, code = run_check([str(path)], flat_budget="5m")
+        assert code == 0, out
+    (src / "examples" / "plot_stop.py").write_text(TERMINATING_EXAMPLE, "utf-8")
+
+    stopped = build(src)
+
+    assert stopped.returncode == -signal.SIGTERM, stopped.output
+    for path in inputs:
+        for text, code in (
+            run_check([str(path)], flat_budget="5m"),
+            run_report(str(path)),
+            run_compare(str(path), str(path)),
+            run_history_append(str(path), tmp_path / "history.jsonl"),
+        ):
+            assert code == 2, text
+            assert text.count("\n") == 1, text
+            assert f"{path}: a later build started (" in text, text
+            assert "did not finish" in text and "rebuild" in text, text
+    (src / "examples" / "plot_stop.py").unlink()
+    again = build(src)
+    assert again.returncode == 0, again.output
+    # sphinx-gallery ran no example again (their sources did not change): its JUnit XML
+    # now lists none, and its execution times are left as they were, the last measured.
+    for path in inputs[:2]:
+        out, code = run_check([str(path)], flat_budget="5m")
+        assert code == 0, out
+
+
+def test_journals_a_later_failed_build_left_behind_pass_no_gate(tmp_path) -> None:
+    """A build killed outright leaves journals, no report; a later build that fails before
+    docsaccel removed the last report notes that it started: the journals are then an
+    earlier build's, and no gate reads them as the last build, ``--allow-incomplete`` or
+    not."""
+    src = make_project(tmp_path, EXAMPLES, conf=LOCAL_EXTENSION)
+    (src / "myext.py").write_text("def setup(app):\n    return {}\n", "utf-8")
+    first = build(src)
+    assert first.returncode == 0, first.output
+    layout.report_path(first.outdir).unlink()  # what a build killed outright leaves
+    out, code = run_check([str(first.outdir)], allow_incomplete=True)
+    assert "it wrote no report" in out, out  # its journals, read as its report
+    (src / "myext.py").unlink()
+
+    failed = build(src)
+
+    assert failed.returncode == 2 and "myext" in failed.output, failed.output
+    for text, code in (
+        run_check([str(first.outdir)], allow_incomplete=True),
+        run_report(str(first.outdir)),
+    ):
+        assert code == 2, text
+        assert text.count("\n") == 1, text
+        assert "a later build of this project started (" in text, text

@@ -72,3 +72,45 @@ def test_a_handler_raising_after_the_report_fails_the_gate(tmp_path) -> None:
     checked = _check(built)
     assert checked.returncode == 3, checked.stdout + checked.stderr
     assert "a failure after the report" in checked.stdout
+
+
+#: A handler of the build's end that fails it whatever Sphinx passes it: on the second
+#: emission of ``build-finished`` (with the error) too, so no handler after it runs.
+ALWAYS_RAISING = """
+def _late(app, exception):
+    raise {error}
+
+
+def setup(app):
+    app.connect("build-finished", _late)
+    return {{"parallel_read_safe": True}}
+"""
+LOCAL_EXTENSION = "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n"
+LOCAL_EXTENSION += "extensions.append('lateext')\n"
+
+
+@pytest.mark.parametrize(
+    "error",
+    ['RuntimeError("a failure after the report")', "KeyboardInterrupt"],
+    ids=["raises-on-every-emission", "keyboard-interrupt"],
+)
+def test_an_extension_failing_every_end_handler_fails_the_gate(tmp_path, error) -> None:
+    """An extension listed after docsaccel whose ``build-finished`` handler always raises:
+    the handlers after it never run, on either emission, yet the report must not pass."""
+    conf = LOCAL_EXTENSION + 'docsaccel_report_page = "budget_report"\n'
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
+    (src / "lateext.py").write_text(ALWAYS_RAISING.format(error=error), "utf-8")
+    built = build(src)
+    assert built.returncode == 2, built.output
+    assert built.report["build"].get("sphinx_failed") or built.report["build"].get(
+        "verdict_pending"
+    ), built.report["build"]
+    checked = _check(built)
+    assert checked.returncode == 3, checked.stdout + checked.stderr
+    assert checked.stdout.startswith("FAIL: the build failed: "), checked.stdout
+    if error.startswith("RuntimeError"):
+        assert "a failure after the report" in checked.stdout.splitlines()[0]
+        # The site's page says what report.json says.
+        html = (built.outdir / "budget_report.html").read_text("utf-8")
+        assert "The build failed" in html and "a failure after the report" in html
+        assert "All examples within budget" not in html

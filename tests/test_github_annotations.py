@@ -154,15 +154,20 @@ def test_a_source_dir_without_the_examples_is_one_line_naming_folder_and_file(
     report = write_report(tmp_path / "r.json", [record("plot_a.py", 12.0, budget=10.0)])
     base = write_report(tmp_path / "base.json", [record("plot_a.py", 1.0)])
     in_repository(tmp_path, monkeypatch, "plot_a.py")  # not in the gallery's folder
-    for folder in ("docs", "nowhere", str(tmp_path / "docs")):
-        for text, code in (
-            run_check([str(report)], fmt="github", source_dir=folder),
-            run_compare(str(base), str(report), fmt="github", source_dir=folder),
-        ):
-            assert code == 2, text
-            assert text.count("\n") == 1 and text.startswith(f"error: --source-dir {folder}: ")
-            assert "no such folder" in text or "tutorials/plot_a.py from " in text
-    assert main(["check", str(report), "--format", "github", "--source-dir", "docs"]) == 2
+    # Whatever the format: an option given is checked, never left unread.
+    for fmt in ("github", "text", "md"):
+        for folder in ("docs", "nowhere", str(tmp_path / "docs")):
+            answers = [run_compare(str(base), str(report), fmt=fmt, source_dir=folder)]
+            if fmt != "md":
+                answers.append(run_check([str(report)], fmt=fmt, source_dir=folder))
+            for text, code in answers:
+                assert code == 2, (fmt, text)
+                assert text.count("\n") == 1, text
+                assert text.startswith(f"error: --source-dir {folder}: "), text
+                assert "no such folder" in text or "tutorials/plot_a.py from " in text
+    for fmt in ("github", "text"):
+        args = ["check", str(report), "--format", fmt, "--source-dir", "nowhere"]
+        assert main(args) == 2
 
 
 def test_a_source_dir_holding_the_examples_works_relative_and_absolute(

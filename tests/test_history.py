@@ -166,3 +166,35 @@ def test_append_to_a_history_below_a_file_names_the_file(tmp_path, capsys) -> No
     err = capsys.readouterr().err
     assert f"{tmp_path / 'pyproject.toml'} is a file, not a folder" in err, err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("records", "build", "said"),
+    [
+        (
+            [record("plot_a.py", 0.2, status="failed", error="ValueError: boom")],
+            {},
+            "tutorials/plot_a.py failed (ValueError: boom)",
+        ),
+        (
+            [record("plot_a.py", 2.0)],
+            {"sphinx_failed": "Sphinx gave 1 warning, treated as errors (-W)"},
+            "Sphinx gave 1 warning, treated as errors (-W)",
+        ),
+    ],
+    ids=["example-failed", "sphinx-failed"],
+)
+def test_append_refuses_a_failed_build(tmp_path, capsys, records, build, said) -> None:
+    path = write_report(tmp_path / "r.json", records)
+    report = json.loads(path.read_text("utf-8"))
+    report["build"].update(build)
+    path.write_text(json.dumps(report), "utf-8")
+    history = tmp_path / "h.jsonl"
+
+    assert main(["history", "append", str(path), "--to", str(history)]) == 2
+
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"{path}: the build failed ({said})" in err, err
+    assert "a history records passing builds only; " not in err and "not appended" in err
+    assert not history.exists()

@@ -17,8 +17,6 @@ from docsaccel.contract import FAILED, OK
 from docsaccel.records import read_records
 from docsaccel.report.check import EXIT_BUILD_FAILED
 from docsaccel.report.commands import run_check, run_compare, run_history_append, run_report
-from docsaccel.report.history import read_builds
-from docsaccel.report.trend import build_trends
 
 pytestmark = pytest.mark.slow
 
@@ -125,14 +123,12 @@ def test_every_view_of_a_build_whose_process_could_not_end_says_it_failed(
     text, _ = run_compare(str(base), report)
     assert text.startswith(f"The head build failed: {culprit} failed ("), text
     assert "so the build's process could not end" in text.splitlines()[0], text
-    # The history records its run as failed, and the trend leaves it out.
+    # A history records passing builds only: the failed build is refused, saying why.
     history = tmp_path / "history.jsonl"
-    assert run_history_append(report, history)[1] == 0
-    line = json.loads(history.read_text("utf-8").splitlines()[-1])
-    assert line["examples"][culprit]["status"] == FAILED
-    trends = build_trends(read_builds(history))
-    assert culprit not in trends.durations
-    assert "examples/plot_quick.py" in trends.durations
+    text, code = run_history_append(report, history)
+    assert code == 2 and text.count("\n") == 1, text
+    assert f"the build failed ({culprit} failed (" in text, text
+    assert not history.exists()
 
 
 def _ends(pid: int, within: float = 10.0) -> bool:

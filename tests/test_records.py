@@ -57,7 +57,9 @@ def test_a_line_cut_short_by_a_crash_is_skipped(tmp_path) -> None:
     records = read_records(tmp_path)
 
     assert records["examples/plot_a.py"]["status"] == "failed"
-    report = build_report(tmp_path, [example("plot_a.py"), example("plot_b.py")], {})
+    report = build_report(
+        tmp_path, [example("plot_a.py"), example("plot_b.py")], {"complete": False}
+    )
     assert [r["status"] for r in report["examples"]] == ["failed", "not-executed"]
 
 

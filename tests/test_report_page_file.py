@@ -51,6 +51,26 @@ def test_a_project_page_that_only_looks_alike_is_refused(tmp_path) -> None:
     assert "e.g. 'docsaccel_budget_report'" in str(err.value)
 
 
+@pytest.mark.parametrize(
+    ("docname", "said"),
+    [
+        ("auto_examples/index", "is in auto_examples, the folder sphinx-gallery writes"),
+        ("more/sub/plot_a", "is in more, the folder sphinx-gallery writes"),
+        ("sg_api_usage", "is sphinx-gallery's own page sg_api_usage.rst"),
+    ],
+)
+def test_a_page_sphinx_gallery_writes_is_refused_before_it_exists(tmp_path, docname, said):
+    app = _app(tmp_path)
+    app.config.sphinx_gallery_conf = {
+        "examples_dirs": ["examples", "more_examples"],
+        "gallery_dirs": ["auto_examples", "more"],
+    }
+    with pytest.raises(ConfigError, match=said):
+        check_report_page(app, docname)
+    # Beside the gallery folders, and named like none of sphinx-gallery's pages: accepted.
+    assert check_report_page(app, "auto_examples_report").name == "auto_examples_report.rst"
+
+
 def _unfinished_report() -> dict:
     return {
         "schema": "docsaccel.report",

@@ -272,7 +272,9 @@ def test_invalid_report_is_rejected_with_its_file(tmp_path) -> None:
     path = tmp_path / "report.json"
     bad = record("t/a.py", 3.0, status="done")
     path.write_text(
-        json.dumps({"schema": REPORT_SCHEMA, "version": 1, "build": {}, "examples": [bad]}),
+        json.dumps(
+            {"schema": REPORT_SCHEMA, "version": 1, "build": {"complete": True}, "examples": [bad]}
+        ),
         encoding="utf-8",
     )
     with pytest.raises(InputError, match=r"report.json: examples\[0\].status is 'done'"):
@@ -663,3 +665,44 @@ def test_shard_build_refuses_an_artifact_folder_holding_other_files(built, capsy
     args = ["shard-build", "--docs", ".", "--shards", "1", "--index", "0", "--artifact", "."]
     _refused(capsys, args, "is not a shard artifact folder (it holds '_build'")
     assert (built / "conf.py").is_file() and (built / "examples" / "plot_quick.py").is_file()
+
+
+def _shard_report(tmp_path: Path, index: int, **build: object) -> dict:
+    from helpers.report_factory import record as make_record
+    from helpers.report_factory import write_report
+
+    path = write_report(tmp_path / f"shard{index}.json", [make_record(f"plot_{index}.py", 1.0)])
+    report = json.loads(path.read_text("utf-8"))
+    report["build"].update(build)
+    return report
+
+
+@pytest.mark.parametrize("failing", [0, 1])
+def test_a_merged_report_keeps_why_any_shard_failed(tmp_path, failing) -> None:
+    """A sharded build stopped before its merge: why a shard's build failed although its
+    examples ran is in the merged report, whichever shard said it, and the gate fails."""
+    from docsaccel.report.commands import run_check
+    from docsaccel.shard.build import merged_report
+
+    why = "Sphinx gave 1 warning, treated as errors (-W)"
+    reports = [
+        _shard_report(tmp_path, index, **({"sphinx_failed": why} if index == failing else {}))
+        for index in range(2)
+    ]
+    merged = merged_report(reports, 2, errors=["shard 1 failed"])
+    assert merged["build"]["sphinx_failed"] == why
+    path = tmp_path / "merged.json"
+    path.write_text(json.dumps(merged), "utf-8")
+    out, code = run_check([str(path)])
+    assert code == 3 and why in out.splitlines()[0], out
+
+
+def test_a_merged_report_of_shards_that_failed_without_saying_why_fails(tmp_path) -> None:
+    from docsaccel.shard.build import merged_report
+
+    reports = [_shard_report(tmp_path, index) for index in range(2)]
+    assert "sphinx_failed" not in merged_report(reports, 2)["build"]
+    merged = merged_report(reports, 2, errors=["shard 1: sphinx-build exited 2"])
+    assert merged["build"]["sphinx_failed"] == (
+        "a shard's build failed: shard 1: sphinx-build exited 2"
+    )

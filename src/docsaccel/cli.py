@@ -119,7 +119,8 @@ _GATE_OPTIONS: dict[str, dict[str, Any]] = {
     "--source-dir": {
         "metavar": "DIR",
         "help": "with --format github: the Sphinx source folder from the repository root "
-        "(default: the one the report recorded, relative to the working directory)",
+        "(default: the one the report recorded, relative to the working directory); "
+        "checked with any format: exit 2 when it does not hold the examples",
     },
 }
 
@@ -274,7 +275,9 @@ def _add_history(subparsers: argparse._SubParsersAction) -> None:
         "append",
         help="append one build (any input `check` reads) as a JSON line",
         description="Append one build to a history file, as one JSON line. Exit 2 when "
-        "the input cannot be read.",
+        "the input cannot be read, or is a build a history does not record: one that did "
+        "not finish, failed, ran no example, or that a later build left behind, or one the "
+        "history already records.",
     )
     append.add_argument("report", metavar="REPORT", help="the build: any input `check` reads")
     append.add_argument("--to", required=True, metavar="HISTORY.jsonl", help="history file")

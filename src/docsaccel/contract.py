@@ -97,6 +97,7 @@ __all__ = [
     "STOPPED",
     "UNFINISHED_ERROR",
     "UNMEASURED",
+    "VERDICT_PENDING",
     "VERIFIED",
     "VIDEOS_SECTION",
     "VIDEO_SUFFIXES",
@@ -198,9 +199,18 @@ def fails_build(status: Any, expected_failure: bool = False) -> bool:
 
 
 #: The report's ``build`` keys that say why a build whose examples ran failed all the same
-#: (each present only then, a string): Sphinx failed it (``-W``), or something an example
-#: left kept its process from ending (``exit_blocked``, set after the build's end).
-BUILD_FAILURES = ("sphinx_failed", "exit_blocked")
+#: (each present only then, a string): Sphinx failed it (``-W``), something an example
+#: left kept its process from ending (``exit_blocked``, set after the build's end), or
+#: the build ended without Sphinx's verdict reaching the report (``verdict_pending``).
+BUILD_FAILURES = ("sphinx_failed", "exit_blocked", "verdict_pending")
+#: The ``verdict_pending`` of a report written at the build's end, until the plugin's
+#: last ``build-finished`` handler has seen how the build ended: a report whose build
+#: never got that far (a later handler raised on each emission of the event, or a
+#: ``KeyboardInterrupt``; ``sphinx.cmd.build.main`` then returns 2) keeps it, and fails.
+VERDICT_PENDING = (
+    "the build ended without its verdict: a build-finished handler after docsaccel's "
+    "report failed it (see the build log), or its process ended first"
+)
 
 
 #: How sphinx-gallery's summary of a build's failures names the examples that failed

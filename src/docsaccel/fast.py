@@ -17,6 +17,12 @@ Every call publishes the knob to :mod:`docsaccel.registry` (section ``"knobs"``)
 gallery plugin writes it into the example's record and, in fast builds, shows a note on the
 page: "Built with the CI fast path: rollouts = 1 (full build: 4)".
 
+A name stands for one knob. Picked again with the same values (a loop, a helper called
+twice), it is one knob; picked again with other values, each pair the example used is kept
+(under :data:`LATER` in the knob's entry), the note lists the name once per pair, and the
+gallery plugin warns (:func:`knob_problems`), as it does for a numeric knob whose fast
+value is above its full one: a fast path doing more than the full build.
+
 The switch travels in the environment variable because sphinx-gallery may run examples in
 separate worker processes (``parallel: N``); the gallery plugin sets it before each example.
 """
@@ -33,10 +39,23 @@ from docsaccel.contract import KNOBS_SECTION
 from docsaccel.contract import parse_switch as _parse_switch
 from docsaccel.settings import env_name
 
-__all__ = ["ENV_VAR", "KNOBS_SECTION", "is_fast", "parse_switch", "pick"]
+__all__ = [
+    "ENV_VAR",
+    "KNOBS_SECTION",
+    "LATER",
+    "is_fast",
+    "knob_picks",
+    "knob_problems",
+    "parse_switch",
+    "pick",
+    "show_value",
+]
 
 #: The switch's environment variable (declared in :mod:`docsaccel.settings`).
 ENV_VAR = env_name("fast")
+
+#: The key of a knob's entry listing the later picks of its name with other values.
+LATER = "later"
 
 T = TypeVar("T")
 
@@ -89,5 +108,81 @@ def pick(*, full: T, fast: T, name: str) -> T:
                 "use numbers, strings, booleans, lists or dicts"
             ) from None
     chosen: Any = fast if is_fast() else full
-    registry.publish(KNOBS_SECTION, name, {"value": chosen, "fast": fast, "full": full})
+    entry = {"value": chosen, "fast": fast, "full": full}
+    registry.update(KNOBS_SECTION, name, lambda known: _with_pick(known, entry))
     return chosen
+
+
+def knob_picks(knobs: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """``(name, {"value", "fast", "full"})`` of every distinct pick in a record's ``knobs``,
+    by name, each name's picks in the order the example made them.
+
+    >>> knob_picks({"steps": {"value": 5, "fast": 5, "full": 1,
+    ...                       "later": [{"value": 2, "fast": 2, "full": 3}]}})
+    [('steps', {'value': 5, 'fast': 5, 'full': 1}), ('steps', {'value': 2, 'fast': 2, 'full': 3})]
+    """
+    return [(name, pick) for name, knob in sorted(knobs.items()) for pick in _picks_of(knob)]
+
+
+def knob_problems(knobs: Mapping[str, Any]) -> list[str]:
+    """One line for each knob of a record's ``knobs`` that is likely a mistake: a name
+    picked with different values, a numeric fast value above its full one.
+
+    >>> knob_problems({"steps": {"value": 5, "fast": 5, "full": 1}})
+    ["knob 'steps' has fast=5 above full=1: its fast path does more than the full build"]
+    """
+    problems = []
+    for name, knob in sorted(knobs.items()):
+        picks = _picks_of(knob)
+        if len(picks) > 1:
+            pairs = ", then ".join(
+                f"fast={show_value(p['fast'])}, full={show_value(p['full'])}" for p in picks
+            )
+            problems.append(
+                f"knob {name!r} picked with different values: {pairs} (each is shown on "
+                "the fast-path note; give each its own name)"
+            )
+        for pick in picks:
+            if _numeric(pick["fast"]) and _numeric(pick["full"]) and pick["fast"] > pick["full"]:
+                problems.append(
+                    f"knob {name!r} has fast={show_value(pick['fast'])} above "
+                    f"full={show_value(pick['full'])}: its fast path does more than the full build"
+                )
+    return problems
+
+
+def _with_pick(known: Any, entry: dict[str, Any]) -> dict[str, Any]:
+    """A knob's entry once ``entry`` is picked too: the first pick of a name is its entry;
+    a later one with other values is added under :data:`LATER`, once."""
+    if not isinstance(known, dict):
+        return entry
+    if any(_same(pick, entry) for pick in _picks_of(known)):
+        return known
+    return {**known, LATER: [*known.get(LATER, []), entry]}
+
+
+def _picks_of(knob: Any) -> list[dict[str, Any]]:
+    """The distinct picks of one knob's entry (a record written before :data:`LATER`
+    existed has only the first)."""
+    if not isinstance(knob, Mapping):
+        return []
+    first = {key: knob.get(key) for key in ("value", "fast", "full")}
+    later = knob.get(LATER)
+    return (
+        [first, *(p for p in later if isinstance(p, Mapping))]
+        if isinstance(later, list)
+        else [first]
+    )
+
+
+def _same(one: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+    return (one.get("fast"), one.get("full")) == (other.get("fast"), other.get("full"))
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def show_value(value: Any) -> str:
+    """A knob's value as the note and warnings show it: strings bare, the rest as JSON."""
+    return value if isinstance(value, str) else json.dumps(value)

@@ -51,6 +51,7 @@ __all__ = [
     "LEFT_PREFIX",
     "SHARD_FOLDERS",
     "VCS_MARKERS",
+    "building_since",
     "cache_deps_dir",
     "drop_build_started",
     "example_id_of",
@@ -63,6 +64,7 @@ __all__ = [
     "journals",
     "left_files",
     "lock_path",
+    "note_build_ended",
     "note_build_started",
     "records_dir",
     "report_path",
@@ -154,7 +156,9 @@ def drop_build_started(outdir: str | os.PathLike[str]) -> None:
     _under(outdir, BUILD_STARTED_FILE).unlink(missing_ok=True)
 
 
-def note_build_started(outdir: str | os.PathLike[str]) -> None:
+def note_build_started(
+    outdir: str | os.PathLike[str], srcdir: str | os.PathLike[str] | None = None
+) -> None:
     """Note beside the report that a build of ``outdir`` started, before anything of it
     can fail: the plugin's ``setup()`` runs before the extensions listed after it are
     loaded and before ``config-inited``, where the build removes the last report
@@ -162,23 +166,89 @@ def note_build_started(outdir: str | os.PathLike[str]) -> None:
     between (an extension that fails to import) leaves the note beside the earlier
     build's report, and the readers refuse that report (:func:`started_after`).
 
+    The output folder and the source folder ``srcdir`` are also noted as being built
+    until the build ends (:func:`note_build_ended`): the other files a gate reads
+    (sphinx-gallery's ``sg_execution_times.rst`` in the source folder, its JUnit XML in the
+    output folder) have no note beside them, and a build stopped before it rewrote them
+    (Ctrl-C, ``SIGTERM``, an error) leaves the last build's (:func:`building_since`).
+
     Best effort: a folder that cannot be written is refused by the build's lock next.
     """
     folder = _under(outdir)
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    text = f"{stamp} pid {os.getpid()}\n"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-        (folder / BUILD_STARTED_FILE).write_text(f"{stamp} pid {os.getpid()}\n", "utf-8")
+        (folder / BUILD_STARTED_FILE).write_text(text, "utf-8")
     except OSError:
         pass
+    for built in (outdir, srcdir):
+        if built is None:
+            continue
+        note = _building_note(built)
+        try:
+            note.parent.mkdir(parents=True, exist_ok=True)
+            note.write_text(text, "utf-8")
+        except OSError:
+            pass
 
 
-def started_after(report: str | os.PathLike[str]) -> str | None:
+def note_build_ended(
+    outdir: str | os.PathLike[str], srcdir: str | os.PathLike[str] | None = None
+) -> None:
+    """Remove the notes that a build of ``outdir`` from ``srcdir`` is under way
+    (:func:`note_build_started`): it reached its end, so what it left in the folders is
+    the last finished build's, whether it rewrote a file or left it as it was."""
+    for built in (outdir, srcdir):
+        if built is not None:
+            _building_note(built).unlink(missing_ok=True)
+
+
+def building_since(path: str | os.PathLike[str]) -> str | None:
+    """When a build of a folder holding ``path`` started without reaching its end, if it
+    started after ``path`` was written (``"2026-12-06 19:30:01 UTC pid 4242 (building
+    /docs)"``): ``path`` is then an earlier build's file, which that build did not
+    replace. ``None`` when no such build is noted (:func:`note_build_started`)."""
+    try:
+        written = Path(path).stat().st_mtime_ns
+    except OSError:
+        return None
+    for folder in Path(os.path.realpath(path)).parents:
+        note = _building_note(folder)
+        try:
+            noted = note.stat().st_mtime_ns
+            text = note.read_text("utf-8", "replace")
+        except OSError:
+            continue
+        if noted >= written:
+            started = (text.splitlines() or ["at an unknown time"])[0].strip()[:80]
+            return f"{started} (building {folder})"
+    return None
+
+
+def _machine_file(kind: str, folder: str | os.PathLike[str]) -> Path:
+    """A file of this machine's about ``folder``, outside it: in the temporary folder,
+    named after the folder's real path, where every build of it on this machine finds it."""
+    key = hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:24]
+    return Path(tempfile.gettempdir(), f"docsaccel-locks-{os.getuid()}", f"{kind}-{key}")
+
+
+def _building_note(folder: str | os.PathLike[str]) -> Path:
+    """The note that a build of ``folder`` (its source or output folder) is under way."""
+    return _machine_file("building", folder)
+
+
+def started_after(
+    report: str | os.PathLike[str], beside: str | os.PathLike[str] | None = None
+) -> str | None:
     """When a later build of the folder of ``report`` started (its note's first line,
     ``"2026-12-06 19:30:01 UTC pid 4242"``), if one did and did not replace ``report``:
     the note beside it (:func:`note_build_started`) is not older than the report. ``None``
-    when no note is there, or the report was written after it."""
-    note = Path(report).with_name(BUILD_STARTED_FILE)
+    when no note is there, or the report was written after it.
+
+    ``beside``: the report whose note to read, when ``report`` is another file the build
+    writes (a journal of a build that wrote no report)."""
+    note = Path(beside if beside is not None else report).with_name(BUILD_STARTED_FILE)
     try:
         noted = note.stat().st_mtime_ns
         written = Path(report).stat().st_mtime_ns
@@ -223,9 +293,7 @@ def gallery_lock_path(gallery_dir: str | os.PathLike[str]) -> Path:
     machine's temporary folder, named after the folder's real path, where every build of
     that tree on this machine finds it.
     """
-    real = os.path.realpath(gallery_dir)
-    key = hashlib.sha256(real.encode()).hexdigest()[:24]
-    return Path(tempfile.gettempdir(), f"docsaccel-locks-{os.getuid()}", f"gallery-{key}.lock")
+    return _machine_file("gallery", gallery_dir).with_suffix(".lock")
 
 
 def holds_outputs(folder: str | os.PathLike[str]) -> bool:

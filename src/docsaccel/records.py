@@ -43,7 +43,8 @@ way), one never run; the report lists both.
 ...     for name in ("plot_quick.py", "plot_slow.py")
 ... )
 >>> _ = write_record(records_dir.name, base_record(quick, "ok", fast=False, wall_seconds=1.2))
->>> report = build_report(records_dir.name, [quick, slow], build={"wall_seconds": 80.0})
+>>> build = {"wall_seconds": 80.0, "complete": True}
+>>> report = build_report(records_dir.name, [quick, slow], build=build)
 >>> [(record["id"], record["status"]) for record in report["examples"]]
 [('tutorials/plot_quick.py', 'ok'), ('tutorials/plot_slow.py', 'not-executed')]
 >>> records_dir.cleanup()

@@ -126,9 +126,16 @@ and ``docsaccel check`` says so.
 ending once the build was done (a thread an example left running, an exit handler that
 never returned), until the exit bound ended it, failing: the build failed, and
 ``docsaccel check`` says so. The example known to hold it has status ``failed``, with
-what it left as its error. These two keys are
-:data:`docsaccel.contract.BUILD_FAILURES`.
+what it left as its error.
 
+``build.verdict_pending`` (present only then) says that the build ended without its
+verdict reaching the report (:data:`docsaccel.contract.VERDICT_PENDING`): the report
+written at the build's end carries it until the plugin's last ``build-finished`` handler
+ran, so a build that a later handler failed on every emission of the event fails. These
+three keys are :data:`docsaccel.contract.BUILD_FAILURES`.
+
+``build.complete`` is required (``true`` or ``false``): a report that does not say
+whether its build finished is refused, never read as finished.
 ``"complete": false`` marks the report of a build that stopped early; the record of the
 example that was running then has status ``failed``, ``finished_at`` null and the error
 :data:`docsaccel.contract.UNFINISHED_ERROR`; that of an example the hard stop ended has
@@ -344,6 +351,12 @@ def validate_report(report: Any, source: str | Path | None = None) -> dict:
     build = report.get("build")
     if not isinstance(build, dict):
         raise SchemaError(f"{_where(source, 'build')} must be an object")
+    if "complete" not in build:
+        # Whether the build finished is never assumed: a report without it passes no gate.
+        raise SchemaError(
+            f"{_where(source, 'build.complete')} is missing; expected true or false (whether "
+            "the build finished)"
+        )
     for flag in ("complete", "writing", "reading"):
         if not isinstance(build.get(flag, False), bool):
             raise SchemaError(

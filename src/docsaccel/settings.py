@@ -53,16 +53,17 @@ __all__ = [
     "DEFAULT_CACHE_NAME",
     "MIN_GRACE_SECONDS",
     "ON_OVERRUN_MODES",
+    "ClearOf",
     "Setting",
     "SettingError",
     "Settings",
     "Source",
     "below_a_file",
+    "cache_collision",
     "config_values",
     "env_name",
     "environment_variables",
     "given_as",
-    "holds_sources",
     "not_a_folder",
     "read_env_setting",
     "read_setting",
@@ -246,30 +247,76 @@ def _cache(source: Source) -> Path | None:
     except OSError as exc:  # a name too long, a folder one may not look into
         raise SettingError(f"{source.where}={source.value!r}: {exc.strerror or exc}") from None
     if problem is None and path is not None:
-        problem = holds_sources(path, source.confdir.resolve(), "the Sphinx conf folder")
+        conf = ClearOf(source.confdir.resolve(), "the Sphinx conf folder", inside_allowed=True)
+        problem = cache_collision(path, [conf])
     if problem is not None:
         raise SettingError(f"{source.where}={source.value!r}: {problem}")
     return path
 
 
-def holds_sources(cache: Path, folder: Path, what: str) -> str | None:
-    """Why ``cache`` cannot be the cache folder of a build whose sources are in ``folder``
-    (``what`` names it): it is that folder, or one of its parents (the repository root
-    among them). Sphinx would read the pages the cache keeps as the project's documents
-    and the cache would write its entries among the project's files; a cache strictly
-    inside the source folder is left out of the documents instead. None when it is not.
+class ClearOf(NamedTuple):
+    """A folder the cache folder must stay clear of (:func:`cache_collision`)."""
 
-    >>> holds_sources(Path("/repo"), Path("/repo/docs"), "the Sphinx conf folder").split(";")[0]
+    folder: Path
+    #: What it is, for the message: ``"the Sphinx conf folder"``.
+    what: str
+    #: A cache strictly inside it is allowed: the source folder's, left out of the
+    #: documents (the build adds it to ``exclude_patterns``).
+    inside_allowed: bool = False
+
+
+def cache_collision(cache: Path, folders: Iterable[ClearOf]) -> str | None:
+    """Why ``cache`` cannot be the cache folder: it is, holds or is inside one of
+    ``folders`` (resolved paths), which it would share with what the build or the user
+    keeps there. None when it is a folder of its own.
+
+    The cache writes entries, Sphinx's state and kept pages into its folder, and a build
+    may remove them: in the sources, Sphinx reads them as documents; in a gallery folder,
+    sphinx-gallery's pages and the cache's mix, and neither can be told from the other;
+    in an examples folder, they land among the user's tracked files; in the output folder,
+    they are published with the site. The message suggests a folder clear of them all.
+
+    >>> docs = ClearOf(Path("/repo/docs"), "the Sphinx conf folder", inside_allowed=True)
+    >>> cache_collision(Path("/repo"), [docs]).split("; ")[0]
     '/repo holds the Sphinx conf folder /repo/docs'
+    >>> cache_collision(Path("/repo/docs"), [docs]).split("such as ")[1]
+    '/repo/docs/.docsaccel-cache'
+    >>> cache_collision(Path("/repo/docs/_cache"), [docs]) is None
+    True
+    >>> html = ClearOf(Path("/repo/docs/_build/html"), "the build's output folder")
+    >>> cache_collision(Path("/repo/docs/_build/html/_cache"), [docs, html]).split(";")[0]
+    "/repo/docs/_build/html/_cache is inside the build's output folder /repo/docs/_build/html"
     """
-    if cache == folder:
-        where = f"is {what}"
-    elif cache in folder.parents:
-        where = f"holds {what} {folder}"
-    else:
-        return None
-    suggested = cache / DEFAULT_CACHE_NAME
-    return f"{cache} {where}; give the cache a folder of its own, such as {suggested}"
+    folders = list(folders)
+    # The folder the cache is, when it is one, names it best (a nested gallery is also
+    # inside the outer one).
+    for clear in sorted(folders, key=lambda clear: clear.folder != cache):
+        where = _overlap(cache, clear)
+        if where is not None:
+            suggested = _own_folder(cache, folders)
+            return f"{cache} {where}; give the cache a folder of its own, such as {suggested}"
+    return None
+
+
+def _overlap(cache: Path, clear: ClearOf) -> str | None:
+    """How ``cache`` shares the folder ``clear`` ("is", "holds", "is inside"), if it does."""
+    if cache == clear.folder:
+        return f"is {clear.what}"
+    if cache in clear.folder.parents:
+        return f"holds {clear.what} {clear.folder}"
+    if clear.folder in cache.parents and not clear.inside_allowed:
+        return f"is inside {clear.what} {clear.folder}"
+    return None
+
+
+def _own_folder(cache: Path, folders: list[ClearOf]) -> Path:
+    """The nearest ``.docsaccel-cache`` at or above ``cache`` that collides with none of
+    ``folders``: a suggestion that is itself allowed."""
+    for parent in (cache, *cache.parents):
+        candidate = parent / DEFAULT_CACHE_NAME
+        if all(_overlap(candidate, clear) is None for clear in folders):
+            return candidate
+    return cache / DEFAULT_CACHE_NAME
 
 
 def below_a_file(path: Path) -> str | None:

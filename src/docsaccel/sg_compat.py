@@ -89,6 +89,7 @@ __all__ = [
     "BACKREFERENCES_FROM_SKIPPED",
     "BROKEN_SPHINX_GALLERY",
     "CHECKED_SPHINX_GALLERY",
+    "ROOT_PAGES",
     "RUN_MARKER_SUFFIX",
     "abort_in_one_line",
     "cached_seconds",
@@ -261,10 +262,22 @@ def with_defaults(gallery_conf: dict[str, Any]) -> dict[str, Any]:
     return _fill_gallery_conf_defaults(dict(gallery_conf), app=None, check_keys=False)
 
 
+#: The pages sphinx-gallery writes at the source folder's root, beside every page of its
+#: gallery folders: the execution times of all galleries (``write_computation_times``)
+#: and the API usage page (``show_api_usage``).
+ROOT_PAGES = ("sg_execution_times", "sg_api_usage")
+
+
 def gallery_dirs(gallery_conf: dict[str, Any]) -> list[tuple[str, str]]:
-    """``(examples_dir, gallery_dir)`` pairs, both relative to the source dir."""
-    examples = gallery_conf["examples_dirs"]
-    galleries = gallery_conf["gallery_dirs"]
+    """``(examples_dir, gallery_dir)`` pairs, both relative to the source dir. A key
+    ``conf.py`` leaves out has sphinx-gallery's default: read at ``config-inited``, the
+    configuration is still as written (sphinx-gallery fills it in at ``builder-inited``).
+
+    >>> gallery_dirs({})
+    [('../examples', 'auto_examples')]
+    """
+    examples = gallery_conf.get("examples_dirs", gen_gallery.DEFAULT_GALLERY_CONF["examples_dirs"])
+    galleries = gallery_conf.get("gallery_dirs", gen_gallery.DEFAULT_GALLERY_CONF["gallery_dirs"])
     examples = [examples] if isinstance(examples, str) else list(examples)
     galleries = [galleries] if isinstance(galleries, str) else list(galleries)
     return [(str(e), str(g)) for e, g in zip(examples, galleries, strict=False)]

@@ -167,7 +167,10 @@ def unexplained(cached: Outputs, first: Outputs, second: Outputs) -> list[str]:
     """What the entry has otherwise than two fresh runs that differ from each other agree
     on: a change that randomness does not explain (a stale entry of an example that also
     varies). A file both runs wrote alike (or both left out) must be so in the entry; in a
-    text file, every line both runs wrote must be in the entry, in their order."""
+    text file, every line both runs wrote must be in the entry, in their order, and so
+    must a line they wrote at one place with tokens differing (a pid, a drawn number): a
+    line of that shape, holding every token the two runs share there. Tokens, not
+    characters: two pids share a digit by chance, never an input."""
     found: list[str] = []
     for kind, parts in (
         ("", (cached.files, first.files, second.files)),
@@ -188,10 +191,11 @@ def unexplained(cached: Outputs, first: Outputs, second: Outputs) -> list[str]:
                 if difference is not None:
                     found.append(f"{relative}{kind}: {difference} (the same in both runs)")
             else:
-                missing = _missing_common_line(relative, entry[relative], one, two)
+                missing = _missing_agreed_line(relative, entry[relative], one, two)
                 if missing is not None:
                     found.append(
-                        f"{relative}{kind}: {_short(missing)} in both fresh runs, not in the cache"
+                        f"{relative}{kind}: line {missing.number}: {_short(missing.shown())} "
+                        "in both fresh runs, not in the cache"
                     )
     return found
 
@@ -212,21 +216,69 @@ def _text_lines(relative: str, path: Path) -> list[str] | None:
         return None
 
 
-def _missing_common_line(
+#: A token of a text line, as the audit compares lines two runs wrote differently: a
+#: number whole (``45871``, ``0.25``, ``1e-3``), so two numbers never agree on a digit by
+#: chance, a word, a run of spaces, or any other character.
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?|\w+|\s+|.")
+#: How a line's tokens that differ between the two runs are shown in a message.
+_VARIES = "<varies>"
+
+
+@dataclass(frozen=True)
+class _AgreedLine:
+    """A line both fresh runs wrote at one place: its number in the first run, and its
+    tokens, ``None`` where the runs differ (each is the same in both otherwise)."""
+
+    number: int
+    tokens: tuple[str | None, ...]
+
+    def matches(self, tokens: tuple[str, ...]) -> bool:
+        """Whether a line of ``tokens`` has this line's shape and every shared token."""
+        return len(tokens) == len(self.tokens) and all(
+            mine is None or mine == theirs for mine, theirs in zip(self.tokens, tokens, strict=True)
+        )
+
+    def shown(self) -> str:
+        return "".join(_VARIES if token is None else token for token in self.tokens)
+
+
+def _tokens(line: str) -> tuple[str, ...]:
+    return tuple(_TOKEN.findall(line))
+
+
+def _agreed_lines(first: list[str], second: list[str]) -> list[_AgreedLine]:
+    """The lines two runs agree on, in order: those both wrote, and those written at one
+    place with as many tokens (the differing ones left open). Lines of different shapes,
+    or a different number of lines, say nothing the entry must hold."""
+    agreed: list[_AgreedLine] = []
+    matcher = difflib.SequenceMatcher(None, first, second, autojunk=False)
+    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+        if op == "equal":
+            agreed += [_AgreedLine(n + 1, _tokens(first[n])) for n in range(a0, a1)]
+        elif op == "replace" and a1 - a0 == b1 - b0:
+            for n, m in zip(range(a0, a1), range(b0, b1), strict=True):
+                one, two = _tokens(first[n]), _tokens(second[m])
+                if len(one) == len(two):
+                    shared = tuple(a if a == b else None for a, b in zip(one, two, strict=True))
+                    agreed.append(_AgreedLine(n + 1, shared))
+    return agreed
+
+
+def _missing_agreed_line(
     relative: str, entry: Path, one: Mapping[str, Path], two: Mapping[str, Path]
-) -> str | None:
-    """The first line both runs wrote (in order) that the entry's version lacks; None
-    when it has them all, or when the file is not text."""
+) -> _AgreedLine | None:
+    """The first line the two runs agree on (:func:`_agreed_lines`) that the entry's
+    version lacks, in their order; None when it has them all, or when the file is not
+    text. Each is matched to the entry's earliest line after the last one matched: the
+    entry holds them all in order exactly when this finds each."""
     cached, first, second = (
         _text_lines(relative, path) for path in (entry, one[relative], two[relative])
     )
     if cached is None or first is None or second is None:
         return None
-    matcher = difflib.SequenceMatcher(None, first, second, autojunk=False)
-    common = [line for a, _, size in matcher.get_matching_blocks() for line in first[a : a + size]]
-    remaining = iter(cached)
-    for line in common:
-        if not any(line == candidate for candidate in remaining):
+    remaining = iter([_tokens(line) for line in cached])
+    for line in _agreed_lines(first, second):
+        if not any(line.matches(candidate) for candidate in remaining):
             return line
     return None
 

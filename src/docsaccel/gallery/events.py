@@ -92,6 +92,7 @@ from docsaccel.contract import (
     NOT_EXECUTED,
     RECORD_LOST_ERROR,
     UNFINISHED_ERROR,
+    VERDICT_PENDING,
     InputError,
     build_failures,
     conf_fingerprint,
@@ -102,6 +103,7 @@ from docsaccel.contract import (
 from docsaccel.contract import OVERRUNS as _OVERRUNS
 from docsaccel.contract import REUSABLE as _REUSABLE
 from docsaccel.examples import Example, Planner
+from docsaccel.fast import knob_problems
 from docsaccel.gallery import process_end
 from docsaccel.gallery.hook import ExampleHook
 from docsaccel.gallery.interrupt import cancel_all
@@ -124,11 +126,11 @@ from docsaccel.records import (
 )
 from docsaccel.schema import MEASURED_FIELDS, peak_bytes
 from docsaccel.settings import (
+    ClearOf,
     SettingError,
     Settings,
+    cache_collision,
     env_name,
-    given_as,
-    holds_sources,
     read_settings,
     resolve,
     unknown_settings,
@@ -319,15 +321,40 @@ def _warn_unread_ci(table: BudgetTable) -> None:
         )
 
 
-def _check_cache_beside_sources(settings: Settings, srcdir: Path) -> None:
-    """Refuse a cache folder that is the source folder or holds it, as the settings refuse
-    one that is the conf folder or holds it: the source folder differs from the conf
-    folder when ``sphinx-build -c`` names another."""
+def _check_cache_place(app: Sphinx, config: Any, settings: Settings) -> None:
+    """Refuse, before any example runs, a cache folder that is not a folder of its own:
+    one that is, holds or is inside a folder this build reads or writes (the settings
+    check the conf folder alone; the rest is known here). One line names the setting as
+    given, its value and the folder it collides with."""
     if settings.cache is None:
         return
-    problem = holds_sources(settings.cache, srcdir.resolve(), "the Sphinx source folder")
+    problem = cache_collision(settings.cache, _folders_beside_cache(app, config))
     if problem is not None:
-        raise config_error(f"{given_as('cache')}={str(settings.cache)!r}: {problem}")
+        where, value = resolve("cache", config, os.environ)
+        raise config_error(f"{where}={str(value)!r}: {problem}")
+
+
+def _folders_beside_cache(app: Sphinx, config: Any) -> list[ClearOf]:
+    """The folders the cache folder must stay clear of: the source folder (a cache
+    strictly inside it is left out of the documents instead; it differs from the conf
+    folder when ``sphinx-build -c`` names another), every examples and gallery folder of
+    ``sphinx_gallery_conf`` (its defaults when ``conf.py`` leaves them out), the output
+    folder and the doctree folder."""
+    srcdir = Path(app.srcdir).resolve()
+    folders = [ClearOf(srcdir, "the Sphinx source folder", inside_allowed=True)]
+    gallery_conf = getattr(config, "sphinx_gallery_conf", None) or {}
+    try:
+        pairs = sg_compat.gallery_dirs(gallery_conf)
+    except TypeError:
+        pairs = []  # not folder names: sphinx-gallery refuses them, naming the key
+    for examples, gallery in pairs:
+        what = "an examples folder of sphinx_gallery_conf (examples_dirs)"
+        folders.append(ClearOf((srcdir / examples).resolve(), what))
+        what = "a gallery folder of sphinx_gallery_conf (gallery_dirs)"
+        folders.append(ClearOf((srcdir / gallery).resolve(), what))
+    folders.append(ClearOf(Path(app.outdir).resolve(), "the build's output folder"))
+    folders.append(ClearOf(Path(app.doctreedir).resolve(), "the build's doctree folder"))
+    return folders
 
 
 def _writable_cache(settings: Settings) -> tuple[Settings, Path | None]:
@@ -365,7 +392,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[Gal
         settings = read_settings(config, app.confdir)
     except SettingError as exc:
         raise config_error(str(exc)) from None
-    _check_cache_beside_sources(settings, Path(app.srcdir))
+    _check_cache_place(app, config, settings)
     settings, read_only_cache = _writable_cache(settings)
     # Memory budgets above what the machine has are mistakes, found before any example runs.
     table = BudgetTable(memory_at_most=machine_bytes())
@@ -687,6 +714,18 @@ def _on_gallery_executed(app: Sphinx) -> None:
     _log_overruns(report, build.settings.on_overrun)
     logger.info(f"docsaccel: report written to {build.report_path}")
     app.emit(REPORT_READY_EVENT, report)
+    _warn_knob_problems(report)
+
+
+def _warn_knob_problems(report: dict[str, Any]) -> None:
+    """Warn of each knob an example picked that is likely a mistake, in one line naming
+    the example (:func:`docsaccel.fast.knob_problems`): from the records, so an example
+    restored unchanged warns again, and a ``-W`` build never passes once it failed."""
+    for record in report["examples"]:
+        for problem in knob_problems(record.get("knobs") or {}):
+            logger.warning(
+                f"docsaccel: {record['id']}: {problem}", type="docsaccel", subtype="knobs"
+            )
 
 
 def _made_by(build: GalleryBuild, example: Example) -> dict[str, Any] | None:
@@ -829,13 +868,26 @@ def _on_env_get_outdated(
 def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     cancel_all()  # an alarm left armed by an aborted example must not outlive the build
     build = _build(app)
+    if build is not None and build.finished and build.last_report is not None:
+        # The second emission, with the error a later handler raised on the first: say it
+        # now, first of the handlers (the report, then its page), as that handler may
+        # raise again and end the event before _final_verdict.
+        _final_verdict(app, exception)
     if build is None or build.finished:
         return
     if build.progress is not None:
         build.progress.stop()
     build.keep_lock()
     build.sphinx_failed = _sphinx_failure(app, exception)
+    # Until _final_verdict (the last handler) has seen how the build ended, the report
+    # fails: a handler after this one may raise on every emission of the event, and the
+    # build then ends, failing, with no handler of docsaccel's run again.
+    build.verdict_pending = VERDICT_PENDING if exception is None else None
     report = build.write_report(complete=exception is None)
+    if exception is None:
+        # What the build left in its folders (sphinx-gallery's files) is now the last
+        # finished build's: the gates read them again.
+        layout.note_build_ended(app.outdir, app.srcdir)
     if exception is not None:
         # This build's own page gets the final verdict last (:func:`_final_verdict`).
         _show_unfinished(build, report, but_own=True)
@@ -973,11 +1025,13 @@ def _final_verdict(app: Sphinx, exception: BaseException | None) -> None:
 
 
 def _record_late_failure(app: Sphinx, build: GalleryBuild, exception: BaseException | None) -> None:
-    """Write into the report why the build failed after the report was written, if it did."""
+    """Write into the report why the build failed after the report was written, if it did,
+    and that its verdict is no longer pending."""
+    pending, build.verdict_pending = build.verdict_pending, None
     if exception is None:
         why = _sphinx_failure(app, None)
     elif isinstance(exception, (BudgetOverrunError, RecordsLostError)):
-        return
+        why = None  # docsaccel's own stops: the report's records say them already
     else:
         text = str(exception).strip().splitlines() or [type(exception).__name__]
         why = (
@@ -986,6 +1040,8 @@ def _record_late_failure(app: Sphinx, build: GalleryBuild, exception: BaseExcept
             else (f"a handler of the build's end raised {type(exception).__name__}: {text[0]}")
         )
     if why is None or why == build.sphinx_failed:
+        if pending is not None:
+            build.rewrite_report(build.final_records)
         return
     build.sphinx_failed = why
     build.rewrite_report(build.final_records)

@@ -32,7 +32,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # First, before anything can fail: a build that fails before config-inited (an
     # extension listed after this one that does not import) removes no report, and this
     # note tells the readers that the report left is an earlier build's.
-    layout.note_build_started(app.outdir)
+    layout.note_build_started(app.outdir, app.srcdir)
     app.setup_extension("sphinx_gallery.gen_gallery")
     unchecked = sg_compat.unchecked_release()
     if unchecked is not None:

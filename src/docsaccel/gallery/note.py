@@ -7,6 +7,8 @@ fast build::
 
     Built with the CI fast path: rollouts = 1 (full build: 4), steps = 100 (full build: 1000)
 
+A knob the example picked with different values is listed once per pair of values.
+
 The text comes from the example's record; the page's doctree keeps the text it was built
 with in its metadata, so a page is read again whenever its note would change.
 
@@ -20,10 +22,11 @@ Example:
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from docutils import nodes
+
+from docsaccel.fast import knob_picks, show_value
 
 __all__ = ["METADATA_KEY", "NOTE_CLASS", "add_fast_note", "fast_note_text"]
 
@@ -37,8 +40,8 @@ def fast_note_text(record: dict[str, Any] | None) -> str:
     if not record or not record.get("fast") or not record.get("knobs"):
         return ""
     knobs = [
-        f"{name} = {_show(knob.get('value'))} (full build: {_show(knob.get('full'))})"
-        for name, knob in sorted(record["knobs"].items())
+        f"{name} = {show_value(pick['value'])} (full build: {show_value(pick['full'])})"
+        for name, pick in knob_picks(record["knobs"])
     ]
     return f"{_TITLE}: {', '.join(knobs)}"
 
@@ -57,7 +60,3 @@ def add_fast_note(doctree: nodes.document, text: str) -> bool:
     index = 1 if section.children and isinstance(section[0], nodes.title) else 0
     section.insert(index, note)
     return True
-
-
-def _show(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)

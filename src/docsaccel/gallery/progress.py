@@ -25,7 +25,12 @@ unchanged are not counted). The expected time of an example is its last time in 
 output folder, else the median of its recent builds in the history file
 (``docsaccel_history``), both from builds of the same kind (fast path on or off). The
 estimate of what is left adds the expected times of the examples still to run, and what
-remains of those running, divided by the number of processes.
+remains of those running, divided by the number of processes (and never less than the
+longest of them, which one process runs alone). An example with no expected time has no
+basis for one: it is counted, never guessed (another example's time says nothing of it)::
+
+    docsaccel: [2/5] tutorials/b.py: 1.2s, ok; about 40s left, plus 2 examples not timed before
+    docsaccel: [4/5] tutorials/d.py: 0.3s, ok; 1 example left, not timed before
 
 The examples run in the Sphinx process or in sphinx-gallery's joblib workers
 (``parallel: N``). Workers are fresh processes whose Sphinx loggers have no handler: what
@@ -223,14 +228,6 @@ def start_progress(build: Any, gallery_conf: dict[str, Any]) -> Progress | None:
     return Progress(planned, expected, jobs=jobs, known=build.examples).start(build.records_dir)
 
 
-def _median(values: list[float]) -> float:
-    """The median of ``values``, as :func:`statistics.median` gives it: that module is
-    not imported into every build for this one use."""
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-
-
 def _share(example: Example, seconds: float, peak: int | None, by: str | None) -> str:
     """What the end line says of the example's limits: its peak, then its memory budget's
     share when memory stopped it or it went over that budget (``by``: which limit
@@ -389,14 +386,7 @@ class Progress:
         number = run.number if run else self.started
         self.done[example.id] = seconds
         share = _share(example, seconds, peak, by)
-        left = self.remaining_seconds()
-        pending = len(self.done) < len(self.planned)
-        estimate = ""
-        if left is not None and pending:
-            # Quick examples leave an estimate that would round to "about 0s".
-            estimate = (
-                f"; about {format_measured(left)} left" if left >= 0.05 else "; under 0.1s left"
-            )
+        estimate = _estimate_text(*self.remaining())
         if leftover is not None:
             status += f" unless what it left keeps the build's process from ending ({leftover})"
         self.log(
@@ -413,21 +403,41 @@ class Progress:
             f"{seconds / budget:.0%} of its budget of {format_seconds(budget)}"
         )
 
-    def remaining_seconds(self) -> float | None:
-        """The estimate of the gallery's remaining time; ``None`` when nothing is known."""
-        known = list(self.expected.values()) or list(self.done.values())
-        if not known:
-            return None
-        typical = _median(known)
+    def remaining(self) -> tuple[float | None, int]:
+        """What is left of the planned examples: the estimate of the time of those with an
+        expected time (``None`` when none has one), and how many have none."""
         now = time.monotonic()
-        work = 0.0
+        times: list[float] = []
+        untimed = 0
         for example_id in self.planned:
             if example_id in self.done:
                 continue
-            expected = self.expected.get(example_id, typical)
+            expected = self.expected.get(example_id)
+            if expected is None:
+                untimed += 1
+                continue
             run = self.running.get(example_id)
-            work += max(expected - (now - run.started), 0.0) if run else expected
-        return work / self.jobs
+            times.append(max(expected - (now - run.started), 0.0) if run else expected)
+        if not times:
+            return None, untimed
+        # However many processes, the longest example left runs in one of them.
+        return max(sum(times) / self.jobs, max(times)), untimed
+
+
+def _estimate_text(seconds: float | None, untimed: int) -> str:
+    """The end of an example's line: what is left, as far as the expected times tell.
+
+    >>> _estimate_text(12.0, 0), _estimate_text(0.01, 0), _estimate_text(None, 0)
+    ('; about 12s left', '; under 0.1s left', '')
+    >>> _estimate_text(12.0, 2), _estimate_text(None, 1)
+    ('; about 12s left, plus 2 examples not timed before', '; 1 example left, not timed before')
+    """
+    examples = f"{untimed} example{'s' if untimed != 1 else ''}"
+    if seconds is None:
+        return f"; {examples} left, not timed before" if untimed else ""
+    # Quick examples leave an estimate that would round to "about 0s".
+    text = f"; about {format_measured(seconds)} left" if seconds >= 0.05 else "; under 0.1s left"
+    return f"{text}, plus {examples} not timed before" if untimed else text
 
 
 class NearBudgetWatch:

@@ -15,8 +15,10 @@ the chart is drawn by another process (``python -m docsaccel.report.chart``) whi
 reads and writes the pages, and ``build-finished`` puts it into the page's HTML.
 
 The page carries :data:`GENERATED_MARKER`, and the plugin replaces only a file that
-carries it: naming an existing page of the project (``"index"``) stops the build before
-any example runs (:func:`check_report_page`) rather than overwriting it.
+carries it: naming an existing page of the project (``"index"``), or a page sphinx-gallery
+writes (any page of a gallery folder, such as ``"auto_examples/index"``, which a fresh
+checkout does not have yet), stops the build before any example runs
+(:func:`check_report_page`) rather than overwriting it.
 
 With ``docsaccel_history = "path"`` (a history file, relative to the conf dir) the page
 also shows the trends of the recorded builds of the same kind (:mod:`docsaccel.report.trend`):
@@ -56,7 +58,7 @@ from typing import Any
 
 from sphinx.util import logging
 
-from docsaccel import layout
+from docsaccel import layout, sg_compat
 from docsaccel.gallery.page_file import (
     GENERATED_MARKER,
     TITLE,
@@ -163,6 +165,7 @@ def check_report_page(app: Any, docname: str) -> Path:
     replaces only the ``.rst`` it wrote itself (:data:`GENERATED_MARKER`).
     """
     target = _page_file(app, docname)
+    _check_not_sphinx_gallerys(app, docname, target)
     suffixes = list(getattr(app.config, "source_suffix", None) or {".rst": None})
     for suffix in dict.fromkeys([".rst", *suffixes]):
         existing = target.with_name(target.name[: -len(".rst")] + suffix)
@@ -173,6 +176,26 @@ def check_report_page(app: Any, docname: str) -> Path:
                 f"docsaccel did not write; choose another document name, e.g. {other!r}"
             )
     return target
+
+
+def _check_not_sphinx_gallerys(app: Any, docname: str, target: Path) -> None:
+    """Refuse a page sphinx-gallery writes: it is known from the configuration, before
+    the file exists (a fresh checkout has no gallery pages until the examples ran)."""
+    srcdir = Path(app.srcdir).resolve()
+    gallery_conf = getattr(app.config, "sphinx_gallery_conf", None) or {}
+    folders = sg_compat.gallery_dirs(gallery_conf) if "gallery_dirs" in gallery_conf else []
+    for _, gallery_dir in folders:
+        if (srcdir / gallery_dir).resolve() in target.parents:
+            raise config_error(
+                f"docsaccel_report_page = {docname!r} is in {gallery_dir}, the folder "
+                "sphinx-gallery writes a gallery's pages into; choose a document name "
+                "outside every gallery folder, e.g. 'budget_report'"
+            )
+    if target.parent == srcdir and target.stem in sg_compat.ROOT_PAGES:
+        raise config_error(
+            f"docsaccel_report_page = {docname!r} is sphinx-gallery's own page "
+            f"{target.name}; choose another document name, e.g. 'budget_report'"
+        )
 
 
 def _trends(history: Path, fast: bool, warn: Callable[[str], None] | None) -> Any:

@@ -140,6 +140,9 @@ class GalleryBuild:
         #: What kept the process from ending once the build was done (an example's
         #: thread or exit handler), as the exit bound ended it; else None.
         self.exit_blocked: str | None = None
+        #: :data:`docsaccel.contract.VERDICT_PENDING` from the report written at the
+        #: build's end until the plugin's last handler of it ran; else None.
+        self.verdict_pending: str | None = None
         #: What this build said of its history file (:meth:`warn_history`).
         self.history_said: set[str] = set()
         #: The report page this build wrote, its source and its HTML
@@ -252,6 +255,8 @@ class GalleryBuild:
             build["sphinx_failed"] = self.sphinx_failed
         if self.exit_blocked is not None:
             build["exit_blocked"] = self.exit_blocked
+        if self.verdict_pending is not None:
+            build["verdict_pending"] = self.verdict_pending
         if self.ended_because is not None:
             build["ended_because"] = self.ended_because
         if self.ended_writing:

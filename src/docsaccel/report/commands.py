@@ -8,8 +8,8 @@ Exit codes: 0 fine; 1 an example over budget (``check``) or a regression with
 ``--fail-on-regression`` (``compare``); 2 an input that cannot be read or understood, a
 missing extra, an output that would replace an input or a file that is not that view as
 docsaccel wrote it (a budget file, a page, a README), a build
-``history append`` refuses (unfinished, already recorded, a target that is not a
-history), or (``check``, ``compare``) the report of a build that did not finish, unless
+``history append`` refuses (unfinished, failed, already recorded, a target that is not
+a history), or (``check``, ``compare``) the report of a build that did not finish, unless
 ``allow_incomplete``: a gate never passes, nor fails as "over budget", on a partial
 build; a build that ran none of its examples whatever ``allow_incomplete``; a report whose
 ``conf.py`` changed since its build, or beside a later build's note that it started
@@ -62,7 +62,7 @@ from docsaccel.report.html import is_html_report, render_html
 from docsaccel.report.inputs import load_input
 from docsaccel.report.markdown import is_markdown_report, render_markdown
 from docsaccel.report.model import LoadedInput, unique_timings
-from docsaccel.report.summary import summarize
+from docsaccel.report.summary import SUMMARY_SCHEMA, summarize
 from docsaccel.report.trend import build_trends
 
 __all__ = ["REPORT_FORMATS", "run_check", "run_compare", "run_history_append", "run_report"]
@@ -136,7 +136,7 @@ def run_report(
 
 
 #: The ``schema`` of each view's own file (``None``: the view is not JSON).
-_VIEW_SCHEMAS = {"md": None, "html": None, "json": "docsaccel.report-summary", "svg": None}
+_VIEW_SCHEMAS = {"md": None, "html": None, "json": SUMMARY_SCHEMA, "svg": None}
 #: How each non-JSON view's own file is recognised from its head and its tail ("svg": the
 #: chart ``python -m docsaccel.report.chart`` draws).
 _VIEW_RECOGNISERS: dict[str, Callable[[str, str], bool]] = {
@@ -255,6 +255,7 @@ def _check(
         )
     table = load_budgets(budgets) if budgets else None
     loaded = [_gate_input(path, allow_incomplete) for path in inputs]
+    folders = _source_dirs(loaded, source_dir, fmt)
     timings = unique_timings(loaded)
     checked = apply_budgets(timings, flat_seconds=flat, table=table)
     result = check_timings(checked)
@@ -270,8 +271,6 @@ def _check(
     if fmt == "github":
         from docsaccel.report.github import annotation, check_annotations
 
-        # One folder per input, checked once: it must hold that input's examples.
-        folders = [(one, _source_dir(one, source_dir)) for one in loaded]
         prefixes = {t.id: prefix for one, prefix in folders for t in one.timings}
         notes = "".join(annotation("warning", m, title="Unused budget rule") + "\n" for m in unused)
         notes += "".join(
@@ -351,18 +350,27 @@ def _compare(
         comparison, head_failed=head_input.failures(), unfinished=unfinished
     )
     code = 1 if fail and comparison.regressions else 0
+    folders = _source_dirs([head_input], source_dir, fmt)
     if fmt == "github":
         from docsaccel.report.github import comparison_annotations
 
-        prefix = _source_dir(head_input, source_dir)
+        prefix = folders[0][1]
         return comparison_annotations(comparison, prefix, fail), code
     return format_comparison(comparison, markdown=fmt == "md"), code
 
 
-def _source_dir(loaded: LoadedInput, source_dir: str | None) -> str:
+def _source_dirs(
+    loaded: Sequence[LoadedInput], source_dir: str | None, fmt: str
+) -> list[tuple[LoadedInput, str]]:
+    """Each input with the Sphinx source folder of its examples, from the repository root,
+    for the annotations of ``--format github``. A given ``--source-dir`` is checked
+    whatever the format (it must be a folder holding each input's examples): a mistyped
+    one is refused, never left unread. Without it and annotations, none is needed."""
+    if source_dir is None and fmt != "github":
+        return []
     from docsaccel.report.github import source_prefix
 
-    return source_prefix(loaded, source_dir)
+    return [(one, source_prefix(one, source_dir)) for one in loaded]
 
 
 def run_compare(

@@ -194,7 +194,9 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
     a warning (``warn``), so the history reads again.
     :class:`~docsaccel.contract.InputError`, naming the file and why, and nothing written:
     a history that cannot be written, a target that is not a history (a report...), the
-    report of a build that did not finish, a build the history already records.
+    report of a build that did not finish, that failed (an example failed unexpectedly,
+    or the build itself: :meth:`~.model.LoadedInput.failures`), that ran no example, or
+    that a later build left behind, a build the history already records.
     """
     history = Path(history)
     _refuse_target(Path(report), history)
@@ -209,6 +211,12 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
         raise InputError(
             f"{report}: {loaded.incomplete_text()}: a history records finished builds only "
             "(its stopped examples would read as fast ones); not appended"
+        )
+    failures = loaded.failures()
+    if failures:
+        raise InputError(
+            f"{report}: the build failed ({'; '.join(failures)}): a history records passing "
+            "builds only (a failed example's time is not that of its run); not appended"
         )
     # The file read, not the argument: an output folder names the report it holds.
     digest = hashlib.sha256(Path(loaded.path).read_bytes()).hexdigest()

@@ -88,13 +88,17 @@ from docsaccel.contract import (
     parse_json,
     read_text,
 )
+from docsaccel.report.markdown import is_markdown_report
 from docsaccel.report.model import (
+    LATER_BUILD_STARTED,
+    SG_JUNIT,
     SG_RST_BULLETS,
     SG_RST_GRID,
     SG_RST_LIST_TABLE,
     LoadedInput,
     Timing,
 )
+from docsaccel.report.summary import SUMMARY_SCHEMA
 from docsaccel.schema import RECORD_SCHEMA, peak_bytes, validate_record, validate_report
 
 __all__ = ["detect_format", "load_input", "load_timings", "parse_sg_time", "report_input"]
@@ -131,14 +135,21 @@ def _read_text(path: Path) -> str:
 
 
 def detect_format(text: str, path: str | Path) -> str:
-    """Name of the format of ``text`` (see the module docstring); raise if unknown."""
+    """Name of the format of ``text`` (see the module docstring); raise if unknown, or if
+    it is another file of docsaccel's (:func:`_other_kind`)."""
     head = text.lstrip()
+    other = _other_kind(head)
+    if other is not None:
+        raise InputError(
+            f"{path}: is {other}, not a report: give the build's report "
+            f"({layout.report_path('<outdir>')}) or its output folder here"
+        )
     if head.startswith("{"):
         return "docsaccel-journal" if _is_record(head.partition("\n")[0]) else "docsaccel-report"
     if re.match(r"<(!doctype\s+html|html)\b", head, re.IGNORECASE):
         raise InputError(_html_message(path))
     if head.startswith("<"):
-        return "sg-junit"
+        return SG_JUNIT
     if ".. list-table::" in text:
         return SG_RST_LIST_TABLE
     if re.search(r"^\+-+\+", text, re.MULTILINE):
@@ -154,6 +165,39 @@ def detect_format(text: str, path: str | Path) -> str:
         f"{path}: unknown format: expected a docsaccel report JSON, a sphinx-gallery "
         f"sg_execution_times.rst or a sphinx-gallery JUnit XML; starts with {head[:40]!r}"
     )
+
+
+def _other_kind(head: str) -> str | None:
+    """What another file docsaccel writes is, and where it goes, when ``head`` (a file's
+    text) is one that no command reads as a build's timings: a history, the JSON or
+    Markdown view of a report. Said in one line rather than as the error of the reader it
+    reached (a JSON decoder's ``Extra data``, a Markdown line that is not
+    sphinx-gallery's)."""
+    # Imported here: the history module reads its inputs with this one.
+    from docsaccel.report.history import HISTORY_SCHEMA
+
+    if head.startswith("{"):
+        schema = _json_schema(head)
+        if schema == HISTORY_SCHEMA:
+            return "a docsaccel history file (pass it to `report --history` or `shard`)"
+        if schema == SUMMARY_SCHEMA:
+            return "the JSON view of a report (`docsaccel report --format json`)"
+        return None
+    if is_markdown_report(head[:2000], head.rstrip().rsplit("\n", 1)[-1]):
+        return "the Markdown view of a report (`docsaccel report --format md`)"
+    return None
+
+
+def _json_schema(head: str) -> str | None:
+    """The ``schema`` of a JSON text: of its first line when that is a whole object (a
+    history's line), else as the first key of an indented object (a view docsaccel
+    wrote); ``None`` when neither says."""
+    try:
+        first = parse_json(head.partition("\n")[0], "", "line")
+    except InputError:
+        match = re.match(r'\{\s*"schema":\s*"([^"\\]{1,80})"', head[:200])
+        return match.group(1) if match else None
+    return first.get("schema") if isinstance(first, dict) else None
 
 
 def _html_message(path: str | Path) -> str:
@@ -321,11 +365,24 @@ def _folder_input(folder: Path) -> LoadedInput:
         return load_input(report)
     journals = layout.journals(layout.records_dir(outdir))
     if journals:
-        return journal_input(journals, str(folder))
+        loaded = journal_input(journals, str(folder))
+        # A later build noted its start beside them and wrote no report (it failed before
+        # docsaccel removed the last one's): the journals are an earlier build's.
+        started = layout.started_after(max(journals, key=_written), report)
+        if started is not None:
+            loaded.build[LATER_BUILD_STARTED] = started
+        return loaded
     raise InputError(
         f"{folder}: holds neither a docsaccel report ({layout.FOLDER_NAME}/report.json) nor "
         f"journals ({layout.FOLDER_NAME}/records/{layout.JOURNAL_PREFIX}*.jsonl)"
     )
+
+
+def _written(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
 
 
 def _parse_report(text: str, path: Path) -> LoadedInput:
@@ -414,7 +471,7 @@ def _parse_junit(text: str, path: Path) -> LoadedInput:
                 status=FAILED if failed else OK,
             )
         )
-    return LoadedInput(str(path), "sg-junit", timings)
+    return LoadedInput(str(path), SG_JUNIT, timings)
 
 
 _RST_ROWS = {
@@ -436,7 +493,7 @@ def load_input(path: str | Path) -> LoadedInput:
         loaded = _parse_report(text, path)
     elif kind == "docsaccel-journal":
         loaded = journal_input([path], str(path))
-    elif kind == "sg-junit":
+    elif kind == SG_JUNIT:
         loaded = _parse_junit(text, path)
     else:
         loaded = LoadedInput(str(path), kind, _sg_timings(_RST_ROWS[kind](text, path), path))

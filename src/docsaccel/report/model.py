@@ -40,11 +40,14 @@ from docsaccel.contract import (
     ran_none,
     status_text,
 )
-from docsaccel.layout import report_path, started_after
+from docsaccel.layout import building_since, report_path, started_after
 from docsaccel.memory_sizes import format_size
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
 __all__ = [
+    "LATER_BUILD_STARTED",
+    "SG_FORMATS",
+    "SG_JUNIT",
     "SG_RST_BULLETS",
     "SG_RST_FORMATS",
     "SG_RST_GRID",
@@ -67,6 +70,16 @@ SG_RST_BULLETS = "sg-rst-bullets"
 SG_RST_GRID = "sg-rst-grid"
 SG_RST_LIST_TABLE = "sg-rst-list-table"
 SG_RST_FORMATS = (SG_RST_BULLETS, SG_RST_GRID, SG_RST_LIST_TABLE)
+#: The ``build`` key of journals read as a report (a build killed outright wrote none)
+#: beside a later build's note that it started, which wrote no report either: when it
+#: started (:func:`docsaccel.layout.started_after`).
+LATER_BUILD_STARTED = "later_build_started"
+#: sphinx-gallery's JUnit XML (its ``junit`` option): how each example ended, and its time.
+SG_JUNIT = "sg-junit"
+#: Every format sphinx-gallery writes: no note of docsaccel's is beside such a file, so
+#: whether a later build replaced it is asked of the folders it is in
+#: (:meth:`LoadedInput.require_current`).
+SG_FORMATS = (*SG_RST_FORMATS, SG_JUNIT)
 
 
 class IncompleteBuildError(InputError):
@@ -425,13 +438,28 @@ class LoadedInput:
         why = conf_changed(self.build.get("conf"))
         if why is not None:
             raise StaleReportError(f"{self.path}: {why}")
-        started = started_after(self.path)
+        if self.format in SG_FORMATS:
+            self._require_rewritten()
+            return
+        started = self.build.get(LATER_BUILD_STARTED) or started_after(self.path)
         if started is not None:
             raise StaleReportError(
                 f"{self.path}: a later build of this project started ({started}) and wrote "
                 "no report: it failed before docsaccel ran (an extension that failed to "
                 "load, a conf.py that raised), or still runs; this is an earlier build's "
                 "report; rebuild"
+            )
+
+    def _require_rewritten(self) -> None:
+        """Raise :class:`StaleReportError` if a build of a folder holding this file (a
+        sphinx-gallery file: no note of docsaccel's is beside it) started after it was
+        written and did not reach its end (:func:`docsaccel.layout.building_since`)."""
+        building = building_since(self.path)
+        if building is not None:
+            raise StaleReportError(
+                f"{self.path}: a later build started ({building}) and did not finish "
+                "(interrupted, failed, or still running) before rewriting this file: it is "
+                "an earlier build's; rebuild"
             )
 
     def require_examples_ran(self) -> None:

@@ -42,7 +42,10 @@ from docsaccel.report.model import LoadedInput, Timing, Verdicts, whole_run_tota
 if TYPE_CHECKING:  # the docs build summarizes without loading the history reader
     from docsaccel.report.history import ExampleHistory
 
-__all__ = ["ReportSummary", "Row", "summarize"]
+__all__ = ["SUMMARY_SCHEMA", "ReportSummary", "Row", "summarize"]
+
+#: The schema of the JSON view (``docsaccel report --format json``).
+SUMMARY_SCHEMA = "docsaccel.report-summary"
 
 
 @dataclass(frozen=True)
@@ -392,7 +395,7 @@ class ReportSummary:
     def to_json(self) -> dict[str, Any]:
         """The JSON view: totals and every row, plain data."""
         return {
-            "schema": "docsaccel.report-summary",
+            "schema": SUMMARY_SCHEMA,
             "version": 1,
             "source": self.source,
             "format": self.format,

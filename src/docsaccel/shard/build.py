@@ -37,13 +37,16 @@ from typing import TYPE_CHECKING, Any
 
 from docsaccel import layout, sg_compat
 from docsaccel.contract import (
+    BUILD_FAILURES,
     EXECUTED,
     EXPECTED_FAILURE,
     FAILED,
     NOT_EXECUTED,
     InputError,
+    build_failures,
     conf_fingerprint,
     fails_build,
+    is_build_failure,
     read_json,
 )
 from docsaccel.formats import Format, write_json
@@ -290,12 +293,19 @@ def _failing_examples(outdir: Path) -> str:
     return "".join(f"{line}; " for line in failing)
 
 
-def merged_report(reports: Sequence[dict[str, Any]], shards: int) -> dict[str, Any]:
+def merged_report(
+    reports: Sequence[dict[str, Any]], shards: int, errors: Sequence[str] = ()
+) -> dict[str, Any]:
     """One report of the shards' builds, for a sharded build that stopped before its
     merge: each example's record from the shard that executed it (else one saying it was
     not executed). It is complete when every one of the ``shards`` reports is (every
     example ran and was measured), as a serial build's report with a failing example is:
-    a gate then fails it naming the examples that failed; else ``"complete": false``."""
+    a gate then fails it naming the examples that failed; else ``"complete": false``.
+
+    Why each shard's build failed although its examples ran (its
+    :data:`~docsaccel.contract.BUILD_FAILURES`) is kept, whichever shard said it; when
+    the shards failed (``errors``: why) and no report says how, the merged report says
+    ``errors``: a gate never passes a sharded build that failed."""
     by_id: dict[str, dict[str, Any]] = {}
     for report in reports:
         for record in report["examples"]:
@@ -306,7 +316,18 @@ def merged_report(reports: Sequence[dict[str, Any]], shards: int) -> dict[str, A
     build = {**reports[0]["build"], "complete": whole}
     build["wall_seconds"] = max(float(r["build"].get("wall_seconds") or 0.0) for r in reports)
     build["shard"] = {"role": "merge", "examples": len(by_id)}
-    merged = {**reports[0], "build": build, "examples": [by_id[i] for i in sorted(by_id)]}
+    for key in BUILD_FAILURES:
+        said = dict.fromkeys(
+            r["build"][key] for r in reports if isinstance(r["build"].get(key), str)
+        )
+        build.pop(key, None)
+        if said:
+            build[key] = "; ".join(said)
+    examples = [by_id[i] for i in sorted(by_id)]
+    failed = build_failures(build) or any(is_build_failure(record) for record in examples)
+    if errors and whole and not failed:
+        build["sphinx_failed"] = f"a shard's build failed: {'; '.join(errors)}"
+    merged = {**reports[0], "build": build, "examples": examples}
     return validate_report(merged)
 
 
@@ -653,7 +674,9 @@ def run_merge(
     return merged
 
 
-def _write_merged_report(project: DocsProject, shards: int, outdir: Path) -> None:
+def _write_merged_report(
+    project: DocsProject, shards: int, outdir: Path, errors: Sequence[str]
+) -> None:
     """Write into ``outdir`` the report of what the shards ran, when one failed and no
     merge builds the site: a gate then names the examples that failed, as after a serial
     build, rather than finding no report."""
@@ -666,7 +689,7 @@ def _write_merged_report(project: DocsProject, shards: int, outdir: Path) -> Non
             continue  # that shard stopped before its report: its examples are not in it
     if not reports:
         return
-    report = merged_report(reports, shards)
+    report = merged_report(reports, shards, errors)
     # The project's, not the shards' copies of it (the same bytes; the copies go).
     report["build"]["source_dir"] = str(project.docs)
     fingerprint = conf_fingerprint(project.docs)
@@ -753,7 +776,7 @@ def run_local(
     pool.shutdown()
     errors = [str(error) for error in failures if error is not None]
     if errors:
-        _write_merged_report(project, shards, outdir)
+        _write_merged_report(project, shards, outdir, errors)
         raise ShardError("; ".join(errors))
     return run_merge(
         project, artifacts, outdir, sphinx_args=sphinx_args, watch_sources=watch_sources
