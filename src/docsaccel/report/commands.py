@@ -15,9 +15,9 @@ build; a build that ran none of its examples whatever ``allow_incomplete``; a re
 ``conf.py`` changed since its build, or beside a later build's note that it started
 (``check``, ``report``, ``compare``'s HEAD, ``history append``: a later build failed
 before docsaccel ran); a ``report --baseline`` that ``compare`` would refuse as its
-base, or that did not finish; 3 (``check``) a build that failed:
-an example failed unexpectedly, or (a build judged although it did not finish) did not
-finish.
+base, or that did not finish; 3 (``check``, and ``compare`` of its HEAD) a build that
+failed: an example failed unexpectedly, or (a build judged although it did not finish)
+did not finish.
 
 Example: ``docsaccel check --budget 30s`` on a sphinx-gallery file, then on a missing one.
 
@@ -48,11 +48,18 @@ from docsaccel.budgets import load_budgets, parse_bounded_duration
 from docsaccel.contract import InputError, unmeasured_text
 from docsaccel.memory_sizes import parse_size
 from docsaccel.report.chart import is_chart_svg
-from docsaccel.report.check import apply_budgets, check_timings, format_check, one_line
+from docsaccel.report.check import (
+    EXIT_BUILD_FAILED,
+    apply_budgets,
+    check_timings,
+    format_check,
+    one_line,
+)
 from docsaccel.report.compare import (
     DEFAULT_ABSOLUTE_BYTES,
     DEFAULT_ABSOLUTE_SECONDS,
     DEFAULT_RELATIVE,
+    Comparison,
     check_same_kind,
     compare_timings,
     format_comparison,
@@ -210,19 +217,26 @@ def _docsaccel_schema(path: Path) -> str | None:
     return None
 
 
-def _gate_input(path: str, allow_incomplete: bool, current: bool = True) -> LoadedInput:
+def _gate_input(
+    path: str, allow_incomplete: bool, current: bool = True, judges_failure: bool = True
+) -> LoadedInput:
     """The input at ``path`` for a gate: refused when the build ran none of its examples
     (even with ``allow_incomplete``: it holds nothing to judge), when it did not finish
-    (unless ``allow_incomplete``, or an example failed it: a failed build to judge) and,
-    ``current``, when a later build of its project
-    failed before docsaccel ran (the report is an earlier build's)."""
+    (unless ``allow_incomplete``, or, ``judges_failure``, an example failed it: a failed
+    build the gate judges as failed) and, ``current``, when a later build of its project
+    failed before docsaccel ran (the report is an earlier build's).
+
+    ``judges_failure=False`` for ``compare``: it judges no failed build by itself, so an
+    unfinished build is refused whatever failed in it, base and head alike."""
     loaded = load_input(path)
     if current:
         loaded.require_current()
     loaded.require_examples_ran()
-    # A build an example failed (abort_on_example_error ends it there) failed: judged as
-    # such (exit 3, naming the example), not refused as unfinished ("rebuild").
-    failed_by_an_example = loaded.failures() and not loaded.build.get("records_lost")
+    # A build an example failed (abort_on_example_error ends it there) failed: check
+    # judges it as such (exit 3, naming the example), not refused as unfinished ("rebuild").
+    failed_by_an_example = (
+        judges_failure and loaded.failures() and not loaded.build.get("records_lost")
+    )
     if not allow_incomplete and not failed_by_an_example:
         loaded.require_complete()
     return loaded
@@ -328,8 +342,8 @@ def _compare(
     if absolute_memory is not None:
         absolute_bytes = parse_size(absolute_memory, "--absolute-memory", allow_zero=True)
     # The base is an earlier build by design: its conf.py may well have changed since.
-    base_input = _gate_input(base, allow_incomplete, current=False)
-    head_input = _gate_input(head, allow_incomplete)
+    base_input = _gate_input(base, allow_incomplete, current=False, judges_failure=False)
+    head_input = _gate_input(head, allow_incomplete, judges_failure=False)
     if not allow_mixed:
         check_same_kind(base_input, head_input)
     comparison = compare_timings(
@@ -349,7 +363,7 @@ def _compare(
     comparison = dataclasses.replace(
         comparison, head_failed=head_input.failures(), unfinished=unfinished
     )
-    code = 1 if fail and comparison.regressions else 0
+    code = _compare_code(comparison, fail)
     folders = _source_dirs([head_input], source_dir, fmt)
     if fmt == "github":
         from docsaccel.report.github import comparison_annotations
@@ -357,6 +371,15 @@ def _compare(
         prefix = folders[0][1]
         return comparison_annotations(comparison, prefix, fail), code
     return format_comparison(comparison, markdown=fmt == "md"), code
+
+
+def _compare_code(comparison: Comparison, fail_on_regression: bool) -> int:
+    """``compare``'s exit code: a failed head build is never a pass, whatever its
+    times (exit 3, as ``check`` judges it); else 1 on a regression with
+    ``fail_on_regression``, else 0."""
+    if comparison.head_failed:
+        return EXIT_BUILD_FAILED
+    return 1 if fail_on_regression and comparison.regressions else 0
 
 
 def _source_dirs(
@@ -387,7 +410,7 @@ def run_compare(
     absolute_memory: str | None = None,
 ) -> tuple[str, int]:
     """Compare two inputs; exit 1 on a regression (of time or memory) only with
-    ``fail_on_regression``.
+    ``fail_on_regression``; exit 3 when the head build failed, whatever its times.
 
     The report of a build that did not finish is exit 2 unless ``allow_incomplete``; a
     fast build against a full one is refused (exit 2) unless ``allow_mixed``.
