@@ -60,6 +60,7 @@ __all__ = [
     "generated_dir",
     "holds_outputs",
     "id_slug",
+    "in_output_folder",
     "journal_name",
     "journals",
     "left_files",
@@ -258,6 +259,26 @@ def started_after(
     if written > noted:
         return None
     return (text.splitlines() or ["at an unknown time"])[0].strip()[:80]
+
+
+def in_output_folder(report: str | os.PathLike[str]) -> bool:
+    """Whether ``report`` is read where its build wrote it: ``<outdir>/docsaccel/report.json``
+    beside that build's records or a later build's note that it started
+    (:func:`note_build_started`), rather than a copy kept elsewhere (``main-report.json``
+    downloaded from the main branch's CI).
+
+    Only a report in its output folder can be one a later build failed to replace (it
+    failed before docsaccel ran, see :func:`docsaccel.contract.conf_changed`): an archived
+    copy is the build it names, whatever ``conf.py`` became since.
+
+    >>> in_output_folder("ci-state/main-report.json")
+    False
+    """
+    path = Path(report)
+    folder = path.parent
+    if path.name != report_path("").name or folder.name != FOLDER_NAME:
+        return False
+    return (folder / records_dir("").name).is_dir() or (folder / BUILD_STARTED_FILE).exists()
 
 
 def chart_path(outdir: str | os.PathLike[str]) -> Path:

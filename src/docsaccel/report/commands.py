@@ -11,11 +11,11 @@ docsaccel wrote it (a budget file, a page, a README), a build
 ``history append`` refuses (unfinished, failed, already recorded, a target that is not
 a history), or (``check``, ``compare``) the report of a build that did not finish, unless
 ``allow_incomplete``: a gate never passes, nor fails as "over budget", on a partial
-build; a build that ran none of its examples whatever ``allow_incomplete``; a report whose
-``conf.py`` changed since its build, or beside a later build's note that it started
-(``check``, ``report``, ``compare``'s HEAD, ``history append``: a later build failed
-before docsaccel ran); a ``report --baseline`` that ``compare`` would refuse as its
-base, or that did not finish; 3 (``check``, and ``compare`` of its HEAD) a build that
+build; a build that ran none of its examples whatever ``allow_incomplete``; a report read
+in its output folder whose ``conf.py`` changed since its build, or beside a later build's
+note that it started (every input of every command: a later build failed before
+docsaccel ran; an archived copy elsewhere is read as it is); a ``report --baseline``
+that ``compare`` would refuse as its base, or that did not finish; 3 (``check``, and ``compare`` of its HEAD) a build that
 failed: an example failed unexpectedly, or (a build judged although it did not finish)
 did not finish.
 
@@ -217,20 +217,17 @@ def _docsaccel_schema(path: Path) -> str | None:
     return None
 
 
-def _gate_input(
-    path: str, allow_incomplete: bool, current: bool = True, judges_failure: bool = True
-) -> LoadedInput:
-    """The input at ``path`` for a gate: refused when the build ran none of its examples
-    (even with ``allow_incomplete``: it holds nothing to judge), when it did not finish
-    (unless ``allow_incomplete``, or, ``judges_failure``, an example failed it: a failed
-    build the gate judges as failed) and, ``current``, when a later build of its project
-    failed before docsaccel ran (the report is an earlier build's).
+def _gate_input(path: str, allow_incomplete: bool, judges_failure: bool = True) -> LoadedInput:
+    """The input at ``path`` for a gate: refused when a later build of its project failed
+    before docsaccel ran, leaving it in its output folder (:meth:`LoadedInput.require_current`),
+    when the build ran none of its examples (even with ``allow_incomplete``: it holds
+    nothing to judge) and when it did not finish (unless ``allow_incomplete``, or,
+    ``judges_failure``, an example failed it: a failed build the gate judges as failed).
 
     ``judges_failure=False`` for ``compare``: it judges no failed build by itself, so an
     unfinished build is refused whatever failed in it, base and head alike."""
     loaded = load_input(path)
-    if current:
-        loaded.require_current()
+    loaded.require_current()
     loaded.require_examples_ran()
     # A build an example failed (abort_on_example_error ends it there) failed: check
     # judges it as such (exit 3, naming the example), not refused as unfinished ("rebuild").
@@ -247,9 +244,8 @@ def _baseline_input(path: str) -> LoadedInput:
     when its build ran none of its examples or did not finish (its stopped examples
     would read as a speed-up or a slow-down). ``report`` has no ``--allow-incomplete``,
     nor a line to say the baseline did not finish, so an example that stopped the build
-    does not let it through either. An earlier build by design: its ``conf.py`` may
-    have changed since."""
-    loaded = _gate_input(path, allow_incomplete=True, current=False)
+    does not let it through either."""
+    loaded = _gate_input(path, allow_incomplete=True)
     loaded.require_complete(option=None)
     return loaded
 
@@ -341,8 +337,7 @@ def _compare(
     absolute_bytes = DEFAULT_ABSOLUTE_BYTES
     if absolute_memory is not None:
         absolute_bytes = parse_size(absolute_memory, "--absolute-memory", allow_zero=True)
-    # The base is an earlier build by design: its conf.py may well have changed since.
-    base_input = _gate_input(base, allow_incomplete, current=False, judges_failure=False)
+    base_input = _gate_input(base, allow_incomplete, judges_failure=False)
     head_input = _gate_input(head, allow_incomplete, judges_failure=False)
     if not allow_mixed:
         check_same_kind(base_input, head_input)

@@ -40,7 +40,7 @@ from docsaccel.contract import (
     ran_none,
     status_text,
 )
-from docsaccel.layout import building_since, report_path, started_after
+from docsaccel.layout import building_since, in_output_folder, report_path, started_after
 from docsaccel.memory_sizes import format_size
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
@@ -431,13 +431,18 @@ class LoadedInput:
 
     def require_current(self) -> None:
         """Raise :class:`StaleReportError` naming the file if a later build of the
-        project failed before docsaccel ran, leaving this report behind: its ``conf.py``
-        changed since (:func:`docsaccel.contract.conf_changed`), or a later build noted
-        beside it that it started and never replaced it
-        (:func:`docsaccel.layout.started_after`)."""
-        why = conf_changed(self.build.get("conf"))
-        if why is not None:
-            raise StaleReportError(f"{self.path}: {why}")
+        project failed before docsaccel ran, leaving this report behind in its output
+        folder: its ``conf.py`` changed since (:func:`docsaccel.contract.conf_changed`),
+        or a later build noted beside it that it started and never replaced it
+        (:func:`docsaccel.layout.started_after`).
+
+        Every reader asks it, of every input. Only a report read in its build's output
+        folder (:func:`docsaccel.layout.in_output_folder`) can be one left behind: a copy
+        kept elsewhere (an archived ``main-report.json``) is the build it names."""
+        if in_output_folder(self.path):
+            why = conf_changed(self.build.get("conf"))
+            if why is not None:
+                raise StaleReportError(f"{self.path}: {why}")
         if self.format in SG_FORMATS:
             self._require_rewritten()
             return
