@@ -64,6 +64,7 @@ __all__ = [
     "journal_name",
     "journals",
     "left_files",
+    "lock_holder",
     "lock_path",
     "note_build_ended",
     "note_build_started",
@@ -304,6 +305,32 @@ def generated_dir(outdir: str | os.PathLike[str]) -> Path:
 def lock_path(outdir: str | os.PathLike[str]) -> Path:
     """The lock a build holds on its output folder."""
     return _under(outdir, "build.lock")
+
+
+def lock_holder(outdir: str | os.PathLike[str]) -> str | None:
+    """The pid of the build holding ``outdir``'s lock now (:func:`lock_path`; ``"unknown"``
+    when its file does not say), or ``None`` when no build holds it.
+
+    Asked of the kernel's list of locks (``/proc/locks``), which takes no lock, so a
+    reader never makes a build starting at that moment find the folder taken; where
+    there is no such list, ``None``: a reader then says what the report says.
+    """
+    path = lock_path(outdir)
+    try:
+        status = path.stat()
+        locks = Path("/proc/locks").read_text("ascii", "replace")
+    except OSError:
+        return None
+    wanted = f"{os.major(status.st_dev):02x}:{os.minor(status.st_dev):02x}:{status.st_ino}"
+    for line in locks.splitlines():
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF"; "->" lines are waiters.
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == wanted:
+            try:
+                return path.read_text("ascii", "replace").strip() or "unknown"
+            except OSError:
+                return fields[4]
+    return None
 
 
 def gallery_lock_path(gallery_dir: str | os.PathLike[str]) -> Path:

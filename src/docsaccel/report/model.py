@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from docsaccel.budgets import format_measured
@@ -40,7 +41,13 @@ from docsaccel.contract import (
     ran_none,
     status_text,
 )
-from docsaccel.layout import building_since, in_output_folder, report_path, started_after
+from docsaccel.layout import (
+    building_since,
+    in_output_folder,
+    lock_holder,
+    report_path,
+    started_after,
+)
 from docsaccel.memory_sizes import format_size
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
@@ -370,6 +377,16 @@ class LoadedInput:
         already (:func:`docsaccel.contract.build_failures`): each failure said once."""
         return build_failures(self.build, [t.error for t in self.failed_examples])
 
+    @property
+    def building_now(self) -> str | None:
+        """The pid of the build running now in this report's output folder (it holds the
+        folder's lock: :func:`docsaccel.layout.lock_holder`), whose report this is until
+        it ends; ``None`` for a finished build's report, a copy kept elsewhere, or when no
+        build runs there."""
+        if self.complete or not in_output_folder(self.path):
+            return None
+        return lock_holder(Path(self.path).parents[1])
+
     def incomplete_text(self) -> str:
         """``""`` for a finished build, else why not, naming the examples it stopped at.
 
@@ -385,6 +402,9 @@ class LoadedInput:
         """
         if self.complete:
             return ""
+        holder = self.building_now
+        if holder is not None:
+            return f"the build has not finished: it is running now (process {holder})"
         why = []
         ended = self.build.get("ended_because")
         if isinstance(ended, str) and ended:
@@ -487,6 +507,12 @@ class LoadedInput:
 
         ``option``: the command's option that judges such a build all the same, which the
         message suggests; ``None`` for a command without one (``report --baseline``)."""
+        holder = self.building_now
+        if holder is not None:
+            raise IncompleteBuildError(
+                f"{self.path}: a build is running now (process {holder}) and has not "
+                "finished this report; check after it ends"
+            )
         if not self.complete and self.build.get("stopped_before_examples"):
             raise IncompleteBuildError(
                 f"{self.path}: {self.incomplete_text()}: it measured no example; rebuild "
