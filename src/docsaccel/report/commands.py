@@ -15,9 +15,9 @@ build; a build that ran none of its examples whatever ``allow_incomplete``; a re
 in its output folder whose ``conf.py`` changed since its build, or beside a later build's
 note that it started (every input of every command: a later build failed before
 docsaccel ran; an archived copy elsewhere is read as it is); a ``report --baseline``
-that ``compare`` would refuse as its base, or that did not finish; 3 (``check``, and ``compare`` of its HEAD) a build that
-failed: an example failed unexpectedly, or (a build judged although it did not finish)
-did not finish.
+that ``compare`` would refuse as its base, or that did not finish; 3 (``check``, and
+``compare`` of its HEAD) a build that failed: an example failed unexpectedly, or (a
+build judged although it did not finish) did not finish.
 
 Example: ``docsaccel check --budget 30s`` on a sphinx-gallery file, then on a missing one.
 
@@ -71,6 +71,7 @@ from docsaccel.report.markdown import is_markdown_report, render_markdown
 from docsaccel.report.model import LoadedInput, unique_timings
 from docsaccel.report.summary import SUMMARY_SCHEMA, summarize
 from docsaccel.report.trend import build_trends
+from docsaccel.settings import missing_folder
 
 __all__ = ["REPORT_FORMATS", "run_check", "run_compare", "run_history_append", "run_report"]
 
@@ -157,12 +158,16 @@ _PEEK_BYTES = 1 << 16
 
 def refuse_output(output: str, inputs: Sequence[str | None], fmt: str) -> None:
     """Raise :class:`InputError` unless ``output`` may take the ``fmt`` view: a file not
-    there yet, an empty one, or a file of that view docsaccel wrote before.
+    there yet in a folder that is (:func:`~docsaccel.settings.missing_folder`), an empty
+    one, or a file of that view docsaccel wrote before.
 
     Anything else (one of ``inputs``, a report or history, a budget file, a page of the
     docs, a README) is the user's: it is refused with one line saying why, never replaced.
     """
     target = Path(output)
+    problem = missing_folder(target)
+    if problem is not None:
+        raise InputError(f"{output}: cannot write the output: {problem}")
     if not target.is_file() or target.stat().st_size == 0:
         return  # not there yet, or a folder the write then names, or empty
     for given in inputs:
