@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -385,7 +386,10 @@ class LoadedInput:
         build runs there."""
         if self.complete or not in_output_folder(self.path):
             return None
-        return lock_holder(Path(self.path).parents[1])
+        holder = lock_holder(Path(self.path).parents[1])
+        # The build reading its own report (its report page as it stops) is ending, not
+        # running on: what it says is why it stopped.
+        return None if holder == str(os.getpid()) else holder
 
     def incomplete_text(self) -> str:
         """``""`` for a finished build, else why not, naming the examples it stopped at.
