@@ -103,11 +103,11 @@ def _report(
         builds = same_kind(read_builds(history), fast if isinstance(fast, bool) else None)
         stats = recent_history((b.durations for b in builds), last)
         trends = build_trends(builds, last)
-    summary = summarize(
-        loaded,
-        baseline=_baseline_input(baseline).timings if baseline else None,
-        history=stats,
-    )
+    base = None
+    if baseline:
+        base = _baseline_input(baseline)
+        check_same_kind(base, loaded, hint="Give a baseline of the report's own kind")
+    summary = summarize(loaded, baseline=base.timings if base else None, history=stats)
     return REPORT_FORMATS[fmt](summary, top, trends), 0
 
 
