@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -293,6 +294,55 @@ def test_a_build_stopped_while_it_reads_its_documents_says_so(tmp_path, sig) -> 
     gate = _refused_unfinished(src)
     assert "its examples ran; it ended while Sphinx read the documents" in gate.stderr
     assert "pages were written" not in gate.stderr
+
+
+#: Holds the build as it reads its documents (its examples ran) until the test says go.
+PAUSER = """
+import os
+import time
+from pathlib import Path
+
+
+def _pause(app, docname, source):
+    here = Path(app.srcdir)
+    (here / "reading.flag").touch()
+    deadline = time.monotonic() + 120
+    while not (here / "go.flag").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def setup(app):
+    app.connect("source-read", _pause)
+"""
+
+
+def test_check_while_the_build_runs_says_it_runs_and_to_check_after(tmp_path) -> None:
+    """The report a running build keeps in its output folder is not that of a build that
+    ended "while Sphinx read the documents": the gate says a build runs now, and which."""
+    src = _with_extension(tmp_path, ["plot_quick.py"], PAUSER)
+    process = subprocess.Popen(
+        sphinx_command(src, src / "_build" / "html"),
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    report = layout.report_path(src / "_build" / "html")
+    try:
+        deadline = time.monotonic() + 120
+        while not (src / "reading.flag").exists() and process.poll() is None:
+            assert time.monotonic() < deadline, "the build never read a document"
+            time.sleep(0.1)
+        text, code = run_check([str(report)])
+    finally:
+        (src / "go.flag").touch()
+        output = process.communicate(timeout=300)[0]
+    assert code == EXIT_UNREADABLE and text.count("\n") == 1, text
+    assert f"a build is running now (process {process.pid})" in text, text
+    assert "check after it ends" in text and "Sphinx read the documents" not in text, text
+    assert process.returncode == 0, output
+    text, code = run_check([str(report)])
+    assert code == 0, text
 
 
 def test_status_0_before_the_builds_verdict_fails_it(tmp_path) -> None:

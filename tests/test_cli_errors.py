@@ -179,6 +179,11 @@ def test_every_bad_budget_file_exits_2(files, capsys, name) -> None:
         (["report", "{good}", "--top", "0"], "top"),
         (["report", "{good}", "--last", "0", "--history", "{good}"], "--last"),
         (["report", "{good}", "-o", "/nonexistent/dir/x.html"], "/nonexistent/dir/x.html"),
+        (
+            ["report", "{good}", "-o", "{root}/nowhere/dir/x.md"],
+            "{root}/nowhere/dir/x.md: cannot write the output: its folder {root}/nowhere/dir "
+            "does not exist; create it first",
+        ),
         (["report", "{good}", "-o", "{root}/folder"], "folder"),
         (["compare", "{good}", "{good}", "--relative", "nan"], "relative"),
         (["compare", "{good}", "{good}", "--absolute", "-1"], "absolute"),
@@ -765,9 +770,38 @@ def test_every_reader_of_a_report_names_another_file_of_docsaccel(
         ["report", str(path)],
         ["compare", good, str(path)],
         ["compare", str(path), good],
+        ["report", good, "--baseline", str(path)],
         ["history", "append", str(path), "--to", str(tmp_path / "other.jsonl")],
     ):
         assert main(command) == 2, command
         err = capsys.readouterr().err
         assert err.count("\n") == 1, (command, err)
         assert f"{path}: {said}, not a report: give the build's report (" in err, (command, err)
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        (
+            "report",
+            "is a docsaccel report (pass it to `report`, `check`, `compare` or `history append`)",
+        ),
+        ("md", "is the Markdown view of a report (`docsaccel report --format md`)"),
+        ("json", "is the JSON view of a report (`docsaccel report --format json`)"),
+    ],
+)
+def test_every_reader_of_a_history_names_another_file_of_docsaccel(
+    tmp_path, capsys, kind, said
+) -> None:
+    """A report (as the build writes it, indented), or a view of one, given as the history:
+    said as what it is, not as a history line that is not valid JSON."""
+    made = _other_files(tmp_path)
+    good = tmp_path / "r1.json"
+    built = tmp_path / "built.json"
+    built.write_text(json.dumps(json.loads(good.read_text()), indent=2), encoding="utf-8")
+    path = {**made, "report": built}[kind]
+    capsys.readouterr()
+    assert main(["report", str(good), "--history", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"{path}: {said}, not a history: give the history file (" in err, err

@@ -108,8 +108,9 @@ def test_a_new_or_removed_example_that_did_not_run_whole_shows_its_status(
         ],
     )
     bullet = "- " if fmt == "md" else "  "
-    for first, second, title in ((base, head, "New"), (head, base, "Removed")):
-        assert main(["compare", str(first), str(second), "--format", fmt]) == 0
+    # A head build plot_bad.py failed is a failed build (exit 3), its list all the same.
+    for first, second, title, code in ((base, head, "New", 3), (head, base, "Removed", 0)):
+        assert main(["compare", str(first), str(second), "--format", fmt]) == code
         text = capsys.readouterr().out
         listed = text.split(f"{title} examples:\n", 1)[1]
         loop = "plot\\_loop.py" if fmt == "md" else "plot_loop.py"

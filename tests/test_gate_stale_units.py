@@ -4,11 +4,14 @@ on reports written by hand (the real builds are in ``test_gate_stale_reports.py`
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 from helpers.report_factory import record, write_report
 
+from docsaccel import layout
 from docsaccel.contract import conf_changed, conf_fingerprint
-from docsaccel.report.commands import run_check, run_compare, run_report
+from docsaccel.report.commands import run_check, run_compare, run_history_append, run_report
 from docsaccel.settings import given_as
 
 
@@ -27,18 +30,57 @@ def test_a_conf_py_that_is_gone_or_unchanged_says_nothing(tmp_path) -> None:
     assert "changed since this report's build" in conf_changed(recorded)
 
 
-def test_compare_refuses_a_stale_head_but_not_an_older_base(tmp_path) -> None:
-    (tmp_path / "conf.py").write_text("project = 'x'\n", encoding="utf-8")
-    base = write_report(tmp_path / "base.json", [record("plot_a.py", 3.0)])
-    _with_conf(base, conf_fingerprint(tmp_path))
-    (tmp_path / "conf.py").write_text("project = 'y'\n", encoding="utf-8")
-    head = write_report(tmp_path / "head.json", [record("plot_a.py", 3.0)])
-    _with_conf(head, conf_fingerprint(tmp_path))
+def _built_report(outdir, conf) -> Path:
+    """A report where its build wrote it, beside its records, of a build that read ``conf``."""
+    layout.records_dir(outdir).mkdir(parents=True)
+    report = write_report(layout.report_path(outdir), [record("plot_a.py", 3.0)])
+    _with_conf(report, conf)
+    return report
 
-    text, code = run_compare(str(base), str(head))
-    assert code == 0, text
-    text, code = run_compare(str(head), str(base))
-    assert code == 2 and "changed since this report's build" in text, text
+
+def test_a_report_in_its_output_folder_is_refused_by_every_reader_once_conf_changed(
+    tmp_path,
+) -> None:
+    """One rule for every input of every command: base, head, baseline, history alike."""
+    (tmp_path / "conf.py").write_text("project = 'x'\n", encoding="utf-8")
+    stale = _built_report(tmp_path / "old", conf_fingerprint(tmp_path))
+    (tmp_path / "conf.py").write_text("project = 'y'\n", encoding="utf-8")
+    fresh = _built_report(tmp_path / "new", conf_fingerprint(tmp_path))
+
+    for text, code in (
+        run_check([str(stale)]),
+        run_report(str(stale)),
+        run_report(str(fresh), baseline=str(stale)),
+        run_compare(str(stale), str(fresh)),
+        run_compare(str(fresh), str(stale)),
+        run_history_append(str(stale), tmp_path / "h.jsonl"),
+    ):
+        assert code == 2 and text.count("\n") == 1, text
+        assert f"error: {stale}: " in text and "changed since this report's build" in text
+    assert run_compare(str(fresh), str(fresh))[1] == 0
+
+
+def test_an_archived_copy_of_a_report_is_read_whatever_conf_became(tmp_path) -> None:
+    """A copy kept outside its output folder (``main-report.json`` from CI) is the build it
+    names: no later build can have failed to replace it, so every reader takes it."""
+    (tmp_path / "conf.py").write_text("project = 'x'\n", encoding="utf-8")
+    built = _built_report(tmp_path / "old", conf_fingerprint(tmp_path))
+    archived = tmp_path / "ci-state" / "main-report.json"
+    archived.parent.mkdir()
+    shutil.copy(built, archived)
+    (tmp_path / "conf.py").write_text("project = 'y'\n", encoding="utf-8")
+    fresh = _built_report(tmp_path / "new", conf_fingerprint(tmp_path))
+
+    for text, code in (
+        run_check([str(archived)]),
+        run_report(str(archived), fmt="md"),
+        run_report(str(fresh), baseline=str(archived)),
+        run_compare(str(archived), str(fresh)),
+        run_compare(str(fresh), str(archived)),
+        run_history_append(str(archived), tmp_path / "h.jsonl"),
+    ):
+        assert code == 0, text
+    assert run_check([str(built)])[1] == 2  # the same bytes, left in their output folder
 
 
 def test_a_report_the_top_option_is_named_as_typed(tmp_path) -> None:

@@ -5,10 +5,17 @@ whether the build ran its examples serially or in sphinx-gallery's parallel work
 
 from __future__ import annotations
 
-import pytest
-from helpers.gallery_build import build, make_project
+import json
+from pathlib import Path
 
-from docsaccel.report.commands import run_check
+import pytest
+from helpers.gallery_build import build, child_env, make_project, sphinx_command
+from helpers.processes import terminated_while_running
+
+from docsaccel import layout
+from docsaccel.cli import main
+from docsaccel.report.check import EXIT_BUILD_FAILED
+from docsaccel.report.commands import run_check, run_compare
 
 pytestmark = pytest.mark.slow
 
@@ -63,3 +70,44 @@ def test_a_parallel_build_a_worker_died_in_names_every_example(tmp_path) -> None
         assert "1 example failed: examples/plot_crash.py (RuntimeError" in out, out
         assert "did not finish: examples/plot_late_exit.py (did not finish" in out, out
         assert "the build did not finish (examples/plot_late_exit.py was running)" in out, out
+
+
+def _finished_copy(report: Path, target: Path) -> Path:
+    """``report`` as the report of a build that finished, every example in it ok."""
+    data = json.loads(report.read_text(encoding="utf-8"))
+    data["build"]["complete"] = True
+    for key in ("ended_because", "reading", "writing"):
+        data["build"].pop(key, None)
+    for example in data["examples"]:
+        example.update(status="ok", error=None, finished_at=data["generated_at"])
+    target.write_text(json.dumps(data), encoding="utf-8")
+    return target
+
+
+def test_compare_refuses_a_terminated_build_an_example_also_failed(tmp_path, capsys) -> None:
+    """An example raised, then the build was terminated (SIGTERM) while another ran: as
+    head or as base, ``compare`` refuses it (exit 2), whatever the format and
+    ``--fail-on-regression``; with ``--allow-incomplete`` it says so first and, as head,
+    never passes the failed build (exit 3)."""
+    src = make_project(tmp_path, ["plot_crash.py", "plot_wait.py"], conf=ORDERED)
+    outdir = src / "_build" / "html"
+    ended = terminated_while_running(
+        sphinx_command(src, outdir), child_env({}), src, "plot_wait.py"
+    )
+    assert ended.returncode != 0, ended.stdout
+    report = layout.report_path(outdir)
+    assert json.loads(report.read_text(encoding="utf-8"))["build"]["complete"] is False
+    good = str(_finished_copy(report, tmp_path / "good.json"))
+
+    for base, head in ((good, str(report)), (str(report), good)):
+        for extra in ([], ["--fail-on-regression"], ["--format", "github"]):
+            assert main(["compare", base, head, *extra]) == 2, (base, extra)
+            err = capsys.readouterr().err
+            assert "the build did not finish" in err and "--allow-incomplete" in err, err
+
+    text, code = run_compare(good, str(report), allow_incomplete=True)
+    assert code == EXIT_BUILD_FAILED, text
+    assert text.startswith("The head build failed: examples/plot_crash.py failed ("), text
+    assert "The head build: the build did not finish" in text, text
+    text, code = run_compare(str(report), good, allow_incomplete=True)
+    assert code == 0 and text.startswith("The base build: the build did not finish"), text

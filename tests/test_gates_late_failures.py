@@ -114,3 +114,37 @@ def test_an_extension_failing_every_end_handler_fails_the_gate(tmp_path, error) 
         html = (built.outdir / "budget_report.html").read_text("utf-8")
         assert "The build failed" in html and "a failure after the report" in html
         assert "All examples within budget" not in html
+
+
+#: A handler of ``{event}`` that raises once (the build's end: on its first emission only).
+RAISING_ONCE = """
+def _raise(app, *args):
+    if len(args) == 1 and isinstance(args[0], BaseException):
+        return  # build-finished again, with the error: raised once
+    raise RuntimeError("boom in a handler")
+
+
+def setup(app):
+    app.connect("{event}", _raise)
+"""
+
+
+@pytest.mark.parametrize(
+    ("event", "named"),
+    [
+        ("html-page-context", "html-page-context"),
+        ("env-before-read-docs", "env-before-read-docs"),
+        ("build-finished", "the build's end"),
+    ],
+)
+def test_a_raising_handler_is_named_by_its_event(tmp_path, event, named) -> None:
+    """The failure names the event whose handler raised, and the handler's own error,
+    never "the build's end" for a handler of another phase."""
+    src = make_project(tmp_path, ["plot_quick.py"], conf=LOCAL_EXTENSION)
+    (src / "lateext.py").write_text(RAISING_ONCE.replace("{event}", event), "utf-8")
+    built = build(src)
+    assert built.returncode == 2, built.output
+    checked = _check(built)
+    assert checked.returncode == 3, checked.stdout + checked.stderr
+    first = checked.stdout.splitlines()[0]
+    assert f"a handler of {named} raised RuntimeError: boom in a handler" in first, first

@@ -307,3 +307,20 @@ def test_a_stopped_example_is_no_speed_up_against_the_baseline(tmp_path) -> None
     assert "**Against the baseline:** +0s (baseline 1s)" in out.read_text(encoding="utf-8")
     summary = summarize(load_input(str(head)), baseline=load_input(str(base)).timings)
     assert (summary.baseline_total, summary.baseline_delta) == (1.0, 0.0)
+
+
+def test_the_knobs_column_shows_every_pick_as_the_page_note_does(tmp_path) -> None:
+    """A knob picked twice with different values is shown once per pair, in the order
+    picked, as the example page's fast-path note lists it: never the first pair only."""
+    knobs = {
+        "steps": {
+            "value": 5,
+            "fast": 5,
+            "full": 1,
+            "later": [{"value": 2, "fast": 2, "full": 3}],
+        },
+        "on": {"value": True, "fast": True, "full": False},
+    }
+    report = write_report(tmp_path / "r.json", [record("plot_reuse.py", 1.0, knobs=knobs)])
+    (row,) = summarize(load_input(report)).rows
+    assert row.knobs_text() == "on=true (full false), steps=5 (full 1), steps=2 (full 3)"

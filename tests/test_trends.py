@@ -52,6 +52,20 @@ def test_compare_refuses_a_fast_build_against_a_full_one(tmp_path, capsys) -> No
     assert code == 0 and "2s -> 40s" in text
 
 
+def test_report_refuses_a_baseline_of_the_other_kind(tmp_path, capsys) -> None:
+    fast = write_kind(tmp_path / "fast.json", [record("plot_a.py", 2.0)], fast=True)
+    full = write_kind(tmp_path / "full.json", [record("plot_a.py", 40.0)], fast=False)
+
+    assert main(["report", str(fast), "--baseline", str(full)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "fast build" in err and "full build" in err and "baseline" in err, err
+    assert "--allow-mixed" not in err, err
+    # A baseline of its own kind is taken.
+    same = write_kind(tmp_path / "same.json", [record("plot_a.py", 3.0)], fast=True)
+    assert main(["report", str(fast), "--baseline", str(same)]) == 0
+
+
 def test_a_history_of_mixed_builds_flags_no_noise_from_the_mix(tmp_path) -> None:
     history = tmp_path / "h.jsonl"
     for index in range(8):

@@ -221,7 +221,8 @@ def _add_compare(subparsers: argparse._SubParsersAction) -> None:
         "by more than the relative threshold and --absolute-memory. Exit 1 on a regression with "
         "--fail-on-regression, 2 when an input cannot be read, is the report of a build "
         "that did not finish (see --allow-incomplete), or when one input is a fast build "
-        "and the other a full one (unless --allow-mixed).",
+        "and the other a full one (unless --allow-mixed); 3 when the head build failed "
+        "(an example failed unexpectedly), whatever its times.",
     )
     parser.add_argument("base", metavar="BASE", help="the build to compare against")
     parser.add_argument("head", metavar="HEAD", help="the build compared")

@@ -50,7 +50,7 @@ import json
 import math
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,7 @@ __all__ = [
     "INTERRUPTED_BY",
     "KILLED_RUNNING",
     "KNOBS_SECTION",
+    "KNOB_LATER",
     "MAX_BUDGET_SECONDS",
     "MAX_INPUT_BYTES",
     "MAX_JSON_DEPTH",
@@ -120,6 +121,9 @@ __all__ = [
     "is_stopped_hard",
     "is_timed",
     "is_unfinished",
+    "knob_picks",
+    "knob_picks_of",
+    "knob_value_text",
     "near_budget_text",
     "opens_for_writing",
     "opens_keeping_content",
@@ -521,6 +525,41 @@ CI_ENV = "CI"
 RENDER_SECTION = "render"
 #: :func:`docsaccel.fast.pick` publishes the knobs it chose here.
 KNOBS_SECTION = "knobs"
+#: The key of a knob's entry (in a record's ``knobs``) listing the later picks of its
+#: name with other values: ``{"value", "fast", "full", "later": [{...}, ...]}``.
+KNOB_LATER = "later"
+
+
+def knob_picks_of(knob: Any) -> list[dict[str, Any]]:
+    """The distinct picks ``{"value", "fast", "full"}`` of one knob's entry, in the order
+    the example made them (a record written before :data:`KNOB_LATER` has only the first)."""
+    if not isinstance(knob, Mapping):
+        return []
+    first = {key: knob.get(key) for key in ("value", "fast", "full")}
+    later = knob.get(KNOB_LATER)
+    if not isinstance(later, list):
+        return [first]
+    return [first, *(dict(pick) for pick in later if isinstance(pick, Mapping))]
+
+
+def knob_picks(knobs: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """``(name, {"value", "fast", "full"})`` of every distinct pick in a record's ``knobs``,
+    by name, each name's picks in the order the example made them: what the fast-path
+    note and the report's knobs column both show.
+
+    >>> knob_picks({"steps": {"value": 5, "fast": 5, "full": 1,
+    ...                       "later": [{"value": 2, "fast": 2, "full": 3}]}})
+    [('steps', {'value': 5, 'fast': 5, 'full': 1}), ('steps', {'value': 2, 'fast': 2, 'full': 3})]
+    """
+    return [(name, pick) for name, knob in sorted(knobs.items()) for pick in knob_picks_of(knob)]
+
+
+def knob_value_text(value: Any) -> str:
+    """A knob's value as the note, the report and warnings show it: strings bare, the rest
+    as JSON."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 #: :func:`docsaccel.video.embed` publishes the videos to embed here.
 VIDEOS_SECTION = "videos"
 #: The files that are videos: what the video file recorder writes, what the scraper embeds.

@@ -35,7 +35,8 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from docsaccel import registry
-from docsaccel.contract import KNOBS_SECTION
+from docsaccel.contract import KNOB_LATER, KNOBS_SECTION, knob_picks, knob_picks_of
+from docsaccel.contract import knob_value_text as show_value
 from docsaccel.contract import parse_switch as _parse_switch
 from docsaccel.settings import env_name
 
@@ -55,7 +56,7 @@ __all__ = [
 ENV_VAR = env_name("fast")
 
 #: The key of a knob's entry listing the later picks of its name with other values.
-LATER = "later"
+LATER = KNOB_LATER
 
 T = TypeVar("T")
 
@@ -113,17 +114,6 @@ def pick(*, full: T, fast: T, name: str) -> T:
     return chosen
 
 
-def knob_picks(knobs: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """``(name, {"value", "fast", "full"})`` of every distinct pick in a record's ``knobs``,
-    by name, each name's picks in the order the example made them.
-
-    >>> knob_picks({"steps": {"value": 5, "fast": 5, "full": 1,
-    ...                       "later": [{"value": 2, "fast": 2, "full": 3}]}})
-    [('steps', {'value': 5, 'fast': 5, 'full': 1}), ('steps', {'value': 2, 'fast': 2, 'full': 3})]
-    """
-    return [(name, pick) for name, knob in sorted(knobs.items()) for pick in _picks_of(knob)]
-
-
 def knob_problems(knobs: Mapping[str, Any]) -> list[str]:
     """One line for each knob of a record's ``knobs`` that is likely a mistake: a name
     picked with different values, a numeric fast value above its full one.
@@ -133,7 +123,7 @@ def knob_problems(knobs: Mapping[str, Any]) -> list[str]:
     """
     problems = []
     for name, knob in sorted(knobs.items()):
-        picks = _picks_of(knob)
+        picks = knob_picks_of(knob)
         if len(picks) > 1:
             pairs = ", then ".join(
                 f"fast={show_value(p['fast'])}, full={show_value(p['full'])}" for p in picks
@@ -156,23 +146,9 @@ def _with_pick(known: Any, entry: dict[str, Any]) -> dict[str, Any]:
     a later one with other values is added under :data:`LATER`, once."""
     if not isinstance(known, dict):
         return entry
-    if any(_same(pick, entry) for pick in _picks_of(known)):
+    if any(_same(pick, entry) for pick in knob_picks_of(known)):
         return known
     return {**known, LATER: [*known.get(LATER, []), entry]}
-
-
-def _picks_of(knob: Any) -> list[dict[str, Any]]:
-    """The distinct picks of one knob's entry (a record written before :data:`LATER`
-    existed has only the first)."""
-    if not isinstance(knob, Mapping):
-        return []
-    first = {key: knob.get(key) for key in ("value", "fast", "full")}
-    later = knob.get(LATER)
-    return (
-        [first, *(p for p in later if isinstance(p, Mapping))]
-        if isinstance(later, list)
-        else [first]
-    )
 
 
 def _same(one: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
@@ -181,8 +157,3 @@ def _same(one: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
 
 def _numeric(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def show_value(value: Any) -> str:
-    """A knob's value as the note and warnings show it: strings bare, the rest as JSON."""
-    return value if isinstance(value, str) else json.dumps(value)

@@ -60,9 +60,11 @@ __all__ = [
     "generated_dir",
     "holds_outputs",
     "id_slug",
+    "in_output_folder",
     "journal_name",
     "journals",
     "left_files",
+    "lock_holder",
     "lock_path",
     "note_build_ended",
     "note_build_started",
@@ -260,6 +262,26 @@ def started_after(
     return (text.splitlines() or ["at an unknown time"])[0].strip()[:80]
 
 
+def in_output_folder(report: str | os.PathLike[str]) -> bool:
+    """Whether ``report`` is read where its build wrote it: ``<outdir>/docsaccel/report.json``
+    beside that build's records or a later build's note that it started
+    (:func:`note_build_started`), rather than a copy kept elsewhere (``main-report.json``
+    downloaded from the main branch's CI).
+
+    Only a report in its output folder can be one a later build failed to replace (it
+    failed before docsaccel ran, see :func:`docsaccel.contract.conf_changed`): an archived
+    copy is the build it names, whatever ``conf.py`` became since.
+
+    >>> in_output_folder("ci-state/main-report.json")
+    False
+    """
+    path = Path(report)
+    folder = path.parent
+    if path.name != report_path("").name or folder.name != FOLDER_NAME:
+        return False
+    return (folder / records_dir("").name).is_dir() or (folder / BUILD_STARTED_FILE).exists()
+
+
 def chart_path(outdir: str | os.PathLike[str]) -> Path:
     """The report page's chart, drawn beside the report (``docsaccel_report_chart``)."""
     return _under(outdir, "chart.svg")
@@ -283,6 +305,32 @@ def generated_dir(outdir: str | os.PathLike[str]) -> Path:
 def lock_path(outdir: str | os.PathLike[str]) -> Path:
     """The lock a build holds on its output folder."""
     return _under(outdir, "build.lock")
+
+
+def lock_holder(outdir: str | os.PathLike[str]) -> str | None:
+    """The pid of the build holding ``outdir``'s lock now (:func:`lock_path`; ``"unknown"``
+    when its file does not say), or ``None`` when no build holds it.
+
+    Asked of the kernel's list of locks (``/proc/locks``), which takes no lock, so a
+    reader never makes a build starting at that moment find the folder taken; where
+    there is no such list, ``None``: a reader then says what the report says.
+    """
+    path = lock_path(outdir)
+    try:
+        status = path.stat()
+        locks = Path("/proc/locks").read_text("ascii", "replace")
+    except OSError:
+        return None
+    wanted = f"{os.major(status.st_dev):02x}:{os.minor(status.st_dev):02x}:{status.st_ino}"
+    for line in locks.splitlines():
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF"; "->" lines are waiters.
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == wanted:
+            try:
+                return path.read_text("ascii", "replace").strip() or "unknown"
+            except OSError:
+                return fields[4]
+    return None
 
 
 def gallery_lock_path(gallery_dir: str | os.PathLike[str]) -> Path:

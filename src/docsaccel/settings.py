@@ -64,6 +64,7 @@ __all__ = [
     "env_name",
     "environment_variables",
     "given_as",
+    "missing_folder",
     "not_a_folder",
     "read_env_setting",
     "read_setting",
@@ -330,6 +331,19 @@ def below_a_file(path: Path) -> str | None:
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     return None if parent.is_dir() else f"{path} cannot be made: {parent} is a file, not a folder"
+
+
+def missing_folder(path: Path) -> str | None:
+    """Why the folder of the file ``path`` cannot take it, or ``None``: no command makes
+    the folder of a file it writes (``report -o``, ``history append --to``), so a
+    mistyped one is said rather than a new tree of folders made.
+
+    >>> missing_folder(Path("/no/such/place/x.md"))
+    'its folder /no/such/place does not exist; create it first'
+    """
+    if path.parent.is_dir():
+        return None
+    return below_a_file(path) or f"its folder {path.parent} does not exist; create it first"
 
 
 def not_a_folder(path: Path) -> str | None:

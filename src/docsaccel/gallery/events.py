@@ -60,6 +60,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -1032,19 +1033,42 @@ def _record_late_failure(app: Sphinx, build: GalleryBuild, exception: BaseExcept
         why = _sphinx_failure(app, None)
     elif isinstance(exception, (BudgetOverrunError, RecordsLostError)):
         why = None  # docsaccel's own stops: the report's records say them already
+    elif isinstance(exception, ExamplesFailedError):
+        why = (str(exception).strip().splitlines() or [type(exception).__name__])[0]
     else:
-        text = str(exception).strip().splitlines() or [type(exception).__name__]
-        why = (
-            text[0]
-            if isinstance(exception, ExamplesFailedError)
-            else (f"a handler of the build's end raised {type(exception).__name__}: {text[0]}")
-        )
+        why = _raised_text(exception)
     if why is None or why == build.sphinx_failed:
         if pending is not None:
             build.rewrite_report(build.final_records)
         return
     build.sphinx_failed = why
     build.rewrite_report(build.final_records)
+
+
+#: The event name Sphinx quotes in the message of the ``ExtensionError`` it wraps a
+#: handler's exception in ("Handler <function f> for event 'html-page-context' threw an
+#: exception"): quoted with ``%r``, so found whatever the message's language.
+_EVENT_QUOTED = re.compile(r"'([a-z][a-z0-9-]*)'")
+#: How the failure names the events whose handlers run as the build ends.
+_EVENT_WORDS = {"build-finished": "the build's end"}
+
+
+def _raised_text(exception: BaseException) -> str:
+    """Why the build failed, for an exception that reached ``build-finished``: the event
+    whose handler raised, named (``"a handler of html-page-context raised RuntimeError:
+    boom"``), or ``"a handler of another extension raised ..."`` when Sphinx's message
+    does not say which; the handler's own exception, not Sphinx's wrapper. Any other
+    exception is the build's (``"the build raised SphinxError: ..."``)."""
+    if isinstance(exception, ExtensionError):
+        original = exception.orig_exc or exception.__cause__ or exception
+        found = _EVENT_QUOTED.findall(exception.message)
+        event = found[-1] if found else None
+        source = _EVENT_WORDS.get(event, event) if event else "another extension"
+        who = f"a handler of {source}"
+    else:
+        original, who = exception, "the build"
+    text = str(original).strip().splitlines() or [type(original).__name__]
+    return f"{who} raised {type(original).__name__}: {text[0]}"
 
 
 def _page_shows_the_verdict(build: GalleryBuild) -> None:

@@ -11,13 +11,13 @@ docsaccel wrote it (a budget file, a page, a README), a build
 ``history append`` refuses (unfinished, failed, already recorded, a target that is not
 a history), or (``check``, ``compare``) the report of a build that did not finish, unless
 ``allow_incomplete``: a gate never passes, nor fails as "over budget", on a partial
-build; a build that ran none of its examples whatever ``allow_incomplete``; a report whose
-``conf.py`` changed since its build, or beside a later build's note that it started
-(``check``, ``report``, ``compare``'s HEAD, ``history append``: a later build failed
-before docsaccel ran); a ``report --baseline`` that ``compare`` would refuse as its
-base, or that did not finish; 3 (``check``) a build that failed:
-an example failed unexpectedly, or (a build judged although it did not finish) did not
-finish.
+build; a build that ran none of its examples whatever ``allow_incomplete``; a report read
+in its output folder whose ``conf.py`` changed since its build, or beside a later build's
+note that it started (every input of every command: a later build failed before
+docsaccel ran; an archived copy elsewhere is read as it is); a ``report --baseline``
+that ``compare`` would refuse as its base, or that did not finish; 3 (``check``, and
+``compare`` of its HEAD) a build that failed: an example failed unexpectedly, or (a
+build judged although it did not finish) did not finish.
 
 Example: ``docsaccel check --budget 30s`` on a sphinx-gallery file, then on a missing one.
 
@@ -48,11 +48,18 @@ from docsaccel.budgets import load_budgets, parse_bounded_duration
 from docsaccel.contract import InputError, unmeasured_text
 from docsaccel.memory_sizes import parse_size
 from docsaccel.report.chart import is_chart_svg
-from docsaccel.report.check import apply_budgets, check_timings, format_check, one_line
+from docsaccel.report.check import (
+    EXIT_BUILD_FAILED,
+    apply_budgets,
+    check_timings,
+    format_check,
+    one_line,
+)
 from docsaccel.report.compare import (
     DEFAULT_ABSOLUTE_BYTES,
     DEFAULT_ABSOLUTE_SECONDS,
     DEFAULT_RELATIVE,
+    Comparison,
     check_same_kind,
     compare_timings,
     format_comparison,
@@ -64,6 +71,7 @@ from docsaccel.report.markdown import is_markdown_report, render_markdown
 from docsaccel.report.model import LoadedInput, unique_timings
 from docsaccel.report.summary import SUMMARY_SCHEMA, summarize
 from docsaccel.report.trend import build_trends
+from docsaccel.settings import missing_folder
 
 __all__ = ["REPORT_FORMATS", "run_check", "run_compare", "run_history_append", "run_report"]
 
@@ -95,11 +103,11 @@ def _report(
         builds = same_kind(read_builds(history), fast if isinstance(fast, bool) else None)
         stats = recent_history((b.durations for b in builds), last)
         trends = build_trends(builds, last)
-    summary = summarize(
-        loaded,
-        baseline=_baseline_input(baseline).timings if baseline else None,
-        history=stats,
-    )
+    base = None
+    if baseline:
+        base = _baseline_input(baseline)
+        check_same_kind(base, loaded, hint="Give a baseline of the report's own kind")
+    summary = summarize(loaded, baseline=base.timings if base else None, history=stats)
     return REPORT_FORMATS[fmt](summary, top, trends), 0
 
 
@@ -150,12 +158,16 @@ _PEEK_BYTES = 1 << 16
 
 def refuse_output(output: str, inputs: Sequence[str | None], fmt: str) -> None:
     """Raise :class:`InputError` unless ``output`` may take the ``fmt`` view: a file not
-    there yet, an empty one, or a file of that view docsaccel wrote before.
+    there yet in a folder that is (:func:`~docsaccel.settings.missing_folder`), an empty
+    one, or a file of that view docsaccel wrote before.
 
     Anything else (one of ``inputs``, a report or history, a budget file, a page of the
     docs, a README) is the user's: it is refused with one line saying why, never replaced.
     """
     target = Path(output)
+    problem = missing_folder(target)
+    if problem is not None:
+        raise InputError(f"{output}: cannot write the output: {problem}")
     if not target.is_file() or target.stat().st_size == 0:
         return  # not there yet, or a folder the write then names, or empty
     for given in inputs:
@@ -210,19 +222,23 @@ def _docsaccel_schema(path: Path) -> str | None:
     return None
 
 
-def _gate_input(path: str, allow_incomplete: bool, current: bool = True) -> LoadedInput:
-    """The input at ``path`` for a gate: refused when the build ran none of its examples
-    (even with ``allow_incomplete``: it holds nothing to judge), when it did not finish
-    (unless ``allow_incomplete``, or an example failed it: a failed build to judge) and,
-    ``current``, when a later build of its project
-    failed before docsaccel ran (the report is an earlier build's)."""
+def _gate_input(path: str, allow_incomplete: bool, judges_failure: bool = True) -> LoadedInput:
+    """The input at ``path`` for a gate: refused when a later build of its project failed
+    before docsaccel ran, leaving it in its output folder (:meth:`LoadedInput.require_current`),
+    when the build ran none of its examples (even with ``allow_incomplete``: it holds
+    nothing to judge) and when it did not finish (unless ``allow_incomplete``, or,
+    ``judges_failure``, an example failed it: a failed build the gate judges as failed).
+
+    ``judges_failure=False`` for ``compare``: it judges no failed build by itself, so an
+    unfinished build is refused whatever failed in it, base and head alike."""
     loaded = load_input(path)
-    if current:
-        loaded.require_current()
+    loaded.require_current()
     loaded.require_examples_ran()
-    # A build an example failed (abort_on_example_error ends it there) failed: judged as
-    # such (exit 3, naming the example), not refused as unfinished ("rebuild").
-    failed_by_an_example = loaded.failures() and not loaded.build.get("records_lost")
+    # A build an example failed (abort_on_example_error ends it there) failed: check
+    # judges it as such (exit 3, naming the example), not refused as unfinished ("rebuild").
+    failed_by_an_example = (
+        judges_failure and loaded.failures() and not loaded.build.get("records_lost")
+    )
     if not allow_incomplete and not failed_by_an_example:
         loaded.require_complete()
     return loaded
@@ -233,9 +249,8 @@ def _baseline_input(path: str) -> LoadedInput:
     when its build ran none of its examples or did not finish (its stopped examples
     would read as a speed-up or a slow-down). ``report`` has no ``--allow-incomplete``,
     nor a line to say the baseline did not finish, so an example that stopped the build
-    does not let it through either. An earlier build by design: its ``conf.py`` may
-    have changed since."""
-    loaded = _gate_input(path, allow_incomplete=True, current=False)
+    does not let it through either."""
+    loaded = _gate_input(path, allow_incomplete=True)
     loaded.require_complete(option=None)
     return loaded
 
@@ -327,9 +342,8 @@ def _compare(
     absolute_bytes = DEFAULT_ABSOLUTE_BYTES
     if absolute_memory is not None:
         absolute_bytes = parse_size(absolute_memory, "--absolute-memory", allow_zero=True)
-    # The base is an earlier build by design: its conf.py may well have changed since.
-    base_input = _gate_input(base, allow_incomplete, current=False)
-    head_input = _gate_input(head, allow_incomplete)
+    base_input = _gate_input(base, allow_incomplete, judges_failure=False)
+    head_input = _gate_input(head, allow_incomplete, judges_failure=False)
     if not allow_mixed:
         check_same_kind(base_input, head_input)
     comparison = compare_timings(
@@ -349,7 +363,7 @@ def _compare(
     comparison = dataclasses.replace(
         comparison, head_failed=head_input.failures(), unfinished=unfinished
     )
-    code = 1 if fail and comparison.regressions else 0
+    code = _compare_code(comparison, fail)
     folders = _source_dirs([head_input], source_dir, fmt)
     if fmt == "github":
         from docsaccel.report.github import comparison_annotations
@@ -357,6 +371,15 @@ def _compare(
         prefix = folders[0][1]
         return comparison_annotations(comparison, prefix, fail), code
     return format_comparison(comparison, markdown=fmt == "md"), code
+
+
+def _compare_code(comparison: Comparison, fail_on_regression: bool) -> int:
+    """``compare``'s exit code: a failed head build is never a pass, whatever its
+    times (exit 3, as ``check`` judges it); else 1 on a regression with
+    ``fail_on_regression``, else 0."""
+    if comparison.head_failed:
+        return EXIT_BUILD_FAILED
+    return 1 if fail_on_regression and comparison.regressions else 0
 
 
 def _source_dirs(
@@ -387,7 +410,7 @@ def run_compare(
     absolute_memory: str | None = None,
 ) -> tuple[str, int]:
     """Compare two inputs; exit 1 on a regression (of time or memory) only with
-    ``fail_on_regression``.
+    ``fail_on_regression``; exit 3 when the head build failed, whatever its times.
 
     The report of a build that did not finish is exit 2 unless ``allow_incomplete``; a
     fast build against a full one is refused (exit 2) unless ``allow_mixed``.

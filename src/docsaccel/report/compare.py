@@ -174,7 +174,11 @@ def _kind(fast: object) -> str:
     return "fast" if fast else "full"
 
 
-def check_same_kind(base: LoadedInput, head: LoadedInput) -> None:
+#: What ``compare`` says to do about a mixed pair; ``report --baseline`` has no such option.
+ALLOW_MIXED_HINT = "Compare builds of one kind, or pass --allow-mixed to compare them anyway"
+
+
+def check_same_kind(base: LoadedInput, head: LoadedInput, hint: str = ALLOW_MIXED_HINT) -> None:
     """Raise :class:`MixedBuildsError` when one input is a fast build and the other a full one.
 
     Inputs that do not say (sphinx-gallery's files) are taken as they are.
@@ -183,8 +187,7 @@ def check_same_kind(base: LoadedInput, head: LoadedInput) -> None:
     if isinstance(fast_base, bool) and isinstance(fast_head, bool) and fast_base != fast_head:
         raise MixedBuildsError(
             f"{base.path} is a {_kind(fast_base)} build and {head.path} a {_kind(fast_head)} "
-            "build (fast path on in one only): their times are not comparable. Compare builds "
-            "of one kind, or pass --allow-mixed to compare them anyway"
+            f"build (fast path on in one only): their times are not comparable. {hint}"
         )
 
 

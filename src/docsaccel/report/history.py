@@ -62,9 +62,9 @@ from pathlib import Path
 
 from docsaccel.contract import WHOLE_RUNS, InputError, is_finite_number, parse_json, read_text
 from docsaccel.formats import Format
-from docsaccel.report.inputs import load_input
+from docsaccel.report.inputs import load_input, other_kind
 from docsaccel.report.model import Timing
-from docsaccel.settings import below_a_file
+from docsaccel.settings import missing_folder
 
 __all__ = [
     "HISTORY_SCHEMA",
@@ -88,6 +88,8 @@ __all__ = [
 #: One line of a history file (:class:`docsaccel.formats.Format`).
 HISTORY = Format("docsaccel.history", 1, "docsaccel.history line")
 HISTORY_SCHEMA = HISTORY.schema
+#: Characters of a history read to tell another file of docsaccel's given for it.
+_PEEK = 1 << 16
 HISTORY_VERSION = HISTORY.version
 NOISY_ABOVE = 0.25
 MIN_RUNS_FOR_NOISE = 3
@@ -224,7 +226,7 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
     if history.is_file() and digest in _recorded_digests(history, lambda _: None):
         raise InputError(f"{history}: already records the build in {report}; not appended")
     line = history_line(loaded.timings, str(report), build=loaded.build, digest=digest) + "\n"
-    problem = _missing_folder(history)
+    problem = missing_folder(history)
     if problem is not None:
         raise InputError(f"{history}: cannot append to the history: {problem}")
     try:
@@ -238,15 +240,6 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
             f"{history}: cannot append to the history: {exc.strerror or exc}"
         ) from None
     return len(loaded.timings)
-
-
-def _missing_folder(history: Path) -> str | None:
-    """Why the folder of ``history`` cannot take it, or ``None``: it is made by no one
-    here, as ``report -o`` makes none, so a mistyped ``--to`` is said, not a new tree of
-    folders holding a history no later build reads."""
-    if history.parent.is_dir():
-        return None
-    return below_a_file(history) or f"its folder {history.parent} does not exist; create it first"
 
 
 def _refuse_target(report: Path, history: Path) -> None:
@@ -288,6 +281,12 @@ def _entries(path: Path, warn: Warn) -> list[tuple[str, object]]:
     out. A last line cut short (:func:`cut_short_line`) is skipped with a warning; any
     other line that is not valid JSON raises :class:`InputError` naming file and line."""
     text = read_text(path, "history")
+    other = other_kind(text[:_PEEK], HISTORY_SCHEMA)
+    if other is not None:
+        raise InputError(
+            f"{path}: is {other}, not a history: give the history file "
+            "(the one `history append --to` writes) here"
+        )
     cut = cut_short_line(text)
     found = []
     for number, line in enumerate(text.splitlines(), 1):

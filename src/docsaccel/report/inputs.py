@@ -99,9 +99,22 @@ from docsaccel.report.model import (
     Timing,
 )
 from docsaccel.report.summary import SUMMARY_SCHEMA
-from docsaccel.schema import RECORD_SCHEMA, peak_bytes, validate_record, validate_report
+from docsaccel.schema import (
+    RECORD_SCHEMA,
+    REPORT_SCHEMA,
+    peak_bytes,
+    validate_record,
+    validate_report,
+)
 
-__all__ = ["detect_format", "load_input", "load_timings", "parse_sg_time", "report_input"]
+__all__ = [
+    "detect_format",
+    "load_input",
+    "load_timings",
+    "other_kind",
+    "parse_sg_time",
+    "report_input",
+]
 
 _MIB = 1024 * 1024
 # Milliseconds are 000 to 1000: sphinx-gallery rounds them after cutting the seconds.
@@ -136,9 +149,9 @@ def _read_text(path: Path) -> str:
 
 def detect_format(text: str, path: str | Path) -> str:
     """Name of the format of ``text`` (see the module docstring); raise if unknown, or if
-    it is another file of docsaccel's (:func:`_other_kind`)."""
+    it is another file of docsaccel's (:func:`other_kind`)."""
     head = text.lstrip()
-    other = _other_kind(head)
+    other = other_kind(head, REPORT_SCHEMA)
     if other is not None:
         raise InputError(
             f"{path}: is {other}, not a report: give the build's report "
@@ -167,25 +180,44 @@ def detect_format(text: str, path: str | Path) -> str:
     )
 
 
-def _other_kind(head: str) -> str | None:
-    """What another file docsaccel writes is, and where it goes, when ``head`` (a file's
-    text) is one that no command reads as a build's timings: a history, the JSON or
-    Markdown view of a report. Said in one line rather than as the error of the reader it
-    reached (a JSON decoder's ``Extra data``, a Markdown line that is not
-    sphinx-gallery's)."""
+#: The kind of the Markdown view of a report, which has no ``schema``.
+_MARKDOWN_VIEW = "markdown"
+
+
+def _kinds() -> dict[str, str]:
+    """What each file docsaccel writes is, and where it goes, by its ``schema``."""
     # Imported here: the history module reads its inputs with this one.
     from docsaccel.report.history import HISTORY_SCHEMA
 
+    return {
+        HISTORY_SCHEMA: "a docsaccel history file (pass it to `report --history` or `shard`)",
+        REPORT_SCHEMA: (
+            "a docsaccel report (pass it to `report`, `check`, `compare` or `history append`)"
+        ),
+        SUMMARY_SCHEMA: "the JSON view of a report (`docsaccel report --format json`)",
+        _MARKDOWN_VIEW: "the Markdown view of a report (`docsaccel report --format md`)",
+    }
+
+
+def other_kind(head: str, expected: str) -> str | None:
+    """What another file docsaccel writes ``head`` (a file's text) is, and where it goes,
+    when it is one of them but not of the ``expected`` kind (its ``schema``): a history
+    given for a report, a report given for a history, a view given for either. Said in
+    one line rather than as the error of the reader it reached (a JSON decoder's ``Extra
+    data`` or ``Expecting property name``, a Markdown line that is not sphinx-gallery's).
+
+    >>> other_kind('{"schema": "docsaccel.report", "version": 1}', "docsaccel.history")
+    'a docsaccel report (pass it to `report`, `check`, `compare` or `history append`)'
+    """
+    head = head.lstrip()
+    kind = None
     if head.startswith("{"):
-        schema = _json_schema(head)
-        if schema == HISTORY_SCHEMA:
-            return "a docsaccel history file (pass it to `report --history` or `shard`)"
-        if schema == SUMMARY_SCHEMA:
-            return "the JSON view of a report (`docsaccel report --format json`)"
+        kind = _json_schema(head)
+    elif is_markdown_report(head[:2000], head.rstrip().rsplit("\n", 1)[-1]):
+        kind = _MARKDOWN_VIEW
+    if kind is None or kind == expected:
         return None
-    if is_markdown_report(head[:2000], head.rstrip().rsplit("\n", 1)[-1]):
-        return "the Markdown view of a report (`docsaccel report --format md`)"
-    return None
+    return _kinds().get(kind)
 
 
 def _json_schema(head: str) -> str | None:

@@ -15,8 +15,10 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from docsaccel.budgets import format_measured
@@ -40,7 +42,13 @@ from docsaccel.contract import (
     ran_none,
     status_text,
 )
-from docsaccel.layout import building_since, report_path, started_after
+from docsaccel.layout import (
+    building_since,
+    in_output_folder,
+    lock_holder,
+    report_path,
+    started_after,
+)
 from docsaccel.memory_sizes import format_size
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
@@ -370,6 +378,19 @@ class LoadedInput:
         already (:func:`docsaccel.contract.build_failures`): each failure said once."""
         return build_failures(self.build, [t.error for t in self.failed_examples])
 
+    @property
+    def building_now(self) -> str | None:
+        """The pid of the build running now in this report's output folder (it holds the
+        folder's lock: :func:`docsaccel.layout.lock_holder`), whose report this is until
+        it ends; ``None`` for a finished build's report, a copy kept elsewhere, or when no
+        build runs there."""
+        if self.complete or not in_output_folder(self.path):
+            return None
+        holder = lock_holder(Path(self.path).parents[1])
+        # The build reading its own report (its report page as it stops) is ending, not
+        # running on: what it says is why it stopped.
+        return None if holder == str(os.getpid()) else holder
+
     def incomplete_text(self) -> str:
         """``""`` for a finished build, else why not, naming the examples it stopped at.
 
@@ -385,6 +406,9 @@ class LoadedInput:
         """
         if self.complete:
             return ""
+        holder = self.building_now
+        if holder is not None:
+            return f"the build has not finished: it is running now (process {holder})"
         why = []
         ended = self.build.get("ended_because")
         if isinstance(ended, str) and ended:
@@ -431,13 +455,18 @@ class LoadedInput:
 
     def require_current(self) -> None:
         """Raise :class:`StaleReportError` naming the file if a later build of the
-        project failed before docsaccel ran, leaving this report behind: its ``conf.py``
-        changed since (:func:`docsaccel.contract.conf_changed`), or a later build noted
-        beside it that it started and never replaced it
-        (:func:`docsaccel.layout.started_after`)."""
-        why = conf_changed(self.build.get("conf"))
-        if why is not None:
-            raise StaleReportError(f"{self.path}: {why}")
+        project failed before docsaccel ran, leaving this report behind in its output
+        folder: its ``conf.py`` changed since (:func:`docsaccel.contract.conf_changed`),
+        or a later build noted beside it that it started and never replaced it
+        (:func:`docsaccel.layout.started_after`).
+
+        Every reader asks it, of every input. Only a report read in its build's output
+        folder (:func:`docsaccel.layout.in_output_folder`) can be one left behind: a copy
+        kept elsewhere (an archived ``main-report.json``) is the build it names."""
+        if in_output_folder(self.path):
+            why = conf_changed(self.build.get("conf"))
+            if why is not None:
+                raise StaleReportError(f"{self.path}: {why}")
         if self.format in SG_FORMATS:
             self._require_rewritten()
             return
@@ -482,6 +511,12 @@ class LoadedInput:
 
         ``option``: the command's option that judges such a build all the same, which the
         message suggests; ``None`` for a command without one (``report --baseline``)."""
+        holder = self.building_now
+        if holder is not None:
+            raise IncompleteBuildError(
+                f"{self.path}: a build is running now (process {holder}) and has not "
+                "finished this report; check after it ends"
+            )
         if not self.complete and self.build.get("stopped_before_examples"):
             raise IncompleteBuildError(
                 f"{self.path}: {self.incomplete_text()}: it measured no example; rebuild "

@@ -33,6 +33,8 @@ from docsaccel.contract import (
     NOT_RUN,
     STOPPED,
     VERIFIED,
+    knob_picks,
+    knob_value_text,
     ran_none,
     unmeasured_text,
 )
@@ -132,12 +134,14 @@ class Row(Verdicts):
         return text
 
     def knobs_text(self) -> str:
-        """``"rollouts=1 (full 4)"``-style summary of the fast-path knobs."""
+        """``"rollouts=1 (full 4)"``-style summary of the fast-path knobs: every pick, as
+        the page's fast-path note lists them (a name picked with two pairs of values is
+        there twice, in the order picked), values written as the note writes them."""
         parts = []
-        for name, knob in sorted(self.knobs.items()):
-            if isinstance(knob, Mapping):
-                value, full = knob.get("value"), knob.get("full")
-                parts.append(f"{name}={value}" + (f" (full {full})" if full != value else ""))
+        for name, pick in knob_picks(self.knobs):
+            value, full = pick["value"], pick["full"]
+            differs = f" (full {knob_value_text(full)})" if full != value else ""
+            parts.append(f"{name}={knob_value_text(value)}{differs}")
         return ", ".join(parts)
 
 
