@@ -339,7 +339,7 @@ def _folders_beside_cache(app: Sphinx, config: Any) -> list[ClearOf]:
     strictly inside it is left out of the documents instead; it differs from the conf
     folder when ``sphinx-build -c`` names another), every examples and gallery folder of
     ``sphinx_gallery_conf`` (its defaults when ``conf.py`` leaves them out), the output
-    folder and the doctree folder."""
+    folder, the doctree folder and every folder copied into the site."""
     srcdir = Path(app.srcdir).resolve()
     folders = [ClearOf(srcdir, "the Sphinx source folder", inside_allowed=True)]
     gallery_conf = getattr(config, "sphinx_gallery_conf", None) or {}
@@ -354,6 +354,29 @@ def _folders_beside_cache(app: Sphinx, config: Any) -> list[ClearOf]:
         folders.append(ClearOf((srcdir / gallery).resolve(), what))
     folders.append(ClearOf(Path(app.outdir).resolve(), "the build's output folder"))
     folders.append(ClearOf(Path(app.doctreedir).resolve(), "the build's doctree folder"))
+    folders.extend(_copied_folders(app, config))
+    return folders
+
+
+#: The settings naming folders (or files) whose whole content the HTML builders copy into
+#: the site: a cache among them would be published, entries and machine paths included.
+#: ``templates_path`` is left out: Sphinx reads a template only by its name, never lists it.
+_COPIED_SETTINGS = ("html_static_path", "html_extra_path")
+
+
+def _copied_folders(app: Sphinx, config: Any) -> list[ClearOf]:
+    """Every ``html_static_path`` and ``html_extra_path`` entry, resolved against the conf
+    folder as Sphinx resolves them."""
+    confdir = Path(app.confdir)
+    folders = []
+    for name in _COPIED_SETTINGS:
+        entries = getattr(config, name, None) or []
+        if isinstance(entries, (str, os.PathLike)):
+            entries = [entries]  # Sphinx refuses it, naming the key
+        for entry in entries:
+            if isinstance(entry, (str, os.PathLike)):
+                what = f"a folder copied into the site ({name})"
+                folders.append(ClearOf((confdir / entry).resolve(), what))
     return folders
 
 
