@@ -105,6 +105,7 @@ from docsaccel.contract import REUSABLE as _REUSABLE
 from docsaccel.examples import Example, Planner
 from docsaccel.fast import knob_problems
 from docsaccel.gallery import process_end
+from docsaccel.gallery.handler_errors import note_errors
 from docsaccel.gallery.hook import ExampleHook
 from docsaccel.gallery.interrupt import cancel_all
 from docsaccel.gallery.lock import GalleryLock, LockedError, OutdirLock
@@ -185,6 +186,13 @@ def _build(app: Sphinx) -> GalleryBuild | None:
     return getattr(app, "_docsaccel_gallery", None)
 
 
+def _note_raised(app: Sphinx, raised: str) -> None:
+    """Keep the first handler error of the build (:func:`.handler_errors.note_errors`)."""
+    build = _build(app)
+    if build is not None and build.raised is None:
+        build.raised = raised
+
+
 def _on_config_inited(app: Sphinx, config: Any) -> None:
     lock = OutdirLock(app.outdir)
     try:
@@ -205,6 +213,9 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     # the handlers of an event when it emits it, so builder-inited's are replaced here.
     sg_compat.summary_in_one_line(app, lambda line: reported(ExamplesFailedError, line))
     sg_compat.abort_in_one_line(app, lambda exception: _aborted(app, exception))
+    # After sphinx-gallery's handler was replaced above: the report of a build that one of
+    # them stopped before any example ran names the handler and its error.
+    note_errors(app, "builder-inited", lambda raised: _note_raised(app, raised))
     killed = _killed_last_time(Path(app.outdir))
     if killed is not None:
         logger.info(f"docsaccel: the last build in {app.outdir} was killed {killed}")
@@ -1144,9 +1155,9 @@ def _write_unfinished_reports() -> bool:
         ending = process_end.ending_why()
         stopped_at = None
         if not build.records_reset:
-            stopped_at = _NOT_PLANNED
+            stopped_at = _NOT_PLANNED if build.raised is None else _not_planned(build.raised)
         elif _none_ran(build):
-            stopped_at = _GALLERY_STOPPED
+            stopped_at = _none_ran_because(build)
         if stopped_at is not None:
             why = build.stopped_before_examples or ending or stopped_at
             _show_unfinished(build, build.write_stopped_report(why))
@@ -1197,9 +1208,20 @@ def _show_unfinished(build: GalleryBuild, report: dict[str, Any], but_own: bool 
 #: after "stopped before its examples ran", so it does not say that again.
 _NOT_PLANNED = "it ended before docsaccel planned them; the error is in the build log"
 
-#: Why a build stopped once its examples were planned but before any ran, when nothing
-#: else says: sphinx-gallery raised (a misspelled ``examples_dirs``), and Sphinx showed it.
-_GALLERY_STOPPED = "sphinx-gallery stopped before any example ran (its error is in the build log)"
+
+def _not_planned(raised: str) -> str:
+    """:data:`_NOT_PLANNED`, naming the handler that raised (``raised``)."""
+    return f"it ended before docsaccel planned them: {raised} (its traceback is in the build log)"
+
+
+def _none_ran_because(build: GalleryBuild) -> str:
+    """Why a build stopped once its examples were planned but before any ran, when nothing
+    else says: a ``builder-inited`` handler raised (sphinx-gallery's, over a misspelled
+    ``examples_dirs``, or one of ``conf.py``), which Sphinx showed. Named when known."""
+    # Said after "stopped before its examples ran", so it does not say that again.
+    if build.raised is None:
+        return "an error stopped it before any example ran; the error is in the build log"
+    return f"{build.raised} (its traceback is in the build log)"
 
 
 def _none_ran(build: GalleryBuild) -> bool:
