@@ -599,8 +599,9 @@ def _plan(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> Non
 
         check_report_page(app, build.settings.report_page)
     try:
-        build.examples = build.planner.plan(gallery_conf)
-        unused = build.table.check_examples((e.name, e.id) for e in build.examples)
+        inline: list[str] = []
+        build.examples = build.planner.plan(gallery_conf, warn=inline.append)
+        unused = build.table.check_examples((e.name, e.id) for e in build.examples) + inline
     except ExampleFileError as exc:  # the example's own file: its message names it
         raise config_error(str(exc)) from None
     except BudgetError as exc:
