@@ -330,3 +330,61 @@ def test_ci_reads_switch_spellings_and_names_any_other(value, ci, problem) -> No
     assert (said is not None) is problem
     if problem:
         assert said.startswith(f"CI={value!r} is not a switch")
+
+
+# One rule for every reader of a budget ---------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["", "ci_factor = 2\n", "[examples]\n"])
+def test_a_file_that_sets_no_budget_is_warned(tmp_path, text) -> None:
+    """An empty budget file was accepted silently: every example ran unbounded."""
+    path = write(tmp_path, text)
+    warnings = load_budgets(path).check_examples(["plot_a.py"])
+    assert warnings == [
+        f"{path}: sets no budget (no default, memory_default or [examples] rule); every "
+        "example runs unbounded"
+    ]
+    for text in (GOOD, 'memory_default = "1G"\n'):
+        warnings = load_budgets(write(tmp_path, text)).check_examples(["plot_quick.py"])
+        assert not any("sets no budget" in line for line in warnings), warnings
+
+
+def test_every_reader_bounds_memory_budgets_by_this_machines_memory(tmp_path) -> None:
+    """``check --budgets`` accepted ``memory_default = "99T"``, which the build refused."""
+    path = write(tmp_path, 'memory_default = "99T"\n')
+    with pytest.raises(BudgetError, match=r"memory_default: '99T' is more than the memory of"):
+        load_budgets(path)
+    assert load_budgets(path, memory_at_most=100 * 2**40).memory_default == 99 * 2**40
+
+
+def test_an_inline_fast_budget_above_the_full_one_warns_as_the_files_does(tmp_path) -> None:
+    swapped = '{ budget = "1m", fast = "2m", memory = "1G", fast_memory = "2G" }'
+    warned: list[str] = []
+    source = f"import time\n# docsaccel_budget = {swapped}\n"
+    read_inline_budget(source, "examples/plot_a.py", warn=warned.append)
+    path = write(tmp_path, f'[examples]\n"plot_a.py" = {swapped}\n')
+    in_file = load_budgets(path).check_examples(["plot_a.py"])
+    key = "examples/plot_a.py:2: docsaccel_budget"
+    assert warned == [
+        f"{key}: fast = 2m is larger than budget = 1m: a fast-path budget above the full "
+        "build's (the two swapped?)",
+        f"{key}: fast_memory = 2G is larger than memory = 1G: a fast-path budget above the "
+        "full build's (the two swapped?)",
+    ]
+    # The same words after the key, whichever the rule is written in.
+    assert [line.split("'.", 1)[1] for line in in_file] == [
+        line.split(": ", 2)[2] for line in warned
+    ]
+
+
+@pytest.mark.parametrize("written", ["1e400", "1E+400", "-1e400"])
+def test_a_toml_number_out_of_range_is_said_as_written(tmp_path, written) -> None:
+    """``default = 1e400`` was said as "inf is more than 168h"."""
+    with pytest.raises(BudgetError) as raised:
+        load_budgets(write(tmp_path, f"default = {written}\n"))
+    assert f"default: {written} is more than" in str(raised.value) or (
+        f"got {written}" in str(raised.value)
+    )
+    with pytest.raises(ExampleFileError) as raised:
+        read_inline_budget(f"# docsaccel_budget = {written}\n", "plot_a.py")
+    assert "inf" not in str(raised.value) and written in str(raised.value)

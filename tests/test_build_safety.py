@@ -456,6 +456,32 @@ def test_a_report_page_sphinx_gallery_writes_is_refused_before_any_example(
     assert "docsaccel_report_page" in built.report["build"]["stopped_before_examples"]
 
 
+@pytest.mark.parametrize("docname", ["examples/budget", "./examples/sub/x"])
+def test_a_report_page_in_an_examples_folder_is_refused_before_any_example(
+    tmp_path, docname
+) -> None:
+    """The page was written among the user's tracked examples, beside their gallery
+    header: it is refused from the gallery configuration, naming the folder's key."""
+    src = make_project(tmp_path, [], conf=f'docsaccel_report_page = "{docname}"\n')
+    marker = tmp_path / "ran"
+    example = MARKING_EXAMPLE.format(marker=str(marker))
+    (src / "examples" / "plot_marker.py").write_text(example, encoding="utf-8")
+
+    built = build(src)
+
+    assert built.returncode == 2, built.output
+    lines = [line for line in built.output.splitlines() if line.strip()]
+    assert len(lines) == 1, built.output
+    assert f"docsaccel_report_page = '{docname}' is in examples, an examples folder" in lines[0]
+    assert "(examples_dirs)" in lines[0] and "budget_report" in lines[0], built.output
+    assert not marker.exists(), "an example ran"
+    assert sorted(p.name for p in (src / "examples").iterdir()) == [
+        "README.rst",
+        "plot_marker.py",
+    ]
+    assert "docsaccel_report_page" in built.report["build"]["stopped_before_examples"]
+
+
 def test_hostile_video_names_stay_text(tmp_path) -> None:
     src = make_project(tmp_path, ["plot_h_video_name.py"])
 

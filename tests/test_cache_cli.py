@@ -128,6 +128,8 @@ def test_bad_input_is_one_line_and_exit_2(
     assert message.format(tmp=tmp_path) in err
     assert len(err.strip().splitlines()) == 1
     assert "Traceback" not in err
+    # As every other command says a wrong input or argument.
+    assert err.startswith("docsaccel: error: "), err
 
 
 @pytest.mark.parametrize("action", [["stats"], ["prune", "--max-size", "1G"]])
@@ -166,11 +168,14 @@ def test_a_missing_cache_folder_is_named_where_it_came_from(
     assert code == 2 and out == "", out
     folder = tmp_path / "no-cache-yet"
     assert err == (
-        f"docsaccel: docs/conf.py: docsaccel_cache = '{folder}': no such cache folder\n"
+        f"docsaccel: error: docs/conf.py: docsaccel_cache = '{folder}': no such cache folder\n"
     ), err
     monkeypatch.setenv("DOCSACCEL_CACHE", str(tmp_path / "elsewhere"))
     code, out, err = run(capsys, "cache", *action)
-    assert err == f"docsaccel: DOCSACCEL_CACHE '{tmp_path / 'elsewhere'}': no such cache folder\n"
+    assert (
+        err
+        == f"docsaccel: error: DOCSACCEL_CACHE '{tmp_path / 'elsewhere'}': no such cache folder\n"
+    )
 
 
 @pytest.mark.parametrize("action", [["stats"], ["prune", "--max-size", "0"], ["explain", "a.py"]])

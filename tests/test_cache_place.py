@@ -138,3 +138,19 @@ def test_a_cache_of_its_own_inside_the_sources_is_kept(root: Path) -> None:
     assert (root / "docs" / "source" / "_cache" / "entries").is_dir()
     assert not (built.outdir / "_cache").exists()
     assert _check(built).returncode == 0
+
+
+@pytest.mark.parametrize("setting", ["html_static_path", "html_extra_path"])
+def test_a_cache_in_a_folder_copied_into_the_site_is_refused(root: Path, setting: str) -> None:
+    """The whole cache (entries, the last build's record with the machine's paths) was
+    copied into ``html/_static/cache`` with the site, and the build passed."""
+    built = _build(root, f'{setting} = ["_static"]\ndocsaccel_cache = "_static/cache"\n')
+
+    static = (root / "docs" / "source" / "_static").resolve()
+    _assert_refused(
+        built,
+        f"docsaccel_cache='_static/cache': {static / 'cache'} is inside a folder copied "
+        f"into the site ({setting}) {static}; give the cache a folder of its own",
+    )
+    assert not (static / "cache").exists()
+    assert not (built.outdir / "_static" / "cache").exists()

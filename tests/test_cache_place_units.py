@@ -12,11 +12,25 @@ from docsaccel.gallery.events import _folders_beside_cache
 from docsaccel.settings import cache_collision
 
 
-def _folders(tmp_path: Path, gallery_conf: dict | None) -> list:
+def _folders(tmp_path: Path, gallery_conf: dict | None, **html: list) -> list:
     src = tmp_path / "docs"
-    app = SimpleNamespace(srcdir=src, outdir=src / "_build/html", doctreedir=tmp_path / "trees")
-    config = SimpleNamespace(sphinx_gallery_conf=gallery_conf)
+    app = SimpleNamespace(
+        srcdir=src, confdir=src, outdir=src / "_build/html", doctreedir=tmp_path / "trees"
+    )
+    config = SimpleNamespace(sphinx_gallery_conf=gallery_conf, **html)
     return _folders_beside_cache(app, config)
+
+
+def test_folders_copied_into_the_site_are_kept_clear_of(tmp_path) -> None:
+    """Sphinx copies every html_static_path and html_extra_path entry into the site."""
+    folders = _folders(tmp_path, None, html_static_path=["_static"], html_extra_path=["../x"])
+    cache = (tmp_path / "docs" / "_static" / "cache").resolve()
+    problem = cache_collision(cache, folders)
+    assert problem is not None and "inside a folder copied into the site (html_static_path)" in (
+        problem
+    )
+    problem = cache_collision((tmp_path / "x").resolve(), folders)
+    assert problem is not None and "is a folder copied into the site (html_extra_path)" in problem
 
 
 NESTED = {

@@ -331,3 +331,23 @@ def test_a_report_that_does_not_say_whether_its_build_finished_is_refused(
         assert "expected true or false" in text, text
     assert main(["report", str(path)]) == 2
     assert "build.complete" in capsys.readouterr().err
+
+
+def test_check_reads_a_budget_file_by_the_builds_rules(tmp_path, capsys) -> None:
+    """An empty file passed silently, and a memory budget above this machine's memory,
+    which the build refuses, was accepted."""
+    report = write_report(tmp_path / "r.json", [record("plot_a.py", 1.0)])
+    empty = tmp_path / "empty.toml"
+    empty.write_text("", encoding="utf-8")
+    assert main(["check", str(report), "--budgets", str(empty)]) == 0
+    warnings = [line for line in capsys.readouterr().out.splitlines() if "warning" in line]
+    assert warnings == [
+        f"warning: {empty}: sets no budget (no default, memory_default or [examples] rule); "
+        "every example runs unbounded"
+    ]
+    huge = tmp_path / "huge.toml"
+    huge.write_text('memory_default = "99T"\n', encoding="utf-8")
+    assert main(["check", str(report), "--budgets", str(huge)]) == 2
+    err = capsys.readouterr().err
+    assert f"{huge}: memory_default: '99T' is more than the memory of this machine" in err
+    assert err.count("\n") == 1, err

@@ -540,6 +540,26 @@ def test_check_on_an_incomplete_report_as_a_process(tmp_path) -> None:
     assert "tutorials/plot_b.py was running" in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("docs", "what"),
+    [("{tmp}/none", "no such folder"), ("{tmp}", "holds no conf.py"), ("{tmp}/f", "a file")],
+)
+def test_doctor_given_no_conf_folder_says_so_in_one_line_and_exits_2(
+    tmp_path, capsys, docs, what
+) -> None:
+    """A wrong --docs was a FAIL line among the checks and exit 1, where the command line
+    says 2 for a wrong argument."""
+    (tmp_path / "f").write_text("", encoding="utf-8")
+    docs = docs.format(tmp=tmp_path)
+    code, out, err = run(["doctor", "--docs", docs], capsys)
+    assert code == 2 and out == "", out
+    assert err == (
+        f"docsaccel: error: --docs {docs!r}: {what}"
+        + ("" if what != "a file" else ", not a folder")
+        + "; give the Sphinx conf folder (holding conf.py)\n"
+    ), err
+
+
 def test_doctor_without_mujoco_names_the_package_not_the_gl_libraries(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "mujoco", None)  # import mujoco now fails
     code, out, _ = run(["doctor"], capsys)

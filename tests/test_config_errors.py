@@ -111,3 +111,30 @@ def test_a_ci_value_that_is_no_switch_is_said_once(tmp_path):
     assert built.returncode == 0, built.output
     assert built.output.count("CI='maybe' is not a switch") == 1, built.output
     assert "not multiplied by its ci_factor 2" in built.output
+
+
+SWAPPED = '''"""
+Swapped
+=======
+"""
+# docsaccel_budget = { budget = "1m", fast = "2m" }
+print("ran")
+'''
+
+
+def test_an_empty_budget_file_and_a_swapped_inline_budget_are_each_warned_once(tmp_path):
+    """Both passed silently, while a budget file's swapped rule was warned: the build reads
+    the file and the inline comment by the budget file's rule, through Sphinx's logging."""
+    src = make_project(tmp_path, ["plot_quick.py"], budgets="")
+    (src / "examples" / "plot_swapped.py").write_text(SWAPPED, encoding="utf-8")
+
+    built = build(src)
+
+    assert built.returncode == 0, built.output
+    empty = "budgets.toml: sets no budget (no default, memory_default or [examples] rule)"
+    assert built.output.count(empty) == 1, built.output
+    swapped = "plot_swapped.py:5: docsaccel_budget: fast = 2m is larger than budget = 1m"
+    assert built.output.count(swapped) == 1, built.output
+    assert built.output.count("WARNING") == 2, built.output
+    strict = build(src, "-W")
+    assert strict.returncode != 0, strict.output

@@ -15,6 +15,7 @@ import pytest
 from helpers.gallery_build import build, make_project
 
 from docsaccel import layout
+from docsaccel.contract import NOT_EXECUTED
 from docsaccel.report.commands import run_check, run_compare, run_history_append, run_report
 
 pytestmark = pytest.mark.slow
@@ -168,7 +169,43 @@ def test_a_gallery_that_sphinx_gallery_refuses_says_why_it_stopped(tmp_path) -> 
     out, code = run_check([str(layout.report_path(built.outdir))], allow_incomplete=True)
     assert code == 2, out
     assert out.count("\n") == 1, out
-    assert "it stopped before its examples ran: sphinx-gallery stopped before any example " in out
+    assert (
+        "it stopped before its examples ran: sphinx-gallery raised ExtensionError: Example "
+        "directory " in out
+    ), out
+
+
+RAISING_HANDLER = """
+
+def _fails(app):
+    raise RuntimeError("the data folder /nowhere is missing\\nsecond line")
+
+
+def setup(app):
+    app.connect("builder-inited", _fails, priority={priority})
+"""
+
+
+def test_a_build_a_handler_of_conf_py_stopped_names_it(tmp_path) -> None:
+    """A ``builder-inited`` handler of ``conf.py`` raised after docsaccel planned the
+    examples, before sphinx-gallery ran them: the report and ``check`` name it and its
+    error, not sphinx-gallery."""
+    src = make_project(tmp_path, EXAMPLES, conf=RAISING_HANDLER.format(priority=450))
+
+    built = build(src)
+
+    assert built.returncode == 2, built.output
+    assert "RuntimeError" in built.output and "sphinx-gallery stopped" not in built.output
+    assert {r["status"] for r in built.report["examples"]} <= {NOT_EXECUTED}, built.report
+    raised = (
+        "the builder-inited handler _fails in conf.py raised RuntimeError: the data folder "
+        "/nowhere is missing (its traceback is in the build log)"
+    )
+    assert raised in built.report["build"]["stopped_before_examples"]
+    out, code = run_check([str(layout.report_path(built.outdir))], allow_incomplete=True)
+    assert code == 2, out
+    assert out.count("\n") == 1, out
+    assert raised in out and "sphinx-gallery" not in out, out
 
 
 KILLER = """
@@ -222,7 +259,12 @@ def test_a_build_stopped_before_its_examples_were_planned_says_so_once(tmp_path)
     assert built.returncode != 0, built.output
     (line,) = [x for x in built.output.splitlines() if "stopped before its examples ran" in x]
     assert "ran (it stopped before" not in line, line
-    assert "the error is in the build log" in line, line
+    raised = (
+        "it ended before docsaccel planned them: the builder-inited handler "
+        "setup.<locals>.boom in conf.py raised RuntimeError: an earlier extension fails "
+        "(its traceback is in the build log)"
+    )
+    assert raised in line, line
     out, code = run_check([str(layout.report_path(built.outdir))], allow_incomplete=True)
     assert code == 2, out
     assert out.count("stopped before its examples ran") == 1, out

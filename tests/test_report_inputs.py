@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -283,3 +284,18 @@ def test_junit_of_the_rounded_time_reads_it_exactly(tmp_path) -> None:
 def test_times_sphinx_gallery_cannot_write_are_refused(time) -> None:
     with pytest.raises(InputError, match=r"is not MM:SS\.mmm"):
         parse_sg_time(time, "f.rst:3")
+
+
+@pytest.mark.parametrize("budget", [-1, 0])
+def test_a_budget_of_zero_or_less_is_refused_stating_the_rule(tmp_path, budget) -> None:
+    """-1 was refused as "expected ... 0 or more", though 0 is refused too."""
+    path = write_report(tmp_path / "r.json", [record("plot_a.py", 1.0)])
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["examples"][0]["budget_seconds"] = budget
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(InputError) as excinfo:
+        load_timings(path)
+    assert (
+        f"examples[0].budget_seconds is {budget}; expected a finite number above 0, or null "
+        "for an unbounded example"
+    ) in str(excinfo.value)

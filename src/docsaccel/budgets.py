@@ -81,14 +81,14 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from docsaccel.contract import CI_ENV, MAX_BUDGET_SECONDS, InputError, parse_switch, read_text
-from docsaccel.memory_sizes import format_size, parse_size
+from docsaccel.memory_sizes import format_size, machine_bytes, parse_size
 
 __all__ = [
     "INLINE_COMMENT",
@@ -230,6 +230,31 @@ class Rule:
             return self.fast_memory, " (fast path)"
         return self.memory, ""
 
+    def fast_above_full(self, where: str, key: str = "") -> list[str]:
+        """Warnings for each fast-path budget of this rule larger than its full build's
+        budget, one line each: ``where`` (the file, or the example and its line) and
+        ``key`` (the rule's key in the file, before ``.fast``), then the values. The same
+        rule for a budget file's rules and an example's inline one."""
+        prefix = f"{key}." if key else ""
+        return _fast_above_full(
+            where,
+            [
+                (f"{prefix}fast", self.fast_seconds, "budget", self.seconds, format_seconds),
+                (f"{prefix}fast_memory", self.fast_memory, "memory", self.memory, format_size),
+            ],
+        )
+
+
+def _fast_above_full(where: str, pairs: list[tuple[str, Any, str, Any, Any]]) -> list[str]:
+    """One warning per ``(fast_key, fast, full_key, full, show)`` whose fast value is above
+    its full one: the fast path runs less, so such a pair is most likely swapped."""
+    return [
+        f"{where}: {fast_key} = {show(fast)} is larger than {full_key} = {show(full)}: "
+        "a fast-path budget above the full build's (the two swapped?)"
+        for fast_key, fast, full_key, full, show in pairs
+        if fast is not None and full is not None and fast > full
+    ]
+
 
 class _Entry(NamedTuple):
     """One ``[examples]`` pattern and its rule (a named tuple: cheap to define at import)."""
@@ -251,11 +276,15 @@ MATCHED_AGAINST = (
 )
 
 
+#: The path of a :class:`BudgetTable` read from no file.
+NO_BUDGET_FILE = "(no budget file)"
+
+
 @dataclass(frozen=True)
 class BudgetTable:
     """A loaded budget file; :meth:`resolve` applies the one precedence."""
 
-    path: str = "(no budget file)"
+    path: str = NO_BUDGET_FILE
     default: float | None = None
     ci_factor: float = 1.0
     fast_default: float | None = None
@@ -292,6 +321,7 @@ class BudgetTable:
         recorded: Budget | None = None,
         example_id: str | None = None,
         source_path: str | None = None,
+        warn: Callable[[str], None] | None = None,
     ) -> Budget:
         """Budgets of ``example`` (its posix path inside its gallery folder; ``example_id``,
         its id, when the caller knows it: patterns match either).
@@ -305,11 +335,12 @@ class BudgetTable:
         example, for callers without its source (``docsaccel check`` on a report): a
         budget that came from an inline override wins, as the comment would, unchanged
         (the time budget: ``recorded`` itself; the memory budget: ``recorded.memory``).
+        ``warn`` is given each warning about the inline budget (:func:`read_inline_budget`).
         """
         inline = None
         if source_text is not None:
             where = source_path or example
-            inline = read_inline_budget(source_text, where, self.memory_at_most)
+            inline = read_inline_budget(source_text, where, self.memory_at_most, warn)
         candidates = self.matching(example, example_id)
         if candidates:
             self._refuse_tie(example_id or example, candidates)
@@ -362,47 +393,61 @@ class BudgetTable:
 
     def check_examples(self, examples: Iterable[str | tuple[str, str]]) -> list[str]:
         """Raise on ambiguous ties among ``examples`` (paths inside their gallery, or
-        ``(path, id)`` pairs); return warnings for unused patterns and for fast-path
-        budgets above their full ones (:meth:`fast_above_full`)."""
+        ``(path, id)`` pairs); return warnings for unused patterns, for fast-path
+        budgets above their full ones (:meth:`fast_above_full`) and for a file that sets
+        no budget (:meth:`sets_nothing`)."""
         used: set[str] = set()
         for example in examples:
             name, example_id = (example, None) if isinstance(example, str) else example
             candidates = self.matching(name, example_id)
             self._refuse_tie(example_id or name, candidates)
             used.update(candidate.pattern for candidate in candidates)
-        return [
-            f"{self.path}: [examples] pattern {entry.pattern!r} matches no example "
-            f"({MATCHED_AGAINST})"
-            for entry in self.entries
-            if entry.pattern not in used
-        ] + self.fast_above_full()
+        return (
+            [
+                f"{self.path}: [examples] pattern {entry.pattern!r} matches no example "
+                f"({MATCHED_AGAINST})"
+                for entry in self.entries
+                if entry.pattern not in used
+            ]
+            + self.fast_above_full()
+            + self.sets_nothing()
+        )
 
     def fast_above_full(self) -> list[str]:
         """Warnings for each fast-path budget larger than the full build's budget it goes
         with (``{ budget = "1m", fast = "2m" }``): the fast path runs less, so such a rule
         is most likely the two values swapped. One line each, naming file, key and values.
         """
-        pairs = [
-            ("fast_default", self.fast_default, "default", self.default, format_seconds),
-            (
-                "fast_memory_default",
-                self.fast_memory_default,
-                "memory_default",
-                self.memory_default,
-                format_size,
-            ),
+        defaults = _fast_above_full(
+            self.path,
+            [
+                ("fast_default", self.fast_default, "default", self.default, format_seconds),
+                (
+                    "fast_memory_default",
+                    self.fast_memory_default,
+                    "memory_default",
+                    self.memory_default,
+                    format_size,
+                ),
+            ],
+        )
+        return defaults + [
+            line
+            for entry in self.entries
+            for line in entry.rule.fast_above_full(self.path, f"[examples] {entry.pattern!r}")
         ]
-        for entry in self.entries:
-            rule, key = entry.rule, f"[examples] {entry.pattern!r}"
-            pairs.append((f"{key}.fast", rule.fast_seconds, "budget", rule.seconds, format_seconds))
-            pairs.append(
-                (f"{key}.fast_memory", rule.fast_memory, "memory", rule.memory, format_size)
-            )
+
+    def sets_nothing(self) -> list[str]:
+        """A warning when this budget file sets no budget at all (an empty file, or one
+        with a ``ci_factor`` only): every example then runs unbounded, as with no file,
+        which the file's author cannot have meant."""
+        if self.path == NO_BUDGET_FILE or self.default is not None or self.entries:
+            return []
+        if self.memory_default is not None:
+            return []
         return [
-            f"{self.path}: {fast_key} = {show(fast)} is larger than {full_key} = {show(full)}: "
-            "a fast-path budget above the full build's (the two swapped?)"
-            for fast_key, fast, full_key, full, show in pairs
-            if fast is not None and full is not None and fast > full
+            f"{self.path}: sets no budget (no default, memory_default or [examples] rule); "
+            "every example runs unbounded"
         ]
 
 
@@ -556,7 +601,10 @@ def parse_memory(value: Any, where: str, at_most: int | None = None) -> int | No
 
 
 def read_inline_budget(
-    source_text: str, where: str, memory_at_most: int | None = None
+    source_text: str,
+    where: str,
+    memory_at_most: int | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> Rule | None:
     """The ``# docsaccel_budget = ...`` override in an example's source, if any.
 
@@ -564,7 +612,8 @@ def read_inline_budget(
     ``{ memory = "2G" }`` or ``{ budget = "none", reason = "..." }``). Returns the
     :class:`Rule`, or ``None`` when there is no override. A bad one raises
     :class:`ExampleFileError` on one line: ``where`` (the example's path), the line of the
-    comment, the key and the value.
+    comment, the key and the value. ``warn`` is given each warning a budget file's rule
+    would get too (:meth:`Rule.fast_above_full`).
 
     >>> read_inline_budget("import time\\n# docsaccel_budget = 9x\\n", "examples/plot_a.py")
     Traceback (most recent call last):
@@ -584,15 +633,38 @@ def read_inline_budget(
     # The example's path and line first, as a compiler says it: where the user edits it.
     key = f"{where}:{lines[0]}: docsaccel_budget"
     try:
-        value = tomllib.loads(f"value = {found[0]}")["value"]
+        value = _load_toml(f"value = {found[0]}")["value"]
     except (ValueError, RecursionError):  # TOMLDecodeError, or an int with too many digits
         raise ExampleFileError(
             f'{key}: {found[0]!r} is not a TOML value; write e.g. # docsaccel_budget = "30s"'
         ) from None
     try:
-        return _parse_entry_value(value, key, memory_at_most)
+        rule = _parse_entry_value(value, key, memory_at_most)
     except BudgetError as exc:
         raise ExampleFileError(str(exc)) from None
+    for message in rule.fast_above_full(key) if warn is not None else ():
+        warn(message)
+    return rule
+
+
+class _WrittenFloat(float):
+    """A TOML float that shows itself as written: ``1e400`` is read as ``inf``, and a
+    message about it must name what the user wrote."""
+
+    written: str
+
+    def __new__(cls, text: str) -> _WrittenFloat:
+        number = super().__new__(cls, text)
+        number.written = text
+        return number
+
+    def __repr__(self) -> str:
+        return self.written
+
+
+def _load_toml(text: str) -> dict[str, Any]:
+    """TOML ``text`` parsed, its floats shown as written (:class:`_WrittenFloat`)."""
+    return tomllib.loads(text, parse_float=_WrittenFloat)
 
 
 def _check_keys(table: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
@@ -753,8 +825,11 @@ def load_budgets(
     With ``examples`` (posix paths inside the gallery folder, or ``(path, id)`` pairs),
     ambiguous ties among them
     raise :class:`BudgetError` now rather than when the example runs. ``memory_at_most``
-    (the build passes the machine's memory): a memory budget above it is an error.
+    (default: this machine's memory, so the build, ``check`` and ``doctor`` read a file by
+    one rule): a memory budget above it is an error.
     """
+    if memory_at_most is None:
+        memory_at_most = machine_bytes()
     path = Path(path)
     try:
         # A byte-order mark (editors on Windows write one) is dropped by read_text.
@@ -762,7 +837,7 @@ def load_budgets(
     except InputError as exc:
         raise BudgetError(str(exc)) from None
     try:
-        data = tomllib.loads(text)
+        data = _load_toml(text)
     except ValueError as exc:  # TOMLDecodeError, or an int with too many digits
         raise BudgetError(f"{path}: not valid TOML: {exc}") from None
     except RecursionError:

@@ -21,11 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from docsaccel import __version__
+from docsaccel.contract import error_line
 
 
 def _doctor(args: argparse.Namespace) -> int:
     from docsaccel import doctor
 
+    problem = None if args.docs is None else doctor.docs_problem(args.docs)
+    if problem is not None:
+        return _emit(error_line(problem), 2)
     text, ok = doctor.describe(args.docs)
     print(text)
     return 0 if ok else 1
@@ -40,7 +44,8 @@ def _add_doctor(subparsers: argparse._SubParsersAction) -> None:
             "the headless OpenGL backend MuJoCo will render with (when the mujoco extra is "
             "installed). With --docs, check that conf.py loads docsaccel.gallery with valid "
             "docsaccel_* settings and that its budget file loads and matches the examples. "
-            "A missing optional extra is information only. Exit 1 when a check fails."
+            "A missing optional extra is information only. Exit 1 when a check fails, 2 "
+            "when --docs names no Sphinx conf folder."
         ),
     )
     parser.add_argument("--docs", metavar="DIR", help="the Sphinx conf folder to check")
@@ -55,7 +60,8 @@ def _emit(text: str, code: int, output: str | None = None) -> int:
         try:
             Path(output).write_text(text, encoding="utf-8")
         except OSError as exc:
-            return _emit(f"error: {output}: cannot write the output: {exc.strerror or exc}\n", 2)
+            why = f"{output}: cannot write the output: {exc.strerror or exc}"
+            return _emit(error_line(why), 2)
     else:
         sys.stdout.write(text)
     return code
@@ -474,18 +480,19 @@ def _cache_command(args: argparse.Namespace) -> int:
 
     cache, named = _cache_folder(args.cache, args.docs)
     if cache is None:
-        return _emit(f"{named}\n", 2)  # why there is none
+        return _emit(error_line(named), 2)  # why there is none
     if not Path(cache).is_dir():
         # Named as the user gave it: the option, the variable or conf.py's setting.
         what = "a file, not a cache folder" if Path(cache).exists() else "no such cache folder"
-        return _emit(f"{named} {cache!r}: {what}\n", 2)
+        return _emit(error_line(f"{named} {cache!r}: {what}"), 2)
     if args.action == "explain":
         text, code = folder_commands.explain(args.example, cache, args.docs)
     elif args.action == "stats":
         text, code = folder_commands.stats(cache)
     else:
         text, code = folder_commands.prune(cache, args.max_size)
-    return _emit(text, code)
+    # The cache's functions return the problem; the command line says it is an error.
+    return _emit(error_line(text) if code == 2 else text, code)
 
 
 def _cache_folder(given: str | None, docs: str) -> tuple[str | None, str]:

@@ -108,6 +108,7 @@ __all__ = [
     "build_failures",
     "conf_changed",
     "conf_fingerprint",
+    "error_line",
     "fails_build",
     "fork_safe_lock",
     "free_locks_in_child",
@@ -689,6 +690,16 @@ class InputError(ValueError):
     Every reader of docsaccel raises this class or a subclass of it (a bad report, budget
     file, history, shard artifact), so a command catches one class and exits 2.
     """
+
+
+def error_line(message: str) -> str:
+    """The line a command prints for exit status 2 (an input, argument or resource that is
+    wrong): every command's says ``error:`` first, whichever part found the problem.
+
+    >>> error_line("--cache 'x': no such cache folder")
+    "error: --cache 'x': no such cache folder\\n"
+    """
+    return f"error: {message.rstrip()}\n"
 
 
 class MissingExtraError(InputError):

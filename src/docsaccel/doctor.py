@@ -180,6 +180,25 @@ def check_budgets(path: Path, docs: Path, namespace: dict) -> list[Check]:
     ]
 
 
+def docs_problem(docs: str | Path) -> str | None:
+    """Why ``--docs`` names no Sphinx conf folder, if it does not: a wrong argument (exit
+    status 2, as for every command), not a check of the project that fails.
+
+    >>> docs_problem("/no/such/folder")
+    "--docs '/no/such/folder': no such folder; give the Sphinx conf folder (holding conf.py)"
+    """
+    folder = Path(docs)
+    if (folder / "conf.py").is_file():
+        return None
+    if not folder.exists():
+        what = "no such folder"
+    elif not folder.is_dir():
+        what = "a file, not a folder"
+    else:
+        what = "holds no conf.py"
+    return f"--docs {str(docs)!r}: {what}; give the Sphinx conf folder (holding conf.py)"
+
+
 def describe(docs: str | Path | None = None) -> tuple[str, bool]:
     """The doctor's text, and whether everything installed (and the project in ``docs``,
     when given) works."""

@@ -34,6 +34,7 @@ Example (in a build, :func:`plan_examples` plans every example of the galleries 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,20 +95,25 @@ class Planner:
         pairs = tuple(sg_compat.gallery_dirs(gallery_conf))
         return cls(os.path.normpath(os.path.abspath(srcdir)), pairs, table, fast)
 
-    def plan(self, gallery_conf: dict[str, Any]) -> list[Example]:
+    def plan(
+        self, gallery_conf: dict[str, Any], warn: Callable[[str], None] | None = None
+    ) -> list[Example]:
         """Every example sphinx-gallery builds, with its budget; raises
-        :class:`~docsaccel.budgets.BudgetError`."""
+        :class:`~docsaccel.budgets.BudgetError`. ``warn`` is given each warning about an
+        example's inline budget (a fast-path budget above its full one)."""
         examples = []
         for examples_dir, _ in self.galleries:
             for path in sg_compat.example_files(Path(self.srcdir) / examples_dir, gallery_conf):
                 src_file = os.path.normpath(path)
                 executable = sg_compat.is_executable(src_file, gallery_conf)
-                example = self.example(src_file, executable)
+                example = self.example(src_file, executable, warn)
                 if example is not None:
                     examples.append(example)
         return examples
 
-    def example(self, src_file: str, executable: bool = True) -> Example | None:
+    def example(
+        self, src_file: str, executable: bool = True, warn: Callable[[str], None] | None = None
+    ) -> Example | None:
         """The example at ``src_file``; ``None`` when it is in none of the galleries.
 
         Raises :class:`~docsaccel.budgets.ExampleFileError` naming the file as the user
@@ -132,6 +138,7 @@ class Planner:
             fast=self.fast,
             example_id=f"{gallery}/{name}",
             source_path=shown,
+            warn=warn,
         )
         return Example(
             gallery=gallery,

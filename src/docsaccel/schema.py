@@ -288,17 +288,15 @@ def validate_record(record: Any, source: str | Path | None = None, where: str = 
         value = record.get(key)
         if value is None:
             continue
-        if not is_finite_number(value) or value < 0:
+        # One check and one message per key, stating its whole rule.
+        above_zero = key == "budget_seconds"
+        if not is_finite_number(value) or value < 0 or (above_zero and value == 0):
+            rule = "above 0, or null for an unbounded example" if above_zero else "of 0 or more"
             raise SchemaError(
                 f"{_where(source, f'{prefix}.{key}')} is {value!r:.80}; expected a finite "
-                "number of 0 or more"
+                f"number {rule}"
             )
     _check_audit(record.get("cache"), source, f"{prefix}.cache.audit")
-    if record["budget_seconds"] == 0:
-        raise SchemaError(
-            f"{_where(source, f'{prefix}.budget_seconds')} is 0; a budget is above 0 seconds, "
-            "or null for an unbounded example"
-        )
     if record.get("interrupted_by") not in (None, *INTERRUPTED_BY):
         raise SchemaError(
             f"{_where(source, f'{prefix}.interrupted_by')} is {record['interrupted_by']!r:.40}, "

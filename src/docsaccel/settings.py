@@ -274,8 +274,9 @@ def cache_collision(cache: Path, folders: Iterable[ClearOf]) -> str | None:
     The cache writes entries, Sphinx's state and kept pages into its folder, and a build
     may remove them: in the sources, Sphinx reads them as documents; in a gallery folder,
     sphinx-gallery's pages and the cache's mix, and neither can be told from the other;
-    in an examples folder, they land among the user's tracked files; in the output folder,
-    they are published with the site. The message suggests a folder clear of them all.
+    in an examples folder, they land among the user's tracked files; in the output folder
+    or a folder copied into it (``html_static_path``), they are published with the site.
+    The message suggests a folder clear of them all.
 
     >>> docs = ClearOf(Path("/repo/docs"), "the Sphinx conf folder", inside_allowed=True)
     >>> cache_collision(Path("/repo"), [docs]).split("; ")[0]

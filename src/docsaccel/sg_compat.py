@@ -983,6 +983,8 @@ def abort_in_one_line(app: Any, stop: Callable[[BaseException], BaseException]) 
     are."""
     generate = _generate_gallery_rst
 
+    # Named as sphinx-gallery's handler, whose module says whose error it is.
+    @functools.wraps(generate)
     def one_line(app: Any) -> None:
         try:
             generate(app)

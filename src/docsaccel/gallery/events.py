@@ -106,6 +106,7 @@ from docsaccel.contract import REUSABLE as _REUSABLE
 from docsaccel.examples import Example, Planner
 from docsaccel.fast import knob_problems
 from docsaccel.gallery import process_end
+from docsaccel.gallery.handler_errors import note_errors
 from docsaccel.gallery.hook import ExampleHook
 from docsaccel.gallery.interrupt import cancel_all
 from docsaccel.gallery.lock import GalleryLock, LockedError, OutdirLock
@@ -186,6 +187,13 @@ def _build(app: Sphinx) -> GalleryBuild | None:
     return getattr(app, "_docsaccel_gallery", None)
 
 
+def _note_raised(app: Sphinx, raised: str) -> None:
+    """Keep the first handler error of the build (:func:`.handler_errors.note_errors`)."""
+    build = _build(app)
+    if build is not None and build.raised is None:
+        build.raised = raised
+
+
 def _on_config_inited(app: Sphinx, config: Any) -> None:
     lock = OutdirLock(app.outdir)
     try:
@@ -206,6 +214,9 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     # the handlers of an event when it emits it, so builder-inited's are replaced here.
     sg_compat.summary_in_one_line(app, lambda line: reported(ExamplesFailedError, line))
     sg_compat.abort_in_one_line(app, lambda exception: _aborted(app, exception))
+    # After sphinx-gallery's handler was replaced above: the report of a build that one of
+    # them stopped before any example ran names the handler and its error.
+    note_errors(app, "builder-inited", lambda raised: _note_raised(app, raised))
     killed = _killed_last_time(Path(app.outdir))
     if killed is not None:
         logger.info(f"docsaccel: the last build in {app.outdir} was killed {killed}")
@@ -340,7 +351,7 @@ def _folders_beside_cache(app: Sphinx, config: Any) -> list[ClearOf]:
     strictly inside it is left out of the documents instead; it differs from the conf
     folder when ``sphinx-build -c`` names another), every examples and gallery folder of
     ``sphinx_gallery_conf`` (its defaults when ``conf.py`` leaves them out), the output
-    folder and the doctree folder."""
+    folder, the doctree folder and every folder copied into the site."""
     srcdir = Path(app.srcdir).resolve()
     folders = [ClearOf(srcdir, "the Sphinx source folder", inside_allowed=True)]
     gallery_conf = getattr(config, "sphinx_gallery_conf", None) or {}
@@ -355,6 +366,29 @@ def _folders_beside_cache(app: Sphinx, config: Any) -> list[ClearOf]:
         folders.append(ClearOf((srcdir / gallery).resolve(), what))
     folders.append(ClearOf(Path(app.outdir).resolve(), "the build's output folder"))
     folders.append(ClearOf(Path(app.doctreedir).resolve(), "the build's doctree folder"))
+    folders.extend(_copied_folders(app, config))
+    return folders
+
+
+#: The settings naming folders (or files) whose whole content the HTML builders copy into
+#: the site: a cache among them would be published, entries and machine paths included.
+#: ``templates_path`` is left out: Sphinx reads a template only by its name, never lists it.
+_COPIED_SETTINGS = ("html_static_path", "html_extra_path")
+
+
+def _copied_folders(app: Sphinx, config: Any) -> list[ClearOf]:
+    """Every ``html_static_path`` and ``html_extra_path`` entry, resolved against the conf
+    folder as Sphinx resolves them."""
+    confdir = Path(app.confdir)
+    folders = []
+    for name in _COPIED_SETTINGS:
+        entries = getattr(config, name, None) or []
+        if isinstance(entries, (str, os.PathLike)):
+            entries = [entries]  # Sphinx refuses it, naming the key
+        for entry in entries:
+            if isinstance(entry, (str, os.PathLike)):
+                what = f"a folder copied into the site ({name})"
+                folders.append(ClearOf((confdir / entry).resolve(), what))
     return folders
 
 
@@ -566,8 +600,9 @@ def _plan(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> Non
 
         check_report_page(app, build.settings.report_page)
     try:
-        build.examples = build.planner.plan(gallery_conf)
-        unused = build.table.check_examples((e.name, e.id) for e in build.examples)
+        inline: list[str] = []
+        build.examples = build.planner.plan(gallery_conf, warn=inline.append)
+        unused = build.table.check_examples((e.name, e.id) for e in build.examples) + inline
     except ExampleFileError as exc:  # the example's own file: its message names it
         raise config_error(str(exc)) from None
     except BudgetError as exc:
@@ -1145,9 +1180,9 @@ def _write_unfinished_reports() -> bool:
         ending = process_end.ending_why()
         stopped_at = None
         if not build.records_reset:
-            stopped_at = _NOT_PLANNED
+            stopped_at = _NOT_PLANNED if build.raised is None else _not_planned(build.raised)
         elif _none_ran(build):
-            stopped_at = _GALLERY_STOPPED
+            stopped_at = _none_ran_because(build)
         if stopped_at is not None:
             why = build.stopped_before_examples or ending or stopped_at
             _show_unfinished(build, build.write_stopped_report(why))
@@ -1198,9 +1233,20 @@ def _show_unfinished(build: GalleryBuild, report: dict[str, Any], but_own: bool 
 #: after "stopped before its examples ran", so it does not say that again.
 _NOT_PLANNED = "it ended before docsaccel planned them; the error is in the build log"
 
-#: Why a build stopped once its examples were planned but before any ran, when nothing
-#: else says: sphinx-gallery raised (a misspelled ``examples_dirs``), and Sphinx showed it.
-_GALLERY_STOPPED = "sphinx-gallery stopped before any example ran (its error is in the build log)"
+
+def _not_planned(raised: str) -> str:
+    """:data:`_NOT_PLANNED`, naming the handler that raised (``raised``)."""
+    return f"it ended before docsaccel planned them: {raised} (its traceback is in the build log)"
+
+
+def _none_ran_because(build: GalleryBuild) -> str:
+    """Why a build stopped once its examples were planned but before any ran, when nothing
+    else says: a ``builder-inited`` handler raised (sphinx-gallery's, over a misspelled
+    ``examples_dirs``, or one of ``conf.py``), which Sphinx showed. Named when known."""
+    # Said after "stopped before its examples ran", so it does not say that again.
+    if build.raised is None:
+        return "an error stopped it before any example ran; the error is in the build log"
+    return f"{build.raised} (its traceback is in the build log)"
 
 
 def _none_ran(build: GalleryBuild) -> bool:

@@ -179,17 +179,29 @@ def check_report_page(app: Any, docname: str) -> Path:
 
 
 def _check_not_sphinx_gallerys(app: Any, docname: str, target: Path) -> None:
-    """Refuse a page sphinx-gallery writes: it is known from the configuration, before
-    the file exists (a fresh checkout has no gallery pages until the examples ran)."""
+    """Refuse a page in a folder of a gallery: sphinx-gallery writes a gallery folder's
+    pages (known from the configuration, before the file exists: a fresh checkout has no
+    gallery pages until the examples ran), and an examples folder holds the user's
+    tracked examples and gallery header, where a generated page would land among them."""
     srcdir = Path(app.srcdir).resolve()
     gallery_conf = getattr(app.config, "sphinx_gallery_conf", None) or {}
-    folders = sg_compat.gallery_dirs(gallery_conf) if "gallery_dirs" in gallery_conf else []
-    for _, gallery_dir in folders:
+    try:
+        pairs = sg_compat.gallery_dirs(gallery_conf)
+    except TypeError:
+        pairs = []  # not folder names: sphinx-gallery refuses them, naming the key
+    for examples_dir, gallery_dir in pairs:
         if (srcdir / gallery_dir).resolve() in target.parents:
             raise config_error(
                 f"docsaccel_report_page = {docname!r} is in {gallery_dir}, the folder "
                 "sphinx-gallery writes a gallery's pages into; choose a document name "
                 "outside every gallery folder, e.g. 'budget_report'"
+            )
+        if (srcdir / examples_dir).resolve() in target.parents:
+            raise config_error(
+                f"docsaccel_report_page = {docname!r} is in {examples_dir}, an examples "
+                "folder of sphinx_gallery_conf (examples_dirs), among the user's examples; "
+                "choose a document name outside every examples and gallery folder, e.g. "
+                "'budget_report'"
             )
     if target.parent == srcdir and target.stem in sg_compat.ROOT_PAGES:
         raise config_error(

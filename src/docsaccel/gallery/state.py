@@ -124,6 +124,9 @@ class GalleryBuild:
         #: Why the build stopped before its examples ran (a refused setting, an error),
         #: once it did; its report then holds no example and says this.
         self.stopped_before_examples: str | None = None
+        #: The first exception an event handler not docsaccel's let out, in one line naming
+        #: the handler (:mod:`.handler_errors`): why a build stopped before any example.
+        self.raised: str | None = None
         #: Why the build's process ended before the build did, when a signal ended it.
         self.ended_because: str | None = None
         #: Whether it ended after its examples ran, while the pages were read or written.

@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from docsaccel.budgets import load_budgets, parse_bounded_duration
-from docsaccel.contract import InputError, unmeasured_text
+from docsaccel.contract import InputError, error_line, unmeasured_text
 from docsaccel.memory_sizes import parse_size
 from docsaccel.report.chart import is_chart_svg
 from docsaccel.report.check import (
@@ -85,7 +85,7 @@ def _guarded(work: Callable[[], tuple[str, int]]) -> tuple[str, int]:
     try:
         return work()
     except _INPUT_ERRORS as exc:
-        return f"error: {exc}\n", EXIT_UNREADABLE
+        return error_line(str(exc)), EXIT_UNREADABLE
 
 
 def _report(
@@ -323,7 +323,7 @@ def run_check(
     :mod:`.github`); ``source_dir``: the Sphinx source folder from the repository root.
     """
     if not inputs:
-        return "error: no input given\n", EXIT_UNREADABLE
+        return error_line("no input given"), EXIT_UNREADABLE
     return _guarded(lambda: _check(inputs, flat_budget, budgets, allow_incomplete, fmt, source_dir))
 
 

@@ -1,0 +1,86 @@
+"""Which event handler stopped the build, and with what, for the report of a build that
+ended before any example ran.
+
+Sphinx prints a handler's exception (a crash report, or sphinx-gallery's one line) and
+ends the build with status 2; docsaccel's report, written at the process's end, must say
+the true cause, not guess it. Every handler of an event that is not docsaccel's is
+wrapped to note, once, the first exception it lets out, which it raises on unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from typing import Any
+
+from docsaccel.stops import ReportedStop
+
+#: At most this many characters of an exception's first line go into the report.
+_LONGEST = 300
+
+
+def note_errors(app: Any, event: str, note: Callable[[str], None]) -> None:
+    """Wrap each handler of ``event`` that is not docsaccel's (its own stops say why they
+    stop) so that an exception it raises is passed to ``note`` in one line
+    (:func:`raised_by`) before it goes on to Sphinx."""
+    listeners = getattr(getattr(app, "events", None), "listeners", {}).get(event, [])
+    for index, listener in enumerate(listeners):
+        if _module(listener.handler).split(".")[0] != "docsaccel":
+            wrapped = _noting(app, event, listener.handler, note)
+            listeners[index] = listener._replace(handler=wrapped)
+
+
+def _noting(
+    app: Any, event: str, handler: Callable[..., Any], note: Callable[[str], None]
+) -> Callable[..., Any]:
+    # functools.wraps keeps the handler's name and module, which Sphinx's message names.
+    @functools.wraps(handler)
+    def noting(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return handler(*args, **kwargs)
+        except ReportedStop:
+            raise  # its ERROR line said why
+        except Exception as exc:
+            note(raised_by(app, event, handler, exc))
+            raise
+
+    return noting
+
+
+def raised_by(app: Any, event: str, handler: Callable[..., Any], exc: BaseException) -> str:
+    """``handler`` raised ``exc``, in one line naming who and the exception's first line.
+
+    >>> def fail(app): ...
+    >>> raised_by(None, "builder-inited", fail, ValueError("no data\\nmore")).split(" raised ")
+    ['the builder-inited handler fail of docsaccel.gallery.handler_errors', 'ValueError: no data']
+    """
+    module = _module(handler)
+    if module.split(".")[0] == "sphinx_gallery":
+        who = "sphinx-gallery"
+    else:
+        name = getattr(handler, "__qualname__", None) or repr(handler)
+        who = f"the {event} handler {name} {_where(app, handler, module)}"
+    lines = str(exc).strip().splitlines()
+    first = lines[0] if lines else ""
+    said = f": {first[:_LONGEST]}" + ("..." if len(first) > _LONGEST else "") if first else ""
+    return f"{who} raised {type(exc).__name__}{said}"
+
+
+def _module(handler: Any) -> str:
+    return getattr(handler, "__module__", None) or ""
+
+
+def _where(app: Any, handler: Any, module: str) -> str:
+    """Of which module, or in which file for a handler of ``conf.py`` (Sphinx runs it
+    without a module name)."""
+    if module and module != "builtins":
+        return f"of {module}"
+    code = getattr(handler, "__code__", None)
+    if code is None:
+        return "of an unnamed module"
+    confdir = getattr(app, "confdir", None)
+    filename = code.co_filename
+    if confdir and os.path.dirname(os.path.abspath(filename)) == os.path.abspath(confdir):
+        filename = os.path.basename(filename)
+    return f"in {filename}"
