@@ -120,3 +120,22 @@ def test_a_new_or_removed_example_that_did_not_run_whole_shows_its_status(
         new = "plot\\_new.py" if fmt == "md" else "plot_new.py"
         assert f"{bullet}tutorials/{new}: 1.5s" in listed
         assert ": 2s\n" not in text
+
+
+@pytest.mark.parametrize("fmt", ["text", "md", "github"])
+def test_a_failed_base_build_is_said_first_and_leaves_the_head_verdict(
+    tmp_path, capsys, fmt
+) -> None:
+    """An example that raised early in the base build makes its times no measure: the
+    comparison says the base failed before anything else, and judges the head alone."""
+    base = write_report(
+        tmp_path / "base.json",
+        [record("plot_a.py", 10.0), record("plot_bad.py", 0.2, status="failed")],
+    )
+    head = write_report(
+        tmp_path / "head.json", [record("plot_a.py", 10.0), record("plot_bad.py", 5.0)]
+    )
+    assert main(["compare", str(base), str(head), "--format", fmt, "--fail-on-regression"]) == 0
+    first = capsys.readouterr().out.strip().splitlines()[0]
+    assert "base build failed" in first.lower(), first
+    assert "plot_bad.py" in first.replace("\\_", "_"), first

@@ -749,8 +749,20 @@ def _on_gallery_executed(app: Sphinx) -> None:
         )
     _log_overruns(report, build.settings.on_overrun)
     logger.info(f"docsaccel: report written to {build.report_path}")
-    app.emit(REPORT_READY_EVENT, report)
+    try:
+        app.emit(REPORT_READY_EVENT, report)
+    except BaseException as exc:
+        _fail_on_report_ready(build, exc)
+        raise
     _warn_knob_problems(report)
+
+
+def _fail_on_report_ready(build: GalleryBuild, exception: BaseException) -> None:
+    """A ``docsaccel-report-ready`` handler raised: the build ends here, while Sphinx is
+    being set up, so no ``build-finished`` handler will say why. The report fails now,
+    naming the handler's event and error, as a raising handler of a later event does."""
+    build.sphinx_failed = _raised_text(exception)
+    build.write_report(complete=False, records=build.final_records)
 
 
 def _warn_knob_problems(report: dict[str, Any]) -> None:

@@ -361,7 +361,10 @@ def _compare(
         if not one.complete
     ]
     comparison = dataclasses.replace(
-        comparison, head_failed=head_input.failures(), unfinished=unfinished
+        comparison,
+        head_failed=head_input.failures(),
+        base_failed=base_input.failures(),
+        unfinished=unfinished,
     )
     code = _compare_code(comparison, fail)
     folders = _source_dirs([head_input], source_dir, fmt)

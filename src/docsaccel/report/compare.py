@@ -140,6 +140,9 @@ class Comparison:
     #: Why the head build failed although it finished (:meth:`LoadedInput.failures`):
     #: said first, so a comparison never reads as the verdict of a failed build.
     head_failed: list[str] = field(default_factory=list)
+    #: Why the base build failed: said first too, as its times (an example that raised
+    #: early) are no measure to compare with; the head's verdict is not changed by it.
+    base_failed: list[str] = field(default_factory=list)
     #: ``(input's role, why it did not finish)`` of each input of a build that did not
     #: finish (compared with ``--allow-incomplete``): said first, never silently.
     unfinished: list[tuple[str, str]] = field(default_factory=list)
@@ -314,6 +317,8 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
             "",
         ]
     said = [f"{head}The {role} build: {quote(why)}." for role, why in c.unfinished]
+    if c.base_failed:
+        said.insert(0, f"{head}The base build failed: {quote('; '.join(c.base_failed))}.")
     if c.head_failed:
         said.insert(0, f"{head}The head build failed: {quote('; '.join(c.head_failed))}.")
     if said:

@@ -242,6 +242,10 @@ def comparison_annotations(comparison: Comparison, prefix: str, fail_on_regressi
         for why in comparison.head_failed
     ]
     lines += [
+        annotation("warning", f"the base build failed: {why}", title="Base build failed")
+        for why in comparison.base_failed
+    ]
+    lines += [
         annotation("warning", f"the {role} build: {why}", title="Build did not finish")
         for role, why in comparison.unfinished
     ]
