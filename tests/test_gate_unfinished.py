@@ -110,4 +110,5 @@ def test_compare_refuses_a_terminated_build_an_example_also_failed(tmp_path, cap
     assert text.startswith("The head build failed: examples/plot_crash.py failed ("), text
     assert "The head build: the build did not finish" in text, text
     text, code = run_compare(str(report), good, allow_incomplete=True)
-    assert code == 0 and text.startswith("The base build: the build did not finish"), text
+    assert code == 0 and text.startswith("The base build failed: examples/plot_crash.py"), text
+    assert "The base build: the build did not finish" in text, text
