@@ -11,12 +11,18 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from helpers.gallery_build import FIXTURES, build, child_env, make_project, sphinx_command
+from helpers.gallery_build import (
+    FIXTURES,
+    build,
+    child_env,
+    make_project,
+    run_cli,
+    sphinx_command,
+)
 from helpers.processes import alive, wait_until_running
 
 from docsaccel import layout
@@ -101,16 +107,6 @@ def test_the_report_of_an_interrupted_build_lists_what_the_cache_restored(tmp_pa
     }
     shown = run_cli("report", str(outdir))
     assert "2 restored" in shown.stdout, shown.stdout + shown.stderr
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "docsaccel.cli", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=child_env(),
-    )
 
 
 @pytest.mark.parametrize(

@@ -8,12 +8,11 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from helpers.gallery_build import build, child_env, make_project, sphinx_command
+from helpers.gallery_build import build, child_env, make_project, run_cli, sphinx_command
 from helpers.processes import assert_no_child_survives, wait_until_running
 
 from docsaccel import layout, sg_compat
@@ -261,12 +260,7 @@ def _refused_unfinished(src: Path) -> subprocess.CompletedProcess:
     """``docsaccel check`` on the build's report, which must say it did not finish."""
     report = src / "_build" / "html" / "docsaccel" / "report.json"
     assert json.loads(report.read_text())["build"]["complete"] is False
-    gate = subprocess.run(
-        [sys.executable, "-m", "docsaccel.cli", "check", str(report)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    gate = run_cli("check", str(report))
     assert gate.returncode == 2, gate.stdout + gate.stderr
     return gate
 

@@ -11,11 +11,10 @@ from ``examples/`` at the repository root into ``auto_examples``, another from
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers.gallery_build import Built, build
+from helpers.gallery_build import Built, build, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -60,12 +59,7 @@ def _build(root: Path, conf: str = "", env: dict[str, str] | None = None) -> Bui
 
 
 def _check(built: Built) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "docsaccel.cli", "check", str(built.report_path)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return run_cli("check", str(built.report_path))
 
 
 def _assert_refused(built: Built, line: str) -> None:

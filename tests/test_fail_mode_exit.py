@@ -4,11 +4,8 @@ a build), whether the example ran in this build or was restored from the example
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
-from helpers.gallery_build import build, make_project
+from helpers.gallery_build import build, make_project, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -128,11 +125,6 @@ def test_an_example_error_with_abort_on_example_error_stops_in_one_line(tmp_path
     crash = built.record("plot_crash.py")
     assert crash["status"] == "failed", crash
     assert crash["error"].startswith("it raised RuntimeError"), crash
-    checked = subprocess.run(
-        [sys.executable, "-m", "docsaccel.cli", "check", str(built.report_path)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    checked = run_cli("check", str(built.report_path))
     assert checked.returncode == 3, checked.stdout + checked.stderr
     assert "examples/plot_crash.py" in checked.stdout

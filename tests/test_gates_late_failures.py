@@ -9,10 +9,9 @@ each (exit 3, naming why) as ``sphinx-build`` does, never print ``OK``.
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
-from helpers.gallery_build import Built, build, make_project
+from helpers.gallery_build import Built, build, make_project, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -38,12 +37,7 @@ def setup(app):
 
 
 def _check(built: Built, *options: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "docsaccel.cli", "check", str(built.report_path), *options],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return run_cli("check", str(built.report_path), *options)
 
 
 def test_an_expected_failure_that_passed_fails_the_gate(tmp_path) -> None:

@@ -8,11 +8,10 @@ from __future__ import annotations
 import shutil
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers.gallery_build import build, child_env, make_project, sphinx_command
+from helpers.gallery_build import build, child_env, make_project, run_cli, sphinx_command
 from helpers.processes import kill_children, wait_until_running
 
 from docsaccel import layout
@@ -21,16 +20,6 @@ from docsaccel.contract import KILLED_RUNNING, NOT_REACHED
 pytestmark = pytest.mark.slow
 
 ORDERED = 'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "docsaccel.cli", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=child_env(),
-    )
 
 
 @pytest.fixture(scope="module")

@@ -84,6 +84,17 @@ def sphinx_command(src: Path, outdir: Path, *args: str, quiet: bool = True) -> l
     return [sys.executable, "-m", "sphinx", "-b", "html", *quiet_args, *args, str(src), str(outdir)]
 
 
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``docsaccel ARGS`` as a CI step runs it: a process of its own, output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "docsaccel.cli", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=child_env(env),
+    )
+
+
 def build(
     src: Path,
     *args: str,
