@@ -112,3 +112,28 @@ def test_compare_refuses_a_terminated_build_an_example_also_failed(tmp_path, cap
     text, code = run_compare(str(report), good, allow_incomplete=True)
     assert code == 0 and text.startswith("The base build failed: examples/plot_crash.py"), text
     assert "The base build: the build did not finish" in text, text
+
+
+def test_compare_and_check_agree_on_an_example_that_did_not_finish(tmp_path) -> None:
+    """An example ended the build's process (``os._exit``): judged with
+    ``--allow-incomplete``, ``check`` exits 3, and so does ``compare`` of it as head,
+    whatever its format and ``--fail-on-regression``, naming the example; as base it
+    fails nothing."""
+    src = make_project(tmp_path, ["plot_h_osexit.py", "plot_quick.py"], conf=ORDERED)
+    built = build(src)
+    assert built.returncode != 0, built.output
+    report = str(built.report_path)
+    good = str(_finished_copy(built.report_path, tmp_path / "good.json"))
+
+    _, check_code = run_check([report], allow_incomplete=True)
+    assert check_code == EXIT_BUILD_FAILED
+    for fmt in ("text", "md", "github"):
+        for fail in (False, True):
+            text, code = run_compare(
+                good, report, allow_incomplete=True, fail_on_regression=fail, fmt=fmt
+            )
+            assert code == check_code, (fmt, fail, text)
+            assert "plot_h_osexit.py did not finish" in text.replace("\\_", "_"), text
+    text, code = run_compare(report, good, allow_incomplete=True, fail_on_regression=True)
+    assert code == 0, text
+    assert "The base build failed: examples/plot_h_osexit.py did not finish" in text, text

@@ -362,8 +362,8 @@ def _compare(
     ]
     comparison = dataclasses.replace(
         comparison,
-        head_failed=head_input.failures(),
-        base_failed=base_input.failures(),
+        head_failed=head_input.judged_failures(),
+        base_failed=base_input.judged_failures(),
         unfinished=unfinished,
     )
     code = _compare_code(comparison, fail)

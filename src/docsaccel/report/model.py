@@ -368,6 +368,24 @@ class LoadedInput:
         ]
         return [*self.build_failures(), *failed]
 
+    def judged_failures(self) -> list[str]:
+        """Why no gate passes this build: its :meth:`failures`, then each example it
+        stopped while it ran (:attr:`Timing.judged_failed`, not by its own doing),
+        ``"<id> did not finish"``. The rule ``check`` exits 3 on, which ``compare``
+        asks of its head too, so the two gates agree on every status; empty for a build
+        no gate fails.
+
+        >>> stopped = Timing("a.py", "a.py", 1.0, status="failed", unfinished=True)
+        >>> LoadedInput("r.json", "docsaccel-report", [stopped]).judged_failures()
+        ['a.py did not finish']
+        """
+        stopped = [
+            f"{t.id} did not finish"
+            for t in self.timings
+            if t.judged_failed and not t.build_failure
+        ]
+        return [*self.failures(), *stopped]
+
     @property
     def failed_examples(self) -> list[Timing]:
         """The examples that failed unexpectedly (:attr:`Timing.build_failure`)."""
