@@ -44,7 +44,7 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from docsaccel.budgets import load_budgets, parse_bounded_duration
+from docsaccel.budgets import parse_bounded_duration
 from docsaccel.contract import InputError, error_line, unmeasured_text
 from docsaccel.memory_sizes import parse_size
 from docsaccel.report.chart import is_chart_svg
@@ -66,7 +66,7 @@ from docsaccel.report.compare import (
 )
 from docsaccel.report.history import append_history, read_builds, recent_history, same_kind
 from docsaccel.report.html import is_html_report, render_html
-from docsaccel.report.inputs import load_input
+from docsaccel.report.inputs import load_budget_file, load_input
 from docsaccel.report.markdown import is_markdown_report, render_markdown
 from docsaccel.report.model import LoadedInput, unique_timings
 from docsaccel.report.summary import SUMMARY_SCHEMA, summarize
@@ -268,7 +268,7 @@ def _check(
         flat = parse_bounded_duration(
             flat_budget, "--budget", '"none" is not a budget; leave the option out instead'
         )
-    table = load_budgets(budgets) if budgets else None
+    table = load_budget_file(budgets) if budgets else None
     loaded = [_gate_input(path, allow_incomplete) for path in inputs]
     folders = _source_dirs(loaded, source_dir, fmt)
     timings = unique_timings(loaded)

@@ -77,6 +77,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from docsaccel import layout
+from docsaccel.budgets import BudgetError, BudgetTable, load_budgets
 from docsaccel.contract import (
     EXPECTED_FAILURE,
     FAILED,
@@ -109,6 +110,7 @@ from docsaccel.schema import (
 
 __all__ = [
     "detect_format",
+    "load_budget_file",
     "load_input",
     "load_timings",
     "other_kind",
@@ -220,16 +222,55 @@ def other_kind(head: str, expected: str) -> str | None:
     return _kinds().get(kind)
 
 
+#: A ``schema`` of docsaccel's other than a record's (records sit inside a report): what
+#: an object too long to parse whole says it is, wherever its keys put it.
+_OWN_SCHEMA = re.compile(r'"schema":\s*"(docsaccel\.(?!record")[^"\\]{1,80})"')
+
+
+#: What a budget file is checked against: no file of docsaccel's with a ``schema`` is one.
+_BUDGET_FILE = "budget file"
+
+
+def load_budget_file(path: str | Path, **options: Any) -> BudgetTable:
+    """The budget file at ``path`` (:func:`docsaccel.budgets.load_budgets`, with
+    ``options``), refused in one line naming the kind it is when it is another file of
+    docsaccel's (a report, a history, a view given to ``--budgets``), rather than as TOML
+    that does not parse."""
+    other = other_kind(_head(Path(path)), _BUDGET_FILE)
+    if other is not None:
+        raise BudgetError(f"{path}: is {other}, not a budget file (TOML)")
+    return load_budgets(path, **options)
+
+
+#: Bytes read from a file's start to tell which of docsaccel's files it is.
+_KIND_PEEK = 1 << 16
+
+
+def _head(path: Path) -> str:
+    """The start of the regular file at ``path``, ``""`` for anything else (a device, a
+    pipe: never read here) or a file that cannot be read (its reader says why)."""
+    if not path.is_file():
+        return ""
+    try:
+        with path.open("rb") as stream:
+            return stream.read(_KIND_PEEK).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 def _json_schema(head: str) -> str | None:
     """The ``schema`` of a JSON text: of its first line when that is a whole object (a
-    history's line), else as the first key of an indented object (a view docsaccel
-    wrote); ``None`` when neither says."""
-    try:
-        first = parse_json(head.partition("\n")[0], "", "line")
-    except InputError:
-        match = re.match(r'\{\s*"schema":\s*"([^"\\]{1,80})"', head[:200])
-        return match.group(1) if match else None
-    return first.get("schema") if isinstance(first, dict) else None
+    history's line), else of the whole text (an indented file, its keys in any order:
+    a report sorted by ``jq -S``), else, for a text cut at the part read, the first
+    docsaccel ``schema`` in it that is not a record's; ``None`` when none says."""
+    for text in (head.partition("\n")[0], head):
+        try:
+            found = parse_json(text, "", "line")
+        except InputError:
+            continue
+        return found.get("schema") if isinstance(found, dict) else None
+    match = re.match(r'\{\s*"schema":\s*"([^"\\]{1,80})"', head[:200]) or _OWN_SCHEMA.search(head)
+    return match.group(1) if match else None
 
 
 def _html_message(path: str | Path) -> str:
