@@ -63,6 +63,7 @@ from docsaccel.report.compare import (
     check_same_kind,
     compare_timings,
     format_comparison,
+    mixed_kinds,
 )
 from docsaccel.report.history import append_history, read_builds, recent_history, same_kind
 from docsaccel.report.html import is_html_report, render_html
@@ -346,6 +347,7 @@ def _compare(
     head_input = _gate_input(head, allow_incomplete, judges_failure=False)
     if not allow_mixed:
         check_same_kind(base_input, head_input)
+    mixed = mixed_kinds(base_input, head_input)
     comparison = compare_timings(
         base_input.timings,
         head_input.timings,
@@ -365,6 +367,7 @@ def _compare(
         head_failed=head_input.judged_failures(),
         base_failed=base_input.judged_failures(),
         unfinished=unfinished,
+        mixed=mixed,
     )
     code = _compare_code(comparison, fail)
     folders = _source_dirs([head_input], source_dir, fmt)
