@@ -108,7 +108,12 @@ def _report(
     if baseline:
         base = _baseline_input(baseline)
         check_same_kind(base, loaded, hint="Give a baseline of the report's own kind")
-    summary = summarize(loaded, baseline=base.timings if base else None, history=stats)
+    summary = summarize(
+        loaded,
+        baseline=base.timings if base else None,
+        history=stats,
+        baseline_failed=base.judged_failures() if base else (),
+    )
     return REPORT_FORMATS[fmt](summary, top, trends), 0
 
 
