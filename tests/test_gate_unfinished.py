@@ -6,6 +6,8 @@ whether the build ran its examples serially or in sphinx-gallery's parallel work
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -137,3 +139,58 @@ def test_compare_and_check_agree_on_an_example_that_did_not_finish(tmp_path) -> 
     text, code = run_compare(report, good, allow_incomplete=True, fail_on_regression=True)
     assert code == 0, text
     assert "The base build failed: examples/plot_h_osexit.py did not finish" in text, text
+
+
+#: Runs until the test lets it end, so a gate reads the build while it runs.
+WAITER = '''"""
+Waiter
+======
+"""
+import time
+from pathlib import Path
+
+here = Path.cwd()
+(here / "running.flag").touch()
+deadline = time.monotonic() + 120
+while not (here / "go.flag").exists() and time.monotonic() < deadline:
+    time.sleep(0.05)
+'''
+
+
+def test_every_gate_says_a_build_runs_now_never_that_it_was_killed(tmp_path) -> None:
+    """While an example runs, its build has written journals and no report: every gate
+    given its output folder says a build is running now, naming its process, with
+    ``--allow-incomplete`` too (exit 2), never that the example "was running when the
+    build was killed"; after the build ends, the gates judge its report."""
+    src = make_project(tmp_path, ["plot_quick.py"], conf=ORDERED)
+    (src / "examples" / "plot_wait.py").write_text(WAITER, encoding="utf-8")
+    outdir = src / "_build" / "html"
+    process = subprocess.Popen(
+        sphinx_command(src, outdir),
+        env=child_env({}),
+        cwd=src / "examples",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    flags = [src / "examples" / "running.flag", src / "running.flag"]
+    try:
+        deadline = time.monotonic() + 120
+        while not any(flag.exists() for flag in flags) and process.poll() is None:
+            assert time.monotonic() < deadline, "the example never started"
+            time.sleep(0.1)
+        said = []
+        for allow in (False, True):
+            said.append(run_check([str(outdir)], allow_incomplete=allow))
+            said.append(run_compare(str(outdir), str(outdir), allow_incomplete=allow))
+    finally:
+        for flag in flags:
+            flag.with_name("go.flag").touch()
+        output = process.communicate(timeout=300)[0]
+    assert process.returncode == 0, output
+    for text, code in said:
+        assert code == 2 and text.count("\n") == 1, text
+        assert f"a build is running now (process {process.pid})" in text, text
+        assert "killed" not in text, text
+    text, code = run_check([str(outdir)], allow_incomplete=True)
+    assert code == 0, text

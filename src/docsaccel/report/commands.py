@@ -245,7 +245,9 @@ def _gate_input(path: str, allow_incomplete: bool, judges_failure: bool = True) 
     failed_by_an_example = (
         judges_failure and loaded.failures() and not loaded.build.get("records_lost")
     )
-    if not allow_incomplete and not failed_by_an_example:
+    # A build running now is judged by no gate, whatever is allowed: its examples are
+    # not done, not stopped, and its verdict is not in.
+    if (not allow_incomplete and not failed_by_an_example) or loaded.building_now:
         loaded.require_complete()
     return loaded
 

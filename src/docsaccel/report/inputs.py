@@ -71,6 +71,7 @@ docsaccel.contract.InputError: .../sg_execution_times.rst: looks like a sphinx-g
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
@@ -91,6 +92,7 @@ from docsaccel.contract import (
 )
 from docsaccel.report.markdown import is_markdown_report
 from docsaccel.report.model import (
+    BUILDING_NOW,
     LATER_BUILD_STARTED,
     SG_JUNIT,
     SG_RST_BULLETS,
@@ -409,19 +411,27 @@ def _journal_records(text: str, path: Path) -> list[dict[str, Any]]:
     return found
 
 
-def journal_input(paths: list[Path], source: str) -> LoadedInput:
+def journal_input(paths: list[Path], source: str, running: str | None = None) -> LoadedInput:
     """The journals of a build that wrote no report, read as its report: not complete
-    (``report_missing``), the running example's record naming it."""
+    (``report_missing``), the running example's record naming it.
+
+    ``running``: the pid of the build that holds their output folder's lock now
+    (:func:`docsaccel.layout.lock_holder`): it has not written its report yet, and the
+    example it runs was not killed (:data:`~docsaccel.report.model.BUILDING_NOW`)."""
     records: dict[str, dict[str, Any]] = {}
     for path in paths:
         for record in _journal_records(_read_text(path), path):
             records[record["id"]] = record
     build: dict[str, Any] = {"complete": False, "report_missing": True}
+    if running is not None:
+        build[BUILDING_NOW] = running
     kinds = {record["fast"] for record in records.values()}
     if len(kinds) == 1:
         build["fast"] = kinds.pop()
-    # The build was killed outright: the example it was running has no time at all.
-    timings = [_record_timing(records[key], killed=True) for key in sorted(records)]
+    # Killed outright (no build holds the folder): the example it was running has no
+    # time at all.
+    killed = running is None
+    timings = [_record_timing(records[key], killed=killed) for key in sorted(records)]
     return LoadedInput(source, "docsaccel-journal", timings, build)
 
 
@@ -438,7 +448,7 @@ def _folder_input(folder: Path) -> LoadedInput:
         return load_input(report)
     journals = layout.journals(layout.records_dir(outdir))
     if journals:
-        loaded = journal_input(journals, str(folder))
+        loaded = journal_input(journals, str(folder), _building_in(outdir))
         # A later build noted its start beside them and wrote no report (it failed before
         # docsaccel removed the last one's): the journals are an earlier build's.
         started = layout.started_after(max(journals, key=_written), report)
@@ -449,6 +459,13 @@ def _folder_input(folder: Path) -> LoadedInput:
         f"{folder}: holds neither a docsaccel report ({layout.FOLDER_NAME}/report.json) nor "
         f"journals ({layout.FOLDER_NAME}/records/{layout.JOURNAL_PREFIX}*.jsonl)"
     )
+
+
+def _building_in(outdir: Path) -> str | None:
+    """The pid of the build running now in ``outdir`` (it holds its lock), unless it is
+    this process (a build reading its own journals as it stops)."""
+    holder = layout.lock_holder(outdir)
+    return None if holder == str(os.getpid()) else holder
 
 
 def _written(path: Path) -> int:

@@ -53,6 +53,7 @@ from docsaccel.memory_sizes import format_size
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
 __all__ = [
+    "BUILDING_NOW",
     "LATER_BUILD_STARTED",
     "SG_FORMATS",
     "SG_JUNIT",
@@ -82,6 +83,9 @@ SG_RST_FORMATS = (SG_RST_BULLETS, SG_RST_GRID, SG_RST_LIST_TABLE)
 #: beside a later build's note that it started, which wrote no report either: when it
 #: started (:func:`docsaccel.layout.started_after`).
 LATER_BUILD_STARTED = "later_build_started"
+#: The ``build`` key of journals read as a report while the build that writes them runs
+#: (it holds their output folder's lock): its pid. Not a build killed outright.
+BUILDING_NOW = "building_now"
 #: sphinx-gallery's JUnit XML (its ``junit`` option): how each example ended, and its time.
 SG_JUNIT = "sg-junit"
 #: Every format sphinx-gallery writes: no note of docsaccel's is beside such a file, so
@@ -402,7 +406,11 @@ class LoadedInput:
         folder's lock: :func:`docsaccel.layout.lock_holder`), whose report this is until
         it ends; ``None`` for a finished build's report, a copy kept elsewhere, or when no
         build runs there."""
-        if self.complete or not in_output_folder(self.path):
+        if self.complete:
+            return None
+        if self.build.get(BUILDING_NOW):
+            return str(self.build[BUILDING_NOW])  # journals read while their build runs
+        if not in_output_folder(self.path):
             return None
         holder = lock_holder(Path(self.path).parents[1])
         # The build reading its own report (its report page as it stops) is ending, not
