@@ -194,3 +194,35 @@ def test_every_gate_says_a_build_runs_now_never_that_it_was_killed(tmp_path) -> 
         assert "killed" not in text, text
     text, code = run_check([str(outdir)], allow_incomplete=True)
     assert code == 0, text
+
+
+def test_a_stopped_builds_sphinx_gallery_file_never_passes_silently(tmp_path) -> None:
+    """The second gallery's example ends the build's process: the first gallery's
+    ``sg_execution_times.rst`` is written and says nothing of that. Its copy kept
+    elsewhere is checked (exit 0: no budget broken), but never silently: one line says
+    the file cannot tell whether an example failed nor whether its build finished."""
+    conf = (
+        ORDERED
+        + 'sphinx_gallery_conf["examples_dirs"] = ["examples", "more"]\n'
+        + 'sphinx_gallery_conf["gallery_dirs"] = ["auto_examples", "auto_more"]\n'
+        + 'exclude_patterns.append("more")\n'
+    )
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
+    more = src / "more"
+    more.mkdir()
+    fixtures = Path(__file__).parent / "gallery_fixtures" / "examples"
+    for name in ("README.rst", "plot_h_osexit.py"):
+        (more / name).write_bytes((fixtures / name).read_bytes())
+    built = build(src)
+    assert built.returncode != 0, built.output
+    times = src / "auto_examples" / "sg_execution_times.rst"
+    assert times.is_file(), built.output
+    copy = tmp_path / "kept" / "sg_execution_times.rst"
+    copy.parent.mkdir()
+    copy.write_bytes(times.read_bytes())
+
+    text, code = run_check([str(copy)], allow_incomplete=False)
+    assert code == 0, text
+    notes = [line for line in text.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 1, text
+    assert "nor whether its build finished" in notes[0], text

@@ -30,7 +30,7 @@ Example: ``docsaccel check --budget 30s`` on a sphinx-gallery file, then on a mi
 >>> print(text, code)
 FAIL: 1 of 1 examples over budget:
   plot_a.py: 42s > budget 30s from --budget 30s
-note: .../sg_execution_times.rst: sphinx-gallery's file does not say whether an example failed: ...
+note: .../sg_execution_times.rst: sphinx-gallery's file does not say whether an example failed, ...
  1
 >>> run_check([str(times.with_name("missing.json"))], flat_budget="30s")
 ('error: .../missing.json: cannot read the input: ...\\n', 2)

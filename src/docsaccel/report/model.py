@@ -330,10 +330,13 @@ class LoadedInput:
         return self.format not in SG_RST_FORMATS
 
     def no_status_text(self) -> str:
-        """What every view says of an input that holds no status (:attr:`holds_status`)."""
+        """What every view says of an input that holds no status (:attr:`holds_status`):
+        nothing in it ties it to a build that finished either, so a gate passing its
+        times says both."""
         return (
-            f"{self.path}: sphinx-gallery's file does not say whether an example failed: "
-            f"check the build's report ({report_path('<outdir>')})"
+            f"{self.path}: sphinx-gallery's file does not say whether an example failed, "
+            "nor whether its build finished (a stopped build leaves the files of the "
+            f"galleries it ended): check the build's report ({report_path('<outdir>')})"
         )
 
     @property
