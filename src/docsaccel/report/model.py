@@ -39,6 +39,7 @@ from docsaccel.contract import (
     is_over_budget,
     is_over_memory_budget,
     is_timed,
+    modules_changed,
     ran_none,
     status_text,
 )
@@ -490,10 +491,13 @@ class LoadedInput:
         (:func:`docsaccel.layout.started_after`).
 
         Every reader asks it, of every input. Only a report read in its build's output
-        folder (:func:`docsaccel.layout.in_output_folder`) can be one left behind: a copy
+        folder (:func:`docsaccel.layout.in_output_folder`) can be one left behind (also
+        when a module its build loaded before docsaccel changed after it was written:
+        :func:`docsaccel.contract.modules_changed`): a copy
         kept elsewhere (an archived ``main-report.json``) is the build it names."""
         if in_output_folder(self.path):
-            why = conf_changed(self.build.get("conf"))
+            conf = self.build.get("conf")
+            why = conf_changed(conf) or modules_changed(conf, _written(self.path))
             if why is not None:
                 raise StaleReportError(f"{self.path}: {why}")
         if self.format in SG_FORMATS:
@@ -557,6 +561,14 @@ class LoadedInput:
                 "so its examples are not all measured; rebuild"
                 + (f", or pass {option} to judge the examples it holds" if option else "")
             )
+
+
+def _written(path: str) -> int:
+    """When the file at ``path`` was last written (ns); 0 when it cannot be asked."""
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
 
 
 def whole_run_totals(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[float, float]:
