@@ -11,13 +11,16 @@ docsaccel wrote it (a budget file, a page, a README), a build
 ``history append`` refuses (unfinished, failed, already recorded, a target that is not
 a history), or (``check``, ``compare``) the report of a build that did not finish, unless
 ``allow_incomplete``: a gate never passes, nor fails as "over budget", on a partial
-build; a build that ran none of its examples whatever ``allow_incomplete``; a report read
-in its output folder whose ``conf.py`` changed since its build, or beside a later build's
+build; a build that ran none of its examples, or a build running now, whatever
+``allow_incomplete``; a report read in its output folder whose ``conf.py`` changed since
+its build, or a project module its build loaded before docsaccel was modified after it
+was written, or beside a later build's
 note that it started (every input of every command: a later build failed before
 docsaccel ran; an archived copy elsewhere is read as it is); a ``report --baseline``
 that ``compare`` would refuse as its base, or that did not finish; 3 (``check``, and
-``compare`` of its HEAD) a build that failed: an example failed unexpectedly, or (a
-build judged although it did not finish) did not finish.
+``compare`` of its HEAD, by one rule: ``LoadedInput.judged_failures``) a build that
+failed: an example failed unexpectedly, or (a build judged although it did not finish)
+did not finish.
 
 Example: ``docsaccel check --budget 30s`` on a sphinx-gallery file, then on a missing one.
 
