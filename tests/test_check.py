@@ -50,8 +50,9 @@ def test_sphinx_gallerys_file_never_reads_as_a_plain_ok(tmp_path, capsys) -> Non
     out = capsys.readouterr().out
     assert out == (
         "OK: 3 timings checked against budgets, 0 with a budget, none over budget.\n"
-        f"note: {BULLETS}: sphinx-gallery's file does not say whether an example failed: "
-        "check the build's report (<outdir>/docsaccel/report.json)\n"
+        f"note: {BULLETS}: sphinx-gallery's file does not say whether an example failed, "
+        "nor whether its build finished (a stopped build leaves the files of the galleries "
+        "it ended): check the build's report (<outdir>/docsaccel/report.json)\n"
     )
     assert "examples checked" not in out
     assert main(["check", BULLETS, "--format", "github"]) == 0

@@ -400,7 +400,10 @@ def test_compare_refuses_an_incomplete_build(files, tmp_path, capsys, side) -> N
     args = ["compare", bad, good] if side == "base" else ["compare", good, bad]
     code, _, err = run(args, capsys)
     assert_exit_2(code, err, "did not finish")
-    assert run([*args, "--allow-incomplete"], capsys)[0] == 0
+    # Judged all the same, a head an example did not finish in fails, as check says.
+    judged = run([*args, "--allow-incomplete"], capsys)[0]
+    assert judged == (3 if side == "head" else 0)
+    assert judged == (run(["check", bad, "--allow-incomplete"], capsys)[0] if side == "head" else 0)
 
 
 @pytest.mark.parametrize("fmt", ["md", "html"])
@@ -806,6 +809,10 @@ def test_every_reader_of_a_report_names_another_file_of_docsaccel(
             "report",
             "is a docsaccel report (pass it to `report`, `check`, `compare` or `history append`)",
         ),
+        (
+            "sorted report",
+            "is a docsaccel report (pass it to `report`, `check`, `compare` or `history append`)",
+        ),
         ("md", "is the Markdown view of a report (`docsaccel report --format md`)"),
         ("json", "is the JSON view of a report (`docsaccel report --format json`)"),
     ],
@@ -819,9 +826,46 @@ def test_every_reader_of_a_history_names_another_file_of_docsaccel(
     good = tmp_path / "r1.json"
     built = tmp_path / "built.json"
     built.write_text(json.dumps(json.loads(good.read_text()), indent=2), encoding="utf-8")
-    path = {**made, "report": built}[kind]
+    # Its keys sorted (``jq -S``): "schema" is no longer its first key.
+    resorted = tmp_path / "sorted.json"
+    resorted.write_text(
+        json.dumps(json.loads(good.read_text()), indent=2, sort_keys=True), encoding="utf-8"
+    )
+    path = {**made, "report": built, "sorted report": resorted}[kind]
     capsys.readouterr()
     assert main(["report", str(good), "--history", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
     assert f"{path}: {said}, not a history: give the history file (" in err, err
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("report", "is a docsaccel report (pass it to `report`, `check`, `compare`"),
+        ("history", "is a docsaccel history file (pass it to `report --history` or `shard`)"),
+        ("md", "is the Markdown view of a report (`docsaccel report --format md`)"),
+        ("json", "is the JSON view of a report (`docsaccel report --format json`)"),
+    ],
+)
+def test_every_reader_of_a_budget_file_names_another_file_of_docsaccel(
+    tmp_path, capsys, kind, said
+) -> None:
+    """A report, a history or a view given to ``--budgets`` is said as what it is, in one
+    line, not as TOML that does not parse."""
+    made = _other_files(tmp_path)
+    good = tmp_path / "r1.json"
+    path = {**made, "report": tmp_path / "r2.json"}[kind]
+    gallery = tmp_path / "gallery"
+    gallery.mkdir()
+    (gallery / "plot_a.py").write_text('"""A\n=\n"""\n', encoding="utf-8")
+    capsys.readouterr()
+    shard = ["shard", "--shards", "2", "--index", "0", "--gallery-dir", str(gallery)]
+    for command in (
+        ["check", str(good), "--budgets", str(path)],
+        [*shard, "--budgets", str(path), str(good)],
+    ):
+        assert main(command) == 2, command
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, (command, err)
+        assert f"{path}: {said}" in err and "not a budget file" in err, (command, err)

@@ -23,6 +23,62 @@ pytestmark = pytest.mark.slow
 EXAMPLES = ["plot_quick.py", "plot_figure.py"]
 
 
+#: conf.py of a project with a module of its own it imports, and a local extension
+#: listed before docsaccel.gallery: neither changes when either one breaks.
+LOCAL_CODE = """
+import sys
+sys.path.insert(0, __import__("os").path.dirname(__file__))
+import project_settings
+extensions = ["early_ext", *extensions]
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "breakage"),
+    [
+        ("project_settings.py", "raise RuntimeError('a setting is broken')\n"),
+        ("early_ext.py", "def setup(app):\n    raise RuntimeError('broken')\n"),
+    ],
+    ids=["module-conf-imports", "extension-setup-before-docsaccel"],
+)
+def test_a_module_that_broke_the_build_before_docsaccel_refuses_its_report(
+    tmp_path, module, breakage
+) -> None:
+    """conf.py is unchanged: a module it imports raises, or an extension listed before
+    ``docsaccel.gallery`` raises in its ``setup``. The build fails before docsaccel, so
+    the last build's report stays: every reader refuses it in one line naming the module
+    changed since it was written (exit 2), ``--allow-incomplete`` too."""
+    src = make_project(tmp_path, EXAMPLES, conf=LOCAL_CODE)
+    (src / "project_settings.py").write_text("VALUE = 1\n", encoding="utf-8")
+    (src / "early_ext.py").write_text("def setup(app):\n    return {}\n", encoding="utf-8")
+    first = build(src)
+    assert first.returncode == 0, first.output
+    report = layout.report_path(first.outdir)
+    assert run_check([str(report)])[1] == 0  # the last build's, so far
+    conf = (src / "conf.py").read_bytes()
+    (src / module).write_text(breakage, encoding="utf-8")
+
+    failed = build(src)
+
+    assert failed.returncode != 0 and "broken" in failed.output, failed.output
+    assert (src / "conf.py").read_bytes() == conf
+    assert report.is_file(), "the earlier build's report is left: nothing of docsaccel ran"
+    for text, code in (
+        run_check([str(report)]),
+        run_check([str(first.outdir)], allow_incomplete=True),
+        run_report(str(report)),
+        run_compare(str(report), str(report)),
+        run_history_append(str(report), tmp_path / "history.jsonl"),
+    ):
+        assert code == 2 and text.count("\n") == 1, text
+        assert f"{src / module} was modified after this report was written" in text, text
+        assert "rebuild" in text, text
+    # A copy kept elsewhere is the build it names.
+    kept = tmp_path / "kept.json"
+    kept.write_bytes(report.read_bytes())
+    assert run_check([str(kept)])[1] == 0
+
+
 @pytest.mark.parametrize(
     "breakage",
     [

@@ -6,6 +6,8 @@ whether the build ran its examples serially or in sphinx-gallery's parallel work
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -112,3 +114,115 @@ def test_compare_refuses_a_terminated_build_an_example_also_failed(tmp_path, cap
     text, code = run_compare(str(report), good, allow_incomplete=True)
     assert code == 0 and text.startswith("The base build failed: examples/plot_crash.py"), text
     assert "The base build: the build did not finish" in text, text
+
+
+def test_compare_and_check_agree_on_an_example_that_did_not_finish(tmp_path) -> None:
+    """An example ended the build's process (``os._exit``): judged with
+    ``--allow-incomplete``, ``check`` exits 3, and so does ``compare`` of it as head,
+    whatever its format and ``--fail-on-regression``, naming the example; as base it
+    fails nothing."""
+    src = make_project(tmp_path, ["plot_h_osexit.py", "plot_quick.py"], conf=ORDERED)
+    built = build(src)
+    assert built.returncode != 0, built.output
+    report = str(built.report_path)
+    good = str(_finished_copy(built.report_path, tmp_path / "good.json"))
+
+    _, check_code = run_check([report], allow_incomplete=True)
+    assert check_code == EXIT_BUILD_FAILED
+    for fmt in ("text", "md", "github"):
+        for fail in (False, True):
+            text, code = run_compare(
+                good, report, allow_incomplete=True, fail_on_regression=fail, fmt=fmt
+            )
+            assert code == check_code, (fmt, fail, text)
+            assert "plot_h_osexit.py did not finish" in text.replace("\\_", "_"), text
+    text, code = run_compare(report, good, allow_incomplete=True, fail_on_regression=True)
+    assert code == 0, text
+    assert "The base build failed: examples/plot_h_osexit.py did not finish" in text, text
+
+
+#: Runs until the test lets it end, so a gate reads the build while it runs.
+WAITER = '''"""
+Waiter
+======
+"""
+import time
+from pathlib import Path
+
+here = Path.cwd()
+(here / "running.flag").touch()
+deadline = time.monotonic() + 120
+while not (here / "go.flag").exists() and time.monotonic() < deadline:
+    time.sleep(0.05)
+'''
+
+
+def test_every_gate_says_a_build_runs_now_never_that_it_was_killed(tmp_path) -> None:
+    """While an example runs, its build has written journals and no report: every gate
+    given its output folder says a build is running now, naming its process, with
+    ``--allow-incomplete`` too (exit 2), never that the example "was running when the
+    build was killed"; after the build ends, the gates judge its report."""
+    src = make_project(tmp_path, ["plot_quick.py"], conf=ORDERED)
+    (src / "examples" / "plot_wait.py").write_text(WAITER, encoding="utf-8")
+    outdir = src / "_build" / "html"
+    process = subprocess.Popen(
+        sphinx_command(src, outdir),
+        env=child_env({}),
+        cwd=src / "examples",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    flags = [src / "examples" / "running.flag", src / "running.flag"]
+    try:
+        deadline = time.monotonic() + 120
+        while not any(flag.exists() for flag in flags) and process.poll() is None:
+            assert time.monotonic() < deadline, "the example never started"
+            time.sleep(0.1)
+        said = []
+        for allow in (False, True):
+            said.append(run_check([str(outdir)], allow_incomplete=allow))
+            said.append(run_compare(str(outdir), str(outdir), allow_incomplete=allow))
+    finally:
+        for flag in flags:
+            flag.with_name("go.flag").touch()
+        output = process.communicate(timeout=300)[0]
+    assert process.returncode == 0, output
+    for text, code in said:
+        assert code == 2 and text.count("\n") == 1, text
+        assert f"a build is running now (process {process.pid})" in text, text
+        assert "killed" not in text, text
+    text, code = run_check([str(outdir)], allow_incomplete=True)
+    assert code == 0, text
+
+
+def test_a_stopped_builds_sphinx_gallery_file_never_passes_silently(tmp_path) -> None:
+    """The second gallery's example ends the build's process: the first gallery's
+    ``sg_execution_times.rst`` is written and says nothing of that. Its copy kept
+    elsewhere is checked (exit 0: no budget broken), but never silently: one line says
+    the file cannot tell whether an example failed nor whether its build finished."""
+    conf = (
+        ORDERED
+        + 'sphinx_gallery_conf["examples_dirs"] = ["examples", "more"]\n'
+        + 'sphinx_gallery_conf["gallery_dirs"] = ["auto_examples", "auto_more"]\n'
+        + 'exclude_patterns.append("more")\n'
+    )
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
+    more = src / "more"
+    more.mkdir()
+    fixtures = Path(__file__).parent / "gallery_fixtures" / "examples"
+    for name in ("README.rst", "plot_h_osexit.py"):
+        (more / name).write_bytes((fixtures / name).read_bytes())
+    built = build(src)
+    assert built.returncode != 0, built.output
+    times = src / "auto_examples" / "sg_execution_times.rst"
+    assert times.is_file(), built.output
+    copy = tmp_path / "kept" / "sg_execution_times.rst"
+    copy.parent.mkdir()
+    copy.write_bytes(times.read_bytes())
+
+    text, code = run_check([str(copy)], allow_incomplete=False)
+    assert code == 0, text
+    notes = [line for line in text.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 1, text
+    assert "nor whether its build finished" in notes[0], text

@@ -52,6 +52,22 @@ def test_compare_refuses_a_fast_build_against_a_full_one(tmp_path, capsys) -> No
     assert code == 0 and "2s -> 40s" in text
 
 
+def test_compare_allowed_to_mix_kinds_says_so_first_in_every_format(tmp_path) -> None:
+    """``--allow-mixed`` compares a fast build with a full one, never silently: one line
+    first, naming both and their kinds, in text, Markdown and GitHub annotations."""
+    fast = write_kind(tmp_path / "fast.json", [record("plot_a.py", 2.0)], fast=True)
+    full = write_kind(tmp_path / "full.json", [record("plot_a.py", 40.0)], fast=False)
+    said = f"{fast} is a fast build and {full} a full build (fast path on in one only)"
+    for fmt in ("text", "md", "github"):
+        text, code = run_compare(str(fast), str(full), allow_mixed=True, fmt=fmt)
+        assert code == 0, text
+        first = text.splitlines()[0]
+        assert said in first.replace("\\", ""), (fmt, text)
+    same = write_kind(tmp_path / "same.json", [record("plot_a.py", 3.0)], fast=True)
+    text, _ = run_compare(str(fast), str(same), allow_mixed=True)
+    assert "kinds" not in text and "fast path on in one only" not in text, text
+
+
 def test_report_refuses_a_baseline_of_the_other_kind(tmp_path, capsys) -> None:
     fast = write_kind(tmp_path / "fast.json", [record("plot_a.py", 2.0)], fast=True)
     full = write_kind(tmp_path / "full.json", [record("plot_a.py", 40.0)], fast=False)

@@ -50,6 +50,7 @@ import json
 import math
 import os
 import stat
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -840,6 +841,57 @@ def conf_fingerprint(confdir: str | os.PathLike[str]) -> dict[str, str] | None:
     except OSError:
         return None
     return {"path": str(path), "sha256": digest}
+
+
+def project_modules(root: str | os.PathLike[str], outside: Iterable[str] = ()) -> list[str]:
+    """The files of the modules loaded now that lie in the project at ``root`` and in none
+    of the folders ``outside`` (the interpreter's, its site-packages): what ``conf.py``
+    imported and the project's extensions, which a later build runs before docsaccel
+    loads. A report records them (``build.conf.modules``) so a reader can tell when one
+    changed after it (:func:`modules_changed`)."""
+    root = os.path.join(os.path.abspath(root), "")
+    skip = tuple(os.path.join(os.path.abspath(folder), "") for folder in outside)
+    found = set()
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or not path.endswith(".py"):
+            continue
+        path = os.path.abspath(path)
+        if path.startswith(root) and not path.startswith(skip):
+            found.add(path)
+    return sorted(found)
+
+
+def modules_changed(recorded: Any, written_ns: int) -> str | None:
+    """Why a report written at ``written_ns`` (its file's modification time) is not of
+    the current tree, or ``None``: a module its build loaded before docsaccel's plugin
+    ran (``build.conf.modules``: :func:`project_modules`) was modified after the report
+    was written. A build since then that failed on it (an import that raised, an
+    extension whose ``setup`` raised) never reached docsaccel, and left the report.
+
+    Compared with the report's own write, not the build's start: the build writes
+    generated files while it runs, and a fresh checkout (every file dated when it was
+    made) precedes the build that writes the report. A module that is not there (the
+    report read on another machine) says nothing.
+
+    >>> modules_changed({"path": "conf.py", "sha256": "0"}, 0) is None
+    True
+    """
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("modules"), list):
+        return None
+    for path in recorded["modules"]:
+        try:
+            modified = os.stat(path).st_mtime_ns
+        except (OSError, TypeError, ValueError):
+            continue
+        if modified > written_ns:
+            return (
+                f"{path} was modified after this report was written, so the last build may "
+                "have failed before docsaccel ran (a module conf.py imports, or an extension "
+                "listed before docsaccel.gallery, that raised) and left this earlier build's "
+                "report; rebuild"
+            )
+    return None
 
 
 def conf_changed(recorded: Any) -> str | None:

@@ -112,7 +112,10 @@ records of this build, never those a process of another build wrote into the fol
 ``conf.py`` the build read and its bytes' SHA-256 (``{"path": "/abs/docs/conf.py",
 "sha256": "..."}``): when that file has changed since, a later build never reached
 docsaccel (it failed first) and the readers refuse the report
-(:func:`docsaccel.contract.conf_changed`).
+(:func:`docsaccel.contract.conf_changed`). Its optional ``modules`` lists the files of
+the project's modules the build had loaded when docsaccel started its work (what
+``conf.py`` imported, local extensions): one modified after the report was written makes
+the readers refuse it too (:func:`docsaccel.contract.modules_changed`).
 
 ``build.ended_because`` (present only then) says what ended the build's process before
 the build's end when no example was running (``"it was terminated (SIGTERM)"``); with
@@ -391,6 +394,12 @@ def validate_report(report: Any, source: str | Path | None = None) -> dict:
         raise SchemaError(
             f"{_where(source, 'build.conf')} is {conf!r:.60}; expected the conf.py the build "
             'read: {"path": ..., "sha256": ...}'
+        )
+    modules = (conf or {}).get("modules", [])
+    if not isinstance(modules, list) or not all(isinstance(item, str) for item in modules):
+        raise SchemaError(
+            f"{_where(source, 'build.conf.modules')} is {modules!r:.60}; expected the files of "
+            "the project's modules the build loaded before docsaccel (a list of paths)"
         )
     lost = build.get("records_lost", [])
     if not isinstance(lost, list) or not all(isinstance(item, str) for item in lost):

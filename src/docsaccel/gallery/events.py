@@ -62,6 +62,8 @@ import dataclasses
 import os
 import re
 import shutil
+import sys
+import sysconfig
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -82,6 +84,7 @@ from docsaccel.budgets import (
     format_seconds,
     load_budgets,
 )
+from docsaccel.cache.deps import find_root
 from docsaccel.contract import (
     BY_CEILING,
     BY_TIME,
@@ -99,6 +102,7 @@ from docsaccel.contract import (
     conf_fingerprint,
     is_stopped_hard,
     is_unfinished,
+    project_modules,
     read_json,
 )
 from docsaccel.contract import OVERRUNS as _OVERRUNS
@@ -234,7 +238,7 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
             BudgetTable(),
             Path(app.outdir),
             srcdir=str(app.srcdir),
-            conf=conf_fingerprint(app.confdir),
+            conf=_conf_record(app),
             doctreedir=Path(app.doctreedir),
         )
         with contextlib.suppress(Exception):
@@ -308,6 +312,20 @@ def _exclude_own_folders(app: Sphinx, config: Any, settings: Settings) -> None:
     for folder in [*folders, *layout.shard_folders(srcdir)]:
         if folder is not None:
             _exclude_folder(config, folder, srcdir)
+
+
+def _conf_record(app: Sphinx) -> dict[str, Any] | None:
+    """What the report records of what this build ran before docsaccel: its ``conf.py``
+    (:func:`conf_fingerprint`) and the project's modules loaded by now (``modules``:
+    what ``conf.py`` imported, the project's extensions), so a reader refuses this
+    report once one of them changed and a later build may have failed on it
+    (:func:`docsaccel.contract.modules_changed`)."""
+    conf = conf_fingerprint(app.confdir)
+    if conf is None:
+        return None
+    installed = {sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()}
+    outside = [*installed, str(app.outdir), str(app.doctreedir)]
+    return {**conf, "modules": project_modules(find_root(app.confdir), outside)}
 
 
 def _exclude_folder(config: Any, folder: Path, srcdir: Path) -> None:
@@ -459,7 +477,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[Gal
         read_only_cache=read_only_cache,
         fast_env_before=fast_env_before,
         srcdir=str(app.srcdir),
-        conf=conf_fingerprint(app.confdir),
+        conf=_conf_record(app),
         doctreedir=Path(app.doctreedir),
     )
     app._docsaccel_gallery = build  # type: ignore[attr-defined]

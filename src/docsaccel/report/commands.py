@@ -11,13 +11,16 @@ docsaccel wrote it (a budget file, a page, a README), a build
 ``history append`` refuses (unfinished, failed, already recorded, a target that is not
 a history), or (``check``, ``compare``) the report of a build that did not finish, unless
 ``allow_incomplete``: a gate never passes, nor fails as "over budget", on a partial
-build; a build that ran none of its examples whatever ``allow_incomplete``; a report read
-in its output folder whose ``conf.py`` changed since its build, or beside a later build's
+build; a build that ran none of its examples, or a build running now, whatever
+``allow_incomplete``; a report read in its output folder whose ``conf.py`` changed since
+its build, or a project module its build loaded before docsaccel was modified after it
+was written, or beside a later build's
 note that it started (every input of every command: a later build failed before
 docsaccel ran; an archived copy elsewhere is read as it is); a ``report --baseline``
 that ``compare`` would refuse as its base, or that did not finish; 3 (``check``, and
-``compare`` of its HEAD) a build that failed: an example failed unexpectedly, or (a
-build judged although it did not finish) did not finish.
+``compare`` of its HEAD, by one rule: ``LoadedInput.judged_failures``) a build that
+failed: an example failed unexpectedly, or (a build judged although it did not finish)
+did not finish.
 
 Example: ``docsaccel check --budget 30s`` on a sphinx-gallery file, then on a missing one.
 
@@ -30,7 +33,7 @@ Example: ``docsaccel check --budget 30s`` on a sphinx-gallery file, then on a mi
 >>> print(text, code)
 FAIL: 1 of 1 examples over budget:
   plot_a.py: 42s > budget 30s from --budget 30s
-note: .../sg_execution_times.rst: sphinx-gallery's file does not say whether an example failed: ...
+note: .../sg_execution_times.rst: sphinx-gallery's file does not say whether an example failed, ...
  1
 >>> run_check([str(times.with_name("missing.json"))], flat_budget="30s")
 ('error: .../missing.json: cannot read the input: ...\\n', 2)
@@ -44,7 +47,7 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from docsaccel.budgets import load_budgets, parse_bounded_duration
+from docsaccel.budgets import parse_bounded_duration
 from docsaccel.contract import InputError, error_line, unmeasured_text
 from docsaccel.memory_sizes import parse_size
 from docsaccel.report.chart import is_chart_svg
@@ -63,10 +66,11 @@ from docsaccel.report.compare import (
     check_same_kind,
     compare_timings,
     format_comparison,
+    mixed_kinds,
 )
 from docsaccel.report.history import append_history, read_builds, recent_history, same_kind
 from docsaccel.report.html import is_html_report, render_html
-from docsaccel.report.inputs import load_input
+from docsaccel.report.inputs import load_budget_file, load_input
 from docsaccel.report.markdown import is_markdown_report, render_markdown
 from docsaccel.report.model import LoadedInput, unique_timings
 from docsaccel.report.summary import SUMMARY_SCHEMA, summarize
@@ -107,7 +111,12 @@ def _report(
     if baseline:
         base = _baseline_input(baseline)
         check_same_kind(base, loaded, hint="Give a baseline of the report's own kind")
-    summary = summarize(loaded, baseline=base.timings if base else None, history=stats)
+    summary = summarize(
+        loaded,
+        baseline=base.timings if base else None,
+        history=stats,
+        baseline_failed=base.judged_failures() if base else (),
+    )
     return REPORT_FORMATS[fmt](summary, top, trends), 0
 
 
@@ -239,7 +248,9 @@ def _gate_input(path: str, allow_incomplete: bool, judges_failure: bool = True) 
     failed_by_an_example = (
         judges_failure and loaded.failures() and not loaded.build.get("records_lost")
     )
-    if not allow_incomplete and not failed_by_an_example:
+    # A build running now is judged by no gate, whatever is allowed: its examples are
+    # not done, not stopped, and its verdict is not in.
+    if (not allow_incomplete and not failed_by_an_example) or loaded.building_now:
         loaded.require_complete()
     return loaded
 
@@ -268,7 +279,7 @@ def _check(
         flat = parse_bounded_duration(
             flat_budget, "--budget", '"none" is not a budget; leave the option out instead'
         )
-    table = load_budgets(budgets) if budgets else None
+    table = load_budget_file(budgets) if budgets else None
     loaded = [_gate_input(path, allow_incomplete) for path in inputs]
     folders = _source_dirs(loaded, source_dir, fmt)
     timings = unique_timings(loaded)
@@ -346,6 +357,7 @@ def _compare(
     head_input = _gate_input(head, allow_incomplete, judges_failure=False)
     if not allow_mixed:
         check_same_kind(base_input, head_input)
+    mixed = mixed_kinds(base_input, head_input)
     comparison = compare_timings(
         base_input.timings,
         head_input.timings,
@@ -362,9 +374,10 @@ def _compare(
     ]
     comparison = dataclasses.replace(
         comparison,
-        head_failed=head_input.failures(),
-        base_failed=base_input.failures(),
+        head_failed=head_input.judged_failures(),
+        base_failed=base_input.judged_failures(),
         unfinished=unfinished,
+        mixed=mixed,
     )
     code = _compare_code(comparison, fail)
     folders = _source_dirs([head_input], source_dir, fmt)

@@ -68,6 +68,7 @@ __all__ = [
     "check_same_kind",
     "compare_timings",
     "format_comparison",
+    "mixed_kinds",
 ]
 
 DEFAULT_RELATIVE = 0.20
@@ -150,6 +151,9 @@ class Comparison:
     #: unfinished input's build stopped before (:data:`~docsaccel.contract.NOT_REACHED`):
     #: neither new nor removed.
     not_reached: list[tuple[str, list[Timing]]] = field(default_factory=list)
+    #: That the two builds are of different kinds (:func:`mixed_kinds`), compared all the
+    #: same (``--allow-mixed``): said first in every format, as their times differ by it.
+    mixed: str | None = None
 
     @property
     def regressions(self) -> list[Delta]:
@@ -181,17 +185,28 @@ def _kind(fast: object) -> str:
 ALLOW_MIXED_HINT = "Compare builds of one kind, or pass --allow-mixed to compare them anyway"
 
 
-def check_same_kind(base: LoadedInput, head: LoadedInput, hint: str = ALLOW_MIXED_HINT) -> None:
-    """Raise :class:`MixedBuildsError` when one input is a fast build and the other a full one.
+def mixed_kinds(base: LoadedInput, head: LoadedInput) -> str | None:
+    """``"<base> is a fast build and <head> a full build (fast path on in one only)"``
+    when one input is a fast build and the other a full one, else ``None``: what
+    ``compare`` refuses, or says first when told ``--allow-mixed``.
 
     Inputs that do not say (sphinx-gallery's files) are taken as they are.
     """
     fast_base, fast_head = base.build.get("fast"), head.build.get("fast")
     if isinstance(fast_base, bool) and isinstance(fast_head, bool) and fast_base != fast_head:
-        raise MixedBuildsError(
+        return (
             f"{base.path} is a {_kind(fast_base)} build and {head.path} a {_kind(fast_head)} "
-            f"build (fast path on in one only): their times are not comparable. {hint}"
+            "build (fast path on in one only)"
         )
+    return None
+
+
+def check_same_kind(base: LoadedInput, head: LoadedInput, hint: str = ALLOW_MIXED_HINT) -> None:
+    """Raise :class:`MixedBuildsError` when one input is a fast build and the other a full
+    one (:func:`mixed_kinds`)."""
+    mixed = mixed_kinds(base, head)
+    if mixed is not None:
+        raise MixedBuildsError(f"{mixed}: their times are not comparable. {hint}")
 
 
 def _check_threshold(name: str, value: float) -> None:
@@ -321,6 +336,8 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
         said.insert(0, f"{head}The base build failed: {quote('; '.join(c.base_failed))}.")
     if c.head_failed:
         said.insert(0, f"{head}The head build failed: {quote('; '.join(c.head_failed))}.")
+    if c.mixed is not None:
+        said.append(f"{head}Builds of different kinds: {quote(c.mixed)}; times compared anyway.")
     if said:
         lines[0:0] = [*said, ""]
     changed = [d for d in c.deltas if d.seconds != 0 or d.grew_bytes]

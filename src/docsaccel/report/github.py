@@ -249,6 +249,9 @@ def comparison_annotations(comparison: Comparison, prefix: str, fail_on_regressi
         annotation("warning", f"the {role} build: {why}", title="Build did not finish")
         for role, why in comparison.unfinished
     ]
+    if comparison.mixed is not None:
+        why = f"{comparison.mixed}; times compared anyway"
+        lines.append(annotation("warning", why, title="Builds of different kinds"))
     for delta in comparison.time_regressions:
         percent = "" if delta.relative is None else f", {delta.relative * 100:+.0f}%"
         lines.append(

@@ -228,6 +228,8 @@ def _totals(summary: ReportSummary) -> str:
         items.append(
             f"Against the baseline: {format_measured(summary.baseline_delta, signed=True)}"
         )
+    if summary.baseline_failed:
+        items.append(f"The baseline build failed: {summary.baseline_failed}")
     if summary.memory_text():
         items.append(f"Memory: {summary.memory_text()}")
     if summary.render_saved_seconds:

@@ -71,12 +71,14 @@ docsaccel.contract.InputError: .../sg_execution_times.rst: looks like a sphinx-g
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from docsaccel import layout
+from docsaccel.budgets import BudgetError, BudgetTable, load_budgets
 from docsaccel.contract import (
     EXPECTED_FAILURE,
     FAILED,
@@ -90,6 +92,7 @@ from docsaccel.contract import (
 )
 from docsaccel.report.markdown import is_markdown_report
 from docsaccel.report.model import (
+    BUILDING_NOW,
     LATER_BUILD_STARTED,
     SG_JUNIT,
     SG_RST_BULLETS,
@@ -109,6 +112,7 @@ from docsaccel.schema import (
 
 __all__ = [
     "detect_format",
+    "load_budget_file",
     "load_input",
     "load_timings",
     "other_kind",
@@ -220,16 +224,55 @@ def other_kind(head: str, expected: str) -> str | None:
     return _kinds().get(kind)
 
 
+#: A ``schema`` of docsaccel's other than a record's (records sit inside a report): what
+#: an object too long to parse whole says it is, wherever its keys put it.
+_OWN_SCHEMA = re.compile(r'"schema":\s*"(docsaccel\.(?!record")[^"\\]{1,80})"')
+
+
+#: What a budget file is checked against: no file of docsaccel's with a ``schema`` is one.
+_BUDGET_FILE = "budget file"
+
+
+def load_budget_file(path: str | Path, **options: Any) -> BudgetTable:
+    """The budget file at ``path`` (:func:`docsaccel.budgets.load_budgets`, with
+    ``options``), refused in one line naming the kind it is when it is another file of
+    docsaccel's (a report, a history, a view given to ``--budgets``), rather than as TOML
+    that does not parse."""
+    other = other_kind(_head(Path(path)), _BUDGET_FILE)
+    if other is not None:
+        raise BudgetError(f"{path}: is {other}, not a budget file (TOML)")
+    return load_budgets(path, **options)
+
+
+#: Bytes read from a file's start to tell which of docsaccel's files it is.
+_KIND_PEEK = 1 << 16
+
+
+def _head(path: Path) -> str:
+    """The start of the regular file at ``path``, ``""`` for anything else (a device, a
+    pipe: never read here) or a file that cannot be read (its reader says why)."""
+    if not path.is_file():
+        return ""
+    try:
+        with path.open("rb") as stream:
+            return stream.read(_KIND_PEEK).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 def _json_schema(head: str) -> str | None:
     """The ``schema`` of a JSON text: of its first line when that is a whole object (a
-    history's line), else as the first key of an indented object (a view docsaccel
-    wrote); ``None`` when neither says."""
-    try:
-        first = parse_json(head.partition("\n")[0], "", "line")
-    except InputError:
-        match = re.match(r'\{\s*"schema":\s*"([^"\\]{1,80})"', head[:200])
-        return match.group(1) if match else None
-    return first.get("schema") if isinstance(first, dict) else None
+    history's line), else of the whole text (an indented file, its keys in any order:
+    a report sorted by ``jq -S``), else, for a text cut at the part read, the first
+    docsaccel ``schema`` in it that is not a record's; ``None`` when none says."""
+    for text in (head.partition("\n")[0], head):
+        try:
+            found = parse_json(text, "", "line")
+        except InputError:
+            continue
+        return found.get("schema") if isinstance(found, dict) else None
+    match = re.match(r'\{\s*"schema":\s*"([^"\\]{1,80})"', head[:200]) or _OWN_SCHEMA.search(head)
+    return match.group(1) if match else None
 
 
 def _html_message(path: str | Path) -> str:
@@ -368,19 +411,27 @@ def _journal_records(text: str, path: Path) -> list[dict[str, Any]]:
     return found
 
 
-def journal_input(paths: list[Path], source: str) -> LoadedInput:
+def journal_input(paths: list[Path], source: str, running: str | None = None) -> LoadedInput:
     """The journals of a build that wrote no report, read as its report: not complete
-    (``report_missing``), the running example's record naming it."""
+    (``report_missing``), the running example's record naming it.
+
+    ``running``: the pid of the build that holds their output folder's lock now
+    (:func:`docsaccel.layout.lock_holder`): it has not written its report yet, and the
+    example it runs was not killed (:data:`~docsaccel.report.model.BUILDING_NOW`)."""
     records: dict[str, dict[str, Any]] = {}
     for path in paths:
         for record in _journal_records(_read_text(path), path):
             records[record["id"]] = record
     build: dict[str, Any] = {"complete": False, "report_missing": True}
+    if running is not None:
+        build[BUILDING_NOW] = running
     kinds = {record["fast"] for record in records.values()}
     if len(kinds) == 1:
         build["fast"] = kinds.pop()
-    # The build was killed outright: the example it was running has no time at all.
-    timings = [_record_timing(records[key], killed=True) for key in sorted(records)]
+    # Killed outright (no build holds the folder): the example it was running has no
+    # time at all.
+    killed = running is None
+    timings = [_record_timing(records[key], killed=killed) for key in sorted(records)]
     return LoadedInput(source, "docsaccel-journal", timings, build)
 
 
@@ -397,7 +448,7 @@ def _folder_input(folder: Path) -> LoadedInput:
         return load_input(report)
     journals = layout.journals(layout.records_dir(outdir))
     if journals:
-        loaded = journal_input(journals, str(folder))
+        loaded = journal_input(journals, str(folder), _building_in(outdir))
         # A later build noted its start beside them and wrote no report (it failed before
         # docsaccel removed the last one's): the journals are an earlier build's.
         started = layout.started_after(max(journals, key=_written), report)
@@ -408,6 +459,13 @@ def _folder_input(folder: Path) -> LoadedInput:
         f"{folder}: holds neither a docsaccel report ({layout.FOLDER_NAME}/report.json) nor "
         f"journals ({layout.FOLDER_NAME}/records/{layout.JOURNAL_PREFIX}*.jsonl)"
     )
+
+
+def _building_in(outdir: Path) -> str | None:
+    """The pid of the build running now in ``outdir`` (it holds its lock), unless it is
+    this process (a build reading its own journals as it stops)."""
+    holder = layout.lock_holder(outdir)
+    return None if holder == str(os.getpid()) else holder
 
 
 def _written(path: Path) -> int:

@@ -132,6 +132,8 @@ def _totals(summary: ReportSummary) -> list[str]:
             f"- **Against the baseline:** {_seconds(summary.baseline_delta, signed=True)} "
             f"(baseline {_seconds(summary.baseline_total)})"
         )
+    if summary.baseline_failed:
+        lines.append(f"- **The baseline build failed:** {escape_md(summary.baseline_failed)}")
     if summary.memory_text():
         lines.append(f"- **Memory:** {escape_md(summary.memory_text())}")
     if summary.render_saved_seconds:

@@ -39,6 +39,7 @@ from docsaccel.contract import (
     is_over_budget,
     is_over_memory_budget,
     is_timed,
+    modules_changed,
     ran_none,
     status_text,
 )
@@ -53,6 +54,7 @@ from docsaccel.memory_sizes import format_size
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
 __all__ = [
+    "BUILDING_NOW",
     "LATER_BUILD_STARTED",
     "SG_FORMATS",
     "SG_JUNIT",
@@ -82,6 +84,9 @@ SG_RST_FORMATS = (SG_RST_BULLETS, SG_RST_GRID, SG_RST_LIST_TABLE)
 #: beside a later build's note that it started, which wrote no report either: when it
 #: started (:func:`docsaccel.layout.started_after`).
 LATER_BUILD_STARTED = "later_build_started"
+#: The ``build`` key of journals read as a report while the build that writes them runs
+#: (it holds their output folder's lock): its pid. Not a build killed outright.
+BUILDING_NOW = "building_now"
 #: sphinx-gallery's JUnit XML (its ``junit`` option): how each example ended, and its time.
 SG_JUNIT = "sg-junit"
 #: Every format sphinx-gallery writes: no note of docsaccel's is beside such a file, so
@@ -326,10 +331,13 @@ class LoadedInput:
         return self.format not in SG_RST_FORMATS
 
     def no_status_text(self) -> str:
-        """What every view says of an input that holds no status (:attr:`holds_status`)."""
+        """What every view says of an input that holds no status (:attr:`holds_status`):
+        nothing in it ties it to a build that finished either, so a gate passing its
+        times says both."""
         return (
-            f"{self.path}: sphinx-gallery's file does not say whether an example failed: "
-            f"check the build's report ({report_path('<outdir>')})"
+            f"{self.path}: sphinx-gallery's file does not say whether an example failed, "
+            "nor whether its build finished (a stopped build leaves the files of the "
+            f"galleries it ended): check the build's report ({report_path('<outdir>')})"
         )
 
     @property
@@ -368,6 +376,24 @@ class LoadedInput:
         ]
         return [*self.build_failures(), *failed]
 
+    def judged_failures(self) -> list[str]:
+        """Why no gate passes this build: its :meth:`failures`, then each example it
+        stopped while it ran (:attr:`Timing.judged_failed`, not by its own doing),
+        ``"<id> did not finish"``. The rule ``check`` exits 3 on, which ``compare``
+        asks of its head too, so the two gates agree on every status; empty for a build
+        no gate fails.
+
+        >>> stopped = Timing("a.py", "a.py", 1.0, status="failed", unfinished=True)
+        >>> LoadedInput("r.json", "docsaccel-report", [stopped]).judged_failures()
+        ['a.py did not finish']
+        """
+        stopped = [
+            f"{t.id} did not finish"
+            for t in self.timings
+            if t.judged_failed and not t.build_failure
+        ]
+        return [*self.failures(), *stopped]
+
     @property
     def failed_examples(self) -> list[Timing]:
         """The examples that failed unexpectedly (:attr:`Timing.build_failure`)."""
@@ -384,7 +410,11 @@ class LoadedInput:
         folder's lock: :func:`docsaccel.layout.lock_holder`), whose report this is until
         it ends; ``None`` for a finished build's report, a copy kept elsewhere, or when no
         build runs there."""
-        if self.complete or not in_output_folder(self.path):
+        if self.complete:
+            return None
+        if self.build.get(BUILDING_NOW):
+            return str(self.build[BUILDING_NOW])  # journals read while their build runs
+        if not in_output_folder(self.path):
             return None
         holder = lock_holder(Path(self.path).parents[1])
         # The build reading its own report (its report page as it stops) is ending, not
@@ -461,10 +491,13 @@ class LoadedInput:
         (:func:`docsaccel.layout.started_after`).
 
         Every reader asks it, of every input. Only a report read in its build's output
-        folder (:func:`docsaccel.layout.in_output_folder`) can be one left behind: a copy
+        folder (:func:`docsaccel.layout.in_output_folder`) can be one left behind (also
+        when a module its build loaded before docsaccel changed after it was written:
+        :func:`docsaccel.contract.modules_changed`): a copy
         kept elsewhere (an archived ``main-report.json``) is the build it names."""
         if in_output_folder(self.path):
-            why = conf_changed(self.build.get("conf"))
+            conf = self.build.get("conf")
+            why = conf_changed(conf) or modules_changed(conf, _written(self.path))
             if why is not None:
                 raise StaleReportError(f"{self.path}: {why}")
         if self.format in SG_FORMATS:
@@ -528,6 +561,14 @@ class LoadedInput:
                 "so its examples are not all measured; rebuild"
                 + (f", or pass {option} to judge the examples it holds" if option else "")
             )
+
+
+def _written(path: str) -> int:
+    """When the file at ``path`` was last written (ns); 0 when it cannot be asked."""
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
 
 
 def whole_run_totals(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[float, float]:

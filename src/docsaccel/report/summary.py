@@ -163,6 +163,10 @@ class ReportSummary:
     #: (:func:`~docsaccel.report.model.whole_run_totals`); ``None`` without a baseline.
     baseline_total: float | None = None
     compared_total: float | None = None
+    #: Why the baseline's build failed (``LoadedInput.judged_failures``), ``""`` for one
+    #: that did not: its times (an example that raised early) are no measure, said beside
+    #: the delta as ``compare`` says a failed base.
+    baseline_failed: str = ""
     #: ``"the build did not finish (... was running)"``, or ``""`` for a complete build.
     incomplete: str = ""
     #: The build's memory ceiling (``docsaccel_memory_limit``), when it had one.
@@ -408,6 +412,7 @@ class ReportSummary:
             "reused_seconds": self.reused_seconds,
             "unmeasured_count": self.unmeasured_count,
             "baseline_execution_seconds": self.baseline_total,
+            "baseline_failed": self.baseline_failed or None,
             "render_saved_seconds": self.render_saved_seconds,
             "fast": self.fast,
             "complete": not self.incomplete,
@@ -450,8 +455,10 @@ def summarize(
     loaded: LoadedInput,
     baseline: Sequence[Timing] | None = None,
     history: Mapping[str, ExampleHistory] | None = None,
+    baseline_failed: Sequence[str] = (),
 ) -> ReportSummary:
-    """The summary of ``loaded``, with deltas against ``baseline`` and noise from ``history``."""
+    """The summary of ``loaded``, with deltas against ``baseline`` and noise from ``history``;
+    ``baseline_failed``: why the baseline's build failed, if it did."""
     # Only whole runs are compared: a stopped example's time is its budget, not its speed.
     base = {timing.id: timing.seconds for timing in baseline or () if timing.whole_run}
     base_memory = {t.id: t.memory_bytes for t in baseline or () if t.memory_bytes is not None}
@@ -504,6 +511,7 @@ def summarize(
         status_counts=dict(sorted(Counter(t.status_label for t in loaded.timings).items())),
         baseline_total=totals[0] if totals else None,
         compared_total=totals[1] if totals else None,
+        baseline_failed="; ".join(baseline_failed),
         incomplete=loaded.incomplete_text(),
         memory_limit=_size(loaded.build.get("memory_limit")),
         sphinx_failed="; ".join(loaded.build_failures()),

@@ -39,8 +39,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from docsaccel.budgets import format_seconds, load_budgets
+from docsaccel.budgets import format_seconds
 from docsaccel.contract import NOT_EXECUTED, InputError
+from docsaccel.report.inputs import load_budget_file
 
 __all__ = [
     "DEFAULT_RUNS",
@@ -472,7 +473,7 @@ def budget_estimator(
 
     names = list(names)
     examples = names if gallery is None else [(name, f"{gallery}/{name}") for name in names]
-    table = load_budgets(budgets_path, examples=examples)
+    table = load_budget_file(budgets_path, examples=examples)
     root = Path(gallery_dir)
 
     def estimate(name: str) -> float | None:
