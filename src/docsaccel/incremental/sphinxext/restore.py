@@ -38,11 +38,11 @@ from docsaccel.incremental.sphinxext.conf_facts import (
     overrides,
     sphinx_libraries,
 )
-from docsaccel.incremental.sphinxext.sphinx_compat import event_handlers
 from docsaccel.incremental.sphinxext.state_build import MARKER, MARKER_FORMAT, IncrementalBuild
 from docsaccel.incremental.state_context import context_key, describe_difference, state_context
 from docsaccel.incremental.state_store import StateError, StateStore, remove_partials
 from docsaccel.settings import given_as
+from docsaccel.sphinx_events import connected_handlers
 
 __all__ = [
     "CHECKED_SPHINX",
@@ -246,7 +246,7 @@ def _extensions(
     own = [getattr(sys.modules.get(name), "__file__", None) for name in app.extensions]
     counted = [p for p in own if isinstance(p, str)]
     found[CONF_PY] = _conf_version(
-        config, str(app.confdir), root, builder, counted, event_handlers(app)
+        config, str(app.confdir), root, builder, counted, connected_handlers(app)
     )
     return found
 
