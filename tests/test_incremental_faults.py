@@ -504,3 +504,33 @@ def test_the_report_says_why(ws):
     assert state["read"]["api/pkg.stats.mean"] == "src/pkg/stats.py: mean changed"
     assert json.loads(json.dumps(state)) == state
     shutil.rmtree(ws.outdir)
+
+
+def _set_record_version(path: Path, where: tuple[str, ...], version: int) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    record = data
+    for key in where:
+        record = record[key]
+    record["version"] = version
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_a_stored_record_of_another_version_is_a_clean_build(ws):
+    [state] = (ws.cache / "sphinx" / "states").glob("*.json")
+    _set_record_version(state, ("build",), 999)
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "none"
+    assert "of another version" in built.state["why_full"], built.state
+    assert len(built.read) == 18
+    assert ws.differences() == []
+
+
+def test_a_local_record_of_another_version_is_not_trusted(ws):
+    first = ws.build()
+    assert first.state["origin"] == "cache"
+    _set_record_version(ws.outdir / ".doctrees" / "docsaccel-state.json", ("facts",), 999)
+    again = ws.build()
+    assert again.returncode == 0, again.output
+    assert again.state["origin"] == "cache"  # the folders are not trusted, the cache is
+    assert ws.differences() == []

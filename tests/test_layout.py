@@ -95,6 +95,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"stops"}),
     # Warnings logged through Sphinx, kept and given again (the cache and the Sphinx state).
     frozenset({"sphinx_logs"}),
+    # Sphinx's event handlers, read and wrapped (through intercept) by every part.
+    frozenset({"sphinx_events"}),
     frozenset({"schema", "budgets", "headless"}),
     # What a tutorial uses, the report views, and sphinx-gallery's internals.
     frozenset({"fast", "render", "video", "report", "sg_compat"}),
@@ -607,3 +609,41 @@ def test_an_interception_elsewhere_fails_the_check(tmp_path, module, line, expec
     target.write_text(f"{target.read_text(encoding='utf-8')}\n{line}\n", encoding="utf-8")
     problems = intercept_violations(copy)
     assert len(problems) == 1 and expected in problems[0], problems
+
+
+# One owner for Sphinx's event handlers -----------------------------------------------------
+
+SPHINX_EVENTS = SRC / "sphinx_events.py"
+
+
+def listeners_readers(src: Path) -> list[str]:
+    """Every place under ``src`` but ``sphinx_events.py`` that reads an attribute named
+    ``listeners`` (Sphinx's ``EventManager.listeners``, an internal)."""
+    problems = []
+    for path in sorted(src.rglob("*.py")):
+        if path.name == SPHINX_EVENTS.name and path.parent == src:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr == "listeners":
+                problems.append(f"{path.relative_to(src)}:{node.lineno}: reads .listeners")
+            elif isinstance(node, ast.Constant) and node.value == "listeners":
+                problems.append(f"{path.relative_to(src)}:{node.lineno}: names 'listeners'")
+    return problems
+
+
+def test_only_sphinx_events_reaches_sphinx_event_listeners() -> None:
+    assert SPHINX_EVENTS.is_file()
+    assert listeners_readers(SRC) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["app.events.listeners.clear()", 'getattr(app.events, "listeners", {})'],
+)
+def test_a_reach_into_sphinx_listeners_elsewhere_fails_the_check(tmp_path, line) -> None:
+    copy = tmp_path / "docsaccel"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy / "gallery" / "handler_errors.py"
+    target.write_text(f"{target.read_text(encoding='utf-8')}\ndef f(app):\n    {line}\n")
+    problems = listeners_readers(copy)
+    assert len(problems) == 1 and "gallery/handler_errors.py" in problems[0], problems

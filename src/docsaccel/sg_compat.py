@@ -82,6 +82,8 @@ from sphinx_gallery import gen_gallery, gen_rst, py_source_parser, utils
 
 from docsaccel.budgets import INLINE_COMMENT
 from docsaccel.contract import SG_FAILED_COUNT, SG_FAILED_END, SG_FAILED_PREFIX
+from docsaccel.intercept import Patch
+from docsaccel.sphinx_events import wrap_handlers
 
 _USER_RESET = "docsaccel_user_reset_modules"
 
@@ -1000,10 +1002,10 @@ def abort_in_one_line(app: Any, stop: Callable[[BaseException], BaseException]) 
 
 
 def _replace_handler(app: Any, event: str, handler: Any, replacement: Any) -> bool:
-    """``replacement`` where ``handler`` is connected to ``event``, at its priority."""
-    listeners = getattr(getattr(app, "events", None), "listeners", {}).get(event, [])
-    for index, listener in enumerate(listeners):
-        if getattr(listener, "handler", None) is handler:
-            listeners[index] = listener._replace(handler=replacement)
-            return True
-    return False
+    """``replacement`` where ``handler`` is connected to ``event``, at its priority, until
+    the event has been emitted (:func:`docsaccel.sphinx_events.wrap_handlers`)."""
+
+    def wrap(connected: Any) -> Callable[[Patch], Any] | None:
+        return (lambda applied: replacement) if connected is handler else None
+
+    return bool(wrap_handlers(app, event, wrap))

@@ -36,6 +36,7 @@ from docsaccel.cache.context import (
     context_key,
     describe_difference,
 )
+from docsaccel.cache.decisions import ExampleDecision, decisions_from_json
 from docsaccel.cache.deps import (
     CHILDREN_KEY,
     Change,
@@ -299,7 +300,7 @@ class CacheBuild:
     declined: dict[str, str] = field(default_factory=dict)
     #: ``{example id: its decision}`` in the last build that wrote the cache's summary
     #: (``last-build.json``): why an example with no entry has none.
-    last_decisions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    last_decisions: dict[str, ExampleDecision] = field(default_factory=dict)
     #: How many entries this build wrote (an audit that verified an entry writes none).
     entries_written: int = 0
     _random: random.Random = field(default_factory=random.Random, repr=False)
@@ -526,7 +527,7 @@ class CacheBuild:
             # decided for each example (its reason to run, its failure).
             "root": self.recording.project.root,
             "sys_path": self.sys_path,
-            "examples": _decisions(records, self.declined),
+            "examples": {i: d.to_json() for i, d in _decisions(records, self.declined).items()},
         }
         if hint:
             summary["suggestion"] = hint
@@ -605,30 +606,28 @@ def _project_python_files(project: Project) -> int:
 
 def _decisions(
     records: Mapping[str, dict[str, Any]], declined: Mapping[str, str]
-) -> dict[str, dict[str, Any]]:
-    """``{example id: {"status", and "reason" it ran or "error" it failed with, and
-    "not_stored": why, for one that ran and made no entry}}`` of the build's records: what
-    ``cache explain`` says the last build did with an example, and why the next build
-    runs it."""
+) -> dict[str, ExampleDecision]:
+    """``{example id: decision}`` of the build's records: what ``cache explain`` says the
+    last build did with an example, and why the next build runs it."""
     found = {}
     for example_id, record in records.items():
-        decision: dict[str, Any] = {"status": record.get("status")}
-        if example_id in declined:
-            decision["not_stored"] = declined[example_id]
         cache = record.get("cache")
-        if isinstance(cache, dict) and isinstance(cache.get("reason"), str):
-            decision["reason"] = cache["reason"]
-        if record.get("error"):
-            decision["error"] = str(record["error"]).strip().splitlines()[-1]
-        found[example_id] = decision
+        reason = cache.get("reason") if isinstance(cache, dict) else None
+        error = str(record["error"]).strip().splitlines()[-1] if record.get("error") else None
+        found[example_id] = ExampleDecision(
+            status=record.get("status"),
+            reason=reason if isinstance(reason, str) else None,
+            error=error,
+            not_stored=declined.get(example_id),
+        )
     return found
 
 
-def _never_stored(last: Any) -> str:
+def _never_stored(last: ExampleDecision | None) -> str:
     """Why an example has no entry, from what the last build did with it."""
-    if isinstance(last, dict) and isinstance(last.get("not_stored"), str):
-        return f"no entry: the last build did not store it ({last['not_stored']})"
-    if isinstance(last, dict) and last.get("status") == FAILED:
+    if last is not None and last.not_stored is not None:
+        return f"no entry: the last build did not store it ({last.not_stored})"
+    if last is not None and last.status == FAILED:
         return "no entry: it failed in the last build (a failed example is never stored)"
     return "new example"
 
@@ -725,8 +724,7 @@ def lookup(
         read_only=read_only,
     )
     last = build.store.read_last_build() or {}
-    if isinstance(last.get("examples"), dict):
-        build.last_decisions = last["examples"]
+    build.last_decisions = decisions_from_json(last.get("examples"))
     # In the order they run: an example reads what those before it wrote.
     examples = list(examples)
     order = {

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from docsaccel import memory_sizes
+from docsaccel.cache.decisions import ExampleDecision, decisions_from_json
 from docsaccel.cache.deps import CHILDREN_KEY, Project, changes, dependency_rows, find_root
 from docsaccel.cache.store import CacheStore, EntryError
 from docsaccel.contract import (
@@ -97,7 +98,7 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
                 f"--docs {str(docs)!r}: no conf.py there; give --docs, the folder of conf.py"
             )
         last = store.read_last_build() or {}
-        decisions = last.get("examples") if isinstance(last.get("examples"), dict) else {}
+        decisions = decisions_from_json(last.get("examples"))
         example_id = _example_id(example, store, docs_dir, cache, decisions)
         source = docs_dir / example_id
         entries, corrupt = store.scan(example_id)
@@ -287,17 +288,17 @@ def _writers(store: CacheStore, example_id: str) -> dict[str, dict[str, str]]:
     return found
 
 
-def _last_decision(decision: Any, stored: bool) -> list[str]:
+def _last_decision(decision: ExampleDecision | None, stored: bool) -> list[str]:
     """What the last build that used the cache did with the example, as its records say
     (``last-build.json``): the build's verdict, which may rest on other examples."""
-    if not isinstance(decision, dict):
+    if decision is None:
         return ["last build: did not build it (or recorded no decisions)"]
-    status, reason = decision.get("status"), decision.get("reason")
+    status, reason = decision.status, decision.reason
     if status == CACHED:
         return ["last build: restored it"]
     ran = f"ran it ({reason})" if reason else "ran it"
     if status in (FAILED, INTERRUPTED):
-        error = decision.get("error") or status
+        error = decision.error or status
         never = "a failed or interrupted example is never stored, so every build runs it"
         lines = [f"last build: {ran}; its run {status}: {error}", f"  {never}"]
         if stored:
@@ -344,7 +345,7 @@ def _example_id(
     store: CacheStore,
     docs_dir: Path,
     cache: str | Path,
-    decisions: Mapping[str, Any] | None = None,
+    decisions: Mapping[str, ExampleDecision] | None = None,
 ) -> str:
     """The id of the example a user names: its id (``../examples/drawing/plot_x.py``
     for a gallery outside the conf folder), its path from the current folder or from

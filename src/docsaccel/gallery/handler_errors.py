@@ -14,29 +14,35 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from docsaccel.intercept import Patch
+from docsaccel.sphinx_events import wrap_handlers
 from docsaccel.stops import ReportedStop
 
 #: At most this many characters of an exception's first line go into the report.
 _LONGEST = 300
 
 
-def note_errors(app: Any, event: str, note: Callable[[str], None]) -> None:
+def note_errors(app: Any, event: str, note: Callable[[str], None]) -> list[Patch]:
     """Wrap each handler of ``event`` that is not docsaccel's (its own stops say why they
     stop) so that an exception it raises is passed to ``note`` in one line
-    (:func:`raised_by`) before it goes on to Sphinx."""
-    listeners = getattr(getattr(app, "events", None), "listeners", {}).get(event, [])
-    for index, listener in enumerate(listeners):
-        if _module(listener.handler).split(".")[0] != "docsaccel":
-            wrapped = _noting(app, event, listener.handler, note)
-            listeners[index] = listener._replace(handler=wrapped)
+    (:func:`raised_by`) before it goes on to Sphinx; the wrappers are undone once the
+    event has been emitted (:func:`.sphinx_events.wrap_handlers`)."""
+
+    def wrap(handler: Any) -> Callable[[Patch], Any] | None:
+        if _module(handler).split(".")[0] == "docsaccel":
+            return None
+        return lambda applied: _noting(app, event, applied, note)
+
+    return wrap_handlers(app, event, wrap)
 
 
-def _noting(
-    app: Any, event: str, handler: Callable[..., Any], note: Callable[[str], None]
-) -> Callable[..., Any]:
+def _noting(app: Any, event: str, applied: Patch, note: Callable[[str], None]) -> Any:
     # functools.wraps keeps the handler's name and module, which Sphinx's message names.
-    @functools.wraps(handler)
+    @functools.wraps(applied.original)
     def noting(*args: Any, **kwargs: Any) -> Any:
+        handler = applied.original
+        if not applied.active:
+            return handler(*args, **kwargs)
         try:
             return handler(*args, **kwargs)
         except ReportedStop:

@@ -24,11 +24,7 @@ from sphinx.application import Sphinx
 
 from docsaccel.incremental.sphinxext.state_build import IncrementalBuild
 
-__all__ = ["ASSETS", "assets_facts", "present_assets", "unwatch", "watch"]
-
-#: The facts' key of :func:`assets_facts`: ``{file the pages link: whether it was there
-#: when they were written}``.
-ASSETS = "assets"
+__all__ = ["assets_facts", "present_assets", "unwatch", "watch"]
 
 
 def _linked_files(builder: Any) -> list[str]:
@@ -46,7 +42,7 @@ def present_assets(builder: Any, build: IncrementalBuild) -> dict[str, bool]:
     """``{file the pages link: whether a clean build has it when the pages are written}``
     (see the caching guide's design), asked once the builder copied its assets."""
     outdir = Path(builder.outdir)
-    before = build.previous.get(ASSETS) or {}
+    before = build.previous.assets
     copied = build.site_copies.files if build.site_copies is not None else set()
     found = {}
     for name in _linked_files(builder):
@@ -95,8 +91,8 @@ def unwatch(build: IncrementalBuild) -> None:
 
 
 def assets_facts(build: IncrementalBuild) -> dict[str, bool]:
-    """What :data:`ASSETS` keeps: this build's answer, the last build's when no page was
-    written (the builder copied no asset)."""
+    """What :attr:`.last_build.LastBuild.assets` keeps: this build's answer, the last
+    build's when no page was written (the builder copied no asset)."""
     if build.assets is None:
-        return dict(build.previous.get(ASSETS) or {})
+        return dict(build.previous.assets)
     return dict(sorted(build.assets.items()))

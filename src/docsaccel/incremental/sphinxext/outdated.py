@@ -71,7 +71,7 @@ def _decide(app: Sphinx, env: BuildEnvironment, build: Any) -> dict[str, list[st
     tables = Tables.from_json(getattr(env, TABLES_ATTR, None))
     checker = Checker(tables, build.place.root, moved=build.moved_from is not None)
     build.checker = checker
-    warned = set(build.previous.get("warned_read") or ())
+    warned = set(build.previous.warned_read)
     unsafe = _unsafe_extensions(app)
     decided: dict[str, list[str]] = {}
     for docname in sorted(env.found_docs & set(env.all_docs)):

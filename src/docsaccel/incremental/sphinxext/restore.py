@@ -38,11 +38,12 @@ from docsaccel.incremental.sphinxext.conf_facts import (
     overrides,
     sphinx_libraries,
 )
-from docsaccel.incremental.sphinxext.sphinx_compat import event_handlers
+from docsaccel.incremental.sphinxext.last_build import LastBuild
 from docsaccel.incremental.sphinxext.state_build import MARKER, MARKER_FORMAT, IncrementalBuild
 from docsaccel.incremental.state_context import context_key, describe_difference, state_context
 from docsaccel.incremental.state_store import StateError, StateStore, remove_partials
 from docsaccel.settings import given_as
+from docsaccel.sphinx_events import connected_handlers
 
 __all__ = [
     "CHECKED_SPHINX",
@@ -246,7 +247,7 @@ def _extensions(
     own = [getattr(sys.modules.get(name), "__file__", None) for name in app.extensions]
     counted = [p for p in own if isinstance(p, str)]
     found[CONF_PY] = _conf_version(
-        config, str(app.confdir), root, builder, counted, event_handlers(app)
+        config, str(app.confdir), root, builder, counted, connected_handlers(app)
     )
     return found
 
@@ -264,15 +265,15 @@ def _start(build: IncrementalBuild, fresh: bool) -> None:
     with contextlib.suppress(FileNotFoundError):
         marker_path.unlink()
     env_pickle = build.doctreedir / ENV_PICKLE_FILENAME
-    local = marker is not None and marker.get("key") == build.key and env_pickle.is_file()
-    if not local:
+    local = _local_record(marker, build.key) if env_pickle.is_file() else None
+    if local is None:
         # Not what a finished build left: a restore killed there left its partial copies.
         remove_partials([build.doctreedir, build.outdir])
     if fresh:
         build.full_reason = "a fresh environment was asked for (-E)"
         return
-    if local:
-        build.origin, build.previous = "local", dict(marker.get("facts") or {})
+    if local is not None:
+        build.origin, build.previous = "local", local
         return
     if env_pickle.exists():
         # Not left by a finished build of this context: its outdated documents cannot be
@@ -283,6 +284,11 @@ def _start(build: IncrementalBuild, fresh: bool) -> None:
     except StateError as exc:
         build.full_reason = _why_none(build, exc)
         return
+    previous = LastBuild.from_json(state.meta.get("build"))
+    if previous is None:
+        # Made by a docsaccel whose record of a build this one cannot read.
+        build.full_reason = "the stored state's record of its build is of another version"
+        return
     folders = {"doctrees": build.doctreedir, "output": build.outdir}
     try:
         build.restored = build.store.restore(state, folders)
@@ -291,9 +297,7 @@ def _start(build: IncrementalBuild, fresh: bool) -> None:
                 build.doctreedir, state.meta["root"], build.place.root
             )
             build.moved_from = str(state.meta["root"])
-            build.moved_pages = _pages_showing(
-                build.outdir, state.meta["root"], state.meta["build"].get("outputs") or {}
-            )
+            build.moved_pages = _pages_showing(build.outdir, state.meta["root"], previous.outputs)
     except (StateError, OSError, pickle.UnpicklingError, EOFError, AttributeError) as exc:
         _forget_restored(build)
         logger.warning(
@@ -303,7 +307,7 @@ def _start(build: IncrementalBuild, fresh: bool) -> None:
         )
         build.full_reason = "the stored state is unusable"
         return
-    build.origin, build.previous = "cache", dict(state.meta["build"])
+    build.origin, build.previous = "cache", previous
 
 
 def _forget_restored(build: IncrementalBuild) -> None:
@@ -333,6 +337,14 @@ def _why_none(build: IncrementalBuild, error: StateError) -> str:
     return (
         f"no stored state of this context: {describe_difference(newest['context'], build.context)}"
     )
+
+
+def _local_record(marker: dict[str, Any] | None, key: str) -> LastBuild | None:
+    """The record a finished build of this context left in these folders (``None``: none,
+    another context's, or one of another version: the folders are not trusted)."""
+    if marker is None or marker.get("key") != key:
+        return None
+    return LastBuild.from_json(marker.get("facts"))
 
 
 def _read_marker(path: Path) -> dict[str, Any] | None:

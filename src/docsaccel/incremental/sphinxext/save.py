@@ -13,7 +13,8 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from docsaccel.formats import write_json
-from docsaccel.incremental.sphinxext.assets import ASSETS, assets_facts, unwatch
+from docsaccel.incremental.sphinxext.assets import assets_facts, unwatch
+from docsaccel.incremental.sphinxext.last_build import LastBuild
 from docsaccel.incremental.sphinxext.state_build import (
     MARKER,
     MARKER_FORMAT,
@@ -24,12 +25,6 @@ from docsaccel.incremental.sphinxext.state_build import (
 )
 from docsaccel.incremental.sphinxext.warnings import uninstall
 from docsaccel.incremental.sphinxext.writing import (
-    BUILDER_PAGES,
-    FILLED_LATE,
-    INDEX_ENTRIES,
-    LINKED_FILES,
-    SITE_FILES,
-    SPHINX_FILES,
     builder_page_files,
     filled_late_pages,
     index_entries,
@@ -68,25 +63,25 @@ def _facts(
     build: IncrementalBuild,
     outputs: dict[str, list[str]],
     linked: dict[str, list[str]],
-) -> dict[str, Any]:
-    facts: dict[str, Any] = {
-        "warned_read": sorted(build.warned_read),
-        "warned_write": sorted(build.warned_write),
+) -> LastBuild:
+    facts = LastBuild(
+        warned_read=sorted(build.warned_read),
+        warned_write=sorted(build.warned_write),
         # As env-get-updated saw them (sphinx-gallery loads inventories at its end).
-        "intersphinx": build.intersphinx,
-    }
+        intersphinx=build.intersphinx,
+    )
     if build.pages and build.write_context:
-        facts["write"] = build.write_context
-        facts["outputs"] = outputs
-        facts[LINKED_FILES] = linked
-        facts[FILLED_LATE] = filled_late_pages(app, build)
-        facts[BUILDER_PAGES] = builder_page_files(app, build)
-        facts[SPHINX_FILES] = sphinx_files(app.env)
-        facts[SITE_FILES] = site_files(build, Path(app.outdir))
-        facts[ASSETS] = assets_facts(build)
+        facts.write = build.write_context
+        facts.outputs = outputs
+        facts.linked_files = linked
+        facts.filled_late = filled_late_pages(app, build)
+        facts.builder_pages = builder_page_files(app, build)
+        facts.sphinx_files = sphinx_files(app.env)
+        facts.site_files = site_files(build, Path(app.outdir))
+        facts.assets = assets_facts(build)
         # A build with no page to write ends before write-started, which restores them.
-        restore_index_entries(app.env, build.previous.get(INDEX_ENTRIES))
-        facts[INDEX_ENTRIES] = index_entries(app.env)
+        restore_index_entries(app.env, build.previous.index_entries)
+        facts.index_entries = index_entries(app.env)
     return facts
 
 
@@ -113,7 +108,7 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     if removed:
         logger.info(f"docsaccel: {removed} file(s) of removed pages, images or downloads deleted")
     facts = _facts(app, build, outputs, linked)
-    marker = {**MARKER_FORMAT.header(), "key": build.key, "facts": facts}
+    marker = {**MARKER_FORMAT.header(), "key": build.key, "facts": facts.to_json()}
     doctrees = {
         rel: path
         for rel, path in files_under(build.doctreedir).items()
@@ -127,7 +122,7 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
         "context": build.context,
         "root": build.place.root,
         "build": {
-            **facts,
+            **facts.to_json(),
             "pages": pages_of(app.env),
             "tables": getattr(app.env, TABLES_ATTR, None) or {},
         },

@@ -19,7 +19,6 @@ __all__ = [
     "SiteCopies",
     "builder_pages",
     "domains_in_order",
-    "event_handlers",
     "held_warnings",
     "reads_in_parallel",
     "source_suffix",
@@ -66,14 +65,6 @@ def builder_pages(app: Any, names: Iterable[str]) -> dict[str, str]:
         path = os.path.relpath(builder.get_outfilename(name), app.outdir)
         found[name] = path.replace(os.sep, "/")
     return dict(sorted(found.items()))
-
-
-def event_handlers(app: Any) -> list[Any]:
-    """Every handler connected to an event of the build (``[]`` when they cannot be told)."""
-    listeners = getattr(getattr(app, "events", None), "listeners", None)
-    if not isinstance(listeners, dict):
-        return []
-    return [getattr(item, "handler", None) for items in listeners.values() for item in items]
 
 
 def reads_in_parallel(app: Any, count: int) -> bool:

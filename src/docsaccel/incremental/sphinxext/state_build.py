@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from docsaccel.formats import Format
 from docsaccel.incremental.sphinxext import PAGES_ATTR
+from docsaccel.incremental.sphinxext.last_build import LastBuild
 
 if TYPE_CHECKING:
     # Types only: every build asks this module for PAGES_ATTR (at env-purge-doc), and
@@ -64,8 +65,9 @@ class IncrementalBuild:
     origin: str = ""
     #: Why no state was used, for the log and the report.
     full_reason: str | None = None
-    #: The facts the build that made the state left (see :data:`MARKER`).
-    previous: dict[str, Any] = field(default_factory=dict)
+    #: The record the build that made the state left (see :data:`MARKER`); empty when
+    #: there is none.
+    previous: LastBuild = field(default_factory=LastBuild)
     #: The root the restored state was made in, when it is another (a moved checkout),
     #: the documents whose text showed a path under it (read again), and those whose
     #: page did (written again).

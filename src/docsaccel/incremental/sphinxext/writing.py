@@ -36,11 +36,6 @@ from docsaccel.incremental.sphinxext.state_build import (
 )
 
 __all__ = [
-    "BUILDER_PAGES",
-    "FILLED_LATE",
-    "LINKED_FILES",
-    "SITE_FILES",
-    "SPHINX_FILES",
     "builder_page_files",
     "filled_late_pages",
     "index_entries",
@@ -157,8 +152,8 @@ def install(app: Sphinx) -> None:
     if not build.origin:
         return
     builder = app.builder
-    why = _context_change(build.previous.get("write") or {}, build.write_context)
-    warned = set(build.previous.get("warned_write") or ())
+    why = _context_change(build.previous.write, build.write_context)
+    warned = set(build.previous.warned_write)
 
     def get_outdated_docs() -> list[str]:
         env = builder.env
@@ -262,9 +257,9 @@ def _pages_to_write(
         if domains.get(name) is None or domains.get(name) != build.domains_before.get(name)
     }
     numbers = exports.numbers_digest(env) != build.numbers_before
-    inventories = build.intersphinx != build.previous.get("intersphinx")
-    late = build.previous.get(FILLED_LATE) or {}
-    others = bool(read) or any(d not in found for d in build.previous.get("outputs") or {})
+    inventories = build.intersphinx != build.previous.intersphinx
+    late = build.previous.filled_late
+    others = bool(read) or any(d not in found for d in build.previous.outputs)
     dirty: dict[str, str] = {}
     for docname in sorted(found - read):
         record = records.get(docname)
@@ -301,18 +296,15 @@ def on_write_started(app: Sphinx, builder: Any) -> None:
         return
     build.files_to_rebuild = app.env.files_to_rebuild
     app.env.files_to_rebuild = {}
-    restore_index_entries(app.env, build.previous.get(INDEX_ENTRIES))
+    restore_index_entries(app.env, build.previous.index_entries)
     order.before_writing(app.env)
 
 
-#: Sphinx's search index takes the index entries of every page from the environment,
-#: which is pickled before any page is written, so they are empty in a restored one (and
-#: in Sphinx's own next build: only the pages it writes keep theirs). The facts of the
-#: last build keep them.
-INDEX_ENTRIES = "index_entries"
-
-
 def index_entries(env: BuildEnvironment) -> dict[str, list[list[Any]]] | None:
+    """The index entries of every page, for the record of the last build
+    (:attr:`.last_build.LastBuild.index_entries`): Sphinx's search index takes them from
+    the environment, which is pickled before any page is written, so they are empty in a
+    restored one (and in Sphinx's own next build: only the pages it writes keep theirs)."""
     entries = getattr(env, "_search_index_index_entries", None)
     if not isinstance(entries, dict):
         return None
@@ -383,16 +375,12 @@ def on_doctree_resolved_last(app: Sphinx, doctree: Any, docname: str) -> None:
         build.filled_late[docname] = exports.filled_late(read or {}, doctree)
 
 
-#: The facts' key of :func:`filled_late_pages`.
-FILLED_LATE = "filled_late"
-
-
 def filled_late_pages(app: Sphinx, build: IncrementalBuild) -> dict[str, list[str]]:
     """``{docname: classes}`` of the pages whose placeholders an extension filled when
     they were written (:func:`.exports.filled_late`): found when written this build, as
     the last build found them otherwise."""
     found = app.env.found_docs
-    before = build.previous.get(FILLED_LATE) or {}
+    before = build.previous.filled_late
     kept = {d: v for d, v in before.items() if d in found and d not in build.filled_late}
     kept.update({d: v for d, v in build.filled_late.items() if v})
     return dict(sorted(kept.items()))
@@ -408,16 +396,12 @@ def on_page_context(app: Sphinx, pagename: str, *args: Any) -> None:
         build.current_doc = pagename if pagename in app.env.found_docs else None
 
 
-#: The facts' key of :func:`builder_page_files`.
-BUILDER_PAGES = "builder_pages"
-
-
 def builder_page_files(app: Sphinx, build: IncrementalBuild) -> dict[str, str]:
     """``{page: file}`` of the pages the HTML builder wrote besides the documents' this
     build (:func:`.sphinx_compat.builder_pages`); those of the build before when it
     wrote none (a build with no page to write, before Sphinx 8)."""
     if not build.other_pages:
-        return dict(build.previous.get(BUILDER_PAGES) or {})
+        return dict(build.previous.builder_pages)
     return builder_pages(app, build.other_pages)
 
 
@@ -439,10 +423,6 @@ def page_outputs(app: Sphinx) -> dict[str, list[str]]:
     return found
 
 
-#: The facts' key of :func:`sphinx_files`.
-SPHINX_FILES = "sphinx_files"
-
-
 def sphinx_files(env: Any) -> list[str]:
     """The images and downloads Sphinx copies into the output folder for its pages
     (relative to it, posix)."""
@@ -451,8 +431,6 @@ def sphinx_files(env: Any) -> list[str]:
     return sorted(images | downloads)
 
 
-#: The facts' key of :func:`linked_files`.
-LINKED_FILES = "linked_files"
 #: The attributes of an HTML page that name a file it shows or offers.
 _LINK = re.compile(r"""\b(?:src|href|srcset|data|poster)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 #: Folders of the output Sphinx fills anew in every build (theme and static files, the
@@ -493,7 +471,7 @@ def linked_files(
     """
     outdir = Path(app.outdir)
     pages = {f for files in outputs.values() for f in files}
-    before = build.previous.get(LINKED_FILES) or {}
+    before = build.previous.linked_files
     found: dict[str, list[str]] = {}
     for docname, files in outputs.items():
         kept = before.get(docname)
@@ -519,7 +497,7 @@ def remove_stale(
     outdir = Path(app.outdir)
     env = app.env
     stale: set[Path] = set()
-    for docname, files in (build.previous.get("outputs") or {}).items():
+    for docname, files in build.previous.outputs.items():
         if docname not in env.found_docs:
             stale |= {outdir / f for f in files}
         else:  # a file it no longer has (html_copy_source off, another html_file_suffix)
@@ -530,7 +508,7 @@ def remove_stale(
     # pages this build.
     if build.other_pages:
         now = builder_pages(app, build.other_pages)
-        for name, relative in (build.previous.get(BUILDER_PAGES) or {}).items():
+        for name, relative in build.previous.builder_pages.items():
             path = outdir / relative
             if now.get(name) != relative and build.left_as_it_was(path):
                 stale.add(path)
@@ -538,14 +516,14 @@ def remove_stale(
     # files there too while it writes a page (sphinx-gallery's srcset images), and a
     # restored page that was not written again still needs them.
     used = set(sphinx_files(env))
-    copied_before = set(build.previous.get(SPHINX_FILES) or ())
+    copied_before = set(build.previous.sphinx_files)
     for relative in copied_before - used:
         path = outdir / relative
         if build.left_as_it_was(path):
             stale.add(path)
     # What an extension copied for a page that is gone or no longer links to it: only
     # when no page links to it now, and as restored (this build did not write it again).
-    before = build.previous.get(LINKED_FILES) or {}
+    before = build.previous.linked_files
     linked_before = {f for files in before.values() for f in files}
     linked_now = {f for files in linked.values() for f in files}
     for relative in linked_before - linked_now - used:
@@ -557,7 +535,7 @@ def remove_stale(
     # it made its copies this build.
     if build.site_copies is not None and build.site_copies.complete:
         copied_now = set(site_files(build, outdir))
-        for relative in set(build.previous.get(SITE_FILES) or ()) - copied_now - used - linked_now:
+        for relative in set(build.previous.site_files) - copied_now - used - linked_now:
             path = outdir / relative
             if build.left_as_it_was(path):
                 stale.add(path)
@@ -587,16 +565,12 @@ def remove_emptied(outdir: Path, removed: Iterable[Path]) -> None:
             folder = folder.parent
 
 
-#: The facts' key of :func:`site_files`.
-SITE_FILES = "site_files"
-
-
 def site_files(build: IncrementalBuild, outdir: Path) -> list[str]:
     """The static and extra files the builder copied into the output folder this build
     (relative to it, posix); those of the build before when it made none."""
     site = build.site_copies
     if site is None or not site.complete:
-        return sorted(build.previous.get(SITE_FILES) or ())
+        return sorted(build.previous.site_files)
     found = set()
     for path in site.files:
         with contextlib.suppress(ValueError):

@@ -1,0 +1,83 @@
+"""Sphinx's event handlers wrapped through the one owner of interception, and put back."""
+
+from __future__ import annotations
+
+import pytest
+from sphinx.events import EventManager
+
+from docsaccel import intercept
+from docsaccel.gallery.handler_errors import note_errors
+from docsaccel.sphinx_events import connected_handlers, handler_slots, wrap_handlers
+
+
+class _App:
+    """What an event manager needs of a Sphinx application, without a build."""
+
+    pdb = False
+
+    def __init__(self) -> None:
+        self.events = EventManager(self)  # type: ignore[arg-type]
+        self.confdir = "."
+
+    def connect(self, event: str, callback, priority: int = 500) -> int:
+        return self.events.connect(event, callback, priority)
+
+
+def _theirs(app) -> None:
+    raise ValueError("no data\nmore")
+
+
+def _quiet(app) -> str:
+    return "ran"
+
+
+def test_a_wrapped_handler_notes_its_error_once_and_raises_it_on() -> None:
+    app, noted = _App(), []
+    app.connect("builder-inited", _theirs)
+    patches = note_errors(app, "builder-inited", noted.append)
+    assert len(patches) == 1 and patches[0].active
+    slot = handler_slots(app, "builder-inited")[0]
+    assert slot.handler.__name__ == "_theirs"  # functools.wraps: Sphinx names it so
+    with pytest.raises(Exception, match="no data"):  # Sphinx wraps it
+        app.events.emit("builder-inited")
+    assert len(noted) == 1 and noted[0].endswith("raised ValueError: no data"), noted
+    assert "the builder-inited handler _theirs of test_sphinx_events" in noted[0]
+    patches[0].undo()
+    assert slot.handler is _theirs
+
+
+def test_the_wrappers_are_undone_once_every_handler_ran() -> None:
+    app, noted = _App(), []
+    app.connect("builder-inited", _quiet)
+    [applied] = note_errors(app, "builder-inited", noted.append)
+    assert _quiet not in connected_handlers(app)
+    assert app.events.emit("builder-inited")[0] == "ran"
+    assert not applied.active and applied not in intercept._patches
+    assert _quiet in connected_handlers(app) and noted == []
+
+
+def test_stacked_wrappers_undone_in_any_order_restore_the_handler() -> None:
+    app = _App()
+    app.connect("build-finished", _quiet)
+
+    def replace(handler):
+        return (
+            (lambda applied: lambda *a: applied.original(*a) + "+") if handler is _quiet else None
+        )
+
+    first = wrap_handlers(app, "build-finished", replace)
+    slot = handler_slots(app, "build-finished")[0]
+    second = intercept.patch(slot, "handler", lambda applied: lambda *a: applied.original(*a) + "!")
+    assert slot.handler(app) == "ran+!"
+    first[0].undo()
+    assert slot.handler(app) == "ran!"
+    second.undo()
+    assert slot.handler is _quiet
+
+
+def test_docsaccel_handlers_are_left_as_they_are() -> None:
+    app = _App()
+    handler = connected_handlers  # any function of docsaccel's
+    app.connect("builder-inited", handler)
+    assert note_errors(app, "builder-inited", print) == []
+    assert connected_handlers(app) == [handler]
