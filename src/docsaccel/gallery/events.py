@@ -522,6 +522,7 @@ def _on_before_gallery(app: Sphinx) -> None:
     build = _build(app)
     if build is None:
         return
+    _show_started(build)
     try:
         _prepare_gallery(app, build, app.config.sphinx_gallery_conf)
     except BaseException as exc:
@@ -1274,6 +1275,19 @@ def _write_unfinished_reports() -> bool:
             + "".join(f"\n  {r['id']}: {r['error']}" for r in stopped)
         )
     return unfinished
+
+
+def _show_started(build: GalleryBuild) -> None:
+    """The report pages already in the output folder (the last build's, or restored with
+    Sphinx's state just before) say this build started and has not finished, until it
+    writes its own: a build killed outright (SIGKILL, out of memory) runs no handler,
+    and would leave the last verdict ("All examples within budget") read as current."""
+    report = build.report(complete=False, records={})
+    report["build"]["ended_because"] = (
+        f"it started at {report['generated_at']} and has not finished: this page is "
+        "replaced when it does"
+    )
+    _show_unfinished(build, report)
 
 
 def _show_unfinished(build: GalleryBuild, report: dict[str, Any], but_own: bool = False) -> None:
