@@ -738,6 +738,7 @@ def _look_up_cache(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any
     )
     # Reported as they are once sphinx-gallery has skipped them as unchanged.
     build.imported.update(cache.hits)
+    cache.note_started()
     cache.replay_warnings()
     audit = f" ({len(cache.audits)} of them to audit it)" if cache.audits else ""
     logger.info(
