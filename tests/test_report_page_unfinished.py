@@ -12,11 +12,14 @@ the folder whatever the build's status. Real Sphinx builds in temporary folders.
 from __future__ import annotations
 
 import shutil
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from helpers.gallery_build import FIXTURES, build, child_env, make_project, sphinx_command
-from helpers.processes import kill_children, terminated_while_running
+from helpers.processes import kill_children, terminated_while_running, wait_until_running
 
 pytestmark = pytest.mark.slow
 
@@ -120,3 +123,85 @@ def test_a_terminated_build_leaves_no_page_saying_all_is_fine(tmp_path) -> None:
     assert ended.returncode != 0, output
     shown = page.read_text("utf-8")
     assert FINE not in shown and UNFINISHED in shown, output
+
+
+#: Makes the build pause while it writes its pages (at the gallery's index, which is
+#: written before the report page), telling the test by a file: then it is killed.
+PAUSE_WHILE_WRITING = """
+import os as _os
+import pathlib as _pathlib
+import time as _time
+
+
+def _pause_while_writing(app, pagename, *args):
+    if pagename == "auto_examples/index" and _os.environ.get("PAUSE_WHILE_WRITING"):
+        _pathlib.Path(app.srcdir, "writing").write_text("now", encoding="utf-8")
+        _time.sleep(120)
+
+
+def setup(app):
+    app.connect("html-page-context", _pause_while_writing)
+"""
+
+
+@pytest.mark.parametrize(
+    ("cache", "fresh"), [(False, False), (True, True)], ids=["same-folder", "restored"]
+)
+def test_a_build_killed_while_writing_leaves_no_page_saying_all_is_fine(
+    tmp_path, cache, fresh
+) -> None:
+    """SIGKILL (out of memory, a runner gone) runs no handler of the build: before, the
+    site's report page was the last build's, saying "All examples within budget"."""
+    src, cache_env, page = _published(tmp_path, cache, fresh)
+    with (src / "conf.py").open("a", encoding="utf-8") as stream:
+        stream.write(PAUSE_WHILE_WRITING)
+    (src / "examples" / "plot_quick.py").write_text(
+        '"""\nQuick\n=====\n\nEdited.\n"""\n\nprint("quick again")\n', encoding="utf-8"
+    )
+    process = subprocess.Popen(
+        sphinx_command(src, src / "_build" / "html"),
+        env=child_env({**cache_env, "PAUSE_WHILE_WRITING": "1"}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        end = time.monotonic() + 240
+        while not (src / "writing").exists() and process.poll() is None:
+            assert time.monotonic() < end, "the build never reached its pages"
+            time.sleep(0.1)
+        assert process.poll() is None, process.communicate()[0]
+    finally:
+        process.send_signal(signal.SIGKILL)
+        output = process.communicate(timeout=120)[0]
+
+    # Written again by this build, the page's HTML is gone until Sphinx writes it: the
+    # site then has no verdict, rather than the last build's.
+    shown = page.read_text("utf-8") if page.exists() else ""
+    assert FINE not in shown, output
+    assert not shown or "has not finished" in shown, output
+
+
+def test_a_build_killed_while_its_examples_run_leaves_no_page_saying_all_is_fine(tmp_path):
+    """SIGKILL while an example runs: the page says this build started and has not
+    finished (before, the last build's "All examples within budget")."""
+    src, cache_env, page = _published(tmp_path, cache=False, fresh=False)
+    shutil.copy(FIXTURES / "examples" / "plot_wait.py", src / "examples" / "plot_wait.py")
+    process = subprocess.Popen(
+        sphinx_command(src, src / "_build" / "html"),
+        env=child_env(cache_env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_until_running(src, "plot_wait.py", process)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=120)
+        kill_children(src)  # they hold the build's output open
+        output = process.communicate(timeout=120)[0]
+
+    shown = page.read_text("utf-8")
+    assert FINE not in shown, output
+    assert "has not finished" in shown and UNFINISHED in shown, output

@@ -66,6 +66,7 @@ __all__ = [
     "given_as",
     "missing_folder",
     "not_a_folder",
+    "own_cache_folder",
     "read_env_setting",
     "read_setting",
     "read_settings",
@@ -282,7 +283,7 @@ def cache_collision(cache: Path, folders: Iterable[ClearOf]) -> str | None:
     >>> cache_collision(Path("/repo"), [docs]).split("; ")[0]
     '/repo holds the Sphinx conf folder /repo/docs'
     >>> cache_collision(Path("/repo/docs"), [docs]).split("such as ")[1]
-    '/repo/docs/.docsaccel-cache'
+    '/repo/.docsaccel-cache'
     >>> cache_collision(Path("/repo/docs/_cache"), [docs]) is None
     True
     >>> html = ClearOf(Path("/repo/docs/_build/html"), "the build's output folder")
@@ -295,7 +296,7 @@ def cache_collision(cache: Path, folders: Iterable[ClearOf]) -> str | None:
     for clear in sorted(folders, key=lambda clear: clear.folder != cache):
         where = _overlap(cache, clear)
         if where is not None:
-            suggested = _own_folder(cache, folders)
+            suggested = own_cache_folder(cache, folders)
             return f"{cache} {where}; give the cache a folder of its own, such as {suggested}"
     return None
 
@@ -311,14 +312,30 @@ def _overlap(cache: Path, clear: ClearOf) -> str | None:
     return None
 
 
-def _own_folder(cache: Path, folders: list[ClearOf]) -> Path:
+def own_cache_folder(cache: Path, folders: Iterable[ClearOf]) -> Path:
     """The nearest ``.docsaccel-cache`` at or above ``cache`` that collides with none of
-    ``folders``: a suggestion that is itself allowed."""
-    for parent in (cache, *cache.parents):
-        candidate = parent / DEFAULT_CACHE_NAME
-        if all(_overlap(candidate, clear) is None for clear in folders):
-            return candidate
+    ``folders``: a suggestion that is itself allowed. One outside every folder is
+    preferred: a cache inside the source folder is allowed, but a build with another
+    cache (or none) reads what the folder holds unless it carries the cache's tag.
+
+    >>> docs = ClearOf(Path("/repo/docs"), "the Sphinx source folder", inside_allowed=True)
+    >>> own_cache_folder(Path("/repo/docs/_ext"), [docs]).as_posix()
+    '/repo/.docsaccel-cache'
+    """
+    folders = list(folders)
+    candidates = [parent / DEFAULT_CACHE_NAME for parent in (cache, *cache.parents)]
+    for strict in (True, False):
+        for candidate in candidates:
+            if all(_clear(candidate, clear, strict) for clear in folders):
+                return candidate
     return cache / DEFAULT_CACHE_NAME
+
+
+def _clear(candidate: Path, clear: ClearOf, strict: bool) -> bool:
+    """Whether ``candidate`` stays clear of ``clear``; ``strict``: not even inside it."""
+    if _overlap(candidate, clear) is not None:
+        return False
+    return not (strict and clear.folder in candidate.parents)
 
 
 def below_a_file(path: Path) -> str | None:

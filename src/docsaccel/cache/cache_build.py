@@ -303,6 +303,8 @@ class CacheBuild:
     last_decisions: dict[str, ExampleDecision] = field(default_factory=dict)
     #: How many entries this build wrote (an audit that verified an entry writes none).
     entries_written: int = 0
+    #: When the build started looking up (``time.time()``), for ``cache stats``.
+    started_at: float = field(default_factory=time.time)
     _random: random.Random = field(default_factory=random.Random, repr=False)
 
     def replay_warnings(self) -> int:
@@ -503,19 +505,32 @@ class CacheBuild:
                 )
         if before_end and not stored:
             return 0  # nothing new: the summary written last still holds
-        self._write_summary(records, log_hint=not before_end)
+        self._write_summary(records, log_hint=not before_end, finished=not before_end)
         return stored
 
-    def _write_summary(self, records: Mapping[str, dict[str, Any]], log_hint: bool) -> None:
+    def note_started(self) -> None:
+        """Write ``last-build.json`` as this build's, not finished, once its lookups are
+        done and before any example runs: a build stopped hard or killed later (which
+        may store nothing) leaves ``cache stats`` its own hits, saying it did not
+        finish, never the previous build's."""
+        if not self.read_only:
+            self._write_summary({}, log_hint=False, finished=False)
+
+    def _write_summary(
+        self, records: Mapping[str, dict[str, Any]], log_hint: bool, finished: bool
+    ) -> None:
         """Write ``last-build.json``: hits, misses, what was stored, and the decision of
         each example of ``records`` (the build's records as they stand); ``log_hint``:
-        also say the granularity hint in the build log (once, at the gallery's end)."""
+        also say the granularity hint in the build log (once, at the gallery's end);
+        ``finished``: the build's examples are all done (the gallery's end)."""
         # Of the examples restored too: the hint is a property of what an example depends
         # on, so a build restoring it says it as the build that ran it did. A suggestion,
         # not a warning: under ``-W`` the cache must not fail a build that passes without.
         kept = {example_id: entry.deps for example_id, entry in self.restored.items()}
         hint = self._granularity_hint({**kept, **self.stored})
         summary = {
+            "finished": finished,
+            "started_at": self.started_at,
             "hits": len(self.hits),
             "misses": len(self.missed),
             "stored": self.entries_written,
@@ -527,7 +542,15 @@ class CacheBuild:
             # decided for each example (its reason to run, its failure).
             "root": self.recording.project.root,
             "sys_path": self.sys_path,
-            "examples": {i: d.to_json() for i, d in _decisions(records, self.declined).items()},
+            # An unfinished build keeps what the last one decided for the examples it
+            # has not reached, so the next build still says why they have no entry.
+            "examples": {
+                i: d.to_json()
+                for i, d in {
+                    **({} if finished else self.last_decisions),
+                    **_decisions(records, self.declined),
+                }.items()
+            },
         }
         if hint:
             summary["suggestion"] = hint
@@ -558,7 +581,7 @@ class CacheBuild:
                 continue
             self.entries_written -= 1
             withdrawn.append(example_id)
-        self._write_summary(records, log_hint=False)
+        self._write_summary(records, log_hint=False, finished=True)
         return withdrawn
 
     def _granularity_hint(self, stored: Mapping[str, dict[str, Any]]) -> str | None:

@@ -397,8 +397,9 @@ def stats(cache: str | Path) -> tuple[str, int]:
         total = last["hits"] + last["misses"]
         rate = f"{100 * last['hits'] / total:.0f}%" if total else "n/a"
         lines.append(
-            f"last build: {last['hits']} hit(s), {last['misses']} miss(es) (hit rate {rate}), "
-            f"{last.get('saved_seconds', 0):.1f} s saved, {last.get('stored', 0)} stored"
+            f"last build{_unfinished(last)}: {last['hits']} hit(s), {last['misses']} miss(es) "
+            f"(hit rate {rate}), {last.get('saved_seconds', 0):.1f} s saved, "
+            f"{last.get('stored', 0)} stored"
         )
         if isinstance(last.get("suggestion"), str):
             lines.append(f"suggestion: {last['suggestion']}")
@@ -412,6 +413,21 @@ def stats(cache: str | Path) -> tuple[str, int]:
             for example_id in audited.get(status) or []:
                 lines.append(f"  {status}: {example_id}")
     return "\n".join(lines) + "\n", 0
+
+
+def _unfinished(last: dict[str, Any]) -> str:
+    """`` (did not finish, started <when>)`` for the summary of a build that wrote it
+    before its examples were all done and never again (stopped hard, killed), else ``""``
+    (a summary from before the key counts as finished).
+
+    >>> _unfinished({"finished": False, "started_at": 0})
+    ' (did not finish; started 1970-01-01T00:00:00+00:00)'
+    """
+    if last.get("finished", True) is not False:
+        return ""
+    started = last.get("started_at")
+    when = f"; started {_when(started)}" if isinstance(started, (int, float)) else ""
+    return f" (did not finish{when})"
 
 
 def _readable(store: CacheStore, name: str) -> bool:

@@ -137,6 +137,7 @@ from docsaccel.settings import (
     Settings,
     cache_collision,
     env_name,
+    own_cache_folder,
     read_settings,
     resolve,
     unknown_settings,
@@ -309,7 +310,7 @@ def _exclude_own_folders(app: Sphinx, config: Any, settings: Settings) -> None:
     them in ``conf.py``; read, each copy would be published again."""
     srcdir = Path(app.srcdir)
     folders = [settings.cache, settings.shard_records, Path(app.outdir), Path(app.doctreedir)]
-    for folder in [*folders, *layout.shard_folders(srcdir)]:
+    for folder in [*folders, *layout.shard_folders(srcdir), *_caches_in(srcdir, folders)]:
         if folder is not None:
             _exclude_folder(config, folder, srcdir)
 
@@ -326,6 +327,28 @@ def _conf_record(app: Sphinx) -> dict[str, Any] | None:
     installed = {sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()}
     outside = [*installed, str(app.outdir), str(app.doctreedir)]
     return {**conf, "modules": project_modules(find_root(app.confdir), outside)}
+
+
+def _caches_in(srcdir: Path, skipped: list[Path | None]) -> list[Path]:
+    """Every docsaccel cache folder under the source folder, whatever this build's cache
+    is: one that was another build's (``docs/.docsaccel-cache`` with the cache now off or
+    elsewhere) still holds the pages of the examples it kept, which Sphinx would read as
+    documents (duplicate labels, its ``entries/`` published). Told by the cache's tag;
+    a cache's inside, ``skipped`` (the build's own folders) and ``.git`` are not searched."""
+    from docsaccel.cache.store import is_cache_folder
+
+    skip = {str(folder) for folder in skipped if folder is not None}
+    found = []
+    for folder, children, _files in os.walk(srcdir):
+        here = Path(folder)
+        if here != srcdir and is_cache_folder(here):
+            found.append(here)
+            children.clear()
+        else:
+            children[:] = [
+                name for name in children if name != ".git" and str(here / name) not in skip
+            ]
+    return found
 
 
 def _exclude_folder(config: Any, folder: Path, srcdir: Path) -> None:
@@ -358,10 +381,27 @@ def _check_cache_place(app: Sphinx, config: Any, settings: Settings) -> None:
     given, its value and the folder it collides with."""
     if settings.cache is None:
         return
-    problem = cache_collision(settings.cache, _folders_beside_cache(app, config))
+    folders = _folders_beside_cache(app, config)
+    problem = cache_collision(settings.cache, folders) or _foreign_cache(settings.cache, folders)
     if problem is not None:
         where, value = resolve("cache", config, os.environ)
         raise config_error(f"{where}={str(value)!r}: {problem}")
+
+
+def _foreign_cache(cache: Path, folders: list[ClearOf]) -> str | None:
+    """Why ``cache`` is a folder of the user's, not a cache (it holds files and neither
+    docsaccel's tag nor a cache's folders), naming a file found there: the build would
+    write its entries among them, and pruning would delete in it."""
+    from docsaccel.incremental.folder_commands import foreign_files
+
+    why = foreign_files(cache)
+    if not why:
+        return None
+    suggested = own_cache_folder(cache, folders)
+    return (
+        f"{cache} is not a docsaccel cache folder: {why}; give the cache a folder of its "
+        f"own, such as {suggested}"
+    )
 
 
 def _folders_beside_cache(app: Sphinx, config: Any) -> list[ClearOf]:
@@ -410,6 +450,17 @@ def _copied_folders(app: Sphinx, config: Any) -> list[ClearOf]:
     return folders
 
 
+def _tag_cache(settings: Settings) -> None:
+    """Make the cache folder and tag it as docsaccel's, before anything is written into
+    it: a later build with another cache (or none) leaves it out of its documents, and a
+    build or ``cache prune`` given it knows it is a cache."""
+    if settings.cache is None:
+        return
+    from docsaccel.cache.store import tag_cache_folder
+
+    tag_cache_folder(settings.cache)
+
+
 def _writable_cache(settings: Settings) -> tuple[Settings, Path | None]:
     """The settings, and the cache folder to use read-only, if any.
 
@@ -447,6 +498,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[Gal
         raise config_error(str(exc)) from None
     _check_cache_place(app, config, settings)
     settings, read_only_cache = _writable_cache(settings)
+    _tag_cache(settings)
     # Memory budgets above what the machine has are mistakes, found before any example runs.
     table = BudgetTable(memory_at_most=machine_bytes())
     if settings.budgets is not None:
@@ -488,6 +540,7 @@ def _on_before_gallery(app: Sphinx) -> None:
     build = _build(app)
     if build is None:
         return
+    _show_started(build)
     try:
         _prepare_gallery(app, build, app.config.sphinx_gallery_conf)
     except BaseException as exc:
@@ -703,6 +756,7 @@ def _look_up_cache(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any
     )
     # Reported as they are once sphinx-gallery has skipped them as unchanged.
     build.imported.update(cache.hits)
+    cache.note_started()
     cache.replay_warnings()
     audit = f" ({len(cache.audits)} of them to audit it)" if cache.audits else ""
     logger.info(
@@ -1240,6 +1294,19 @@ def _write_unfinished_reports() -> bool:
             + "".join(f"\n  {r['id']}: {r['error']}" for r in stopped)
         )
     return unfinished
+
+
+def _show_started(build: GalleryBuild) -> None:
+    """The report pages already in the output folder (the last build's, or restored with
+    Sphinx's state just before) say this build started and has not finished, until it
+    writes its own: a build killed outright (SIGKILL, out of memory) runs no handler,
+    and would leave the last verdict ("All examples within budget") read as current."""
+    report = build.report(complete=False, records={})
+    report["build"]["ended_because"] = (
+        f"it started at {report['generated_at']} and has not finished: this page is "
+        "replaced when it does"
+    )
+    _show_unfinished(build, report)
 
 
 def _show_unfinished(build: GalleryBuild, report: dict[str, Any], but_own: bool = False) -> None:

@@ -48,6 +48,7 @@ The page is ``:orphan:``, so it needs no toctree entry; list it in one to link i
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import textwrap
@@ -166,6 +167,7 @@ def check_report_page(app: Any, docname: str) -> Path:
     """
     target = _page_file(app, docname)
     _check_not_sphinx_gallerys(app, docname, target)
+    _check_a_document(app, docname, target)
     suffixes = list(getattr(app.config, "source_suffix", None) or {".rst": None})
     for suffix in dict.fromkeys([".rst", *suffixes]):
         existing = target.with_name(target.name[: -len(".rst")] + suffix)
@@ -208,6 +210,61 @@ def _check_not_sphinx_gallerys(app: Any, docname: str, target: Path) -> None:
             f"docsaccel_report_page = {docname!r} is sphinx-gallery's own page "
             f"{target.name}; choose another document name, e.g. 'budget_report'"
         )
+
+
+#: The settings naming folders whose files Sphinx never reads as documents: a page there
+#: is copied into the site as it is (``html_static_path``, ``html_extra_path``) or read
+#: as a template, and what each does with it, for the message.
+_NOT_DOCUMENT_FOLDERS = {
+    "html_static_path": "copied into the site as static files",
+    "html_extra_path": "copied into the site as extra files",
+    "templates_path": "read as templates",
+}
+
+
+def _check_a_document(app: Any, docname: str, target: Path) -> None:
+    """Refuse a page Sphinx would not read as a document: one inside a folder of
+    ``html_static_path``, ``html_extra_path`` or ``templates_path`` (its reST source
+    would be published as a file, or taken for a template), or matched by
+    ``exclude_patterns``; the site would have no report page, and nothing would say so.
+    One line names the key, the value and the folder (or pattern)."""
+    config = app.config
+    confdir = Path(getattr(app, "confdir", app.srcdir))
+    for name, does in _NOT_DOCUMENT_FOLDERS.items():
+        entries = getattr(config, name, None) or []
+        for entry in [entries] if isinstance(entries, (str, os.PathLike)) else entries:
+            if not isinstance(entry, (str, os.PathLike)):
+                continue  # Sphinx refuses it, naming the key
+            folder = (confdir / entry).resolve()
+            if folder in target.parents:
+                raise config_error(
+                    f"docsaccel_report_page = {docname!r} is in {folder}, a folder of "
+                    f"{name} ({does}, never read as a page); choose a document name "
+                    "outside it, e.g. 'budget_report'"
+                )
+    relative = target.relative_to(Path(app.srcdir).resolve()).as_posix()
+    for pattern in getattr(config, "exclude_patterns", None) or []:
+        if isinstance(pattern, str) and _excluded(relative, pattern):
+            raise config_error(
+                f"docsaccel_report_page = {docname!r} is matched by exclude_patterns entry "
+                f"{pattern!r} (Sphinx never reads it); choose a document name outside it, "
+                "e.g. 'budget_report'"
+            )
+
+
+def _excluded(relative: str, pattern: str) -> bool:
+    """Whether Sphinx's ``exclude_patterns`` entry ``pattern`` leaves out the source
+    file ``relative``: the file, or a folder above it (Sphinx skips a matched folder's
+    whole content).
+
+    >>> _excluded("_static/x.rst", "_static"), _excluded("budget_report.rst", "_build")
+    (True, False)
+    """
+    from sphinx.util.matching import Matcher
+
+    matcher = Matcher([pattern])
+    parts = relative.split("/")
+    return any(matcher("/".join(parts[:end])) for end in range(1, len(parts) + 1))
 
 
 def _trends(history: Path, fast: bool, warn: Callable[[str], None] | None) -> Any:

@@ -23,11 +23,11 @@ import os
 from pathlib import Path
 
 from docsaccel.cache import manage
-from docsaccel.cache.store import FOLDER_NAMES
+from docsaccel.cache.store import FOLDER_NAMES, is_cache_folder
 from docsaccel.incremental.explain import explain_document, find_document
 from docsaccel.incremental.state_store import FOLDER, StateStore
 
-__all__ = ["explain", "foreign_folder", "prune", "stats"]
+__all__ = ["explain", "foreign_files", "foreign_folder", "prune", "stats"]
 
 Cache = str | os.PathLike[str]
 
@@ -37,17 +37,25 @@ def foreign_folder(cache: Cache) -> str:
     ``""``: a folder that holds files, none of them the example cache's nor the Sphinx
     states', is another folder given by mistake. Reading it would report an empty cache,
     and pruning it would write a lock into it. An empty folder is a new cache."""
+    why = foreign_files(cache)
+    return f"--cache {str(cache)!r}: not a docsaccel cache folder: {why}" if why else ""
+
+
+def foreign_files(cache: Cache) -> str:
+    """What ``cache`` holds when it is a folder of someone else's files (``"it holds
+    ext.py, and none of entries, ..."``), or ``""``: missing, empty, or a docsaccel cache
+    (its tag, or one of the names the example cache and the Sphinx states keep at its
+    top). The one rule every writer into a cache folder checks first: the build (before
+    any example) and ``cache prune``, so docsaccel never writes into, prunes or clears a
+    folder of files it did not write (``docsaccel_cache = "_ext"``)."""
     folder = Path(cache)
     if not folder.is_dir():
         return ""  # a missing folder or a file: docsaccel.cache.manage names it
     names = sorted(path.name for path in folder.iterdir())
-    if not names or set(names) & {*FOLDER_NAMES, FOLDER}:
+    if not names or set(names) & {*FOLDER_NAMES, FOLDER} or is_cache_folder(folder):
         return ""
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-    return (
-        f"--cache {str(cache)!r}: not a docsaccel cache folder: it holds {shown}, and none of "
-        f"{', '.join((*FOLDER_NAMES, FOLDER))}"
-    )
+    return f"it holds {shown}, and none of {', '.join((*FOLDER_NAMES, FOLDER))}"
 
 
 def _refused(cache: Cache) -> tuple[str, int] | None:
