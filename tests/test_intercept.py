@@ -135,3 +135,54 @@ def test_the_exit_guards_undone_under_a_later_patch_keep_it() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_import_events_reach_their_subscribers_while_subscribed(tmp_path, monkeypatch) -> None:
+    # An import statement, a failing one in a module's body, a missing name of a
+    # package, an import by name and a probe that finds nothing: each kind goes to the
+    # callback subscribed to it, until the subscription is closed.
+    import importlib
+    import importlib.util
+
+    package = tmp_path / "ev_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    body = "try:\n    import ev_no_such_dep\nexcept ImportError:\n    pass\n"
+    (package / "mod.py").write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("ev_pkg", "ev_pkg.mod"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    imported: list[intercept.ModuleImported] = []
+    missing: list[intercept.ModuleNotFound] = []
+    done: list[intercept.ImportsDone] = []
+    callbacks = {
+        intercept.ModuleImported: imported.append,
+        intercept.ModuleNotFound: missing.append,
+        intercept.ImportsDone: done.append,
+    }
+    with intercept.subscribe(callbacks) as subscription:
+        import ev_pkg.mod
+
+        with pytest.raises(ImportError):
+            from ev_pkg import ev_nothing_here  # noqa: F401
+        importlib.import_module("ev_pkg.mod")
+        assert importlib.util.find_spec("ev_no_such_probe") is None
+    assert not subscription.listening
+    asked = {(e.absolute(), e.statement) for e in imported}
+    assert {("ev_pkg.mod", True), ("ev_no_such_dep", True), ("ev_pkg.mod", False)} <= asked
+    mod_file = str(package / "mod.py")
+    assert {(e.name, e.importer_file, e.importer_name) for e in missing} >= {
+        ("ev_no_such_dep", mod_file, "ev_pkg.mod"),
+        ("ev_pkg.ev_nothing_here", __file__, __name__),
+        ("ev_no_such_probe", __file__, __name__),
+    }
+    assert done and all(event == intercept.ImportsDone() for event in done)
+    seen = len(imported) + len(missing) + len(done)
+    import ev_pkg.mod  # noqa: F401
+
+    assert len(imported) + len(missing) + len(done) == seen
+
+
+def test_subscribe_refuses_what_is_not_an_import_event() -> None:
+    with pytest.raises(ValueError, match="'open' is not an import event kind"):
+        intercept.subscribe({"open": print})

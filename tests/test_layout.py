@@ -85,8 +85,9 @@ SRC = Path(docsaccel.__file__).parent
 LAYERS: tuple[frozenset[str], ...] = (
     # The facts every part shares.
     frozenset({"contract"}),
-    # The one owner of what docsaccel intercepts in a process (the audit hook, the
-    # process-wide functions it replaces), used by the cache, the watches and the plugin.
+    # The one owner of what docsaccel intercepts in a process (the audit hook, the import
+    # events, the process-wide functions it replaces), used by the cache, the watches and
+    # the plugin.
     frozenset({"intercept"}),
     # Sizes and the machine's memory, which settings and budgets check values against.
     frozenset({"memory_sizes"}),
@@ -518,14 +519,18 @@ PROCESS_WIDE = frozenset(
     | {"_run_exitfuncs", "_send_bytes", "_recv_bytes"}
     | {f"exec{form}" for form in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")}
 )
+#: The import system's functions docsaccel wraps: patched in ``intercept.py`` alone, which
+#: publishes what they see as typed events.
+IMPORT_FUNCTIONS = frozenset({"__import__", "_gcd_import", "find_spec"})
 INTERCEPT = SRC / "intercept.py"
 
 
 def intercept_violations(src: Path) -> list[str]:
     """Every place under ``src`` but ``intercept.py`` that installs an audit hook (in code
-    or in the code of a child, a string) or assigns a process-wide function: an attribute
-    of :data:`PROCESS_WIDE` assigned, or set with ``setattr`` (by name, or by a name not
-    known before it runs; a module constant's string is known)."""
+    or in the code of a child, a string), assigns a process-wide function (an attribute
+    of :data:`PROCESS_WIDE` assigned, or set with ``setattr`` by name, or by a name not
+    known before it runs; a module constant's string is known), or patches an import
+    function (:data:`IMPORT_FUNCTIONS`, even through ``intercept.patch``)."""
     problems = []
     for path in sorted(src.rglob("*.py")):
         if path.name == "intercept.py" and path.parent == src:
@@ -570,7 +575,29 @@ def intercept_violations(src: Path) -> list[str]:
                     shown = name.value if isinstance(name, ast.Constant) else ast.unparse(name)
                     if _setattr_may_replace(node.args[0]):
                         problems.append(f"{where}:{node.lineno}: setattr of {shown}")
+            patched = _patched_import_function(node, constants)
+            if patched:
+                problems.append(f"{where}:{node.lineno}: patches {patched}")
     return problems
+
+
+def _patched_import_function(node: ast.AST, constants: dict[str, object]) -> str | None:
+    """The import function a call of ``patch``/``Patch`` (``intercept``'s, or
+    ``unittest.mock``'s: ``"builtins.__import__"``) names, if any."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+    if called not in {"patch", "Patch"}:
+        return None
+    for arg in [*node.args, *(keyword.value for keyword in node.keywords)]:
+        if isinstance(arg, ast.Name) and arg.id in constants:
+            arg = ast.Constant(constants[arg.id])
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            name = arg.value.rpartition(".")[2]
+            if name in IMPORT_FUNCTIONS:
+                return name
+    return None
 
 
 #: Objects whose attributes a ``setattr`` with a name computed at run time may replace.
@@ -600,6 +627,9 @@ def test_only_intercept_installs_the_audit_hook_or_replaces_process_functions() 
         ("cache/recorder.py", "importlib.util.find_spec = print", "assigns find_spec"),
         ("gallery/process_end.py", 'setattr(sys, "exit", print)', "setattr of exit"),
         ("gallery/process_end.py", "setattr(owner, name, print)", "setattr of name"),
+        ("cache/recorder.py", 'patch(builtins, "__import__", print)', "patches __import__"),
+        ("cache/early.py", 'Patch(bootstrap, "_gcd_import", print)', "patches _gcd_import"),
+        ("outputs.py", 'mock.patch("importlib.util.find_spec", print)', "patches find_spec"),
     ],
 )
 def test_an_interception_elsewhere_fails_the_check(tmp_path, module, line, expected) -> None:

@@ -1,6 +1,6 @@
 """The one owner of everything docsaccel intercepts in a process.
 
-Two kinds of interception reach the whole process, whoever runs there:
+Three kinds of interception reach the whole process, whoever runs there:
 
 - **Audit events** (:func:`sys.addaudithook`): a file opened, a module imported, a
   program started, a folder listed. An audit hook can never be removed, so this module
@@ -10,15 +10,23 @@ Two kinds of interception reach the whole process, whoever runs there:
   dictionary look-up. A listener's exception ends the audited call, as an exception
   from its own hook would (the listeners after it do not see that event): one that
   refuses an operation raises, one that must never get in the way catches its own.
-- **Process-wide functions** replaced (``builtins.__import__``, the import system's
-  ``_gcd_import`` and ``find_spec``, ``sys.exit``, ``os._exit``, ``os.exec*``): each
-  replacement is a :class:`Patch`, written beside its undo. A replacement calls what it
-  replaced through :attr:`Patch.original`, read at each call, so undoing a patch another
-  one was stacked on later restores exactly what was there: the later patch then calls
-  what the undone one had replaced.
+- **Import events**: wrappers of ``builtins.__import__``, the import system's
+  ``_gcd_import`` (what :func:`importlib.import_module` calls) and
+  :func:`importlib.util.find_spec` publish typed events (:class:`ModuleImported`,
+  :class:`ModuleNotFound`, :class:`ImportsDone`) to the listeners :func:`subscribe`
+  registered for their kinds, in the same table and on the same terms as audit events.
+  The wrappers are put in place once (:func:`wrap_imports`, or the first subscription)
+  and stay for the life of the process, so a name bound to those functions later is
+  seen too.
+- **Process-wide functions** replaced (the import functions above, ``sys.exit``,
+  ``os._exit``, ``os.exec*``): each replacement is a :class:`Patch`, written beside its
+  undo. A replacement calls what it replaced through :attr:`Patch.original`, read at
+  each call, so undoing a patch another one was stacked on later restores exactly what
+  was there: the later patch then calls what the undone one had replaced.
 
-Nothing else in docsaccel calls :func:`sys.addaudithook` or assigns those functions
-(``tests/test_layout.py`` checks it). Importing this module changes nothing.
+Nothing else in docsaccel calls :func:`sys.addaudithook`, assigns those functions or
+patches the import functions (``tests/test_layout.py`` checks it). Importing this
+module changes nothing.
 
 Example: a listener sees the events it subscribed to, while it is registered.
 
@@ -33,19 +41,36 @@ Example: a listener sees the events it subscribed to, while it is registered.
 
 from __future__ import annotations
 
+import builtins
+import contextlib
+import functools
+import importlib
+import importlib.util
 import sys
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
 
 from docsaccel.contract import fork_safe_lock
 
-__all__ = ["Listener", "Patch", "listen", "patch"]
+__all__ = [
+    "IMPORT_EVENTS",
+    "ImportsDone",
+    "Listener",
+    "ModuleImported",
+    "ModuleNotFound",
+    "Patch",
+    "listen",
+    "patch",
+    "subscribe",
+    "wrap_imports",
+]
 
 AuditCallback = Callable[[str, tuple[Any, ...]], None]
 
-#: ``{event name: its listeners' callbacks, in the order they were registered}``. Replaced
-#: whole, never changed in place: the hook reads it without a lock, from any thread.
-_by_event: dict[str, tuple[AuditCallback, ...]] = {}
+#: ``{audit event name, or import event kind: its listeners' callbacks, in the order
+#: they were registered}``. Replaced whole, never changed in place: the hook and the
+#: import wrappers read it without a lock, from any thread.
+_by_event: dict[Any, tuple[Callable[..., None], ...]] = {}
 _listeners: list[Listener] = []
 _lock = fork_safe_lock()
 _hook_installed = False
@@ -63,12 +88,17 @@ def _dispatch(event: str, args: tuple[Any, ...]) -> None:
 
 
 class Listener:
-    """One subscription to some audit events, until :meth:`close` (or the end of its
-    ``with`` block). Made by :func:`listen`."""
+    """One subscription to some audit events (:func:`listen`) or import events
+    (:func:`subscribe`), until :meth:`close` (or the end of its ``with`` block)."""
 
-    def __init__(self, events: Iterable[str], callback: AuditCallback) -> None:
-        self.events = frozenset(events)
-        self.callback = callback
+    def __init__(self, callbacks: Mapping[Any, Callable[..., None]]) -> None:
+        #: ``{event name or kind: what it calls}``.
+        self.callbacks = dict(callbacks)
+
+    @property
+    def events(self) -> frozenset[Any]:
+        """The audit event names or import event kinds it listens to."""
+        return frozenset(self.callbacks)
 
     def close(self) -> None:
         """Stop handing this listener events (closing twice does nothing)."""
@@ -94,7 +124,7 @@ def listen(events: Iterable[str], callback: AuditCallback) -> Listener:
     on, in any thread, until the returned :class:`Listener` is closed. The first listener
     of the process installs the audit hook (inherited by the processes it forks)."""
     global _hook_installed
-    listener = Listener(events, callback)
+    listener = Listener(dict.fromkeys(events, callback))
     with _lock:
         _listeners.append(listener)
         _rebuild()
@@ -107,10 +137,10 @@ def listen(events: Iterable[str], callback: AuditCallback) -> Listener:
 def _rebuild() -> None:
     """The event table from the registered listeners (with the lock held)."""
     global _by_event
-    table: dict[str, list[AuditCallback]] = {}
+    table: dict[Any, list[Callable[..., None]]] = {}
     for listener in _listeners:
-        for event in listener.events:
-            table.setdefault(event, []).append(listener.callback)
+        for event, callback in listener.callbacks.items():
+            table.setdefault(event, []).append(callback)
     _by_event = {event: tuple(callbacks) for event, callbacks in table.items()}
 
 
@@ -170,3 +200,215 @@ class Patch:
 def patch(owner: Any, name: str, wrap: Callable[[Patch], Any]) -> Patch:
     """Replace ``owner.name`` with ``wrap(patch)`` now (see :class:`Patch`)."""
     return Patch(owner, name, wrap).apply()
+
+
+# --- Imports ------------------------------------------------------------------------------
+
+
+class ModuleImported(NamedTuple):
+    """An import asked for a module: by an ``import`` statement (``builtins.__import__``,
+    which C code such as pickle's calls too) or by name (:func:`importlib.import_module`).
+    Published before the import runs, so one that fails is seen too."""
+
+    #: The name as asked: relative to :attr:`package` when :attr:`level` is not 0.
+    name: str
+    #: The importer's package, which a relative name is resolved in (``None``: absolute).
+    package: str | None
+    level: int
+    #: ``from name import a, b``: the names after ``import`` as the caller gave them (a
+    #: tuple, a list from C callers, or anything); ``()`` for an import by name.
+    fromlist: Any
+    #: Whether an import statement asked (``False``: :func:`importlib.import_module`).
+    statement: bool
+
+    def absolute(self) -> str | None:
+        """The module's absolute name (``None``: a relative name that resolves to none)."""
+        if not self.level:
+            return self.name
+        try:
+            return importlib.util.resolve_name("." * self.level + self.name, self.package)
+        except (ImportError, ValueError, TypeError):
+            return None
+
+
+class ModuleNotFound(NamedTuple):
+    """An import did not find a module: it raised ``ModuleNotFoundError`` (naming the
+    module, perhaps a parent package of the one asked for), ``from package import name``
+    found neither the name nor a submodule of that name in a package, or
+    :func:`importlib.util.find_spec` found nothing. Code that takes another branch then
+    (``except ImportError``, ``HAS_OPTDEP = find_spec(...) is not None``) depends on it."""
+
+    #: The absolute name of the module not found.
+    name: str
+    #: ``__file__`` of the module whose code asked (``None``: not known).
+    importer_file: str | None
+    #: ``__name__`` of that module (``None``: not known).
+    importer_name: str | None
+
+
+class ImportsDone(NamedTuple):
+    """The outermost import running, by statement or by name, returned or raised: the
+    modules it loaded have run their bodies. (An import started before the wrappers were
+    in place is not counted: those it runs meanwhile each end with one of these.)"""
+
+
+#: The kinds of import event :func:`subscribe` takes.
+IMPORT_EVENTS = frozenset({ModuleImported, ModuleNotFound, ImportsDone})
+_DONE = ImportsDone()
+#: Imports in progress through the wrappers, in every thread.
+_import_depth = 0
+_import_patches: list[Patch] = []
+_imports_lock = fork_safe_lock()
+
+
+def subscribe(callbacks: Mapping[type, Callable[[Any], None]]) -> Listener:
+    """Call ``callbacks[kind](event)`` for every import event of those kinds
+    (:data:`IMPORT_EVENTS`) from now on, in any thread, until the returned
+    :class:`Listener` is closed. Puts the import wrappers in place the first time."""
+    unknown = [kind for kind in callbacks if kind not in IMPORT_EVENTS]
+    if unknown:
+        raise ValueError(f"subscribe: {unknown[0]!r} is not an import event kind")
+    wrap_imports()
+    listener = Listener(callbacks)
+    with _lock:
+        _listeners.append(listener)
+        _rebuild()
+    return listener
+
+
+def wrap_imports() -> None:
+    """Put the import wrappers in place now, for the life of the process (once: later
+    calls do nothing). What binds ``find_spec`` or ``import_module`` to a name of its own
+    from then on calls them; with no subscriber they cost a dictionary look-up."""
+    with _imports_lock:
+        if _import_patches:
+            return
+        # What importlib.import_module calls, looked up at each call: a module that bound
+        # import_module to a name of its own before this ran (Sphinx's
+        # inheritance_diagram, autodoc) is seen too.
+        bootstrap: Any = importlib._bootstrap  # type: ignore[attr-defined]
+        _import_patches.extend(
+            (
+                patch(builtins, "__import__", _wrap_import),
+                patch(bootstrap, "_gcd_import", _wrap_gcd_import),
+                patch(importlib.util, "find_spec", _wrap_find_spec),
+            )
+        )
+
+
+def _wrap_import(replaced: Patch) -> Any:
+    def watched_import(
+        name: str,
+        globals: dict[str, Any] | None = None,
+        locals: Any = None,
+        fromlist: Any = (),
+        level: int = 0,
+    ) -> Any:
+        global _import_depth
+        callbacks = _by_event.get(ModuleImported)
+        if callbacks:
+            package = globals.get("__package__") if level and isinstance(globals, dict) else None
+            event = ModuleImported(name, package, level, fromlist, True)
+            for callback in callbacks:
+                callback(event)
+        _import_depth += 1
+        try:
+            module = replaced.original(name, globals, locals, fromlist, level)
+        except ModuleNotFoundError as exc:
+            _not_found(exc.name, globals)
+            raise
+        else:
+            if fromlist and ModuleNotFound in _by_event:
+                _submodules_not_found(module, fromlist, globals)
+            return module
+        finally:
+            _import_depth -= 1
+            if not _import_depth:
+                _done()
+
+    watched_import.__wrapped__ = replaced.original  # type: ignore[attr-defined]
+    return watched_import
+
+
+def _wrap_gcd_import(replaced: Patch) -> Any:
+    def watched_gcd_import(name: str, package: str | None = None, level: int = 0) -> Any:
+        global _import_depth
+        callbacks = _by_event.get(ModuleImported)
+        if callbacks:
+            event = ModuleImported(name, package, level, (), False)
+            for callback in callbacks:
+                callback(event)
+        _import_depth += 1
+        try:
+            return replaced.original(name, package, level)
+        except ModuleNotFoundError as exc:
+            if ModuleNotFound in _by_event:
+                caller = sys._getframe(1)
+                if caller.f_globals.get("__name__") == "importlib" and caller.f_back:
+                    caller = caller.f_back  # through importlib.import_module
+                _not_found(exc.name, caller.f_globals)
+            raise
+        finally:
+            _import_depth -= 1
+            if not _import_depth:
+                _done()
+
+    watched_gcd_import.__wrapped__ = replaced.original  # type: ignore[attr-defined]
+    return watched_gcd_import
+
+
+def _wrap_find_spec(replaced: Patch) -> Any:
+    def watched_find_spec(name: str, package: str | None = None) -> Any:
+        try:
+            spec = replaced.original(name, package)
+        except ModuleNotFoundError as exc:  # a parent package is missing
+            _not_found(exc.name, sys._getframe(1).f_globals)
+            raise
+        if spec is None and ModuleNotFound in _by_event:
+            full = None
+            with contextlib.suppress(ImportError, ValueError, TypeError):
+                full = importlib.util.resolve_name(name, package)
+            _not_found(full, sys._getframe(1).f_globals)
+        return spec
+
+    return functools.wraps(replaced.original)(watched_find_spec)
+
+
+def _not_found(name: Any, importer: Any) -> None:
+    """Publish that the module ``name`` was not found, for the code whose module's
+    globals are ``importer`` (a name that is not a string tells nothing)."""
+    callbacks = _by_event.get(ModuleNotFound)
+    if not callbacks or not isinstance(name, str):
+        return
+    file = module = None
+    if isinstance(importer, dict):
+        file, module = importer.get("__file__"), importer.get("__name__")
+    event = ModuleNotFound(
+        name,
+        file if isinstance(file, str) else None,
+        module if isinstance(module, str) else None,
+    )
+    for callback in callbacks:
+        callback(event)
+
+
+def _submodules_not_found(module: Any, fromlist: Any, importer: Any) -> None:
+    """``from package import name`` where the package has no ``name``: the import system
+    did not find a submodule of that name either (it swallows that
+    ``ModuleNotFoundError`` and the statement fails with an ``ImportError``). Read from
+    the package's namespace, so no module ``__getattr__`` runs."""
+    namespace = getattr(module, "__dict__", None)
+    if not isinstance(namespace, dict) or "__path__" not in namespace:
+        return  # a plain module has no submodules
+    if "__getattr__" in namespace:
+        return  # its names are made on demand: not known to be missing
+    for item in fromlist:
+        if isinstance(item, str) and item != "*" and item not in namespace:
+            _not_found(f"{module.__name__}.{item}", importer)
+
+
+def _done() -> None:
+    callbacks = _by_event.get(ImportsDone)
+    if callbacks:
+        for callback in callbacks:
+            callback(_DONE)

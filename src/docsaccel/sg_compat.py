@@ -423,24 +423,27 @@ def remove_our_config_comments() -> None:
     py_source_parser.remove_config_comments = remove_config_comments
 
 
-#: Folders whose code's frames the tracebacks on example pages leave out (:func:`hide_frames`).
+#: Folders (ending in a separator) and files whose code's frames the tracebacks on example
+#: pages leave out (:func:`hide_frames`).
 _HIDDEN: set[str] = set()
 _IMPORTLIB = "<frozen importlib._bootstrap"
 
 
-def hide_frames(folder: str) -> None:
-    """Leave the frames of code in ``folder`` (absolute) out of the traceback of a failing
-    example that sphinx-gallery puts on its page and in the build log.
+def hide_frames(path: str) -> None:
+    """Leave the frames of code in ``path`` (absolute: a folder, or one file) out of the
+    traceback of a failing example that sphinx-gallery puts on its page and in the build
+    log.
 
-    The cache's import wrapper (every ``import`` goes through it) and its module loader
+    The import wrappers (every ``import`` goes through them) and the cache's module loader
     are frames of their own between the example's ``import`` line and the module that
     raised; between them, the import system no longer recognises its own frames as a
     run to leave out. Without this, a page would show docsaccel's code and the import
     system's that a build without the cache does not: when a traceback holds frames of
-    ``folder``, those and the import system's are left out. Safe to call more than
+    ``path``, those and the import system's are left out. Safe to call more than
     once; the cache calls it in every process that records examples.
     """
-    _HIDDEN.add(os.path.join(os.path.normpath(folder), ""))
+    path = os.path.normpath(path)
+    _HIDDEN.add(path if os.path.isfile(path) else os.path.join(path, ""))
     original = gen_rst.handle_exception
     if getattr(original, "_docsaccel", False):
         return

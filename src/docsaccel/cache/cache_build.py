@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docsaccel import layout, sg_compat
+from docsaccel import intercept, layout, sg_compat
 from docsaccel.cache import example_logs, not_stored
 from docsaccel.cache.audit import (
     BETWEEN_RUNS,
@@ -140,7 +140,9 @@ class CacheRecording:
     def start(self, example: Example) -> None:
         self._stamp_loaded_modules()
         self.example_started_ns = time.time_ns()
-        # The recorder's import wrapper and loader: not on a page (nor without the cache).
+        # The import wrappers and the recorder's loader: not on a page (nor without the
+        # cache).
+        sg_compat.hide_frames(os.path.abspath(intercept.__file__))
         sg_compat.hide_frames(os.path.dirname(os.path.abspath(__file__)))
         # Its children first: one forked as soon as it starts records for it.
         Children.get().begin(example.id, self.deps_dir, self.project, self.granularity)

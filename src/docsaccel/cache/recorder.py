@@ -6,12 +6,9 @@ The design, in full: the caching guide's *Design* section.
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import dataclasses
-import functools
 import glob
-import importlib
 import importlib.util
 import os
 import pathlib
@@ -25,6 +22,7 @@ from typing import Any
 
 from docsaccel.cache.carried_reads import CarriedReads
 from docsaccel.cache.fingerprint import sha256_of
+from docsaccel.cache.import_notes import BUILT_IN, ImportNotes
 from docsaccel.cache.instrument import PACKAGE_DIR, Instrumenter, is_machinery
 from docsaccel.cache.loaded import ModulesMemo
 from docsaccel.cache.module_state import (
@@ -37,7 +35,15 @@ from docsaccel.cache.module_state import (
 )
 from docsaccel.cache.phases import PRELUDE, PhaseWatch
 from docsaccel.contract import fork_safe_lock, opens_for_writing, opens_keeping_content
-from docsaccel.intercept import Patch, listen, patch
+from docsaccel.intercept import (
+    ImportsDone,
+    Listener,
+    ModuleImported,
+    ModuleNotFound,
+    listen,
+    subscribe,
+    wrap_imports,
+)
 
 # PRELUDE is phases' (re-exported where it was first defined).
 __all__ = ["NOT_PROJECT", "PRELUDE", "Recorder", "RootChanges", "Seen", "own_names"]
@@ -53,10 +59,6 @@ _LISTING_EVENTS = frozenset({"os.listdir", "os.scandir"})
 # What takes a file away (``os.unlink`` and ``Path.unlink`` raise ``os.remove``,
 # ``os.replace`` raises ``os.rename``): the first argument is the path that goes.
 _REMOVAL_EVENTS = frozenset({"os.remove", "os.rename", "os.rmdir", "shutil.rmtree"})
-#: Modules compiled into the interpreter: no file, no distribution, so never a dependency
-#: (nor a name of the project's: they are found first). Not noted: a pool worker imports
-#: ``builtins`` again for each task it unpickles.
-_BUILT_IN = frozenset(sys.builtin_module_names)
 
 
 def _source_files(*modules: Any) -> frozenset[str]:
@@ -212,8 +214,6 @@ class Recorder:
         self._roots: tuple[str, ...] = ()
         self._excluded: tuple[str, ...] = ()
         self._seen = Seen()
-        #: The import statements noted in :attr:`_seen` (name, package, fromlist, level).
-        self._imports_noted: set[tuple[Any, ...]] = set()
         self._written: set[str] = set()
         self._started_ns = 0
         self._spawned = False
@@ -226,12 +226,10 @@ class Recorder:
         self._tracked: dict[str, bool] = {}
         self._state_of_tracked: Callable[[str], bool] | None = None
         self._loaded = 0
-        #: Imports in progress: what loaded is looked at once the outermost is done.
-        self._depth = 0
         #: What the project's modules' code read, process-wide, across recordings.
         self.carried = CarriedReads()
-        #: ``(name, importer's file)`` of the imports not found noted in this recording.
-        self._absent_noted: set[tuple[str, Any]] = set()
+        #: The recording's subscription to the import events (``None``: none).
+        self._import_events: Listener | None = None
         #: When it records outside the examples (before them, between them).
         self.phases = PhaseWatch(self)
         #: What the examples left in the project's modules, process-wide.
@@ -252,13 +250,9 @@ class Recorder:
                 # All for the life of the process: never undone.
                 listen(_AUDITED, recorder._audit)
                 watch_assignments()
-                patch(builtins, "__import__", recorder._wrap_import)
-                # What importlib.import_module calls, looked up at each call: a module that
-                # bound import_module to a name of its own before this ran (Sphinx's
-                # inheritance_diagram, autodoc) is seen too.
-                bootstrap: Any = importlib._bootstrap  # type: ignore[attr-defined]
-                patch(bootstrap, "_gcd_import", recorder._wrap_gcd_import)
-                patch(importlib.util, "find_spec", recorder._wrap_find_spec)
+                # Now, not at the first recording: a name bound to find_spec from here on
+                # is the wrapped one, and the imports in progress are counted.
+                wrap_imports()
                 cls._instance = recorder
             return cls._instance
 
@@ -278,11 +272,10 @@ class Recorder:
         # Off while it sets up: what instrumenting loaded modules reads is not the example's
         # (a recording in progress, the prelude's, would note it).
         self.active = False
+        self._stop_import_events()
         self._roots = tuple(os.path.join(os.path.normpath(r), "") for r in roots)
         self._excluded = tuple(os.path.join(os.path.normpath(e), "") for e in excluded)
         self._seen = Seen()
-        self._imports_noted = set()
-        self._absent_noted = set()
         self._written = set()
         self._started_ns = time.time_ns()
         self._spawned = False
@@ -304,6 +297,7 @@ class Recorder:
         if self._instrumenter is not None:
             self._instrumenter.after_import = self._note_imported
             self._instrumenter.begin()
+        self._start_import_events(ImportNotes(self._seen, self.wants, self.carried))
         self.active = True
 
     @property
@@ -315,9 +309,8 @@ class Recorder:
     def stop(self) -> Seen:
         """Stop recording; return what the example used."""
         self.active = False
+        self._stop_import_events()
         seen, self._seen = self._seen, Seen()
-        self._imports_noted = set()
-        self._absent_noted = set()
         written, self._written = self._written, set()
         if self._spawned:
             self._spawned = False
@@ -550,7 +543,7 @@ class Recorder:
                 if reader is not None:
                     self.carried.note_read(reader, path)
         elif event == "import":
-            if args[0] not in _BUILT_IN:
+            if args[0] not in BUILT_IN:
                 self._seen.modules.add(args[0])
         elif event in _SPAWN_EVENTS:
             if not self._spawned:
@@ -631,140 +624,26 @@ class Recorder:
         if reader is not None:
             self.carried.note_listing(reader, folder, names)
 
-    def _wrap_import(self, replaced: Patch) -> Any:
-        def recorded_import(
-            name: str,
-            globals: dict[str, Any] | None = None,
-            locals: Any = None,
-            fromlist: Any = (),
-            level: int = 0,
-        ) -> Any:
-            if self.active:
-                # An import statement run again (in a function: multiprocessing imports
-                # in every call that forks) has nothing new to note.
-                package = (globals or {}).get("__package__") if level else None
-                noted = self._imports_noted
-                try:
-                    # A list from C callers (pickle's PyImport_Import passes one).
-                    key = (name, package, tuple(fromlist) if fromlist else (), level)
-                    new = key not in noted
-                    noted.add(key)
-                except TypeError:  # not names: noted as they come
-                    new = True
-                if new:
-                    self._note_import(name, globals, fromlist, level)
-            self._depth += 1
-            try:
-                module = replaced.original(name, globals, locals, fromlist, level)
-            except ModuleNotFoundError as exc:
-                if self.active:
-                    self._note_absent(exc.name, globals)
-                raise
-            else:
-                if fromlist and self.active:
-                    self._note_absent_submodules(module, fromlist, globals)
-                return module
-            finally:
-                self._depth -= 1
-                if self.active and self._state is not None and not self._depth:
-                    self._note_loaded()
+    def _start_import_events(self, notes: ImportNotes) -> None:
+        """Hand the import events to ``notes`` while this recording goes on."""
+        self._import_events = subscribe(
+            {
+                ModuleImported: notes.imported,
+                ModuleNotFound: notes.not_found,
+                ImportsDone: self._imports_done,
+            }
+        )
 
-        recorded_import.__wrapped__ = replaced.original  # type: ignore[attr-defined]
-        return recorded_import
+    def _stop_import_events(self) -> None:
+        if self._import_events is not None:
+            self._import_events.close()
+            self._import_events = None
 
-    def _wrap_gcd_import(self, replaced: Patch) -> Any:
-        def recorded_gcd_import(name: str, package: str | None = None, level: int = 0) -> Any:
-            if self.active:
-                with contextlib.suppress(ImportError, ValueError, TypeError):
-                    full = (
-                        importlib.util.resolve_name("." * level + name, package) if level else name
-                    )
-                    self._seen.modules.add(full)
-            self._depth += 1
-            try:
-                return replaced.original(name, package, level)
-            except ModuleNotFoundError as exc:
-                if self.active:
-                    caller = sys._getframe(1)
-                    if caller.f_globals.get("__name__") == "importlib" and caller.f_back:
-                        caller = caller.f_back  # through importlib.import_module
-                    self._note_absent(exc.name, caller.f_globals)
-                raise
-            finally:
-                self._depth -= 1
-                if self.active and self._state is not None and not self._depth:
-                    self._note_loaded()
-
-        recorded_gcd_import.__wrapped__ = replaced.original  # type: ignore[attr-defined]
-        return recorded_gcd_import
-
-    def _wrap_find_spec(self, replaced: Patch) -> Any:
-        def recorded_find_spec(name: str, package: str | None = None) -> Any:
-            try:
-                spec = replaced.original(name, package)
-            except ModuleNotFoundError as exc:  # a parent package is missing
-                if self.active:
-                    self._note_absent(exc.name, sys._getframe(1).f_globals)
-                raise
-            if spec is None and self.active:
-                with contextlib.suppress(ImportError, ValueError, TypeError):
-                    full = importlib.util.resolve_name(name, package)
-                    self._note_absent(full, sys._getframe(1).f_globals)
-            return spec
-
-        return functools.wraps(replaced.original)(recorded_find_spec)
-
-    def _note_absent(self, name: Any, globals: Any) -> None:
-        """An import did not find the module ``name``: noted for the recording and, when
-        the importer (``globals``: its module's) is a project file, for that module's code
-        (as a file it reads). Each once per recording: a failing import raises through
-        every enclosing import, and code may try it in every call."""
-        importer = (globals or {}).get("__file__") if isinstance(globals, dict) else None
-        key = (name, importer)
-        if not isinstance(name, str) or key in self._absent_noted:
-            return
-        self._absent_noted.add(key)
-        self._seen.absent.add(name)
-        if not isinstance(importer, str):
-            return
-        path = os.path.normpath(os.path.abspath(importer))
-        carried, module = self.carried, globals.get("__name__")
-        if self.wants(path) or (
-            carried.counting
-            and isinstance(module, str)
-            and not is_machinery(path)
-            and carried.owned(path, module)
-        ):
-            carried.note_absent(path, name)
-
-    def _note_absent_submodules(self, module: Any, fromlist: Any, globals: Any) -> None:
-        """``from package import name`` where the package has no ``name``: the import
-        system did not find a submodule of that name either (it swallows that
-        ``ModuleNotFoundError`` and the statement fails with an ``ImportError``). Read from
-        the package's namespace, so no module ``__getattr__`` runs."""
-        namespace = getattr(module, "__dict__", None)
-        if not isinstance(namespace, dict) or "__path__" not in namespace:
-            return  # a plain module has no submodules
-        if "__getattr__" in namespace:
-            return  # its names are made on demand: not known to be missing
-        for item in fromlist:
-            if isinstance(item, str) and item != "*" and item not in namespace:
-                self._note_absent(f"{module.__name__}.{item}", globals)
-
-    def _note_import(self, name: str, globals: Any, fromlist: Any, level: int) -> None:
-        if level:
-            package = (globals or {}).get("__package__") or ""
-            try:
-                name = importlib.util.resolve_name("." * level + name, package)
-            except (ImportError, ValueError):
-                return
-        if name in _BUILT_IN:
-            return
-        modules = self._seen.modules
-        modules.add(name)
-        for item in fromlist or ():
-            if isinstance(item, str) and item != "*":
-                modules.add(f"{name}.{item}")
+    def _imports_done(self, event: ImportsDone) -> None:
+        """The outermost import is done: the modules it loaded are as their bodies left
+        them (:meth:`_note_loaded`)."""
+        if self.active and self._state is not None:
+            self._note_loaded()
 
 
 def _kept_output(path: str, real_roots: tuple[str, ...], real_excluded: tuple[str, ...]) -> bool:
