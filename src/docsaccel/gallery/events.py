@@ -116,7 +116,7 @@ from docsaccel.gallery.interrupt import cancel_all
 from docsaccel.gallery.lock import GalleryLock, LockedError, OutdirLock
 from docsaccel.gallery.memory import build_bytes, rss_bytes
 from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
-from docsaccel.gallery.page_file import remove_unwanted_pages
+from docsaccel.gallery.page_file import published_pages, remove_unwanted_pages
 from docsaccel.gallery.progress import remove_stale_pipes, start_progress
 from docsaccel.gallery.state import GalleryBuild
 from docsaccel.memory_sizes import format_size, machine_bytes
@@ -1301,6 +1301,11 @@ def _show_started(build: GalleryBuild) -> None:
     Sphinx's state just before) say this build started and has not finished, until it
     writes its own: a build killed outright (SIGKILL, out of memory) runs no handler,
     and would leave the last verdict ("All examples within budget") read as current."""
+    doctreedir = getattr(build, "doctreedir", None)
+    wanted = build.settings.report_page
+    pages = published_pages(Path(build.srcdir or "."), build.outdir, doctreedir, wanted)
+    if not any(html.is_file() for _source, html in pages):
+        return  # nothing to replace: the report page's module stays unloaded
     report = build.report(complete=False, records={})
     report["build"]["ended_because"] = (
         f"it started at {report['generated_at']} and has not finished: this page is "
