@@ -52,6 +52,38 @@ def test_a_configuration_error_is_one_line_and_status_2(tmp_path, env, conf, bud
     assert len(lines) == 1 and named in lines[0], built.output
 
 
+def _d_cases() -> list[tuple[str, str]]:
+    """A ``-D`` text Sphinx cannot convert itself, for every setting whose conf.py value
+    is not a text (a bool, a number, a list): each is refused by docsaccel's rule."""
+    from docsaccel.settings import specs
+
+    return [
+        (item.key, "maybe")
+        for item in specs()
+        if item.key is not None and str not in item.types and list not in item.types
+    ]
+
+
+@pytest.mark.parametrize(("key", "text"), _d_cases(), ids=lambda value: str(value))
+def test_a_bad_d_value_is_one_line_and_status_2(tmp_path, key, text):
+    src = make_project(tmp_path, ["plot_quick.py"])
+    built = build(src, "-D", f"{key}={text}")
+    assert built.returncode == 2, built.output
+    for word in (*CRASH_WORDS, "please open an issue"):
+        assert word not in built.output, built.output
+    lines = [line for line in built.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"-D {key}={text!r}" in lines[0], built.output
+
+
+def test_d_values_are_read_as_conf_values(tmp_path):
+    # A switch's spellings, a number and a list: what conf.py would give, no warning.
+    src = make_project(tmp_path, ["plot_quick.py"])
+    args = ("-D", "docsaccel_progress=no", "-D", "docsaccel_report_chart=yes")
+    built = build(src, "-W", *args, "-D", "docsaccel_cache_env=A,B")
+    assert built.returncode == 0, built.output
+    assert built.output.strip() == "", built.output
+
+
 #: An example whose ``# docsaccel_budget`` comment is not a budget.
 BAD_COMMENT = '"""\nBad budget\n==========\n"""\n# docsaccel_budget = "9x"\n'
 

@@ -66,8 +66,10 @@ __all__ = [
     "given_as",
     "missing_folder",
     "not_a_folder",
+    "override_value",
     "own_cache_folder",
     "read_env_setting",
+    "read_overrides",
     "read_setting",
     "read_settings",
     "resolve",
@@ -796,6 +798,63 @@ def given_as(name: str, env: Mapping[str, str] | None = None) -> str:
 def _env_set(item: Setting, env: Mapping[str, str]) -> bool:
     """Whether the setting's variable is set: a blank one counts as unset."""
     return item.env is not None and bool(env.get(item.env, "").strip())
+
+
+def read_overrides(config: Any, refuse: bool = True) -> None:
+    """Turn every ``-D docsaccel_*=TEXT`` of ``config`` (a Sphinx config) into the value
+    ``conf.py`` would give, in place, so the setting's check reads it as it reads
+    ``conf.py``'s (a path relative to the conf dir, a bool, a number, a list).
+
+    Sphinx converts an override itself when the value is first read, and a text it cannot
+    convert (``-D docsaccel_progress=maybe``) raises out of that read as a crash report.
+    Raises :class:`SettingError` naming the setting and the text instead; ``refuse=False``
+    leaves such a text in place for a later call to refuse (the plugin's ``setup``
+    converts early, before Sphinx first reads the values, but cannot stop a build cleanly).
+    """
+    overrides = getattr(config, "overrides", None)
+    if not isinstance(overrides, dict):
+        return
+    for item in specs():
+        text = overrides.get(item.key) if item.key is not None else None
+        if isinstance(text, str):
+            try:
+                value = override_value(item, text)
+            except SettingError:
+                if refuse:
+                    raise
+                continue
+            # Sphinx uses a value that is not a text as it is, and so does every reader.
+            overrides[item.key] = value
+            setattr(config, item.key, value)
+
+
+def override_value(item: Setting, text: str) -> Any:
+    """The ``conf.py`` value of the text ``-D`` gave setting ``item``: a switch's spelling
+    for a bool (``1``, ``yes``, ``off``...), a number, a comma-separated list, ``none``
+    for None where None is allowed, else the text. Raises :class:`SettingError`.
+
+    >>> override_value(spec("progress"), "no"), override_value(spec("cache_env"), "A, B")
+    (False, ['A', 'B'])
+    """
+    where = f"-D {item.key}"
+    accepts = item.accepts.replace("``", "")
+    types = set(item.types)
+    if type(None) in types and text.strip().lower() == "none":
+        return None
+    if bool in types:
+        try:
+            return parse_switch(text, where)
+        except ValueError as exc:
+            if types == {bool}:
+                raise SettingError(str(exc)) from None
+    if float in types:
+        try:
+            return float(text)
+        except ValueError:
+            raise SettingError(f"{where}={text!r} is not {accepts}") from None
+    if str not in types and types & {list, tuple}:
+        return [part.strip() for part in text.split(",") if part.strip()]
+    return text
 
 
 def _source(item: Setting, config: Any, env: Mapping[str, str], confdir: Path) -> Source:

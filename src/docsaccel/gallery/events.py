@@ -138,6 +138,7 @@ from docsaccel.settings import (
     cache_collision,
     env_name,
     own_cache_folder,
+    read_overrides,
     read_settings,
     resolve,
     unknown_settings,
@@ -493,6 +494,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[Gal
     for message in unknown_variables(os.environ):
         logger.warning(message, type="docsaccel", subtype="config")
     try:
+        read_overrides(config)
         settings = read_settings(config, app.confdir)
     except SettingError as exc:
         raise config_error(str(exc)) from None
