@@ -84,6 +84,46 @@ def test_d_values_are_read_as_conf_values(tmp_path):
     assert built.output.strip() == "", built.output
 
 
+@pytest.mark.parametrize(
+    ("env", "conf"),
+    [
+        ({"DOCSACCEL_CACHE": "{root}/.git"}, ""),
+        ({"DOCSACCEL_CACHE": "{root}/mylib"}, ""),
+        # The output folder beside the sources (doc/src, doc/_build/html).
+        ({}, 'docsaccel_cache = "../_build/html"\n'),
+    ],
+    ids=["git-folder", "users-package", "output-folder"],
+)
+def test_a_refused_cache_folder_suggests_one_at_the_project_root(tmp_path, env, conf):
+    # The project root is the folder with .git, above the sources (tmp_path/src).
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    (tmp_path / "mylib").mkdir()
+    (tmp_path / "mylib" / "__init__.py").write_text("", encoding="utf-8")
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
+    env = {name: value.format(root=tmp_path) for name, value in env.items()}
+    built = build(src, env=env, outdir=tmp_path / "_build" / "html")
+    assert built.returncode == 2, built.output
+    lines = [line for line in built.output.splitlines() if line.strip()]
+    assert len(lines) == 1, built.output
+    assert lines[0].endswith(f"such as {tmp_path.resolve() / '.docsaccel-cache'}"), lines[0]
+
+
+def test_a_cache_folder_whose_parent_is_missing_is_refused_and_nothing_made(tmp_path):
+    src = make_project(tmp_path, ["plot_quick.py"])
+    cache = tmp_path / "nonexistent" / "deep" / "cache"
+    built = build(src, env={"DOCSACCEL_CACHE": str(cache)})
+    assert built.returncode == 2, built.output
+    lines = [line for line in built.output.splitlines() if line.strip()]
+    assert len(lines) == 1, built.output
+    assert f"DOCSACCEL_CACHE={str(cache)!r}" in lines[0], lines[0]
+    assert f"parent folder {cache.parent} does not exist" in lines[0], lines[0]
+    assert not (tmp_path / "nonexistent").exists()
+    # Only the last component is made: a cache whose parent exists is a new folder.
+    (tmp_path / "nonexistent").mkdir()
+    assert build(src, env={"DOCSACCEL_CACHE": str(tmp_path / "nonexistent" / "c")}).returncode == 0
+
+
 #: An example whose ``# docsaccel_budget`` comment is not a budget.
 BAD_COMMENT = '"""\nBad budget\n==========\n"""\n# docsaccel_budget = "9x"\n'
 

@@ -138,6 +138,7 @@ from docsaccel.settings import (
     cache_collision,
     env_name,
     own_cache_folder,
+    project_root,
     read_overrides,
     read_settings,
     resolve,
@@ -383,13 +384,16 @@ def _check_cache_place(app: Sphinx, config: Any, settings: Settings) -> None:
     if settings.cache is None:
         return
     folders = _folders_beside_cache(app, config)
-    problem = cache_collision(settings.cache, folders) or _foreign_cache(settings.cache, folders)
+    root = project_root(Path(app.confdir), settings.cache)
+    problem = cache_collision(settings.cache, folders, root) or _foreign_cache(
+        settings.cache, folders, root
+    )
     if problem is not None:
         where, value = resolve("cache", config, os.environ)
         raise config_error(f"{where}={str(value)!r}: {problem}")
 
 
-def _foreign_cache(cache: Path, folders: list[ClearOf]) -> str | None:
+def _foreign_cache(cache: Path, folders: list[ClearOf], root: Path) -> str | None:
     """Why ``cache`` is a folder of the user's, not a cache (it holds files and neither
     docsaccel's tag nor a cache's folders), naming a file found there: the build would
     write its entries among them, and pruning would delete in it."""
@@ -398,7 +402,7 @@ def _foreign_cache(cache: Path, folders: list[ClearOf]) -> str | None:
     why = foreign_files(cache)
     if not why:
         return None
-    suggested = own_cache_folder(cache, folders)
+    suggested = own_cache_folder(cache, folders, root)
     return (
         f"{cache} is not a docsaccel cache folder: {why}; give the cache a folder of its "
         f"own, such as {suggested}"
