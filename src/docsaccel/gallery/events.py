@@ -130,7 +130,7 @@ from docsaccel.records import (
     write_record,
     written_here,
 )
-from docsaccel.schema import MEASURED_FIELDS, peak_bytes
+from docsaccel.schema import MEASURED_FIELDS, ended_phase, peak_bytes
 from docsaccel.settings import (
     ClearOf,
     SettingError,
@@ -224,9 +224,9 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     # After sphinx-gallery's handler was replaced above: the report of a build that one of
     # them stopped before any example ran names the handler and its error.
     note_errors(app, "builder-inited", lambda raised: _note_raised(app, raised))
-    killed = _killed_last_time(Path(app.outdir))
-    if killed is not None:
-        logger.info(f"docsaccel: the last build in {app.outdir} was killed {killed}")
+    ended = _killed_last_time(Path(app.outdir))
+    if ended is not None:
+        logger.info(f"docsaccel: the last build in {app.outdir} was {ended}")
     remove_stale_pipes(layout.records_dir(app.outdir))
     layout.forget_report(app.outdir)
     galleries: list[GalleryLock] = []
@@ -279,23 +279,30 @@ def _release(locks: list[GalleryLock]) -> None:
 
 
 def _killed_last_time(outdir: Path) -> str | None:
-    """What the last build in ``outdir`` was doing when it was killed outright (``SIGKILL``,
-    the out-of-memory killer: nothing of it could write its report), e.g. ``"while
-    running tutorials/plot_a.py"``; ``None`` when it ended otherwise. Its report is
-    missing, or still says it was being written, and its journals name what ran."""
+    """How the last build in ``outdir`` ended without finishing, for this build's log:
+    killed outright (``SIGKILL``, the out-of-memory killer: its report is missing, its
+    journals name what ran, ``"killed while running tutorials/plot_a.py ..."``), or after
+    its examples ran, in the phase its report names (:func:`docsaccel.schema.ended_phase`,
+    the gates' words too); ``None`` when it finished or its report says why otherwise."""
     try:
         report = read_json(layout.report_path(outdir), "report")
     except InputError:
         report = None  # none (or unreadable): the journals tell
     if isinstance(report, dict):
-        if (report.get("build") or {}).get("writing") is True:
-            return "while it wrote its pages (its examples had run)"
-        return None
+        build = report.get("build") or {}
+        phase = ended_phase(build)
+        if phase is None:
+            return None
+        # A build that ended itself (SIGTERM, Ctrl-C) said why in its report: not killed.
+        ended = build.get("ended_because")
+        if isinstance(ended, str) and ended:
+            return f"stopped {phase} ({ended}; its examples had run)"
+        return f"killed {phase} (its examples had run)"
     records = read_records(layout.records_dir(outdir), files=False)
     running = sorted(i for i, record in records.items() if is_unfinished(record))
     if not running:
         return None
-    return f"while running {', '.join(running)} (no report; out of memory?)"
+    return f"killed while running {', '.join(running)} (no report; out of memory?)"
 
 
 def _why(exc: BaseException) -> str:
