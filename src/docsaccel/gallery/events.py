@@ -119,7 +119,7 @@ from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
 from docsaccel.gallery.page_file import remove_unwanted_pages
 from docsaccel.gallery.progress import remove_stale_pipes, start_progress
 from docsaccel.gallery.state import GalleryBuild
-from docsaccel.memory_sizes import format_size, machine_bytes
+from docsaccel.memory_sizes import ceiling_room, format_size, machine_bytes
 from docsaccel.records import (
     base_record,
     forget_written,
@@ -713,6 +713,18 @@ def _check_memory_room(config: Any, build: GalleryBuild, gallery_conf: dict[str,
                 f"processes hold before any example runs ({format_size(held)}): every "
                 "example would be stopped by the ceiling; set it above that, with room for "
                 "the examples, or a little under the machine's memory"
+            )
+        if ceiling - held < ceiling_room(held):
+            # Not refused (Sphinx's memory moves); said, so an example stopped by it is not
+            # blamed, also in a build whose examples are all restored from the cache.
+            where, value = resolve("memory_limit", config, os.environ)
+            logger.warning(
+                f"docsaccel: {where} = {value!r} leaves {format_size(ceiling - held)} above "
+                f"what the build's processes hold before any example runs "
+                f"({format_size(held)}), less than {format_size(ceiling_room(held))}: an "
+                "example may be stopped by memory that is not its own; raise the ceiling",
+                type="docsaccel",
+                subtype="memory",
             )
     if (gallery_conf.get("parallel") or 1) > 1:
         return  # the examples run in workers, whose own memory is not known yet
