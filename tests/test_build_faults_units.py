@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from docsaccel import layout
 from docsaccel.budgets import Budget
 from docsaccel.contract import OK, UNFINISHED_ERROR
@@ -45,7 +47,7 @@ def test_what_the_killed_build_was_doing_is_found(tmp_path) -> None:
 
     report = layout.report_path(tmp_path)
     report.write_text(json.dumps({"build": {"complete": False, "writing": True}}))
-    assert "while it wrote its pages" in _killed_last_time(tmp_path)
+    assert _killed_last_time(tmp_path).startswith("killed while its pages were written")
     report.write_text(json.dumps({"build": {"complete": False}}))  # it wrote its report
     assert _killed_last_time(tmp_path) is None
 
@@ -54,3 +56,30 @@ def test_a_build_that_ran_its_examples_to_the_end_was_not_killed(tmp_path) -> No
     layout.records_dir(tmp_path).mkdir(parents=True)
     _journal(tmp_path, OK, None)
     assert _killed_last_time(tmp_path) is None
+
+
+@pytest.mark.parametrize(
+    ("flags", "phase"),
+    [
+        ({"writing": True, "reading": True}, "while Sphinx read the documents"),
+        ({"writing": True}, "while its pages were written"),
+    ],
+    ids=["reading", "writing"],
+)
+@pytest.mark.parametrize("ended_because", [None, "it was terminated (SIGTERM)"])
+def test_the_next_build_and_the_gates_name_the_same_phase(tmp_path, flags, phase, ended_because):
+    """A build killed (or terminated) while Sphinx read the documents was logged by the
+    next build as killed "while it wrote its pages", while check said it ended reading."""
+    from docsaccel.report.model import LoadedInput
+
+    build = {"complete": False, **flags}
+    if ended_because is not None:
+        build["ended_because"] = ended_because
+    layout.report_path(tmp_path).parent.mkdir(parents=True)
+    layout.report_path(tmp_path).write_text(json.dumps({"build": build}))
+    said = _killed_last_time(tmp_path)
+    assert said is not None and phase in said, said
+    # Terminated, it wrote its report saying why: stopped, not killed.
+    assert said.startswith("stopped" if ended_because else "killed"), said
+    gates = LoadedInput(str(tmp_path / "r.json"), "docsaccel", [], build).incomplete_text()
+    assert f"it ended {phase}" in gates, gates

@@ -138,6 +138,9 @@ def test_a_cache_of_its_own_inside_the_sources_is_kept(root: Path) -> None:
 def test_a_cache_in_a_folder_copied_into_the_site_is_refused(root: Path, setting: str) -> None:
     """The whole cache (entries, the last build's record with the machine's paths) was
     copied into ``html/_static/cache`` with the site, and the build passed."""
+    # The folder is there, as in a project that uses it (a cache whose parent is missing
+    # is refused for that first).
+    (root / "docs" / "source" / "_static").mkdir(exist_ok=True)
     built = _build(root, f'{setting} = ["_static"]\ndocsaccel_cache = "_static/cache"\n')
 
     static = (root / "docs" / "source" / "_static").resolve()

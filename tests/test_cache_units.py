@@ -678,3 +678,21 @@ def test_an_entry_showing_the_folder_it_ran_in_is_not_restored_elsewhere(tmp_pat
     unknown = store.load("a")
     del unknown.meta["made_in"]
     assert _shows_where_it_ran(store, unknown, "/new/checkout") == "the folder it ran in is unknown"
+
+
+def test_stats_say_they_are_of_the_last_build_that_wrote_the_cache_and_when(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A build using the cache read-only writes no summary: the hits shown are an older
+    build's, and the line says whose and when rather than "last build"."""
+    from datetime import UTC, datetime
+
+    from docsaccel.cache.manage import stats
+
+    store = CacheStore(tmp_path / "cache")
+    monkeypatch.setattr("time.time", lambda: 86400.0)
+    store.write_last_build({"hits": 7, "misses": 0, "finished": True})
+    out, status = stats(tmp_path / "cache")
+    when = datetime.fromtimestamp(86400.0, UTC).isoformat(timespec="seconds")
+    assert status == 0
+    assert f"last build that wrote the cache (at {when}): 7 hit(s), 0 miss(es)" in out, out

@@ -51,3 +51,29 @@ def test_every_command_and_argument_has_help() -> None:
             # A group of subcommands is described by its commands' own help.
             if action.__class__.__name__ != "_SubParsersAction":
                 assert action.help, f"{name}: {action.dest} has no help"
+
+
+def test_doctor_says_an_extra_is_not_installed_when_only_a_shared_dependency_is(
+    monkeypatch,
+) -> None:
+    """numpy, present because matplotlib needs it, is no sign the mujoco extra was
+    installed: "partly installed, missing gymnasium, mujoco, imageio" sent the user
+    after a partial install that never happened."""
+    from types import SimpleNamespace
+
+    from docsaccel import doctor
+
+    installed = {"numpy": "2.4.0", "matplotlib": "3.11.0"}
+    wanted = ["gymnasium", "mujoco", "imageio", "numpy"]
+    monkeypatch.setattr(doctor, "extra_distributions", lambda extra: wanted)
+    monkeypatch.setattr(doctor, "_version", lambda name: installed.get(name, "not installed"))
+    dists = [
+        SimpleNamespace(metadata={"Name": "matplotlib"}, requires=["numpy>=1.25"]),
+        SimpleNamespace(metadata={"Name": "numpy"}, requires=None),
+    ]
+    monkeypatch.setattr(doctor.metadata, "distributions", lambda: iter(dists))
+    assert doctor.check_extra("mujoco").text.startswith("extra mujoco: not installed (")
+    # One of the extra's own packages present: partly, naming the missing ones.
+    installed["mujoco"] = "4.0.0"
+    text = doctor.check_extra("mujoco").text
+    assert text.startswith("extra mujoco: partly installed, missing gymnasium, imageio ("), text

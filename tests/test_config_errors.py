@@ -52,6 +52,78 @@ def test_a_configuration_error_is_one_line_and_status_2(tmp_path, env, conf, bud
     assert len(lines) == 1 and named in lines[0], built.output
 
 
+def _d_cases() -> list[tuple[str, str]]:
+    """A ``-D`` text Sphinx cannot convert itself, for every setting whose conf.py value
+    is not a text (a bool, a number, a list): each is refused by docsaccel's rule."""
+    from docsaccel.settings import specs
+
+    return [
+        (item.key, "maybe")
+        for item in specs()
+        if item.key is not None and str not in item.types and list not in item.types
+    ]
+
+
+@pytest.mark.parametrize(("key", "text"), _d_cases(), ids=lambda value: str(value))
+def test_a_bad_d_value_is_one_line_and_status_2(tmp_path, key, text):
+    src = make_project(tmp_path, ["plot_quick.py"])
+    built = build(src, "-D", f"{key}={text}")
+    assert built.returncode == 2, built.output
+    for word in (*CRASH_WORDS, "please open an issue"):
+        assert word not in built.output, built.output
+    lines = [line for line in built.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"-D {key}={text!r}" in lines[0], built.output
+
+
+def test_d_values_are_read_as_conf_values(tmp_path):
+    # A switch's spellings, a number and a list: what conf.py would give, no warning.
+    src = make_project(tmp_path, ["plot_quick.py"])
+    args = ("-D", "docsaccel_progress=no", "-D", "docsaccel_report_chart=yes")
+    built = build(src, "-W", *args, "-D", "docsaccel_cache_env=A,B")
+    assert built.returncode == 0, built.output
+    assert built.output.strip() == "", built.output
+
+
+@pytest.mark.parametrize(
+    ("env", "conf"),
+    [
+        ({"DOCSACCEL_CACHE": "{root}/.git"}, ""),
+        ({"DOCSACCEL_CACHE": "{root}/mylib"}, ""),
+        # The output folder beside the sources (doc/src, doc/_build/html).
+        ({}, 'docsaccel_cache = "../_build/html"\n'),
+    ],
+    ids=["git-folder", "users-package", "output-folder"],
+)
+def test_a_refused_cache_folder_suggests_one_at_the_project_root(tmp_path, env, conf):
+    # The project root is the folder with .git, above the sources (tmp_path/src).
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    (tmp_path / "mylib").mkdir()
+    (tmp_path / "mylib" / "__init__.py").write_text("", encoding="utf-8")
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
+    env = {name: value.format(root=tmp_path) for name, value in env.items()}
+    built = build(src, env=env, outdir=tmp_path / "_build" / "html")
+    assert built.returncode == 2, built.output
+    lines = [line for line in built.output.splitlines() if line.strip()]
+    assert len(lines) == 1, built.output
+    assert lines[0].endswith(f"such as {tmp_path.resolve() / '.docsaccel-cache'}"), lines[0]
+
+
+def test_a_cache_folder_whose_parent_is_missing_is_refused_and_nothing_made(tmp_path):
+    src = make_project(tmp_path, ["plot_quick.py"])
+    cache = tmp_path / "nonexistent" / "deep" / "cache"
+    built = build(src, env={"DOCSACCEL_CACHE": str(cache)})
+    assert built.returncode == 2, built.output
+    lines = [line for line in built.output.splitlines() if line.strip()]
+    assert len(lines) == 1, built.output
+    assert f"DOCSACCEL_CACHE={str(cache)!r}" in lines[0], lines[0]
+    assert f"parent folder {cache.parent} does not exist" in lines[0], lines[0]
+    assert not (tmp_path / "nonexistent").exists()
+    # Only the last component is made: a cache whose parent exists is a new folder.
+    (tmp_path / "nonexistent").mkdir()
+    assert build(src, env={"DOCSACCEL_CACHE": str(tmp_path / "nonexistent" / "c")}).returncode == 0
+
+
 #: An example whose ``# docsaccel_budget`` comment is not a budget.
 BAD_COMMENT = '"""\nBad budget\n==========\n"""\n# docsaccel_budget = "9x"\n'
 

@@ -91,7 +91,9 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"intercept"}),
     # Sizes and the machine's memory, which settings and budgets check values against.
     frozenset({"memory_sizes"}),
-    frozenset({"layout", "formats", "settings", "registry"}),
+    frozenset({"layout", "formats", "registry"}),
+    # The settings' declaration, which names the project root (layout) in its messages.
+    frozenset({"settings"}),
     # How docsaccel stops a Sphinx build whose error it logged (one line, status 2).
     frozenset({"stops"}),
     # Warnings logged through Sphinx, kept and given again (the cache and the Sphinx state).

@@ -421,3 +421,31 @@ def test_a_cached_example_keeps_its_measured_memory(tmp_path) -> None:
     for key in ("peak_rss_bytes", "children_peak_bytes", "retained_bytes"):
         assert cached[key] == ran[key]
     assert json.dumps(cached["memory_budget"]) == json.dumps(ran["memory_budget"])
+
+
+def _held_before_examples(src, tmp_path) -> int:
+    """What the build's processes hold before any example runs, as a ceiling of 1M
+    (refused) makes the build say it."""
+    refused = build(src, env={"DOCSACCEL_MEMORY_LIMIT": "1M"}, outdir=tmp_path / "probe")
+    assert refused.returncode == 2, refused.output
+    held = re.search(r"before any example runs \(([^)]+)\)", refused.output)
+    assert held is not None, refused.output
+    return parse_size(held.group(1), "held")
+
+
+def test_a_ceiling_with_no_room_above_the_build_is_warned_also_when_all_is_restored(
+    tmp_path,
+) -> None:
+    """A ceiling just above what Sphinx holds before any example was accepted silently,
+    and the example running when Sphinx's memory moved was blamed."""
+    src = make_project(tmp_path, ["plot_quick.py"])
+    cache = {"DOCSACCEL_CACHE": str(tmp_path / "cache")}
+    assert build(src, env=cache).returncode == 0  # fills the cache
+    ceiling = _held_before_examples(src, tmp_path) + 30 * MIB
+    # Every example restored from the cache: the warning is said all the same.
+    built = build(src, env={**cache, "DOCSACCEL_MEMORY_LIMIT": f"{ceiling}B"})
+    assert built.returncode == 0, built.output
+    assert built.record("plot_quick.py")["status"] == "cached"
+    warned = [line for line in built.output.splitlines() if "leaves" in line]
+    assert len(warned) == 1, built.output
+    assert "DOCSACCEL_MEMORY_LIMIT" in warned[0] and "raise the ceiling" in warned[0], warned

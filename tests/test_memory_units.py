@@ -630,3 +630,35 @@ def test_what_a_forked_child_carries_is_the_least_the_process_held_at_a_fork() -
     assert done.returncode == 0, done.stderr
     first, least = map(int, done.stdout.split())
     assert first >= 300 and least < first - 250, done.stdout
+
+
+def _ceiling_message(own: int, rest: int) -> str:
+    from docsaccel.budgets import Budget
+    from docsaccel.examples import Example
+    from docsaccel.gallery.hook import BY_CEILING, memory_interruption_message
+    from docsaccel.gallery.memory import Sample
+
+    example = Example(
+        "howto",
+        "plot_write.py",
+        "src/howto/plot_write.py",
+        "src/auto_howto/plot_write.py",
+        "auto_howto/plot_write",
+        True,
+        Budget(30.0, "default", "default"),
+    )
+    started = 90 << 20
+    sample = Sample(example=started + own, build=rest + own, largest=True)
+    ceiling = rest + own - (1 << 20)
+    return memory_interruption_message(example, BY_CEILING, sample, ceiling, started, started + own)
+
+
+def test_an_example_stopped_by_a_ceiling_that_leaves_no_room_is_not_blamed() -> None:
+    """A ceiling of 100M over a build holding ~100M before any example stopped an example
+    using 1M of its own, telling it to use less memory: the ceiling is the cause."""
+    said = _ceiling_message(own=1 << 20, rest=99 << 20)
+    assert "The ceiling is the cause, not this example: it used 1M of its own" in said, said
+    assert "Make it use less memory" not in said, said
+    # An example using much of its own is still the one told to use less.
+    said = _ceiling_message(own=500 << 20, rest=99 << 20)
+    assert "Make it use less memory" in said and "ceiling is the cause" not in said, said

@@ -264,3 +264,28 @@ def test_every_switch_refuses_none_in_conf(tmp_path: Path) -> None:
         with pytest.raises(settings.SettingError) as raised:
             _read({item.key: None}, {}, tmp_path)
         assert str(raised.value) == f"{item.key} must be True or False, got None"
+
+
+def test_every_d_text_is_read_by_the_settings_rule_or_refused_naming_it(tmp_path) -> None:
+    # A real Sphinx config with ``-D`` overrides, as sphinx-build makes it.
+    from sphinx.config import Config
+
+    good = {"progress": "off", "report_chart": "yes", "cache_verify": "0.5"}
+    for item in specs():
+        if item.key is None:
+            continue
+        config = Config({}, {item.key: "maybe"})
+        config.add(item.key, item.default, "", frozenset(item.types))
+        try:
+            settings.read_overrides(config)
+        except settings.SettingError as exc:
+            assert f"-D {item.key}='maybe'" in str(exc), exc
+        else:  # a text is a text: the setting's own check reads it
+            assert not isinstance(getattr(config, item.key), bool), item.name
+    for name, text in good.items():
+        item = settings.spec(name)
+        config = Config({}, {item.key: text})
+        config.add(item.key, item.default, "", frozenset(item.types))
+        settings.read_overrides(config)
+        assert getattr(config, item.key) == {"off": False, "yes": True, "0.5": 0.5}[text]
+    assert settings.override_value(settings.spec("cache_env"), "A,B") == ["A", "B"]

@@ -89,9 +89,33 @@ def check_extra(extra: str) -> Check:
     hint = f'pip install "docsaccel[{extra}]" to {CAPABILITIES[extra]}'
     if not missing:
         return Check(OK, f"extra {extra}: installed")
-    if len(missing) == len(wanted):
+    # A present one that another installed package needs (numpy, under matplotlib) does
+    # not show the extra was installed: "partly" would send the user after the wrong cause.
+    present = [name for name in wanted if name not in missing]
+    if not [name for name in present if not _required_by_others(name)]:
         return Check(INFO, f"extra {extra}: not installed ({hint})")
     return Check(INFO, f"extra {extra}: partly installed, missing {', '.join(missing)} ({hint})")
+
+
+def _required_by_others(distribution: str) -> bool:
+    """Whether an installed distribution other than docsaccel requires ``distribution``
+    (whatever the marker: an over-count here only says "not installed" for an extra
+    whose own packages are all missing)."""
+    wanted = _normal(distribution)
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"] or ""
+        if _normal(name) in {"docsaccel", wanted}:
+            continue
+        for text in dist.requires or []:
+            match = _NAME.match(text)
+            if match is not None and _normal(match.group(1)) == wanted:
+                return True
+    return False
+
+
+def _normal(name: str) -> str:
+    """A distribution name as PEP 503 compares them (``Sphinx_Gallery`` is ``sphinx-gallery``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def gl_status() -> tuple[bool, str]:

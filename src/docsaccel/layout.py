@@ -49,12 +49,14 @@ __all__ = [
     "FOLDER_NAME",
     "JOURNAL_PREFIX",
     "LEFT_PREFIX",
+    "PROJECT_MARKERS",
     "SHARD_FOLDERS",
     "VCS_MARKERS",
     "building_since",
     "cache_deps_dir",
     "drop_build_started",
     "example_id_of",
+    "find_root",
     "forget_report",
     "gallery_lock_path",
     "generated_dir",
@@ -66,6 +68,7 @@ __all__ = [
     "left_files",
     "lock_holder",
     "lock_path",
+    "marked_root",
     "note_build_ended",
     "note_build_started",
     "records_dir",
@@ -95,12 +98,38 @@ BUILD_STARTED_FILE = "build-started"
 LEFT_PREFIX = "left-"
 
 #: What marks a repository's root, the project root of the example cache and the Sphinx
-#: state (:func:`docsaccel.cache.deps.find_root`).
+#: state (:func:`find_root`).
 VCS_MARKERS = (".git", ".hg")
 #: Stands for a :data:`VCS_MARKERS` folder in a shard's copy of the project, which holds
 #: none: the copy's root is its own, where the project's is, though the copy sits inside
 #: the project's repository.
 COPY_ROOT_MARKER = ".docsaccel-root"
+_ROOT_MARKERS = (*VCS_MARKERS, COPY_ROOT_MARKER)
+#: What marks a project's root when no repository does.
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
+
+
+def find_root(confdir: str | os.PathLike[str]) -> str:
+    """The repository root above ``confdir``: the nearest folder with ``.git`` (or
+    ``.hg``, or the :data:`COPY_ROOT_MARKER` of a project's copy), else the nearest with
+    ``pyproject.toml``/``setup.py``/``setup.cfg``, else ``confdir``. The project root of
+    the example cache and the Sphinx state, and where a cache folder is suggested."""
+    return marked_root(confdir) or os.path.abspath(confdir)
+
+
+def marked_root(confdir: str | os.PathLike[str]) -> str | None:
+    """The root :func:`find_root` finds by a marker, or None when no marker is above."""
+    start = os.path.abspath(confdir)
+    for markers in (_ROOT_MARKERS, PROJECT_MARKERS):
+        folder = start
+        while True:
+            if any(os.path.exists(os.path.join(folder, m)) for m in markers):
+                return folder
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    return None
 
 
 def id_slug(example_id: str) -> str:

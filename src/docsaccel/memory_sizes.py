@@ -32,13 +32,29 @@ from typing import Any
 
 from docsaccel.contract import InputError
 
-__all__ = ["UNITS", "format_size", "machine_bytes", "parse_size"]
+__all__ = ["UNITS", "ceiling_room", "format_size", "machine_bytes", "parse_size"]
 
 #: Bytes per unit; ``""`` (no unit) is bytes where a caller allows it.
 UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _SIZE = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
 #: A size beyond this (1 PiB) is a typo, whatever the machine.
 MAX_BYTES = 1 << 50
+
+
+#: The least room a memory ceiling leaves for the examples, whatever the build holds.
+MIN_CEILING_ROOM = 64 << 20
+
+
+def ceiling_room(held: int) -> int:
+    """The least room a memory ceiling should leave above ``held``, what the build's
+    processes hold before any example runs: a quarter of it, at least 64M. Sphinx's own
+    memory moves by that much as it reads and writes, so a ceiling closer than this stops
+    whichever example runs when it does, whatever that example uses.
+
+    >>> ceiling_room(100 << 20) == MIN_CEILING_ROOM, ceiling_room(1 << 30) == 256 << 20
+    (True, True)
+    """
+    return max(held // 4, MIN_CEILING_ROOM)
 
 
 def parse_size(

@@ -173,6 +173,7 @@ __all__ = [
     "STATUSES",
     "VERSION",
     "SchemaError",
+    "ended_phase",
     "load_report",
     "peak_bytes",
     "validate_record",
@@ -185,6 +186,27 @@ REPORT = Format("docsaccel.report", 2, "report")
 RECORD_SCHEMA = RECORD.schema
 REPORT_SCHEMA = REPORT.schema
 VERSION = REPORT.version
+
+
+def ended_phase(build: Any) -> str | None:
+    """In which phase a build that ran its examples ended without finishing, from its
+    report's ``build`` flags: ``"while Sphinx read the documents"`` (``reading``, set until
+    every document is read), ``"while its pages were written"`` (``writing`` alone), or
+    None (it finished, or ended before its examples were done). The one reading of those
+    flags: the gates' words and the next build's log line are made from it.
+
+    >>> ended_phase({"complete": False, "writing": True, "reading": True})
+    'while Sphinx read the documents'
+    >>> ended_phase({"complete": False, "writing": True}), ended_phase({"complete": True})
+    ('while its pages were written', None)
+    """
+    if not isinstance(build, dict) or build.get("complete") is not False:
+        return None
+    if build.get("reading") is True:
+        return "while Sphinx read the documents"
+    if build.get("writing") is True:
+        return "while its pages were written"
+    return None
 
 
 # key -> (accepted types, required)

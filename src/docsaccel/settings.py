@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from docsaccel.contract import MAX_BUDGET_SECONDS, InputError, parse_switch
+from docsaccel.layout import marked_root
 from docsaccel.memory_sizes import format_size, machine_bytes, parse_size
 
 __all__ = [
@@ -66,8 +67,11 @@ __all__ = [
     "given_as",
     "missing_folder",
     "not_a_folder",
+    "override_value",
     "own_cache_folder",
+    "project_root",
     "read_env_setting",
+    "read_overrides",
     "read_setting",
     "read_settings",
     "resolve",
@@ -241,19 +245,30 @@ def _cache(source: Source) -> Path | None:
         path = _conf_path(source, "the cache folder")
         path = None if path is None else path.resolve()
     # A cache folder that does not exist yet is made by the first build, unless it is to be
-    # made below a file: a typo, not a folder to make.
+    # made below a file or a folder that does not exist: a typo, not a tree to make.
     try:
-        problem = (
-            None if path is None else not_a_folder(path) if path.exists() else below_a_file(path)
-        )
+        problem = None if path is None else not_a_folder(path) if path.exists() else _unmade(path)
     except OSError as exc:  # a name too long, a folder one may not look into
         raise SettingError(f"{source.where}={source.value!r}: {exc.strerror or exc}") from None
     if problem is None and path is not None:
-        conf = ClearOf(source.confdir.resolve(), "the Sphinx conf folder", inside_allowed=True)
-        problem = cache_collision(path, [conf])
+        confdir = source.confdir.resolve()
+        conf = ClearOf(confdir, "the Sphinx conf folder", inside_allowed=True)
+        problem = cache_collision(path, [conf], project_root(confdir, path))
     if problem is not None:
         raise SettingError(f"{source.where}={source.value!r}: {problem}")
     return path
+
+
+def _unmade(path: Path) -> str | None:
+    """Why the cache folder ``path``, missing, is not made: a build makes the folder
+    itself, never its parents (``/nonexistent/deep/cache`` would make a tree at the
+    filesystem's root). None when its parent is a folder."""
+    if path.parent.is_dir():
+        return None
+    return below_a_file(path) or (
+        f"its parent folder {path.parent} does not exist; a build makes only the cache "
+        "folder itself: create the parent first, or give a folder whose parent exists"
+    )
 
 
 class ClearOf(NamedTuple):
@@ -267,7 +282,7 @@ class ClearOf(NamedTuple):
     inside_allowed: bool = False
 
 
-def cache_collision(cache: Path, folders: Iterable[ClearOf]) -> str | None:
+def cache_collision(cache: Path, folders: Iterable[ClearOf], root: Path) -> str | None:
     """Why ``cache`` cannot be the cache folder: it is, holds or is inside one of
     ``folders`` (resolved paths), which it would share with what the build or the user
     keeps there. None when it is a folder of its own.
@@ -277,18 +292,20 @@ def cache_collision(cache: Path, folders: Iterable[ClearOf]) -> str | None:
     sphinx-gallery's pages and the cache's mix, and neither can be told from the other;
     in an examples folder, they land among the user's tracked files; in the output folder
     or a folder copied into it (``html_static_path``), they are published with the site.
-    The message suggests a folder clear of them all.
+    The message suggests a folder clear of them all (:func:`own_cache_folder`, at the
+    project ``root``).
 
     >>> docs = ClearOf(Path("/repo/docs"), "the Sphinx conf folder", inside_allowed=True)
-    >>> cache_collision(Path("/repo"), [docs]).split("; ")[0]
+    >>> cache_collision(Path("/repo"), [docs], Path("/repo")).split("; ")[0]
     '/repo holds the Sphinx conf folder /repo/docs'
-    >>> cache_collision(Path("/repo/docs"), [docs]).split("such as ")[1]
+    >>> cache_collision(Path("/repo/docs"), [docs], Path("/repo")).split("such as ")[1]
     '/repo/.docsaccel-cache'
-    >>> cache_collision(Path("/repo/docs/_cache"), [docs]) is None
+    >>> cache_collision(Path("/repo/docs/_cache"), [docs], Path("/repo")) is None
     True
     >>> html = ClearOf(Path("/repo/docs/_build/html"), "the build's output folder")
-    >>> cache_collision(Path("/repo/docs/_build/html/_cache"), [docs, html]).split(";")[0]
-    "/repo/docs/_build/html/_cache is inside the build's output folder /repo/docs/_build/html"
+    >>> cache_collision(Path("/repo/docs/_build/html/_c"), [docs, html], Path("/repo"))
+    "/repo/docs/_build/html/_c is inside the build's output folder /repo/docs/_build/html; \
+give the cache a folder of its own, such as /repo/.docsaccel-cache"
     """
     folders = list(folders)
     # The folder the cache is, when it is one, names it best (a nested gallery is also
@@ -296,7 +313,7 @@ def cache_collision(cache: Path, folders: Iterable[ClearOf]) -> str | None:
     for clear in sorted(folders, key=lambda clear: clear.folder != cache):
         where = _overlap(cache, clear)
         if where is not None:
-            suggested = own_cache_folder(cache, folders)
+            suggested = own_cache_folder(cache, folders, root)
             return f"{cache} {where}; give the cache a folder of its own, such as {suggested}"
     return None
 
@@ -312,23 +329,37 @@ def _overlap(cache: Path, clear: ClearOf) -> str | None:
     return None
 
 
-def own_cache_folder(cache: Path, folders: Iterable[ClearOf]) -> Path:
-    """The nearest ``.docsaccel-cache`` at or above ``cache`` that collides with none of
-    ``folders``: a suggestion that is itself allowed. One outside every folder is
-    preferred: a cache inside the source folder is allowed, but a build with another
-    cache (or none) reads what the folder holds unless it carries the cache's tag.
+def project_root(confdir: Path, cache: Path) -> Path:
+    """Where a cache folder is suggested for a project whose conf dir is ``confdir``: its
+    repository root (:func:`docsaccel.layout.marked_root`, beside ``.git``), or, with no
+    marker above, the folder holding both ``confdir`` and the refused ``cache``."""
+    marked = marked_root(confdir)
+    if marked is not None:
+        return Path(marked)
+    return Path(os.path.commonpath([Path(confdir).resolve(), cache]))
+
+
+def own_cache_folder(cache: Path, folders: Iterable[ClearOf], root: Path) -> Path:
+    """The one suggestion for a refused cache folder ``cache``: ``.docsaccel-cache`` at
+    the project ``root`` (:func:`docsaccel.layout.find_root`, beside ``.git``, where this
+    project keeps its own), else at the nearest folder above it that is clear. Never
+    inside ``cache`` itself (refused: ``.git``, a package of the user's), nor, where
+    another is possible, inside one of ``folders`` (the sources, the output, the
+    doctrees, which ``make clean`` deletes or the site publishes).
 
     >>> docs = ClearOf(Path("/repo/docs"), "the Sphinx source folder", inside_allowed=True)
-    >>> own_cache_folder(Path("/repo/docs/_ext"), [docs]).as_posix()
+    >>> own_cache_folder(Path("/repo/mylib"), [docs], Path("/repo")).as_posix()
     '/repo/.docsaccel-cache'
+    >>> own_cache_folder(Path("/repo"), [docs], Path("/repo")).as_posix()
+    '/.docsaccel-cache'
     """
-    folders = list(folders)
-    candidates = [parent / DEFAULT_CACHE_NAME for parent in (cache, *cache.parents)]
+    folders = [*folders, ClearOf(cache, "the refused folder")]
+    candidates = [base / DEFAULT_CACHE_NAME for base in (root, *root.parents)]
     for strict in (True, False):
         for candidate in candidates:
             if all(_clear(candidate, clear, strict) for clear in folders):
                 return candidate
-    return cache / DEFAULT_CACHE_NAME
+    return candidates[-1]
 
 
 def _clear(candidate: Path, clear: ClearOf, strict: bool) -> bool:
@@ -796,6 +827,63 @@ def given_as(name: str, env: Mapping[str, str] | None = None) -> str:
 def _env_set(item: Setting, env: Mapping[str, str]) -> bool:
     """Whether the setting's variable is set: a blank one counts as unset."""
     return item.env is not None and bool(env.get(item.env, "").strip())
+
+
+def read_overrides(config: Any, refuse: bool = True) -> None:
+    """Turn every ``-D docsaccel_*=TEXT`` of ``config`` (a Sphinx config) into the value
+    ``conf.py`` would give, in place, so the setting's check reads it as it reads
+    ``conf.py``'s (a path relative to the conf dir, a bool, a number, a list).
+
+    Sphinx converts an override itself when the value is first read, and a text it cannot
+    convert (``-D docsaccel_progress=maybe``) raises out of that read as a crash report.
+    Raises :class:`SettingError` naming the setting and the text instead; ``refuse=False``
+    leaves such a text in place for a later call to refuse (the plugin's ``setup``
+    converts early, before Sphinx first reads the values, but cannot stop a build cleanly).
+    """
+    overrides = getattr(config, "overrides", None)
+    if not isinstance(overrides, dict):
+        return
+    for item in specs():
+        text = overrides.get(item.key) if item.key is not None else None
+        if isinstance(text, str):
+            try:
+                value = override_value(item, text)
+            except SettingError:
+                if refuse:
+                    raise
+                continue
+            # Sphinx uses a value that is not a text as it is, and so does every reader.
+            overrides[item.key] = value
+            setattr(config, item.key, value)
+
+
+def override_value(item: Setting, text: str) -> Any:
+    """The ``conf.py`` value of the text ``-D`` gave setting ``item``: a switch's spelling
+    for a bool (``1``, ``yes``, ``off``...), a number, a comma-separated list, ``none``
+    for None where None is allowed, else the text. Raises :class:`SettingError`.
+
+    >>> override_value(spec("progress"), "no"), override_value(spec("cache_env"), "A, B")
+    (False, ['A', 'B'])
+    """
+    where = f"-D {item.key}"
+    accepts = item.accepts.replace("``", "")
+    types = set(item.types)
+    if type(None) in types and text.strip().lower() == "none":
+        return None
+    if bool in types:
+        try:
+            return parse_switch(text, where)
+        except ValueError as exc:
+            if types == {bool}:
+                raise SettingError(str(exc)) from None
+    if float in types:
+        try:
+            return float(text)
+        except ValueError:
+            raise SettingError(f"{where}={text!r} is not {accepts}") from None
+    if str not in types and types & {list, tuple}:
+        return [part.strip() for part in text.split(",") if part.strip()]
+    return text
 
 
 def _source(item: Setting, config: Any, env: Mapping[str, str], confdir: Path) -> Source:

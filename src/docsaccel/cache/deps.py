@@ -88,32 +88,12 @@ __all__ = [
 CHILDREN_KEY = "children"
 
 _VCS_MARKERS = layout.VCS_MARKERS
-_ROOT_MARKERS = (*_VCS_MARKERS, layout.COPY_ROOT_MARKER)
-_PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
+_PROJECT_MARKERS = layout.PROJECT_MARKERS
 #: A listing keeps its names (for ``changes`` to say which) up to this many; a larger one
 #: keeps only their count and digest, so an entry stays small.
 LISTING_NAMES_KEPT = 1000
-
-
-def find_root(confdir: str | os.PathLike[str]) -> str:
-    """The repository root above ``confdir``: the nearest folder with ``.git`` (or
-    ``.hg``, or the :data:`docsaccel.layout.COPY_ROOT_MARKER` of a project's copy), else
-    the nearest with ``pyproject.toml``/``setup.py``/``setup.cfg``, else ``confdir``."""
-    return _marked_root(confdir) or os.path.abspath(confdir)
-
-
-def _marked_root(confdir: str | os.PathLike[str]) -> str | None:
-    start = os.path.abspath(confdir)
-    for markers in (_ROOT_MARKERS, _PROJECT_MARKERS):
-        folder = start
-        while True:
-            if any(os.path.exists(os.path.join(folder, m)) for m in markers):
-                return folder
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                break
-            folder = parent
-    return None
+find_root = layout.find_root
+_marked_root = layout.marked_root
 
 
 _noted: set[str] = set()

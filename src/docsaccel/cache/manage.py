@@ -397,7 +397,7 @@ def stats(cache: str | Path) -> tuple[str, int]:
         total = last["hits"] + last["misses"]
         rate = f"{100 * last['hits'] / total:.0f}%" if total else "n/a"
         lines.append(
-            f"last build{_unfinished(last)}: {last['hits']} hit(s), {last['misses']} miss(es) "
+            f"{_last_writer(last)}: {last['hits']} hit(s), {last['misses']} miss(es) "
             f"(hit rate {rate}), {last.get('saved_seconds', 0):.1f} s saved, "
             f"{last.get('stored', 0)} stored"
         )
@@ -413,6 +413,21 @@ def stats(cache: str | Path) -> tuple[str, int]:
             for example_id in audited.get(status) or []:
                 lines.append(f"  {status}: {example_id}")
     return "\n".join(lines) + "\n", 0
+
+
+def _last_writer(last: dict[str, Any]) -> str:
+    """Whose the summary is: the last build that could write the cache, and when. A
+    build using the cache read-only (a fork's pull request, a read-only restore) writes
+    no summary, so its hits are never here: the line says whose they are.
+
+    >>> _last_writer({"finished_at": 0})
+    'last build that wrote the cache (at 1970-01-01T00:00:00+00:00)'
+    """
+    unfinished = _unfinished(last)
+    finished = last.get("finished_at")
+    if not unfinished and isinstance(finished, (int, float)):
+        unfinished = f" (at {_when(finished)})"
+    return f"last build that wrote the cache{unfinished}"
 
 
 def _unfinished(last: dict[str, Any]) -> str:

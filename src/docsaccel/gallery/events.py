@@ -119,7 +119,7 @@ from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
 from docsaccel.gallery.page_file import published_pages, remove_unwanted_pages
 from docsaccel.gallery.progress import remove_stale_pipes, start_progress
 from docsaccel.gallery.state import GalleryBuild
-from docsaccel.memory_sizes import format_size, machine_bytes
+from docsaccel.memory_sizes import ceiling_room, format_size, machine_bytes
 from docsaccel.records import (
     base_record,
     forget_written,
@@ -130,7 +130,7 @@ from docsaccel.records import (
     write_record,
     written_here,
 )
-from docsaccel.schema import MEASURED_FIELDS, peak_bytes
+from docsaccel.schema import MEASURED_FIELDS, ended_phase, peak_bytes
 from docsaccel.settings import (
     ClearOf,
     SettingError,
@@ -138,6 +138,8 @@ from docsaccel.settings import (
     cache_collision,
     env_name,
     own_cache_folder,
+    project_root,
+    read_overrides,
     read_settings,
     resolve,
     unknown_settings,
@@ -222,9 +224,9 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     # After sphinx-gallery's handler was replaced above: the report of a build that one of
     # them stopped before any example ran names the handler and its error.
     note_errors(app, "builder-inited", lambda raised: _note_raised(app, raised))
-    killed = _killed_last_time(Path(app.outdir))
-    if killed is not None:
-        logger.info(f"docsaccel: the last build in {app.outdir} was killed {killed}")
+    ended = _killed_last_time(Path(app.outdir))
+    if ended is not None:
+        logger.info(f"docsaccel: the last build in {app.outdir} was {ended}")
     remove_stale_pipes(layout.records_dir(app.outdir))
     layout.forget_report(app.outdir)
     galleries: list[GalleryLock] = []
@@ -277,23 +279,30 @@ def _release(locks: list[GalleryLock]) -> None:
 
 
 def _killed_last_time(outdir: Path) -> str | None:
-    """What the last build in ``outdir`` was doing when it was killed outright (``SIGKILL``,
-    the out-of-memory killer: nothing of it could write its report), e.g. ``"while
-    running tutorials/plot_a.py"``; ``None`` when it ended otherwise. Its report is
-    missing, or still says it was being written, and its journals name what ran."""
+    """How the last build in ``outdir`` ended without finishing, for this build's log:
+    killed outright (``SIGKILL``, the out-of-memory killer: its report is missing, its
+    journals name what ran, ``"killed while running tutorials/plot_a.py ..."``), or after
+    its examples ran, in the phase its report names (:func:`docsaccel.schema.ended_phase`,
+    the gates' words too); ``None`` when it finished or its report says why otherwise."""
     try:
         report = read_json(layout.report_path(outdir), "report")
     except InputError:
         report = None  # none (or unreadable): the journals tell
     if isinstance(report, dict):
-        if (report.get("build") or {}).get("writing") is True:
-            return "while it wrote its pages (its examples had run)"
-        return None
+        build = report.get("build") or {}
+        phase = ended_phase(build)
+        if phase is None:
+            return None
+        # A build that ended itself (SIGTERM, Ctrl-C) said why in its report: not killed.
+        ended = build.get("ended_because")
+        if isinstance(ended, str) and ended:
+            return f"stopped {phase} ({ended}; its examples had run)"
+        return f"killed {phase} (its examples had run)"
     records = read_records(layout.records_dir(outdir), files=False)
     running = sorted(i for i, record in records.items() if is_unfinished(record))
     if not running:
         return None
-    return f"while running {', '.join(running)} (no report; out of memory?)"
+    return f"killed while running {', '.join(running)} (no report; out of memory?)"
 
 
 def _why(exc: BaseException) -> str:
@@ -382,13 +391,16 @@ def _check_cache_place(app: Sphinx, config: Any, settings: Settings) -> None:
     if settings.cache is None:
         return
     folders = _folders_beside_cache(app, config)
-    problem = cache_collision(settings.cache, folders) or _foreign_cache(settings.cache, folders)
+    root = project_root(Path(app.confdir), settings.cache)
+    problem = cache_collision(settings.cache, folders, root) or _foreign_cache(
+        settings.cache, folders, root
+    )
     if problem is not None:
         where, value = resolve("cache", config, os.environ)
         raise config_error(f"{where}={str(value)!r}: {problem}")
 
 
-def _foreign_cache(cache: Path, folders: list[ClearOf]) -> str | None:
+def _foreign_cache(cache: Path, folders: list[ClearOf], root: Path) -> str | None:
     """Why ``cache`` is a folder of the user's, not a cache (it holds files and neither
     docsaccel's tag nor a cache's folders), naming a file found there: the build would
     write its entries among them, and pruning would delete in it."""
@@ -397,7 +409,7 @@ def _foreign_cache(cache: Path, folders: list[ClearOf]) -> str | None:
     why = foreign_files(cache)
     if not why:
         return None
-    suggested = own_cache_folder(cache, folders)
+    suggested = own_cache_folder(cache, folders, root)
     return (
         f"{cache} is not a docsaccel cache folder: {why}; give the cache a folder of its "
         f"own, such as {suggested}"
@@ -493,6 +505,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[Gal
     for message in unknown_variables(os.environ):
         logger.warning(message, type="docsaccel", subtype="config")
     try:
+        read_overrides(config)
         settings = read_settings(config, app.confdir)
     except SettingError as exc:
         raise config_error(str(exc)) from None
@@ -700,6 +713,18 @@ def _check_memory_room(config: Any, build: GalleryBuild, gallery_conf: dict[str,
                 f"processes hold before any example runs ({format_size(held)}): every "
                 "example would be stopped by the ceiling; set it above that, with room for "
                 "the examples, or a little under the machine's memory"
+            )
+        if ceiling - held < ceiling_room(held):
+            # Not refused (Sphinx's memory moves); said, so an example stopped by it is not
+            # blamed, also in a build whose examples are all restored from the cache.
+            where, value = resolve("memory_limit", config, os.environ)
+            logger.warning(
+                f"docsaccel: {where} = {value!r} leaves {format_size(ceiling - held)} above "
+                f"what the build's processes hold before any example runs "
+                f"({format_size(held)}), less than {format_size(ceiling_room(held))}: an "
+                "example may be stopped by memory that is not its own; raise the ceiling",
+                type="docsaccel",
+                subtype="memory",
             )
     if (gallery_conf.get("parallel") or 1) > 1:
         return  # the examples run in workers, whose own memory is not known yet

@@ -17,7 +17,7 @@ from sphinx.util import logging
 import docsaccel
 from docsaccel import layout, sg_compat
 from docsaccel.gallery import events, process_end
-from docsaccel.settings import config_values
+from docsaccel.settings import config_values, read_overrides
 
 __all__ = ["ENV_VERSION", "setup"]
 
@@ -41,6 +41,10 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.setup_extension("docsaccel.incremental.sphinxext")
     for key, default, types in config_values():
         app.add_config_value(key, default, "", types=frozenset(types))
+    # Before Sphinx reads them (it shows every value when config-inited is emitted): a
+    # ``-D`` text Sphinx cannot convert would be a warning or a crash report; one docsaccel
+    # cannot is refused in one line at config-inited.
+    read_overrides(app.config, refuse=False)
     events.connect(app)
     process_end.install()
     return {

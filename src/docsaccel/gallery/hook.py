@@ -79,7 +79,7 @@ from docsaccel.gallery.processes import (
     process_name,
 )
 from docsaccel.gallery.progress import NearBudgetWatch, ProgressChannel
-from docsaccel.memory_sizes import format_size, machine_bytes
+from docsaccel.memory_sizes import ceiling_room, format_size, machine_bytes
 from docsaccel.records import RecordJournal, base_record, now_iso, write_run_marker
 from docsaccel.schema import peak_bytes
 from docsaccel.settings import env_name, given_as
@@ -164,10 +164,35 @@ def memory_interruption_message(
     started that were ended for it (:func:`ended_text`)."""
     mode = "" if why == BY_CEILING else " (docsaccel_on_overrun = 'fail')"
     advice = "or raise the ceiling" if why == BY_CEILING else "or raise its memory budget"
+    if why == BY_CEILING:
+        blame = _ceiling_to_blame(sample, ceiling, started_at, peak)
+        if blame:
+            return (
+                f"{example.id} was interrupted at a peak of {format_size(peak)} (its process "
+                f"held {format_size(started_at)} when it started{'; ' if ended else ''}"
+                f"{ended}): {_memory_limit_text(example, why, sample, ceiling)}. {blame}"
+            )
     return (
         f"{example.id} was interrupted at a peak of {format_size(peak)} (its process held "
         f"{format_size(started_at)} when it started{'; ' if ended else ''}{ended}): "
         f"{_memory_limit_text(example, why, sample, ceiling)}{mode}. {_MEMORY_ADVICE}, {advice}."
+    )
+
+
+def _ceiling_to_blame(sample: Sample, ceiling: int | None, started_at: int, peak: int) -> str:
+    """The advice when the ceiling, not the example, is the cause (``""`` otherwise): the
+    example's own use (its peak above what its process held when it started) is less than
+    the room a ceiling should leave above the rest of the build's memory
+    (:func:`docsaccel.memory_sizes.ceiling_room`), so any example would have been stopped."""
+    own = max(peak - started_at, 0)
+    rest = max(sample.build - own, 0)
+    if own >= ceiling_room(rest):
+        return ""
+    return (
+        f"The ceiling is the cause, not this example: it used {format_size(own)} of its "
+        f"own, and the ceiling leaves less than {format_size(ceiling_room(rest))} above the "
+        f"{format_size(rest)} the rest of the build held; raise the ceiling "
+        f"({given_as('memory_limit')}), a little under the machine's memory."
     )
 
 

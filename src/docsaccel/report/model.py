@@ -51,6 +51,7 @@ from docsaccel.layout import (
     started_after,
 )
 from docsaccel.memory_sizes import format_size
+from docsaccel.schema import ended_phase
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
 __all__ = [
@@ -468,10 +469,9 @@ class LoadedInput:
             why.append(
                 "it wrote no report: it was killed outright (SIGKILL, out of memory), or still runs"
             )
-        if self.build.get("reading"):
-            why.append("its examples ran; it ended while Sphinx read the documents")
-        elif self.build.get("writing"):
-            why.append("its examples ran; it ended while its pages were written")
+        phase = ended_phase({**self.build, "complete": False})
+        if phase is not None:
+            why.append(f"its examples ran; it ended {phase}")
         if not why:
             return "the build did not finish"
         return f"the build did not finish ({'; '.join(why)})"
