@@ -291,9 +291,10 @@ def chart_path(outdir: str | os.PathLike[str]) -> Path:
 
 
 def report_pages_path(outdir: str | os.PathLike[str]) -> Path:
-    """The note of the report pages published in ``outdir`` (:mod:`.gallery.page_file`):
-    kept out of Sphinx's stored state, so a build of another configuration into the same
-    folder still finds a page published under another name."""
+    """The note of the report pages published in ``outdir``
+    (:mod:`docsaccel.gallery.page_file`): kept out of Sphinx's stored state, so a build
+    of another configuration into the same folder still finds a page published under
+    another name."""
     return _under(outdir, "report-pages.txt")
 
 
