@@ -225,9 +225,7 @@ def _totals(summary: ReportSummary) -> str:
             "from an earlier build (not run in this build)"
         )
     if summary.baseline_delta is not None:
-        items.append(
-            f"Against the baseline: {format_measured(summary.baseline_delta, signed=True)}"
-        )
+        items.append(f"Against the baseline: {summary.baseline_text()}")
     if summary.baseline_failed:
         items.append(f"The baseline build failed: {summary.baseline_failed}")
     if summary.memory_text():
