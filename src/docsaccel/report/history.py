@@ -55,12 +55,24 @@ import hashlib
 import json
 import statistics
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from docsaccel.contract import WHOLE_RUNS, InputError, is_finite_number, parse_json, read_text
+from docsaccel.contract import (
+    CACHED,
+    FAILED,
+    INTERRUPTED,
+    NOT_EXECUTED,
+    UNMEASURED,
+    WHOLE_RUNS,
+    InputError,
+    is_finite_number,
+    parse_json,
+    read_text,
+)
 from docsaccel.formats import Format
 from docsaccel.report.inputs import load_input, other_kind
 from docsaccel.report.model import Timing
@@ -135,6 +147,8 @@ class HistoryBuild:
     #: The examples the line recorded without a whole run (stopped, failed, not
     #: measured): in the build, but with no time to compare or trend.
     not_whole: frozenset[str] = frozenset()
+    #: The status each example of :attr:`not_whole` was recorded with.
+    not_whole_status: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def total_seconds(self) -> float:
@@ -145,6 +159,42 @@ class HistoryBuild:
     def partial(self) -> bool:
         """Whether an example of the build did not run whole: its total is no timing."""
         return bool(self.not_whole)
+
+    def left_out_text(self) -> str:
+        """Why a :attr:`partial` build's total is no timing to trend, from what its
+        examples without a whole run were recorded as ("" for a build that is not):
+        a build whose examples were all restored from the cache ran none of them.
+
+        >>> print(HistoryBuild(None, True, {}, not_whole=frozenset({"a.py"}),
+        ...                    not_whole_status={"a.py": "cached"}).left_out_text())
+        its examples were restored from the cache: a build of cache hits only has no timing...
+        >>> HistoryBuild(None, True, {"a.py": 1.0}, not_whole=frozenset({"b.py", "c.py"}),
+        ...              not_whole_status={"b.py": "cached", "c.py": "failed"}).left_out_text()
+        'an example was restored from the cache, an example failed: its total is no timing'
+        """
+        if not self.partial:
+            return ""
+        statuses = [self.not_whole_status.get(i, "") for i in sorted(self.not_whole)]
+        if not self.durations and set(statuses) <= set(UNMEASURED):
+            restored = set(statuses) == {CACHED}
+            ran = "were restored from the cache" if restored else "did not run in it"
+            return f"its examples {ran}: a build of cache hits only has no timing to trend"
+        counts = Counter(_NOT_WHOLE_WHY.get(status, "did not run whole") for status in statuses)
+        said = [
+            f"{'an example' if count == 1 else f'{count} examples'} {why}"
+            for why, count in counts.items()
+        ]
+        return f"{', '.join(said)}: its total is no timing"
+
+
+#: What an example without a whole run was, by its recorded status, for
+#: :meth:`HistoryBuild.left_out_text`.
+_NOT_WHOLE_WHY = {
+    CACHED: "was restored from the cache",
+    NOT_EXECUTED: "did not run",
+    INTERRUPTED: "was stopped",
+    FAILED: "failed",
+}
 
 
 def history_line(
@@ -330,7 +380,7 @@ def _build(entry: object, where: str) -> HistoryBuild:
     examples = entry.get("examples")
     if not isinstance(examples, dict):
         raise InputError(f"{where}: examples must be an object, got {examples!r:.60}")
-    found, peaks, not_whole = {}, {}, set()
+    found, peaks, not_whole = {}, {}, {}
     for example_id, value in examples.items():
         seconds = value.get("seconds") if isinstance(value, dict) else None
         if not is_finite_number(seconds) or seconds < 0:
@@ -340,7 +390,7 @@ def _build(entry: object, where: str) -> HistoryBuild:
             )
         status = value.get("status") if isinstance(value, dict) else None
         if status is not None and status not in WHOLE_RUNS:
-            not_whole.add(example_id)  # stopped, failed or not run: no time of its speed
+            not_whole[example_id] = str(status)  # stopped, failed or not run: no time of its speed
             continue
         found[example_id] = float(seconds)
         peak = value.get("peak_bytes")
@@ -361,6 +411,7 @@ def _build(entry: object, where: str) -> HistoryBuild:
         found,
         peaks,
         frozenset(not_whole),
+        not_whole,
     )
 
 
