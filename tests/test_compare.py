@@ -155,3 +155,22 @@ def test_a_removed_example_is_no_speed_up_in_the_totals(tmp_path, capsys) -> Non
     assert first.startswith("Execution time: 2s (+0s vs base 2s); 0 regression(s)")
     assert first.endswith("; 1 in one build only, not in the totals")
     assert "Removed examples:" in rest
+
+
+def test_one_file_as_base_and_head_is_refused(tmp_path, capsys, monkeypatch) -> None:
+    report = write_report(tmp_path / "r1.json", [record("plot_a.py", 1.0)])
+    monkeypatch.chdir(tmp_path)
+    # Also by another name of the same file: nothing would be compared.
+    for head in ("r1.json", str(report), "./sub/../r1.json"):
+        (tmp_path / "sub").mkdir(exist_ok=True)
+        assert main(["compare", "r1.json", head]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.endswith("is the base (r1.json) too; compare the reports of two builds")
+        assert len(err.splitlines()) == 1
+
+
+def test_a_report_as_its_own_baseline_is_refused(tmp_path, capsys) -> None:
+    report = write_report(tmp_path / "r1.json", [record("plot_a.py", 1.0)])
+    assert main(["report", str(report), "--baseline", str(report)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"is the report ({report}) too; give another build's report as --baseline" in err

@@ -42,8 +42,10 @@ note: .../sg_execution_times.rst: sphinx-gallery's file does not say whether an 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -92,6 +94,24 @@ def _guarded(work: Callable[[], tuple[str, int]]) -> tuple[str, int]:
         return error_line(str(exc)), EXIT_UNREADABLE
 
 
+def refuse_same_input(first: str, second: str, role: str, instead: str) -> None:
+    """Raise :class:`InputError` when ``second`` is the file ``first`` names (``role``:
+    what ``first`` is to the command): a build against itself says "0 regression(s)" of
+    nothing. ``instead``: what to do. Paths of one file by another name count too.
+
+    >>> refuse_same_input("r1.json", "./r1.json", "the base", "compare two builds")
+    Traceback (most recent call last):
+    ...
+    docsaccel.contract.InputError: ./r1.json: is the base (r1.json) too; compare two builds
+    """
+    same = first == second or os.path.normpath(first) == os.path.normpath(second)
+    if not same:
+        with contextlib.suppress(OSError):
+            same = Path(first).samefile(second)
+    if same:
+        raise InputError(f"{second}: is {role} ({first}) too; {instead}")
+
+
 def _report(
     report: str, baseline: str | None, history: str | None, last: int, fmt: str, top: int
 ) -> tuple[str, int]:
@@ -109,6 +129,9 @@ def _report(
         trends = build_trends(builds, last)
     base = None
     if baseline:
+        refuse_same_input(
+            report, baseline, "the report", "give another build's report as --baseline"
+        )
         base = _baseline_input(baseline)
         check_same_kind(base, loaded, hint="Give a baseline of the report's own kind")
     summary = summarize(
@@ -355,6 +378,8 @@ def _compare(
         absolute_bytes = parse_size(absolute_memory, "--absolute-memory", allow_zero=True)
     base_input = _gate_input(base, allow_incomplete, judges_failure=False)
     head_input = _gate_input(head, allow_incomplete, judges_failure=False)
+    # After reading them: what is wrong with an input itself says more.
+    refuse_same_input(base, head, "the base", "compare the reports of two builds")
     if not allow_mixed:
         check_same_kind(base_input, head_input)
     mixed = mixed_kinds(base_input, head_input)
