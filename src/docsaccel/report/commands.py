@@ -72,7 +72,13 @@ from docsaccel.report.compare import (
 )
 from docsaccel.report.history import append_history, read_builds, recent_history, same_kind
 from docsaccel.report.html import is_html_report, render_html
-from docsaccel.report.inputs import load_budget_file, load_input
+from docsaccel.report.inputs import (
+    HTML_VIEW,
+    MARKDOWN_VIEW,
+    load_budget_file,
+    load_input,
+    other_kind_at,
+)
 from docsaccel.report.markdown import is_markdown_report, render_markdown
 from docsaccel.report.model import LoadedInput, unique_timings
 from docsaccel.report.summary import SUMMARY_SCHEMA, summarize
@@ -177,6 +183,8 @@ def run_report(
 
 #: The ``schema`` of each view's own file (``None``: the view is not JSON).
 _VIEW_SCHEMAS = {"md": None, "html": None, "json": SUMMARY_SCHEMA, "svg": None}
+#: The kind (:func:`~docsaccel.report.inputs.other_kind`) of each view's own file.
+_VIEW_KINDS = {"md": MARKDOWN_VIEW, "html": HTML_VIEW, "json": SUMMARY_SCHEMA, "svg": "svg"}
 #: How each non-JSON view's own file is recognised from its head and its tail ("svg": the
 #: chart ``python -m docsaccel.report.chart`` draws).
 _VIEW_RECOGNISERS: dict[str, Callable[[str, str], bool]] = {
@@ -206,12 +214,16 @@ def refuse_output(output: str, inputs: Sequence[str | None], fmt: str) -> None:
         if given is not None and Path(given).exists() and target.samefile(given):
             raise InputError(f"{output}: is an input of this command; write the output elsewhere")
     found, schema = _docsaccel_schema(target), _VIEW_SCHEMAS[fmt]
-    if found is not None and found != schema:
+    if (found is not None and found == schema) or (found is None and _is_view(target, fmt)):
+        return
+    # Another file of docsaccel's is named as what it is, by the one owner of that.
+    other = other_kind_at(target, _VIEW_KINDS[fmt])
+    if other is not None:
+        raise InputError(f"{output}: is {other}, not this command's {fmt} output; not overwritten")
+    if found is not None:
         raise InputError(
             f"{output}: is a {found!r} file, not this command's output; not overwritten"
         )
-    if found is not None or _is_view(target, fmt):
-        return
     raise InputError(
         f"{output}: not a file docsaccel wrote (not its {fmt} output); remove it first"
     )

@@ -74,8 +74,9 @@ from docsaccel.contract import (
     read_text,
 )
 from docsaccel.formats import Format
-from docsaccel.report.inputs import load_input, other_kind
+from docsaccel.report.inputs import load_input, other_kind, other_kind_at
 from docsaccel.report.model import Timing
+from docsaccel.schema import REPORT_SCHEMA
 from docsaccel.settings import missing_folder
 
 __all__ = [
@@ -295,7 +296,13 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
 def _refuse_target(report: Path, history: Path) -> None:
     """Raise unless ``history`` is a history (or empty, or not there yet) other than ``report``."""
     if report.exists() and history.exists() and report.samefile(history):
-        raise InputError(f"{history}: is the report to append; give another --to")
+        # Named as what it is (a history given as the report, too), not as a report.
+        kind = other_kind_at(report, REPORT_SCHEMA)
+        what = f"is {kind}, given" if kind else "is the report to append, given"
+        raise InputError(
+            f"{history}: {what} both as the report to append and as --to; append a build's "
+            "report to another file"
+        )
     if history.is_file() and history.stat().st_size and not is_history(history):
         raise InputError(
             f"{history}: is not a docsaccel history (its first line is not a "

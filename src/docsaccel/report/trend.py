@@ -129,11 +129,7 @@ def build_trends(builds: Sequence[HistoryBuild], last: int = 10) -> Trends:
         _last((build.durations for build in builds), last),
         _last((build.peaks for build in builds), last),
         total_change(builds[0], builds[-1]) if builds else None,
-        {
-            number: build.left_out_text()
-            for number, build in enumerate(builds, 1)
-            if build.partial
-        },
+        {number: build.left_out_text() for number, build in enumerate(builds, 1) if build.partial},
     )
 
 
