@@ -37,7 +37,7 @@ them on a slow runner.
 
 >>> import tempfile
 >>> from pathlib import Path
->>> from docsaccel.report.model import Timing
+>>> from docsaccel.report.model import Timing, running_text
 >>> folder = tempfile.TemporaryDirectory()
 >>> history = Path(folder.name, "history.jsonl")
 >>> lines = [history_line([Timing("tutorials/plot_a.py", "plot_a.py", seconds)], "report.json")
@@ -75,7 +75,7 @@ from docsaccel.contract import (
 )
 from docsaccel.formats import Format
 from docsaccel.report.inputs import load_input, other_kind, other_kind_at
-from docsaccel.report.model import Timing
+from docsaccel.report.model import Timing, running_text
 from docsaccel.schema import REPORT_SCHEMA
 from docsaccel.settings import missing_folder
 
@@ -260,6 +260,9 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
             f"{report}: the build ran none of its examples: a history records measured "
             "builds only; not appended"
         )
+    holder = loaded.building_now
+    if holder is not None:  # none of its examples was stopped: it runs on
+        raise InputError(running_text(report, holder, "append it after it ends"))
     if not loaded.complete:
         raise InputError(
             f"{report}: {loaded.incomplete_text()}: a history records finished builds only "

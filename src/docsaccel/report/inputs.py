@@ -99,8 +99,10 @@ from docsaccel.report.model import (
     SG_RST_BULLETS,
     SG_RST_GRID,
     SG_RST_LIST_TABLE,
+    IncompleteBuildError,
     LoadedInput,
     Timing,
+    running_text,
 )
 from docsaccel.report.summary import SUMMARY_SCHEMA
 from docsaccel.schema import (
@@ -609,13 +611,18 @@ def load_input(path: str | Path) -> LoadedInput:
 
 
 def _refuse_missing_report(path: Path) -> None:
-    """A report the build never wrote, beside the journals it left (it was killed outright):
-    say so, and that its output folder is the input to give, which reads the journals."""
+    """A report the build never wrote: in an output folder a build holds now, that the
+    build is running (as given the folder); beside the journals it left (it was killed
+    outright), say so, and that its output folder is the input to give, which reads them."""
     if path.exists() or path.name != layout.report_path("").name:
         return
+    outdir = path.parent.parent if path.parent.name == layout.FOLDER_NAME else path.parent
+    holder = _building_in(outdir)
+    if holder is not None:
+        # Said as given the folder: the build has not written its report yet.
+        raise IncompleteBuildError(running_text(path, holder, "check after it ends"))
     if not layout.journals(path.parent / layout.records_dir("").name):
         return
-    outdir = path.parent.parent if path.parent.name == layout.FOLDER_NAME else path.parent
     raise InputError(
         f"{path}: no report: the build wrote none (killed outright: SIGKILL, out of memory; "
         f"or still running), but left its journals; give its output folder {outdir} instead "

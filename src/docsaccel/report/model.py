@@ -69,6 +69,7 @@ __all__ = [
     "Timing",
     "Verdicts",
     "one_side_ids",
+    "running_text",
     "unique_timings",
     "whole_run_totals",
 ]
@@ -98,6 +99,20 @@ SG_FORMATS = (*SG_RST_FORMATS, SG_JUNIT)
 
 class IncompleteBuildError(InputError):
     """A gate was given the report of a build that stopped before its end."""
+
+
+def running_text(path: str | Path, holder: str, then: str) -> str:
+    """What every command says of the report in ``path`` (a file, or the output folder
+    that holds it) while the build ``holder`` (a pid) runs there: it is not finished,
+    whatever it holds yet. ``then``: what to do (``"check after it ends"``).
+
+    >>> print(running_text("out", "42", "wait"))
+    out: a build is running now (process 42) and has not finished this report; wait
+    """
+    return (
+        f"{path}: a build is running now (process {holder}) and has not finished this "
+        f"report; {then}"
+    )
 
 
 class StaleReportError(InputError):
@@ -547,10 +562,7 @@ class LoadedInput:
         message suggests; ``None`` for a command without one (``report --baseline``)."""
         holder = self.building_now
         if holder is not None:
-            raise IncompleteBuildError(
-                f"{self.path}: a build is running now (process {holder}) and has not "
-                "finished this report; check after it ends"
-            )
+            raise IncompleteBuildError(running_text(self.path, holder, "check after it ends"))
         if not self.complete and self.build.get("stopped_before_examples"):
             raise IncompleteBuildError(
                 f"{self.path}: {self.incomplete_text()}: it measured no example; rebuild "
