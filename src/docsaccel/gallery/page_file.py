@@ -207,9 +207,10 @@ def published_pages(
     """The report pages that may be published in ``outdir``, each as its source and its
     HTML (``<outdir>/<docname>.html``, as the plugin writes it): the page the settings ask
     for (``wanted``, a document name), every one noted in ``doctreedir`` or ``outdir``
-    (whatever the settings are now), and the documented ``budget_report``. Candidates only: what marks a page as docsaccel's is
-    for the caller to check (:data:`GENERATED_MARKER` in the source, the report view's
-    markers in the HTML), and a name outside the source folder is left out."""
+    (whatever the settings are now), and the documented ``budget_report``. Candidates
+    only: what marks a page as docsaccel's is for the caller to check
+    (:data:`GENERATED_MARKER` in the source, the report view's markers in the HTML), and
+    a name outside the source folder is left out."""
     srcdir = srcdir.resolve()
     names = [wanted, *_noted(_notes(doctreedir, outdir)), DOCUMENTED_DOCNAME]
     pages: dict[Path, Path] = {}
