@@ -768,7 +768,7 @@ def _other_files(tmp_path: Path) -> dict[str, Path]:
     for path in reports:  # two lines: a JSON reader of the whole file says "Extra data"
         assert main(["history", "append", str(path), "--to", str(history)]) == 0
     made = {"history": history}
-    for fmt, name in (("md", "report.md"), ("json", "summary.json")):
+    for fmt, name in (("md", "report.md"), ("json", "summary.json"), ("html", "report.html")):
         made[fmt] = tmp_path / name
         assert main(["report", str(reports[0]), "--format", fmt, "-o", str(made[fmt])]) == 0
     return made
@@ -778,7 +778,8 @@ def _other_files(tmp_path: Path) -> dict[str, Path]:
     ("kind", "said"),
     [
         ("history", "is a docsaccel history file (pass it to `report --history` or `shard`)"),
-        ("md", "is the Markdown view of a report (`docsaccel report --format md`)"),
+        ("md", "is docsaccel's Markdown view of a report (`docsaccel report --format md`)"),
+        ("html", "is docsaccel's HTML view of a report (`docsaccel report --format html`)"),
         ("json", "is the JSON view of a report (`docsaccel report --format json`)"),
     ],
 )
@@ -813,7 +814,8 @@ def test_every_reader_of_a_report_names_another_file_of_docsaccel(
             "sorted report",
             "is a docsaccel report (pass it to `report`, `check`, `compare` or `history append`)",
         ),
-        ("md", "is the Markdown view of a report (`docsaccel report --format md`)"),
+        ("md", "is docsaccel's Markdown view of a report (`docsaccel report --format md`)"),
+        ("html", "is docsaccel's HTML view of a report (`docsaccel report --format html`)"),
         ("json", "is the JSON view of a report (`docsaccel report --format json`)"),
     ],
 )
@@ -844,7 +846,8 @@ def test_every_reader_of_a_history_names_another_file_of_docsaccel(
     [
         ("report", "is a docsaccel report (pass it to `report`, `check`, `compare`"),
         ("history", "is a docsaccel history file (pass it to `report --history` or `shard`)"),
-        ("md", "is the Markdown view of a report (`docsaccel report --format md`)"),
+        ("md", "is docsaccel's Markdown view of a report (`docsaccel report --format md`)"),
+        ("html", "is docsaccel's HTML view of a report (`docsaccel report --format html`)"),
         ("json", "is the JSON view of a report (`docsaccel report --format json`)"),
     ],
 )
@@ -869,3 +872,39 @@ def test_every_reader_of_a_budget_file_names_another_file_of_docsaccel(
         err = capsys.readouterr().err
         assert err.count("\n") == 1, (command, err)
         assert f"{path}: {said}" in err and "not a budget file" in err, (command, err)
+
+
+@pytest.mark.parametrize(
+    ("kind", "fmt", "said"),
+    [
+        ("md", "html", "is docsaccel's Markdown view of a report (`docsaccel report --format md`)"),
+        ("html", "md", "is docsaccel's HTML view of a report (`docsaccel report --format html`)"),
+        ("history", "md", "is a docsaccel history file (pass it to `report --history`"),
+    ],
+)
+def test_an_output_that_is_another_file_of_docsaccel_is_named_as_it(
+    tmp_path, capsys, kind, fmt, said
+) -> None:
+    """``-o`` naming a view of another format (or a history) says what that file is, as
+    every reader does, not "not a file docsaccel wrote"; the file is left as it was."""
+    path = _other_files(tmp_path)[kind]
+    before = path.read_bytes()
+    capsys.readouterr()
+    command = ["report", str(tmp_path / "r1.json"), "--format", fmt, "-o", str(path)]
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"{path}: {said}" in err and f"not this command's {fmt} output" in err, err
+    assert path.read_bytes() == before
+
+
+def test_a_history_appended_to_itself_is_named_a_history(tmp_path, capsys) -> None:
+    history = _other_files(tmp_path)["history"]
+    before = history.read_bytes()
+    capsys.readouterr()
+    assert main(["history", "append", str(history), "--to", str(history)]) == 2
+    err = capsys.readouterr().err
+    # Not "is the report to append": it is a history, given as both.
+    assert f"{history}: is a docsaccel history file (" in err, err
+    assert "given both as the report to append and as --to" in err, err
+    assert history.read_bytes() == before

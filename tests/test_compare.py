@@ -25,7 +25,8 @@ def test_regression_needs_both_thresholds() -> None:
     assert deltas["real"].regressed  # +6 s and +60 %
     assert [d.id for d in result.regressions] == ["real"]
     assert [t.id for t in result.added] == ["new"] and [t.id for t in result.removed] == ["gone"]
-    assert result.total_delta == pytest.approx(625.3 - 614.1)
+    # Over the examples both ran: "new" and "gone" add to neither total.
+    assert result.total_delta == pytest.approx(623.3 - 613.1)
     assert deltas["real"].relative == pytest.approx(0.6)
     # Thresholds are configurable.
     loose = compare_timings(base, head, relative=0.01, absolute_seconds=0.1)
@@ -56,7 +57,9 @@ def test_cli_fail_on_regression_and_markdown(tmp_path, capsys) -> None:
     capsys.readouterr()
     assert main(["compare", str(base), str(head), "--format", "md", "--relative", "150"]) == 0
     markdown = capsys.readouterr().out
-    assert markdown.startswith("### Execution time: 21s (+6s vs base 15s); 0 regression")
+    # Only plot_a.py ran in both: plot_b.py (removed) and plot_c.py (new) are listed apart.
+    assert markdown.startswith("### Execution time: 20s (+10s vs base 10s); 0 regression")
+    assert "; 2 in one build only, not in the totals" in markdown.splitlines()[0]
     assert "| tutorials/plot\\_a.py | 10s | 20s | +10s (+100%) | 100M |  |" in markdown
 
 
@@ -139,3 +142,35 @@ def test_a_failed_base_build_is_said_first_and_leaves_the_head_verdict(
     first = capsys.readouterr().out.strip().splitlines()[0]
     assert "base build failed" in first.lower(), first
     assert "plot_bad.py" in first.replace("\\_", "_"), first
+
+
+def test_a_removed_example_is_no_speed_up_in_the_totals(tmp_path, capsys) -> None:
+    base = write_report(
+        tmp_path / "base.json", [record("plot_a.py", 2.0), record("plot_b.py", 4.6)]
+    )
+    head = write_report(tmp_path / "head.json", [record("plot_a.py", 2.0)])
+    assert main(["compare", str(base), str(head)]) == 0
+    first, *rest = capsys.readouterr().out.splitlines()
+    # Not "Execution time: 2s (-4.6s vs base 6.6s)": plot_b.py was removed, not sped up.
+    assert first.startswith("Execution time: 2s (+0s vs base 2s); 0 regression(s)")
+    assert first.endswith("; 1 in one build only, not in the totals")
+    assert "Removed examples:" in rest
+
+
+def test_one_file_as_base_and_head_is_refused(tmp_path, capsys, monkeypatch) -> None:
+    report = write_report(tmp_path / "r1.json", [record("plot_a.py", 1.0)])
+    monkeypatch.chdir(tmp_path)
+    # Also by another name of the same file: nothing would be compared.
+    for head in ("r1.json", str(report), "./sub/../r1.json"):
+        (tmp_path / "sub").mkdir(exist_ok=True)
+        assert main(["compare", "r1.json", head]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.endswith("is the base (r1.json) too; compare the reports of two builds")
+        assert len(err.splitlines()) == 1
+
+
+def test_a_report_as_its_own_baseline_is_refused(tmp_path, capsys) -> None:
+    report = write_report(tmp_path / "r1.json", [record("plot_a.py", 1.0)])
+    assert main(["report", str(report), "--baseline", str(report)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"is the report ({report}) too; give another build's report as --baseline" in err

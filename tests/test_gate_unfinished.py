@@ -17,7 +17,7 @@ from helpers.processes import terminated_while_running
 from docsaccel import layout
 from docsaccel.cli import main
 from docsaccel.report.check import EXIT_BUILD_FAILED
-from docsaccel.report.commands import run_check, run_compare
+from docsaccel.report.commands import run_check, run_compare, run_history_append
 
 pytestmark = pytest.mark.slow
 
@@ -159,7 +159,8 @@ while not (here / "go.flag").exists() and time.monotonic() < deadline:
 
 def test_every_gate_says_a_build_runs_now_never_that_it_was_killed(tmp_path) -> None:
     """While an example runs, its build has written journals and no report: every gate
-    given its output folder says a build is running now, naming its process, with
+    (and ``history append``) given its output folder or the report file it will write
+    says a build is running now, naming its process, with
     ``--allow-incomplete`` too (exit 2), never that the example "was running when the
     build was killed"; after the build ends, the gates judge its report."""
     src = make_project(tmp_path, ["plot_quick.py"], conf=ORDERED)
@@ -180,9 +181,14 @@ def test_every_gate_says_a_build_runs_now_never_that_it_was_killed(tmp_path) -> 
             assert time.monotonic() < deadline, "the example never started"
             time.sleep(0.1)
         said = []
+        report = layout.report_path(outdir)  # not written yet: said as given the folder
         for allow in (False, True):
             said.append(run_check([str(outdir)], allow_incomplete=allow))
+            said.append(run_check([str(report)], allow_incomplete=allow))
             said.append(run_compare(str(outdir), str(outdir), allow_incomplete=allow))
+        history = tmp_path / "history.jsonl"
+        for given in (outdir, report):
+            said.append(run_history_append(str(given), history))
     finally:
         for flag in flags:
             flag.with_name("go.flag").touch()
@@ -191,7 +197,7 @@ def test_every_gate_says_a_build_runs_now_never_that_it_was_killed(tmp_path) -> 
     for text, code in said:
         assert code == 2 and text.count("\n") == 1, text
         assert f"a build is running now (process {process.pid})" in text, text
-        assert "killed" not in text, text
+        assert "killed" not in text and "stopped examples" not in text, text
     text, code = run_check([str(outdir)], allow_incomplete=True)
     assert code == 0, text
 

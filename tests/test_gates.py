@@ -239,7 +239,7 @@ def test_history_append_refuses_a_target_that_is_not_a_history(tmp_path) -> None
     text, code = run_history_append(str(report), other)
     assert code == 2 and "is not a docsaccel history" in text
     text, code = run_history_append(str(report), report)
-    assert code == 2 and "is the report to append" in text
+    assert code == 2 and "given both as the report to append and as --to" in text
     assert other.read_bytes() == before
 
 
@@ -300,7 +300,7 @@ def test_report_refuses_to_write_over_its_input_or_another_kind_of_file(tmp_path
     assert main(["report", str(report), "-o", str(report)]) == 2
     assert "is an input of this command" in capsys.readouterr().err
     assert main(["report", str(report), "-o", str(other)]) == 2
-    assert "'docsaccel.report' file" in capsys.readouterr().err
+    assert "is a docsaccel report (pass it to" in capsys.readouterr().err
     assert report.read_bytes() == before and other.read_bytes() == other_before
     # Its own kind of file is replaced, as before.
     summary = tmp_path / "summary.json"

@@ -63,3 +63,33 @@ def test_a_renamed_page_leaves_no_copy_and_a_project_file_is_kept(tmp_path) -> N
     assert off.returncode == 0, off.output
     assert (src / "budget_report.rst").read_text("utf-8") == mine
     assert "My own notes." in (off.outdir / "budget_report.html").read_text("utf-8")
+
+
+@pytest.mark.parametrize("now", ["budget_report", None], ids=["renamed", "turned-off"])
+def test_every_page_ever_published_is_removed_or_marked(tmp_path, now) -> None:
+    """A page published under another name (``-D docsaccel_report_page=perf``) with the
+    example cache on: the next build that finishes removes it whatever its setting now
+    (its generated source was already taken away with the other generated files), and a
+    build that does not finish marks it unfinished before that."""
+    src = make_project(tmp_path, ["plot_quick.py"])
+    env = {"DOCSACCEL_CACHE": str(tmp_path / "cache")}
+    _set_conf(src, PAGE)
+    assert build(src, "-W", env=env).returncode == 0
+    perf = build(src, "-W", "-D", "docsaccel_report_page=perf", env=env)
+    assert perf.returncode == 0, perf.output
+    assert "All examples within budget" in (perf.outdir / "perf.html").read_text("utf-8")
+
+    _set_conf(src, PAGE if now else "")
+    refused = build(src, "-W", env={**env, "DOCSACCEL_ON_OVERRUN": "bogus"})
+    assert refused.returncode != 0, refused.output
+    shown = (perf.outdir / "perf.html").read_text("utf-8")
+    assert "All examples within budget" not in shown, "a failed build left the old page"
+    assert "the build did not finish" in shown
+
+    again = build(src, "-W", env=env)
+
+    assert again.returncode == 0, again.output
+    assert not (src / "perf.rst").exists()
+    assert not (again.outdir / "perf.html").exists(), "the renamed page stayed published"
+    if now:
+        assert (again.outdir / "budget_report.html").is_file()

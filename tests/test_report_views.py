@@ -304,7 +304,8 @@ def test_a_stopped_example_is_no_speed_up_against_the_baseline(tmp_path) -> None
     assert main(["report", str(head), "--baseline", str(base), "-o", str(out)]) == 0
     # Like with like: plot_zz_stop.py has no whole run in HEAD, so neither total counts it
     # (not "-1.5s (baseline 3.5s)").
-    assert "**Against the baseline:** +0s (baseline 1s)" in out.read_text(encoding="utf-8")
+    shown = out.read_text(encoding="utf-8")
+    assert "**Against the baseline:** +0s (baseline 1s, over the examples both ran" in shown
     summary = summarize(load_input(str(head)), baseline=load_input(str(base)).timings)
     assert (summary.baseline_total, summary.baseline_delta) == (1.0, 0.0)
 
@@ -352,3 +353,31 @@ def test_report_says_its_baseline_build_failed_in_every_format(tmp_path) -> None
     out = tmp_path / "good.md"
     assert main(["report", str(head), "--baseline", str(good), "-o", str(out)]) == 0
     assert "baseline build failed" not in out.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("view", ["md", "html"])
+def test_a_removed_example_is_no_speed_up_against_the_baseline(tmp_path, view) -> None:
+    base = write_report(
+        tmp_path / "base.json", [record("plot_a.py", 2.0), record("plot_b.py", 4.6)]
+    )
+    head = write_report(tmp_path / "head.json", [record("plot_a.py", 2.0)])
+    out = tmp_path / f"view.{view}"
+    args = ["report", str(head), "--baseline", str(base), "--format", view, "-o", str(out)]
+    assert main(args) == 0
+    shown = out.read_text(encoding="utf-8").replace("\\_", "_")
+    # Not "-4.6s": plot_b.py is not in this build, which is no speed-up; it is named.
+    assert "Against the baseline:" in shown
+    assert "+0s (baseline 2s, over the examples both ran whole; not in this build: " in shown
+    assert "tutorials/plot_b.py)" in shown
+
+
+def test_the_json_view_names_the_examples_in_one_build_only(tmp_path, capsys) -> None:
+    base = write_report(
+        tmp_path / "base.json", [record("plot_a.py", 2.0), record("plot_b.py", 4.6)]
+    )
+    head = write_report(tmp_path / "head.json", [record("plot_a.py", 2.0)])
+    assert main(["report", str(head), "--baseline", str(base), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["baseline_execution_seconds"] == 2.0 and data["baseline_delta_seconds"] == 0.0
+    assert data["not_in_this_build"] == ["tutorials/plot_b.py"]
+    assert data["not_in_baseline"] == []

@@ -161,7 +161,22 @@ def test_a_stopped_example_never_reads_as_a_speed_up_in_the_history(tmp_path) ->
     text, code = run_report(str(report), history=str(history), fmt="html")
     assert code == 0
     chart = text[text.index('<svg class="trend-chart"') :]
-    assert "build 3 left out: an example did not run whole" in chart
+    assert "build 3 left out: an example was stopped: its total is no timing" in chart
+
+
+def test_the_chart_says_a_build_of_cache_hits_only_has_no_timing(tmp_path) -> None:
+    history = tmp_path / "h.jsonl"
+    append_records(tmp_path, history, 0, [record("plot_a.py", 1.0)])
+    hit = record("plot_a.py", 1.0, status="cached", cache={"hit": True, "saved_seconds": 1.0})
+    report = append_records(tmp_path, history, 1, [hit])
+
+    text, code = run_report(str(report), history=str(history), fmt="html")
+    assert code == 0
+    chart = text[text.index('<svg class="trend-chart"') :]
+    # Not "an example did not run whole": none ran, each was restored from the cache.
+    assert "build 2 left out: its examples were restored from the cache" in chart
+    assert "a build of cache hits only has no timing to trend" in chart
+    assert "did not run whole" not in chart
 
 
 def test_the_history_chart_of_one_build_has_whole_build_ticks(tmp_path) -> None:

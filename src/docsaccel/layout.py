@@ -6,6 +6,8 @@ the CLI and CI scripts are pointed there, so the layout is stated once:
 ==========================================  ===============================================
 ``<outdir>/docsaccel/report.json``          the build's report (:mod:`docsaccel.schema`)
 ``<outdir>/docsaccel/chart.svg``            the report page's chart, when it has one
+``<outdir>/docsaccel/report-pages.txt``     the report pages docsaccel published in the
+                                            folder and has not removed, one a line
 ``<outdir>/docsaccel/records/``             one record per example, the journals
                                             (``journal-<build>-<pid>.jsonl``, one per
                                             process) and the build's id (``build-id``)
@@ -72,6 +74,7 @@ __all__ = [
     "note_build_ended",
     "note_build_started",
     "records_dir",
+    "report_pages_path",
     "report_path",
     "shard_dir",
     "shard_folders",
@@ -314,6 +317,14 @@ def in_output_folder(report: str | os.PathLike[str]) -> bool:
 def chart_path(outdir: str | os.PathLike[str]) -> Path:
     """The report page's chart, drawn beside the report (``docsaccel_report_chart``)."""
     return _under(outdir, "chart.svg")
+
+
+def report_pages_path(outdir: str | os.PathLike[str]) -> Path:
+    """The note of the report pages published in ``outdir``
+    (:mod:`docsaccel.gallery.page_file`): kept out of Sphinx's stored state, so a build
+    of another configuration into the same folder still finds a page published under
+    another name."""
+    return _under(outdir, "report-pages.txt")
 
 
 def records_dir(outdir: str | os.PathLike[str]) -> Path:

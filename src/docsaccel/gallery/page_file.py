@@ -7,11 +7,19 @@ another page), it would be read and published again by every later build. So:
 - every page docsaccel writes carries :data:`GENERATED_MARKER`, and only a file that
   carries it (:func:`is_generated`) is ever replaced or removed: a file of the project
   with the same name never is;
-- where it wrote the page is noted in Sphinx's doctree folder (:func:`note_page`);
+- every page it wrote is noted (:func:`note_page`), one line each, until it is removed,
+  in two places: Sphinx's doctree folder (restored with Sphinx's state in a fresh
+  checkout) and the output folder's ``docsaccel/report-pages.txt``
+  (:func:`.layout.report_pages_path`, which no restored state replaces: the state of
+  another configuration does not know the page). So a page published under another name
+  (``-D docsaccel_report_page=perf`` once) is remembered whatever the setting is now;
 - each build, before Sphinx looks for its sources, removes the pages it wrote that the
-  settings no longer ask for (:func:`remove_unwanted_pages`): the noted one, and the
+  settings no longer ask for (:func:`remove_unwanted_pages`): the noted ones, and the
   documented name ``budget_report`` (the note is gone after a clean of the build folder),
-  with the HTML an earlier build made of them, which Sphinx itself never removes;
+  with the HTML an earlier build made of them, which Sphinx itself never removes. The
+  HTML goes even when its source is already gone (the example cache takes generated
+  files away at the start of a build): it is docsaccel's when it carries
+  :data:`VIEW_BEGINS`;
 - a build that ends without finishing finds the pages an earlier build published in its
   output folder (:func:`published_pages`; restored with Sphinx's state, or left there),
   so none of them keeps showing that build's verdict (:func:`.report_page.show_unfinished`).
@@ -23,15 +31,18 @@ removal, does not import the report views.
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 from typing import Any
 
 from sphinx.util import logging
 
+from docsaccel import layout
+
 __all__ = [
     "GENERATED_MARKER",
     "TITLE",
+    "VIEW_BEGINS",
+    "VIEW_ENDS",
     "is_generated",
     "note_page",
     "published_pages",
@@ -45,6 +56,11 @@ TITLE = "Build budget report"
 GENERATED_MARKER = (
     ".. docsaccel-generated-page: written by docsaccel_report_page at every build; edits are lost"
 )
+#: Around the report's view in the page (and so in its HTML, which holds the raw markup
+#: as written): the HTML of a report page docsaccel published carries them, and
+#: :func:`.report_page.rewrite_report_page` replaces what lies between them.
+VIEW_BEGINS = "<!-- docsaccel: report view -->"
+VIEW_ENDS = "<!-- docsaccel: end of report view -->"
 #: How pages written before :data:`GENERATED_MARKER` existed begin: replacing one of them
 #: is an upgrade, not an overwrite of the project's file.
 _LEGACY_HEAD = (
@@ -53,7 +69,8 @@ _LEGACY_HEAD = (
 )
 #: The docname the guides give the page: looked at even when no note says it was written.
 DOCUMENTED_DOCNAME = "budget_report"
-#: The note, in Sphinx's doctree folder: the page's path, relative to the source folder.
+#: The note, in Sphinx's doctree folder: the path of every page docsaccel wrote and has
+#: not removed, relative to the source folder, one a line.
 _NOTE = "docsaccel-report-page.txt"
 
 
@@ -67,65 +84,121 @@ def is_generated(path: Path) -> bool:
     return GENERATED_MARKER in head or head.startswith(_LEGACY_HEAD)
 
 
-def _note_path(app: Any) -> Path:
-    return _note_in(Path(app.doctreedir))
-
-
 def _note_in(doctreedir: Path) -> Path:
     return doctreedir / _NOTE
 
 
+def _notes(doctreedir: Path | None, outdir: Path) -> list[Path]:
+    """Where the pages are noted: the doctree folder's note, the output folder's."""
+    doctree_note = [] if doctreedir is None else [_note_in(doctreedir)]
+    return [*doctree_note, layout.report_pages_path(outdir)]
+
+
+def _app_notes(app: Any) -> list[Path]:
+    return _notes(Path(app.doctreedir), Path(app.outdir))
+
+
 def note_page(app: Any, page: Path) -> None:
-    """Note that this build wrote ``page`` (inside the source folder)."""
-    note = _note_path(app)
+    """Note that this build wrote ``page`` (inside the source folder), beside the pages
+    earlier builds wrote and no build has removed yet."""
     relative = page.resolve().relative_to(Path(app.srcdir).resolve()).as_posix()
+    notes = _app_notes(app)
+    for note in notes:
+        noted = _noted_in(note)
+        if relative not in noted:
+            _write_note(note, [*noted, relative])
+
+
+def _write_note(note: Path, pages: list[str]) -> None:
+    """Note ``pages`` in ``note`` (none: remove it)."""
     with contextlib.suppress(OSError):
-        if not note.is_file() or note.read_text(encoding="utf-8") != relative:
-            note.parent.mkdir(parents=True, exist_ok=True)
-            note.write_text(relative, encoding="utf-8")
+        if not pages:
+            note.unlink(missing_ok=True)
+            return
+        note.parent.mkdir(parents=True, exist_ok=True)
+        note.write_text("\n".join(pages) + "\n", encoding="utf-8")
 
 
-def _noted(app: Any) -> str | None:
-    return _noted_in(Path(app.doctreedir))
-
-
-def _noted_in(doctreedir: Path) -> str | None:
+def _noted_in(note: Path) -> list[str]:
+    """The pages ``note`` names (a note of one page, as earlier versions wrote it in the
+    doctree folder, is one line too)."""
     try:
-        text = _note_in(doctreedir).read_text(encoding="utf-8").strip()
+        text = note.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return None
-    return text or None
+        return []
+    return list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
+
+
+def _noted(notes: list[Path]) -> list[str]:
+    """Every page any of ``notes`` names."""
+    return list(dict.fromkeys(name for note in notes for name in _noted_in(note)))
 
 
 def remove_unwanted_pages(app: Any, keep: Path | None) -> None:
     """Remove the pages docsaccel wrote other than ``keep`` (the page this build writes;
-    None: no page), and their HTML; forget the note when no page stays."""
+    None: no page), and their HTML; the note keeps ``keep`` and any page that could not
+    be removed, so a later build removes it or marks it unfinished."""
     srcdir = Path(app.srcdir).resolve()
-    noted = _noted(app)
+    notes = _app_notes(app)
+    noted = _noted(notes)
     candidates = {srcdir / f"{DOCUMENTED_DOCNAME}.rst"}
-    if noted is not None:
-        candidates.add((srcdir / noted).resolve())
+    candidates.update((srcdir / name).resolve() for name in noted)
+    left: list[Path] = []
     for page in sorted(candidates):
-        if page == keep or srcdir not in page.parents or not is_generated(page):
+        if page == keep or srcdir not in page.parents:
             continue
-        page.unlink()
         docname = page.relative_to(srcdir).with_suffix("").as_posix()
-        _remove_output(app, docname)
-        logger.info(f"docsaccel: removed {page}, the report page an earlier build wrote")
-    if keep is None and noted is not None:
-        with contextlib.suppress(OSError):
-            _note_path(app).unlink()
+        generated = is_generated(page)
+        try:
+            if generated:
+                page.unlink()
+            removed_html = _remove_output(app, docname, any_html=generated)
+        except OSError as exc:
+            left.append(page)
+            logger.warning(
+                f"docsaccel: {page}, the report page an earlier build wrote, could not be "
+                f"removed ({exc})",
+                type="docsaccel",
+                subtype="report",
+            )
+            continue
+        if generated or removed_html:
+            logger.info(f"docsaccel: removed {page}, the report page an earlier build wrote")
+    still = {keep, *left}
+    remaining = [name for name in noted if (srcdir / name).resolve() in still]
+    remaining += [page.relative_to(srcdir).as_posix() for page in left]
+    remaining = list(dict.fromkeys(remaining))
+    for note in notes:
+        if _noted_in(note) != remaining:
+            _write_note(note, remaining)
 
 
-def _remove_output(app: Any, docname: str) -> None:
+def _remove_output(app: Any, docname: str, any_html: bool) -> bool:
     """Remove what an earlier build made of ``docname`` in the output folder: Sphinx
-    drops a removed source from its environment, but leaves its page published."""
+    drops a removed source from its environment, but leaves its page published.
+    ``any_html``: the source was docsaccel's, so its HTML is too; else only HTML that
+    carries the report's view (:data:`VIEW_BEGINS`) is docsaccel's. Whether a file went.
+    """
     builder = getattr(app, "builder", None)
     get_outfilename = getattr(builder, "get_outfilename", None)
     if get_outfilename is None:
-        return  # a builder without one page per document (latex, ...): nothing of it
-    with contextlib.suppress(OSError, ValueError):
-        os.remove(get_outfilename(docname))
+        return False  # a builder without one page per document (latex, ...): nothing of it
+    try:
+        output = Path(get_outfilename(docname))
+    except ValueError:
+        return False
+    if not output.is_file() or not (any_html or _shows_a_report(output)):
+        return False
+    output.unlink()
+    return True
+
+
+def _shows_a_report(html: Path) -> bool:
+    """Whether ``html`` carries the report's view: a page docsaccel published."""
+    try:
+        return VIEW_BEGINS in html.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def published_pages(
@@ -133,12 +206,13 @@ def published_pages(
 ) -> list[tuple[Path, Path]]:
     """The report pages that may be published in ``outdir``, each as its source and its
     HTML (``<outdir>/<docname>.html``, as the plugin writes it): the page the settings ask
-    for (``wanted``, a document name), the one the note in ``doctreedir`` names, and the
-    documented ``budget_report``. Candidates only: what marks a page as docsaccel's is
-    for the caller to check (:data:`GENERATED_MARKER` in the source, the report view's
-    markers in the HTML), and a name outside the source folder is left out."""
+    for (``wanted``, a document name), every one noted in ``doctreedir`` or ``outdir``
+    (whatever the settings are now), and the documented ``budget_report``. Candidates
+    only: what marks a page as docsaccel's is for the caller to check
+    (:data:`GENERATED_MARKER` in the source, the report view's markers in the HTML), and
+    a name outside the source folder is left out."""
     srcdir = srcdir.resolve()
-    names = [wanted, _noted_in(doctreedir) if doctreedir else None, DOCUMENTED_DOCNAME]
+    names = [wanted, *_noted(_notes(doctreedir, outdir)), DOCUMENTED_DOCNAME]
     pages: dict[Path, Path] = {}
     for name in names:
         if not name:

@@ -63,6 +63,8 @@ from docsaccel import layout, sg_compat
 from docsaccel.gallery.page_file import (
     GENERATED_MARKER,
     TITLE,
+    VIEW_BEGINS,
+    VIEW_ENDS,
     is_generated,
     note_page,
     published_pages,
@@ -91,10 +93,6 @@ logger = logging.getLogger(__name__)
 #: Stands in the page for the chart until the chart process has drawn it.
 CHART_PLACEHOLDER = "<!-- docsaccel: budget chart -->"
 _CHART_SECONDS = 300
-#: Around the report's view in the page (and so in its HTML, which holds the raw markup
-#: as written): :func:`rewrite_report_page` replaces what lies between them.
-VIEW_BEGINS = "<!-- docsaccel: report view -->"
-VIEW_ENDS = "<!-- docsaccel: end of report view -->"
 #: After :data:`VIEW_BEGINS` in a page :func:`show_unfinished` rewrote: the next build
 #: that writes the page removes its HTML first, so it is written again (with Sphinx's
 #: state, a page whose source did not change is otherwise kept as it is).

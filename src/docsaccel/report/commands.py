@@ -42,8 +42,10 @@ note: .../sg_execution_times.rst: sphinx-gallery's file does not say whether an 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -70,7 +72,13 @@ from docsaccel.report.compare import (
 )
 from docsaccel.report.history import append_history, read_builds, recent_history, same_kind
 from docsaccel.report.html import is_html_report, render_html
-from docsaccel.report.inputs import load_budget_file, load_input
+from docsaccel.report.inputs import (
+    HTML_VIEW,
+    MARKDOWN_VIEW,
+    load_budget_file,
+    load_input,
+    other_kind_at,
+)
 from docsaccel.report.markdown import is_markdown_report, render_markdown
 from docsaccel.report.model import LoadedInput, unique_timings
 from docsaccel.report.summary import SUMMARY_SCHEMA, summarize
@@ -92,6 +100,24 @@ def _guarded(work: Callable[[], tuple[str, int]]) -> tuple[str, int]:
         return error_line(str(exc)), EXIT_UNREADABLE
 
 
+def refuse_same_input(first: str, second: str, role: str, instead: str) -> None:
+    """Raise :class:`InputError` when ``second`` is the file ``first`` names (``role``:
+    what ``first`` is to the command): a build against itself says "0 regression(s)" of
+    nothing. ``instead``: what to do. Paths of one file by another name count too.
+
+    >>> refuse_same_input("r1.json", "./r1.json", "the base", "compare two builds")
+    Traceback (most recent call last):
+    ...
+    docsaccel.contract.InputError: ./r1.json: is the base (r1.json) too; compare two builds
+    """
+    same = first == second or os.path.normpath(first) == os.path.normpath(second)
+    if not same:
+        with contextlib.suppress(OSError):
+            same = Path(first).samefile(second)
+    if same:
+        raise InputError(f"{second}: is {role} ({first}) too; {instead}")
+
+
 def _report(
     report: str, baseline: str | None, history: str | None, last: int, fmt: str, top: int
 ) -> tuple[str, int]:
@@ -109,6 +135,9 @@ def _report(
         trends = build_trends(builds, last)
     base = None
     if baseline:
+        refuse_same_input(
+            report, baseline, "the report", "give another build's report as --baseline"
+        )
         base = _baseline_input(baseline)
         check_same_kind(base, loaded, hint="Give a baseline of the report's own kind")
     summary = summarize(
@@ -154,6 +183,8 @@ def run_report(
 
 #: The ``schema`` of each view's own file (``None``: the view is not JSON).
 _VIEW_SCHEMAS = {"md": None, "html": None, "json": SUMMARY_SCHEMA, "svg": None}
+#: The kind (:func:`~docsaccel.report.inputs.other_kind`) of each view's own file.
+_VIEW_KINDS = {"md": MARKDOWN_VIEW, "html": HTML_VIEW, "json": SUMMARY_SCHEMA, "svg": "svg"}
 #: How each non-JSON view's own file is recognised from its head and its tail ("svg": the
 #: chart ``python -m docsaccel.report.chart`` draws).
 _VIEW_RECOGNISERS: dict[str, Callable[[str, str], bool]] = {
@@ -183,12 +214,16 @@ def refuse_output(output: str, inputs: Sequence[str | None], fmt: str) -> None:
         if given is not None and Path(given).exists() and target.samefile(given):
             raise InputError(f"{output}: is an input of this command; write the output elsewhere")
     found, schema = _docsaccel_schema(target), _VIEW_SCHEMAS[fmt]
-    if found is not None and found != schema:
+    if (found is not None and found == schema) or (found is None and _is_view(target, fmt)):
+        return
+    # Another file of docsaccel's is named as what it is, by the one owner of that.
+    other = other_kind_at(target, _VIEW_KINDS[fmt])
+    if other is not None:
+        raise InputError(f"{output}: is {other}, not this command's {fmt} output; not overwritten")
+    if found is not None:
         raise InputError(
             f"{output}: is a {found!r} file, not this command's output; not overwritten"
         )
-    if found is not None or _is_view(target, fmt):
-        return
     raise InputError(
         f"{output}: not a file docsaccel wrote (not its {fmt} output); remove it first"
     )
@@ -355,6 +390,8 @@ def _compare(
         absolute_bytes = parse_size(absolute_memory, "--absolute-memory", allow_zero=True)
     base_input = _gate_input(base, allow_incomplete, judges_failure=False)
     head_input = _gate_input(head, allow_incomplete, judges_failure=False)
+    # After reading them: what is wrong with an input itself says more.
+    refuse_same_input(base, head, "the base", "compare the reports of two builds")
     if not allow_mixed:
         check_same_kind(base_input, head_input)
     mixed = mixed_kinds(base_input, head_input)

@@ -313,6 +313,13 @@ def _flags(delta: Delta, time: str, memory: str, join: str) -> str:
     return join.join(flags)
 
 
+def _one_side_text(comparison: Comparison) -> str:
+    """What the totals leave out besides examples not compared: those in one build only
+    (listed apart), which would read as a speed-up (removed) or a slow-down (added)."""
+    apart = len(comparison.added) + len(comparison.removed)
+    return f"; {apart} in one build only, not in the totals" if apart else ""
+
+
 def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
     """Text (or Markdown for a PR comment) listing regressions, changes and totals."""
     quote = escape_md if markdown else str
@@ -322,7 +329,8 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
         f"{head}Execution time: {format_measured(c.head_total)} ({_signed(c.total_delta)} vs base "
         f"{format_measured(c.base_total)}); {len(c.time_regressions)} regression(s) "
         f"(slower by > {c.relative_threshold * 100:g}% and > {c.absolute_threshold:g}s)"
-        + (f"; {len(c.not_compared)} not compared" if c.not_compared else ""),
+        + (f"; {len(c.not_compared)} not compared" if c.not_compared else "")
+        + _one_side_text(c),
         "",
     ]
     if any(d.grew_bytes is not None for d in c.deltas):

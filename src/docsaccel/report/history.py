@@ -37,7 +37,7 @@ them on a slow runner.
 
 >>> import tempfile
 >>> from pathlib import Path
->>> from docsaccel.report.model import Timing
+>>> from docsaccel.report.model import Timing, running_text
 >>> folder = tempfile.TemporaryDirectory()
 >>> history = Path(folder.name, "history.jsonl")
 >>> lines = [history_line([Timing("tutorials/plot_a.py", "plot_a.py", seconds)], "report.json")
@@ -55,15 +55,28 @@ import hashlib
 import json
 import statistics
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from docsaccel.contract import WHOLE_RUNS, InputError, is_finite_number, parse_json, read_text
+from docsaccel.contract import (
+    CACHED,
+    FAILED,
+    INTERRUPTED,
+    NOT_EXECUTED,
+    UNMEASURED,
+    WHOLE_RUNS,
+    InputError,
+    is_finite_number,
+    parse_json,
+    read_text,
+)
 from docsaccel.formats import Format
-from docsaccel.report.inputs import load_input, other_kind
-from docsaccel.report.model import Timing
+from docsaccel.report.inputs import load_input, other_kind, other_kind_at
+from docsaccel.report.model import Timing, running_text
+from docsaccel.schema import REPORT_SCHEMA
 from docsaccel.settings import missing_folder
 
 __all__ = [
@@ -135,6 +148,8 @@ class HistoryBuild:
     #: The examples the line recorded without a whole run (stopped, failed, not
     #: measured): in the build, but with no time to compare or trend.
     not_whole: frozenset[str] = frozenset()
+    #: The status each example of :attr:`not_whole` was recorded with.
+    not_whole_status: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def total_seconds(self) -> float:
@@ -145,6 +160,42 @@ class HistoryBuild:
     def partial(self) -> bool:
         """Whether an example of the build did not run whole: its total is no timing."""
         return bool(self.not_whole)
+
+    def left_out_text(self) -> str:
+        """Why a :attr:`partial` build's total is no timing to trend, from what its
+        examples without a whole run were recorded as ("" for a build that is not):
+        a build whose examples were all restored from the cache ran none of them.
+
+        >>> print(HistoryBuild(None, True, {}, not_whole=frozenset({"a.py"}),
+        ...                    not_whole_status={"a.py": "cached"}).left_out_text())
+        its examples were restored from the cache: a build of cache hits only has no timing...
+        >>> HistoryBuild(None, True, {"a.py": 1.0}, not_whole=frozenset({"b.py", "c.py"}),
+        ...              not_whole_status={"b.py": "cached", "c.py": "failed"}).left_out_text()
+        'an example was restored from the cache, an example failed: its total is no timing'
+        """
+        if not self.partial:
+            return ""
+        statuses = [self.not_whole_status.get(i, "") for i in sorted(self.not_whole)]
+        if not self.durations and set(statuses) <= set(UNMEASURED):
+            restored = set(statuses) == {CACHED}
+            ran = "were restored from the cache" if restored else "did not run in it"
+            return f"its examples {ran}: a build of cache hits only has no timing to trend"
+        counts = Counter(_NOT_WHOLE_WHY.get(status, "did not run whole") for status in statuses)
+        said = [
+            f"{'an example' if count == 1 else f'{count} examples'} {why}"
+            for why, count in counts.items()
+        ]
+        return f"{', '.join(said)}: its total is no timing"
+
+
+#: What an example without a whole run was, by its recorded status, for
+#: :meth:`HistoryBuild.left_out_text`.
+_NOT_WHOLE_WHY = {
+    CACHED: "was restored from the cache",
+    NOT_EXECUTED: "did not run",
+    INTERRUPTED: "was stopped",
+    FAILED: "failed",
+}
 
 
 def history_line(
@@ -209,6 +260,9 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
             f"{report}: the build ran none of its examples: a history records measured "
             "builds only; not appended"
         )
+    holder = loaded.building_now
+    if holder is not None:  # none of its examples was stopped: it runs on
+        raise InputError(running_text(report, holder, "append it after it ends"))
     if not loaded.complete:
         raise InputError(
             f"{report}: {loaded.incomplete_text()}: a history records finished builds only "
@@ -245,7 +299,13 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
 def _refuse_target(report: Path, history: Path) -> None:
     """Raise unless ``history`` is a history (or empty, or not there yet) other than ``report``."""
     if report.exists() and history.exists() and report.samefile(history):
-        raise InputError(f"{history}: is the report to append; give another --to")
+        # Named as what it is (a history given as the report, too), not as a report.
+        kind = other_kind_at(report, REPORT_SCHEMA)
+        what = f"is {kind}, given" if kind else "is the report to append, given"
+        raise InputError(
+            f"{history}: {what} both as the report to append and as --to; append a build's "
+            "report to another file"
+        )
     if history.is_file() and history.stat().st_size and not is_history(history):
         raise InputError(
             f"{history}: is not a docsaccel history (its first line is not a "
@@ -330,7 +390,7 @@ def _build(entry: object, where: str) -> HistoryBuild:
     examples = entry.get("examples")
     if not isinstance(examples, dict):
         raise InputError(f"{where}: examples must be an object, got {examples!r:.60}")
-    found, peaks, not_whole = {}, {}, set()
+    found, peaks, not_whole = {}, {}, {}
     for example_id, value in examples.items():
         seconds = value.get("seconds") if isinstance(value, dict) else None
         if not is_finite_number(seconds) or seconds < 0:
@@ -340,7 +400,7 @@ def _build(entry: object, where: str) -> HistoryBuild:
             )
         status = value.get("status") if isinstance(value, dict) else None
         if status is not None and status not in WHOLE_RUNS:
-            not_whole.add(example_id)  # stopped, failed or not run: no time of its speed
+            not_whole[example_id] = str(status)  # stopped, failed or not run: no time of its speed
             continue
         found[example_id] = float(seconds)
         peak = value.get("peak_bytes")
@@ -361,6 +421,7 @@ def _build(entry: object, where: str) -> HistoryBuild:
         found,
         peaks,
         frozenset(not_whole),
+        not_whole,
     )
 
 

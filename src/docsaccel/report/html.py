@@ -36,7 +36,7 @@ from docsaccel.report.summary import ReportSummary, Row
 if TYPE_CHECKING:
     from docsaccel.report.trend import Trends
 
-__all__ = ["is_html_report", "render_html", "render_html_fragment"]
+__all__ = ["begins_html_report", "is_html_report", "render_html", "render_html_fragment"]
 
 #: How every page :func:`render_html` writes starts, and the block its report sits in.
 _PAGE_START = "<!DOCTYPE html>\n"
@@ -51,7 +51,14 @@ def is_html_report(head: str, tail: str) -> bool:
     ``docsaccel report -o`` replaces only such a file, so a site's page is never
     overwritten.
     """
-    return head.startswith(_PAGE_START) and _REPORT_BLOCK in head and tail.endswith(_PAGE_END)
+    return begins_html_report(head) and tail.endswith(_PAGE_END)
+
+
+def begins_html_report(head: str) -> bool:
+    """Whether ``head``, the start of a file, is how :func:`render_html` begins a page:
+    what tells the HTML view given where another file was meant (its end may not have
+    been read)."""
+    return head.startswith(_PAGE_START) and _REPORT_BLOCK in head
 
 
 _STYLE = """
@@ -225,9 +232,7 @@ def _totals(summary: ReportSummary) -> str:
             "from an earlier build (not run in this build)"
         )
     if summary.baseline_delta is not None:
-        items.append(
-            f"Against the baseline: {format_measured(summary.baseline_delta, signed=True)}"
-        )
+        items.append(f"Against the baseline: {summary.baseline_text()}")
     if summary.baseline_failed:
         items.append(f"The baseline build failed: {summary.baseline_failed}")
     if summary.memory_text():

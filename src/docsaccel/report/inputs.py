@@ -90,6 +90,7 @@ from docsaccel.contract import (
     parse_json,
     read_text,
 )
+from docsaccel.report.html import begins_html_report
 from docsaccel.report.markdown import is_markdown_report
 from docsaccel.report.model import (
     BUILDING_NOW,
@@ -98,8 +99,10 @@ from docsaccel.report.model import (
     SG_RST_BULLETS,
     SG_RST_GRID,
     SG_RST_LIST_TABLE,
+    IncompleteBuildError,
     LoadedInput,
     Timing,
+    running_text,
 )
 from docsaccel.report.summary import SUMMARY_SCHEMA
 from docsaccel.schema import (
@@ -111,11 +114,14 @@ from docsaccel.schema import (
 )
 
 __all__ = [
+    "HTML_VIEW",
+    "MARKDOWN_VIEW",
     "detect_format",
     "load_budget_file",
     "load_input",
     "load_timings",
     "other_kind",
+    "other_kind_at",
     "parse_sg_time",
     "report_input",
 ]
@@ -184,8 +190,9 @@ def detect_format(text: str, path: str | Path) -> str:
     )
 
 
-#: The kind of the Markdown view of a report, which has no ``schema``.
-_MARKDOWN_VIEW = "markdown"
+#: The kinds of the Markdown and HTML views of a report, which have no ``schema``.
+MARKDOWN_VIEW = "markdown"
+HTML_VIEW = "html"
 
 
 def _kinds() -> dict[str, str]:
@@ -199,7 +206,8 @@ def _kinds() -> dict[str, str]:
             "a docsaccel report (pass it to `report`, `check`, `compare` or `history append`)"
         ),
         SUMMARY_SCHEMA: "the JSON view of a report (`docsaccel report --format json`)",
-        _MARKDOWN_VIEW: "the Markdown view of a report (`docsaccel report --format md`)",
+        MARKDOWN_VIEW: "docsaccel's Markdown view of a report (`docsaccel report --format md`)",
+        HTML_VIEW: "docsaccel's HTML view of a report (`docsaccel report --format html`)",
     }
 
 
@@ -218,7 +226,9 @@ def other_kind(head: str, expected: str) -> str | None:
     if head.startswith("{"):
         kind = _json_schema(head)
     elif is_markdown_report(head[:2000], head.rstrip().rsplit("\n", 1)[-1]):
-        kind = _MARKDOWN_VIEW
+        kind = MARKDOWN_VIEW
+    elif begins_html_report(head):
+        kind = HTML_VIEW
     if kind is None or kind == expected:
         return None
     return _kinds().get(kind)
@@ -233,12 +243,18 @@ _OWN_SCHEMA = re.compile(r'"schema":\s*"(docsaccel\.(?!record")[^"\\]{1,80})"')
 _BUDGET_FILE = "budget file"
 
 
+def other_kind_at(path: str | Path, expected: str) -> str | None:
+    """:func:`other_kind` of the file at ``path`` (``None`` for one that cannot be read:
+    its reader says why)."""
+    return other_kind(_head(Path(path)), expected)
+
+
 def load_budget_file(path: str | Path, **options: Any) -> BudgetTable:
     """The budget file at ``path`` (:func:`docsaccel.budgets.load_budgets`, with
     ``options``), refused in one line naming the kind it is when it is another file of
     docsaccel's (a report, a history, a view given to ``--budgets``), rather than as TOML
     that does not parse."""
-    other = other_kind(_head(Path(path)), _BUDGET_FILE)
+    other = other_kind_at(path, _BUDGET_FILE)
     if other is not None:
         raise BudgetError(f"{path}: is {other}, not a budget file (TOML)")
     return load_budgets(path, **options)
@@ -595,13 +611,18 @@ def load_input(path: str | Path) -> LoadedInput:
 
 
 def _refuse_missing_report(path: Path) -> None:
-    """A report the build never wrote, beside the journals it left (it was killed outright):
-    say so, and that its output folder is the input to give, which reads the journals."""
+    """A report the build never wrote: in an output folder a build holds now, that the
+    build is running (as given the folder); beside the journals it left (it was killed
+    outright), say so, and that its output folder is the input to give, which reads them."""
     if path.exists() or path.name != layout.report_path("").name:
         return
+    outdir = path.parent.parent if path.parent.name == layout.FOLDER_NAME else path.parent
+    holder = _building_in(outdir)
+    if holder is not None:
+        # Said as given the folder: the build has not written its report yet.
+        raise IncompleteBuildError(running_text(path, holder, "check after it ends"))
     if not layout.journals(path.parent / layout.records_dir("").name):
         return
-    outdir = path.parent.parent if path.parent.name == layout.FOLDER_NAME else path.parent
     raise InputError(
         f"{path}: no report: the build wrote none (killed outright: SIGKILL, out of memory; "
         f"or still running), but left its journals; give its output folder {outdir} instead "

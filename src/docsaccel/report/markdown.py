@@ -128,10 +128,7 @@ def _totals(summary: ReportSummary) -> list[str]:
             "reused from an earlier build (not run in this build)"
         )
     if summary.baseline_delta is not None:
-        lines.append(
-            f"- **Against the baseline:** {_seconds(summary.baseline_delta, signed=True)} "
-            f"(baseline {_seconds(summary.baseline_total)})"
-        )
+        lines.append(f"- **Against the baseline:** {summary.baseline_text(escape_md)}")
     if summary.baseline_failed:
         lines.append(f"- **The baseline build failed:** {escape_md(summary.baseline_failed)}")
     if summary.memory_text():

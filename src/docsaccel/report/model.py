@@ -69,6 +69,8 @@ __all__ = [
     "StaleReportError",
     "Timing",
     "Verdicts",
+    "one_side_ids",
+    "running_text",
     "unique_timings",
     "whole_run_totals",
 ]
@@ -98,6 +100,20 @@ SG_FORMATS = (*SG_RST_FORMATS, SG_JUNIT)
 
 class IncompleteBuildError(InputError):
     """A gate was given the report of a build that stopped before its end."""
+
+
+def running_text(path: str | Path, holder: str, then: str) -> str:
+    """What every command says of the report in ``path`` (a file, or the output folder
+    that holds it) while the build ``holder`` (a pid) runs there: it is not finished,
+    whatever it holds yet. ``then``: what to do (``"check after it ends"``).
+
+    >>> print(running_text("out", "42", "wait"))
+    out: a build is running now (process 42) and has not finished this report; wait
+    """
+    return (
+        f"{path}: a build is running now (process {holder}) and has not finished this "
+        f"report; {then}"
+    )
 
 
 class StaleReportError(InputError):
@@ -546,10 +562,7 @@ class LoadedInput:
         message suggests; ``None`` for a command without one (``report --baseline``)."""
         holder = self.building_now
         if holder is not None:
-            raise IncompleteBuildError(
-                f"{self.path}: a build is running now (process {holder}) and has not "
-                "finished this report; check after it ends"
-            )
+            raise IncompleteBuildError(running_text(self.path, holder, "check after it ends"))
         if not self.complete and self.build.get("stopped_before_examples"):
             raise IncompleteBuildError(
                 f"{self.path}: {self.incomplete_text()}: it measured no example; rebuild "
@@ -572,27 +585,42 @@ def _written(path: str) -> int:
 
 
 def whole_run_totals(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[float, float]:
-    """The total time of the whole runs (:attr:`Timing.whole_run`) of ``base`` and of
-    ``head``, like with like: an example in both that is not a whole run in both adds to
-    neither, so a stopped, failed or reused example never reads as a speed-up. Examples in
-    one input only (added, removed) count in theirs. ``compare`` and ``report --baseline``
-    both total so.
+    """The total time of ``base`` and of ``head`` over the examples both ran whole
+    (:attr:`Timing.whole_run` in both), like with like: a stopped, failed or reused example
+    never reads as a speed-up, and an example in one input only (added, removed: see
+    :func:`one_side_ids`) adds to neither, so a removed example is no speed-up either.
+    ``compare`` and ``report --baseline`` both total so.
 
     >>> stopped = Timing("a.py", "a.py", 1.0, status="interrupted")
     >>> whole_run_totals([Timing("a.py", "a.py", 2.5)], [stopped])
     (0.0, 0.0)
+    >>> whole_run_totals([Timing("a.py", "a.py", 2.5), Timing("b.py", "b.py", 4.6)],
+    ...                  [Timing("a.py", "a.py", 2.0)])
+    (2.5, 2.0)
     """
     base_by_id = {timing.id: timing for timing in base}
     head_by_id = {timing.id: timing for timing in head}
-    left_out = {
+    both = sorted(
         example_id
         for example_id in base_by_id.keys() & head_by_id.keys()
-        if not (base_by_id[example_id].whole_run and head_by_id[example_id].whole_run)
-    }
-    return (
-        sum((t.seconds for t in base if t.whole_run and t.id not in left_out), 0.0),
-        sum((t.seconds for t in head if t.whole_run and t.id not in left_out), 0.0),
+        if base_by_id[example_id].whole_run and head_by_id[example_id].whole_run
     )
+    return (
+        sum((base_by_id[example_id].seconds for example_id in both), 0.0),
+        sum((head_by_id[example_id].seconds for example_id in both), 0.0),
+    )
+
+
+def one_side_ids(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[list[str], list[str]]:
+    """The examples only ``head`` holds (added) and only ``base`` holds (removed), sorted:
+    listed apart from the totals (:func:`whole_run_totals`).
+
+    >>> one_side_ids([Timing("a.py", "a.py", 1.0)], [Timing("b.py", "b.py", 1.0)])
+    (['b.py'], ['a.py'])
+    """
+    base_ids = {timing.id for timing in base}
+    head_ids = {timing.id for timing in head}
+    return sorted(head_ids - base_ids), sorted(base_ids - head_ids)
 
 
 def unique_timings(inputs: Sequence[LoadedInput]) -> list[Timing]:

@@ -13,7 +13,7 @@ Example:
 >>> [row.id for row in summary.over], [row.id for row in summary.near]
 (['tutorials/plot_a.py'], ['tutorials/plot_b.py'])
 >>> summary.execution_seconds, summary.baseline_delta, summary.top(1)[0].delta_seconds
-(68.0, 48.0, 22.0)
+(68.0, 22.0, 22.0)
 """
 
 from __future__ import annotations
@@ -39,7 +39,13 @@ from docsaccel.contract import (
     unmeasured_text,
 )
 from docsaccel.memory_sizes import format_size
-from docsaccel.report.model import LoadedInput, Timing, Verdicts, whole_run_totals
+from docsaccel.report.model import (
+    LoadedInput,
+    Timing,
+    Verdicts,
+    one_side_ids,
+    whole_run_totals,
+)
 
 if TYPE_CHECKING:  # the docs build summarizes without loading the history reader
     from docsaccel.report.history import ExampleHistory
@@ -163,6 +169,10 @@ class ReportSummary:
     #: (:func:`~docsaccel.report.model.whole_run_totals`); ``None`` without a baseline.
     baseline_total: float | None = None
     compared_total: float | None = None
+    #: The examples only this build holds, and only the baseline holds
+    #: (:func:`~docsaccel.report.model.one_side_ids`): in neither total, said apart.
+    baseline_added: tuple[str, ...] = ()
+    baseline_removed: tuple[str, ...] = ()
     #: Why the baseline's build failed (``LoadedInput.judged_failures``), ``""`` for one
     #: that did not: its times (an example that raised early) are no measure, said beside
     #: the delta as ``compare`` says a failed base.
@@ -250,6 +260,26 @@ class ReportSummary:
         if self.baseline_total is None or self.compared_total is None:
             return None
         return self.compared_total - self.baseline_total
+
+    def baseline_text(self, quote: Callable[[str], str] = str) -> str:
+        """The delta against the baseline, its total, and the examples in one build only
+        (left out of both totals), for every view; ``""`` without a baseline.
+
+        ``quote`` escapes example ids for the view's markup (Markdown)."""
+        delta = self.baseline_delta
+        if delta is None or self.baseline_total is None:
+            return ""
+        text = (
+            f"{format_measured(delta, signed=True)} (baseline "
+            f"{format_measured(self.baseline_total)}, over the examples both ran whole"
+        )
+        for ids, where in (
+            (self.baseline_added, "not in the baseline"),
+            (self.baseline_removed, "not in this build"),
+        ):
+            if ids:
+                text += f"; {where}: {', '.join(quote(i) for i in ids)}"
+        return text + ")"
 
     @property
     def render_saved_seconds(self) -> float:
@@ -412,6 +442,10 @@ class ReportSummary:
             "reused_seconds": self.reused_seconds,
             "unmeasured_count": self.unmeasured_count,
             "baseline_execution_seconds": self.baseline_total,
+            # Over the examples both ran whole, as the other views say it.
+            "baseline_delta_seconds": self.baseline_delta,
+            "not_in_baseline": list(self.baseline_added),
+            "not_in_this_build": list(self.baseline_removed),
             "baseline_failed": self.baseline_failed or None,
             "render_saved_seconds": self.render_saved_seconds,
             "fast": self.fast,
@@ -501,6 +535,7 @@ def summarize(
         )
     rows.sort(key=lambda row: (-row.seconds, row.id))
     totals = None if baseline is None else whole_run_totals(baseline, loaded.timings)
+    added, removed = one_side_ids(baseline or [], loaded.timings) if baseline else ([], [])
     wall = loaded.build.get("wall_seconds")
     return ReportSummary(
         source=loaded.path,
@@ -511,6 +546,8 @@ def summarize(
         status_counts=dict(sorted(Counter(t.status_label for t in loaded.timings).items())),
         baseline_total=totals[0] if totals else None,
         compared_total=totals[1] if totals else None,
+        baseline_added=tuple(added),
+        baseline_removed=tuple(removed),
         baseline_failed="; ".join(baseline_failed),
         incomplete=loaded.incomplete_text(),
         memory_limit=_size(loaded.build.get("memory_limit")),

@@ -79,6 +79,9 @@ class Trends:
     peaks: dict[str, tuple[float, ...]] = field(default_factory=dict)
     #: The first against the latest build, like with like (``None``: fewer than one build).
     change: TotalChange | None = None
+    #: Why each partial build (by its number, from 1) is left out of the totals' trend
+    #: (:meth:`~docsaccel.report.history.HistoryBuild.left_out_text`).
+    left_out: dict[int, str] = field(default_factory=dict)
 
     def text(self, example_id: str) -> str:
         return trend_text(self.durations.get(example_id, ()))
@@ -126,6 +129,7 @@ def build_trends(builds: Sequence[HistoryBuild], last: int = 10) -> Trends:
         _last((build.durations for build in builds), last),
         _last((build.peaks for build in builds), last),
         total_change(builds[0], builds[-1]) if builds else None,
+        {number: build.left_out_text() for number, build in enumerate(builds, 1) if build.partial},
     )
 
 
@@ -210,13 +214,25 @@ def sparkline_svg(
     )
 
 
-def _chart_title(totals: Sequence[tuple[str, float | None]]) -> str:
-    """The trend chart's title, saying which builds it leaves out and why."""
+def _chart_title(trends: Trends) -> str:
+    """The trend chart's title, saying which builds it leaves out and why.
+
+    >>> _chart_title(Trends([("a", 1.0), ("b", None)], left_out={2: "its examples were..."}))
+    'Total execution time over 2 builds (build 2 left out: its examples were...)'
+    """
+    totals = trends.totals
     title = f"Total execution time over {len(totals)} build{'s' if len(totals) != 1 else ''}"
-    partial = [str(number) for number, (_, total) in enumerate(totals, 1) if total is None]
-    if partial:
-        which = f"build {partial[0]}" if len(partial) == 1 else f"{len(partial)} builds"
-        title += f" ({which} left out: an example did not run whole)"
+    partial = [number for number, (_, total) in enumerate(totals, 1) if total is None]
+    by_why: dict[str, list[str]] = {}
+    for number in partial:
+        why = trends.left_out.get(number) or "an example did not run whole"
+        by_why.setdefault(why, []).append(str(number))
+    said = [
+        f"build{'s' if len(numbers) != 1 else ''} {', '.join(numbers)} left out: {why}"
+        for why, numbers in by_why.items()
+    ]
+    if said:
+        title += f" ({'; '.join(said)})"
     return title
 
 
@@ -247,7 +263,7 @@ def total_chart_svg(trends: Trends) -> str:
         axes.set_ylabel("seconds")
         # Room above the highest point: a limit of the data alone cuts its marker in half.
         axes.set_ylim(0, max(total for _, total in drawn) * 1.1 or 1.0)
-        axes.set_title(_chart_title(trends.totals), fontsize=10)
+        axes.set_title(_chart_title(trends), fontsize=10)
         buffer = io.StringIO()
         metadata = dict.fromkeys(("Creator", "Date", "Format", "Type"))
         figure.savefig(buffer, format="svg", metadata=metadata)
