@@ -137,7 +137,9 @@ def test_the_exit_guards_undone_under_a_later_patch_keep_it() -> None:
     assert done.returncode == 0, done.stderr
 
 
-def test_import_events_reach_their_subscribers_while_subscribed(tmp_path, monkeypatch) -> None:
+def test_import_events_reach_their_subscribers_while_subscribed(
+    tmp_path, monkeypatch, request
+) -> None:
     # An import statement, a failing one in a module's body, a missing name of a
     # package, an import by name and a probe that finds nothing: each kind goes to the
     # callback subscribed to it, until the subscription is closed.
@@ -150,8 +152,12 @@ def test_import_events_reach_their_subscribers_while_subscribed(tmp_path, monkey
     body = "try:\n    import ev_no_such_dep\nexcept ImportError:\n    pass\n"
     (package / "mod.py").write_text(body)
     monkeypatch.syspath_prepend(str(tmp_path))
-    for name in ("ev_pkg", "ev_pkg.mod"):
+    names = ("ev_pkg", "ev_pkg.mod")
+    for name in names:
         monkeypatch.delitem(sys.modules, name, raising=False)
+    # Imported here, so not put back by monkeypatch: a module left loaded from this
+    # folder reads as a project module to later tests of the same process.
+    request.addfinalizer(lambda: [sys.modules.pop(name, None) for name in names])
     imported: list[intercept.ModuleImported] = []
     missing: list[intercept.ModuleNotFound] = []
     done: list[intercept.ImportsDone] = []
