@@ -224,3 +224,13 @@ def test_a_cache_filled_again_keeps_the_code_of_each_example() -> None:
             "b.py": frozenset({("/p/g.py", "g")}),
         }
     }
+
+
+def test_an_entry_missing_from_the_later_snapshot_names_its_holder() -> None:
+    # The holder's entries compared as filled, one of them absent from the later snapshot
+    # (read to another depth there): the holder is named, never a KeyError.
+    from docsaccel.cache.module_state import _Entries, _fill_names
+
+    before = _Entries(((("str", "a"), 1), (("str", "b"), 2)))
+    after = _Entries(((("str", "a"), 1), (("str", "c"), 3)))
+    assert _fill_names(before, after, "table") == {"table"}

@@ -522,7 +522,9 @@ def _entry_fill_names(before: Any, after: Any, name: str, own: bool) -> set[str]
     old, new = dict(before), dict(after)
     found = {_key_name(key, name) if own else name for key in new.keys() - old.keys()}
     for key, value in old.items():
-        if new[key] != value:
+        if key not in new:  # read to another depth in one snapshot: its holder names it
+            found.add(_key_name(key, name) if own else name)
+        elif new[key] != value:
             found |= _fill_names(value, new[key], _key_name(key, name) if own else name)
     return found
 
