@@ -23,7 +23,7 @@ from helpers.gallery_build import (
     run_cli,
     sphinx_command,
 )
-from helpers.processes import alive, wait_until_running
+from helpers.processes import alive, hold, release, wait_until_running
 
 from docsaccel import layout
 from docsaccel.cache import manage
@@ -63,6 +63,7 @@ def test_an_interrupted_build_keeps_the_examples_that_finished(tmp_path, signum)
     cache = tmp_path / "cache"
     env = {"DOCSACCEL_CACHE": str(cache)}
     src = make_project(tmp_path, [*FINISHED, "plot_wait.py"], conf=ORDERED)
+    hold(src)
     process = start_build(src, env)
     wait_until_running(src, "plot_wait.py", process)
 
@@ -72,6 +73,7 @@ def test_an_interrupted_build_keeps_the_examples_that_finished(tmp_path, signum)
     assert "2 entries" in manage.stats(cache)[0], output
     for name in FINISHED:  # sphinx-gallery's note that the example is unchanged stays
         assert (src / "auto_examples" / f"{name}.md5").is_file()
+    release(src)
 
     again = build(src, env=env)
 
@@ -90,6 +92,7 @@ def test_the_report_of_an_interrupted_build_lists_what_the_cache_restored(tmp_pa
     src = make_project(tmp_path, FINISHED, conf=ORDERED)
     assert build(src, env=env).returncode == 0
     shutil.copy(FIXTURES / "examples" / "plot_wait.py", src / "examples" / "plot_wait.py")
+    hold(src)
     process = start_build(src, env)
     wait_until_running(src, "plot_wait.py", process)
 
@@ -144,6 +147,7 @@ def test_a_killed_build_is_read_from_its_journal_and_named_by_the_next(tmp_path)
     src = make_project(tmp_path, ["plot_quick.py", "plot_wait.py"], conf=ORDERED)
     outdir = src / "_build" / "html"
     records = layout.records_dir(outdir)
+    hold(src)
     process = start_build(src)
     wait_until_running(src, "plot_wait.py", process)
     stop_build(src, process, signal.SIGKILL)  # the out-of-memory killer, say
@@ -160,6 +164,7 @@ def test_a_killed_build_is_read_from_its_journal_and_named_by_the_next(tmp_path)
     shown = run_cli("report", "--format", "json", str(outdir))
     assert shown.returncode == 0, shown.stderr
     assert "examples/plot_wait.py" in shown.stdout and "examples/plot_quick.py" in shown.stdout
+    release(src)
 
     again = build(src, quiet=False)
 

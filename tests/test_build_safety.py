@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers.gallery_build import build, child_env, make_project, run_cli, sphinx_command
-from helpers.processes import assert_no_child_survives, wait_until_running
+from helpers.processes import assert_no_child_survives, hold, release, wait_until_running
 
 from docsaccel import layout, sg_compat
 from docsaccel.gallery.lock import LockedError, OutdirLock
@@ -36,16 +36,19 @@ def start_build(src: Path, env: dict[str, str] | None = None) -> subprocess.Pope
 
 def test_a_second_build_into_the_same_folder_is_refused(tmp_path) -> None:
     src = make_project(tmp_path, ["plot_wait.py"])
+    hold(src)
     first = start_build(src)
     try:
         wait_until_running(src, "plot_wait.py", first)
 
         second = build(src)
+        release(src)
 
         assert second.returncode != 0
         assert f"another build is writing into {src / '_build' / 'html'}" in second.output
         assert f"(process {first.pid}," in second.output
     finally:
+        release(src)
         output = first.communicate(timeout=300)[0]
     # The first build was left alone: its example finished, its report is whole.
     assert first.returncode == 0, output
@@ -79,6 +82,7 @@ def test_a_second_build_of_the_same_source_tree_is_refused(tmp_path) -> None:
     # report as its own, the fast run's outputs.
     conf = 'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
     src = make_project(tmp_path, ["plot_knobs.py", "plot_wait.py"], conf=conf)
+    hold(src)
     fast = start_build(src, {"DOCSACCEL_FAST": "1"})
     full_outdir = src / "_build" / "full"
     try:
@@ -94,6 +98,7 @@ def test_a_second_build_of_the_same_source_tree_is_refused(tmp_path) -> None:
         assert "gallery folder" in report["build"]["stopped_before_examples"]
         assert report["examples"] == []
     finally:
+        release(src)
         output = fast.communicate(timeout=300)[0]
     assert fast.returncode == 0, output
     fast_report = json.loads((src / "_build" / "html" / "docsaccel" / "report.json").read_text())
@@ -147,6 +152,7 @@ def test_the_lock_names_its_holder_and_is_released(tmp_path) -> None:
 
 def test_sigterm_writes_the_report_and_ends_with_the_signal(tmp_path) -> None:
     src = make_project(tmp_path, ["plot_wait.py", "plot_quick.py"])
+    hold(src)
     process = start_build(src)
     wait_until_running(src, "plot_wait.py", process)
 
@@ -178,6 +184,7 @@ def test_a_stopped_build_says_so_in_one_error_line_and_its_report_is_refused(
     the report is written, and ``docsaccel check`` refuses it (a build that did not
     finish)."""
     src = make_project(tmp_path, ["plot_wait.py", "plot_quick.py"], conf=conf)
+    hold(src)
     outdir = src / "_build" / "html"
     process = subprocess.Popen(
         sphinx_command(src, outdir),
@@ -215,6 +222,7 @@ def test_ctrl_c_ends_with_sphinx_builds_status_whatever_an_example_left(tmp_path
     # printed); Ctrl-C later is still Sphinx's "interrupted" (2), not a crash (1).
     conf = 'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
     src = make_project(tmp_path, ["plot_h_last_value.py", "plot_wait.py"], conf=conf)
+    hold(src)
     process = start_build(src)
     wait_until_running(src, "plot_wait.py", process)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers.gallery_build import build, child_env, make_project, run_cli, sphinx_command
-from helpers.processes import kill_children, wait_until_running
+from helpers.processes import hold, kill_children, wait_until_running
 
 from docsaccel import layout
 from docsaccel.contract import KILLED_RUNNING, NOT_REACHED
@@ -37,6 +37,7 @@ def killed(tmp_path_factory) -> tuple[Path, Path]:
     shutil.rmtree(src / "_build")
     shutil.rmtree(src / "auto_examples")
     (src / "examples" / "child_pids.txt").unlink()
+    hold(src)
     process = subprocess.Popen(
         sphinx_command(src, src / "_build" / "html"),
         env=child_env(),

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from helpers.gallery_build import FIXTURES, build, child_env, make_project, sphinx_command
-from helpers.processes import kill_children, terminated_while_running, wait_until_running
+from helpers.processes import hold, kill_children, terminated_while_running, wait_until_running
 
 pytestmark = pytest.mark.slow
 
@@ -187,6 +187,7 @@ def test_a_build_killed_while_its_examples_run_leaves_no_page_saying_all_is_fine
     finished (before, the last build's "All examples within budget")."""
     src, cache_env, page = _published(tmp_path, cache=False, fresh=False)
     shutil.copy(FIXTURES / "examples" / "plot_wait.py", src / "examples" / "plot_wait.py")
+    hold(src)
     process = subprocess.Popen(
         sphinx_command(src, src / "_build" / "html"),
         env=child_env(cache_env),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers.gallery_build import child_env, make_project, sphinx_command
-from helpers.processes import kill_children, wait_until_running
+from helpers.processes import hold, kill_children, wait_until_running
 
 from docsaccel import layout
 from docsaccel.records import read_records
@@ -31,6 +31,7 @@ HANG = 120
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_an_example_deaf_to_stops_leaves_the_build_stoppable(tmp_path, signum, parallel):
     src = make_project(tmp_path, ["plot_h_deaf.py", "plot_wait.py"], conf=ORDERED + parallel)
+    hold(src)
     outdir = src / "_build" / "html"
     process = subprocess.Popen(
         sphinx_command(src, outdir, quiet=False),

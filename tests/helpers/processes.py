@@ -1,6 +1,7 @@
 """Whether the processes an example started are gone: no child outlives its example;
-waiting until an example of a build running in the background has started its child; and
-a build terminated (a CI job cancelled) while one runs.
+waiting until an example of a build running in the background has started its child;
+holding ``plot_wait.py`` until the test has acted; and a build terminated (a CI job
+cancelled) while one runs.
 
 Example::
 
@@ -22,7 +23,9 @@ from docsaccel.records import read_records
 __all__ = [
     "alive",
     "assert_no_child_survives",
+    "hold",
     "kill_children",
+    "release",
     "terminated_while_running",
     "wait_until_running",
 ]
@@ -46,6 +49,21 @@ def assert_no_child_survives(src: Path, expected: int) -> None:
     while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [pid for pid in pids if alive(pid)], "a process an example started survived"
+
+
+#: While this file lies in a project's examples folder, ``plot_wait.py`` keeps waiting: a
+#: test that stops a build while it runs cannot lose the race to its end on a busy machine.
+HOLD = "wait.hold"
+
+
+def hold(src: Path) -> None:
+    """Keep ``plot_wait.py`` of ``src`` running past its usual wait until :func:`release`."""
+    (src / "examples" / HOLD).touch()
+
+
+def release(src: Path) -> None:
+    """Let ``plot_wait.py`` of ``src`` end after its usual wait."""
+    (src / "examples" / HOLD).unlink(missing_ok=True)
 
 
 def wait_until_running(src: Path, name: str, process: subprocess.Popen[str]) -> None:
@@ -74,6 +92,7 @@ def terminated_while_running(
 ) -> subprocess.CompletedProcess[str]:
     """Run the build ``command``, send it ``SIGTERM`` once ``name`` runs (with its child),
     and return how it ended, its output merged, the example's child ended after it."""
+    hold(src)
     process = subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
@@ -83,5 +102,6 @@ def terminated_while_running(
         process.wait(timeout=120)
     finally:
         kill_children(src)
+        release(src)
     output = process.communicate(timeout=120)[0]
     return subprocess.CompletedProcess(command, process.returncode, output)
