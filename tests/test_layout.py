@@ -236,21 +236,12 @@ _STORED_FORM = frozenset({"to_json", "from_json"})
 #: Public functions, classes' public methods and fields of :data:`RECORD_OWNERS` that
 #: another package uses and that still take or give a ``dict[str, Any]``, each with why.
 #: The list only shrinks: one that gets a typed record (a dataclass) must leave it, and no
-#: other may join it but a function handed the example records below.
+#: other may join it.
 UNTYPED_ALLOWED = {
     # sphinx-gallery's own configuration, handed through as sphinx-gallery made it (to
     # docsaccel.sg_compat, which reads it): not a record of ours.
     "docsaccel.cache.cache_build.lookup": "gallery_conf",
     "docsaccel.cache.cache_build.CacheBuild.gallery_conf": "field",
-    # Example records: the one JSON per example that docsaccel.schema declares and every
-    # part reads and writes as JSON (the cache marks them restored, audited, stored).
-    # They are not the cache's to type: typing them is a change of every part at once.
-    "docsaccel.cache.cache_build.CacheBuild.audit": "records",
-    "docsaccel.cache.cache_build.CacheBuild.hits": "field",
-    "docsaccel.cache.cache_build.CacheBuild.store_executed": "records",
-    "docsaccel.cache.cache_build.CacheBuild.withdraw": "records",
-    # The ``cache`` value of an example record (docsaccel.schema, as above).
-    "docsaccel.cache.cache_build.CacheRecording.record_field": "return",
 }
 
 

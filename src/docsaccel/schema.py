@@ -152,7 +152,8 @@ record that breaks a rule raises :class:`SchemaError`, an :class:`~docsaccel.con
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Any, Required, TypedDict, get_args, get_origin, get_type_hints, is_typeddict
 
 from docsaccel.contract import (
     AUDIT_STATUSES,
@@ -172,6 +173,10 @@ __all__ = [
     "REPORT_SCHEMA",
     "STATUSES",
     "VERSION",
+    "AuditVerdict",
+    "CacheField",
+    "ExampleRecord",
+    "MemoryBudgetField",
     "SchemaError",
     "ended_phase",
     "load_report",
@@ -209,39 +214,96 @@ def ended_phase(build: Any) -> str | None:
     return None
 
 
-# key -> (accepted types, required)
-_NUMBER = (int, float)
-_RECORD_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
-    "schema": ((str,), True),
-    "version": ((int,), True),
-    "id": ((str,), True),
-    "gallery": ((str,), True),
-    "name": ((str,), True),
-    "status": ((str,), True),
-    "wall_seconds": (_NUMBER, True),
-    "cpu_seconds": ((*_NUMBER, type(None)), False),
-    "peak_rss_bytes": ((int, type(None)), False),
-    "children_peak_bytes": ((int, type(None)), False),
-    "retained_bytes": ((int, type(None)), False),
-    "gpu_peak_bytes": ((int, type(None)), False),
-    "gpu_retained_bytes": ((int, type(None)), False),
-    "overhead_seconds": ((*_NUMBER, type(None)), False),
-    "budget_seconds": ((*_NUMBER, type(None)), True),
-    "budget_source": ((str,), True),
-    "budget_detail": ((str, type(None)), False),
-    "budget_reason": ((str, type(None)), False),
-    "memory_budget": ((dict, type(None)), False),
-    "interrupted_by": ((str, type(None)), False),
-    "fast": ((bool,), True),
-    "knobs": ((dict,), False),
-    "render": ((dict,), False),
-    "error": ((str, type(None)), False),
-    "expected_failure": ((bool,), False),
-    "started_at": ((str, type(None)), False),
-    "finished_at": ((str, type(None)), False),
-    "pid": ((int, type(None)), False),
-    "cache": ((dict, type(None)), False),
-}
+class AuditVerdict(TypedDict, total=False):
+    """The ``audit`` of a record's ``cache`` value: what an audit run found."""
+
+    status: Required[str]  # one of contract.AUDIT_STATUSES
+    entry: str
+    differences: list[str]
+    dependencies: list[str]
+    second_run_seconds: float
+
+
+class CacheField(TypedDict, total=False):
+    """A record's ``cache`` value: whether the example was restored, or why it ran."""
+
+    hit: Required[bool]
+    reason: str
+    saved_seconds: float
+    audit: AuditVerdict
+
+
+class MemoryBudgetField(TypedDict):
+    """A record's ``memory_budget``: its bytes (None: no memory budget) and their source."""
+
+    bytes: int | None
+    source: str
+    detail: str | None
+    reason: str | None
+
+
+class ExampleRecord(TypedDict, total=False):
+    """One example's record, as every part reads and writes it (the format above): the
+    one declaration of its keys, their types and which are required, which
+    :func:`validate_record` checks."""
+
+    schema: Required[str]
+    version: Required[int]
+    id: Required[str]
+    gallery: Required[str]
+    name: Required[str]
+    status: Required[str]
+    wall_seconds: Required[float]
+    cpu_seconds: float | None
+    peak_rss_bytes: int | None
+    children_peak_bytes: int | None
+    retained_bytes: int | None
+    gpu_peak_bytes: int | None
+    gpu_retained_bytes: int | None
+    overhead_seconds: float | None
+    budget_seconds: Required[float | None]
+    budget_source: Required[str]
+    budget_detail: str | None
+    budget_reason: str | None
+    memory_budget: MemoryBudgetField | None
+    interrupted_by: str | None
+    fast: Required[bool]
+    knobs: dict[str, Any]
+    render: dict[str, Any]
+    error: str | None
+    expected_failure: bool
+    started_at: str | None
+    finished_at: str | None
+    pid: int | None
+    cache: CacheField | None
+
+
+def _accepted(hint: Any) -> tuple[type, ...]:
+    """The Python types a JSON value of the type ``hint`` may have: a ``float`` may be
+    written as an integer, a record or mapping is a ``dict``."""
+    accepted: list[type] = []
+    for part in get_args(hint) if isinstance(hint, UnionType) else (hint,):
+        if part is float:
+            accepted += [int, float]
+        elif is_typeddict(part) or get_origin(part) is dict:
+            accepted.append(dict)
+        else:
+            accepted.append(part)
+    return tuple(accepted)
+
+
+def _fields(record: type) -> dict[str, tuple[tuple[type, ...], bool]]:
+    """``{key: (accepted types, required)}`` of a record type, in its order."""
+    # Read from the annotations: with postponed annotations, ``__required_keys__`` does
+    # not see ``Required``.
+    fields = {}
+    for key, hint in get_type_hints(record, include_extras=True).items():
+        required = get_origin(hint) is Required
+        fields[key] = (_accepted(get_args(hint)[0] if required else hint), required)
+    return fields
+
+
+_RECORD_FIELDS = _fields(ExampleRecord)
 
 
 class SchemaError(InputError):
@@ -261,12 +323,7 @@ _COUNTS = (*_MEMORY, "pid")
 #: What a record of an example whose outputs were reused keeps from the run that made
 #: them: what that run measured.
 MEASURED_FIELDS = ("wall_seconds", "cpu_seconds", *_MEMORY)
-_MEMORY_BUDGET_KEYS: dict[str, tuple[type, ...]] = {
-    "bytes": (int, type(None)),
-    "source": (str,),
-    "detail": (str, type(None)),
-    "reason": (str, type(None)),
-}
+_MEMORY_BUDGET_KEYS = {key: types for key, (types, _) in _fields(MemoryBudgetField).items()}
 
 
 def peak_bytes(record: dict[str, Any]) -> int | None:

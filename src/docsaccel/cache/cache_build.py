@@ -80,7 +80,13 @@ from docsaccel.formats import replace_atomically, write_json
 from docsaccel.layout import id_slug
 from docsaccel.outputs import missing_references
 from docsaccel.records import base_record, run_outputs
-from docsaccel.schema import MEASURED_FIELDS, SchemaError, validate_record
+from docsaccel.schema import (
+    MEASURED_FIELDS,
+    CacheField,
+    ExampleRecord,
+    SchemaError,
+    validate_record,
+)
 from docsaccel.sphinx_logs import Logged
 
 __all__ = ["CacheBuild", "CacheRecording", "lookup"]
@@ -124,7 +130,7 @@ class CacheRecording:
     project: Project
     granularity: str
     #: ``{example id: the record's "cache" value}`` for the examples that missed.
-    reasons: dict[str, dict[str, Any]] = field(default_factory=dict)
+    reasons: dict[str, CacheField] = field(default_factory=dict)
     #: Modules sphinx-gallery runs with every example (:func:`.context.code_in_settings`).
     settings_code: frozenset[str] = frozenset()
     #: When the cache began to record this build, and the running example (``time_ns``).
@@ -255,7 +261,7 @@ class CacheRecording:
             found.append(self.project.relative(example.src_file))
         return found
 
-    def record_field(self, example_id: str) -> dict[str, Any] | None:
+    def record_field(self, example_id: str) -> CacheField | None:
         return self.reasons.get(example_id)
 
 
@@ -269,7 +275,7 @@ class CacheBuild:
     docs: Path
     recording: CacheRecording
     #: ``{example id: cached record}`` of the hits.
-    hits: dict[str, dict[str, Any]] = field(default_factory=dict)
+    hits: dict[str, ExampleRecord] = field(default_factory=dict)
     #: ``{example id: the entry restored}`` of the hits.
     restored: dict[str, Entry] = field(default_factory=dict)
     #: The examples looked up that missed, by id (those run to be audited included).
@@ -330,7 +336,7 @@ class CacheBuild:
         """Whether the next example the cache would restore runs to be audited instead."""
         return self.verify >= 1 or (self.verify > 0 and self._random.random() < self.verify)
 
-    def audit(self, records: dict[str, dict[str, Any]], failures: Mapping[str, str]) -> list[str]:
+    def audit(self, records: dict[str, ExampleRecord], failures: Mapping[str, str]) -> list[str]:
         """Compare each audited example's fresh outputs with its entry's (running it a
         second time when they differ, :mod:`.audit`), and put the verdict in its record's
         ``cache`` value (``audit``: status, differences, the entry's dependencies). The
@@ -422,7 +428,7 @@ class CacheBuild:
 
     def store_executed(
         self,
-        records: Mapping[str, dict[str, Any]],
+        records: Mapping[str, ExampleRecord],
         failures: Mapping[str, str],
         on_overrun: str,
         *,
@@ -564,7 +570,7 @@ class CacheBuild:
             self.warn(f"docsaccel cache: cannot write its summary in {self.store.folder}: {exc}")
 
     def withdraw(
-        self, example_ids: Iterable[str], records: Mapping[str, dict[str, Any]]
+        self, example_ids: Iterable[str], records: Mapping[str, ExampleRecord]
     ) -> list[str]:
         """Take back the entries this build stored of ``example_ids``, whose runs turned
         out not to pass after they were stored (what one left kept the build's process
