@@ -308,9 +308,7 @@ def _wrap_import(replaced: Patch) -> Any:
         callbacks = _by_event.get(ModuleImported)
         if callbacks:
             package = globals.get("__package__") if level and isinstance(globals, dict) else None
-            event = ModuleImported(name, package, level, fromlist, True)
-            for callback in callbacks:
-                callback(event)
+            _imported(callbacks, name, package, level, fromlist, True)
         _import_depth += 1
         try:
             module = replaced.original(name, globals, locals, fromlist, level)
@@ -335,9 +333,7 @@ def _wrap_gcd_import(replaced: Patch) -> Any:
         global _import_depth
         callbacks = _by_event.get(ModuleImported)
         if callbacks:
-            event = ModuleImported(name, package, level, (), False)
-            for callback in callbacks:
-                callback(event)
+            _imported(callbacks, name, package, level, (), False)
         _import_depth += 1
         try:
             return replaced.original(name, package, level)
@@ -372,6 +368,22 @@ def _wrap_find_spec(replaced: Patch) -> Any:
         return spec
 
     return functools.wraps(replaced.original)(watched_find_spec)
+
+
+def _imported(
+    callbacks: tuple[Callable[..., None], ...],
+    name: str,
+    package: str | None,
+    level: int,
+    fromlist: Any,
+    statement: bool,
+) -> None:
+    """Hand each of ``callbacks`` the :class:`ModuleImported` of one import."""
+    # Made as the named tuple's own __new__ makes it, without calling that Python
+    # function: the helper then costs an import no more calls than building it inline.
+    event = tuple.__new__(ModuleImported, (name, package, level, fromlist, statement))
+    for callback in callbacks:
+        callback(event)
 
 
 def _not_found(name: Any, importer: Any) -> None:
