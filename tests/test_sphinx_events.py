@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import gc
+import sys
+import types
+import weakref
+from pathlib import Path
+
 import pytest
+from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
 from sphinx.events import EventManager
 
 from docsaccel import intercept
@@ -81,3 +89,36 @@ def test_docsaccel_handlers_are_left_as_they_are() -> None:
     app.connect("builder-inited", handler)
     assert note_errors(app, "builder-inited", print) == []
     assert connected_handlers(app) == [handler]
+
+
+def _start(src: Path, out: Path, conf: str = "") -> None:
+    src.mkdir()
+    (src / "index.rst").write_text("Title\n=====\n", encoding="utf-8")
+    (src / "conf.py").write_text(conf, encoding="utf-8")
+    Sphinx(src, src, out, out / ".doctrees", "html", status=None, warning=None)
+
+
+def test_a_handler_raising_in_builder_inited_leaves_the_app_collectable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    apps, noted = [], []
+
+    def setup(app) -> dict:
+        apps.append(weakref.ref(app))
+        # As docsaccel's gallery plugin does: wrapped once every extension is set up.
+        app.connect(
+            "config-inited", lambda app, config: note_errors(app, "builder-inited", noted.append)
+        )
+        app.connect("builder-inited", _theirs)
+        return {"parallel_read_safe": True}
+
+    extension = types.ModuleType("raising_extension")
+    extension.setup = setup  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "raising_extension", extension)
+    with pytest.raises(ExtensionError, match="no data"):
+        _start(tmp_path / "raising", tmp_path / "raising-out", "extensions = ['raising_extension']")
+    assert len(noted) == 1 and "_theirs" in noted[0], noted
+    # Sphinx's logging keeps the last application until the next one sets it up.
+    _start(tmp_path / "plain", tmp_path / "plain-out")
+    gc.collect()
+    assert apps[0]() is None

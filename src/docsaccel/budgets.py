@@ -1,58 +1,6 @@
 """Per-example time and memory budgets: the TOML budget file, inline overrides, one precedence.
 
-A budget file sets a default and overrides by glob pattern on the example's path inside
-its gallery folder::
-
-    default = "7m"        # budget of every example without an override
-    ci_factor = 1.5       # optional: time budgets are multiplied by this when CI=true
-    memory_default = "2G" # optional: memory budget of every example without an override
-
-    [examples]
-    "plot_quick.py" = "30s"
-    "mujoco_*.py" = { budget = "3m", fast = "20s", reason = "renders a 480x360 video" }
-    "train_*.py"  = { budget = "none", reason = "unbounded on purpose: trains a model" }
-    "plot_big_*.py" = { memory = "5G", fast_memory = "1G", reason = "loads a 4 GB data set" }
-
-A rule sets a time budget (a duration, or ``budget`` in a table), a memory budget
-(``memory``), or both. Memory budgets bound the example's peak memory (its process's and
-its child processes'; see :mod:`docsaccel.schema`) and are sizes: a number and a unit,
-``"500M"``, ``"2G"`` (:func:`docsaccel.memory_sizes.parse_size`), or ``"none"``.
-
-A rule may also give a ``fast`` budget (and the file a ``fast_default``): the budget of
-that rule in builds with the CI fast path on (:mod:`docsaccel.fast`), where a tutorial
-runs on smaller knobs and a regression would hide under its full-build budget. A rule
-without one keeps its budget in fast builds too.
-
-An example can override it in its own source, in sphinx-gallery's config-comment style::
-
-    # docsaccel_budget = "30s"
-
-Precedence, resolved in :meth:`BudgetTable.resolve` and nowhere else (the build, ``docsaccel
-check --budgets``, ``docsaccel shard --budgets`` and the shard builds all call it):
-
-1. the inline ``# docsaccel_budget`` comment of the example (where only a report is at
-   hand, the budget it recorded from that comment: ``budget_source`` ``"inline"``);
-2. the most specific ``[examples]`` pattern that matches (a pattern is matched against
-   the example's path inside its gallery folder, ``plot_a.py``, and against its id as
-   reports show it, ``<gallery folder>/plot_a.py``, the folder as ``examples_dirs`` names
-   it: ``../tutorials_src/plot_a.py``): an exact path beats any glob,
-   then the pattern with more literal (non-wildcard) characters wins; two matching
-   patterns of equal specificity are ambiguous, an error when the file is loaded;
-3. ``default``; without a file (or without ``default``), examples are unbounded.
-
-Each of the two budgets, time and memory, is resolved on its own with this precedence,
-among the rules that set it: a rule with a memory budget only leaves the example's time
-budget to the next rule that sets one, and the other way round. The fast budget of each
-comes from the rule that wins it, never from a weaker one (``fast_default`` and
-``fast_memory_default`` with their defaults).
-
-Durations are a number of seconds (``90``, ``2.5``) or a string of hours, minutes and
-seconds (``"90s"``, ``"7m"``, ``"1h30m"``, ``"1m30.5s"``), above 0 and at most 7 days
-(:data:`~docsaccel.contract.MAX_BUDGET_SECONDS`). ``"none"`` means unbounded and
-needs a ``reason``. ``ci_factor`` multiplies every time budget, inline ones included, when
-the environment variable ``CI`` is ``true`` (as GitHub Actions, GitLab CI and most runners
-set); memory budgets are not scaled (a slower runner needs no more memory). A build loads
-the file with ``memory_at_most`` (the machine's memory), refusing larger memory budgets.
+The design, in full: the budgets guide's *Design* section.
 
 Example:
 

@@ -1,33 +1,6 @@
 """The contract between docsaccel's parts: the names and rules they share, stated once.
 
-The gallery plugin, render gating, the fast path, the report views and sharding do not
-import each other; they agree on these facts instead, and import them from here:
-
-- the statuses of an example's record and the groups the parts ask about
-  (:data:`EXECUTED`, :data:`OVERRUNS`, :data:`REUSABLE`), and what an audit of the
-  example cache found of an entry (:data:`AUDIT_STATUSES`);
-- which statuses this build measured (:func:`is_measured`, :data:`UNMEASURED`), as only a
-  measured time is judged;
-- the over-budget and near-budget rules, of time (:func:`is_over_budget`,
-  :func:`is_near_budget`) and of memory (:func:`is_over_memory_budget`,
-  :func:`is_near_memory_budget`), and what can interrupt an example (:data:`INTERRUPTED_BY`);
-- the sections of :mod:`docsaccel.registry` where capabilities publish facts;
-- how a yes/no switch is spelled (:func:`parse_switch`);
-- how a JSON input is read, and the one error class of unreadable inputs
-  (:func:`read_json`, :class:`InputError`), with the limits that keep a hostile input
-  from exhausting the reader (:data:`MAX_JSON_DEPTH`, :data:`MAX_BUDGET_SECONDS`);
-- why a build whose examples ran failed all the same (:data:`BUILD_FAILURES`,
-  :func:`build_failures`), which every gate and view asks rather than reading the keys;
-- how a record says its example was still running when the build stopped
-  (:func:`is_unfinished`), or that the hard stop ended it (:func:`is_stopped_hard`); how
-  the views write a status (:func:`status_text`, :data:`STOPPED`) and whether a time is
-  a run's, to set against its budget (:func:`is_timed`, :data:`NOT_RUN`);
-- which extra provides an optional library (:func:`require_extra`);
-- which ``conf.py`` a build read, and whether it changed since (:func:`conf_fingerprint`,
-  :func:`conf_changed`): a build that fails before it loads docsaccel writes no report,
-  and the one left in its output folder is then an earlier build's.
-
-This module imports nothing of docsaccel, so every part can import it.
+The design, in full: the adopting guide's *Design* section.
 
 Example:
 

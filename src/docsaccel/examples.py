@@ -1,16 +1,6 @@
 """The examples of a build and the budget of each, settled before any of them runs.
 
-Settling budgets up front means a bad inline override or an ambiguous pattern stops the
-build before the first example spends any time, and the same plan travels (pickled with
-sphinx-gallery's config) to parallel workers.
-
-An example is identified by its path: the gallery (examples folder, relative to the
-source dir) and its path inside that folder. ``tutorials/a/local.py`` and
-``tutorials/b/local.py`` are two examples, with two budgets and two records.
-
-The plan lists the files :func:`docsaccel.sg_compat.example_files` finds, the walk sphinx-gallery
-makes; the hook still records an example the plan did not list, through
-:meth:`Planner.example` (the hook, not the plan, is the truth about what ran).
+The design, in full: the adopting guide's *Design* section.
 
 Example (in a build, :func:`plan_examples` plans every example of the galleries this way):
 

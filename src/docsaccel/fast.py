@@ -1,30 +1,6 @@
 """The CI fast path: one switch for the whole build, read by tutorials through :func:`pick`.
 
-A tutorial that does heavy work (many rollouts, long training, a long video) names each
-setting it can shrink, with its full and its fast value::
-
-    from docsaccel.fast import pick
-
-    rollouts = pick(full=4, fast=1, name="rollouts")
-    steps = pick(full=1000, fast=100, name="steps")
-
-In a fast build (``DOCSACCEL_FAST=1``, or ``docsaccel_fast = True`` in ``conf.py``) each
-call returns the fast value, otherwise the full one. Outside a docs build the switch is the
-environment variable alone, so ``DOCSACCEL_FAST=1 python plot_x.py`` runs the tutorial as a
-plain script with its fast values.
-
-Every call publishes the knob to :mod:`docsaccel.registry` (section ``"knobs"``), so the
-gallery plugin writes it into the example's record and, in fast builds, shows a note on the
-page: "Built with the CI fast path: rollouts = 1 (full build: 4)".
-
-A name stands for one knob. Picked again with the same values (a loop, a helper called
-twice), it is one knob; picked again with other values, each pair the example used is kept
-(under :data:`LATER` in the knob's entry), the note lists the name once per pair, and the
-gallery plugin warns (:func:`knob_problems`), as it does for a numeric knob whose fast
-value is above its full one: a fast path doing more than the full build.
-
-The switch travels in the environment variable because sphinx-gallery may run examples in
-separate worker processes (``parallel: N``); the gallery plugin sets it before each example.
+The design, in full: the fast path guide's *Design* section.
 """
 
 from __future__ import annotations

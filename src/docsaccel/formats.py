@@ -1,16 +1,6 @@
 """docsaccel's file formats: the header every file carries, checked one way; atomic writes.
 
-Every JSON file docsaccel writes for another part or another build (a record, a report, a
-history line, a cache entry, a shard manifest) starts with ``"schema"`` (what it is) and
-``"version"`` (of that format). A reader accepts versions 1 to the one it knows, and
-refuses anything else with a message naming the file, the key and the value, so a file of
-another kind or of a newer docsaccel is never half understood. Each format is declared
-once, as a :class:`Format`, by the module that owns it (:mod:`docsaccel.schema`, the
-history, the cache store, the shard build), and checked with :meth:`Format.check`.
-
-Files are written with :func:`write_json`: to a temporary file beside the target, then
-renamed over it, so a reader (or a build killed meanwhile) sees the old file or the new
-one, never half of one.
+The design, in full: the videos guide's *Design* section.
 
 Example:
 

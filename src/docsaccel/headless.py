@@ -1,25 +1,6 @@
 """Pick a working headless OpenGL backend for MuJoCo before MuJoCo is imported.
 
-MuJoCo reads ``MUJOCO_GL`` once, when ``mujoco`` is first imported. On a machine with no
-display (CI runners, containers) its default (GLFW) cannot render, so a docs build that
-records videos fails deep inside a tutorial with an obscure OpenGL error. docsaccel probes
-the headless backends in a child process (the probe must not import MuJoCo here, or the
-choice would be frozen) and exports the first that can create a context.
-
-Rules, in order:
-
-1. ``MUJOCO_GL`` is set: it is verified; if it cannot render, :class:`HeadlessGLError`
-   names the variable, its value and the system packages that provide it.
-2. A display exists (``DISPLAY`` or ``WAYLAND_DISPLAY``): nothing is changed.
-3. Otherwise ``egl`` then ``osmesa`` are tried; the first that works is exported as
-   ``MUJOCO_GL`` (and ``PYOPENGL_PLATFORM``) so child processes inherit it.
-
-Call :func:`ensure_headless_gl` before MuJoCo is imported (in ``conf.py``, or a tutorial
-run as a script): without a display it picks ``egl``, else ``osmesa``, and MuJoCo then
-renders offscreen.
-
-Given another environment than ``os.environ``, it reads and updates that one; with a
-display, nothing is probed or set:
+The design, in full: the fast path guide's *Design* section.
 
 >>> env = {"DISPLAY": ":0"}
 >>> ensure_headless_gl(env), env

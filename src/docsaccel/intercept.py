@@ -1,32 +1,6 @@
 """The one owner of everything docsaccel intercepts in a process.
 
-Three kinds of interception reach the whole process, whoever runs there:
-
-- **Audit events** (:func:`sys.addaudithook`): a file opened, a module imported, a
-  program started, a folder listed. An audit hook can never be removed, so this module
-  installs exactly one, the first time something listens, and hands each event to the
-  :class:`Listener` objects registered for that event name. A listener is registered and
-  removed (:meth:`Listener.close`, or a ``with`` block); the events of no listener cost a
-  dictionary look-up. A listener's exception ends the audited call, as an exception
-  from its own hook would (the listeners after it do not see that event): one that
-  refuses an operation raises, one that must never get in the way catches its own.
-- **Import events**: wrappers of ``builtins.__import__``, the import system's
-  ``_gcd_import`` (what :func:`importlib.import_module` calls) and
-  :func:`importlib.util.find_spec` publish typed events (:class:`ModuleImported`,
-  :class:`ModuleNotFound`, :class:`ImportsDone`) to the listeners :func:`subscribe`
-  registered for their kinds, in the same table and on the same terms as audit events.
-  The wrappers are put in place once (:func:`wrap_imports`, or the first subscription)
-  and stay for the life of the process, so a name bound to those functions later is
-  seen too.
-- **Process-wide functions** replaced (the import functions above, ``sys.exit``,
-  ``os._exit``, ``os.exec*``): each replacement is a :class:`Patch`, written beside its
-  undo. A replacement calls what it replaced through :attr:`Patch.original`, read at
-  each call, so undoing a patch another one was stacked on later restores exactly what
-  was there: the later patch then calls what the undone one had replaced.
-
-Nothing else in docsaccel calls :func:`sys.addaudithook`, assigns those functions or
-patches the import functions (``tests/test_layout.py`` checks it). Importing this
-module changes nothing.
+The design, in full: the adopting guide's *Design* section.
 
 Example: a listener sees the events it subscribed to, while it is registered.
 
@@ -156,9 +130,10 @@ class Patch:
     """The replacement of ``owner.name`` (a process-wide function), beside its undo.
 
     ``wrap(patch)`` makes the replacement once; it calls what it replaced as
-    ``patch.original(...)`` (looked up at each call, see the module doc). A replacement
-    that may still be called after :meth:`undo` (a wrapper someone else stacked on it
-    keeps it) only forwards to ``patch.original`` while :attr:`active` is false.
+    ``patch.original(...)`` (looked up at each call, see the adopting guide's *Design*
+    section). A replacement that may still be called after :meth:`undo` (a wrapper someone
+    else stacked on it keeps it) only forwards to ``patch.original`` while :attr:`active`
+    is false.
     """
 
     def __init__(self, owner: Any, name: str, wrap: Callable[[Patch], Any]) -> None:
@@ -308,9 +283,7 @@ def _wrap_import(replaced: Patch) -> Any:
         callbacks = _by_event.get(ModuleImported)
         if callbacks:
             package = globals.get("__package__") if level and isinstance(globals, dict) else None
-            event = ModuleImported(name, package, level, fromlist, True)
-            for callback in callbacks:
-                callback(event)
+            _imported(callbacks, name, package, level, fromlist, True)
         _import_depth += 1
         try:
             module = replaced.original(name, globals, locals, fromlist, level)
@@ -335,9 +308,7 @@ def _wrap_gcd_import(replaced: Patch) -> Any:
         global _import_depth
         callbacks = _by_event.get(ModuleImported)
         if callbacks:
-            event = ModuleImported(name, package, level, (), False)
-            for callback in callbacks:
-                callback(event)
+            _imported(callbacks, name, package, level, (), False)
         _import_depth += 1
         try:
             return replaced.original(name, package, level)
@@ -372,6 +343,22 @@ def _wrap_find_spec(replaced: Patch) -> Any:
         return spec
 
     return functools.wraps(replaced.original)(watched_find_spec)
+
+
+def _imported(
+    callbacks: tuple[Callable[..., None], ...],
+    name: str,
+    package: str | None,
+    level: int,
+    fromlist: Any,
+    statement: bool,
+) -> None:
+    """Hand each of ``callbacks`` the :class:`ModuleImported` of one import."""
+    # Made as the named tuple's own __new__ makes it, without calling that Python
+    # function: the helper then costs an import no more calls than building it inline.
+    event = tuple.__new__(ModuleImported, (name, package, level, fromlist, statement))
+    for callback in callbacks:
+        callback(event)
 
 
 def _not_found(name: Any, importer: Any) -> None:

@@ -1,29 +1,6 @@
 """Where docsaccel keeps its files in a Sphinx output folder: ``<outdir>/docsaccel/``.
 
-The gallery plugin writes there, sharding and the example cache read and write there, and
-the CLI and CI scripts are pointed there, so the layout is stated once:
-
-==========================================  ===============================================
-``<outdir>/docsaccel/report.json``          the build's report (:mod:`docsaccel.schema`)
-``<outdir>/docsaccel/chart.svg``            the report page's chart, when it has one
-``<outdir>/docsaccel/report-pages.txt``     the report pages docsaccel published in the
-                                            folder and has not removed, one a line
-``<outdir>/docsaccel/records/``             one record per example, the journals
-                                            (``journal-<build>-<pid>.jsonl``, one per
-                                            process) and the build's id (``build-id``)
-``<outdir>/docsaccel/cache-deps/``          what each executed example depended on, until
-                                            the example cache stores it
-``<outdir>/docsaccel/build.lock``           held while a build writes into the folder
-``<outdir>/docsaccel/build-started``        a build started and has not yet removed the
-                                            last report (:func:`note_build_started`)
-``<outdir>/docsaccel/generated/``           what the builds generated in the source folder
-                                            (:mod:`docsaccel.incremental.generated`)
-==========================================  ===============================================
-
-and where the sharded builds keep their work by default, under ``<docs>/_build/`` (the
-Sphinx source folder's): ``shard`` (the artifact of ``shard-build``), ``shard-work``,
-``shard-artifacts`` and ``shard-records`` (those of ``shard-local`` and ``shard-merge``).
-The plugin keeps these folders out of every build's documents (:func:`shard_folders`).
+The design, in full: the reports guide's *Design* section.
 
 Example:
 

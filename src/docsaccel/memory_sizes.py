@@ -1,14 +1,6 @@
 """Memory sizes as docsaccel reads and writes them, and how much memory the machine has.
 
-One grammar for every size a user writes (a memory budget, the build's memory ceiling,
-``docsaccel cache prune --max-size``): a number and a unit, ``K``, ``M``, ``G`` or
-``T``, each a power of 1024 (``"500M"``, ``"6.5G"``; ``"MB"``, ``"MiB"`` and any case
-mean the same). A size without a unit is refused where it would be ambiguous (``2`` is
-not a memory budget of 2 GB) and means bytes only where a caller says so.
-
-:func:`machine_bytes` is the memory this process can have at most: the machine's
-(``MemTotal``) or, when lower, the limit of the control group it runs in (a container, a
-CI job), read once.
+The design, in full: the budgets guide's *Design* section.
 
 Example:
 

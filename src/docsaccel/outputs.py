@@ -1,35 +1,6 @@
 """What an example's run wrote into its gallery, and the files its page names.
 
-An example's outputs are whatever sphinx-gallery and the scrapers wrote for it: its page,
-notebook, zip and ``.md5``, each image with every ``image_srcset`` variant, an
-animation's files, a custom scraper's own files. No list of file kinds can name them all,
-so they are taken from the run itself, in the process that runs the example, while
-sphinx-gallery processes it (from the hook's "before" call to its "after" call, which
-sphinx-gallery makes once the page, thumbnail, notebook and zip are written):
-
-- :class:`OutputWatch`, an audit listener (:mod:`docsaccel.intercept`), sees every file
-  this process opens for writing, renames or links into the gallery folders (``open``,
-  ``os.rename``/``os.replace``, ``os.link``...); a ``.new`` file stands for the file
-  sphinx-gallery moves it over (:func:`docsaccel.sg_compat.final_name`);
-- what no audit event shows (a C library writing an image, ffmpeg writing an
-  animation): the files of the example's image folders, by the names sphinx-gallery
-  gives its images (:func:`docsaccel.sg_compat.image_owner`), whose status changed
-  between the two calls (:func:`folder_status`), and its thumbnail as it is on disk;
-- every file of the source tree its page names (:func:`page_references`: image and
-  figure directives with their ``:srcset:``, videos and posters, includes, ``:file:``
-  options and ``:download:`` roles), but those sphinx-gallery writes on every build once
-  the gallery's examples ran (:func:`docsaccel.sg_compat.written_after_the_gallery`):
-  there or not when the example runs, they are no output of its run, and its list is
-  the same on every run. A named file outside the gallery folders counts only when the
-  run changed it: a picture of the docs source the page shows
-  (``/_static/img/logo.gif``) is what the page depends on, never an output the cache
-  would put back or take away.
-
-:func:`collect` joins the three; the list travels beside the outputs in the run's note
-(:func:`docsaccel.records.write_run_marker`), for the example cache and sharding to move
-exactly those files. :func:`missing_references` is the check that a restored page names
-no file that is not there, before Sphinx reads it (sphinx-gallery's files of the gallery
-aside: it writes them before Sphinx reads the page).
+The design, in full: the adopting guide's *Design* section.
 """
 
 from __future__ import annotations
@@ -64,7 +35,8 @@ Status = tuple[int, int, int, int]
 
 
 class OutputWatch:
-    """The process's watch of the files written into some folders (see the module doc)."""
+    """The process's watch of the files written into some folders (see the adopting guide's
+    *Design* section)."""
 
     _instance: OutputWatch | None = None
     _lock = fork_safe_lock()
@@ -347,11 +319,11 @@ def _file_names(lines: list[str]) -> list[str]:
 
 
 def page_references(page: Path, srcdir: Path) -> list[Path]:
-    """The files of the source tree a reST page names (see the module doc), absolute:
-    ``/x`` is ``srcdir/x``, another path is relative to the page's folder. What the page
-    shows as text (an example's printed output, code, raw HTML) names nothing; URLs and
-    paths that leave ``srcdir`` are not files of the source tree. A page that cannot be
-    read names nothing."""
+    """The files of the source tree a reST page names (see the adopting guide's *Design*
+    section), absolute: ``/x`` is ``srcdir/x``, another path is relative to the page's
+    folder. What the page shows as text (an example's printed output, code, raw HTML) names
+    nothing; URLs and paths that leave ``srcdir`` are not files of the source tree. A page
+    that cannot be read names nothing."""
     return [Path(path) for path in _page_files(os.fspath(page), os.path.realpath(srcdir))]
 
 

@@ -1,33 +1,6 @@
 """Per-example records on disk and the report combined from them.
 
-Records live in :func:`docsaccel.layout.records_dir`, in two forms:
-
-- a *journal* per process that runs examples (``journal-<build>-<pid>.jsonl``, the
-  build's id in its name: of the journals in the folder, only those of the build its
-  ``build-id`` file names are read, :func:`docsaccel.layout.journals`): the hook appends
-  an example's provisional record when it starts ("failed: did not finish", so an example
-  that takes its process down is still recorded) and its record when it finishes, each as
-  one line in one ``O_APPEND`` write, so a line is written whole or not at all and
-  parallel workers never share a file. Of the lines of one example, the last one counts;
-- a *file* per record (``<example id with / as __>.json``), replaced atomically
-  (temporary file, then rename): what the plugin records after the gallery has run
-  (cached, not executed, failed as sphinx-gallery saw it) and shard artifacts. A file
-  wins over journal lines.
-
-Appending to an open file costs a few microseconds; creating a file, most of a
-millisecond on a busy disk, more than a trivial example takes to run: examples are
-journalled so that recording them costs the build next to nothing.
-
-:func:`read_records` reads both; :func:`build_report` turns the records of a build into
-the report dict. Both read only files, so they work after the build or after a crash.
-Formats: :mod:`docsaccel.schema`.
-
-Example code runs in the processes that write the records, and may remove, replace or
-append to them. So what a process wrote is also kept in its memory
-(:func:`written_here`: the build's own process reports from it, whatever became of the
-files), and a journal checks before each line that its file is still the one it opened,
-holding exactly what it wrote: when not, it writes its file again, whole, from memory (a
-parallel worker's journal survives an example of that worker removing it).
+The design, in full: the reports guide's *Design* section.
 
 Example: one example recorded (the hook appends to a :class:`RecordJournal` the same
 way), one never run; the report lists both.

@@ -1,14 +1,6 @@
 """A per-process registry of facts about the example being executed.
 
-The gallery plugin and what a tutorial uses (render gating, the fast path, videos) do
-not import each other (see :mod:`docsaccel`), yet the plugin writes what they did into
-the example's record. They meet here: a capability *publishes* a fact under a section and a key, and
-the plugin takes a *snapshot* when the example finishes and *clears* the registry before
-the next one.
-
-A published value is either JSON-compatible data or an object with an ``as_dict()``
-method; live objects (such as render statistics that keep counting after they are
-published) are read at snapshot time, so the record shows their final state.
+The design, in full: the adopting guide's *Design* section.
 
 Example:
 

@@ -1,24 +1,6 @@
 """Every docsaccel setting, declared once: its default, types, variable, check and help.
 
-Each field of :class:`Settings` is one setting. Its declaration (:func:`setting`) holds
-everything about it, and everything else is made from that declaration:
-
-- the ``conf.py`` name (``docsaccel_`` and the field's name) and default, registered with
-  Sphinx by the gallery plugin (:func:`config_values`);
-- the environment variable, when the setting has one, and the one precedence
-  (:func:`resolve`): the variable when it is set and not blank, then ``conf.py`` (unless
-  ``None``), then the default. So ``DOCSACCEL_FAST=0`` makes a full build of a project
-  whose ``conf.py`` says ``docsaccel_fast = True``;
-- the check of the value (:func:`read_settings` raises :class:`SettingError` naming the key
-  or variable and the value), and the "did you mean" warning for a ``docsaccel_*`` name
-  that is no setting (:func:`unknown_settings`) or a ``DOCSACCEL_*`` variable that none
-  reads (:func:`unknown_variables`);
-- the settings table of the documentation (:func:`settings_rst`), and the list of
-  variables a test run must clear (:func:`environment_variables`).
-
-Some settings describe one run and have no ``conf.py`` name, only a variable (the shard a
-build executes, the hard stop's grace): they are declared here too, so every variable of
-docsaccel has one owner.
+The design, in full: the adopting guide's *Design* section.
 
 Example:
 

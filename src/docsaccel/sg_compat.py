@@ -1,60 +1,6 @@
 """Every place where the plugin relies on sphinx-gallery beyond its documented config.
 
-sphinx-gallery has no per-example "started"/"finished" events. The plugin gets them through
-the documented ``reset_modules`` hook with ``reset_modules_order = "both"`` (see
-:func:`install_hook`); everything else it needs from sphinx-gallery's internals is here,
-so an upgrade that moves them breaks one module, and the tests say which function:
-
-- which files are examples, and which of them run (:func:`example_files`,
-  :func:`is_executable`): the walk sphinx-gallery's build does (a gallery folder, then
-  its sub-galleries, one level deep), through the same functions, so the plan matches;
-- which example a ``reset_modules`` call is about (:func:`running_example`): sphinx-gallery
-  passes the file name alone, which two sub-galleries can share;
-- removing docsaccel's ``# docsaccel_budget`` comments wherever sphinx-gallery removes its
-  own config comments (:func:`remove_our_config_comments`, ``remove_config_comments``);
-- which examples were skipped as unchanged and which failed, from the lists sphinx-gallery
-  keeps in its config dict (:func:`stale_targets`, :func:`failures`);
-- the execution time sphinx-gallery has just measured for an example
-  (:func:`measured_seconds`), the last measured time of an unchanged example
-  (:func:`cached_seconds`) and forcing an
-  unchanged example to run again (:func:`forget_cached_run`), through its cache files next
-  to the generated page (``<name>.py.md5``, ``<name>.cost.json``);
-- executing only some examples (:func:`run_only`, through the documented
-  ``filename_pattern``), whether an example will be skipped as unchanged
-  (:func:`is_unchanged`) and which files hold an example's outputs by the names
-  sphinx-gallery gives them (:func:`output_files`, for outputs made before their run's
-  list of written files was kept, :mod:`docsaccel.outputs`);
-- how sphinx-gallery names what it writes for an example: its page
-  (:func:`page_file`), its images and thumbnail (:func:`image_folders`,
-  :func:`image_owner`, :func:`image_prefix`, :func:`thumbnail_files`), the ``.new``
-  files it writes then moves over the final one only when they differ
-  (:func:`final_name`), and the files a page names that it writes on every build once
-  the gallery's examples ran, which no run of the example writes
-  (:func:`written_after_the_gallery`);
-- where the plugin notes whether an example's outputs come from a fast or a full run
-  (:func:`run_marker_file`): beside sphinx-gallery's ``.md5``, as the outputs live in
-  the source tree whatever the output folder;
-- its summary of the failing examples at the build's end, which raises with every
-  traceback again, and the example's own exception it lets out with
-  ``abort_on_example_error``, and the broken pool's with ``parallel`` when a worker
-  ended: each replaced by one line (:func:`summary_in_one_line`,
-  :func:`abort_in_one_line`);
-- the config with sphinx-gallery's defaults outside a build (:func:`with_defaults`), so
-  planning shards sees the examples the build will;
-- what of an example's page is a measurement, which two runs never share
-  (:func:`mask_measurements`), and executing one example once more after the gallery
-  has run (:func:`run_again`), for the cache's audit.
-
-Checked against every sphinx-gallery release of the series in
-:data:`CHECKED_SPHINX_GALLERY` (0.17.0 to 0.22.1), read and built with one release of
-each series (``nox -s compat``). Where they differ it follows the installed release:
-before 0.22 sphinx-gallery keeps no ``<stem>.cost.json``, so the time it measured is read
-from its running ``generate_file_rst`` and an unchanged example has no last time; before
-0.19 the sort key of ``within_subsection_order`` is made by ``_get_class``. Importing this
-module with a release missing a private name it needs raises an ``ImportError`` naming
-the name and the release; one known not to work (:data:`BROKEN_SPHINX_GALLERY`) is refused
-the same way, and :func:`unchecked_release` says when the release is outside the checked
-series (the plugin warns).
+The design, in full: the adopting guide's *Design* section.
 
 >>> unchecked_release("0.22.1") is None
 True

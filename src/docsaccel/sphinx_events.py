@@ -8,6 +8,7 @@ and put back by :func:`wrap_handlers` once the event has been emitted.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -86,18 +87,43 @@ def wrap_handlers(
 ) -> list[Patch]:
     """Replace each handler of ``event`` for which ``wrap(handler)`` gives a wrapper maker
     (see :class:`~docsaccel.intercept.Patch`; ``None``: leave it), until every handler of
-    that event has run: a handler of docsaccel's, last of all, undoes the patches. The
-    patches, in the order of the handlers."""
-    patches = []
+    that event has run, or one of the replaced ones raised: a handler of docsaccel's, last
+    of all, or the raising replacement undoes the patches. The patches, in the order of
+    the handlers."""
+    patches: list[Patch] = []
+
+    def undo(*args: Any) -> None:
+        for applied in reversed(patches):
+            applied.undo()
+
     for slot in handler_slots(app, event):
         maker = wrap(slot.handler)
         if maker is not None:
-            patches.append(patch(slot, "handler", maker))
+            patches.append(patch(slot, "handler", _undone_on_raise(maker, undo)))
     if patches:
-
-        def undo(*args: Any) -> None:
-            for applied in reversed(patches):
-                applied.undo()
-
         app.connect(event, undo, priority=_LAST)
     return patches
+
+
+def _undone_on_raise(
+    maker: Callable[[Patch], Any], undo: Callable[[], None]
+) -> Callable[[Patch], Any]:
+    """``maker``'s replacement, undoing every patch of the event when it raises: Sphinx
+    then runs no later handler of that event, docsaccel's undo included, and a patch left
+    in place would keep the build's application alive for the life of the process."""
+
+    def make(applied: Patch) -> Any:
+        replacement = maker(applied)
+
+        # functools.wraps keeps the handler's name and module, which Sphinx's message names.
+        @functools.wraps(replacement)
+        def undone_on_raise(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return replacement(*args, **kwargs)
+            except BaseException:
+                undo()
+                raise
+
+        return undone_on_raise
+
+    return make

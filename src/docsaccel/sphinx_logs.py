@@ -1,13 +1,6 @@
 """Warnings logged through Sphinx, seen as they are made, kept, and given again.
 
-Two parts of docsaccel watch what Sphinx's logger is handed: the Sphinx state attributes
-each warning to the document it is about (:mod:`docsaccel.incremental.sphinxext.warnings`),
-and the example cache keeps the warnings of an example's processing with its entry, to
-give them again when it restores the example (:mod:`docsaccel.cache.example_logs`), so a
-``-W`` build fails exactly when a clean build fails. Both see a record once per process
-(:func:`handled_once`); the cache sees it as it was made, before Sphinx's own handler
-adds the warning type to its text and turns its location into a path
-(:class:`Capture`), and keeps it as a :class:`Logged`, plain JSON.
+The design, in full: the reports guide's *Design* section.
 
 Example: a warning caught, kept as JSON and given again.
 

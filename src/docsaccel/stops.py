@@ -1,21 +1,6 @@
 """Stops of a Sphinx build whose message docsaccel has already logged: one line, status 2.
 
-A bad ``docsaccel_*`` value, ``DOCSACCEL_*`` variable or budget file stops the build
-before any example runs; an example over its budget in fail mode, or over the memory
-ceiling, fails it at its end. Raising a Sphinx error is not enough for one line: Sphinx
-9's ``sphinx-build`` prints every exception out of a build as a crash report (versions,
-extensions, a traceback saved to a file, "please report this"), and Sphinx 7 and 8 print a
-``SphinxError`` as its category on a line of its own. The one exception every release's
-handler leaves unprinted is :class:`bdb.BdbQuit` (the user quit the debugger):
-``build_main`` then returns 2 without a word.
-
-So :func:`reported` logs the message through Sphinx's logging (one ``ERROR:`` line in the
-warning stream, so ``-w`` and ``-Q`` apply) and returns the exception to raise: a
-:class:`ReportedStop`, also a ``SphinxError`` subclass (Sphinx's event manager passes it
-on unwrapped, and code using the Sphinx API catches it as the Sphinx error it is), so
-``sphinx-build`` adds nothing and exits with status 2. :func:`config_error` is the
-configuration error's case: an event handler raises ``config_error(...) from None``
-with a message naming the setting and its value.
+The design, in full: the budgets guide's *Design* section.
 """
 
 from __future__ import annotations

@@ -1,58 +1,6 @@
 """The gallery plugin's Sphinx event handlers, and what each does, in event order.
 
-1. ``config-inited``: the output folder is locked for this build (:mod:`.lock`; a second
-   build into it stops here, naming the holder) and the previous ``report.json`` is
-   removed; then the gallery folders of the source tree are locked (a second build of
-   the same source tree, into another output folder, stops here, naming the folder and
-   the holder, with a report saying why); the settings are checked
-   (:mod:`docsaccel.settings`; environment variables beat ``conf.py``) and the budget
-   file is loaded; any error stops the build here, naming the file, the key and the
-   value, and writes a report of no example saying why
-   (``"complete": false``, ``build.stopped_before_examples``), so a gate reading the
-   folder fails with that reason, never on the last build's report nor on none. A build
-   that stops before its examples run for another reason writes the same as it ends.
-   The report records the ``conf.py`` read (:func:`docsaccel.contract.conf_fingerprint`):
-   a build that fails before this handler (before docsaccel loads) removes nothing, and
-   the readers tell its leftover report by that file having changed since.
-   Unknown ``docsaccel_*`` names are warned about.
-2. ``builder-inited``, before sphinx-gallery runs the examples: every example gets its
-   budget (:mod:`docsaccel.examples`; an example is its path, so two sub-galleries may both hold a
-   ``helper.py``), unused patterns are warned about, and :class:`.hook.ExampleHook`
-   becomes sphinx-gallery's ``reset_modules`` (the user's own resetters still run).
-   A shard build (``DOCSACCEL_SHARD_EXAMPLES``) narrows the examples sphinx-gallery
-   executes to its own; a merge build (``DOCSACCEL_SHARD_RECORDS``) checks that every
-   example will be skipped as unchanged, so it executes none
-   (:mod:`docsaccel.shard.roles`).
-3. While each example runs, in whichever process runs it, the hook finds it by its path
-   (planning it then, if the plan missed it: what ran is what the hook saw), measures it,
-   interrupts it at its budget in fail mode (:mod:`.interrupt`) and writes its record
-   (:mod:`docsaccel.records`).
-4. ``builder-inited``, after sphinx-gallery: unchanged examples are recorded as cached
-   (in a merge build: with the record of the shard that executed them), failures as
-   failed; overruns are reported through Sphinx logging (so ``-W`` applies);
-   ``<outdir>/docsaccel/report.json`` is written (``"complete": false, "writing": true``
-   until ``build-finished``) and the ``docsaccel-report-ready`` event is emitted with
-   the report (``"complete": true``): connect a page generator there
-   (``app.connect("docsaccel-report-ready", handler)``, ``handler(app, report)``).
-5. ``doctree-read``: example pages of a fast build get the fast-path note (:mod:`.note`).
-   ``env-updated``: every document read, the report on disk says the pages are written
-   (``build.reading`` gone), for a build killed then.
-6. ``build-finished``: the report is written again with the final wall time; in fail mode
-   an overrun makes the build fail. When the build stops early (an aborted example, an
-   error, Ctrl-C, ``SIGTERM``, the hard stop of an example, an example ending the
-   process) the report is written as the process ends, with ``complete: false``, and the
-   running example's record says why it did not finish (:mod:`.process_end`). Each report
-   page docsaccel published in the output folder (the last finished build's, restored
-   with Sphinx's state or left there) then shows that report, as it does when the build
-   stops before its examples run: the site never says the stopped build was fine.
-   When a thread or an exit handler an example left keeps the finished build's process
-   from ending, the exit bound ends it, failing, after writing the report again with
-   that example failed and ``build.exit_blocked``, and withdrawing its cache entry. A
-   build that stops before that verdict fails such an example and keeps no run of it
-   (:func:`_forget_held`), and ends within the grace (:func:`_bound_unfinished`), as
-   does a finished build's process terminated during that grace (:func:`_fail_unjudged`).
-
-:func:`connect` connects them (the plugin's ``setup``).
+The design, in full: the adopting guide's *Design* section.
 """
 
 from __future__ import annotations
@@ -1539,7 +1487,8 @@ def _on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
 
 
 def connect(app: Sphinx) -> None:
-    """Connect the handlers to ``app``'s events, in the order the module docstring gives."""
+    """Connect the handlers to ``app``'s events, in the order the adopting guide's *Design*
+    section gives."""
     app.add_event(REPORT_READY_EVENT)
     # sphinx-gallery fills its config at priority 10 and runs the examples in
     # builder-inited at the default priority (500): settle budgets between the two, and

@@ -1,42 +1,6 @@
 """What runs around every example, in whichever process sphinx-gallery runs it in.
 
-sphinx-gallery calls its ``reset_modules`` before and after each example, in the process
-that runs it (the Sphinx process, or a worker with ``parallel: N``), and pickles its config,
-this hook included, to those workers. So the hook carries everything it needs: the plan,
-the records folder, the fast switch and the overrun mode, and whether the build's log is
-coloured: Sphinx never set a worker up, so without it the messages a worker writes into
-the build's output (sphinx-gallery's traceback of a failing example) would carry colour
-escape codes into a log file.
-
-Before an example: the user's own resetters (if they asked for "before"), then clear the
-registry, set ``DOCSACCEL_FAST``, note the processes running, start the clocks and the
-memory meter (:mod:`~docsaccel.gallery.memory`), journal a provisional record (so an
-example that takes the whole process down is still recorded), and in fail mode arm a
-:class:`~docsaccel.gallery.interrupt.Deadline`. When the example has a memory budget in
-fail mode, or the build a memory ceiling (``docsaccel_memory_limit``), a
-:class:`~docsaccel.gallery.interrupt.Tripwire` samples its memory: over its budget it is
-interrupted as at its time budget; taking the build's processes over the ceiling, it is
-interrupted in any mode, and its record and (in the build's own process) the report are
-written first, so that whatever kills the process next, the report names it and its
-peak. When the processes the example started hold the memory, they are ended once the
-interruption is pending (the example may be waiting for one, where no exception lands).
-After it: stop the clocks, measure its memory, end the processes the example started
-(:mod:`.processes`), journal the record with the registry's facts, note next to its
-outputs whether they come from a fast or a full run
-(:func:`~docsaccel.records.write_run_marker`), then the user's "after" resetters.
-
-However an example ends its process (the hard stop, ``os._exit``, ``SIGTERM``,
-interpreter exit), :mod:`.process_end` tells the hook first (:meth:`ExampleHook.end_running`):
-it records the example and ends the example's processes.
-
-An example's recorded time is sphinx-gallery's own measurement of it
-(:func:`docsaccel.sg_compat.measured_seconds`), so a report and ``sg_execution_times.rst`` agree;
-the rest of the time between the two calls (sphinx-gallery writing the page, resetters,
-docsaccel) is its ``overhead_seconds``. The hook also sends each start and end, and the
-near-budget moment, to the build log's progress (:mod:`.progress`).
-
-:func:`docsaccel.gallery.setup` makes the hook with :meth:`ExampleHook.for_examples` and
-hands it to sphinx-gallery with :func:`docsaccel.sg_compat.install_hook`.
+The design, in full: the adopting guide's *Design* section.
 """
 
 from __future__ import annotations

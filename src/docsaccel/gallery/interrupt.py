@@ -1,42 +1,6 @@
 """Stop a running example when its budget runs out, whatever the example does.
 
-The rest of the plugin only knows :class:`Deadline` (time) and :class:`Tripwire` (any
-condition a watch thread samples: memory), with ``start`` / ``cancel`` / ``fired`` /
-``tier``, and the exceptions they raise, :class:`BudgetExceeded` and its subclass
-:class:`MemoryExceeded`. How the stop happens is decided here, in two tiers:
-
-1. **Interruption** (the example sees an exception, sphinx-gallery shows it on the page):
-
-   - ``"signal"`` (main thread, POSIX): a repeating ``SIGALRM`` interval timer. The
-     handler raises in the interrupted frame, so even a blocking ``time.sleep`` is cut
-     short. A watchdog thread checks that the handler is still ours and the timer still
-     armed; when the example replaced, ignored or disarmed it, the watchdog delivers the
-     exception itself (tier ``"watchdog"``).
-   - ``"thread"`` (elsewhere): the watchdog thread sets an asynchronous exception on the
-     running thread; it lands at the next Python bytecode.
-
-   The exception is raised only while ``code_file`` (the example's source, the file name
-   sphinx-gallery compiles its blocks under) is on the stack, so it never lands in
-   sphinx-gallery's own bookkeeping, and never inside an import (``importlib._bootstrap``
-   on the stack): a module interrupted half-initialised breaks every later example that
-   imports it. If the example swallows it (``except Exception: pass``), it is raised
-   again every ``retry_every`` seconds until the example returns.
-
-   A :class:`Tripwire` has no timer: its watch thread calls ``tripped()`` every
-   ``every`` seconds, and once it says why, delivers the exception itself as the
-   ``"thread"`` method does, under the same rules.
-
-2. **Hard stop**: an example still running ``grace`` seconds after its budget (it
-   swallows the exception in a loop, or sits in native code with ``SIGALRM`` ignored)
-   gets ``on_hard_stop(elapsed)`` called from the watchdog thread; the plugin records it
-   and ends the process there. The grace defaults to :data:`GRACE_SECONDS`;
-   ``DOCSACCEL_INTERRUPT_GRACE`` sets it. A tripwire's hard stop comes ``grace`` seconds
-   after it tripped, or at once when its ``hard()`` says so (native code that goes on
-   allocating, which no exception can reach).
-
-A deadline or tripwire an example left armed (with ``abort_on_example_error`` the
-example's "after" hook never runs) is disarmed when the next one of its kind starts, by
-:func:`cancel_all`, and at the process's end.
+The design, in full: the budgets guide's *Design* section.
 
 Example: a loop that never ends on its own, stopped after 0.2 s (on the main thread; the
 previous ``SIGALRM`` handler and timer are back after :meth:`Deadline.cancel`).
@@ -50,9 +14,6 @@ previous ``SIGALRM`` handler and timer are back after :meth:`Deadline.cancel`).
 ... finally:
 ...     deadline.cancel()
 stopped after ... s by signal
-
-A tripwire instead stops code once a condition it samples holds (here: more than three
-blocks of 1 MiB; the plugin samples memory):
 
 >>> blocks = []
 >>> wire = Tripwire(lambda: "memory" if len(blocks) > 3 else None,

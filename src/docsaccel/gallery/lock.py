@@ -1,25 +1,6 @@
 """One build per output folder, and per gallery folder of a source tree, at a time.
 
-Two builds writing ``<outdir>/docsaccel/`` at once delete each other's records and
-report each other's running examples as failed. Two builds of one source tree into
-different output folders share what sphinx-gallery generates there (the gallery folders:
-pages, ``.md5`` files, images; the run notes beside them): each would publish, and
-report, outputs the other made, a full page with a fast run's values. So a build also
-locks each gallery folder it generates (:class:`GalleryLock`), and the second build of
-the source tree stops at once, naming the folder and the process holding it: the same
-answer as a second build into one output folder, which a CI job reads as a failed step
-rather than waiting on a build it cannot see.
-
-:class:`OutdirLock` is an exclusive
-``flock`` on :func:`docsaccel.layout.lock_path`, held for the whole build; the file holds
-the holder's pid, so the second build can say who holds it. The kernel releases the lock
-when the holder's process ends, however it ends: a crashed build never leaves a folder
-locked. A process forked from the build (a ``multiprocessing`` worker) would share the
-lock and keep it past the build: it lets go of its copy (:meth:`OutdirLock.forget`).
-
-The lock is on the file, so example code that removes or replaces the file would let a
-second build in: :meth:`OutdirLock.keep`, called after each example, locks the file at the
-path again when it is not the one locked, and says so when another build locked it first.
+The design, in full: the budgets guide's *Design* section.
 
 Example: a second build into the same folder is refused until the first lets go.
 

@@ -1,61 +1,6 @@
 """What an example costs in memory: measured for every example, sampled while it runs.
 
-Every example's record carries, in bytes (format: :mod:`docsaccel.schema`), measured in
-the process that runs it (the build's, or a worker of ``parallel: N``), without
-memory_profiler and without a thread of its own:
-
-- ``peak_rss_bytes``: the kernel's resident high-water mark of that process (``VmHWM``),
-  made to start over when the example starts (``/proc/self/clear_refs``), so it is the
-  most the process held while the example ran, what it held before included;
-- ``children_peak_bytes``: the processes the example started, the **sum of their
-  peaks**, each of its own pages only. A child alive at a read (when the example ends,
-  and at every sample below) counts its high-water mark; a child forked without ``exec``
-  (multiprocessing's fork start method, a data loader's workers, ``os.fork``: its
-  command line is its parent's) maps its parent's pages, which that mark counts although
-  the parent holds them, so it counts less the pages it still shares (``smaps_rollup``).
-  For children that ended before any read, the kernel keeps the largest peak of the
-  reaped children (``getrusage(RUSAGE_CHILDREN)``), which also holds what the parent
-  held at the fork (a child made by ``fork``/``vfork`` and ``exec`` carries it until it
-  runs its program; one forked without ``exec`` keeps it). When the example forked
-  without ``exec`` (an ``os.register_at_fork`` hook set at the first example notes it),
-  that figure counts less the least this process held at such a fork (its anonymous
-  pages, which the child maps from the start; read at the example's 1st, 2nd, 4th...
-  fork and once every :data:`SAMPLE_SECONDS` of forks); otherwise only when it grew during the
-  example and is above this process's own peak, which is then a child's own. So a child
-  that ends between two reads is not seen when smaller than what its parent held, nor
-  when no larger than a child an earlier example reaped (the kernel keeps one figure per
-  process); and the figure over-states a child forked after the parent grew past what
-  it held at its least fork, or one smaller than a child forked while the parent was
-  big (an estimate from above). The sum bounds the children's peak at any one moment
-  from above (children that ran one after another each count whole);
-- ``retained_bytes``: what the process holds more once the example is over than before
-  it. When it grew by more than :data:`COLLECT_ABOVE`, a garbage collection (and glibc's
-  ``malloc_trim``, which hands freed memory back) runs first, so freed objects that were
-  only waiting for a collection do not count; below that the growth is recorded as it
-  is, an upper bound, since a collection would cost more than such an example took;
-- ``gpu_peak_bytes`` and ``gpu_retained_bytes``: torch's CUDA caching allocator's peak
-  (``torch.cuda.max_memory_allocated``, reset with ``reset_peak_memory_stats`` when the
-  example starts) and what stays allocated after it (``memory_allocated``, after a
-  collection), summed over the devices, only when the example ran with CUDA initialised.
-  torch is never imported here: an example that did not import it has no such keys.
-
-The example's peak, which its memory budget bounds, is ``peak_rss_bytes +
-children_peak_bytes`` (:func:`docsaccel.schema.peak_bytes`). Between processes other
-than a parent and its forked children, resident memory counts a shared page (a
-library's) in each.
-
-While an example runs with a memory budget or under the build's memory ceiling, the hook
-samples it every :data:`SAMPLE_SECONDS` (:meth:`MemoryMeter.sample`, from the watch of
-:class:`docsaccel.gallery.interrupt.Tripwire`): its process's and its children's
-resident memory now, and the build's, all the processes of the build (the Sphinx process
-and every descendant: the workers of a parallel build, what examples started), which the
-ceiling bounds. That quick sum (``statm``) counts a page several processes share (a
-forked child's, a library's) in each of them; when it is over a limit, the sample is
-taken again with each page counted once (:func:`pss_bytes`, ``shared_once=True``), and
-that one decides: forked children never trip a limit their real memory is under.
-
-Linux only (``/proc``); elsewhere the peak comes from ``getrusage`` (not reset per
-example) and the rest is not measured.
+The design, in full: the budgets guide's *Design* section.
 """
 
 from __future__ import annotations
@@ -325,7 +270,7 @@ class MemoryMeter:
             # A child forked without exec counts the pages it shares with this process.
             return max(seen, reaped - self.held_at_fork)
         # Not above what this process held: it may be this process's own memory, which a
-        # forked child carries until it runs its program (see the module's docstring).
+        # forked child carries until it runs its program (see the budgets guide's *Design* section).
         return max(seen, reaped if reaped > own else 0)
 
     def finish(self, live: set[Process]) -> dict[str, int | None]:

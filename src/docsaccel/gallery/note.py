@@ -1,16 +1,6 @@
 """The note on an example's page in fast builds: which knobs took their fast values.
 
-A fast build shows less than the full one (fewer rollouts, a shorter video); a reader of
-the CI preview should see that, and how the full build differs. The note goes right under
-the page title, and only on pages of examples that called :func:`docsaccel.fast.pick` in a
-fast build::
-
-    Built with the CI fast path: rollouts = 1 (full build: 4), steps = 100 (full build: 1000)
-
-A knob the example picked with different values is listed once per pair of values.
-
-The text comes from the example's record; the page's doctree keeps the text it was built
-with in its metadata, so a page is read again whenever its note would change.
+The design, in full: the fast path guide's *Design* section.
 
 Example:
 

@@ -1,31 +1,6 @@
 """The report page's source file: how docsaccel marks it, notes it, and takes it away.
 
-The page (``docsaccel_report_page``) is a ``.rst`` file docsaccel writes into the source
-folder; Sphinx reads it like any other. Left there once the setting is off (or names
-another page), it would be read and published again by every later build. So:
-
-- every page docsaccel writes carries :data:`GENERATED_MARKER`, and only a file that
-  carries it (:func:`is_generated`) is ever replaced or removed: a file of the project
-  with the same name never is;
-- every page it wrote is noted (:func:`note_page`), one line each, until it is removed,
-  in two places: Sphinx's doctree folder (restored with Sphinx's state in a fresh
-  checkout) and the output folder's ``docsaccel/report-pages.txt``
-  (:func:`.layout.report_pages_path`, which no restored state replaces: the state of
-  another configuration does not know the page). So a page published under another name
-  (``-D docsaccel_report_page=perf`` once) is remembered whatever the setting is now;
-- each build, before Sphinx looks for its sources, removes the pages it wrote that the
-  settings no longer ask for (:func:`remove_unwanted_pages`): the noted ones, and the
-  documented name ``budget_report`` (the note is gone after a clean of the build folder),
-  with the HTML an earlier build made of them, which Sphinx itself never removes. The
-  HTML goes even when its source is already gone (the example cache takes generated
-  files away at the start of a build): it is docsaccel's when it carries
-  :data:`VIEW_BEGINS`;
-- a build that ends without finishing finds the pages an earlier build published in its
-  output folder (:func:`published_pages`; restored with Sphinx's state, or left there),
-  so none of them keeps showing that build's verdict (:func:`.report_page.show_unfinished`).
-
-Kept apart from :mod:`.report_page` so that a build without the page, which runs the
-removal, does not import the report views.
+The design, in full: the reports guide's *Design* section.
 """
 
 from __future__ import annotations

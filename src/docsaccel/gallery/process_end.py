@@ -1,48 +1,6 @@
 """How a process that runs examples ends: every way out, handled in one place.
 
-A build must leave a report that says what happened, however its process ends, and must
-end, whatever an example left behind. The ways out, and what each does here:
-
-- **An example ends the process**: ``sys.exit()`` called by a running example raises
-  :class:`ExampleExit` instead (an example error: the build's process is not the
-  example's to end), and so does an ``os.exec*()`` that would replace the process with
-  another program. ``os._exit()`` (also as ``posix._exit``), from an example or from
-  anything else in the build's process (a thread an example left), and an ``os.exec*()``
-  from anything but the example record the running example and write the report of a
-  build they cut short, then end the process, failing if it said 0
-  (:data:`EXIT_STATUS`). Between a build's end and sphinx-build's verdict (:func:`verdict_pending`:
-  the other ``build-finished`` handlers may still fail it), status 0 becomes
-  :data:`EXIT_STATUS` too. ``atexit._clear()``, ``atexit.unregister()`` and
-  ``atexit._run_exitfuncs()`` leave the interpreter-exit handler below in place.
-- **The hard stop** of an example that ignores its budget's interruption, **SIGTERM** (CI
-  cancelling a job, ``timeout``) and **interpreter exit** while a build is unfinished
-  (an error with ``abort_on_example_error``, Ctrl-C, ``SystemExit``): the running example
-  is recorded with why it did not finish, the processes it started are ended, and the
-  :func:`on_process_end` callbacks run (the plugin writes its report, ``complete: false``).
-  SIGTERM then ends the process with the signal's own status, as without the plugin.
-- **What an example leaves**: a non-daemon thread it never stopped, or an exit handler it
-  registered, would keep a finished build from ever ending: :func:`bound_exit` gives them
-  the hard stop's grace, then ends the process with :data:`EXIT_STATUS`, naming them;
-  first it tells the build what holds the process (:func:`stuck`), so the build's report
-  and cache do not keep it as passing. An interpreter exit mid-build (Ctrl-C) would wait
-  for such a thread before any exit handler runs: when a build is unfinished
-  (:func:`stopped_early`), its report is written just before that wait
-  (:func:`_before_threads_joined`), and the build arms the same bound. The example whose
-  thread still runs holds it, or
-  the one whose exit handler runs (a marker registered after the handlers each example
-  adds tells whose run); when neither is known, no example is blamed.
-- **Forked children** (``multiprocessing`` pools with the fork start method, ``os.fork``
-  in an example, Sphinx's parallel workers) behave as without the plugin: the SIGTERM
-  handler and the exit guards are put back as they were in the child, so a pool worker
-  ends on SIGTERM at once, even while it waits on a lock, and even when the signal came
-  before the child first ran (SIGTERM waits while the process forks); so is the
-  ``SIGALRM`` handler of an armed budget; docsaccel's locks are free in the child (a
-  thread of the parent may have held one), and no thread of docsaccel's runs there
-  (threads never survive a fork).
-
-Nothing happens at import: :func:`install` sets this up, once per process (the plugin's
-``setup()`` in the build's process; the hook, before its first example, in a worker).
-``os._exit`` is saved once, here (:func:`real_exit`).
+The design, in full: the budgets guide's *Design* section.
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
 """The processes an example started, found and ended when the example ends.
 
-An example that starts a server, a simulator or a ``sleep`` and never stops it leaves a
-process behind that outlives the example, and then the build (a CI job waiting for its
-children never ends). The hook takes :func:`descendants` of its process when an example
-starts and again when it ends, however it ends; :func:`end_processes` stops the new ones:
-``SIGTERM``, a short wait, then ``SIGKILL``.
-
-The helpers of ``multiprocessing`` (its fork server, its resource trackers:
-:data:`docsaccel.contract.MULTIPROCESSING_HELPERS`) are not the example's: they serve
-the whole process, whichever example started them, and end with it. Ended at the first
-example's end, a later example using ``forkserver`` would fail (the ended server is
-reaped here, and ``multiprocessing`` cannot wait for it any more). They are not among
-the descendants; what they started is.
-
-Linux only (``/proc/<pid>/task/<tid>/children``); elsewhere :func:`descendants` finds
-nothing and nothing is ended. A process that detached itself from its parent (a double
-fork, a daemon) is not a descendant any more and is not found.
+The design, in full: the budgets guide's *Design* section.
 
 Example: a child left sleeping is found and ended.
 
@@ -125,7 +110,7 @@ def children(pid: int) -> list[int]:
 
 def descendants(pid: int | None = None) -> set[Process]:
     """The running (not zombie) descendants of ``pid`` (default: this process), but
-    ``multiprocessing``'s helpers (see the module doc)."""
+    ``multiprocessing``'s helpers (see the budgets guide's *Design* section)."""
     found: set[Process] = set()
     waiting = children(os.getpid() if pid is None else pid)
     seen: set[int] = set()

@@ -1,48 +1,6 @@
 """Live progress of the gallery in the build log: counts, expected times, an estimate.
 
-While the examples run, the log says, through Sphinx logging (so ``-q`` silences it and
-``-W`` never fails on it), one line per example as it ends::
-
-    docsaccel: [3/12] tutorials/a.py: 41.2s, ok, 23% of its budget of 3m, peak 1.2G; about 2m left
-    docsaccel: [4/12] tutorials/b.py: 3.1s, interrupted, peak 1.3G, 130% of its memory budget of 1G
-
-An example that left a thread running has a status that holds only if the thread lets
-the build's process end (:mod:`.process_end` fails it otherwise), and its line says so:
-``ok unless what it left keeps the build's process from ending (thread(s) running:
-poller)``.
-
-and, for an example still running near its budget, a notice meanwhile::
-
-    docsaccel: tutorials/05_train.py: still running after 2m24s, 80% of its budget of 3m
-
-Times and budgets are written as the budget file and the reports write them
-(:func:`~docsaccel.budgets.format_measured`, :func:`~docsaccel.budgets.format_seconds`).
-An example stopped by or over its memory budget, or by the build's memory ceiling, says
-so with its peak, rather than with the share of its time budget it happened to use.
-
-Counts are over the examples this build executes (a shard's own ones; examples skipped as
-unchanged are not counted). The expected time of an example is its last time in this
-output folder, else the median of its recent builds in the history file
-(``docsaccel_history``), both from builds of the same kind (fast path on or off). The
-estimate of what is left adds the expected times of the examples still to run, and what
-remains of those running, divided by the number of processes (and never less than the
-longest of them, which one process runs alone). An example with no expected time has no
-basis for one: it is counted, never guessed (another example's time says nothing of it)::
-
-    docsaccel: [2/5] tutorials/b.py: 1.2s, ok; about 40s left, plus 2 examples not timed before
-    docsaccel: [4/5] tutorials/d.py: 0.3s, ok; 1 example left, not timed before
-
-The examples run in the Sphinx process or in sphinx-gallery's joblib workers
-(``parallel: N``). Workers are fresh processes whose Sphinx loggers have no handler: what
-they log never reaches the build log. So the hook never formats a line: it sends small
-events through a :class:`ProgressChannel`, and one :class:`Progress` in the Sphinx
-process numbers and logs them. In the Sphinx process the channel calls it directly; in a
-worker it writes each event as one line to a named pipe the Sphinx process reads (one
-``write`` of less than ``PIPE_BUF`` bytes, so lines of several workers never mix; a full
-pipe drops the event rather than slow the example).
-
-:class:`NearBudgetWatch` is the live near-budget notice: one timer thread per process,
-re-armed for each example, separate from the interruption of ``fail`` mode.
+The design, in full: the reports guide's *Design* section.
 """
 
 from __future__ import annotations

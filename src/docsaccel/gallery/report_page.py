@@ -1,48 +1,6 @@
 """The "Build budget report" page: the report's HTML view, added to the built site.
 
-Opt-in (``docsaccel_report_page = "budget_report"``): the page is a file the build writes
-into the source folder, and a page Sphinx reads, indexes and writes in every build, which
-costs a gallery of small examples about half a percent of its build.
-
-Connected to ``docsaccel-report-ready``, which fires after every example has run and
-before Sphinx reads the sources, so the page written here is read like any other. The
-plugin does not format the report itself: the view comes from :mod:`docsaccel.report`.
-
-The time-vs-budget chart is drawn only with ``docsaccel_report_chart = True``: matplotlib
-costs about half a second of CPU (mostly importing it), several times what the rest of the
-plugin costs a gallery of small examples. Then the page is written with a placeholder,
-the chart is drawn by another process (``python -m docsaccel.report.chart``) while Sphinx
-reads and writes the pages, and ``build-finished`` puts it into the page's HTML.
-
-The page carries :data:`GENERATED_MARKER`, and the plugin replaces only a file that
-carries it: naming an existing page of the project (``"index"``), or a page sphinx-gallery
-writes (any page of a gallery folder, such as ``"auto_examples/index"``, which a fresh
-checkout does not have yet), stops the build before any example runs
-(:func:`check_report_page`) rather than overwriting it.
-
-With ``docsaccel_history = "path"`` (a history file, relative to the conf dir) the page
-also shows the trends of the recorded builds of the same kind (:mod:`docsaccel.report.trend`):
-the total time over the builds and a sparkline per example.
-
-The page is written before the build's verdict is final: what an example left (a thread,
-an exit handler) may keep the build's process from ending once the pages are written,
-which fails that example and the build (:mod:`.process_end`). :func:`rewrite_report_page`
-then puts the final report's view into the written HTML, between :data:`VIEW_BEGINS` and
-:data:`VIEW_ENDS`, and into the page's source, so the site never shows that build as
-passing.
-
-A build that ends without finishing (stopped part-way, refused, interrupted, its process
-ended) finds in its output folder the page of the last build that did: Sphinx's state is
-restored there at the start of a build, and a build into the same folder leaves it.
-:func:`show_unfinished` puts the unfinished report's view into every page docsaccel
-published there (its HTML carries :data:`VIEW_BEGINS`), so the site never shows the last
-good build's "All examples within budget" for a build that failed.
-
-The page is ``:orphan:``, so it needs no toctree entry; list it in one to link it::
-
-    .. toctree::
-
-       budget_report
+The design, in full: the reports guide's *Design* section.
 """
 
 from __future__ import annotations

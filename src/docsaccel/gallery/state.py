@@ -1,9 +1,6 @@
 """The plugin's state for one Sphinx build: its settings, its examples, its report.
 
-One :class:`GalleryBuild` per Sphinx application, made when the configuration is read and
-kept on the application; the event handlers (:mod:`.events`) read and update it. It writes
-the build's report (:func:`docsaccel.records.build_report`) to
-:func:`docsaccel.layout.report_path`.
+The design, in full: the adopting guide's *Design* section.
 
 Example (in a build the settings come from ``read_settings(app.config, app.confdir)`` and
 the examples from the plan):

@@ -1,20 +1,6 @@
 """Render gating for MuJoCo envs: render only the frames the video keeps, and exactly those.
 
-A 480x360 MuJoCo render costs hundreds of physics steps, and a video recorder keeps one
-frame in ``k``. :class:`RenderEvery` renders fresh only the frames a shared schedule says
-are kept, and hands out the last fresh frame otherwise; every kept frame is
-byte-identical to an ungated run.
-
-- gymnasium only: ``VideoFileRecorder(RenderEvery(env, render_every=k), "run.mp4")``;
-- torchrl: ``gated_video_env(env, skip=k)`` builds ``GymWrapper`` + ``VideoRecorder``,
-  bound; :func:`bind_recorder` binds a stack you built yourself;
-- torchrl's own MuJoCo envs (``MujocoEnv``, ``AntEnv``, ``SatelliteEnv``, ...) created with
-  ``from_pixels=True``: the same two functions gate the env instance in place
-  (:mod:`docsaccel.render.native`), macro actions included.
-
-Each gated env's :class:`RenderStats` are published to :mod:`docsaccel.registry` under
-``"render"``. torchrl is imported only when the torchrl helpers are called. The render
-guide (``docs/guide/render.rst``) shows each of them in use.
+The design, in full: the render gating guide's *Design* section.
 """
 
 from docsaccel.headless import ensure_headless_gl

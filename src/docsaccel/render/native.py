@@ -1,23 +1,6 @@
 """Render gating for torchrl's own MuJoCo envs: ``MujocoEnv`` and its subclasses.
 
-torchrl's ``AntEnv``, ``HopperEnv``, ``Walker2dEnv``, ``HumanoidEnv``, ``SatelliteEnv``,
-... render their ``"pixels"`` observation inside the env, at every reset and step. Their
-own ``render_every=k`` restarts its cadence at each reset and knows nothing of the
-recorder, so the frames a ``VideoRecorder(skip=k)`` keeps are stale. A
-:class:`NativeRenderGate` decides instead, frame by frame, from the frame schedule it
-follows (a bound recorder's own counter): it renders fresh exactly the frames the
-schedule keeps, plus the first frame of every reset (torchrl renders those fresh too),
-and hands out the env's last fresh frame otherwise. Every kept frame is then
-byte-identical to an ungated run, including under macro actions that step the env many
-times per outer step with the recorder between them and the env.
-
-The gate is installed on one env instance, never on torchrl's classes: that instance's
-class becomes a subclass of its own class (same name) whose ``_render_pixels`` asks the
-gate. Other instances, and copies torchrl makes of this one (``env[0]``), keep their own
-state. The torchrl internals relied on are in :mod:`docsaccel.render.torchrl_compat`.
-
-Use :func:`~docsaccel.render.bind_recorder` or :func:`~docsaccel.render.gated_video_env`
-rather than this module directly.
+The design, in full: the render gating guide's *Design* section.
 """
 
 from __future__ import annotations

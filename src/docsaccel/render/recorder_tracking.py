@@ -1,19 +1,6 @@
 """Which copy of a torchrl ``VideoRecorder`` will count the frame being rendered.
 
-A macro action (``MultiAction``, ``SatelliteAttitudeTransform(execute=True)``, ...) runs
-its low-level steps through a parent env that torchrl builds once, from *copies* of the
-transforms before it. With the recorder between the macro action and the env, the
-low-level steps are counted by that copy and the outer steps and resets by the recorder
-itself: two counters, one list of kept frames (until ``dump()`` gives the recorder a new
-list). A gate that read only the recorder's own counter would leave stale the frames the
-copy keeps.
-
-Every step passes through the inverse transforms before the env renders, so the copy
-whose inverse pass ran last is the one that counts the next frame. A tracked recorder
-(:func:`track_recorder`) notes that copy in a :class:`RecorderTracker` it shares with
-all its copies (torchrl copies a transform's attributes shallowly). Tracking is per
-recorder instance: its class becomes a subclass of its own class (same name); other
-recorders are untouched.
+The design, in full: the render gating guide's *Design* section.
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """Which frames of a video stream are kept: the contract shared by renderer and recorder.
 
-A recorder that keeps one frame in ``k`` and an env that renders one frame in ``k`` only
-agree if they count the same frames from the same origin. :class:`FrameSchedule` is that
-count, counted the way torchrl's ``VideoRecorder`` counts: every frame that enters the
-stream (the observation of a reset as well as of a step) moves the position by one, the
-count goes on across episodes, and frame ``n`` (1-based) is kept iff ``n % every == 0``.
-:meth:`FrameSchedule.restart` starts a new video, as ``VideoRecorder.dump()`` does.
-
-Anything with ``advance()`` and ``keeps_current_frame()`` can stand in for it (see
-:class:`docsaccel.render.torchrl_binding.RecorderSchedule`, which reads a torchrl
-recorder's own counter instead of keeping one).
+The design, in full: the render gating guide's *Design* section.
 
 Example:
 

@@ -1,10 +1,6 @@
 """Render statistics of one gated env, published live to :mod:`docsaccel.registry`.
 
-Every :class:`~docsaccel.render.RenderEvery` owns one :class:`RenderStats`. It is
-published under the ``"render"`` section when the wrapper is created, with a readable
-label unique in the process (``"HalfCheetah-v5#1"``, ``"HalfCheetah-v5#2"``, ...), and it
-keeps counting afterwards: the gallery plugin snapshots the registry when an example
-finishes, so the example's record shows the final numbers.
+The design, in full: the render gating guide's *Design* section.
 
 Example: a reset and three steps rendered one frame in two.
 

@@ -1,26 +1,6 @@
 """Bind render gating to a torchrl ``VideoRecorder``: gymnasium envs and torchrl's own MuJoCo envs.
 
-``VideoRecorder(skip=k)`` keeps the frame it sees when its own counter, incremented
-first, is a multiple of ``skip``; the counter goes on across episodes and ``dump()``
-sets it back to 0. :class:`RecorderSchedule` reads that counter and ``skip`` at render
-time (the render of a step happens inside the base env, before the recorder counts the
-frame), so the env renders fresh exactly the frames the recorder will keep: through
-resets, dumps, ``dump_on_done``, a ``skip`` left at its default, and batched envs whose
-recorder counts one tick per batch.
-
-Two kinds of env are gated:
-
-- a gymnasium env wrapped in :class:`~docsaccel.render.RenderEvery`, inside a
-  ``GymWrapper(from_pixels=True)``;
-- torchrl's own ``MujocoEnv`` and its subclasses (``AntEnv``, ``SatelliteEnv``, ...),
-  created with ``from_pixels=True`` and ``backend="mujoco"``: binding installs a
-  :class:`~docsaccel.render.native.NativeRenderGate` on the env instance. With the
-  recorder between a macro-action transform and the env
-  (``Compose(VideoRecorder(...), MultiAction())``), only the low-level steps the
-  recorder keeps are rendered.
-
-torchrl is imported only inside the functions that need it, so importing this module
-does not need torchrl.
+The design, in full: the render gating guide's *Design* section.
 """
 
 from __future__ import annotations

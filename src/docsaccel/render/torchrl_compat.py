@@ -1,23 +1,6 @@
 """Every place where render gating relies on torchrl beyond its documented API.
 
-Gating a torchrl env needs a few of torchrl's private names; they are all read here, so
-a torchrl upgrade that moves them breaks one module, and the tests say which function:
-
-- a ``VideoRecorder``'s ``skip`` as given, before torchrl resolves its default from the
-  parent env (:func:`recorder_skip_as_given`);
-- the envs inside a ``GymWrapper`` and an in-process ``SerialEnv``
-  (:func:`gym_wrapper_env`, :func:`serial_workers`);
-- a transform's inverse pass, ``_inv_call``, which every step runs through just before
-  the env steps (:data:`INV_CALL`), and the parent env a transform caches, built from
-  copies of the transforms before it (:func:`recorder_copies`): a macro action steps
-  the env through that parent, so a recorder before it is counted by its copy;
-- for torchrl's own MuJoCo envs (``MujocoEnv`` and its subclasses): the method that
-  renders the ``"pixels"`` observation of a reset or a step, ``_render_pixels``, and the
-  frame cache ``_last_pixels`` that ``_reset`` clears so that an episode's first frame is
-  fresh (:data:`RENDER_PIXELS`, :func:`last_pixels`); :func:`check_native_env` refuses an
-  env whose torchrl version or backend these were not checked against.
-
-Checked against torchrl 0.14.1 (backend ``"mujoco"``).
+The design, in full: the render gating guide's *Design* section.
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """The time-vs-budget chart of the HTML report, drawn by matplotlib as inline SVG.
 
-One horizontal bar per example: its time as a share of its budget, so a 2 s example and a
-7 m one are drawn on one scale and both show (seconds on one axis would leave the quick
-one's bar a pixel wide). The black line at 100 % is the budget; bars over it are red, near
-it (above :data:`~docsaccel.contract.NEAR_BUDGET` of it) amber. Each label names the
-example with its time and budget in the build log's units (``41.2s of 7m``). An example
-far over its budget is drawn to the edge of the axis with its share written there; an
-unbounded one has no share and no bar, its label says so; so has one whose time is no
-run's (never run, or stopped part-way when the build ended: its label says that). With
-many examples only the
-``limit`` closest to or over their budget are drawn (the table lists all of them). The
-key sits in the axis label, never over a bar. Text stays text in the SVG
-(``svg.fonttype = none``), mathtext is off so a ``$`` in a name is just a character,
-and matplotlib XML-escapes every label. Each bar's group has the id ``bar-N`` (N from the
-top), for a test or a stylesheet to find it.
+The design, in full: the reports guide's *Design* section.
 
 Example:
 
@@ -26,11 +13,6 @@ Example:
 (True, True)
 >>> chart_percent(summary.rows[0])
 140.0
-
-As a program, ``python -m docsaccel.report.chart REPORT OUT.svg [--limit N]`` draws the
-chart of any input ``docsaccel report`` reads: the docs build runs it in a separate process
-while Sphinx writes the pages, so the chart costs the build no time on a multi-core
-machine.
 """
 
 from __future__ import annotations
@@ -178,7 +160,8 @@ def render_chart_svg(rows: Sequence[Row], limit: int = 40) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Draw the chart of a report file into an SVG file (see the module docstring)."""
+    """Draw the chart of a report file into an SVG file (see the reports guide's *Design*
+    section)."""
     from docsaccel.report.commands import refuse_output
     from docsaccel.report.inputs import load_input
     from docsaccel.report.summary import summarize

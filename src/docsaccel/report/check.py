@@ -1,48 +1,7 @@
 """``docsaccel check``: did the build fail, is any example over its budget, or was a
 cache entry found stale? Exit 3 if the build failed, else 1 if over budget or stale, else 0.
 
-A build failed when an example failed unexpectedly (it raised, called ``sys.exit``, or
-its process died; an example in sphinx-gallery's ``expected_failing_examples`` that fails
-does not count): its page shows a traceback, so no gate passes it, whatever the budgets.
-The check says so on one line, before and apart from the budgets. An example the build
-stopped while it ran (Ctrl-C, ``SIGTERM``, a worker that died) did not fail by its own
-doing, but no gate passes it: it is named on that line too ("did not finish"), and the
-report of a build that did not finish, judged all the same (``--allow-incomplete``, or
-an example failed it), gets a line saying so (``CheckResult.incomplete``).
-
-An audit of the example cache (``DOCSACCEL_CACHE_VERIFY``, :mod:`docsaccel.cache.audit`)
-records a ``stale`` entry when a fresh run differs from what the cache would have
-restored: the cache would have served an outdated page, so the check fails, naming what
-differs and the entry's dependencies. An example found ``nondeterministic`` (two runs
-differ) is listed, without failing: no cache can serve it faithfully, its author can seed
-it.
-
-Only a time the build measured is judged (:func:`docsaccel.contract.is_measured`): an
-example it did not run, or whose outputs sphinx-gallery reused because its source did not
-change (its time is that of whatever build ran it, under that build's budgets), is neither
-within budget nor over it, and is counted apart. An example the example cache restored is
-judged: its entry was made in this build's context.
-
-An example is over budget when it is over its time budget or over its memory budget (its
-peak above it, or memory interrupted it: its memory budget, or the build's memory
-ceiling); each is listed with its time or its peak, its budget and where it came from.
-
-Each example's time budget comes from :func:`apply_budgets`, which resolves it with the
-build's own precedence (:meth:`docsaccel.budgets.BudgetTable.resolve`) and only then
-falls back:
-
-1. an inline ``# docsaccel_budget`` the input recorded (a report record whose
-   ``budget_source`` is ``"inline"``): the example's own source says so, and a budget
-   file never overrides it, in the build or here;
-2. ``--budgets FILE``: its most specific matching pattern, then its ``default`` (fast
-   budgets for reports of fast builds, the ``ci_factor`` under ``CI=true``);
-3. ``--budget SECONDS``, a flat budget, for the examples still without one;
-4. the budget the input recorded (a report's ``pattern`` or ``default`` budget of the
-   build); sphinx-gallery's files carry none, so their examples are otherwise unbounded.
-
-Memory budgets follow the same steps, without a flat one: an inline memory budget the
-report recorded, then the ``--budgets`` file's, then the one the input recorded.
-sphinx-gallery's memory column (``show_memory``) is checked against them too.
+The design, in full: the reports guide's *Design* section.
 
 Example: two timings of a sphinx-gallery file (no budgets), checked with ``--budget 30``.
 

@@ -1,26 +1,6 @@
 """The work behind ``docsaccel report``, ``check``, ``compare`` and ``history append``.
 
-Each function takes already-parsed arguments, returns ``(text, exit_code)`` and turns
-an unreadable input into exit code 2 with the message naming the file, so the command
-line stays argument parsing only and the behaviour is testable without a subprocess.
-
-Exit codes: 0 fine; 1 an example over budget (``check``) or a regression with
-``--fail-on-regression`` (``compare``); 2 an input that cannot be read or understood, a
-missing extra, an output that would replace an input or a file that is not that view as
-docsaccel wrote it (a budget file, a page, a README), a build
-``history append`` refuses (unfinished, failed, already recorded, a target that is not
-a history), or (``check``, ``compare``) the report of a build that did not finish, unless
-``allow_incomplete``: a gate never passes, nor fails as "over budget", on a partial
-build; a build that ran none of its examples, or a build running now, whatever
-``allow_incomplete``; a report read in its output folder whose ``conf.py`` changed since
-its build, or a project module its build loaded before docsaccel was modified after it
-was written, or beside a later build's
-note that it started (every input of every command: a later build failed before
-docsaccel ran; an archived copy elsewhere is read as it is); a ``report --baseline``
-that ``compare`` would refuse as its base, or that did not finish; 3 (``check``, and
-``compare`` of its HEAD, by one rule: ``LoadedInput.judged_failures``) a build that
-failed: an example failed unexpectedly, or (a build judged although it did not finish)
-did not finish.
+The design, in full: the reports guide's *Design* section.
 
 Example: ``docsaccel check --budget 30s`` on a sphinx-gallery file, then on a missing one.
 

@@ -1,26 +1,6 @@
 """``docsaccel compare BASE HEAD``: what got slower, faster, larger, added or removed.
 
-An example has *regressed* when HEAD is slower than BASE by more than both thresholds:
-the relative one (default 20 %) and the absolute one (default 5 s). Requiring both keeps
-a 0.1 s example that doubles, and a 10-minute one that wobbles by 3 s, out of the list.
-Its memory has regressed, the same way, when its peak grew by more than the relative
-threshold and the absolute one for memory (default 100M): a memory regression is
-flagged, and fails the gate, like a time regression. Examples are matched on their id,
-so compare two inputs of the same kind (two report JSONs, two root
-``sg_execution_times.rst``...).
-
-Only whole runs are compared (:attr:`~docsaccel.report.model.Timing.whole_run`): an
-example stopped at its budget, one that failed, one that never ran or one whose outputs
-were reused (``cached``: its time is that of an earlier build) in either input is listed
-apart, with its status (``plot_x.py: 3.0s -> interrupted at its budget of 2s``,
-``plot_y.py: 3.0s -> cached (not measured by this build)``), never as a speed-up or a
-regression; so is a new or removed one (``New examples: plot_z.py: interrupted at its
-budget of 2s (after 2s)``). A peak sphinx-gallery did not measure
-(its ``0.0 MB``) is unknown, never 0.
-
-Only like is compared with like: a fast-path build (smaller knobs) against a full one
-would report every knob as a regression or a gain, so :func:`check_same_kind` refuses
-such a pair unless told otherwise (``--allow-mixed``).
+The design, in full: the reports guide's *Design* section.
 
 Example:
 

@@ -1,26 +1,6 @@
 """Findings as GitHub Actions workflow commands, so a pull request shows them on its files.
 
-``docsaccel check --format github`` and ``docsaccel compare --format github`` print one
-command per finding; GitHub turns each into an annotation on the example's source file
-in the pull request's "Files changed" view and in the job's summary:
-
-- ``::error`` for an example over its budget (it took longer, was interrupted, or was
-  stopped hard), over its memory budget (its peak above it, or interrupted by it or by
-  the build's memory ceiling), for an example whose cache entry an audit found stale, and
-  for a regression (of time or of memory) when the gate fails on regressions
-  (``--fail-on-regression``);
-- ``::warning`` for an example near its budget or its memory budget (above 80 %), for an
-  example an audit found not reproducible, and for a regression that does not fail the
-  gate.
-
-GitHub matches ``file=`` against paths from the repository root. A report knows each
-example's path from the Sphinx source folder (gallery folder / path inside it); the
-source folder comes from ``--source-dir`` or, by default, from the report (the folder the
-build recorded, relative to the working directory, which is the repository root in a
-workflow step). A ``--source-dir`` that does not hold the input's examples is an error
-(exit 2) naming the folder and an example it lacks, never annotations on wrong paths.
-Values are escaped as the runner expects: in the message ``%``, CR and
-LF; in properties also ``:`` and ``,``.
+The design, in full: the reports guide's *Design* section.
 
 Example:
 

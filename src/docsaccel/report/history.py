@@ -1,36 +1,6 @@
 """Build history: one JSON line per build, and per example its recent typical duration.
 
-``docsaccel history append REPORT --to HISTORY.jsonl`` adds one line per build::
-
-    {"schema": "docsaccel.history", "version": 1, "recorded_at": "...", "source": "...",
-     "fast": true, "shard": null,
-     "examples": {"tutorials/plot_a.py": {"seconds": 1.25, "status": "ok",
-                                          "peak_bytes": 734003200}, ...}}
-
-``peak_bytes`` (the example's peak memory, :func:`docsaccel.schema.peak_bytes`) is there
-when the input measured it; the trends of memory read it.
-
-Only a whole run is a duration: an example stopped at its budget, one that failed, one
-that never ran or one whose outputs were reused (its time is the earlier run's, which its
-own line holds; its ``status`` not in :data:`docsaccel.contract.WHOLE_RUNS`) is kept in
-its line with its status, but never read back as a duration, so no median, noise, trend
-or shard prediction takes a stopped example for a fast one. For the same reason
-:func:`append_history` refuses the report of a build that did not finish, the same build
-twice (``input_sha256``: the digest of the file a line was made from), and a target that
-is not a history.
-
-``fast`` is the build's fast-path flag (``null`` when the input does not say: a
-sphinx-gallery file, or a line written before the flag was recorded) and ``shard`` the
-report's shard facts. A fast build and a full one time different work, so everything read
-back from a history compares like with like: :func:`read_runs` and :func:`read_history`
-use the builds of one kind only (by default the kind of the latest build), for noisy
-flags, trends and shard predictions alike.
-
-:func:`read_history` gives, per example, the median of its last ``last`` durations
-(robust to one slow runner) and its *noise*: the spread of those durations relative to
-their median (median absolute deviation / median). An example is *noisy* when that
-exceeds ``NOISY_ABOVE`` over at least ``MIN_RUNS_FOR_NOISE`` runs; the report flags it,
-and gallery sharding uses the medians as the expected durations.
+The design, in full: the reports guide's *Design* section.
 
 Example: four builds (:func:`append_history` writes each line from a report), one of
 them on a slow runner.

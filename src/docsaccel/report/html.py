@@ -1,16 +1,6 @@
 """The HTML view of a report: one self-contained page, or a fragment to embed in Sphinx.
 
-When the build did not finish, the first line says so and names the example that was
-running. Nothing is loaded from the network: the style, the sorting script and the chart (inline
-SVG from :mod:`~.chart`) are all in the file. Click a column header to sort the table.
-The table keeps to a few columns (time, budget, use, change, memory), so it fits a
-theme's text column on a 1280 px screen; the rest of an example's facts (headroom,
-retained memory, history, knobs, render savings) unfold under its name. Times and
-budgets are written as the build log writes them (``41.2s``, ``7m``).
-Every name, status and knob is escaped with :func:`html.escape`.
-
-:func:`render_html_fragment` is the same content without ``<html>``/``<head>``, for a
-Sphinx page through ``.. raw:: html`` (the docs build's "Build budget report" page).
+The design, in full: the reports guide's *Design* section.
 
 Example: a name that holds markup stays text.
 

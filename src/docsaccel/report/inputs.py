@@ -1,44 +1,6 @@
 """Read any timing file a docs build leaves behind into :class:`~.model.Timing` entries.
 
-Formats, detected from the content (not the file name):
-
-``docsaccel-report``
-    the report JSON of the gallery plugin (:mod:`docsaccel.schema`), validated first.
-``docsaccel-journal``
-    a journal of the gallery plugin (``records/journal-<build>-<pid>.jsonl``: one record
-    per line, the last line of an example counting), what a build killed outright
-    (``SIGKILL``, the out-of-memory killer) leaves instead of its report: read as the
-    report of a build that did not finish, naming the example that was running.
-
-Given an output folder (or its ``docsaccel`` folder), the report in it is read; without
-one, the journals of its records folder, together (those of the build its ``build-id``
-file names: :func:`docsaccel.layout.journals`).
-
-``sg-rst-bullets``
-    sphinx-gallery's oldest ``sg_execution_times.rst``: one bullet per example,
-    optionally followed by the memory (``12.3 MB``)::
-
-        - **00:01.234**: :ref:`sphx_glr_auto_examples_plot_a.py` (``plot_a.py``)
-
-``sg-rst-grid``
-    the grid table that replaced it, with a ``12.3 MB`` memory column::
-
-        | :ref:`...` (``plot_a.py``) | 00:01.234 | 12.3 MB |
-
-``sg-rst-list-table``
-    the current ``.. list-table::`` with an ``Example``, ``Time`` and optional
-    ``Mem (MB)`` header, both in per-gallery files and in the root file for all
-    galleries (whose entries carry the path from the Sphinx source folder).
-``sg-junit``
-    sphinx-gallery's JUnit XML (its ``junit`` option): one ``testcase`` per example.
-
-Times are sphinx-gallery's ``MM:SS.mmm``, whose milliseconds it rounds after the seconds
-were cut: 2.9996 s is written ``00:02.1000`` (read as 3.000 s), in every format above.
-
-An input that cannot be decoded, has an unknown format, holds a value that does not
-parse, or lists no example at all raises :class:`~docsaccel.contract.InputError` naming
-the file, the line or key, and the value: a file we do not understand never passes a
-check.
+The design, in full: the reports guide's *Design* section.
 
 Example:
 
@@ -158,8 +120,8 @@ def _read_text(path: Path) -> str:
 
 
 def detect_format(text: str, path: str | Path) -> str:
-    """Name of the format of ``text`` (see the module docstring); raise if unknown, or if
-    it is another file of docsaccel's (:func:`other_kind`)."""
+    """Name of the format of ``text`` (see the reports guide's *Design* section); raise if
+    unknown, or if it is another file of docsaccel's (:func:`other_kind`)."""
     head = text.lstrip()
     other = other_kind(head, REPORT_SCHEMA)
     if other is not None:

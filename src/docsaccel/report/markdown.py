@@ -1,12 +1,6 @@
 """The Markdown view of a report: fit for a PR comment or ``$GITHUB_STEP_SUMMARY``.
 
-The first line says so when the build did not finish (and which example was running).
-Totals next (build wall time, execution time, examples by status, memory, render
-savings), then the examples over budget (time or memory), near it (above
-:data:`~docsaccel.contract.NEAR_BUDGET` of it), noisy ones, the top N by time and by
-peak memory, each with time, budget, headroom, delta against the baseline, peak memory
-against its memory budget, retained memory, fast-path knobs and render savings. Example
-names are escaped so none can break the table or inject HTML.
+The design, in full: the reports guide's *Design* section.
 
 Example:
 

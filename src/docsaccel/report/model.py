@@ -1,9 +1,6 @@
 """One normalized timing per example, whatever file it was read from.
 
-Every input ``docsaccel check``, ``compare``, ``report`` and ``history`` accept (a
-docsaccel report JSON, any ``sg_execution_times.rst`` sphinx-gallery has written, its
-JUnit XML) is turned into a list of :class:`Timing`, so the commands never care which
-format they were given.
+The design, in full: the reports guide's *Design* section.
 
 Example:
 

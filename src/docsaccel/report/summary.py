@@ -1,7 +1,6 @@
 """What every report view shows, computed once: totals, and one row per example.
 
-The Markdown, HTML and JSON views all render a :class:`ReportSummary`; none of them
-re-measures or re-derives anything.
+The design, in full: the reports guide's *Design* section.
 
 Example:
 

@@ -1,20 +1,6 @@
 """Trends from the build history: total build time over builds, and each example's drift.
 
-A history (``docsaccel history append``) keeps one line per build. Read with the builds of
-one kind only (fast path on or off, see :func:`~.history.same_kind`), it shows what one
-report cannot: a tutorial that grows a few percent a week. The views use:
-
-- :func:`total_chart_svg`: the total execution time of the recorded builds, a line chart
-  drawn by matplotlib as inline SVG (like :mod:`.chart`);
-- :func:`sparkline_svg`: an example's recent durations against its budget, a small
-  hand-built SVG polyline (one matplotlib figure per example would be far too slow for a
-  gallery of a thousand examples);
-- :func:`trend_text`: the same as text, ``"+18% over 10 builds"``: the change along the
-  least-squares line through the durations, relative to its start, robust to one slow
-  build at either end;
-- the same for each example's peak memory, where the history recorded it
-  (:meth:`Trends.memory_text`, :meth:`Trends.memory_sparkline`): a tutorial whose memory
-  creeps towards the runner's limit shows before it is killed.
+The design, in full: the reports guide's *Design* section.
 
 Example: five full builds and a fast one, as :func:`~.history.read_builds` reads them.
 

@@ -1,24 +1,6 @@
 """Build a sharded gallery: execute one shard, keep its outputs, merge the shards into a site.
 
-The CI matrix (``nox -s docs_shard`` / ``docs_merge``) and the local parallel build
-(``make docs-sharded``) both run these functions through ``docsaccel shard-build``,
-``shard-merge`` and ``shard-local``:
-
-1. :func:`run_shard` plans the shards (:func:`docsaccel.shard.plan.build_gallery_plan`), copies
-   the project into a workspace of its own (sphinx-gallery writes into the source tree, so
-   parallel shards must not share one), builds the docs executing only its examples
-   (``DOCSACCEL_SHARD_EXAMPLES``) and collects, into an artifact folder, the gallery
-   outputs of the examples it executed and their records (:func:`collect_shard`);
-2. :func:`run_merge` checks the artifacts (every shard present once, no example executed
-   by two shards), copies their outputs into the gallery folders
-   (:func:`merge_artifacts`) and builds the site with ``DOCSACCEL_SHARD_RECORDS``: every
-   example is skipped by sphinx-gallery as unchanged, none executes again (the plugin
-   refuses to start otherwise), and the report holds each example's record from the
-   shard that executed it.
-
-An artifact folder holds ``manifest.json`` (schema ``docsaccel.shard``: the shard's index,
-the shard count, its examples and, for each example it executed, the files it left),
-``files/`` (those files, by path inside the Sphinx source folder) and ``records/``.
+The design, in full: the sharding guide's *Design* section.
 """
 
 from __future__ import annotations

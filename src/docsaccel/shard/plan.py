@@ -1,20 +1,6 @@
 """Split a sphinx-gallery over CI workers by measured durations: the shard plan.
 
-When a gallery outgrows one runner, the CI matrix runs it on N workers, each executing
-one *shard* of the examples, and a final job assembles the site. The slowest shard sets
-the wall time, so the planner balances predicted seconds, not example counts:
-
-- durations come from earlier builds (:func:`load_durations`: a history JSONL or a
-  docsaccel report);
-- examples on disk (without a gallery folder: examples the inputs name) with no
-  measurement get an estimate (their budget, else the median of the measured ones) and
-  are spread over the shards, at most ``ceil(k / N)`` of the
-  ``k`` estimated examples per shard, so a wrong guess cannot overload one worker;
-- the assignment is longest-processing-time-first, then a bounded local search that
-  moves or swaps examples between the most loaded shard and the others while that
-  lowers the pair's maximum;
-- the plan is deterministic on any machine: times are whole milliseconds (integer sums
-  do not depend on summation order), and every tie is broken by name or shard index.
+The design, in full: the sharding guide's *Design* section.
 
 Example:
 
@@ -25,8 +11,6 @@ Example:
 ('plot_b.py', 'plot_c.py')
 >>> plan.makespan, plan.lower_bound
 (125.0, 122.5)
-
-The lower bound is ``max(longest example, total / N)``: no plan can finish sooner.
 """
 
 from __future__ import annotations

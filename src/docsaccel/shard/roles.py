@@ -1,14 +1,6 @@
 """Sharded builds: execute only one shard's examples, or merge shards executing none.
 
-Two environment variables (settings of :mod:`docsaccel.settings`) switch a build
-into one of the roles of a sharded docs build (see :mod:`docsaccel.shard.build`):
-
-- ``DOCSACCEL_SHARD_EXAMPLES=FILE``: execute only the examples listed in FILE (ids such as
-  ``tutorials/plot_a.py`` or paths inside their gallery); the others get pages without
-  outputs and are recorded ``not-executed``;
-- ``DOCSACCEL_SHARD_RECORDS=FOLDER``: the gallery outputs of every example are already in
-  place (copied from the shards); execute nothing, and report the shards' records (an
-  expected failure among them included: its page is the shard's).
+The design, in full: the sharding guide's *Design* section.
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """The ``docsaccel-video`` directive: an HTML5 ``<video>`` whose files are copied like images.
 
-Raw HTML cannot reference a video from the source tree: Sphinx copies only the files it
-knows about into the built site. This directive registers the video and its poster with
-Sphinx's image collector, so both land in ``_images/`` and the links are rewritten for each
-page, whatever its depth::
-
-    .. docsaccel-video:: /auto_tutorials/images/sphx_glr_plot_cheetah_001.mp4
-       :poster: /auto_tutorials/images/sphx_glr_plot_cheetah_001.png
-       :alt: cheetah.mp4
-
-Builders other than HTML show the poster as an image.
+The design, in full: the videos guide's *Design* section.
 """
 
 from __future__ import annotations

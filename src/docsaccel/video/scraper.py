@@ -1,34 +1,6 @@
 """Embed the videos a gallery example writes in its page, as HTML5 video.
 
-sphinx-gallery scrapes matplotlib figures after each code block; videos an example writes
-(a MuJoCo rollout recorded to mp4 or gif) are left on disk and never reach the page.
-:func:`video_scraper` is a sphinx-gallery image scraper that finds them and embeds them:
-
-- the videos written since the previous code block, in the example's folder (sphinx-gallery
-  runs each block there) and its sub-folders, plus any path passed to :func:`embed`; a
-  block that changed the working directory elsewhere does not move the scan;
-- mp4 files are copied as they are; gifs are converted to mp4 through imageio, so every
-  browser plays them in a ``<video>`` element;
-- a poster frame (the middle frame) is saved as the block's image, so sphinx-gallery uses it
-  as the example's gallery thumbnail, and the ``<video>`` shows it before playing.
-
-Reading and converting videos needs imageio (the ``mujoco`` extra): without it, or for a
-file it cannot read, the video is left out with a warning (``docsaccel.video``, which
-``suppress_warnings`` takes) and the example builds as without the scraper.
-
-The page gets a ``docsaccel-video`` directive, which copies the video and its poster into
-the built site like images. ``docsaccel.gallery`` registers both; other projects can use
-them alone::
-
-    # conf.py
-    extensions = ["sphinx_gallery.gen_gallery", "docsaccel.video"]
-    sphinx_gallery_conf = {
-        "image_scrapers": ("matplotlib", "docsaccel.video.video_scraper"),
-    }
-
-In parallel builds (``parallel: N``), two examples of one folder writing videos at the
-same moment cannot be told apart by time alone: there, have the examples call :func:`embed`
-with the paths they wrote and turn the folder scan off with ``DOCSACCEL_VIDEO_SCAN=0``.
+The design, in full: the videos guide's *Design* section.
 """
 
 from __future__ import annotations
