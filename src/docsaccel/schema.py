@@ -97,9 +97,9 @@ class MemoryBudgetField(TypedDict):
 
 
 class ExampleRecord(TypedDict, total=False):
-    """One example's record, as every part reads and writes it (the format above): the
-    one declaration of its keys, their types and which are required, which
-    :func:`validate_record` checks."""
+    """One example's record, as every part reads and writes it (the record format, in the
+    reports guide's *Design* section): the one declaration of its keys, their types and
+    which are required, which :func:`validate_record` checks."""
 
     schema: Required[str]
     version: Required[int]
