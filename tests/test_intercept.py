@@ -192,39 +192,3 @@ def test_import_events_reach_their_subscribers_while_subscribed(
 def test_subscribe_refuses_what_is_not_an_import_event() -> None:
     with pytest.raises(ValueError, match="'open' is not an import event kind"):
         intercept.subscribe({"open": print})
-
-
-def _python_calls(run) -> int:
-    """How many Python functions ``run()`` called (C functions not counted)."""
-    calls = []
-
-    def profile(frame, event, arg) -> None:
-        if event == "call":
-            calls.append(frame.f_code)
-
-    sys.setprofile(profile)
-    try:
-        run()
-    finally:
-        sys.setprofile(None)
-    return len(calls) - 1  # run itself
-
-
-def test_a_subscriber_costs_an_import_one_call_for_the_event_and_its_own() -> None:
-    import importlib
-
-    def statement() -> None:
-        import json  # noqa: F401
-
-    def by_name() -> None:
-        importlib.import_module("json")
-
-    intercept.wrap_imports()
-    statement()  # loaded before counting
-    bare = {run: _python_calls(run) for run in (statement, by_name)}
-    with intercept.subscribe({intercept.ModuleImported: lambda event: None}):
-        subscribed = {run: _python_calls(run) for run in (statement, by_name)}
-    assert {run.__name__: subscribed[run] - bare[run] for run in bare} == {
-        "statement": 2,
-        "by_name": 2,
-    }
