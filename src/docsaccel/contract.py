@@ -91,6 +91,7 @@ __all__ = [
     "RECORD_LOST_ERROR",
     "RENDER_SECTION",
     "REUSABLE",
+    "RUNNING",
     "SG_FAILED_COUNT",
     "SG_FAILED_END",
     "SG_FAILED_PREFIX",
@@ -334,6 +335,10 @@ STOPPED = "stopped"
 #: memory: it wrote no report, its journal is read): its record was written as it started,
 #: so its ``0.0`` is no time at all, neither a partial one nor a speed-up.
 KILLED_RUNNING = "was running when the build was killed"
+#: How the views write an unfinished example of a build running now (it holds its output
+#: folder's lock: no report yet, its journal is read): it runs still, so it was neither
+#: stopped nor killed, and its record's ``0.0`` is that of its start, no time at all.
+RUNNING = "running"
 #: How the views write the time of an example this build never ran (:data:`NOT_EXECUTED`):
 #: its record's ``0.0`` is no measurement, so never a zero.
 NOT_RUN = "not run"
@@ -343,13 +348,18 @@ NOT_REACHED = "not reached"
 
 
 def status_text(
-    status: str, expected_failure: bool = False, unfinished: bool = False, killed: bool = False
+    status: str,
+    expected_failure: bool = False,
+    unfinished: bool = False,
+    killed: bool = False,
+    running: bool = False,
 ) -> str:
     """How the views write a status: ``"failed (expected)"`` for an expected failure,
     :data:`STOPPED` for a :data:`FAILED` example the build stopped while it ran
     (``unfinished``, :func:`is_unfinished`), :data:`KILLED_RUNNING` when that build was
-    killed outright (``killed``). An example its budget interrupted before the build
-    stopped stays :data:`INTERRUPTED`: its budget stopped it, not the build.
+    killed outright (``killed``), :data:`RUNNING` when that build runs now (``running``).
+    An example its budget interrupted before the build stopped stays :data:`INTERRUPTED`:
+    its budget stopped it, not the build.
 
     >>> status_text("failed", expected_failure=True), status_text("ok")
     ('failed (expected)', 'ok')
@@ -357,8 +367,12 @@ def status_text(
     ('stopped', 'interrupted')
     >>> status_text("failed", unfinished=True, killed=True)
     'was running when the build was killed'
+    >>> status_text("failed", unfinished=True, running=True)
+    'running'
     """
     if unfinished and status == FAILED:
+        if running:
+            return RUNNING
         return KILLED_RUNNING if killed else STOPPED
     return f"{status} (expected)" if status == FAILED and expected_failure else status
 

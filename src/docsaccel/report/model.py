@@ -135,19 +135,29 @@ class Verdicts:
     expected_failure: bool
     unfinished: bool
     killed: bool
+    running_now: bool
 
     @property
     def status_label(self) -> str:
         """Its status as every view writes it (``"failed (expected)"``, ``"stopped"``,
-        ``"was running when the build was killed"``: :func:`docsaccel.contract.status_text`)."""
-        return status_text(self.status, self.expected_failure, self.unfinished, self.killed)
+        ``"was running when the build was killed"``, ``"running"``:
+        :func:`docsaccel.contract.status_text`)."""
+        return status_text(
+            self.status, self.expected_failure, self.unfinished, self.killed, self.running_now
+        )
+
+    @property
+    def started_only(self) -> bool:
+        """Its record is the one written as it started: it was running when its build was
+        killed, or it runs now. Its time is no time at all, neither partial nor whole."""
+        return self.unfinished and (self.killed or self.running_now)
 
     def ended_text(self) -> str:
         """How a run whose time says nothing of its speed ended, as every view writes it:
         ``"stopped after 2.1s"``, ``"failed after 3s"``; one running when its build was
-        killed, ``"was running when the build was killed"`` alone (its record's time is
-        that of its start)."""
-        if self.killed:
+        killed, ``"was running when the build was killed"`` alone, and one its build runs
+        now, ``"running"`` alone (:attr:`started_only`)."""
+        if self.started_only:
             return self.status_label
         return f"{self.status_label} after {format_measured(self.seconds)}"
 
@@ -247,6 +257,10 @@ class Timing(Verdicts):
     #: It was running when its build was killed outright (SIGKILL: the build wrote no
     #: report and its journal was read): its record's time is that of its start, no time.
     killed: bool = False
+    #: It runs now: its build holds its output folder's lock and its journal was read
+    #: (:data:`~docsaccel.report.model.BUILDING_NOW`). Its record's time is that of its
+    #: start, no time.
+    running_now: bool = False
     #: The hard stop ended it, and the build with it
     #: (:func:`docsaccel.contract.is_stopped_hard`).
     stopped_hard: bool = False
