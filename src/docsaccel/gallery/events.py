@@ -468,9 +468,12 @@ def _tag_cache(settings: Settings) -> None:
     build or ``cache prune`` given it knows it is a cache."""
     if settings.cache is None:
         return
-    from docsaccel.cache.store import tag_cache_folder
+    from docsaccel.cache.store import CacheFolderError, tag_cache_folder
 
-    tag_cache_folder(settings.cache)
+    try:
+        tag_cache_folder(settings.cache)
+    except CacheFolderError as exc:  # its parent went after the setting's check
+        raise config_error(str(exc)) from None
 
 
 def _writable_cache(settings: Settings) -> tuple[Settings, Path | None]:
