@@ -52,8 +52,11 @@ import os
 import stat
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from docsaccel.loaded_code import content_changed
 
 __all__ = [
     "AUDIT_REASON",
@@ -110,6 +113,7 @@ __all__ = [
     "build_failures",
     "conf_changed",
     "conf_fingerprint",
+    "distributions_changed",
     "error_line",
     "fails_build",
     "fork_safe_lock",
@@ -879,31 +883,66 @@ def project_modules(root: str | os.PathLike[str], outside: Iterable[str] = ()) -
 def modules_changed(recorded: Any, written_ns: int) -> str | None:
     """Why a report written at ``written_ns`` (its file's modification time) is not of
     the current tree, or ``None``: a module its build loaded before docsaccel's plugin
-    ran (``build.conf.modules``: :func:`project_modules`) was modified after the report
-    was written. A build since then that failed on it (an import that raised, an
-    extension whose ``setup`` raised) never reached docsaccel, and left the report.
+    ran (``build.conf.modules``: :func:`project_modules`) changed since. A build since
+    then that failed on it (an import that raised, an extension whose ``setup`` raised)
+    never reached docsaccel, and left the report.
 
-    Compared with the report's own write, not the build's start: the build writes
-    generated files while it runs, and a fresh checkout (every file dated when it was
-    made) precedes the build that writes the report. A module that is not there (the
-    report read on another machine) says nothing.
+    A module the report stamped (``build.conf.module_stamps``) changed when its bytes
+    did (:func:`docsaccel.loaded_code.content_changed`): an edit within the filesystem's
+    timestamp resolution of the report's write keeps its time, and a fresh checkout of
+    the same bytes is the same module. One of a report without stamps (an earlier
+    release's) changed when it was modified after the report was written (not the
+    build's start: the build writes generated files while it runs). A module that is not
+    there (the report read on another machine) says nothing.
 
     >>> modules_changed({"path": "conf.py", "sha256": "0"}, 0) is None
     True
     """
     if not isinstance(recorded, dict) or not isinstance(recorded.get("modules"), list):
         return None
+    stamps = recorded.get("module_stamps")
+    stamps = stamps if isinstance(stamps, dict) else {}
     for path in recorded["modules"]:
-        try:
-            modified = os.stat(path).st_mtime_ns
-        except (OSError, TypeError, ValueError):
-            continue
-        if modified > written_ns:
+        if path in stamps:
+            changed = content_changed(path, stamps[path])
+        else:
+            try:
+                changed = os.stat(path).st_mtime_ns > written_ns
+            except (OSError, TypeError, ValueError):
+                continue
+        if changed:
             return (
-                f"{path} was modified after this report was written, so the last build may "
-                "have failed before docsaccel ran (a module conf.py imports, or an extension "
-                "listed before docsaccel.gallery, that raised) and left this earlier build's "
-                "report; rebuild"
+                f"{path} was modified after this report's build loaded it, so the last "
+                "build may have failed before docsaccel ran (a module conf.py imports, or an "
+                "extension listed before docsaccel.gallery, that raised) and left this "
+                "earlier build's report; rebuild"
+            )
+    return None
+
+
+def distributions_changed(recorded: Any) -> str | None:
+    """Why a report's build is not the last one of its project, or ``None``: the
+    installed version of a distribution holding one of its Sphinx extensions
+    (``build.conf.distributions``: :func:`docsaccel.loaded_code.distribution_versions`)
+    is not the one it ran. A build since then that failed on it never reached docsaccel.
+    A distribution not installed now (the report read elsewhere) says nothing.
+
+    >>> distributions_changed({"distributions": {"no-such-distribution-x": "1"}}) is None
+    True
+    """
+    versions = recorded.get("distributions") if isinstance(recorded, dict) else None
+    if not isinstance(versions, dict):
+        return None
+    for name, version in sorted(versions.items()):
+        try:
+            now = metadata.version(name)
+        except (metadata.PackageNotFoundError, ValueError):
+            continue
+        if now != version:
+            return (
+                f"the distribution {name} of a Sphinx extension was {version} for this "
+                f"report's build and is {now} now, so the last build may have failed before "
+                "docsaccel ran and left this earlier build's report; rebuild"
             )
     return None
 

@@ -115,7 +115,12 @@ docsaccel (it failed first) and the readers refuse the report
 (:func:`docsaccel.contract.conf_changed`). Its optional ``modules`` lists the files of
 the project's modules the build had loaded when docsaccel started its work (what
 ``conf.py`` imported, local extensions): one modified after the report was written makes
-the readers refuse it too (:func:`docsaccel.contract.modules_changed`).
+the readers refuse it too (:func:`docsaccel.contract.modules_changed`); its optional
+``module_stamps`` (``{path: {"size": ..., "sha256": ...}}``) tells a change by the
+bytes, also one within the filesystem's timestamp resolution. Its optional
+``distributions`` (``{"sphinx-gallery": "0.22.1", ...}``) names the installed versions
+of the distributions of the build's Sphinx extensions: another version installed since
+makes the readers refuse it (:func:`docsaccel.contract.distributions_changed`).
 
 ``build.ended_because`` (present only then) says what ended the build's process before
 the build's end when no example was running (``"it was terminated (SIGTERM)"``); with
@@ -422,6 +427,18 @@ def validate_report(report: Any, source: str | Path | None = None) -> dict:
         raise SchemaError(
             f"{_where(source, 'build.conf.modules')} is {modules!r:.60}; expected the files of "
             "the project's modules the build loaded before docsaccel (a list of paths)"
+        )
+    stamps = (conf or {}).get("module_stamps", {})
+    if not isinstance(stamps, dict) or not all(isinstance(v, dict) for v in stamps.values()):
+        raise SchemaError(
+            f"{_where(source, 'build.conf.module_stamps')} is {stamps!r:.60}; expected "
+            '{path: {"size": ..., "sha256": ...}} of the modules it lists'
+        )
+    versions = (conf or {}).get("distributions", {})
+    if not isinstance(versions, dict) or not all(isinstance(v, str) for v in versions.values()):
+        raise SchemaError(
+            f"{_where(source, 'build.conf.distributions')} is {versions!r:.60}; expected "
+            "{distribution: version} of the build's Sphinx extensions"
         )
     lost = build.get("records_lost", [])
     if not isinstance(lost, list) or not all(isinstance(item, str) for item in lost):

@@ -32,6 +32,7 @@ from docsaccel.contract import (
     InputError,
     build_failures,
     conf_changed,
+    distributions_changed,
     fails_build,
     is_measured,
     is_near_budget,
@@ -523,11 +524,16 @@ class LoadedInput:
         Every reader asks it, of every input. Only a report read in its build's output
         folder (:func:`docsaccel.layout.in_output_folder`) can be one left behind (also
         when a module its build loaded before docsaccel changed after it was written:
-        :func:`docsaccel.contract.modules_changed`): a copy
+        :func:`docsaccel.contract.modules_changed`, or the installed version of one of
+        its extensions: :func:`docsaccel.contract.distributions_changed`): a copy
         kept elsewhere (an archived ``main-report.json``) is the build it names."""
         if in_output_folder(self.path):
             conf = self.build.get("conf")
-            why = conf_changed(conf) or modules_changed(conf, _written(self.path))
+            why = (
+                conf_changed(conf)
+                or modules_changed(conf, _written(self.path))
+                or distributions_changed(conf)
+            )
             if why is not None:
                 raise StaleReportError(f"{self.path}: {why}")
         if self.format in SG_FORMATS:
