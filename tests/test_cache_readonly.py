@@ -15,6 +15,8 @@ import pytest
 from helpers.cache_project import ALL, Project, times_masked
 from helpers.read_only import read_only_view
 
+from docsaccel.cache.manage import READ_ONLY_UNRECORDED, stats
+
 pytestmark = pytest.mark.slow
 
 
@@ -63,6 +65,11 @@ def test_a_read_only_cache_folder_is_restored_from_and_never_written(
     _warned_once(second.output, view)
     assert times_masked(second.gallery_files()) == times_masked(first.gallery_files())
     assert _digests(view) == before
+    # Nothing of the read-only build is in the folder: stats say whose figures they show.
+    said, code = stats(view)
+    assert code == 0, said
+    assert "last build that wrote the cache" in said, said
+    assert f"\n{READ_ONLY_UNRECORDED}\n" in said, said
 
 
 def test_a_read_only_cache_runs_the_examples_whose_inputs_changed(

@@ -71,7 +71,7 @@ def test_a_module_that_broke_the_build_before_docsaccel_refuses_its_report(
         run_history_append(str(report), tmp_path / "history.jsonl"),
     ):
         assert code == 2 and text.count("\n") == 1, text
-        assert f"{src / module} was modified after this report was written" in text, text
+        assert f"{src / module} was modified after this report's build loaded it" in text, text
         assert "rebuild" in text, text
     # A copy kept elsewhere is the build it names.
     kept = tmp_path / "kept.json"

@@ -83,6 +83,9 @@ SRC = Path(docsaccel.__file__).parent
 #: Bottom to top. A module may import its own part (a top-level module or package of
 #: docsaccel) and the parts of the layers below it, never a part beside it or above it.
 LAYERS: tuple[frozenset[str], ...] = (
+    # What identifies the code a build ran (its modules' bytes, its extensions'
+    # distributions), which the contract's rule of a stale report compares.
+    frozenset({"loaded_code"}),
     # The facts every part shares.
     frozenset({"contract"}),
     # The one owner of what docsaccel intercepts in a process (the audit hook, the import

@@ -25,8 +25,11 @@ import os
 import stat
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from docsaccel.loaded_code import content_changed
 
 __all__ = [
     "AUDIT_REASON",
@@ -64,6 +67,7 @@ __all__ = [
     "RECORD_LOST_ERROR",
     "RENDER_SECTION",
     "REUSABLE",
+    "RUNNING",
     "SG_FAILED_COUNT",
     "SG_FAILED_END",
     "SG_FAILED_PREFIX",
@@ -82,6 +86,7 @@ __all__ = [
     "build_failures",
     "conf_changed",
     "conf_fingerprint",
+    "distributions_changed",
     "error_line",
     "fails_build",
     "fork_safe_lock",
@@ -307,6 +312,10 @@ STOPPED = "stopped"
 #: memory: it wrote no report, its journal is read): its record was written as it started,
 #: so its ``0.0`` is no time at all, neither a partial one nor a speed-up.
 KILLED_RUNNING = "was running when the build was killed"
+#: How the views write an unfinished example of a build running now (it holds its output
+#: folder's lock: no report yet, its journal is read): it runs still, so it was neither
+#: stopped nor killed, and its record's ``0.0`` is that of its start, no time at all.
+RUNNING = "running"
 #: How the views write the time of an example this build never ran (:data:`NOT_EXECUTED`):
 #: its record's ``0.0`` is no measurement, so never a zero.
 NOT_RUN = "not run"
@@ -316,13 +325,18 @@ NOT_REACHED = "not reached"
 
 
 def status_text(
-    status: str, expected_failure: bool = False, unfinished: bool = False, killed: bool = False
+    status: str,
+    expected_failure: bool = False,
+    unfinished: bool = False,
+    killed: bool = False,
+    running: bool = False,
 ) -> str:
     """How the views write a status: ``"failed (expected)"`` for an expected failure,
     :data:`STOPPED` for a :data:`FAILED` example the build stopped while it ran
     (``unfinished``, :func:`is_unfinished`), :data:`KILLED_RUNNING` when that build was
-    killed outright (``killed``). An example its budget interrupted before the build
-    stopped stays :data:`INTERRUPTED`: its budget stopped it, not the build.
+    killed outright (``killed``), :data:`RUNNING` when that build runs now (``running``).
+    An example its budget interrupted before the build stopped stays :data:`INTERRUPTED`:
+    its budget stopped it, not the build.
 
     >>> status_text("failed", expected_failure=True), status_text("ok")
     ('failed (expected)', 'ok')
@@ -330,8 +344,12 @@ def status_text(
     ('stopped', 'interrupted')
     >>> status_text("failed", unfinished=True, killed=True)
     'was running when the build was killed'
+    >>> status_text("failed", unfinished=True, running=True)
+    'running'
     """
     if unfinished and status == FAILED:
+        if running:
+            return RUNNING
         return KILLED_RUNNING if killed else STOPPED
     return f"{status} (expected)" if status == FAILED and expected_failure else status
 
@@ -838,31 +856,66 @@ def project_modules(root: str | os.PathLike[str], outside: Iterable[str] = ()) -
 def modules_changed(recorded: Any, written_ns: int) -> str | None:
     """Why a report written at ``written_ns`` (its file's modification time) is not of
     the current tree, or ``None``: a module its build loaded before docsaccel's plugin
-    ran (``build.conf.modules``: :func:`project_modules`) was modified after the report
-    was written. A build since then that failed on it (an import that raised, an
-    extension whose ``setup`` raised) never reached docsaccel, and left the report.
+    ran (``build.conf.modules``: :func:`project_modules`) changed since. A build since
+    then that failed on it (an import that raised, an extension whose ``setup`` raised)
+    never reached docsaccel, and left the report.
 
-    Compared with the report's own write, not the build's start: the build writes
-    generated files while it runs, and a fresh checkout (every file dated when it was
-    made) precedes the build that writes the report. A module that is not there (the
-    report read on another machine) says nothing.
+    A module the report stamped (``build.conf.module_stamps``) changed when its bytes
+    did (:func:`docsaccel.loaded_code.content_changed`): an edit within the filesystem's
+    timestamp resolution of the report's write keeps its time, and a fresh checkout of
+    the same bytes is the same module. One of a report without stamps (an earlier
+    release's) changed when it was modified after the report was written (not the
+    build's start: the build writes generated files while it runs). A module that is not
+    there (the report read on another machine) says nothing.
 
     >>> modules_changed({"path": "conf.py", "sha256": "0"}, 0) is None
     True
     """
     if not isinstance(recorded, dict) or not isinstance(recorded.get("modules"), list):
         return None
+    stamps = recorded.get("module_stamps")
+    stamps = stamps if isinstance(stamps, dict) else {}
     for path in recorded["modules"]:
-        try:
-            modified = os.stat(path).st_mtime_ns
-        except (OSError, TypeError, ValueError):
-            continue
-        if modified > written_ns:
+        if path in stamps:
+            changed = content_changed(path, stamps[path])
+        else:
+            try:
+                changed = os.stat(path).st_mtime_ns > written_ns
+            except (OSError, TypeError, ValueError):
+                continue
+        if changed:
             return (
-                f"{path} was modified after this report was written, so the last build may "
-                "have failed before docsaccel ran (a module conf.py imports, or an extension "
-                "listed before docsaccel.gallery, that raised) and left this earlier build's "
-                "report; rebuild"
+                f"{path} was modified after this report's build loaded it, so the last "
+                "build may have failed before docsaccel ran (a module conf.py imports, or an "
+                "extension listed before docsaccel.gallery, that raised) and left this "
+                "earlier build's report; rebuild"
+            )
+    return None
+
+
+def distributions_changed(recorded: Any) -> str | None:
+    """Why a report's build is not the last one of its project, or ``None``: the
+    installed version of a distribution holding one of its Sphinx extensions
+    (``build.conf.distributions``: :func:`docsaccel.loaded_code.distribution_versions`)
+    is not the one it ran. A build since then that failed on it never reached docsaccel.
+    A distribution not installed now (the report read elsewhere) says nothing.
+
+    >>> distributions_changed({"distributions": {"no-such-distribution-x": "1"}}) is None
+    True
+    """
+    versions = recorded.get("distributions") if isinstance(recorded, dict) else None
+    if not isinstance(versions, dict):
+        return None
+    for name, version in sorted(versions.items()):
+        try:
+            now = metadata.version(name)
+        except (metadata.PackageNotFoundError, ValueError):
+            continue
+        if now != version:
+            return (
+                f"the distribution {name} of a Sphinx extension was {version} for this "
+                f"report's build and is {now} now, so the last build may have failed before "
+                "docsaccel ran and left this earlier build's report; rebuild"
             )
     return None
 

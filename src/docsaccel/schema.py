@@ -334,6 +334,18 @@ def validate_report(report: Any, source: str | Path | None = None) -> dict:
             f"{_where(source, 'build.conf.modules')} is {modules!r:.60}; expected the files of "
             "the project's modules the build loaded before docsaccel (a list of paths)"
         )
+    stamps = (conf or {}).get("module_stamps", {})
+    if not isinstance(stamps, dict) or not all(isinstance(v, dict) for v in stamps.values()):
+        raise SchemaError(
+            f"{_where(source, 'build.conf.module_stamps')} is {stamps!r:.60}; expected "
+            '{path: {"size": ..., "sha256": ...}} of the modules it lists'
+        )
+    versions = (conf or {}).get("distributions", {})
+    if not isinstance(versions, dict) or not all(isinstance(v, str) for v in versions.values()):
+        raise SchemaError(
+            f"{_where(source, 'build.conf.distributions')} is {versions!r:.60}; expected "
+            "{distribution: version} of the build's Sphinx extensions"
+        )
     lost = build.get("records_lost", [])
     if not isinstance(lost, list) or not all(isinstance(item, str) for item in lost):
         raise SchemaError(f"{_where(source, 'build.records_lost')} must be a list of example ids")

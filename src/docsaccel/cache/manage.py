@@ -47,7 +47,7 @@ from docsaccel.contract import (
 from docsaccel.formats import ABANDONED_SECONDS
 from docsaccel.layout import example_id_of
 
-__all__ = ["explain", "human_size", "parse_size", "prune", "stats"]
+__all__ = ["READ_ONLY_UNRECORDED", "explain", "human_size", "parse_size", "prune", "stats"]
 
 
 class _BadInput(ValueError):
@@ -378,6 +378,14 @@ def _example_id(
     raise _BadInput(f"{example!r}: no entry in {cache} ({hint}; a failed example is never stored)")
 
 
+#: What ``stats`` says of builds that used the cache read-only: such a build writes
+#: nothing into the folder (it may not), and the folder is all ``stats`` reads.
+READ_ONLY_UNRECORDED = (
+    "builds that used this cache read-only are not recorded: these figures are of the last "
+    "build that wrote it"
+)
+
+
 def stats(cache: str | Path) -> tuple[str, int]:
     """How many entries, their size, and the last build's hits and misses."""
     try:
@@ -403,6 +411,7 @@ def stats(cache: str | Path) -> tuple[str, int]:
         )
         if isinstance(last.get("suggestion"), str):
             lines.append(f"suggestion: {last['suggestion']}")
+        lines.append(READ_ONLY_UNRECORDED)
     else:
         lines.append("last build: none recorded")
     audited = last.get("audited") if last else None

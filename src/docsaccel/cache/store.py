@@ -55,6 +55,7 @@ from docsaccel.layout import id_slug
 __all__ = [
     "ENTRY_FORMAT",
     "TAG_FILE",
+    "CacheFolderError",
     "CacheStore",
     "Entry",
     "EntryError",
@@ -408,7 +409,8 @@ class CacheStore:
         return infos
 
     def write_last_build(self, summary: Mapping[str, Any]) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
+        # The folder itself only (:func:`tag_cache_folder`): its parents are the user's.
+        self.folder.mkdir(exist_ok=True)
         write_json(self.folder / LAST_BUILD, {**summary, "finished_at": time.time()})
 
     def read_last_build(self) -> dict[str, Any] | None:
@@ -419,9 +421,23 @@ class CacheStore:
         return data if isinstance(data, dict) else None
 
 
+class CacheFolderError(InputError):
+    """The cache folder cannot be made: its parent is gone."""
+
+
 def tag_cache_folder(folder: Path) -> None:
-    """Make ``folder`` (and its parents) if needed, and tag it as a docsaccel cache."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Make ``folder`` if needed, and tag it as a docsaccel cache.
+
+    The folder itself only, never its parents: the setting's check refuses a folder whose
+    parent is missing, and a parent removed since is refused here rather than remade, so
+    no build makes a chain of folders the user did not ask for."""
+    try:
+        folder.mkdir(exist_ok=True)
+    except FileNotFoundError:
+        raise CacheFolderError(
+            f"{folder}: its parent folder {folder.parent} does not exist; a build makes "
+            "only the cache folder itself"
+        ) from None
     tag = folder / TAG_FILE
     if not is_cache_folder(folder):
         tag.write_text(TAG_TEXT, encoding="utf-8")

@@ -67,6 +67,7 @@ from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
 from docsaccel.gallery.page_file import published_pages, remove_unwanted_pages
 from docsaccel.gallery.progress import remove_stale_pipes, start_progress
 from docsaccel.gallery.state import GalleryBuild
+from docsaccel.loaded_code import distribution_versions, module_stamps
 from docsaccel.memory_sizes import ceiling_room, format_size, machine_bytes
 from docsaccel.records import (
     base_record,
@@ -274,16 +275,27 @@ def _exclude_own_folders(app: Sphinx, config: Any, settings: Settings) -> None:
 
 def _conf_record(app: Sphinx) -> dict[str, Any] | None:
     """What the report records of what this build ran before docsaccel: its ``conf.py``
-    (:func:`conf_fingerprint`) and the project's modules loaded by now (``modules``:
-    what ``conf.py`` imported, the project's extensions), so a reader refuses this
-    report once one of them changed and a later build may have failed on it
-    (:func:`docsaccel.contract.modules_changed`)."""
+    (:func:`conf_fingerprint`), the project's modules loaded by now (``modules``: what
+    ``conf.py`` imported, the project's extensions) with what identifies their bytes
+    (``module_stamps``), and the versions of the distributions of its Sphinx extensions
+    (``distributions``), so a reader refuses this report once one of them changed and a
+    later build may have failed on it (:func:`docsaccel.contract.modules_changed`,
+    :func:`docsaccel.contract.distributions_changed`)."""
     conf = conf_fingerprint(app.confdir)
     if conf is None:
         return None
     installed = {sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()}
     outside = [*installed, str(app.outdir), str(app.doctreedir)]
-    return {**conf, "modules": project_modules(find_root(app.confdir), outside)}
+    modules = project_modules(find_root(app.confdir), outside)
+    # Only the files already listed are hashed, and versions are read from metadata:
+    # little for a build's start.
+    extensions = {name: getattr(sys.modules.get(name), "__file__", None) for name in app.extensions}
+    return {
+        **conf,
+        "modules": modules,
+        "module_stamps": module_stamps(modules),
+        "distributions": distribution_versions(extensions, modules),
+    }
 
 
 def _caches_in(srcdir: Path, skipped: list[Path | None]) -> list[Path]:
@@ -416,9 +428,12 @@ def _tag_cache(settings: Settings) -> None:
     build or ``cache prune`` given it knows it is a cache."""
     if settings.cache is None:
         return
-    from docsaccel.cache.store import tag_cache_folder
+    from docsaccel.cache.store import CacheFolderError, tag_cache_folder
 
-    tag_cache_folder(settings.cache)
+    try:
+        tag_cache_folder(settings.cache)
+    except CacheFolderError as exc:  # its parent went after the setting's check
+        raise config_error(str(exc)) from None
 
 
 def _writable_cache(settings: Settings) -> tuple[Settings, Path | None]:

@@ -18,6 +18,7 @@ from typing import Any
 from sphinx.util import logging
 
 from docsaccel import layout, sg_compat
+from docsaccel.formats import replace_atomically
 from docsaccel.gallery.page_file import (
     GENERATED_MARKER,
     TITLE,
@@ -52,8 +53,8 @@ logger = logging.getLogger(__name__)
 CHART_PLACEHOLDER = "<!-- docsaccel: budget chart -->"
 _CHART_SECONDS = 300
 #: After :data:`VIEW_BEGINS` in a page :func:`show_unfinished` rewrote: the next build
-#: that writes the page removes its HTML first, so it is written again (with Sphinx's
-#: state, a page whose source did not change is otherwise kept as it is).
+#: that writes the page dates its HTML before its source, so Sphinx writes it again (with
+#: Sphinx's state, a page whose source did not change is otherwise kept as it is).
 UNFINISHED_VIEW = "<!-- docsaccel: view of a build that did not finish -->"
 
 
@@ -272,16 +273,20 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
 
 
 def _forget_unfinished_view(page: Path) -> None:
-    """Remove ``page`` when it shows a build that did not finish (:func:`show_unfinished`),
-    so this build writes it again whatever decides which pages are written."""
+    """Date ``page`` before its source when it shows a build that did not finish
+    (:func:`show_unfinished`), so Sphinx writes it again whether or not its source
+    changed. The page is kept, never removed: until Sphinx replaces it, the site holds
+    a report page saying the build has not finished, and a build killed meanwhile leaves
+    that page, not a broken link."""
     try:
         with page.open(encoding="utf-8") as stream:
             unfinished = any(UNFINISHED_VIEW in line for line in stream)
     except (OSError, UnicodeDecodeError):
         return
     if unfinished:
+        # Sphinx writes again a page older than its source; the epoch is older than any.
         with contextlib.suppress(OSError):
-            page.unlink()
+            os.utime(page, ns=(0, 0))
 
 
 def insert_chart(app: Any, exception: BaseException | None) -> None:
@@ -310,7 +315,7 @@ def insert_chart(app: Any, exception: BaseException | None) -> None:
         html = pending.page.read_text(encoding="utf-8")
         if CHART_PLACEHOLDER in html:
             svg = pending.svg.read_text(encoding="utf-8")
-            pending.page.write_text(html.replace(CHART_PLACEHOLDER, svg, 1), encoding="utf-8")
+            _replace_page(pending.page, html.replace(CHART_PLACEHOLDER, svg, 1))
 
 
 def rewrite_report_page(build: Any, report: dict[str, Any]) -> None:
@@ -335,7 +340,13 @@ def rewrite_report_page(build: Any, report: dict[str, Any]) -> None:
     if begins < 0 or ends < begins:
         return
     view = _view(report, _drawn_chart(build, placeholder), history, warn)
-    page.write_text(html[:begins] + view + html[ends + len(VIEW_ENDS) :], encoding="utf-8")
+    _replace_page(page, html[:begins] + view + html[ends + len(VIEW_ENDS) :])
+
+
+def _replace_page(page: Path, html: str) -> None:
+    """Make the page's HTML ``html``, renamed over the old one: the site holds one page
+    or the other at every instant, also when the build is killed meanwhile."""
+    replace_atomically(page, html.encode("utf-8"))
 
 
 def _drawn_chart(build: Any, placeholder: str) -> str:
@@ -379,8 +390,7 @@ def show_unfinished(build: Any, report: dict[str, Any], but_own: bool = False) -
                 view = _view(report, "", None).replace(
                     VIEW_BEGINS, f"{VIEW_BEGINS}\n{UNFINISHED_VIEW}", 1
                 )
-                text = html[:begins] + view + html[ends + len(VIEW_ENDS) :]
-                page.write_text(text, encoding="utf-8")
+                _replace_page(page, html[:begins] + view + html[ends + len(VIEW_ENDS) :])
         except Exception as exc:  # a page left as it was would say the last verdict
             if ours:
                 with contextlib.suppress(OSError):

@@ -26,6 +26,7 @@ from docsaccel.contract import (
     INTERRUPTED,
     KILLED_RUNNING,
     NONDETERMINISTIC,
+    RUNNING,
     STALE,
     unmeasured_text,
 )
@@ -161,14 +162,17 @@ def failed_text(failed: Sequence[Timing]) -> str:
     finish: the build was terminated (SIGTERM) while it ran)"``): they did not fail by
     their own doing, but no gate passes them. One running when its build was killed
     outright is said so (``"1 example was running when the build was killed: ..."``): its
-    record's error was written as it started, and says nothing of the kill."""
+    record's error was written as it started, and says nothing of the kill; one its build
+    runs now, ``"1 example running: ..."``."""
     own = [t for t in failed if not t.unfinished]
-    stopped = [t for t in failed if t.unfinished and not t.killed]
+    stopped = [t for t in failed if t.unfinished and not t.started_only]
     killed = [replace(t, error=None) for t in failed if t.unfinished and t.killed]
+    running = [replace(t, error=None) for t in failed if t.unfinished and t.running_now]
     parts = [
         _named(own, "failed"),
         _named(stopped, "did not finish"),
         _named(killed, KILLED_RUNNING),
+        _named(running, RUNNING),
     ]
     return one_line(f"FAIL: the build failed: {'; '.join(part for part in parts if part)}")
 

@@ -409,7 +409,10 @@ def journal_input(paths: list[Path], source: str, running: str | None = None) ->
     # Killed outright (no build holds the folder): the example it was running has no
     # time at all.
     killed = running is None
-    timings = [_record_timing(records[key], killed=killed) for key in sorted(records)]
+    timings = [
+        _record_timing(records[key], killed=killed, running_now=not killed)
+        for key in sorted(records)
+    ]
     return LoadedInput(source, "docsaccel-journal", timings, build)
 
 
@@ -468,9 +471,12 @@ def report_input(report: dict[str, Any], source: str) -> LoadedInput:
     return LoadedInput(source, "docsaccel-report", timings, dict(report["build"]))
 
 
-def _record_timing(record: dict[str, Any], killed: bool = False) -> Timing:
+def _record_timing(
+    record: dict[str, Any], killed: bool = False, running_now: bool = False
+) -> Timing:
     """The timing of one record; ``killed``: its build was killed outright (a journal read
-    as its report), so an example it was running was running at the kill."""
+    as its report), so an example it was running was running at the kill; ``running_now``:
+    its build runs now (a journal read while it holds its folder), so that example runs."""
     memory_budget = record.get("memory_budget") or {}
     stopped_hard = is_stopped_hard(record)
     # Interrupted, and the build ended before the example's end was recorded.
@@ -498,6 +504,7 @@ def _record_timing(record: dict[str, Any], killed: bool = False) -> Timing:
         render=record.get("render") or {},
         unfinished=is_unfinished(record) or cut_short,
         killed=killed and is_unfinished(record),
+        running_now=running_now and is_unfinished(record),
         stopped_hard=stopped_hard,
         cache=record.get("cache") or {},
         error=record.get("error"),

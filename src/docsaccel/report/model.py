@@ -29,6 +29,7 @@ from docsaccel.contract import (
     InputError,
     build_failures,
     conf_changed,
+    distributions_changed,
     fails_build,
     is_measured,
     is_near_budget,
@@ -132,19 +133,29 @@ class Verdicts:
     expected_failure: bool
     unfinished: bool
     killed: bool
+    running_now: bool
 
     @property
     def status_label(self) -> str:
         """Its status as every view writes it (``"failed (expected)"``, ``"stopped"``,
-        ``"was running when the build was killed"``: :func:`docsaccel.contract.status_text`)."""
-        return status_text(self.status, self.expected_failure, self.unfinished, self.killed)
+        ``"was running when the build was killed"``, ``"running"``:
+        :func:`docsaccel.contract.status_text`)."""
+        return status_text(
+            self.status, self.expected_failure, self.unfinished, self.killed, self.running_now
+        )
+
+    @property
+    def started_only(self) -> bool:
+        """Its record is the one written as it started: it was running when its build was
+        killed, or it runs now. Its time is no time at all, neither partial nor whole."""
+        return self.unfinished and (self.killed or self.running_now)
 
     def ended_text(self) -> str:
         """How a run whose time says nothing of its speed ended, as every view writes it:
         ``"stopped after 2.1s"``, ``"failed after 3s"``; one running when its build was
-        killed, ``"was running when the build was killed"`` alone (its record's time is
-        that of its start)."""
-        if self.killed:
+        killed, ``"was running when the build was killed"`` alone, and one its build runs
+        now, ``"running"`` alone (:attr:`started_only`)."""
+        if self.started_only:
             return self.status_label
         return f"{self.status_label} after {format_measured(self.seconds)}"
 
@@ -244,6 +255,10 @@ class Timing(Verdicts):
     #: It was running when its build was killed outright (SIGKILL: the build wrote no
     #: report and its journal was read): its record's time is that of its start, no time.
     killed: bool = False
+    #: It runs now: its build holds its output folder's lock and its journal was read
+    #: (:data:`~docsaccel.report.model.BUILDING_NOW`). Its record's time is that of its
+    #: start, no time.
+    running_now: bool = False
     #: The hard stop ended it, and the build with it
     #: (:func:`docsaccel.contract.is_stopped_hard`).
     stopped_hard: bool = False
@@ -506,11 +521,16 @@ class LoadedInput:
         Every reader asks it, of every input. Only a report read in its build's output
         folder (:func:`docsaccel.layout.in_output_folder`) can be one left behind (also
         when a module its build loaded before docsaccel changed after it was written:
-        :func:`docsaccel.contract.modules_changed`): a copy
+        :func:`docsaccel.contract.modules_changed`, or the installed version of one of
+        its extensions: :func:`docsaccel.contract.distributions_changed`): a copy
         kept elsewhere (an archived ``main-report.json``) is the build it names."""
         if in_output_folder(self.path):
             conf = self.build.get("conf")
-            why = conf_changed(conf) or modules_changed(conf, _written(self.path))
+            why = (
+                conf_changed(conf)
+                or modules_changed(conf, _written(self.path))
+                or distributions_changed(conf)
+            )
             if why is not None:
                 raise StaleReportError(f"{self.path}: {why}")
         if self.format in SG_FORMATS:

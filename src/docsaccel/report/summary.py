@@ -30,6 +30,7 @@ from docsaccel.contract import (
     KILLED_RUNNING,
     NOT_EXECUTED,
     NOT_RUN,
+    RUNNING,
     STOPPED,
     VERIFIED,
     knob_picks,
@@ -91,15 +92,17 @@ class Row(Verdicts):
     #: It was running when its build was killed outright (see
     #: :class:`~docsaccel.report.model.Timing`).
     killed: bool = False
+    #: It runs now (see :class:`~docsaccel.report.model.Timing`).
+    running_now: bool = False
 
     def time_text(self) -> str:
         """Its time as the views write it: ``"41.2s"``; ``"not run"`` for an example the
         build never ran (its record's 0 is no time); ``"2.1s (partial)"`` for one the
-        build stopped while it ran; ``"–"`` for one running when its build was killed
-        (its record was written as it started: no time at all)."""
+        build stopped while it ran; ``"–"`` for one running when its build was killed or
+        running now (its record was written as it started: no time at all)."""
         if self.status == NOT_EXECUTED:
             return NOT_RUN
-        if self.killed and not self.timed:
+        if self.started_only:
             return "–"
         text = format_measured(self.seconds)
         return text if self.timed else f"{text} (partial)"
@@ -313,8 +316,11 @@ class ReportSummary:
         if self.over:
             return f"{len(self.over)} example(s) over budget."
         if self.incomplete:  # the examples that never ran cannot be called within budget
-            stopped = [quote(row.id) for row in self.rows if row.unfinished and not row.killed]
+            stopped = [
+                quote(row.id) for row in self.rows if row.unfinished and not row.started_only
+            ]
             killed = [quote(row.id) for row in self.rows if row.unfinished and row.killed]
+            running = [quote(row.id) for row in self.rows if row.unfinished and row.running_now]
             said = ["No example over budget among those the report holds"]
             if stopped:
                 said.append(
@@ -323,6 +329,8 @@ class ReportSummary:
                 )
             if killed:
                 said.append(f"{', '.join(killed)} {KILLED_RUNNING} (no time, not judged)")
+            if running:
+                said.append(f"{', '.join(running)} {RUNNING} (no time yet, not judged)")
             return "; ".join(said) + "."
         unmeasured = self.unmeasured_count
         if not unmeasured:
@@ -472,7 +480,8 @@ class ReportSummary:
                     for status in AUDIT_STATUSES
                 },
             },
-            "examples": [asdict(row) for row in self.rows],
+            # Each row's status as the other views write it, beside its record's.
+            "examples": [{**asdict(row), "status_label": row.status_label} for row in self.rows],
         }
 
 
@@ -530,6 +539,7 @@ def summarize(
                 expected_failure=t.expected_failure,
                 unfinished=t.unfinished,
                 killed=t.killed,
+                running_now=t.running_now,
             )
         )
     rows.sort(key=lambda row: (-row.seconds, row.id))
