@@ -27,6 +27,7 @@ from docsaccel.cache.fingerprint import file_digest
 from docsaccel.cache.recorder import Recorder
 from docsaccel.cache.shown_paths import path_forms, shows
 from docsaccel.contract import InputError, read_json
+from docsaccel.incremental.last_build import OTHER_VERSION, LastBuild
 from docsaccel.incremental.pages import Place
 from docsaccel.incremental.relocate import relocated
 from docsaccel.incremental.sphinxext.conf_facts import (
@@ -38,7 +39,6 @@ from docsaccel.incremental.sphinxext.conf_facts import (
     overrides,
     sphinx_libraries,
 )
-from docsaccel.incremental.sphinxext.last_build import LastBuild
 from docsaccel.incremental.sphinxext.state_build import MARKER, MARKER_FORMAT, IncrementalBuild
 from docsaccel.incremental.state_context import context_key, describe_difference, state_context
 from docsaccel.incremental.state_store import StateError, StateStore, remove_partials
@@ -287,7 +287,7 @@ def _start(build: IncrementalBuild, fresh: bool) -> None:
     previous = LastBuild.from_json(state.meta.get("build"))
     if previous is None:
         # Made by a docsaccel whose record of a build this one cannot read.
-        build.full_reason = "the stored state's record of its build is of another version"
+        build.full_reason = OTHER_VERSION
         return
     folders = {"doctrees": build.doctreedir, "output": build.outdir}
     try:

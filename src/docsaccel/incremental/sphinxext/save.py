@@ -13,8 +13,8 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from docsaccel.formats import write_json
+from docsaccel.incremental.last_build import LastBuild
 from docsaccel.incremental.sphinxext.assets import assets_facts, unwatch
-from docsaccel.incremental.sphinxext.last_build import LastBuild
 from docsaccel.incremental.sphinxext.state_build import (
     MARKER,
     MARKER_FORMAT,

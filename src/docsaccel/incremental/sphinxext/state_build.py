@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docsaccel.formats import Format
+from docsaccel.incremental.last_build import LastBuild
 from docsaccel.incremental.sphinxext import PAGES_ATTR
-from docsaccel.incremental.sphinxext.last_build import LastBuild
 
 if TYPE_CHECKING:
     # Types only: every build asks this module for PAGES_ATTR (at env-purge-doc), and
