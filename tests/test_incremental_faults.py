@@ -482,6 +482,23 @@ def test_cache_explain_accepts_a_document(ws):
     assert code == 2
 
 
+def test_a_record_of_another_version_is_a_clean_build_and_explain_says_so(ws):
+    from docsaccel.incremental.folder_commands import explain
+    from docsaccel.incremental.last_build import OTHER_VERSION, VERSION
+
+    [path] = (ws.cache / "sphinx" / "states").glob("*.json")
+    meta = json.loads(path.read_text("utf-8"))
+    meta["build"]["version"] = VERSION + 1
+    path.write_text(json.dumps(meta), "utf-8")
+    text, code = explain("guide.rst", ws.cache, ws.docs)
+    assert code == 0, text
+    assert f"read again: 1 reason(s):\n    - {OTHER_VERSION}" in text, text
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "none" and built.state["why_full"] == OTHER_VERSION
+    assert "guide" in built.read
+
+
 def test_prune_counts_the_states(ws):
     from docsaccel.incremental.folder_commands import prune, stats
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from docsaccel.incremental.sphinxext.last_build import VERSION, LastBuild
+from docsaccel.incremental.last_build import VERSION, LastBuild
 
 
 def _record() -> LastBuild:

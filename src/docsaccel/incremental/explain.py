@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from docsaccel.incremental.last_build import OTHER_VERSION, LastBuild
 from docsaccel.incremental.pages import Checker, Tables
 from docsaccel.incremental.state_store import StateStore
 
@@ -84,14 +85,18 @@ def explain_document(
         ]
         lines += _rows(record, checker)
         reasons = checker.reasons(record)
-        if docname in (facts.get("warned_read") or ()):
+        last = LastBuild.from_json(facts)
+        if last is None:
+            # A build in this context reads every document.
+            reasons.insert(0, OTHER_VERSION)
+        elif docname in last.warned_read:
             reasons.insert(0, "it warned when last read")
         if reasons:
             lines.append(f"  read again: {len(reasons)} reason(s):")
             lines += [f"    - {reason}" for reason in reasons]
         else:
             lines.append("  up to date: a build in this context does not read it again")
-        if docname in (facts.get("warned_write") or ()):
+        if last is not None and docname in last.warned_write:
             lines.append("  its page is written again: it warned when last written")
     return "\n".join(lines) + "\n", 0
 

@@ -10,7 +10,7 @@ and differ from a clean build's.
 The design, in full: the caching guide's *Design* section.
 
 :func:`.writing.install` calls :func:`watch` at ``builder-inited`` and :func:`unwatch` at
-``build-finished``; between them ``build.assets`` maps each linked file to whether its
+``build-finished``; between them ``build.writing.assets`` maps each linked file to whether its
 pages were written with a checksum.
 """
 
@@ -42,13 +42,13 @@ def present_assets(builder: Any, build: IncrementalBuild) -> dict[str, bool]:
     """``{file the pages link: whether a clean build has it when the pages are written}``
     (see the caching guide's design), asked once the builder copied its assets."""
     outdir = Path(builder.outdir)
-    before = build.previous.assets
-    copied = build.site_copies.files if build.site_copies is not None else set()
+    before = build.restored.previous.assets
+    copied = build.writing.site_copies.files if build.writing.site_copies is not None else set()
     found = {}
     for name in _linked_files(builder):
         path = outdir / name
         there = path.is_file()
-        if there and build.origin and build.left_as_it_was(path):
+        if there and build.restored.origin and build.restored.left_as_it_was(path):
             # Restored, not written by this build: there as the last build's pages saw it.
             there = os.path.normpath(path) in copied or before.get(name) is not False
         found[name] = there
@@ -69,23 +69,26 @@ def watch(app: Sphinx, build: IncrementalBuild) -> None:
 
     def copy_then_look(*args: Any, **kwargs: Any) -> Any:
         result = copy_assets(*args, **kwargs)
-        build.assets = present_assets(builder, build)
+        build.writing.assets = present_assets(builder, build)
         return result
 
     def clean_checksum(outdir: Any, filename: Any) -> str:
-        if build.assets is not None and build.assets.get(os.fspath(filename)) is False:
+        if (
+            build.writing.assets is not None
+            and build.writing.assets.get(os.fspath(filename)) is False
+        ):
             return ""  # not there yet in a clean build
         return checksum(outdir, filename)
 
     builder.copy_assets = copy_then_look
-    if build.origin:
+    if build.restored.origin:
         html_module._file_checksum = clean_checksum
-        build.unwatch_assets = lambda: setattr(html_module, "_file_checksum", checksum)
+        build.writing.unwatch_assets = lambda: setattr(html_module, "_file_checksum", checksum)
 
 
 def unwatch(build: IncrementalBuild) -> None:
     """Give Sphinx back its own checksum (idempotent)."""
-    undo, build.unwatch_assets = build.unwatch_assets, None
+    undo, build.writing.unwatch_assets = build.writing.unwatch_assets, None
     if undo is not None:
         undo()
 
@@ -93,6 +96,6 @@ def unwatch(build: IncrementalBuild) -> None:
 def assets_facts(build: IncrementalBuild) -> dict[str, bool]:
     """What :attr:`.last_build.LastBuild.assets` keeps: this build's answer, the last
     build's when no page was written (the builder copied no asset)."""
-    if build.assets is None:
-        return dict(build.previous.assets)
-    return dict(sorted(build.assets.items()))
+    if build.writing.assets is None:
+        return dict(build.restored.previous.assets)
+    return dict(sorted(build.writing.assets.items()))

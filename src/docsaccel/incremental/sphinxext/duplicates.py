@@ -30,7 +30,7 @@ def on_before_read_docs(app: Sphinx, env: BuildEnvironment, docnames: list[str])
     """Which documents this build reads (last: as every handler leaves the list)."""
     build = current(app)
     if build is not None:
-        build.reading = list(docnames)
+        build.reading.docnames = list(docnames)
 
 
 def on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
@@ -38,9 +38,9 @@ def on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
     they duplicate; the latter are then written too (returned)."""
     build = current(app)
     held = held_warnings()
-    if build is None or not build.origin or held is None:
+    if build is None or not build.restored.origin or held is None:
         return []
-    reading = set(build.reading)
+    reading = set(build.reading.docnames)
     kept: dict[str, str] = {}
     readers: set[str] = set()
     for record in held:
@@ -55,15 +55,15 @@ def on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
         return []
     again = sorted(readers | set(kept))
     held[:] = [r for r in held if read_in(r) not in again]
-    build.exports_before.update(exports.offers(env, set(kept)))
+    build.reading.exports_before.update(exports.offers(env, set(kept)))
     for other, reader in sorted(kept.items()):
         reason = f"it defines a name {env.doc2path(reader, False)} defines too"
-        build.read_reasons[other] = [reason]
+        build.reading.reasons[other] = [reason]
         logger.info(f"docsaccel: {env.doc2path(other, False)}: {reason}")
     for docname in again:
         app.emit("env-purge-doc", env, docname)
         env.clear_doc(docname)
     for docname in again:
         app.builder.read_doc(docname)
-    build.reading.extend(sorted(kept))
+    build.reading.docnames.extend(sorted(kept))
     return sorted(kept)

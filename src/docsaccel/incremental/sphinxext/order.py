@@ -79,7 +79,7 @@ def on_before_read_docs(app: Sphinx, env: BuildEnvironment, docnames: list[str])
     the stale entries of one read after it (and warn of a duplicate a clean build reports
     on the other document)."""
     build = current(app)
-    if build is None or not build.origin:
+    if build is None or not build.restored.origin:
         return
     for docname in docnames:
         if docname in env.all_docs:

@@ -35,19 +35,19 @@ def on_env_get_outdated(
     if build is None:
         return []
     root = app.config.root_doc
-    build.exports_before = exports.offers(env, removed & set(env.all_docs))
-    build.navigation_before = exports.navigation(env, root)[1]
-    build.domains_before = exports.domain_digests(env)
-    build.numbers_before = exports.numbers_digest(env)
-    build.viewcode_before = viewcode.links(env)
+    build.reading.exports_before = exports.offers(env, removed & set(env.all_docs))
+    build.reading.navigation_before = exports.navigation(env, root)[1]
+    build.reading.domains_before = exports.domain_digests(env)
+    build.reading.numbers_before = exports.numbers_digest(env)
+    build.reading.viewcode_before = viewcode.links(env)
     for docname in added:
-        build.read_reasons[docname] = ["new document"]
-    if not build.origin:
+        build.reading.reasons[docname] = ["new document"]
+    if not build.restored.origin:
         return []
     if env.config_status != CONFIG_OK:
         which = env.config_status_extra.strip()
         for docname in added:
-            build.read_reasons[docname] = [f"the configuration changed {which}".strip()]
+            build.reading.reasons[docname] = [f"the configuration changed {which}".strip()]
         return []  # every document is read: Sphinx said why
     try:
         decided = _decide(app, env, build)
@@ -62,23 +62,25 @@ def on_env_get_outdated(
         }
     changed.clear()
     changed.update(decided)
-    build.read_reasons.update(decided)
+    build.reading.reasons.update(decided)
     return []
 
 
 def _decide(app: Sphinx, env: BuildEnvironment, build: Any) -> dict[str, list[str]]:
     records = pages_of(env)
     tables = Tables.from_json(getattr(env, TABLES_ATTR, None))
-    checker = Checker(tables, build.place.root, moved=build.moved_from is not None)
-    build.checker = checker
-    warned = set(build.previous.warned_read)
+    checker = Checker(
+        tables, build.restored.place.root, moved=build.restored.moved_from is not None
+    )
+    build.reading.checker = checker
+    warned = set(build.restored.previous.warned_read)
     unsafe = _unsafe_extensions(app)
     decided: dict[str, list[str]] = {}
     for docname in sorted(env.found_docs & set(env.all_docs)):
         reasons: list[str] = []
         if unsafe:
             reasons.append(f"extension {unsafe[0]} does not declare it can read documents apart")
-        if docname in build.moved_texts:
+        if docname in build.restored.moved_texts:
             reasons.append("its text shows a path of the checkout, which moved")
         record = records.get(docname)
         if docname in env.reread_always and not (isinstance(record, dict) and record.get("reread")):
@@ -102,22 +104,22 @@ def on_before_read_docs(app: Sphinx, env: BuildEnvironment, docnames: list[str])
     if build is None:
         return
     Recorder.get().phases.end_between()  # each document's read records its own from here
-    build.read_started_ns = time.time_ns()
+    build.reading.started_ns = time.time_ns()
     # Before they are purged: what these documents offered the pages that stay.
-    build.exports_before.update(exports.offers(env, set(docnames) & set(env.all_docs)))
+    build.reading.exports_before.update(exports.offers(env, set(docnames) & set(env.all_docs)))
     for docname in docnames:
-        build.read_reasons.setdefault(docname, ["another extension asked to read it again"])
-    if not build.origin:
+        build.reading.reasons.setdefault(docname, ["another extension asked to read it again"])
+    if not build.restored.origin:
         return
     if (
         len(docnames) == len(env.found_docs)
-        and len({r[0] for r in build.read_reasons.values()}) == 1
+        and len({r[0] for r in build.reading.reasons.values()}) == 1
     ):
-        reason = next(iter(build.read_reasons.values()), ["?"])[0] if docnames else ""
+        reason = next(iter(build.reading.reasons.values()), ["?"])[0] if docnames else ""
         logger.info(f"docsaccel: every document: {reason}")
         return
     for docname in sorted(docnames)[:LOGGED]:
-        reasons = build.read_reasons[docname]
+        reasons = build.reading.reasons[docname]
         more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
         logger.info(f"docsaccel: {env.doc2path(docname, False)}: {reasons[0]}{more}")
     if len(docnames) > LOGGED:

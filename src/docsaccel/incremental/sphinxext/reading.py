@@ -69,7 +69,7 @@ _reading: _Reading | None = None
 def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     global _reading
     build = current(app)
-    if build is None or not build.usable:
+    if build is None or not build.restored.usable:
         return
     _reading = _Reading(docname)
     note_document(app, build, "read", docname)
@@ -203,7 +203,7 @@ def on_doctree_read(app: Sphinx, doctree: nodes.document) -> None:
     try:
         record = _record(app, build, env, doctree, reading, seen)
     except Exception as exc:  # never worth the build: the page is read again next time
-        record = empty_record(build.place.key(str(env.doc2path(reading.docname))))
+        record = empty_record(build.restored.place.key(str(env.doc2path(reading.docname))))
         record["reread"] = f"its dependencies could not be recorded ({exc!r})"
         record["run"] = build.run
     pages_of(env)[reading.docname] = record
@@ -228,7 +228,7 @@ def _record(
 ) -> dict[str, Any]:
     docname = reading.docname
     source = os.path.normpath(str(env.doc2path(docname)))
-    place, project = build.place, build.project
+    place, project = build.restored.place, build.project
     record = empty_record(place.key(source))
     record["run"] = build.run
     loaded = python_sources()
@@ -309,7 +309,7 @@ def _made_while_reading(path: str, build: IncrementalBuild) -> bool:
     another document (sphinx-gallery's empty "examples using" files), not an input the
     build was given."""
     try:
-        return os.stat(path).st_mtime_ns >= build.read_started_ns > 0
+        return os.stat(path).st_mtime_ns >= build.reading.started_ns > 0
     except OSError:
         return False
 

@@ -27,6 +27,7 @@ from docsaccel.cache.fingerprint import file_digest
 from docsaccel.cache.recorder import Recorder
 from docsaccel.cache.shown_paths import path_forms, shows
 from docsaccel.contract import InputError, read_json
+from docsaccel.incremental.last_build import OTHER_VERSION, LastBuild
 from docsaccel.incremental.pages import Place
 from docsaccel.incremental.relocate import relocated
 from docsaccel.incremental.sphinxext.conf_facts import (
@@ -38,8 +39,12 @@ from docsaccel.incremental.sphinxext.conf_facts import (
     overrides,
     sphinx_libraries,
 )
-from docsaccel.incremental.sphinxext.last_build import LastBuild
-from docsaccel.incremental.sphinxext.state_build import MARKER, MARKER_FORMAT, IncrementalBuild
+from docsaccel.incremental.sphinxext.state_build import (
+    MARKER,
+    MARKER_FORMAT,
+    IncrementalBuild,
+    Restored,
+)
 from docsaccel.incremental.state_context import context_key, describe_difference, state_context
 from docsaccel.incremental.state_store import StateError, StateStore, remove_partials
 from docsaccel.settings import given_as
@@ -222,8 +227,7 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
         env=env_values(settings.cache_env),
     )
     build = IncrementalBuild(
-        store=StateStore(settings.cache),
-        place=Place(root),
+        restored=Restored(store=StateStore(settings.cache), place=Place(root)),
         project=project,
         context=context,
         key=context_key(context),
@@ -234,10 +238,12 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
     )
     app._docsaccel_incremental = build  # type: ignore[attr-defined]
     _start(build, fresh=bool(arguments.get("freshenv")))
-    if build.origin:
+    if build.restored.origin:
         logger.info(f"docsaccel: Sphinx state: {_origin_text(build)}")
     else:
-        logger.info(f"docsaccel: Sphinx state: none ({build.full_reason}): every document is read")
+        logger.info(
+            f"docsaccel: Sphinx state: none ({build.restored.full_reason}): every document is read"
+        )
 
 
 def _extensions(
@@ -253,9 +259,9 @@ def _extensions(
 
 
 def _origin_text(build: IncrementalBuild) -> str:
-    if build.origin == "local":
+    if build.restored.origin == "local":
         return f"the last build in {build.doctreedir}"
-    return f"restored from {build.store.folder} ({len(build.restored)} files)"
+    return f"restored from {build.restored.store.folder} ({len(build.restored.files)} files)"
 
 
 def _start(build: IncrementalBuild, fresh: bool) -> None:
@@ -270,34 +276,36 @@ def _start(build: IncrementalBuild, fresh: bool) -> None:
         # Not what a finished build left: a restore killed there left its partial copies.
         remove_partials([build.doctreedir, build.outdir])
     if fresh:
-        build.full_reason = "a fresh environment was asked for (-E)"
+        build.restored.full_reason = "a fresh environment was asked for (-E)"
         return
     if local is not None:
-        build.origin, build.previous = "local", local
+        build.restored.origin, build.restored.previous = "local", local
         return
     if env_pickle.exists():
         # Not left by a finished build of this context: its outdated documents cannot be
         # told by content, and its doctrees may be older than its environment.
         env_pickle.unlink()
     try:
-        state = build.store.load(build.key)
+        state = build.restored.store.load(build.key)
     except StateError as exc:
-        build.full_reason = _why_none(build, exc)
+        build.restored.full_reason = _why_none(build, exc)
         return
     previous = LastBuild.from_json(state.meta.get("build"))
     if previous is None:
         # Made by a docsaccel whose record of a build this one cannot read.
-        build.full_reason = "the stored state's record of its build is of another version"
+        build.restored.full_reason = OTHER_VERSION
         return
     folders = {"doctrees": build.doctreedir, "output": build.outdir}
     try:
-        build.restored = build.store.restore(state, folders)
-        if state.meta["root"] != build.place.root:
-            build.moved_texts = _relocate_folder(
-                build.doctreedir, state.meta["root"], build.place.root
+        build.restored.files = build.restored.store.restore(state, folders)
+        if state.meta["root"] != build.restored.place.root:
+            build.restored.moved_texts = _relocate_folder(
+                build.doctreedir, state.meta["root"], build.restored.place.root
             )
-            build.moved_from = str(state.meta["root"])
-            build.moved_pages = _pages_showing(build.outdir, state.meta["root"], previous.outputs)
+            build.restored.moved_from = str(state.meta["root"])
+            build.restored.moved_pages = _pages_showing(
+                build.outdir, state.meta["root"], previous.outputs
+            )
     except (StateError, OSError, pickle.UnpicklingError, EOFError, AttributeError) as exc:
         _forget_restored(build)
         logger.warning(
@@ -305,16 +313,16 @@ def _start(build: IncrementalBuild, fresh: bool) -> None:
             type="docsaccel",
             subtype="cache",
         )
-        build.full_reason = "the stored state is unusable"
+        build.restored.full_reason = "the stored state is unusable"
         return
-    build.origin, build.previous = "cache", previous
+    build.restored.origin, build.restored.previous = "cache", previous
 
 
 def _forget_restored(build: IncrementalBuild) -> None:
-    for path in build.restored:
+    for path in build.restored.files:
         with contextlib.suppress(OSError):
             os.unlink(path)
-    build.restored = {}
+    build.restored.files = {}
     with contextlib.suppress(FileNotFoundError):
         (build.doctreedir / ENV_PICKLE_FILENAME).unlink()
 
@@ -327,7 +335,7 @@ def _why_none(build: IncrementalBuild, error: StateError) -> str:
         return "the stored state is unusable"
     others = [
         meta
-        for _, meta in build.store.all_states()
+        for _, meta in build.restored.store.all_states()
         if meta is not None and meta["context"].get("project") == build.context["project"]
     ]
     same_builder = [m for m in others if m["context"].get("builder") == build.builder]

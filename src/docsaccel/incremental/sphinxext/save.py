@@ -13,8 +13,8 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from docsaccel.formats import write_json
+from docsaccel.incremental.last_build import LastBuild
 from docsaccel.incremental.sphinxext.assets import assets_facts, unwatch
-from docsaccel.incremental.sphinxext.last_build import LastBuild
 from docsaccel.incremental.sphinxext.state_build import (
     MARKER,
     MARKER_FORMAT,
@@ -48,13 +48,13 @@ PLUGIN_FOLDER = "docsaccel"
 def summary(build: IncrementalBuild) -> dict[str, Any]:
     """What the report says of the Sphinx state (``build.sphinx_state``)."""
     return {
-        "origin": build.origin or "none",
-        "why_full": None if build.origin else build.full_reason,
-        "read": {d: build.read_reasons.get(d, ["?"])[0] for d in sorted(build.read_reasons)},
-        "written": len(build.written),
-        "written_pages": sorted(build.written),
-        "every_page": build.every_page,
-        "written_why": dict(sorted(build.write_reasons.items())),
+        "origin": build.restored.origin or "none",
+        "why_full": None if build.restored.origin else build.restored.full_reason,
+        "read": {d: build.reading.reasons.get(d, ["?"])[0] for d in sorted(build.reading.reasons)},
+        "written": len(build.writing.written),
+        "written_pages": sorted(build.writing.written),
+        "every_page": build.writing.every_page,
+        "written_why": dict(sorted(build.writing.reasons.items())),
     }
 
 
@@ -65,13 +65,13 @@ def _facts(
     linked: dict[str, list[str]],
 ) -> LastBuild:
     facts = LastBuild(
-        warned_read=sorted(build.warned_read),
-        warned_write=sorted(build.warned_write),
+        warned_read=sorted(build.reading.warned),
+        warned_write=sorted(build.writing.warned),
         # As env-get-updated saw them (sphinx-gallery loads inventories at its end).
-        intersphinx=build.intersphinx,
+        intersphinx=build.reading.intersphinx,
     )
-    if build.pages and build.write_context:
-        facts.write = build.write_context
+    if build.pages and build.writing.context:
+        facts.write = build.writing.context
         facts.outputs = outputs
         facts.linked_files = linked
         facts.filled_late = filled_late_pages(app, build)
@@ -80,7 +80,7 @@ def _facts(
         facts.site_files = site_files(build, Path(app.outdir))
         facts.assets = assets_facts(build)
         # A build with no page to write ends before write-started, which restores them.
-        restore_index_entries(app.env, build.previous.index_entries)
+        restore_index_entries(app.env, build.restored.previous.index_entries)
         facts.index_entries = index_entries(app.env)
     return facts
 
@@ -96,12 +96,11 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
         # Nothing is saved; the failed build's log ends with the line that failed it.
         return
     read = sum(1 for r in pages_of(app.env).values() if r.get("run") == build.run)
-    logger.info(
-        f"docsaccel: Sphinx state: {read} document(s) read, {len(build.written)} page(s) written"
-    )
+    written = len(build.writing.written)
+    logger.info(f"docsaccel: Sphinx state: {read} document(s) read, {written} page(s) written")
     outputs: dict[str, list[str]] = {}
     linked: dict[str, list[str]] = {}
-    if build.pages and build.write_context:
+    if build.pages and build.writing.context:
         outputs = page_outputs(app)
         linked = linked_files(app, build, outputs)
     removed = remove_stale(app, build, linked, outputs)
@@ -120,7 +119,7 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
         output = files_under(build.outdir, leave_out)
     meta = {
         "context": build.context,
-        "root": build.place.root,
+        "root": build.restored.place.root,
         "build": {
             **facts.to_json(),
             "pages": pages_of(app.env),
@@ -128,10 +127,12 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
         },
     }
     try:
-        build.store.save(build.key, meta, {"doctrees": doctrees, "output": output}, build.restored)
+        build.restored.store.save(
+            build.key, meta, {"doctrees": doctrees, "output": output}, build.restored.files
+        )
     except (OSError, StateError, TypeError, ValueError) as exc:
         logger.warning(
-            f"docsaccel: cannot store the Sphinx state in {build.store.folder}: {exc}",
+            f"docsaccel: cannot store the Sphinx state in {build.restored.store.folder}: {exc}",
             type="docsaccel",
             subtype="cache",
         )

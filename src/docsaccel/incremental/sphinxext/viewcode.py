@@ -151,7 +151,7 @@ def refresh_sources(app: Sphinx, modules: dict[str, Any]) -> list[str]:
 def on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
     build = current(app)
     modules = getattr(env, "_viewcode_modules", None)
-    if build is None or not build.origin or not isinstance(modules, dict):
+    if build is None or not build.restored.origin or not isinstance(modules, dict):
         return []  # a build that read every document is the clean build
     refresh_sources(app, modules)
     found = sorted(env.found_docs)
@@ -193,7 +193,7 @@ def stale_pages(app: Sphinx, build: IncrementalBuild) -> set[Path]:
     return {
         path
         for path in folder.rglob(f"*{suffix}")
-        if path not in wanted and build.left_as_it_was(path)
+        if path not in wanted and build.restored.left_as_it_was(path)
     }
 
 
@@ -212,8 +212,10 @@ def outdated_pages(app: Sphinx, build: IncrementalBuild) -> list[Path]:
     if EXTENSION not in app.extensions:
         return []
     now = links(app.env)
-    before = build.viewcode_before
-    changed = [m for m in now if build.every_page or before is None or before.get(m) != now[m]]
+    before = build.reading.viewcode_before
+    changed = [
+        m for m in now if build.writing.every_page or before is None or before.get(m) != now[m]
+    ]
     removed = []
     for modname in changed:
         page = _page_file(app, modname)

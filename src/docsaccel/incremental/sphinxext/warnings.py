@@ -69,9 +69,9 @@ class _Attributor(logging.Handler):
             if phase == "read" and self.app.parallel > 1:
                 self.unplaced.append(record.getMessage())
             elif phase == "write" and self.app.parallel > 1:
-                build.warned_write.add("*")
+                build.writing.warned.add("*")
             return
-        warned = build.warned_write if phase == "write" else build.warned_read
+        warned = build.writing.warned if phase == "write" else build.reading.warned
         warned.update(docnames)
         # A duplicate (an object, a label, a citation) warns in the document read second
         # and names the first: read alone, the second finds no other instance (the first's
@@ -191,4 +191,4 @@ def assign_chunk(app: Sphinx, build: IncrementalBuild, docnames: Any) -> None:
     if handler is None or not handler.unplaced:
         return
     handler.unplaced.clear()
-    build.warned_read.update(docnames)
+    build.reading.warned.update(docnames)

@@ -102,7 +102,7 @@ def _files(folders: Iterable[str | os.PathLike[str]]) -> list[str]:
 def write_context(app: Sphinx, build: IncrementalBuild) -> dict[str, Any]:
     """``{"config": {name: digest}, "files": {key: digest}, "tags": digest}`` of what
     every page is written with (see the caching guide's design)."""
-    root = build.place.root
+    root = build.restored.place.root
     config = {}
     for item in app.config.filter(frozenset({"html"})):
         value = item.value
@@ -119,7 +119,7 @@ def write_context(app: Sphinx, build: IncrementalBuild) -> dict[str, Any]:
         if AUTOSUMMARY_TEMPLATES in Path(path).parts:
             continue  # they make sources (autosummary's pages), counted as sources
         with contextlib.suppress(OSError):
-            files[build.place.key(path)] = file_digest(path)
+            files[build.restored.place.key(path)] = file_digest(path)
     return {"config": config, "files": files, "tags": context_key({"t": sorted(app.tags)})}
 
 
@@ -146,29 +146,31 @@ def install(app: Sphinx) -> None:
     build = current(app)
     if build is None or not build.pages or not isinstance(app.builder, StandaloneHTMLBuilder):
         return
-    build.write_context = write_context(app, build)
-    build.site_copies = watch_site_copies(app.builder)
+    build.writing.context = write_context(app, build)
+    build.writing.site_copies = watch_site_copies(app.builder)
     assets.watch(app, build)
-    if not build.origin:
+    if not build.restored.origin:
         return
     builder = app.builder
-    why = _context_change(build.previous.write, build.write_context)
-    warned = set(build.previous.warned_write)
+    why = _context_change(build.restored.previous.write, build.writing.context)
+    warned = set(build.restored.previous.warned_write)
 
     def get_outdated_docs() -> list[str]:
         env = builder.env
         if why:
-            build.every_page = why
+            build.writing.every_page = why
             logger.info(f"docsaccel: every page: {why}")
             return sorted(env.found_docs)
         pages = []
         for docname in sorted(env.found_docs & set(env.all_docs)):
             if not Path(builder.get_outfilename(docname)).is_file():
-                build.write_reasons[docname] = "its page is missing"
+                build.writing.reasons[docname] = "its page is missing"
             elif docname in warned or "*" in warned:
-                build.write_reasons[docname] = "it warned when last written"
-            elif docname in build.moved_pages:
-                build.write_reasons[docname] = "its page shows a path of the checkout, which moved"
+                build.writing.reasons[docname] = "it warned when last written"
+            elif docname in build.restored.moved_pages:
+                build.writing.reasons[docname] = (
+                    "its page shows a path of the checkout, which moved"
+                )
             else:
                 continue
             pages.append(docname)
@@ -193,7 +195,9 @@ def _forget_edited(tables: Tables, build: IncrementalBuild) -> None:
     """Leave out of the state the digests of inputs edited while this build ran (what the
     build read may be the old content), so the documents using them are read again by the
     next build; one warning names them."""
-    edited = tables.forget_edited(build.place, build.started_ns, build.read_started_ns)
+    edited = tables.forget_edited(
+        build.restored.place, build.restored.started_ns, build.reading.started_ns
+    )
     if edited:
         more = f" (and {len(edited) - 1} more)" if len(edited) > 1 else ""
         logger.warning(
@@ -209,15 +213,15 @@ def on_env_get_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
     if build is None:
         return []
     records = pages_of(env)
-    checker = build.checker or Checker(
-        Tables.from_json(getattr(env, TABLES_ATTR, None)), build.place.root
+    checker = build.reading.checker or Checker(
+        Tables.from_json(getattr(env, TABLES_ATTR, None)), build.restored.place.root
     )
     # Pickled with the environment right after this event: the next build checks against it.
     tables = checker.current_tables(records.values())
     _forget_edited(tables, build)
     setattr(env, TABLES_ATTR, tables.to_json())
-    build.intersphinx = exports.intersphinx_digest(env)
-    if not build.origin or not build.pages:
+    build.reading.intersphinx = exports.intersphinx_digest(env)
+    if not build.restored.origin or not build.pages:
         return []
     read = {d for d, r in records.items() if r.get("run") == build.run}
     try:
@@ -228,7 +232,7 @@ def on_env_get_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
             type="docsaccel",
             subtype="cache",
         )
-        build.every_page = "what changed could not be told"
+        build.writing.every_page = "what changed could not be told"
         return sorted(env.found_docs - read)
 
 
@@ -241,25 +245,25 @@ def _pages_to_write(
 ) -> set[str]:
     found = env.found_docs
     now = exports.navigation(env, app.config.root_doc)[1]
-    if now != build.navigation_before:
-        build.every_page = exports.describe_navigation(build.navigation_before, now)
-        logger.info(f"docsaccel: every page: {build.every_page}")
+    if now != build.reading.navigation_before:
+        build.writing.every_page = exports.describe_navigation(build.reading.navigation_before, now)
+        logger.info(f"docsaccel: every page: {build.writing.every_page}")
         return set(found) - read
     after = exports.offers(env, read)
-    before = {d: v for d, v in build.exports_before.items() if d in read or d not in found}
+    before = {d: v for d, v in build.reading.exports_before.items() if d in read or d not in found}
     keys = exports.changed_keys(before, after)
     shown = {d for d in set(before) | set(after) if {f"doc:{d}", f"toc:{d}"} & keys}
     up = _ancestors(env, shown)
     domains = exports.domain_digests(env)
     changed_domains = {
         name
-        for name in set(domains) | set(build.domains_before)
-        if domains.get(name) is None or domains.get(name) != build.domains_before.get(name)
+        for name in set(domains) | set(build.reading.domains_before)
+        if domains.get(name) is None or domains.get(name) != build.reading.domains_before.get(name)
     }
-    numbers = exports.numbers_digest(env) != build.numbers_before
-    inventories = build.intersphinx != build.previous.intersphinx
-    late = build.previous.filled_late
-    others = bool(read) or any(d not in found for d in build.previous.outputs)
+    numbers = exports.numbers_digest(env) != build.reading.numbers_before
+    inventories = build.reading.intersphinx != build.restored.previous.intersphinx
+    late = build.restored.previous.filled_late
+    others = bool(read) or any(d not in found for d in build.restored.previous.outputs)
     dirty: dict[str, str] = {}
     for docname in sorted(found - read):
         record = records.get(docname)
@@ -281,7 +285,7 @@ def _pages_to_write(
         elif others and late.get(docname):
             name = late[docname][0].rsplit(".", 1)[-1]
             dirty[docname] = f"an extension fills its {name} from other documents"
-    build.write_reasons.update(dirty)
+    build.writing.reasons.update(dirty)
     for docname in list(dirty)[:LOGGED]:
         logger.info(f"docsaccel: {docname} (page written): {dirty[docname]}")
     return set(dirty)
@@ -292,11 +296,11 @@ def on_write_started(app: Sphinx, builder: Any) -> None:
     adds those whose output changes."""
     build = current(app)
     build_phase(build, "write")
-    if build is None or not build.origin or not build.pages:
+    if build is None or not build.restored.origin or not build.pages:
         return
-    build.files_to_rebuild = app.env.files_to_rebuild
+    build.writing.files_to_rebuild = app.env.files_to_rebuild
     app.env.files_to_rebuild = {}
-    restore_index_entries(app.env, build.previous.index_entries)
+    restore_index_entries(app.env, build.restored.previous.index_entries)
     order.before_writing(app.env)
 
 
@@ -331,9 +335,9 @@ def build_phase(build: IncrementalBuild | None, phase: str) -> None:
 
 
 def restore_files_to_rebuild(app: Sphinx, build: IncrementalBuild) -> None:
-    if build.files_to_rebuild is not None:
-        app.env.files_to_rebuild = build.files_to_rebuild
-        build.files_to_rebuild = None
+    if build.writing.files_to_rebuild is not None:
+        app.env.files_to_rebuild = build.writing.files_to_rebuild
+        build.writing.files_to_rebuild = None
 
 
 def on_collect_pages(app: Sphinx) -> list[Any]:
@@ -344,12 +348,12 @@ def on_collect_pages(app: Sphinx) -> list[Any]:
     from each word, but keeps a word left with no page (a clean build has no such word).
     """
     build = current(app)
-    if build is not None and build.origin:
+    if build is not None and build.restored.origin:
         # Before viewcode's generator of module pages runs (Sphinx calls every handler
         # of html-collect-pages before it takes their pages).
         viewcode.outdated_pages(app, build)
     indexer = getattr(app.builder, "indexer", None)
-    if build is None or not build.origin or indexer is None:
+    if build is None or not build.restored.origin or indexer is None:
         return []
     indexer.prune(app.env.all_docs)
     for name in ("_mapping", "_title_mapping"):
@@ -363,7 +367,7 @@ def on_collect_pages(app: Sphinx) -> list[Any]:
 def on_doctree_resolved(app: Sphinx, doctree: Any, docname: str) -> None:
     build = current(app)
     if build is not None and docname in app.env.found_docs:
-        build.written.add(docname)
+        build.writing.written.add(docname)
         build.phase, build.current_doc = "write", docname
 
 
@@ -372,7 +376,7 @@ def on_doctree_resolved_last(app: Sphinx, doctree: Any, docname: str) -> None:
     build = current(app)
     if build is not None and docname in app.env.found_docs:
         read = pages_of(app.env).get(docname, {}).get("placeholders")
-        build.filled_late[docname] = exports.filled_late(read or {}, doctree)
+        build.writing.filled_late[docname] = exports.filled_late(read or {}, doctree)
 
 
 def filled_late_pages(app: Sphinx, build: IncrementalBuild) -> dict[str, list[str]]:
@@ -380,9 +384,9 @@ def filled_late_pages(app: Sphinx, build: IncrementalBuild) -> dict[str, list[st
     they were written (:func:`.exports.filled_late`): found when written this build, as
     the last build found them otherwise."""
     found = app.env.found_docs
-    before = build.previous.filled_late
-    kept = {d: v for d, v in before.items() if d in found and d not in build.filled_late}
-    kept.update({d: v for d, v in build.filled_late.items() if v})
+    before = build.restored.previous.filled_late
+    kept = {d: v for d, v in before.items() if d in found and d not in build.writing.filled_late}
+    kept.update({d: v for d, v in build.writing.filled_late.items() if v})
     return dict(sorted(kept.items()))
 
 
@@ -391,7 +395,7 @@ def on_page_context(app: Sphinx, pagename: str, *args: Any) -> None:
     if build is None:
         return
     if pagename not in app.env.found_docs:
-        build.other_pages.add(pagename)
+        build.writing.other_pages.add(pagename)
     if build.phase == "write":
         build.current_doc = pagename if pagename in app.env.found_docs else None
 
@@ -400,9 +404,9 @@ def builder_page_files(app: Sphinx, build: IncrementalBuild) -> dict[str, str]:
     """``{page: file}`` of the pages the HTML builder wrote besides the documents' this
     build (:func:`.sphinx_compat.builder_pages`); those of the build before when it
     wrote none (a build with no page to write, before Sphinx 8)."""
-    if not build.other_pages:
-        return dict(build.previous.builder_pages)
-    return builder_pages(app, build.other_pages)
+    if not build.writing.other_pages:
+        return dict(build.restored.previous.builder_pages)
+    return builder_pages(app, build.writing.other_pages)
 
 
 def page_outputs(app: Sphinx) -> dict[str, list[str]]:
@@ -471,11 +475,11 @@ def linked_files(
     """
     outdir = Path(app.outdir)
     pages = {f for files in outputs.values() for f in files}
-    before = build.previous.linked_files
+    before = build.restored.previous.linked_files
     found: dict[str, list[str]] = {}
     for docname, files in outputs.items():
         kept = before.get(docname)
-        if docname in build.written or not isinstance(kept, list):
+        if docname in build.writing.written or not isinstance(kept, list):
             kept = page_links(outdir / files[0], outdir, pages)
         found[docname] = kept
     return found
@@ -492,52 +496,52 @@ def remove_stale(
     no longer writes, images and downloads no page uses, restored files no page links to
     any more (``linked``: :func:`linked_files`; ``outputs``: :func:`page_outputs`).
     Returns how many."""
-    if not build.origin or not build.pages:
+    if not build.restored.origin or not build.pages:
         return 0
     outdir = Path(app.outdir)
     env = app.env
     stale: set[Path] = set()
-    for docname, files in build.previous.outputs.items():
+    for docname, files in build.restored.previous.outputs.items():
         if docname not in env.found_docs:
             stale |= {outdir / f for f in files}
         else:  # a file it no longer has (html_copy_source off, another html_file_suffix)
             gone = set(files) - set(outputs.get(docname, ()))
-            stale |= {outdir / f for f in gone if build.left_as_it_was(outdir / f)}
+            stale |= {outdir / f for f in gone if build.restored.left_as_it_was(outdir / f)}
     # A page the builder wrote last time and no longer writes there (html_domain_indices
     # off, an additional page removed, another html_file_suffix): only when it wrote its
     # pages this build.
-    if build.other_pages:
-        now = builder_pages(app, build.other_pages)
-        for name, relative in build.previous.builder_pages.items():
+    if build.writing.other_pages:
+        now = builder_pages(app, build.writing.other_pages)
+        for name, relative in build.restored.previous.builder_pages.items():
             path = outdir / relative
-            if now.get(name) != relative and build.left_as_it_was(path):
+            if now.get(name) != relative and build.restored.left_as_it_was(path):
                 stale.add(path)
     # Only what Sphinx itself copied last time and no page uses now: an extension copies
     # files there too while it writes a page (sphinx-gallery's srcset images), and a
     # restored page that was not written again still needs them.
     used = set(sphinx_files(env))
-    copied_before = set(build.previous.sphinx_files)
+    copied_before = set(build.restored.previous.sphinx_files)
     for relative in copied_before - used:
         path = outdir / relative
-        if build.left_as_it_was(path):
+        if build.restored.left_as_it_was(path):
             stale.add(path)
     # What an extension copied for a page that is gone or no longer links to it: only
     # when no page links to it now, and as restored (this build did not write it again).
-    before = build.previous.linked_files
+    before = build.restored.previous.linked_files
     linked_before = {f for files in before.values() for f in files}
     linked_now = {f for files in linked.values() for f in files}
     for relative in linked_before - linked_now - used:
         path = outdir / relative
-        if build.left_as_it_was(path):
+        if build.restored.left_as_it_was(path):
             stale.add(path)
     # A static or extra file the builder copied last time and no longer copies (removed
     # from html_static_path or html_extra_path, a former language's stemmer): only when
     # it made its copies this build.
-    if build.site_copies is not None and build.site_copies.complete:
+    if build.writing.site_copies is not None and build.writing.site_copies.complete:
         copied_now = set(site_files(build, outdir))
-        for relative in set(build.previous.site_files) - copied_now - used - linked_now:
+        for relative in set(build.restored.previous.site_files) - copied_now - used - linked_now:
             path = outdir / relative
-            if build.left_as_it_was(path):
+            if build.restored.left_as_it_was(path):
                 stale.add(path)
     stale |= viewcode.stale_pages(app, build)
     for path in stale:
@@ -568,9 +572,9 @@ def remove_emptied(outdir: Path, removed: Iterable[Path]) -> None:
 def site_files(build: IncrementalBuild, outdir: Path) -> list[str]:
     """The static and extra files the builder copied into the output folder this build
     (relative to it, posix); those of the build before when it made none."""
-    site = build.site_copies
+    site = build.writing.site_copies
     if site is None or not site.complete:
-        return sorted(build.previous.site_files)
+        return sorted(build.restored.previous.site_files)
     found = set()
     for path in site.files:
         with contextlib.suppress(ValueError):

@@ -1,5 +1,6 @@
 """The record a finished build leaves for the next one: which documents warned, how its
 pages were written and what files they made (beside the doctrees and in the stored state).
+Free of Sphinx: ``docsaccel cache explain`` reads it too.
 
 A record of another :data:`VERSION` (or none, or a malformed one) reads as no record: the
 next build is a clean one, never a crash.
@@ -16,10 +17,13 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["VERSION", "LastBuild"]
+__all__ = ["OTHER_VERSION", "VERSION", "LastBuild"]
 
 #: The version of :class:`LastBuild`'s stored form; raise it when a field changes meaning.
 VERSION = 1
+#: Why a build that finds a record of another version reads every document (its log and
+#: ``docsaccel cache explain`` say it alike).
+OTHER_VERSION = "the stored state's record of its build is of another version"
 
 
 @dataclass
