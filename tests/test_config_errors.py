@@ -84,6 +84,16 @@ def test_d_values_are_read_as_conf_values(tmp_path):
     assert built.output.strip() == "", built.output
 
 
+def test_a_misspelled_d_setting_is_named_with_the_right_one(tmp_path):
+    # The same hint a misspelled conf.py name gets, beside Sphinx's own warning.
+    src = make_project(tmp_path, ["plot_quick.py"])
+    built = build(src, "-D", "docsaccel_budget=x.toml")
+    assert built.returncode == 0, built.output
+    said = "unknown setting 'docsaccel_budget' in -D docsaccel_budget='x.toml' (ignored)"
+    assert built.output.count(said) == 1, built.output
+    assert f"{said}; did you mean 'docsaccel_budgets'?" in built.output
+
+
 @pytest.mark.parametrize(
     ("env", "conf"),
     [
