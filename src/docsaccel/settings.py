@@ -325,20 +325,30 @@ def own_cache_folder(cache: Path, folders: Iterable[ClearOf], root: Path) -> Pat
     """The one suggestion for a refused cache folder ``cache``: ``.docsaccel-cache`` at
     the project ``root`` (:func:`docsaccel.layout.find_root`, beside ``.git``, where this
     project keeps its own), else at the nearest folder above it that is clear. Never
-    inside ``cache`` itself (refused: ``.git``, a package of the user's), nor, where
-    another is possible, inside one of ``folders`` (the sources, the output, the
-    doctrees, which ``make clean`` deletes or the site publishes).
+    inside ``cache`` itself when it is inside the project (refused: ``.git``, a package
+    of the user's), nor, where another is possible, inside one of ``folders`` (the
+    output, the doctrees, which ``make clean`` deletes or the site publishes); inside
+    the sources (a cache may be there, left out of the documents) rather than outside
+    the project.
 
     >>> docs = ClearOf(Path("/repo/docs"), "the Sphinx source folder", inside_allowed=True)
     >>> own_cache_folder(Path("/repo/mylib"), [docs], Path("/repo")).as_posix()
     '/repo/.docsaccel-cache'
     >>> own_cache_folder(Path("/repo"), [docs], Path("/repo")).as_posix()
-    '/.docsaccel-cache'
+    '/repo/.docsaccel-cache'
+    >>> root = ClearOf(Path("/repo"), "the Sphinx source folder", inside_allowed=True)
+    >>> own_cache_folder(Path("/repo/_build/html"), [root], Path("/repo")).as_posix()
+    '/repo/.docsaccel-cache'
     """
-    folders = [*folders, ClearOf(cache, "the refused folder")]
+    folders = list(folders)
+    # A folder at or above the root is refused for what it holds; the root's own cache
+    # folder below it is a folder of its own, what the README suggests.
+    if cache != root and cache not in root.parents:
+        folders.append(ClearOf(cache, "the refused folder"))
     candidates = [base / DEFAULT_CACHE_NAME for base in (root, *root.parents)]
-    for strict in (True, False):
-        for candidate in candidates:
+    # The project's own place first: a folder above the root is no part of the project.
+    for candidate in candidates:
+        for strict in (True, False):
             if all(_clear(candidate, clear, strict) for clear in folders):
                 return candidate
     return candidates[-1]
