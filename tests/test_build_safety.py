@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -530,3 +531,31 @@ def test_outputs_match_the_build_that_publishes_them(tmp_path) -> None:
     assert cached["knobs"]["rollouts"]["value"] == 1
     assert "rollouts = 1 (full build: 4)" in reused.page("plot_knobs.py")
     assert read_records(out / "d" / "docsaccel" / "records")
+
+
+def _notes_of(*folders: Path) -> list[Path]:
+    """The machine's notes (in the temporary folder) about ``folders``."""
+    notes = [layout.gallery_lock_path(folder) for folder in folders]
+    notes += [layout.building_note_path(folder) for folder in folders]
+    return [note for note in notes if note.exists()]
+
+
+def test_a_build_leaves_no_note_in_the_temporary_folder_that_serves_nothing(tmp_path) -> None:
+    """The gallery's lock goes with the build, finished or refused; the note that a build
+    is under way goes when it ends, and the one a refused build leaves (its folders'
+    files are not of a finished build) goes with the folders."""
+    src = make_project(tmp_path / "a", ["plot_quick.py"])
+    outdir = src / "_build" / "html"
+    gallery = src / "auto_examples"
+    assert build(src).returncode == 0
+    assert _notes_of(gallery, src, outdir) == []
+
+    refused = build(src, env={"DOCSACCEL_CACHE": str(src)})
+    assert refused.returncode == 2, refused.output
+    assert _notes_of(gallery) == []
+    assert layout.building_since(gallery / "index.rst") is not None
+    assert _notes_of(src, outdir) != []
+
+    shutil.rmtree(tmp_path / "a")
+    assert build(make_project(tmp_path / "b", ["plot_quick.py"])).returncode == 0
+    assert _notes_of(src, outdir) == []

@@ -483,6 +483,38 @@ def test_shard_builds_exit_2_before_building(
 
 
 @pytest.mark.parametrize(
+    "args",
+    [
+        ["shard-build", "--shards", "2", "--index", "0", "--docs", "docs"],
+        [
+            "shard",
+            "--shards",
+            "2",
+            "--plan",
+            "--gallery-dir",
+            "{root}/docs/tutorials",
+            "--budgets",
+            "x",
+        ],
+    ],
+    ids=["shard-build", "shard-absolute-gallery"],
+)
+def test_a_bad_inline_budget_names_the_example_from_the_working_directory(
+    project, capsys, monkeypatch, args
+):
+    """As a build's error does and the budgets guide shows, whatever folder the command
+    resolved the gallery from."""
+    monkeypatch.chdir(project)
+    (project / "x").write_text('default = "1m"\n', encoding="utf-8")
+    example = project / "docs" / "tutorials" / "plot_a.py"
+    example.write_text('"""\nA\n=\n"""\n# docsaccel_budget = "9x"\n', encoding="utf-8")
+    code, _, err = run([arg.format(root=project) for arg in args], capsys)
+    assert_exit_2(code, err)
+    said = "error: docs/tutorials/plot_a.py:5: docsaccel_budget: '9x' is not a duration"
+    assert said in err, err
+
+
+@pytest.mark.parametrize(
     ("manifest", "needle"),
     [
         ("{", "manifest.json: the shard manifest is not valid JSON"),

@@ -84,6 +84,16 @@ def test_d_values_are_read_as_conf_values(tmp_path):
     assert built.output.strip() == "", built.output
 
 
+def test_a_misspelled_d_setting_is_named_with_the_right_one(tmp_path):
+    # The same hint a misspelled conf.py name gets, beside Sphinx's own warning.
+    src = make_project(tmp_path, ["plot_quick.py"])
+    built = build(src, "-D", "docsaccel_budget=x.toml")
+    assert built.returncode == 0, built.output
+    said = "unknown setting 'docsaccel_budget' in -D docsaccel_budget='x.toml' (ignored)"
+    assert built.output.count(said) == 1, built.output
+    assert f"{said}; did you mean 'docsaccel_budgets'?" in built.output
+
+
 @pytest.mark.parametrize(
     ("env", "conf"),
     [
@@ -91,8 +101,10 @@ def test_d_values_are_read_as_conf_values(tmp_path):
         ({"DOCSACCEL_CACHE": "{root}/mylib"}, ""),
         # The output folder beside the sources (doc/src, doc/_build/html).
         ({}, 'docsaccel_cache = "../_build/html"\n'),
+        # The repository root holds the sources: refused, and its own .docsaccel-cache not.
+        ({"DOCSACCEL_CACHE": "{root}"}, ""),
     ],
-    ids=["git-folder", "users-package", "output-folder"],
+    ids=["git-folder", "users-package", "output-folder", "repository-root"],
 )
 def test_a_refused_cache_folder_suggests_one_at_the_project_root(tmp_path, env, conf):
     # The project root is the folder with .git, above the sources (tmp_path/src).
@@ -107,6 +119,28 @@ def test_a_refused_cache_folder_suggests_one_at_the_project_root(tmp_path, env, 
     lines = [line for line in built.output.splitlines() if line.strip()]
     assert len(lines) == 1, built.output
     assert lines[0].endswith(f"such as {tmp_path.resolve() / '.docsaccel-cache'}"), lines[0]
+    # What is suggested, the same checks accept.
+    suggested = {"DOCSACCEL_CACHE": str(tmp_path.resolve() / ".docsaccel-cache")}
+    accepted = build(src, env=suggested, outdir=tmp_path / "_build" / "html")
+    assert accepted.returncode == 0, accepted.output
+
+
+def test_a_refused_cache_folder_of_a_project_built_at_its_root_is_suggested_inside_it(tmp_path):
+    """With ``conf.py`` beside ``.git``, the root's ``.docsaccel-cache`` is in the source
+    folder, which a cache may be (left out of the documents): suggested, not the folder
+    above the repository."""
+    src = make_project(tmp_path, ["plot_quick.py"])
+    (src / ".git").mkdir()
+    outdir = src / "_build" / "html"
+    built = build(src, env={"DOCSACCEL_CACHE": str(outdir)}, outdir=outdir)
+    assert built.returncode == 2, built.output
+    lines = [line for line in built.output.splitlines() if line.strip()]
+    assert len(lines) == 1, built.output
+    suggested = src.resolve() / ".docsaccel-cache"
+    assert lines[0].endswith(f"such as {suggested}"), lines[0]
+    accepted = build(src, env={"DOCSACCEL_CACHE": str(suggested)}, outdir=outdir)
+    assert accepted.returncode == 0, accepted.output
+    assert "docsaccel-cache" not in accepted.output, accepted.output
 
 
 def test_a_cache_folder_whose_parent_is_missing_is_refused_and_nothing_made(tmp_path):

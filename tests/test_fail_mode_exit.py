@@ -128,3 +128,18 @@ def test_an_example_error_with_abort_on_example_error_stops_in_one_line(tmp_path
     checked = run_cli("check", str(built.report_path))
     assert checked.returncode == 3, checked.stdout + checked.stderr
     assert "examples/plot_crash.py" in checked.stdout
+
+
+def test_check_names_the_example_stopped_at_its_budget_before_the_warnings_of_w(tmp_path):
+    """With ``-W``, the example's stop is also a warning Sphinx treats as an error: the
+    cause comes first in ``check``'s first line, the consequence after it."""
+    src = make_project(tmp_path, ["plot_sleep.py", "plot_quick.py"], budgets=SLEEP_BUDGET)
+    built = build(src, "-W", env=FAIL)
+    assert built.returncode == 2, built.output
+    checked = run_cli("check", str(built.report_path))
+    assert checked.returncode == 3, checked.stdout + checked.stderr
+    first, then = checked.stdout.splitlines()[:2]
+    assert (
+        first == "FAIL: the build failed: 1 example stopped at its budget: examples/plot_sleep.py"
+    )
+    assert then.startswith("FAIL: the build failed: Sphinx gave 1 warning, treated as errors (-W)")

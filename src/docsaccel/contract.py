@@ -113,6 +113,7 @@ __all__ = [
     "read_json",
     "read_text",
     "require_extra",
+    "shown_path",
     "status_text",
     "unmeasured_text",
 ]
@@ -692,6 +693,19 @@ def error_line(message: str) -> str:
     "error: --cache 'x': no such cache folder\\n"
     """
     return f"error: {message.rstrip()}\n"
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as a message names it for a user: from the working directory (where
+    ``sphinx-build`` or ``docsaccel`` runs, usually the repository root) when inside it,
+    else absolute.
+
+    >>> shown_path(os.path.join(os.getcwd(), "docs", "plot_a.py"))
+    'docs/plot_a.py'
+    """
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute, os.getcwd())
+    return absolute if relative == ".." or relative.startswith(".." + os.sep) else relative
 
 
 class MissingExtraError(InputError):

@@ -31,20 +31,9 @@ from typing import Any
 
 from docsaccel import sg_compat
 from docsaccel.budgets import Budget, BudgetTable, ExampleFileError
+from docsaccel.contract import shown_path
 
-__all__ = ["Example", "Planner", "plan_examples", "shown_path"]
-
-
-def shown_path(path: str) -> str:
-    """``path`` as a user finds it: from the working directory (where ``sphinx-build``
-    runs, usually the repository root) when inside it, else absolute.
-
-    >>> shown_path(os.path.join(os.getcwd(), "docs", "plot_a.py"))
-    'docs/plot_a.py'
-    """
-    absolute = os.path.abspath(path)
-    relative = os.path.relpath(absolute, os.getcwd())
-    return absolute if relative == ".." or relative.startswith(".." + os.sep) else relative
+__all__ = ["Example", "Planner", "plan_examples"]
 
 
 @dataclass(frozen=True)
@@ -107,8 +96,8 @@ class Planner:
         """The example at ``src_file``; ``None`` when it is in none of the galleries.
 
         Raises :class:`~docsaccel.budgets.ExampleFileError` naming the file as the user
-        finds it (:func:`shown_path`) when its source cannot be read or its inline budget
-        is bad.
+        finds it (:func:`~docsaccel.contract.shown_path`) when its source cannot be read
+        or its inline budget is bad.
         """
         src_file = os.path.normpath(src_file)
         found = self._gallery_of(src_file)

@@ -31,6 +31,7 @@ __all__ = [
     "PROJECT_MARKERS",
     "SHARD_FOLDERS",
     "VCS_MARKERS",
+    "building_note_path",
     "building_since",
     "cache_deps_dir",
     "drop_build_started",
@@ -193,15 +194,35 @@ def note_build_started(
         (folder / BUILD_STARTED_FILE).write_text(text, "utf-8")
     except OSError:
         pass
+    _prune_building_notes()
     for built in (outdir, srcdir):
         if built is None:
             continue
-        note = _building_note(built)
+        note = building_note_path(built)
         try:
             note.parent.mkdir(parents=True, exist_ok=True)
-            note.write_text(text, "utf-8")
+            # The folder's line lets a later build prune the note once the folder is gone.
+            note.write_text(f"{text}{os.path.realpath(built)}\n", "utf-8")
         except OSError:
             pass
+
+
+def _prune_building_notes() -> None:
+    """Remove the notes of builds that never ended (:func:`note_build_started`) whose
+    folder no longer exists: nothing is left for them to tell a reader about, and the
+    machine's temporary folder would otherwise keep one per folder ever built."""
+    machine = _machine_file("building", ".").parent
+    try:
+        notes = list(machine.glob("building-*"))
+    except OSError:
+        return
+    for note in notes:
+        try:
+            lines = note.read_text("utf-8", "replace").splitlines()
+            if len(lines) > 1 and os.path.isabs(lines[1]) and not os.path.exists(lines[1]):
+                note.unlink()
+        except OSError:
+            continue
 
 
 def note_build_ended(
@@ -212,7 +233,7 @@ def note_build_ended(
     the last finished build's, whether it rewrote a file or left it as it was."""
     for built in (outdir, srcdir):
         if built is not None:
-            _building_note(built).unlink(missing_ok=True)
+            building_note_path(built).unlink(missing_ok=True)
 
 
 def building_since(path: str | os.PathLike[str]) -> str | None:
@@ -225,7 +246,7 @@ def building_since(path: str | os.PathLike[str]) -> str | None:
     except OSError:
         return None
     for folder in Path(os.path.realpath(path)).parents:
-        note = _building_note(folder)
+        note = building_note_path(folder)
         try:
             noted = note.stat().st_mtime_ns
             text = note.read_text("utf-8", "replace")
@@ -244,7 +265,7 @@ def _machine_file(kind: str, folder: str | os.PathLike[str]) -> Path:
     return Path(tempfile.gettempdir(), f"docsaccel-locks-{os.getuid()}", f"{kind}-{key}")
 
 
-def _building_note(folder: str | os.PathLike[str]) -> Path:
+def building_note_path(folder: str | os.PathLike[str]) -> Path:
     """The note that a build of ``folder`` (its source or output folder) is under way."""
     return _machine_file("building", folder)
 

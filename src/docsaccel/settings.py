@@ -325,20 +325,30 @@ def own_cache_folder(cache: Path, folders: Iterable[ClearOf], root: Path) -> Pat
     """The one suggestion for a refused cache folder ``cache``: ``.docsaccel-cache`` at
     the project ``root`` (:func:`docsaccel.layout.find_root`, beside ``.git``, where this
     project keeps its own), else at the nearest folder above it that is clear. Never
-    inside ``cache`` itself (refused: ``.git``, a package of the user's), nor, where
-    another is possible, inside one of ``folders`` (the sources, the output, the
-    doctrees, which ``make clean`` deletes or the site publishes).
+    inside ``cache`` itself when it is inside the project (refused: ``.git``, a package
+    of the user's), nor, where another is possible, inside one of ``folders`` (the
+    output, the doctrees, which ``make clean`` deletes or the site publishes); inside
+    the sources (a cache may be there, left out of the documents) rather than outside
+    the project.
 
     >>> docs = ClearOf(Path("/repo/docs"), "the Sphinx source folder", inside_allowed=True)
     >>> own_cache_folder(Path("/repo/mylib"), [docs], Path("/repo")).as_posix()
     '/repo/.docsaccel-cache'
     >>> own_cache_folder(Path("/repo"), [docs], Path("/repo")).as_posix()
-    '/.docsaccel-cache'
+    '/repo/.docsaccel-cache'
+    >>> root = ClearOf(Path("/repo"), "the Sphinx source folder", inside_allowed=True)
+    >>> own_cache_folder(Path("/repo/_build/html"), [root], Path("/repo")).as_posix()
+    '/repo/.docsaccel-cache'
     """
-    folders = [*folders, ClearOf(cache, "the refused folder")]
+    folders = list(folders)
+    # A folder at or above the root is refused for what it holds; the root's own cache
+    # folder below it is a folder of its own, what the README suggests.
+    if cache != root and cache not in root.parents:
+        folders.append(ClearOf(cache, "the refused folder"))
     candidates = [base / DEFAULT_CACHE_NAME for base in (root, *root.parents)]
-    for strict in (True, False):
-        for candidate in candidates:
+    # The project's own place first: a folder above the root is no part of the project.
+    for candidate in candidates:
+        for strict in (True, False):
             if all(_clear(candidate, clear, strict) for clear in folders):
                 return candidate
     return candidates[-1]
@@ -929,25 +939,35 @@ def read_env_setting(name: str, env: Mapping[str, str] | None = None) -> Any:
     return _read(spec(name), None, os.environ if env is None else env, Path.cwd())
 
 
-def unknown_settings(names: Iterable[str]) -> list[str]:
-    """A message for each ``docsaccel_*`` name among ``names`` that is no setting.
+def unknown_settings(names: Iterable[str], overrides: Mapping[str, Any] | None = None) -> list[str]:
+    """A message for each ``docsaccel_*`` name among ``names`` (``conf.py``'s) and among
+    ``overrides`` (a build's ``-D`` values, Sphinx's ``confoverrides``) that is no setting.
 
     Sphinx keeps any name ``conf.py`` defines, so a misspelled setting would otherwise be
-    ignored without a word. Any case counts: ``DOCSACCEL_FAST = True`` in ``conf.py`` (the
-    variable's spelling) sets nothing.
+    ignored without a word; a misspelled ``-D`` gets only Sphinx's word that it is unknown.
+    Any case counts: ``DOCSACCEL_FAST = True`` in ``conf.py`` (the variable's spelling)
+    sets nothing.
+
+    >>> message = unknown_settings([], {"docsaccel_budget": "x.toml"})[0]
+    >>> message.split(" (ignored)")[0]
+    "unknown setting 'docsaccel_budget' in -D docsaccel_budget='x.toml'"
+    >>> message.split(";")[1].split("?")[0]
+    " did you mean 'docsaccel_budgets'"
     """
     keys = [key for key, _, _ in config_values()]
     # Compared without the prefix every name shares, which would make all look close.
     known = {key[len(CONFIG_PREFIX) :]: key for key in keys}
+    given = [(name, "conf.py") for name in sorted(names)]
+    given += [(name, f"-D {name}={value!r}") for name, value in sorted((overrides or {}).items())]
     messages = []
-    for name in sorted(n for n in names if n.lower().startswith(CONFIG_PREFIX)):
-        if name in keys:
+    for name, where in given:
+        if name in keys or not name.lower().startswith(CONFIG_PREFIX):
             continue
         bare = name[len(CONFIG_PREFIX) :].lower()
         close = get_close_matches(bare, list(known), n=1, cutoff=0.6)
         hint = f"; did you mean {known[close[0]]!r}?" if close else "."
         messages.append(
-            f"unknown setting {name!r} in conf.py (ignored){hint} Settings: {', '.join(keys)}"
+            f"unknown setting {name!r} in {where} (ignored){hint} Settings: {', '.join(keys)}"
         )
     return messages
 

@@ -462,8 +462,10 @@ def _writable_cache(settings: Settings) -> tuple[Settings, Path | None]:
 
 
 def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[GalleryLock]) -> None:
-    # Sphinx keeps every name conf.py defines; only those tell a misspelled setting.
-    for message in unknown_settings(getattr(config, "_raw_config", {})):
+    # Sphinx keeps every name conf.py defines; only those and -D tell a misspelled setting.
+    overrides = getattr(config, "overrides", None)
+    given = overrides if isinstance(overrides, dict) else {}
+    for message in unknown_settings(getattr(config, "_raw_config", {}), given):
         logger.warning(message, type="docsaccel", subtype="config")
     for message in unknown_variables(os.environ):
         logger.warning(message, type="docsaccel", subtype="config")

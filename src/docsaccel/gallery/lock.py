@@ -92,15 +92,29 @@ class _FolderLock:
         os.close(held)
         return None
 
+    #: Whether the lock file goes when the lock is let go: a gallery's is the machine's,
+    #: kept in the temporary folder, and serves nothing once no build holds it; an output
+    #: folder's stays, telling that a docsaccel build wrote there.
+    removed_on_release = False
+
     def release(self) -> None:
+        handle, self._handle = self._handle, None
+        if handle is None:
+            return
+        # Unlinked while still locked: a build that opened the file meanwhile finds the
+        # path no longer names it, and locks a new one (:meth:`acquire`).
+        if self.removed_on_release and _names(self.path, handle):
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+        with contextlib.suppress(OSError):
+            os.close(handle)
+
+    def forget(self) -> None:
+        """In a forked child: close this process's copy, leaving the parent's lock held."""
         handle, self._handle = self._handle, None
         if handle is not None:
             with contextlib.suppress(OSError):
                 os.close(handle)
-
-    def forget(self) -> None:
-        """In a forked child: close this process's copy, leaving the parent's lock held."""
-        self.release()
 
     @property
     def held(self) -> bool:
@@ -124,6 +138,8 @@ class OutdirLock(_FolderLock):
 class GalleryLock(_FolderLock):
     """An exclusive lock on a gallery folder of a source tree
     (:func:`docsaccel.layout.gallery_lock_path`), whatever the output folder."""
+
+    removed_on_release = True
 
     def __init__(self, gallery_dir: str | os.PathLike[str]) -> None:
         super().__init__(gallery_dir, layout.gallery_lock_path(gallery_dir))

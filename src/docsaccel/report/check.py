@@ -210,9 +210,7 @@ def _budget_text(timing: Timing) -> str:
 def format_check(result: CheckResult) -> str:
     """Text for the terminal: the verdict, then one line per example over budget, per
     stale cache entry and per example that is not reproducible."""
-    lines = [one_line(f"FAIL: the build failed: {why}") for why in result.sphinx_failed]
-    if result.failed:
-        lines.append(failed_text(result.failed))
+    lines = failure_lines(result)
     verdict = "FAIL" if result.exit_code else "note"
     lines += [one_line(f"{verdict}: {why}") for why in result.incomplete]
     if not result.over and not result.stale and not result.failed and not result.sphinx_failed:
@@ -244,6 +242,23 @@ def format_check(result: CheckResult) -> str:
         lines.append(f"note: {count} example{'s' if count != 1 else ''} not reproducible (audit):")
         lines += [f"  {one_line(audit_text(timing))}" for timing in result.nondeterministic]
     return "\n".join(lines)
+
+
+def failure_lines(result: CheckResult) -> list[str]:
+    """Why the build failed, causes before consequences: the examples that failed, then
+    those stopped at their budget (fail mode), each a cause of the build's own reasons
+    that follow (``-W`` turning the warnings they gave into errors). One line each; empty
+    for a build that did not fail."""
+    if not result.failed and not result.sphinx_failed:
+        return []
+    lines = [failed_text(result.failed)] if result.failed else []
+    # Their times and budgets are listed with the examples over budget, below.
+    stopped = [replace(t, error=None) for t in result.over if t.status == INTERRUPTED]
+    if stopped and result.sphinx_failed:
+        what = f"stopped at {'its' if len(stopped) == 1 else 'their'} budget"
+        lines.append(one_line(f"FAIL: the build failed: {_named(stopped, what)}"))
+    lines += [one_line(f"FAIL: the build failed: {why}") for why in result.sphinx_failed]
+    return lines
 
 
 def memory_over_text(timing: Timing) -> str:

@@ -391,9 +391,10 @@ class LoadedInput:
         return [timing.id for timing in self.timings if timing.stopped_hard]
 
     def failures(self) -> list[str]:
-        """Why this build failed although it finished: the build's own reasons that its
-        failed examples do not say (:meth:`build_failures`), then each example that failed
-        unexpectedly, with its error; empty for a build that did not fail so.
+        """Why this build failed although it finished, causes before consequences: each
+        example that failed unexpectedly, with its error, then the build's own reasons
+        that its failed examples do not say (:meth:`build_failures`: ``-W`` turning their
+        warnings into errors); empty for a build that did not fail so.
 
         >>> build = {"exit_blocked": "a thread held it"}
         >>> LoadedInput("r.json", "docsaccel-report", [], build=build).failures()
@@ -403,7 +404,7 @@ class LoadedInput:
             f"{t.id} failed ({t.error.splitlines()[0]})" if t.error else f"{t.id} failed"
             for t in self.failed_examples
         ]
-        return [*self.build_failures(), *failed]
+        return [*failed, *self.build_failures()]
 
     def judged_failures(self) -> list[str]:
         """Why no gate passes this build: its :meth:`failures`, then each example it

@@ -304,14 +304,18 @@ class ReportSummary:
 
     def _verdict(self, quote: Callable[[str], str]) -> str:
         if self.sphinx_failed or self.failed:
-            # Both, each once: the build's own reasons (those the failed examples do not
-            # say, :meth:`LoadedInput.build_failures`), then the failed examples.
-            why = [self.sphinx_failed] if self.sphinx_failed else []
+            # Both, each once, causes first: the failed examples, then the build's own
+            # reasons (those the failed examples do not say,
+            # :meth:`LoadedInput.build_failures`), such as -W turning their warnings
+            # into errors.
+            why = []
             if self.failed:
                 count = len(self.failed)
                 names = ", ".join(quote(row.id) for row in self.failed[:5])
                 more = f" and {count - 5} more" if count > 5 else ""
                 why.append(f"{count} example{'s' if count != 1 else ''} failed: {names}{more}")
+            if self.sphinx_failed:
+                why.append(self.sphinx_failed)
             return f"The build failed: {'; '.join(why)}."
         if self.over:
             return f"{len(self.over)} example(s) over budget."

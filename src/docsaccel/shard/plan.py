@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from docsaccel.budgets import format_seconds
-from docsaccel.contract import NOT_EXECUTED, InputError
+from docsaccel.contract import NOT_EXECUTED, InputError, shown_path
 from docsaccel.report.inputs import load_budget_file
 
 __all__ = [
@@ -461,16 +461,14 @@ def budget_estimator(
     root = Path(gallery_dir)
 
     def estimate(name: str) -> float | None:
+        # Named as the build's planner names the example, whichever folder the CLI was given.
+        shown = shown_path(root / name)
         try:
             source = (root / name).read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
-            raise ShardError(f"{root / name}: cannot read the example: {exc}") from None
+            raise ShardError(f"{shown}: cannot read the example: {exc}") from None
         return table.resolve(
-            name,
-            source_text=source,
-            ci=False,
-            example_id=example_id(name),
-            source_path=str(root / name),
+            name, source_text=source, ci=False, example_id=example_id(name), source_path=shown
         ).seconds
 
     return estimate
