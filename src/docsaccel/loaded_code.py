@@ -69,25 +69,33 @@ def distribution_versions(
     """``{distribution: version}`` of the installed distributions that hold the Sphinx
     extensions ``module_files`` (``{module name: its file}``) but those whose file is one
     of ``own``, the project's modules (recorded by :func:`module_stamps`). A module is
-    matched to a distribution by its name or the name of a package above it
-    (``sphinxcontrib.bibtex``; ``sphinx.ext.autodoc``: ``sphinx``), as pip names them;
-    one of no distribution is left out."""
+    matched to a distribution by its top-level name or, for a namespace package, its
+    full name or a package between (``sphinx.ext.autodoc``: ``sphinx``;
+    ``sphinxcontrib.bibtex``), as pip names them; one of no distribution is left out."""
     skip = {os.path.abspath(path) for path in own}
     found: dict[str, str] = {}
-    tried: dict[str, metadata.Distribution | None] = {}
+    # ``(name, version)`` of each name looked up: a distribution's metadata is read from
+    # its files at every access, and Sphinx's own extensions all name ``sphinx``.
+    tried: dict[str, tuple[str, str] | None] = {}
     for name, path in module_files.items():
         if isinstance(path, str) and os.path.abspath(path) in skip:
             continue
         parts = name.split(".")
-        for end in range(len(parts), 0, -1):
-            prefix = ".".join(parts[:end])
+        longer = (".".join(parts[:end]) for end in range(len(parts), 1, -1))
+        for prefix in (parts[0], *longer):
             if prefix not in tried:
-                try:
-                    tried[prefix] = metadata.distribution(prefix)
-                except (metadata.PackageNotFoundError, ValueError):
-                    tried[prefix] = None
-            dist = tried[prefix]
-            if dist is not None:
-                found[dist.metadata["Name"]] = dist.version
+                tried[prefix] = _named_version(prefix)
+            if (held := tried[prefix]) is not None:
+                found[held[0]] = held[1]
                 break
     return found
+
+
+def _named_version(name: str) -> tuple[str, str] | None:
+    """``(name, version)`` of the installed distribution ``name`` (as pip normalises it),
+    or ``None``."""
+    try:
+        dist = metadata.distribution(name)
+    except (metadata.PackageNotFoundError, ValueError):
+        return None
+    return dist.metadata["Name"], dist.version
