@@ -72,7 +72,7 @@ def test_a_folder_of_the_users_is_refused_as_the_cache(tmp_path: Path) -> None:
     assert len(lines) == 1, refused.output
     assert f"docsaccel_cache='_ext': {ext.resolve()} is not a docsaccel cache folder" in lines[0]
     assert "it holds myext.py" in lines[0]
-    assert f"such as {tmp_path.resolve() / CACHE_NAME}" in lines[0]
+    assert f"such as {src.resolve() / CACHE_NAME}" in lines[0]  # the project root: conf.py's
     assert refused.report["examples"] == []
     assert sorted(p.name for p in ext.iterdir()) == ["myext.py"]
     # Every command that deletes in the cache refuses it by the same rule.
