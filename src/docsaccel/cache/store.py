@@ -48,6 +48,7 @@ from typing import Any
 from docsaccel.cache import example_logs
 from docsaccel.cache.deps import Listing, is_under
 from docsaccel.cache.fingerprint import sha256_of
+from docsaccel.cache.folder_tag import LAST_BUILD, TAG_FILE, TAG_TEXT, is_cache_folder
 from docsaccel.contract import InputError, read_json
 from docsaccel.formats import Format, write_json
 from docsaccel.layout import id_slug
@@ -93,19 +94,9 @@ __all__ = [
 ENTRY_FORMAT = Format("docsaccel.cache-entry", 12, "cache entry")
 ENTRY_FILE = "entry.json"
 LAST_HIT = "last-hit"
-LAST_BUILD = "last-build.json"
 #: What the store keeps at the top of its folder: entries, the work and trash folders of
 #: writes and removals, the last build's summary.
 FOLDER_NAMES = ("entries", "tmp", "trash", LAST_BUILD)
-#: The tag every build writes at the top of its cache folder: it tells a docsaccel cache
-#: from a folder of the user's (a build refuses to write into one that is neither empty
-#: nor tagged) and wherever it lies in a source folder, a build leaves it out of the
-#: documents. The Cache Directory Tagging format, so backup tools skip the folder too.
-TAG_FILE = "CACHEDIR.TAG"
-TAG_TEXT = (
-    "Signature: 8a477f597d28d172789f06886806bc55\n"
-    "# This file is a cache directory tag created by docsaccel (the example cache).\n"
-)
 _ENTRY_KEYS: dict[str, type | tuple[type, ...]] = {
     "schema": str,
     "id": str,
@@ -441,20 +432,6 @@ def tag_cache_folder(folder: Path) -> None:
     tag = folder / TAG_FILE
     if not is_cache_folder(folder):
         tag.write_text(TAG_TEXT, encoding="utf-8")
-
-
-def is_cache_folder(folder: Path) -> bool:
-    """Whether ``folder`` is a docsaccel cache: it carries docsaccel's tag, or (a cache
-    made before the tag) the summary its builds write at its top. Another tool's tag
-    (``.pytest_cache`` has one) does not count.
-
-    >>> is_cache_folder(Path("/no/such/place"))
-    False
-    """
-    try:
-        return "docsaccel" in (folder / TAG_FILE).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return (folder / LAST_BUILD).is_file()
 
 
 def _is_listing(listing: Any) -> bool:

@@ -32,7 +32,6 @@ from docsaccel.budgets import (
     format_seconds,
     load_budgets,
 )
-from docsaccel.cache.deps import find_root
 from docsaccel.contract import (
     BY_CEILING,
     BY_TIME,
@@ -286,7 +285,7 @@ def _conf_record(app: Sphinx) -> dict[str, Any] | None:
         return None
     installed = {sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()}
     outside = [*installed, str(app.outdir), str(app.doctreedir)]
-    modules = project_modules(find_root(app.confdir), outside)
+    modules = project_modules(layout.find_root(app.confdir), outside)
     # Only the files already listed are hashed, and versions are read from metadata:
     # little for a build's start.
     extensions = {name: getattr(sys.modules.get(name), "__file__", None) for name in app.extensions}
@@ -304,7 +303,7 @@ def _caches_in(srcdir: Path, skipped: list[Path | None]) -> list[Path]:
     elsewhere) still holds the pages of the examples it kept, which Sphinx would read as
     documents (duplicate labels, its ``entries/`` published). Told by the cache's tag;
     a cache's inside, ``skipped`` (the build's own folders) and ``.git`` are not searched."""
-    from docsaccel.cache.store import is_cache_folder
+    from docsaccel.cache.folder_tag import is_cache_folder
 
     skip = {str(folder) for folder in skipped if folder is not None}
     found = []
