@@ -388,6 +388,7 @@ def _shard_build_command(args: argparse.Namespace) -> int:
 def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs: list[str]) -> int:
     from docsaccel import layout
     from docsaccel.contract import InputError
+    from docsaccel.gallery.report_page import show_unfinished_site
     from docsaccel.incremental.sphinxext.sources import merge_watch
     from docsaccel.shard import build as shard_build
 
@@ -405,11 +406,17 @@ def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs:
             return 0
         if args.command == "shard-merge":
             merged = shard_build.run_merge(
-                project, Path(args.artifacts), out, None, sphinx_args, merge_watch
+                project,
+                Path(args.artifacts),
+                out,
+                None,
+                sphinx_args,
+                merge_watch,
+                show_unfinished_site,
             )
         else:
             merged = shard_build.run_local(
-                project, args.shards, inputs, out, sphinx_args, merge_watch
+                project, args.shards, inputs, out, sphinx_args, merge_watch, show_unfinished_site
             )
     except InputError as exc:  # ShardError, BudgetError, SchemaError: one class
         print(f"docsaccel {args.command}: error: {exc}", file=sys.stderr)

@@ -43,6 +43,7 @@ from docsaccel.settings import (
 )
 from docsaccel.shard import sphinx_runs
 from docsaccel.shard.plan import Plan, ShardError, build_gallery_plan, check_index
+from docsaccel.shard.site_pages import ShowUnfinished, SitePages
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -108,6 +109,10 @@ class DocsProject:
     cache: Path | None = None
     #: Whether the project's builds keep a Sphinx state (and so their generated sources).
     cache_sphinx: bool = False
+    #: ``docsaccel_report_page`` (``None``: off) and ``docsaccel_fast``, for the report
+    #: pages a sharded build shows before its merge build writes them.
+    report_page: str | None = None
+    fast: bool = False
 
     def moved_to(self, root: Path) -> DocsProject:
         """The same project, in its copy at ``root``."""
@@ -189,6 +194,8 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
         gallery_conf,
         cache=settings.cache,
         cache_sphinx=settings.cache is not None and settings.cache_sphinx,
+        report_page=settings.report_page,
+        fast=settings.fast,
     )
 
 
@@ -633,16 +640,19 @@ def run_merge(
     records: Path | None = None,
     sphinx_args: Sequence[str] = (),
     watch_sources: WatchSources | None = None,
+    show_unfinished: ShowUnfinished | None = None,
 ) -> list[str]:
     """Merge the shard artifacts and build the site; return the merged example ids.
 
     With ``watch_sources``, the outputs it copies into the gallery folders are recorded as
     generated, as those the build writes are (:func:`_watch_sources`): the next build
     removes them as it removes its own, so the page of an example renamed since is not
-    published again.
+    published again. With ``show_unfinished``, the site's report pages say the build has
+    not finished until the merge build writes them (:class:`.SitePages`).
     """
     manifests = read_artifacts(Path(artifacts))  # before the last build's report goes
     layout.forget_report(outdir)
+    _site_pages(project, outdir, show_unfinished).started()
     own_build_folder(project.docs)
     records = Path(records or layout.shard_dir(project.docs, "shard-records")).resolve()
     watch = _watch_sources(project, Path(outdir), records, watch_sources)
@@ -656,12 +666,19 @@ def run_merge(
     return merged
 
 
+def _site_pages(
+    project: DocsProject, outdir: Path, show_unfinished: ShowUnfinished | None
+) -> SitePages:
+    return SitePages(project.docs, Path(outdir), project.report_page, project.fast, show_unfinished)
+
+
 def _write_merged_report(
     project: DocsProject, shards: int, outdir: Path, errors: Sequence[str]
-) -> None:
+) -> dict[str, Any] | None:
     """Write into ``outdir`` the report of what the shards ran, when one failed and no
-    merge builds the site: a gate then names the examples that failed, as after a serial
-    build, rather than finding no report."""
+    merge builds the site, and return it (``None``: no shard wrote a report): a gate then
+    names the examples that failed, as after a serial build, rather than finding no
+    report."""
     work = layout.shard_dir(project.docs, "shard-work")
     reports = []
     for index in range(shards):
@@ -670,7 +687,7 @@ def _write_merged_report(
         except InputError:
             continue  # that shard stopped before its report: its examples are not in it
     if not reports:
-        return
+        return None
     report = merged_report(reports, shards, errors)
     # The project's, not the shards' copies of it (the same bytes; the copies go).
     report["build"]["source_dir"] = str(project.docs)
@@ -678,6 +695,7 @@ def _write_merged_report(
     if "conf" in report["build"] and fingerprint is not None:
         report["build"]["conf"] = fingerprint
     write_json(layout.report_path(outdir), report)
+    return report
 
 
 def check_output_folder(folder: Path, option: str) -> None:
@@ -714,9 +732,10 @@ def run_local(
     outdir: Path,
     sphinx_args: Sequence[str] = (),
     watch_sources: WatchSources | None = None,
+    show_unfinished: ShowUnfinished | None = None,
 ) -> list[str]:
     """Run every shard as a parallel process on this machine, then merge them
-    (``watch_sources``: see :func:`run_merge`).
+    (``watch_sources``, ``show_unfinished``: see :func:`run_merge`).
 
     Each shard works in ``<docs>/_build/shard-work/<i>`` (its Sphinx output in
     ``<docs>/_build/shard-work/<i>.log``) and leaves its artifact in
@@ -727,6 +746,8 @@ def run_local(
     # last build's report and artifacts.
     plan = plan_project(project, shards, inputs)
     layout.forget_report(outdir)
+    pages = _site_pages(project, outdir, show_unfinished)
+    pages.started()
     own_build_folder(project.docs)
     artifacts = layout.shard_dir(project.docs, "shard-artifacts")
     shutil.rmtree(artifacts, ignore_errors=True)
@@ -754,12 +775,18 @@ def run_local(
         pool.shutdown(wait=True, cancel_futures=True)
         sphinx_runs.resume()
         shutil.rmtree(artifacts, ignore_errors=True)
+        pages.interrupted()
         raise
     pool.shutdown()
     errors = [str(error) for error in failures if error is not None]
     if errors:
-        _write_merged_report(project, shards, outdir, errors)
+        pages.failed(_write_merged_report(project, shards, outdir, errors), errors)
         raise ShardError("; ".join(errors))
     return run_merge(
-        project, artifacts, outdir, sphinx_args=sphinx_args, watch_sources=watch_sources
+        project,
+        artifacts,
+        outdir,
+        sphinx_args=sphinx_args,
+        watch_sources=watch_sources,
+        show_unfinished=show_unfinished,
     )
