@@ -36,9 +36,11 @@ from docsaccel.records import record_file, run_outputs, write_record
 from docsaccel.schema import load_report, validate_record, validate_report
 from docsaccel.settings import (
     DEFAULT_CACHE_NAME,
+    ClearOf,
     SettingError,
     env_name,
     not_a_folder,
+    overlap,
     read_settings,
 )
 from docsaccel.shard import sphinx_runs
@@ -61,6 +63,7 @@ __all__ = [
     "check_artifact_target",
     "check_artifacts",
     "check_output_folder",
+    "check_site_folder",
     "collect_shard",
     "copy_project",
     "find_manifests",
@@ -707,6 +710,31 @@ def check_output_folder(folder: Path, option: str) -> None:
             if problem is not None:
                 raise ShardError(f"{option} {folder}: {problem}")
             return
+
+
+def check_site_folder(project: DocsProject, folder: Path, option: str) -> None:
+    """Refuse, before anything is removed or written, a site folder that is or holds the
+    conf folder, or is, holds or is inside an examples or a gallery folder: each shard's
+    copy of the project leaves the site folder out (it would have no sources), the merge
+    would publish into the user's examples or among sphinx-gallery's pages. A folder
+    inside the conf folder is the usual place (``_build/html``): the builds leave their
+    output folder out of the documents."""
+    site = Path(folder).resolve()
+    folders = [ClearOf(project.docs, "the Sphinx conf folder", inside_allowed=True)]
+    for examples, gallery in project.galleries.items():
+        what = "an examples folder of sphinx_gallery_conf (examples_dirs)"
+        folders.append(ClearOf((project.docs / examples).resolve(), what))
+        what = "a gallery folder of sphinx_gallery_conf (gallery_dirs)"
+        folders.append(ClearOf((project.docs / gallery).resolve(), what))
+    # The folder it is, when it is one, names it best (a nested gallery is also inside
+    # the outer one).
+    for clear in sorted(folders, key=lambda clear: clear.folder != site):
+        where = overlap(site, clear)
+        if where is not None:
+            default = project.docs / "_build" / "html"
+            raise ShardError(
+                f"{option} {site} {where}; give the site a folder of its own, such as {default}"
+            )
 
 
 def _watch_sources(
