@@ -417,7 +417,14 @@ def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs:
             )
         else:
             merged = shard_build.run_local(
-                project, args.shards, inputs, out, sphinx_args, merge_watch, show_unfinished_site
+                project,
+                args.shards,
+                inputs,
+                out,
+                sphinx_args,
+                merge_watch,
+                show_unfinished_site,
+                say=lambda line: print(f"docsaccel {args.command}: {line}", file=sys.stderr),
             )
     except InputError as exc:  # ShardError, BudgetError, SchemaError: one class
         print(f"docsaccel {args.command}: error: {exc}", file=sys.stderr)

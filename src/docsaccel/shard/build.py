@@ -761,9 +761,12 @@ def run_local(
     sphinx_args: Sequence[str] = (),
     watch_sources: WatchSources | None = None,
     show_unfinished: ShowUnfinished | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> list[str]:
-    """Run every shard as a parallel process on this machine, then merge them
-    (``watch_sources``, ``show_unfinished``: see :func:`run_merge`).
+    """Run every shard as a parallel process on this machine, at most one per core at
+    once (:func:`.sphinx_runs.cores`), then merge them (``watch_sources``,
+    ``show_unfinished``: see :func:`run_merge`). More shards than examples are cut to
+    one per example, which ``say`` is told in a line.
 
     Each shard works in ``<docs>/_build/shard-work/<i>`` (its Sphinx output in
     ``<docs>/_build/shard-work/<i>.log``) and leaves its artifact in
@@ -773,6 +776,12 @@ def run_local(
     # Once, not once per shard; first, as it reads the inputs: a missing one leaves the
     # last build's report and artifacts.
     plan = plan_project(project, shards, inputs)
+    planned = sum(len(one.examples) for one in plan.shards)
+    if 0 < planned < shards:  # a shard with no example would copy and build for nothing
+        if say is not None:
+            say(f"{shards} shards for {planned} examples: running {planned}")
+        shards = planned
+        plan = plan_project(project, shards, inputs)
     layout.forget_report(outdir)
     pages = _site_pages(project, outdir, show_unfinished)
     pages.started()
@@ -793,7 +802,7 @@ def run_local(
             outputs=[outdir],
         )
 
-    pool = ThreadPoolExecutor(max_workers=shards)
+    pool = ThreadPoolExecutor(max_workers=min(shards, sphinx_runs.cores()))
     try:
         failures = [f.exception() for f in [pool.submit(one, i) for i in range(shards)]]
     except KeyboardInterrupt:
