@@ -706,3 +706,26 @@ def test_a_merged_report_of_shards_that_failed_without_saying_why_fails(tmp_path
     assert merged["build"]["sphinx_failed"] == (
         "a shard's build failed: shard 1: sphinx-build exited 2"
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "out", "message"),
+    [
+        ("shard-local", ".", "is the Sphinx conf folder"),
+        ("shard-local", "..", "holds the Sphinx conf folder"),
+        ("shard-local", "examples/site", "is inside an examples folder"),
+        ("shard-local", "auto_examples", "is a gallery folder"),
+        ("shard-merge", ".", "is the Sphinx conf folder"),
+    ],
+)
+def test_a_site_folder_among_the_sources_is_refused_up_front(
+    built, capsys, command, out, message
+) -> None:
+    args = ["--shards", "2"] if command == "shard-local" else ["_build/shard-artifacts"]
+    _refused(
+        capsys,
+        [command, "--docs", ".", "--out", out, *args],
+        f"--out {(built / out).resolve()} {message}",
+    )
+    assert (built / "_build" / "html" / "docsaccel" / "report.json").is_file()
+    assert not (built / "_build" / "shard-work").exists()

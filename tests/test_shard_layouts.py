@@ -268,3 +268,19 @@ def test_ctrl_c_on_shard_local_stops_the_shards_in_one_line(tmp_path) -> None:
     with pytest.raises(ProcessLookupError):
         os.kill(example_pid, 0)  # the shard running the example is gone
     assert not (root / "source" / "_build" / "shard-artifacts").exists()
+
+
+def test_shard_local_runs_no_more_shards_than_examples(tmp_path) -> None:
+    root = make_layout(tmp_path / "tree", expected_failure=False)
+    command = ["-m", "docsaccel.cli", "shard-local", "--docs", "source", "--shards", "9"]
+
+    done = run(root, *command)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    executable = len(EXECUTABLE) - 1
+    said = f"docsaccel shard-local: 9 shards for {executable} examples: running {executable}"
+    assert said in done.stderr.splitlines(), done.stderr
+    work = root / "source" / "_build" / "shard-work"
+    assert sorted(p.name for p in work.iterdir() if p.is_dir()) == [
+        str(i) for i in range(executable)
+    ]

@@ -388,6 +388,7 @@ def _shard_build_command(args: argparse.Namespace) -> int:
 def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs: list[str]) -> int:
     from docsaccel import layout
     from docsaccel.contract import InputError
+    from docsaccel.gallery.report_page import show_unfinished_site
     from docsaccel.incremental.sphinxext.sources import merge_watch
     from docsaccel.shard import build as shard_build
 
@@ -395,6 +396,7 @@ def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs:
         project = shard_build.read_project(args.docs, args.root)
         out = Path(args.out or project.docs / "_build" / "html")
         shard_build.check_output_folder(out, "--out")
+        shard_build.check_site_folder(project, out, "--out")
         if args.command == "shard-build":
             artifact = Path(args.artifact or layout.shard_dir(project.docs, "shard"))
             shard_build.check_output_folder(artifact, "--artifact")
@@ -405,11 +407,24 @@ def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs:
             return 0
         if args.command == "shard-merge":
             merged = shard_build.run_merge(
-                project, Path(args.artifacts), out, None, sphinx_args, merge_watch
+                project,
+                Path(args.artifacts),
+                out,
+                None,
+                sphinx_args,
+                merge_watch,
+                show_unfinished_site,
             )
         else:
             merged = shard_build.run_local(
-                project, args.shards, inputs, out, sphinx_args, merge_watch
+                project,
+                args.shards,
+                inputs,
+                out,
+                sphinx_args,
+                merge_watch,
+                show_unfinished_site,
+                say=lambda line: print(f"docsaccel {args.command}: {line}", file=sys.stderr),
             )
     except InputError as exc:  # ShardError, BudgetError, SchemaError: one class
         print(f"docsaccel {args.command}: error: {exc}", file=sys.stderr)

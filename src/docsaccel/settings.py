@@ -49,6 +49,7 @@ __all__ = [
     "given_as",
     "missing_folder",
     "not_a_folder",
+    "overlap",
     "override_value",
     "own_cache_folder",
     "project_root",
@@ -293,20 +294,21 @@ give the cache a folder of its own, such as /repo/.docsaccel-cache"
     # The folder the cache is, when it is one, names it best (a nested gallery is also
     # inside the outer one).
     for clear in sorted(folders, key=lambda clear: clear.folder != cache):
-        where = _overlap(cache, clear)
+        where = overlap(cache, clear)
         if where is not None:
             suggested = own_cache_folder(cache, folders, root)
             return f"{cache} {where}; give the cache a folder of its own, such as {suggested}"
     return None
 
 
-def _overlap(cache: Path, clear: ClearOf) -> str | None:
-    """How ``cache`` shares the folder ``clear`` ("is", "holds", "is inside"), if it does."""
-    if cache == clear.folder:
+def overlap(folder: Path, clear: ClearOf) -> str | None:
+    """How ``folder`` shares the folder ``clear`` ("is", "holds", "is inside"), if it
+    does (both resolved)."""
+    if folder == clear.folder:
         return f"is {clear.what}"
-    if cache in clear.folder.parents:
+    if folder in clear.folder.parents:
         return f"holds {clear.what} {clear.folder}"
-    if clear.folder in cache.parents and not clear.inside_allowed:
+    if clear.folder in folder.parents and not clear.inside_allowed:
         return f"is inside {clear.what} {clear.folder}"
     return None
 
@@ -356,7 +358,7 @@ def own_cache_folder(cache: Path, folders: Iterable[ClearOf], root: Path) -> Pat
 
 def _clear(candidate: Path, clear: ClearOf, strict: bool) -> bool:
     """Whether ``candidate`` stays clear of ``clear``; ``strict``: not even inside it."""
-    if _overlap(candidate, clear) is not None:
+    if overlap(candidate, clear) is not None:
         return False
     return not (strict and clear.folder in candidate.parents)
 

@@ -44,6 +44,8 @@ __all__ = [
     "page_text",
     "rewrite_report_page",
     "show_unfinished",
+    "show_unfinished_pages",
+    "show_unfinished_site",
     "write_report_page",
 ]
 
@@ -362,20 +364,56 @@ def _drawn_chart(build: Any, placeholder: str) -> str:
 def show_unfinished(build: Any, report: dict[str, Any], but_own: bool = False) -> list[Path]:
     """Put the view of ``report``, the incomplete report of a build that ends without
     finishing, into every report page docsaccel published in the build's output folder
-    (:func:`.page_file.published_pages` whose HTML carries the view's markers), and
-    into the page's source when docsaccel wrote it, so the next build sees the page
-    changed. A page that cannot be rewritten is removed: no page is left saying an
-    earlier build's verdict. Returns the HTML files rewritten or removed.
+    (:func:`show_unfinished_pages`). Returns the HTML files rewritten or removed.
 
     ``but_own``: leave the page this build wrote (at ``build-finished``, whose last
     handler puts the final verdict into it, chart and trends kept)."""
-    wanted = build.settings.report_page
-    doctreedir = getattr(build, "doctreedir", None)
-    candidates = published_pages(Path(build.srcdir or "."), build.outdir, doctreedir, wanted)
     own = getattr(build, "report_page_files", None)
+    shown = show_unfinished_pages(
+        Path(build.srcdir or "."),
+        build.outdir,
+        getattr(build, "doctreedir", None),
+        build.settings.report_page,
+        report,
+        keep=own[0] if but_own and own is not None else None,
+    )
+    if own is not None and not but_own:
+        build.report_on_page = report
+    return shown
+
+
+def show_unfinished_site(
+    srcdir: Path, outdir: Path, wanted: str | None, report: dict[str, Any]
+) -> list[Path]:
+    """:func:`show_unfinished_pages` for a site that several Sphinx builds make (the shard
+    commands: shards, then a merge build into ``outdir`` with Sphinx's default doctree
+    folder), when it stops or fails outside any of those builds. Nothing when ``outdir``
+    publishes no report page."""
+    doctreedir = Path(outdir) / ".doctrees"
+    pages = published_pages(Path(srcdir), Path(outdir), doctreedir, wanted)
+    if not any(html.is_file() for _source, html in pages):
+        return []
+    return show_unfinished_pages(Path(srcdir), Path(outdir), doctreedir, wanted, report)
+
+
+def show_unfinished_pages(
+    srcdir: Path,
+    outdir: Path,
+    doctreedir: Path | None,
+    wanted: str | None,
+    report: dict[str, Any],
+    keep: Path | None = None,
+) -> list[Path]:
+    """Put the view of ``report`` into every report page docsaccel published in
+    ``outdir`` (:func:`.page_file.published_pages` whose HTML carries the view's markers),
+    and into the page's source when docsaccel wrote it, so the next build sees the page
+    changed. A page that cannot be rewritten is removed: no page is left saying an
+    earlier build's verdict. Returns the HTML files rewritten or removed. ``keep``: the
+    source of a page to leave as it is."""
+    candidates = published_pages(srcdir, outdir, doctreedir, wanted)
     shown: list[Path] = []
     for source, page in candidates:
-        if but_own and own is not None and source == own[0]:
+        if keep is not None and source == keep:
             continue
         try:
             html = page.read_text(encoding="utf-8")
@@ -403,6 +441,4 @@ def show_unfinished(build: Any, report: dict[str, Any], but_own: bool = False) -
             )
         if ours:
             shown.append(page)
-    if own is not None and not but_own:
-        build.report_on_page = report
     return shown

@@ -36,13 +36,16 @@ from docsaccel.records import record_file, run_outputs, write_record
 from docsaccel.schema import load_report, validate_record, validate_report
 from docsaccel.settings import (
     DEFAULT_CACHE_NAME,
+    ClearOf,
     SettingError,
     env_name,
     not_a_folder,
+    overlap,
     read_settings,
 )
 from docsaccel.shard import sphinx_runs
 from docsaccel.shard.plan import Plan, ShardError, build_gallery_plan, check_index
+from docsaccel.shard.site_pages import ShowUnfinished, SitePages
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -60,6 +63,7 @@ __all__ = [
     "check_artifact_target",
     "check_artifacts",
     "check_output_folder",
+    "check_site_folder",
     "collect_shard",
     "copy_project",
     "find_manifests",
@@ -108,6 +112,10 @@ class DocsProject:
     cache: Path | None = None
     #: Whether the project's builds keep a Sphinx state (and so their generated sources).
     cache_sphinx: bool = False
+    #: ``docsaccel_report_page`` (``None``: off) and ``docsaccel_fast``, for the report
+    #: pages a sharded build shows before its merge build writes them.
+    report_page: str | None = None
+    fast: bool = False
 
     def moved_to(self, root: Path) -> DocsProject:
         """The same project, in its copy at ``root``."""
@@ -189,6 +197,8 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
         gallery_conf,
         cache=settings.cache,
         cache_sphinx=settings.cache is not None and settings.cache_sphinx,
+        report_page=settings.report_page,
+        fast=settings.fast,
     )
 
 
@@ -633,16 +643,19 @@ def run_merge(
     records: Path | None = None,
     sphinx_args: Sequence[str] = (),
     watch_sources: WatchSources | None = None,
+    show_unfinished: ShowUnfinished | None = None,
 ) -> list[str]:
     """Merge the shard artifacts and build the site; return the merged example ids.
 
     With ``watch_sources``, the outputs it copies into the gallery folders are recorded as
     generated, as those the build writes are (:func:`_watch_sources`): the next build
     removes them as it removes its own, so the page of an example renamed since is not
-    published again.
+    published again. With ``show_unfinished``, the site's report pages say the build has
+    not finished until the merge build writes them (:class:`.SitePages`).
     """
     manifests = read_artifacts(Path(artifacts))  # before the last build's report goes
     layout.forget_report(outdir)
+    _site_pages(project, outdir, show_unfinished).started()
     own_build_folder(project.docs)
     records = Path(records or layout.shard_dir(project.docs, "shard-records")).resolve()
     watch = _watch_sources(project, Path(outdir), records, watch_sources)
@@ -656,12 +669,19 @@ def run_merge(
     return merged
 
 
+def _site_pages(
+    project: DocsProject, outdir: Path, show_unfinished: ShowUnfinished | None
+) -> SitePages:
+    return SitePages(project.docs, Path(outdir), project.report_page, project.fast, show_unfinished)
+
+
 def _write_merged_report(
     project: DocsProject, shards: int, outdir: Path, errors: Sequence[str]
-) -> None:
+) -> dict[str, Any] | None:
     """Write into ``outdir`` the report of what the shards ran, when one failed and no
-    merge builds the site: a gate then names the examples that failed, as after a serial
-    build, rather than finding no report."""
+    merge builds the site, and return it (``None``: no shard wrote a report): a gate then
+    names the examples that failed, as after a serial build, rather than finding no
+    report."""
     work = layout.shard_dir(project.docs, "shard-work")
     reports = []
     for index in range(shards):
@@ -670,7 +690,7 @@ def _write_merged_report(
         except InputError:
             continue  # that shard stopped before its report: its examples are not in it
     if not reports:
-        return
+        return None
     report = merged_report(reports, shards, errors)
     # The project's, not the shards' copies of it (the same bytes; the copies go).
     report["build"]["source_dir"] = str(project.docs)
@@ -678,6 +698,7 @@ def _write_merged_report(
     if "conf" in report["build"] and fingerprint is not None:
         report["build"]["conf"] = fingerprint
     write_json(layout.report_path(outdir), report)
+    return report
 
 
 def check_output_folder(folder: Path, option: str) -> None:
@@ -689,6 +710,31 @@ def check_output_folder(folder: Path, option: str) -> None:
             if problem is not None:
                 raise ShardError(f"{option} {folder}: {problem}")
             return
+
+
+def check_site_folder(project: DocsProject, folder: Path, option: str) -> None:
+    """Refuse, before anything is removed or written, a site folder that is or holds the
+    conf folder, or is, holds or is inside an examples or a gallery folder: each shard's
+    copy of the project leaves the site folder out (it would have no sources), the merge
+    would publish into the user's examples or among sphinx-gallery's pages. A folder
+    inside the conf folder is the usual place (``_build/html``): the builds leave their
+    output folder out of the documents."""
+    site = Path(folder).resolve()
+    folders = [ClearOf(project.docs, "the Sphinx conf folder", inside_allowed=True)]
+    for examples, gallery in project.galleries.items():
+        what = "an examples folder of sphinx_gallery_conf (examples_dirs)"
+        folders.append(ClearOf((project.docs / examples).resolve(), what))
+        what = "a gallery folder of sphinx_gallery_conf (gallery_dirs)"
+        folders.append(ClearOf((project.docs / gallery).resolve(), what))
+    # The folder it is, when it is one, names it best (a nested gallery is also inside
+    # the outer one).
+    for clear in sorted(folders, key=lambda clear: clear.folder != site):
+        where = overlap(site, clear)
+        if where is not None:
+            default = project.docs / "_build" / "html"
+            raise ShardError(
+                f"{option} {site} {where}; give the site a folder of its own, such as {default}"
+            )
 
 
 def _watch_sources(
@@ -714,9 +760,13 @@ def run_local(
     outdir: Path,
     sphinx_args: Sequence[str] = (),
     watch_sources: WatchSources | None = None,
+    show_unfinished: ShowUnfinished | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> list[str]:
-    """Run every shard as a parallel process on this machine, then merge them
-    (``watch_sources``: see :func:`run_merge`).
+    """Run every shard as a parallel process on this machine, at most one per core at
+    once (:func:`.sphinx_runs.cores`), then merge them (``watch_sources``,
+    ``show_unfinished``: see :func:`run_merge`). More shards than examples are cut to
+    one per example, which ``say`` is told in a line.
 
     Each shard works in ``<docs>/_build/shard-work/<i>`` (its Sphinx output in
     ``<docs>/_build/shard-work/<i>.log``) and leaves its artifact in
@@ -726,7 +776,15 @@ def run_local(
     # Once, not once per shard; first, as it reads the inputs: a missing one leaves the
     # last build's report and artifacts.
     plan = plan_project(project, shards, inputs)
+    planned = sum(len(one.examples) for one in plan.shards)
+    if 0 < planned < shards:  # a shard with no example would copy and build for nothing
+        if say is not None:
+            say(f"{shards} shards for {planned} examples: running {planned}")
+        shards = planned
+        plan = plan_project(project, shards, inputs)
     layout.forget_report(outdir)
+    pages = _site_pages(project, outdir, show_unfinished)
+    pages.started()
     own_build_folder(project.docs)
     artifacts = layout.shard_dir(project.docs, "shard-artifacts")
     shutil.rmtree(artifacts, ignore_errors=True)
@@ -744,7 +802,7 @@ def run_local(
             outputs=[outdir],
         )
 
-    pool = ThreadPoolExecutor(max_workers=shards)
+    pool = ThreadPoolExecutor(max_workers=min(shards, sphinx_runs.cores()))
     try:
         failures = [f.exception() for f in [pool.submit(one, i) for i in range(shards)]]
     except KeyboardInterrupt:
@@ -754,12 +812,18 @@ def run_local(
         pool.shutdown(wait=True, cancel_futures=True)
         sphinx_runs.resume()
         shutil.rmtree(artifacts, ignore_errors=True)
+        pages.interrupted()
         raise
     pool.shutdown()
     errors = [str(error) for error in failures if error is not None]
     if errors:
-        _write_merged_report(project, shards, outdir, errors)
+        pages.failed(_write_merged_report(project, shards, outdir, errors), errors)
         raise ShardError("; ".join(errors))
     return run_merge(
-        project, artifacts, outdir, sphinx_args=sphinx_args, watch_sources=watch_sources
+        project,
+        artifacts,
+        outdir,
+        sphinx_args=sphinx_args,
+        watch_sources=watch_sources,
+        show_unfinished=show_unfinished,
     )

@@ -21,7 +21,15 @@ from typing import IO
 
 from docsaccel.shard.plan import ShardError
 
-__all__ = ["STOP_GRACE_S", "Stopped", "check_running", "resume", "run_build", "stop_all"]
+__all__ = [
+    "STOP_GRACE_S",
+    "Stopped",
+    "check_running",
+    "cores",
+    "resume",
+    "run_build",
+    "stop_all",
+]
 
 #: How long a build has to end after each signal before the next, harder one.
 STOP_GRACE_S = 5.0
@@ -33,6 +41,15 @@ _stopping = threading.Event()
 
 class Stopped(ShardError):
     """Work refused because the command is being stopped (an interrupt)."""
+
+
+def cores() -> int:
+    """The cores this process may run on: a build per core at most runs at once, as more
+    would only share them."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def check_running() -> None:
