@@ -477,8 +477,9 @@ def _add_shard_builds(subparsers: argparse._SubParsersAction) -> None:
     local = subparsers.add_parser(
         "shard-local",
         parents=[common, planned],
-        help="run every shard as a parallel process on this machine, then merge",
-        description="shard-build for every shard at once, each in its own process and copy of "
+        help="run every shard on this machine, a build per core at a time, then merge",
+        description="shard-build for every shard (no more shards than examples), at most one "
+        "build per core at a time, each in its own process and copy of "
         "the project (logs in <docs>/_build/shard-work/<i>.log), then shard-merge. Exit 2 on "
         "a failure, 130 when interrupted (Ctrl-C or SIGTERM stops every shard's build).",
     )
