@@ -114,6 +114,7 @@ __all__ = [
     "read_text",
     "require_extra",
     "shown_path",
+    "started_not_finished",
     "status_text",
     "unmeasured_text",
 ]
@@ -406,6 +407,16 @@ UNFINISHED_ERROR = (
     "did not finish: the build stopped while this example was running "
     "(an error with abort_on_example_error, a crash, or an interrupted build)"
 )
+
+
+def started_not_finished(at: str) -> str:
+    """Why a report page shows a build as unfinished while it runs: what the serial and
+    the sharded builds put into the pages they publish when they start.
+
+    >>> started_not_finished("2026-12-07T06:00:00+00:00")[:40]
+    'it started at 2026-12-07T06:00:00+00:00 '
+    """
+    return f"it started at {at} and has not finished: this page is replaced when it does"
 
 
 def is_unfinished(record: Any) -> bool:

@@ -51,6 +51,7 @@ from docsaccel.contract import (
     is_unfinished,
     project_modules,
     read_json,
+    started_not_finished,
 )
 from docsaccel.contract import OVERRUNS as _OVERRUNS
 from docsaccel.contract import REUSABLE as _REUSABLE
@@ -1296,10 +1297,7 @@ def _show_started(build: GalleryBuild) -> None:
     if not any(html.is_file() for _source, html in pages):
         return  # nothing to replace: the report page's module stays unloaded
     report = build.report(complete=False, records={})
-    report["build"]["ended_because"] = (
-        f"it started at {report['generated_at']} and has not finished: this page is "
-        "replaced when it does"
-    )
+    report["build"]["ended_because"] = started_not_finished(report["generated_at"])
     _show_unfinished(build, report)
 
 

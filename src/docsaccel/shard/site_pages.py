@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import docsaccel
+from docsaccel.contract import started_not_finished
 from docsaccel.records import build_report, now_iso
 
 __all__ = ["ShowUnfinished", "SitePages"]
@@ -38,10 +39,7 @@ class SitePages:
     def started(self) -> None:
         """Before the shards run: a sharded build killed outright leaves no handler to
         say so, and its site's page would read the last verdict as current."""
-        self._show(
-            ended_because=f"it started at {now_iso()} and has not finished: this page is "
-            "replaced when it does"
-        )
+        self._show(ended_because=started_not_finished(now_iso()))
 
     def interrupted(self) -> None:
         """The shards were stopped (Ctrl-C, ``SIGTERM``) before the merge build."""
