@@ -133,6 +133,16 @@ class Planner:
         """The example of id ``<gallery>/<name>`` (as in records)."""
         return self.example(os.path.join(self.srcdir, gallery, name), executable)
 
+    def target_of(self, gallery: str, name: str) -> str | None:
+        """The copy in its gallery folder of the example of id ``<gallery>/<name>`` (as in
+        records), whether or not its source still exists; ``None`` when it is in none of
+        the galleries."""
+        found = self._gallery_of(os.path.normpath(os.path.join(self.srcdir, gallery, name)))
+        if found is None:
+            return None
+        _, gallery_dir, relative = found
+        return os.path.normpath(os.path.join(self.srcdir, gallery_dir, relative))
+
     def _gallery_of(self, src_file: str) -> tuple[str, str, str] | None:
         # The innermost gallery holding the file, should one gallery folder hold another.
         best: tuple[str, str, str] | None = None

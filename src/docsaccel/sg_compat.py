@@ -66,6 +66,7 @@ __all__ = [
     "page_file",
     "refuse_broken",
     "remove_our_config_comments",
+    "remove_outputs",
     "restoring_loses_backreferences",
     "run_again",
     "run_marker_file",
@@ -687,6 +688,17 @@ def output_files(target_file: Path) -> list[Path]:
 
 
 _PAGE_SUFFIXES = (".rst", ".ipynb", ".zip", ".codeobj.json", ".cost.json")
+
+
+def remove_outputs(target_file: Path | str) -> None:
+    """Remove every file of one example's run (:func:`output_files`), its copy too, so a
+    later build finds the example as a clean build would: never run. For a run that did
+    not finish: what it wrote is no run's whole output, yet sphinx-gallery takes every
+    copy in a gallery folder for an example of the gallery (its zips of all the examples
+    name each copy's notebook, and fail when there is none)."""
+    for path in output_files(Path(target_file)):
+        with contextlib.suppress(OSError):  # already gone, or not this process's to remove
+            path.unlink()
 
 
 def page_file(target_file: Path | str) -> Path:

@@ -587,6 +587,7 @@ def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, A
     that measures each example, before sphinx-gallery runs them."""
     _plan(app, build, gallery_conf)
     build.previous = read_records(build.records_dir)
+    _drop_unfinished_runs(build)
     shutil.rmtree(build.records_dir, ignore_errors=True)
     build.records_dir.mkdir(parents=True, exist_ok=True)
     # Before any example: from here on, only this build's journals are read there.
@@ -638,6 +639,21 @@ def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, A
         f"{settings.budgets or '(none)'}, on overrun: {settings.on_overrun}, "
         f"fast path: {'on' if settings.fast else 'off'}, memory ceiling: {ceiling}"
     )
+
+
+def _drop_unfinished_runs(build: GalleryBuild) -> None:
+    """Remove what the runs the last build never finished wrote in the gallery folders.
+
+    Its process ended mid-run without removing them itself (killed outright: ``SIGKILL``,
+    the out-of-memory killer). sphinx-gallery would take them for the example's outputs,
+    and once its source is gone, zip its copy with the others, or fail.
+    """
+    for record in build.previous.values():
+        if not (is_unfinished(record) or is_stopped_hard(record)):
+            continue
+        target = build.planner.target_of(str(record.get("gallery")), str(record.get("name")))
+        if target is not None:
+            sg_compat.remove_outputs(target)
 
 
 def _plan(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> None:

@@ -679,6 +679,11 @@ class ExampleHook:
         if error is not None and not run.ended and run.interrupted_after is None:
             self._write(run, FAILED, error=error, finished=finished)
         run.ended = True
+        if not finished:
+            # The process ends mid-run: sphinx-gallery would take what the run wrote so
+            # far (its copy, some images) for the example's outputs in every later build,
+            # even once its source is gone.
+            sg_compat.remove_outputs(run.example.target_file)
 
     def _write(
         self,
