@@ -150,8 +150,8 @@ def test_check_names_the_example_stopped_at_its_budget_before_the_warnings_of_w(
 def test_no_gate_passes_a_build_fail_mode_failed(tmp_path) -> None:
     """An example over its budget fails a fail-mode build (status 2), and its report says
     so: ``check`` and ``compare`` exit 3 as for any failed build, naming the example once,
-    and ``history append`` refuses it. The same example in warn mode passes the build, and
-    ``check`` exits 1 on it."""
+    the report view says the build failed, and ``history append`` refuses it. The same
+    example in warn mode passes the build, and ``check`` exits 1 on it."""
     src = make_project(tmp_path, ["plot_sleep.py", "plot_quick.py"], budgets=SLEEP_BUDGET)
     warned = build(src)
     assert warned.returncode == 0, warned.output
@@ -182,6 +182,8 @@ def test_no_gate_passes_a_build_fail_mode_failed(tmp_path) -> None:
     compared = run_cli("compare", str(base), report)
     assert compared.returncode == 3, compared.stdout + compared.stderr
     assert "1 example stopped at its budget: examples/plot_sleep.py" in compared.stdout
+    viewed = run_cli("report", report)
+    assert "The build failed: 1 example stopped at its budget: " in viewed.stdout, viewed.stdout
     history = tmp_path / "history.jsonl"
     assert run_cli("history", "append", str(base), "--to", str(history)).returncode == 0
     before = history.read_bytes()
