@@ -4,6 +4,8 @@ a build), whether the example ran in this build or was restored from the example
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from helpers.gallery_build import build, make_project, run_cli
 
@@ -143,3 +145,50 @@ def test_check_names_the_example_stopped_at_its_budget_before_the_warnings_of_w(
         first == "FAIL: the build failed: 1 example stopped at its budget: examples/plot_sleep.py"
     )
     assert then.startswith("FAIL: the build failed: Sphinx gave 1 warning, treated as errors (-W)")
+
+
+def test_no_gate_passes_a_build_fail_mode_failed(tmp_path) -> None:
+    """An example over its budget fails a fail-mode build (status 2), and its report says
+    so: ``check`` and ``compare`` exit 3 as for any failed build, naming the example once,
+    the report view says the build failed, and ``history append`` refuses it. The same
+    example in warn mode passes the build, and ``check`` exits 1 on it."""
+    src = make_project(tmp_path, ["plot_sleep.py", "plot_quick.py"], budgets=SLEEP_BUDGET)
+    warned = build(src)
+    assert warned.returncode == 0, warned.output
+    base = tmp_path / "base.json"
+    shutil.copy(warned.report_path, base)
+    assert run_cli("check", str(base)).returncode == 1
+    # Without its outputs, sphinx-gallery runs the example again rather than reuse them.
+    shutil.rmtree(src / "auto_examples")
+
+    failed = build(src, env=FAIL)
+
+    assert failed.returncode == 2, failed.output
+    assert failed.record("plot_sleep.py")["status"] == "interrupted"
+    report = str(failed.report_path)
+    checked = run_cli("check", report)
+    assert checked.returncode == 3, checked.stdout + checked.stderr
+    lines = checked.stdout.splitlines()
+    assert lines[0] == (
+        "FAIL: the build failed: 1 example stopped at its budget: examples/plot_sleep.py"
+    ), checked.stdout
+    # Said once: the build's own line only repeats the example named above.
+    assert "ran out of their budget" not in checked.stdout, checked.stdout
+    assert "FAIL: 1 of 2 examples over budget:" in lines, checked.stdout
+    assert any(
+        line.startswith("  examples/plot_sleep.py: ") and "(interrupted) > budget 0.5s" in line
+        for line in lines
+    ), checked.stdout
+    compared = run_cli("compare", str(base), report)
+    assert compared.returncode == 3, compared.stdout + compared.stderr
+    assert "1 example stopped at its budget: examples/plot_sleep.py" in compared.stdout
+    viewed = run_cli("report", report)
+    assert "The build failed: 1 example stopped at its budget: " in viewed.stdout, viewed.stdout
+    history = tmp_path / "history.jsonl"
+    assert run_cli("history", "append", str(base), "--to", str(history)).returncode == 0
+    before = history.read_bytes()
+    appended = run_cli("history", "append", report, "--to", str(history))
+    assert appended.returncode != 0, appended.stdout
+    (said,) = appended.stderr.strip().splitlines()
+    assert "the build failed (1 example stopped at its budget: examples/plot_sleep.py)" in said
+    assert history.read_bytes() == before

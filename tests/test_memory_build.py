@@ -117,7 +117,13 @@ def test_an_example_over_its_memory_budget(tmp_path, capsys, mode) -> None:
         assert "its memory budget is 400M from budgets.toml memory_default" in alloc["error"]
         assert "MemoryExceeded" in built.page("plot_m_alloc.py")
     code, out = check(built.report_path, capsys)
-    assert code == 1
+    if mode == "warn":  # the build passed, with an example over its budget
+        assert code == 1, out
+    else:  # its budget failed the build: no gate passes it
+        assert code == EXIT_BUILD_FAILED, out
+        assert out.splitlines()[0] == (
+            "FAIL: the build failed: 1 example stopped at its budget: examples/plot_m_alloc.py"
+        ), out
     state = " (interrupted by its memory budget)" if mode == "fail" else ""
     assert f"examples/plot_m_alloc.py: peak {peak}{state} > memory budget 400M" in out, out
     assert "plot_quick.py" not in out
@@ -177,8 +183,17 @@ def test_the_ceiling_stops_unbounded_growth_within_a_second(tmp_path, capsys) ->
     # docsaccel says it once, when it happens (sphinx-gallery's traceback repeats it).
     said = [line for line in built.output.splitlines() if line.startswith("ERROR:")]
     assert sum(grow["error"] in line for line in said) == 1, built.output
+    # The ceiling failed the build: no gate passes it, the example named first.
     code, out = check(built.report_path, capsys)
-    assert code == 1
+    assert code == EXIT_BUILD_FAILED, out
+    assert out.splitlines()[0] == (
+        "FAIL: the build failed: 1 example stopped by the build's memory ceiling: "
+        "examples/plot_m_grow.py"
+    ), out
+    history = tmp_path / "history.jsonl"
+    assert main(["history", "append", str(built.report_path), "--to", str(history)]) != 0
+    assert "the build failed (1 example stopped by" in capsys.readouterr().err
+    assert not history.exists()
     peak = format_size(peak_bytes(grow))
     assert f"plot_m_grow.py: peak {peak} (interrupted by the build's memory ceiling)" in out
 
@@ -288,7 +303,11 @@ def test_an_example_waiting_on_a_child_that_holds_the_memory_is_interrupted(
     assert_no_child_survives(src, expected=1)
     assert built.record("plot_quick.py")["status"] == "ok"
     code, out = check(built.report_path, capsys)
-    assert code == 1 and "plot_m_child_wait.py: peak" in out, out
+    assert code == EXIT_BUILD_FAILED and "plot_m_child_wait.py: peak" in out, out
+    stopped = "by the build's memory ceiling" if limit == "ceiling" else "at its budget"
+    assert out.splitlines()[0] == (
+        f"FAIL: the build failed: 1 example stopped {stopped}: examples/plot_m_child_wait.py"
+    ), out
 
 
 @pytest.mark.parametrize(("child_mib", "watched"), [(50, False), (50, True), (200, True)])

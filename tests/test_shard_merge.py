@@ -193,3 +193,21 @@ def test_a_failing_example_in_a_local_shard_is_named_and_reported(tmp_path) -> N
     )
     assert check.returncode == 3, check.stdout + check.stderr
     assert "plot_crash.py" in check.stdout + check.stderr
+
+
+def test_an_example_over_its_budget_in_a_local_shard_is_named(tmp_path) -> None:
+    """In fail mode, the error line of a shard whose build an example's budget failed
+    names the example, as it names one that raised; the merged report fails the gate."""
+    budgets = '[examples]\n"plot_sleep.py" = "0.5s"\n'
+    src = make_project(tmp_path, ["plot_sleep.py", "plot_quick.py"], budgets=budgets)
+
+    done = docsaccel(src, "shard-local", "--shards", "2")
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    (error,) = done.stderr.strip().splitlines()
+    assert "1 example stopped at its budget: examples/plot_sleep.py; sphinx-build" in error
+    out, code = run_check([str(src / "_build" / "html" / "docsaccel" / "report.json")])
+    assert code == 3, out
+    assert out.startswith(
+        "FAIL: the build failed: 1 example stopped at its budget: examples/plot_sleep.py"
+    ), out

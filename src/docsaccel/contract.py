@@ -34,6 +34,7 @@ from docsaccel.loaded_code import content_changed
 __all__ = [
     "AUDIT_REASON",
     "AUDIT_STATUSES",
+    "BUDGETS_FAILED",
     "BUDGET_SOURCES",
     "BUILD_FAILURES",
     "BY_CEILING",
@@ -83,6 +84,7 @@ __all__ = [
     "WHOLE_RUNS",
     "InputError",
     "MissingExtraError",
+    "budgets_failed_text",
     "build_failures",
     "conf_changed",
     "conf_fingerprint",
@@ -184,11 +186,42 @@ def fails_build(status: Any, expected_failure: bool = False) -> bool:
     return status == FAILED and not expected_failure
 
 
+#: The report's ``build`` key that says a build ended because of its budgets, and so
+#: failed: an example ran out of its budget in fail mode (``docsaccel_on_overrun =
+#: "fail"``), or the build's memory ceiling stopped one (in any mode). Its value is the
+#: line the build ended with (:func:`budgets_failed_text`).
+BUDGETS_FAILED = "budgets_failed"
 #: The report's ``build`` keys that say why a build whose examples ran failed all the same
-#: (each present only then, a string): Sphinx failed it (``-W``), something an example
-#: left kept its process from ending (``exit_blocked``, set after the build's end), or
-#: the build ended without Sphinx's verdict reaching the report (``verdict_pending``).
-BUILD_FAILURES = ("sphinx_failed", "exit_blocked", "verdict_pending")
+#: (each present only then, a string), causes first: its budgets failed it
+#: (:data:`BUDGETS_FAILED`), Sphinx failed it (``-W``), something an example left kept
+#: its process from ending (``exit_blocked``, set after the build's end), or the build
+#: ended without Sphinx's verdict reaching the report (``verdict_pending``).
+BUILD_FAILURES = (BUDGETS_FAILED, "sphinx_failed", "exit_blocked", "verdict_pending")
+#: How the line a build's budgets ended it with counts the examples it names.
+_BUDGETS_FAILED_PREFIX = "docsaccel: "
+_BUDGETS_FAILED_COUNT = " example(s) ran out of their budget (time or memory): "
+
+
+def budgets_failed_text(said: Sequence[str], report: str) -> str:
+    """The line a build's budgets end it with (:data:`BUDGETS_FAILED`): each example that
+    ran out of its budget as ``said`` says it, and where its ``report`` is.
+
+    >>> budgets_failed_text(["a.py took 3s"], "r.json")
+    'docsaccel: 1 example(s) ran out of their budget (time or memory): a.py took 3s (see r.json)'
+    """
+    return (
+        f"{_BUDGETS_FAILED_PREFIX}{len(said)}{_BUDGETS_FAILED_COUNT}{'; '.join(said)} "
+        f"(see {report})"
+    )
+
+
+def _names_only(why: str, overruns: int) -> bool:
+    """Whether a :data:`BUDGETS_FAILED` line ``why`` names only the ``overruns`` examples
+    a view lists itself (it counts as many)."""
+    count, found, _ = why.removeprefix(_BUDGETS_FAILED_PREFIX).partition(_BUDGETS_FAILED_COUNT)
+    return bool(found) and count.isdigit() and int(count) == overruns > 0
+
+
 #: The ``verdict_pending`` of a report written at the build's end, until the plugin's
 #: last ``build-finished`` handler has seen how the build ended: a report whose build
 #: never got that far (a later handler raised on each emission of the event, or a
@@ -211,7 +244,9 @@ SG_FAILED_END = "; tracebacks above"
 EXIT_BLOCKED_ERROR = "so the build's process could not end"
 
 
-def build_failures(build: Any, failed_errors: Sequence[str | None] = ()) -> list[str]:
+def build_failures(
+    build: Any, failed_errors: Sequence[str | None] = (), overruns: int = 0
+) -> list[str]:
     """Why a report's ``build`` (a dict) failed although its examples ran: one line per
     :data:`BUILD_FAILURES` key it holds, in that order; empty for a build that did not
     fail so. Every gate and view asks here, so none passes a build another fails.
@@ -220,7 +255,9 @@ def build_failures(build: Any, failed_errors: Sequence[str | None] = ()) -> list
     (:func:`fails_build`), which the views list themselves. A reason that only repeats
     them is left out, so each failure is said once: sphinx-gallery's count of the failed
     examples (the rest of its summary kept), and ``exit_blocked`` when the example that
-    kept the process from ending is among them.
+    kept the process from ending is among them. ``overruns``: how many examples whose
+    budgets failed the build the views list themselves; the :data:`BUDGETS_FAILED` line
+    is left out when it names as many.
 
     >>> build_failures({"exit_blocked": "a thread held it", "complete": True})
     ['a thread held it']
@@ -233,7 +270,7 @@ def build_failures(build: Any, failed_errors: Sequence[str | None] = ()) -> list
     if not isinstance(build, dict):
         return []
     found = [build[key] for key in BUILD_FAILURES if isinstance(build.get(key), str)]
-    if not failed_errors:
+    if not failed_errors and not overruns:
         return found
     blocked_by_example = any(
         isinstance(error, str) and error.endswith(EXIT_BLOCKED_ERROR) for error in failed_errors
@@ -244,6 +281,8 @@ def build_failures(build: Any, failed_errors: Sequence[str | None] = ()) -> list
         if not isinstance(why, str):
             continue
         if key == "exit_blocked" and blocked_by_example:
+            continue
+        if key == BUDGETS_FAILED and _names_only(why, overruns):
             continue
         if key == "sphinx_failed":
             why = _without_failed_examples(why)

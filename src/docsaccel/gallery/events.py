@@ -45,6 +45,7 @@ from docsaccel.contract import (
     UNFINISHED_ERROR,
     VERDICT_PENDING,
     InputError,
+    budgets_failed_text,
     build_failures,
     conf_fingerprint,
     is_stopped_hard,
@@ -1128,11 +1129,8 @@ def _fail_on_overruns(app: Sphinx, exception: BaseException | None) -> None:
     if build.settings.on_overrun == "fail":
         overruns = [r for r in report["examples"] if _is_overrun(r)]
     if overruns:
-        raise reported(
-            BudgetOverrunError,
-            f"docsaccel: {len(overruns)} example(s) ran out of their budget (time or memory): "
-            f"{'; '.join(map(_said, overruns))} (see {build.report_path})",
-        )
+        said = budgets_failed_text([_said(record) for record in overruns], str(build.report_path))
+        raise reported(BudgetOverrunError, said)
 
 
 def _final_verdict(app: Sphinx, exception: BaseException | None) -> None:
@@ -1156,8 +1154,16 @@ def _record_late_failure(app: Sphinx, build: GalleryBuild, exception: BaseExcept
     pending, build.verdict_pending = build.verdict_pending, None
     if exception is None:
         why = _sphinx_failure(app, None)
-    elif isinstance(exception, (BudgetOverrunError, RecordsLostError)):
-        why = None  # docsaccel's own stops: the report's records say them already
+    elif isinstance(exception, BudgetOverrunError):
+        # Its records say which examples ran out of their budget; the report says too
+        # that this failed the build, so no gate passes it.
+        if build.budgets_failed is None:
+            build.budgets_failed = str(exception).strip()
+            build.rewrite_report(build.final_records)
+            return
+        why = None
+    elif isinstance(exception, RecordsLostError):
+        why = None  # the report's records_lost and complete: false say it already
     elif isinstance(exception, ExamplesFailedError):
         why = (str(exception).strip().splitlines() or [type(exception).__name__])[0]
     else:

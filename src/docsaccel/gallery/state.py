@@ -32,6 +32,7 @@ from sphinx.util import logging
 import docsaccel
 from docsaccel import layout
 from docsaccel.budgets import BudgetTable
+from docsaccel.contract import BUDGETS_FAILED
 from docsaccel.examples import Example, Planner
 from docsaccel.formats import write_json
 from docsaccel.gallery.lock import GalleryLock, OutdirLock
@@ -137,6 +138,9 @@ class GalleryBuild:
         #: Why Sphinx itself fails the build although every example ran (warnings it turns
         #: into errors under ``-W``), as known at build-finished.
         self.sphinx_failed: str | None = None
+        #: The line the build's budgets ended it with
+        #: (:data:`docsaccel.contract.BUDGETS_FAILED`), once they did; else None.
+        self.budgets_failed: str | None = None
         #: What kept the process from ending once the build was done (an example's
         #: thread or exit handler), as the exit bound ended it; else None.
         self.exit_blocked: str | None = None
@@ -251,6 +255,8 @@ class GalleryBuild:
             build["lock_lost"] = self.lock_lost
         if self.stopped_before_examples is not None:
             build["stopped_before_examples"] = self.stopped_before_examples
+        if self.budgets_failed is not None:
+            build[BUDGETS_FAILED] = self.budgets_failed
         if self.sphinx_failed is not None:
             build["sphinx_failed"] = self.sphinx_failed
         if self.exit_blocked is not None:

@@ -109,6 +109,11 @@ class CheckResult:
     #: report's :data:`docsaccel.schema.BUILD_FAILURES`: ``-W`` turning warnings into
     #: errors, a process that an example's leftovers kept from ending).
     sphinx_failed: list[str] = field(default_factory=list)
+    #: The examples whose budgets failed their build, one line per input
+    #: (:func:`docsaccel.report.model.budget_failures_text`): in fail mode, an example
+    #: over its budget or stopped at it fails the build, as the memory ceiling's stop does
+    #: in any mode. Their times and budgets are listed with the examples over budget.
+    budgets_failed: list[str] = field(default_factory=list)
     #: How many examples the build did not measure (reused outputs, not run): neither
     #: within budget nor over it, and not in ``checked``.
     unmeasured: int = 0
@@ -124,7 +129,7 @@ class CheckResult:
 
     @property
     def exit_code(self) -> int:
-        if self.failed or self.sphinx_failed:
+        if self.failed or self.budgets_failed or self.sphinx_failed:
             return EXIT_BUILD_FAILED
         return EXIT_OVER_BUDGET if self.over or self.stale else 0
 
@@ -213,7 +218,7 @@ def format_check(result: CheckResult) -> str:
     lines = failure_lines(result)
     verdict = "FAIL" if result.exit_code else "note"
     lines += [one_line(f"{verdict}: {why}") for why in result.incomplete]
-    if not result.over and not result.stale and not result.failed and not result.sphinx_failed:
+    if not result.over and not result.stale and not failure_lines(result):
         # Of an input that says nothing of failures only the times were checked.
         checked = "timings checked against budgets" if result.statusless else "examples checked"
         lines.append(
@@ -246,17 +251,12 @@ def format_check(result: CheckResult) -> str:
 
 def failure_lines(result: CheckResult) -> list[str]:
     """Why the build failed, causes before consequences: the examples that failed, then
-    those stopped at their budget (fail mode), each a cause of the build's own reasons
-    that follow (``-W`` turning the warnings they gave into errors). One line each; empty
-    for a build that did not fail."""
-    if not result.failed and not result.sphinx_failed:
-        return []
+    those its budgets failed it on (stopped at their budget or over it in fail mode,
+    stopped by the memory ceiling), each a cause of the build's own reasons that follow
+    (``-W`` turning the warnings they gave into errors). One line each; empty for a build
+    that did not fail."""
     lines = [failed_text(result.failed)] if result.failed else []
-    # Their times and budgets are listed with the examples over budget, below.
-    stopped = [replace(t, error=None) for t in result.over if t.status == INTERRUPTED]
-    if stopped and result.sphinx_failed:
-        what = f"stopped at {'its' if len(stopped) == 1 else 'their'} budget"
-        lines.append(one_line(f"FAIL: the build failed: {_named(stopped, what)}"))
+    lines += [one_line(f"FAIL: the build failed: {why}") for why in result.budgets_failed]
     lines += [one_line(f"FAIL: the build failed: {why}") for why in result.sphinx_failed]
     return lines
 

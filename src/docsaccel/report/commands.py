@@ -60,7 +60,7 @@ from docsaccel.report.inputs import (
     other_kind_at,
 )
 from docsaccel.report.markdown import is_markdown_report, render_markdown
-from docsaccel.report.model import LoadedInput, unique_timings
+from docsaccel.report.model import LoadedInput, budget_failures_text, unique_timings
 from docsaccel.report.summary import SUMMARY_SCHEMA, summarize
 from docsaccel.report.trend import build_trends
 from docsaccel.settings import missing_folder
@@ -301,10 +301,15 @@ def _check(
     checked = apply_budgets(timings, flat_seconds=flat, table=table)
     result = check_timings(checked)
     sphinx_failed = [f"{why} ({one.path})" for one in loaded for why in one.build_failures()]
+    overruns = [budget_failures_text(one.budget_failures) for one in loaded]
     incomplete = [f"{one.path}: {one.incomplete_text()}" for one in loaded if not one.complete]
     statusless = [one.no_status_text() for one in loaded if not one.holds_status]
     result = dataclasses.replace(
-        result, sphinx_failed=sphinx_failed, incomplete=incomplete, statusless=statusless
+        result,
+        sphinx_failed=sphinx_failed,
+        budgets_failed=[why for why in overruns if why],
+        incomplete=incomplete,
+        statusless=statusless,
     )
     # The build's own check: a rule that matches no example is said, never silently idle
     # (sphinx-gallery's files name examples by file name, which a "sub/..." rule misses).
@@ -316,7 +321,7 @@ def _check(
         notes = "".join(annotation("warning", m, title="Unused budget rule") + "\n" for m in unused)
         notes += "".join(
             annotation("error", f"the build failed: {why}", title="Build failed") + "\n"
-            for why in sphinx_failed
+            for why in [*result.budgets_failed, *sphinx_failed]
         )
         # --allow-incomplete lets an unfinished build pass, never silently.
         level = "error" if result.exit_code else "warning"

@@ -20,6 +20,7 @@ from typing import Any
 
 from docsaccel.budgets import format_measured
 from docsaccel.contract import (
+    BUDGETS_FAILED,
     BY_CEILING,
     BY_MEMORY,
     INTERRUPTED,
@@ -67,6 +68,7 @@ __all__ = [
     "StaleReportError",
     "Timing",
     "Verdicts",
+    "budget_failures_text",
     "one_side_ids",
     "running_text",
     "unique_timings",
@@ -335,6 +337,35 @@ class Timing(Verdicts):
         return self.budget_seconds - self.seconds
 
 
+def budget_failures_text(timings: Sequence[Timing]) -> str:
+    """The examples whose budgets failed their build (:attr:`LoadedInput.budget_failures`)
+    on one line, as every view says them, ``""`` for none: ``"1 example stopped at its
+    budget: a.py; 2 examples over their budget: b.py, c.py"``.
+
+    >>> budget_failures_text([Timing("a.py", "a.py", 3.0, status="interrupted")])
+    '1 example stopped at its budget: a.py'
+    """
+    ceiling = [t for t in timings if t.status == INTERRUPTED and t.interrupted_by == BY_CEILING]
+    groups = (
+        (
+            [t for t in timings if t.status == INTERRUPTED and t not in ceiling],
+            "stopped at {} budget",
+        ),
+        (ceiling, "stopped by the build's memory ceiling"),
+        ([t for t in timings if t.status != INTERRUPTED], "over {} budget"),
+    )
+    parts = []
+    for group, what in groups:
+        if not group:
+            continue
+        many = len(group) != 1
+        more = f" and {len(group) - 5} more" if len(group) > 5 else ""
+        named = ", ".join(t.id for t in group[:5]) + more
+        what = what.format("their" if many else "its")
+        parts.append(f"{len(group)} example{'s' if many else ''} {what}: {named}")
+    return "; ".join(parts)
+
+
 @dataclass(frozen=True)
 class LoadedInput:
     """The timings read from one file, its detected format and build facts (if any)."""
@@ -404,7 +435,8 @@ class LoadedInput:
             f"{t.id} failed ({t.error.splitlines()[0]})" if t.error else f"{t.id} failed"
             for t in self.failed_examples
         ]
-        return [*failed, *self.build_failures()]
+        overruns = budget_failures_text(self.budget_failures)
+        return [*failed, *([overruns] if overruns else []), *self.build_failures()]
 
     def judged_failures(self) -> list[str]:
         """Why no gate passes this build: its :meth:`failures`, then each example it
@@ -429,10 +461,26 @@ class LoadedInput:
         """The examples that failed unexpectedly (:attr:`Timing.build_failure`)."""
         return [timing for timing in self.timings if timing.build_failure]
 
+    @property
+    def budget_failures(self) -> list[Timing]:
+        """The examples whose budgets failed this build (its ``build`` holds
+        :data:`~docsaccel.contract.BUDGETS_FAILED`), by id: each one stopped at its budget
+        or by the memory ceiling, and in fail mode each one over its budget (one restored
+        from the example cache with a run over it too); empty for any other build."""
+        if not isinstance(self.build.get(BUDGETS_FAILED), str):
+            return []
+        fail_mode = self.build.get("on_overrun") == "fail"
+        found = (
+            t for t in self.timings if t.status == INTERRUPTED or (fail_mode and t.over_budget)
+        )
+        return sorted(found, key=lambda t: t.id)
+
     def build_failures(self) -> list[str]:
-        """The build's own reasons for failing that its failed examples do not say
-        already (:func:`docsaccel.contract.build_failures`): each failure said once."""
-        return build_failures(self.build, [t.error for t in self.failed_examples])
+        """The build's own reasons for failing that its failed examples and the examples
+        its budgets failed it on (:attr:`budget_failures`) do not say already
+        (:func:`docsaccel.contract.build_failures`): each failure said once."""
+        errors = [t.error for t in self.failed_examples]
+        return build_failures(self.build, errors, overruns=len(self.budget_failures))
 
     @property
     def building_now(self) -> str | None:

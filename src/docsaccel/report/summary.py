@@ -43,6 +43,7 @@ from docsaccel.report.model import (
     LoadedInput,
     Timing,
     Verdicts,
+    budget_failures_text,
     one_side_ids,
     whole_run_totals,
 )
@@ -564,7 +565,11 @@ def summarize(
         baseline_failed="; ".join(baseline_failed),
         incomplete=loaded.incomplete_text(),
         memory_limit=_size(loaded.build.get("memory_limit")),
-        sphinx_failed="; ".join(loaded.build_failures()),
+        sphinx_failed="; ".join(
+            why
+            for why in (budget_failures_text(loaded.budget_failures), *loaded.build_failures())
+            if why
+        ),
         no_status="" if loaded.holds_status else loaded.no_status_text(),
     )
 

@@ -27,7 +27,6 @@ from docsaccel.contract import (
     InputError,
     build_failures,
     conf_fingerprint,
-    fails_build,
     is_build_failure,
     read_json,
 )
@@ -270,19 +269,26 @@ def check_artifact_target(artifact: Path) -> None:
 
 
 def _failing_examples(outdir: Path) -> str:
-    """The examples whose failure failed a shard's build, as its report names them
-    (``"tutorials/plot_a.py failed: ZeroDivisionError: ...; "``), or ``""`` when the
-    report cannot be read or names none: the build failed for another reason."""
+    """The examples that failed a shard's build, as its report names them
+    (``"tutorials/plot_a.py failed: ZeroDivisionError: ...; "``), then those its budgets
+    failed it on (``"1 example stopped at its budget: tutorials/plot_b.py; "``), or
+    ``""`` when the report cannot be read or names none: the build failed for another
+    reason."""
+    # The report views' reader: the examples a budget failed the build on are theirs.
+    from docsaccel.report.inputs import load_input
+    from docsaccel.report.model import budget_failures_text
+
     try:
-        report = load_report(layout.report_path(outdir))
+        loaded = load_input(layout.report_path(outdir))
     except InputError:
         return ""
     failing = [
-        f"{record['id']} failed: {record.get('error') or 'no error recorded'}"
-        for record in report["examples"]
-        if fails_build(record["status"], record.get(EXPECTED_FAILURE) is True)
+        f"{timing.id} failed: {timing.error or 'no error recorded'}"
+        for timing in loaded.timings
+        if timing.judged_failed
     ]
-    return "".join(f"{line}; " for line in failing)
+    overruns = budget_failures_text(loaded.budget_failures)
+    return "".join(f"{line}; " for line in [*failing, *([overruns] if overruns else [])])
 
 
 def merged_report(
