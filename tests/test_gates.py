@@ -309,6 +309,23 @@ def test_report_refuses_to_write_over_its_input_or_another_kind_of_file(tmp_path
     assert main(["report", str(report), "-o", str(tmp_path / "r.md")]) == 0
 
 
+def test_report_writes_the_view_its_output_is_named_for(tmp_path, capsys) -> None:
+    """``-o budget.html`` is the HTML view, not Markdown in a file named ``.html``; a
+    ``--format`` the name contradicts is refused in one line, nothing written."""
+    report = write_build(tmp_path / "r.json", [record("plot_a.py", 1.0)], FINISHED)
+    page, summary = tmp_path / "budget.html", tmp_path / "summary.json"
+    assert main(["report", str(report), "-o", str(page)]) == 0
+    assert page.read_text().lstrip().lower().startswith("<!doctype html")
+    assert main(["report", str(report), "-o", str(summary)]) == 0
+    assert json.loads(summary.read_text())["schema"]
+    capsys.readouterr()
+    wrong = tmp_path / "wrong.html"
+    assert main(["report", str(report), "--format", "md", "-o", str(wrong)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--format md" in err and "--format html" in err, err
+    assert not wrong.exists()
+
+
 @pytest.mark.parametrize(
     ("name", "fmt", "text"),
     [

@@ -93,7 +93,9 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--history", metavar="HISTORY.jsonl", help="flag noisy examples")
     parser.add_argument("--last", type=int, default=10, help="history runs to use (10)")
     parser.add_argument(
-        "--format", choices=("md", "html", "json"), default="md", help="output format (md)"
+        "--format",
+        choices=("md", "html", "json"),
+        help="output format (default: the one -o's suffix names, .html or .json, else md)",
     )
     parser.add_argument("--top", type=int, default=10, help="slowest examples listed (10)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write here, not to stdout")

@@ -138,25 +138,50 @@ REPORT_FORMATS = {
 }
 
 
+#: The view each file suffix names, so ``-o budget.html`` writes the HTML view.
+_SUFFIX_VIEWS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json"}
+
+
+def view_format(fmt: str | None, output: str | None) -> str:
+    """The view ``report`` writes: ``fmt`` when given, else the one ``output``'s suffix
+    names, else Markdown. A ``fmt`` another suffix names is refused (:class:`InputError`):
+    Markdown in ``budget.html`` is a file of another kind than its name says.
+
+    >>> view_format(None, "budget.html"), view_format("json", None), view_format(None, "out")
+    ('html', 'json', 'md')
+    """
+    named = _SUFFIX_VIEWS.get(Path(output).suffix.lower()) if output else None
+    if fmt is None:
+        return named or "md"
+    if named is not None and named != fmt:
+        raise InputError(
+            f"{output}: names a {named} file, but --format {fmt} was given; "
+            f"pass --format {named}, or an output named for the {fmt} view"
+        )
+    return fmt
+
+
 def run_report(
     report: str,
     baseline: str | None = None,
     history: str | None = None,
     last: int = 10,
-    fmt: str = "md",
+    fmt: str | None = None,
     top: int = 10,
     output: str | None = None,
 ) -> tuple[str, int]:
-    """The report view of ``report`` in ``fmt`` (``md``, ``html`` or ``json``).
+    """The report view of ``report`` in ``fmt`` (``md``, ``html`` or ``json``; when
+    ``None``, the one ``output``'s suffix names: :func:`view_format`).
 
     ``output``: where the caller will write it; exit 2 if that is one of the inputs, or a
     file of another kind (a report, a history): a view never replaces what it reads.
     """
 
     def work() -> tuple[str, int]:
-        if output is not None:
-            refuse_output(output, [report, baseline, history], fmt)
-        return _report(report, baseline, history, last, fmt, top)
+        if output is not None:  # what the file is comes first, then what its name says
+            refuse_output(output, [report, baseline, history], fmt or view_format(None, output))
+        view = view_format(fmt, output)
+        return _report(report, baseline, history, last, view, top)
 
     return _guarded(work)
 
