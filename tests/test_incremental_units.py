@@ -541,3 +541,18 @@ def test_tables_leave_out_the_files_edited_after_the_build_used_them(tmp_path):
     assert tables.modules == {"mod.py": None}
     tables.forget_edited(Place(str(tmp_path)), modules_since_ns=1_500, files_since_ns=1_500)
     assert tables.files["page.rst"] is None and tables.files["early.rst"] == "c"
+
+
+def test_an_output_folder_holding_the_sources_is_never_emptied(tmp_path):
+    """A build whose output folder holds its sources (``sphinx-build docs .``) or the
+    cache keeps every file there: such a folder is no build's alone."""
+    from docsaccel.incremental.sphinxext.untrusted_output import keep_only_restored
+
+    sources = tmp_path / "docs"
+    sources.mkdir()
+    (sources / "index.rst").write_text("Title\n=====\n")
+    (tmp_path / "page.html").write_text("")
+    assert keep_only_restored(tmp_path, [], [], [str(sources)]) == 0
+    assert (sources / "index.rst").is_file() and (tmp_path / "page.html").is_file()
+    assert keep_only_restored(tmp_path, [], [sources], [str(tmp_path.parent / "cache")]) == 1
+    assert (sources / "index.rst").is_file() and not (tmp_path / "page.html").exists()

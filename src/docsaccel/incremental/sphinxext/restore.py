@@ -19,7 +19,7 @@ import sphinx
 from sphinx.application import ENV_PICKLE_FILENAME, Sphinx
 from sphinx.util import logging
 
-from docsaccel import sg_compat
+from docsaccel import layout, sg_compat
 from docsaccel.cache.context import env_values
 from docsaccel.cache.deps import Project, project_roots, providers
 from docsaccel.cache.early import carry_early_reads
@@ -45,6 +45,7 @@ from docsaccel.incremental.sphinxext.state_build import (
     IncrementalBuild,
     Restored,
 )
+from docsaccel.incremental.sphinxext.untrusted_output import keep_only_restored
 from docsaccel.incremental.state_context import context_key, describe_difference, state_context
 from docsaccel.incremental.state_store import StateError, StateStore, remove_partials
 from docsaccel.settings import given_as
@@ -285,6 +286,24 @@ def _start(build: IncrementalBuild, fresh: bool) -> None:
         # Not left by a finished build of this context: its outdated documents cannot be
         # told by content, and its doctrees may be older than its environment.
         env_pickle.unlink()
+    _restore(build)
+    if build.pages:
+        # Nor are its pages: a build that did not finish wrote some no record names.
+        removed = keep_only_restored(
+            build.outdir,
+            build.restored.files,
+            [build.outdir / layout.FOLDER_NAME, build.doctreedir],
+            [*build.project.roots, build.restored.place.root, str(build.restored.store.folder)],
+        )
+        if removed:
+            logger.info(
+                f"docsaccel: {removed} file(s) of the output folder no finished build of this "
+                "state left there deleted"
+            )
+
+
+def _restore(build: IncrementalBuild) -> None:
+    """Restore the stored state of this context into the folders, if there is one."""
     try:
         state = build.restored.store.load(build.key)
     except StateError as exc:
