@@ -556,3 +556,26 @@ def test_an_output_folder_holding_the_sources_is_never_emptied(tmp_path):
     assert (sources / "index.rst").is_file() and (tmp_path / "page.html").is_file()
     assert keep_only_restored(tmp_path, [], [sources], [str(tmp_path.parent / "cache")]) == 1
     assert (sources / "index.rst").is_file() and not (tmp_path / "page.html").exists()
+
+
+def test_what_sphinx_never_writes_in_an_output_folder_is_kept(tmp_path):
+    """A folder a build does not trust is emptied of pages only: a site's ``.git`` (a
+    published branch checked out there), a ``.nojekyll`` and links stay, with what they
+    hold; Sphinx's own ``.buildinfo`` goes with the pages."""
+    from docsaccel.incremental.sphinxext.untrusted_output import keep_only_restored
+
+    out = tmp_path / "html"
+    (out / ".git" / "objects").mkdir(parents=True)
+    (out / ".git" / "HEAD").write_text("ref: refs/heads/gh-pages\n")
+    (out / ".nojekyll").write_text("")
+    (out / ".buildinfo").write_text("")
+    (out / "old").mkdir()
+    (out / "old" / "gone.html").write_text("")
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("kept")
+    (out / "link.txt").symlink_to(target)
+
+    assert keep_only_restored(out, [], [], []) == 2
+    left = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
+    assert left == [".git", ".git/HEAD", ".git/objects", ".nojekyll", "link.txt"], left
+    assert target.read_text() == "kept"

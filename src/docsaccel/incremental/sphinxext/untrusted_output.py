@@ -6,7 +6,9 @@ build that restores a state from the cache, or starts from none, into such a fol
 would otherwise publish them: Sphinx never deletes a page it did not write, and the
 state's record of what to delete names only what its own build wrote. Removing every
 file the restore did not put there (the plugin's folder and the doctrees aside) leaves
-what a fresh checkout has.
+what a fresh checkout has. What Sphinx never writes there is left alone: a hidden entry
+(a ``.git`` of a site published from this folder, a ``.nojekyll``) other than its own
+``.buildinfo``, and a symbolic link.
 """
 
 from __future__ import annotations
@@ -19,8 +21,17 @@ from pathlib import Path
 __all__ = ["keep_only_restored"]
 
 
+#: The one hidden file Sphinx writes in an HTML folder; every other one is the user's.
+_SPHINX_HIDDEN = ".buildinfo"
+
+
 def _holds(folder: Path, path: str) -> bool:
     return os.path.commonpath([folder, path]) == str(folder)
+
+
+def _not_sphinx_output(path: str, name: str) -> bool:
+    """Whether ``path`` (named ``name``) is nothing Sphinx writes: never deleted."""
+    return (name.startswith(".") and name != _SPHINX_HIDDEN) or os.path.islink(path)
 
 
 def keep_only_restored(
@@ -47,18 +58,20 @@ def keep_only_restored(
     skipped = {os.path.abspath(p) for p in leave_out}
     kept = {os.path.abspath(p) for p in restored}
     removed = 0
-    for current, dirs, names in os.walk(outdir, topdown=False):
+    walked: list[str] = []
+    for current, dirs, names in os.walk(outdir):
+        # Pruned in place, so a hidden folder (a ``.git``) is never walked into.
+        dirs[:] = [d for d in dirs if not _not_sphinx_output(os.path.join(current, d), d)]
         if any(_holds(Path(s), current) for s in skipped):
             continue
+        walked.append(current)
         for name in names:
             path = os.path.join(current, name)
-            if path not in kept:
+            if path not in kept and not _not_sphinx_output(path, name):
                 with contextlib.suppress(OSError):
                     os.unlink(path)
                     removed += 1
-        for name in dirs:
-            path = os.path.join(current, name)
-            if path not in skipped and not os.path.islink(path):
-                with contextlib.suppress(OSError):
-                    os.rmdir(path)  # only an empty one
+    for folder in reversed(walked[1:]):  # the deepest first, the output folder kept
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)  # only an empty one
     return removed
