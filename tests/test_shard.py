@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -393,6 +396,28 @@ def test_cli_plan_json(project, capsys) -> None:
     assert plan["makespan"] == max(shard["predicted_seconds"] for shard in plan["shards"])
     assert sorted(plan["estimates"]) == ["plot_5.py", "plot_6.py", "sub/plot_deep.py"]
     assert set(plan["estimates"].values()) == {21.0}  # the median of the measured ones
+
+
+@pytest.mark.parametrize("extra", [["--plan", "--json"], ["--index", "0"]])
+def test_a_closed_pipe_ends_the_command_quietly(project, extra) -> None:
+    """``docsaccel shard --plan --json | head -1``: the reader gone, the command ends with
+    128 + SIGPIPE and no traceback, whatever it was printing."""
+    gallery, history = project
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone before the first line is written
+    try:
+        args = ["shard", "--shards", "2", *extra, str(history), "--gallery-dir", str(gallery)]
+        done = subprocess.run(
+            [sys.executable, "-m", "docsaccel.cli", *args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert done.stderr == ""
+    assert done.returncode == 128 + signal.SIGPIPE
 
 
 def test_cli_plan_text_and_ids_as_given(project, capsys) -> None:
