@@ -736,6 +736,34 @@ def test_a_merged_report_of_shards_that_failed_without_saying_why_fails(tmp_path
 @pytest.mark.parametrize(
     ("command", "out", "message"),
     [
+        ("shard-local", "_static/site", "is inside a folder copied into the site as static"),
+        ("shard-local", "../extra", "is a folder copied into the site as extra files"),
+        ("shard-merge", "_templates/html", "is inside a folder read as templates"),
+    ],
+)
+def test_a_site_folder_among_the_conf_folders_is_refused_up_front(
+    built, capsys, command, out, message
+) -> None:
+    # The merge build would copy the site into itself, or read it as templates.
+    for folder in ("_static", "../extra", "_templates"):
+        (built / folder).mkdir()
+    conf = 'html_static_path = ["_static"]\nhtml_extra_path = ["../extra"]\n'
+    with (built / "conf.py").open("a", encoding="utf-8") as stream:
+        stream.write(f'{conf}templates_path = ["_templates"]\n')
+    args = ["--shards", "2"] if command == "shard-local" else ["_build/shard-artifacts"]
+    _refused(
+        capsys,
+        [command, "--docs", ".", "--out", out, *args],
+        f"--out {(built / out).resolve()} {message}",
+    )
+    assert (built / "_build" / "html" / "docsaccel" / "report.json").is_file()
+    assert not (built / "_build" / "shard-work").exists()
+    assert not (built / out).exists() or out == "../extra"
+
+
+@pytest.mark.parametrize(
+    ("command", "out", "message"),
+    [
         ("shard-local", ".", "is the Sphinx conf folder"),
         ("shard-local", "..", "holds the Sphinx conf folder"),
         ("shard-local", "examples/site", "is inside an examples folder"),
