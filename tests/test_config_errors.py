@@ -75,6 +75,26 @@ def test_a_bad_d_value_is_one_line_and_status_2(tmp_path, key, text):
     assert len(lines) == 1 and f"-D {key}={text!r}" in lines[0], built.output
 
 
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ("docsaccel_on_overrun=explode", "-D docsaccel_on_overrun must be 'warn' or 'fail'"),
+        ("docsaccel_cache_granularity=line", "-D docsaccel_cache_granularity must be"),
+        ("docsaccel_budgets=missing.toml", "-D docsaccel_budgets = 'missing.toml': no such"),
+    ],
+    ids=["on-overrun", "granularity", "budgets"],
+)
+def test_a_bad_d_value_says_it_came_from_d(tmp_path, given, named):
+    # conf.py sets the same setting to a good value: the message names the value used.
+    conf = 'docsaccel_on_overrun = "warn"\ndocsaccel_cache_granularity = "module"\n'
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
+    built = build(src, "-D", given)
+    assert built.returncode == 2, built.output
+    lines = [line for line in built.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and named in lines[0], built.output
+    assert given.split("=")[1] in lines[0], built.output
+
+
 def test_d_values_are_read_as_conf_values(tmp_path):
     # A switch's spellings, a number and a list: what conf.py would give, no warning.
     src = make_project(tmp_path, ["plot_quick.py"])

@@ -94,6 +94,9 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"intercept"}),
     # Sizes and the machine's memory, which settings and budgets check values against.
     frozenset({"memory_sizes"}),
+    # A child process ending with its parent, which the shard builds and a parallel
+    # build's workers ask for.
+    frozenset({"parent_death"}),
     frozenset({"layout", "formats", "registry"}),
     # The settings' declaration, which names the project root (layout) in its messages.
     frozenset({"settings"}),

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -395,6 +398,28 @@ def test_cli_plan_json(project, capsys) -> None:
     assert set(plan["estimates"].values()) == {21.0}  # the median of the measured ones
 
 
+@pytest.mark.parametrize("extra", [["--plan", "--json"], ["--index", "0"]])
+def test_a_closed_pipe_ends_the_command_quietly(project, extra) -> None:
+    """``docsaccel shard --plan --json | head -1``: the reader gone, the command ends with
+    128 + SIGPIPE and no traceback, whatever it was printing."""
+    gallery, history = project
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone before the first line is written
+    try:
+        args = ["shard", "--shards", "2", *extra, str(history), "--gallery-dir", str(gallery)]
+        done = subprocess.run(
+            [sys.executable, "-m", "docsaccel.cli", *args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert done.stderr == ""
+    assert done.returncode == 128 + signal.SIGPIPE
+
+
 def test_cli_plan_text_and_ids_as_given(project, capsys) -> None:
     _, history = project
     assert main(["shard", "--shards", "2", "--plan", str(history)]) == 0
@@ -706,6 +731,34 @@ def test_a_merged_report_of_shards_that_failed_without_saying_why_fails(tmp_path
     assert merged["build"]["sphinx_failed"] == (
         "a shard's build failed: shard 1: sphinx-build exited 2"
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "out", "message"),
+    [
+        ("shard-local", "_static/site", "is inside a folder copied into the site as static"),
+        ("shard-local", "../extra", "is a folder copied into the site as extra files"),
+        ("shard-merge", "_templates/html", "is inside a folder read as templates"),
+    ],
+)
+def test_a_site_folder_among_the_conf_folders_is_refused_up_front(
+    built, capsys, command, out, message
+) -> None:
+    # The merge build would copy the site into itself, or read it as templates.
+    for folder in ("_static", "../extra", "_templates"):
+        (built / folder).mkdir()
+    conf = 'html_static_path = ["_static"]\nhtml_extra_path = ["../extra"]\n'
+    with (built / "conf.py").open("a", encoding="utf-8") as stream:
+        stream.write(f'{conf}templates_path = ["_templates"]\n')
+    args = ["--shards", "2"] if command == "shard-local" else ["_build/shard-artifacts"]
+    _refused(
+        capsys,
+        [command, "--docs", ".", "--out", out, *args],
+        f"--out {(built / out).resolve()} {message}",
+    )
+    assert (built / "_build" / "html" / "docsaccel" / "report.json").is_file()
+    assert not (built / "_build" / "shard-work").exists()
+    assert not (built / out).exists() or out == "../extra"
 
 
 @pytest.mark.parametrize(

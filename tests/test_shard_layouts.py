@@ -19,8 +19,10 @@ from pathlib import Path
 
 import pytest
 from helpers.gallery_build import child_env
+from helpers.processes import alive
 from helpers.slow import require_slow
 
+from docsaccel.gallery.processes import children
 from docsaccel.incremental.oracle import differences, output_files
 from docsaccel.schema import load_report
 
@@ -268,6 +270,47 @@ def test_ctrl_c_on_shard_local_stops_the_shards_in_one_line(tmp_path) -> None:
     with pytest.raises(ProcessLookupError):
         os.kill(example_pid, 0)  # the shard running the example is gone
     assert not (root / "source" / "_build" / "shard-artifacts").exists()
+
+
+def test_a_killed_shard_local_takes_its_shard_builds_with_it(tmp_path) -> None:
+    """``SIGKILL`` (the out-of-memory killer, a runner's hard stop) leaves ``shard-local``
+    no code to run: its shards' builds, in sessions of their own, end with it anyway."""
+    require_slow()
+    root = make_layout(tmp_path / "tree", expected_failure=False)
+    started = tmp_path / "started.txt"
+    body = (
+        "import os, pathlib, time\n"
+        f"pathlib.Path({str(started)!r}).write_text(str(os.getpid()))\n"
+        "time.sleep(600)"
+    )
+    (root / "tutorials_src" / "plot_other.py").write_text(example("Other", body), "utf-8")
+    command = ["-m", "docsaccel.cli", "shard-local", "--docs", "source", "--shards", "2"]
+    process = subprocess.Popen(
+        [sys.executable, *command],
+        cwd=root,
+        env=child_env({"DOCSACCEL_FAST": "1"}),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    builds: list[int] = []
+    try:
+        for _ in range(3000):  # until the shard runs the example (a guard, not a timing)
+            if started.is_file() and started.read_text():
+                break
+            assert process.poll() is None, "shard-local ended before the example ran"
+            time.sleep(0.2)
+        builds = [*children(process.pid), int(started.read_text())]
+        process.kill()
+        process.wait(timeout=60)
+        deadline = time.monotonic() + 60  # a guard for a busy machine, not a timing
+        while any(alive(pid) for pid in builds) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [pid for pid in builds if alive(pid)]
+    finally:
+        for pid in builds:  # the old behaviour: left running, each in its own group
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+    assert left == [], "a shard build outlived the killed shard-local"
 
 
 def test_shard_local_runs_no_more_shards_than_examples(tmp_path) -> None:

@@ -6,7 +6,9 @@ so the same logic is callable from Python and tested without a subprocess.
 Exit codes, the same for every command: 0 success; 1 the verdict the command exists for
 (an example over budget, a regression with ``--fail-on-regression``, ``doctor``: cannot
 render); 2 an input, argument, output path or resource that is wrong, with one line
-naming the file and the problem (never a traceback: a crash must not read as a verdict).
+naming the file and the problem (never a traceback: a crash must not read as a verdict);
+141 (128 + SIGPIPE) its output went to a pipe closed before it was all written
+(``docsaccel shard --plan | head -1``), with nothing on stderr.
 """
 
 from __future__ import annotations
@@ -613,7 +615,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The exit code of a command whose output went to a pipe closed early (``| head -1``):
+#: 128 + SIGPIPE, as a shell reports a command the closed pipe killed; never 1 or 2, which
+#: would read as a verdict or a wrong input.
+EXIT_CLOSED_PIPE = 128 + signal.SIGPIPE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        code = _run(argv)
+        # Flushed here, not at the interpreter's exit, where a closed pipe is a traceback.
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python's documented way: later flushes of stdout (at exit) write to devnull.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_CLOSED_PIPE
+    return code
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     given = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(_dash_values_joined(given, parser))

@@ -20,10 +20,12 @@ import os
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "BUILD_ID_FILE",
     "BUILD_STARTED_FILE",
+    "CONF_FOLDER_SETTINGS",
     "COPY_ROOT_MARKER",
     "FOLDER_NAME",
     "JOURNAL_PREFIX",
@@ -34,6 +36,7 @@ __all__ = [
     "building_note_path",
     "building_since",
     "cache_deps_dir",
+    "conf_folders",
     "drop_build_started",
     "example_id_of",
     "find_root",
@@ -77,6 +80,37 @@ BUILD_STARTED_FILE = "build-started"
 #: process which of its examples left threads running: ``left-<pid>.jsonl``
 #: (:func:`docsaccel.gallery.process_end.tell_build`).
 LEFT_PREFIX = "left-"
+
+#: The Sphinx settings naming folders whose files are never read as documents, and what
+#: Sphinx does with them, for messages: copied into the site as they are, or read as
+#: templates. A site or a page among them would be copied into the site, or lost.
+CONF_FOLDER_SETTINGS = {
+    "html_static_path": "copied into the site as static files",
+    "html_extra_path": "copied into the site as extra files",
+    "templates_path": "read as templates",
+}
+
+
+def conf_folders(config: Any, confdir: str | os.PathLike[str]) -> list[tuple[str, str, Path]]:
+    """``(setting, what Sphinx does, folder)`` of every :data:`CONF_FOLDER_SETTINGS` entry
+    of ``config`` (a Sphinx config or ``conf.py``'s names), resolved against ``confdir``
+    as Sphinx resolves them. An entry that is no path is left to Sphinx, which refuses it
+    naming the key.
+
+    >>> from types import SimpleNamespace
+    >>> conf_folders(SimpleNamespace(templates_path=["_t"]), "/docs")
+    [('templates_path', 'read as templates', PosixPath('/docs/_t'))]
+    """
+    found = []
+    for name, does in CONF_FOLDER_SETTINGS.items():
+        entries = getattr(config, name, None) or []
+        if isinstance(entries, (str, os.PathLike)):
+            entries = [entries]
+        for entry in entries:
+            if isinstance(entry, (str, os.PathLike)):
+                found.append((name, does, (Path(confdir) / entry).resolve()))
+    return found
+
 
 #: What marks a repository's root, the project root of the example cache and the Sphinx
 #: state (:func:`find_root`).

@@ -83,9 +83,10 @@ class SettingError(InputError):
 
 
 class Source(NamedTuple):
-    """Where a setting's value came from, for its check: the variable, or ``conf.py``."""
+    """Where a setting's value came from, for its check: the variable, ``-D`` or ``conf.py``."""
 
-    #: The variable or the ``conf.py`` name that gave the value, for messages.
+    #: The variable, ``-D`` and the name, or the ``conf.py`` name that gave the value, for
+    #: messages: the one place a message learns where the value came from.
     where: str
     value: Any
     #: The value is a variable's text (stripped); else a ``conf.py`` value or the default.
@@ -884,14 +885,22 @@ def _source(item: Setting, config: Any, env: Mapping[str, str], confdir: Path) -
     if _env_set(item, env):
         return Source(item.env, env[item.env].strip(), True, confdir)
     if item.key is not None:
+        where = _given_where(item.key, config)
         value = getattr(config, item.key, None)
         if value is not None:
-            return Source(item.key, value, False, confdir)
+            return Source(where, value, False, confdir)
         if config is not None and hasattr(config, item.key) and type(None) not in item.types:
             # Sphinx's check of a value's type only warns: None would be the default.
             accepts = item.accepts.replace("``", "")
-            raise SettingError(f"{item.key} must be {accepts}, got None")
+            raise SettingError(f"{where} must be {accepts}, got None")
     return Source(item.describe(), item.default, False, confdir)
+
+
+def _given_where(key: str, config: Any) -> str:
+    """How a message names a ``conf.py`` value: ``-D key`` when ``sphinx-build -D`` gave
+    it (Sphinx's ``config.overrides``), so the user looks there and not in ``conf.py``."""
+    overrides = getattr(config, "overrides", None)
+    return f"-D {key}" if isinstance(overrides, dict) and key in overrides else key
 
 
 def _read(item: Setting, config: Any, env: Mapping[str, str], confdir: Path) -> Any:

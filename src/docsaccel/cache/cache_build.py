@@ -55,6 +55,7 @@ from docsaccel.cache.placement import misplaced, placement
 from docsaccel.cache.recorder import NOT_PROJECT, Recorder, Seen
 from docsaccel.cache.shown_paths import path_forms, shows
 from docsaccel.cache.store import (
+    CacheFolderError,
     CacheStore,
     Entry,
     EntryError,
@@ -507,7 +508,7 @@ class CacheBuild:
                 stored_deps[example_id] = deps
                 stored += 1
                 self.entries_written += 1
-            except (OSError, EntryError) as exc:
+            except (OSError, EntryError, CacheFolderError) as exc:
                 self.warn(
                     f"docsaccel cache: cannot store {example_id} in {self.store.folder}: {exc}"
                 )

@@ -48,7 +48,14 @@ from typing import Any
 from docsaccel.cache import example_logs
 from docsaccel.cache.deps import Listing, is_under
 from docsaccel.cache.fingerprint import sha256_of
-from docsaccel.cache.folder_tag import LAST_BUILD, TAG_FILE, TAG_TEXT, is_cache_folder
+from docsaccel.cache.folder_tag import (
+    LAST_BUILD,
+    TAG_FILE,
+    CacheFolderError,
+    is_cache_folder,
+    make_cache_subfolder,
+    tag_cache_folder,
+)
 from docsaccel.contract import InputError, read_json
 from docsaccel.formats import Format, write_json
 from docsaccel.layout import id_slug
@@ -63,6 +70,7 @@ __all__ = [
     "MissingEntry",
     "Stamp",
     "is_cache_folder",
+    "make_cache_subfolder",
     "remove_created",
     "stamp",
     "tag_cache_folder",
@@ -249,8 +257,8 @@ class CacheStore:
     ) -> Path:
         """Write an entry atomically: ``files`` maps paths inside the source dir to files,
         ``written`` paths relative to the project root to files (see the caching guide's design)."""
-        (self.folder / "tmp").mkdir(parents=True, exist_ok=True)
-        self.entries.mkdir(parents=True, exist_ok=True)
+        make_cache_subfolder(self.folder, self.folder / "tmp")
+        make_cache_subfolder(self.folder, self.entries)
         work = Path(tempfile.mkdtemp(prefix=f"{name}.", dir=self.folder / "tmp"))
         try:
             parts = {}
@@ -260,7 +268,7 @@ class CacheStore:
                     if not _safe_relative(relative):
                         raise EntryError(f"{name}: {relative!r} is not a safe relative path")
                     target = work / part / relative
-                    target.parent.mkdir(parents=True, exist_ok=True)
+                    make_cache_subfolder(self.folder, target.parent)
                     shutil.copyfile(source, target)
                     digests[relative] = sha256_of(target)
             write_json(work / ENTRY_FILE, {**meta, **ENTRY_FORMAT.header(), **parts})
@@ -370,8 +378,7 @@ class CacheStore:
 
     def _discard(self, path: Path) -> None:
         """Rename ``path`` into ``trash/`` (atomic), then delete it."""
-        trash = self.folder / "trash"
-        trash.mkdir(parents=True, exist_ok=True)
+        trash = make_cache_subfolder(self.folder, self.folder / "trash")
         doomed = trash / f"{path.name}.{uuid.uuid4().hex}"
         try:
             os.rename(path, doomed)
@@ -410,28 +417,6 @@ class CacheStore:
         except InputError:
             return None
         return data if isinstance(data, dict) else None
-
-
-class CacheFolderError(InputError):
-    """The cache folder cannot be made: its parent is gone."""
-
-
-def tag_cache_folder(folder: Path) -> None:
-    """Make ``folder`` if needed, and tag it as a docsaccel cache.
-
-    The folder itself only, never its parents: the setting's check refuses a folder whose
-    parent is missing, and a parent removed since is refused here rather than remade, so
-    no build makes a chain of folders the user did not ask for."""
-    try:
-        folder.mkdir(exist_ok=True)
-    except FileNotFoundError:
-        raise CacheFolderError(
-            f"{folder}: its parent folder {folder.parent} does not exist; a build makes "
-            "only the cache folder itself"
-        ) from None
-    tag = folder / TAG_FILE
-    if not is_cache_folder(folder):
-        tag.write_text(TAG_TEXT, encoding="utf-8")
 
 
 def _is_listing(listing: Any) -> bool:

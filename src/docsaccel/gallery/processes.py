@@ -21,13 +21,12 @@ set()
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
-import sys
 import time
 
 from docsaccel.contract import MULTIPROCESSING_HELPERS
+from docsaccel.parent_death import end_with_parent
 
 __all__ = [
     "Process",
@@ -178,32 +177,16 @@ def end_processes(processes: set[Process], wait: float = 2.0) -> set[Process]:
     return left
 
 
-#: ``prctl``'s request to get a signal when the parent ends (``<linux/prctl.h>``).
-_PR_SET_PDEATHSIG = 1
-
-
 def end_with_build(build_pid: int) -> bool:
     """Make this worker of a parallel build (a joblib worker, whose parent is the build's
-    process ``build_pid``) end when the build's process does. Killed outright (``SIGKILL``,
-    the out-of-memory killer), the build cannot end its workers: they would run on,
-    holding memory and writing into its folders. The kernel sends this process
-    ``SIGKILL`` as its parent ends (``PR_SET_PDEATHSIG``): only ever this process, never
-    one this code cannot prove is the build's worker. Returns whether it is set.
+    process ``build_pid``) end when the build's process does (:mod:`docsaccel.parent_death`):
+    only ever this process, never one this code cannot prove is the build's worker.
+    Returns whether it is set.
 
     Linux only; elsewhere, in the build's own process and in a process whose parent is
     not the build's (a worker's worker), nothing is set. A build that ended before the
     request took ends this process now, as the request would have.
     """
-    if not sys.platform.startswith("linux") or os.getpid() == build_pid:
+    if os.getpid() == build_pid:
         return False
-    if os.getppid() != build_pid:
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-            return False
-    except (OSError, AttributeError):  # no C library to call, or no prctl in it
-        return False
-    if os.getppid() != build_pid:  # the build ended between the two looks
-        os.kill(os.getpid(), signal.SIGKILL)
-    return True
+    return end_with_parent(build_pid)

@@ -171,16 +171,6 @@ def _check_not_sphinx_gallerys(app: Any, docname: str, target: Path) -> None:
         )
 
 
-#: The settings naming folders whose files Sphinx never reads as documents: a page there
-#: is copied into the site as it is (``html_static_path``, ``html_extra_path``) or read
-#: as a template, and what each does with it, for the message.
-_NOT_DOCUMENT_FOLDERS = {
-    "html_static_path": "copied into the site as static files",
-    "html_extra_path": "copied into the site as extra files",
-    "templates_path": "read as templates",
-}
-
-
 def _check_a_document(app: Any, docname: str, target: Path) -> None:
     """Refuse a page Sphinx would not read as a document: one inside a folder of
     ``html_static_path``, ``html_extra_path`` or ``templates_path`` (its reST source
@@ -189,18 +179,13 @@ def _check_a_document(app: Any, docname: str, target: Path) -> None:
     One line names the key, the value and the folder (or pattern)."""
     config = app.config
     confdir = Path(getattr(app, "confdir", app.srcdir))
-    for name, does in _NOT_DOCUMENT_FOLDERS.items():
-        entries = getattr(config, name, None) or []
-        for entry in [entries] if isinstance(entries, (str, os.PathLike)) else entries:
-            if not isinstance(entry, (str, os.PathLike)):
-                continue  # Sphinx refuses it, naming the key
-            folder = (confdir / entry).resolve()
-            if folder in target.parents:
-                raise config_error(
-                    f"docsaccel_report_page = {docname!r} is in {folder}, a folder of "
-                    f"{name} ({does}, never read as a page); choose a document name "
-                    "outside it, e.g. 'budget_report'"
-                )
+    for name, does, folder in layout.conf_folders(config, confdir):
+        if folder in target.parents:
+            raise config_error(
+                f"docsaccel_report_page = {docname!r} is in {folder}, a folder of "
+                f"{name} ({does}, never read as a page); choose a document name "
+                "outside it, e.g. 'budget_report'"
+            )
     relative = target.relative_to(Path(app.srcdir).resolve()).as_posix()
     for pattern in getattr(config, "exclude_patterns", None) or []:
         if isinstance(pattern, str) and _excluded(relative, pattern):

@@ -39,6 +39,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from docsaccel.cache.fingerprint import sha256_of
+from docsaccel.cache.folder_tag import make_cache_subfolder
 from docsaccel.contract import InputError, read_json
 from docsaccel.formats import ABANDONED_SECONDS, Format, write_json
 
@@ -244,8 +245,7 @@ class StateStore:
         parts: Mapping[str, Mapping[str, Path]],
         known: Known,
     ) -> Path:
-        tmp = self.folder / "tmp"
-        tmp.mkdir(parents=True, exist_ok=True)
+        tmp = make_cache_subfolder(self.folder.parent, self.folder / "tmp")
         listing: dict[str, dict[str, str]] = {}
         for part in _PARTS:
             digests = listing[part] = {}
@@ -254,7 +254,7 @@ class StateStore:
                     raise StateError(f"{path}: {relative!r} is not a safe relative path")
                 digests[relative] = self._store_object(Path(path), known, tmp)
         payload = {**meta, **STATE.header(), **listing, "made_at": time.time()}
-        self.states.mkdir(parents=True, exist_ok=True)
+        make_cache_subfolder(self.folder.parent, self.states)
         final = self.states / f"{key}.json"
         write_json(final, payload, indent=None)
         return final
@@ -264,7 +264,7 @@ class StateStore:
         target = self._object(digest)
         if target.exists():
             return digest
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_cache_subfolder(self.folder.parent, target.parent)
         partial = tmp / f"{digest}.{uuid.uuid4().hex}"
         try:
             shutil.copyfile(path, partial)
@@ -362,7 +362,7 @@ class StateStore:
     def _saving(self, exclusive: bool = False) -> Iterator[bool]:
         """A lock on ``sphinx/saving.lock``: shared while a build saves, exclusive (without
         waiting) while prune deletes. Yields whether it was had (prune: no build saves)."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        make_cache_subfolder(self.folder.parent, self.folder)
         handle = os.open(self.folder / "saving.lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             try:

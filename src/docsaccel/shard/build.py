@@ -115,6 +115,10 @@ class DocsProject:
     #: pages a sharded build shows before its merge build writes them.
     report_page: str | None = None
     fast: bool = False
+    #: ``(setting, what Sphinx does, folder)`` of the folders Sphinx copies into the site
+    #: or reads templates from (:func:`docsaccel.layout.conf_folders`), which a site
+    #: folder must stay clear of.
+    conf_folders: tuple[tuple[str, str, Path], ...] = ()
 
     def moved_to(self, root: Path) -> DocsProject:
         """The same project, in its copy at ``root``."""
@@ -198,6 +202,7 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
         cache_sphinx=settings.cache is not None and settings.cache_sphinx,
         report_page=settings.report_page,
         fast=settings.fast,
+        conf_folders=tuple(layout.conf_folders(SimpleNamespace(**namespace), docs)),
     )
 
 
@@ -732,6 +737,9 @@ def check_site_folder(project: DocsProject, folder: Path, option: str) -> None:
         folders.append(ClearOf((project.docs / examples).resolve(), what))
         what = "a gallery folder of sphinx_gallery_conf (gallery_dirs)"
         folders.append(ClearOf((project.docs / gallery).resolve(), what))
+    # The merge build would copy the site into itself, or read its pages as templates.
+    for name, does, conf_folder in project.conf_folders:
+        folders.append(ClearOf(conf_folder, f"a folder {does} ({name})"))
     # The folder it is, when it is one, names it best (a nested gallery is also inside
     # the outer one).
     for clear in sorted(folders, key=lambda clear: clear.folder != site):

@@ -5,7 +5,9 @@ shard command alone, which passes it on with :func:`stop_all`: ``SIGINT`` to eve
 group, which Sphinx answers by stopping the running example and ending the build;
 ``SIGTERM`` to those still running after :data:`STOP_GRACE_S`, ``SIGKILL`` after as long
 again. Until :func:`resume`, no build starts (a shard still copying the project stops
-there), so a command stops in seconds with none of its builds left running.
+there), so a command stops in seconds with none of its builds left running. A command
+killed outright (``SIGKILL``), which can stop nothing, takes its builds with it
+(:mod:`docsaccel.parent_death`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import IO
 
+from docsaccel.parent_death import ending_with_this_process
 from docsaccel.shard.plan import ShardError
 
 __all__ = [
@@ -64,7 +67,12 @@ def run_build(command: Sequence[str], env: Mapping[str, str], stream: IO[str] | 
     with _lock:
         check_running()
         process = subprocess.Popen(
-            list(command), env=dict(env), stdout=stream, stderr=stream, start_new_session=True
+            list(command),
+            env=dict(env),
+            stdout=stream,
+            stderr=stream,
+            start_new_session=True,
+            preexec_fn=ending_with_this_process(),
         )
         _running.add(process)
     try:
