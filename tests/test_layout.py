@@ -94,6 +94,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"intercept"}),
     # Sizes and the machine's memory, which settings and budgets check values against.
     frozenset({"memory_sizes"}),
+    # What a budget pattern matches, which the budget file reads examples by.
+    frozenset({"patterns"}),
     frozenset({"layout", "formats", "registry"}),
     # The settings' declaration, which names the project root (layout) in its messages.
     frozenset({"settings"}),
