@@ -388,3 +388,63 @@ def test_a_toml_number_out_of_range_is_said_as_written(tmp_path, written) -> Non
     with pytest.raises(ExampleFileError) as raised:
         read_inline_budget(f"# docsaccel_budget = {written}\n", "plot_a.py")
     assert "inf" not in str(raised.value) and written in str(raised.value)
+
+
+# What a pattern matches: a bare name at any depth, a path inside its gallery -------------
+
+
+def test_a_bare_name_matches_its_file_in_any_sub_gallery() -> None:
+    table = parse_budgets(
+        {"examples": {"plot_sleep.py": "2m", "mujoco_*.py": "3m", "basics/*": "4m"}}, "b.toml"
+    )
+
+    sleep = table.resolve("advanced/plot_sleep.py", example_id="examples/advanced/plot_sleep.py")
+    assert (sleep.seconds, sleep.detail) == (120.0, "b.toml [examples] 'plot_sleep.py'")
+    assert table.resolve("deep/er/mujoco_ant.py").seconds == 180.0
+    # A pattern with a '/' stays anchored at the gallery folder (or the id).
+    assert table.resolve("advanced/basics/plot_x.py").seconds is None
+    assert table.resolve("basics/plot_x.py").seconds == 240.0
+    examples = [
+        ("advanced/plot_sleep.py", "e/advanced/plot_sleep.py"),
+        ("x/mujoco_a.py", "e/x/mujoco_a.py"),
+        ("basics/plot_x.py", "e/basics/plot_x.py"),
+    ]
+    assert table.check_examples(examples) == []
+
+
+def test_a_path_beats_a_bare_name_and_an_exact_name_beats_a_folder_glob() -> None:
+    table = parse_budgets(
+        {
+            "examples": {
+                "plot_same.py": "1m",
+                "basics/plot_same.py": "2m",
+                "advanced/*": "3m",
+            }
+        },
+        "b.toml",
+    )
+
+    assert table.resolve("basics/plot_same.py").seconds == 120.0
+    assert table.resolve("advanced/plot_same.py").seconds == 60.0
+    assert table.resolve("advanced/plot_other.py").seconds == 180.0
+
+
+def test_a_pattern_matching_nothing_names_the_closest_examples() -> None:
+    table = parse_budgets(
+        {"examples": {"plot_sleap.py": "2m", "advanced/plot_slep.py": "2m", "nothing_*": "1m"}},
+        "b.toml",
+    )
+    examples = [
+        ("plot_a.py", "examples/plot_a.py"),
+        ("plot_b.py", "examples/plot_b.py"),
+        ("advanced/plot_sleep.py", "examples/advanced/plot_sleep.py"),
+    ]
+
+    sleap, slep, nothing = table.check_examples(examples)
+
+    assert "'plot_sleap.py' matches no example; did you mean 'advanced/plot_sleep.py'?" in sleap
+    assert "'advanced/plot_slep.py' matches no example; did you mean 'advanced/plot_sleep.py'?" in (
+        slep
+    )
+    assert "did you mean" not in nothing and "'plot_a.py'" not in nothing.split("(")[0]
+    assert "a pattern without '/' matches an example's file name in any sub-gallery" in nothing

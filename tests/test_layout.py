@@ -97,6 +97,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     # A child process ending with its parent, which the shard builds and a parallel
     # build's workers ask for.
     frozenset({"parent_death"}),
+    # What a budget pattern matches, which the budget file reads examples by.
+    frozenset({"patterns"}),
     frozenset({"layout", "formats", "registry"}),
     # The settings' declaration, which names the project root (layout) in its messages.
     frozenset({"settings"}),

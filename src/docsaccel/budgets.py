@@ -31,12 +31,12 @@ import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from docsaccel.contract import CI_ENV, MAX_BUDGET_SECONDS, InputError, parse_switch, read_text
 from docsaccel.memory_sizes import format_size, machine_bytes, parse_size
+from docsaccel.patterns import MATCHED_AGAINST, closest, matches
 
 __all__ = [
     "INLINE_COMMENT",
@@ -217,13 +217,6 @@ class _Entry(NamedTuple):
         return (int(exact), literal)
 
 
-#: What ``[examples]`` patterns are matched against, for the messages that need to say it.
-MATCHED_AGAINST = (
-    "patterns match an example's path inside its gallery folder, 'plot_a.py', or its id "
-    "as reports show it, '<examples_dirs entry>/plot_a.py'"
-)
-
-
 #: The path of a :class:`BudgetTable` read from no file.
 NO_BUDGET_FILE = "(no budget file)"
 
@@ -253,11 +246,10 @@ class BudgetTable:
         return None if seconds is None else seconds * self._factor(ci)
 
     def matching(self, example: str, example_id: str | None = None) -> list[_Entry]:
-        """The entries whose pattern matches ``example`` (its path inside its gallery) or
-        ``example_id`` (``<gallery>/<path>``), most specific first: the id picks one of
-        two examples of one name in two galleries."""
-        keys = [example] if example_id is None else [example, example_id]
-        found = [e for e in self.entries if any(fnmatchcase(key, e.pattern) for key in keys)]
+        """The entries whose pattern matches the example (:func:`docsaccel.patterns.matches`:
+        ``example``, its path inside its gallery, or ``example_id``, ``<gallery>/<path>``),
+        most specific first: the id picks one of two examples of one name in two galleries."""
+        found = [e for e in self.entries if matches(e.pattern, example, example_id)]
         return sorted(found, key=lambda entry: entry.specificity, reverse=True)
 
     def resolve(
@@ -272,7 +264,8 @@ class BudgetTable:
         warn: Callable[[str], None] | None = None,
     ) -> Budget:
         """Budgets of ``example`` (its posix path inside its gallery folder; ``example_id``,
-        its id, when the caller knows it: patterns match either).
+        its id, when the caller knows it: :func:`docsaccel.patterns.matches` says which
+        patterns apply).
 
         ``source_text`` is the example's source, searched for an inline override, read
         from ``source_path`` (the path its errors name, :class:`ExampleFileError`;
@@ -345,20 +338,27 @@ class BudgetTable:
         budgets above their full ones (:meth:`fast_above_full`) and for a file that sets
         no budget (:meth:`sets_nothing`)."""
         used: set[str] = set()
-        for example in examples:
-            name, example_id = (example, None) if isinstance(example, str) else example
+        pairs = [(e, None) if isinstance(e, str) else e for e in examples]
+        for name, example_id in pairs:
             candidates = self.matching(name, example_id)
             self._refuse_tie(example_id or name, candidates)
             used.update(candidate.pattern for candidate in candidates)
         return (
             [
-                f"{self.path}: [examples] pattern {entry.pattern!r} matches no example "
-                f"({MATCHED_AGAINST})"
+                self._matches_nothing(entry.pattern, pairs)
                 for entry in self.entries
                 if entry.pattern not in used
             ]
             + self.fast_above_full()
             + self.sets_nothing()
+        )
+
+    def _matches_nothing(self, pattern: str, examples: list[tuple[str, str | None]]) -> str:
+        near = closest(pattern, examples)
+        hint = f"; did you mean {' or '.join(map(repr, near))}?" if near else ""
+        return (
+            f"{self.path}: [examples] pattern {pattern!r} matches no example{hint} "
+            f"({MATCHED_AGAINST})"
         )
 
     def fast_above_full(self) -> list[str]:

@@ -41,7 +41,7 @@ class Example:
     """One example: where it is, where its page goes, whether it runs, its budget."""
 
     gallery: str  # examples dir, relative to the source dir (posix)
-    name: str  # path inside the gallery folder (posix): budget patterns match it or the id
+    name: str  # path inside the gallery folder (posix): budget patterns match it
     src_file: str  # absolute, normalised as sphinx-gallery names it
     target_file: str  # the copy next to the generated page
     docname: str  # the generated page
