@@ -48,6 +48,7 @@ from docsaccel.contract import (
     budgets_failed_text,
     build_failures,
     conf_fingerprint,
+    is_build_failure,
     is_stopped_hard,
     is_unfinished,
     project_modules,
@@ -1299,7 +1300,10 @@ def _write_unfinished_reports() -> bool:
         if build.stop_said:  # the ERROR line that stopped it named the examples
             logger.info(f"docsaccel: {written}")
             continue
-        stopped = [r for r in report["examples"] if r["status"] in (FAILED, INTERRUPTED)]
+        # An expected failure neither stopped the build nor failed it: not one of these.
+        stopped = [
+            r for r in report["examples"] if r["status"] == INTERRUPTED or is_build_failure(r)
+        ]
         because = f" ({ending})" if ending else ""
         logger.error(
             f"docsaccel: the build stopped before its end{because}; {written}"
