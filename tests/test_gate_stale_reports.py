@@ -231,6 +231,32 @@ def test_a_gallery_that_sphinx_gallery_refuses_says_why_it_stopped(tmp_path) -> 
     ), out
 
 
+def test_an_example_without_a_docstring_stops_the_build_in_one_line(tmp_path) -> None:
+    """sphinx-gallery refuses an example without a docstring (``ExtensionError`` at
+    builder-inited): its message, naming the file, is the log's one ``ERROR`` line, with
+    no crash report, and the report and ``check`` say it."""
+    src = make_project(tmp_path, EXAMPLES)
+    (src / "examples" / "plot_child.py").write_text("print('no docstring')\n", "utf-8")
+
+    built = build(src, quiet=False)
+
+    assert built.returncode == 2, built.output
+    assert "Traceback" not in built.output and "Extension error" not in built.output, built.output
+    errors = [line for line in built.output.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1, built.output
+    raised = (
+        'sphinx-gallery raised ExtensionError: Could not find docstring in file "'
+        f'{src / "examples" / "plot_child.py"}"'
+    )
+    assert raised in errors[0] and "stopped before its examples ran" in errors[0], errors
+    why = built.report["build"]["stopped_before_examples"]
+    assert raised in why and "traceback" not in why, why
+    out, code = run_check([str(layout.report_path(built.outdir))], allow_incomplete=True)
+    assert code == 2, out
+    assert out.count("\n") == 1, out
+    assert f"it stopped before its examples ran: {raised}" in out, out
+
+
 RAISING_HANDLER = """
 
 def _fails(app):

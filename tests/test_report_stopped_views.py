@@ -164,6 +164,31 @@ def test_the_json_summary_gives_a_stopped_example_no_headroom(summary):
     assert rows[SLOW]["headroom_seconds"] is None and rows[NEVER]["budget_use"] is None
 
 
+def test_the_json_summary_writes_each_status_with_the_word_it_counts(tmp_path):
+    """One view, one word per example: the JSON view's ``status`` of a stopped example and
+    of an expected failure is the word its ``status_counts`` counts and the Markdown view
+    shows; the record's own status stays under ``record_status``."""
+    path = terminated_report(tmp_path / "report.json")
+    report = json.loads(path.read_text(encoding="utf-8"))
+    report["examples"].append(
+        record("plot_raise.py", 0.2, status="failed", expected_failure=True, error="boom")
+    )
+    path.write_text(json.dumps(report), encoding="utf-8")
+    summary = summarize(load_input(str(path)))
+    data = summary.to_json()
+    rows = {row["id"]: row for row in data["examples"]}
+    counted = {}
+    for row in data["examples"]:
+        counted[row["status"]] = counted.get(row["status"], 0) + 1
+    assert counted == data["status_counts"]
+    assert rows[SLOW]["status"] == STOPPED and rows[SLOW]["record_status"] == "failed"
+    raised = rows["tutorials/plot_raise.py"]
+    assert (raised["status"], raised["record_status"]) == ("failed (expected)", "failed")
+    assert raised["expected_failure"] is True and rows[QUICK]["status"] == "ok"
+    markdown = render_markdown(summary)
+    assert r"failed \(expected\)" in markdown and STOPPED in markdown  # Markdown-escaped
+
+
 def test_an_example_its_budget_interrupted_keeps_its_status_and_its_share(tmp_path):
     """Interrupted at its budget, then the build ended: its budget stopped it, so it is
     ``interrupted``, over its budget, with its bar."""

@@ -16,6 +16,7 @@ from sphinx.events import EventManager
 from docsaccel import intercept
 from docsaccel.gallery.handler_errors import note_errors
 from docsaccel.sphinx_events import connected_handlers, handler_slots, wrap_handlers
+from docsaccel.stops import HandlerStop
 
 
 class _App:
@@ -42,22 +43,42 @@ def _quiet(app) -> str:
 def test_a_wrapped_handler_notes_its_error_once_and_raises_it_on() -> None:
     app, noted = _App(), []
     app.connect("builder-inited", _theirs)
-    patches = note_errors(app, "builder-inited", noted.append)
+    patches = note_errors(app, "builder-inited", lambda raised, said: noted.append((raised, said)))
     assert len(patches) == 1 and patches[0].active
     slot = handler_slots(app, "builder-inited")[0]
     assert slot.handler.__name__ == "_theirs"  # functools.wraps: Sphinx names it so
     with pytest.raises(Exception, match="no data"):  # Sphinx wraps it
         app.events.emit("builder-inited")
-    assert len(noted) == 1 and noted[0].endswith("raised ValueError: no data"), noted
-    assert "the builder-inited handler _theirs of test_sphinx_events" in noted[0]
+    [(raised, said)] = noted
+    assert raised.endswith("raised ValueError: no data") and said is False, noted
+    assert "the builder-inited handler _theirs of test_sphinx_events" in raised
     patches[0].undo()
     assert slot.handler is _theirs
+
+
+def _gallery_refuses(app) -> None:
+    raise ExtensionError('Could not find docstring in file "plot_child.py"')
+
+
+_gallery_refuses.__module__ = "sphinx_gallery.gen_gallery"  # as sphinx-gallery's own
+
+
+def test_a_message_sphinx_gallery_raises_becomes_one_logged_stop() -> None:
+    """sphinx-gallery's own Sphinx error is noted as said, and goes on as a stop Sphinx
+    prints no crash report for (a ``BdbQuit``)."""
+    app, noted = _App(), []
+    app.connect("builder-inited", _gallery_refuses)
+    note_errors(app, "builder-inited", lambda raised, said: noted.append((raised, said)))
+    with pytest.raises(HandlerStop, match="Could not find docstring"):
+        app.events.emit("builder-inited")
+    said = 'sphinx-gallery raised ExtensionError: Could not find docstring in file "plot_child.py"'
+    assert noted == [(said, True)]
 
 
 def test_the_wrappers_are_undone_once_every_handler_ran() -> None:
     app, noted = _App(), []
     app.connect("builder-inited", _quiet)
-    [applied] = note_errors(app, "builder-inited", noted.append)
+    [applied] = note_errors(app, "builder-inited", lambda raised, said: noted.append(raised))
     assert _quiet not in connected_handlers(app)
     assert app.events.emit("builder-inited")[0] == "ran"
     assert not applied.active and applied not in intercept._patches
@@ -107,7 +128,10 @@ def test_a_handler_raising_in_builder_inited_leaves_the_app_collectable(
         apps.append(weakref.ref(app))
         # As docsaccel's gallery plugin does: wrapped once every extension is set up.
         app.connect(
-            "config-inited", lambda app, config: note_errors(app, "builder-inited", noted.append)
+            "config-inited",
+            lambda app, config: note_errors(
+                app, "builder-inited", lambda raised, said: noted.append(raised)
+            ),
         )
         app.connect("builder-inited", _theirs)
         return {"parallel_read_safe": True}

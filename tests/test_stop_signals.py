@@ -70,3 +70,41 @@ def _wait_until_finished(outdir: Path, example_id: str, process: subprocess.Pope
     while not (read_records(records).get(example_id) or {}).get("finished_at"):
         assert process.poll() is None and time.monotonic() < deadline, f"{example_id} never ended"
         time.sleep(0.1)
+
+
+def test_ctrl_c_lists_the_running_example_not_an_expected_failure(tmp_path):
+    """Ctrl-C while an example runs, after one sphinx-gallery was told to expect to fail:
+    the build's last ERROR lines name the running example, never the expected failure,
+    which did not stop the build."""
+    conf = ORDERED + 'sphinx_gallery_conf["expected_failing_examples"] = ["examples/plot_a.py"]\n'
+    src = make_project(tmp_path, ["plot_wait.py"], conf=conf)
+    (src / "examples" / "plot_a.py").write_text(
+        '"""\nExpected\n========\n\nFails on purpose.\n"""\n\n'
+        + 'raise RuntimeError("this example fails on purpose")\n',
+        encoding="utf-8",
+    )
+    hold(src)
+    outdir = src / "_build" / "html"
+    process = subprocess.Popen(
+        sphinx_command(src, outdir, quiet=False),
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_until_running(src, "plot_wait.py", process)
+        process.send_signal(signal.SIGINT)
+        output = process.communicate(timeout=HANG)[0]
+    finally:
+        process.kill()
+        kill_children(src)
+
+    assert process.returncode != 0, output
+    report = load_report(layout.report_path(outdir))
+    expected = next(r for r in report["examples"] if r["name"] == "plot_a.py")
+    assert expected["expected_failure"] is True, expected
+    block = output[output.index("ERROR: docsaccel: the build stopped before its end") :]
+    listed = [line.split(":")[0].strip() for line in block.splitlines()[1:] if line[:2] == "  "]
+    assert listed == ["examples/plot_wait.py"], output
+    assert "fails on purpose" not in block, output

@@ -42,6 +42,7 @@ __all__ = [
     "BY_TIME",
     "CACHED",
     "CI_ENV",
+    "DID_NOT_FINISH",
     "EXECUTED",
     "EXIT_BLOCKED_ERROR",
     "EXPECTED_FAILURE",
@@ -349,6 +350,9 @@ def unmeasured_text(count: int) -> str:
 #: How the views write the status of an example the build stopped while it ran
 #: (:func:`is_unfinished`): its record says :data:`FAILED`, but it did not fail by itself.
 STOPPED = "stopped"
+#: What :data:`STOPPED` means, as the gates name such an example among the reasons a build
+#: failed ("1 example did not finish: ...") and as its record's error starts.
+DID_NOT_FINISH = "did not finish"
 #: How the views write an unfinished example of a build killed outright (SIGKILL, out of
 #: memory: it wrote no report, its journal is read): its record was written as it started,
 #: so its ``0.0`` is no time at all, neither a partial one nor a speed-up.
@@ -443,7 +447,7 @@ _MEMORY_LIMITS = (BY_MEMORY, BY_CEILING)
 #: :data:`FAILED`, ``finished_at`` null): written when the example starts, replaced when
 #: it finishes.
 UNFINISHED_ERROR = (
-    "did not finish: the build stopped while this example was running "
+    f"{DID_NOT_FINISH}: the build stopped while this example was running "
     "(an error with abort_on_example_error, a crash, or an interrupted build)"
 )
 
@@ -465,7 +469,7 @@ def is_unfinished(record: Any) -> bool:
         and record.get("status") == FAILED
         and record.get("finished_at") is None
         and isinstance(record.get("error"), str)
-        and record["error"].startswith(UNFINISHED_ERROR.split(":")[0])
+        and record["error"].startswith(DID_NOT_FINISH)
     )
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import bdb
 from typing import TypeVar
 
-from sphinx.errors import ConfigError
+from sphinx.errors import ConfigError, ExtensionError
 from sphinx.util import logging
 
-__all__ = ["DocsaccelConfigError", "ReportedStop", "config_error", "reported"]
+__all__ = ["DocsaccelConfigError", "HandlerStop", "ReportedStop", "config_error", "reported"]
 
 logger = logging.getLogger(__name__)
 
@@ -25,6 +25,10 @@ class ReportedStop(bdb.BdbQuit):
 
 class DocsaccelConfigError(ConfigError, ReportedStop):
     """A configuration error whose message is already logged."""
+
+
+class HandlerStop(ExtensionError, ReportedStop):
+    """An error of another extension's event handler whose message is already logged."""
 
 
 def reported(kind: type[_Stop], message: str) -> _Stop:

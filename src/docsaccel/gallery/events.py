@@ -48,6 +48,7 @@ from docsaccel.contract import (
     budgets_failed_text,
     build_failures,
     conf_fingerprint,
+    is_build_failure,
     is_stopped_hard,
     is_unfinished,
     project_modules,
@@ -144,11 +145,13 @@ def _build(app: Sphinx) -> GalleryBuild | None:
     return getattr(app, "_docsaccel_gallery", None)
 
 
-def _note_raised(app: Sphinx, raised: str) -> None:
-    """Keep the first handler error of the build (:func:`.handler_errors.note_errors`)."""
+def _note_raised(app: Sphinx, raised: str, said: bool) -> None:
+    """Keep the first handler error of the build (:func:`.handler_errors.note_errors`);
+    ``said``: its one line was logged as the build's error, and no traceback was shown."""
     build = _build(app)
     if build is not None and build.raised is None:
-        build.raised = raised
+        build.raised = raised if said else f"{raised} (its traceback is in the build log)"
+        build.stop_said = build.stop_said or said
 
 
 def _on_config_inited(app: Sphinx, config: Any) -> None:
@@ -173,7 +176,7 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     sg_compat.abort_in_one_line(app, lambda exception: _aborted(app, exception))
     # After sphinx-gallery's handler was replaced above: the report of a build that one of
     # them stopped before any example ran names the handler and its error.
-    note_errors(app, "builder-inited", lambda raised: _note_raised(app, raised))
+    note_errors(app, "builder-inited", lambda raised, said: _note_raised(app, raised, said))
     ended = _killed_last_time(Path(app.outdir))
     if ended is not None:
         logger.info(f"docsaccel: the last build in {app.outdir} was {ended}")
@@ -1299,7 +1302,10 @@ def _write_unfinished_reports() -> bool:
         if build.stop_said:  # the ERROR line that stopped it named the examples
             logger.info(f"docsaccel: {written}")
             continue
-        stopped = [r for r in report["examples"] if r["status"] in (FAILED, INTERRUPTED)]
+        # An expected failure neither stopped the build nor failed it: not one of these.
+        stopped = [
+            r for r in report["examples"] if r["status"] == INTERRUPTED or is_build_failure(r)
+        ]
         because = f" ({ending})" if ending else ""
         logger.error(
             f"docsaccel: the build stopped before its end{because}; {written}"
@@ -1347,7 +1353,7 @@ _NOT_PLANNED = "it ended before docsaccel planned them; the error is in the buil
 
 def _not_planned(raised: str) -> str:
     """:data:`_NOT_PLANNED`, naming the handler that raised (``raised``)."""
-    return f"it ended before docsaccel planned them: {raised} (its traceback is in the build log)"
+    return f"it ended before docsaccel planned them: {raised}"
 
 
 def _none_ran_because(build: GalleryBuild) -> str:
@@ -1357,7 +1363,7 @@ def _none_ran_because(build: GalleryBuild) -> str:
     # Said after "stopped before its examples ran", so it does not say that again.
     if build.raised is None:
         return "an error stopped it before any example ran; the error is in the build log"
-    return f"{build.raised} (its traceback is in the build log)"
+    return build.raised
 
 
 def _none_ran(build: GalleryBuild) -> bool:

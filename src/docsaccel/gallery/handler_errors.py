@@ -4,7 +4,10 @@ ended before any example ran.
 Sphinx prints a handler's exception (a crash report, or sphinx-gallery's one line) and
 ends the build with status 2; docsaccel's report, written at the process's end, must say
 the true cause, not guess it. Every handler of an event that is not docsaccel's is
-wrapped to note, once, the first exception it lets out, which it raises on unchanged.
+wrapped to note, once, the first exception it lets out, which it raises on unchanged;
+but a Sphinx error sphinx-gallery raises itself (an example without a docstring, a
+missing examples folder) is a message to the user, whose crash report and traceback
+would show only sphinx-gallery's insides: it is logged as one ``ERROR`` line instead.
 """
 
 from __future__ import annotations
@@ -14,19 +17,23 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from sphinx.errors import SphinxError
+
 from docsaccel.intercept import Patch
 from docsaccel.sphinx_events import wrap_handlers
-from docsaccel.stops import ReportedStop
+from docsaccel.stops import HandlerStop, ReportedStop, reported
 
 #: At most this many characters of an exception's first line go into the report.
 _LONGEST = 300
 
 
-def note_errors(app: Any, event: str, note: Callable[[str], None]) -> list[Patch]:
+def note_errors(app: Any, event: str, note: Callable[[str, bool], None]) -> list[Patch]:
     """Wrap each handler of ``event`` that is not docsaccel's (its own stops say why they
     stop) so that an exception it raises is passed to ``note`` in one line
-    (:func:`raised_by`) before it goes on to Sphinx; the wrappers are undone once the
-    event has been emitted (:func:`.sphinx_events.wrap_handlers`)."""
+    (:func:`raised_by`) before it goes on to Sphinx, with whether it was logged as the
+    build's one ``ERROR`` line (:func:`is_message`: then it goes on as a
+    :class:`~docsaccel.stops.HandlerStop`, and Sphinx prints no traceback); the wrappers
+    are undone once the event has been emitted (:func:`.sphinx_events.wrap_handlers`)."""
 
     def wrap(handler: Any) -> Callable[[Patch], Any] | None:
         if _module(handler).split(".")[0] == "docsaccel":
@@ -48,8 +55,13 @@ def _noting(app: Any, event: str, applied: Patch, note: Callable[[str], None]) -
         except ReportedStop:
             raise  # its ERROR line said why
         except Exception as exc:
-            note(raised_by(app, event, handler, exc))
-            raise
+            raised = raised_by(app, event, handler, exc)
+            if not is_message(handler, exc):
+                note(raised, False)
+                raise
+            note(raised, True)
+            stopped = f"docsaccel: the build stopped before its examples ran: {raised}"
+            raise reported(HandlerStop, stopped) from exc
 
     return noting
 
@@ -71,6 +83,20 @@ def raised_by(app: Any, event: str, handler: Callable[..., Any], exc: BaseExcept
     first = lines[0] if lines else ""
     said = f": {first[:_LONGEST]}" + ("..." if len(first) > _LONGEST else "") if first else ""
     return f"{who} raised {type(exc).__name__}{said}"
+
+
+def is_message(handler: Any, exc: BaseException) -> bool:
+    """Whether ``exc`` is a Sphinx error sphinx-gallery's ``handler`` raised itself, not
+    one wrapping another exception: its message says all, its traceback nothing.
+
+    >>> is_message(None, SphinxError("x"))
+    False
+    """
+    return (
+        _module(handler).split(".")[0] == "sphinx_gallery"
+        and isinstance(exc, SphinxError)
+        and getattr(exc, "orig_exc", None) is None
+    )
 
 
 def _module(handler: Any) -> str:

@@ -20,6 +20,7 @@ from docsaccel.contract import (
     BY_CEILING,
     BY_MEMORY,
     BY_TIME,
+    DID_NOT_FINISH,
     EXPECTED_FAILURE,
     FAILED,
     HARD_STOP,
@@ -664,7 +665,7 @@ class ExampleHook:
 
     def end_running(self, why: str | None) -> None:
         """The process ends while an example runs: record why (if known), end its processes."""
-        self._end(None if why is None else f"did not finish: {why}", finished=False)
+        self._end(None if why is None else f"{DID_NOT_FINISH}: {why}", finished=False)
 
     def fail_running(self, error: str) -> None:
         """The running example raised, and that ends the build: record it failed so."""

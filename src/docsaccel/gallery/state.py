@@ -123,7 +123,8 @@ class GalleryBuild:
         #: once it did; its report then holds no example and says this.
         self.stopped_before_examples: str | None = None
         #: The first exception an event handler not docsaccel's let out, in one line naming
-        #: the handler (:mod:`.handler_errors`): why a build stopped before any example.
+        #: the handler (:mod:`.handler_errors`): why a build stopped before any example;
+        #: it says where the traceback is when Sphinx showed one.
         self.raised: str | None = None
         #: Why the build's process ended before the build did, when a signal ended it.
         self.ended_because: str | None = None

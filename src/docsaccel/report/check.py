@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 
 from docsaccel.budgets import NO_MEMORY_BUDGET, Budget, BudgetTable, MemoryBudget, format_seconds
 from docsaccel.contract import (
+    DID_NOT_FINISH,
     INTERRUPTED,
     KILLED_RUNNING,
     NONDETERMINISTIC,
@@ -175,7 +176,7 @@ def failed_text(failed: Sequence[Timing]) -> str:
     running = [replace(t, error=None) for t in failed if t.unfinished and t.running_now]
     parts = [
         _named(own, "failed"),
-        _named(stopped, "did not finish"),
+        _named(stopped, DID_NOT_FINISH),
         _named(killed, KILLED_RUNNING),
         _named(running, RUNNING),
     ]

@@ -23,6 +23,7 @@ from docsaccel.contract import (
     BUDGETS_FAILED,
     BY_CEILING,
     BY_MEMORY,
+    DID_NOT_FINISH,
     INTERRUPTED,
     NOT_EXECUTED,
     OK,
@@ -450,7 +451,7 @@ class LoadedInput:
         ['a.py did not finish']
         """
         stopped = [
-            f"{t.id} did not finish"
+            f"{t.id} {DID_NOT_FINISH}"
             for t in self.timings
             if t.judged_failed and not t.build_failure
         ]

@@ -446,7 +446,8 @@ class ReportSummary:
         """The JSON view: totals and every row, plain data."""
         return {
             "schema": SUMMARY_SCHEMA,
-            "version": 1,
+            # 2: an example's "status" is the word the views show (was its record's).
+            "version": 2,
             "source": self.source,
             "format": self.format,
             "build_wall_seconds": self.build_wall_seconds,
@@ -485,8 +486,12 @@ class ReportSummary:
                     for status in AUDIT_STATUSES
                 },
             },
-            # Each row's status as the other views write it, beside its record's.
-            "examples": [{**asdict(row), "status_label": row.status_label} for row in self.rows],
+            # Each row's status is the word status_counts counts and the other views
+            # show; its record's own status (a stopped example's "failed") is kept apart.
+            "examples": [
+                {**asdict(row), "status": row.status_label, "record_status": row.status}
+                for row in self.rows
+            ],
         }
 
 
