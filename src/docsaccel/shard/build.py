@@ -650,6 +650,7 @@ def run_merge(
     sphinx_args: Sequence[str] = (),
     watch_sources: WatchSources | None = None,
     show_unfinished: ShowUnfinished | None = None,
+    command: str = "shard-merge",
 ) -> list[str]:
     """Merge the shard artifacts and build the site; return the merged example ids.
 
@@ -657,12 +658,12 @@ def run_merge(
     generated, as those the build writes are (:func:`_watch_sources`): the next build
     removes them as it removes its own, so the page of an example renamed since is not
     published again. With ``show_unfinished``, the site's report pages say the build has
-    not finished until the merge build writes them (:class:`.SitePages`).
+    not finished until the merge build writes them (:class:`.SitePages`); the site's
+    report says so anyway, naming ``command``, the shard command that runs.
     """
     manifests = read_artifacts(Path(artifacts))  # before the last build's report goes
-    layout.forget_report(outdir)
-    _site_pages(project, outdir, show_unfinished).started()
-    own_build_folder(project.docs)
+    own_build_folder(project.docs)  # first: the site folder may be in it
+    _site_pages(project, outdir, show_unfinished, command).started()
     records = Path(records or layout.shard_dir(project.docs, "shard-records")).resolve()
     watch = _watch_sources(project, Path(outdir), records, watch_sources)
     try:
@@ -676,9 +677,11 @@ def run_merge(
 
 
 def _site_pages(
-    project: DocsProject, outdir: Path, show_unfinished: ShowUnfinished | None
+    project: DocsProject, outdir: Path, show_unfinished: ShowUnfinished | None, command: str
 ) -> SitePages:
-    return SitePages(project.docs, Path(outdir), project.report_page, project.fast, show_unfinished)
+    return SitePages(
+        project.docs, Path(outdir), project.report_page, project.fast, show_unfinished, command
+    )
 
 
 def _write_merged_report(
@@ -788,10 +791,9 @@ def run_local(
             say(f"{shards} shards for {planned} examples: running {planned}")
         shards = planned
         plan = plan_project(project, shards, inputs)
-    layout.forget_report(outdir)
-    pages = _site_pages(project, outdir, show_unfinished)
+    own_build_folder(project.docs)  # first: the site folder may be in it
+    pages = _site_pages(project, outdir, show_unfinished, "shard-local")
     pages.started()
-    own_build_folder(project.docs)
     artifacts = layout.shard_dir(project.docs, "shard-artifacts")
     shutil.rmtree(artifacts, ignore_errors=True)
 
@@ -832,4 +834,5 @@ def run_local(
         sphinx_args=sphinx_args,
         watch_sources=watch_sources,
         show_unfinished=show_unfinished,
+        command="shard-local",
     )
