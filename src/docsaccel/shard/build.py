@@ -72,6 +72,7 @@ __all__ = [
     "plan_project",
     "read_artifacts",
     "read_conf",
+    "read_gallery_conf",
     "read_project",
     "run_local",
     "run_merge",
@@ -161,6 +162,20 @@ def read_conf(docs: Path) -> dict[str, Any]:
         raise ShardError(f"{conf_file}: cannot run the Sphinx config: {lines[-1]}") from None
 
 
+def read_gallery_conf(docs: str | Path) -> dict[str, Any]:
+    """``sphinx_gallery_conf`` of ``<docs>/conf.py`` with sphinx-gallery's defaults filled
+    in: which files of its galleries are examples. Raises :class:`ShardError` as
+    :func:`read_conf` does, or when ``conf.py`` defines no such dict."""
+    return _gallery_conf(read_conf(Path(docs)), Path(docs) / "conf.py")
+
+
+def _gallery_conf(namespace: Mapping[str, Any], conf_file: Path) -> dict[str, Any]:
+    gallery_conf = namespace.get("sphinx_gallery_conf")
+    if not isinstance(gallery_conf, dict):
+        raise ShardError(f"{conf_file}: sphinx_gallery_conf is missing or not a dict")
+    return sg_compat.with_defaults(gallery_conf)
+
+
 def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProject:
     """Read ``<docs>/conf.py``: its galleries and its ``docsaccel_budgets`` file.
 
@@ -177,10 +192,7 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
         raise ShardError(f"the docs folder {docs} is not inside the project root {root}")
     conf_file = docs / "conf.py"
     namespace = read_conf(docs)
-    gallery_conf = namespace.get("sphinx_gallery_conf")
-    if not isinstance(gallery_conf, dict):
-        raise ShardError(f"{conf_file}: sphinx_gallery_conf is missing or not a dict")
-    gallery_conf = sg_compat.with_defaults(gallery_conf)
+    gallery_conf = _gallery_conf(namespace, conf_file)
     pairs = sg_compat.gallery_dirs(gallery_conf)
     galleries = {Path(examples).as_posix(): Path(out).as_posix() for examples, out in pairs}
     try:
