@@ -477,6 +477,35 @@ def test_shard_builds_plan_the_examples_sphinx_gallery_sees(tmp_path) -> None:
     assert planned == ["examples/_helper.py", "examples/plot_a.py", "examples/sub/plot_b.py"]
 
 
+def test_cli_plans_a_gallery_with_its_conf_py_patterns(tmp_path, capsys) -> None:
+    """``--conf-dir`` plans the files the build runs: ``conf.py``'s ``ignore_pattern``
+    and ``example_extensions``, not sphinx-gallery's defaults."""
+    docs = tmp_path / "docs"
+    gallery = make_gallery(docs / "examples", ["plot_a.py", "skip_me.py", "plot_c.pyw"])
+    (docs / "conf.py").write_text(
+        'sphinx_gallery_conf = {"examples_dirs": ["examples"], "gallery_dirs": ["auto"],\n'
+        '                       "ignore_pattern": r"skip_",\n'
+        '                       "example_extensions": {".py", ".pyw"}}\n',
+        encoding="utf-8",
+    )
+    args = ["shard", "--shards", "1", "--index", "0", "--gallery-dir", str(gallery)]
+
+    assert main([*args, "--conf-dir", str(docs)]) == 0
+    assert capsys.readouterr().out.split() == ["plot_a.py", "plot_c.pyw"]
+    assert main(args) == 0  # sphinx-gallery's defaults
+    assert capsys.readouterr().out.split() == ["plot_a.py", "skip_me.py"]
+
+
+def test_cli_conf_dir_needs_a_gallery_and_a_conf_py(tmp_path, capsys) -> None:
+    gallery = make_gallery(tmp_path / "examples", ["plot_a.py"])
+    assert main(["shard", "--shards", "1", "--plan", "--conf-dir", str(tmp_path)]) == 2
+    assert "--conf-dir needs --gallery-dir" in capsys.readouterr().err
+    args = ["shard", "--shards", "1", "--plan", "--gallery-dir", str(gallery)]
+    assert main([*args, "--conf-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "conf.py: no such file" in err and len(err.strip().splitlines()) == 1
+
+
 # Copying the project into a shard's workspace ---------------------------------------------
 
 

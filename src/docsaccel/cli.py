@@ -308,8 +308,20 @@ def _shard(args: argparse.Namespace) -> int:
             raise shard.ShardError("--json prints the whole plan: use it with --plan")
         if args.index is not None:
             shard.check_index(args.index, args.shards)
+        gallery_conf = None
+        if args.conf_dir is not None:
+            if args.gallery_dir is None:
+                raise shard.ShardError("--conf-dir needs --gallery-dir: the gallery to plan")
+            from docsaccel.shard.build import read_gallery_conf
+
+            gallery_conf = read_gallery_conf(args.conf_dir)
         plan = shard.build_plan(
-            args.inputs, args.shards, args.gallery_dir, args.budgets, runs=args.runs
+            args.inputs,
+            args.shards,
+            args.gallery_dir,
+            args.budgets,
+            runs=args.runs,
+            gallery_conf=gallery_conf,
         )
     except InputError as exc:  # ShardError, BudgetError, SchemaError: one class
         print(f"docsaccel shard: error: {exc}", file=sys.stderr)
@@ -351,7 +363,16 @@ def _add_shard(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--shards", type=int, required=True, metavar="N", help="shard count")
     parser.add_argument("--index", type=int, metavar="I", help="the shard to print (0 to N-1)")
     parser.add_argument(
-        "--gallery-dir", metavar="DIR", help="gallery folder: plan every example file in it"
+        "--gallery-dir",
+        metavar="DIR",
+        help="gallery folder: plan every example file in it (which files are examples: "
+        "sphinx-gallery's defaults, or --conf-dir's sphinx_gallery_conf)",
+    )
+    parser.add_argument(
+        "--conf-dir",
+        metavar="DIR",
+        help="the Sphinx conf folder: its conf.py's sphinx_gallery_conf (ignore_pattern, "
+        "example_extensions) says which files of --gallery-dir are examples, as in the build",
     )
     parser.add_argument(
         "--budgets", metavar="FILE", help="budget file: unmeasured examples take their budget"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,6 +41,7 @@ __all__ = [
     "drop_build_started",
     "example_id_of",
     "find_root",
+    "forget_build",
     "forget_report",
     "gallery_lock_path",
     "generated_dir",
@@ -193,6 +195,24 @@ def forget_report(outdir: str | os.PathLike[str]) -> None:
     until now."""
     report_path(outdir).unlink(missing_ok=True)
     drop_build_started(outdir)
+
+
+def forget_build(outdir: str | os.PathLike[str]) -> str | None:
+    """Remove what an earlier build left in ``outdir`` that a reader would take for the
+    build starting there now: its report (:func:`forget_report`), its records and
+    journals, and the lock file of a build no longer running. A sharded build writes its
+    own report only at its end, so until then these are the last build's, which a gate
+    would read as its own (a report the journals of a build killed outright stand for).
+
+    Returns the pid of the build holding ``outdir``'s lock now (:func:`lock_holder`),
+    having removed nothing: that build's files are its own."""
+    holder = lock_holder(outdir)
+    if holder is not None:
+        return holder
+    forget_report(outdir)
+    shutil.rmtree(records_dir(outdir), ignore_errors=True)
+    lock_path(outdir).unlink(missing_ok=True)
+    return None
 
 
 def drop_build_started(outdir: str | os.PathLike[str]) -> None:

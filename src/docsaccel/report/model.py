@@ -635,6 +635,11 @@ class LoadedInput:
                 f"{self.path}: {self.incomplete_text()}: it measured no example; rebuild "
                 "once that is fixed"
             )
+        if not self.complete and not self.timings:
+            # Nothing an option could judge (a sharded build's report before its merge).
+            raise IncompleteBuildError(
+                f"{self.path}: {self.incomplete_text()}: it measured no example"
+            )
         if not self.complete:
             raise IncompleteBuildError(
                 f'{self.path}: {self.incomplete_text()}: the report says "complete": false, '

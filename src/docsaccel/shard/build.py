@@ -72,6 +72,7 @@ __all__ = [
     "plan_project",
     "read_artifacts",
     "read_conf",
+    "read_gallery_conf",
     "read_project",
     "run_local",
     "run_merge",
@@ -165,6 +166,20 @@ def read_conf(docs: Path) -> dict[str, Any]:
         raise ShardError(f"{conf_file}: cannot run the Sphinx config: {lines[-1]}") from None
 
 
+def read_gallery_conf(docs: str | Path) -> dict[str, Any]:
+    """``sphinx_gallery_conf`` of ``<docs>/conf.py`` with sphinx-gallery's defaults filled
+    in: which files of its galleries are examples. Raises :class:`ShardError` as
+    :func:`read_conf` does, or when ``conf.py`` defines no such dict."""
+    return _gallery_conf(read_conf(Path(docs)), Path(docs) / "conf.py")
+
+
+def _gallery_conf(namespace: Mapping[str, Any], conf_file: Path) -> dict[str, Any]:
+    gallery_conf = namespace.get("sphinx_gallery_conf")
+    if not isinstance(gallery_conf, dict):
+        raise ShardError(f"{conf_file}: sphinx_gallery_conf is missing or not a dict")
+    return sg_compat.with_defaults(gallery_conf)
+
+
 def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProject:
     """Read ``<docs>/conf.py``: its galleries and its ``docsaccel_budgets`` file.
 
@@ -181,10 +196,7 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
         raise ShardError(f"the docs folder {docs} is not inside the project root {root}")
     conf_file = docs / "conf.py"
     namespace = read_conf(docs)
-    gallery_conf = namespace.get("sphinx_gallery_conf")
-    if not isinstance(gallery_conf, dict):
-        raise ShardError(f"{conf_file}: sphinx_gallery_conf is missing or not a dict")
-    gallery_conf = sg_compat.with_defaults(gallery_conf)
+    gallery_conf = _gallery_conf(namespace, conf_file)
     pairs = sg_compat.gallery_dirs(gallery_conf)
     galleries = {Path(examples).as_posix(): Path(out).as_posix() for examples, out in pairs}
     try:
@@ -655,6 +667,7 @@ def run_merge(
     sphinx_args: Sequence[str] = (),
     watch_sources: WatchSources | None = None,
     show_unfinished: ShowUnfinished | None = None,
+    command: str = "shard-merge",
 ) -> list[str]:
     """Merge the shard artifacts and build the site; return the merged example ids.
 
@@ -662,12 +675,12 @@ def run_merge(
     generated, as those the build writes are (:func:`_watch_sources`): the next build
     removes them as it removes its own, so the page of an example renamed since is not
     published again. With ``show_unfinished``, the site's report pages say the build has
-    not finished until the merge build writes them (:class:`.SitePages`).
+    not finished until the merge build writes them (:class:`.SitePages`); the site's
+    report says so anyway, naming ``command``, the shard command that runs.
     """
     manifests = read_artifacts(Path(artifacts))  # before the last build's report goes
-    layout.forget_report(outdir)
-    _site_pages(project, outdir, show_unfinished).started()
-    own_build_folder(project.docs)
+    own_build_folder(project.docs)  # first: the site folder may be in it
+    _site_pages(project, outdir, show_unfinished, command).started()
     records = Path(records or layout.shard_dir(project.docs, "shard-records")).resolve()
     watch = _watch_sources(project, Path(outdir), records, watch_sources)
     try:
@@ -681,9 +694,11 @@ def run_merge(
 
 
 def _site_pages(
-    project: DocsProject, outdir: Path, show_unfinished: ShowUnfinished | None
+    project: DocsProject, outdir: Path, show_unfinished: ShowUnfinished | None, command: str
 ) -> SitePages:
-    return SitePages(project.docs, Path(outdir), project.report_page, project.fast, show_unfinished)
+    return SitePages(
+        project.docs, Path(outdir), project.report_page, project.fast, show_unfinished, command
+    )
 
 
 def _write_merged_report(
@@ -796,10 +811,9 @@ def run_local(
             say(f"{shards} shards for {planned} examples: running {planned}")
         shards = planned
         plan = plan_project(project, shards, inputs)
-    layout.forget_report(outdir)
-    pages = _site_pages(project, outdir, show_unfinished)
+    own_build_folder(project.docs)  # first: the site folder may be in it
+    pages = _site_pages(project, outdir, show_unfinished, "shard-local")
     pages.started()
-    own_build_folder(project.docs)
     artifacts = layout.shard_dir(project.docs, "shard-artifacts")
     shutil.rmtree(artifacts, ignore_errors=True)
 
@@ -840,4 +854,5 @@ def run_local(
         sphinx_args=sphinx_args,
         watch_sources=watch_sources,
         show_unfinished=show_unfinished,
+        command="shard-local",
     )

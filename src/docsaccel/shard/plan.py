@@ -376,11 +376,15 @@ def _read_runs(path: Path) -> tuple[list[dict[str, float]], set[str]]:
 # Examples on disk -----------------------------------------------------------------------
 
 
-def discover_examples(gallery_dir: str | Path) -> list[str]:
+def discover_examples(
+    gallery_dir: str | Path, gallery_conf: Mapping[str, Any] | None = None
+) -> list[str]:
     """The example files of a gallery folder, as sorted posix paths inside it.
 
-    sphinx-gallery's own walk (:func:`docsaccel.sg_compat.example_files`) with its
-    default config, for a folder planned without its ``conf.py``: the folder's files, then
+    sphinx-gallery's own walk (:func:`docsaccel.sg_compat.example_files`) with the
+    project's ``sphinx_gallery_conf`` (its ``ignore_pattern``, ``example_extensions``...),
+    else sphinx-gallery's defaults, for a folder planned without its ``conf.py``: the
+    folder's files, then
     those of each sub-gallery (a sub-folder with a ``README.txt``/``GALLERY_HEADER.rst``,
     or any sub-folder when the folder has its own ``index.rst``), one level deep; every
     ``*.py`` but ``__init__.py``.
@@ -391,7 +395,7 @@ def discover_examples(gallery_dir: str | Path) -> list[str]:
     root = Path(gallery_dir)
     if not root.is_dir():
         raise ShardError(f"gallery folder {str(root)!r} does not exist or is not a folder")
-    files = sg_compat.example_files(root, sg_compat.with_defaults({}))
+    files = sg_compat.example_files(root, sg_compat.with_defaults(dict(gallery_conf or {})))
     found = [path.relative_to(root).as_posix() for path in files]
     if not found:
         raise ShardError(f"gallery folder {str(root)!r} has no example (*.py) file")
@@ -480,8 +484,11 @@ def build_plan(
     gallery_dir: str | Path | None = None,
     budgets: str | Path | None = None,
     runs: int = DEFAULT_RUNS,
+    gallery_conf: Mapping[str, Any] | None = None,
 ) -> Plan:
-    """What ``docsaccel shard`` plans: inputs read, matched to the gallery, estimated."""
+    """What ``docsaccel shard`` plans: inputs read, matched to the gallery, estimated.
+    ``gallery_conf``: the project's ``sphinx_gallery_conf``, which says which files of
+    the gallery are examples (:func:`discover_examples`)."""
     _check_shards(shards)
     if budgets is not None and gallery_dir is None:
         raise ShardError("--budgets needs --gallery-dir: budgets estimate examples on disk")
@@ -491,7 +498,7 @@ def build_plan(
             raise ShardError("nothing to plan: give a report or history, or --gallery-dir")
         # Every example the inputs name: one without a prediction is estimated.
         return plan_shards(durations, shards, examples_on_disk=named)
-    names = discover_examples(gallery_dir)
+    names = discover_examples(gallery_dir, gallery_conf)
     matched, ignored = match_gallery(durations, gallery_dir, names)
     estimate = None if budgets is None else budget_estimator(budgets, gallery_dir, names)
     plan = plan_shards(matched, shards, examples_on_disk=names, estimate=estimate)

@@ -1,19 +1,23 @@
-"""What the site's report pages say while a sharded build has not finished or after it
-stopped before its merge build wrote them: never an earlier build's verdict.
+"""What the site's report and report pages say while a sharded build has not finished or
+after it stopped before its merge build wrote them: never an earlier build's verdict, so
+a gate reading the site folder refuses it, naming the shard command.
 
 The design, in full: the sharding guide's *Design* section.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import docsaccel
-from docsaccel.contract import started_not_finished
+from docsaccel import layout
+from docsaccel.formats import write_json
 from docsaccel.records import build_report, now_iso
+from docsaccel.shard.plan import ShardError
 
 __all__ = ["ShowUnfinished", "SitePages"]
 
@@ -26,7 +30,7 @@ ShowUnfinished = Callable[[Path, Path, str | None, dict[str, Any]], Any]
 
 @dataclass(frozen=True)
 class SitePages:
-    """The report pages of the site a sharded build makes in ``outdir``."""
+    """The report and report pages of the site a sharded build makes in ``outdir``."""
 
     docs: Path
     outdir: Path
@@ -35,15 +39,31 @@ class SitePages:
     wanted: str | None
     fast: bool
     show: ShowUnfinished | None
+    #: The shard command building the site (``"shard-local"``), which the reasons name.
+    command: str = "shard-local"
 
     def started(self) -> None:
-        """Before the shards run: a sharded build killed outright leaves no handler to
-        say so, and its site's page would read the last verdict as current."""
-        self._show(ended_because=started_not_finished(now_iso()))
+        """Before the shards run, in place of what an earlier build left in ``outdir``
+        (:func:`docsaccel.layout.forget_build`): a report saying this build has not
+        finished. A sharded build killed outright leaves no handler to say so, and a gate
+        would read the last build's report or journals as this one's. Refused when
+        another build writes into ``outdir`` now."""
+        holder = layout.forget_build(self.outdir)
+        if holder is not None:
+            raise ShardError(
+                f"{self.outdir}: a build (process {holder}) is writing into it now; "
+                "run this once it ends"
+            )
+        self._show(
+            ended_because=f"docsaccel {self.command} (process {os.getpid()}) started at "
+            f"{now_iso()} and has not finished: this is replaced when it does"
+        )
 
     def interrupted(self) -> None:
         """The shards were stopped (Ctrl-C, ``SIGTERM``) before the merge build."""
-        self._show(ended_because="it was interrupted before its shards were merged")
+        self._show(
+            ended_because=f"docsaccel {self.command} was interrupted before its shards were merged"
+        )
 
     def failed(self, report: dict[str, Any] | None, errors: Sequence[str]) -> None:
         """A shard failed, so no merge build writes the pages: they show ``report``, what
@@ -63,7 +83,11 @@ class SitePages:
             "source_dir": str(self.docs),
             **why,
         }
-        self._put(build_report(self.outdir, [], build, records={}))
+        report = build_report(self.outdir, [], build, records={})
+        path = layout.report_path(self.outdir)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(path, report)
+        self._put(report)
 
     def _put(self, report: dict[str, Any]) -> None:
         if self.show is not None:
