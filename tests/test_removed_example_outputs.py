@@ -8,10 +8,32 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.clean_site import put
+from helpers.clean_site import clean_differences, put
 from helpers.gallery_build import build, make_project
+from helpers.incremental_build import needs_state
 
 pytestmark = pytest.mark.slow
+
+
+@needs_state
+def test_an_uncached_build_between_cached_ones_does_not_bring_back_a_deleted_example(
+    tmp_path: Path,
+) -> None:
+    """A build without the cache generated the page of an example added since the last
+    cached build; that example deleted, the next cached build does not publish it."""
+    cache = {"DOCSACCEL_CACHE": str(tmp_path / "cache")}
+    src = make_project(tmp_path, [])
+    put(src, "plot_a.py")
+    assert build(src, env=cache).returncode == 0
+    put(src, "plot_b.py")
+    uncached = build(src)
+    assert uncached.returncode == 0, uncached.output
+    (src / "examples" / "plot_b.py").unlink()
+    again = build(src, env=cache)
+    assert again.returncode == 0, again.output
+    assert clean_differences(src, tmp_path) == []
+    index = (again.outdir / "auto_examples" / "index.html").read_text("utf-8")
+    assert "plot_b" not in index
 
 
 def test_a_build_without_the_cache_removes_a_deleted_examples_generated_files(
