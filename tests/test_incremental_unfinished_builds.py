@@ -11,11 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers.clean_site import clean_differences, put
 from helpers.gallery_build import FIXTURES, build, child_env, make_project, sphinx_command
 from helpers.incremental_build import needs_state
 from helpers.processes import hold, kill_children, release, wait_until_running
-
-from docsaccel.incremental.oracle import differences, output_files
 
 pytestmark = [pytest.mark.slow, needs_state]
 
@@ -24,34 +23,8 @@ pytestmark = [pytest.mark.slow, needs_state]
 ORDERED = 'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
 
 
-def example(name: str, raises: bool = False) -> str:
-    title = Path(name).stem
-    body = 'raise RuntimeError("broken on purpose")' if raises else f'print("{title}")'
-    return f'"""\n{title}\n{"=" * len(title)}\n\nAn example.\n"""\n\n{body}\n'
-
-
-def put(src: Path, name: str, raises: bool = False) -> None:
-    (src / "examples" / name).write_text(example(name, raises), encoding="utf-8")
-
-
 def cached_build(src: Path, cache: Path):
     return build(src, env={"DOCSACCEL_CACHE": str(cache)})
-
-
-def clean_differences(src: Path, tmp_path: Path) -> list[str]:
-    """The output files of ``src`` that differ from a clean build's of the same tree (a
-    fresh copy of what the author wrote, no cache)."""
-    clean = tmp_path / "clean"
-    shutil.rmtree(clean, ignore_errors=True)
-    clean.mkdir()
-    shutil.copy(src / "conf.py", clean / "conf.py")
-    shutil.copy(src / "index.rst", clean / "index.rst")
-    shutil.copytree(
-        src / "examples", clean / "examples", ignore=shutil.ignore_patterns("child_pids.txt")
-    )
-    reference = build(clean)
-    assert reference.returncode == 0, reference.output
-    return differences(output_files(src / "_build" / "html"), output_files(reference.outdir))
 
 
 def stopped_while_waiting(src: Path, cache: Path, signum: int) -> int:

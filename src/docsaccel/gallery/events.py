@@ -67,6 +67,7 @@ from docsaccel.gallery.lock import GalleryLock, LockedError, OutdirLock
 from docsaccel.gallery.memory import build_bytes, rss_bytes
 from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
 from docsaccel.gallery.page_file import published_pages, remove_unwanted_pages
+from docsaccel.gallery.previous_outputs import drop_previous_outputs
 from docsaccel.gallery.progress import remove_stale_pipes, start_progress
 from docsaccel.gallery.state import GalleryBuild
 from docsaccel.loaded_code import distribution_versions, module_stamps
@@ -591,7 +592,7 @@ def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, A
     that measures each example, before sphinx-gallery runs them."""
     _plan(app, build, gallery_conf)
     build.previous = read_records(build.records_dir)
-    _drop_unfinished_runs(build)
+    drop_previous_outputs(build.planner, build.previous)
     shutil.rmtree(build.records_dir, ignore_errors=True)
     build.records_dir.mkdir(parents=True, exist_ok=True)
     # Before any example: from here on, only this build's journals are read there.
@@ -643,21 +644,6 @@ def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, A
         f"{settings.budgets or '(none)'}, on overrun: {settings.on_overrun}, "
         f"fast path: {'on' if settings.fast else 'off'}, memory ceiling: {ceiling}"
     )
-
-
-def _drop_unfinished_runs(build: GalleryBuild) -> None:
-    """Remove what the runs the last build never finished wrote in the gallery folders.
-
-    Its process ended mid-run without removing them itself (killed outright: ``SIGKILL``,
-    the out-of-memory killer). sphinx-gallery would take them for the example's outputs,
-    and once its source is gone, zip its copy with the others, or fail.
-    """
-    for record in build.previous.values():
-        if not (is_unfinished(record) or is_stopped_hard(record)):
-            continue
-        target = build.planner.target_of(str(record.get("gallery")), str(record.get("name")))
-        if target is not None:
-            sg_compat.remove_outputs(target)
 
 
 def _plan(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> None:

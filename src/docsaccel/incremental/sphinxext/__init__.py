@@ -6,18 +6,24 @@ The design, in full: the caching guide's *Design* section.
 
 from __future__ import annotations
 
+import contextlib
+from pathlib import Path
 from typing import Any
 
 from sphinx.application import Sphinx
 
 import docsaccel
 
-__all__ = ["PAGES_ATTR", "setup"]
+__all__ = ["MARKER", "PAGES_ATTR", "setup"]
 
 #: The environment's attribute holding the page records (see
 #: :mod:`docsaccel.incremental.pages`). Here rather than in :mod:`.state_build`: every build
 #: asks for it at env-purge-doc, and most builds need nothing else of the state.
 PAGES_ATTR = "docsaccel_pages"
+#: Beside the doctrees: which state a finished build left there, and its write-side facts
+#: (:mod:`.state_build` reads and writes it). Here too: every build without the state
+#: deletes it (:func:`_forget_kept_state`), and needs nothing else of the state.
+MARKER = "docsaccel-state.json"
 
 
 def _cache_on(app: Sphinx) -> bool:
@@ -35,10 +41,23 @@ def _cache_given(app: Sphinx) -> bool:
     )
 
 
+def _forget_kept_state(app: Sphinx) -> None:
+    """This build keeps no Sphinx state, yet writes the doctree and output folders: the
+    record a finished build with the state left beside the doctrees no longer says what
+    they hold (an environment and pages of documents removed since), so the next build
+    with the state does not start from them. Not for a build docsaccel refused: it never
+    touched the folders."""
+    if getattr(getattr(app, "_docsaccel_gallery", None), "settings", None) is None:
+        return
+    with contextlib.suppress(OSError):  # none there, or not this build's to remove
+        (Path(app.doctreedir) / MARKER).unlink()
+
+
 def _on_config_inited(app: Sphinx, config: Any) -> None:
     # Without the cache (the default) nothing of the state is imported or connected: a
     # plain build pays for none of it.
     if not _cache_given(app):
+        _forget_kept_state(app)
         return
     from docsaccel.incremental.sphinxext import sources
 
@@ -46,6 +65,7 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
         # A read-only cache: no state, but what the build generates is still known to the
         # next build in these folders (kept beside the output).
         sources.on_config_inited(app, state_on=False)
+        _forget_kept_state(app)
         return
     from docsaccel.incremental.sphinxext import reading, restore, viewcode, warnings
     from docsaccel.incremental.sphinxext.state_build import current
@@ -57,6 +77,7 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     # Sphinx state kept or not: the next build may keep it.
     sources.on_config_inited(app, state_on=build is not None)
     if build is None:
+        _forget_kept_state(app)
         return
     # What the project's modules read when the build imports them before the documents
     # are read (autosummary's generation, the examples): the pages showing them depend on

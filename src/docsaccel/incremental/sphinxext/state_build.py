@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from docsaccel.formats import Format
 from docsaccel.incremental.last_build import LastBuild
-from docsaccel.incremental.sphinxext import PAGES_ATTR
+from docsaccel.incremental.sphinxext import MARKER, PAGES_ATTR
 
 if TYPE_CHECKING:
     # Types only: every build asks this module for PAGES_ATTR (at env-purge-doc), and
@@ -44,8 +44,6 @@ __all__ = [
 #: The environment's attribute holding the digests the page records were checked against
 #: (the records themselves: :data:`PAGES_ATTR`).
 TABLES_ATTR = "docsaccel_tables"
-#: Beside the doctrees: which state a finished build left there, and its write-side facts.
-MARKER = "docsaccel-state.json"
 MARKER_FORMAT = Format("docsaccel.sphinx-marker", 1, "Sphinx state marker")
 
 
