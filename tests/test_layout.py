@@ -121,6 +121,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     # The Sphinx plugin composes everything below it; the CLI sits on top of all.
     frozenset({"gallery"}),
     frozenset({"doctor"}),
+    # The command line's standard output, whose write errors it tells apart.
+    frozenset({"standard_output"}),
     frozenset({"cli"}),
 )
 

@@ -14,6 +14,7 @@ naming the file and the problem (never a traceback: a crash must not read as a v
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import signal
@@ -24,6 +25,7 @@ from typing import Any
 
 from docsaccel import __version__
 from docsaccel.contract import error_line
+from docsaccel.standard_output import StandardOutputError, guarded
 
 
 def _doctor(args: argparse.Namespace) -> int:
@@ -644,15 +646,26 @@ EXIT_CLOSED_PIPE = 128 + signal.SIGPIPE
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        code = _run(argv)
-        # Flushed here, not at the interpreter's exit, where a closed pipe is a traceback.
-        sys.stdout.flush()
+        with guarded():
+            code = _run(argv)
+            # Flushed here, not at the interpreter's exit, where a failure is a traceback.
+            sys.stdout.flush()
     except BrokenPipeError:
-        # Python's documented way: later flushes of stdout (at exit) write to devnull.
+        _drop_pending_output()
+        return EXIT_CLOSED_PIPE
+    except StandardOutputError as exc:
+        _drop_pending_output()
+        sys.stderr.write(f"docsaccel: {error_line(f'cannot write to standard output: {exc}')}")
+        return 2
+    return code
+
+
+def _drop_pending_output() -> None:
+    """Python's documented way for a closed pipe, used for any output that failed: later
+    flushes of stdout (at the interpreter's exit) write to devnull, never a traceback."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_CLOSED_PIPE
-    return code
 
 
 def _run(argv: Sequence[str] | None) -> int:
