@@ -81,8 +81,9 @@ def test_a_bad_d_value_is_one_line_and_status_2(tmp_path, key, text):
         ("docsaccel_on_overrun=explode", "-D docsaccel_on_overrun must be 'warn' or 'fail'"),
         ("docsaccel_cache_granularity=line", "-D docsaccel_cache_granularity must be"),
         ("docsaccel_budgets=missing.toml", "-D docsaccel_budgets = 'missing.toml': no such"),
+        ("docsaccel_report_page=index", "-D docsaccel_report_page = 'index' would replace"),
     ],
-    ids=["on-overrun", "granularity", "budgets"],
+    ids=["on-overrun", "granularity", "budgets", "report-page"],
 )
 def test_a_bad_d_value_says_it_came_from_d(tmp_path, given, named):
     # conf.py sets the same setting to a good value: the message names the value used.

@@ -47,6 +47,7 @@ __all__ = [
     "env_name",
     "environment_variables",
     "given_as",
+    "given_where",
     "missing_folder",
     "not_a_folder",
     "overlap",
@@ -885,7 +886,7 @@ def _source(item: Setting, config: Any, env: Mapping[str, str], confdir: Path) -
     if _env_set(item, env):
         return Source(item.env, env[item.env].strip(), True, confdir)
     if item.key is not None:
-        where = _given_where(item.key, config)
+        where = given_where(item.key, config)
         value = getattr(config, item.key, None)
         if value is not None:
             return Source(where, value, False, confdir)
@@ -896,7 +897,7 @@ def _source(item: Setting, config: Any, env: Mapping[str, str], confdir: Path) -
     return Source(item.describe(), item.default, False, confdir)
 
 
-def _given_where(key: str, config: Any) -> str:
+def given_where(key: str, config: Any) -> str:
     """How a message names a ``conf.py`` value: ``-D key`` when ``sphinx-build -D`` gave
     it (Sphinx's ``config.overrides``), so the user looks there and not in ``conf.py``."""
     overrides = getattr(config, "overrides", None)

@@ -31,6 +31,7 @@ from docsaccel.gallery.page_file import (
 from docsaccel.report.html import render_html_fragment
 from docsaccel.report.inputs import report_input
 from docsaccel.report.summary import summarize
+from docsaccel.settings import given_where
 from docsaccel.stops import config_error
 
 __all__ = [
@@ -107,13 +108,18 @@ def _view(
     return f"{VIEW_BEGINS}\n{fragment}\n{VIEW_ENDS}"
 
 
+#: The page's setting, as its messages name it (``-D`` when given there).
+_KEY = "docsaccel_report_page"
+
+
 def _page_file(app: Any, docname: str) -> Path:
     srcdir = Path(app.srcdir).resolve()
     target = (srcdir / f"{docname}.rst").resolve()
     if srcdir not in target.parents:
         raise config_error(
-            f"docsaccel_report_page = {docname!r}: the page must be inside the source folder "
-            f"{srcdir}; use a document name such as 'budget_report' or 'reports/budget'"
+            f"{given_where(_KEY, app.config)} = {docname!r}: the page must be inside the "
+            f"source folder {srcdir}; use a document name such as 'budget_report' or "
+            "'reports/budget'"
         )
     return target
 
@@ -133,7 +139,7 @@ def check_report_page(app: Any, docname: str) -> Path:
         if existing.exists() and not is_generated(existing):
             other = "budget_report" if docname != "budget_report" else "docsaccel_budget_report"
             raise config_error(
-                f"docsaccel_report_page = {docname!r} would replace {existing}, a file "
+                f"{given_where(_KEY, app.config)} = {docname!r} would replace {existing}, a file "
                 f"docsaccel did not write; choose another document name, e.g. {other!r}"
             )
     return target
@@ -153,20 +159,20 @@ def _check_not_sphinx_gallerys(app: Any, docname: str, target: Path) -> None:
     for examples_dir, gallery_dir in pairs:
         if (srcdir / gallery_dir).resolve() in target.parents:
             raise config_error(
-                f"docsaccel_report_page = {docname!r} is in {gallery_dir}, the folder "
+                f"{given_where(_KEY, app.config)} = {docname!r} is in {gallery_dir}, the folder "
                 "sphinx-gallery writes a gallery's pages into; choose a document name "
                 "outside every gallery folder, e.g. 'budget_report'"
             )
         if (srcdir / examples_dir).resolve() in target.parents:
             raise config_error(
-                f"docsaccel_report_page = {docname!r} is in {examples_dir}, an examples "
+                f"{given_where(_KEY, app.config)} = {docname!r} is in {examples_dir}, an examples "
                 "folder of sphinx_gallery_conf (examples_dirs), among the user's examples; "
                 "choose a document name outside every examples and gallery folder, e.g. "
                 "'budget_report'"
             )
     if target.parent == srcdir and target.stem in sg_compat.ROOT_PAGES:
         raise config_error(
-            f"docsaccel_report_page = {docname!r} is sphinx-gallery's own page "
+            f"{given_where(_KEY, app.config)} = {docname!r} is sphinx-gallery's own page "
             f"{target.name}; choose another document name, e.g. 'budget_report'"
         )
 
@@ -182,7 +188,7 @@ def _check_a_document(app: Any, docname: str, target: Path) -> None:
     for name, does, folder in layout.conf_folders(config, confdir):
         if folder in target.parents:
             raise config_error(
-                f"docsaccel_report_page = {docname!r} is in {folder}, a folder of "
+                f"{given_where(_KEY, app.config)} = {docname!r} is in {folder}, a folder of "
                 f"{name} ({does}, never read as a page); choose a document name "
                 "outside it, e.g. 'budget_report'"
             )
@@ -190,8 +196,8 @@ def _check_a_document(app: Any, docname: str, target: Path) -> None:
     for pattern in getattr(config, "exclude_patterns", None) or []:
         if isinstance(pattern, str) and _excluded(relative, pattern):
             raise config_error(
-                f"docsaccel_report_page = {docname!r} is matched by exclude_patterns entry "
-                f"{pattern!r} (Sphinx never reads it); choose a document name outside it, "
+                f"{given_where(_KEY, app.config)} = {docname!r} is matched by exclude_patterns "
+                f"entry {pattern!r} (Sphinx never reads it); choose a document name outside it, "
                 "e.g. 'budget_report'"
             )
 
