@@ -97,6 +97,9 @@ LAYERS: tuple[frozenset[str], ...] = (
     # A child process ending with its parent, which the shard builds and a parallel
     # build's workers ask for.
     frozenset({"parent_death"}),
+    # A process named by its pid and start time, which the plugin ends the processes of
+    # an example by and the report readers tell a shard command running from killed.
+    frozenset({"process_stat"}),
     # What a budget pattern matches, which the budget file reads examples by.
     frozenset({"patterns"}),
     frozenset({"layout", "formats", "registry"}),

@@ -73,6 +73,7 @@ __all__ = [
     "SG_FAILED_COUNT",
     "SG_FAILED_END",
     "SG_FAILED_PREFIX",
+    "SHARD_COMMAND",
     "STALE",
     "STATUSES",
     "STOPPED",
@@ -116,6 +117,7 @@ __all__ = [
     "read_json",
     "read_text",
     "require_extra",
+    "shard_command_text",
     "shown_path",
     "started_not_finished",
     "status_text",
@@ -460,6 +462,35 @@ def started_not_finished(at: str) -> str:
     'it started at 2026-12-07T06:00:00+00:00 '
     """
     return f"it started at {at} and has not finished: this page is replaced when it does"
+
+
+#: The ``build`` key of the report a shard command (``shard-local``, ``shard-merge``) puts
+#: in the site folder as it starts, until its merge build writes the site's own: which
+#: process it is, ``{"command": ..., "pid": ..., "started_at": ..., "process_start": ...}``
+#: (``process_start``: the start time :func:`docsaccel.process_stat.start_time` read,
+#: ``null`` where it could not), so a reader tells it running from killed outright.
+SHARD_COMMAND = "shard_command"
+
+
+def shard_command_text(command: str, pid: int, at: str, runs: bool | None) -> str:
+    """What the report of a shard command that has not finished says of it: as written
+    when it starts (``runs`` ``None``), and as read while that process runs or once it
+    no longer does (killed outright: no handler of its own was left to say so).
+
+    >>> print(shard_command_text("shard-local", 42, "T", None))
+    docsaccel shard-local (process 42) started at T and has not finished: this is replaced when it does
+    >>> print(shard_command_text("shard-local", 42, "T", False))
+    docsaccel shard-local (process 42) started at T and ended before finishing: it was killed (SIGKILL, out of memory); run it again
+    """  # noqa: E501
+    started = f"docsaccel {command} (process {pid}) started at {at}"
+    if runs is None:
+        return f"{started} and has not finished: this is replaced when it does"
+    if runs:
+        return f"{started}, is running now and has not finished: this is replaced when it does"
+    return (
+        f"{started} and ended before finishing: it was killed (SIGKILL, out of memory); "
+        "run it again"
+    )
 
 
 def is_unfinished(record: Any) -> bool:

@@ -671,7 +671,8 @@ def output_files(target_file: Path) -> list[Path]:
     Next to the copy of the example, ``target_file`` (``<dir>/<stem>.py``): the copy, its
     ``.md5``, ``<stem>.rst``, ``.ipynb``, ``.zip``, ``.codeobj.json`` (backreferences),
     ``.cost.json`` (time and memory) and the plugin's :func:`run_marker_file`; in
-    ``<dir>/images``: ``sphx_glr_<stem>_NNN.*`` (figures; videos and their posters) and
+    ``<dir>/images``: ``sphx_glr_<stem>_NNN.*`` (figures; videos and their posters), each
+    figure's copies at the resolutions of ``image_srcset`` (``_NNN_2_00x.*``), and
     ``thumb/sphx_glr_<stem>_thumb.*``. Together they let a later build skip the example
     as unchanged and still show all its outputs.
     """
@@ -679,7 +680,7 @@ def output_files(target_file: Path) -> list[Path]:
     folder, stem = target.parent, target.stem
     beside = [Path(f"{target}.md5"), run_marker_file(target), target]
     beside += [folder / f"{stem}{suffix}" for suffix in _PAGE_SUFFIXES]
-    images = re.compile(rf"sphx_glr_{re.escape(stem)}_\d{{3,}}\.\w+")
+    images = re.compile(rf"sphx_glr_{re.escape(stem)}_\d{{3,}}{_SRCSET}\.\w+")
     thumbs = re.compile(rf"sphx_glr_{re.escape(stem)}_thumb\.\w+")
     found = [path for path in beside if path.is_file()]
     found += _matching(folder / "images", images.fullmatch)
@@ -688,6 +689,10 @@ def output_files(target_file: Path) -> list[Path]:
 
 
 _PAGE_SUFFIXES = (".rst", ".ipynb", ".zip", ".codeobj.json", ".cost.json")
+
+# What the matplotlib scraper puts after a figure's number for each factor of
+# ``image_srcset`` but 1: the factor with two decimals, its dot an underscore, then "x".
+_SRCSET = r"(?:_\d+_\d\dx)?"
 
 
 def remove_outputs(target_file: Path | str) -> None:

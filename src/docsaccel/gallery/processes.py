@@ -27,6 +27,8 @@ import time
 
 from docsaccel.contract import MULTIPROCESSING_HELPERS
 from docsaccel.parent_death import end_with_parent
+from docsaccel.process_stat import read_proc
+from docsaccel.process_stat import state_and_start as _stat
 
 __all__ = [
     "Process",
@@ -43,31 +45,6 @@ __all__ = [
 # A process is named by its pid and its start time, so a pid the kernel reused for an
 # unrelated process is never taken for one seen before.
 Process = tuple[int, int]
-
-
-def read_proc(path: str) -> bytes:
-    """The first 64 KiB of a ``/proc`` file, ``b""`` if it cannot be read (raw ``os`` calls:
-    a Python file object costs four more system calls, and these are read often)."""
-    try:
-        handle = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return b""
-    try:
-        return os.read(handle, 1 << 16)
-    except OSError:
-        return b""
-    finally:
-        os.close(handle)
-
-
-def _stat(pid: int) -> tuple[str, int] | None:
-    """(state, start time) of ``pid``, None when it is gone."""
-    text = read_proc(f"/proc/{pid}/stat")
-    # The command name is in parentheses and may hold spaces or parentheses itself.
-    fields = text[text.rfind(b")") + 2 :].split()
-    if len(fields) < 20:
-        return None
-    return fields[0].decode("ascii", "replace"), int(fields[19])
 
 
 def _parent(pid: int) -> int | None:

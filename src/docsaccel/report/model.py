@@ -27,6 +27,7 @@ from docsaccel.contract import (
     INTERRUPTED,
     NOT_EXECUTED,
     OK,
+    SHARD_COMMAND,
     WHOLE_RUNS,
     InputError,
     build_failures,
@@ -41,6 +42,7 @@ from docsaccel.contract import (
     is_timed,
     modules_changed,
     ran_none,
+    shard_command_text,
     status_text,
 )
 from docsaccel.layout import (
@@ -51,6 +53,7 @@ from docsaccel.layout import (
     started_after,
 )
 from docsaccel.memory_sizes import format_size
+from docsaccel.process_stat import runs
 from docsaccel.schema import ended_phase
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
@@ -519,7 +522,7 @@ class LoadedInput:
         if holder is not None:
             return f"the build has not finished: it is running now (process {holder})"
         why = []
-        ended = self.build.get("ended_because")
+        ended = self._shard_command_text() or self.build.get("ended_because")
         if isinstance(ended, str) and ended:
             why.append(ended)
         stopped = self.build.get("stopped_before_examples")
@@ -553,6 +556,26 @@ class LoadedInput:
         if not why:
             return "the build did not finish"
         return f"the build did not finish ({'; '.join(why)})"
+
+    def _shard_command_text(self) -> str | None:
+        """What the report of a shard command that has not finished
+        (:data:`~docsaccel.contract.SHARD_COMMAND`) says of it now, read in its output
+        folder: whether its process runs on or was killed outright. ``None`` for any
+        other report, a copy kept elsewhere (whose pid is no process of this machine's),
+        or one whose process start was not read (a pid alone may be reused)."""
+        started = self.build.get(SHARD_COMMAND)
+        path = Path(self.path)
+        # Its own folder only, not in_output_folder(): the command removed the records
+        # and the note a build started, which that asks for.
+        if not isinstance(started, dict) or path != report_path(path.parent.parent):
+            return None
+        pid, start = started.get("pid"), started.get("process_start")
+        if type(pid) is not int or pid <= 0 or type(start) is not int:
+            return None
+        running = runs(pid, start)
+        return shard_command_text(
+            str(started.get("command")), pid, str(started.get("started_at")), running
+        )
 
     @property
     def ran_nothing(self) -> bool:

@@ -15,7 +15,9 @@ from typing import Any
 
 import docsaccel
 from docsaccel import layout
+from docsaccel.contract import SHARD_COMMAND, shard_command_text
 from docsaccel.formats import write_json
+from docsaccel.process_stat import start_time
 from docsaccel.records import build_report, now_iso
 from docsaccel.shard.plan import ShardError
 
@@ -54,9 +56,17 @@ class SitePages:
                 f"{self.outdir}: a build (process {holder}) is writing into it now; "
                 "run this once it ends"
             )
+        pid, at = os.getpid(), now_iso()
         self._show(
-            ended_because=f"docsaccel {self.command} (process {os.getpid()}) started at "
-            f"{now_iso()} and has not finished: this is replaced when it does"
+            ended_because=shard_command_text(self.command, pid, at, None),
+            **{
+                SHARD_COMMAND: {
+                    "command": self.command,
+                    "pid": pid,
+                    "started_at": at,
+                    "process_start": start_time(pid),
+                }
+            },
         )
 
     def interrupted(self) -> None:
@@ -73,7 +83,7 @@ class SitePages:
         else:
             self._show(sphinx_failed=f"a shard's build failed: {'; '.join(errors)}")
 
-    def _show(self, **why: str) -> None:
+    def _show(self, **why: Any) -> None:
         build = {
             "wall_seconds": 0.0,
             "fast": self.fast,

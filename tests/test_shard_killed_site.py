@@ -1,0 +1,81 @@
+"""The site folder's report of a ``docsaccel shard-local`` that has not finished tells a
+run still going from one killed outright (``SIGKILL``, the out-of-memory killer: no
+handler of its own was left to say so): ``check`` refuses both (exit 2), saying it is
+running, then that it was killed before finishing.
+
+Real runs: ``shard-local`` on a small project, held on an example until the test has
+read the site folder and killed it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers.gallery_build import child_env, make_project, run_cli
+from helpers.processes import hold
+
+pytestmark = pytest.mark.slow
+
+
+def _shard_copies(src: Path) -> list[Path]:
+    return sorted((src / "_build" / "shard-work").glob("*/project/examples"))
+
+
+def _wait_until_an_example_runs(src: Path, process: subprocess.Popen[str]) -> None:
+    """Until a shard runs ``plot_wait.py`` (it wrote its child's pid; a guard, not a timing)."""
+    for _ in range(3000):
+        if any((copy / "child_pids.txt").is_file() for copy in _shard_copies(src)):
+            return
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.2)
+    raise AssertionError("plot_wait.py never started in a shard")
+
+
+def _end_examples_children(src: Path) -> None:
+    for copy in _shard_copies(src):
+        pids = copy / "child_pids.txt"
+        for pid in pids.read_text().split() if pids.is_file() else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+
+
+def test_check_tells_a_running_shard_local_from_one_killed_outright(tmp_path: Path) -> None:
+    src = make_project(tmp_path, ["plot_quick.py", "plot_wait.py"])
+    outdir = src / "_build" / "html"
+    hold(src)  # copied into each shard's copy of the project: plot_wait.py waits there
+    process = subprocess.Popen(
+        [sys.executable, "-m", "docsaccel.cli", "shard-local", "--docs", ".", "--shards", "2"],
+        cwd=src,
+        env=child_env({"DOCSACCEL_FAST": "1"}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        _wait_until_an_example_runs(src, process)
+        running = run_cli("check", str(outdir))
+        process.send_signal(signal.SIGKILL)
+        process.communicate(timeout=300)
+        killed = run_cli("check", str(outdir))
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        _end_examples_children(src)
+
+    said = running.stdout + running.stderr
+    assert running.returncode == 2, said
+    assert f"docsaccel shard-local (process {process.pid})" in said, said
+    assert "is running now" in said and "killed" not in said, said
+    said = killed.stdout + killed.stderr
+    assert killed.returncode == 2, said
+    assert f"docsaccel shard-local (process {process.pid})" in said, said
+    assert "ended before finishing: it was killed" in said, said
+    assert "running now" not in said, said
