@@ -85,3 +85,23 @@ def test_a_generated_page_no_record_names_goes_when_its_source_is_gone(tmp_path:
     assert third.returncode == 0, third.output
     assert notes.is_file() and (third.outdir / "auto_examples" / "plot_notes.html").is_file()
     assert (gallery / "index.rst").is_file() and (gallery / "sub" / "index.rst").is_file()
+
+
+def test_the_last_example_of_a_sub_gallery_deleted_leaves_no_times_entry(tmp_path: Path) -> None:
+    """sphinx-gallery rewrites a folder's execution times page only when some example of
+    it ran; its last example deleted, the page no longer names the example's page, which
+    no build generates any more (read from a fresh output folder, a reference to no
+    label)."""
+    src = make_project(tmp_path, [])
+    put(src, "plot_a.py")
+    sub = src / "examples" / "sub"
+    sub.mkdir()
+    (sub / "README.txt").write_text("Sub\n===\n", encoding="utf-8")
+    (sub / "plot_c.py").write_text(example("plot_c.py"), encoding="utf-8")
+    assert build(src).returncode == 0
+    times = src / "auto_examples" / "sub" / "sg_execution_times.rst"
+    assert "plot_c" in times.read_text("utf-8")
+    (sub / "plot_c.py").unlink()
+    again = build(src, "-W")
+    assert again.returncode == 0, again.output
+    assert "plot_c" not in times.read_text("utf-8")
