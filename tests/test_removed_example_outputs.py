@@ -5,10 +5,11 @@ builds of a small gallery in temporary folders."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
-from helpers.clean_site import clean_differences, put
+from helpers.clean_site import clean_differences, example, put
 from helpers.gallery_build import build, make_project
 from helpers.incremental_build import needs_state
 
@@ -50,3 +51,57 @@ def test_a_build_without_the_cache_removes_a_deleted_examples_generated_files(
     assert again.returncode == 0, again.output
     assert not [path.name for path in gallery.rglob("*plot_b*")]
     assert (gallery / "plot_a.rst").is_file()
+
+
+def test_a_generated_page_no_record_names_goes_when_its_source_is_gone(tmp_path: Path) -> None:
+    """The records of the builds before need not name every example whose page is in the
+    gallery folder (a killed build's journal names only the examples it started; an
+    output folder deleted takes them all): a page sphinx-gallery generated whose source
+    is gone goes all the same, in a sub-gallery too, where a page the user wrote stays."""
+    src = make_project(tmp_path, [])
+    put(src, "plot_a.py")
+    put(src, "plot_b.py")
+    sub = src / "examples" / "sub"
+    sub.mkdir()
+    (sub / "README.txt").write_text("Sub\n===\n", encoding="utf-8")
+    (sub / "plot_c.py").write_text(example("plot_c.py"), encoding="utf-8")
+    assert build(src).returncode == 0
+    gallery = src / "auto_examples"
+    # What the user had: the example's page, zip and checksum, and no record of them.
+    for name, folder in (("plot_b", gallery), ("plot_c", gallery / "sub")):
+        assert (folder / f"{name}.rst").is_file() and (folder / f"{name}.zip").is_file()
+        (src / "examples" / folder.relative_to(gallery) / f"{name}.py").unlink()
+        (folder / f"{name}.py").unlink()
+        (folder / f"{name}.ipynb").unlink()
+    shutil.rmtree(src / "_build")
+    again = build(src, "-W")
+    assert again.returncode == 0, again.output
+    assert not [path.name for path in gallery.rglob("*plot_[bc]*")]
+    assert clean_differences(src, tmp_path) == []
+    # A page the user wrote in a gallery folder has no generated header: it stays.
+    notes = gallery / "plot_notes.rst"
+    notes.write_text(":orphan:\n\nNotes\n=====\n\nWritten by hand.\n", encoding="utf-8")
+    third = build(src, "-W")
+    assert third.returncode == 0, third.output
+    assert notes.is_file() and (third.outdir / "auto_examples" / "plot_notes.html").is_file()
+    assert (gallery / "index.rst").is_file() and (gallery / "sub" / "index.rst").is_file()
+
+
+def test_the_last_example_of_a_sub_gallery_deleted_leaves_no_times_entry(tmp_path: Path) -> None:
+    """sphinx-gallery rewrites a folder's execution times page only when some example of
+    it ran; its last example deleted, the page no longer names the example's page, which
+    no build generates any more (read from a fresh output folder, a reference to no
+    label)."""
+    src = make_project(tmp_path, [])
+    put(src, "plot_a.py")
+    sub = src / "examples" / "sub"
+    sub.mkdir()
+    (sub / "README.txt").write_text("Sub\n===\n", encoding="utf-8")
+    (sub / "plot_c.py").write_text(example("plot_c.py"), encoding="utf-8")
+    assert build(src).returncode == 0
+    times = src / "auto_examples" / "sub" / "sg_execution_times.rst"
+    assert "plot_c" in times.read_text("utf-8")
+    (sub / "plot_c.py").unlink()
+    again = build(src, "-W")
+    assert again.returncode == 0, again.output
+    assert "plot_c" not in times.read_text("utf-8")

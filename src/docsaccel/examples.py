@@ -143,6 +143,24 @@ class Planner:
         _, gallery_dir, relative = found
         return os.path.normpath(os.path.join(self.srcdir, gallery_dir, relative))
 
+    def source_of(self, target: str) -> str | None:
+        """The source of which ``target`` (a file in a gallery folder) is the copy: the
+        same path, relative to the innermost gallery folder holding it, in that gallery's
+        examples folder, whether or not it exists; ``None`` when no gallery folder holds
+        ``target``."""
+        target = os.path.normpath(os.path.join(self.srcdir, target))
+        best: tuple[str, str] | None = None
+        for examples_dir, gallery_dir in self.galleries:
+            root = os.path.normpath(os.path.join(self.srcdir, gallery_dir))
+            if not target.startswith(root + os.sep):
+                continue
+            relative = os.path.relpath(target, root)
+            if best is None or len(relative) < len(best[1]):
+                best = (examples_dir, relative)
+        if best is None:
+            return None
+        return os.path.normpath(os.path.join(self.srcdir, best[0], best[1]))
+
     def _gallery_of(self, src_file: str) -> tuple[str, str, str] | None:
         # The innermost gallery holding the file, should one gallery folder hold another.
         best: tuple[str, str, str] | None = None

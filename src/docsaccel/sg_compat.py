@@ -44,6 +44,7 @@ __all__ = [
     "call_user_resetters",
     "cost_stamp",
     "example_files",
+    "execution_times_page",
     "expect_no_failure_of",
     "fail_own_exits",
     "failure_summary",
@@ -51,6 +52,7 @@ __all__ = [
     "final_name",
     "forget_cached_run",
     "gallery_dirs",
+    "generated_page_target",
     "hide_frames",
     "image_folders",
     "image_owner",
@@ -704,6 +706,49 @@ def remove_outputs(target_file: Path | str) -> None:
     for path in output_files(Path(target_file)):
         with contextlib.suppress(OSError):  # already gone, or not this process's to remove
             path.unlink()
+
+
+#: How every example page sphinx-gallery writes begins (``EXAMPLE_HEADER``), up to the
+#: file it names in quotes: its copy of the example, relative to the source folder.
+_GENERATED_PAGE_HEAD = gen_rst.EXAMPLE_HEADER.split("{0}", 1)[0]
+
+
+def generated_page_target(page: Path | str) -> Path | None:
+    """The copy of the example (``<dir>/<stem>.py``, or the extension the page's header
+    names) for which sphinx-gallery generated ``page`` (``<dir>/<stem>.rst``); ``None``
+    when ``page`` does not begin with the header of a page sphinx-gallery generated for
+    an example: a gallery's index, a page the user wrote.
+
+    >>> import tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> page = Path(folder.name, "plot_a.rst")
+    >>> _ = page.write_text(gen_rst.EXAMPLE_HEADER.format("gallery/plot_a.py", "", ""))
+    >>> generated_page_target(page).name
+    'plot_a.py'
+    >>> _ = page.write_text("Notes\\n=====\\n")
+    >>> generated_page_target(page) is None
+    True
+    >>> folder.cleanup()
+    """
+    page = Path(page)
+    try:
+        with page.open(encoding="utf-8") as stream:
+            head = stream.read(len(_GENERATED_PAGE_HEAD) + 1024)
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not head.startswith(_GENERATED_PAGE_HEAD):
+        return None
+    named = head[len(_GENERATED_PAGE_HEAD) :].split('"', 1)[0]
+    # The stem is the page's: sphinx-gallery names every output of an example after it.
+    return page.with_suffix(os.path.splitext(named)[1] or ".py")
+
+
+def execution_times_page(folder: Path | str) -> Path:
+    """The execution times page of a gallery (or sub-gallery) folder, which names each of
+    its examples' pages. sphinx-gallery rewrites it only when it is missing or some
+    example of the folder took time: the last example of a folder removed, it keeps
+    naming that example's page, which no build generates any more."""
+    return Path(folder) / "sg_execution_times.rst"
 
 
 def page_file(target_file: Path | str) -> Path:

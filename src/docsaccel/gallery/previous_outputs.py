@@ -8,12 +8,20 @@ same tree has none. The records of the last build in the output folder name its 
 of those, an example whose source is gone leaves nothing, and neither does a run the
 last build never finished (its process ended mid-run without removing what it wrote:
 sphinx-gallery would take that for the example's outputs).
+
+The records are not a whole memory of the gallery folders: a killed build's journal names
+only the examples it started, and an output folder can be deleted while the gallery
+folders stay. So the gallery folders are read too: a page sphinx-gallery generated for an
+example (its header says so) whose source is in none of the example extensions is an
+orphan, and its outputs go as well. A gallery's index, the execution times page and a
+page the user wrote in a gallery folder have no such header and stay.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +32,16 @@ from docsaccel.examples import Planner
 __all__ = ["drop_previous_outputs"]
 
 
-def drop_previous_outputs(planner: Planner, previous: Mapping[str, Mapping[str, Any]]) -> None:
+def drop_previous_outputs(
+    planner: Planner,
+    previous: Mapping[str, Mapping[str, Any]],
+    extensions: Iterable[str] = (".py",),
+) -> None:
     """Remove the gallery-folder outputs (:func:`.sg_compat.output_files`) of each example
     of ``previous`` (the last build's records) whose source no longer exists, or whose
-    run the last build never finished."""
+    run the last build never finished, and of each orphan page of the gallery folders
+    (:func:`_orphans`; ``extensions``: sphinx-gallery's ``example_extensions``)."""
+    removed = _orphans(planner, tuple(extensions))
     for record in previous.values():
         gallery, name = str(record.get("gallery")), str(record.get("name"))
         source = os.path.join(planner.srcdir, gallery, name)
@@ -36,7 +50,36 @@ def drop_previous_outputs(planner: Planner, previous: Mapping[str, Mapping[str, 
             continue
         target = planner.target_of(gallery, name)
         if target is not None and _removable(planner, target, source):
-            sg_compat.remove_outputs(target)
+            removed.append(target)
+    for target in removed:
+        sg_compat.remove_outputs(target)
+    # The times page of a folder that lost an example's outputs may name its page, and
+    # sphinx-gallery rewrites it as a clean build would only when there is none.
+    for folder in sorted({os.path.dirname(target) for target in removed}):
+        with contextlib.suppress(OSError):  # none written, or not this process's to remove
+            sg_compat.execution_times_page(folder).unlink()
+
+
+def _orphans(planner: Planner, extensions: tuple[str, ...]) -> list[str]:
+    """The copies (existing or not) of the examples whose page sphinx-gallery generated in
+    a gallery folder or one of its sub-gallery folders (the depth it writes to) and whose
+    source exists in none of ``extensions``."""
+    found = []
+    for _, gallery_dir in planner.galleries:
+        folder = Path(planner.srcdir, gallery_dir)
+        for page in sorted([*folder.glob("*.rst"), *folder.glob("*/*.rst")]):
+            if page.name == "index.rst" or page.stem in sg_compat.ROOT_PAGES:
+                continue  # sphinx-gallery writes these for every build, never for an example
+            target = sg_compat.generated_page_target(page)
+            source = None if target is None else planner.source_of(str(target))
+            if target is None or source is None:
+                continue
+            stem = os.path.splitext(source)[0]
+            if any(os.path.lexists(stem + extension) for extension in extensions):
+                continue
+            if _removable(planner, str(target), source):
+                found.append(str(target))
+    return found
 
 
 def _removable(planner: Planner, target: str, source: str) -> bool:
