@@ -15,7 +15,7 @@ from helpers.gallery_build import build, child_env, make_project, run_cli, sphin
 from helpers.processes import hold, kill_children, wait_until_running
 
 from docsaccel import layout
-from docsaccel.contract import KILLED_RUNNING, NOT_REACHED
+from docsaccel.contract import DID_NOT_FINISH, KILLED_RUNNING, NOT_REACHED
 
 pytestmark = pytest.mark.slow
 
@@ -64,7 +64,7 @@ def test_compare_lists_the_unreached_as_such_and_the_running_one_without_a_time(
         # The running example did not finish: a failed head, as check judges it.
         assert shown.returncode == 3, shown.stderr
         assert "Removed examples" not in shown.stdout, shown.stdout
-        assert "stopped after" not in shown.stdout, shown.stdout
+        assert f"{DID_NOT_FINISH} after" not in shown.stdout, shown.stdout
         lines = shown.stdout.splitlines()
         assert f"  examples/plot_wait.py: 8s -> {KILLED_RUNNING}" in lines, shown.stdout
         assert "Not reached by the head build (it did not finish):" in lines, shown.stdout
@@ -82,7 +82,7 @@ def test_report_and_check_say_the_running_example_has_no_time(killed) -> None:
         )
         assert f"| {KILLED_RUNNING} | – |" in row, row
         assert f"examples/plot\\_wait.py {KILLED_RUNNING} (no time, not judged)" in shown.stdout
-        assert "partial time" not in shown.stdout and "1 stopped" not in shown.stdout
+        assert "partial time" not in shown.stdout and f"1 {DID_NOT_FINISH}" not in shown.stdout
     gate = run_cli("check", "--allow-incomplete", str(outdir))
     assert gate.returncode == 3, gate.stdout + gate.stderr
     assert f"1 example {KILLED_RUNNING}: examples/plot_wait.py\n" in gate.stdout, gate.stdout

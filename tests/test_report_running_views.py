@@ -1,6 +1,6 @@
 """Every view of a build running now says its running example is running: ``docsaccel
 report`` of its output folder, in Markdown, HTML and JSON, writes that example
-``running``, never ``stopped`` nor killed, with no time. Real Sphinx builds in temporary
+``running``, never ``did not finish`` nor killed, with no time. Real Sphinx builds in temporary
 folders."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import time
 import pytest
 from helpers.gallery_build import child_env, make_project, run_cli, sphinx_command
 
-from docsaccel.contract import KILLED_RUNNING, RUNNING, STOPPED
+from docsaccel.contract import DID_NOT_FINISH, KILLED_RUNNING, RUNNING
 
 pytestmark = pytest.mark.slow
 
@@ -62,7 +62,17 @@ def test_the_example_a_running_build_runs_reads_running_in_every_view(tmp_path) 
         assert done.returncode == 0, (fmt, done.stderr)
         text = done.stdout.replace("\\", "")
         assert f"running now (process {process.pid})" in text, (fmt, text)
-        assert STOPPED not in text and KILLED_RUNNING not in text, (fmt, text)
+        # The build itself did not finish (the pages' title says so): its example runs on.
+        said_of_an_example = [
+            f"| {DID_NOT_FINISH} |",  # Markdown's status cell
+            f">{DID_NOT_FINISH}<",  # HTML's
+            f'"{DID_NOT_FINISH}"',  # JSON's status, or its status_counts key
+            f"1 {DID_NOT_FINISH}",  # a count
+            f"example {DID_NOT_FINISH}",  # the verdict line
+            f"{DID_NOT_FINISH} after",  # the chart's label
+        ]
+        assert not [said for said in said_of_an_example if said in text], (fmt, text)
+        assert KILLED_RUNNING not in text, (fmt, text)
     markdown_row = next(
         line for line in shown["md"].stdout.splitlines() if "examples/plot\\_wait.py |" in line
     )

@@ -1,11 +1,12 @@
 """A real build terminated (``SIGTERM``) while an example runs: its report page and its
-HTML report say that example was stopped, and measure neither it nor those not run.
+HTML report say that example did not finish, and measure neither it nor those not run.
 
 The build publishes its report page first (one quick example), then runs again with an
 example that waits and another: terminated while the first waits, an example after it
 never runs. The page the build left in its output folder and ``docsaccel report --format
-html`` of its report must write the waiting example ``stopped``, its time partial, with
-no use of its budget and no headroom; the later one ``not run``; no "The build failed".
+html`` of its report must write the waiting example ``did not finish``, its time partial,
+with no use of its budget and no headroom; the later one ``not run``; no "The build
+failed".
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from helpers.processes import terminated_while_running
 
 from docsaccel import layout
 from docsaccel.cli import main
-from docsaccel.contract import NOT_RUN, STOPPED
+from docsaccel.contract import DID_NOT_FINISH, NOT_RUN
 
 pytestmark = pytest.mark.slow
 
@@ -53,12 +54,15 @@ def assert_says_stopped(html: str, report: Path) -> None:
     totals = TOTALS.search(html)
     assert totals, html
     ran, statuses, groups = totals.groups()
-    assert "1 stopped" in statuses.split(", ") and f"{len(never)} not run (not-executed)" in groups
+    assert (
+        f"1 {DID_NOT_FINISH}" in statuses.split(", ")
+        and f"{len(never)} not run (not-executed)" in groups
+    )
     counted = int(ran) + sum(int(group.split()[0]) for group in groups.split("; ")[1:])
     assert counted == len(examples)
     # status, time, budget, use
     status, time, budget, use = cells(html, WAIT)[1:5]
-    assert (status, budget, use) == (STOPPED, "1m", "–") and time.endswith("s (partial)")
+    assert (status, budget, use) == (DID_NOT_FINISH, "1m", "–") and time.endswith("s (partial)")
     assert headroom(html, WAIT) == "–"
     for example_id in never:
         assert cells(html, example_id)[1:5] == ["not-executed", NOT_RUN, "1m", "–"]
@@ -102,7 +106,7 @@ def test_its_html_report_says_the_same_and_reads_at_1280_px(terminated, tmp_path
     assert main(["report", str(report), "--format", "html", "-o", str(out)]) == 0
     html = out.read_text(encoding="utf-8")
     assert_says_stopped(html, report)
-    assert f"{WAIT} ({STOPPED} after " in html and f"({NOT_RUN}; budget 1m)" in html
+    assert f"{WAIT} ({DID_NOT_FINISH} after " in html and f"({NOT_RUN}; budget 1m)" in html
     with serve(site) as url:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         problems = PageProblems(page)

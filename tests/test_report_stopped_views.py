@@ -2,10 +2,11 @@
 
 An example the build was running when it was terminated did not fail by itself: each view
 (Markdown, HTML, the site's report page, the chart, the JSON summary) writes it
-``stopped``, with its time marked partial and no share of its budget, no headroom and no
-bar. An example never run has no time: ``not run``, never ``0s``, ``0%`` or a headroom.
-The totals count every example listed once, in words that say what each group is. Unit
-tests on crafted records; ``test_report_stopped_build.py`` checks a real terminated build.
+``did not finish``, as the gates name it, with its time marked partial and no share of its
+budget, no headroom and no bar. An example never run has no time: ``not run``, never
+``0s``, ``0%`` or a headroom. The totals count every example listed once, in words that
+say what each group is. Unit tests on crafted records; ``test_report_stopped_build.py``
+checks a real terminated build.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import pytest
 from helpers.report_factory import record, write_report
 
 from docsaccel.budgets import format_over
-from docsaccel.contract import KILLED_RUNNING, NOT_RUN, STOPPED, UNFINISHED_ERROR
+from docsaccel.cli import main
+from docsaccel.contract import DID_NOT_FINISH, KILLED_RUNNING, NOT_RUN, UNFINISHED_ERROR
 from docsaccel.gallery.report_page import page_text
 from docsaccel.report.chart import chart_label, chart_percent, render_chart_svg
 from docsaccel.report.compare import run_text
@@ -29,7 +31,7 @@ from docsaccel.report.model import LoadedInput, Timing
 from docsaccel.report.summary import summarize
 
 SLOW, QUICK, NEVER = "tutorials/plot_slow.py", "tutorials/plot_quick.py", "tutorials/plot_never.py"
-TOTALS = "2.6s over 2 examples run (1 ok, 1 stopped); 1 not run (not-executed)"
+TOTALS = "2.6s over 2 examples run (1 did not finish, 1 ok); 1 not run (not-executed)"
 
 
 def terminated_report(path: Path) -> Path:
@@ -90,17 +92,41 @@ def headroom(html: str, example_id: str) -> str:
 
 def test_the_example_running_when_the_build_was_terminated_is_stopped_not_failed(summary):
     rows = {row.id: row for row in summary.rows}
-    assert rows[SLOW].status_label == STOPPED
+    assert rows[SLOW].status_label == DID_NOT_FINISH
     assert summary.failed == [] and summary.status_counts == {
         "not-executed": 1,
         "ok": 1,
-        STOPPED: 1,
+        DID_NOT_FINISH: 1,
     }
     for text in (render_markdown(summary), render_html(summary)):
         assert "The build failed" not in text and "1 example failed" not in text
-        assert f"1 {STOPPED} when the build ended (a partial time, not judged): {SLOW}" in (
-            text.replace("\\_", "_")
+        assert (
+            f"1 example {DID_NOT_FINISH} when the build ended (a partial time, not judged): {SLOW}"
+            in (text.replace("\\_", "_"))
         )
+
+
+def test_every_view_and_the_gate_say_one_word_for_it(tmp_path, capsys):
+    """The Markdown, HTML and JSON views and ``check --allow-incomplete`` call the example
+    the build stopped while it ran by the same word, and say it once per mention: a reader
+    of the report and of the gate's line meets one status, never a second for the same."""
+    path = terminated_report(tmp_path / "report.json")
+    summary = summarize(load_input(str(path)))
+    markdown, html, data = render_markdown(summary), render_html(summary), summary.to_json()
+    verdict = f"1 example {DID_NOT_FINISH} when the build ended (a partial time, not judged)"
+
+    assert md_row(markdown, SLOW)[1] == DID_NOT_FINISH and verdict in markdown
+    assert html_row(html, SLOW)[0] == DID_NOT_FINISH and verdict in html
+    rows = {row["id"]: row for row in data["examples"]}
+    assert rows[SLOW]["status"] == DID_NOT_FINISH and data["status_counts"][DID_NOT_FINISH] == 1
+    assert main(["check", str(path), "--allow-incomplete"]) == 3
+    gate = capsys.readouterr().out
+    assert (
+        f"1 example {DID_NOT_FINISH}: {SLOW} (the build was terminated (SIGTERM) while it ran)"
+    ) in gate
+    for text in (markdown, html, json.dumps(data), gate):
+        assert not re.search(r"\bstopped\b", text), text
+        assert f"({DID_NOT_FINISH}:" not in text, text  # the record's error, said again
 
 
 def test_a_partial_time_has_no_share_no_headroom_and_no_bar(summary):
@@ -108,17 +134,17 @@ def test_a_partial_time_has_no_share_no_headroom_and_no_bar(summary):
     assert (row.budget_use, row.headroom_seconds) == (None, None)
     # status, time, budget (use), headroom
     assert md_row(render_markdown(summary), SLOW)[1:5] == [
-        STOPPED,
+        DID_NOT_FINISH,
         "2.1s \\(partial\\)",
         "1m (–)",
         "–",
     ]
     html = render_html(summary)
     # status, time, budget, use
-    assert html_row(html, SLOW)[:4] == [STOPPED, "2.1s (partial)", "1m", "–"]
+    assert html_row(html, SLOW)[:4] == [DID_NOT_FINISH, "2.1s (partial)", "1m", "–"]
     assert headroom(html, SLOW) == "–"
     assert chart_percent(row) is None
-    assert chart_label(row) == f"{SLOW} ({STOPPED} after 2.1s; budget 1m)"
+    assert chart_label(row) == f"{SLOW} ({DID_NOT_FINISH} after 2.1s; budget 1m)"
     assert "2.1s of 1m" not in render_chart_svg(summary.rows)
 
 
@@ -152,13 +178,13 @@ def test_the_sites_report_page_says_the_same(tmp_path):
     report = json.loads(terminated_report(tmp_path / "report.json").read_text(encoding="utf-8"))
     page = page_text(report, chart="")
     assert f"Execution time: {TOTALS}" in page and "The build failed" not in page
-    assert html_row(page, SLOW)[:4] == [STOPPED, "2.1s (partial)", "1m", "–"]
+    assert html_row(page, SLOW)[:4] == [DID_NOT_FINISH, "2.1s (partial)", "1m", "–"]
     assert html_row(page, NEVER)[:4] == ["not-executed", NOT_RUN, "15s", "–"]
 
 
 def test_the_json_summary_gives_a_stopped_example_no_headroom(summary):
     data = summary.to_json()
-    assert data["failed"] == [] and data["status_counts"][STOPPED] == 1
+    assert data["failed"] == [] and data["status_counts"][DID_NOT_FINISH] == 1
     rows = {row["id"]: row for row in data["examples"]}
     assert rows[SLOW]["unfinished"] is True
     assert rows[SLOW]["headroom_seconds"] is None and rows[NEVER]["budget_use"] is None
@@ -181,12 +207,12 @@ def test_the_json_summary_writes_each_status_with_the_word_it_counts(tmp_path):
     for row in data["examples"]:
         counted[row["status"]] = counted.get(row["status"], 0) + 1
     assert counted == data["status_counts"]
-    assert rows[SLOW]["status"] == STOPPED and rows[SLOW]["record_status"] == "failed"
+    assert rows[SLOW]["status"] == DID_NOT_FINISH and rows[SLOW]["record_status"] == "failed"
     raised = rows["tutorials/plot_raise.py"]
     assert (raised["status"], raised["record_status"]) == ("failed (expected)", "failed")
     assert raised["expected_failure"] is True and rows[QUICK]["status"] == "ok"
     markdown = render_markdown(summary)
-    assert r"failed \(expected\)" in markdown and STOPPED in markdown  # Markdown-escaped
+    assert r"failed \(expected\)" in markdown and DID_NOT_FINISH in markdown  # Markdown-escaped
 
 
 def test_an_example_its_budget_interrupted_keeps_its_status_and_its_share(tmp_path):
@@ -210,7 +236,7 @@ def test_an_example_its_budget_interrupted_keeps_its_status_and_its_share(tmp_pa
 def test_an_unfinished_record_as_the_plugin_first_writes_it_is_stopped(tmp_path):
     records = [record("plot_a.py", 1.0, status="failed", error=UNFINISHED_ERROR)]
     row = summarize(load_input(str(write_report(tmp_path / "r.json", records)))).rows[0]
-    assert row.status_label == STOPPED and not row.build_failure
+    assert row.status_label == DID_NOT_FINISH and not row.build_failure
 
 
 @pytest.mark.parametrize(
@@ -229,7 +255,7 @@ def test_a_time_over_its_budget_reads_over_it(seconds, budget, said):
 def test_compare_says_the_example_was_stopped(tmp_path):
     loaded = load_input(str(terminated_report(tmp_path / "report.json")))
     slow = next(timing for timing in loaded.timings if timing.id == SLOW)
-    assert run_text(slow) == f"{STOPPED} after 2.1s"
+    assert run_text(slow) == f"{DID_NOT_FINISH} after 2.1s"
 
 
 def test_an_example_running_when_its_build_was_killed_has_no_time_anywhere() -> None:

@@ -76,7 +76,6 @@ __all__ = [
     "SHARD_COMMAND",
     "STALE",
     "STATUSES",
-    "STOPPED",
     "UNFINISHED_ERROR",
     "UNMEASURED",
     "VERDICT_PENDING",
@@ -121,6 +120,8 @@ __all__ = [
     "shown_path",
     "started_not_finished",
     "status_text",
+    "unfinished_error",
+    "unfinished_why",
     "unmeasured_text",
 ]
 
@@ -349,11 +350,11 @@ def unmeasured_text(count: int) -> str:
     return f"{examples} {NOT_MEASURED} (outputs reused, or not run): no budget judged"
 
 
-#: How the views write the status of an example the build stopped while it ran
-#: (:func:`is_unfinished`): its record says :data:`FAILED`, but it did not fail by itself.
-STOPPED = "stopped"
-#: What :data:`STOPPED` means, as the gates name such an example among the reasons a build
-#: failed ("1 example did not finish: ...") and as its record's error starts.
+#: The one word for an example the build stopped while it ran (:func:`is_unfinished`):
+#: its record says :data:`FAILED`, but it did not fail by itself. The views write its
+#: status so, the gates name it so among the reasons a build failed ("1 example did not
+#: finish: ..."), and its record's error starts with it (:func:`unfinished_why`), so a
+#: reader meets one word for it wherever it is said.
 DID_NOT_FINISH = "did not finish"
 #: How the views write an unfinished example of a build killed outright (SIGKILL, out of
 #: memory: it wrote no report, its journal is read): its record was written as it started,
@@ -379,7 +380,7 @@ def status_text(
     running: bool = False,
 ) -> str:
     """How the views write a status: ``"failed (expected)"`` for an expected failure,
-    :data:`STOPPED` for a :data:`FAILED` example the build stopped while it ran
+    :data:`DID_NOT_FINISH` for a :data:`FAILED` example the build stopped while it ran
     (``unfinished``, :func:`is_unfinished`), :data:`KILLED_RUNNING` when that build was
     killed outright (``killed``), :data:`RUNNING` when that build runs now (``running``).
     An example its budget interrupted before the build stopped stays :data:`INTERRUPTED`:
@@ -388,7 +389,7 @@ def status_text(
     >>> status_text("failed", expected_failure=True), status_text("ok")
     ('failed (expected)', 'ok')
     >>> status_text("failed", unfinished=True), status_text("interrupted", unfinished=True)
-    ('stopped', 'interrupted')
+    ('did not finish', 'interrupted')
     >>> status_text("failed", unfinished=True, killed=True)
     'was running when the build was killed'
     >>> status_text("failed", unfinished=True, running=True)
@@ -397,7 +398,7 @@ def status_text(
     if unfinished and status == FAILED:
         if running:
             return RUNNING
-        return KILLED_RUNNING if killed else STOPPED
+        return KILLED_RUNNING if killed else DID_NOT_FINISH
     return f"{status} (expected)" if status == FAILED and expected_failure else status
 
 
@@ -445,11 +446,36 @@ INTERRUPTED_BY = (BY_TIME, BY_MEMORY, BY_CEILING)
 #: The limits of memory: an example interrupted by one of them ran out of memory, not time.
 _MEMORY_LIMITS = (BY_MEMORY, BY_CEILING)
 
+
+def unfinished_error(why: str) -> str:
+    """The error of the record of an example the build stopped while it ran, ``why``:
+    :data:`DID_NOT_FINISH` first, so the record says it in the views' word.
+
+    >>> unfinished_error("the build was terminated (SIGTERM) while it ran")
+    'did not finish: the build was terminated (SIGTERM) while it ran'
+    """
+    return f"{DID_NOT_FINISH}: {why}"
+
+
+def unfinished_why(error: str) -> str:
+    """Why an example the build stopped while it ran did not finish: its record's
+    ``error`` without :data:`DID_NOT_FINISH` (:func:`unfinished_error`), for a line that
+    has said that already ("1 example did not finish: a.py (<why>)"), so it says it once.
+    Any other error is kept whole.
+
+    >>> unfinished_why("did not finish: the build was stopped while it ran (Ctrl-C)")
+    'the build was stopped while it ran (Ctrl-C)'
+    >>> unfinished_why("ValueError: boom")
+    'ValueError: boom'
+    """
+    return error.removeprefix(unfinished_error(""))
+
+
 #: The error of the record of an example that was running when the build stopped (status
 #: :data:`FAILED`, ``finished_at`` null): written when the example starts, replaced when
 #: it finishes.
-UNFINISHED_ERROR = (
-    f"{DID_NOT_FINISH}: the build stopped while this example was running "
+UNFINISHED_ERROR = unfinished_error(
+    "the build stopped while this example was running "
     "(an error with abort_on_example_error, a crash, or an interrupted build)"
 )
 

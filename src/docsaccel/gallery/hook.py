@@ -20,7 +20,6 @@ from docsaccel.contract import (
     BY_CEILING,
     BY_MEMORY,
     BY_TIME,
-    DID_NOT_FINISH,
     EXPECTED_FAILURE,
     FAILED,
     HARD_STOP,
@@ -31,6 +30,7 @@ from docsaccel.contract import (
     RENDER_SECTION,
     UNFINISHED_ERROR,
     status_text,
+    unfinished_error,
 )
 from docsaccel.examples import Example, Planner
 from docsaccel.gallery import process_end
@@ -665,7 +665,7 @@ class ExampleHook:
 
     def end_running(self, why: str | None) -> None:
         """The process ends while an example runs: record why (if known), end its processes."""
-        self._end(None if why is None else f"{DID_NOT_FINISH}: {why}", finished=False)
+        self._end(None if why is None else unfinished_error(why), finished=False)
 
     def fail_running(self, error: str) -> None:
         """The running example raised, and that ends the build: record it failed so."""

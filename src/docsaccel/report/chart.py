@@ -74,7 +74,7 @@ def chart_percent(row: Row) -> float | None:
 def chart_label(row: Row) -> str:
     """``"tutorials/plot_a.py (41.2s of 7m)"``: the bar's label, in the build log's units.
     An example without a bar (:attr:`Row.timed` false) says why: ``"a.py (not run;
-    budget 7m)"``, ``"a.py (stopped after 2.1s; budget 7m)"``."""
+    budget 7m)"``, ``"a.py (did not finish after 2.1s; budget 7m)"``."""
     budget = "unbounded" if row.budget_seconds is None else format_seconds(row.budget_seconds)
     if row.status == NOT_EXECUTED:
         return f"{row.id} ({NOT_RUN}; budget {budget})"

@@ -29,6 +29,7 @@ from docsaccel.contract import (
     NONDETERMINISTIC,
     RUNNING,
     STALE,
+    unfinished_why,
     unmeasured_text,
 )
 from docsaccel.memory_sizes import format_size
@@ -164,14 +165,18 @@ def _count(timings: Iterable[Timing]) -> int:
 def failed_text(failed: Sequence[Timing]) -> str:
     """Why the build failed, on one line: ``"FAIL: the build failed: 1 example failed:
     tutorials/plot_bad.py (ValueError: boom)"``; the examples the build stopped while they
-    ran are named apart (``"...; 1 example did not finish: tutorials/plot_c.py (did not
-    finish: the build was terminated (SIGTERM) while it ran)"``): they did not fail by
+    ran are named apart (``"...; 1 example did not finish: tutorials/plot_c.py (the build
+    was terminated (SIGTERM) while it ran)"``, the words said once): they did not fail by
     their own doing, but no gate passes them. One running when its build was killed
     outright is said so (``"1 example was running when the build was killed: ..."``): its
     record's error was written as it started, and says nothing of the kill; one its build
     runs now, ``"1 example running: ..."``."""
     own = [t for t in failed if not t.unfinished]
-    stopped = [t for t in failed if t.unfinished and not t.started_only]
+    stopped = [
+        replace(t, error=t.error and unfinished_why(t.error))
+        for t in failed
+        if t.unfinished and not t.started_only
+    ]
     killed = [replace(t, error=None) for t in failed if t.unfinished and t.killed]
     running = [replace(t, error=None) for t in failed if t.unfinished and t.running_now]
     parts = [

@@ -20,12 +20,14 @@ from pathlib import Path
 
 from docsaccel.budgets import format_measured, format_over, format_seconds
 from docsaccel.contract import (
+    DID_NOT_FINISH,
     HARD_STOP,
     INTERRUPTED,
     NEAR_BUDGET,
     NONDETERMINISTIC,
     STALE,
     InputError,
+    unfinished_why,
 )
 from docsaccel.memory_sizes import format_size
 from docsaccel.report.check import audit_text, memory_over_text, one_line
@@ -143,6 +145,21 @@ def _budget_of(timing: Timing) -> str:
     return f"{format_seconds(timing.budget_seconds)} (from {source})"
 
 
+def _failed_annotation(timing: Timing, file: str) -> str:
+    """The error command of an example no gate passes, in the words of ``check``'s FAIL
+    line (:func:`~docsaccel.report.check.failed_text`): one the build stopped while it ran
+    did not fail by its own doing, so it is said by its status, never "failed"."""
+    error = timing.error
+    if not timing.unfinished:
+        why = f": {error}" if error else ""
+        return annotation("error", f"{timing.id} failed{why}", file, "Example failed")
+    # Its error was written as it started when it is started_only: it says nothing more.
+    why = f": {unfinished_why(error)}" if error and not timing.started_only else ""
+    said = timing.status_label
+    title = "Example did not finish" if said == DID_NOT_FINISH else "Example unfinished"
+    return annotation("error", f"{timing.id} {said}{why}", file, title)
+
+
 def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) -> str:
     """Commands for the examples over and near their budget, then for the cache entries an
     audit found stale or not reproducible; ``prefixes``: by example id."""
@@ -152,8 +169,7 @@ def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) ->
         file = _file(prefixes.get(timing.id, ""), timing.id)
         took = format_measured(timing.seconds)
         if timing.judged_failed:
-            why = f": {timing.error}" if timing.error else ""
-            lines.append(annotation("error", f"{timing.id} failed{why}", file, "Example failed"))
+            lines.append(_failed_annotation(timing, file))
         lines += _memory_annotations(timing, file)
         if timing.over_time_budget:
             over = took

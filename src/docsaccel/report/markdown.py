@@ -76,7 +76,7 @@ def _seconds(value: float | None, signed: bool = False) -> str:
 
 
 def _budget(row: Row) -> str:
-    """``"30s (140%)"``; ``"30s (–)"`` when its time is no run's (never run, stopped)."""
+    """``"30s (140%)"``; ``"30s (–)"`` when its time is no run's (never run, or did not finish)."""
     if row.budget_seconds is None:
         return "unbounded"
     use = "–" if row.budget_use is None else f"{row.budget_use * 100:.0f}%"

@@ -143,7 +143,7 @@ class Verdicts:
 
     @property
     def status_label(self) -> str:
-        """Its status as every view writes it (``"failed (expected)"``, ``"stopped"``,
+        """Its status as every view writes it (``"failed (expected)"``, ``"did not finish"``,
         ``"was running when the build was killed"``, ``"running"``:
         :func:`docsaccel.contract.status_text`)."""
         return status_text(
@@ -158,7 +158,7 @@ class Verdicts:
 
     def ended_text(self) -> str:
         """How a run whose time says nothing of its speed ended, as every view writes it:
-        ``"stopped after 2.1s"``, ``"failed after 3s"``; one running when its build was
+        ``"did not finish after 2.1s"``, ``"failed after 3s"``; one running when its build was
         killed, ``"was running when the build was killed"`` alone, and one its build runs
         now, ``"running"`` alone (:attr:`started_only`)."""
         if self.started_only:

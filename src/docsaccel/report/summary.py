@@ -26,12 +26,12 @@ from docsaccel.budgets import format_measured
 from docsaccel.contract import (
     AUDIT_STATUSES,
     CACHED,
+    DID_NOT_FINISH,
     EXECUTED,
     KILLED_RUNNING,
     NOT_EXECUTED,
     NOT_RUN,
     RUNNING,
-    STOPPED,
     VERIFIED,
     knob_picks,
     knob_value_text,
@@ -229,7 +229,7 @@ class ReportSummary:
         ran (by status), those the example cache restored, those sphinx-gallery reused,
         those not run (``quote``: how to write a status).
 
-        ``"1m over 3 examples run (2 ok, 1 stopped); 2 restored from the example cache;
+        ``"1m over 3 examples run (1 did not finish, 2 ok); 2 restored from the example cache;
         1 not run (not-executed)"``
         """
         ran = Counter(row.status_label for row in self.rows if row.status in EXECUTED)
@@ -328,8 +328,9 @@ class ReportSummary:
             running = [quote(row.id) for row in self.rows if row.unfinished and row.running_now]
             said = ["No example over budget among those the report holds"]
             if stopped:
+                examples = f"{len(stopped)} example{'s' if len(stopped) != 1 else ''}"
                 said.append(
-                    f"{len(stopped)} {STOPPED} when the build ended (a partial time, not "
+                    f"{examples} {DID_NOT_FINISH} when the build ended (a partial time, not "
                     f"judged): {', '.join(stopped)}"
                 )
             if killed:

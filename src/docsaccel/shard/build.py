@@ -29,6 +29,7 @@ from docsaccel.contract import (
     conf_fingerprint,
     is_build_failure,
     read_json,
+    unfinished_why,
 )
 from docsaccel.formats import Format, write_json
 from docsaccel.records import record_file, run_outputs, write_record
@@ -48,6 +49,8 @@ from docsaccel.shard.site_pages import ShowUnfinished, SitePages
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from docsaccel.report.model import Timing
 
     #: Begins the record of what builds generate in a source folder, for a merge (what
     #: earlier builds generated removed, what this process creates noted; ``finish()``
@@ -299,13 +302,17 @@ def _failing_examples(outdir: Path) -> str:
         loaded = load_input(layout.report_path(outdir))
     except InputError:
         return ""
-    failing = [
-        f"{timing.id} failed: {timing.error or 'no error recorded'}"
-        for timing in loaded.timings
-        if timing.judged_failed
-    ]
+    failing = [_failing_text(timing) for timing in loaded.timings if timing.judged_failed]
     overruns = budget_failures_text(loaded.budget_failures)
     return "".join(f"{line}; " for line in [*failing, *([overruns] if overruns else [])])
+
+
+def _failing_text(timing: Timing) -> str:
+    """How a shard's failure names one example no gate passes: one its build stopped
+    while it ran by the views' word for it, said once (its error starts with it), never
+    "failed"."""
+    error = unfinished_why(timing.error) if timing.unfinished and timing.error else timing.error
+    return f"{timing.id} {timing.status_label}: {error or 'no error recorded'}"
 
 
 def merged_report(
