@@ -543,12 +543,15 @@ def _notes_of(*folders: Path) -> list[Path]:
 def test_a_build_leaves_no_note_in_the_temporary_folder_that_serves_nothing(tmp_path) -> None:
     """The gallery's lock goes with the build, finished or refused; the note that a build
     is under way goes when it ends, and the one a refused build leaves (its folders'
-    files are not of a finished build) goes with the folders."""
+    files are not of a finished build) goes with the folders, as does the one naming the
+    output folder the source folder was last built into."""
     src = make_project(tmp_path / "a", ["plot_quick.py"])
     outdir = src / "_build" / "html"
     gallery = src / "auto_examples"
     assert build(src).returncode == 0
     assert _notes_of(gallery, src, outdir) == []
+    # Kept: it leads a reader of sphinx-gallery's files to their build's report.
+    assert layout.built_outdir(gallery / "index.rst") == (src.resolve(), outdir.resolve())
 
     refused = build(src, env={"DOCSACCEL_CACHE": str(src)})
     assert refused.returncode == 2, refused.output
@@ -559,3 +562,4 @@ def test_a_build_leaves_no_note_in_the_temporary_folder_that_serves_nothing(tmp_
     shutil.rmtree(tmp_path / "a")
     assert build(make_project(tmp_path / "b", ["plot_quick.py"])).returncode == 0
     assert _notes_of(src, outdir) == []
+    assert layout.built_outdir(gallery / "index.rst") is None

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -36,6 +37,7 @@ __all__ = [
     "VCS_MARKERS",
     "building_note_path",
     "building_since",
+    "built_outdir",
     "cache_deps_dir",
     "conf_folders",
     "drop_build_started",
@@ -78,6 +80,9 @@ BUILD_ID_FILE = "build-id"
 #: The file beside the report saying that a build of the folder started and has not yet
 #: removed the report the last one left (:func:`note_build_started`).
 BUILD_STARTED_FILE = "build-started"
+#: The kind of the note naming the output folder a source folder was last built into
+#: (:func:`built_outdir`).
+_BUILT_NOTE = "built"
 #: How a worker process of a parallel gallery names the file where it tells the build's
 #: process which of its examples left threads running: ``left-<pid>.jsonl``
 #: (:func:`docsaccel.gallery.process_end.tell_build`).
@@ -237,6 +242,8 @@ def note_build_started(
     (sphinx-gallery's ``sg_execution_times.rst`` in the source folder, its JUnit XML in the
     output folder) have no note beside them, and a build stopped before it rewrote them
     (Ctrl-C, ``SIGTERM``, an error) leaves the last build's (:func:`building_since`).
+    The source folder's last output folder is noted too, for good: it leads a reader of
+    sphinx-gallery's files to their build's report (:func:`built_outdir`).
 
     Best effort: a folder that cannot be written is refused by the build's lock next.
     """
@@ -259,15 +266,23 @@ def note_build_started(
             note.write_text(f"{text}{os.path.realpath(built)}\n", "utf-8")
         except OSError:
             pass
+    if srcdir is not None:
+        # Kept after the build ends: sphinx-gallery's files in the source folder name no
+        # output folder, and their readers find the build's report through this note.
+        note = _machine_file(_BUILT_NOTE, srcdir)
+        lines = f"{text}{os.path.realpath(srcdir)}\n{os.path.realpath(outdir)}\n"
+        with contextlib.suppress(OSError):
+            note.write_text(lines, "utf-8")
 
 
 def _prune_building_notes() -> None:
-    """Remove the notes of builds that never ended (:func:`note_build_started`) whose
-    folder no longer exists: nothing is left for them to tell a reader about, and the
+    """Remove the notes of builds that never ended (:func:`note_build_started`), and those
+    naming a source folder's last output folder (:func:`built_outdir`), whose folder no
+    longer exists: nothing is left for them to tell a reader about, and the
     machine's temporary folder would otherwise keep one per folder ever built."""
     machine = _machine_file("building", ".").parent
     try:
-        notes = list(machine.glob("building-*"))
+        notes = [*machine.glob("building-*"), *machine.glob(f"{_BUILT_NOTE}-*")]
     except OSError:
         return
     for note in notes:
@@ -309,6 +324,22 @@ def building_since(path: str | os.PathLike[str]) -> str | None:
         if noted >= written:
             started = (text.splitlines() or ["at an unknown time"])[0].strip()[:80]
             return f"{started} (building {folder})"
+    return None
+
+
+def built_outdir(path: str | os.PathLike[str]) -> tuple[Path, Path] | None:
+    """The source folder holding ``path`` (sphinx-gallery's ``sg_execution_times.rst``, at
+    the root of the source folder or in a gallery's folder) that a build on this machine
+    started from last, and that build's output folder (:func:`note_build_started`); the
+    nearest such source folder wins. ``None`` when no build of a folder holding ``path``
+    is noted (a copy kept elsewhere, a file built on another machine)."""
+    for folder in Path(os.path.realpath(path)).parents:
+        try:
+            lines = _machine_file(_BUILT_NOTE, folder).read_text("utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if len(lines) == 3 and os.path.isabs(lines[2]):
+            return folder, Path(lines[2])
     return None
 
 

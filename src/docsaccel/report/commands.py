@@ -55,6 +55,7 @@ from docsaccel.report.html import is_html_report, render_html
 from docsaccel.report.inputs import (
     HTML_VIEW,
     MARKDOWN_VIEW,
+    judged_input,
     load_budget_file,
     load_input,
     other_kind_at,
@@ -272,7 +273,9 @@ def _docsaccel_schema(path: Path) -> str | None:
 
 
 def _gate_input(path: str, allow_incomplete: bool, judges_failure: bool = True) -> LoadedInput:
-    """The input at ``path`` for a gate: refused when a later build of its project failed
+    """The input at ``path`` for a gate (:func:`~docsaccel.report.inputs.judged_input`: a
+    sphinx-gallery file of a build that failed is judged by that build's report): refused
+    when a later build of its project failed
     before docsaccel ran, leaving it in its output folder (:meth:`LoadedInput.require_current`),
     when the build ran none of its examples (even with ``allow_incomplete``: it holds
     nothing to judge) and when it did not finish (unless ``allow_incomplete``, or,
@@ -280,7 +283,7 @@ def _gate_input(path: str, allow_incomplete: bool, judges_failure: bool = True) 
 
     ``judges_failure=False`` for ``compare``: it judges no failed build by itself, so an
     unfinished build is refused whatever failed in it, base and head alike."""
-    loaded = load_input(path)
+    loaded = judged_input(path)
     loaded.require_current()
     loaded.require_examples_ran()
     # A build an example failed (abort_on_example_error ends it there) failed: check

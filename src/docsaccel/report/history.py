@@ -44,7 +44,7 @@ from docsaccel.contract import (
     read_text,
 )
 from docsaccel.formats import Format
-from docsaccel.report.inputs import load_input, other_kind, other_kind_at
+from docsaccel.report.inputs import judged_input, other_kind, other_kind_at
 from docsaccel.report.model import Timing, running_text
 from docsaccel.schema import REPORT_SCHEMA
 from docsaccel.settings import missing_folder
@@ -223,7 +223,8 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
     """
     history = Path(history)
     _refuse_target(Path(report), history)
-    loaded = load_input(report)
+    # A sphinx-gallery file of a failed build: that build's report says so.
+    loaded = judged_input(report)
     loaded.require_current()
     if loaded.ran_nothing:
         raise InputError(

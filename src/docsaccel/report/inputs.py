@@ -59,6 +59,7 @@ from docsaccel.report.model import (
     LATER_BUILD_STARTED,
     SG_JUNIT,
     SG_RST_BULLETS,
+    SG_RST_FORMATS,
     SG_RST_GRID,
     SG_RST_LIST_TABLE,
     IncompleteBuildError,
@@ -79,6 +80,7 @@ __all__ = [
     "HTML_VIEW",
     "MARKDOWN_VIEW",
     "detect_format",
+    "judged_input",
     "load_budget_file",
     "load_input",
     "load_timings",
@@ -576,6 +578,62 @@ def load_input(path: str | Path) -> LoadedInput:
         # A build that stopped before its examples ran says why: that is the error.
         loaded.require_complete()
         raise InputError(f"{path}: no example could be read from this {kind} file")
+    return loaded
+
+
+#: How much older than a sphinx-gallery file its build's report may look and still be of
+#: that build or a later one. The build writes its report after sphinx-gallery's files, and
+#: every build removes the last report before sphinx-gallery writes anything, so a report
+#: beside the build is never an earlier build's; the slack only absorbs filesystems that
+#: keep whole seconds and a clock stepped back between the two writes.
+_SAME_BUILD_SLACK_NS = 2_000_000_000
+
+
+def judged_input(path: str | Path) -> LoadedInput:
+    """The input at ``path`` as the gates (``check``, ``compare``, ``history append``)
+    judge it: :func:`load_input`'s, except for a sphinx-gallery ``sg_execution_times.rst``
+    (the root one or a gallery's) whose build, or a later one, failed or did not finish
+    by its docsaccel report (:func:`_build_report`): that report, read in its stead, as if
+    it had been given. sphinx-gallery lists a raising example with its time as any other,
+    so its file alone would pass a build that failed.
+
+    A file with no such report (a copy kept elsewhere, a build without docsaccel, a report
+    of a passing build) is its own input: its times are judged, and the views say that it
+    cannot tell whether an example failed
+    (:meth:`~docsaccel.report.model.LoadedInput.no_status_text`)."""
+    loaded = load_input(path)
+    if loaded.format not in SG_RST_FORMATS:
+        return loaded
+    # A file a later build left as it was (it stopped first) is refused as that: what is
+    # wrong with the file itself says more than the verdict of the build that left it.
+    loaded.require_current()
+    report = _build_report(Path(path))
+    if report is not None and (report.judged_failures() or not report.complete):
+        return report
+    return loaded
+
+
+def _build_report(times: Path) -> LoadedInput | None:
+    """The docsaccel report of the build that wrote sphinx-gallery's file ``times``, or
+    of a later build of its source folder: the report in the output folder that folder
+    was last built into (:func:`docsaccel.layout.built_outdir`), written since ``times``
+    (:data:`_SAME_BUILD_SLACK_NS`) by a build of that source folder. ``None`` when there
+    is none. Its times are no test: sphinx-gallery times an example otherwise."""
+    found = layout.built_outdir(times)
+    if found is None:
+        return None
+    srcdir, outdir = found
+    report = layout.report_path(outdir)
+    try:
+        if report.stat().st_mtime_ns < times.stat().st_mtime_ns - _SAME_BUILD_SLACK_NS:
+            return None
+    except OSError:
+        return None
+    loaded = load_input(report)
+    source = loaded.build.get("source_dir")
+    # The output folder may since hold the report of another project's build.
+    if not isinstance(source, str) or os.path.realpath(source) != str(srcdir):
+        return None
     return loaded
 
 
