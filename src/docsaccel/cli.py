@@ -422,8 +422,9 @@ def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs:
     try:
         project = shard_build.read_project(args.docs, args.root)
         out = Path(args.out or project.docs / "_build" / "html")
-        shard_build.check_output_folder(out, "--out")
-        shard_build.check_site_folder(project, out, "--out")
+        if args.command != "shard-build":  # the one with no site
+            shard_build.check_output_folder(out, "--out")
+            shard_build.check_site_folder(project, out, "--out")
         if args.command == "shard-build":
             artifact = Path(args.artifact or layout.shard_dir(project.docs, "shard"))
             shard_build.check_output_folder(artifact, "--artifact")

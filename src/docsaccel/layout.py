@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
@@ -35,6 +36,8 @@ __all__ = [
     "PROJECT_MARKERS",
     "SHARD_FOLDERS",
     "VCS_MARKERS",
+    "FolderLock",
+    "LockedError",
     "building_note_path",
     "building_since",
     "built_outdir",
@@ -454,6 +457,108 @@ def lock_holder(outdir: str | os.PathLike[str]) -> str | None:
             except OSError:
                 return fields[4]
     return None
+
+
+class LockedError(RuntimeError):
+    """Another process holds the folder's lock (:class:`FolderLock`)."""
+
+
+class FolderLock:
+    """An exclusive lock on a folder through the lock file ``path``, held by one process
+    at a time: the mechanism of every lock a build or a shard command takes on a folder
+    (an output folder's, :func:`lock_path`; a gallery folder's; the shard work folder's),
+    which :func:`lock_holder` reads. A ``flock`` lock: the kernel drops it when its
+    process ends, so the lock of a process that died is taken over."""
+
+    def __init__(self, folder: str | os.PathLike[str], path: Path) -> None:
+        self.folder = Path(folder)
+        self.path = path
+        self._handle: int | None = None
+
+    def _refusal(self, holder: str) -> str:
+        """Why this build cannot go on while process ``holder`` holds the folder."""
+        raise NotImplementedError
+
+    def acquire(self) -> None:
+        if self._handle is not None:
+            return
+        for _ in range(5):
+            handle = self._lock_file()
+            if _names(self.path, handle):
+                self._handle = handle
+                return
+            os.close(handle)  # removed or replaced between open and lock: lock the new one
+        raise OSError(f"{self.path} keeps being removed or replaced")
+
+    def _lock_file(self) -> int:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # O_CLOEXEC: a process the build starts must not keep the lock after the build.
+        handle = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(handle, 64).decode("ascii", "replace").strip() or "unknown"
+            os.close(handle)
+            raise LockedError(self._refusal(holder)) from None
+        except OSError:
+            os.close(handle)
+            raise
+        os.ftruncate(handle, 0)
+        os.pwrite(handle, f"{os.getpid()}\n".encode(), 0)
+        return handle
+
+    def keep(self) -> str | None:
+        """Lock the file at the path again if it is not the one this build locked (an
+        example removed or replaced it); return ``None``, or why the folder is no longer
+        this build's alone (another build locked the new file first)."""
+        held = self._handle
+        if held is None or _names(self.path, held):
+            return None
+        self._handle = None
+        try:
+            self.acquire()
+        except (LockedError, OSError) as exc:
+            self._handle = held
+            return str(exc)
+        os.close(held)
+        return None
+
+    #: Whether the lock file goes when the lock is let go: a gallery's is the machine's,
+    #: kept in the temporary folder, and serves nothing once no build holds it; an output
+    #: folder's stays, telling that a docsaccel build wrote there.
+    removed_on_release = False
+
+    def release(self) -> None:
+        handle, self._handle = self._handle, None
+        if handle is None:
+            return
+        # Unlinked while still locked: a build that opened the file meanwhile finds the
+        # path no longer names it, and locks a new one (:meth:`acquire`).
+        if self.removed_on_release and _names(self.path, handle):
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+        with contextlib.suppress(OSError):
+            os.close(handle)
+
+    def forget(self) -> None:
+        """In a forked child: close this process's copy, leaving the parent's lock held."""
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            with contextlib.suppress(OSError):
+                os.close(handle)
+
+    @property
+    def held(self) -> bool:
+        return self._handle is not None
+
+
+def _names(path: Path, handle: int) -> bool:
+    """Whether ``path`` names the open file ``handle``."""
+    try:
+        named, opened = os.stat(path), os.fstat(handle)
+    except OSError:
+        return False
+    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
 
 
 def gallery_lock_path(gallery_dir: str | os.PathLike[str]) -> Path:

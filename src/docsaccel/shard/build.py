@@ -5,12 +5,13 @@ The design, in full: the sharding guide's *Design* section.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
 import stat
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,14 +63,18 @@ if TYPE_CHECKING:
 __all__ = [
     "MANIFEST",
     "DocsProject",
+    "ShardWorkLock",
     "check_artifact_target",
     "check_artifacts",
+    "check_folder_of_ours",
     "check_output_folder",
     "check_site_folder",
     "collect_shard",
     "copy_project",
     "find_manifests",
+    "holding_shard_work",
     "is_build_output",
+    "is_site_folder",
     "merge_artifacts",
     "own_build_folder",
     "plan_project",
@@ -271,20 +276,44 @@ def run_shard(
 _ARTIFACT_ENTRIES = {MANIFEST, "files", "records"}
 
 
-def check_artifact_target(artifact: Path) -> None:
+def check_artifact_target(artifact: Path, option: str = "--artifact") -> None:
     """Refuse, before anything is removed, an artifact folder that holds something other
-    than a shard artifact: a shard replaces its artifact folder whole, and a mistyped
-    ``--artifact`` (the source folder, the repository) must not be deleted."""
-    if not artifact.is_dir():
-        return  # missing (made later) or a file (refused by the caller's output check)
-    foreign = sorted(
-        entry.name for entry in artifact.iterdir() if entry.name not in _ARTIFACT_ENTRIES
+    than a shard artifact (:func:`check_folder_of_ours`): a shard replaces its artifact
+    folder whole, and a mistyped ``--artifact`` (the source folder, the repository) must
+    not be deleted."""
+    check_folder_of_ours(
+        Path(artifact),
+        option,
+        "a shard artifact folder",
+        lambda names: [name for name in names if name not in _ARTIFACT_ENTRIES],
+        f"not only {', '.join(sorted(_ARTIFACT_ENTRIES))}",
+        "a shard replaces that folder whole",
     )
+
+
+def check_folder_of_ours(
+    folder: Path,
+    option: str,
+    what: str,
+    unexplained: Callable[[list[str]], list[str]],
+    expected: str,
+    why: str,
+    suggested: Path | None = None,
+) -> None:
+    """The one rule of the folders a shard command writes over (an artifact, a site):
+    missing, empty, or one that docsaccel or Sphinx wrote, whose every entry
+    ``unexplained`` accounts for (it returns the entries it does not). Anything else is a
+    folder of the user's files given by mistake (a package, the folder of the budgets),
+    refused before anything is removed or written there, naming an entry that is not
+    ours and ``why`` writing there would harm it, and the folder ``suggested``."""
+    if not folder.is_dir():
+        return  # missing (made later) or a file (refused by check_output_folder)
+    foreign = sorted(unexplained(sorted(entry.name for entry in folder.iterdir())))
     if foreign:
+        such = "" if suggested is None else f", such as {suggested}"
         raise ShardError(
-            f"{artifact} is not a shard artifact folder (it holds {foreign[0]!r}, not only "
-            f"{', '.join(sorted(_ARTIFACT_ENTRIES))}): a shard replaces that folder whole, "
-            "so give an empty or new one"
+            f"{option} {folder} is not {what} (it holds {foreign[0]!r}, {expected}): "
+            f"{why}, so give an empty or new one{such}"
         )
 
 
@@ -684,20 +713,85 @@ def run_merge(
     published again. With ``show_unfinished``, the site's report pages say the build has
     not finished until the merge build writes them (:class:`.SitePages`); the site's
     report says so anyway, naming ``command``, the shard command that runs.
+
+    Refused while another sharded build of the project runs (:func:`holding_shard_work`).
     """
     manifests = read_artifacts(Path(artifacts))  # before the last build's report goes
     own_build_folder(project.docs)  # first: the site folder may be in it
+    with holding_shard_work(project):
+        return _merge(
+            project,
+            Path(artifacts),
+            manifests,
+            outdir,
+            records,
+            sphinx_args,
+            watch_sources,
+            show_unfinished,
+            command,
+        )
+
+
+def _merge(
+    project: DocsProject,
+    artifacts: Path,
+    manifests: Mapping[Path, dict[str, Any]],
+    outdir: Path,
+    records: Path | None,
+    sphinx_args: Sequence[str],
+    watch_sources: WatchSources | None,
+    show_unfinished: ShowUnfinished | None,
+    command: str,
+) -> list[str]:
+    """:func:`run_merge` of checked ``manifests``, the shard work folder held."""
     _site_pages(project, outdir, show_unfinished, command).started()
     records = Path(records or layout.shard_dir(project.docs, "shard-records")).resolve()
     watch = _watch_sources(project, Path(outdir), records, watch_sources)
     try:
-        merged = merge_artifacts(project, Path(artifacts), records, manifests)
+        merged = merge_artifacts(project, artifacts, records, manifests)
         env = {env_name("shard_records"): str(records)}
         run_sphinx(project.docs, Path(outdir), env, sphinx_args)
     finally:
         if watch is not None:
             watch.finish()
     return merged
+
+
+class ShardWorkLock(layout.FolderLock):
+    """An exclusive lock on the work folder of the sharded builds of a project
+    (``<docs>/_build/shard-work``; its lock file where an output folder's is:
+    :func:`docsaccel.layout.lock_path`), held for a whole ``shard-local`` or
+    ``shard-merge`` (:func:`holding_shard_work`)."""
+
+    def __init__(self, work: str | os.PathLike[str]) -> None:
+        super().__init__(work, layout.lock_path(work))
+
+    def _refusal(self, holder: str) -> str:
+        return (
+            f"another sharded build of this project (process {holder}) is using its work "
+            f"folder {self.folder} (lock {self.path}); run this once it ends"
+        )
+
+
+@contextlib.contextmanager
+def holding_shard_work(project: DocsProject) -> Iterator[None]:
+    """Hold the lock of the project's shard work folder (:class:`ShardWorkLock`) for a
+    whole sharded build, or raise :class:`ShardError` naming the process holding it,
+    before anything is removed or written: ``shard-local`` and ``shard-merge`` share
+    that folder, the artifacts' and the merged records', and each replaces what it finds
+    there, so two at once would build from each other's half-made copies. The lock of a
+    process that died is taken over (:class:`docsaccel.layout.FolderLock`)."""
+    lock = ShardWorkLock(layout.shard_dir(project.docs, "shard-work"))
+    try:
+        lock.acquire()
+    except layout.LockedError as exc:
+        raise ShardError(str(exc)) from None
+    except OSError as exc:
+        raise ShardError(f"cannot lock {lock.path}: {exc.strerror or exc}") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _site_pages(
@@ -751,7 +845,8 @@ def check_site_folder(project: DocsProject, folder: Path, option: str) -> None:
     copy of the project leaves the site folder out (it would have no sources), the merge
     would publish into the user's examples or among sphinx-gallery's pages. A folder
     inside the conf folder is the usual place (``_build/html``): the builds leave their
-    output folder out of the documents."""
+    output folder out of the documents. A folder of the user's files is refused too: it
+    must be missing, empty or a site a build wrote (:func:`is_site_folder`)."""
     site = Path(folder).resolve()
     folders = [ClearOf(project.docs, "the Sphinx conf folder", inside_allowed=True)]
     for examples, gallery in project.galleries.items():
@@ -764,13 +859,40 @@ def check_site_folder(project: DocsProject, folder: Path, option: str) -> None:
         folders.append(ClearOf(conf_folder, f"a folder {does} ({name})"))
     # The folder it is, when it is one, names it best (a nested gallery is also inside
     # the outer one).
+    default = project.docs / "_build" / "html"
     for clear in sorted(folders, key=lambda clear: clear.folder != site):
         where = overlap(site, clear)
         if where is not None:
-            default = project.docs / "_build" / "html"
             raise ShardError(
                 f"{option} {site} {where}; give the site a folder of its own, such as {default}"
             )
+    _check_site_target(site, option, default)
+
+
+#: What marks a folder as a site a build wrote (:func:`is_site_folder`), for messages.
+_SITE_MARKERS = (".buildinfo", ".doctrees", layout.report_path("").as_posix())
+
+
+def is_site_folder(folder: Path) -> bool:
+    """Whether ``folder`` is an output folder a Sphinx or docsaccel build wrote
+    (:func:`is_build_output`), or one a shard command started a site in: the report
+    saying it has not finished (:class:`.SitePages`) is all a sharded build stopped before
+    its merge leaves there."""
+    return is_build_output(folder) or layout.report_path(folder).is_file()
+
+
+def _check_site_target(folder: Path, option: str, default: Path) -> None:
+    """Refuse a site folder holding files no build wrote: the merge build writes the whole
+    site among them (:func:`check_folder_of_ours`)."""
+    check_folder_of_ours(
+        folder,
+        option,
+        "a site folder",
+        lambda names: [] if is_site_folder(folder) else names,
+        f"and none of {', '.join(_SITE_MARKERS)} a build leaves",
+        "the merge build would write the whole site among its files",
+        default,
+    )
 
 
 def _watch_sources(
@@ -806,7 +928,8 @@ def run_local(
 
     Each shard works in ``<docs>/_build/shard-work/<i>`` (its Sphinx output in
     ``<docs>/_build/shard-work/<i>.log``) and leaves its artifact in
-    ``<docs>/_build/shard-artifacts/docs-shard-<i>``.
+    ``<docs>/_build/shard-artifacts/docs-shard-<i>``. Refused while another sharded
+    build of the project runs (:func:`holding_shard_work`).
     """
     check_index(0, shards)
     # Once, not once per shard; first, as it reads the inputs: a missing one leaves the
@@ -819,6 +942,23 @@ def run_local(
         shards = planned
         plan = plan_project(project, shards, inputs)
     own_build_folder(project.docs)  # first: the site folder may be in it
+    with holding_shard_work(project):
+        return _run_shards_and_merge(
+            project, shards, inputs, outdir, plan, sphinx_args, watch_sources, show_unfinished
+        )
+
+
+def _run_shards_and_merge(
+    project: DocsProject,
+    shards: int,
+    inputs: Sequence[str | Path],
+    outdir: Path,
+    plan: Plan,
+    sphinx_args: Sequence[str],
+    watch_sources: WatchSources | None,
+    show_unfinished: ShowUnfinished | None,
+) -> list[str]:
+    """:func:`run_local` of ``plan``, the shard work folder held."""
     pages = _site_pages(project, outdir, show_unfinished, "shard-local")
     pages.started()
     artifacts = layout.shard_dir(project.docs, "shard-artifacts")
@@ -854,12 +994,14 @@ def run_local(
     if errors:
         pages.failed(_write_merged_report(project, shards, outdir, errors), errors)
         raise ShardError("; ".join(errors))
-    return run_merge(
+    return _merge(
         project,
         artifacts,
+        read_artifacts(artifacts),
         outdir,
-        sphinx_args=sphinx_args,
-        watch_sources=watch_sources,
-        show_unfinished=show_unfinished,
-        command="shard-local",
+        None,
+        sphinx_args,
+        watch_sources,
+        show_unfinished,
+        "shard-local",
     )

@@ -1,0 +1,91 @@
+"""Two sharded builds of one project never run at once: they share its shard work folder
+(``<docs>/_build/shard-work``), whose copies of the project each would replace under the
+other. The second ``shard-local`` is refused up front in one line naming the first's
+process, as a second ``sphinx-build`` into one output folder is, and the first finishes
+as if alone; the lock a dead process left is taken over.
+
+Real runs: ``shard-local`` held on an example while a second one starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers.gallery_build import child_env, make_project, run_cli
+from helpers.processes import hold, kill_children, release
+
+from docsaccel import layout
+
+pytestmark = pytest.mark.slow
+
+
+def _shard_copies(src: Path) -> list[Path]:
+    """The shards' copies of the project (each holds ``examples/``)."""
+    return sorted((src / "_build" / "shard-work").glob("*/project"))
+
+
+def _wait_until_an_example_runs(src: Path, process: subprocess.Popen[str]) -> None:
+    """Until a shard runs ``plot_wait.py`` (it wrote its child's pid; a guard, not a timing)."""
+    for _ in range(3000):
+        if any((copy / "examples" / "child_pids.txt").is_file() for copy in _shard_copies(src)):
+            return
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.2)
+    raise AssertionError("plot_wait.py never started in a shard")
+
+
+def test_a_second_shard_local_is_refused_naming_the_first_which_finishes(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_quick.py", "plot_wait.py"])
+    # The lock a killed run left: its process is gone, so the first run takes it over.
+    stale = layout.lock_path(layout.shard_dir(src, "shard-work"))
+    stale.parent.mkdir(parents=True)
+    stale.write_text("999999999\n", encoding="ascii")
+    first_site, second_site = tmp_path / "L1", tmp_path / "L2"
+
+    hold(src)  # copied into each shard's copy of the project: plot_wait.py waits there
+    command = ["shard-local", "--docs", ".", "--shards", "2", "--out", str(first_site)]
+    first = subprocess.Popen(
+        [sys.executable, "-m", "docsaccel.cli", *command],
+        cwd=src,
+        env=child_env({"DOCSACCEL_FAST": "1"}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        _wait_until_an_example_runs(src, first)
+        second = run_cli(
+            *("shard-local", "--docs", str(src), "--root", str(src), "--shards", "2"),
+            *("--out", str(second_site)),
+            env={"DOCSACCEL_FAST": "1"},
+        )
+        for copy in _shard_copies(src):
+            release(copy)
+        out, err = first.communicate(timeout=300)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(first.pid, signal.SIGKILL)
+        for copy in _shard_copies(src):
+            kill_children(copy)
+
+    assert second.returncode == 2, second.stdout + second.stderr
+    lines = second.stderr.splitlines()
+    assert len(lines) == 1, second.stderr
+    assert lines[0].startswith("docsaccel shard-local: error: "), lines[0]
+    assert f"(process {first.pid})" in lines[0], lines[0]
+    assert str(layout.shard_dir(src, "shard-work").resolve()) in lines[0], lines[0]
+    assert not second_site.exists()
+
+    assert first.returncode == 0, out + err
+    assert "merged 2 executed examples" in out, out + err
+    assert (first_site / "index.html").is_file()
+    check = run_cli("check", str(first_site))
+    assert check.returncode == 0, check.stdout + check.stderr
