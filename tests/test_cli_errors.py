@@ -284,11 +284,16 @@ def test_check_refuses_an_incomplete_build_naming_the_running_example(tmp_path, 
 
 
 def test_check_allow_incomplete_judges_what_the_report_holds(tmp_path, capsys) -> None:
+    """The examples an unfinished build holds are judged (budgets listed), but the build
+    did not finish, so it failed (exit 3), said first."""
     path = _incomplete(tmp_path / "r.json", running=False)
     code, out, _ = run(["check", str(path), "--allow-incomplete"], capsys)
-    assert code == 0
-    assert f"note: {path}: the build did not finish" in out  # allowed, never silently
-    assert run(["check", str(path), "--allow-incomplete", "--budget", "0.7s"], capsys)[0] == 1
+    assert code == 3, out
+    assert out.startswith(f"FAIL: {path}: the build did not finish"), out
+    assert "OK" not in out and "note: " not in out, out
+    code, out, _ = run(["check", str(path), "--allow-incomplete", "--budget", "0.7s"], capsys)
+    assert code == 3 and out.startswith(f"FAIL: {path}: the build did not finish"), out
+    assert "FAIL: 1 of 1 examples over budget:" in out, out
 
 
 @pytest.mark.parametrize(
@@ -392,8 +397,11 @@ def test_check_github_names_the_hard_stopped_example(tmp_path, capsys) -> None:
     code, _, err = run(["check", str(path), "--format", "github"], capsys)
     assert_exit_2(code, err, "tutorials/plot_x.py was stopped hard after its budget")
     code, out, _ = run(["check", str(path), "--format", "github", "--allow-incomplete"], capsys)
-    assert code == 1
-    assert out.startswith("::error title=Build did not finish::")
+    assert code == 3, out
+    assert out.startswith(
+        "::error title=Build failed::the build failed: 1 example stopped at its budget: "
+        "tutorials/plot_x.py\n::error title=Build did not finish::"
+    ), out
     assert "\n::error file=tutorials/plot_x.py,title=Over budget::" in out
     assert "tutorials/plot_x.py was stopped hard after 4.2s, over its budget of 3s" in out
 

@@ -1,23 +1,24 @@
-"""A gate never passes an example that did not finish: ``check`` names every example
-that failed or that the build stopped while it ran, and says the build did not finish,
+"""A gate never passes an example, nor a build, that did not finish: ``check`` names every
+example that failed or that the build stopped while it ran, and says the build did not finish,
 whether the build ran its examples serially or in sphinx-gallery's parallel workers, with
 ``--allow-incomplete`` or without. Real Sphinx builds in temporary folders."""
 
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 from helpers.gallery_build import build, child_env, make_project, sphinx_command
-from helpers.processes import terminated_while_running
+from helpers.processes import kill_children, terminated_while_running
 
 from docsaccel import layout
 from docsaccel.cli import main
 from docsaccel.report.check import EXIT_BUILD_FAILED
-from docsaccel.report.commands import run_check, run_compare, run_history_append
+from docsaccel.report.commands import run_check, run_compare, run_history_append, run_report
 
 pytestmark = pytest.mark.slow
 
@@ -112,10 +113,10 @@ def test_compare_refuses_a_terminated_build_an_example_also_failed(tmp_path, cap
     text, code = run_compare(good, str(report), allow_incomplete=True)
     assert code == EXIT_BUILD_FAILED, text
     assert text.startswith("The head build failed: examples/plot_crash.py failed ("), text
-    assert "The head build: the build did not finish" in text, text
+    assert "did not finish; the build did not finish (" in text, text
     text, code = run_compare(str(report), good, allow_incomplete=True)
     assert code == 0 and text.startswith("The base build failed: examples/plot_crash.py"), text
-    assert "The base build: the build did not finish" in text, text
+    assert "did not finish; the build did not finish (" in text, text
 
 
 def test_compare_and_check_agree_on_an_example_that_did_not_finish(tmp_path) -> None:
@@ -234,3 +235,118 @@ def test_a_stopped_builds_sphinx_gallery_file_never_passes_silently(tmp_path) ->
     notes = [line for line in text.splitlines() if line.startswith("note: ")]
     assert len(notes) == 1, text
     assert "nor whether its build finished" in notes[0], text
+
+
+#: Holds the build in Sphinx's reading phase (its examples ran) until the test ends it.
+READING_HOLD = """
+import time
+from pathlib import Path
+
+
+def _hold(app, docname, source):
+    here = Path(app.srcdir)
+    (here / "reading.flag").touch()
+    deadline = time.monotonic() + 120
+    while not (here / "go.flag").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def setup(app):
+    app.connect("source-read", _hold)
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGKILL"])
+def test_a_build_stopped_after_its_examples_ran_fails_every_gate(tmp_path, sig) -> None:
+    """The build is interrupted (or killed) while Sphinx reads the documents, its examples
+    all ran and passed: ``--allow-incomplete`` lets ``check`` and ``compare`` judge them,
+    but the build did not finish, so both exit 3 saying so first, and why; without it
+    they refuse it (exit 2), and ``history append`` refuses it."""
+    conf = "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n"
+    conf += "extensions.append('reading_hold')\n"
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
+    (src / "reading_hold.py").write_text(READING_HOLD, encoding="utf-8")
+    outdir = src / "_build" / "html"
+    process = subprocess.Popen(
+        sphinx_command(src, outdir),
+        env=child_env({}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (src / "reading.flag").exists() and process.poll() is None:
+            assert time.monotonic() < deadline, "the build never read a document"
+            time.sleep(0.1)
+        process.send_signal(getattr(signal, sig))
+        output = process.communicate(timeout=120)[0]
+    finally:
+        (src / "go.flag").touch()
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode != 0, output
+    report = layout.report_path(outdir)
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["build"]["complete"] is False, output
+    assert [example["status"] for example in data["examples"]] == ["ok"], data["examples"]
+    good = str(_finished_copy(report, tmp_path / "good.json"))
+    why = "its examples ran; it ended while Sphinx read the documents)"
+
+    text, code = run_check([str(report)])
+    assert code == 2 and "--allow-incomplete" in text, text
+    text, code = run_check([str(report)], allow_incomplete=True)
+    assert code == EXIT_BUILD_FAILED, text
+    first = text.splitlines()[0]
+    assert first.startswith(f"FAIL: {report}: the build did not finish (") and why in first, text
+    assert "OK" not in text and "note: " not in text, text
+    text, code = run_check([str(report)], allow_incomplete=True, fmt="github")
+    assert code == EXIT_BUILD_FAILED and text.startswith("::error title=Build did not finish::")
+
+    for fmt in ("text", "md", "github"):
+        text, code = run_compare(good, str(report), allow_incomplete=True, fmt=fmt)
+        assert code == EXIT_BUILD_FAILED, (fmt, text)
+        said = text.replace("\\", "")  # Markdown escapes the parentheses
+        assert "the build did not finish (" in said and why in said, (fmt, text)
+    text, _ = run_compare(good, str(report), allow_incomplete=True)
+    assert text.startswith("The head build failed: the build did not finish ("), text
+    text, code = run_compare(str(report), good, allow_incomplete=True, fail_on_regression=True)
+    assert code == 0 and text.startswith("The base build failed: the build did not finish ("), text
+
+    text, code = run_history_append(str(report), tmp_path / "history.jsonl")
+    assert code == 2 and "the build did not finish" in text, text
+
+
+def test_fail_mode_names_an_example_stopped_hard_as_why_the_build_failed(tmp_path) -> None:
+    """In fail mode an example ignores its interruption and is stopped hard: its process
+    ends before the build can say its budgets failed it. Every gate and view names it as
+    why the build failed: ``check`` and ``compare`` with ``--allow-incomplete`` exit 3,
+    and the report says the build failed, not that an example is over budget."""
+    src = make_project(tmp_path, ["plot_h_swallow.py"], budgets='default = "3s"\n')
+    env = {"DOCSACCEL_ON_OVERRUN": "fail", "DOCSACCEL_INTERRUPT_GRACE": "2"}
+    built = build(src, env=env)
+    kill_children(src)
+    assert built.returncode != 0, built.output
+    assert "was stopped hard after" in built.record("plot_h_swallow.py")["error"]
+    report = str(built.report_path)
+    good = str(_finished_copy(built.report_path, tmp_path / "good.json"))
+    cause = "1 example stopped at its budget: examples/plot_h_swallow.py"
+
+    text, code = run_check([report])
+    assert code == 2 and "was stopped hard after its budget" in text, text
+    text, code = run_check([report], allow_incomplete=True)
+    assert code == EXIT_BUILD_FAILED, text
+    lines = text.splitlines()
+    assert lines[0] == f"FAIL: the build failed: {cause}", text
+    assert "examples/plot_h_swallow.py was stopped hard after its budget" in lines[1], text
+
+    text, code = run_compare(good, report, allow_incomplete=True)
+    assert code == EXIT_BUILD_FAILED and cause in text, text
+
+    for fmt in ("md", "html", "json"):
+        text, code = run_report(report, fmt=fmt)
+        assert code == 0 and cause in text, (fmt, text)
+    markdown, _ = run_report(report, fmt="md")
+    assert f"The build failed: {cause}." in markdown, markdown
+    assert "over budget." not in markdown, markdown

@@ -114,7 +114,8 @@ def test_compare_lists_a_stopped_example_apart_never_as_a_speed_up(tmp_path) -> 
 
 def test_compare_allowed_an_unfinished_build_says_so_first(tmp_path) -> None:
     """``--allow-incomplete`` compares what an unfinished build measured, never silently:
-    each input that did not finish is named first, in text and in annotations."""
+    each input that did not finish is named first, in text and in annotations, as a
+    build that failed (a head that did not finish: exit 3)."""
     base = write_build(tmp_path / "base.json", [record("plot_a.py", 1.0)], FINISHED)
     head = write_build(
         tmp_path / "head.json",
@@ -124,15 +125,21 @@ def test_compare_allowed_an_unfinished_build_says_so_first(tmp_path) -> None:
         ended_because="it was terminated (SIGTERM)",
     )
     text, code = run_compare(str(base), str(head), allow_incomplete=True)
-    assert code == 0
+    assert code == EXIT_BUILD_FAILED, text
     assert text.splitlines()[0] == (
-        "The head build: the build did not finish (it was terminated (SIGTERM))."
+        "The head build failed: the build did not finish (it was terminated (SIGTERM))."
     ), text
-    notes, _ = run_compare(str(base), str(head), allow_incomplete=True, fmt="github")
+    notes, code = run_compare(str(base), str(head), allow_incomplete=True, fmt="github")
+    assert code == EXIT_BUILD_FAILED
     assert notes == (
-        "::warning title=Build did not finish::the head build: the build did not finish "
+        "::error title=Build failed::the head build failed: the build did not finish "
         "(it was terminated (SIGTERM))\n"
     ), notes
+    text, code = run_compare(str(head), str(base), allow_incomplete=True)
+    assert code == 0, text
+    assert text.splitlines()[0] == (
+        "The base build failed: the build did not finish (it was terminated (SIGTERM))."
+    ), text
 
 
 def test_github_compare_annotates_a_failed_head_build(tmp_path) -> None:

@@ -125,8 +125,10 @@ def _check(args: argparse.Namespace) -> int:
 _GATE_OPTIONS: dict[str, dict[str, Any]] = {
     "--allow-incomplete": {
         "action": "store_true",
-        "help": 'judge a report that says "complete": false (a build that stopped early) '
-        "instead of exiting 2; a build that ran none of its examples still exits 2",
+        "help": 'judge the examples of a report that says "complete": false (a build that '
+        "stopped early) instead of exiting 2: listed and judged against budgets or the "
+        "base, but a build that did not finish failed, so the gate exits 3 saying why; "
+        "a build that ran none of its examples still exits 2",
     },
     "--source-dir": {
         "metavar": "DIR",
@@ -173,7 +175,7 @@ time, budget and its source); 2 an input unreadable or with no example in it, a 
 budget, the report of a build that did not finish (see --allow-incomplete) or ran none
 of its examples, or a report whose conf.py changed since its build (a later build failed
 before docsaccel ran); 3 the build failed: an example failed unexpectedly (named on the
-first line, budgets apart).""",
+first line, budgets apart), or, with --allow-incomplete, it did not finish (said first).""",
     )
     parser.add_argument(
         "inputs",
@@ -234,7 +236,8 @@ def _add_compare(subparsers: argparse._SubParsersAction) -> None:
         "--fail-on-regression, 2 when an input cannot be read, is the report of a build "
         "that did not finish (see --allow-incomplete), or when one input is a fast build "
         "and the other a full one (unless --allow-mixed); 3 when the head build failed "
-        "(an example failed unexpectedly), whatever its times.",
+        "(an example failed unexpectedly, or, with --allow-incomplete, it did not "
+        "finish), whatever its times.",
     )
     parser.add_argument("base", metavar="BASE", help="the build to compare against")
     parser.add_argument("head", metavar="HEAD", help="the build compared")

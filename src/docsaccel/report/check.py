@@ -1,5 +1,6 @@
-"""``docsaccel check``: did the build fail, is any example over its budget, or was a
-cache entry found stale? Exit 3 if the build failed, else 1 if over budget or stale, else 0.
+"""``docsaccel check``: did the build fail (or not finish), is any example over its budget,
+or was a cache entry found stale? Exit 3 if the build failed or did not finish, else 1 if
+over budget or stale, else 0.
 
 The design, in full: the reports guide's *Design* section.
 
@@ -48,7 +49,8 @@ __all__ = [
 
 #: The exit code of an example over its budget, or of a stale cache entry.
 EXIT_OVER_BUDGET = 1
-#: The exit code of a build that failed (an example failed unexpectedly), budgets aside.
+#: The exit code of a build that failed (an example failed unexpectedly, or the build did
+#: not finish), budgets aside.
 EXIT_BUILD_FAILED = 3
 
 
@@ -120,8 +122,9 @@ class CheckResult:
     #: within budget nor over it, and not in ``checked``.
     unmeasured: int = 0
     #: Why each judged input did not finish, ``"<path>: the build did not finish (...)"``
-    #: (:meth:`docsaccel.report.model.LoadedInput.incomplete_text`): a gate judging an
-    #: unfinished build says so, whatever its verdict.
+    #: (:meth:`docsaccel.report.model.LoadedInput.incomplete_text`): a build that did not
+    #: finish failed, whatever its examples did (``--allow-incomplete`` lets the gate list
+    #: them, never pass it), said after what else failed it, first when nothing did.
     incomplete: list[str] = field(default_factory=list)
     #: What to say of each input that does not say how its examples ended
     #: (sphinx-gallery's ``sg_execution_times.rst``:
@@ -131,7 +134,7 @@ class CheckResult:
 
     @property
     def exit_code(self) -> int:
-        if self.failed or self.budgets_failed or self.sphinx_failed:
+        if self.incomplete or self.failed or self.budgets_failed or self.sphinx_failed:
             return EXIT_BUILD_FAILED
         return EXIT_OVER_BUDGET if self.over or self.stale else 0
 
@@ -222,8 +225,6 @@ def format_check(result: CheckResult) -> str:
     """Text for the terminal: the verdict, then one line per example over budget, per
     stale cache entry and per example that is not reproducible."""
     lines = failure_lines(result)
-    verdict = "FAIL" if result.exit_code else "note"
-    lines += [one_line(f"{verdict}: {why}") for why in result.incomplete]
     if not result.over and not result.stale and not failure_lines(result):
         # Of an input that says nothing of failures only the times were checked.
         checked = "timings checked against budgets" if result.statusless else "examples checked"
@@ -258,13 +259,14 @@ def format_check(result: CheckResult) -> str:
 def failure_lines(result: CheckResult) -> list[str]:
     """Why the build failed, causes before consequences: the examples that failed, then
     those its budgets failed it on (stopped at their budget or over it in fail mode,
-    stopped by the memory ceiling), each a cause of the build's own reasons that follow
-    (``-W`` turning the warnings they gave into errors). One line each; empty for a build
-    that did not fail."""
+    stopped by the memory ceiling, stopped hard), each a cause of the build's own reasons
+    that follow (``-W`` turning the warnings they gave into errors), then that it did not
+    finish and why: the first line when nothing else failed it. One line each; empty for
+    a build that did not fail."""
     lines = [failed_text(result.failed)] if result.failed else []
     lines += [one_line(f"FAIL: the build failed: {why}") for why in result.budgets_failed]
     lines += [one_line(f"FAIL: the build failed: {why}") for why in result.sphinx_failed]
-    return lines
+    return lines + [one_line(f"FAIL: {why}") for why in result.incomplete]
 
 
 def memory_over_text(timing: Timing) -> str:

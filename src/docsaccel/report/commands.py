@@ -288,8 +288,17 @@ def _gate_input(path: str, allow_incomplete: bool, judges_failure: bool = True) 
     loaded.require_examples_ran()
     # A build an example failed (abort_on_example_error ends it there) failed: check
     # judges it as such (exit 3, naming the example), not refused as unfinished ("rebuild").
+    # A hard stop alone is no such verdict: it ended the build before the build could
+    # give one, so that build is refused as unfinished unless allowed.
+    hard = set(loaded.stopped_hard)
     failed_by_an_example = (
-        judges_failure and loaded.failures() and not loaded.build.get("records_lost")
+        judges_failure
+        and not loaded.build.get("records_lost")
+        and (
+            loaded.failed_examples
+            or loaded.build_failures()
+            or any(t.id not in hard for t in loaded.budget_failures)
+        )
     )
     # A build running now is judged by no gate, whatever is allowed: its examples are
     # not done, not stopped, and its verdict is not in.
@@ -351,10 +360,9 @@ def _check(
             annotation("error", f"the build failed: {why}", title="Build failed") + "\n"
             for why in [*result.budgets_failed, *sphinx_failed]
         )
-        # --allow-incomplete lets an unfinished build pass, never silently.
-        level = "error" if result.exit_code else "warning"
+        # A build that did not finish failed (CheckResult.exit_code), never silently.
         notes += "".join(
-            annotation(level, why, title="Build did not finish") + "\n" for why in incomplete
+            annotation("error", why, title="Build did not finish") + "\n" for why in incomplete
         )
         notes += "".join(
             annotation("notice", text, title="Failures not known") + "\n" for text in statusless
@@ -377,9 +385,10 @@ def run_check(
 ) -> tuple[str, int]:
     """Check every example of every input against its budget (see :mod:`.check`).
 
-    The report of a build that did not finish is exit 2 unless ``allow_incomplete``.
-    ``fmt="github"``: GitHub Actions workflow commands instead of text (see
-    :mod:`.github`); ``source_dir``: the Sphinx source folder from the repository root.
+    The report of a build that did not finish is exit 2 unless ``allow_incomplete``, and
+    then exit 3 (it failed: its examples are judged all the same). ``fmt="github"``:
+    GitHub Actions workflow commands instead of text (see :mod:`.github`);
+    ``source_dir``: the Sphinx source folder from the repository root.
     """
     if not inputs:
         return error_line("no input given"), EXIT_UNREADABLE
@@ -417,16 +426,11 @@ def _compare(
         base_finished=base_input.complete,
         head_finished=head_input.complete,
     )
-    unfinished = [
-        (role, one.incomplete_text())
-        for role, one in (("base", base_input), ("head", head_input))
-        if not one.complete
-    ]
+    # An input that did not finish failed: LoadedInput.judged_failures says so and why.
     comparison = dataclasses.replace(
         comparison,
         head_failed=head_input.judged_failures(),
         base_failed=base_input.judged_failures(),
-        unfinished=unfinished,
         mixed=mixed,
     )
     code = _compare_code(comparison, fail)
@@ -440,9 +444,9 @@ def _compare(
 
 
 def _compare_code(comparison: Comparison, fail_on_regression: bool) -> int:
-    """``compare``'s exit code: a failed head build is never a pass, whatever its
-    times (exit 3, as ``check`` judges it); else 1 on a regression with
-    ``fail_on_regression``, else 0."""
+    """``compare``'s exit code: a failed head build (one that did not finish too) is
+    never a pass, whatever its times (exit 3, as ``check`` judges it); else 1 on a
+    regression with ``fail_on_regression``, else 0."""
     if comparison.head_failed:
         return EXIT_BUILD_FAILED
     return 1 if fail_on_regression and comparison.regressions else 0
@@ -478,7 +482,8 @@ def run_compare(
     """Compare two inputs; exit 1 on a regression (of time or memory) only with
     ``fail_on_regression``; exit 3 when the head build failed, whatever its times.
 
-    The report of a build that did not finish is exit 2 unless ``allow_incomplete``; a
+    The report of a build that did not finish is exit 2 unless ``allow_incomplete``, and
+    then, as head, exit 3 (it failed: its examples are compared all the same); a
     fast build against a full one is refused (exit 2) unless ``allow_mixed``.
     ``fmt``: ``text``, ``md`` or ``github`` (workflow commands; default: ``markdown``).
     ``absolute_memory``: the absolute threshold of a memory regression, a size (``"100M"``).

@@ -118,15 +118,13 @@ class Comparison:
     absolute_bytes_threshold: int = DEFAULT_ABSOLUTE_BYTES
     #: ``(base, head)`` of the examples in both inputs that are not a whole run in both.
     not_compared: list[tuple[Timing, Timing]] = field(default_factory=list)
-    #: Why the head build failed although it finished (:meth:`LoadedInput.failures`):
-    #: said first, so a comparison never reads as the verdict of a failed build.
+    #: Why the head build failed (:meth:`LoadedInput.judged_failures`, that it did not
+    #: finish too): said first, so a comparison never reads as the verdict of a failed
+    #: build.
     head_failed: list[str] = field(default_factory=list)
     #: Why the base build failed: said first too, as its times (an example that raised
     #: early) are no measure to compare with; the head's verdict is not changed by it.
     base_failed: list[str] = field(default_factory=list)
-    #: ``(input's role, why it did not finish)`` of each input of a build that did not
-    #: finish (compared with ``--allow-incomplete``): said first, never silently.
-    unfinished: list[tuple[str, str]] = field(default_factory=list)
     #: ``(input's role, examples)``: the examples the other input holds that this
     #: unfinished input's build stopped before (:data:`~docsaccel.contract.NOT_REACHED`):
     #: neither new nor removed.
@@ -319,7 +317,7 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
             f"{c.relative_threshold * 100:g}% and > {format_size(c.absolute_bytes_threshold)})",
             "",
         ]
-    said = [f"{head}The {role} build: {quote(why)}." for role, why in c.unfinished]
+    said = []
     if c.base_failed:
         said.insert(0, f"{head}The base build failed: {quote('; '.join(c.base_failed))}.")
     if c.head_failed:

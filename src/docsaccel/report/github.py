@@ -241,10 +241,6 @@ def comparison_annotations(comparison: Comparison, prefix: str, fail_on_regressi
         annotation("warning", f"the base build failed: {why}", title="Base build failed")
         for why in comparison.base_failed
     ]
-    lines += [
-        annotation("warning", f"the {role} build: {why}", title="Build did not finish")
-        for role, why in comparison.unfinished
-    ]
     if comparison.mixed is not None:
         why = f"{comparison.mixed}; times compared anyway"
         lines.append(annotation("warning", why, title="Builds of different kinds"))

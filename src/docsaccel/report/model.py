@@ -443,22 +443,28 @@ class LoadedInput:
         return [*failed, *([overruns] if overruns else []), *self.build_failures()]
 
     def judged_failures(self) -> list[str]:
-        """Why no gate passes this build: its :meth:`failures`, then each example it
-        stopped while it ran (:attr:`Timing.judged_failed`, not by its own doing),
-        ``"<id> did not finish"``. The rule ``check`` exits 3 on, which ``compare``
-        asks of its head too, so the two gates agree on every status; empty for a build
-        no gate fails.
+        """Why no gate passes this build: its :meth:`failures`, each example it stopped
+        while it ran (:attr:`Timing.judged_failed`, not by its own doing), ``"<id> did
+        not finish"``, then that it did not finish and why (:meth:`incomplete_text`: a
+        build that did not finish failed, whatever its examples did;
+        ``--allow-incomplete`` lets a gate list them, never pass it).
+        The rule ``check`` exits 3 on, which ``compare`` asks of its head too, so the two
+        gates agree on every status; empty for a build no gate fails.
 
         >>> stopped = Timing("a.py", "a.py", 1.0, status="failed", unfinished=True)
         >>> LoadedInput("r.json", "docsaccel-report", [stopped]).judged_failures()
         ['a.py did not finish']
+        >>> ended = {"complete": False, "ended_because": "it was terminated (SIGTERM)"}
+        >>> LoadedInput("r.json", "docsaccel-report", [], build=ended).judged_failures()
+        ['the build did not finish (it was terminated (SIGTERM))']
         """
         stopped = [
             f"{t.id} {DID_NOT_FINISH}"
             for t in self.timings
             if t.judged_failed and not t.build_failure
         ]
-        return [*self.failures(), *stopped]
+        unfinished = [] if self.complete else [self.incomplete_text()]
+        return [*self.failures(), *stopped, *unfinished]
 
     @property
     def failed_examples(self) -> list[Timing]:
@@ -467,15 +473,24 @@ class LoadedInput:
 
     @property
     def budget_failures(self) -> list[Timing]:
-        """The examples whose budgets failed this build (its ``build`` holds
-        :data:`~docsaccel.contract.BUDGETS_FAILED`), by id: each one stopped at its budget
+        """The examples whose budgets failed this build, by id: each one the hard stop
+        ended (:attr:`Timing.stopped_hard`: it ignored its budget's interruption, and its
+        process ended before the build could say why it failed), and when its ``build``
+        holds :data:`~docsaccel.contract.BUDGETS_FAILED`, each one stopped at its budget
         or by the memory ceiling, and in fail mode each one over its budget (one restored
-        from the example cache with a run over it too); empty for any other build."""
-        if not isinstance(self.build.get(BUDGETS_FAILED), str):
-            return []
+        from the example cache with a run over it too); empty for any other build.
+
+        >>> hard = Timing("a.py", "a.py", 3.0, status="interrupted", stopped_hard=True)
+        >>> [t.id for t in LoadedInput("r.json", "docsaccel-report", [hard]).budget_failures]
+        ['a.py']
+        """
+        said = isinstance(self.build.get(BUDGETS_FAILED), str)
         fail_mode = self.build.get("on_overrun") == "fail"
         found = (
-            t for t in self.timings if t.status == INTERRUPTED or (fail_mode and t.over_budget)
+            t
+            for t in self.timings
+            if t.stopped_hard
+            or (said and (t.status == INTERRUPTED or (fail_mode and t.over_budget)))
         )
         return sorted(found, key=lambda t: t.id)
 
