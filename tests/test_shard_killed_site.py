@@ -14,36 +14,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from helpers.gallery_build import child_env, make_project, run_cli
-from helpers.processes import hold
+from helpers.processes import hold, kill_children, shard_projects, wait_until_a_shard_runs
 
 pytestmark = pytest.mark.slow
-
-
-def _shard_copies(src: Path) -> list[Path]:
-    return sorted((src / "_build" / "shard-work").glob("*/project/examples"))
-
-
-def _wait_until_an_example_runs(src: Path, process: subprocess.Popen[str]) -> None:
-    """Until a shard runs ``plot_wait.py`` (it wrote its child's pid; a guard, not a timing)."""
-    for _ in range(3000):
-        if any((copy / "child_pids.txt").is_file() for copy in _shard_copies(src)):
-            return
-        assert process.poll() is None, process.communicate()
-        time.sleep(0.2)
-    raise AssertionError("plot_wait.py never started in a shard")
-
-
-def _end_examples_children(src: Path) -> None:
-    for copy in _shard_copies(src):
-        pids = copy / "child_pids.txt"
-        for pid in pids.read_text().split() if pids.is_file() else []:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(pid), signal.SIGKILL)
 
 
 def test_check_tells_a_running_shard_local_from_one_killed_outright(tmp_path: Path) -> None:
@@ -60,7 +37,7 @@ def test_check_tells_a_running_shard_local_from_one_killed_outright(tmp_path: Pa
         start_new_session=True,
     )
     try:
-        _wait_until_an_example_runs(src, process)
+        wait_until_a_shard_runs(src, process)
         running = run_cli("check", str(outdir))
         process.send_signal(signal.SIGKILL)
         process.communicate(timeout=300)
@@ -68,7 +45,8 @@ def test_check_tells_a_running_shard_local_from_one_killed_outright(tmp_path: Pa
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        _end_examples_children(src)
+        for project in shard_projects(src):
+            kill_children(project)
 
     said = running.stdout + running.stderr
     assert running.returncode == 2, said

@@ -14,31 +14,14 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
 from helpers.gallery_build import child_env, make_project, run_cli
-from helpers.processes import hold, kill_children, release
+from helpers.processes import hold, kill_children, release, shard_projects, wait_until_a_shard_runs
 
 from docsaccel import layout
 
 pytestmark = pytest.mark.slow
-
-
-def _shard_copies(src: Path) -> list[Path]:
-    """The shards' copies of the project (each holds ``examples/``)."""
-    return sorted((src / "_build" / "shard-work").glob("*/project"))
-
-
-def _wait_until_an_example_runs(src: Path, process: subprocess.Popen[str]) -> None:
-    """Until a shard runs ``plot_wait.py`` (it wrote its child's pid; a guard, not a timing)."""
-    for _ in range(3000):
-        if any((copy / "examples" / "child_pids.txt").is_file() for copy in _shard_copies(src)):
-            return
-        assert process.poll() is None, process.communicate()
-        time.sleep(0.2)
-    raise AssertionError("plot_wait.py never started in a shard")
 
 
 def test_a_second_shard_local_is_refused_naming_the_first_which_finishes(tmp_path) -> None:
@@ -61,19 +44,19 @@ def test_a_second_shard_local_is_refused_naming_the_first_which_finishes(tmp_pat
         start_new_session=True,
     )
     try:
-        _wait_until_an_example_runs(src, first)
+        wait_until_a_shard_runs(src, first)
         second = run_cli(
             *("shard-local", "--docs", str(src), "--root", str(src), "--shards", "2"),
             *("--out", str(second_site)),
             env={"DOCSACCEL_FAST": "1"},
         )
-        for copy in _shard_copies(src):
+        for copy in shard_projects(src):
             release(copy)
         out, err = first.communicate(timeout=300)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(first.pid, signal.SIGKILL)
-        for copy in _shard_copies(src):
+        for copy in shard_projects(src):
             kill_children(copy)
 
     assert second.returncode == 2, second.stdout + second.stderr

@@ -15,12 +15,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from helpers.gallery_build import build, child_env, make_project, run_cli
-from helpers.processes import hold
+from helpers.processes import hold, kill_children, shard_projects, wait_until_a_shard_runs
 
 from docsaccel import layout
 
@@ -28,20 +27,6 @@ pytestmark = pytest.mark.slow
 
 #: What only the serial build's data names: the sharded build had run no example yet.
 SERIAL_EXAMPLE = "examples/plot_quick.py"
-
-
-def _shard_copies(src: Path) -> list[Path]:
-    return sorted((src / "_build" / "shard-work").glob("*/project/examples"))
-
-
-def _wait_until_an_example_runs(src: Path, process: subprocess.Popen[str]) -> None:
-    """Until a shard runs ``plot_wait.py`` (it wrote its child's pid; a guard, not a timing)."""
-    for _ in range(3000):
-        if any((copy / "child_pids.txt").is_file() for copy in _shard_copies(src)):
-            return
-        assert process.poll() is None, process.communicate()
-        time.sleep(0.2)
-    raise AssertionError("plot_wait.py never started in a shard")
 
 
 def _gates(outdir: Path, base: Path) -> dict[str, subprocess.CompletedProcess[str]]:
@@ -83,18 +68,15 @@ def test_gates_never_read_a_serial_build_while_shard_local_runs_or_after_ctrl_c(
         start_new_session=True,
     )
     try:
-        _wait_until_an_example_runs(src, process)
+        wait_until_a_shard_runs(src, process)
         running = _gates(serial.outdir, base)
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=300)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        for copy in _shard_copies(src):
-            pids = copy / "child_pids.txt"
-            for pid in pids.read_text().split() if pids.is_file() else []:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(int(pid), signal.SIGKILL)
+        for project in shard_projects(src):
+            kill_children(project)
 
     assert process.returncode == 130, out + err
     _assert_refused(running, "has not finished")

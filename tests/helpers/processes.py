@@ -26,7 +26,9 @@ __all__ = [
     "hold",
     "kill_children",
     "release",
+    "shard_projects",
     "terminated_while_running",
+    "wait_until_a_shard_runs",
     "wait_until_running",
 ]
 
@@ -76,6 +78,23 @@ def wait_until_running(src: Path, name: str, process: subprocess.Popen[str]) -> 
             return
         time.sleep(0.1)
     raise AssertionError(f"{name} never started: {process.communicate()[0]}")
+
+
+def shard_projects(src: Path) -> list[Path]:
+    """The shards' copies of the project ``src`` (each holds ``examples/``) that a
+    ``shard-local`` run made in its work folder."""
+    return sorted((src / "_build" / "shard-work").glob("*/project"))
+
+
+def wait_until_a_shard_runs(src: Path, process: subprocess.Popen[str]) -> None:
+    """Until a shard of the ``shard-local`` ``process`` runs ``plot_wait.py`` (it wrote its
+    child's pid; a guard, not a timing)."""
+    for _ in range(3000):
+        if any((copy / "examples" / "child_pids.txt").is_file() for copy in shard_projects(src)):
+            return
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.2)
+    raise AssertionError("plot_wait.py never started in a shard")
 
 
 def kill_children(src: Path) -> None:
