@@ -426,12 +426,15 @@ def _folder_input(folder: Path) -> LoadedInput:
         outdir = folder.parent.parent
     elif folder.name == layout.FOLDER_NAME:
         outdir = folder.parent
+    # Asked before the report is looked for: a build ending meanwhile has written it by
+    # the time its lock is free, so it is never taken for one killed outright.
+    holder = _building_in(outdir)
     report = layout.report_path(outdir)
     if report.is_file():
         return load_input(report)
     journals = layout.journals(layout.records_dir(outdir))
     if journals:
-        loaded = journal_input(journals, str(folder), _building_in(outdir))
+        loaded = journal_input(journals, str(folder), holder)
         # A later build noted its start beside them and wrote no report (it failed before
         # docsaccel removed the last one's): the journals are an earlier build's.
         started = layout.started_after(max(journals, key=_written), report)
@@ -623,12 +626,13 @@ def _build_report(times: Path) -> LoadedInput | None:
     if found is None:
         return None
     srcdir, outdir = found
+    # Asked before the report is looked for: a build ending meanwhile has written it by
+    # the time its note is gone and its lock is free.
+    unended = layout.building_note_path(srcdir).exists()
+    holder = _building_in(outdir)
     report = layout.report_path(outdir)
-    try:
-        if report.stat().st_mtime_ns < times.stat().st_mtime_ns - _SAME_BUILD_SLACK_NS:
-            return None
-    except OSError:
-        return None
+    if _written(report) < _written(times) - _SAME_BUILD_SLACK_NS:
+        return _unended_build(times, outdir, holder) if unended else None
     loaded = load_input(report)
     source = loaded.build.get("source_dir")
     # The output folder may since hold the report of another project's build.
@@ -637,14 +641,35 @@ def _build_report(times: Path) -> LoadedInput | None:
     return loaded
 
 
+def _unended_build(times: Path, outdir: Path, holder: str | None) -> LoadedInput:
+    """The journals of the build that wrote ``times`` into ``outdir`` and has not ended
+    (its note is left: :func:`docsaccel.layout.note_build_ended`), read as its report: it
+    runs now (``holder``, its pid), or was killed outright (``SIGKILL``, the out-of-memory
+    killer) before it wrote a report. A gallery it ended before wrote its file, complete,
+    saying nothing of it. A build that started after ``times`` was written and did not
+    replace it left ``times`` refused as stale before this is asked
+    (:meth:`~docsaccel.report.model.LoadedInput.require_current`)."""
+    journals = layout.journals(layout.records_dir(outdir))
+    if not journals:
+        raise IncompleteBuildError(
+            f"{times}: the build that wrote it has not ended, and left neither a report nor "
+            f"journals in {outdir}: it runs now or was killed outright (SIGKILL, out of memory)"
+        )
+    return journal_input(journals, str(times), holder)
+
+
 def _refuse_missing_report(path: Path) -> None:
     """A report the build never wrote: in an output folder a build holds now, that the
     build is running (as given the folder); beside the journals it left (it was killed
     outright), say so, and that its output folder is the input to give, which reads them."""
-    if path.exists() or path.name != layout.report_path("").name:
+    if path.name != layout.report_path("").name:
         return
     outdir = path.parent.parent if path.parent.name == layout.FOLDER_NAME else path.parent
+    # Asked before the report is looked for: a build ending meanwhile has written it by
+    # the time its lock is free.
     holder = _building_in(outdir)
+    if path.exists():
+        return
     if holder is not None:
         # Said as given the folder: the build has not written its report yet.
         raise IncompleteBuildError(running_text(path, holder, "check after it ends"))
