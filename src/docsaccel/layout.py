@@ -61,6 +61,7 @@ __all__ = [
     "marked_root",
     "note_build_ended",
     "note_build_started",
+    "note_build_writes_in",
     "records_dir",
     "report_pages_path",
     "report_path",
@@ -297,13 +298,45 @@ def _prune_building_notes() -> None:
             continue
 
 
+def note_build_writes_in(
+    folder: str | os.PathLike[str],
+    outdir: str | os.PathLike[str],
+    srcdir: str | os.PathLike[str],
+) -> None:
+    """Note that the build of ``outdir`` from ``srcdir`` writes a file the gates read in
+    ``folder``, outside both (sphinx-gallery's JUnit XML, whose path is the user's):
+    ``folder`` is noted as being built until the build ends (:func:`building_since`:
+    a file there the build did not rewrite is an earlier build's), and as built from
+    ``srcdir`` into ``outdir`` for good (:func:`built_outdir`: a reader of the file finds
+    its build's report). Best effort, as :func:`note_build_started`."""
+    started = _under(outdir, BUILD_STARTED_FILE)
+    try:
+        text = started.read_text("utf-8", "replace")
+    except OSError:
+        text = f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%S UTC')} pid {os.getpid()}\n"
+    real = os.path.realpath(folder)
+    notes = {
+        building_note_path(folder): f"{text}{real}\n",
+        _machine_file(_BUILT_NOTE, folder): (
+            f"{text}{os.path.realpath(srcdir)}\n{os.path.realpath(outdir)}\n"
+        ),
+    }
+    for note, lines in notes.items():
+        with contextlib.suppress(OSError):
+            note.parent.mkdir(parents=True, exist_ok=True)
+            note.write_text(lines, "utf-8")
+
+
 def note_build_ended(
-    outdir: str | os.PathLike[str], srcdir: str | os.PathLike[str] | None = None
+    outdir: str | os.PathLike[str],
+    srcdir: str | os.PathLike[str] | None = None,
+    *others: str | os.PathLike[str],
 ) -> None:
     """Remove the notes that a build of ``outdir`` from ``srcdir`` is under way
-    (:func:`note_build_started`): it reached its end, so what it left in the folders is
+    (:func:`note_build_started`), and in the ``others`` folders it wrote in
+    (:func:`note_build_writes_in`): it reached its end, so what it left in the folders is
     the last finished build's, whether it rewrote a file or left it as it was."""
-    for built in (outdir, srcdir):
+    for built in (outdir, srcdir, *others):
         if built is not None:
             building_note_path(built).unlink(missing_ok=True)
 
@@ -331,18 +364,19 @@ def building_since(path: str | os.PathLike[str]) -> str | None:
 
 
 def built_outdir(path: str | os.PathLike[str]) -> tuple[Path, Path] | None:
-    """The source folder holding ``path`` (sphinx-gallery's ``sg_execution_times.rst``, at
-    the root of the source folder or in a gallery's folder) that a build on this machine
-    started from last, and that build's output folder (:func:`note_build_started`); the
-    nearest such source folder wins. ``None`` when no build of a folder holding ``path``
-    is noted (a copy kept elsewhere, a file built on another machine)."""
+    """The source folder of the build on this machine that last wrote in a folder holding
+    ``path`` (sphinx-gallery's ``sg_execution_times.rst``, at the root of the source
+    folder or in a gallery's folder; its JUnit XML, :func:`note_build_writes_in`), and
+    that build's output folder (:func:`note_build_started`); the nearest noted folder
+    wins. ``None`` when no build of a folder holding ``path`` is noted (a copy kept
+    elsewhere, a file built on another machine)."""
     for folder in Path(os.path.realpath(path)).parents:
         try:
             lines = _machine_file(_BUILT_NOTE, folder).read_text("utf-8").splitlines()
         except (OSError, UnicodeDecodeError):
             continue
-        if len(lines) == 3 and os.path.isabs(lines[2]):
-            return folder, Path(lines[2])
+        if len(lines) == 3 and os.path.isabs(lines[1]) and os.path.isabs(lines[2]):
+            return Path(lines[1]), Path(lines[2])
     return None
 
 

@@ -61,6 +61,7 @@ __all__ = [
     "is_executable",
     "is_measurement_file",
     "is_unchanged",
+    "junit_folder",
     "mark_unchanged",
     "mask_measurements",
     "measured_seconds",
@@ -749,6 +750,22 @@ def execution_times_page(folder: Path | str) -> Path:
     example of the folder took time: the last example of a folder removed, it keeps
     naming that example's page, which no build generates any more."""
     return Path(folder) / "sg_execution_times.rst"
+
+
+def junit_folder(gallery_conf: dict[str, Any], outdir: str | os.PathLike[str]) -> Path | None:
+    """The folder of the JUnit XML sphinx-gallery writes as the build ends (its ``junit``
+    setting, a path relative to the output folder, often outside it), or ``None`` when it
+    writes none.
+
+    >>> junit_folder({"junit": "../test-results/sphinx-gallery/junit.xml"}, "/b/html")
+    PosixPath('/b/html/../test-results/sphinx-gallery')
+    >>> junit_folder({}, "/b/html") is None
+    True
+    """
+    junit = gallery_conf.get("junit")
+    if not isinstance(junit, str) or not junit:
+        return None
+    return (Path(outdir) / junit).parent
 
 
 def page_file(target_file: Path | str) -> Path:

@@ -57,9 +57,9 @@ from docsaccel.report.markdown import is_markdown_report
 from docsaccel.report.model import (
     BUILDING_NOW,
     LATER_BUILD_STARTED,
+    SG_FORMATS,
     SG_JUNIT,
     SG_RST_BULLETS,
-    SG_RST_FORMATS,
     SG_RST_GRID,
     SG_RST_LIST_TABLE,
     IncompleteBuildError,
@@ -594,18 +594,20 @@ _SAME_BUILD_SLACK_NS = 2_000_000_000
 
 def judged_input(path: str | Path) -> LoadedInput:
     """The input at ``path`` as the gates (``check``, ``compare``, ``history append``)
-    judge it: :func:`load_input`'s, except for a sphinx-gallery ``sg_execution_times.rst``
-    (the root one or a gallery's) whose build, or a later one, failed or did not finish
-    by its docsaccel report (:func:`_build_report`): that report, read in its stead, as if
-    it had been given. sphinx-gallery lists a raising example with its time as any other,
-    so its file alone would pass a build that failed.
+    judge it: :func:`load_input`'s, except for a sphinx-gallery file
+    (``sg_execution_times.rst``, the root one or a gallery's, or its JUnit XML) whose
+    build, or a later one, failed or did not finish by its docsaccel report
+    (:func:`_build_report`): that report, read in its stead, as if it had been given.
+    sphinx-gallery lists a raising example with its time as any other, and its JUnit XML
+    knows nothing of a build failing otherwise (``-W``, killed after its examples), so
+    its file alone would pass a build that failed.
 
     A file with no such report (a copy kept elsewhere, a build without docsaccel, a report
     of a passing build) is its own input: its times are judged, and the views say that it
     cannot tell whether an example failed
     (:meth:`~docsaccel.report.model.LoadedInput.no_status_text`)."""
     loaded = load_input(path)
-    if loaded.format not in SG_RST_FORMATS:
+    if loaded.format not in SG_FORMATS:
         return loaded
     # A file a later build left as it was (it stopped first) is refused as that: what is
     # wrong with the file itself says more than the verdict of the build that left it.

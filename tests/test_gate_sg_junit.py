@@ -1,0 +1,117 @@
+"""sphinx-gallery's JUnit XML at the gates, written outside the output folder.
+
+The JUnit XML marks a raising example, but knows nothing of a build failing otherwise
+(``-W`` turning a warning into an error) or killed before it rewrote the file, and its
+path is the user's (``"../test-results/junit.xml"``, outside the output and source
+folders). The gates judge it as they judge ``sg_execution_times.rst``: by its build's
+report, and refuse it when a later build did not rewrite it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+
+import pytest
+from helpers.gallery_build import build, child_env, make_project, sphinx_command
+
+from docsaccel.report.check import EXIT_BUILD_FAILED
+from docsaccel.report.commands import run_check, run_compare, run_history_append
+
+pytestmark = pytest.mark.slow
+
+JUNIT = 'sphinx_gallery_conf["junit"] = "../test-results/junit.xml"\n'
+BROKEN_REF = "\n\nSee :ref:`nowhere-label`.\n"
+
+#: Runs until the test lets it end (``go.flag``), saying it started (``running.flag``).
+WAITER = '''"""
+Waiter
+======
+"""
+import time
+from pathlib import Path
+
+here = Path(FOLDER)
+(here / "running.flag").touch()
+deadline = time.monotonic() + 120
+while not (here / "go.flag").exists() and time.monotonic() < deadline:
+    time.sleep(0.05)
+'''
+
+
+def test_junit_xml_of_a_failed_or_killed_build_passes_no_gate(tmp_path) -> None:
+    """A build ``-W`` fails (an undefined label; its example passed): its JUnit XML fails
+    ``check`` and ``compare`` (exit 3) naming the warning, ``history append`` refuses it.
+    Mended, the next build passes and so does its file. A build killed while an example
+    runs leaves that file as it was: every gate refuses it, while the build runs and
+    after, rather than pass the earlier build's times as this one's."""
+    src = make_project(tmp_path, ["plot_quick.py"], conf=JUNIT)
+    outdir = tmp_path / "out" / "html"
+    junit = tmp_path / "out" / "test-results" / "junit.xml"
+    index = src / "index.rst"
+    good_index = index.read_text(encoding="utf-8")
+    index.write_text(good_index + BROKEN_REF, encoding="utf-8")
+    history = tmp_path / "history.jsonl"
+
+    built = build(src, "-W", outdir=outdir)
+    assert built.returncode != 0, built.output
+    assert junit.is_file(), built.output
+    base = tmp_path / "base.xml"
+    shutil.copy2(junit, base)
+    text, code = run_check([str(junit)])
+    assert code == EXIT_BUILD_FAILED, text
+    assert "treated as errors (-W)" in text, text
+    text, code = run_compare(str(base), str(junit))
+    assert code == EXIT_BUILD_FAILED and text.startswith("The head build failed: "), text
+    text, code = run_history_append(str(junit), history)
+    assert code == 2 and text.count("\n") == 1 and "the build failed" in text, text
+    assert not history.exists()
+    # The copy kept elsewhere is no build's: its example passed.
+    text, code = run_check([str(base)])
+    assert code == 0, text
+
+    index.write_text(good_index, encoding="utf-8")
+    # Changed, so sphinx-gallery runs it again: its JUnit XML lists only the examples run.
+    with (src / "examples" / "plot_quick.py").open("a", encoding="utf-8") as example:
+        example.write("# changed\n")
+    built = build(src, "-W", outdir=outdir)
+    assert built.returncode == 0, built.output
+    text, code = run_check([str(junit)])
+    assert code == 0, text
+    text, code = run_history_append(str(junit), history)
+    assert code == 0, text
+
+    waiter = WAITER.replace("FOLDER", repr(str(tmp_path)))
+    (src / "examples" / "plot_wait.py").write_text(waiter, encoding="utf-8")
+    before = junit.read_bytes()
+    process = subprocess.Popen(
+        sphinx_command(src, outdir),
+        env=child_env({}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "running.flag").exists() and process.poll() is None:
+            assert time.monotonic() < deadline, "the example never started"
+            time.sleep(0.1)
+        running = [run_check([str(junit)]), run_history_append(str(junit), history)]
+        process.kill()
+        output = process.communicate(timeout=120)[0]
+    finally:
+        (tmp_path / "go.flag").touch()
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert junit.read_bytes() == before, output
+    killed = [
+        run_check([str(junit)]),
+        run_check([str(junit)], allow_incomplete=True),
+        run_compare(str(base), str(junit), allow_incomplete=True),
+        run_history_append(str(junit), history),
+    ]
+    for text, code in running + killed:
+        assert code == 2 and text.count("\n") == 1, text
+        assert "an earlier build's" in text or "started" in text, text
