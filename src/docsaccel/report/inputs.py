@@ -45,6 +45,7 @@ from docsaccel.contract import (
     EXPECTED_FAILURE,
     FAILED,
     INTERRUPTED,
+    NOT_EXECUTED,
     OK,
     InputError,
     is_stopped_hard,
@@ -293,11 +294,17 @@ def _sg_timings(rows: Iterable[tuple[str, str, str | None, str]], path: Path) ->
         if example_id in seen:  # same file name in two subsections of one gallery
             example_id = ref
         seen.add(example_id)
+        seconds = parse_sg_time(time, where)
         timings.append(
             Timing(
                 id=example_id,
                 name=PurePosixPath(example_id).name,
-                seconds=parse_sg_time(time, where),
+                seconds=seconds,
+                # sphinx-gallery writes 00:00.000 for an example it did not run (not
+                # matched by filename_pattern, plot_gallery off), as it writes 0.0 MB for
+                # memory it did not measure: not measured is never a time of zero. One that
+                # ran in under half a millisecond reads so too: no budget could fail it.
+                status=OK if seconds > 0 else NOT_EXECUTED,
                 memory_bytes=_memory(memory, where),
                 ref=ref,
             )
