@@ -579,3 +579,39 @@ def test_what_sphinx_never_writes_in_an_output_folder_is_kept(tmp_path):
     left = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
     assert left == [".git", ".git/HEAD", ".git/objects", ".nojekyll", "link.txt"], left
     assert target.read_text() == "kept"
+
+
+def test_images_of_one_name_are_numbered_in_the_clean_build_order():
+    from docsaccel.incremental.sphinxext.image_names import clean_names, misnumbered
+
+    def shown_in(docname):
+        return {"api": ["b/thumb.png", "a/thumb.png"]}.get(docname, [])
+
+    # ``a``'s thumbnail, first shown by ``ga/index``, kept its number after ``api`` (sorted
+    # first, showing ``b``'s then ``a``'s) was read: a clean build gives ``b``'s the name.
+    images = {
+        "a/thumb.png": ({"ga/index", "api"}, "thumb.png"),
+        "b/thumb.png": ({"gb/index", "api"}, "thumb1.png"),
+        "c/other.png": ({"gc/index"}, "other.png"),
+    }
+    clean = {"b/thumb.png": "thumb.png", "a/thumb.png": "thumb1.png", "c/other.png": "other.png"}
+    assert clean_names(images, shown_in) == clean
+    assert misnumbered(images, shown_in) == {"a/thumb.png", "b/thumb.png"}
+    # As a clean build numbers them: nothing to read again.
+    renumbered = {image: (docs, clean[image]) for image, (docs, _) in images.items()}
+    assert misnumbered(renumbered, shown_in) == set()
+    # The other of two removed: its number is no clean build's.
+    kept = {"b/thumb.png": ({"gb/index"}, "thumb1.png"), "c/other.png": ({"gc/index"}, "other.png")}
+    assert misnumbered(kept, shown_in) == {"b/thumb.png"}
+    # A file named as another's number is at stake with it.
+    literal = {
+        "a/thumb.png": ({"gb/index"}, "thumb.png"),
+        "b/thumb.png": ({"gc/index"}, "thumb1.png"),
+        "z/thumb1.png": ({"ga/index"}, "thumb11.png"),
+    }
+    assert clean_names(literal, shown_in) == {
+        "z/thumb1.png": "thumb1.png",
+        "a/thumb.png": "thumb.png",
+        "b/thumb.png": "thumb2.png",
+    }
+    assert misnumbered(literal, shown_in) == set(literal)

@@ -109,6 +109,7 @@ def _connect(app: Sphinx) -> None:
     """The handlers of a build that may keep a state, in the order of the caching guide's design."""
     from docsaccel.incremental.sphinxext import (
         duplicates,
+        image_names,
         order,
         outdated,
         reading,
@@ -126,6 +127,8 @@ def _connect(app: Sphinx) -> None:
     app.connect("doctree-read", reading.on_doctree_read, priority=999)
     # Before the reading's end is noted: it may read a few documents again.
     app.connect("env-updated", duplicates.on_env_updated, priority=0)
+    # After the duplicates' handler: the documents it reads again may show numbered images.
+    app.connect("env-updated", image_names.on_env_updated, priority=0)
     app.connect("env-updated", reading.on_env_updated, priority=1)
     # After every extension's env-updated: the data as a clean build orders it.
     app.connect("env-updated", order.on_env_updated, priority=990)
