@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_CACHE_NAME",
     "MIN_GRACE_SECONDS",
     "ON_OVERRUN_MODES",
+    "PACKAGE_FOLDER",
     "ClearOf",
     "Setting",
     "SettingError",
@@ -49,6 +50,7 @@ __all__ = [
     "environment_variables",
     "given_as",
     "given_where",
+    "in_package",
     "missing_folder",
     "not_a_file",
     "not_a_folder",
@@ -423,6 +425,29 @@ def not_a_file(path: Path, what: str = "a file") -> str | None:
         return f"{path} is a folder, not {what}"
     kind = next((name for test, name in _OTHER_KINDS if test(mode)), "a special file")
     return f"{path} is {kind}, not a regular file"
+
+
+#: The installed docsaccel package: no command writes into it (a file there would be lost
+#: at the next upgrade, or read as part of the package).
+PACKAGE_FOLDER = Path(__file__).resolve().parent
+
+
+def in_package(path: Path) -> str | None:
+    """Why a command may not write the file ``path``: it is inside the installed docsaccel
+    package (:data:`PACKAGE_FOLDER`); None otherwise.
+
+    >>> in_package(PACKAGE_FOLDER / "report" / "x.md")[:41]
+    'is inside the installed docsaccel package'
+    >>> in_package(Path("/no/such/place/x.md")) is None
+    True
+    """
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a loop of links: not a place to write either
+        return None
+    if PACKAGE_FOLDER not in resolved.parents and resolved != PACKAGE_FOLDER:
+        return None
+    return f"is inside the installed docsaccel package ({PACKAGE_FOLDER}); write it elsewhere"
 
 
 def not_a_folder(path: Path) -> str | None:
