@@ -276,3 +276,62 @@ def test_a_killed_parallel_build_leaves_no_worker_running(tmp_path) -> None:
     # The journals name the workers that ran the examples, read as the killed build's.
     journals = layout.journals(layout.records_dir(src / "_build" / "html"))
     assert sorted(int(p.stem.rsplit("-", 1)[1]) for p in journals) == sorted(workers)
+
+
+#: Holds the example cache in its restoring of an entry while ``restore.hold`` lies in the
+#: source folder: ``restoring.flag`` says it got there, ``go.flag`` lets it go on.
+RESTORE_HOLD = """
+import time
+from pathlib import Path
+
+import docsaccel.cache.cache_build as _cache_build
+
+_here = Path(__file__).parent
+_look_up_one = _cache_build._look_up_one
+
+
+def _held_look_up_one(*args, **kwargs):
+    if (_here / "restore.hold").exists():
+        (_here / "restoring.flag").touch()
+        deadline = time.monotonic() + 120
+        while not (_here / "go.flag").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return _look_up_one(*args, **kwargs)
+
+
+_cache_build._look_up_one = _held_look_up_one
+"""
+
+
+def test_ctrl_c_while_the_cache_restores_is_named_as_why_the_build_stopped(tmp_path) -> None:
+    """Ctrl-C while the example cache restores its entries (before any example ran): the
+    build log, the report and ``check`` name Ctrl-C, not only "the error is in the build
+    log", which holds none."""
+    env = {"DOCSACCEL_CACHE": str(tmp_path / "cache")}
+    src = make_project(tmp_path, ["plot_quick.py"], conf=RESTORE_HOLD)
+    assert build(src, env=env).returncode == 0
+    (src / "restore.hold").touch()
+    process = start_build(src, env)
+    try:
+        deadline = time.monotonic() + 120
+        while not (src / "restoring.flag").exists() and process.poll() is None:
+            assert time.monotonic() < deadline, "the cache never restored an entry"
+            time.sleep(0.1)
+        process.send_signal(signal.SIGINT)
+        output = process.communicate(timeout=120)[0]
+    finally:
+        (src / "go.flag").touch()
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+    assert process.returncode != 0, output
+    named = "interrupted by Ctrl-C (SIGINT)"
+    errors = [line for line in output.splitlines() if "docsaccel: the build stopped" in line]
+    assert errors and named in errors[0], output
+    assert "the error is in the build log" not in output, output
+    outdir = src / "_build" / "html"
+    gate = run_cli("check", "--allow-incomplete", str(outdir))
+    said = gate.stdout + gate.stderr
+    assert gate.returncode == 2 and f"before its examples ran: it was {named}" in said, said
+    assert "the error is in the build log" not in said and "KeyboardInterrupt" not in said, said

@@ -375,3 +375,33 @@ def test_prune_of_a_read_only_cache_says_so_in_one_line(
         assert err.count("\n") == 1 and "Traceback" not in err, err
         assert str(view) in err and "read-only" in err.lower(), err
         assert sorted(p.relative_to(source) for p in source.rglob("*")) == before
+
+
+@pytest.mark.parametrize(
+    ("made", "what"),
+    [("folder", "holds no conf.py"), ("file", "a file, not a folder"), (None, "no such folder")],
+)
+@pytest.mark.parametrize("action", [["stats"], ["prune", "--max-size", "1G"], ["explain", "a.py"]])
+def test_a_docs_folder_without_conf_py_is_named_as_such(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    action,
+    made,
+    what,
+) -> None:
+    """No --cache, no variable, and ``--docs`` names no Sphinx conf folder: the error says
+    what that folder lacks, never names a ``conf.py`` that is not there."""
+    monkeypatch.delenv("DOCSACCEL_CACHE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    if made == "folder":
+        (tmp_path / "gallery").mkdir()
+    elif made == "file":
+        (tmp_path / "gallery").write_text("")
+
+    code, out, err = run(capsys, "cache", *action, "--docs", "gallery")
+    assert code == 2 and out == "", out
+    assert err == (
+        "docsaccel: error: no cache folder: give --cache, or set DOCSACCEL_CACHE; "
+        f"--docs 'gallery': {what}; give the Sphinx conf folder (holding conf.py)\n"
+    ), err

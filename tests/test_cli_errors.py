@@ -952,3 +952,40 @@ def test_a_history_appended_to_itself_is_named_a_history(tmp_path, capsys) -> No
     assert f"{history}: is a docsaccel history file (" in err, err
     assert "given both as the report to append and as --to" in err, err
     assert history.read_bytes() == before
+
+
+@pytest.mark.parametrize("under", [".", "report"])
+def test_a_view_is_never_written_into_the_installed_package(tmp_path, capsys, under) -> None:
+    """``-o`` inside the installed docsaccel package (its folder, or one of its
+    subpackages') is refused in one line, exit 2, and no file is made there."""
+    import docsaccel
+
+    report = write_report(tmp_path / "r1.json", [record("plot_a.py", 1.0)])
+    package = Path(docsaccel.__file__).parent
+    target = package / under / f"view-{os.getpid()}-{under.strip('.')}.md"
+    capsys.readouterr()
+    try:
+        assert main(["report", str(report), "-o", str(target)]) == 2
+    finally:
+        made = target.exists()
+        target.unlink(missing_ok=True)
+    assert not made
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"{target}: is inside the installed docsaccel package ({package.resolve()})" in err, err
+
+
+def test_a_history_is_never_appended_to_inside_the_installed_package(tmp_path, capsys) -> None:
+    import docsaccel
+
+    report = write_report(tmp_path / "r1.json", [record("plot_a.py", 1.0)])
+    target = Path(docsaccel.__file__).parent / f"history-{os.getpid()}.jsonl"
+    capsys.readouterr()
+    try:
+        assert main(["history", "append", str(report), "--to", str(target)]) == 2
+    finally:
+        made = target.exists()
+        target.unlink(missing_ok=True)
+    assert not made
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is inside the installed docsaccel package" in err, err

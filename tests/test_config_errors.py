@@ -5,6 +5,8 @@ exception out of a build)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from helpers.gallery_build import build, make_project
 
@@ -94,6 +96,29 @@ def test_a_bad_d_value_says_it_came_from_d(tmp_path, given, named):
     lines = [line for line in built.output.splitlines() if line.strip()]
     assert len(lines) == 1 and named in lines[0], built.output
     assert given.split("=")[1] in lines[0], built.output
+
+
+@pytest.mark.parametrize("key", ["docsaccel_budgets", "docsaccel_history"])
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_a_file_setting_given_no_regular_file_says_so(tmp_path, key, kind):
+    """A path setting that expects a file, given one that exists but is no regular file
+    (``/dev/null``, a named pipe): one line naming the setting, where it came from and
+    the value, saying what it is (never "no such file"), before a build reads or appends
+    to it."""
+    src = make_project(tmp_path, ["plot_quick.py"])
+    if kind == "fifo":
+        given = str(tmp_path / "pipe")
+        os.mkfifo(given)
+        what = "a named pipe"
+    else:
+        given, what = os.devnull, "a character device"
+    built = build(src, "-D", f"{key}={given}")
+    assert built.returncode == 2, built.output
+    lines = [line for line in built.output.splitlines() if line.strip()]
+    assert len(lines) == 1, built.output
+    assert f"-D {key} = {given!r}: " in lines[0], built.output
+    assert f"{given} is {what}, not a regular file" in lines[0], built.output
+    assert "no such file" not in lines[0], built.output
 
 
 def test_d_values_are_read_as_conf_values(tmp_path):

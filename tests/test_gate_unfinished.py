@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.gallery_build import build, child_env, make_project, sphinx_command
+from helpers.gallery_build import build, child_env, make_project, run_cli, sphinx_command
 from helpers.processes import kill_children, terminated_while_running
 
 from docsaccel import layout
@@ -316,6 +316,43 @@ def test_a_build_stopped_after_its_examples_ran_fails_every_gate(tmp_path, sig) 
 
     text, code = run_history_append(str(report), tmp_path / "history.jsonl")
     assert code == 2 and "the build did not finish" in text, text
+
+
+@pytest.mark.parametrize(
+    ("signum", "named"),
+    [
+        (signal.SIGINT, "interrupted by Ctrl-C (SIGINT)"),
+        (signal.SIGTERM, "terminated (SIGTERM)"),
+    ],
+)
+def test_check_and_compare_name_the_signal_that_stopped_the_build(tmp_path, signum, named) -> None:
+    """Ctrl-C and ``SIGTERM`` while an example runs: ``check`` and ``compare`` name the
+    signal, in the same words for both, as why the build did not finish and why its
+    example did not."""
+    src = make_project(tmp_path, ["plot_wait.py"])
+    outdir = src / "_build" / "html"
+    ended = terminated_while_running(
+        sphinx_command(src, outdir), child_env({}), src, "plot_wait.py", signum
+    )
+    assert ended.returncode != 0, ended.stdout
+    report = layout.report_path(outdir)
+    good = str(_finished_copy(report, tmp_path / "good.json"))
+
+    gate = run_cli("check", "--allow-incomplete", str(report))
+    assert gate.returncode == EXIT_BUILD_FAILED, gate.stdout + gate.stderr
+    lines = gate.stdout.splitlines()
+    assert (
+        f"FAIL: the build failed: 1 example did not finish: examples/plot_wait.py "
+        f"(the build was {named} while it ran)"
+    ) in lines, gate.stdout
+    incomplete = next(line for line in lines if "the build did not finish (" in line)
+    assert f"(it was {named}; " in incomplete, gate.stdout
+
+    compared = run_cli("compare", "--allow-incomplete", good, str(report))
+    assert compared.returncode == EXIT_BUILD_FAILED, compared.stdout + compared.stderr
+    first = compared.stdout.splitlines()[0]
+    assert first.startswith("The head build failed: "), compared.stdout
+    assert f"the build did not finish (it was {named}; " in first, first
 
 
 def test_fail_mode_names_an_example_stopped_hard_as_why_the_build_failed(tmp_path) -> None:

@@ -71,6 +71,17 @@ def test_compare_lists_the_unreached_as_such_and_the_running_one_without_a_time(
         assert f"  examples/plot_x_after.py: 0s -> {NOT_REACHED}" in lines, shown.stdout
 
 
+def test_compare_says_why_the_head_failed_in_the_words_of_check(killed) -> None:
+    """The line saying why the head build failed names the killed example as check and the
+    views do, never as one the build stopped and that said so."""
+    base, outdir = killed
+    shown = run_cli("compare", str(base), str(outdir), "--allow-incomplete")
+
+    failed = next(line for line in shown.stdout.splitlines() if "head build failed" in line)
+    assert f"examples/plot_wait.py {KILLED_RUNNING}" in failed, failed
+    assert f"plot_wait.py {DID_NOT_FINISH}" not in failed, failed
+
+
 def test_report_and_check_say_the_running_example_has_no_time(killed) -> None:
     base, outdir = killed
     for args in (["report", str(outdir)], ["report", "--baseline", str(base), str(outdir)]):

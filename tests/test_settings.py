@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -289,3 +290,15 @@ def test_every_d_text_is_read_by_the_settings_rule_or_refused_naming_it(tmp_path
         settings.read_overrides(config)
         assert getattr(config, item.key) == {"off": False, "yes": True, "0.5": 0.5}[text]
     assert settings.override_value(settings.spec("cache_env"), "A,B") == ["A", "B"]
+
+
+def test_a_shard_list_that_is_a_named_pipe_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """Reading a named pipe would wait for a writer: the setting says what it is instead,
+    as every path setting that expects a file does."""
+    pipe = tmp_path / "shard.txt"
+    os.mkfifo(pipe)
+    with pytest.raises(settings.SettingError) as raised:
+        _read({}, {"DOCSACCEL_SHARD_EXAMPLES": str(pipe)}, tmp_path)
+    assert str(raised.value) == (
+        f"DOCSACCEL_SHARD_EXAMPLES = {str(pipe)!r}: {pipe} is a named pipe, not a regular file"
+    )

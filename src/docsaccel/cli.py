@@ -573,6 +573,12 @@ def _cache_folder(given: str | None, docs: str) -> tuple[str | None, str]:
             None,
             f"{variable}={os.environ[variable].strip()!r} turns the cache off; give --cache",
         )
+    from docsaccel.doctor import docs_problem
+
+    # A --docs that names no conf folder is said as such, never as a conf.py to edit.
+    no_conf = docs_problem(docs)
+    if no_conf is not None:
+        return None, f"no cache folder: give --cache, or set {variable}; {no_conf}"
     return None, (
         f"no cache folder: give --cache, or set {variable}, or docsaccel_cache in {conf_file}"
     )

@@ -463,8 +463,8 @@ def unfinished_why(error: str) -> str:
     has said that already ("1 example did not finish: a.py (<why>)"), so it says it once.
     Any other error is kept whole.
 
-    >>> unfinished_why("did not finish: the build was stopped while it ran (Ctrl-C)")
-    'the build was stopped while it ran (Ctrl-C)'
+    >>> unfinished_why("did not finish: the build was interrupted by Ctrl-C (SIGINT) while it ran")
+    'the build was interrupted by Ctrl-C (SIGINT) while it ran'
     >>> unfinished_why("ValueError: boom")
     'ValueError: boom'
     """

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from difflib import get_close_matches
@@ -36,6 +37,7 @@ __all__ = [
     "DEFAULT_CACHE_NAME",
     "MIN_GRACE_SECONDS",
     "ON_OVERRUN_MODES",
+    "PACKAGE_FOLDER",
     "ClearOf",
     "Setting",
     "SettingError",
@@ -48,7 +50,9 @@ __all__ = [
     "environment_variables",
     "given_as",
     "given_where",
+    "in_package",
     "missing_folder",
+    "not_a_file",
     "not_a_folder",
     "overlap",
     "override_value",
@@ -175,21 +179,18 @@ def _conf_path(source: Source, what: str) -> Path | None:
 
 def _budgets(source: Source) -> Path | None:
     path = _conf_path(source, "a TOML budget file")
-    if path is not None and path.is_dir():
-        raise SettingError(
-            f"{source.where} = {str(source.value)!r}: {path} is a folder, not a TOML budget file"
-        )
-    if path is not None and not path.is_file():
-        raise SettingError(f"{source.where} = {str(source.value)!r}: no such file: {path}")
+    problem = None if path is None else not_a_file(path, "a TOML budget file")
+    if problem is not None:
+        raise SettingError(f"{source.where} = {str(source.value)!r}: {problem}")
     return path
 
 
 def _history(source: Source) -> Path | None:
     path = _conf_path(source, "a history file (written by docsaccel history append)")
-    if path is not None and path.is_dir():
-        raise SettingError(
-            f"{source.where} = {str(source.value)!r}: {path} is a folder, not a file"
-        )
+    # A missing history file is none yet; anything else there must be a file to read.
+    problem = None if path is None or not path.exists() else not_a_file(path)
+    if problem is not None:
+        raise SettingError(f"{source.where} = {str(source.value)!r}: {problem}")
     return path
 
 
@@ -391,6 +392,64 @@ def missing_folder(path: Path) -> str | None:
     return below_a_file(path) or f"its folder {path.parent} does not exist; create it first"
 
 
+#: How :func:`not_a_file` names what is at a path that is neither a file nor a folder.
+_OTHER_KINDS = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def not_a_file(path: Path, what: str = "a file") -> str | None:
+    """Why ``path`` is not the regular file a path setting expects (``what``), in the
+    words every such setting's error uses: missing, a folder, or something else that
+    exists (a device such as ``/dev/null``, a named pipe); None when it is a file.
+
+    >>> not_a_file(Path("/dev/null"))
+    '/dev/null is a character device, not a regular file'
+    >>> not_a_file(Path("/"), "a TOML budget file")
+    '/ is a folder, not a TOML budget file'
+    >>> not_a_file(Path("/no/such/place"))
+    'no such file: /no/such/place'
+    """
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return f"no such file: {path}"
+    except OSError as exc:  # a name too long, a folder one may not look into
+        return f"{path}: {exc.strerror or exc}"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return f"{path} is a folder, not {what}"
+    kind = next((name for test, name in _OTHER_KINDS if test(mode)), "a special file")
+    return f"{path} is {kind}, not a regular file"
+
+
+#: The installed docsaccel package: no command writes into it (a file there would be lost
+#: at the next upgrade, or read as part of the package).
+PACKAGE_FOLDER = Path(__file__).resolve().parent
+
+
+def in_package(path: Path) -> str | None:
+    """Why a command may not write the file ``path``: it is inside the installed docsaccel
+    package (:data:`PACKAGE_FOLDER`); None otherwise.
+
+    >>> in_package(PACKAGE_FOLDER / "report" / "x.md")[:41]
+    'is inside the installed docsaccel package'
+    >>> in_package(Path("/no/such/place/x.md")) is None
+    True
+    """
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a loop of links: not a place to write either
+        return None
+    if PACKAGE_FOLDER not in resolved.parents and resolved != PACKAGE_FOLDER:
+        return None
+    return f"is inside the installed docsaccel package ({PACKAGE_FOLDER}); write it elsewhere"
+
+
 def not_a_folder(path: Path) -> str | None:
     """Why ``path`` is not a folder, in the words every path setting's error uses (a file
     given for a folder is named as one); None when it is a folder.
@@ -480,6 +539,10 @@ def _fraction(source: Source) -> float:
 def _shard_examples(source: Source) -> tuple[str, ...] | None:
     if source.value is None:
         return None
+    # Checked before it is read: reading a named pipe would wait for a writer.
+    problem = not_a_file(Path(source.value), "a text file")
+    if problem is not None:
+        raise SettingError(f"{source.where} = {source.value!r}: {problem}")
     try:
         lines = Path(source.value).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:

@@ -107,9 +107,13 @@ def kill_children(src: Path) -> None:
 
 
 def terminated_while_running(
-    command: list[str], env: dict[str, str], src: Path, name: str
+    command: list[str],
+    env: dict[str, str],
+    src: Path,
+    name: str,
+    signum: int = signal.SIGTERM,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the build ``command``, send it ``SIGTERM`` once ``name`` runs (with its child),
+    """Run the build ``command``, send it ``signum`` once ``name`` runs (with its child),
     and return how it ended, its output merged, the example's child ended after it."""
     hold(src)
     process = subprocess.Popen(
@@ -117,7 +121,7 @@ def terminated_while_running(
     )
     try:
         wait_until_running(src, name, process)
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signum)
         process.wait(timeout=120)
     finally:
         kill_children(src)

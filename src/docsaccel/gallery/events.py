@@ -273,7 +273,10 @@ def _killed_last_time(outdir: Path) -> str | None:
 
 
 def _why(exc: BaseException) -> str:
-    """One line saying what stopped the build."""
+    """One line saying what stopped the build: Ctrl-C named as every message names it
+    (:data:`.process_end.INTERRUPTED`), not as the ``KeyboardInterrupt`` it raised."""
+    if isinstance(exc, KeyboardInterrupt) and process_end.interrupted():
+        return process_end.INTERRUPTED
     text = " ".join(str(exc).split())
     return text or type(exc).__name__
 

@@ -38,6 +38,7 @@ __all__ = [
     "bound_exit",
     "builds_here",
     "end_of_process",
+    "ended_by",
     "ending_why",
     "in_forked_child",
     "install",
@@ -51,6 +52,7 @@ __all__ = [
     "running",
     "show_pending_logs",
     "signals_text",
+    "stopped_by",
     "stopped_early",
     "stuck",
     "tell_build",
@@ -263,8 +265,35 @@ def builds_here() -> bool:
     return any(pid == os.getpid() for pid, _ in _callbacks)
 
 
-#: What ended the build's process on SIGTERM, as the log and the report say it.
-TERMINATED = "it was terminated (SIGTERM)"
+#: How every message names a signal that stops a build, Ctrl-C and SIGTERM alike: what
+#: ended its process (:func:`ended_by`) and why its running example did not finish
+#: (:func:`stopped_by`), so ``check``, ``compare`` and the log name both the same way.
+_STOP_SIGNAL_WORDS = {
+    signal.SIGINT: "interrupted by Ctrl-C (SIGINT)",
+    signal.SIGTERM: "terminated (SIGTERM)",
+}
+
+
+def ended_by(signum: int) -> str:
+    """What ended the build's process, as the log and the report say it.
+
+    >>> ended_by(signal.SIGINT)
+    'it was interrupted by Ctrl-C (SIGINT)'
+    """
+    return f"it was {_STOP_SIGNAL_WORDS[signum]}"
+
+
+def stopped_by(signum: int) -> str:
+    """Why the example running when ``signum`` stopped the build did not finish.
+
+    >>> stopped_by(signal.SIGTERM)
+    'the build was terminated (SIGTERM) while it ran'
+    """
+    return f"the build was {_STOP_SIGNAL_WORDS[signum]} while it ran"
+
+
+#: What ended the build's process on SIGTERM.
+TERMINATED = ended_by(signal.SIGTERM)
 
 #: Why the process is ending, when a signal ends the whole build (not an example's
 #: doing): the callbacks say it in the report of a build that no example was running in.
@@ -293,7 +322,9 @@ def end_of_process(
     build was left unfinished (its callback then logged why, and where its report is).
     """
     global _running, _ending
-    _ending = build_why
+    # Ctrl-C ends the build through the interpreter's exit, not a handler of its own: it
+    # is named as SIGTERM is.
+    _ending = build_why or (INTERRUPTED if _sigint_received else None)
     hook, _running = _running, None
     cancel_all()
     if hook is not None:
@@ -335,7 +366,7 @@ def _exit_now(status: int) -> None:
 #: Why the running example did not finish when the interpreter exits mid-build: Ctrl-C
 #: (SIGINT received), or something else (an example's own KeyboardInterrupt or SystemExit
 #: fails that example only: :func:`_example_exit`).
-_EXIT_WHY_SIGINT = "the build was stopped while it ran (Ctrl-C: SIGINT received)"
+_EXIT_WHY_SIGINT = stopped_by(signal.SIGINT)
 _EXIT_WHY_OTHER = (
     "the build's process exited while it ran (an error with abort_on_example_error, or "
     "SystemExit or KeyboardInterrupt raised outside the example's code)"
@@ -352,7 +383,7 @@ def _exit_why() -> str:
 #: a shard command stopping its build), never an example's own.
 _sigint_received = False
 #: Said of a build's process Ctrl-C ended (as :data:`TERMINATED` of ``SIGTERM``).
-INTERRUPTED = "it was interrupted (Ctrl-C: SIGINT received)"
+INTERRUPTED = ended_by(signal.SIGINT)
 #: Whether the interpreter is waiting for the threads examples left (its exit began).
 _joining_threads = False
 
@@ -710,7 +741,7 @@ def _on_sigterm(previous: Any) -> None:
     # The workers of a parallel build and anything the examples started end with it.
     unfinished = end_of_process(
         None,
-        why="the build was terminated (SIGTERM) while it ran",
+        why=stopped_by(signal.SIGTERM),
         every_process=True,
         build_why=TERMINATED,
     )

@@ -64,7 +64,7 @@ from docsaccel.report.markdown import is_markdown_report, render_markdown
 from docsaccel.report.model import LoadedInput, budget_failures_text, unique_timings
 from docsaccel.report.summary import SUMMARY_SCHEMA, summarize
 from docsaccel.report.trend import build_trends
-from docsaccel.settings import missing_folder
+from docsaccel.settings import in_package, missing_folder
 
 __all__ = ["REPORT_FORMATS", "run_check", "run_compare", "run_history_append", "run_report"]
 
@@ -209,8 +209,13 @@ def refuse_output(output: str, inputs: Sequence[str | None], fmt: str) -> None:
 
     Anything else (one of ``inputs``, a report or history, a budget file, a page of the
     docs, a README) is the user's: it is refused with one line saying why, never replaced.
+    Nothing is written inside the installed docsaccel package
+    (:func:`~docsaccel.settings.in_package`).
     """
     target = Path(output)
+    inside = in_package(target)
+    if inside is not None:
+        raise InputError(f"{output}: {inside}")
     problem = missing_folder(target)
     if problem is not None:
         raise InputError(f"{output}: cannot write the output: {problem}")

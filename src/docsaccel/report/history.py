@@ -47,7 +47,7 @@ from docsaccel.formats import Format
 from docsaccel.report.inputs import judged_input, other_kind, other_kind_at
 from docsaccel.report.model import Timing, running_text
 from docsaccel.schema import REPORT_SCHEMA
-from docsaccel.settings import missing_folder
+from docsaccel.settings import in_package, missing_folder
 
 __all__ = [
     "HISTORY_SCHEMA",
@@ -251,7 +251,7 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
     if history.is_file() and digest in _recorded_digests(history, lambda _: None):
         raise InputError(f"{history}: already records the build in {report}; not appended")
     line = history_line(loaded.timings, str(report), build=loaded.build, digest=digest) + "\n"
-    problem = missing_folder(history)
+    problem = in_package(history) or missing_folder(history)
     if problem is not None:
         raise InputError(f"{history}: cannot append to the history: {problem}")
     try:

@@ -23,7 +23,6 @@ from docsaccel.contract import (
     BUDGETS_FAILED,
     BY_CEILING,
     BY_MEMORY,
-    DID_NOT_FINISH,
     INTERRUPTED,
     NOT_EXECUTED,
     OK,
@@ -445,21 +444,27 @@ class LoadedInput:
     def judged_failures(self) -> list[str]:
         """Why no gate passes this build: its :meth:`failures`, each example it stopped
         while it ran (:attr:`Timing.judged_failed`, not by its own doing), ``"<id> did
-        not finish"``, then that it did not finish and why (:meth:`incomplete_text`: a
-        build that did not finish failed, whatever its examples did;
-        ``--allow-incomplete`` lets a gate list them, never pass it).
+        not finish"`` (or ``"<id> was running when the build was killed"``, in its
+        :attr:`Timing.status_label`), then that it did not finish and why
+        (:meth:`incomplete_text`: a build that did not finish failed, whatever its
+        examples did; ``--allow-incomplete`` lets a gate list them, never pass it).
         The rule ``check`` exits 3 on, which ``compare`` asks of its head too, so the two
         gates agree on every status; empty for a build no gate fails.
 
         >>> stopped = Timing("a.py", "a.py", 1.0, status="failed", unfinished=True)
         >>> LoadedInput("r.json", "docsaccel-report", [stopped]).judged_failures()
         ['a.py did not finish']
+        >>> killed = replace(stopped, killed=True)
+        >>> LoadedInput("r.json", "docsaccel-report", [killed]).judged_failures()
+        ['a.py was running when the build was killed']
         >>> ended = {"complete": False, "ended_because": "it was terminated (SIGTERM)"}
         >>> LoadedInput("r.json", "docsaccel-report", [], build=ended).judged_failures()
         ['the build did not finish (it was terminated (SIGTERM))']
         """
+        # Its status as every view writes it: one running when its build was killed
+        # outright is said so, as check and the views say it.
         stopped = [
-            f"{t.id} {DID_NOT_FINISH}"
+            f"{t.id} {t.status_label}"
             for t in self.timings
             if t.judged_failed and not t.build_failure
         ]
