@@ -105,3 +105,26 @@ def test_the_last_example_of_a_sub_gallery_deleted_leaves_no_times_entry(tmp_pat
     again = build(src, "-W")
     assert again.returncode == 0, again.output
     assert "plot_c" not in times.read_text("utf-8")
+
+
+def test_a_build_without_the_cache_removes_the_pages_of_a_deleted_example(
+    tmp_path: Path,
+) -> None:
+    """Sphinx never deletes the page of a document removed since it wrote it: a rebuild
+    in the same folders leaves no page (nor copied source) of the deleted example, as a
+    clean build of the same tree has none, and keeps a file the user put there."""
+    src = make_project(tmp_path, [])
+    put(src, "plot_a.py")
+    put(src, "plot_b.py")
+    first = build(src)
+    assert first.returncode == 0, first.output
+    page = first.outdir / "auto_examples" / "plot_b.html"
+    copied = first.outdir / "_sources" / "auto_examples" / "plot_b.rst.txt"
+    assert page.is_file() and copied.is_file()
+    mine = first.outdir / "auto_examples" / "plot_b.notes.txt"
+    mine.write_text("the user's\n", encoding="utf-8")
+    (src / "examples" / "plot_b.py").unlink()
+    again = build(src)
+    assert again.returncode == 0, again.output
+    assert not page.exists() and not copied.exists()
+    assert mine.is_file() and (again.outdir / "auto_examples" / "plot_a.html").is_file()
