@@ -592,7 +592,9 @@ def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, A
     that measures each example, before sphinx-gallery runs them."""
     _plan(app, build, gallery_conf)
     build.previous = read_records(build.records_dir)
-    drop_previous_outputs(build.planner, build.previous, gallery_conf["example_extensions"])
+    # The plan is every example sphinx-gallery builds, before a shard takes its share.
+    built = [example.src_file for example in build.examples]
+    drop_previous_outputs(build.planner, build.previous, gallery_conf["example_extensions"], built)
     shutil.rmtree(build.records_dir, ignore_errors=True)
     build.records_dir.mkdir(parents=True, exist_ok=True)
     # Before any example: from here on, only this build's journals are read there.
