@@ -79,6 +79,7 @@ from docsaccel.records import (
     read_records,
     read_run_marker,
     restored_unverified,
+    write_plan,
     write_record,
     written_here,
 )
@@ -606,6 +607,9 @@ def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, A
         from docsaccel.shard.roles import apply_shard_settings
 
         build.imported = apply_shard_settings(build.settings, build.examples, gallery_conf)
+    # Before any example: a build killed outright leaves its journals, which name only
+    # the examples it started; its readers list the others from this.
+    write_plan(build.records_dir, build.examples, build.settings.fast)
     # A merge build takes the shards' pages as they are (their fast flag is checked above).
     for example in build.examples if build.settings.shard_records is None else ():
         made_by = _made_by(build, example)
