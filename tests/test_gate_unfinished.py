@@ -317,6 +317,13 @@ def test_a_build_stopped_after_its_examples_ran_fails_every_gate(tmp_path, sig) 
     text, code = run_history_append(str(report), tmp_path / "history.jsonl")
     assert code == 2 and "the build did not finish" in text, text
 
+    # The views say what the gates say: the build failed, and why.
+    for fmt in ("md", "html"):
+        text, code = run_report(str(report), fmt=fmt)
+        said = text.replace("\\", "")  # Markdown escapes the parentheses
+        assert code == 0 and "The build failed: the build did not finish (" in said, text
+        assert why in said and "No example over budget" not in said, text
+
 
 @pytest.mark.parametrize(
     ("signum", "named"),
@@ -385,5 +392,7 @@ def test_fail_mode_names_an_example_stopped_hard_as_why_the_build_failed(tmp_pat
         text, code = run_report(report, fmt=fmt)
         assert code == 0 and cause in text, (fmt, text)
     markdown, _ = run_report(report, fmt="md")
-    assert f"The build failed: {cause}." in markdown, markdown
+    # Causes first, then that the build did not finish: the words compare says.
+    said = markdown.replace("\\", "")  # Markdown escapes the parentheses
+    assert f"The build failed: {cause}; the build did not finish (" in said, markdown
     assert "over budget." not in markdown, markdown

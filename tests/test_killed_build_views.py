@@ -1,7 +1,8 @@
 """Every view tells a build killed outright (SIGKILL: no report, its journals read as an
 incomplete report) truly: the example running at the kill "was running when the build
-was killed", with no time; the examples it never reached are "not reached", never
-removed. Real Sphinx builds in temporary folders."""
+was killed", with no time; the examples it never reached are listed as an interrupted
+build's report lists them (``not-executed``, from the plan the build recorded before
+any example ran), never removed. Real Sphinx builds in temporary folders."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from helpers.gallery_build import build, child_env, make_project, run_cli, sphin
 from helpers.processes import hold, kill_children, wait_until_running
 
 from docsaccel import layout
-from docsaccel.contract import DID_NOT_FINISH, KILLED_RUNNING, NOT_REACHED
+from docsaccel.contract import DID_NOT_FINISH, KILLED_RUNNING, NOT_EXECUTED, NOT_MEASURED
 
 pytestmark = pytest.mark.slow
 
@@ -67,8 +68,8 @@ def test_compare_lists_the_unreached_as_such_and_the_running_one_without_a_time(
         assert f"{DID_NOT_FINISH} after" not in shown.stdout, shown.stdout
         lines = shown.stdout.splitlines()
         assert f"  examples/plot_wait.py: 8s -> {KILLED_RUNNING}" in lines, shown.stdout
-        assert "Not reached by the head build (it did not finish):" in lines, shown.stdout
-        assert f"  examples/plot_x_after.py: 0s -> {NOT_REACHED}" in lines, shown.stdout
+        unreached = f"  examples/plot_x_after.py: 0s -> {NOT_EXECUTED} ({NOT_MEASURED})"
+        assert unreached in lines, shown.stdout
 
 
 def test_compare_says_why_the_head_failed_in_the_words_of_check(killed) -> None:
@@ -101,3 +102,22 @@ def test_report_and_check_say_the_running_example_has_no_time(killed) -> None:
     refused = run_cli("history", "append", "--to", history, str(outdir))
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "did not finish" in refused.stderr, refused.stderr
+
+
+def test_report_and_check_list_the_examples_it_never_reached(killed) -> None:
+    """Read without a baseline, the journals list what the build planned and never
+    reached as its report would have (an interrupted build's report lists them as not
+    run): not a shorter gallery."""
+    _, outdir = killed
+    shown = run_cli("report", str(outdir))
+    assert shown.returncode == 0, shown.stderr
+    row = next(
+        (line for line in shown.stdout.splitlines() if "examples/plot\\_x\\_after.py |" in line),
+        None,
+    )
+    assert row is not None and "| not\\-executed | not run |" in row, shown.stdout
+    assert "1 not run (not\\-executed)" in shown.stdout, shown.stdout
+    for head in (outdir, layout.journals(layout.records_dir(outdir))[0]):
+        gate = run_cli("check", "--allow-incomplete", str(head))
+        assert gate.returncode == 3, gate.stdout + gate.stderr
+        assert "note: 1 example not measured by this build" in gate.stdout, gate.stdout

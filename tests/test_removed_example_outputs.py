@@ -105,3 +105,46 @@ def test_the_last_example_of_a_sub_gallery_deleted_leaves_no_times_entry(tmp_pat
     again = build(src, "-W")
     assert again.returncode == 0, again.output
     assert "plot_c" not in times.read_text("utf-8")
+
+
+def test_a_build_without_the_cache_removes_the_pages_of_a_deleted_example(
+    tmp_path: Path,
+) -> None:
+    """Sphinx never deletes the page of a document removed since it wrote it: a rebuild
+    in the same folders leaves no page (nor copied source) of the deleted example, as a
+    clean build of the same tree has none, and keeps a file the user put there."""
+    src = make_project(tmp_path, [])
+    put(src, "plot_a.py")
+    put(src, "plot_b.py")
+    first = build(src)
+    assert first.returncode == 0, first.output
+    page = first.outdir / "auto_examples" / "plot_b.html"
+    copied = first.outdir / "_sources" / "auto_examples" / "plot_b.rst.txt"
+    assert page.is_file() and copied.is_file()
+    mine = first.outdir / "auto_examples" / "plot_b.notes.txt"
+    mine.write_text("the user's\n", encoding="utf-8")
+    (src / "examples" / "plot_b.py").unlink()
+    again = build(src)
+    assert again.returncode == 0, again.output
+    assert not page.exists() and not copied.exists()
+    assert mine.is_file() and (again.outdir / "auto_examples" / "plot_a.html").is_file()
+
+
+def test_an_example_now_ignored_leaves_its_outputs_as_a_deleted_one_does(tmp_path: Path) -> None:
+    """An example whose source stays but that sphinx-gallery's ``ignore_pattern`` now
+    matches is built no more: its generated page, copy and outputs leave the gallery
+    folder, and its page the HTML folder, as a clean build of the same tree has none."""
+    src = make_project(tmp_path, [])
+    put(src, "plot_a.py")
+    put(src, "plot_b.py")
+    assert build(src).returncode == 0
+    gallery = src / "auto_examples"
+    assert (gallery / "plot_b.rst").is_file() and (gallery / "plot_b.zip").is_file()
+    with (src / "conf.py").open("a", encoding="utf-8") as stream:
+        stream.write('sphinx_gallery_conf["ignore_pattern"] = r"plot_b"\n')
+    again = build(src, "-W")
+    assert again.returncode == 0, again.output
+    assert not [path.name for path in gallery.rglob("*plot_b*")]
+    assert (src / "examples" / "plot_b.py").is_file() and (gallery / "plot_a.rst").is_file()
+    html = again.outdir / "auto_examples"
+    assert not (html / "plot_b.html").exists() and (html / "plot_a.html").is_file()

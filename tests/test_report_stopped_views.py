@@ -99,7 +99,9 @@ def test_the_example_running_when_the_build_was_terminated_is_stopped_not_failed
         DID_NOT_FINISH: 1,
     }
     for text in (render_markdown(summary), render_html(summary)):
-        assert "The build failed" not in text and "1 example failed" not in text
+        # The build failed because it did not finish, as the gates say; no example failed.
+        assert "1 example failed" not in text and "example(s) failed" not in text
+        assert "The build failed: the build did not finish (" in text.replace("\\", "")
         assert (
             f"1 example {DID_NOT_FINISH} when the build ended (a partial time, not judged): {SLOW}"
             in (text.replace("\\_", "_"))
@@ -177,7 +179,8 @@ def test_the_totals_count_each_example_once_in_words_that_say_what_it_is(summary
 def test_the_sites_report_page_says_the_same(tmp_path):
     report = json.loads(terminated_report(tmp_path / "report.json").read_text(encoding="utf-8"))
     page = page_text(report, chart="")
-    assert f"Execution time: {TOTALS}" in page and "The build failed" not in page
+    assert f"Execution time: {TOTALS}" in page and "1 example failed" not in page
+    assert "The build failed: the build did not finish (" in page
     assert html_row(page, SLOW)[:4] == [DID_NOT_FINISH, "2.1s (partial)", "1m", "–"]
     assert html_row(page, NEVER)[:4] == ["not-executed", NOT_RUN, "15s", "–"]
 

@@ -86,6 +86,7 @@ __all__ = [
     "InputError",
     "MissingExtraError",
     "budgets_failed_text",
+    "build_failed_text",
     "build_failures",
     "conf_changed",
     "conf_fingerprint",
@@ -204,6 +205,16 @@ BUILD_FAILURES = (BUDGETS_FAILED, "sphinx_failed", "exit_blocked", "verdict_pend
 #: How the line a build's budgets ended it with counts the examples it names.
 _BUDGETS_FAILED_PREFIX = "docsaccel: "
 _BUDGETS_FAILED_COUNT = " example(s) ran out of their budget (time or memory): "
+
+
+def build_failed_text(why: str, build: str = "build") -> str:
+    """How every gate and view says a build failed (a build that did not finish did,
+    whatever its examples did), and why: one sentence.
+
+    >>> build_failed_text("the build did not finish (a.py was running)", "head build")
+    'The head build failed: the build did not finish (a.py was running).'
+    """
+    return f"The {build} failed: {why}."
 
 
 def budgets_failed_text(said: Sequence[str], report: str) -> str:

@@ -33,6 +33,7 @@ __all__ = [
     "FOLDER_NAME",
     "JOURNAL_PREFIX",
     "LEFT_PREFIX",
+    "PLAN_FILE",
     "PROJECT_MARKERS",
     "SHARD_FOLDERS",
     "VCS_MARKERS",
@@ -81,6 +82,10 @@ JOURNAL_PREFIX = "journal-"
 #: The file of a records folder naming the build whose records it holds: only that
 #: build's journals are read (:func:`journals`).
 BUILD_ID_FILE = "build-id"
+#: The file of a records folder listing, one record line each (``not-executed``), every
+#: example its build planned, written before any runs: a build killed outright leaves
+#: no report, and its journals name only the examples it started.
+PLAN_FILE = "plan.jsonl"
 #: The file beside the report saying that a build of the folder started and has not yet
 #: removed the report the last one left (:func:`note_build_started`).
 BUILD_STARTED_FILE = "build-started"

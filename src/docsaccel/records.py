@@ -49,6 +49,7 @@ __all__ = [
     "record_file",
     "restored_unverified",
     "run_outputs",
+    "write_plan",
     "write_record",
     "write_run_marker",
     "written_here",
@@ -108,6 +109,14 @@ def write_record(records_dir: Path | str, record: dict[str, Any]) -> Path:
     replace_atomically(path, encode_json(record, None))
     _filed.setdefault(_key(records_dir), {})[record["id"]] = record
     return Path(path)
+
+
+def write_plan(records_dir: Path | str, examples: Iterable[Example], fast: bool) -> None:
+    """Write the build's plan (:data:`~docsaccel.layout.PLAN_FILE`): the record of each of
+    ``examples`` as the report gives an example it never reached, so a reader of the
+    journals of a build killed outright lists them as its report would have."""
+    lines = [encode_json(base_record(example, NOT_EXECUTED, fast), None) for example in examples]
+    replace_atomically(os.path.join(records_dir, layout.PLAN_FILE), b"".join(lines))
 
 
 def _key(records_dir: Path | str) -> str:

@@ -79,6 +79,7 @@ from docsaccel.records import (
     read_records,
     read_run_marker,
     restored_unverified,
+    write_plan,
     write_record,
     written_here,
 )
@@ -608,7 +609,9 @@ def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, A
     that measures each example, before sphinx-gallery runs them."""
     _plan(app, build, gallery_conf)
     build.previous = read_records(build.records_dir)
-    drop_previous_outputs(build.planner, build.previous, gallery_conf["example_extensions"])
+    # The plan is every example sphinx-gallery builds, before a shard takes its share.
+    built = [example.src_file for example in build.examples]
+    drop_previous_outputs(build.planner, build.previous, gallery_conf["example_extensions"], built)
     shutil.rmtree(build.records_dir, ignore_errors=True)
     build.records_dir.mkdir(parents=True, exist_ok=True)
     # Before any example: from here on, only this build's journals are read there.
@@ -620,6 +623,9 @@ def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, A
         from docsaccel.shard.roles import apply_shard_settings
 
         build.imported = apply_shard_settings(build.settings, build.examples, gallery_conf)
+    # Before any example: a build killed outright leaves its journals, which name only
+    # the examples it started; its readers list the others from this.
+    write_plan(build.records_dir, build.examples, build.settings.fast)
     # A merge build takes the shards' pages as they are (their fast flag is checked above).
     for example in build.examples if build.settings.shard_records is None else ():
         made_by = _made_by(build, example)

@@ -5,7 +5,9 @@ sphinx-gallery never removes what it generated for an example: once the example'
 is gone, its page (which Sphinx reads as a document), copy, notebook, zip and images stay
 in the gallery folder, and every later build publishes them, where a clean build of the
 same tree has none. The records of the last build in the output folder name its examples;
-of those, an example whose source is gone leaves nothing, and neither does a run the
+of those, an example whose source is gone, or is no longer built (now matched by
+sphinx-gallery's ``ignore_pattern``: it reads the copy's page all the same), leaves
+nothing, and neither does a run the
 last build never finished (its process ended mid-run without removing what it wrote:
 sphinx-gallery would take that for the example's outputs).
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,17 +38,21 @@ def drop_previous_outputs(
     planner: Planner,
     previous: Mapping[str, Mapping[str, Any]],
     extensions: Iterable[str] = (".py",),
+    built: Collection[str] | None = None,
 ) -> None:
     """Remove the gallery-folder outputs (:func:`.sg_compat.output_files`) of each example
-    of ``previous`` (the last build's records) whose source no longer exists, or whose
-    run the last build never finished, and of each orphan page of the gallery folders
-    (:func:`_orphans`; ``extensions``: sphinx-gallery's ``example_extensions``)."""
-    removed = _orphans(planner, tuple(extensions))
+    of ``previous`` (the last build's records) whose source no longer exists or is not in
+    ``built`` (the sources this build's sphinx-gallery builds; None: every one that
+    exists), or whose run the last build never finished, and of each orphan page of the
+    gallery folders (:func:`_orphans`; ``extensions``: sphinx-gallery's
+    ``example_extensions``)."""
+    kept = _builds(built)
+    removed = _orphans(planner, tuple(extensions), kept)
     for record in previous.values():
         gallery, name = str(record.get("gallery")), str(record.get("name"))
         source = os.path.join(planner.srcdir, gallery, name)
         unfinished = is_unfinished(record) or is_stopped_hard(record)
-        if not unfinished and os.path.lexists(source):
+        if not unfinished and kept(source):
             continue
         target = planner.target_of(gallery, name)
         if target is not None and _removable(planner, target, source):
@@ -60,10 +66,20 @@ def drop_previous_outputs(
             sg_compat.execution_times_page(folder).unlink()
 
 
-def _orphans(planner: Planner, extensions: tuple[str, ...]) -> list[str]:
+def _builds(built: Collection[str] | None) -> Callable[[str], bool]:
+    """Whether this build builds the example of a source path."""
+    if built is None:
+        return os.path.lexists
+    sources = {os.path.normpath(path) for path in built}
+    return lambda source: os.path.normpath(source) in sources
+
+
+def _orphans(
+    planner: Planner, extensions: tuple[str, ...], kept: Callable[[str], bool]
+) -> list[str]:
     """The copies (existing or not) of the examples whose page sphinx-gallery generated in
     a gallery folder or one of its sub-gallery folders (the depth it writes to) and whose
-    source exists in none of ``extensions``."""
+    source ``kept`` holds in none of ``extensions``."""
     found = []
     for _, gallery_dir in planner.galleries:
         folder = Path(planner.srcdir, gallery_dir)
@@ -75,7 +91,7 @@ def _orphans(planner: Planner, extensions: tuple[str, ...]) -> list[str]:
             if target is None or source is None:
                 continue
             stem = os.path.splitext(source)[0]
-            if any(os.path.lexists(stem + extension) for extension in extensions):
+            if any(kept(stem + extension) for extension in extensions):
                 continue
             if _removable(planner, str(target), source):
                 found.append(str(target))

@@ -33,6 +33,7 @@ from docsaccel.contract import (
     INTERRUPTED,
     NOT_MEASURED,
     NOT_REACHED,
+    build_failed_text,
 )
 from docsaccel.memory_sizes import format_size
 from docsaccel.report.markdown import escape_md
@@ -319,9 +320,9 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
         ]
     said = []
     if c.base_failed:
-        said.insert(0, f"{head}The base build failed: {quote('; '.join(c.base_failed))}.")
+        said.insert(0, head + build_failed_text(quote("; ".join(c.base_failed)), "base build"))
     if c.head_failed:
-        said.insert(0, f"{head}The head build failed: {quote('; '.join(c.head_failed))}.")
+        said.insert(0, head + build_failed_text(quote("; ".join(c.head_failed)), "head build"))
     if c.mixed is not None:
         said.append(f"{head}Builds of different kinds: {quote(c.mixed)}; times compared anyway.")
     if said:

@@ -32,6 +32,7 @@ docsaccel.contract.InputError: .../sg_execution_times.rst: looks like a sphinx-g
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -398,14 +399,22 @@ def _journal_records(text: str, path: Path) -> list[dict[str, Any]]:
     return found
 
 
-def journal_input(paths: list[Path], source: str, running: str | None = None) -> LoadedInput:
+def journal_input(
+    paths: list[Path], source: str, running: str | None = None, plan: Path | None = None
+) -> LoadedInput:
     """The journals of a build that wrote no report, read as its report: not complete
     (``report_missing``), the running example's record naming it.
 
     ``running``: the pid of the build that holds their output folder's lock now
     (:func:`docsaccel.layout.lock_holder`): it has not written its report yet, and the
-    example it runs was not killed (:data:`~docsaccel.report.model.BUILDING_NOW`)."""
+    example it runs was not killed (:data:`~docsaccel.report.model.BUILDING_NOW`).
+    ``plan``: the build's plan (:data:`~docsaccel.layout.PLAN_FILE`): an example it
+    names that no journal does is listed as the report lists one never reached."""
     records: dict[str, dict[str, Any]] = {}
+    for path in [] if plan is None else [plan]:
+        with contextlib.suppress(OSError):  # none: a build from before plans were kept
+            for record in _journal_records(path.read_text(encoding="utf-8"), path):
+                records[record["id"]] = record
     for path in paths:
         for record in _journal_records(_read_text(path), path):
             records[record["id"]] = record
@@ -425,6 +434,13 @@ def journal_input(paths: list[Path], source: str, running: str | None = None) ->
     return LoadedInput(source, "docsaccel-journal", timings, build)
 
 
+def _plan_of(journal: Path) -> Path | None:
+    """The plan beside ``journal`` when it is its build's one journal: beside others, an
+    example the plan names may have run in one of them."""
+    alone = [p.resolve() for p in layout.journals(journal.parent)] == [journal.resolve()]
+    return journal.parent / layout.PLAN_FILE if alone else None
+
+
 def _folder_input(folder: Path) -> LoadedInput:
     """What an output folder (or its ``docsaccel`` or records folder) holds: its report,
     else the journals of a build that wrote none."""
@@ -441,7 +457,8 @@ def _folder_input(folder: Path) -> LoadedInput:
         return load_input(report)
     journals = layout.journals(layout.records_dir(outdir))
     if journals:
-        loaded = journal_input(journals, str(folder), holder)
+        plan = layout.records_dir(outdir) / layout.PLAN_FILE
+        loaded = journal_input(journals, str(folder), holder, plan)
         # A later build noted its start beside them and wrote no report (it failed before
         # docsaccel removed the last one's): the journals are an earlier build's.
         started = layout.started_after(max(journals, key=_written), report)
@@ -579,7 +596,7 @@ def load_input(path: str | Path) -> LoadedInput:
     if kind == "docsaccel-report":
         loaded = _parse_report(text, path)
     elif kind == "docsaccel-journal":
-        loaded = journal_input([path], str(path))
+        loaded = journal_input([path], str(path), plan=_plan_of(path))
     elif kind == SG_JUNIT:
         loaded = _parse_junit(text, path)
     else:
@@ -664,7 +681,8 @@ def _unended_build(times: Path, outdir: Path, holder: str | None) -> LoadedInput
             f"{times}: the build that wrote it has not ended, and left neither a report nor "
             f"journals in {outdir}: it runs now or was killed outright (SIGKILL, out of memory)"
         )
-    return journal_input(journals, str(times), holder)
+    plan = layout.records_dir(outdir) / layout.PLAN_FILE
+    return journal_input(journals, str(times), holder, plan)
 
 
 def _refuse_missing_report(path: Path) -> None:

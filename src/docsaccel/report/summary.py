@@ -33,6 +33,7 @@ from docsaccel.contract import (
     NOT_RUN,
     RUNNING,
     VERIFIED,
+    build_failed_text,
     knob_picks,
     knob_value_text,
     ran_none,
@@ -182,6 +183,8 @@ class ReportSummary:
     baseline_failed: str = ""
     #: ``"the build did not finish (... was running)"``, or ``""`` for a complete build.
     incomplete: str = ""
+    #: Its build runs now (journals read as it writes them): not finished, not failed.
+    running_now: bool = False
     #: The build's memory ceiling (``docsaccel_memory_limit``), when it had one.
     memory_limit: int | None = None
     #: Why the build failed although its examples ran (Sphinx's ``-W``, a process an
@@ -304,11 +307,13 @@ class ReportSummary:
         return f"{verdict} Times only: {quote(self.no_status)}." if self.no_status else verdict
 
     def _verdict(self, quote: Callable[[str], str]) -> str:
-        if self.sphinx_failed or self.failed:
-            # Both, each once, causes first: the failed examples, then the build's own
-            # reasons (those the failed examples do not say,
-            # :meth:`LoadedInput.build_failures`), such as -W turning their warnings
-            # into errors.
+        # A build that did not finish failed, as the gates judge it
+        # (LoadedInput.judged_failures); one running now has not finished yet.
+        ended_unfinished = bool(self.incomplete) and not self.running_now
+        if self.sphinx_failed or self.failed or ended_unfinished:
+            # Each once, causes first: the failed examples, then the build's own reasons
+            # (those the failed examples do not say, :meth:`LoadedInput.build_failures`),
+            # such as -W turning their warnings into errors, then that it did not finish.
             why = []
             if self.failed:
                 count = len(self.failed)
@@ -317,27 +322,20 @@ class ReportSummary:
                 why.append(f"{count} example{'s' if count != 1 else ''} failed: {names}{more}")
             if self.sphinx_failed:
                 why.append(self.sphinx_failed)
-            return f"The build failed: {'; '.join(why)}."
+            if ended_unfinished:
+                why.append(quote(self.incomplete))
+            failed = build_failed_text("; ".join(why))
+            notes = self._unfinished_notes(quote) if ended_unfinished else []
+            return " ".join([failed, *([f"{'; '.join(notes)}."] if notes else [])])
         if self.over:
             return f"{len(self.over)} example(s) over budget."
         if self.incomplete:  # the examples that never ran cannot be called within budget
-            stopped = [
-                quote(row.id) for row in self.rows if row.unfinished and not row.started_only
+            said = [
+                "No example over budget among those the report holds",
+                *self._unfinished_notes(quote),
             ]
-            killed = [quote(row.id) for row in self.rows if row.unfinished and row.killed]
-            running = [quote(row.id) for row in self.rows if row.unfinished and row.running_now]
-            said = ["No example over budget among those the report holds"]
-            if stopped:
-                examples = f"{len(stopped)} example{'s' if len(stopped) != 1 else ''}"
-                said.append(
-                    f"{examples} {DID_NOT_FINISH} when the build ended (a partial time, not "
-                    f"judged): {', '.join(stopped)}"
-                )
-            if killed:
-                said.append(f"{', '.join(killed)} {KILLED_RUNNING} (no time, not judged)")
-            if running:
-                said.append(f"{', '.join(running)} {RUNNING} (no time yet, not judged)")
             return "; ".join(said) + "."
+
         unmeasured = self.unmeasured_count
         if not unmeasured:
             return "All examples within budget."
@@ -347,6 +345,25 @@ class ReportSummary:
         # A reused time is another build's: neither within this build's budgets nor over.
         measured = len(self.rows) - unmeasured
         return f"All {measured} measured examples within budget; {unmeasured_text(unmeasured)}."
+
+    def _unfinished_notes(self, quote: Callable[[str], str]) -> list[str]:
+        """What became of the examples an unfinished build stopped, was killed or is
+        while they ran: their times are not judged."""
+        stopped = [quote(row.id) for row in self.rows if row.unfinished and not row.started_only]
+        killed = [quote(row.id) for row in self.rows if row.unfinished and row.killed]
+        running = [quote(row.id) for row in self.rows if row.unfinished and row.running_now]
+        notes = []
+        if stopped:
+            examples = f"{len(stopped)} example{'s' if len(stopped) != 1 else ''}"
+            notes.append(
+                f"{examples} {DID_NOT_FINISH} when the build ended (a partial time, not "
+                f"judged): {', '.join(stopped)}"
+            )
+        if killed:
+            notes.append(f"{', '.join(killed)} {KILLED_RUNNING} (no time, not judged)")
+        if running:
+            notes.append(f"{', '.join(running)} {RUNNING} (no time yet, not judged)")
+        return notes
 
     @property
     def near(self) -> list[Row]:
@@ -570,6 +587,7 @@ def summarize(
         baseline_removed=tuple(removed),
         baseline_failed="; ".join(baseline_failed),
         incomplete=loaded.incomplete_text(),
+        running_now=loaded.building_now is not None,
         memory_limit=_size(loaded.build.get("memory_limit")),
         sphinx_failed="; ".join(
             why

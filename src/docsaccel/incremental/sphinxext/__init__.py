@@ -162,12 +162,22 @@ def _on_merge_info(app: Sphinx, env: Any, docnames: set[str], other: Any) -> Non
         reading.on_merge_info(app, env, docnames, other)
 
 
+def _on_env_get_outdated(
+    app: Sphinx, env: Any, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
+    # In every build, the state kept or not: Sphinx itself never deletes these pages.
+    from docsaccel.incremental.sphinxext import removed_pages
+
+    return removed_pages.on_env_get_outdated(app, env, added, changed, removed)
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     # Its setting, docsaccel_cache_sphinx, is registered with the others (docsaccel.settings).
     # After the gallery plugin has locked the output folder and read its settings (20).
     app.connect("config-inited", _on_config_inited, priority=30)
     app.connect("env-purge-doc", _on_purge_doc)
     app.connect("env-merge-info", _on_merge_info)
+    app.connect("env-get-outdated", _on_env_get_outdated)
     return {
         "version": docsaccel.__version__,
         "parallel_read_safe": True,
