@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from helpers.report_factory import record, write_report
@@ -198,3 +204,51 @@ def test_append_refuses_a_failed_build(tmp_path, capsys, records, build, said) -
     assert f"{path}: the build failed ({said})" in err, err
     assert "a history records passing builds only; " not in err and "not appended" in err
     assert not history.exists()
+
+
+def _waits_on_lock(path) -> bool:
+    """Whether a process waits for a ``flock`` lock on ``path`` (``/proc/locks`` lists
+    waiters as ``->`` lines)."""
+    status = path.stat()
+    inode = f"{os.major(status.st_dev):02x}:{os.minor(status.st_dev):02x}:{status.st_ino}"
+    for line in Path("/proc/locks").read_text("ascii", "replace").splitlines():
+        fields = line.split()
+        if len(fields) >= 7 and fields[1] == "->" and fields[2] == "FLOCK" and fields[6] == inode:
+            return True
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="needs the kernel's list of locks")
+def test_an_append_waits_for_one_under_way_and_drops_none_of_its_line(tmp_path) -> None:
+    """An append is writing its line (held here, half written, the history locked as an
+    append locks it): a second append started meanwhile waits for it, rather than take
+    the half line for one an interrupted append cut short and drop it. Both lines are
+    kept, whole, in order."""
+    first = write_report(tmp_path / "first.json", [record("plot_a.py", 1.0)])
+    second = write_report(tmp_path / "second.json", [record("plot_a.py", 2.0)])
+    history = tmp_path / "history.jsonl"
+    assert main(["history", "append", str(first), "--to", str(tmp_path / "scratch.jsonl")]) == 0
+    line = (tmp_path / "scratch.jsonl").read_text(encoding="utf-8")
+    with history.open("ab") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        held.write(line[:40].encode())
+        held.flush()
+        command = [sys.executable, "-m", "docsaccel.cli", "history", "append", str(second)]
+        process = subprocess.Popen(
+            [*command, "--to", str(history)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while not _waits_on_lock(history):
+            assert process.poll() is None, f"it did not wait: {process.communicate()[0]}"
+            assert time.monotonic() < deadline, "the second append never reached the history"
+            time.sleep(0.05)
+        held.write(line[40:].encode())
+    output = process.communicate(timeout=60)[0]
+    assert process.returncode == 0, output
+    assert "cut short" not in output, output
+    lines = history.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(text)["source"] for text in lines] == [str(first), str(second)]
+    assert [h.durations for h in read_history(history).values()] == [(1.0, 2.0)]

@@ -21,15 +21,18 @@ them on a slow runner.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import statistics
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import BinaryIO
 
 from docsaccel.contract import (
     CACHED,
@@ -211,8 +214,9 @@ Warn = Callable[[str], None]
 def append_history(report: str | Path, history: str | Path, warn: Warn = warn_stderr) -> int:
     """Append the build in ``report`` (any input ``check`` reads) to ``history``.
 
-    Returns the number of examples recorded. The line is written with one ``write``
-    call in append mode, so concurrent appends do not interleave within a line. A last
+    Returns the number of examples recorded. The history is locked while it is read and
+    written (:func:`_appending`), so concurrent appends neither interleave nor drop each
+    other's lines, nor record one build twice. A last
     line an interrupted append cut short (:func:`cut_short_line`) is dropped first, with
     a warning (``warn``), so the history reads again.
     :class:`~docsaccel.contract.InputError`, naming the file and why, and nothing written:
@@ -247,17 +251,19 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
         )
     # The file read, not the argument: an output folder names the report it holds.
     digest = hashlib.sha256(Path(loaded.path).read_bytes()).hexdigest()
-    # A last line cut short is said once, as it is dropped below.
-    if history.is_file() and digest in _recorded_digests(history, lambda _: None):
-        raise InputError(f"{history}: already records the build in {report}; not appended")
     line = history_line(loaded.timings, str(report), build=loaded.build, digest=digest) + "\n"
     problem = in_package(history) or missing_folder(history)
     if problem is not None:
         raise InputError(f"{history}: cannot append to the history: {problem}")
     try:
-        line = _repair_end(history, warn) + line
-        with history.open("a", encoding="utf-8") as stream:
-            stream.write(line)
+        with _appending(history) as stream:
+            # Under the lock: another append may have recorded the same build meanwhile,
+            # and a last line without its end is then a line cut short, not one being
+            # written. A last line cut short is said once, as it is dropped below.
+            _refuse_other_kind(history)
+            if digest in _recorded_digests(history, lambda _: None):
+                raise InputError(f"{history}: already records the build in {report}; not appended")
+            stream.write((_repair_end(history, warn) + line).encode("utf-8"))
     except IsADirectoryError:
         raise InputError(f"{history}: cannot append to the history: it is a directory") from None
     except OSError as exc:
@@ -267,8 +273,21 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
     return len(loaded.timings)
 
 
+@contextlib.contextmanager
+def _appending(history: Path) -> Iterator[BinaryIO]:
+    """``history`` open for appending, held by this process alone: two appends at once
+    (CI jobs sharing a history) each read, repair and write it whole, and neither takes
+    the other's line being written for one an interrupted append cut short. A ``flock``
+    lock, which its process's end drops; the readers take none (they skip a last line
+    cut short)."""
+    with history.open("ab") as stream:
+        fcntl.flock(stream.fileno(), fcntl.LOCK_EX)
+        yield stream
+
+
 def _refuse_target(report: Path, history: Path) -> None:
-    """Raise unless ``history`` is a history (or empty, or not there yet) other than ``report``."""
+    """Raise if ``history`` is ``report`` itself (whether it is a history is asked under
+    the history's lock: :func:`_refuse_other_kind`)."""
     if report.exists() and history.exists() and report.samefile(history):
         # Named as what it is (a history given as the report, too), not as a report.
         kind = other_kind_at(report, REPORT_SCHEMA)
@@ -277,6 +296,11 @@ def _refuse_target(report: Path, history: Path) -> None:
             f"{history}: {what} both as the report to append and as --to; append a build's "
             "report to another file"
         )
+
+
+def _refuse_other_kind(history: Path) -> None:
+    """Raise unless ``history`` is a history, empty, or not there yet (a first append
+    under way holds its lock: asked under it, :func:`_appending`)."""
     if history.is_file() and history.stat().st_size and not is_history(history):
         raise InputError(
             f"{history}: is not a docsaccel history (its first line is not a "
