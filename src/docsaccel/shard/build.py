@@ -770,14 +770,21 @@ def _merge(
     show_unfinished: ShowUnfinished | None,
     command: str,
 ) -> list[str]:
-    """:func:`run_merge` of checked ``manifests``, the shard work folder held."""
-    _site_pages(project, outdir, show_unfinished, command).started()
+    """:func:`run_merge` of checked ``manifests``, the shard work folder held. Interrupted
+    (Ctrl-C, ``SIGTERM``) before its build took over the site's report, it says so there:
+    the report saying it has not finished would read as a command killed outright."""
+    pages = _site_pages(project, outdir, show_unfinished, command)
+    pages.started()
     records = Path(records or layout.shard_dir(project.docs, "shard-records")).resolve()
     watch = _watch_sources(project, Path(outdir), records, watch_sources)
     try:
         merged = merge_artifacts(project, artifacts, records, manifests)
         env = {env_name("shard_records"): str(records)}
         run_sphinx(project.docs, Path(outdir), env, sphinx_args)
+    except KeyboardInterrupt:
+        if pages.still_started():
+            pages.interrupted()
+        raise
     finally:
         if watch is not None:
             watch.finish()
