@@ -431,7 +431,7 @@ def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs:
         if args.command == "shard-build":
             artifact = Path(args.artifact or layout.shard_dir(project.docs, "shard"))
             shard_build.check_output_folder(artifact, "--artifact")
-            manifest = shard_build.run_shard(
+            manifest = shard_build.run_shard_build(
                 project, args.shards, args.index, inputs, artifact, sphinx_args=sphinx_args
             )
             print(f"shard {args.index}: executed {len(manifest['executed'])}, kept in {artifact}")

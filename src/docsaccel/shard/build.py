@@ -85,6 +85,7 @@ __all__ = [
     "run_local",
     "run_merge",
     "run_shard",
+    "run_shard_build",
     "run_sphinx",
 ]
 
@@ -269,6 +270,32 @@ def run_shard(
     except ShardError as exc:
         raise ShardError(f"shard {index}: {_failing_examples(outdir)}{exc}") from None
     return collect_shard(copy, outdir, Path(artifact), index, shards, examples, origin=project.root)
+
+
+def run_shard_build(
+    project: DocsProject,
+    shards: int,
+    index: int,
+    inputs: Sequence[str | Path],
+    artifact: Path,
+    sphinx_args: Sequence[str] = (),
+) -> dict[str, Any]:
+    """:func:`run_shard` as ``shard-build`` runs it, alone on this machine: the project's
+    shard work folder held for the whole run (:func:`holding_shard_work`), as
+    ``shard-local`` and ``shard-merge`` hold it. A shard replaces its folder in there and
+    its artifact folder (by default one for every shard) whole, so a second
+    ``shard-build``, or a ``shard-local`` of the project, would build from its half-made
+    copy and leave an artifact mixing the two. Refused, naming the process holding the
+    folder, before anything is removed or written."""
+    check_index(index, shards)
+    check_artifact_target(Path(artifact))
+    # First, as it reads the inputs and budgets: one refused leaves nothing behind.
+    plan = plan_project(project, shards, inputs)
+    own_build_folder(project.docs)  # first: the work folder is in it
+    with holding_shard_work(project):
+        return run_shard(
+            project, shards, index, inputs, artifact, sphinx_args=sphinx_args, plan=plan
+        )
 
 
 #: What an artifact folder holds (:func:`collect_shard`); one a failed collection left may
@@ -743,14 +770,21 @@ def _merge(
     show_unfinished: ShowUnfinished | None,
     command: str,
 ) -> list[str]:
-    """:func:`run_merge` of checked ``manifests``, the shard work folder held."""
-    _site_pages(project, outdir, show_unfinished, command).started()
+    """:func:`run_merge` of checked ``manifests``, the shard work folder held. Interrupted
+    (Ctrl-C, ``SIGTERM``) before its build took over the site's report, it says so there:
+    the report saying it has not finished would read as a command killed outright."""
+    pages = _site_pages(project, outdir, show_unfinished, command)
+    pages.started()
     records = Path(records or layout.shard_dir(project.docs, "shard-records")).resolve()
     watch = _watch_sources(project, Path(outdir), records, watch_sources)
     try:
         merged = merge_artifacts(project, artifacts, records, manifests)
         env = {env_name("shard_records"): str(records)}
         run_sphinx(project.docs, Path(outdir), env, sphinx_args)
+    except KeyboardInterrupt:
+        if pages.still_started():
+            pages.interrupted()
+        raise
     finally:
         if watch is not None:
             watch.finish()
@@ -760,8 +794,8 @@ def _merge(
 class ShardWorkLock(layout.FolderLock):
     """An exclusive lock on the work folder of the sharded builds of a project
     (``<docs>/_build/shard-work``; its lock file where an output folder's is:
-    :func:`docsaccel.layout.lock_path`), held for a whole ``shard-local`` or
-    ``shard-merge`` (:func:`holding_shard_work`)."""
+    :func:`docsaccel.layout.lock_path`), held for a whole ``shard-local``,
+    ``shard-build`` or ``shard-merge`` (:func:`holding_shard_work`)."""
 
     def __init__(self, work: str | os.PathLike[str]) -> None:
         super().__init__(work, layout.lock_path(work))
@@ -777,9 +811,10 @@ class ShardWorkLock(layout.FolderLock):
 def holding_shard_work(project: DocsProject) -> Iterator[None]:
     """Hold the lock of the project's shard work folder (:class:`ShardWorkLock`) for a
     whole sharded build, or raise :class:`ShardError` naming the process holding it,
-    before anything is removed or written: ``shard-local`` and ``shard-merge`` share
-    that folder, the artifacts' and the merged records', and each replaces what it finds
-    there, so two at once would build from each other's half-made copies. The lock of a
+    before anything is removed or written: ``shard-local``, ``shard-build`` and
+    ``shard-merge`` share that folder, the artifacts' and the merged records', and each
+    replaces what it finds there, so two at once would build from each other's half-made
+    copies. The lock of a
     process that died is taken over (:class:`docsaccel.layout.FolderLock`)."""
     lock = ShardWorkLock(layout.shard_dir(project.docs, "shard-work"))
     try:

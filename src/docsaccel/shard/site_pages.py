@@ -15,7 +15,7 @@ from typing import Any
 
 import docsaccel
 from docsaccel import layout
-from docsaccel.contract import SHARD_COMMAND, shard_command_text
+from docsaccel.contract import SHARD_COMMAND, InputError, read_json, shard_command_text
 from docsaccel.formats import write_json
 from docsaccel.process_stat import start_time
 from docsaccel.records import build_report, now_iso
@@ -68,6 +68,17 @@ class SitePages:
                 }
             },
         )
+
+    def still_started(self) -> bool:
+        """Whether the site's report is still the one :meth:`started` wrote, or is gone:
+        no build took it over (the merge build, interrupted, writes its own)."""
+        try:
+            report = read_json(layout.report_path(self.outdir), "report")
+        except InputError:
+            return True
+        build = report.get("build") if isinstance(report, dict) else None
+        shard = build.get(SHARD_COMMAND) if isinstance(build, dict) else None
+        return isinstance(shard, dict) and shard.get("pid") == os.getpid()
 
     def interrupted(self) -> None:
         """The shards were stopped (Ctrl-C, ``SIGTERM``) before the merge build."""
