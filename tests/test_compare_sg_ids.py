@@ -178,3 +178,23 @@ def test_a_failed_builds_gallery_file_pairs_with_a_kept_copy(tmp_path) -> None:
     text, code = run_compare(str(kept), str(times))
     assert code == EXIT_BUILD_FAILED, text
     assert "New examples" not in text and "Removed examples" not in text, text
+
+
+def test_a_subsections_own_times_file_pairs_with_the_report(tmp_path) -> None:
+    """A subsection writes its own file, naming its examples by file name too: its
+    ``plot_quick.py`` is the report's ``examples/sub/plot_quick.py``, never the gallery's
+    ``examples/plot_quick.py``."""
+    src = make_project(tmp_path, ["plot_quick.py"])
+    sub = src / "examples" / "sub"
+    sub.mkdir()
+    (sub / "README.txt").write_text("Sub\n===\n", encoding="utf-8")
+    shutil.copy(src / "examples" / "plot_quick.py", sub / "plot_quick.py")
+    done = build(src)
+    assert done.returncode == 0, done.output
+    times = src / "auto_examples" / "sub" / "sg_execution_times.rst"
+    comparison = compare_timings(
+        judged_input(times).timings, judged_input(done.report_path).timings
+    )
+    assert [d.id for d in comparison.deltas] == ["examples/sub/plot_quick.py"]
+    assert [t.id for t in comparison.added] == ["examples/plot_quick.py"]
+    assert comparison.removed == []
