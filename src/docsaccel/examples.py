@@ -5,7 +5,7 @@ The design, in full: the adopting guide's *Design* section.
 Example (in a build, :func:`plan_examples` plans every example of the galleries this way):
 
 >>> import tempfile
->>> from pathlib import Path
+>>> from pathlib import Path, PurePosixPath
 >>> from docsaccel.budgets import BudgetTable
 >>> docs = tempfile.TemporaryDirectory()
 >>> source = Path(docs.name, "tutorials", "plot_quick.py")
@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from docsaccel import sg_compat
@@ -51,6 +51,14 @@ class Example:
     @property
     def id(self) -> str:
         return f"{self.gallery}/{self.name}"
+
+    @property
+    def ref(self) -> str:
+        """sphinx-gallery's label of its page (:func:`docsaccel.sg_compat.page_label`),
+        the name every input of its build knows it by."""
+        # The docname is the copy's path without its suffix.
+        target = PurePosixPath(self.docname).with_name(PurePosixPath(self.name).name)
+        return sg_compat.page_label(target.as_posix())
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,7 @@ def base_record(example: Example, status: str, fast: bool, **fields: Any) -> dic
         "id": example.id,
         "gallery": example.gallery,
         "name": example.name,
+        "ref": example.ref,
         "status": status,
         "wall_seconds": 0.0,
         "cpu_seconds": None,

@@ -106,6 +106,8 @@ class ExampleRecord(TypedDict, total=False):
     id: Required[str]
     gallery: Required[str]
     name: Required[str]
+    #: sphinx-gallery's label of its page; absent from records written before it was kept.
+    ref: str | None
     status: Required[str]
     wall_seconds: Required[float]
     cpu_seconds: float | None

@@ -67,6 +67,7 @@ __all__ = [
     "measured_seconds",
     "output_files",
     "page_file",
+    "page_label",
     "refuse_broken",
     "remove_our_config_comments",
     "remove_outputs",
@@ -742,6 +743,18 @@ def generated_page_target(page: Path | str) -> Path | None:
     named = head[len(_GENERATED_PAGE_HEAD) :].split('"', 1)[0]
     # The stem is the page's: sphinx-gallery names every output of an example after it.
     return page.with_suffix(os.path.splitext(named)[1] or ".py")
+
+
+def page_label(target: str) -> str:
+    """sphinx-gallery's label of an example's page, from the path of the example's copy
+    in its gallery folder relative to the source folder (posix): the ``:ref:`` target
+    both its root and its per-gallery ``sg_execution_times.rst`` name the example by,
+    whatever path each prints.
+
+    >>> page_label("auto_examples/sub/plot_a.py")
+    'sphx_glr_auto_examples_sub_plot_a.py'
+    """
+    return "sphx_glr_" + target.replace("/", "_")
 
 
 def execution_times_page(folder: Path | str) -> Path:

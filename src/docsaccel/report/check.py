@@ -160,8 +160,9 @@ def check_timings(timings: Sequence[Timing]) -> CheckResult:
 
 def _count(timings: Iterable[Timing]) -> int:
     """How many examples ``timings`` describe: two inputs may time one example (a root
-    and a per-gallery ``sg_execution_times.rst``; two builds), each timing judged, the
-    example counted once."""
+    and a per-gallery ``sg_execution_times.rst`` and the build's report, which share its
+    label, :attr:`~docsaccel.report.model.Timing.ref`; two builds), each timing judged,
+    the example counted once."""
     return len({t.ref or t.id for t in timings})
 
 

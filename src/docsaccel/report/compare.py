@@ -37,7 +37,7 @@ from docsaccel.contract import (
 )
 from docsaccel.memory_sizes import format_size
 from docsaccel.report.markdown import escape_md
-from docsaccel.report.model import LoadedInput, Timing, whole_run_totals
+from docsaccel.report.model import LoadedInput, Timing, matched, whole_run_totals
 
 __all__ = [
     "DEFAULT_ABSOLUTE_BYTES",
@@ -208,7 +208,8 @@ def compare_timings(
     base_finished: bool = True,
     head_finished: bool = True,
 ) -> Comparison:
-    """Compare HEAD against BASE with the regression thresholds described above.
+    """Compare HEAD against BASE with the regression thresholds described above, each
+    example paired as :func:`~docsaccel.report.model.matched` pairs them.
 
     ``base_finished``, ``head_finished``: whether that input's build finished. An example
     an unfinished build holds no record of was not reached by it: listed as such, never
@@ -216,6 +217,7 @@ def compare_timings(
     _check_threshold("the relative threshold", relative)
     _check_threshold("the absolute threshold", absolute_seconds)
     _check_threshold("the absolute memory threshold", absolute_bytes)
+    base, head = matched(base, head)
     base_by_id = {timing.id: timing for timing in base}
     head_by_id = {timing.id: timing for timing in head}
     deltas, not_compared = [], []

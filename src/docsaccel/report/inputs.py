@@ -536,6 +536,7 @@ def _record_timing(
         running_now=running_now and is_unfinished(record),
         stopped_hard=stopped_hard,
         cache=record.get("cache") or {},
+        ref=record.get("ref"),
         error=record.get("error"),
         expected_failure=record.get(EXPECTED_FAILURE) is True,
     )

@@ -72,6 +72,7 @@ __all__ = [
     "Timing",
     "Verdicts",
     "budget_failures_text",
+    "matched",
     "one_side_ids",
     "running_text",
     "unique_timings",
@@ -226,7 +227,8 @@ class Verdicts:
 class Timing(Verdicts):
     """What is known about one example's run.
 
-    ``id`` is unique within an input and is what two inputs are matched on; ``name`` is
+    ``id`` is unique within an input; two inputs are matched on ``ref`` where both
+    carry one, else on ``id`` (:func:`matched`); ``name`` is
     the example's path inside its gallery folder (what budget patterns match). Fields
     the input format does not carry are ``None`` (budget, memory) or empty.
     ``memory_bytes`` is the example's peak (:func:`docsaccel.schema.peak_bytes`; a
@@ -271,7 +273,9 @@ class Timing(Verdicts):
     #: restored from the example cache, ``{"hit": False, "reason": ...}`` for one it ran.
     cache: dict[str, Any] = field(default_factory=dict)
     #: sphinx-gallery's label of its page (``sphx_glr_tutorials_plot_a.py``), which its
-    #: root and per-gallery files share; ``None`` in a report.
+    #: root and per-gallery files and docsaccel's report share (:func:`matched`);
+    #: ``None`` where the input does not say (a JUnit XML, a report written before
+    #: records kept it).
     ref: str | None = None
     #: Why it failed or was interrupted (the record's ``error``), if the input says.
     error: str | None = None
@@ -699,6 +703,59 @@ def _written(path: str) -> int:
         return 0
 
 
+def matched(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[list[Timing], list[Timing]]:
+    """``base`` and ``head`` with each example both hold under one id, the one rule by
+    which two inputs are paired. An example is its page's label (:attr:`Timing.ref`)
+    where both inputs carry one: a gallery's ``sg_execution_times.rst`` names it by its
+    path inside the gallery (``plot_a.py``), the root one and docsaccel's report from the
+    source folder (``tutorials/plot_a.py``). Two timings with different labels are two
+    examples, whatever their ids; the others are paired on their id, as inputs without
+    labels (a JUnit XML, a report written before records kept them) always were. A pair
+    shows the fuller of its two ids (the one with more folders; ``head``'s on a tie); an
+    example of one input only whose id the other input gives another example shows its
+    label.
+
+    >>> per_gallery = [Timing("plot_a.py", "plot_a.py", 1.0, ref="sphx_glr_auto_plot_a.py")]
+    >>> report = [Timing("tutorials/plot_a.py", "plot_a.py", 2.0, ref="sphx_glr_auto_plot_a.py")]
+    >>> base, head = matched(per_gallery, report)
+    >>> [t.id for t in base], [t.id for t in head]
+    (['tutorials/plot_a.py'], ['tutorials/plot_a.py'])
+    """
+    pairs = _pairs(base, head)
+    base_ids, head_ids = [t.id for t in base], [t.id for t in head]
+    for b, h in pairs:
+        old, new = base[b].id, head[h].id
+        base_ids[b] = head_ids[h] = old if old.count("/") > new.count("/") else new
+    # An example of one input only that has another's id (``plot_a.py`` of two galleries)
+    # is shown by its label, as one file shows two of its examples of one name.
+    paired_base, paired_head = {b for b, _ in pairs}, {h for _, h in pairs}
+    for ids, timings, paired, other in (
+        (base_ids, base, paired_base, set(head_ids)),
+        (head_ids, head, paired_head, set(base_ids)),
+    ):
+        for i, timing in enumerate(timings):
+            if i not in paired and ids[i] in other and timing.ref:
+                ids[i] = timing.ref
+    return (
+        [replace(t, id=i) if i != t.id else t for t, i in zip(base, base_ids, strict=True)],
+        [replace(t, id=i) if i != t.id else t for t, i in zip(head, head_ids, strict=True)],
+    )
+
+
+def _pairs(base: Sequence[Timing], head: Sequence[Timing]) -> list[tuple[int, int]]:
+    """``(base index, head index)`` of each example both hold (:func:`matched`)."""
+    head_by_ref = {t.ref: i for i, t in enumerate(head) if t.ref}
+    pairs = [(b, head_by_ref[t.ref]) for b, t in enumerate(base) if t.ref in head_by_ref]
+    paired_base, paired_head = {b for b, _ in pairs}, {h for _, h in pairs}
+    head_by_id = {t.id: i for i, t in enumerate(head) if i not in paired_head}
+    for b, old in enumerate(base):
+        h = head_by_id.get(old.id)
+        if b in paired_base or h is None or (old.ref and head[h].ref):
+            continue  # paired on its label, or two labels that differ: two examples
+        pairs.append((b, h))
+    return pairs
+
+
 def whole_run_totals(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[float, float]:
     """The total time of ``base`` and of ``head`` over the examples both ran whole
     (:attr:`Timing.whole_run` in both), like with like: a stopped, failed or reused example
@@ -713,6 +770,7 @@ def whole_run_totals(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[fl
     ...                  [Timing("a.py", "a.py", 2.0)])
     (2.5, 2.0)
     """
+    base, head = matched(base, head)
     base_by_id = {timing.id: timing for timing in base}
     head_by_id = {timing.id: timing for timing in head}
     both = sorted(
@@ -733,6 +791,7 @@ def one_side_ids(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[list[s
     >>> one_side_ids([Timing("a.py", "a.py", 1.0)], [Timing("b.py", "b.py", 1.0)])
     (['b.py'], ['a.py'])
     """
+    base, head = matched(base, head)
     base_ids = {timing.id for timing in base}
     head_ids = {timing.id for timing in head}
     return sorted(head_ids - base_ids), sorted(base_ids - head_ids)

@@ -45,6 +45,7 @@ from docsaccel.report.model import (
     Timing,
     Verdicts,
     budget_failures_text,
+    matched,
     one_side_ids,
     whole_run_totals,
 )
@@ -529,12 +530,15 @@ def summarize(
 ) -> ReportSummary:
     """The summary of ``loaded``, with deltas against ``baseline`` and noise from ``history``;
     ``baseline_failed``: why the baseline's build failed, if it did."""
+    timings = loaded.timings
+    if baseline is not None:
+        baseline, timings = matched(baseline, timings)
     # Only whole runs are compared: a stopped example's time is its budget, not its speed.
     base = {timing.id: timing.seconds for timing in baseline or () if timing.whole_run}
     base_memory = {t.id: t.memory_bytes for t in baseline or () if t.memory_bytes is not None}
     history = history or {}
     rows = []
-    for t in loaded.timings:
+    for t in timings:
         known = history.get(t.id)
         rows.append(
             Row(
@@ -571,8 +575,8 @@ def summarize(
             )
         )
     rows.sort(key=lambda row: (-row.seconds, row.id))
-    totals = None if baseline is None else whole_run_totals(baseline, loaded.timings)
-    added, removed = one_side_ids(baseline or [], loaded.timings) if baseline else ([], [])
+    totals = None if baseline is None else whole_run_totals(baseline, timings)
+    added, removed = one_side_ids(baseline or [], timings) if baseline else ([], [])
     wall = loaded.build.get("wall_seconds")
     return ReportSummary(
         source=loaded.path,
