@@ -10,6 +10,7 @@ report, and refuse it when a later build did not rewrite it.
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import time
 
@@ -115,3 +116,91 @@ def test_junit_xml_of_a_failed_or_killed_build_passes_no_gate(tmp_path) -> None:
     for text, code in running + killed:
         assert code == 2 and text.count("\n") == 1, text
         assert "an earlier build's" in text or "started" in text, text
+
+
+#: Listed after the plugin: holds the build in its set-up (docsaccel's ran, Sphinx has not
+#: read its settings yet) until the test ends it.
+SETUP_HOLD = """
+import time
+from pathlib import Path
+
+
+def setup(app):
+    here = Path(app.srcdir)
+    (here / "setup.flag").touch()
+    deadline = time.monotonic() + 120
+    while not (here / "go.flag").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+"""
+
+
+def _gates_refuse(files, history, said) -> None:
+    """Every gate given each of ``files`` refuses it in one line saying ``said``."""
+    for given in files:
+        for text, code in (
+            run_check([str(given)]),
+            run_check([str(given)], allow_incomplete=True),
+            run_history_append(str(given), history),
+        ):
+            assert code == 2 and text.count("\n") == 1, (given, text)
+            assert said in text, (given, text)
+    assert not history.exists()
+
+
+def test_sphinx_gallerys_files_of_a_later_build_that_stopped_early_or_ran_nothing(
+    tmp_path,
+) -> None:
+    """After a passing build, each later build leaves sphinx-gallery's files (the JUnit XML
+    outside the output folder, the times files) as they were, and the gates refuse them
+    as they refuse its report: one whose conf.py no longer reads; one stopped by SIGTERM
+    in its set-up, before Sphinx read its settings; one that ran no example."""
+    conf = JUNIT + "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n"
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
+    outdir = tmp_path / "out" / "html"
+    junit = tmp_path / "out" / "test-results" / "junit.xml"
+    files = [
+        junit,
+        src / "sg_execution_times.rst",
+        src / "auto_examples" / "sg_execution_times.rst",
+    ]
+    built = build(src, outdir=outdir)
+    assert built.returncode == 0, built.output
+    for given in files:
+        text, code = run_check([str(given)])
+        assert code == 0, text
+    conf_py = src / "conf.py"
+    good_conf = conf_py.read_text(encoding="utf-8")
+
+    conf_py.write_text(good_conf + "x = = 1\n", encoding="utf-8")
+    built = build(src, outdir=outdir)
+    assert built.returncode != 0, built.output
+    _gates_refuse(files, tmp_path / "h2.jsonl", "conf.py changed since")
+
+    (src / "setup_hold.py").write_text(SETUP_HOLD, encoding="utf-8")
+    conf_py.write_text(good_conf + "extensions.append('setup_hold')\n", encoding="utf-8")
+    process = subprocess.Popen(
+        sphinx_command(src, outdir),
+        env=child_env({}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (src / "setup.flag").exists() and process.poll() is None:
+            assert time.monotonic() < deadline, "the build never set its extensions up"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        output = process.communicate(timeout=120)[0]
+    finally:
+        (src / "go.flag").touch()
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode != 0, output
+    _gates_refuse(files, tmp_path / "h1.jsonl", "a later build started")
+
+    conf_py.write_text(good_conf, encoding="utf-8")
+    built = build(src, "-D", "plot_gallery=0", outdir=outdir)
+    assert built.returncode == 0, built.output
+    _gates_refuse(files, tmp_path / "h3.jsonl", "ran none of its")

@@ -100,7 +100,13 @@ from docsaccel.settings import (
 )
 from docsaccel.stops import ReportedStop, config_error, reported
 
-__all__ = ["REPORT_READY_EVENT", "BudgetOverrunError", "RecordsLostError", "connect"]
+__all__ = [
+    "REPORT_READY_EVENT",
+    "BudgetOverrunError",
+    "RecordsLostError",
+    "connect",
+    "junit_folders",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -156,11 +162,18 @@ def _note_raised(app: Sphinx, raised: str, said: bool) -> None:
         build.stop_said = build.stop_said or said
 
 
-def _junit_folders(app: Sphinx) -> list[Path]:
+def junit_folders(app: Sphinx) -> list[Path]:
     """The folder sphinx-gallery writes its JUnit XML in, when it writes one: noted as
     this build's (:func:`docsaccel.layout.note_build_writes_in`), so the gates judge the
-    file by this build's report, and refuse it when this build did not rewrite it."""
-    gallery_conf = getattr(app.config, "sphinx_gallery_conf", None)
+    file by this build's report, and refuse it when this build did not rewrite it.
+
+    Read from conf.py's own values (``_raw_config``): the plugin notes it in its
+    ``setup()``, before Sphinx has read its settings (sphinx-gallery's ``junit`` is no
+    ``-D`` value), so a build stopped before ``config-inited`` is noted too."""
+    raw = getattr(app.config, "_raw_config", None)
+    gallery_conf = raw.get("sphinx_gallery_conf") if isinstance(raw, dict) else None
+    if not isinstance(gallery_conf, dict):
+        gallery_conf = getattr(app.config, "sphinx_gallery_conf", None)
     if not isinstance(gallery_conf, dict):
         return []
     folder = sg_compat.junit_folder(gallery_conf, app.outdir)
@@ -194,8 +207,6 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     if ended is not None:
         logger.info(f"docsaccel: the last build in {app.outdir} was {ended}")
     remove_stale_pipes(layout.records_dir(app.outdir))
-    for folder in _junit_folders(app):
-        layout.note_build_writes_in(folder, app.outdir, app.srcdir)
     layout.forget_report(app.outdir)
     galleries: list[GalleryLock] = []
     try:
@@ -1025,7 +1036,7 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     if exception is None:
         # What the build left in its folders (sphinx-gallery's files) is now the last
         # finished build's: the gates read them again.
-        layout.note_build_ended(app.outdir, app.srcdir, *_junit_folders(app))
+        layout.note_build_ended(app.outdir, app.srcdir, *junit_folders(app))
     if exception is not None:
         # This build's own page gets the final verdict last (:func:`_final_verdict`).
         _show_unfinished(build, report, but_own=True)

@@ -33,6 +33,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # extension listed after this one that does not import) removes no report, and this
     # note tells the readers that the report left is an earlier build's.
     layout.note_build_started(app.outdir, app.srcdir)
+    for folder in events.junit_folders(app):
+        layout.note_build_writes_in(folder, app.outdir, app.srcdir)
     app.setup_extension("sphinx_gallery.gen_gallery")
     unchecked = sg_compat.unchecked_release()
     if unchecked is not None:

@@ -66,6 +66,7 @@ from docsaccel.report.model import (
     SG_RST_LIST_TABLE,
     IncompleteBuildError,
     LoadedInput,
+    StaleReportError,
     Timing,
     running_text,
 )
@@ -638,7 +639,17 @@ def judged_input(path: str | Path) -> LoadedInput:
     # wrong with the file itself says more than the verdict of the build that left it.
     loaded.require_current()
     report = _build_report(Path(path))
-    if report is not None and (report.judged_failures() or not report.complete):
+    if report is None:
+        return loaded
+    try:
+        # A later build failed before docsaccel ran (its conf.py, or a module it loaded,
+        # changed since): the report is left behind, and so is every file of its build.
+        report.require_current()
+    except StaleReportError as exc:
+        raise StaleReportError(f"{path}: its build's report is an earlier build's: {exc}") from None
+    # A build that ran none of its examples left sphinx-gallery's files as they were, or
+    # with times of zero: its report says it measured nothing.
+    if report.judged_failures() or not report.complete or report.ran_nothing:
         return report
     return loaded
 
