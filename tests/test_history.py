@@ -14,7 +14,7 @@ import pytest
 from helpers.report_factory import record, write_report
 
 from docsaccel.cli import main
-from docsaccel.report.history import read_history
+from docsaccel.report.history import read_builds, read_history
 from docsaccel.report.model import InputError
 
 
@@ -73,6 +73,11 @@ def test_too_few_runs_are_never_noisy(tmp_path) -> None:
             '{"schema": "docsaccel.history", "examples": {"a": {"seconds": "x"}}}\n',
             "examples['a'].seconds is 'x'",
         ),
+        (
+            '{"schema": "docsaccel.history", "examples": {"a": {"seconds": 1, '
+            '"status": "failed", "expected_failure": "yes"}}}\n',
+            "h.jsonl:1: examples['a'].expected_failure is 'yes'; expected true or false",
+        ),
     ],
 )
 def test_bad_history_names_file_line_and_value(tmp_path, content, message) -> None:
@@ -81,6 +86,32 @@ def test_bad_history_names_file_line_and_value(tmp_path, content, message) -> No
     with pytest.raises(InputError) as excinfo:
         read_history(path)
     assert message in str(excinfo.value)
+
+
+def test_a_line_written_before_expected_failures_were_marked_still_reads(tmp_path) -> None:
+    """A line without the mark reads as the plain failure it recorded; with it, as the
+    views write an expected failure. Neither is a duration."""
+    path = tmp_path / "h.jsonl"
+    lines = [
+        {"schema": "docsaccel.history", "version": 1, "fast": False, "examples": examples}
+        for examples in (
+            {
+                "a.py": {"seconds": 1.0, "status": "ok"},
+                "b.py": {"seconds": 2.0, "status": "failed"},
+            },
+            {
+                "a.py": {"seconds": 1.0, "status": "ok"},
+                "b.py": {"seconds": 2.0, "status": "failed", "expected_failure": True},
+            },
+        )
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+    old, new = read_builds(path)
+
+    assert old.not_whole_status == {"b.py": "failed"}
+    assert new.not_whole_status == {"b.py": "failed (expected)"}
+    assert old.durations == new.durations == {"a.py": 1.0}
 
 
 def test_append_of_unreadable_report_exits_2(tmp_path, capsys) -> None:

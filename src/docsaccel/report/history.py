@@ -36,6 +36,7 @@ from typing import BinaryIO
 
 from docsaccel.contract import (
     CACHED,
+    EXPECTED_FAILURE,
     FAILED,
     INTERRUPTED,
     NOT_EXECUTED,
@@ -45,6 +46,7 @@ from docsaccel.contract import (
     is_finite_number,
     parse_json,
     read_text,
+    status_text,
 )
 from docsaccel.formats import Format
 from docsaccel.report.inputs import judged_input, other_kind, other_kind_at
@@ -121,7 +123,8 @@ class HistoryBuild:
     #: The examples the line recorded without a whole run (stopped, failed, not
     #: measured): in the build, but with no time to compare or trend.
     not_whole: frozenset[str] = frozenset()
-    #: The status each example of :attr:`not_whole` was recorded with.
+    #: The status each example of :attr:`not_whole` was recorded with, as the views write
+    #: it (:func:`~docsaccel.contract.status_text`: ``"failed (expected)"``).
     not_whole_status: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -145,6 +148,9 @@ class HistoryBuild:
         >>> HistoryBuild(None, True, {"a.py": 1.0}, not_whole=frozenset({"b.py", "c.py"}),
         ...              not_whole_status={"b.py": "cached", "c.py": "failed"}).left_out_text()
         'an example was restored from the cache, an example failed: its total is no timing'
+        >>> HistoryBuild(None, True, {"a.py": 1.0}, not_whole=frozenset({"b.py"}),
+        ...              not_whole_status={"b.py": "failed (expected)"}).left_out_text()
+        'an example failed (expected): its total is no timing'
         """
         if not self.partial:
             return ""
@@ -168,6 +174,7 @@ _NOT_WHOLE_WHY = {
     NOT_EXECUTED: "did not run",
     INTERRUPTED: "was stopped",
     FAILED: "failed",
+    status_text(FAILED, expected_failure=True): status_text(FAILED, expected_failure=True),
 }
 
 
@@ -197,6 +204,9 @@ def history_line(
 
 def _entry(timing: Timing) -> dict[str, object]:
     entry: dict[str, object] = {"seconds": timing.seconds, "status": timing.status}
+    if timing.expected_failure:
+        # Marked as the record marks it, so the history's readers say what every view says.
+        entry[EXPECTED_FAILURE] = True
     if timing.memory_bytes is not None:
         entry["peak_bytes"] = timing.memory_bytes
     return entry
@@ -395,7 +405,10 @@ def _build(entry: object, where: str) -> HistoryBuild:
             )
         status = value.get("status") if isinstance(value, dict) else None
         if status is not None and status not in WHOLE_RUNS:
-            not_whole[example_id] = str(status)  # stopped, failed or not run: no time of its speed
+            # Stopped, failed or not run: no time of its speed. A line written before
+            # expected failures were marked reads as the plain failure it recorded.
+            expected = _expected_failure(value, example_id, where)
+            not_whole[example_id] = status_text(str(status), expected_failure=expected)
             continue
         found[example_id] = float(seconds)
         peak = value.get("peak_bytes")
@@ -418,6 +431,17 @@ def _build(entry: object, where: str) -> HistoryBuild:
         frozenset(not_whole),
         not_whole,
     )
+
+
+def _expected_failure(value: Mapping[str, object], example_id: str, where: str) -> bool:
+    """Whether a line's ``value`` of one example marks its failure as expected."""
+    expected = value.get(EXPECTED_FAILURE, False)
+    if not isinstance(expected, bool):
+        raise InputError(
+            f"{where}: examples[{example_id!r}].{EXPECTED_FAILURE} is {expected!r:.40}; "
+            "expected true or false"
+        )
+    return expected
 
 
 def is_history(path: str | Path) -> bool:

@@ -53,10 +53,13 @@ from docsaccel.report.model import (
 if TYPE_CHECKING:  # the docs build summarizes without loading the history reader
     from docsaccel.report.history import ExampleHistory
 
-__all__ = ["SUMMARY_SCHEMA", "ReportSummary", "Row", "summarize"]
+__all__ = ["EARLIER_BUILD", "SUMMARY_SCHEMA", "THIS_BUILD", "ReportSummary", "Row", "summarize"]
 
 #: The schema of the JSON view (``docsaccel report --format json``).
 SUMMARY_SCHEMA = "docsaccel.report-summary"
+#: Whose measurement a row's time is, in the JSON view's ``seconds_from``.
+THIS_BUILD = "this build"
+EARLIER_BUILD = "an earlier build"
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,17 @@ class Row(Verdicts):
     killed: bool = False
     #: It runs now (see :class:`~docsaccel.report.model.Timing`).
     running_now: bool = False
+
+    @property
+    def seconds_from(self) -> str | None:
+        """Whose measurement its time is, as the JSON view says it (:data:`THIS_BUILD`,
+        :data:`EARLIER_BUILD`), ``None`` for none: an example never run, one running when
+        its build was killed or running now (their records' ``0.0`` is no time). A reused
+        example's (``cached``) is the run's that made its outputs, as the other views
+        count it apart, "recorded by earlier builds"."""
+        if self.status == NOT_EXECUTED or self.started_only:
+            return None
+        return EARLIER_BUILD if self.status == CACHED else THIS_BUILD
 
     def time_text(self) -> str:
         """Its time as the views write it: ``"41.2s"``; ``"not run"`` for an example the
@@ -466,7 +480,9 @@ class ReportSummary:
         return {
             "schema": SUMMARY_SCHEMA,
             # 2: an example's "status" is the word the views show (was its record's).
-            "version": 2,
+            # 3: an example's "seconds" is null when no run measured it (was 0.0), and
+            # "seconds_from" says whose measurement it is.
+            "version": 3,
             "source": self.source,
             "format": self.format,
             "build_wall_seconds": self.build_wall_seconds,
@@ -507,8 +523,15 @@ class ReportSummary:
             },
             # Each row's status is the word status_counts counts and the other views
             # show; its record's own status (a stopped example's "failed") is kept apart.
+            # A time no run measured is null: its record's 0.0 reads as a run of no time.
             "examples": [
-                {**asdict(row), "status": row.status_label, "record_status": row.status}
+                {
+                    **asdict(row),
+                    "status": row.status_label,
+                    "record_status": row.status,
+                    "seconds": None if row.seconds_from is None else row.seconds,
+                    "seconds_from": row.seconds_from,
+                }
                 for row in self.rows
             ],
         }
