@@ -320,6 +320,26 @@ def test_junit_says_each_example_ended_as_a_build_report_does(tmp_path) -> None:
     ]
 
 
+def test_a_junit_xml_and_a_times_file_say_what_they_cannot_tell(tmp_path) -> None:
+    """Both of sphinx-gallery's files get the note, each in its own words; a report none."""
+    junit = tmp_path / "junit.xml"
+    junit.write_text(
+        '<testsuite><testcase file="examples/a.py" time="1.0"></testcase></testsuite>',
+        encoding="utf-8",
+    )
+    said = load_input(junit).no_status_text()
+    assert said.startswith(f"{junit}: sphinx-gallery's JUnit XML says how each example ended")
+    assert "not whether its build finished or failed otherwise (-W" in said
+    times = tmp_path / "sg_execution_times.rst"
+    times.write_text(
+        "- **00:01.000**: :ref:`sphx_glr_auto_examples_plot_a.py` (``plot_a.py``)\n",
+        encoding="utf-8",
+    )
+    assert "does not say whether an example failed" in load_input(times).no_status_text()
+    report = write_report(tmp_path / "r.json", [record("plot_a.py", 1.0)])
+    assert load_input(report).no_status_text() == ""
+
+
 @pytest.mark.parametrize("time", ["00:02.1001", "00:02.9999", "00:60.000", "00:02.10000"])
 def test_times_sphinx_gallery_cannot_write_are_refused(time) -> None:
     with pytest.raises(InputError, match=r"is not MM:SS\.mmm"):
