@@ -174,3 +174,37 @@ def test_a_report_as_its_own_baseline_is_refused(tmp_path, capsys) -> None:
     assert main(["report", str(report), "--baseline", str(report)]) == 2
     err = capsys.readouterr().err.strip()
     assert f"is the report ({report}) too; give another build's report as --baseline" in err
+
+
+def test_compare_notes_a_sphinx_gallery_file_it_cannot_judge_the_build_of(tmp_path) -> None:
+    """Either of sphinx-gallery's files as an input: the comparison ends with the note every
+    gate gives it (a notice with ``--format github``); a report gets none."""
+    from docsaccel.report.commands import run_compare
+
+    times = tmp_path / "sg_execution_times.rst"
+    times.write_text(
+        "- **00:01.000**: :ref:`sphx_glr_auto_examples_plot_a.py` (``plot_a.py``)\n",
+        encoding="utf-8",
+    )
+    junit = tmp_path / "junit.xml"
+    junit.write_text(
+        '<testsuite><testcase file="plot_a.py" time="1.0"></testcase></testsuite>',
+        encoding="utf-8",
+    )
+    report = write_report(tmp_path / "r.json", [record("plot_a.py", 1.0)])
+    text, code = run_compare(str(times), str(junit), allow_mixed=True)
+    assert code == 0, text
+    assert text.rstrip().splitlines()[-2:] == [
+        f"note: {junit}: sphinx-gallery's JUnit XML says how each example ended, not whether "
+        "its build finished or failed otherwise (-W, a budget in fail mode, killed after its "
+        "examples), nor whether it is the last build's: check the build's report "
+        "(<outdir>/docsaccel/report.json)",
+        f"note: {times}: sphinx-gallery's file does not say whether an example failed, nor "
+        "whether its build finished (a stopped build leaves the files of the galleries it "
+        "ended): check the build's report (<outdir>/docsaccel/report.json)",
+    ]
+    text, code = run_compare(str(report), str(times), allow_mixed=True, fmt="github")
+    assert text.count("::notice title=Failures not known::") == 1, text
+    other = write_report(tmp_path / "r2.json", [record("plot_a.py", 1.0)])
+    text, code = run_compare(str(report), str(other))
+    assert code == 0 and "note:" not in text, text

@@ -9,6 +9,7 @@ report, and refuse it when a later build did not rewrite it.
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import subprocess
@@ -18,7 +19,7 @@ import pytest
 from helpers.gallery_build import build, child_env, make_project, sphinx_command
 
 from docsaccel.report.check import EXIT_BUILD_FAILED
-from docsaccel.report.commands import run_check, run_compare, run_history_append
+from docsaccel.report.commands import run_check, run_compare, run_history_append, run_report
 
 pytestmark = pytest.mark.slow
 
@@ -68,9 +69,15 @@ def test_junit_xml_of_a_failed_or_killed_build_passes_no_gate(tmp_path) -> None:
     text, code = run_history_append(str(junit), history)
     assert code == 2 and text.count("\n") == 1 and "the build failed" in text, text
     assert not history.exists()
-    # The copy kept elsewhere is no build's: its example passed.
+    # The copy kept elsewhere is no build's: its example passed, and the gate says that the
+    # file cannot tell a build failed otherwise, as of sg_execution_times.rst.
     text, code = run_check([str(base)])
     assert code == 0, text
+    assert f"note: {base}: sphinx-gallery's JUnit XML says how each example ended" in text
+    assert "not whether its build finished or failed otherwise (-W" in text, text
+    text, code = run_check([str(base)], fmt="github")
+    assert code == 0, text
+    assert "::notice title=Failures not known::" in text and str(base) in text, text
 
     index.write_text(good_index, encoding="utf-8")
     # Changed, so sphinx-gallery runs it again: its JUnit XML lists only the examples run.
@@ -204,3 +211,51 @@ def test_sphinx_gallerys_files_of_a_later_build_that_stopped_early_or_ran_nothin
     built = build(src, "-D", "plot_gallery=0", outdir=outdir)
     assert built.returncode == 0, built.output
     _gates_refuse(files, tmp_path / "h3.jsonl", "ran none of its")
+
+
+def test_a_copied_junit_xml_says_how_each_example_ended_and_not_its_build(tmp_path) -> None:
+    """A real build's JUnit XML, copied elsewhere (no report of its build is found): an
+    example in ``expected_failing_examples`` that raised is failed as expected (its
+    ``<skipped>``), not ``ok``; one that raised fails the gates; one expected to fail that
+    passed fails its build, as its report says; and every gate and view notes that the
+    file cannot say whether its build finished or failed otherwise."""
+    expected = "sphinx_gallery_conf['expected_failing_examples'] = "
+    expected += '["examples/plot_xfail.py", "examples/plot_xpass.py"]\n'
+    src = make_project(tmp_path, ["plot_quick.py", "plot_crash.py"], conf=JUNIT + expected)
+    shutil.copy(src / "examples" / "plot_crash.py", src / "examples" / "plot_xfail.py")
+    shutil.copy(src / "examples" / "plot_quick.py", src / "examples" / "plot_xpass.py")
+    built = build(src, outdir=tmp_path / "out" / "html")
+    assert built.returncode != 0, built.output
+    kept = tmp_path / "kept" / "junit.xml"
+    kept.parent.mkdir()
+    shutil.copy2(tmp_path / "out" / "test-results" / "junit.xml", kept)
+    note = f"{kept}: sphinx-gallery's JUnit XML says how each example ended, not whether"
+
+    text, code = run_check([str(kept)])
+    assert code == EXIT_BUILD_FAILED, text
+    assert "examples/plot_crash.py (RuntimeError: this example crashes on purpose)" in text
+    assert "1 example(s) expected to fail did not: examples/plot_xpass.py" in text, text
+    assert "plot_xfail" not in text, text
+    assert f"note: {note}" in text, text
+    text, code = run_check([str(kept)], fmt="github")
+    assert code == EXIT_BUILD_FAILED, text
+    assert f"::notice title=Failures not known::{note}" in text, text
+
+    view, code = run_report(str(kept), fmt="json")
+    assert code == 0, view
+    summary = json.loads(view)
+    assert summary["status_counts"] == {"failed": 1, "failed (expected)": 1, "ok": 2}
+    assert summary["failed"] == ["examples/plot_crash.py"]
+    assert note in summary["no_status"]
+    view, code = run_report(str(kept), fmt="md")
+    assert code == 0, view
+    assert "Examples only: " in view and "failed \\(expected\\)" in view, view
+
+    # Against the build's own report: each example ended alike in both.
+    text, code = run_compare(str(built.report_path), str(kept), allow_mixed=True)
+    assert code == EXIT_BUILD_FAILED, text
+    assert "examples/plot_xfail.py: failed (expected) after" in text, text
+    assert "-> failed (expected) after" in text, text
+    assert f"note: {note}" in text, text
+    text, code = run_compare(str(built.report_path), str(kept), allow_mixed=True, fmt="github")
+    assert f"::notice title=Failures not known::{note}" in text, text

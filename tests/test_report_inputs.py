@@ -280,6 +280,66 @@ def test_junit_of_the_rounded_time_reads_it_exactly(tmp_path) -> None:
     assert timings["examples/plot_edge.py"].seconds == ROUNDED
 
 
+def test_junit_says_each_example_ended_as_a_build_report_does(tmp_path) -> None:
+    """sphinx-gallery's own writer: an expected failure (its ``<skipped>``) is failed as
+    expected, a raising example failed with its error's last line, and one expected to
+    fail that passed (its ``<failure>``) is ``ok``, its build failed by it."""
+    from sphinx_gallery.gen_gallery import write_junit_xml
+    from sphinx_gallery.gen_rst import ExampleCost
+
+    src = tmp_path / "src"
+    files = {name: str(src / "examples" / name) for name in ("a.py", "b.py", "c.py", "d.py")}
+    costs = [ExampleCost(0.5, 1.0, path, str(src / "auto")) for path in files.values()]
+    conf = {
+        "junit": "junit.xml",
+        "plot_gallery": True,
+        "src_dir": str(src),
+        "failing_examples": {
+            files["a.py"]: "Traceback (most recent call last):\nValueError: expected\n",
+            files["b.py"]: "Traceback (most recent call last):\nRuntimeError: boom\n",
+        },
+        "expected_failing_examples": ["examples/a.py", "examples/c.py"],
+        "passing_examples": [files["c.py"], files["d.py"]],
+        "filename_pattern": ".",
+        "titles": dict.fromkeys(files.values(), "t"),
+    }
+    write_junit_xml(conf, str(tmp_path), costs)
+    loaded = load_input(tmp_path / "junit.xml")
+    timings = by_id(loaded.timings)
+    expected, raised = timings["examples/a.py"], timings["examples/b.py"]
+    assert (expected.status, expected.expected_failure) == ("failed", True)
+    assert expected.status_label == "failed (expected)" and not expected.build_failure
+    assert (raised.status, raised.expected_failure) == ("failed", False)
+    assert raised.error == "RuntimeError: boom" and raised.build_failure
+    assert timings["examples/c.py"].status == "ok"
+    assert timings["examples/d.py"].status == "ok"
+    assert loaded.failed_examples == [raised]
+    assert loaded.build_failures() == [
+        "sphinx-gallery: 1 example(s) expected to fail did not: examples/c.py (remove them "
+        "from sphinx_gallery_conf['expected_failing_examples'] in conf.py)"
+    ]
+
+
+def test_a_junit_xml_and_a_times_file_say_what_they_cannot_tell(tmp_path) -> None:
+    """Both of sphinx-gallery's files get the note, each in its own words; a report none."""
+    junit = tmp_path / "junit.xml"
+    junit.write_text(
+        '<testsuite><testcase file="examples/a.py" time="1.0"></testcase></testsuite>',
+        encoding="utf-8",
+    )
+    said = load_input(junit).no_status_text()
+    assert said.startswith(f"{junit}: sphinx-gallery's JUnit XML says how each example ended")
+    assert "not whether its build finished or failed otherwise (-W" in said
+    times = tmp_path / "sg_execution_times.rst"
+    times.write_text(
+        "- **00:01.000**: :ref:`sphx_glr_auto_examples_plot_a.py` (``plot_a.py``)\n",
+        encoding="utf-8",
+    )
+    assert "does not say whether an example failed" in load_input(times).no_status_text()
+    report = write_report(tmp_path / "r.json", [record("plot_a.py", 1.0)])
+    assert load_input(report).no_status_text() == ""
+
+
 @pytest.mark.parametrize("time", ["00:02.1001", "00:02.9999", "00:60.000", "00:02.10000"])
 def test_times_sphinx_gallery_cannot_write_are_refused(time) -> None:
     with pytest.raises(InputError, match=r"is not MM:SS\.mmm"):

@@ -92,6 +92,7 @@ __all__ = [
     "conf_fingerprint",
     "distributions_changed",
     "error_line",
+    "expected_passed_text",
     "fails_build",
     "fork_safe_lock",
     "free_locks_in_child",
@@ -254,6 +255,22 @@ VERDICT_PENDING = (
 SG_FAILED_PREFIX = "sphinx-gallery: "
 SG_FAILED_COUNT = " example(s) failed: "
 SG_FAILED_END = "; tracebacks above"
+
+
+def expected_passed_text(named: Sequence[str]) -> str:
+    """The part of sphinx-gallery's summary of a build's failures (after
+    :data:`SG_FAILED_PREFIX`) that names the examples expected to fail that did not:
+    each passed, and its build failed.
+
+    >>> expected_passed_text(["a.py"]).partition(" (")[0]
+    '1 example(s) expected to fail did not: a.py'
+    """
+    return (
+        f"{len(named)} example(s) expected to fail did not: {', '.join(named)} (remove them "
+        "from sphinx_gallery_conf['expected_failing_examples'] in conf.py)"
+    )
+
+
 #: How the error of an example that kept the build's process from ending ends (its record
 #: is failed, and the report's ``exit_blocked`` says the same of the build).
 EXIT_BLOCKED_ERROR = "so the build's process could not end"

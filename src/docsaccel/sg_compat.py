@@ -27,7 +27,12 @@ from sphinx.errors import ExtensionError, SphinxError
 from sphinx_gallery import gen_gallery, gen_rst, py_source_parser, utils
 
 from docsaccel.budgets import INLINE_COMMENT
-from docsaccel.contract import SG_FAILED_COUNT, SG_FAILED_END, SG_FAILED_PREFIX
+from docsaccel.contract import (
+    SG_FAILED_COUNT,
+    SG_FAILED_END,
+    SG_FAILED_PREFIX,
+    expected_passed_text,
+)
 from docsaccel.intercept import Patch
 from docsaccel.sphinx_events import wrap_handlers
 
@@ -982,11 +987,7 @@ def failure_summary(gallery_conf: dict[str, Any]) -> str:
     pattern = gallery_conf.get("filename_pattern", "")
     passing = sorted(p for p in expected if p not in ran and re.search(pattern, p))
     if passing:
-        named = ", ".join(os.path.relpath(p, src_dir) for p in passing)
-        parts.append(
-            f"{len(passing)} example(s) expected to fail did not: {named} (remove them from "
-            "sphinx_gallery_conf['expected_failing_examples'] in conf.py)"
-        )
+        parts.append(expected_passed_text([os.path.relpath(p, src_dir) for p in passing]))
     return SG_FAILED_PREFIX + ("; ".join(parts) or "examples failed")
 
 

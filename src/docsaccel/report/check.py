@@ -126,11 +126,13 @@ class CheckResult:
     #: finish failed, whatever its examples did (``--allow-incomplete`` lets the gate list
     #: them, never pass it), said after what else failed it, first when nothing did.
     incomplete: list[str] = field(default_factory=list)
-    #: What to say of each input that does not say how its examples ended
-    #: (sphinx-gallery's ``sg_execution_times.rst``:
-    #: :meth:`docsaccel.report.model.LoadedInput.no_status_text`): its examples' times
-    #: are judged, but a failure among them cannot be seen.
+    #: What to say of each input that does not say how its build ended (sphinx-gallery's
+    #: files: :meth:`docsaccel.report.model.LoadedInput.no_status_text`): its examples
+    #: are judged, but a build that failed otherwise cannot be seen.
     statusless: list[str] = field(default_factory=list)
+    #: Whether an input does not say how its examples ended either
+    #: (``sg_execution_times.rst``): only their times were checked.
+    times_only: bool = False
 
     @property
     def exit_code(self) -> int:
@@ -228,7 +230,7 @@ def format_check(result: CheckResult) -> str:
     lines = failure_lines(result)
     if not result.over and not result.stale and not failure_lines(result):
         # Of an input that says nothing of failures only the times were checked.
-        checked = "timings checked against budgets" if result.statusless else "examples checked"
+        checked = "timings checked against budgets" if result.times_only else "examples checked"
         lines.append(
             f"OK: {result.checked} {checked}, {result.bounded} with a budget, none over budget."
         )

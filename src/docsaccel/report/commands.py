@@ -345,13 +345,14 @@ def _check(
     sphinx_failed = [f"{why} ({one.path})" for one in loaded for why in one.build_failures()]
     overruns = [budget_failures_text(one.budget_failures) for one in loaded]
     incomplete = [f"{one.path}: {one.incomplete_text()}" for one in loaded if not one.complete]
-    statusless = [one.no_status_text() for one in loaded if not one.holds_status]
+    statusless = [text for one in loaded if (text := one.no_status_text())]
     result = dataclasses.replace(
         result,
         sphinx_failed=sphinx_failed,
         budgets_failed=[why for why in overruns if why],
         incomplete=incomplete,
         statusless=statusless,
+        times_only=not all(one.holds_status for one in loaded),
     )
     # The build's own check: a rule that matches no example is said, never silently idle
     # (sphinx-gallery's files name examples by file name, which a "sub/..." rule misses).
@@ -437,6 +438,7 @@ def _compare(
         head_failed=head_input.judged_failures(),
         base_failed=base_input.judged_failures(),
         mixed=mixed,
+        statusless=[text for one in (head_input, base_input) if (text := one.no_status_text())],
     )
     code = _compare_code(comparison, fail)
     folders = _source_dirs([head_input], source_dir, fmt)

@@ -133,6 +133,10 @@ class Comparison:
     #: That the two builds are of different kinds (:func:`mixed_kinds`), compared all the
     #: same (``--allow-mixed``): said first in every format, as their times differ by it.
     mixed: str | None = None
+    #: What to say of each input that does not say how its build ended (sphinx-gallery's
+    #: files: :meth:`~docsaccel.report.model.LoadedInput.no_status_text`), head first: a
+    #: build that failed otherwise is not seen in it.
+    statusless: list[str] = field(default_factory=list)
 
     @property
     def regressions(self) -> list[Delta]:
@@ -371,4 +375,6 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
             else f"{bullet}{quote(t.id)}: {NOT_REACHED} -> {run_text(t)}"
             for t in items
         ]
+    if c.statusless:
+        lines += ["", *(f"{bullet if markdown else ''}note: {quote(t)}" for t in c.statusless)]
     return "\n".join(lines).rstrip() + "\n"

@@ -244,6 +244,9 @@ def comparison_annotations(comparison: Comparison, prefix: str, fail_on_regressi
     if comparison.mixed is not None:
         why = f"{comparison.mixed}; times compared anyway"
         lines.append(annotation("warning", why, title="Builds of different kinds"))
+    lines += [
+        annotation("notice", text, title="Failures not known") for text in comparison.statusless
+    ]
     for delta in comparison.time_regressions:
         percent = "" if delta.relative is None else f", {delta.relative * 100:+.0f}%"
         lines.append(

@@ -33,6 +33,7 @@ docsaccel.contract.InputError: .../sg_execution_times.rst: looks like a sphinx-g
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 import re
@@ -48,7 +49,9 @@ from docsaccel.contract import (
     INTERRUPTED,
     NOT_EXECUTED,
     OK,
+    SG_FAILED_PREFIX,
     InputError,
+    expected_passed_text,
     is_stopped_hard,
     is_unfinished,
     parse_json,
@@ -556,6 +559,7 @@ def _parse_junit(text: str, path: Path) -> LoadedInput:
     if root.tag not in ("testsuite", "testsuites"):
         raise InputError(f"{path}: root element is <{root.tag}>, expected <testsuite>")
     timings = []
+    passed = []
     for index, case in enumerate(root.iter("testcase")):
         where = f"{path}: testcase[{index}]"
         example_id = case.get("file") or case.get("classname")
@@ -568,16 +572,53 @@ def _parse_junit(text: str, path: Path) -> LoadedInput:
             raise InputError(f"{where} ({example_id}): time {raw_time!r} is not a number") from None
         if not math.isfinite(seconds) or seconds < 0:
             raise InputError(f"{where} ({example_id}): time {raw_time!r} is not a duration")
-        failed = case.find("failure") is not None or case.find("error") is not None
-        timings.append(
-            Timing(
-                id=example_id,
-                name=PurePosixPath(example_id).name,
-                seconds=seconds,
-                status=FAILED if failed else OK,
-            )
+        timing = Timing(
+            id=example_id, name=PurePosixPath(example_id).name, seconds=seconds, status=OK
         )
-    return LoadedInput(str(path), SG_JUNIT, timings)
+        timings.append(_junit_ending(case, timing))
+        if _passed_unexpectedly(case):
+            passed.append(example_id)
+    # As a build's report says it: the example passed, and its build failed.
+    build = {"sphinx_failed": SG_FAILED_PREFIX + expected_passed_text(passed)} if passed else {}
+    return LoadedInput(str(path), SG_JUNIT, timings, build)
+
+
+#: What sphinx-gallery's JUnit XML says of an example in ``expected_failing_examples``
+#: that raised (a ``<skipped>``), and of one that passed (a ``<failure>``).
+_JUNIT_EXPECTED_FAILURE = "expected example failure"
+_JUNIT_EXPECTED_PASSED = "Passed even though it was marked to fail"
+
+
+def _failure(case: Any) -> Any:
+    """The ``<failure>`` (or another writer's ``<error>``) of a ``testcase``, if any."""
+    failure = case.find("failure")
+    return case.find("error") if failure is None else failure
+
+
+def _passed_unexpectedly(case: Any) -> bool:
+    """Whether sphinx-gallery's ``testcase`` is of an example expected to fail that passed."""
+    failure = _failure(case)
+    return failure is not None and (failure.text or "").strip() == _JUNIT_EXPECTED_PASSED
+
+
+def _junit_ending(case: Any, timing: Timing) -> Timing:
+    """``timing`` with how sphinx-gallery's ``testcase`` says its example ended, as a
+    build's report says it: ``failed`` with its error's last line (sphinx-gallery's
+    ``message``), expected or not; ``ok`` for one expected to fail that passed (its build
+    failed: :func:`_passed_unexpectedly`). A ``<skipped>`` of another writer did not run."""
+    failure = _failure(case)
+    if failure is not None:
+        if _passed_unexpectedly(case):
+            return timing
+        message = failure.get("message") or (failure.text or "").strip()
+        error = message.strip().splitlines()[-1] if message.strip() else None
+        return dataclasses.replace(timing, status=FAILED, error=error)
+    skipped = case.find("skipped")
+    if skipped is None:
+        return timing
+    if skipped.get("message") == _JUNIT_EXPECTED_FAILURE:
+        return dataclasses.replace(timing, status=FAILED, expected_failure=True)
+    return dataclasses.replace(timing, status=NOT_EXECUTED)
 
 
 _RST_ROWS = {

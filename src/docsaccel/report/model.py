@@ -398,13 +398,31 @@ class LoadedInput:
         return self.format not in SG_RST_FORMATS
 
     def no_status_text(self) -> str:
-        """What every view says of an input that holds no status (:attr:`holds_status`):
-        nothing in it ties it to a build that finished either, so a gate passing its
-        times says both."""
+        """What every view says of a sphinx-gallery file (:data:`SG_FORMATS`), ``""`` for
+        any other input: nothing in such a file ties it to a build that finished, or to
+        the last build, so a gate passing it says so. ``sg_execution_times.rst`` does not
+        say how an example ended either (:attr:`holds_status`); the JUnit XML does, but
+        not a build failed otherwise (``-W``, a budget in fail mode, killed after its
+        examples).
+
+        >>> LoadedInput("junit.xml", SG_JUNIT, []).no_status_text()[:60]
+        "junit.xml: sphinx-gallery's JUnit XML says how each example "
+        >>> LoadedInput("r.json", "docsaccel-report", []).no_status_text()
+        ''
+        """
+        if self.format not in SG_FORMATS:
+            return ""
+        check = f"check the build's report ({report_path('<outdir>')})"
+        if self.holds_status:
+            return (
+                f"{self.path}: sphinx-gallery's JUnit XML says how each example ended, not "
+                "whether its build finished or failed otherwise (-W, a budget in fail mode, "
+                f"killed after its examples), nor whether it is the last build's: {check}"
+            )
         return (
             f"{self.path}: sphinx-gallery's file does not say whether an example failed, "
             "nor whether its build finished (a stopped build leaves the files of the "
-            f"galleries it ended): check the build's report ({report_path('<outdir>')})"
+            f"galleries it ended): {check}"
         )
 
     @property

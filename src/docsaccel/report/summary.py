@@ -180,10 +180,14 @@ class ReportSummary:
     build_wall_seconds: float | None
     fast: bool | None
     status_counts: dict[str, int]
-    #: What to say of an input that does not say how its examples ended (sphinx-gallery's
-    #: ``sg_execution_times.rst``, :meth:`~docsaccel.report.model.LoadedInput.no_status_text`):
-    #: its rows read ``ok``, but a failure would read so too; ``""`` for one that says.
+    #: What to say of an input that does not say how its build ended (sphinx-gallery's
+    #: files, :meth:`~docsaccel.report.model.LoadedInput.no_status_text`); ``""`` for one
+    #: that says (a docsaccel report).
     no_status: str = ""
+    #: Whether the input says how each example ended
+    #: (:attr:`~docsaccel.report.model.LoadedInput.holds_status`): the rows of one that
+    #: does not (``sg_execution_times.rst``) read ``ok``, but a failure would read so too.
+    holds_status: bool = True
     #: The baseline's total and this build's, like with like
     #: (:func:`~docsaccel.report.model.whole_run_totals`); ``None`` without a baseline.
     baseline_total: float | None = None
@@ -252,7 +256,7 @@ class ReportSummary:
         """
         ran = Counter(row.status_label for row in self.rows if row.status in EXECUTED)
         counts = ", ".join(f"{n} {quote(label)}" for label, n in sorted(ran.items()))
-        if self.no_status:
+        if not self.holds_status:
             counts = ""  # every row reads "ok": the input does not say
         text = f"{format_measured(self.execution_seconds)} over {self.executed_count} "
         text += f"example{'s' if self.executed_count != 1 else ''} run"
@@ -319,7 +323,11 @@ class ReportSummary:
         """The report's one-line verdict: a failed build first, then budgets. A failed or
         unfinished build is never "within budget". ``quote``: how to write an id."""
         verdict = self._verdict(quote)
-        return f"{verdict} Times only: {quote(self.no_status)}." if self.no_status else verdict
+        if not self.no_status:
+            return verdict
+        # What the verdict covers: the examples' times, or how each example ended too.
+        covers = "Examples only" if self.holds_status else "Times only"
+        return f"{verdict} {covers}: {quote(self.no_status)}."
 
     def _verdict(self, quote: Callable[[str], str]) -> str:
         # A build that did not finish failed, as the gates judge it
@@ -621,7 +629,8 @@ def summarize(
             for why in (budget_failures_text(loaded.budget_failures), *loaded.build_failures())
             if why
         ),
-        no_status="" if loaded.holds_status else loaded.no_status_text(),
+        no_status=loaded.no_status_text(),
+        holds_status=loaded.holds_status,
     )
 
 
