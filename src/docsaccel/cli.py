@@ -457,6 +457,8 @@ def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs:
                 show_unfinished_site,
                 say=lambda line: print(f"docsaccel {args.command}: {line}", file=sys.stderr),
             )
+    except shard_build.BuildSaidError:
+        return 2  # its build printed why, in one line
     except InputError as exc:  # ShardError, BudgetError, SchemaError: one class
         print(f"docsaccel {args.command}: error: {exc}", file=sys.stderr)
         return 2

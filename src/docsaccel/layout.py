@@ -38,6 +38,7 @@ __all__ = [
     "SHARD_FOLDERS",
     "VCS_MARKERS",
     "FolderLock",
+    "GalleryLock",
     "LockedError",
     "building_note_path",
     "building_since",
@@ -49,6 +50,7 @@ __all__ = [
     "find_root",
     "forget_build",
     "forget_report",
+    "gallery_lock_holder",
     "gallery_lock_path",
     "generated_dir",
     "holds_outputs",
@@ -480,7 +482,17 @@ def lock_holder(outdir: str | os.PathLike[str]) -> str | None:
     reader never makes a build starting at that moment find the folder taken; where
     there is no such list, ``None``: a reader then says what the report says.
     """
-    path = lock_path(outdir)
+    return _flock_holder(lock_path(outdir))
+
+
+def gallery_lock_holder(gallery_dir: str | os.PathLike[str]) -> str | None:
+    """The pid of the process holding the lock of a gallery folder now
+    (:class:`GalleryLock`), as :func:`lock_holder` reads an output folder's."""
+    return _flock_holder(gallery_lock_path(gallery_dir))
+
+
+def _flock_holder(path: Path) -> str | None:
+    """The pid written in the lock file ``path`` while a process holds its ``flock``."""
     try:
         status = path.stat()
         locks = Path("/proc/locks").read_text("ascii", "replace")
@@ -598,6 +610,24 @@ def _names(path: Path, handle: int) -> bool:
     except OSError:
         return False
     return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
+
+
+class GalleryLock(FolderLock):
+    """An exclusive lock on a gallery folder of a source tree (:func:`gallery_lock_path`),
+    whatever the output folder: held by a build generating the folder, and by a shard
+    merge copying the shards' outputs into it, so neither writes among the other's files."""
+
+    removed_on_release = True
+
+    def __init__(self, gallery_dir: str | os.PathLike[str]) -> None:
+        super().__init__(gallery_dir, gallery_lock_path(gallery_dir))
+
+    def _refusal(self, holder: str) -> str:
+        return (
+            f"another build of this source tree is generating the gallery folder "
+            f"{self.folder} (process {holder}, lock {self.path}); wait for it to finish or "
+            "build from another copy of the source tree"
+        )
 
 
 def gallery_lock_path(gallery_dir: str | os.PathLike[str]) -> Path:

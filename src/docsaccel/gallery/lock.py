@@ -25,7 +25,9 @@ from __future__ import annotations
 import os
 
 from docsaccel import layout
-from docsaccel.layout import FolderLock, LockedError
+
+# The gallery folders' lock is the layout's: shard merges take it too.
+from docsaccel.layout import FolderLock, GalleryLock, LockedError
 
 __all__ = ["GalleryLock", "LockedError", "OutdirLock"]
 
@@ -41,21 +43,4 @@ class OutdirLock(FolderLock):
         return (
             f"another build is writing into {self.outdir} (process {holder}, lock "
             f"{self.path}); wait for it to finish or build into another output folder"
-        )
-
-
-class GalleryLock(FolderLock):
-    """An exclusive lock on a gallery folder of a source tree
-    (:func:`docsaccel.layout.gallery_lock_path`), whatever the output folder."""
-
-    removed_on_release = True
-
-    def __init__(self, gallery_dir: str | os.PathLike[str]) -> None:
-        super().__init__(gallery_dir, layout.gallery_lock_path(gallery_dir))
-
-    def _refusal(self, holder: str) -> str:
-        return (
-            f"another build of this source tree is generating the gallery folder "
-            f"{self.folder} (process {holder}, lock {self.path}); wait for it to finish or "
-            "build from another copy of the source tree"
         )

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MANIFEST",
+    "BuildSaidError",
     "DocsProject",
     "ShardWorkLock",
     "check_artifact_target",
@@ -75,6 +76,7 @@ __all__ = [
     "holding_shard_work",
     "is_build_output",
     "is_site_folder",
+    "lock_galleries",
     "merge_artifacts",
     "own_build_folder",
     "plan_project",
@@ -773,22 +775,81 @@ def _merge(
     """:func:`run_merge` of checked ``manifests``, the shard work folder held. Interrupted
     (Ctrl-C, ``SIGTERM``) before its build took over the site's report, it says so there:
     the report saying it has not finished would read as a command killed outright."""
-    pages = _site_pages(project, outdir, show_unfinished, command)
-    pages.started()
-    records = Path(records or layout.shard_dir(project.docs, "shard-records")).resolve()
-    watch = _watch_sources(project, Path(outdir), records, watch_sources)
+    galleries = lock_galleries(project)  # before anything is written
+    try:
+        pages = _site_pages(project, outdir, show_unfinished, command)
+        pages.started()
+        records = Path(records or layout.shard_dir(project.docs, "shard-records")).resolve()
+        watch = _watch_sources(project, Path(outdir), records, watch_sources)
+    except BaseException:
+        _release(galleries)
+        raise
     try:
         merged = merge_artifacts(project, artifacts, records, manifests)
         env = {env_name("shard_records"): str(records)}
-        run_sphinx(project.docs, Path(outdir), env, sphinx_args)
+        # Let go for the build, which locks the same folders: its refusal, should another
+        # build take them first, is its own line.
+        _release(galleries)
+        _run_merge_build(project, Path(outdir), env, sphinx_args)
     except KeyboardInterrupt:
         if pages.still_started():
             pages.interrupted()
         raise
     finally:
+        _release(galleries)
         if watch is not None:
             watch.finish()
     return merged
+
+
+class BuildSaidError(ShardError):
+    """A failure of a build whose one line the build itself printed: the command adds
+    none."""
+
+
+def lock_galleries(project: DocsProject) -> list[layout.GalleryLock]:
+    """Lock the project's gallery folders (:class:`docsaccel.layout.GalleryLock`), as its
+    builds do, before a merge copies the shards' outputs there: a build generating them
+    meanwhile would mix its files with the shards'. Refused with :class:`ShardError`
+    naming the folder and the process holding it, nothing written."""
+    locks: list[layout.GalleryLock] = []
+    try:
+        for gallery in _gallery_folders(project):
+            lock = layout.GalleryLock(gallery)
+            lock.acquire()
+            locks.append(lock)
+    except layout.LockedError as exc:
+        _release(locks)
+        raise ShardError(str(exc)) from None
+    except OSError as exc:
+        _release(locks)
+        raise ShardError(f"cannot lock the gallery folder: {exc}") from None
+    return locks
+
+
+def _gallery_folders(project: DocsProject) -> list[Path]:
+    return [project.docs / gallery for gallery in project.galleries.values()]
+
+
+def _release(locks: Sequence[layout.FolderLock]) -> None:
+    for lock in locks:
+        lock.release()
+
+
+def _run_merge_build(
+    project: DocsProject, outdir: Path, env: Mapping[str, str], sphinx_args: Sequence[str]
+) -> None:
+    """The merge's Sphinx build (:func:`run_sphinx`). Refused because another build took
+    a folder it writes (the site's, a gallery folder) since the merge let go, the build
+    said so in one line: the command adds none (:class:`BuildSaidError`)."""
+    try:
+        run_sphinx(project.docs, outdir, env, sphinx_args)
+    except ShardError as exc:
+        others = [layout.lock_holder(outdir)]
+        others += [layout.gallery_lock_holder(folder) for folder in _gallery_folders(project)]
+        if any(other not in (None, str(os.getpid())) for other in others):
+            raise BuildSaidError(str(exc)) from None
+        raise
 
 
 class ShardWorkLock(layout.FolderLock):
