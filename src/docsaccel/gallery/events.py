@@ -42,6 +42,8 @@ from docsaccel.contract import (
     INTERRUPTED,
     NOT_EXECUTED,
     RECORD_LOST_ERROR,
+    STOPPED_BEFORE_EXAMPLES,
+    STOPPED_WHILE_GENERATING,
     UNFINISHED_ERROR,
     VERDICT_PENDING,
     InputError,
@@ -147,13 +149,18 @@ def _build(app: Sphinx) -> GalleryBuild | None:
     return getattr(app, "_docsaccel_gallery", None)
 
 
-def _note_raised(app: Sphinx, raised: str, said: bool) -> None:
+def _note_raised(app: Sphinx, raised: str, said: bool) -> str:
     """Keep the first handler error of the build (:func:`.handler_errors.note_errors`);
-    ``said``: its one line was logged as the build's error, and no traceback was shown."""
+    ``said``: its one line is logged as the build's error, and no traceback is shown.
+    Returns that line: the build stopped before its examples ran, or, once some were
+    processed (restored, run), while the galleries were generated."""
     build = _build(app)
     if build is not None and build.raised is None:
         build.raised = raised if said else f"{raised} (its traceback is in the build log)"
         build.stop_said = build.stop_said or said
+    ran = build is not None and build.records_reset and not _none_ran(build)
+    stopped = STOPPED_WHILE_GENERATING if ran else STOPPED_BEFORE_EXAMPLES
+    return f"docsaccel: the build {stopped}: {raised}"
 
 
 def _junit_folders(app: Sphinx) -> list[Path]:
@@ -1297,13 +1304,16 @@ def _write_unfinished_reports() -> bool:
                 logger.info(f"docsaccel: report written to {build.report_path} (complete: false)")
                 continue
             logger.error(
-                f"docsaccel: the build stopped before its examples ran ({why}); report "
+                f"docsaccel: the build {STOPPED_BEFORE_EXAMPLES} ({why}); report "
                 f"written to {build.report_path} (complete: false)"
             )
             continue
         # Once the examples ran (the report was written) it ended as the pages were.
         build.ended_writing = build.last_report is not None
         build.ended_because = ending
+        if build.last_report is None:
+            # A handler (sphinx-gallery's) raised once some examples were processed.
+            build.stopped_while_generating = build.raised
         report = build.write_report(complete=False)
         _show_unfinished(build, report)
         written = f"report written to {build.report_path} (complete: false)"
@@ -1314,7 +1324,8 @@ def _write_unfinished_reports() -> bool:
         stopped = [
             r for r in report["examples"] if r["status"] == INTERRUPTED or is_build_failure(r)
         ]
-        because = f" ({ending})" if ending else ""
+        causes = [cause for cause in (ending, build.stopped_while_generating) if cause]
+        because = f" ({'; '.join(causes)})" if causes else ""
         logger.error(
             f"docsaccel: the build stopped before its end{because}; {written}"
             + "".join(f"\n  {r['id']}: {r['error']}" for r in stopped)
