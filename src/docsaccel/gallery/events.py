@@ -92,11 +92,14 @@ from docsaccel.settings import (
     Settings,
     cache_collision,
     env_name,
+    given_value,
+    given_where,
     own_cache_folder,
     project_root,
     read_overrides,
     read_settings,
     resolve,
+    spec,
     unknown_settings,
     unknown_variables,
 )
@@ -111,6 +114,8 @@ REPORT_READY_EVENT = "docsaccel-report-ready"
 #: The scraper added to ``image_scrapers`` when ``docsaccel_videos`` is on.
 VIDEO_SCRAPER = "docsaccel.video.video_scraper"
 _FAST_ENV = env_name("fast")
+#: The ``conf.py`` key of the budget file, as its messages name it (:func:`given_where`).
+_BUDGETS_KEY = spec("budgets").key or "docsaccel_budgets"
 #: The priority of the last handler of ``build-finished``: after any an extension or a
 #: project's ``conf.py`` connects (Sphinx's default is 500).
 FINAL_PRIORITY = 1_000_000
@@ -512,7 +517,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[Gal
         try:
             table = load_budgets(settings.budgets, memory_at_most=machine_bytes())
         except BudgetError as exc:
-            raise config_error(f"docsaccel_budgets: {exc}") from None
+            raise config_error(f"{given_where(_BUDGETS_KEY, config)}: {exc}") from None
         # Messages and records name the file as conf.py does.
         table = dataclasses.replace(table, path=str(config.docsaccel_budgets))
         _warn_unread_ci(table)
@@ -656,6 +661,7 @@ def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, A
         cache=build.cache.recording if build.cache else None,
         progress=build.progress.channel if build.progress else None,
         memory_limit=build.settings.memory_limit,
+        fail_mode=given_value("on_overrun", build.settings.on_overrun, config=app.config),
         save_report=build.save_unfinished_report,
         between_examples=None if build.cache is None else lambda: _store_so_far(build),
         keep_lock=build.keep_lock,
@@ -690,7 +696,7 @@ def _plan(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> Non
     except ExampleFileError as exc:  # the example's own file: its message names it
         raise config_error(str(exc)) from None
     except BudgetError as exc:
-        raise config_error(f"docsaccel_budgets: {exc}") from None
+        raise config_error(f"{given_where(_BUDGETS_KEY, app.config)}: {exc}") from None
     for message in unused:
         logger.warning(message, type="docsaccel", subtype="budgets")
     _check_memory_room(app.config, build, gallery_conf)
@@ -734,7 +740,8 @@ def _check_memory_room(config: Any, build: GalleryBuild, gallery_conf: dict[str,
         budget = example.budget.memory
         if budget.bytes is not None and budget.bytes <= held:
             raise config_error(
-                f"docsaccel_budgets: {example.id}: its memory budget of {budget.describe()} "
+                f"{given_where(_BUDGETS_KEY, config)}: {example.id}: its memory budget of "
+                f"{budget.describe()} "
                 f"is not above what the process that runs the examples holds before any "
                 f"example runs ({format_size(held)}): its peak counts that memory too, so "
                 "it would always be over; give it room above that"
