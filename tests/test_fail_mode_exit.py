@@ -192,3 +192,26 @@ def test_no_gate_passes_a_build_fail_mode_failed(tmp_path) -> None:
     (said,) = appended.stderr.strip().splitlines()
     assert "the build failed (1 example stopped at its budget: examples/plot_sleep.py)" in said
     assert history.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("conf", "args", "env", "given"),
+    [
+        ("", (), FAIL, "(DOCSACCEL_ON_OVERRUN=fail)"),
+        ('docsaccel_on_overrun = "fail"\n', (), {}, "(docsaccel_on_overrun = 'fail')"),
+        ("", ("-D", "docsaccel_on_overrun=fail"), {}, "(-D docsaccel_on_overrun=fail)"),
+    ],
+    ids=["variable", "conf.py", "-D"],
+)
+def test_the_interruption_names_where_fail_mode_was_set(tmp_path, conf, args, env, given):
+    """The error of an example stopped at its budget names the setting as the user gave
+    it: the variable, ``conf.py``'s key, or ``-D``."""
+    examples = ["plot_sleep.py"]
+    src = make_project(tmp_path, examples, conf=conf, budgets=SLEEP_BUDGET)
+
+    built = build(src, *args, env=env)
+
+    assert built.returncode == 2, built.output
+    error = built.record("plot_sleep.py")["error"]
+    assert given in error, error
+    assert given in built.output, built.output

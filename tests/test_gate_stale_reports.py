@@ -15,7 +15,7 @@ import pytest
 from helpers.gallery_build import build, make_project
 
 from docsaccel import layout
-from docsaccel.contract import NOT_EXECUTED
+from docsaccel.contract import CACHED, NOT_EXECUTED, OK
 from docsaccel.report.commands import run_check, run_compare, run_history_append, run_report
 
 pytestmark = pytest.mark.slow
@@ -255,6 +255,9 @@ def test_an_example_without_a_docstring_stops_the_build_in_one_line(tmp_path) ->
     assert code == 2, out
     assert out.count("\n") == 1, out
     assert f"it stopped before its examples ran: {raised}" in out, out
+    # A view renders any build that did not finish, saying why (the reports guide).
+    markdown, code = run_report(str(layout.report_path(built.outdir)))
+    assert code == 0 and "it stopped before its examples ran" in markdown, markdown
 
 
 RAISING_HANDLER = """
@@ -427,3 +430,49 @@ def test_journals_a_later_failed_build_left_behind_pass_no_gate(tmp_path) -> Non
         assert code == 2, text
         assert text.count("\n") == 1, text
         assert "a later build of this project started (" in text, text
+
+
+def test_an_example_without_a_docstring_after_examples_ran_names_the_stop(tmp_path) -> None:
+    """sphinx-gallery refuses an example without a docstring in a sub-gallery, once the
+    gallery's first examples were processed (one restored by the example cache, one run):
+    the log's one ``ERROR`` line says the build stopped while generating the galleries
+    (not before its examples ran), and the report keeps the reason, which every reader
+    names."""
+    src = make_project(tmp_path, EXAMPLES)
+    env = {"DOCSACCEL_CACHE": str(tmp_path / "cache")}
+    first = build(src, env=env)
+    assert first.returncode == 0, first.output
+    base = tmp_path / "base-report.json"
+    base.write_bytes(first.report_path.read_bytes())
+    quick = src / "examples" / "plot_quick.py"
+    quick.write_text(quick.read_text("utf-8") + "\nprint('edited')\n", "utf-8")
+    sub = src / "examples" / "sub"
+    sub.mkdir()
+    (sub / "README.rst").write_text("Sub\n===\n", "utf-8")
+    (sub / "plot_nodoc.py").write_text("print('no docstring')\n", "utf-8")
+
+    built = build(src, env=env)
+
+    assert built.returncode == 2, built.output
+    raised = (
+        'sphinx-gallery raised ExtensionError: Could not find docstring in file "'
+        f'{sub / "plot_nodoc.py"}"'
+    )
+    errors = [line for line in built.output.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1, built.output
+    assert "stopped while generating the galleries" in errors[0], errors
+    assert raised in errors[0] and "before its examples ran" not in errors[0], errors
+    statuses = {r["name"]: r["status"] for r in built.report["examples"]}
+    assert statuses["plot_figure.py"] == CACHED and statuses["plot_quick.py"] == OK, statuses
+    assert raised in built.report["build"]["stopped_while_generating"], built.report["build"]
+    said = f"it stopped while generating the galleries: {raised}"
+    report = str(layout.report_path(built.outdir))
+    for out, code, wanted in [
+        (*run_check([report]), 2),
+        (*run_check([report], allow_incomplete=True), 3),
+        (*run_compare(str(base), report, allow_incomplete=True), 3),
+        (*run_history_append(report, tmp_path / "history.jsonl"), 2),
+        (*run_report(report), 0),
+    ]:
+        # The Markdown view escapes its punctuation with backslashes; the reason has none.
+        assert code == wanted and said in out.replace("\\", ""), out

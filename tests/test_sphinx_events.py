@@ -65,11 +65,16 @@ _gallery_refuses.__module__ = "sphinx_gallery.gen_gallery"  # as sphinx-gallery'
 
 def test_a_message_sphinx_gallery_raises_becomes_one_logged_stop() -> None:
     """sphinx-gallery's own Sphinx error is noted as said, and goes on as a stop Sphinx
-    prints no crash report for (a ``BdbQuit``)."""
+    prints no crash report for (a ``BdbQuit``), whose line is the one the note gives."""
     app, noted = _App(), []
     app.connect("builder-inited", _gallery_refuses)
-    note_errors(app, "builder-inited", lambda raised, said: noted.append((raised, said)))
-    with pytest.raises(HandlerStop, match="Could not find docstring"):
+
+    def note(raised: str, said: bool) -> str:
+        noted.append((raised, said))
+        return f"stopped: {raised}"
+
+    note_errors(app, "builder-inited", note)
+    with pytest.raises(HandlerStop, match=r"^stopped: sphinx-gallery .*Could not find docstring"):
         app.events.emit("builder-inited")
     said = 'sphinx-gallery raised ExtensionError: Could not find docstring in file "plot_child.py"'
     assert noted == [(said, True)]

@@ -76,6 +76,8 @@ __all__ = [
     "SHARD_COMMAND",
     "STALE",
     "STATUSES",
+    "STOPPED_BEFORE_EXAMPLES",
+    "STOPPED_WHILE_GENERATING",
     "UNFINISHED_ERROR",
     "UNMEASURED",
     "VERDICT_PENDING",
@@ -203,6 +205,11 @@ BUDGETS_FAILED = "budgets_failed"
 #: its process from ending (``exit_blocked``, set after the build's end), or the build
 #: ended without Sphinx's verdict reaching the report (``verdict_pending``).
 BUILD_FAILURES = (BUDGETS_FAILED, "sphinx_failed", "exit_blocked", "verdict_pending")
+#: How the log and every view say a build stopped before any example was processed
+#: (``build.stopped_before_examples``), and once some were, while sphinx-gallery generated
+#: the galleries (``build.stopped_while_generating``): each followed by why.
+STOPPED_BEFORE_EXAMPLES = "stopped before its examples ran"
+STOPPED_WHILE_GENERATING = "stopped while generating the galleries"
 #: How the line a build's budgets ended it with counts the examples it names.
 _BUDGETS_FAILED_PREFIX = "docsaccel: "
 _BUDGETS_FAILED_COUNT = " example(s) ran out of their budget (time or memory): "

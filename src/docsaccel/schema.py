@@ -304,6 +304,14 @@ def validate_report(report: Any, source: str | Path | None = None) -> dict:
             f"{_where(source, 'build.stopped_before_examples')} is {stopped!r:.40}; expected "
             'why the build stopped (a string), in a report that says "complete": false'
         )
+    generating = build.get("stopped_while_generating")
+    if generating is not None and (
+        not isinstance(generating, str) or build.get("complete") is not False
+    ):
+        raise SchemaError(
+            f"{_where(source, 'build.stopped_while_generating')} is {generating!r:.40}; "
+            'expected why the build stopped (a string), in a report that says "complete": false'
+        )
     for key in BUILD_FAILURES:
         failed = build.get(key)
         if failed is not None and not isinstance(failed, str):

@@ -49,6 +49,7 @@ __all__ = [
     "env_name",
     "environment_variables",
     "given_as",
+    "given_value",
     "given_where",
     "in_package",
     "missing_folder",
@@ -872,15 +873,42 @@ def resolve(name: str, config: Any, env: Mapping[str, str]) -> tuple[str, Any]:
     return source.where, source.value
 
 
-def given_as(name: str, env: Mapping[str, str] | None = None) -> str:
+def given_as(name: str, env: Mapping[str, str] | None = None, config: Any = None) -> str:
     """What the user set setting ``name`` with, for a message: its variable when that is
-    set (it beats ``conf.py``, see :func:`resolve`), else its ``conf.py`` key. Code that
-    runs an example has the build's environment but not its ``conf.py``, and this is all
-    it needs to name the setting as it was typed."""
+    set (it beats ``conf.py``, see :func:`resolve`), else ``-D`` and its key when
+    ``config`` (a Sphinx config) says ``sphinx-build -D`` gave it (:func:`given_where`),
+    else its ``conf.py`` key. Code that runs an example has the build's environment but
+    not its ``conf.py``: it names the setting as it was typed with what the build's
+    process gave it (:func:`given_value`)."""
     item = spec(name)
     if item.env is not None and _env_set(item, os.environ if env is None else env):
         return item.env
+    if item.key is not None and config is not None:
+        return given_where(item.key, config)
     return item.key or item.describe()
+
+
+def given_value(
+    name: str, value: Any, env: Mapping[str, str] | None = None, config: Any = None
+) -> str:
+    """Setting ``name`` and its ``value`` as the user gave them, for a message:
+    ``DOCSACCEL_ON_OVERRUN=fail`` from the variable, ``-D docsaccel_on_overrun=fail`` from
+    ``sphinx-build -D`` (when ``config`` says so), else ``docsaccel_on_overrun = 'fail'``
+    as ``conf.py`` writes it.
+
+    >>> given_value("on_overrun", "fail", env={"DOCSACCEL_ON_OVERRUN": " fail "})
+    'DOCSACCEL_ON_OVERRUN=fail'
+    >>> given_value("on_overrun", "fail", env={})
+    "docsaccel_on_overrun = 'fail'"
+    """
+    env = os.environ if env is None else env
+    item = spec(name)
+    where = given_as(name, env, config)
+    if item.env is not None and where == item.env:
+        return f"{where}={env[item.env].strip()}"
+    if where.startswith("-D "):
+        return f"{where}={config.overrides[item.key]}"
+    return f"{where} = {value!r}"
 
 
 def _env_set(item: Setting, env: Mapping[str, str]) -> bool:

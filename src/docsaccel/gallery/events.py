@@ -42,6 +42,8 @@ from docsaccel.contract import (
     INTERRUPTED,
     NOT_EXECUTED,
     RECORD_LOST_ERROR,
+    STOPPED_BEFORE_EXAMPLES,
+    STOPPED_WHILE_GENERATING,
     UNFINISHED_ERROR,
     VERDICT_PENDING,
     InputError,
@@ -90,11 +92,14 @@ from docsaccel.settings import (
     Settings,
     cache_collision,
     env_name,
+    given_value,
+    given_where,
     own_cache_folder,
     project_root,
     read_overrides,
     read_settings,
     resolve,
+    spec,
     unknown_settings,
     unknown_variables,
 )
@@ -115,6 +120,8 @@ REPORT_READY_EVENT = "docsaccel-report-ready"
 #: The scraper added to ``image_scrapers`` when ``docsaccel_videos`` is on.
 VIDEO_SCRAPER = "docsaccel.video.video_scraper"
 _FAST_ENV = env_name("fast")
+#: The ``conf.py`` key of the budget file, as its messages name it (:func:`given_where`).
+_BUDGETS_KEY = spec("budgets").key or "docsaccel_budgets"
 #: The priority of the last handler of ``build-finished``: after any an extension or a
 #: project's ``conf.py`` connects (Sphinx's default is 500).
 FINAL_PRIORITY = 1_000_000
@@ -153,13 +160,18 @@ def _build(app: Sphinx) -> GalleryBuild | None:
     return getattr(app, "_docsaccel_gallery", None)
 
 
-def _note_raised(app: Sphinx, raised: str, said: bool) -> None:
+def _note_raised(app: Sphinx, raised: str, said: bool) -> str:
     """Keep the first handler error of the build (:func:`.handler_errors.note_errors`);
-    ``said``: its one line was logged as the build's error, and no traceback was shown."""
+    ``said``: its one line is logged as the build's error, and no traceback is shown.
+    Returns that line: the build stopped before its examples ran, or, once some were
+    processed (restored, run), while the galleries were generated."""
     build = _build(app)
     if build is not None and build.raised is None:
         build.raised = raised if said else f"{raised} (its traceback is in the build log)"
         build.stop_said = build.stop_said or said
+    ran = build is not None and build.records_reset and not _none_ran(build)
+    stopped = STOPPED_WHILE_GENERATING if ran else STOPPED_BEFORE_EXAMPLES
+    return f"docsaccel: the build {stopped}: {raised}"
 
 
 def junit_folders(app: Sphinx) -> list[Path]:
@@ -516,7 +528,7 @@ def _start_build(app: Sphinx, config: Any, lock: OutdirLock, galleries: list[Gal
         try:
             table = load_budgets(settings.budgets, memory_at_most=machine_bytes())
         except BudgetError as exc:
-            raise config_error(f"docsaccel_budgets: {exc}") from None
+            raise config_error(f"{given_where(_BUDGETS_KEY, config)}: {exc}") from None
         # Messages and records name the file as conf.py does.
         table = dataclasses.replace(table, path=str(config.docsaccel_budgets))
         _warn_unread_ci(table)
@@ -660,6 +672,7 @@ def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, A
         cache=build.cache.recording if build.cache else None,
         progress=build.progress.channel if build.progress else None,
         memory_limit=build.settings.memory_limit,
+        fail_mode=given_value("on_overrun", build.settings.on_overrun, config=app.config),
         save_report=build.save_unfinished_report,
         between_examples=None if build.cache is None else lambda: _store_so_far(build),
         keep_lock=build.keep_lock,
@@ -694,7 +707,7 @@ def _plan(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> Non
     except ExampleFileError as exc:  # the example's own file: its message names it
         raise config_error(str(exc)) from None
     except BudgetError as exc:
-        raise config_error(f"docsaccel_budgets: {exc}") from None
+        raise config_error(f"{given_where(_BUDGETS_KEY, app.config)}: {exc}") from None
     for message in unused:
         logger.warning(message, type="docsaccel", subtype="budgets")
     _check_memory_room(app.config, build, gallery_conf)
@@ -738,7 +751,8 @@ def _check_memory_room(config: Any, build: GalleryBuild, gallery_conf: dict[str,
         budget = example.budget.memory
         if budget.bytes is not None and budget.bytes <= held:
             raise config_error(
-                f"docsaccel_budgets: {example.id}: its memory budget of {budget.describe()} "
+                f"{given_where(_BUDGETS_KEY, config)}: {example.id}: its memory budget of "
+                f"{budget.describe()} "
                 f"is not above what the process that runs the examples holds before any "
                 f"example runs ({format_size(held)}): its peak counts that memory too, so "
                 "it would always be over; give it room above that"
@@ -1308,13 +1322,16 @@ def _write_unfinished_reports() -> bool:
                 logger.info(f"docsaccel: report written to {build.report_path} (complete: false)")
                 continue
             logger.error(
-                f"docsaccel: the build stopped before its examples ran ({why}); report "
+                f"docsaccel: the build {STOPPED_BEFORE_EXAMPLES} ({why}); report "
                 f"written to {build.report_path} (complete: false)"
             )
             continue
         # Once the examples ran (the report was written) it ended as the pages were.
         build.ended_writing = build.last_report is not None
         build.ended_because = ending
+        if build.last_report is None:
+            # A handler (sphinx-gallery's) raised once some examples were processed.
+            build.stopped_while_generating = build.raised
         report = build.write_report(complete=False)
         _show_unfinished(build, report)
         written = f"report written to {build.report_path} (complete: false)"
@@ -1325,7 +1342,8 @@ def _write_unfinished_reports() -> bool:
         stopped = [
             r for r in report["examples"] if r["status"] == INTERRUPTED or is_build_failure(r)
         ]
-        because = f" ({ending})" if ending else ""
+        causes = [cause for cause in (ending, build.stopped_while_generating) if cause]
+        because = f" ({'; '.join(causes)})" if causes else ""
         logger.error(
             f"docsaccel: the build stopped before its end{because}; {written}"
             + "".join(f"\n  {r['id']}: {r['error']}" for r in stopped)

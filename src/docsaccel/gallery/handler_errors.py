@@ -1,5 +1,5 @@
 """Which event handler stopped the build, and with what, for the report of a build that
-ended before any example ran.
+ended before its examples ran, or while the galleries were generated.
 
 Sphinx prints a handler's exception (a crash report, or sphinx-gallery's one line) and
 ends the build with status 2; docsaccel's report, written at the process's end, must say
@@ -27,13 +27,15 @@ from docsaccel.stops import HandlerStop, ReportedStop, reported
 _LONGEST = 300
 
 
-def note_errors(app: Any, event: str, note: Callable[[str, bool], None]) -> list[Patch]:
+def note_errors(app: Any, event: str, note: Callable[[str, bool], str]) -> list[Patch]:
     """Wrap each handler of ``event`` that is not docsaccel's (its own stops say why they
     stop) so that an exception it raises is passed to ``note`` in one line
-    (:func:`raised_by`) before it goes on to Sphinx, with whether it was logged as the
+    (:func:`raised_by`) before it goes on to Sphinx, with whether it is logged as the
     build's one ``ERROR`` line (:func:`is_message`: then it goes on as a
-    :class:`~docsaccel.stops.HandlerStop`, and Sphinx prints no traceback); the wrappers
-    are undone once the event has been emitted (:func:`.sphinx_events.wrap_handlers`)."""
+    :class:`~docsaccel.stops.HandlerStop`, and Sphinx prints no traceback); ``note``
+    returns that line (what the build stopped before or during, and the error). The
+    wrappers are undone once the event has been emitted
+    (:func:`.sphinx_events.wrap_handlers`)."""
 
     def wrap(handler: Any) -> Callable[[Patch], Any] | None:
         if _module(handler).split(".")[0] == "docsaccel":
@@ -43,7 +45,7 @@ def note_errors(app: Any, event: str, note: Callable[[str, bool], None]) -> list
     return wrap_handlers(app, event, wrap)
 
 
-def _noting(app: Any, event: str, applied: Patch, note: Callable[[str], None]) -> Any:
+def _noting(app: Any, event: str, applied: Patch, note: Callable[[str, bool], str]) -> Any:
     # functools.wraps keeps the handler's name and module, which Sphinx's message names.
     @functools.wraps(applied.original)
     def noting(*args: Any, **kwargs: Any) -> Any:
@@ -59,9 +61,7 @@ def _noting(app: Any, event: str, applied: Patch, note: Callable[[str], None]) -
             if not is_message(handler, exc):
                 note(raised, False)
                 raise
-            note(raised, True)
-            stopped = f"docsaccel: the build stopped before its examples ran: {raised}"
-            raise reported(HandlerStop, stopped) from exc
+            raise reported(HandlerStop, note(raised, True)) from exc
 
     return noting
 

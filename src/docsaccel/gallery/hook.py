@@ -47,7 +47,7 @@ from docsaccel.gallery.progress import NearBudgetWatch, ProgressChannel
 from docsaccel.memory_sizes import ceiling_room, format_size, machine_bytes
 from docsaccel.records import RecordJournal, base_record, now_iso, write_run_marker
 from docsaccel.schema import peak_bytes
-from docsaccel.settings import env_name, given_as
+from docsaccel.settings import env_name, given_as, given_value
 
 if TYPE_CHECKING:
     from docsaccel.cache.cache_build import CacheRecording
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ExampleHook",
     "ended_text",
+    "fail_mode_text",
     "hard_stop_message",
     "interruption_message",
     "memory_hard_stop_message",
@@ -77,12 +78,22 @@ _ADVICE = (
 )
 
 
-def interruption_message(example: Example, elapsed: float, tier: str | None = None) -> str:
-    """The error shown in the log and on the page of an example stopped at its budget."""
+def fail_mode_text(given: str | None = None) -> str:
+    """How an interruption's error names fail mode: ``given`` (the build's process says
+    where it came from, :attr:`ExampleHook.fail_mode`), else from this process's
+    environment (the variable, or ``conf.py``'s key)."""
+    return given or given_value("on_overrun", "fail")
+
+
+def interruption_message(
+    example: Example, elapsed: float, tier: str | None = None, fail_mode: str | None = None
+) -> str:
+    """The error shown in the log and on the page of an example stopped at its budget;
+    ``fail_mode``: the setting as given (:func:`fail_mode_text`)."""
     by = f" {_TIERS[tier]}" if tier in _TIERS else ""
     return (
         f"{example.id} was interrupted after {elapsed:.1f} s{by}: its time budget is "
-        f"{example.budget.describe()} (docsaccel_on_overrun = 'fail'). {_ADVICE}"
+        f"{example.budget.describe()} ({fail_mode_text(fail_mode)}). {_ADVICE}"
     )
 
 
@@ -121,13 +132,15 @@ def memory_interruption_message(
     started_at: int,
     peak: int,
     ended: str = "",
+    fail_mode: str | None = None,
 ) -> str:
     """The error of an example stopped by its memory budget or by the build's ceiling;
     ``started_at``: what its process held when it started (what earlier examples left);
     ``peak``: its peak so far, as its record and the report count it (never below
     ``started_at``: both count every page its process maps); ``ended``: the processes it
-    started that were ended for it (:func:`ended_text`)."""
-    mode = "" if why == BY_CEILING else " (docsaccel_on_overrun = 'fail')"
+    started that were ended for it (:func:`ended_text`); ``fail_mode``: the setting as
+    given (:func:`fail_mode_text`)."""
+    mode = "" if why == BY_CEILING else f" ({fail_mode_text(fail_mode)})"
     advice = "or raise the ceiling" if why == BY_CEILING else "or raise its memory budget"
     if why == BY_CEILING:
         blame = _ceiling_to_blame(sample, ceiling, started_at, peak)
@@ -270,6 +283,10 @@ class ExampleHook:
     progress: ProgressChannel | None = None
     #: The build's memory ceiling in bytes (``docsaccel_memory_limit``; None: none).
     memory_limit: int | None = None
+    #: ``docsaccel_on_overrun`` as the user gave it, for the errors of fail mode
+    #: (:func:`.settings.given_value`: the variable, ``-D`` or ``conf.py``); None: named
+    #: from the environment of the process that runs the example.
+    fail_mode: str | None = None
     #: The process of the build (Sphinx's): the ceiling bounds it and its descendants.
     build_pid: int = field(default_factory=os.getpid)
     #: Writes the build's report now (in the build's process only; never pickled).
@@ -457,6 +474,7 @@ class ExampleHook:
             run.meter.rss_before,
             run.tripped_peak,
             ended,
+            self.fail_mode,
         )
         if run.interrupted_after is None:
             run.interrupted_after = time.perf_counter() - run.wall_start
@@ -548,7 +566,7 @@ class ExampleHook:
 
     def _interrupted(self, run: _Run, elapsed: float) -> str:
         tier = run.deadline.tier if run.deadline is not None else None
-        message = interruption_message(run.example, elapsed, tier)
+        message = interruption_message(run.example, elapsed, tier, self.fail_mode)
         if run.interrupted_after is None:
             run.interrupted_after = elapsed
             run.tier = tier

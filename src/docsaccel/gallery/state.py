@@ -122,6 +122,9 @@ class GalleryBuild:
         #: Why the build stopped before its examples ran (a refused setting, an error),
         #: once it did; its report then holds no example and says this.
         self.stopped_before_examples: str | None = None
+        #: Why the build stopped once some examples were processed, before the galleries
+        #: were all generated (the first handler error, :attr:`raised`); else None.
+        self.stopped_while_generating: str | None = None
         #: The first exception an event handler not docsaccel's let out, in one line naming
         #: the handler (:mod:`.handler_errors`): why a build stopped before any example;
         #: it says where the traceback is when Sphinx showed one.
@@ -256,6 +259,8 @@ class GalleryBuild:
             build["lock_lost"] = self.lock_lost
         if self.stopped_before_examples is not None:
             build["stopped_before_examples"] = self.stopped_before_examples
+        if self.stopped_while_generating is not None:
+            build["stopped_while_generating"] = self.stopped_while_generating
         if self.budgets_failed is not None:
             build[BUDGETS_FAILED] = self.budgets_failed
         if self.sphinx_failed is not None:

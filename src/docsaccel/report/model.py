@@ -27,6 +27,8 @@ from docsaccel.contract import (
     NOT_EXECUTED,
     OK,
     SHARD_COMMAND,
+    STOPPED_BEFORE_EXAMPLES,
+    STOPPED_WHILE_GENERATING,
     WHOLE_RUNS,
     InputError,
     build_failures,
@@ -554,8 +556,10 @@ class LoadedInput:
         the records folder was removed while the build ran), ``"... (its examples ran;
         it ended while its pages were written)"`` (or ``"while Sphinx read the
         documents"``, before it wrote any), ``"... (it stopped before its examples
-        ran: <why>)"`` (a refused setting), with what ended its process first when a
-        signal did (``"... (it was terminated (SIGTERM); its examples ran; ...)"``), or
+        ran: <why>)"`` (a refused setting), ``"... (it stopped while generating the
+        galleries: <why>)"`` (sphinx-gallery refused an example once others ran), with
+        what ended its process first when a signal did (``"... (it was terminated
+        (SIGTERM); its examples ran; ...)"``), or
         ``"the build did not finish"`` when no record says.
         """
         if self.complete:
@@ -569,7 +573,10 @@ class LoadedInput:
             why.append(ended)
         stopped = self.build.get("stopped_before_examples")
         if stopped:
-            why.append(f"it stopped before its examples ran: {stopped}")
+            why.append(f"it {STOPPED_BEFORE_EXAMPLES}: {stopped}")
+        generating = self.build.get("stopped_while_generating")
+        if generating:
+            why.append(f"it {STOPPED_WHILE_GENERATING}: {generating}")
         if self.stopped_hard:
             why.append(
                 _state(

@@ -190,7 +190,7 @@ def on_config_inited(app: Sphinx, config: Any) -> None:
     if settings is None or settings.cache is None or settings.shard_examples is not None:
         return
     if not settings.cache_sphinx:
-        logger.info(f"docsaccel: Sphinx state off ({given_as('cache_sphinx')})")
+        logger.info(f"docsaccel: Sphinx state off ({given_as('cache_sphinx', config=config)})")
         return
     unchecked = _unchecked_releases()
     for reason in unchecked:
