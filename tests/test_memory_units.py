@@ -632,7 +632,7 @@ def test_what_a_forked_child_carries_is_the_least_the_process_held_at_a_fork() -
     assert first >= 300 and least < first - 250, done.stdout
 
 
-def _ceiling_message(own: int, rest: int) -> str:
+def _ceiling_message(own: int, rest: int, limit_given: str | None = None) -> str:
     from docsaccel.budgets import Budget
     from docsaccel.examples import Example
     from docsaccel.gallery.hook import BY_CEILING, memory_interruption_message
@@ -650,7 +650,9 @@ def _ceiling_message(own: int, rest: int) -> str:
     started = 90 << 20
     sample = Sample(example=started + own, build=rest + own, largest=True)
     ceiling = rest + own - (1 << 20)
-    return memory_interruption_message(example, BY_CEILING, sample, ceiling, started, started + own)
+    return memory_interruption_message(
+        example, BY_CEILING, sample, ceiling, started, started + own, limit_given=limit_given
+    )
 
 
 def test_an_example_stopped_by_a_ceiling_that_leaves_no_room_is_not_blamed() -> None:
@@ -662,3 +664,17 @@ def test_an_example_stopped_by_a_ceiling_that_leaves_no_room_is_not_blamed() -> 
     # An example using much of its own is still the one told to use less.
     said = _ceiling_message(own=500 << 20, rest=99 << 20)
     assert "Make it use less memory" in said and "ceiling is the cause" not in said, said
+
+
+@pytest.mark.parametrize("own", [1 << 20, 500 << 20], ids=["ceiling-blamed", "example-blamed"])
+def test_a_ceiling_error_names_the_setting_where_the_build_was_given_it(own, monkeypatch) -> None:
+    """The error is made in the process running the example, which has the build's
+    environment but not its ``-D`` values: the build's process says where the ceiling came
+    from, and every mention of the setting in the error names that, never conf.py's key
+    for a ``-D`` value."""
+    monkeypatch.delenv("DOCSACCEL_MEMORY_LIMIT", raising=False)
+    said = _ceiling_message(own=own, rest=99 << 20, limit_given="-D docsaccel_memory_limit")
+    assert "(-D docsaccel_memory_limit)" in said, said
+    assert "(docsaccel_memory_limit)" not in said, said
+    said = _ceiling_message(own=own, rest=99 << 20)
+    assert "(docsaccel_memory_limit)" in said, said

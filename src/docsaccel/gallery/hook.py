@@ -60,6 +60,7 @@ __all__ = [
     "interruption_message",
     "memory_hard_stop_message",
     "memory_interruption_message",
+    "memory_limit_text",
 ]
 
 logger = sphinx_logging.getLogger(__name__)
@@ -83,6 +84,13 @@ def fail_mode_text(given: str | None = None) -> str:
     where it came from, :attr:`ExampleHook.fail_mode`), else from this process's
     environment (the variable, or ``conf.py``'s key)."""
     return given or given_value("on_overrun", "fail")
+
+
+def memory_limit_text(given: str | None = None) -> str:
+    """How an error names the build's memory ceiling setting: ``given`` (the build's
+    process says where it came from, :attr:`ExampleHook.memory_limit_given`: ``-D``, the
+    variable or ``conf.py``), else from this process's environment."""
+    return given or given_as("memory_limit")
 
 
 def interruption_message(
@@ -113,12 +121,14 @@ _MEMORY_ADVICE = (
 )
 
 
-def _memory_limit_text(example: Example, why: str, sample: Sample, ceiling: int | None) -> str:
+def _memory_limit_text(
+    example: Example, why: str, sample: Sample, ceiling: int | None, given: str | None = None
+) -> str:
     if why == BY_CEILING:
         return (
             f"the build's processes held {format_size(sample.build)} (each page they share "
             f"counted once), over the build's memory ceiling of {format_size(ceiling or 0)} "
-            f"({given_as('memory_limit')}), and "
+            f"({memory_limit_text(given)}), and "
             "this example (its process and the processes it started) held the most of it"
         )
     return f"its memory budget is {example.budget.memory.describe()}"
@@ -133,31 +143,37 @@ def memory_interruption_message(
     peak: int,
     ended: str = "",
     fail_mode: str | None = None,
+    limit_given: str | None = None,
 ) -> str:
     """The error of an example stopped by its memory budget or by the build's ceiling;
     ``started_at``: what its process held when it started (what earlier examples left);
     ``peak``: its peak so far, as its record and the report count it (never below
     ``started_at``: both count every page its process maps); ``ended``: the processes it
     started that were ended for it (:func:`ended_text`); ``fail_mode``: the setting as
-    given (:func:`fail_mode_text`)."""
+    given (:func:`fail_mode_text`); ``limit_given``: the ceiling's setting as given
+    (:func:`memory_limit_text`)."""
     mode = "" if why == BY_CEILING else f" ({fail_mode_text(fail_mode)})"
     advice = "or raise the ceiling" if why == BY_CEILING else "or raise its memory budget"
     if why == BY_CEILING:
-        blame = _ceiling_to_blame(sample, ceiling, started_at, peak)
+        blame = _ceiling_to_blame(sample, ceiling, started_at, peak, limit_given)
         if blame:
             return (
                 f"{example.id} was interrupted at a peak of {format_size(peak)} (its process "
                 f"held {format_size(started_at)} when it started{'; ' if ended else ''}"
-                f"{ended}): {_memory_limit_text(example, why, sample, ceiling)}. {blame}"
+                f"{ended}): {_memory_limit_text(example, why, sample, ceiling, limit_given)}. "
+                f"{blame}"
             )
     return (
         f"{example.id} was interrupted at a peak of {format_size(peak)} (its process held "
         f"{format_size(started_at)} when it started{'; ' if ended else ''}{ended}): "
-        f"{_memory_limit_text(example, why, sample, ceiling)}{mode}. {_MEMORY_ADVICE}, {advice}."
+        f"{_memory_limit_text(example, why, sample, ceiling, limit_given)}{mode}. "
+        f"{_MEMORY_ADVICE}, {advice}."
     )
 
 
-def _ceiling_to_blame(sample: Sample, ceiling: int | None, started_at: int, peak: int) -> str:
+def _ceiling_to_blame(
+    sample: Sample, ceiling: int | None, started_at: int, peak: int, given: str | None = None
+) -> str:
     """The advice when the ceiling, not the example, is the cause (``""`` otherwise): the
     example's own use (its peak above what its process held when it started) is less than
     the room a ceiling should leave above the rest of the build's memory
@@ -170,7 +186,7 @@ def _ceiling_to_blame(sample: Sample, ceiling: int | None, started_at: int, peak
         f"The ceiling is the cause, not this example: it used {format_size(own)} of its "
         f"own, and the ceiling leaves less than {format_size(ceiling_room(rest))} above the "
         f"{format_size(rest)} the rest of the build held; raise the ceiling "
-        f"({given_as('memory_limit')}), a little under the machine's memory."
+        f"({memory_limit_text(given)}), a little under the machine's memory."
     )
 
 
@@ -203,6 +219,7 @@ def memory_hard_stop_message(
     last: Sample,
     ceiling: int | None,
     peak: int,
+    limit_given: str | None = None,
 ) -> str:
     """The error of an example the hard stop ended after its memory interruption:
     ``tripped`` is the sample that interrupted it, ``last`` the one that ended it,
@@ -210,7 +227,7 @@ def memory_hard_stop_message(
     return (
         f"{example.id} {HARD_STOP} {elapsed:.1f} s (its process was ended): it "
         f"went on after its interruption at a peak of {format_size(peak)} "
-        f"({_memory_limit_text(example, why, tripped, ceiling)}), and held "
+        f"({_memory_limit_text(example, why, tripped, ceiling, limit_given)}), and held "
         f"{format_size(last.example)} (the build {format_size(last.build)}) when it was "
         f"ended (it ignores or swallows the interruption, or runs native code: it allocates, "
         "or waits for a process that does not end). "
@@ -287,6 +304,9 @@ class ExampleHook:
     #: (:func:`.settings.given_value`: the variable, ``-D`` or ``conf.py``); None: named
     #: from the environment of the process that runs the example.
     fail_mode: str | None = None
+    #: ``docsaccel_memory_limit`` as the user gave it (:func:`.settings.given_as`), for the
+    #: errors of the ceiling; None: named from the example's process's environment.
+    memory_limit_given: str | None = None
     #: The process of the build (Sphinx's): the ceiling bounds it and its descendants.
     build_pid: int = field(default_factory=os.getpid)
     #: Writes the build's report now (in the build's process only; never pickled).
@@ -475,6 +495,7 @@ class ExampleHook:
             run.tripped_peak,
             ended,
             self.fail_mode,
+            self.memory_limit_given,
         )
         if run.interrupted_after is None:
             run.interrupted_after = time.perf_counter() - run.wall_start
@@ -515,7 +536,14 @@ class ExampleHook:
         why = run.tripwire.why if run.tripwire is not None else None
         assert tripped is not None and last is not None and why is not None
         message = memory_hard_stop_message(
-            run.example, elapsed, why, tripped, last, self.memory_limit, run.tripped_peak
+            run.example,
+            elapsed,
+            why,
+            tripped,
+            last,
+            self.memory_limit,
+            run.tripped_peak,
+            self.memory_limit_given,
         )
         self._end_hard(run, message)
 
