@@ -27,6 +27,8 @@ from helpers.processes import (
     wait_until_running,
 )
 
+from docsaccel.report.commands import run_check
+
 pytestmark = pytest.mark.slow
 
 
@@ -146,6 +148,10 @@ def test_the_merge_of_shard_local_beside_a_running_build_is_refused(tmp_path) ->
     _assert_refused_by(refused, "shard-local", src.resolve(), serial.pid)
     assert after == before
     assert serial.returncode == 0
+    # The site's report says why the run ended, never that it was killed.
+    text, code = run_check([str(site)], allow_incomplete=True)
+    assert code != 0 and "killed" not in text, text
+    assert "docsaccel shard-local failed: " in text and str(serial.pid) in text, text
 
 
 #: Appended to conf.py: in the merge's build alone (the one given the merged records),

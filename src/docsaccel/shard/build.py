@@ -795,6 +795,10 @@ def _merge(
         if pages.still_started():
             pages.interrupted()
         raise
+    except Exception as exc:
+        if pages.still_started():
+            pages.ended(str(exc))
+        raise
     finally:
         _release(galleries)
         if watch is not None:
@@ -1090,14 +1094,21 @@ def _run_shards_and_merge(
     if errors:
         pages.failed(_write_merged_report(project, shards, outdir, errors), errors)
         raise ShardError("; ".join(errors))
-    return _merge(
-        project,
-        artifacts,
-        read_artifacts(artifacts),
-        outdir,
-        None,
-        sphinx_args,
-        watch_sources,
-        show_unfinished,
-        "shard-local",
-    )
+    try:
+        return _merge(
+            project,
+            artifacts,
+            read_artifacts(artifacts),
+            outdir,
+            None,
+            sphinx_args,
+            watch_sources,
+            show_unfinished,
+            "shard-local",
+        )
+    except Exception as exc:
+        # Refused before the merge wrote its own report (another build holds a gallery
+        # folder, an artifact does not read): this run's report says why it ended.
+        if pages.still_started():
+            pages.ended(str(exc))
+        raise

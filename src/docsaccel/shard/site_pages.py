@@ -94,6 +94,12 @@ class SitePages:
         else:
             self._show(sphinx_failed=f"a shard's build failed: {'; '.join(errors)}")
 
+    def ended(self, error: str) -> None:
+        """The command ended on ``error`` after :meth:`started` (a merge refused a gallery
+        folder another build holds, its build failed before writing a report): said in
+        its place, so it never reads as a command killed outright."""
+        self._show(ended_because=f"docsaccel {self.command} failed: {error}")
+
     def _show(self, **why: Any) -> None:
         build = {
             "wall_seconds": 0.0,
