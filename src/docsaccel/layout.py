@@ -409,7 +409,10 @@ def started_after(
 
     ``beside``: the report whose note to read, when ``report`` is another file the build
     writes (a journal of a build that wrote no report)."""
-    note = Path(beside if beside is not None else report).with_name(BUILD_STARTED_FILE)
+    # Beside the file a symbolic link names, where its build wrote it.
+    note = Path(os.path.realpath(beside if beside is not None else report)).with_name(
+        BUILD_STARTED_FILE
+    )
     try:
         noted = note.stat().st_mtime_ns
         written = Path(report).stat().st_mtime_ns
@@ -433,8 +436,10 @@ def in_output_folder(report: str | os.PathLike[str]) -> bool:
 
     >>> in_output_folder("ci-state/main-report.json")
     False
+
+    A symbolic link is the file it names, where its build wrote it: no copy.
     """
-    path = Path(report)
+    path = Path(os.path.realpath(report))
     folder = path.parent
     if path.name != report_path("").name or folder.name != FOLDER_NAME:
         return False
