@@ -12,7 +12,7 @@ import subprocess
 import time
 
 import pytest
-from helpers.gallery_build import child_env, make_project, sphinx_command
+from helpers.gallery_build import build, child_env, make_project, sphinx_command
 
 from docsaccel import layout
 from docsaccel.report.check import EXIT_BUILD_FAILED
@@ -108,3 +108,35 @@ def test_a_killed_builds_sphinx_gallery_files_pass_no_gate(tmp_path) -> None:
 
     text, code = run_check([str(base)])
     assert code == 0, text
+
+
+def test_a_build_refused_beside_a_running_one_leaves_its_files_to_it(tmp_path) -> None:
+    """A second build of the source tree, into another folder, is refused while the first
+    runs (it holds the gallery folders). Once the first ends and passes, its
+    sphinx-gallery files are judged by its own report, never by the refused one's."""
+    src = make_project(tmp_path, ["plot_quick.py"])
+    waiter = WAITER.replace("FOLDER", repr(str(tmp_path)))
+    (src / "examples" / "plot_wait.py").write_text(waiter, encoding="utf-8")
+    outdir, other = src / "_build" / "html", tmp_path / "other"
+    process = subprocess.Popen(
+        sphinx_command(src, outdir),
+        env=child_env({}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "running.flag").exists() and process.poll() is None:
+            assert time.monotonic() < deadline, "the example never started"
+            time.sleep(0.1)
+        refused = build(src, outdir=other)
+    finally:
+        (tmp_path / "go.flag").touch()
+        output = process.communicate(timeout=300)[0]
+    assert refused.returncode == 2 and "another build" in refused.output, refused.output
+    assert process.returncode == 0, output
+    for times in (src / "sg_execution_times.rst", src / "auto_examples" / "sg_execution_times.rst"):
+        assert layout.built_outdir(times) == (src.resolve(), outdir.resolve())
+        text, code = run_check([str(times)])
+        assert code == 0 and str(other) not in text, text

@@ -101,11 +101,16 @@ def test_a_build_that_failed_before_docsaccel_loaded_passes_no_gate(tmp_path, br
 
     assert failed.returncode == 2, failed.output
     assert report.is_file(), "the earlier build's report is left: nothing of docsaccel ran"
+    # A symbolic link is the report where its build wrote it, no copy kept elsewhere.
+    link = tmp_path / "linked-report.json"
+    link.symlink_to(report)
     for text, code in (
         run_check([str(report)]),
         run_check([str(report)], allow_incomplete=True),
         run_report(str(report)),
         run_compare(str(report), str(report)),
+        run_check([str(link)]),
+        run_compare(str(report), str(link)),
     ):
         assert code == 2, text
         assert text.count("\n") == 1, text
@@ -135,8 +140,12 @@ def test_a_build_that_failed_after_docsaccel_was_set_up_passes_no_gate(tmp_path)
 
     assert failed.returncode == 2 and "myext" in failed.output, failed.output
     assert report.is_file(), "the earlier build's report is left"
+    link = tmp_path / "linked-report.json"
+    link.symlink_to(report)
     for text, code in (
         run_check([str(report)]),
+        run_check([str(link)]),
+        run_history_append(str(link), tmp_path / "linked-history.jsonl"),
         run_check([str(first.outdir)], allow_incomplete=True),
         run_report(str(report)),
         run_compare(str(report), str(report)),

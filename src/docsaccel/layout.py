@@ -65,6 +65,7 @@ __all__ = [
     "note_build_ended",
     "note_build_started",
     "note_build_writes_in",
+    "note_built_from",
     "records_dir",
     "report_pages_path",
     "report_path",
@@ -253,8 +254,8 @@ def note_build_started(
     (sphinx-gallery's ``sg_execution_times.rst`` in the source folder, its JUnit XML in the
     output folder) have no note beside them, and a build stopped before it rewrote them
     (Ctrl-C, ``SIGTERM``, an error) leaves the last build's (:func:`building_since`).
-    The source folder's last output folder is noted too, for good: it leads a reader of
-    sphinx-gallery's files to their build's report (:func:`built_outdir`).
+    The source folder's last output folder is noted once the build holds its gallery
+    folders (:func:`note_built_from`).
 
     Best effort: a folder that cannot be written is refused by the build's lock next.
     """
@@ -277,12 +278,31 @@ def note_build_started(
             note.write_text(f"{text}{os.path.realpath(built)}\n", "utf-8")
         except OSError:
             pass
-    if srcdir is not None:
-        # Kept after the build ends: sphinx-gallery's files in the source folder name no
-        # output folder, and their readers find the build's report through this note.
-        note = _machine_file(_BUILT_NOTE, srcdir)
-        lines = f"{text}{os.path.realpath(srcdir)}\n{os.path.realpath(outdir)}\n"
+
+
+def note_built_from(
+    outdir: str | os.PathLike[str],
+    srcdir: str | os.PathLike[str],
+    *others: str | os.PathLike[str],
+) -> None:
+    """Note, for good, that ``srcdir`` (and the ``others`` folders the build writes
+    sphinx-gallery's files in, :func:`note_build_writes_in`) was last built into
+    ``outdir``: sphinx-gallery's files there name no output folder, and their readers
+    find the build's report through this note (:func:`built_outdir`).
+
+    Once the build holds the gallery folders (it writes those files), not in ``setup()``:
+    a build refused because another one generates them would otherwise lead the readers
+    of that other build's files to its own report, which says it was refused."""
+    started = _under(outdir, BUILD_STARTED_FILE)
+    try:
+        text = started.read_text("utf-8", "replace")
+    except OSError:
+        text = f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%S UTC')} pid {os.getpid()}\n"
+    lines = f"{text}{os.path.realpath(srcdir)}\n{os.path.realpath(outdir)}\n"
+    for folder in (srcdir, *others):
+        note = _machine_file(_BUILT_NOTE, folder)
         with contextlib.suppress(OSError):
+            note.parent.mkdir(parents=True, exist_ok=True)
             note.write_text(lines, "utf-8")
 
 
@@ -305,33 +325,23 @@ def _prune_building_notes() -> None:
             continue
 
 
-def note_build_writes_in(
-    folder: str | os.PathLike[str],
-    outdir: str | os.PathLike[str],
-    srcdir: str | os.PathLike[str],
-) -> None:
-    """Note that the build of ``outdir`` from ``srcdir`` writes a file the gates read in
-    ``folder``, outside both (sphinx-gallery's JUnit XML, whose path is the user's):
-    ``folder`` is noted as being built until the build ends (:func:`building_since`:
-    a file there the build did not rewrite is an earlier build's), and as built from
-    ``srcdir`` into ``outdir`` for good (:func:`built_outdir`: a reader of the file finds
-    its build's report). Best effort, as :func:`note_build_started`."""
+def note_build_writes_in(folder: str | os.PathLike[str], outdir: str | os.PathLike[str]) -> None:
+    """Note that the build of ``outdir`` writes a file the gates read in ``folder``,
+    outside its output and source folders (sphinx-gallery's JUnit XML, whose path is the
+    user's): ``folder`` is noted as being built until the build ends
+    (:func:`building_since`: a file there the build did not rewrite is an earlier
+    build's), as :func:`note_build_started` notes those folders, and as built from its
+    source folder once the build holds its galleries (:func:`note_built_from`). Best
+    effort, as :func:`note_build_started`."""
     started = _under(outdir, BUILD_STARTED_FILE)
     try:
         text = started.read_text("utf-8", "replace")
     except OSError:
         text = f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%S UTC')} pid {os.getpid()}\n"
-    real = os.path.realpath(folder)
-    notes = {
-        building_note_path(folder): f"{text}{real}\n",
-        _machine_file(_BUILT_NOTE, folder): (
-            f"{text}{os.path.realpath(srcdir)}\n{os.path.realpath(outdir)}\n"
-        ),
-    }
-    for note, lines in notes.items():
-        with contextlib.suppress(OSError):
-            note.parent.mkdir(parents=True, exist_ok=True)
-            note.write_text(lines, "utf-8")
+    note = building_note_path(folder)
+    with contextlib.suppress(OSError):
+        note.parent.mkdir(parents=True, exist_ok=True)
+        note.write_text(f"{text}{os.path.realpath(folder)}\n", "utf-8")
 
 
 def note_build_ended(
@@ -409,7 +419,10 @@ def started_after(
 
     ``beside``: the report whose note to read, when ``report`` is another file the build
     writes (a journal of a build that wrote no report)."""
-    note = Path(beside if beside is not None else report).with_name(BUILD_STARTED_FILE)
+    # Beside the file a symbolic link names, where its build wrote it.
+    note = Path(os.path.realpath(beside if beside is not None else report)).with_name(
+        BUILD_STARTED_FILE
+    )
     try:
         noted = note.stat().st_mtime_ns
         written = Path(report).stat().st_mtime_ns
@@ -433,8 +446,10 @@ def in_output_folder(report: str | os.PathLike[str]) -> bool:
 
     >>> in_output_folder("ci-state/main-report.json")
     False
+
+    A symbolic link is the file it names, where its build wrote it: no copy.
     """
-    path = Path(report)
+    path = Path(os.path.realpath(report))
     folder = path.parent
     if path.name != report_path("").name or folder.name != FOLDER_NAME:
         return False

@@ -224,6 +224,8 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     galleries: list[GalleryLock] = []
     try:
         galleries = _lock_galleries(app, config)
+        # This build writes sphinx-gallery's files now: their readers find its report.
+        layout.note_built_from(app.outdir, app.srcdir, *junit_folders(app))
         _start_build(app, config, lock, galleries)
     except BaseException as exc:
         # A refused configuration leaves a report saying so: a gate reading the folder

@@ -34,7 +34,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # note tells the readers that the report left is an earlier build's.
     layout.note_build_started(app.outdir, app.srcdir)
     for folder in events.junit_folders(app):
-        layout.note_build_writes_in(folder, app.outdir, app.srcdir)
+        layout.note_build_writes_in(folder, app.outdir)
     app.setup_extension("sphinx_gallery.gen_gallery")
     unchecked = sg_compat.unchecked_release()
     if unchecked is not None:
