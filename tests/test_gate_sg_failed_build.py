@@ -8,6 +8,7 @@ passing build's) is judged by its times, with the note that it cannot tell a fai
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -108,3 +109,33 @@ def test_a_report_older_than_sphinx_gallerys_file_does_not_judge_it(tmp_path) ->
     text, code = run_check([str(times)])
     assert code == 0, text
     assert NO_STATUS in text, text
+
+
+def test_a_kept_copy_of_a_failed_builds_file_is_appended_as_times_only(tmp_path) -> None:
+    """A copy kept elsewhere has no report of its build: ``history append`` takes its
+    times, says (as ``check`` does) that it cannot tell a failure, and its line does not
+    record the example that raised as ok; ``report --baseline`` says it too."""
+    src = make_project(tmp_path, ["plot_quick.py", "plot_crash.py"])
+    built = build(src)
+    assert built.returncode == 2, built.output
+    copy = _kept_copy(_timing_files(src)[0], tmp_path)
+    history = tmp_path / "history.jsonl"
+
+    done = run_cli("history", "append", str(copy), "--to", str(history))
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = done.stdout.splitlines()
+    assert said[0].startswith("appended 2 examples"), said
+    assert said[1].startswith(f"note: {copy}: {NO_STATUS}"), said
+    line = json.loads(history.read_text(encoding="utf-8"))
+    assert line["statuses_known"] is False, line
+    crashed = next(v for k, v in line["examples"].items() if k.endswith("plot_crash.py"))
+    assert crashed.get("status") != "ok", line
+
+    good = make_project(tmp_path / "good", ["plot_quick.py", "plot_crash.py"])
+    (good / "examples" / "plot_crash.py").write_text('"""\nFine\n====\n"""\n', "utf-8")
+    passed = build(good)
+    assert passed.returncode == 0, passed.output
+    done = run_cli("report", str(passed.report_path), "--baseline", str(copy))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Baseline failures not known:" in done.stdout, done.stdout
+    assert "does not say whether an example failed" in done.stdout, done.stdout

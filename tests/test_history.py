@@ -283,3 +283,66 @@ def test_an_append_waits_for_one_under_way_and_drops_none_of_its_line(tmp_path) 
     lines = history.read_text(encoding="utf-8").splitlines()
     assert [json.loads(text)["source"] for text in lines] == [str(first), str(second)]
     assert [h.durations for h in read_history(history).values()] == [(1.0, 2.0)]
+
+
+TIMES_ONLY = """
+- **00:02.000**: :ref:`sphx_glr_auto_examples_plot_raised.py` (``plot_raised.py``)
+- **00:00.000**: :ref:`sphx_glr_auto_examples_plot_skipped.py` (``plot_skipped.py``)
+"""
+
+
+def test_append_of_sphinx_gallerys_file_says_it_cannot_tell_a_failure(tmp_path, capsys) -> None:
+    """sg_execution_times.rst lists an example that raised with its time, as any other:
+    the append says so as check does, and its line does not claim the example passed."""
+    times = tmp_path / "sg_execution_times.rst"
+    times.write_text(TIMES_ONLY, encoding="utf-8")
+    history = tmp_path / "history.jsonl"
+    assert main(["history", "append", str(times), "--to", str(history)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"appended 2 examples from {times} to {history}", out
+    assert out[1].startswith(f"note: {times}: sphinx-gallery's file does not say whether"), out
+    assert len(out) == 2, out
+    line = json.loads(history.read_text(encoding="utf-8"))
+    assert line["statuses_known"] is False, line
+    assert line["examples"]["plot_raised.py"] == {"seconds": 2.0}, line
+    assert line["examples"]["plot_skipped.py"]["status"] == "not-executed", line
+    (build,) = read_builds(history)
+    assert not build.statuses_known
+    assert build.durations == {"plot_raised.py": 2.0}  # its time is read as before
+
+    # A report says how each example ended: no note, and its line says nothing more.
+    report = write_report(tmp_path / "r.json", [record("plot_a.py", 1.0)])
+    assert main(["history", "append", str(report), "--to", str(history)]) == 0
+    assert "note:" not in capsys.readouterr().out
+    last = json.loads(history.read_text(encoding="utf-8").splitlines()[-1])
+    assert (
+        "statuses_known" not in last and last["examples"]["tutorials/plot_a.py"]["status"] == "ok"
+    )
+    assert read_builds(history)[-1].statuses_known
+
+
+def test_a_statuses_known_flag_that_is_not_a_boolean_is_refused(tmp_path) -> None:
+    history = tmp_path / "history.jsonl"
+    line = {"schema": "docsaccel.history", "version": 1, "statuses_known": "no", "examples": {}}
+    history.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"history.jsonl:1: statuses_known is 'no'; expected"):
+        read_builds(history)
+
+
+def test_report_against_sphinx_gallerys_file_says_it_cannot_tell_a_failure(
+    tmp_path, capsys
+) -> None:
+    """A baseline read from sg_execution_times.rst gets the note every gate gives it."""
+    times = tmp_path / "sg_execution_times.rst"
+    times.write_text(TIMES_ONLY, encoding="utf-8")
+    report = write_report(tmp_path / "r.json", [record("plot_raised.py", 1.0)])
+    said = f"{times}: sphinx-gallery's file does not say whether an example failed"
+    assert main(["report", str(report), "--baseline", str(times)]) == 0
+    out = capsys.readouterr().out
+    assert "**Baseline failures not known:** " in out and "does not say whether" in out, out
+    assert main(["report", str(report), "--baseline", str(times), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["baseline_no_status"].startswith(said)
+    assert main(["report", str(report), "--baseline", str(times), "--format", "html"]) == 0
+    assert "Baseline failures not known: " in capsys.readouterr().out
+    assert main(["report", str(report), "--baseline", str(report), "--format", "json"]) == 2
+    capsys.readouterr()

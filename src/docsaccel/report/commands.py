@@ -126,6 +126,7 @@ def _report(
         baseline=base.timings if base else None,
         history=stats,
         baseline_failed=base.judged_failures() if base else (),
+        baseline_no_status=base.no_status_text() if base else "",
     )
     return REPORT_FORMATS[fmt](summary, top, trends), 0
 
@@ -516,7 +517,9 @@ def run_history_append(report: str, history: str | Path) -> tuple[str, int]:
     """Append ``report`` (any input ``check`` reads) as one line of ``history``."""
 
     def work() -> tuple[str, int]:
-        count = append_history(report, history)
-        return f"appended {count} examples from {report} to {history}\n", 0
+        appended = append_history(report, history)
+        # Said as check says it: the history records its times, not whether they passed.
+        note = f"note: {one_line(appended.note)}\n" if appended.note else ""
+        return f"appended {appended.examples} examples from {report} to {history}\n{note}", 0
 
     return _guarded(work)

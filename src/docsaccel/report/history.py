@@ -40,6 +40,7 @@ from docsaccel.contract import (
     FAILED,
     INTERRUPTED,
     NOT_EXECUTED,
+    OK,
     UNMEASURED,
     WHOLE_RUNS,
     InputError,
@@ -59,6 +60,8 @@ __all__ = [
     "HISTORY_VERSION",
     "MIN_RUNS_FOR_NOISE",
     "NOISY_ABOVE",
+    "STATUSES_KNOWN",
+    "Appended",
     "ExampleHistory",
     "HistoryBuild",
     "append_history",
@@ -81,6 +84,8 @@ _PEEK = 1 << 16
 HISTORY_VERSION = HISTORY.version
 NOISY_ABOVE = 0.25
 MIN_RUNS_FOR_NOISE = 3
+#: The line-level key that is false when the input did not say how its examples ended.
+STATUSES_KNOWN = "statuses_known"
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,9 @@ class HistoryBuild:
     #: The status each example of :attr:`not_whole` was recorded with, as the views write
     #: it (:func:`~docsaccel.contract.status_text`: ``"failed (expected)"``).
     not_whole_status: Mapping[str, str] = field(default_factory=dict)
+    #: False for a line made from an input that does not say how its examples ended
+    #: (``sg_execution_times.rst``): an example that raised is among :attr:`durations`.
+    statuses_known: bool = True
 
     @property
     def total_seconds(self) -> float:
@@ -184,9 +192,20 @@ def history_line(
     recorded_at: str | None = None,
     build: Mapping[str, object] | None = None,
     digest: str | None = None,
+    statuses_known: bool = True,
 ) -> str:
     """The JSON line recording one build's ``timings``; ``build``: the report's build facts;
-    ``digest``: the SHA-256 of the input file, which says whether a build is recorded."""
+    ``digest``: the SHA-256 of the input file, which says whether a build is recorded;
+    ``statuses_known``: whether the input says how each example ended
+    (:attr:`~docsaccel.report.model.LoadedInput.holds_status`). When it does not, the line
+    says so (``"statuses_known": false``) and an example it read as ``ok`` is written
+    without a status: it may have raised, and the history must not say it passed.
+
+    >>> line = json.loads(history_line([Timing("a.py", "a.py", 2.0)], "t.rst", digest=None,
+    ...                                statuses_known=False))
+    >>> line["statuses_known"], line["examples"]
+    (False, {'a.py': {'seconds': 2.0}})
+    """
     build = build or {}
     fast = build.get("fast")
     entry = {
@@ -195,15 +214,20 @@ def history_line(
         "source": source,
         "fast": fast if isinstance(fast, bool) else None,
         "shard": build.get("shard"),
-        "examples": {t.id: _entry(t) for t in timings},
+        "examples": {t.id: _entry(t, statuses_known) for t in timings},
     }
+    if not statuses_known:
+        entry[STATUSES_KNOWN] = False
     if digest is not None:
         entry["input_sha256"] = digest
     return json.dumps(entry, sort_keys=True)
 
 
-def _entry(timing: Timing) -> dict[str, object]:
-    entry: dict[str, object] = {"seconds": timing.seconds, "status": timing.status}
+def _entry(timing: Timing, statuses_known: bool = True) -> dict[str, object]:
+    entry: dict[str, object] = {"seconds": timing.seconds}
+    # An input that cannot tell how an example ended read it as ok from its time alone.
+    if statuses_known or timing.status != OK:
+        entry["status"] = timing.status
     if timing.expected_failure:
         # Marked as the record marks it, so the history's readers say what every view says.
         entry[EXPECTED_FAILURE] = True
@@ -221,10 +245,20 @@ def warn_stderr(message: str) -> None:
 Warn = Callable[[str], None]
 
 
-def append_history(report: str | Path, history: str | Path, warn: Warn = warn_stderr) -> int:
+@dataclass(frozen=True)
+class Appended:
+    """What :func:`append_history` recorded: how many examples, and the note every view
+    says of its input (:meth:`~docsaccel.report.model.LoadedInput.no_status_text`, ``""``
+    for a docsaccel report)."""
+
+    examples: int
+    note: str = ""
+
+
+def append_history(report: str | Path, history: str | Path, warn: Warn = warn_stderr) -> Appended:
     """Append the build in ``report`` (any input ``check`` reads) to ``history``.
 
-    Returns the number of examples recorded. The history is locked while it is read and
+    Returns what it recorded (:class:`Appended`). The history is locked while it is read and
     written (:func:`_appending`), so concurrent appends neither interleave nor drop each
     other's lines, nor record one build twice. A last
     line an interrupted append cut short (:func:`cut_short_line`) is dropped first, with
@@ -261,7 +295,14 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
         )
     # The file read, not the argument: an output folder names the report it holds.
     digest = hashlib.sha256(Path(loaded.path).read_bytes()).hexdigest()
-    line = history_line(loaded.timings, str(report), build=loaded.build, digest=digest) + "\n"
+    line = history_line(
+        loaded.timings,
+        str(report),
+        build=loaded.build,
+        digest=digest,
+        statuses_known=loaded.holds_status,
+    )
+    line += "\n"
     problem = in_package(history) or missing_folder(history)
     if problem is not None:
         raise InputError(f"{history}: cannot append to the history: {problem}")
@@ -280,7 +321,7 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
         raise InputError(
             f"{history}: cannot append to the history: {exc.strerror or exc}"
         ) from None
-    return len(loaded.timings)
+    return Appended(len(loaded.timings), loaded.no_status_text())
 
 
 @contextlib.contextmanager
@@ -422,6 +463,9 @@ def _build(entry: object, where: str) -> HistoryBuild:
     fast = entry.get("fast")
     if fast is not None and not isinstance(fast, bool):
         raise InputError(f"{where}: fast is {fast!r}, expected true, false or null")
+    known = entry.get(STATUSES_KNOWN, True)
+    if not isinstance(known, bool):
+        raise InputError(f"{where}: {STATUSES_KNOWN} is {known!r:.40}; expected true or false")
     recorded_at = entry.get("recorded_at")
     return HistoryBuild(
         recorded_at if isinstance(recorded_at, str) else None,
@@ -430,6 +474,7 @@ def _build(entry: object, where: str) -> HistoryBuild:
         peaks,
         frozenset(not_whole),
         not_whole,
+        known,
     )
 
 

@@ -225,6 +225,8 @@ def _totals(summary: ReportSummary) -> str:
         items.append(f"Against the baseline: {summary.baseline_text()}")
     if summary.baseline_failed:
         items.append(f"The baseline build failed: {summary.baseline_failed}")
+    if summary.baseline_no_status:
+        items.append(f"Baseline failures not known: {summary.baseline_no_status}")
     if summary.memory_text():
         items.append(f"Memory: {summary.memory_text()}")
     if summary.render_saved_seconds:

@@ -633,6 +633,9 @@ def load_input(path: str | Path) -> LoadedInput:
     path = Path(path)
     if path.is_dir():
         return _folder_input(path)
+    report = _report_beside_records(path)
+    if report is not None:
+        return load_input(report)
     _refuse_missing_report(path)
     text = _read_text(path)
     kind = detect_format(text, path)
@@ -736,6 +739,22 @@ def _unended_build(times: Path, outdir: Path, holder: str | None) -> LoadedInput
         )
     plan = layout.records_dir(outdir) / layout.PLAN_FILE
     return journal_input(journals, str(times), holder, plan)
+
+
+def _report_beside_records(path: Path) -> Path | None:
+    """The report of the build whose records folder holds ``path`` (a journal or a record
+    given directly), when that build wrote it since ``path``: it says how the build
+    ended, which its journals alone cannot (read alone, they are those of a build that
+    wrote no report, killed outright). ``None`` for any other file, or when no report of
+    that build is there (the journals are all it left)."""
+    records = path.parent
+    if records.name != layout.records_dir("").name or records.parent.name != layout.FOLDER_NAME:
+        return None
+    report = layout.report_path(records.parent.parent)
+    # At least as new as the file: every build removes the last report before it runs.
+    if not report.is_file() or _written(report) < _written(path):
+        return None
+    return report
 
 
 def _refuse_missing_report(path: Path) -> None:

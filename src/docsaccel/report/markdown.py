@@ -125,6 +125,8 @@ def _totals(summary: ReportSummary) -> list[str]:
         lines.append(f"- **Against the baseline:** {summary.baseline_text(escape_md)}")
     if summary.baseline_failed:
         lines.append(f"- **The baseline build failed:** {escape_md(summary.baseline_failed)}")
+    if summary.baseline_no_status:
+        lines.append(f"- **Baseline failures not known:** {escape_md(summary.baseline_no_status)}")
     if summary.memory_text():
         lines.append(f"- **Memory:** {escape_md(summary.memory_text())}")
     if summary.render_saved_seconds:

@@ -200,6 +200,10 @@ class ReportSummary:
     #: that did not: its times (an example that raised early) are no measure, said beside
     #: the delta as ``compare`` says a failed base.
     baseline_failed: str = ""
+    #: What every view says of a baseline that does not say how its examples ended
+    #: (:meth:`~docsaccel.report.model.LoadedInput.no_status_text`), ``""`` for one that
+    #: does: a baseline example that raised reads as a run, said as ``compare`` says it.
+    baseline_no_status: str = ""
     #: ``"the build did not finish (... was running)"``, or ``""`` for a complete build.
     incomplete: str = ""
     #: Its build runs now (journals read as it writes them): not finished, not failed.
@@ -503,6 +507,7 @@ class ReportSummary:
             "not_in_baseline": list(self.baseline_added),
             "not_in_this_build": list(self.baseline_removed),
             "baseline_failed": self.baseline_failed or None,
+            "baseline_no_status": self.baseline_no_status or None,
             "render_saved_seconds": self.render_saved_seconds,
             "fast": self.fast,
             "complete": not self.incomplete,
@@ -558,9 +563,11 @@ def summarize(
     baseline: Sequence[Timing] | None = None,
     history: Mapping[str, ExampleHistory] | None = None,
     baseline_failed: Sequence[str] = (),
+    baseline_no_status: str = "",
 ) -> ReportSummary:
     """The summary of ``loaded``, with deltas against ``baseline`` and noise from ``history``;
-    ``baseline_failed``: why the baseline's build failed, if it did."""
+    ``baseline_failed``: why the baseline's build failed, if it did; ``baseline_no_status``:
+    the baseline's :meth:`~docsaccel.report.model.LoadedInput.no_status_text`."""
     timings = loaded.timings
     if baseline is not None:
         baseline, timings = matched(baseline, timings)
@@ -621,6 +628,7 @@ def summarize(
         baseline_added=tuple(added),
         baseline_removed=tuple(removed),
         baseline_failed="; ".join(baseline_failed),
+        baseline_no_status=baseline_no_status,
         incomplete=loaded.incomplete_text(),
         running_now=loaded.building_now is not None,
         memory_limit=_size(loaded.build.get("memory_limit")),
