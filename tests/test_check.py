@@ -356,3 +356,19 @@ def test_check_reads_a_budget_file_by_the_builds_rules(tmp_path, capsys) -> None
     err = capsys.readouterr().err
     assert f"{huge}: memory_default: '99T' is more than the memory of this machine" in err
     assert err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("key", ["budgets_failed", "sphinx_failed", "exit_blocked"])
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_a_build_failure_without_a_reason_fails_with_a_generic_one(
+    tmp_path, capsys, key, blank
+) -> None:
+    """A report saying its build failed with an empty reason fails the gate all the same,
+    saying which key said so, never with an empty reason."""
+    path = write_report(tmp_path / "r.json", [record("plot_a.py", 1.0)])
+    report = json.loads(path.read_text(encoding="utf-8"))
+    report["build"][key] = blank
+    path.write_text(json.dumps(report), encoding="utf-8")
+    assert main(["check", str(path)]) == 3
+    failed = [line for line in capsys.readouterr().out.splitlines() if "build failed" in line]
+    assert failed == [f"FAIL: the build failed: its report's build.{key} gives no reason ({path})"]

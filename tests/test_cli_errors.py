@@ -989,3 +989,33 @@ def test_a_history_is_never_appended_to_inside_the_installed_package(tmp_path, c
     assert not made
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is inside the installed docsaccel package" in err, err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["compare", "--relative", "-5", "a.json", "b.json"],
+        ["compare", "--relative", "x", "a.json", "b.json"],
+        ["compare", "a.json"],
+        ["check"],
+        ["check", "--format", "xml", "a.json"],
+        ["report", "--top", "x", "a.json"],
+        ["history"],
+        ["shard", "a.json"],
+        ["shard-build", "a.json"],
+        ["cache", "stats", "--bogus"],
+        ["doctor", "--bogus"],
+        ["bogus"],
+    ],
+)
+def test_every_argument_error_is_one_line(capsys, args) -> None:
+    """argparse's usage block before the error would bury the line that names the
+    problem: every argument error of every command is that one line, as others are."""
+    code, out, err = run(args, capsys)
+    assert code == 2 and out == "", (code, out)
+    assert len(err.splitlines()) == 1 and "error: " in err and "usage:" not in err, err
+
+
+def test_help_still_shows_the_usage(capsys) -> None:
+    code, out, _ = run(["compare", "--help"], capsys)
+    assert code == 0 and out.startswith("usage: docsaccel compare"), out

@@ -208,3 +208,68 @@ def test_compare_notes_a_sphinx_gallery_file_it_cannot_judge_the_build_of(tmp_pa
     other = write_report(tmp_path / "r2.json", [record("plot_a.py", 1.0)])
     text, code = run_compare(str(report), str(other))
     assert code == 0 and "note:" not in text, text
+
+
+def _stopped_report(path, records):
+    """The report of a build stopped by SIGTERM: every example it planned listed, those it
+    did not reach as ``not-executed``."""
+    import json
+
+    report = {
+        "schema": "docsaccel.report",
+        "version": 1,
+        "build": {
+            "wall_seconds": 3.0,
+            "complete": False,
+            "ended_because": "it was terminated (SIGTERM)",
+        },
+        "examples": records,
+    }
+    path.write_text(json.dumps(report), encoding="utf-8")
+    return path
+
+
+def test_an_example_absent_from_a_stopped_builds_report_was_removed_or_added(
+    tmp_path, capsys
+) -> None:
+    """A stopped build's report lists its whole plan: an example it does not list is not
+    in that build (removed from the head, new in the head), never "not reached"."""
+    planned = [record("plot_a.py", 2.0), record("plot_b.py", 0.0, status="not-executed")]
+    base = write_report(
+        tmp_path / "base.json",
+        [record("plot_a.py", 2.0), record("plot_gone.py", 1.0), record("plot_b.py", 1.0)],
+    )
+    stopped = _stopped_report(tmp_path / "stopped.json", planned)
+    for first, second, title, role in (
+        (base, stopped, "Removed", "head"),
+        (stopped, base, "New", "base"),
+    ):
+        main(["compare", "--allow-incomplete", str(first), str(second)])
+        text = capsys.readouterr().out
+        assert f"{title} examples:\n  tutorials/plot_gone.py: 1s" in text, text
+        assert f"by the {role} build (it did not finish)" not in text, text
+
+
+def test_only_journals_without_their_plan_leave_an_absent_example_not_reached(
+    tmp_path, capsys
+) -> None:
+    """The journals of a build killed outright list its whole plan only beside the plan
+    it wrote first: without it, an example they do not name may be one not reached."""
+    import json
+
+    base = write_report(
+        tmp_path / "base.json", [record("plot_a.py", 2.0), record("plot_gone.py", 1.0)]
+    )
+    records = tmp_path / "records"
+    records.mkdir()
+    journal = records / "journal-42.jsonl"
+    journal.write_text(json.dumps(record("plot_a.py", 2.0)) + "\n", encoding="utf-8")
+    main(["compare", "--allow-incomplete", str(base), str(journal)])
+    text = capsys.readouterr().out
+    assert "by the head build (it did not finish):\n  tutorials/plot_gone.py" in text, text
+    plan = [record("plot_a.py", 0.0, status="not-executed")]
+    (records / "plan.jsonl").write_text("".join(json.dumps(r) + "\n" for r in plan), "utf-8")
+    main(["compare", "--allow-incomplete", str(base), str(journal)])
+    text = capsys.readouterr().out
+    assert "Removed examples:\n  tutorials/plot_gone.py: 1s" in text, text
+    assert "(it did not finish)" not in text, text

@@ -220,4 +220,4 @@ def test_the_html_report_never_breaks_a_status_word(tmp_path, browser) -> None:
         "over 2 examples run (1 interrupted, 1 over-budget); 5 restored from the example cache"
         in text
     )
-    assert "-0s" not in text  # 1.03 s on a 1 s budget: headroom 0s, never "-0s"
+    assert "-0s" not in text  # 1.03 s on a 1 s budget: headroom -0.03s, never "-0s"

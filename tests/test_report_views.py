@@ -225,7 +225,7 @@ def test_restored_examples_are_not_called_executed_and_no_time_is_negative_zero(
         assert main(["report", str(tmp_path / "r.json"), "--format", fmt, "-o", str(out)]) == 0
         text = out.read_text(encoding="utf-8")
         assert "7 restored from the example cache" in text and "8 examples run" not in text
-        assert "-0s" not in text, fmt  # 1.03 s on a 1 s budget: headroom 0s
+        assert "-0s" not in text, fmt  # 1.03 s on a 1 s budget: over, never -0s
 
 
 def test_a_restored_example_is_counted_once_as_restored_never_as_reused(tmp_path, capsys):
@@ -383,3 +383,21 @@ def test_the_json_view_names_the_examples_in_one_build_only(tmp_path, capsys) ->
     assert data["baseline_execution_seconds"] == 2.0 and data["baseline_delta_seconds"] == 0.0
     assert data["not_in_this_build"] == ["tutorials/plot_b.py"]
     assert data["not_in_baseline"] == []
+
+
+@pytest.mark.parametrize("seconds", [1.03, 91.0])
+def test_a_negative_headroom_reads_as_negative_in_every_view(tmp_path, seconds) -> None:
+    """An example interrupted past its budget has no headroom left: its headroom says by
+    how much it went over, with its minus, never ``0s`` (the rounding of a small overrun),
+    which reads as a time just within its budget."""
+    stopped = record("plot_edge.py", seconds, budget=1.0, status="interrupted")
+    path = write_report(tmp_path / "r.json", [stopped])
+    over = {1.03: "-0.03s", 91.0: "-1m30s"}[seconds]
+    md = tmp_path / "view.md"
+    assert main(["report", str(path), "--format", "md", "-o", str(md)]) == 0
+    row = next(line for line in md.read_text("utf-8").splitlines() if "plot\\_edge.py |" in line)
+    cells = [cell.strip() for cell in row.split(" | ")]
+    assert cells[4] == over, row
+    html = tmp_path / "view.html"
+    assert main(["report", str(path), "--format", "html", "-o", str(html)]) == 0
+    assert f"<dt>headroom</dt><dd>{over}</dd>" in html.read_text("utf-8")

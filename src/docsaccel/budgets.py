@@ -48,6 +48,7 @@ __all__ = [
     "MemoryBudget",
     "Rule",
     "ci_problem",
+    "format_headroom",
     "format_measured",
     "format_over",
     "format_seconds",
@@ -462,6 +463,20 @@ def format_measured(seconds: float, signed: bool = False) -> str:
     if seconds < 0 and text != format_seconds(0.0):
         return "-" + text
     return "+" + text if signed else text
+
+
+def format_headroom(seconds: float) -> str:
+    """What is left of a budget (the budget less the time), as every view writes it: a
+    negative one (the time went over) keeps its minus, with the digits that keep a small
+    overrun from rounding to ``0s``, which would read as a time just within its budget.
+
+    >>> format_headroom(12.34), format_headroom(-0.03), format_headroom(-90.0)
+    ('12.3s', '-0.03s', '-1m30s')
+    """
+    text = format_measured(seconds)
+    if seconds < 0 and text == format_seconds(0.0):
+        return f"-{-seconds:.1g}s"
+    return text
 
 
 def format_over(seconds: float, budget: float) -> str:

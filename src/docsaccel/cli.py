@@ -21,11 +21,21 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from docsaccel import __version__
 from docsaccel.contract import error_line
 from docsaccel.standard_output import StandardOutputError, guarded
+
+
+class _OneLineErrors(argparse.ArgumentParser):
+    """A parser whose argument errors are one line (``docsaccel compare: error: ...``),
+    as every other exit 2 is: argparse's usage block before it would push the line
+    naming the problem out of a CI log's view. ``--help`` still shows the usage; its
+    subcommands' parsers are of this class too (argparse makes them of their parent's)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {error_line(' '.join(message.split()))}")
 
 
 def _doctor(args: argparse.Namespace) -> int:
@@ -633,7 +643,7 @@ def _add_cache(subparsers: argparse._SubParsersAction) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _OneLineErrors(
         prog="docsaccel",
         description="Fast Sphinx docs with executed tutorials: budgets, reports, sharding.",
     )

@@ -238,6 +238,12 @@ def budgets_failed_text(said: Sequence[str], report: str) -> str:
     )
 
 
+def _reason(key: str, why: str) -> str:
+    """``why``, or a reason naming ``key`` when it is blank: the key says the build
+    failed (a reason is never empty, as a gate's line would be)."""
+    return why if why.strip() else f"its report's build.{key} gives no reason"
+
+
 def _names_only(why: str, overruns: int) -> bool:
     """Whether a :data:`BUDGETS_FAILED` line ``why`` names only the ``overruns`` examples
     a view lists itself (it counts as many)."""
@@ -308,17 +314,16 @@ def build_failures(
     """
     if not isinstance(build, dict):
         return []
-    found = [build[key] for key in BUILD_FAILURES if isinstance(build.get(key), str)]
+    said = {
+        key: _reason(key, build[key]) for key in BUILD_FAILURES if isinstance(build.get(key), str)
+    }
     if not failed_errors and not overruns:
-        return found
+        return list(said.values())
     blocked_by_example = any(
         isinstance(error, str) and error.endswith(EXIT_BLOCKED_ERROR) for error in failed_errors
     )
     kept = []
-    for key in BUILD_FAILURES:
-        why = build.get(key)
-        if not isinstance(why, str):
-            continue
+    for key, why in said.items():
         if key == "exit_blocked" and blocked_by_example:
             continue
         if key == BUDGETS_FAILED and _names_only(why, overruns):

@@ -430,8 +430,8 @@ def _compare(
         relative,
         absolute,
         absolute_bytes,
-        base_finished=base_input.complete,
-        head_finished=head_input.complete,
+        base_lists_plan=base_input.lists_plan,
+        head_lists_plan=head_input.lists_plan,
     )
     # An input that did not finish failed: LoadedInput.judged_failures says so and why.
     comparison = dataclasses.replace(

@@ -126,9 +126,10 @@ class Comparison:
     #: Why the base build failed: said first too, as its times (an example that raised
     #: early) are no measure to compare with; the head's verdict is not changed by it.
     base_failed: list[str] = field(default_factory=list)
-    #: ``(input's role, examples)``: the examples the other input holds that this
-    #: unfinished input's build stopped before (:data:`~docsaccel.contract.NOT_REACHED`):
-    #: neither new nor removed.
+    #: ``(input's role, examples)``: the examples the other input holds that this input
+    #: of an unfinished build, which does not list its whole plan, does not hold: its build
+    #: may have stopped before them (:data:`~docsaccel.contract.NOT_REACHED`), so neither
+    #: new nor removed.
     not_reached: list[tuple[str, list[Timing]]] = field(default_factory=list)
     #: That the two builds are of different kinds (:func:`mixed_kinds`), compared all the
     #: same (``--allow-mixed``): said first in every format, as their times differ by it.
@@ -209,15 +210,16 @@ def compare_timings(
     relative: float = DEFAULT_RELATIVE,
     absolute_seconds: float = DEFAULT_ABSOLUTE_SECONDS,
     absolute_bytes: int = DEFAULT_ABSOLUTE_BYTES,
-    base_finished: bool = True,
-    head_finished: bool = True,
+    base_lists_plan: bool = True,
+    head_lists_plan: bool = True,
 ) -> Comparison:
     """Compare HEAD against BASE with the regression thresholds described above, each
     example paired as :func:`~docsaccel.report.model.matched` pairs them.
 
-    ``base_finished``, ``head_finished``: whether that input's build finished. An example
-    an unfinished build holds no record of was not reached by it: listed as such, never
-    as removed (from HEAD) or new (in HEAD)."""
+    ``base_lists_plan``, ``head_lists_plan``: whether that input lists every example its
+    build planned (:attr:`~docsaccel.report.model.LoadedInput.lists_plan`). An example
+    absent from one that does not may be one its build did not reach: listed as
+    such, never as removed (from HEAD) or new (in HEAD)."""
     _check_threshold("the relative threshold", relative)
     _check_threshold("the absolute threshold", absolute_seconds)
     _check_threshold("the absolute memory threshold", absolute_bytes)
@@ -244,16 +246,16 @@ def compare_timings(
     removed = [base_by_id[i] for i in sorted(base_by_id.keys() - head_by_id.keys())]
     not_reached = [
         (role, missing)
-        for role, finished, missing in (
-            ("base", base_finished, added),
-            ("head", head_finished, removed),
+        for role, listed, missing in (
+            ("base", base_lists_plan, added),
+            ("head", head_lists_plan, removed),
         )
-        if missing and not finished
+        if missing and not listed
     ]
     return Comparison(
         deltas=deltas,
-        added=added if base_finished else [],
-        removed=removed if head_finished else [],
+        added=added if base_lists_plan else [],
+        removed=removed if head_lists_plan else [],
         not_reached=not_reached,
         # Whole runs only, and of an example in both inputs only when it is compared: a
         # stopped or reused example's time in one input alone would read as a speed-up.

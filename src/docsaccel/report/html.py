@@ -17,7 +17,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from docsaccel.budgets import format_measured, format_seconds
+from docsaccel.budgets import format_headroom, format_measured, format_seconds
 from docsaccel.contract import NOT_EXECUTED, near_budget_text
 from docsaccel.memory_sizes import format_size
 from docsaccel.report.chart import render_chart_svg
@@ -158,7 +158,7 @@ def _details(row: Row, trends: Trends | None) -> str:
     """The example's other facts, folded: a ``<dl>`` inside ``<details>``."""
     headroom = row.headroom_seconds
     facts = [
-        ("headroom", "–" if headroom is None else format_measured(headroom)),
+        ("headroom", "–" if headroom is None else format_headroom(headroom)),
         ("retained memory", row.retained_text()),
         (
             "median of history",

@@ -415,10 +415,12 @@ def journal_input(
     ``plan``: the build's plan (:data:`~docsaccel.layout.PLAN_FILE`): an example it
     names that no journal does is listed as the report lists one never reached."""
     records: dict[str, dict[str, Any]] = {}
+    planned = False
     for path in [] if plan is None else [plan]:
         with contextlib.suppress(OSError):  # none: a build from before plans were kept
             for record in _journal_records(path.read_text(encoding="utf-8"), path):
                 records[record["id"]] = record
+            planned = True
     for path in paths:
         for record in _journal_records(_read_text(path), path):
             records[record["id"]] = record
@@ -435,7 +437,7 @@ def journal_input(
         _record_timing(records[key], killed=killed, running_now=not killed)
         for key in sorted(records)
     ]
-    return LoadedInput(source, "docsaccel-journal", timings, build)
+    return LoadedInput(source, "docsaccel-journal", timings, build, lists_plan=planned)
 
 
 def _plan_of(journal: Path) -> Path | None:

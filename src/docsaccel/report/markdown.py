@@ -29,7 +29,7 @@ import html
 import re
 from typing import TYPE_CHECKING
 
-from docsaccel.budgets import format_measured, format_seconds
+from docsaccel.budgets import format_headroom, format_measured, format_seconds
 from docsaccel.contract import near_budget_text
 from docsaccel.report.summary import ReportSummary, Row
 
@@ -75,6 +75,10 @@ def _seconds(value: float | None, signed: bool = False) -> str:
     return format_measured(value, signed=signed)
 
 
+def _headroom(value: float | None) -> str:
+    return "–" if value is None else format_headroom(value)
+
+
 def _budget(row: Row) -> str:
     """``"30s (140%)"``; ``"30s (–)"`` when its time is no run's (never run, or did not finish)."""
     if row.budget_seconds is None:
@@ -100,7 +104,7 @@ def _table(rows: list[Row], trends: Trends | None = None) -> str:
         lines.append(
             f"| {escape_md(row.id)}{noisy} | {escape_md(row.status_label)} "
             f"| {escape_md(row.time_text())} "
-            f"| {_budget(row)} | {_seconds(row.headroom_seconds)} "
+            f"| {_budget(row)} | {_headroom(row.headroom_seconds)} "
             # Sizes and percentages only, as the time cells: nothing there to escape.
             f"| {_seconds(row.delta_seconds, signed=True)} | {row.memory_text()} "
             f"| {row.retained_text()} | {escape_md(row.knobs_text())} "

@@ -383,6 +383,11 @@ class LoadedInput:
     format: str
     timings: list[Timing]
     build: dict[str, Any] = field(default_factory=dict)
+    #: Whether it lists every example its build planned, reached or not: a report does
+    #: (those its build did not reach as ``not-executed``), the journals of a build that
+    #: wrote none only with the plan it wrote first. An example it does not list is then
+    #: not in its build; else it may be one the build did not reach.
+    lists_plan: bool = True
 
     @property
     def complete(self) -> bool:
