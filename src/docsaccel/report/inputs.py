@@ -697,7 +697,14 @@ def judged_input(path: str | Path) -> LoadedInput:
     # with times of zero: its report says it measured nothing.
     if report.judged_failures() or not report.complete or report.ran_nothing:
         return report
-    return loaded
+    # sphinx-gallery's 00:00.000 (read as not run) is also its time of an example that ran
+    # in under half a millisecond: the build's report says which ones ran.
+    ran = {t.ref for t in report.timings if t.ref and t.status != NOT_EXECUTED}
+    timings = [
+        dataclasses.replace(t, status=OK) if t.status == NOT_EXECUTED and t.ref in ran else t
+        for t in loaded.timings
+    ]
+    return dataclasses.replace(loaded, timings=timings)
 
 
 def _build_report(times: Path) -> LoadedInput | None:
