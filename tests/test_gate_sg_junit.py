@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 import shutil
 import signal
-import subprocess
-import time
 
 import pytest
-from helpers.gallery_build import build, child_env, make_project, sphinx_command
+from helpers.gallery_build import build, make_project
+from helpers.processes import flag_waiter, held_build
 
 from docsaccel.report.check import EXIT_BUILD_FAILED
 from docsaccel.report.commands import run_check, run_compare, run_history_append, run_report
@@ -25,21 +24,6 @@ pytestmark = pytest.mark.slow
 
 JUNIT = 'sphinx_gallery_conf["junit"] = "../test-results/junit.xml"\n'
 BROKEN_REF = "\n\nSee :ref:`nowhere-label`.\n"
-
-#: Runs until the test lets it end (``go.flag``), saying it started (``running.flag``).
-WAITER = '''"""
-Waiter
-======
-"""
-import time
-from pathlib import Path
-
-here = Path(FOLDER)
-(here / "running.flag").touch()
-deadline = time.monotonic() + 120
-while not (here / "go.flag").exists() and time.monotonic() < deadline:
-    time.sleep(0.05)
-'''
 
 
 def test_junit_xml_of_a_failed_or_killed_build_passes_no_gate(tmp_path) -> None:
@@ -90,29 +74,13 @@ def test_junit_xml_of_a_failed_or_killed_build_passes_no_gate(tmp_path) -> None:
     text, code = run_history_append(str(junit), history)
     assert code == 0, text
 
-    waiter = WAITER.replace("FOLDER", repr(str(tmp_path)))
+    waiter = flag_waiter(tmp_path)
     (src / "examples" / "plot_wait.py").write_text(waiter, encoding="utf-8")
     before = junit.read_bytes()
-    process = subprocess.Popen(
-        sphinx_command(src, outdir),
-        env=child_env({}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while not (tmp_path / "running.flag").exists() and process.poll() is None:
-            assert time.monotonic() < deadline, "the example never started"
-            time.sleep(0.1)
+    with held_build(src, outdir, tmp_path / "running.flag") as process:
         running = [run_check([str(junit)]), run_history_append(str(junit), history)]
         process.kill()
         output = process.communicate(timeout=120)[0]
-    finally:
-        (tmp_path / "go.flag").touch()
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     assert junit.read_bytes() == before, output
     killed = [
         run_check([str(junit)]),
@@ -185,25 +153,9 @@ def test_sphinx_gallerys_files_of_a_later_build_that_stopped_early_or_ran_nothin
 
     (src / "setup_hold.py").write_text(SETUP_HOLD, encoding="utf-8")
     conf_py.write_text(good_conf + "extensions.append('setup_hold')\n", encoding="utf-8")
-    process = subprocess.Popen(
-        sphinx_command(src, outdir),
-        env=child_env({}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while not (src / "setup.flag").exists() and process.poll() is None:
-            assert time.monotonic() < deadline, "the build never set its extensions up"
-            time.sleep(0.05)
+    with held_build(src, outdir, src / "setup.flag") as process:
         process.send_signal(signal.SIGTERM)
         output = process.communicate(timeout=120)[0]
-    finally:
-        (src / "go.flag").touch()
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     assert process.returncode != 0, output
     _gates_refuse(files, tmp_path / "h1.jsonl", "a later build started")
 

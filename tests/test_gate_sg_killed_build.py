@@ -8,32 +8,15 @@ build's report, so a killed build never passes through its sphinx-gallery file.
 
 from __future__ import annotations
 
-import subprocess
-import time
-
 import pytest
-from helpers.gallery_build import build, child_env, make_project, sphinx_command
+from helpers.gallery_build import build, make_project
+from helpers.processes import flag_waiter, held_build
 
 from docsaccel import layout
 from docsaccel.report.check import EXIT_BUILD_FAILED
 from docsaccel.report.commands import run_check, run_compare, run_history_append
 
 pytestmark = pytest.mark.slow
-
-#: Runs until the test lets it end (``go.flag``), saying it started (``running.flag``).
-WAITER = '''"""
-Waiter
-======
-"""
-import time
-from pathlib import Path
-
-here = Path(FOLDER)
-(here / "running.flag").touch()
-deadline = time.monotonic() + 120
-while not (here / "go.flag").exists() and time.monotonic() < deadline:
-    time.sleep(0.05)
-'''
 
 #: Two galleries: ``examples`` ends first (its file written), then ``more`` runs the waiter.
 TWO_GALLERIES = (
@@ -55,24 +38,13 @@ def test_a_killed_builds_sphinx_gallery_files_pass_no_gate(tmp_path) -> None:
     more = src / "more"
     more.mkdir()
     (more / "README.rst").write_text("More\n====\n", encoding="utf-8")
-    waiter = WAITER.replace("FOLDER", repr(str(tmp_path)))
+    waiter = flag_waiter(tmp_path)
     (more / "plot_wait.py").write_text(waiter, encoding="utf-8")
     outdir = src / "_build" / "html"
     times = src / "auto_examples" / "sg_execution_times.rst"
     base = tmp_path / "base.rst"
     history = tmp_path / "history.jsonl"
-    process = subprocess.Popen(
-        sphinx_command(src, outdir),
-        env=child_env({}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while not (tmp_path / "running.flag").exists() and process.poll() is None:
-            assert time.monotonic() < deadline, "the example never started"
-            time.sleep(0.1)
+    with held_build(src, outdir, tmp_path / "running.flag") as process:
         assert times.is_file() and "plot_quick.py" in times.read_text(encoding="utf-8")
         base.write_bytes(times.read_bytes())
         running = [
@@ -83,11 +55,6 @@ def test_a_killed_builds_sphinx_gallery_files_pass_no_gate(tmp_path) -> None:
         ]
         process.kill()
         output = process.communicate(timeout=120)[0]
-    finally:
-        (tmp_path / "go.flag").touch()
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     for text, code in running:
         assert code == 2 and text.count("\n") == 1, text
         assert f"a build is running now (process {process.pid})" in text, text
@@ -115,23 +82,11 @@ def test_a_build_refused_beside_a_running_one_leaves_its_files_to_it(tmp_path) -
     runs (it holds the gallery folders). Once the first ends and passes, its
     sphinx-gallery files are judged by its own report, never by the refused one's."""
     src = make_project(tmp_path, ["plot_quick.py"])
-    waiter = WAITER.replace("FOLDER", repr(str(tmp_path)))
+    waiter = flag_waiter(tmp_path)
     (src / "examples" / "plot_wait.py").write_text(waiter, encoding="utf-8")
     outdir, other = src / "_build" / "html", tmp_path / "other"
-    process = subprocess.Popen(
-        sphinx_command(src, outdir),
-        env=child_env({}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while not (tmp_path / "running.flag").exists() and process.poll() is None:
-            assert time.monotonic() < deadline, "the example never started"
-            time.sleep(0.1)
+    with held_build(src, outdir, tmp_path / "running.flag") as process:
         refused = build(src, outdir=other)
-    finally:
         (tmp_path / "go.flag").touch()
         output = process.communicate(timeout=300)[0]
     assert refused.returncode == 2 and "another build" in refused.output, refused.output

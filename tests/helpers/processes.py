@@ -1,7 +1,7 @@
 """Whether the processes an example started are gone: no child outlives its example;
 waiting until an example of a build running in the background has started its child;
-holding ``plot_wait.py`` until the test has acted; and a build terminated (a CI job
-cancelled) while one runs.
+holding ``plot_wait.py`` until the test has acted; a build held by a flag file until
+the test lets it go; and a build terminated (a CI job cancelled) while one runs.
 
 Example::
 
@@ -15,14 +15,18 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from docsaccel import layout
 from docsaccel.records import read_records
+from helpers.gallery_build import child_env, sphinx_command
 
 __all__ = [
     "alive",
     "assert_no_child_survives",
+    "flag_waiter",
+    "held_build",
     "hold",
     "kill_children",
     "release",
@@ -56,6 +60,56 @@ def assert_no_child_survives(src: Path, expected: int) -> None:
 #: While this file lies in a project's examples folder, ``plot_wait.py`` keeps waiting: a
 #: test that stops a build while it runs cannot lose the race to its end on a busy machine.
 HOLD = "wait.hold"
+
+#: An example saying it started (``running.flag``) and running until the test lets it
+#: end (``go.flag``), both in one folder whatever the folder its gallery runs it from.
+FLAG_WAITER = '''"""
+Waiter
+======
+"""
+import time
+from pathlib import Path
+
+here = Path(FOLDER)
+(here / "running.flag").touch()
+deadline = time.monotonic() + 120
+while not (here / "go.flag").exists() and time.monotonic() < deadline:
+    time.sleep(0.05)
+'''
+
+
+def flag_waiter(folder: Path) -> str:
+    """The text of an example that waits in ``folder`` (:data:`FLAG_WAITER`)."""
+    return FLAG_WAITER.replace("FOLDER", repr(str(folder)))
+
+
+@contextlib.contextmanager
+def held_build(src: Path, outdir: Path, flag: Path) -> Iterator[subprocess.Popen[str]]:
+    """A build of ``src`` into ``outdir`` in the background, given to the test once
+    ``flag`` exists (an example or an extension of the build wrote it, and now waits for
+    ``go.flag`` beside it). On leaving, ``go.flag`` is written, so the build ends (or was
+    ended by the test), and a build still running after that is killed."""
+    process = subprocess.Popen(
+        sphinx_command(src, outdir),
+        env=child_env({}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120  # a guard, not a timing
+        while not flag.exists() and process.poll() is None:
+            assert time.monotonic() < deadline, f"the build never wrote {flag}"
+            time.sleep(0.05)
+        yield process
+    finally:
+        flag.with_name("go.flag").touch()
+        if process.returncode is None:  # the test did not read its output to the end
+            try:
+                process.communicate(timeout=300)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.communicate()
 
 
 def hold(src: Path) -> None:
