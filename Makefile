@@ -92,9 +92,9 @@ test-suite: $(STAMP) test-deps
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25 $(PYTEST_ARGS)
 
 # The fast lane on the project's Python: leaves out the tests that start real Sphinx
-# builds or render (the `slow` marker); under a minute.
+# builds or render (the `slow` marker), its tests spread over every core; under a minute.
 test-fast: $(STAMP) test-deps
-	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow" -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # The fast lane on another Python; a missing interpreter fails, it is never skipped.
 $(addprefix test-,$(OTHER_PYTHONS)): test-%: $(STAMP) test-deps

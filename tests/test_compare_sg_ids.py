@@ -14,7 +14,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers.gallery_build import build, make_project, run_cli
+from helpers.gallery_build import (
+    SAME_NAME_GALLERIES,
+    build,
+    make_project,
+    make_same_name_galleries,
+    run_cli,
+)
 
 from docsaccel import layout
 from docsaccel.report.check import EXIT_BUILD_FAILED
@@ -24,7 +30,7 @@ from docsaccel.report.inputs import judged_input
 
 pytestmark = pytest.mark.slow
 
-GALLERIES = {"examples": "auto_examples", "tutorials": "auto_tutorials"}
+GALLERIES = SAME_NAME_GALLERIES
 CONF = """
 extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
 exclude_patterns = ["_build", "examples", "tutorials"]
@@ -40,22 +46,11 @@ sphinx_gallery_conf = {
 BOTH = ["examples/plot_quick.py", "tutorials/plot_quick.py"]
 
 
-def _example(gallery: str) -> str:
-    title = f"Quick of {gallery}"
-    return f'"""\n{title}\n{"=" * len(title)}\n"""\n\nprint("printed by {gallery}")\n'
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """Two galleries, each with a ``plot_quick.py``, built once."""
     src = tmp_path_factory.mktemp("sg_ids") / "src"
-    for gallery in GALLERIES:
-        (src / gallery).mkdir(parents=True)
-        (src / gallery / "README.rst").write_text(f"{gallery}\n{'=' * len(gallery)}\n")
-        (src / gallery / "plot_quick.py").write_text(_example(gallery), encoding="utf-8")
-    (src / "conf.py").write_text(CONF, encoding="utf-8")
-    toctree = "".join(f"   {folder}/index\n" for folder in GALLERIES.values())
-    (src / "index.rst").write_text(f"Same names\n==========\n\n.. toctree::\n\n{toctree}")
+    make_same_name_galleries(src, "plot_quick.py", CONF)
     done = build(src)
     assert done.returncode == 0, done.output
     return src, done

@@ -11,7 +11,12 @@ and in the next one, which the cache answers.
 from __future__ import annotations
 
 import pytest
-from helpers.gallery_build import build
+from helpers.gallery_build import (
+    SAME_NAME_GALLERIES,
+    build,
+    make_same_name_galleries,
+    printing_example,
+)
 
 from docsaccel import layout
 from docsaccel.cache.store import CacheStore
@@ -38,25 +43,13 @@ BUDGETS = """[examples]
 "examples/plot_a.py" = { budget = "1m", memory = "2G", reason = "the examples one" }
 "tutorials/plot_a.py" = { budget = "2m", reason = "the tutorials one" }
 """
-GALLERIES = {"examples": "auto_examples", "tutorials": "auto_tutorials"}
-
-
-def _example(gallery: str) -> str:
-    title = f"A of {gallery}"
-    return f'"""\n{title}\n{"=" * len(title)}\n"""\n\nprint("printed by {gallery}")\n'
+GALLERIES = SAME_NAME_GALLERIES
 
 
 @pytest.fixture(scope="module")
 def src(tmp_path_factory):
-    src = tmp_path_factory.mktemp("same_names") / "src"
-    for gallery in GALLERIES:
-        (src / gallery).mkdir(parents=True)
-        (src / gallery / "README.rst").write_text(f"{gallery}\n{'=' * len(gallery)}\n")
-        (src / gallery / "plot_a.py").write_text(_example(gallery), encoding="utf-8")
-    (src / "conf.py").write_text(CONF, encoding="utf-8")
+    src = make_same_name_galleries(tmp_path_factory.mktemp("same_names") / "src", "plot_a.py", CONF)
     (src / "budgets.toml").write_text(BUDGETS, encoding="utf-8")
-    toctree = "".join(f"   {folder}/index\n" for folder in GALLERIES.values())
-    (src / "index.rst").write_text(f"Same names\n==========\n\n.. toctree::\n\n{toctree}")
     return src
 
 
@@ -110,9 +103,9 @@ def test_ids_whose_plain_file_names_would_meet_keep_a_record_each(tmp_path) -> N
     src = tmp_path / "src"
     for name, text in {
         "examples/README.rst": "Ex\n==\n",
-        "examples/a__plot_b.py": _example("flat"),
+        "examples/a__plot_b.py": printing_example("A", "flat"),
         "examples/a/README.rst": "A\n=\n",
-        "examples/a/plot_b.py": _example("nested"),
+        "examples/a/plot_b.py": printing_example("A", "nested"),
     }.items():
         (src / name).parent.mkdir(parents=True, exist_ok=True)
         (src / name).write_text(text, encoding="utf-8")

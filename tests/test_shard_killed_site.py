@@ -12,13 +12,17 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers.gallery_build import child_env, make_project, run_cli
-from helpers.processes import hold, kill_children, shard_projects, wait_until_a_shard_runs
+from helpers.gallery_build import make_project, run_cli
+from helpers.processes import (
+    hold,
+    kill_children,
+    shard_projects,
+    start_shard_local,
+    wait_until_a_shard_runs,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -27,15 +31,7 @@ def test_check_tells_a_running_shard_local_from_one_killed_outright(tmp_path: Pa
     src = make_project(tmp_path, ["plot_quick.py", "plot_wait.py"])
     outdir = src / "_build" / "html"
     hold(src)  # copied into each shard's copy of the project: plot_wait.py waits there
-    process = subprocess.Popen(
-        [sys.executable, "-m", "docsaccel.cli", "shard-local", "--docs", ".", "--shards", "2"],
-        cwd=src,
-        env=child_env({"DOCSACCEL_FAST": "1"}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    process = start_shard_local(src, "--docs", ".", "--shards", "2")
     try:
         wait_until_a_shard_runs(src, process)
         running = run_cli("check", str(outdir))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from helpers.gallery_build import child_env
-from helpers.processes import alive
+from helpers.processes import alive, start_shard_local
 from helpers.slow import require_slow
 
 from docsaccel import layout
@@ -241,16 +241,7 @@ def test_ctrl_c_on_shard_local_stops_the_shards_in_one_line(tmp_path) -> None:
         "time.sleep(600)"
     )
     (root / "tutorials_src" / "plot_other.py").write_text(example("Other", body), "utf-8")
-    command = ["-m", "docsaccel.cli", "shard-local", "--docs", "source", "--shards", "2"]
-    process = subprocess.Popen(
-        [sys.executable, *command],
-        cwd=root,
-        env=child_env({"DOCSACCEL_FAST": "1"}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    process = start_shard_local(root, "--docs", "source", "--shards", "2")
     try:
         for _ in range(3000):  # until the shard runs the example (a guard, not a timing)
             if started.is_file() and started.read_text():
@@ -285,13 +276,8 @@ def test_a_killed_shard_local_takes_its_shard_builds_with_it(tmp_path) -> None:
         "time.sleep(600)"
     )
     (root / "tutorials_src" / "plot_other.py").write_text(example("Other", body), "utf-8")
-    command = ["-m", "docsaccel.cli", "shard-local", "--docs", "source", "--shards", "2"]
-    process = subprocess.Popen(
-        [sys.executable, *command],
-        cwd=root,
-        env=child_env({"DOCSACCEL_FAST": "1"}),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    process = start_shard_local(
+        root, "--docs", "source", "--shards", "2", output=subprocess.DEVNULL
     )
     builds: list[int] = []
     try:

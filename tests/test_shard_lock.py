@@ -21,7 +21,14 @@ from pathlib import Path
 
 import pytest
 from helpers.gallery_build import child_env, make_project, run_cli
-from helpers.processes import hold, kill_children, release, shard_projects, wait_until_a_shard_runs
+from helpers.processes import (
+    hold,
+    kill_children,
+    release,
+    shard_projects,
+    start_shard_local,
+    wait_until_a_shard_runs,
+)
 
 from docsaccel import layout
 
@@ -37,16 +44,7 @@ def test_a_second_shard_local_is_refused_naming_the_first_which_finishes(tmp_pat
     first_site, second_site = tmp_path / "L1", tmp_path / "L2"
 
     hold(src)  # copied into each shard's copy of the project: plot_wait.py waits there
-    command = ["shard-local", "--docs", ".", "--shards", "2", "--out", str(first_site)]
-    first = subprocess.Popen(
-        [sys.executable, "-m", "docsaccel.cli", *command],
-        cwd=src,
-        env=child_env({"DOCSACCEL_FAST": "1"}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    first = start_shard_local(src, "--docs", ".", "--shards", "2", "--out", str(first_site))
     try:
         wait_until_a_shard_runs(src, first)
         second = run_cli(

@@ -17,17 +17,17 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from helpers.gallery_build import build, child_env, make_project, run_cli
+from helpers.gallery_build import build, make_project, run_cli
 from helpers.processes import (
     hold,
     kill_children,
     release,
     shard_projects,
+    start_shard_local,
     wait_until_a_shard_runs,
 )
 
@@ -68,15 +68,7 @@ def test_gates_never_read_a_serial_build_while_shard_local_runs_or_after_ctrl_c(
     shutil.copy(serial.report_path, base)
 
     hold(src)  # copied into each shard's copy of the project: plot_wait.py waits there
-    process = subprocess.Popen(
-        [sys.executable, "-m", "docsaccel.cli", "shard-local", "--docs", ".", "--shards", "2"],
-        cwd=src,
-        env=child_env({"DOCSACCEL_FAST": "1"}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    process = start_shard_local(src, "--docs", ".", "--shards", "2")
     try:
         wait_until_a_shard_runs(src, process)
         running = _gates(serial.outdir, base)
@@ -116,15 +108,7 @@ def test_ctrl_c_while_the_merge_copies_the_shards_outputs_says_interrupted(tmp_p
     # merge in its copy until the test interrupts it.
     terminal, terminal_end = os.openpty()
     hold(src)  # copied into each shard's copy of the project: plot_wait.py waits there
-    process = subprocess.Popen(
-        [sys.executable, "-m", "docsaccel.cli", "shard-local", "--docs", ".", "--shards", "2"],
-        cwd=src,
-        env=child_env({"DOCSACCEL_FAST": "1"}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    process = start_shard_local(src, "--docs", ".", "--shards", "2")
     try:
         wait_until_a_shard_runs(src, process)
         artifact, manifest = _manifest_of(src, SERIAL_EXAMPLE, process)

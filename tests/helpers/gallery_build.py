@@ -72,6 +72,31 @@ def make_project(
     return src
 
 
+def printing_example(stem: str, where: str) -> str:
+    """An example titled ``<stem> of <where>`` that prints ``printed by <where>``."""
+    title = f"{stem} of {where}"
+    return f'"""\n{title}\n{"=" * len(title)}\n"""\n\nprint("printed by {where}")\n'
+
+
+#: Two galleries holding an example of one file name, and the folders they build into.
+SAME_NAME_GALLERIES = {"examples": "auto_examples", "tutorials": "auto_tutorials"}
+
+
+def make_same_name_galleries(src: Path, name: str, conf: str) -> Path:
+    """A project ``src`` (with ``conf.py`` text ``conf``) of two galleries, ``examples/``
+    and ``tutorials/``, each holding an example ``name`` that prints which gallery it is
+    in, under a title naming its gallery."""
+    stem = name.removeprefix("plot_").removesuffix(".py").capitalize()
+    for gallery in SAME_NAME_GALLERIES:
+        (src / gallery).mkdir(parents=True)
+        (src / gallery / "README.rst").write_text(f"{gallery}\n{'=' * len(gallery)}\n")
+        (src / gallery / name).write_text(printing_example(stem, gallery), encoding="utf-8")
+    (src / "conf.py").write_text(conf, encoding="utf-8")
+    toctree = "".join(f"   {folder}/index\n" for folder in SAME_NAME_GALLERIES.values())
+    (src / "index.rst").write_text(f"Same names\n==========\n\n.. toctree::\n\n{toctree}")
+    return src
+
+
 def child_env(env: dict[str, str] | None = None) -> dict[str, str]:
     """This process's environment without docsaccel's variables and ``CI``, plus ``env``."""
     child = {k: v for k, v in os.environ.items() if k not in SCRUBBED}

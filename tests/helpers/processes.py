@@ -14,6 +14,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +32,7 @@ __all__ = [
     "kill_children",
     "release",
     "shard_projects",
+    "start_shard_local",
     "terminated_while_running",
     "wait_until_a_shard_runs",
     "wait_until_running",
@@ -138,6 +140,22 @@ def shard_projects(src: Path) -> list[Path]:
     """The shards' copies of the project ``src`` (each holds ``examples/``) that a
     ``shard-local`` run made in its work folder."""
     return sorted((src / "_build" / "shard-work").glob("*/project"))
+
+
+def start_shard_local(
+    cwd: Path, *args: str, output: int = subprocess.PIPE
+) -> subprocess.Popen[str]:
+    """``docsaccel shard-local *args`` started from ``cwd`` in the background, fast path
+    on, in a session of its own (so a test can signal or kill the whole group)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "docsaccel.cli", "shard-local", *args],
+        cwd=cwd,
+        env=child_env({"DOCSACCEL_FAST": "1"}),
+        stdout=output,
+        stderr=output,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def wait_until_a_shard_runs(src: Path, process: subprocess.Popen[str]) -> None:

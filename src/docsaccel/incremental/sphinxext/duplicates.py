@@ -17,6 +17,7 @@ from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
 from docsaccel.incremental.sphinxext import exports
+from docsaccel.incremental.sphinxext.reading import read_again
 from docsaccel.incremental.sphinxext.sphinx_compat import held_warnings
 from docsaccel.incremental.sphinxext.state_build import current
 from docsaccel.incremental.sphinxext.warnings import other_instances, read_in
@@ -60,10 +61,6 @@ def on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
         reason = f"it defines a name {env.doc2path(reader, False)} defines too"
         build.reading.reasons[other] = [reason]
         logger.info(f"docsaccel: {env.doc2path(other, False)}: {reason}")
-    for docname in again:
-        app.emit("env-purge-doc", env, docname)
-        env.clear_doc(docname)
-    for docname in again:
-        app.builder.read_doc(docname)
+    read_again(app, env, again)
     build.reading.docnames.extend(sorted(kept))
     return sorted(kept)

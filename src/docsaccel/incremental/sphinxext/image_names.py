@@ -29,6 +29,7 @@ from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
 from docsaccel.incremental.sphinxext import exports
+from docsaccel.incremental.sphinxext.reading import read_again
 from docsaccel.incremental.sphinxext.state_build import current
 
 __all__ = ["clean_names", "misnumbered", "on_env_updated", "shown_images"]
@@ -149,10 +150,6 @@ def on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
         reason = "it shows an image whose name in _images is numbered by the documents' order"
         build.reading.reasons.setdefault(docname, []).append(reason)
         logger.info(f"docsaccel: {env.doc2path(docname, False)}: {reason}")
-    for docname in again:
-        app.emit("env-purge-doc", env, docname)
-        env.clear_doc(docname)
-    for docname in again:
-        app.builder.read_doc(docname)
+    read_again(app, env, again)
     build.reading.docnames.extend(d for d in again if d not in reading)
     return again

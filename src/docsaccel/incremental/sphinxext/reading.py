@@ -37,6 +37,7 @@ __all__ = [
     "on_purge_doc",
     "on_source_read",
     "on_viewcode_find_source",
+    "read_again",
 ]
 
 #: Extensions whose links on the pages carry a module's line numbers (``linkcode``'s
@@ -64,6 +65,17 @@ class _Reading:
 
 
 _reading: _Reading | None = None
+
+
+def read_again(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    """Read ``docnames`` again, in this order, while Sphinx updates the environment: each
+    purged by every extension and cleared first, as Sphinx does for a changed document,
+    so that a page read again leaves no trace of its earlier reading."""
+    for docname in docnames:
+        app.emit("env-purge-doc", env, docname)
+        env.clear_doc(docname)
+    for docname in docnames:
+        app.builder.read_doc(docname)
 
 
 def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
