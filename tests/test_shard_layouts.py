@@ -229,9 +229,20 @@ def test_an_example_renamed_after_shard_local_is_unpublished(tmp_path) -> None:
     assert (site / "tutorials" / "plot_renamed.html").is_file()
 
 
-def test_ctrl_c_on_shard_local_stops_the_shards_in_one_line(tmp_path) -> None:
-    """Ctrl-C reaches ``shard-local`` alone (a signal to its process): it stops the
-    shards' builds, removes their partial artifacts and says so in one line, exit 130."""
+@pytest.mark.parametrize(
+    ("signum", "said", "code"),
+    [
+        (signal.SIGINT, "it was interrupted by Ctrl-C (SIGINT)", 130),
+        (signal.SIGTERM, "it was terminated (SIGTERM)", 143),
+    ],
+)
+def test_a_stop_of_shard_local_stops_the_shards_in_one_line(
+    tmp_path, signum: int, said: str, code: int
+) -> None:
+    """Ctrl-C or ``SIGTERM`` reaches ``shard-local`` alone (a signal to its process): it
+    stops the shards' builds, removes their partial artifacts and says so in one line
+    naming the signal as a serial build names it, with the exit code a shell gives a
+    serial build the signal ended (128 + its number)."""
     require_slow()
     root = make_layout(tmp_path / "tree", expected_failure=False)
     started = tmp_path / "started.txt"
@@ -249,16 +260,14 @@ def test_ctrl_c_on_shard_local_stops_the_shards_in_one_line(tmp_path) -> None:
             assert process.poll() is None, process.communicate()
             time.sleep(0.2)
         example_pid = int(started.read_text())
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         out, err = process.communicate(timeout=300)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)  # the old behaviour: left running
 
-    assert process.returncode == 130, out + err
-    assert err.strip().splitlines() == [
-        "docsaccel shard-local: interrupted; its builds were stopped"
-    ], err
+    assert process.returncode == code, out + err
+    assert err.strip().splitlines() == [f"docsaccel shard-local: {said}; its builds were stopped"]
     with pytest.raises(ProcessLookupError):
         os.kill(example_pid, 0)  # the shard running the example is gone
     assert not (root / "source" / "_build" / "shard-artifacts").exists()
