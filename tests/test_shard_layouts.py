@@ -1,9 +1,11 @@
 """Sharding a project laid out unlike docsaccel's own: ``conf.py`` in ``source/`` (Sphinx's
 separate source and build folders, so nothing is excluded), a gallery outside the conf
-folder, a nested sub-gallery, two examples of one name and an expected failure.
+folder, a nested sub-gallery, two examples of one name, an example printing its folder and
+expected failures (one raising, one exiting).
 
-``docsaccel shard-local`` must build the very site a serial ``sphinx-build`` builds of the
-same tree (every HTML file compared, measured times masked), with ``-W``.
+``docsaccel shard-local`` must leave the very site and source tree a serial ``sphinx-build
+-M html`` leaves of the same tree (every file of the site and of the source tree compared,
+measured times masked), with ``-W``, so a serial build after it runs as after a serial one.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ sphinx_gallery_conf = {
     "examples_dirs": ["examples", "../tutorials_src"],
     "gallery_dirs": ["auto_examples", "tutorials"],
     "filename_pattern": r"/plot_",
-    "expected_failing_examples": ["examples/plot_fail.py"],
+    "expected_failing_examples": ["examples/plot_fail.py", "examples/plot_exit.py"],
     "download_all_examples": False,
     "show_memory": False,
 }
@@ -65,11 +67,14 @@ FILES = {
     "source/examples/README.txt": "Examples\n========\n",
     "source/examples/plot_print.py": example("Print here", 'print("printed in examples")'),
     "source/examples/plot_fail.py": example("Fails", 'raise ValueError("as expected")'),
+    "source/examples/plot_exit.py": example("Exits", "import sys\n\nsys.exit(3)"),
     "source/examples/sub/README.txt": "Nested\n------\n",
     "source/examples/sub/plot_nested.py": example("Nested", 'print("nested ran")'),
     "tutorials_src/README.txt": "Tutorials\n=========\n",
     "tutorials_src/plot_print.py": example("Print there", 'print("printed in tutorials")'),
     "tutorials_src/plot_other.py": example("Other", 'print("other ran")'),
+    # sphinx-gallery runs an example in its own folder: the path it prints is a project's.
+    "tutorials_src/plot_where.py": example("Where", "import os\n\nprint(os.getcwd())"),
 }
 EXECUTABLE = {
     "examples/plot_print.py",
@@ -77,14 +82,21 @@ EXECUTABLE = {
     "examples/sub/plot_nested.py",
     "../tutorials_src/plot_print.py",
     "../tutorials_src/plot_other.py",
+    "../tutorials_src/plot_where.py",
 }
+EXPECTED_FAILURES = {"examples/plot_fail.py", "examples/plot_exit.py"}
 
 
 def make_layout(root: Path, expected_failure: bool) -> Path:
     files = dict(FILES)
     if not expected_failure:
-        del files["source/examples/plot_fail.py"]
-        files["source/conf.py"] = CONF.replace('"examples/plot_fail.py"', "")
+        for example_id in EXPECTED_FAILURES:
+            del files[f"source/{example_id}"]
+        expected = '"expected_failing_examples": ['
+        files["source/conf.py"] = CONF.replace(
+            CONF[CONF.index(expected) : CONF.index("]", CONF.index(expected)) + 1],
+            '"expected_failing_examples": []',
+        )
     for relative, text in files.items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_text(text, encoding="utf-8")
@@ -104,14 +116,38 @@ def run(root: Path, *command: str) -> subprocess.CompletedProcess:
     )
 
 
-def serial_site(root: Path, keep: Path) -> Path:
-    """The site of a plain serial ``sphinx-build -W`` of the tree, moved to ``keep``; the
+#: The build folders of the tree: the serial build's (``-M html source build``) and the
+#: shard commands' (the site in ``source/_build/html``, their work beside it).
+BUILD_FOLDERS = ("build/", "source/_build/")
+
+
+def built_files(root: Path, site: Path) -> dict[str, bytes]:
+    """What a build of the tree at ``root`` leaves, as the comparison with a serial build
+    sees it (:func:`docsaccel.incremental.oracle.output_files`, measured times masked):
+    the site's files under ``site/``, Sphinx's working files kept there (``.doctrees``)
+    included, and every file of the source tree (the gallery folders sphinx-gallery
+    writes into: which examples it marked as unchanged, which it runs again)."""
+    files = {f"site/{name}": data for name, data in output_files(site).items()}
+    for working in site.glob(".doctrees"):
+        files[f"site/{working.name}/"] = b"<Sphinx's working files>"
+    for name, data in output_files(root).items():
+        if not name.startswith(BUILD_FOLDERS):
+            files[name] = data
+    return files
+
+
+def serial_build(root: Path) -> subprocess.CompletedProcess:
+    return run(root, "-m", "sphinx", "-M", "html", "source", "build", "-W")
+
+
+def serial_files(root: Path) -> dict[str, bytes]:
+    """:func:`built_files` of a plain serial ``sphinx-build -M html -W`` of the tree; the
     tree removed, so the sharded build runs in the very folder (pages show its paths)."""
-    done = run(root, "-m", "sphinx", "-b", "html", "-W", "source", "build/html")
+    done = serial_build(root)
     assert done.returncode == 0, done.stdout + done.stderr
-    shutil.move(root / "build" / "html", keep)
+    files = built_files(root, root / "build" / "html")
     shutil.rmtree(root)
-    return keep
+    return files
 
 
 def sharded_site(root: Path) -> Path:
@@ -131,24 +167,42 @@ def statuses(site: Path) -> dict[str, str]:
 
 
 def test_shard_local_builds_the_serial_site(tmp_path) -> None:
-    serial = serial_site(make_layout(tmp_path / "tree", False), tmp_path / "serial")
+    serial = serial_files(make_layout(tmp_path / "tree", False))
 
-    site = sharded_site(make_layout(tmp_path / "tree", expected_failure=False))
+    root = make_layout(tmp_path / "tree", expected_failure=False)
+    site = sharded_site(root)
 
-    assert differences(output_files(site), output_files(serial)) == []
-    assert statuses(site) == dict.fromkeys(EXECUTABLE - {"examples/plot_fail.py"}, "ok")
+    # The printed folder is the project's, never the shard's copy of it.
+    assert differences(built_files(root, site), serial) == []
+    assert statuses(site) == dict.fromkeys(EXECUTABLE - EXPECTED_FAILURES, "ok")
 
 
 def test_expected_failures_are_sharded_and_merged(tmp_path) -> None:
-    serial = serial_site(make_layout(tmp_path / "tree", True), tmp_path / "serial")
+    serial = serial_files(make_layout(tmp_path / "tree", True))
 
-    site = sharded_site(make_layout(tmp_path / "tree", expected_failure=True))
+    root = make_layout(tmp_path / "tree", expected_failure=True)
+    site = sharded_site(root)
 
-    # Its traceback names the example's file in the project, never the shard's copy.
-    assert differences(output_files(site), output_files(serial)) == []
-    assert statuses(site) == {**dict.fromkeys(EXECUTABLE, "ok"), "examples/plot_fail.py": "failed"}
+    # Its traceback names the example's file in the project, never the shard's copy; no
+    # expected failure is left marked unchanged in its gallery folder.
+    assert differences(built_files(root, site), serial) == []
+    assert statuses(site) == {
+        **dict.fromkeys(EXECUTABLE, "ok"),
+        **dict.fromkeys(EXPECTED_FAILURES, "failed"),
+    }
     page = (site / "auto_examples" / "plot_fail.html").read_text("utf-8")
     assert "ValueError" in page and "as expected" in page and "shard-work" not in page
+
+    # A serial build after it runs the expected failures again, as after a serial build.
+    done = serial_build(root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = root / "build" / "html" / "docsaccel" / "report.json"
+    ran = {r["id"]: r["status"] for r in load_report(report)["examples"]}
+    assert {example_id: ran[example_id] for example_id in EXPECTED_FAILURES} == dict.fromkeys(
+        EXPECTED_FAILURES, "failed"
+    )
+    check = run(root, "-m", "docsaccel.cli", "check", str(report))
+    assert check.returncode == 0, check.stdout + check.stderr
 
 
 def shard_local(root: Path) -> subprocess.CompletedProcess:
@@ -197,7 +251,9 @@ def restored(site: Path) -> set[str]:
 
 def test_shard_local_and_serial_builds_share_the_project_cache(tmp_path) -> None:
     root = cached_layout(tmp_path / "tree")
-    cached = EXECUTABLE - {"examples/plot_fail.py"}
+    # The page of the example printing its folder shows where it ran, a shard's copy or
+    # the project: the cache runs it again in the other.
+    cached = EXECUTABLE - EXPECTED_FAILURES - {"../tutorials_src/plot_where.py"}
 
     assert shard_local(root).returncode == 0
     assert restored(serial(root)) == cached, "the shards' entries serve a serial build"
@@ -229,9 +285,20 @@ def test_an_example_renamed_after_shard_local_is_unpublished(tmp_path) -> None:
     assert (site / "tutorials" / "plot_renamed.html").is_file()
 
 
-def test_ctrl_c_on_shard_local_stops_the_shards_in_one_line(tmp_path) -> None:
-    """Ctrl-C reaches ``shard-local`` alone (a signal to its process): it stops the
-    shards' builds, removes their partial artifacts and says so in one line, exit 130."""
+@pytest.mark.parametrize(
+    ("signum", "said", "code"),
+    [
+        (signal.SIGINT, "it was interrupted by Ctrl-C (SIGINT)", 130),
+        (signal.SIGTERM, "it was terminated (SIGTERM)", 143),
+    ],
+)
+def test_a_stop_of_shard_local_stops_the_shards_in_one_line(
+    tmp_path, signum: int, said: str, code: int
+) -> None:
+    """Ctrl-C or ``SIGTERM`` reaches ``shard-local`` alone (a signal to its process): it
+    stops the shards' builds, removes their partial artifacts and says so in one line
+    naming the signal as a serial build names it, with the exit code a shell gives a
+    serial build the signal ended (128 + its number)."""
     require_slow()
     root = make_layout(tmp_path / "tree", expected_failure=False)
     started = tmp_path / "started.txt"
@@ -249,16 +316,14 @@ def test_ctrl_c_on_shard_local_stops_the_shards_in_one_line(tmp_path) -> None:
             assert process.poll() is None, process.communicate()
             time.sleep(0.2)
         example_pid = int(started.read_text())
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         out, err = process.communicate(timeout=300)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)  # the old behaviour: left running
 
-    assert process.returncode == 130, out + err
-    assert err.strip().splitlines() == [
-        "docsaccel shard-local: interrupted; its builds were stopped"
-    ], err
+    assert process.returncode == code, out + err
+    assert err.strip().splitlines() == [f"docsaccel shard-local: {said}; its builds were stopped"]
     with pytest.raises(ProcessLookupError):
         os.kill(example_pid, 0)  # the shard running the example is gone
     assert not (root / "source" / "_build" / "shard-artifacts").exists()
@@ -307,7 +372,7 @@ def test_shard_local_runs_no_more_shards_than_examples(tmp_path) -> None:
     done = run(root, *command)
 
     assert done.returncode == 0, done.stdout + done.stderr
-    executable = len(EXECUTABLE) - 1
+    executable = len(EXECUTABLE - EXPECTED_FAILURES)
     said = f"docsaccel shard-local: 9 shards for {executable} examples: running {executable}"
     assert said in done.stderr.splitlines(), done.stderr
     work = root / "source" / "_build" / "shard-work"

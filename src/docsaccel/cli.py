@@ -415,12 +415,19 @@ def _shard_build_command(args: argparse.Namespace) -> int:
     inputs = [*getattr(args, "inputs", []), *getattr(args, "history", [])]
     # A stop asked by SIGTERM (a cancelled CI job) is handled as Ctrl-C: the builds run in
     # process groups of their own, which only this process can stop.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return _run_shard_command(args, sphinx_args, inputs)
-    except KeyboardInterrupt:
-        print(f"docsaccel {args.command}: interrupted; its builds were stopped", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:
+        from docsaccel.gallery.process_end import ended_by
+
+        signum = exc.signum if isinstance(exc, _Terminated) else signal.SIGINT
+        # Named as a serial build names the signal that ended it.
+        print(
+            f"docsaccel {args.command}: {ended_by(signum)}; its builds were stopped",
+            file=sys.stderr,
+        )
+        return _stopped_status(signum)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
@@ -476,12 +483,23 @@ def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs:
     return 0
 
 
-#: The exit code of a shard command stopped by Ctrl-C or ``SIGTERM`` (128 + SIGINT).
-EXIT_INTERRUPTED = 130
+def _stopped_status(signum: int) -> int:
+    """The exit code of a shard command a signal stopped: 128 + its number, as a shell
+    reports a serial build the signal ended (130 for Ctrl-C, 143 for ``SIGTERM``)."""
+    return 128 + signum
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+class _Terminated(KeyboardInterrupt):
+    """``SIGTERM`` stopping a shard command: a ``KeyboardInterrupt``, so the builds are
+    stopped as on Ctrl-C, that keeps which signal it was."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated(signum)
 
 
 def _add_shard_builds(subparsers: argparse._SubParsersAction) -> None:
@@ -524,7 +542,7 @@ def _add_shard_builds(subparsers: argparse._SubParsersAction) -> None:
         description="shard-build for every shard (no more shards than examples), at most one "
         "build per core at a time, each in its own process and copy of "
         "the project (logs in <docs>/_build/shard-work/<i>.log), then shard-merge. Exit 2 on "
-        "a failure, 130 when interrupted (Ctrl-C or SIGTERM stops every shard's build).",
+        "a failure, 130 on Ctrl-C and 143 on SIGTERM (either stops every shard's build).",
     )
     for parser in (merge, local):
         parser.add_argument("--out", help="HTML folder (default: <docs>/_build/html)")

@@ -76,8 +76,10 @@ __all__ = [
 
 #: The folder of docsaccel's files inside an output folder.
 FOLDER_NAME = "docsaccel"
-#: The folders of the sharded builds' defaults, in ``<docs>/_build``.
-SHARD_FOLDERS = ("shard", "shard-work", "shard-artifacts", "shard-records")
+#: The folders of the sharded builds' defaults, in ``<docs>/_build``. ``shard-doctrees``
+#: is the merge build's doctree folder, whatever its site folder: Sphinx's working files,
+#: which a serial ``sphinx-build -M html`` keeps out of the site too.
+SHARD_FOLDERS = ("shard", "shard-work", "shard-artifacts", "shard-records", "shard-doctrees")
 
 #: How the journal of each process that runs examples is named:
 #: ``journal-<build id>-<pid>.jsonl`` (:func:`journal_name`).

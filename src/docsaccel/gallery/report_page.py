@@ -377,10 +377,10 @@ def show_unfinished_site(
     srcdir: Path, outdir: Path, wanted: str | None, report: dict[str, Any]
 ) -> list[Path]:
     """:func:`show_unfinished_pages` for a site that several Sphinx builds make (the shard
-    commands: shards, then a merge build into ``outdir`` with Sphinx's default doctree
-    folder), when it stops or fails outside any of those builds. Nothing when ``outdir``
-    publishes no report page."""
-    doctreedir = Path(outdir) / ".doctrees"
+    commands: shards, then a merge build into ``outdir`` with the doctree folder of the
+    sharded builds of ``srcdir``), when it stops or fails outside any of those builds.
+    Nothing when ``outdir`` publishes no report page."""
+    doctreedir = layout.shard_dir(srcdir, "shard-doctrees")
     pages = published_pages(Path(srcdir), Path(outdir), doctreedir, wanted)
     if not any(html.is_file() for _source, html in pages):
         return []

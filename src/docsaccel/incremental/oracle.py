@@ -14,6 +14,8 @@ import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from docsaccel import sg_compat
+
 __all__ = ["differences", "output_files"]
 
 _TIMES = (
@@ -29,7 +31,7 @@ EMPTY_FOLDER = b"<empty folder>"
 
 def _masked(path: Path, relative: str) -> bytes:
     # By its path: under ``dirhtml`` the page is ``sg_execution_times/index.html``.
-    if "sg_execution_times" in relative:
+    if "sg_execution_times" in relative or sg_compat.is_measurement_file(relative):
         return b"<measured times>"
     if path.suffix == ".zip":
         with zipfile.ZipFile(path) as archive:

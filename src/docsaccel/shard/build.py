@@ -33,7 +33,7 @@ from docsaccel.contract import (
     unfinished_why,
 )
 from docsaccel.formats import Format, write_json
-from docsaccel.records import record_file, run_outputs, write_record
+from docsaccel.records import read_records, record_file, run_outputs, write_record
 from docsaccel.schema import load_report, validate_record, validate_report
 from docsaccel.settings import (
     DEFAULT_CACHE_NAME,
@@ -553,8 +553,9 @@ def collect_shard(
     Raises :class:`ShardError` when an executed example left no reusable outputs (it
     failed: sphinx-gallery keeps no md5 of a failing example, so it would run again). An
     expected failure (``expected_failing_examples``) is kept like a passing example: its
-    page shows the traceback a serial build shows, with the paths of ``origin`` (the
-    project the shard's workspace copied) for those of the copy.
+    page shows the traceback a serial build shows. Every page shows the paths of
+    ``origin`` (the project the shard's workspace copied) for those of the copy, in a
+    traceback or in what the example printed (its folder, its ``__file__``).
     """
     report_path = layout.report_path(outdir)
     try:
@@ -571,7 +572,7 @@ def collect_shard(
         target = project.target_file(record["id"])
         source = project.docs / record["id"]
         extra = []
-        if record["status"] == FAILED and record.get(EXPECTED_FAILURE) is True:
+        if _is_expected_failure(record):
             # Its page (the traceback) is the site's, as a serial build makes it; no md5
             # would make the merge run it again.
             extra.append(sg_compat.mark_unchanged(target).relative_to(project.docs))
@@ -589,7 +590,7 @@ def collect_shard(
         files += [path for path in extra if path not in files]
         for relative in files:
             _copy(project.docs / relative, artifact / "files" / relative)
-        if extra and origin is not None:
+        if origin is not None:
             page = artifact / "files" / sg_compat.page_file(target).relative_to(project.docs)
             _show_paths_of(origin, page, project.root)
         write_record(artifact / "records", record)
@@ -605,9 +606,26 @@ def collect_shard(
     return manifest
 
 
+def _is_expected_failure(record: Mapping[str, Any]) -> bool:
+    """Whether a shard ran the example of ``record`` and it failed as expected: a shard
+    keeps it like a passing one, its page marked unchanged for the merge alone."""
+    return record["status"] == FAILED and record.get(EXPECTED_FAILURE) is True
+
+
+def _unmark_expected_failures(project: DocsProject, records: Path) -> None:
+    """Remove the marks that made the merge build keep the pages of the expected failures
+    the shards ran (:func:`collect_shard`): a serial build leaves no md5 of a failed
+    example, so the next build runs it again, and one left would make it skip the
+    example and fail it as "expected to fail" that did not."""
+    for example_id, record in read_records(records).items():
+        if _is_expected_failure(record):
+            sg_compat.forget_cached_run(project.target_file(example_id))
+
+
 def _show_paths_of(origin: Path, page: Path, workspace: Path) -> None:
-    """Make a page's traceback name the project's files, not the shard's copies of them:
-    the page a serial build of the project makes."""
+    """Make a page (its traceback, what the example printed) name the project's files,
+    not the shard's copies of them: the page a serial build of the project makes. A path
+    written otherwise (relative, in an image) is not seen: the sharding guide's limits."""
     if page.is_file():
         text = page.read_text(encoding="utf-8")
         page.write_text(text.replace(str(workspace), str(origin)), encoding="utf-8")
@@ -801,6 +819,7 @@ def _merge(
         raise
     finally:
         _release(galleries)
+        _unmark_expected_failures(project, records)
         if watch is not None:
             watch.finish()
     return merged
@@ -845,9 +864,15 @@ def _run_merge_build(
 ) -> None:
     """The merge's Sphinx build (:func:`run_sphinx`). Refused because another build took
     a folder it writes (the site's, a gallery folder) since the merge let go, the build
-    said so in one line: the command adds none (:class:`BuildSaidError`)."""
+    said so in one line: the command adds none (:class:`BuildSaidError`).
+
+    Its doctrees go to the project's ``shard-doctrees`` folder, out of the site as a
+    serial ``sphinx-build -M html`` keeps them; those an earlier merge left in the site
+    are removed, or they would be published."""
+    shutil.rmtree(outdir / ".doctrees", ignore_errors=True)
+    doctrees = layout.shard_dir(project.docs, "shard-doctrees")
     try:
-        run_sphinx(project.docs, outdir, env, sphinx_args)
+        run_sphinx(project.docs, outdir, env, [*sphinx_args, "-d", str(doctrees)])
     except ShardError as exc:
         others = [layout.lock_holder(outdir)]
         others += [layout.gallery_lock_holder(folder) for folder in _gallery_folders(project)]
@@ -1004,7 +1029,7 @@ def _watch_sources(
     watch, the last to finish writes the record). ``None`` when there is none."""
     if start is None or project.cache is None or not project.cache_sphinx:
         return None
-    outputs = [outdir, outdir / ".doctrees", records, *layout.shard_folders(project.docs)]
+    outputs = [outdir, records, *layout.shard_folders(project.docs)]
     return start(project.cache, project.docs, [Path(p).resolve() for p in outputs])
 
 
