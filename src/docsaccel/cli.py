@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from docsaccel import __version__
-from docsaccel.contract import error_line
+from docsaccel.contract import Terminated, error_line
 from docsaccel.standard_output import StandardOutputError, guarded
 
 
@@ -419,9 +419,9 @@ def _shard_build_command(args: argparse.Namespace) -> int:
     try:
         return _run_shard_command(args, sphinx_args, inputs)
     except KeyboardInterrupt as exc:
-        from docsaccel.gallery.process_end import ended_by
+        from docsaccel.contract import ended_by, stop_signal
 
-        signum = exc.signum if isinstance(exc, _Terminated) else signal.SIGINT
+        signum = stop_signal(exc)
         # Named as a serial build names the signal that ended it.
         print(
             f"docsaccel {args.command}: {ended_by(signum)}; its builds were stopped",
@@ -489,17 +489,8 @@ def _stopped_status(signum: int) -> int:
     return 128 + signum
 
 
-class _Terminated(KeyboardInterrupt):
-    """``SIGTERM`` stopping a shard command: a ``KeyboardInterrupt``, so the builds are
-    stopped as on Ctrl-C, that keeps which signal it was."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
 def _terminate(signum: int, frame: object) -> None:
-    raise _Terminated(signum)
+    raise Terminated(signum)
 
 
 def _add_shard_builds(subparsers: argparse._SubParsersAction) -> None:

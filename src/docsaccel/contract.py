@@ -22,6 +22,7 @@ import hashlib
 import json
 import math
 import os
+import signal
 import stat
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -78,6 +79,7 @@ __all__ = [
     "STATUSES",
     "STOPPED_BEFORE_EXAMPLES",
     "STOPPED_WHILE_GENERATING",
+    "STOP_SIGNAL_WORDS",
     "UNFINISHED_ERROR",
     "UNMEASURED",
     "VERDICT_PENDING",
@@ -87,12 +89,14 @@ __all__ = [
     "WHOLE_RUNS",
     "InputError",
     "MissingExtraError",
+    "Terminated",
     "budgets_failed_text",
     "build_failed_text",
     "build_failures",
     "conf_changed",
     "conf_fingerprint",
     "distributions_changed",
+    "ended_by",
     "error_line",
     "expected_passed_text",
     "fails_build",
@@ -124,6 +128,8 @@ __all__ = [
     "shown_path",
     "started_not_finished",
     "status_text",
+    "stop_signal",
+    "stopped_by",
     "unfinished_error",
     "unfinished_why",
     "unmeasured_text",
@@ -1109,3 +1115,51 @@ def conf_changed(recorded: Any) -> str | None:
         "before docsaccel ran (an error in conf.py, an extension that failed to load) and "
         "left this earlier build's report; rebuild"
     )
+
+
+#: How every message names a signal that stops a build, Ctrl-C and SIGTERM alike: what
+#: ended its process (:func:`ended_by`) and why its running example did not finish
+#: (:func:`stopped_by`), so ``check``, ``compare`` and the log name both the same way.
+STOP_SIGNAL_WORDS = {
+    signal.SIGINT: "interrupted by Ctrl-C (SIGINT)",
+    signal.SIGTERM: "terminated (SIGTERM)",
+}
+
+
+def ended_by(signum: int) -> str:
+    """What ended the build's process, as the log and the report say it.
+
+    >>> ended_by(signal.SIGINT)
+    'it was interrupted by Ctrl-C (SIGINT)'
+    """
+    return f"it was {STOP_SIGNAL_WORDS[signum]}"
+
+
+def stopped_by(signum: int) -> str:
+    """Why the example running when ``signum`` stopped the build did not finish.
+
+    >>> stopped_by(signal.SIGTERM)
+    'the build was terminated (SIGTERM) while it ran'
+    """
+    return f"the build was {STOP_SIGNAL_WORDS[signum]} while it ran"
+
+
+class Terminated(KeyboardInterrupt):
+    """``SIGTERM`` stopping a command that handles it as Ctrl-C (a shard command stops
+    its builds either way), keeping which signal it was for :func:`stop_signal`."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def stop_signal(exc: KeyboardInterrupt) -> int:
+    """The signal a ``KeyboardInterrupt`` stands for: Ctrl-C unless it is a
+    :class:`Terminated`.
+
+    >>> stop_signal(Terminated(signal.SIGTERM)) == signal.SIGTERM
+    True
+    >>> stop_signal(KeyboardInterrupt()) == signal.SIGINT
+    True
+    """
+    return exc.signum if isinstance(exc, Terminated) else signal.SIGINT

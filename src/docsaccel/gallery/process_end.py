@@ -21,7 +21,7 @@ from typing import Any, NamedTuple, Protocol
 from sphinx.util import logging as sphinx_logging
 
 from docsaccel import layout, sg_compat
-from docsaccel.contract import free_locks_in_child
+from docsaccel.contract import ended_by, free_locks_in_child, stopped_by
 from docsaccel.gallery.interrupt import cancel_all, forget_in_forked_child
 from docsaccel.gallery.processes import descendants, end_processes
 from docsaccel.intercept import Patch
@@ -263,33 +263,6 @@ def verdict_pending(build: object, pending: bool) -> None:
 def builds_here() -> bool:
     """Whether this process runs a build (a callback was registered in it), not a worker."""
     return any(pid == os.getpid() for pid, _ in _callbacks)
-
-
-#: How every message names a signal that stops a build, Ctrl-C and SIGTERM alike: what
-#: ended its process (:func:`ended_by`) and why its running example did not finish
-#: (:func:`stopped_by`), so ``check``, ``compare`` and the log name both the same way.
-_STOP_SIGNAL_WORDS = {
-    signal.SIGINT: "interrupted by Ctrl-C (SIGINT)",
-    signal.SIGTERM: "terminated (SIGTERM)",
-}
-
-
-def ended_by(signum: int) -> str:
-    """What ended the build's process, as the log and the report say it.
-
-    >>> ended_by(signal.SIGINT)
-    'it was interrupted by Ctrl-C (SIGINT)'
-    """
-    return f"it was {_STOP_SIGNAL_WORDS[signum]}"
-
-
-def stopped_by(signum: int) -> str:
-    """Why the example running when ``signum`` stopped the build did not finish.
-
-    >>> stopped_by(signal.SIGTERM)
-    'the build was terminated (SIGTERM) while it ran'
-    """
-    return f"the build was {_STOP_SIGNAL_WORDS[signum]} while it ran"
 
 
 #: What ended the build's process on SIGTERM.

@@ -30,6 +30,7 @@ from docsaccel.contract import (
     conf_fingerprint,
     is_build_failure,
     read_json,
+    stop_signal,
     unfinished_why,
 )
 from docsaccel.formats import Format, write_json
@@ -809,9 +810,9 @@ def _merge(
         # build take them first, is its own line.
         _release(galleries)
         _run_merge_build(project, Path(outdir), env, sphinx_args)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         if pages.still_started():
-            pages.interrupted()
+            pages.interrupted(stop_signal(exc))
         raise
     except Exception as exc:
         if pages.still_started():
@@ -1105,14 +1106,14 @@ def _run_shards_and_merge(
     pool = ThreadPoolExecutor(max_workers=min(shards, sphinx_runs.cores()))
     try:
         failures = [f.exception() for f in [pool.submit(one, i) for i in range(shards)]]
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         # Ctrl-C reaches this process alone (each build has its process group): stop the
         # builds, let the threads return, and leave no partial artifact behind.
         sphinx_runs.stop_all()
         pool.shutdown(wait=True, cancel_futures=True)
         sphinx_runs.resume()
         shutil.rmtree(artifacts, ignore_errors=True)
-        pages.interrupted()
+        pages.interrupted(stop_signal(exc))
         raise
     pool.shutdown()
     errors = [str(error) for error in failures if error is not None]

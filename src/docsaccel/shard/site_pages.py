@@ -15,7 +15,13 @@ from typing import Any
 
 import docsaccel
 from docsaccel import layout
-from docsaccel.contract import SHARD_COMMAND, InputError, read_json, shard_command_text
+from docsaccel.contract import (
+    SHARD_COMMAND,
+    InputError,
+    ended_by,
+    read_json,
+    shard_command_text,
+)
 from docsaccel.formats import write_json
 from docsaccel.process_stat import start_time
 from docsaccel.records import build_report, now_iso
@@ -80,10 +86,13 @@ class SitePages:
         shard = build.get(SHARD_COMMAND) if isinstance(build, dict) else None
         return isinstance(shard, dict) and shard.get("pid") == os.getpid()
 
-    def interrupted(self) -> None:
-        """The shards were stopped (Ctrl-C, ``SIGTERM``) before the merge build."""
+    def interrupted(self, signum: int) -> None:
+        """The shards were stopped by ``signum`` (Ctrl-C, ``SIGTERM``) before the merge
+        build: said in the words a serial build stopped so uses."""
         self._show(
-            ended_because=f"docsaccel {self.command} was interrupted before its shards were merged"
+            ended_because=(
+                f"docsaccel {self.command} ended before its shards were merged: {ended_by(signum)}"
+            )
         )
 
     def failed(self, report: dict[str, Any] | None, errors: Sequence[str]) -> None:
