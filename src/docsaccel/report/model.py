@@ -388,6 +388,14 @@ class LoadedInput:
     #: wrote none only with the plan it wrote first. An example it does not list is then
     #: not in its build; else it may be one the build did not reach.
     lists_plan: bool = True
+    #: The docsaccel report of the build this input is a file of, when known: itself for a
+    #: report, the build's report for a sphinx-gallery file judged by it
+    #: (:func:`~docsaccel.report.inputs.judged_input`). Every file of one build names the
+    #: same one, so it says which build an input is (:func:`build_identity`).
+    build_report: str | None = None
+    #: Whether it lists fewer examples than its build's report: a gallery's own
+    #: ``sg_execution_times.rst`` is part of its build.
+    part_of_build: bool = False
 
     @property
     def complete(self) -> bool:
