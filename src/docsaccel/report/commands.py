@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from docsaccel.budgets import parse_bounded_duration
-from docsaccel.contract import InputError, error_line, unmeasured_text
+from docsaccel.contract import InputError, error_line
 from docsaccel.memory_sizes import parse_size
 from docsaccel.report.chart import is_chart_svg
 from docsaccel.report.check import (
@@ -382,7 +382,7 @@ def _check(
         )
         if result.unmeasured:
             title = "Not measured"
-            notes += annotation("notice", unmeasured_text(result.unmeasured), title=title) + "\n"
+            notes += annotation("notice", result.unmeasured_text(), title=title) + "\n"
         return notes + check_annotations(checked, prefixes), result.exit_code
     notes = "".join(f"warning: {one_line(message)}\n" for message in unused)
     return notes + format_check(result) + "\n", result.exit_code
