@@ -26,18 +26,21 @@ def test_an_example_sphinx_gallery_did_not_run_is_not_measured(tmp_path) -> None
     src = make_project(tmp_path, ["plot_quick.py", "plot_figure.py"], conf=conf)
     built = build(src)
     assert built.returncode == 0, built.output
-    history = tmp_path / "history.jsonl"
+    histories = []
     for times in _timing_files(src):
         assert "00:00.000" in times.read_text(encoding="utf-8"), times
         text, code = run_check([str(times)])
         assert code == 0, text
         assert text.startswith("OK: 1 timings checked"), text
         assert "note: 1 example not measured by this build" in text, text
-        text, code = run_history_append(str(times), history)
+        # One history each: a history records one build once, through any of its files.
+        histories.append(tmp_path / f"history{len(histories)}.jsonl")
+        text, code = run_history_append(str(times), histories[-1])
         assert code == 0, text
-    text, code = run_history_append(str(built.outdir), history)
+    histories.append(tmp_path / "history.jsonl")
+    text, code = run_history_append(str(built.outdir), histories[-1])
     assert code == 0, text
-    entries = [json.loads(line) for line in history.read_text(encoding="utf-8").splitlines()]
+    entries = [json.loads(history.read_text(encoding="utf-8")) for history in histories]
     statuses = [
         {name.rsplit("/", 1)[-1]: e.get("status") for name, e in entry["examples"].items()}
         for entry in entries

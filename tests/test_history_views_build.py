@@ -14,6 +14,7 @@ import pytest
 from helpers.gallery_build import build, make_project
 
 from docsaccel.budgets import format_measured
+from docsaccel.contract import EARLIER_RUN
 from docsaccel.report.commands import run_history_append, run_report
 from docsaccel.report.history import read_builds, read_history
 from docsaccel.report.markdown import escape_md
@@ -96,14 +97,16 @@ def test_the_json_view_gives_no_time_to_an_example_no_run_measured(reports) -> N
     view = json.loads(text)
     rows = _by_name(view["examples"])
     assert rows["plot_figure.py"]["seconds"] is None, rows["plot_figure.py"]
-    assert view["version"] == 3
+    assert view["version"] == 4
     assert rows["plot_figure.py"]["seconds_from"] is None
     reused = rows["plot_quick.py"]
     assert reused["seconds"] == records["plot_quick.py"]["wall_seconds"], reused
     assert reused["seconds_from"] == EARLIER_BUILD
     markdown, _ = run_report(str(second), fmt="md")
     quick_row = next(line for line in markdown.splitlines() if "plot\\_quick.py | cached" in line)
-    assert f"| {escape_md(format_measured(reused['seconds']))} |" in quick_row, quick_row
+    # Its time is labelled as the earlier build's.
+    reused_time = f"{format_measured(reused['seconds'])} ({EARLIER_RUN})"
+    assert f"| {escape_md(reused_time)} |" in quick_row, quick_row
     crash = rows["plot_crash.py"]
     assert crash["seconds_from"] == THIS_BUILD and crash["seconds"] is not None
     first_rows = _by_name(json.loads(run_report(str(first), fmt="json")[0])["examples"])

@@ -44,6 +44,7 @@ __all__ = [
     "CACHED",
     "CI_ENV",
     "DID_NOT_FINISH",
+    "EARLIER_RUN",
     "EXECUTED",
     "EXIT_BLOCKED_ERROR",
     "EXPECTED_FAILURE",
@@ -80,6 +81,7 @@ __all__ = [
     "STOPPED_BEFORE_EXAMPLES",
     "STOPPED_WHILE_GENERATING",
     "STOP_SIGNAL_WORDS",
+    "STORED_RUN",
     "UNFINISHED_ERROR",
     "UNMEASURED",
     "VERDICT_PENDING",
@@ -104,6 +106,7 @@ __all__ = [
     "free_locks_in_child",
     "is_build_failure",
     "is_finite_number",
+    "is_judged",
     "is_measured",
     "is_near_budget",
     "is_near_memory_budget",
@@ -161,9 +164,10 @@ OVERRUNS = (OVER_BUDGET, INTERRUPTED)
 REUSABLE = (OK, OVER_BUDGET, CACHED)
 #: The statuses of examples this build did not measure: it never ran them, or
 #: sphinx-gallery reused the outputs of whatever build last ran them (:data:`CACHED`
-#: without a hit of the example cache, see :func:`is_measured`). No budget of this build
-#: judges them: such an example is neither within its budget nor over it, and the views
-#: count it apart (:func:`unmeasured_text`).
+#: or the example cache restored its outputs). None was measured by this build
+#: (:func:`is_measured`); budgets judge a restored one by the time of the run that stored
+#: it (:func:`is_judged`) and no other one: such an example is neither within its budget
+#: nor over it. The views count them apart (:func:`unmeasured_text`).
 UNMEASURED = (NOT_EXECUTED, CACHED)
 #: How the views say it of one such example, after its status.
 NOT_MEASURED = "not measured by this build"
@@ -367,33 +371,65 @@ def ran_none(statuses: Iterable[str]) -> bool:
     return seen
 
 
-def is_measured(status: str, cache_hit: bool = False) -> bool:
-    """Whether the build that recorded a status measured the example's run, so its budgets
-    may judge its time and its peak: not one of :data:`UNMEASURED`, except an example the
-    example cache restored (``cache_hit``). The cache serves an entry only in the context
-    that made it (fast path or not, :mod:`docsaccel.cache.context`), so its time was
-    measured under this build's budgets, and the build log judges it too (under ``-W`` the
-    verdict must not depend on the cache). sphinx-gallery's own reuse of an example whose
-    source did not change (``cached`` without a hit) keeps a time of whatever build ran it.
+def is_measured(status: str) -> bool:
+    """Whether the build that recorded a status measured the example's run: it ran it
+    (not one of :data:`UNMEASURED`). An example the example cache restored, or whose
+    outputs sphinx-gallery kept, was not run by this build: its time is another run's.
+    Whether budgets judge it is :func:`is_judged`.
 
     >>> is_measured("ok"), is_measured("cached"), is_measured("not-executed")
     (True, False, False)
-    >>> is_measured("cached", cache_hit=True)
-    True
     """
-    if status == CACHED:
-        return cache_hit
     return status not in UNMEASURED
 
 
-def unmeasured_text(count: int) -> str:
-    """How every view says how many examples the build did not measure (:data:`UNMEASURED`).
+def is_judged(status: str, cache_hit: bool = False) -> bool:
+    """Whether the budgets judge an example of a status: one this build measured
+    (:func:`is_measured`), or one the example cache restored (``cache_hit``), by the time
+    of the run that stored it. The cache serves an entry only in the context that made it
+    (fast path or not, :mod:`docsaccel.cache.context`), so that run was under this build's
+    budgets, and the build log judges it too (under ``-W`` the verdict must not depend on
+    the cache). sphinx-gallery's own reuse of an example whose source did not change
+    (``cached`` without a hit) keeps a time of whatever build ran it: not judged.
+
+    >>> is_judged("ok"), is_judged("cached"), is_judged("cached", cache_hit=True)
+    (True, False, True)
+    """
+    return is_measured(status) or (status == CACHED and cache_hit)
+
+
+#: How the views label the time of an example this build did not run: the example
+#: cache's stored run's (:data:`STORED_RUN`), or whatever earlier build ran it.
+STORED_RUN = "stored run"
+EARLIER_RUN = "earlier build"
+
+
+def unmeasured_text(count: int, restored: int = 0) -> str:
+    """How every view says how many examples the build did not measure
+    (:func:`is_measured`): ``count`` neither measured nor judged (outputs sphinx-gallery
+    kept, not run), and ``restored`` from the example cache, judged by the time of the run
+    that stored them (:func:`is_judged`).
 
     >>> unmeasured_text(1)
     '1 example not measured by this build (outputs reused, or not run): no budget judged'
+    >>> print(unmeasured_text(1, restored=10))
+    11 examples not measured by this build: 10 restored from the example cache (judged...
+    >>> print(unmeasured_text(1, restored=10).split("; ")[1])
+    1 with outputs reused, or not run (no budget judged)
     """
-    examples = f"{count} example{'s' if count != 1 else ''}"
-    return f"{examples} {NOT_MEASURED} (outputs reused, or not run): no budget judged"
+    if not restored:
+        examples = f"{count} example{'s' if count != 1 else ''}"
+        return f"{examples} {NOT_MEASURED} (outputs reused, or not run): no budget judged"
+    total = count + restored
+    stored = (
+        "the time of the run that stored it"
+        if restored == 1
+        else "the times of the runs that stored them"
+    )
+    parts = [f"{restored} restored from the example cache (judged by {stored})"]
+    if count:
+        parts.append(f"{count} with outputs reused, or not run (no budget judged)")
+    return f"{total} example{'s' if total != 1 else ''} {NOT_MEASURED}: {'; '.join(parts)}"
 
 
 #: The one word for an example the build stopped while it ran (:func:`is_unfinished`):
@@ -454,7 +490,7 @@ def is_timed(status: str, unfinished: bool = False) -> bool:
     ``0.0`` is no time) nor a :data:`FAILED` one the build stopped while it ran
     (``unfinished``: its time is only how long it had run then). One its budget
     interrupted ran out of its budget: that time is set against it. Budgets judge by
-    :func:`is_measured`, not by this.
+    :func:`is_judged`, not by this.
 
     >>> is_timed("ok"), is_timed("not-executed"), is_timed("failed", unfinished=True)
     (True, False, False)
@@ -634,7 +670,7 @@ def is_over_budget(
 ) -> bool:
     """Slower than a finite time budget; an example its time budget interrupted always is
     over (``interrupted_by`` ``None``: a record from before memory was bounded, the time).
-    Whether the build measured it at all is the caller's question (:func:`is_measured`)."""
+    Whether the budgets judge it at all is the caller's question (:func:`is_judged`)."""
     stopped = status == INTERRUPTED and interrupted_by not in _MEMORY_LIMITS
     return _over(stopped, seconds, budget_seconds)
 

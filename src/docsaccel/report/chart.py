@@ -73,7 +73,8 @@ def chart_percent(row: Row) -> float | None:
 
 def chart_label(row: Row) -> str:
     """``"tutorials/plot_a.py (41.2s of 7m)"``: the bar's label, in the build log's units.
-    An example without a bar (:attr:`Row.timed` false) says why: ``"a.py (not run;
+    A time this build did not measure says whose it is: ``"a.py (3.0s of 7m, stored
+    run)"``. An example without a bar (:attr:`Row.timed` false) says why: ``"a.py (not run;
     budget 7m)"``, ``"a.py (did not finish after 2.1s; budget 7m)"``."""
     budget = "unbounded" if row.budget_seconds is None else format_seconds(row.budget_seconds)
     if row.status == NOT_EXECUTED:
@@ -81,9 +82,11 @@ def chart_label(row: Row) -> str:
     time = format_measured(row.seconds)
     if not row.timed:
         return f"{row.id} ({row.ended_text()}; budget {budget})"
+    # A restored example's bar is its stored run's time: said so.
+    origin = f", {row.time_origin()}" if row.time_origin() else ""
     if row.budget_seconds is None:
-        return f"{row.id} ({time}, unbounded)"
-    return f"{row.id} ({time} of {budget})"
+        return f"{row.id} ({time}, unbounded{origin})"
+    return f"{row.id} ({time} of {budget}{origin})"
 
 
 def _axis_end(shares: Sequence[float]) -> float:

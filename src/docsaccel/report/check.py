@@ -118,9 +118,13 @@ class CheckResult:
     #: over its budget or stopped at it fails the build, as the memory ceiling's stop does
     #: in any mode. Their times and budgets are listed with the examples over budget.
     budgets_failed: list[str] = field(default_factory=list)
-    #: How many examples the build did not measure (reused outputs, not run): neither
-    #: within budget nor over it, and not in ``checked``.
+    #: How many examples the build did not measure (restored, reused outputs, not run):
+    #: not in ``checked``. Those it does not judge are neither within budget nor over it.
     unmeasured: int = 0
+    #: How many of :attr:`unmeasured` the example cache restored: judged by the time of the
+    #: run that stored them (:func:`docsaccel.contract.is_judged`), so among :attr:`over`
+    #: when it was over.
+    restored: int = 0
     #: Why each judged input did not finish, ``"<path>: the build did not finish (...)"``
     #: (:meth:`docsaccel.report.model.LoadedInput.incomplete_text`): a build that did not
     #: finish failed, whatever its examples did (``--allow-incomplete`` lets the gate list
@@ -134,6 +138,10 @@ class CheckResult:
     #: (``sg_execution_times.rst``): only their times were checked.
     times_only: bool = False
 
+    def unmeasured_text(self) -> str:
+        """The note on the examples not measured (:func:`~docsaccel.contract.unmeasured_text`)."""
+        return unmeasured_text(self.unmeasured - self.restored, self.restored)
+
     @property
     def exit_code(self) -> int:
         if self.incomplete or self.failed or self.budgets_failed or self.sphinx_failed:
@@ -143,8 +151,10 @@ class CheckResult:
 
 def check_timings(timings: Sequence[Timing]) -> CheckResult:
     """Which of ``timings`` are over budget (time or memory), and which audits found stale
-    or not reproducible. Only the examples the build measured are checked against budgets
-    (a reused time is another build's); the others are counted apart."""
+    or not reproducible. Only the examples the build measured are counted as checked; one
+    the example cache restored is judged by its stored run's time (over budget there, it
+    is over here: :func:`docsaccel.contract.is_judged`), and counted apart with the ones
+    nothing judges (a reused time is another build's)."""
     over = sorted((t for t in timings if t.over_budget), key=lambda t: (-t.seconds, t.id))
     measured = [t for t in timings if t.measured]
     bounded = _count(
@@ -155,8 +165,16 @@ def check_timings(timings: Sequence[Timing]) -> CheckResult:
     varied = [t for t in by_id if t.audit.get("status") == NONDETERMINISTIC]
     failed = [t for t in by_id if t.judged_failed]
     unmeasured = _count(timings) - _count(measured)
+    restored = _count(t for t in timings if t.restored)
     return CheckResult(
-        over, _count(measured), bounded, stale, varied, failed, unmeasured=unmeasured
+        over,
+        _count(measured),
+        bounded,
+        stale,
+        varied,
+        failed,
+        unmeasured=unmeasured,
+        restored=restored,
     )
 
 
@@ -235,11 +253,14 @@ def format_check(result: CheckResult) -> str:
             f"OK: {result.checked} {checked}, {result.bounded} with a budget, none over budget."
         )
     if result.over:
-        lines.append(f"FAIL: {_count(result.over)} of {result.checked} examples over budget:")
+        judged = result.checked + result.restored
+        lines.append(f"FAIL: {_count(result.over)} of {judged} examples over budget:")
     for timing in result.over:
         if timing.over_time_budget:
             source = timing.budget_detail or timing.budget_source or "the input"
             state = " (interrupted)" if timing.status == INTERRUPTED else ""
+            if timing.time_origin():  # a restored example's time is its stored run's
+                state = f" ({timing.time_origin()})"
             lines.append(
                 f"  {one_line(timing.id)}: {format_seconds(round(timing.seconds, 3))}{state} "
                 f"> budget {_budget_text(timing)} from {one_line(source)}"
@@ -247,7 +268,7 @@ def format_check(result: CheckResult) -> str:
         if timing.over_memory_budget:
             lines.append(f"  {one_line(timing.id)}: {memory_over_text(timing)}")
     if result.unmeasured:
-        lines.append(f"note: {unmeasured_text(result.unmeasured)}.")
+        lines.append(f"note: {result.unmeasured_text()}.")
     lines += [f"note: {one_line(text)}" for text in result.statusless]
     if result.stale:
         lines.append(f"FAIL: {len(result.stale)} stale cache entr{_ies(result.stale)} (audit):")

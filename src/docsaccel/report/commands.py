@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from docsaccel.budgets import parse_bounded_duration
-from docsaccel.contract import InputError, error_line, unmeasured_text
+from docsaccel.contract import InputError, error_line
 from docsaccel.memory_sizes import parse_size
 from docsaccel.report.chart import is_chart_svg
 from docsaccel.report.check import (
@@ -50,7 +50,13 @@ from docsaccel.report.compare import (
     format_comparison,
     mixed_kinds,
 )
-from docsaccel.report.history import append_history, read_builds, recent_history, same_kind
+from docsaccel.report.history import (
+    PART_OF_BUILD_TEXT,
+    append_history,
+    read_builds,
+    recent_history,
+    same_kind,
+)
 from docsaccel.report.html import is_html_report, render_html
 from docsaccel.report.inputs import (
     HTML_VIEW,
@@ -376,7 +382,7 @@ def _check(
         )
         if result.unmeasured:
             title = "Not measured"
-            notes += annotation("notice", unmeasured_text(result.unmeasured), title=title) + "\n"
+            notes += annotation("notice", result.unmeasured_text(), title=title) + "\n"
         return notes + check_annotations(checked, prefixes), result.exit_code
     notes = "".join(f"warning: {one_line(message)}\n" for message in unused)
     return notes + format_check(result) + "\n", result.exit_code
@@ -520,6 +526,8 @@ def run_history_append(report: str, history: str | Path) -> tuple[str, int]:
         appended = append_history(report, history)
         # Said as check says it: the history records its times, not whether they passed.
         note = f"note: {one_line(appended.note)}\n" if appended.note else ""
+        if appended.part_of_build:
+            note += f"note: {PART_OF_BUILD_TEXT}\n"
         return f"appended {appended.examples} examples from {report} to {history}\n{note}", 0
 
     return _guarded(work)

@@ -167,7 +167,7 @@ def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) ->
     ranked = sorted(timings, key=lambda t: (-t.seconds, t.id))
     for timing in ranked:
         file = _file(prefixes.get(timing.id, ""), timing.id)
-        took = format_measured(timing.seconds)
+        took = timing.labelled_seconds()
         if timing.judged_failed:
             lines.append(_failed_annotation(timing, file))
         lines += _memory_annotations(timing, file)
@@ -179,6 +179,8 @@ def check_annotations(timings: Sequence[Timing], prefixes: Mapping[str, str]) ->
                 state = HARD_STOP
             elif timing.status == INTERRUPTED:
                 state = "was interrupted after"
+            elif timing.time_origin():  # restored: judged by the run that stored it
+                state = f"took, in its {timing.time_origin()},"
             else:
                 state = "took"
             lines.append(

@@ -56,10 +56,13 @@ from docsaccel.schema import REPORT_SCHEMA
 from docsaccel.settings import in_package, missing_folder
 
 __all__ = [
+    "BUILD_SHA256",
     "HISTORY_SCHEMA",
     "HISTORY_VERSION",
     "MIN_RUNS_FOR_NOISE",
     "NOISY_ABOVE",
+    "PART_OF_BUILD",
+    "PART_OF_BUILD_TEXT",
     "STATUSES_KNOWN",
     "Appended",
     "ExampleHistory",
@@ -86,6 +89,17 @@ NOISY_ABOVE = 0.25
 MIN_RUNS_FOR_NOISE = 3
 #: The line-level key that is false when the input did not say how its examples ended.
 STATUSES_KNOWN = "statuses_known"
+#: The line-level key naming the build a line records: the SHA-256 of its report.
+BUILD_SHA256 = "build_sha256"
+#: The line-level key that is true when the line records one gallery of its build.
+PART_OF_BUILD = "part_of_build"
+#: What ``history append`` says of a line made from one gallery's file: one line per
+#: build, so the build's other galleries cannot be added to it later.
+PART_OF_BUILD_TEXT = (
+    "the file lists one gallery's examples of its build: the history now records that "
+    "build with those examples only, and refuses its other files; append the build's "
+    "report to record all of them"
+)
 
 
 @dataclass(frozen=True)
@@ -193,9 +207,14 @@ def history_line(
     build: Mapping[str, object] | None = None,
     digest: str | None = None,
     statuses_known: bool = True,
+    build_digest: str | None = None,
+    part_of_build: bool = False,
 ) -> str:
     """The JSON line recording one build's ``timings``; ``build``: the report's build facts;
-    ``digest``: the SHA-256 of the input file, which says whether a build is recorded;
+    ``digest``: the SHA-256 of the input file; ``build_digest``: that of its build's
+    report (:attr:`~docsaccel.report.model.LoadedInput.build_report`), the same through
+    any file of the build, which says whether a build is recorded; ``part_of_build``: the
+    input lists one gallery's examples of its build (``"part_of_build": true``);
     ``statuses_known``: whether the input says how each example ended
     (:attr:`~docsaccel.report.model.LoadedInput.holds_status`). When it does not, the line
     says so (``"statuses_known": false``) and an example it read as ``ok`` is written
@@ -220,6 +239,10 @@ def history_line(
         entry[STATUSES_KNOWN] = False
     if digest is not None:
         entry["input_sha256"] = digest
+    if build_digest is not None:
+        entry[BUILD_SHA256] = build_digest
+    if part_of_build:
+        entry[PART_OF_BUILD] = True
     return json.dumps(entry, sort_keys=True)
 
 
@@ -253,6 +276,8 @@ class Appended:
 
     examples: int
     note: str = ""
+    #: The input listed one gallery's examples of its build: the build is recorded now.
+    part_of_build: bool = False
 
 
 def append_history(report: str | Path, history: str | Path, warn: Warn = warn_stderr) -> Appended:
@@ -267,7 +292,9 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
     a history that cannot be written, a target that is not a history (a report...), the
     report of a build that did not finish, that failed (an example failed unexpectedly,
     or the build itself: :meth:`~.model.LoadedInput.failures`), that ran no example, or
-    that a later build left behind, a build the history already records.
+    that a later build left behind, a build the history already records (through any of
+    its files: its report, the root or a gallery's ``sg_execution_times.rst``, its JUnit
+    XML all name the build's report).
     """
     history = Path(history)
     _refuse_target(Path(report), history)
@@ -294,13 +321,17 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
             "builds only (a failed example's time is not that of its run); not appended"
         )
     # The file read, not the argument: an output folder names the report it holds.
-    digest = hashlib.sha256(Path(loaded.path).read_bytes()).hexdigest()
+    digest = _sha256(loaded.path)
+    # Every file of one build resolves to its report: one line per build, through any.
+    identity = digest if loaded.build_report is None else _sha256(loaded.build_report)
     line = history_line(
         loaded.timings,
         str(report),
         build=loaded.build,
         digest=digest,
         statuses_known=loaded.holds_status,
+        build_digest=identity,
+        part_of_build=loaded.part_of_build,
     )
     line += "\n"
     problem = in_package(history) or missing_folder(history)
@@ -312,8 +343,9 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
             # and a last line without its end is then a line cut short, not one being
             # written. A last line cut short is said once, as it is dropped below.
             _refuse_other_kind(history)
-            if digest in _recorded_digests(history, lambda _: None):
-                raise InputError(f"{history}: already records the build in {report}; not appended")
+            recorded = _recorded_digests(history, lambda _: None)
+            if identity in recorded or digest in recorded:
+                raise InputError(f"{history}: already records the build of {report}; not appended")
             stream.write((_repair_end(history, warn) + line).encode("utf-8"))
     except IsADirectoryError:
         raise InputError(f"{history}: cannot append to the history: it is a directory") from None
@@ -321,7 +353,7 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
         raise InputError(
             f"{history}: cannot append to the history: {exc.strerror or exc}"
         ) from None
-    return Appended(len(loaded.timings), loaded.no_status_text())
+    return Appended(len(loaded.timings), loaded.no_status_text(), loaded.part_of_build)
 
 
 @contextlib.contextmanager
@@ -359,13 +391,24 @@ def _refuse_other_kind(history: Path) -> None:
         )
 
 
+def _sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 def _recorded_digests(history: Path, warn: Warn) -> set[str]:
-    """The ``input_sha256`` of every line of ``history`` (lines without one are skipped)."""
+    """The ``input_sha256`` and ``build_sha256`` of every line of ``history`` (a line
+    without them is skipped): a line made from a report before lines named their build
+    has its report's digest as ``input_sha256``, which is that build's identity."""
     found = set()
     for _, entry in _entries(history, warn):
-        if isinstance(entry, dict) and isinstance(entry.get("input_sha256"), str):
-            found.add(entry["input_sha256"])
+        if not isinstance(entry, dict):
+            continue
+        found.update(entry[key] for key in _DIGEST_KEYS if isinstance(entry.get(key), str))
     return found
+
+
+#: The keys of a history line that say which file and which build it was made from.
+_DIGEST_KEYS = ("input_sha256", BUILD_SHA256)
 
 
 def cut_short_line(text: str) -> int | None:

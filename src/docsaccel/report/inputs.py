@@ -680,7 +680,8 @@ def judged_input(path: str | Path) -> LoadedInput:
     (:meth:`~docsaccel.report.model.LoadedInput.no_status_text`)."""
     loaded = load_input(path)
     if loaded.format not in SG_FORMATS:
-        return loaded
+        own = loaded.path if loaded.format == "docsaccel-report" else None
+        return dataclasses.replace(loaded, build_report=own)
     # A file a later build left as it was (it stopped first) is refused as that: what is
     # wrong with the file itself says more than the verdict of the build that left it.
     loaded.require_current()
@@ -696,7 +697,7 @@ def judged_input(path: str | Path) -> LoadedInput:
     # A build that ran none of its examples left sphinx-gallery's files as they were, or
     # with times of zero: its report says it measured nothing.
     if report.judged_failures() or not report.complete or report.ran_nothing:
-        return report
+        return dataclasses.replace(report, build_report=report.path)
     # sphinx-gallery's 00:00.000 (read as not run) is also its time of an example that ran
     # in under half a millisecond: the build's report says which ones ran.
     ran = {t.ref for t in report.timings if t.ref and t.status != NOT_EXECUTED}
@@ -704,7 +705,10 @@ def judged_input(path: str | Path) -> LoadedInput:
         dataclasses.replace(t, status=OK) if t.status == NOT_EXECUTED and t.ref in ran else t
         for t in loaded.timings
     ]
-    return dataclasses.replace(loaded, timings=timings)
+    part = len(loaded.timings) < len(report.timings)
+    return dataclasses.replace(
+        loaded, timings=timings, build_report=report.path, part_of_build=part
+    )
 
 
 def _build_report(times: Path) -> LoadedInput | None:

@@ -23,18 +23,22 @@ from docsaccel.contract import (
     BUDGETS_FAILED,
     BY_CEILING,
     BY_MEMORY,
+    CACHED,
+    EARLIER_RUN,
     INTERRUPTED,
     NOT_EXECUTED,
     OK,
     SHARD_COMMAND,
     STOPPED_BEFORE_EXAMPLES,
     STOPPED_WHILE_GENERATING,
+    STORED_RUN,
     WHOLE_RUNS,
     InputError,
     build_failures,
     conf_changed,
     distributions_changed,
     fails_build,
+    is_judged,
     is_measured,
     is_near_budget,
     is_near_memory_budget,
@@ -183,14 +187,40 @@ class Verdicts:
 
     @property
     def measured(self) -> bool:
-        """This build measured its run (:func:`docsaccel.contract.is_measured`): only then
-        do its budgets judge it; otherwise it is neither within them nor over them."""
-        return is_measured(self.status, cache_hit=bool(self.cache.get("hit")))
+        """This build ran and timed it (:func:`docsaccel.contract.is_measured`)."""
+        return is_measured(self.status)
+
+    @property
+    def restored(self) -> bool:
+        """The example cache restored it: its time is that of the run that stored it."""
+        return self.status == CACHED and self.cache.get("hit") is True
+
+    @property
+    def judged(self) -> bool:
+        """Its budgets judge it (:func:`docsaccel.contract.is_judged`): measured by this
+        build, or restored (:attr:`restored`); otherwise it is neither within them nor
+        over them."""
+        return is_judged(self.status, cache_hit=self.restored)
+
+    def time_origin(self) -> str:
+        """Whose run its time is, when not this build's: ``"stored run"`` for one the
+        example cache restored, ``"earlier build"`` for other reused outputs, ``""``
+        otherwise (:data:`docsaccel.contract.STORED_RUN`)."""
+        if self.status != CACHED:
+            return ""
+        return STORED_RUN if self.restored else EARLIER_RUN
+
+    def labelled_seconds(self) -> str:
+        """Its time as the build log writes it, labelled with whose run it is when not
+        this build's: ``"3.0s (stored run)"`` (:meth:`time_origin`)."""
+        origin = self.time_origin()
+        text = format_measured(self.seconds)
+        return f"{text} ({origin})" if origin else text
 
     @property
     def over_time_budget(self) -> bool:
         """Slower than a finite budget (an example its time budget interrupted always is)."""
-        return self.measured and is_over_budget(
+        return self.judged and is_over_budget(
             self.status, self.seconds, self.budget_seconds, self.interrupted_by
         )
 
@@ -198,7 +228,7 @@ class Verdicts:
     def over_memory_budget(self) -> bool:
         """Its peak above a finite memory budget (an example interrupted by its memory
         budget or by the build's memory ceiling always is)."""
-        return self.measured and is_over_memory_budget(
+        return self.judged and is_over_memory_budget(
             self.status, self.memory_bytes, self.memory_budget_bytes, self.interrupted_by
         )
 
@@ -209,13 +239,13 @@ class Verdicts:
 
     @property
     def near_time_budget(self) -> bool:
-        return self.measured and is_near_budget(
+        return self.judged and is_near_budget(
             self.status, self.seconds, self.budget_seconds, self.interrupted_by
         )
 
     @property
     def near_memory_budget(self) -> bool:
-        return self.measured and is_near_memory_budget(
+        return self.judged and is_near_memory_budget(
             self.status, self.memory_bytes, self.memory_budget_bytes, self.interrupted_by
         )
 
@@ -388,6 +418,14 @@ class LoadedInput:
     #: wrote none only with the plan it wrote first. An example it does not list is then
     #: not in its build; else it may be one the build did not reach.
     lists_plan: bool = True
+    #: The docsaccel report of the build this input is a file of, when known: itself for a
+    #: report, the build's report for a sphinx-gallery file judged by it
+    #: (:func:`~docsaccel.report.inputs.judged_input`). Every file of one build names the
+    #: same one, so it says which build an input is (:func:`build_identity`).
+    build_report: str | None = None
+    #: Whether it lists fewer examples than its build's report: a gallery's own
+    #: ``sg_execution_times.rst`` is part of its build.
+    part_of_build: bool = False
 
     @property
     def complete(self) -> bool:

@@ -53,13 +53,22 @@ from docsaccel.report.model import (
 if TYPE_CHECKING:  # the docs build summarizes without loading the history reader
     from docsaccel.report.history import ExampleHistory
 
-__all__ = ["EARLIER_BUILD", "SUMMARY_SCHEMA", "THIS_BUILD", "ReportSummary", "Row", "summarize"]
+__all__ = [
+    "EARLIER_BUILD",
+    "STORED_BY_CACHE",
+    "SUMMARY_SCHEMA",
+    "THIS_BUILD",
+    "ReportSummary",
+    "Row",
+    "summarize",
+]
 
 #: The schema of the JSON view (``docsaccel report --format json``).
 SUMMARY_SCHEMA = "docsaccel.report-summary"
 #: Whose measurement a row's time is, in the JSON view's ``seconds_from``.
 THIS_BUILD = "this build"
 EARLIER_BUILD = "an earlier build"
+STORED_BY_CACHE = "a run the example cache stored"
 
 
 @dataclass(frozen=True)
@@ -104,25 +113,27 @@ class Row(Verdicts):
     @property
     def seconds_from(self) -> str | None:
         """Whose measurement its time is, as the JSON view says it (:data:`THIS_BUILD`,
-        :data:`EARLIER_BUILD`), ``None`` for none: an example never run, one running when
-        its build was killed or running now (their records' ``0.0`` is no time). A reused
-        example's (``cached``) is the run's that made its outputs, as the other views
-        count it apart, "recorded by earlier builds"."""
+        :data:`STORED_BY_CACHE`, :data:`EARLIER_BUILD`), ``None`` for none: an example
+        never run, one running when its build was killed or running now (their records'
+        ``0.0`` is no time). A reused example's (``cached``) is the run's that made its
+        outputs, as the other views label it (:meth:`time_text`)."""
         if self.status == NOT_EXECUTED or self.started_only:
             return None
-        return EARLIER_BUILD if self.status == CACHED else THIS_BUILD
+        if self.status != CACHED:
+            return THIS_BUILD
+        return STORED_BY_CACHE if self.restored else EARLIER_BUILD
 
     def time_text(self) -> str:
         """Its time as the views write it: ``"41.2s"``; ``"not run"`` for an example the
         build never ran (its record's 0 is no time); ``"2.1s (partial)"`` for one the
         build stopped while it ran; ``"–"`` for one running when its build was killed or
-        running now (its record was written as it started: no time at all)."""
+        running now (its record was written as it started: no time at all); ``"3.0s
+        (stored run)"`` for one this build did not run (:meth:`time_origin`)."""
         if self.status == NOT_EXECUTED:
             return NOT_RUN
         if self.started_only:
             return "–"
-        text = format_measured(self.seconds)
-        return text if self.timed else f"{text} (partial)"
+        return self.labelled_seconds() if self.timed else f"{self.labelled_seconds()} (partial)"
 
     @property
     def over(self) -> bool:
@@ -279,8 +290,15 @@ class ReportSummary:
 
     @property
     def unmeasured_count(self) -> int:
-        """The examples this build did not measure (reused, not run): no budget judged them."""
+        """The examples this build did not measure (:func:`~docsaccel.contract.is_measured`:
+        restored, reused, not run)."""
         return sum(1 for row in self.rows if not row.measured)
+
+    def unmeasured_text(self) -> str:
+        """What every view says of the examples this build did not measure, the restored
+        ones apart (:func:`~docsaccel.contract.unmeasured_text`)."""
+        restored = len(self.restored)
+        return unmeasured_text(self.unmeasured_count - restored, restored)
 
     @property
     def baseline_delta(self) -> float | None:
@@ -371,7 +389,11 @@ class ReportSummary:
             return f"No example ran: all {len(self.rows)} are {NOT_EXECUTED}; nothing was judged."
         # A reused time is another build's: neither within this build's budgets nor over.
         measured = len(self.rows) - unmeasured
-        return f"All {measured} measured examples within budget; {unmeasured_text(unmeasured)}."
+        if not measured:  # every one restored or reused: none is "measured" here
+            # Only restored ones are judged (by their stored runs): none was over.
+            judged = "; none over budget" if self.restored else ""
+            return f"{self.unmeasured_text()}{judged}."
+        return f"All {measured} measured examples within budget; {self.unmeasured_text()}."
 
     def _unfinished_notes(self, quote: Callable[[str], str]) -> list[str]:
         """What became of the examples an unfinished build stopped, was killed or is
@@ -494,13 +516,17 @@ class ReportSummary:
             # 2: an example's "status" is the word the views show (was its record's).
             # 3: an example's "seconds" is null when no run measured it (was 0.0), and
             # "seconds_from" says whose measurement it is.
-            "version": 3,
+            # 4: "unmeasured_count" counts the examples the example cache restored too
+            # (this build did not run them), "restored_count" says how many; a restored
+            # example's "seconds_from" is "a run the example cache stored".
+            "version": 4,
             "source": self.source,
             "format": self.format,
             "build_wall_seconds": self.build_wall_seconds,
             "execution_seconds": self.execution_seconds,
             "reused_seconds": self.reused_seconds,
             "unmeasured_count": self.unmeasured_count,
+            "restored_count": len(self.restored),
             "baseline_execution_seconds": self.baseline_total,
             # Over the examples both ran whole, as the other views say it.
             "baseline_delta_seconds": self.baseline_delta,
