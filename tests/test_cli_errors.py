@@ -686,6 +686,36 @@ def test_shard_builds_on_a_plain_install_name_the_extra(tmp_path, args):
     )
 
 
+SHARD_SAID = "docsaccel shard: error: needs Sphinx and sphinx-gallery: "
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["cache", "explain", "plot_print.py"], "docsaccel: error: {conf}: not read: "),
+        (["cache", "stats"], "docsaccel: error: {conf}: not read: "),
+        (["cache", "prune", "--max-size", "1G"], "docsaccel: error: {conf}: not read: "),
+        (["shard", "--shards", "2", "--plan", "--gallery-dir", "{examples}"], SHARD_SAID),
+        (
+            ["shard", "--shards", "2", "--plan", "--conf-dir", "{docs}", "--gallery-dir", "x"],
+            SHARD_SAID,
+        ),
+    ],
+    ids=["cache-explain", "cache-stats", "cache-prune", "shard-gallery-dir", "shard-conf-dir"],
+)
+def test_commands_that_need_sphinx_gallery_name_the_extra_on_a_plain_install(tmp_path, args, said):
+    docs = doctor_project(tmp_path)
+    names = {"conf": docs / "conf.py", "examples": docs / "examples", "docs": docs}
+    args = [arg.format(**names) for arg in args]
+    if args[0] == "cache":
+        args += ["--docs", str(docs)]
+    done = run_plain_install(tmp_path, args)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(said.format(**names)), done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert 'needs Sphinx and sphinx-gallery: pip install "docsaccel[docs]"' in done.stderr
+
+
 DOCTOR_CONF = """\
 extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
 sphinx_gallery_conf = {"examples_dirs": ["examples", "../more"], "gallery_dirs": ["a", "m"]}

@@ -313,9 +313,13 @@ def _add_history(subparsers: argparse._SubParsersAction) -> None:
 def _shard(args: argparse.Namespace) -> int:
     import json
 
-    from docsaccel import shard
+    from docsaccel import doctor, shard
     from docsaccel.contract import InputError
 
+    listed = args.gallery_dir is not None or args.conf_dir is not None
+    if listed and doctor.docs_extra_missing():  # sphinx-gallery lists a gallery's examples
+        print(f"docsaccel shard: error: {doctor.DOCS_EXTRA_NEEDED}", file=sys.stderr)
+        return 2
     try:
         if args.index is None and not args.plan:
             raise shard.ShardError("give --index I (the shard to print) or --plan")
@@ -408,8 +412,7 @@ def _shard_build_command(args: argparse.Namespace) -> int:
     from docsaccel import doctor
 
     if doctor.docs_extra_missing():  # a plain install: no Sphinx to build with
-        message = f"needs Sphinx and sphinx-gallery: {doctor.INSTALL_DOCS}"
-        print(f"docsaccel {args.command}: error: {message}", file=sys.stderr)
+        print(f"docsaccel {args.command}: error: {doctor.DOCS_EXTRA_NEEDED}", file=sys.stderr)
         return 2
     sphinx_args = ["-W"] if args.strict else []
     inputs = [*getattr(args, "inputs", []), *getattr(args, "history", [])]
@@ -580,6 +583,10 @@ def _cache_folder(given: str | None, docs: str) -> tuple[str | None, str]:
         folder = read_setting("cache", None, docs)
         if folder is None and not os.environ.get(variable, "").strip() and conf_file.is_file():
             # Only now: reading conf.py needs Sphinx, which --cache or the variable do not.
+            from docsaccel import doctor
+
+            if doctor.docs_extra_missing():
+                return None, f"{conf_file}: not read: {doctor.DOCS_EXTRA_NEEDED} (or give --cache)"
             from docsaccel.shard.build import read_conf
 
             conf = argparse.Namespace(**read_conf(Path(docs)))

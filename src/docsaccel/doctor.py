@@ -34,6 +34,8 @@ OK, INFO, FAIL = "ok  ", "info", "FAIL"
 #: The modules of the ``docs`` extra that reading ``conf.py`` and building need.
 DOCS_MODULES = ("sphinx", "sphinx_gallery")
 INSTALL_DOCS = 'pip install "docsaccel[docs]"'
+#: What a command that reads ``conf.py``, lists a gallery or builds says on a plain install.
+DOCS_EXTRA_NEEDED = f"needs Sphinx and sphinx-gallery: {INSTALL_DOCS}"
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Whether the processes an example started are gone: no child outlives its example;
+"""Whether the processes an example started are gone: no child outlives its example,
+nor any process that inherited the variable ``plot_h_pool.py`` sets (its pool's workers);
 waiting until an example of a build running in the background has started its child;
 holding ``plot_wait.py`` until the test has acted; a build held by a flag file until
 the test lets it go; and a build terminated (a CI job cancelled) while one runs.
@@ -26,10 +27,12 @@ from helpers.gallery_build import child_env, sphinx_command
 __all__ = [
     "alive",
     "assert_no_child_survives",
+    "assert_no_marked_process_survives",
     "flag_waiter",
     "held_build",
     "hold",
     "kill_children",
+    "marked_processes",
     "release",
     "shard_projects",
     "start_shard_local",
@@ -57,6 +60,39 @@ def assert_no_child_survives(src: Path, expected: int) -> None:
     while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [pid for pid in pids if alive(pid)], "a process an example started survived"
+
+
+#: The variable ``plot_h_pool.py`` sets before it starts anything, so every process it
+#: starts, and every process those start, inherits it: the folder the example ran in.
+STARTED_IN = "DOCSACCEL_TEST_STARTED_IN"
+
+
+def marked_processes(src: Path) -> dict[int, str]:
+    """The running processes (pid: command line) that inherited :data:`STARTED_IN` from
+    an example of ``src``, however far down and whatever their parent is now."""
+    mark = f"{STARTED_IN}={(src / 'examples').resolve()}".encode()
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if mark in environ and alive(int(entry.name)):
+            found[int(entry.name)] = command.strip()
+    return found
+
+
+def assert_no_marked_process_survives(src: Path) -> None:
+    """Every process an example of ``src`` started (:func:`marked_processes`) ends within
+    10 s of its build's end."""
+    deadline = time.monotonic() + 10
+    while marked_processes(src) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = marked_processes(src)
+    assert not left, f"processes an example started outlived the build: {left}"
 
 
 #: While this file lies in a project's examples folder, ``plot_wait.py`` keeps waiting: a
@@ -170,12 +206,14 @@ def wait_until_a_shard_runs(src: Path, process: subprocess.Popen[str]) -> None:
 
 
 def kill_children(src: Path) -> None:
-    """End the processes the examples started (``examples/child_pids.txt``), if they
-    outlived the build: a test's end does not wait for them."""
+    """End the processes the examples started (``examples/child_pids.txt``, and those
+    :func:`marked_processes` finds), if they outlived the build: a test's end does not
+    wait for them."""
     pids = src / "examples" / "child_pids.txt"
-    for pid in pids.read_text().split() if pids.is_file() else []:
+    listed = [int(pid) for pid in (pids.read_text().split() if pids.is_file() else [])]
+    for pid in [*listed, *marked_processes(src)]:
         with contextlib.suppress(ProcessLookupError):
-            os.kill(int(pid), signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
 
 
 def terminated_while_running(

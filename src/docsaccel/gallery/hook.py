@@ -40,6 +40,7 @@ from docsaccel.gallery.processes import (
     Process,
     descendants,
     end_processes,
+    end_started,
     end_with_build,
     process_name,
 )
@@ -687,7 +688,7 @@ class ExampleHook:
                 signals=changed,
             )
         # After the record: the time spent ending its processes is not the example's.
-        self._wind_up(run, live)
+        self._wind_up(run)
         write_run_marker(
             run.example.target_file,
             self.fast,
@@ -698,9 +699,9 @@ class ExampleHook:
         if self.cache is not None and seen is not None:
             self.cache.save(run.example, seen)
 
-    def _wind_up(self, run: _Run, live: set[tuple[int, int]] | None = None) -> None:
+    def _wind_up(self, run: _Run) -> None:
         """What every example end needs, however it ended: no process or module left over."""
-        end_processes((descendants() if live is None else live) - run.processes)
+        end_started(run.processes)
         if run.interrupted_after is not None:
             _forget_half_imported_modules()
 
@@ -722,7 +723,7 @@ class ExampleHook:
         if run is None or run.pid != os.getpid():
             return
         _cancel(run)
-        end_processes(descendants() - run.processes)
+        end_started(run.processes)
         if error is not None and not run.ended and run.interrupted_after is None:
             self._write(run, FAILED, error=error, finished=finished)
         run.ended = True

@@ -23,7 +23,7 @@ from sphinx.util import logging as sphinx_logging
 from docsaccel import layout, sg_compat
 from docsaccel.contract import ended_by, free_locks_in_child, stopped_by
 from docsaccel.gallery.interrupt import cancel_all, forget_in_forked_child
-from docsaccel.gallery.processes import descendants, end_processes
+from docsaccel.gallery.processes import descendants, end_started, kill_started
 from docsaccel.intercept import Patch
 
 __all__ = [
@@ -304,7 +304,7 @@ def end_of_process(
         with contextlib.suppress(Exception):
             hook.end_running(why)
     if every_process:
-        end_processes(descendants())
+        end_started(set())
     unfinished = False
     # Before Sphinx 8.1, -W without --keep-going raises on the first warning or error
     # logged: at the end of the process a message must be shown, never raised, or the
@@ -333,6 +333,7 @@ def _exit_now(status: int) -> None:
         with contextlib.suppress(Exception):
             stream.flush()
     logging.shutdown()
+    kill_started()  # those started since the examples' processes were ended
     real_exit(status)
 
 
@@ -446,6 +447,7 @@ def _at_exit() -> None:
     if _bound_status is not None:
         # The exit bound ended the workers that held the process: its exit may go on
         # before the bound's own thread ends it, and must carry the bound's status.
+        kill_started()
         real_exit(_bound_status)
     # A build left unfinished at interpreter exit stopped in the middle: an example
     # raised SystemExit (sphinx-build would exit 0), an error with abort_on_example_error,
@@ -724,7 +726,10 @@ def _on_sigterm(previous: Any) -> None:
     if callable(previous):
         previous(signal.SIGTERM, None)
         return
-    # End with the signal's own status, as the build would have without the plugin.
+    # End with the signal's own status, as the build would have without the plugin; a
+    # process started since the examples' were ended (a pool replacing its workers as they
+    # ended) must not outlive it.
+    kill_started()
     signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
     os.kill(os.getpid(), signal.SIGTERM)
 
@@ -993,7 +998,8 @@ def bound_exit(
         if in_workers:
             global _bound_status
             _bound_status = status  # before the workers end, and the process with them
-            end_processes(descendants())
+            end_started(set())
+        kill_started()  # a pool an example left replaces the workers that ended
         real_exit(status)
 
     try:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import time
 
 from docsaccel.contract import MULTIPROCESSING_HELPERS
@@ -36,7 +37,9 @@ __all__ = [
     "children",
     "descendants",
     "end_processes",
+    "end_started",
     "end_with_build",
+    "kill_started",
     "new_since",
     "process_name",
     "read_proc",
@@ -130,6 +133,69 @@ def _signal(processes: set[Process], signum: int) -> None:
         if _alive(process):
             with contextlib.suppress(OSError):
                 os.kill(process[0], signum)
+                if signum == signal.SIGTERM:
+                    # One stopped by _freeze acts on the SIGTERM only once it runs again.
+                    os.kill(process[0], signal.SIGCONT)
+
+
+#: How many rounds :func:`end_started` ends processes started while it ends the previous
+#: ones, and how many looks :func:`_freeze` takes at most: a thread of the build that
+#: starts processes without end cannot keep the build from ending.
+_ROUNDS = 10
+_LOOKS = 200
+#: How many looks in a row must find nothing new: a process being started as one looks
+#: (a fork under way) shows at the next.
+_QUIET_LOOKS = 2
+
+
+def _freeze(before: set[Process]) -> set[Process]:
+    """Stop (``SIGSTOP``) every descendant not in ``before``, looking again until nothing
+    new shows: a stopped process starts nothing more, and a pool does not replace a worker
+    that is stopped (it does one that ended). Returns those stopped."""
+    frozen: set[Process] = set()
+    quiet = 0
+    for _ in range(_LOOKS):
+        found = descendants() - before - frozen
+        if found:
+            _signal(found, signal.SIGSTOP)
+            frozen |= found
+            quiet = 0
+            continue
+        quiet += 1
+        if quiet >= _QUIET_LOOKS:
+            break
+        time.sleep(0.01)
+    return frozen
+
+
+def end_started(before: set[Process], wait: float = 2.0) -> set[Process]:
+    """End every descendant of this process not in ``before`` (as :func:`end_processes`
+    does), with those they started, and those started meanwhile to replace the ones
+    ended (a pool starts a new worker for each worker that ends). Returns those killed.
+    """
+    killed: set[Process] = set()
+    for _ in range(_ROUNDS):
+        frozen = _freeze(before)
+        if not frozen:
+            break
+        killed |= end_processes(frozen, wait)
+    return killed
+
+
+def kill_started(before: set[Process] | None = None) -> None:
+    """``SIGKILL`` every descendant of this process not in ``before``, as the process is
+    about to end: all are stopped first, so none is replaced once it is killed (the
+    thread of a pool that would replace it does not run again before the process ends,
+    as long as nothing between here and its end lets other threads run)."""
+    frozen = _freeze(before or set())
+    # Nor does the interpreter hand that thread a turn between the kills: this process
+    # ends next, so the switch interval has nothing else left to serve.
+    sys.setswitchinterval(1e6)
+    for pid, _ in frozen:
+        # Stopped, it cannot have ended meanwhile: no look at /proc between the kills,
+        # which would let that thread run.
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def end_processes(processes: set[Process], wait: float = 2.0) -> set[Process]:
