@@ -386,7 +386,9 @@ def test_parallel_workers_obey_the_build_wide_ceiling(tmp_path) -> None:
     )
     assert found, grow["error"]
     example, whole = (parse_size(size, "error") for size in found.groups())
-    assert whole > ceiling and whole - example >= worker // 2, grow["error"]
+    # The message rounds sizes (573.2M reads 573M): over the ceiling as it rounds it.
+    assert whole >= parse_size(format_size(ceiling), "ceiling"), grow["error"]
+    assert whole - example >= worker // 2, grow["error"]
     assert grow["peak_rss_bytes"] < ceiling + 300 * MIB
     assert built.record("plot_quick.py")["status"] == "ok"
     assert built.record("plot_m_no_torch.py")["status"] == "ok"
