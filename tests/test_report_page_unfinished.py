@@ -21,6 +21,8 @@ import pytest
 from helpers.gallery_build import FIXTURES, build, child_env, make_project, sphinx_command
 from helpers.processes import hold, kill_children, terminated_while_running, wait_until_running
 
+from docsaccel.contract import NOT_MEASURED
+
 pytestmark = pytest.mark.slow
 
 CONF = (
@@ -108,7 +110,8 @@ def test_a_stopped_build_leaves_no_page_saying_all_is_fine(tmp_path, cache, fres
         assert again.returncode == 0, again.output
         shown = page.read_text("utf-8")
         assert UNFINISHED not in shown, "the next build that finished shows the stopped one"
-        assert "within budget" in shown
+        # Its verdict: within budget, or (its example restored or reused) not measured.
+        assert "within budget" in shown or NOT_MEASURED in shown, shown
 
 
 def test_a_terminated_build_leaves_no_page_saying_all_is_fine(tmp_path) -> None:
