@@ -63,7 +63,6 @@ from docsaccel.report.inputs import (
     MARKDOWN_VIEW,
     judged_input,
     load_budget_file,
-    load_input,
     other_kind_at,
 )
 from docsaccel.report.markdown import is_markdown_report, render_markdown
@@ -110,7 +109,8 @@ def _report(
 ) -> tuple[str, int]:
     if last < 1:
         raise ValueError(f"--last must be 1 or more, got {last!r}")
-    loaded = load_input(report)
+    # A sphinx-gallery file says what its build's report says of each example.
+    loaded = judged_input(report)
     loaded.require_current()
     trends = None
     stats = None

@@ -44,6 +44,7 @@ from typing import Any
 from docsaccel import layout
 from docsaccel.budgets import BudgetError, BudgetTable, load_budgets
 from docsaccel.contract import (
+    CACHED,
     EXPECTED_FAILURE,
     FAILED,
     INTERRUPTED,
@@ -698,17 +699,37 @@ def judged_input(path: str | Path) -> LoadedInput:
     # with times of zero: its report says it measured nothing.
     if report.judged_failures() or not report.complete or report.ran_nothing:
         return dataclasses.replace(report, build_report=report.path)
-    # sphinx-gallery's 00:00.000 (read as not run) is also its time of an example that ran
-    # in under half a millisecond: the build's report says which ones ran.
-    ran = {t.ref for t in report.timings if t.ref and t.status != NOT_EXECUTED}
-    timings = [
-        dataclasses.replace(t, status=OK) if t.status == NOT_EXECUTED and t.ref in ran else t
-        for t in loaded.timings
-    ]
-    part = len(loaded.timings) < len(report.timings)
+    timings = _as_its_build_says(loaded, report)
+    part = len(timings) < len(report.timings)
     return dataclasses.replace(
         loaded, timings=timings, build_report=report.path, part_of_build=part
     )
+
+
+def _as_its_build_says(loaded: LoadedInput, report: LoadedInput) -> list[Timing]:
+    """The timings of sphinx-gallery's file ``loaded`` with each example's status as its
+    build's ``report`` says it, matched on sphinx-gallery's page label (``ref``), or on
+    the path for its JUnit XML, which has no label. sphinx-gallery lists an example the
+    example cache restored, or whose outputs it kept, with the time of the run that made
+    them: :data:`~docsaccel.contract.CACHED` here, so no reader counts it as measured by
+    this build. Its ``00:00.000`` (read as not run) is also its time of an example that ran
+    in under half a millisecond: the report says which ones ran. Its JUnit XML lists only
+    the examples it ran, though it is a file of the whole build: the report's other
+    examples are added as the report has them, so it says the build as its report does."""
+    by_ref = {t.ref: t for t in report.timings if t.ref}
+    by_id = {t.id: t for t in report.timings}
+    timings = []
+    for timing in loaded.timings:
+        said = by_ref.get(timing.ref) if timing.ref else by_id.get(timing.id)
+        if said is not None and said.status == CACHED:
+            timing = dataclasses.replace(timing, status=CACHED, cache=said.cache)
+        elif said is not None and timing.status == NOT_EXECUTED and said.status != NOT_EXECUTED:
+            timing = dataclasses.replace(timing, status=OK)
+        timings.append(timing)
+    if loaded.format == SG_JUNIT:
+        listed = {t.id for t in loaded.timings}
+        timings.extend(t for t in report.timings if t.id not in listed)
+    return timings
 
 
 def _build_report(times: Path) -> LoadedInput | None:

@@ -362,13 +362,13 @@ def _read_runs(path: Path) -> tuple[list[dict[str, float]], set[str]]:
     # One parser per format, shared with ``docsaccel check``/``compare``/``history``; their
     # errors are InputError already.
     from docsaccel.report.history import is_history, read_builds, same_kind
-    from docsaccel.report.inputs import load_timings
+    from docsaccel.report.inputs import judged_input
 
     if is_history(path):
         builds = read_builds(path)
         named = {name for build in builds for name in (*build.durations, *build.not_whole)}
         return [build.durations for build in same_kind(builds)], named
-    timings = load_timings(path)
+    timings = judged_input(path).timings
     runs = {timing.id: timing.seconds for timing in timings if timing.status != NOT_EXECUTED}
     return [runs], {timing.id for timing in timings}
 

@@ -1,0 +1,120 @@
+"""sphinx-gallery's files of a build that restored examples from the example cache say
+what the build's report says: a restored example was not measured by that build.
+
+One project built twice with the cache, a local module edited between the builds: the
+second build, from a fresh copy (no outputs left), runs the one example that imports it
+and restores the others. Its root ``sg_execution_times.rst`` and JUnit XML list the
+restored examples with their stored runs' times; every reader that finds the build's
+report (``check``, ``report``, ``compare``, ``history append``, the shard plan) counts
+them as restored.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers.cache_project import ALL, CONF, Project
+
+from docsaccel import layout
+from docsaccel.contract import CACHED, NOT_MEASURED, unmeasured_text
+from docsaccel.report.commands import run_check, run_compare, run_history_append, run_report
+from docsaccel.report.history import PART_OF_BUILD, PART_OF_BUILD_TEXT
+from docsaccel.shard.plan import load_inputs
+
+pytestmark = pytest.mark.slow
+
+RESTORED = len(ALL) - 1
+NOTE = unmeasured_text(0, restored=RESTORED)
+JUNIT = "junit.xml"
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    """The first build's report and the second build, which ran ``plot_b_beta.py``."""
+    project = Project(tmp_path_factory.mktemp("sg_restored"))
+    project.write("docs/conf.py", CONF + f'sphinx_gallery_conf["junit"] = "{JUNIT}"\n')
+    first = project.build()
+    assert first.returncode == 0, first.output
+    project.write("mylib/beta.py", "def name():\n    return 'beta two'\n")
+    second = project.build()
+    assert second.returncode == 0, second.output
+    assert second.executed() == {"plot_b_beta.py"}, second.records
+    assert len(second.cached()) == RESTORED, second.records
+    return layout.report_path(first.outdir), second
+
+
+def _root(second) -> str:
+    return str(second.docs / "sg_execution_times.rst")
+
+
+def test_check_of_the_root_file_counts_the_restored_examples_apart(builds) -> None:
+    _, second = builds
+
+    text, code = run_check([_root(second)])
+
+    assert code == 0, text
+    assert text.startswith("OK: 1 timings checked"), text
+    assert f"note: {NOTE}." in text, text
+
+
+def test_report_of_the_root_file_counts_only_the_example_run(builds) -> None:
+    _, second = builds
+
+    text, code = run_report(_root(second), fmt="md")
+    own, _ = run_report(str(layout.report_path(second.outdir)), fmt="md")
+
+    assert code == 0, text
+    assert f"over 1 example run; {RESTORED} restored from the example cache" in text, text
+    assert NOTE in text and NOTE in own
+
+
+def test_compare_lists_no_restored_example_as_a_timing_change(builds) -> None:
+    base, second = builds
+
+    text, _ = run_compare(str(base), _root(second), relative=0.0)
+
+    for name in second.cached():
+        assert f"{name}: " in text and f" -> {CACHED} ({NOT_MEASURED})" in text, text
+    assert text.count(f" -> {CACHED} ({NOT_MEASURED})") == RESTORED, text
+
+
+def test_history_of_the_root_file_records_the_restored_examples_as_cached(builds, tmp_path) -> None:
+    _, second = builds
+    history = tmp_path / "history.jsonl"
+
+    text, code = run_history_append(_root(second), history)
+
+    assert code == 0, text
+    statuses = _statuses(history)
+    assert statuses.pop("plot_b_beta.py") != CACHED
+    assert set(statuses.values()) == {CACHED}, statuses
+
+
+def test_history_of_the_junit_file_records_the_whole_build(builds, tmp_path) -> None:
+    _, second = builds
+    history = tmp_path / "history.jsonl"
+
+    text, code = run_history_append(str(second.outdir / JUNIT), history)
+
+    assert code == 0, text
+    assert PART_OF_BUILD_TEXT not in text, text
+    line = json.loads(history.read_text("utf-8"))
+    assert PART_OF_BUILD not in line, line
+    statuses = _statuses(history)
+    assert sorted(statuses) == sorted(ALL), statuses
+    assert statuses.pop("plot_b_beta.py") != CACHED
+    assert set(statuses.values()) == {CACHED}, statuses
+
+
+def _statuses(history) -> dict[str, str]:
+    line = json.loads(history.read_text("utf-8"))
+    return {i.rsplit("/", 1)[-1]: e.get("status") for i, e in line["examples"].items()}
+
+
+def test_the_shard_plan_reads_every_example_of_the_build_from_its_junit_file(builds) -> None:
+    _, second = builds
+
+    _, named = load_inputs([second.outdir / JUNIT])
+
+    assert sorted(name.rsplit("/", 1)[-1] for name in named) == sorted(ALL), named
