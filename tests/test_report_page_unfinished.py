@@ -11,6 +11,7 @@ the folder whatever the build's status. Real Sphinx builds in temporary folders.
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import subprocess
@@ -21,6 +22,7 @@ import pytest
 from helpers.gallery_build import FIXTURES, build, child_env, make_project, sphinx_command
 from helpers.processes import hold, kill_children, terminated_while_running, wait_until_running
 
+from docsaccel import layout
 from docsaccel.contract import NOT_MEASURED
 
 pytestmark = pytest.mark.slow
@@ -128,8 +130,9 @@ def test_a_terminated_build_leaves_no_page_saying_all_is_fine(tmp_path) -> None:
     assert FINE not in shown and UNFINISHED in shown, output
 
 
-#: Makes the build pause while it writes its pages (at the gallery's index, which is
-#: written before the report page), telling the test by a file: then it is killed.
+#: Makes the build pause while it writes its pages, at the page the environment variable
+#: names (Sphinx writes them in the order of their names), telling the test by a file:
+#: then it is killed.
 PAUSE_WHILE_WRITING = """
 import os as _os
 import pathlib as _pathlib
@@ -137,7 +140,7 @@ import time as _time
 
 
 def _pause_while_writing(app, pagename, *args):
-    if pagename == "auto_examples/index" and _os.environ.get("PAUSE_WHILE_WRITING"):
+    if pagename == _os.environ.get("PAUSE_WHILE_WRITING"):
         _pathlib.Path(app.srcdir, "writing").write_text("now", encoding="utf-8")
         _time.sleep(120)
 
@@ -162,9 +165,25 @@ def test_a_build_killed_while_writing_leaves_no_page_saying_all_is_fine(
     (src / "examples" / "plot_quick.py").write_text(
         '"""\nQuick\n=====\n\nEdited.\n"""\n\nprint("quick again")\n', encoding="utf-8"
     )
+    # The gallery's index is written before the report page.
+    output = _killed_while_writing(src, {**cache_env, "PAUSE_WHILE_WRITING": "auto_examples/index"})
+
+    # Written again by this build, the page's HTML says it has not finished until Sphinx
+    # replaces it: a site that had a report page always has one, never the last build's
+    # verdict. A fresh checkout whose state was not restored (conf.py changed) has no
+    # page of any kind yet.
+    shown = page.read_text("utf-8") if page.exists() else ""
+    assert shown or (fresh and not list(page.parent.glob("*.html"))), output
+    assert FINE not in shown, output
+    assert not shown or ("has not finished" in shown and UNFINISHED in shown), output
+
+
+def _killed_while_writing(src: Path, env: dict[str, str]) -> str:
+    """Build ``src`` (its conf.py holding :data:`PAUSE_WHILE_WRITING`) until it pauses
+    while writing its pages, then kill it with SIGKILL; its output."""
     process = subprocess.Popen(
         sphinx_command(src, src / "_build" / "html"),
-        env=child_env({**cache_env, "PAUSE_WHILE_WRITING": "1"}),
+        env=child_env(env),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -178,15 +197,27 @@ def test_a_build_killed_while_writing_leaves_no_page_saying_all_is_fine(
     finally:
         process.send_signal(signal.SIGKILL)
         output = process.communicate(timeout=120)[0]
+    return output
 
-    # Written again by this build, the page's HTML says it has not finished until Sphinx
-    # replaces it: a site that had a report page always has one, never the last build's
-    # verdict. A fresh checkout whose state was not restored (conf.py changed) has no
-    # page of any kind yet.
-    shown = page.read_text("utf-8") if page.exists() else ""
-    assert shown or (fresh and not list(page.parent.glob("*.html"))), output
-    assert FINE not in shown, output
-    assert not shown or ("has not finished" in shown and UNFINISHED in shown), output
+
+def test_a_build_killed_after_writing_its_report_page_leaves_it_unfinished(tmp_path) -> None:
+    """SIGKILL once Sphinx wrote the report page (at ``index``, written after
+    ``budget_report``): the page, HTML and generated source, says the build has not
+    finished, as ``report.json`` does (before, "All examples within budget", the verdict
+    of a build that then never finished)."""
+    src = make_project(
+        tmp_path, ["plot_quick.py"], conf=CONF + PAUSE_WHILE_WRITING, budgets=BUDGETS
+    )
+    output = _killed_while_writing(src, {"PAUSE_WHILE_WRITING": "index"})
+
+    report = json.loads(layout.report_path(src / "_build" / "html").read_text("utf-8"))
+    assert report["build"]["complete"] is False, output
+    for shown in (
+        (src / "_build" / "html" / "budget_report.html").read_text("utf-8"),
+        (src / "budget_report.rst").read_text("utf-8"),
+    ):
+        assert FINE not in shown, output
+        assert "has not finished" in shown and UNFINISHED in shown, output
 
 
 def test_a_build_killed_while_its_examples_run_leaves_no_page_saying_all_is_fine(tmp_path):

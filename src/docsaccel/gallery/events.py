@@ -1243,10 +1243,11 @@ def _raised_text(exception: BaseException) -> str:
 
 
 def _page_shows_the_verdict(build: GalleryBuild) -> None:
-    """The report page was written before Sphinx read the sources, from a report that
-    could not yet know how the build ends (``-W`` failing it on a warning, a handler
-    raising): put the final report's view into it when the build's verdict differs, so
-    the site's page says what ``report.json`` says."""
+    """The report page was written before Sphinx read the sources, saying the build has
+    not finished (a build killed outright while it writes its pages leaves it so), from
+    a report that could not yet know how the build ends (``-W`` failing it on a warning,
+    a handler raising): put the final report's view into it, so the site's page says
+    what ``report.json`` says."""
     shown, final = build.report_on_page, build.last_report
     if build.report_page_files is None or shown is None or final is None or shown is final:
         return
@@ -1258,9 +1259,10 @@ def _page_shows_the_verdict(build: GalleryBuild) -> None:
 
 
 def _verdict(report: dict[str, Any]) -> tuple[object, ...]:
-    """What a report says of how its build ended: whether it finished, and why it failed."""
+    """What a report says of how its build ended: whether it finished, why it failed, and
+    why it ended (the page written while the build ran says it has not finished)."""
     build = report.get("build", {})
-    return build.get("complete"), tuple(build_failures(build))
+    return build.get("complete"), tuple(build_failures(build)), build.get("ended_because")
 
 
 def _verdict_given(app: Sphinx, exception: BaseException | None) -> None:

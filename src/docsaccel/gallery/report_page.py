@@ -12,12 +12,14 @@ import sys
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from sphinx.util import logging
 
 from docsaccel import layout, sg_compat
+from docsaccel.contract import started_not_finished
 from docsaccel.formats import replace_atomically
 from docsaccel.gallery.page_file import (
     GENERATED_MARKER,
@@ -247,6 +249,10 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
     target = check_report_page(app, docname)
     target.parent.mkdir(parents=True, exist_ok=True)
     chart = CHART_PLACEHOLDER if draw_chart else ""
+    # Sphinx publishes the page while the build still runs: a build killed outright after
+    # that (SIGKILL, out of memory) runs no handler, so until the build's end puts its
+    # final verdict in (events._page_shows_the_verdict), the page says it has not finished.
+    report = _not_finished_yet(report)
     text = page_text(report, chart=chart, history=build.settings.history, warn=build.warn_history)
     if not target.is_file() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
@@ -263,6 +269,18 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
     app._docsaccel_pending_chart = _PendingChart(process, svg, page)  # type: ignore[attr-defined]
     # After the report is final (priority 100), before the overrun verdict (900).
     app.connect("build-finished", insert_chart, priority=200)
+
+
+def _not_finished_yet(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` as the page shows it while its build runs on: not complete, started
+    when the build did, and not finished (:func:`~docsaccel.contract.started_not_finished`)."""
+    build = report["build"]
+    started = datetime.fromisoformat(report["generated_at"]) - timedelta(
+        seconds=float(build.get("wall_seconds") or 0)
+    )
+    at = started.isoformat(timespec="seconds")
+    build = {**build, "complete": False, "ended_because": started_not_finished(at)}
+    return {**report, "build": build}
 
 
 def _forget_unfinished_view(page: Path) -> None:
