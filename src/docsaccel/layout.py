@@ -262,8 +262,7 @@ def note_build_started(
     Best effort: a folder that cannot be written is refused by the build's lock next.
     """
     folder = _under(outdir)
-    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    text = f"{stamp} pid {os.getpid()}\n"
+    text = _stamp()
     try:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / BUILD_STARTED_FILE).write_text(text, "utf-8")
@@ -282,6 +281,20 @@ def note_build_started(
             pass
 
 
+def _stamp() -> str:
+    """The line a build's notes open with: when it started, and its process."""
+    return f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%S UTC')} pid {os.getpid()}\n"
+
+
+def _started_text(outdir: str | os.PathLike[str]) -> str:
+    """The line of the build of ``outdir`` (:func:`note_build_started`), or a new one
+    when it could not be written."""
+    try:
+        return _under(outdir, BUILD_STARTED_FILE).read_text("utf-8", "replace")
+    except OSError:
+        return _stamp()
+
+
 def note_built_from(
     outdir: str | os.PathLike[str],
     srcdir: str | os.PathLike[str],
@@ -295,11 +308,7 @@ def note_built_from(
     Once the build holds the gallery folders (it writes those files), not in ``setup()``:
     a build refused because another one generates them would otherwise lead the readers
     of that other build's files to its own report, which says it was refused."""
-    started = _under(outdir, BUILD_STARTED_FILE)
-    try:
-        text = started.read_text("utf-8", "replace")
-    except OSError:
-        text = f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%S UTC')} pid {os.getpid()}\n"
+    text = _started_text(outdir)
     lines = f"{text}{os.path.realpath(srcdir)}\n{os.path.realpath(outdir)}\n"
     for folder in (srcdir, *others):
         note = _machine_file(_BUILT_NOTE, folder)
@@ -335,11 +344,7 @@ def note_build_writes_in(folder: str | os.PathLike[str], outdir: str | os.PathLi
     build's), as :func:`note_build_started` notes those folders, and as built from its
     source folder once the build holds its galleries (:func:`note_built_from`). Best
     effort, as :func:`note_build_started`."""
-    started = _under(outdir, BUILD_STARTED_FILE)
-    try:
-        text = started.read_text("utf-8", "replace")
-    except OSError:
-        text = f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%S UTC')} pid {os.getpid()}\n"
+    text = _started_text(outdir)
     note = building_note_path(folder)
     with contextlib.suppress(OSError):
         note.parent.mkdir(parents=True, exist_ok=True)
