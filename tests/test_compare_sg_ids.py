@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 from helpers.gallery_build import (
+    SAME_NAME_CONF,
     SAME_NAME_GALLERIES,
+    SUPPRESS_SAME_NAMES,
     build,
     make_project,
     make_same_name_galleries,
@@ -31,18 +33,7 @@ from docsaccel.report.inputs import judged_input
 pytestmark = pytest.mark.slow
 
 GALLERIES = SAME_NAME_GALLERIES
-CONF = """
-extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
-exclude_patterns = ["_build", "examples", "tutorials"]
-suppress_warnings = ["sphinx_gallery.duplicate_filename"]
-sphinx_gallery_conf = {
-    "examples_dirs": ["examples", "tutorials"],
-    "gallery_dirs": ["auto_examples", "auto_tutorials"],
-    "filename_pattern": r"/plot_",
-    "download_all_examples": False,
-    "show_memory": False,
-}
-"""
+CONF = SAME_NAME_CONF + SUPPRESS_SAME_NAMES
 BOTH = ["examples/plot_quick.py", "tutorials/plot_quick.py"]
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import pytest
 from helpers.gallery_build import (
+    SAME_NAME_CONF,
     SAME_NAME_GALLERIES,
+    SUPPRESS_SAME_NAMES,
     build,
     make_same_name_galleries,
     printing_example,
@@ -25,20 +27,7 @@ from docsaccel.report.commands import run_report
 
 pytestmark = pytest.mark.slow
 
-CONF = """
-extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
-exclude_patterns = ["_build", "examples", "tutorials"]
-sphinx_gallery_conf = {
-    "examples_dirs": ["examples", "tutorials"],
-    "gallery_dirs": ["auto_examples", "auto_tutorials"],
-    "filename_pattern": r"/plot_",
-    "download_all_examples": False,
-    "show_memory": False,
-}
-docsaccel_budgets = "budgets.toml"
-docsaccel_cache = ".cache"
-"""
-SUPPRESS = 'suppress_warnings = ["sphinx_gallery.duplicate_filename"]\n'
+CONF = SAME_NAME_CONF + 'docsaccel_budgets = "budgets.toml"\ndocsaccel_cache = ".cache"\n'
 BUDGETS = """[examples]
 "examples/plot_a.py" = { budget = "1m", memory = "2G", reason = "the examples one" }
 "tutorials/plot_a.py" = { budget = "2m", reason = "the tutorials one" }
@@ -79,7 +68,7 @@ def test_w_fails_on_sphinx_gallerys_warning_unless_conf_py_suppresses_it(src) ->
     _assert_apart(failed, "ok")  # the examples ran; Sphinx failed it for the warning
 
     with (src / "conf.py").open("a", encoding="utf-8") as stream:
-        stream.write(SUPPRESS)
+        stream.write(SUPPRESS_SAME_NAMES)
     first = build(src, "-W")
     assert first.returncode == 0, first.output
     _assert_apart(first, "cached")

@@ -11,25 +11,24 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers.gallery_build import SAME_NAME_GALLERIES, build, make_same_name_galleries, run_cli
+from helpers.gallery_build import (
+    SAME_NAME_CONF,
+    SAME_NAME_GALLERIES,
+    SUPPRESS_SAME_NAMES,
+    build,
+    make_same_name_galleries,
+    run_cli,
+)
 
 from docsaccel.report.history import BUILD_SHA256, PART_OF_BUILD, PART_OF_BUILD_TEXT
 
 pytestmark = pytest.mark.slow
 
-CONF = """
-extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
-exclude_patterns = ["_build", "examples", "tutorials"]
-suppress_warnings = ["sphinx_gallery.duplicate_filename"]
-sphinx_gallery_conf = {
-    "examples_dirs": ["examples", "tutorials"],
-    "gallery_dirs": ["auto_examples", "auto_tutorials"],
-    "filename_pattern": r"/plot_",
-    "download_all_examples": False,
-    "show_memory": False,
-    "junit": "../test-results/junit.xml",
-}
-"""
+CONF = (
+    SAME_NAME_CONF
+    + SUPPRESS_SAME_NAMES
+    + 'sphinx_gallery_conf["junit"] = "../test-results/junit.xml"\n'
+)
 
 
 @pytest.fixture(scope="module")

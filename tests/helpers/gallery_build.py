@@ -80,6 +80,20 @@ def printing_example(stem: str, where: str) -> str:
 
 #: Two galleries holding an example of one file name, and the folders they build into.
 SAME_NAME_GALLERIES = {"examples": "auto_examples", "tutorials": "auto_tutorials"}
+#: The ``conf.py`` of :func:`make_same_name_galleries`' project, to which a test adds its
+#: lines; sphinx-gallery warns about the shared name unless it adds :data:`SUPPRESS_SAME_NAMES`.
+SAME_NAME_CONF = """
+extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
+exclude_patterns = ["_build", "examples", "tutorials"]
+sphinx_gallery_conf = {
+    "examples_dirs": ["examples", "tutorials"],
+    "gallery_dirs": ["auto_examples", "auto_tutorials"],
+    "filename_pattern": r"/plot_",
+    "download_all_examples": False,
+    "show_memory": False,
+}
+"""
+SUPPRESS_SAME_NAMES = 'suppress_warnings = ["sphinx_gallery.duplicate_filename"]\n'
 
 
 def make_same_name_galleries(src: Path, name: str, conf: str) -> Path:
