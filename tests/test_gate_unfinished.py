@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers.gallery_build import build, child_env, make_project, run_cli, sphinx_command
-from helpers.processes import kill_children, terminated_while_running
+from helpers.processes import held_build, kill_children, terminated_while_running
 
 from docsaccel import layout
 from docsaccel.cli import main
@@ -267,25 +267,9 @@ def test_a_build_stopped_after_its_examples_ran_fails_every_gate(tmp_path, sig) 
     src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
     (src / "reading_hold.py").write_text(READING_HOLD, encoding="utf-8")
     outdir = src / "_build" / "html"
-    process = subprocess.Popen(
-        sphinx_command(src, outdir),
-        env=child_env({}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while not (src / "reading.flag").exists() and process.poll() is None:
-            assert time.monotonic() < deadline, "the build never read a document"
-            time.sleep(0.1)
+    with held_build(src, outdir, src / "reading.flag") as process:
         process.send_signal(getattr(signal, sig))
         output = process.communicate(timeout=120)[0]
-    finally:
-        (src / "go.flag").touch()
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     assert process.returncode != 0, output
     report = layout.report_path(outdir)
     data = json.loads(report.read_text(encoding="utf-8"))
