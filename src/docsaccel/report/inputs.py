@@ -72,6 +72,7 @@ from docsaccel.report.model import (
     LoadedInput,
     StaleReportError,
     Timing,
+    pair_indices,
     running_text,
 )
 from docsaccel.report.summary import SUMMARY_SCHEMA
@@ -708,27 +709,27 @@ def judged_input(path: str | Path) -> LoadedInput:
 
 def _as_its_build_says(loaded: LoadedInput, report: LoadedInput) -> list[Timing]:
     """The timings of sphinx-gallery's file ``loaded`` with each example's status as its
-    build's ``report`` says it, matched on sphinx-gallery's page label (``ref``), or on
-    the path for its JUnit XML, which has no label. sphinx-gallery lists an example the
+    build's ``report`` says it, paired as every reader pairs two inputs
+    (:func:`~docsaccel.report.model.pair_indices`: the page label, or the path for its JUnit
+    XML, which has no label). sphinx-gallery lists an example the
     example cache restored, or whose outputs it kept, with the time of the run that made
     them: :data:`~docsaccel.contract.CACHED` here, so no reader counts it as measured by
     this build. Its ``00:00.000`` (read as not run) is also its time of an example that ran
     in under half a millisecond: the report says which ones ran. Its JUnit XML lists only
     the examples it ran, though it is a file of the whole build: the report's other
     examples are added as the report has them, so it says the build as its report does."""
-    by_ref = {t.ref: t for t in report.timings if t.ref}
-    by_id = {t.id: t for t in report.timings}
+    pairs = dict(pair_indices(loaded.timings, report.timings))
     timings = []
-    for timing in loaded.timings:
-        said = by_ref.get(timing.ref) if timing.ref else by_id.get(timing.id)
+    for i, timing in enumerate(loaded.timings):
+        said = report.timings[pairs[i]] if i in pairs else None
         if said is not None and said.status == CACHED:
             timing = dataclasses.replace(timing, status=CACHED, cache=said.cache)
         elif said is not None and timing.status == NOT_EXECUTED and said.status != NOT_EXECUTED:
             timing = dataclasses.replace(timing, status=OK)
         timings.append(timing)
     if loaded.format == SG_JUNIT:
-        listed = {t.id for t in loaded.timings}
-        timings.extend(t for t in report.timings if t.id not in listed)
+        listed = set(pairs.values())
+        timings.extend(t for j, t in enumerate(report.timings) if j not in listed)
     return timings
 
 

@@ -80,6 +80,7 @@ __all__ = [
     "budget_failures_text",
     "matched",
     "one_side_ids",
+    "pair_indices",
     "running_text",
     "unique_timings",
     "whole_run_totals",
@@ -789,7 +790,7 @@ def matched(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[list[Timing
     >>> [t.id for t in base], [t.id for t in head]
     (['tutorials/plot_a.py'], ['tutorials/plot_a.py'])
     """
-    pairs = _pairs(base, head)
+    pairs = pair_indices(base, head)
     base_ids, head_ids = [t.id for t in base], [t.id for t in head]
     for b, h in pairs:
         old, new = base[b].id, head[h].id
@@ -810,8 +811,9 @@ def matched(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[list[Timing
     )
 
 
-def _pairs(base: Sequence[Timing], head: Sequence[Timing]) -> list[tuple[int, int]]:
-    """``(base index, head index)`` of each example both hold (:func:`matched`)."""
+def pair_indices(base: Sequence[Timing], head: Sequence[Timing]) -> list[tuple[int, int]]:
+    """``(base index, head index)`` of each example both hold, by the rule of
+    :func:`matched`: its page's label where both carry one, else its id."""
     head_by_ref = {t.ref: i for i, t in enumerate(head) if t.ref}
     pairs = [(b, head_by_ref[t.ref]) for b, t in enumerate(base) if t.ref in head_by_ref]
     paired_base, paired_head = {b for b, _ in pairs}, {h for _, h in pairs}
