@@ -24,9 +24,10 @@ from helpers.gallery_build import child_env
 from helpers.processes import alive, start_shard_local
 from helpers.slow import require_slow
 
-from docsaccel import layout
+from docsaccel import layout, sg_compat
 from docsaccel.gallery.processes import children
 from docsaccel.incremental.oracle import differences, output_files
+from docsaccel.report.inputs import load_input
 from docsaccel.schema import load_report
 
 pytestmark = pytest.mark.slow
@@ -66,8 +67,13 @@ FILES = {
     "source/index.rst": INDEX,
     "source/examples/README.txt": "Examples\n========\n",
     "source/examples/plot_print.py": example("Print here", 'print("printed in examples")'),
-    "source/examples/plot_fail.py": example("Fails", 'raise ValueError("as expected")'),
-    "source/examples/plot_exit.py": example("Exits", "import sys\n\nsys.exit(3)"),
+    # Each runs a while before it raises, so the time a build lists for it is not 0.
+    "source/examples/plot_fail.py": example(
+        "Fails", 'import time\n\ntime.sleep(0.05)\nraise ValueError("as expected")'
+    ),
+    "source/examples/plot_exit.py": example(
+        "Exits", "import sys\nimport time\n\ntime.sleep(0.05)\nsys.exit(3)"
+    ),
     "source/examples/sub/README.txt": "Nested\n------\n",
     "source/examples/sub/plot_nested.py": example("Nested", 'print("nested ran")'),
     "tutorials_src/README.txt": "Tutorials\n=========\n",
@@ -133,7 +139,23 @@ def built_files(root: Path, site: Path) -> dict[str, bytes]:
     for name, data in output_files(root).items():
         if not name.startswith(BUILD_FOLDERS):
             files[name] = data
+    for name, statuses_read in times_read(root).items():
+        files[f"{name} (statuses read)"] = repr(statuses_read).encode()
     return files
+
+
+def times_read(root: Path) -> dict[str, list[tuple[str, str]]]:
+    """What ``docsaccel report`` reads of each ``sg_execution_times.rst`` of the source
+    tree alone (its times masked, its rows kept): each example's status, by file; in the
+    order of their ids, as the rows' follows their times."""
+    pages = root.glob(f"**/{sg_compat.execution_times_page('').name}")
+    return {
+        page.relative_to(root).as_posix(): sorted(
+            (timing.id, timing.status) for timing in load_input(page).timings
+        )
+        for page in sorted(pages)
+        if not page.relative_to(root).as_posix().startswith(BUILD_FOLDERS)
+    }
 
 
 def serial_build(root: Path) -> subprocess.CompletedProcess:

@@ -56,6 +56,7 @@ __all__ = [
     "failures",
     "final_name",
     "forget_cached_run",
+    "forget_marked_run",
     "gallery_dirs",
     "generated_page_target",
     "hide_frames",
@@ -205,6 +206,7 @@ _private(py_source_parser, "remove_config_comments")  # wrapped, and looked up, 
 # the per-example cost file ``<stem>.cost.json``, new in sphinx-gallery 0.22, and the
 # making of the ``within_subsection_order`` sort key before 0.19.
 _read_cached_cost = getattr(gen_rst, "_read_cached_cost", None)
+_write_cached_cost = getattr(gen_rst, "_write_cached_cost", None)
 _get_class = getattr(gen_rst, "_get_class", None)
 
 # Never matches: the pattern of a build that executes no example.
@@ -638,16 +640,31 @@ def expect_no_failure_of(gallery_conf: dict[str, Any], src_files: Iterable[str])
     ]
 
 
-def mark_unchanged(target_file: Path | str) -> Path:
+def mark_unchanged(target_file: Path | str, seconds: float) -> list[Path]:
     """Write ``<target_file>.md5`` as sphinx-gallery writes it after a passing run, so a
-    later build skips the example as unchanged and keeps its page; return that file.
+    later build skips the example as unchanged and keeps its page, and (from
+    sphinx-gallery 0.22) ``<stem>.cost.json`` with ``seconds``, the time that build then
+    lists for it; return the files written.
 
-    sphinx-gallery writes none for an example that raised: an expected failure's page,
-    made by one shard, is marked so the merge publishes it instead of running it again.
+    sphinx-gallery writes neither for an example that raised: an expected failure's page,
+    made by one shard, is marked so the merge publishes it instead of running it again,
+    with the time the shard measured, as a serial build lists the time it ran before
+    raising. :func:`forget_marked_run` removes both.
     """
     md5_file = Path(f"{target_file}.md5")
     md5_file.write_text(get_md5sum(str(target_file), mode="t"), encoding="utf-8")
-    return md5_file
+    if _write_cached_cost is None:
+        return [md5_file]
+    # Memory as sphinx-gallery writes it when it did not measure it.
+    _write_cached_cost(Path(target_file), (seconds, 0.0))
+    return [md5_file, Path(_cost_file(str(target_file)))]
+
+
+def forget_marked_run(target_file: Path | str) -> None:
+    """Remove what :func:`mark_unchanged` wrote, so the next build runs the example
+    again and lists no time of its own for it, as after a serial build where it raised."""
+    forget_cached_run(Path(target_file))
+    Path(_cost_file(str(target_file))).unlink(missing_ok=True)
 
 
 def run_only(gallery_conf: dict[str, Any], src_files: Iterable[str]) -> None:

@@ -575,8 +575,9 @@ def collect_shard(
         extra = []
         if _is_expected_failure(record):
             # Its page (the traceback) is the site's, as a serial build makes it; no md5
-            # would make the merge run it again.
-            extra.append(sg_compat.mark_unchanged(target).relative_to(project.docs))
+            # would make the merge run it again, and no cost file list it as not run.
+            marks = sg_compat.mark_unchanged(target, record["wall_seconds"])
+            extra += [mark.relative_to(project.docs) for mark in marks]
         if not sg_compat.is_unchanged(str(source), str(target)):
             raise ShardError(
                 f"{record['id']} was executed by shard {index} with status "
@@ -615,12 +616,12 @@ def _is_expected_failure(record: Mapping[str, Any]) -> bool:
 
 def _unmark_expected_failures(project: DocsProject, records: Path) -> None:
     """Remove the marks that made the merge build keep the pages of the expected failures
-    the shards ran (:func:`collect_shard`): a serial build leaves no md5 of a failed
-    example, so the next build runs it again, and one left would make it skip the
+    the shards ran (:func:`collect_shard`): a serial build leaves no md5 nor cost file of
+    a failed example, so the next build runs it again, and one left would make it skip the
     example and fail it as "expected to fail" that did not."""
     for example_id, record in read_records(records).items():
         if _is_expected_failure(record):
-            sg_compat.forget_cached_run(project.target_file(example_id))
+            sg_compat.forget_marked_run(project.target_file(example_id))
 
 
 def _show_paths_of(origin: Path, page: Path, workspace: Path) -> None:
