@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pytest
 from helpers.gallery_build import child_env
-from helpers.processes import alive, start_shard_local
+from helpers.processes import alive, start_shard_command, start_shard_local
 from helpers.slow import require_slow
 
 from docsaccel import layout, sg_compat
+from docsaccel.contract import ended_by
 from docsaccel.gallery.processes import children
 from docsaccel.incremental.oracle import differences, output_files
 from docsaccel.report.inputs import load_input
@@ -349,6 +350,46 @@ def test_a_stop_of_shard_local_stops_the_shards_in_one_line(
     with pytest.raises(ProcessLookupError):
         os.kill(example_pid, 0)  # the shard running the example is gone
     assert not (root / "source" / "_build" / "shard-artifacts").exists()
+    # The shards' builds got the signal the command got: their logs name it, never the other.
+    logs = [log.read_text("utf-8") for log in (root / "source" / "_build").glob("shard-work/*.log")]
+    other = ({signal.SIGINT, signal.SIGTERM} - {signum}).pop()
+    assert any(ended_by(signum) in log for log in logs), logs
+    assert not any(ended_by(other) in log for log in logs), logs
+
+
+def test_a_terminated_shard_build_names_sigterm_in_its_sphinx_log(tmp_path) -> None:
+    """``SIGTERM`` to ``shard-build`` (a cancelled CI job) reaches its Sphinx build as
+    ``SIGTERM``: the build's log names the signal the command got, as its own line does,
+    never Ctrl-C."""
+    require_slow()
+    root = make_layout(tmp_path / "tree", expected_failure=False)
+    started = tmp_path / "started.txt"
+    body = (
+        "import os, pathlib, time\n"
+        f"pathlib.Path({str(started)!r}).write_text(str(os.getpid()))\n"
+        "time.sleep(600)"
+    )
+    (root / "tutorials_src" / "plot_other.py").write_text(example("Other", body), "utf-8")
+    args = ("--docs", "source", "--shards", "1", "--index", "0")
+    process = start_shard_command(root, "shard-build", *args)
+    try:
+        for _ in range(3000):  # until the shard runs the example (a guard, not a timing)
+            if started.is_file() and started.read_text():
+                break
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.2)
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=300)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+    assert process.returncode == 143, out + err
+    said = f"docsaccel shard-build: {ended_by(signal.SIGTERM)}; its builds were stopped"
+    assert err.strip().splitlines()[-1] == said
+    sphinx_log = out + "\n".join(err.strip().splitlines()[:-1])
+    assert ended_by(signal.SIGTERM) in sphinx_log, sphinx_log
+    assert "SIGINT" not in sphinx_log, sphinx_log
 
 
 def test_a_killed_shard_local_takes_its_shard_builds_with_it(tmp_path) -> None:

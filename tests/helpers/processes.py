@@ -35,6 +35,7 @@ __all__ = [
     "marked_processes",
     "release",
     "shard_projects",
+    "start_shard_command",
     "start_shard_local",
     "terminated_while_running",
     "wait_until_a_shard_runs",
@@ -181,10 +182,18 @@ def shard_projects(src: Path) -> list[Path]:
 def start_shard_local(
     cwd: Path, *args: str, output: int = subprocess.PIPE
 ) -> subprocess.Popen[str]:
-    """``docsaccel shard-local *args`` started from ``cwd`` in the background, fast path
-    on, in a session of its own (so a test can signal or kill the whole group)."""
+    """``docsaccel shard-local *args``: :func:`start_shard_command`."""
+    return start_shard_command(cwd, "shard-local", *args, output=output)
+
+
+def start_shard_command(
+    cwd: Path, command: str, *args: str, output: int = subprocess.PIPE
+) -> subprocess.Popen[str]:
+    """``docsaccel <command> *args`` (a shard command) started from ``cwd`` in the
+    background, fast path on, in a session of its own (so a test can signal or kill the
+    whole group)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "docsaccel.cli", "shard-local", *args],
+        [sys.executable, "-m", "docsaccel.cli", command, *args],
         cwd=cwd,
         env=child_env({"DOCSACCEL_FAST": "1"}),
         stdout=output,

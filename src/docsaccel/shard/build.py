@@ -1110,7 +1110,7 @@ def _run_shards_and_merge(
     except KeyboardInterrupt as exc:
         # Ctrl-C reaches this process alone (each build has its process group): stop the
         # builds, let the threads return, and leave no partial artifact behind.
-        sphinx_runs.stop_all()
+        sphinx_runs.stop_all(stop_signal(exc))
         pool.shutdown(wait=True, cancel_futures=True)
         sphinx_runs.resume()
         shutil.rmtree(artifacts, ignore_errors=True)

@@ -1,13 +1,13 @@
 """The ``sphinx-build`` processes the shard commands start, and how an interrupt stops them.
 
 Each build runs in a process group of its own, so Ctrl-C (or ``SIGTERM``) reaches the
-shard command alone, which passes it on with :func:`stop_all`: ``SIGINT`` to every
-group, which Sphinx answers by stopping the running example and ending the build;
-``SIGTERM`` to those still running after :data:`STOP_GRACE_S`, ``SIGKILL`` after as long
-again. Until :func:`resume`, no build starts (a shard still copying the project stops
-there), so a command stops in seconds with none of its builds left running. A command
-killed outright (``SIGKILL``), which can stop nothing, takes its builds with it
-(:mod:`docsaccel.parent_death`).
+shard command alone, which passes it on with :func:`stop_all`: the signal it got to
+every group, which Sphinx answers by stopping the running example and ending the build,
+its log naming that signal; ``SIGTERM`` (after a ``SIGINT``) to those still running
+after :data:`STOP_GRACE_S`, ``SIGKILL`` after as long again. Until :func:`resume`, no
+build starts (a shard still copying the project stops there), so a command stops in
+seconds with none of its builds left running. A command killed outright (``SIGKILL``),
+which can stop nothing, takes its builds with it (:mod:`docsaccel.parent_death`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import IO
 
+from docsaccel.contract import stop_signal
 from docsaccel.parent_death import ending_with_this_process
 from docsaccel.shard.plan import ShardError
 
@@ -77,8 +78,8 @@ def run_build(command: Sequence[str], env: Mapping[str, str], stream: IO[str] | 
         _running.add(process)
     try:
         return process.wait()
-    except KeyboardInterrupt:
-        stop_all()
+    except KeyboardInterrupt as exc:
+        stop_all(stop_signal(exc))
         resume()
         raise
     finally:
@@ -86,22 +87,23 @@ def run_build(command: Sequence[str], env: Mapping[str, str], stream: IO[str] | 
             _running.discard(process)
 
 
-def stop_all(grace: float = STOP_GRACE_S) -> None:
-    """Stop every build this process runs (see the module docstring) and wait for them.
+def stop_all(signum: int = signal.SIGINT, grace: float = STOP_GRACE_S) -> None:
+    """Stop every build this process runs (see the module docstring) and wait for them,
+    ``signum`` being the signal that stops this process (:func:`.contract.stop_signal`).
     A second Ctrl-C meanwhile is ignored: the stop is under way and ends within
     ``3 * grace`` seconds."""
     _stopping.set()
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
     try:
-        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        for sent in dict.fromkeys((signum, signal.SIGTERM, signal.SIGKILL)):
             with _lock:
                 running = [process for process in _running if process.poll() is None]
             if not running:
                 return
             for process in running:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, signum)
+                    os.killpg(process.pid, sent)
             deadline = time.monotonic() + grace
             for process in running:
                 with contextlib.suppress(subprocess.TimeoutExpired):
