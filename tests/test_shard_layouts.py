@@ -442,3 +442,61 @@ def test_shard_local_runs_no_more_shards_than_examples(tmp_path) -> None:
     # Beside the shards' workspaces: the folder of the run's lock.
     shards = [p.name for p in work.iterdir() if p.is_dir() and p.name != layout.FOLDER_NAME]
     assert sorted(shards) == [str(i) for i in range(executable)]
+
+
+PLAN_CONF = """\
+project = "plan"
+extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
+exclude_patterns = ["_build"]
+docsaccel_budgets = "budgets.toml"
+sphinx_gallery_conf = {
+    "examples_dirs": ["examples"],
+    "gallery_dirs": ["auto_examples"],
+    "filename_pattern": r"/plot_",
+    "expected_failing_examples": ["examples/plot_fail.py"],
+    "download_all_examples": False,
+    "show_memory": False,
+}
+"""
+# The expected failure runs a while before it raises, less than the slowest example and
+# far less than its budget.
+PLAN_FILES = {
+    "docs/conf.py": PLAN_CONF,
+    "docs/budgets.toml": 'default = "10m"\n',
+    "docs/index.rst": "Plan\n====\n\n.. toctree::\n\n   auto_examples/index\n",
+    "docs/examples/README.txt": "Examples\n========\n",
+    "docs/examples/plot_fail.py": example(
+        "Fails", 'import time\n\ntime.sleep(0.3)\nraise ValueError("as expected")'
+    ),
+    "docs/examples/plot_slow.py": example("Slow", "import time\n\ntime.sleep(0.6)"),
+    "docs/examples/plot_x.py": example("X", 'print("x")'),
+    "docs/examples/plot_y.py": example("Y", 'print("y")'),
+}
+
+
+def test_shards_are_planned_from_an_expected_failures_measured_time(tmp_path) -> None:
+    """An expected failure's time in the history (it ran, then raised as expected) is what
+    running it costs: the plan balances it as measured, not at its budget."""
+    root = tmp_path / "tree"
+    for relative, text in PLAN_FILES.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    done = run(root, "-m", "sphinx", "-b", "html", "docs", "build/html")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = root / "build" / "html" / "docsaccel" / "report.json"
+    append = ["history", "append", "--to", "history.jsonl", str(report)]
+    done = run(root, "-m", "docsaccel.cli", *append)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    local = ["shard-local", "--docs", "docs", "--shards", "2", "history.jsonl"]
+    done = run(root, "-m", "docsaccel.cli", *local)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    merged = load_report(root / "docs" / "_build" / "html" / "docsaccel" / "report.json")
+    shards: dict[int, set[str]] = {}
+    for record in merged["examples"]:
+        shards.setdefault(record["pid"], set()).add(record["name"])
+    assert sorted(map(sorted, shards.values())) == [
+        ["plot_fail.py", "plot_x.py", "plot_y.py"],
+        ["plot_slow.py"],
+    ]

@@ -148,6 +148,11 @@ class HistoryBuild:
     #: False for a line made from an input that does not say how its examples ended
     #: (``sg_execution_times.rst``): an example that raised is among :attr:`durations`.
     statuses_known: bool = True
+    #: The seconds of each example of :attr:`not_whole` that failed as expected
+    #: (``expected_failing_examples``): a real run up to the error it was expected to
+    #: raise, so what running it costs (a shard plan's prediction), but no duration of its
+    #: speed to compare or trend.
+    expected_failure_seconds: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def total_seconds(self) -> float:
@@ -479,7 +484,7 @@ def _build(entry: object, where: str) -> HistoryBuild:
     examples = entry.get("examples")
     if not isinstance(examples, dict):
         raise InputError(f"{where}: examples must be an object, got {examples!r:.60}")
-    found, peaks, not_whole = {}, {}, {}
+    found, peaks, not_whole, expected_failures = {}, {}, {}, {}
     for example_id, value in examples.items():
         seconds = value.get("seconds") if isinstance(value, dict) else None
         if not is_finite_number(seconds) or seconds < 0:
@@ -493,6 +498,8 @@ def _build(entry: object, where: str) -> HistoryBuild:
             # expected failures were marked reads as the plain failure it recorded.
             expected = _expected_failure(value, example_id, where)
             not_whole[example_id] = status_text(str(status), expected_failure=expected)
+            if expected:
+                expected_failures[example_id] = float(seconds)
             continue
         found[example_id] = float(seconds)
         peak = value.get("peak_bytes")
@@ -518,6 +525,7 @@ def _build(entry: object, where: str) -> HistoryBuild:
         frozenset(not_whole),
         not_whole,
         known,
+        expected_failures,
     )
 
 

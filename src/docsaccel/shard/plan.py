@@ -367,7 +367,11 @@ def _read_runs(path: Path) -> tuple[list[dict[str, float]], set[str]]:
     if is_history(path):
         builds = read_builds(path)
         named = {name for build in builds for name in (*build.durations, *build.not_whole)}
-        return [build.durations for build in same_kind(builds)], named
+        # An expected failure's run is its cost, as a report gives it (below).
+        runs = [
+            {**build.expected_failure_seconds, **build.durations} for build in same_kind(builds)
+        ]
+        return runs, named
     timings = judged_input(path).timings
     runs = {timing.id: timing.seconds for timing in timings if timing.status != NOT_EXECUTED}
     return [runs], {timing.id for timing in timings}
