@@ -500,3 +500,43 @@ def test_shards_are_planned_from_an_expected_failures_measured_time(tmp_path) ->
         ["plot_fail.py", "plot_x.py", "plot_y.py"],
         ["plot_slow.py"],
     ]
+
+
+def leave_marks(root: Path) -> tuple[Path, Path]:
+    """What an earlier ``shard-local`` left in a gallery folder: the ``.md5`` of an expected
+    failure, as sphinx-gallery writes one; and beside another, a file of the user's."""
+    gallery = root / "source" / "auto_examples"
+    gallery.mkdir(parents=True, exist_ok=True)
+    mark = gallery / "plot_fail.py.md5"
+    mark.write_text(sg_compat.get_md5sum(str(root / "source" / "examples" / "plot_fail.py"), "t"))
+    users = gallery / "plot_exit.py.md5"
+    users.write_text("my notes\n", encoding="utf-8")
+    return mark, users
+
+
+def test_a_leftover_md5_of_an_expected_failure_is_removed(tmp_path) -> None:
+    """sphinx-gallery writes no ``.md5`` for an example that raised: one left beside an
+    expected failure makes the next build skip it and fail it as "expected to fail" that
+    did not. A plain build and ``shard-local`` remove it, saying so in one line, and leave
+    a file of other content alone."""
+    root = make_layout(tmp_path / "tree", expected_failure=True)
+    said = "removed auto_examples/plot_fail.py.md5: left beside examples of"
+
+    mark, users = leave_marks(root)
+    done = serial_build(root)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [line for line in done.stdout.splitlines() if said in line] != [], done.stdout
+    assert not mark.exists() and users.read_text(encoding="utf-8") == "my notes\n"
+    report = load_report(root / "build" / "html" / "docsaccel" / "report.json")
+    ran = {r["id"]: r["status"] for r in report["examples"]}
+    assert ran["examples/plot_fail.py"] == "failed"
+
+    # The shard of plot_exit.py marks its page as any expected failure's: no user file there.
+    mark, users = leave_marks(root)
+    users.unlink()
+    done = shard_local(root)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"docsaccel shard-local: {said}" in done.stderr, done.stderr
+    assert not mark.exists()

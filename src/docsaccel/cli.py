@@ -456,6 +456,10 @@ def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs:
             )
             print(f"shard {args.index}: executed {len(manifest['executed'])}, kept in {artifact}")
             return 0
+
+        def say(line: str) -> None:
+            print(f"docsaccel {args.command}: {line}", file=sys.stderr)
+
         if args.command == "shard-merge":
             merged = shard_build.run_merge(
                 project,
@@ -465,6 +469,7 @@ def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs:
                 sphinx_args,
                 merge_watch,
                 show_unfinished_site,
+                say=say,
             )
         else:
             merged = shard_build.run_local(
@@ -475,7 +480,7 @@ def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs:
                 sphinx_args,
                 merge_watch,
                 show_unfinished_site,
-                say=lambda line: print(f"docsaccel {args.command}: {line}", file=sys.stderr),
+                say=say,
             )
     except shard_build.BuildSaidError:
         return 2  # its build printed why, in one line

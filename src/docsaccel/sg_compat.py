@@ -51,6 +51,7 @@ __all__ = [
     "example_files",
     "execution_times_page",
     "expect_no_failure_of",
+    "expected_failure_marks",
     "fail_own_exits",
     "failure_summary",
     "failures",
@@ -75,6 +76,7 @@ __all__ = [
     "page_file",
     "page_label",
     "refuse_broken",
+    "remove_expected_failure_marks",
     "remove_our_config_comments",
     "remove_outputs",
     "restoring_loses_backreferences",
@@ -665,6 +667,52 @@ def forget_marked_run(target_file: Path | str) -> None:
     again and lists no time of its own for it, as after a serial build where it raised."""
     forget_cached_run(Path(target_file))
     Path(_cost_file(str(target_file))).unlink(missing_ok=True)
+
+
+#: What sphinx-gallery writes in an ``.md5`` file: the hex md5 digest of the example.
+_MD5_TEXT = re.compile(r"[0-9a-f]{32}")
+
+
+def expected_failure_marks(gallery_conf: dict[str, Any], src_dir: Path | str) -> list[Path]:
+    """The ``<copy>.md5`` files beside the copies of the examples of
+    ``expected_failing_examples`` in their gallery folders (``src_dir``: the Sphinx source
+    folder) that hold an md5 as sphinx-gallery writes one.
+
+    sphinx-gallery writes none for an example that raised, and skips any example whose
+    md5 is current: such a file (an earlier docsaccel's shard merge left them, as
+    :func:`mark_unchanged` writes them) makes a build skip the example, then fail it as
+    "expected to fail" that did not. A file holding anything else is no such mark.
+    """
+    src = Path(src_dir)
+    expected = {_resolved(src / path) for path in gallery_conf.get("expected_failing_examples", ())}
+    found = []
+    for examples_dir, gallery_dir in gallery_dirs(gallery_conf):
+        folder = Path(_resolved(src / examples_dir))
+        for source in sorted(expected):
+            if folder not in Path(source).parents:
+                continue
+            mark = Path(f"{src / gallery_dir / Path(source).relative_to(folder)}.md5")
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                if mark.is_file() and _MD5_TEXT.fullmatch(mark.read_text(encoding="utf-8")):
+                    found.append(mark)
+    return found
+
+
+def remove_expected_failure_marks(gallery_conf: dict[str, Any], src_dir: Path | str) -> str | None:
+    """Remove the :func:`expected_failure_marks` of a project, so its build runs those
+    examples as a clean build does; the line that says so, ``None`` when there was none."""
+    removed = []
+    for mark in expected_failure_marks(gallery_conf, src_dir):
+        with contextlib.suppress(FileNotFoundError):
+            mark.unlink()
+            removed.append(os.path.relpath(mark, src_dir))
+    if not removed:
+        return None
+    return (
+        f"removed {', '.join(removed)}: left beside examples of expected_failing_examples "
+        "by an earlier sharded build, it would make this build skip them and fail them as "
+        "expected to fail that did not"
+    )
 
 
 def run_only(gallery_conf: dict[str, Any], src_files: Iterable[str]) -> None:

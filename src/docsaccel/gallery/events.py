@@ -69,7 +69,10 @@ from docsaccel.gallery.lock import GalleryLock, LockedError, OutdirLock
 from docsaccel.gallery.memory import build_bytes, rss_bytes
 from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
 from docsaccel.gallery.page_file import published_pages, remove_unwanted_pages
-from docsaccel.gallery.previous_outputs import drop_previous_outputs
+from docsaccel.gallery.previous_outputs import (
+    drop_expected_failure_marks,
+    drop_previous_outputs,
+)
 from docsaccel.gallery.progress import remove_stale_pipes, start_progress
 from docsaccel.gallery.state import GalleryBuild
 from docsaccel.loaded_code import distribution_versions, module_stamps
@@ -638,6 +641,8 @@ def _prepare_gallery(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, A
     # The plan is every example sphinx-gallery builds, before a shard takes its share.
     built = [example.src_file for example in build.examples]
     drop_previous_outputs(build.planner, build.previous, gallery_conf["example_extensions"], built)
+    if build.settings.shard_records is None:
+        drop_expected_failure_marks(gallery_conf, app.srcdir)
     shutil.rmtree(build.records_dir, ignore_errors=True)
     build.records_dir.mkdir(parents=True, exist_ok=True)
     # Before any example: from here on, only this build's journals are read there.

@@ -753,6 +753,7 @@ def run_merge(
     watch_sources: WatchSources | None = None,
     show_unfinished: ShowUnfinished | None = None,
     command: str = "shard-merge",
+    say: Callable[[str], None] | None = None,
 ) -> list[str]:
     """Merge the shard artifacts and build the site; return the merged example ids.
 
@@ -778,6 +779,7 @@ def run_merge(
             watch_sources,
             show_unfinished,
             command,
+            say,
         )
 
 
@@ -791,12 +793,17 @@ def _merge(
     watch_sources: WatchSources | None,
     show_unfinished: ShowUnfinished | None,
     command: str,
+    say: Callable[[str], None] | None = None,
 ) -> list[str]:
     """:func:`run_merge` of checked ``manifests``, the shard work folder held. Interrupted
     (Ctrl-C, ``SIGTERM``) before its build took over the site's report, it says so there:
     the report saying it has not finished would read as a command killed outright."""
     galleries = lock_galleries(project)  # before anything is written
     try:
+        # Before the shards' marks are copied: these are an earlier merge's, left behind.
+        said = sg_compat.remove_expected_failure_marks(dict(project.gallery_conf), project.docs)
+        if said is not None and say is not None:
+            say(said)
         pages = _site_pages(project, outdir, show_unfinished, command)
         pages.started()
         records = Path(records or layout.shard_dir(project.docs, "shard-records")).resolve()
@@ -1071,7 +1078,7 @@ def run_local(
     own_build_folder(project.docs)  # first: the site folder may be in it
     with holding_shard_work(project):
         return _run_shards_and_merge(
-            project, shards, inputs, outdir, plan, sphinx_args, watch_sources, show_unfinished
+            project, shards, inputs, outdir, plan, sphinx_args, watch_sources, show_unfinished, say
         )
 
 
@@ -1084,6 +1091,7 @@ def _run_shards_and_merge(
     sphinx_args: Sequence[str],
     watch_sources: WatchSources | None,
     show_unfinished: ShowUnfinished | None,
+    say: Callable[[str], None] | None = None,
 ) -> list[str]:
     """:func:`run_local` of ``plan``, the shard work folder held."""
     pages = _site_pages(project, outdir, show_unfinished, "shard-local")
@@ -1132,6 +1140,7 @@ def _run_shards_and_merge(
             watch_sources,
             show_unfinished,
             "shard-local",
+            say,
         )
     except Exception as exc:
         # Refused before the merge wrote its own report (another build holds a gallery
