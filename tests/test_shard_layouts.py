@@ -308,6 +308,30 @@ def test_an_example_renamed_after_shard_local_is_unpublished(tmp_path) -> None:
     assert (site / "tutorials" / "plot_renamed.html").is_file()
 
 
+def _shard_running_an_example(
+    root: Path, tmp_path: Path, command: str, *args: str
+) -> tuple[subprocess.Popen[str], int]:
+    """``command`` started on ``root`` with an example that sleeps, once a shard's build
+    runs it: the process and the example's pid."""
+    started = tmp_path / "started.txt"
+    body = (
+        "import os, pathlib, time\n"
+        f"pathlib.Path({str(started)!r}).write_text(str(os.getpid()))\n"
+        "time.sleep(600)"
+    )
+    (root / "tutorials_src" / "plot_other.py").write_text(example("Other", body), "utf-8")
+    process = start_shard_command(root, command, *args)
+    for _ in range(3000):  # until the shard runs the example (a guard, not a timing)
+        if started.is_file() and started.read_text():
+            return process, int(started.read_text())
+        if process.poll() is not None:
+            out, err = process.communicate()
+            raise AssertionError(out + err)
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGKILL)
+    raise AssertionError(f"{command} never ran the example")
+
+
 @pytest.mark.parametrize(
     ("signum", "said", "code"),
     [
@@ -324,21 +348,10 @@ def test_a_stop_of_shard_local_stops_the_shards_in_one_line(
     serial build the signal ended (128 + its number)."""
     require_slow()
     root = make_layout(tmp_path / "tree", expected_failure=False)
-    started = tmp_path / "started.txt"
-    body = (
-        "import os, pathlib, time\n"
-        f"pathlib.Path({str(started)!r}).write_text(str(os.getpid()))\n"
-        "time.sleep(600)"
+    process, example_pid = _shard_running_an_example(
+        root, tmp_path, "shard-local", "--docs", "source", "--shards", "2"
     )
-    (root / "tutorials_src" / "plot_other.py").write_text(example("Other", body), "utf-8")
-    process = start_shard_local(root, "--docs", "source", "--shards", "2")
     try:
-        for _ in range(3000):  # until the shard runs the example (a guard, not a timing)
-            if started.is_file() and started.read_text():
-                break
-            assert process.poll() is None, process.communicate()
-            time.sleep(0.2)
-        example_pid = int(started.read_text())
         process.send_signal(signum)
         out, err = process.communicate(timeout=300)
     finally:
@@ -363,21 +376,9 @@ def test_a_terminated_shard_build_names_sigterm_in_its_sphinx_log(tmp_path) -> N
     never Ctrl-C."""
     require_slow()
     root = make_layout(tmp_path / "tree", expected_failure=False)
-    started = tmp_path / "started.txt"
-    body = (
-        "import os, pathlib, time\n"
-        f"pathlib.Path({str(started)!r}).write_text(str(os.getpid()))\n"
-        "time.sleep(600)"
-    )
-    (root / "tutorials_src" / "plot_other.py").write_text(example("Other", body), "utf-8")
     args = ("--docs", "source", "--shards", "1", "--index", "0")
-    process = start_shard_command(root, "shard-build", *args)
+    process, _ = _shard_running_an_example(root, tmp_path, "shard-build", *args)
     try:
-        for _ in range(3000):  # until the shard runs the example (a guard, not a timing)
-            if started.is_file() and started.read_text():
-                break
-            assert process.poll() is None, process.communicate()
-            time.sleep(0.2)
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=300)
     finally:
