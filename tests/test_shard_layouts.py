@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from helpers.gallery_build import child_env
-from helpers.processes import alive, start_shard_command, start_shard_local
+from helpers.processes import alive, start_shard_command
 from helpers.slow import require_slow
 
 from docsaccel import layout, sg_compat
@@ -309,7 +309,7 @@ def test_an_example_renamed_after_shard_local_is_unpublished(tmp_path) -> None:
 
 
 def _shard_running_an_example(
-    root: Path, tmp_path: Path, command: str, *args: str
+    root: Path, tmp_path: Path, command: str, *args: str, output: int = subprocess.PIPE
 ) -> tuple[subprocess.Popen[str], int]:
     """``command`` started on ``root`` with an example that sleeps, once a shard's build
     runs it: the process and the example's pid."""
@@ -320,7 +320,7 @@ def _shard_running_an_example(
         "time.sleep(600)"
     )
     (root / "tutorials_src" / "plot_other.py").write_text(example("Other", body), "utf-8")
-    process = start_shard_command(root, command, *args)
+    process = start_shard_command(root, command, *args, output=output)
     for _ in range(3000):  # until the shard runs the example (a guard, not a timing)
         if started.is_file() and started.read_text():
             return process, int(started.read_text())
@@ -398,24 +398,12 @@ def test_a_killed_shard_local_takes_its_shard_builds_with_it(tmp_path) -> None:
     no code to run: its shards' builds, in sessions of their own, end with it anyway."""
     require_slow()
     root = make_layout(tmp_path / "tree", expected_failure=False)
-    started = tmp_path / "started.txt"
-    body = (
-        "import os, pathlib, time\n"
-        f"pathlib.Path({str(started)!r}).write_text(str(os.getpid()))\n"
-        "time.sleep(600)"
+    args = ("--docs", "source", "--shards", "2")
+    process, example_pid = _shard_running_an_example(
+        root, tmp_path, "shard-local", *args, output=subprocess.DEVNULL
     )
-    (root / "tutorials_src" / "plot_other.py").write_text(example("Other", body), "utf-8")
-    process = start_shard_local(
-        root, "--docs", "source", "--shards", "2", output=subprocess.DEVNULL
-    )
-    builds: list[int] = []
+    builds = [*children(process.pid), example_pid]
     try:
-        for _ in range(3000):  # until the shard runs the example (a guard, not a timing)
-            if started.is_file() and started.read_text():
-                break
-            assert process.poll() is None, "shard-local ended before the example ran"
-            time.sleep(0.2)
-        builds = [*children(process.pid), int(started.read_text())]
         process.kill()
         process.wait(timeout=60)
         deadline = time.monotonic() + 60  # a guard for a busy machine, not a timing
