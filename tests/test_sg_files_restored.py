@@ -54,7 +54,7 @@ def test_check_of_the_root_file_counts_the_restored_examples_apart(builds) -> No
     text, code = run_check([_root(second)])
 
     assert code == 0, text
-    assert text.startswith("OK: 1 timings checked"), text
+    assert text.startswith("OK: 1 examples checked"), text
     assert f"note: {NOTE}." in text, text
 
 
@@ -65,7 +65,7 @@ def test_report_of_the_root_file_counts_only_the_example_run(builds) -> None:
     own, _ = run_report(str(layout.report_path(second.outdir)), fmt="md")
 
     assert code == 0, text
-    assert f"over 1 example run; {RESTORED} restored from the example cache" in text, text
+    assert f"over 1 example run (1 ok); {RESTORED} restored from the example cache" in text, text
     assert NOTE in text and NOTE in own
 
 
@@ -118,3 +118,27 @@ def test_the_shard_plan_reads_every_example_of_the_build_from_its_junit_file(bui
     _, named = load_inputs([second.outdir / JUNIT])
 
     assert sorted(name.rsplit("/", 1)[-1] for name in named) == sorted(ALL), named
+
+
+#: The starts of the notes said of a sphinx-gallery file whose build's report is unknown.
+STATUSLESS = (
+    "sphinx-gallery's file does not say whether an example failed",
+    "sphinx-gallery's JUnit XML says how each example ended, not whether",
+)
+
+
+@pytest.mark.parametrize("which", ["root", JUNIT])
+def test_no_view_says_the_statuses_are_unknown_when_the_report_says_them(builds, which) -> None:
+    base, second = builds
+    given = _root(second) if which == "root" else str(second.outdir / JUNIT)
+
+    said = {
+        "check": run_check([given])[0],
+        "report": run_report(given, fmt="md")[0],
+        "compare": run_compare(str(base), given, relative=0.0)[0],
+    }
+
+    for command, text in said.items():
+        assert not any(note in text for note in STATUSLESS), f"{command}:\n{text}"
+    # The statuses are the build's: the report counts the example run by its status.
+    assert "over 1 example run (1 " in said["report"], said["report"]

@@ -437,26 +437,37 @@ class LoadedInput:
         return self.build.get("complete", True) is not False
 
     @property
+    def read_with_its_report(self) -> bool:
+        """Whether it is a sphinx-gallery file (:data:`SG_FORMATS`) read with its build's
+        report (:attr:`build_report`): each example's status is the report's, and the
+        report said its build finished and no gate fails it
+        (:func:`~docsaccel.report.inputs.judged_input`)."""
+        return self.format in SG_FORMATS and self.build_report is not None
+
+    @property
     def holds_status(self) -> bool:
         """Whether the input says how each example ended. sphinx-gallery's
         ``sg_execution_times.rst`` (:data:`SG_RST_FORMATS`) lists an example that raised
-        with its time, as any other: a gate reading it alone cannot see a failure."""
-        return self.format not in SG_RST_FORMATS
+        with its time, as any other: a gate reading it alone cannot see a failure; read
+        with its build's report (:attr:`read_with_its_report`), it says what the report
+        says."""
+        return self.format not in SG_RST_FORMATS or self.read_with_its_report
 
     def no_status_text(self) -> str:
         """What every view says of a sphinx-gallery file (:data:`SG_FORMATS`), ``""`` for
-        any other input: nothing in such a file ties it to a build that finished, or to
-        the last build, so a gate passing it says so. ``sg_execution_times.rst`` does not
-        say how an example ended either (:attr:`holds_status`); the JUnit XML does, but
-        not a build failed otherwise (``-W``, a budget in fail mode, killed after its
-        examples).
+        any other input and for one read with its build's report
+        (:attr:`read_with_its_report`): nothing in such a file ties it to a build that
+        finished, or to the last build, so a gate passing it says so.
+        ``sg_execution_times.rst`` does not say how an example ended either
+        (:attr:`holds_status`); the JUnit XML does, but not a build failed otherwise
+        (``-W``, a budget in fail mode, killed after its examples).
 
         >>> LoadedInput("junit.xml", SG_JUNIT, []).no_status_text()[:60]
         "junit.xml: sphinx-gallery's JUnit XML says how each example "
         >>> LoadedInput("r.json", "docsaccel-report", []).no_status_text()
         ''
         """
-        if self.format not in SG_FORMATS:
+        if self.format not in SG_FORMATS or self.read_with_its_report:
             return ""
         check = f"check the build's report ({report_path('<outdir>')})"
         if self.holds_status:
