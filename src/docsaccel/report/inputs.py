@@ -725,6 +725,9 @@ def _as_its_build_says(loaded: LoadedInput, report: LoadedInput) -> list[Timing]
         if said is not None:
             timing = dataclasses.replace(
                 timing,
+                # A restored example's time in the file may be its restore's: the report
+                # holds the stored run's, which judges it.
+                seconds=said.seconds if said.restored else timing.seconds,
                 status=said.status,
                 cache=said.cache,
                 error=said.error,

@@ -38,6 +38,7 @@ from docsaccel.contract import (
     conf_changed,
     distributions_changed,
     fails_build,
+    is_finite_number,
     is_judged,
     is_measured,
     is_near_budget,
@@ -329,6 +330,33 @@ class Timing(Verdicts):
         view may compare or trend. An example stopped at its budget, one that raised or
         one that never ran has a time that says nothing of its speed."""
         return self.status in WHOLE_RUNS
+
+    @property
+    def stored_seconds(self) -> float | None:
+        """The time of the run that stored it, for an example the example cache restored
+        (:attr:`restored`), when its input holds it (a report's ``cache.saved_seconds``);
+        ``None`` otherwise. A restore's own time (sphinx-gallery's file of its build
+        times the restore) is no run's."""
+        saved = self.cache.get("saved_seconds") if self.restored else None
+        return float(saved) if is_finite_number(saved) and saved >= 0 else None
+
+    @property
+    def compared_seconds(self) -> float | None:
+        """Its time as ``compare`` and ``report --baseline`` compare and total it: a whole
+        run's (:attr:`whole_run`), or for an example the example cache restored, judged by
+        the run that stored it (:func:`docsaccel.contract.is_judged`), that run's time
+        (:attr:`stored_seconds`). ``None`` for any other: not a timing to compare, its
+        status says why (a stopped example, one not run, one whose only time is its
+        restore's).
+
+        >>> Timing("a.py", "a.py", 0.004, status="cached",
+        ...        cache={"hit": True, "saved_seconds": 3.0}).compared_seconds
+        3.0
+        >>> Timing("a.py", "a.py", 0.004, status="cached", cache={"hit": True}).compared_seconds
+        """
+        if self.whole_run:
+            return self.seconds
+        return self.stored_seconds if self.judged else None
 
     @property
     def audit(self) -> dict[str, Any]:
@@ -838,10 +866,11 @@ def pair_indices(base: Sequence[Timing], head: Sequence[Timing]) -> list[tuple[i
 
 
 def whole_run_totals(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[float, float]:
-    """The total time of ``base`` and of ``head`` over the examples both ran whole
-    (:attr:`Timing.whole_run` in both), like with like: a stopped, failed or reused example
-    never reads as a speed-up, and an example in one input only (added, removed: see
-    :func:`one_side_ids`) adds to neither, so a removed example is no speed-up either.
+    """The total time of ``base`` and of ``head`` over the examples with a time to compare
+    in both (:attr:`Timing.compared_seconds`: a whole run, or a restored example's stored
+    run), like with like: a stopped, failed or reused example never reads as a speed-up,
+    and an example in one input only (added, removed: see :func:`one_side_ids`) adds to
+    neither, so a removed example is no speed-up either.
     ``compare`` and ``report --baseline`` both total so.
 
     >>> stopped = Timing("a.py", "a.py", 1.0, status="interrupted")
@@ -852,16 +881,16 @@ def whole_run_totals(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[fl
     (2.5, 2.0)
     """
     base, head = matched(base, head)
-    base_by_id = {timing.id: timing for timing in base}
-    head_by_id = {timing.id: timing for timing in head}
+    base_by_id = {timing.id: timing.compared_seconds for timing in base}
+    head_by_id = {timing.id: timing.compared_seconds for timing in head}
     both = sorted(
         example_id
         for example_id in base_by_id.keys() & head_by_id.keys()
-        if base_by_id[example_id].whole_run and head_by_id[example_id].whole_run
+        if base_by_id[example_id] is not None and head_by_id[example_id] is not None
     )
     return (
-        sum((base_by_id[example_id].seconds for example_id in both), 0.0),
-        sum((head_by_id[example_id].seconds for example_id in both), 0.0),
+        sum((base_by_id[example_id] or 0.0 for example_id in both), 0.0),
+        sum((head_by_id[example_id] or 0.0 for example_id in both), 0.0),
     )
 
 
