@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from helpers.report_factory import record, write_report
 
 from docsaccel.cli import main
-from docsaccel.report.commands import run_report
-from docsaccel.report.compare import compare_timings
+from docsaccel.report.commands import run_compare, run_report
+from docsaccel.report.compare import compare_timings, format_comparison
 from docsaccel.report.model import Timing
 
 
@@ -273,3 +275,55 @@ def test_only_journals_without_their_plan_leave_an_absent_example_not_reached(
     text = capsys.readouterr().out
     assert "Removed examples:\n  tutorials/plot_gone.py: 1s" in text, text
     assert "(it did not finish)" not in text, text
+
+
+#: A restored example's cache field when its input holds the time of the run that stored
+#: it (a docsaccel report), and when it does not: its time is then only the restore's.
+STORED = {"hit": True, "saved_seconds": 3.0}
+RESTORE_ONLY = {"hit": True}
+
+
+def test_a_restored_example_is_compared_by_its_stored_run_and_never_by_a_restore() -> None:
+    base = [
+        # sphinx-gallery's file gives the restore's milliseconds; the report holds 3 s.
+        Timing("a.py", "a.py", 0.004, status="cached", cache=STORED),
+        Timing("b.py", "b.py", 0.003, status="cached", cache=RESTORE_ONLY),
+        Timing("c.py", "c.py", 2.0),
+    ]
+    head = [Timing("a.py", "a.py", 3.3), Timing("b.py", "b.py", 0.4), Timing("c.py", "c.py", 2.0)]
+
+    comparison = compare_timings(base, head, relative=0.0, absolute_seconds=0.0)
+
+    assert [(d.id, d.base_seconds, d.head_seconds) for d in comparison.deltas] == [
+        ("a.py", 3.0, 3.3),
+        ("c.py", 2.0, 2.0),
+    ]
+    assert [old.id for old, _ in comparison.not_compared] == ["b.py"]
+    assert (comparison.base_total, comparison.head_total) == (5.0, 5.3)
+    text = format_comparison(comparison)
+    assert "  a.py: 3s (stored run) -> 3.3s (+0.3s, +10%)" in text, text
+    assert "  b.py: cached (not measured by this build) -> 0.4s" in text, text
+
+
+def test_fail_on_regression_judges_a_restored_example_by_its_stored_run(tmp_path) -> None:
+    base = write_report(
+        tmp_path / "base.json",
+        [
+            record("plot_a.py", 1.0, status="cached", cache={"hit": True, "saved_seconds": 1.0}),
+            record("plot_b.py", 0.002, status="cached", cache=RESTORE_ONLY),
+        ],
+    )
+    head = write_report(tmp_path / "head.json", [record("plot_a.py", 10.0), record("plot_b.py", 9)])
+
+    text, code = run_compare(str(base), str(head), fail_on_regression=True)
+
+    assert code == 1, text
+    assert "tutorials/plot_a.py: 1s (stored run) -> 10s (+9s, +900%)  REGRESSED" in text, text
+    assert "tutorials/plot_b.py: cached (not measured by this build) -> 9s" in text, text
+    report, _ = run_report(str(head), fmt="json", baseline=str(base))
+    view = json.loads(report)
+    rows = {row["id"]: row for row in view["examples"]}
+    assert rows["tutorials/plot_a.py"]["delta_seconds"] == 9.0, report
+    assert rows["tutorials/plot_b.py"]["delta_seconds"] is None, report
+    # Like with like: plot_b.py has no time to compare in the baseline.
+    assert (view["baseline_execution_seconds"], view["baseline_delta_seconds"]) == (1.0, 9.0)

@@ -139,7 +139,7 @@ def test_check_counts_an_example_its_files_and_report_all_time_once(built) -> No
     ]
     text, code = run_check(inputs, flat_budget="1h")
     assert code == 0, text
-    assert "OK: 2 timings checked" in text, text
+    assert "OK: 2 examples checked" in text, text
 
 
 def test_a_failed_builds_gallery_file_pairs_with_a_kept_copy(tmp_path) -> None:

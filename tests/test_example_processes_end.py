@@ -21,6 +21,7 @@ from helpers.processes import (
 )
 
 from docsaccel import layout
+from docsaccel.contract import EXIT_BLOCKED_ERROR
 from docsaccel.records import read_records
 
 pytestmark = pytest.mark.slow
@@ -88,3 +89,23 @@ def test_an_example_stopped_at_its_budget_leaves_no_process_it_started(tmp_path)
     finally:
         kill_children(src)
         release(src)
+
+
+def test_a_stopped_example_whose_exit_handler_hangs_says_its_budget_first(tmp_path) -> None:
+    # The pool's exit handler waits for the workers docsaccel ended at the budget: the
+    # build's process cannot end, and the example fails for it. Why it was stopped
+    # leads its error, as for any stopped example; what held the process comes after.
+    src = make_project(tmp_path, [POOL], budgets='default = "3s"\n')
+    process = _start(src, {"DOCSACCEL_ON_OVERRUN": "fail"})
+    try:
+        process.wait(timeout=300)
+        assert process.returncode != 0, _output(src)
+        error = _pool_error(src)
+        assert error.startswith(f"examples/{POOL} was interrupted after "), error
+        assert "its time budget is 3s" in error, error
+        held = error.index("an exit handler it registered did not return")
+        assert held > error.index("its time budget is 3s"), error
+        assert error.endswith(EXIT_BLOCKED_ERROR), error
+        assert_no_marked_process_survives(src)
+    finally:
+        kill_children(src)

@@ -348,3 +348,28 @@ def test_an_example_run_outside_the_plan_does_not_hide_the_estimate() -> None:
     # d.py was planned as unchanged, yet ran: b.py is still left after a.py.
     lines = _ends(progress, "d.py", "a.py")
     assert lines[-1] == "docsaccel: [2/3] tutorials/a.py: 1s, ok; about 5s left"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("on_overrun", ["warn", "fail"])
+def test_the_example_that_aborts_the_build_has_its_line(tmp_path, on_overrun) -> None:
+    # plot_crash.py raises (warn) or plot_loop.py runs out of its budget (fail), and
+    # abort_on_example_error stops the build there, before plot_quick.py: sphinx-gallery
+    # never reports that example's end, yet the log gives it its one line, with the
+    # status its record has.
+    name = "plot_crash.py" if on_overrun == "warn" else "plot_loop.py"
+    conf = (
+        'sphinx_gallery_conf["abort_on_example_error"] = True\n'
+        'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
+    )
+    src = make_project(tmp_path, [name, "plot_quick.py"], conf=conf, budgets='default = "1m"\n')
+
+    built = build_verbose(src, env={"DOCSACCEL_ON_OVERRUN": on_overrun})
+
+    assert built.returncode != 0, built.output
+    status = built.record(name)["status"]
+    assert status == ("failed" if on_overrun == "warn" else "interrupted"), built.output
+    assert built.record("plot_quick.py")["status"] == "not-executed", built.output
+    lines = progress_lines(built.output)
+    assert list(lines) == [name], built.output
+    assert re.search(rf"\[1/2\] examples/{name}: [\d.]+m?s, {status}\b", lines[name]), built.output

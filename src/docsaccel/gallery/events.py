@@ -1103,6 +1103,11 @@ def _fail_stuck(
         if record is None:
             continue
         error = f"{why}, {EXIT_BLOCKED_ERROR}"
+        stopped = record.get("error")
+        if record.get("status") == INTERRUPTED and isinstance(stopped, str) and stopped:
+            # Why it was stopped leads, as for any stopped example; what it left that held
+            # the process happened after.
+            error = f"{stopped.removesuffix('.')}; then {error}"
         record = {**record, "status": FAILED, "error": error}
         record.pop(EXPECTED_FAILURE, None)  # whatever it was expected to do, not this
         write_record(build.records_dir, record)

@@ -258,6 +258,8 @@ class _Run:
         self.interrupted_by: str | None = None
         self.interruption: str | None = None
         self.ended = False  # its final record is written
+        #: The record last journalled for it (its status and limits, for its log line).
+        self.record: dict[str, Any] | None = None
         self.meter: MemoryMeter | None = None
         #: Its memory fields once it ended (:meth:`MemoryMeter.finish`).
         self.memory: dict[str, int | None] | None = None
@@ -671,22 +673,7 @@ class ExampleHook:
             process_end.tell_build(self.records_dir, run.example.id)
         if changed and self.progress is None:  # else its progress line's next line says it
             logger.info(process_end.signals_text(run.example.id, changed))
-        if self.progress is not None:
-            peak = peak_bytes(record)
-            self.progress.send(
-                event="end",
-                id=run.example.id,
-                seconds=wall,
-                status=status_text(status, expected),
-                peak=peak,
-                # Which limit stopped it: a memory stop's line shows its memory, not its time.
-                by=record.get("interrupted_by"),
-                # Its status holds only if what it left lets the build's process end.
-                left=process_end.left_by(run.example.id),
-                # The stop signals whose handler it changed (put back): a worker's own log
-                # lines do not reach the build's log, its progress events do.
-                signals=changed,
-            )
+        self._announce_end(run, record, wall, changed)
         # After the record: the time spent ending its processes is not the example's.
         self._wind_up(run)
         write_run_marker(
@@ -698,6 +685,28 @@ class ExampleHook:
         )
         if self.cache is not None and seen is not None:
             self.cache.save(run.example, seen)
+
+    def _announce_end(
+        self, run: _Run, record: dict[str, Any], wall: float, changed: Iterable[str] = ()
+    ) -> None:
+        """Send the example's end to the build's log (its one progress line), with the
+        status its record has, however it ended."""
+        if self.progress is None:
+            return
+        self.progress.send(
+            event="end",
+            id=run.example.id,
+            seconds=wall,
+            status=status_text(record["status"], record.get(EXPECTED_FAILURE) is True),
+            peak=peak_bytes(record),
+            # Which limit stopped it: a memory stop's line shows its memory, not its time.
+            by=record.get("interrupted_by"),
+            # Its status holds only if what it left lets the build's process end.
+            left=process_end.left_by(run.example.id),
+            # The stop signals whose handler it changed (put back): a worker's own log
+            # lines do not reach the build's log, its progress events do.
+            signals=list(changed),
+        )
 
     def _wind_up(self, run: _Run) -> None:
         """What every example end needs, however it ended: no process or module left over."""
@@ -723,9 +732,15 @@ class ExampleHook:
         if run is None or run.pid != os.getpid():
             return
         _cancel(run)
+        if self.progress is not None:
+            self._near.disarm()
         end_started(run.processes)
         if error is not None and not run.ended and run.interrupted_after is None:
             self._write(run, FAILED, error=error, finished=finished)
+        if finished and not run.ended and run.record is not None:
+            # Its error ends the build (abort_on_example_error): sphinx-gallery's "after"
+            # call, which logs an example's end, never comes for it.
+            self._announce_end(run, run.record, run.record["wall_seconds"])
         run.ended = True
         if not finished:
             # The process ends mid-run: sphinx-gallery would take what the run wrote so
@@ -777,6 +792,7 @@ class ExampleHook:
         if expected_failure:
             record[EXPECTED_FAILURE] = True
         self._journal.append(record)
+        run.record = record
         return record
 
 

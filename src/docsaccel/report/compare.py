@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from docsaccel.budgets import format_measured, format_seconds
 from docsaccel.contract import (
@@ -70,6 +70,16 @@ class Delta:
     base_bytes: int | None = None
     head_bytes: int | None = None
     memory_regressed: bool = False
+    #: Whose run each time is when not its build's own (:meth:`Timing.time_origin`: the
+    #: stored run of an example the example cache restored), ``""`` otherwise.
+    base_origin: str = ""
+    head_origin: str = ""
+
+    def times_text(self) -> str:
+        """``"3s (stored run) -> 3.3s"``: each time, labelled with whose run it is."""
+        return f"{_labelled(self.base_seconds, self.base_origin)} -> " + _labelled(
+            self.head_seconds, self.head_origin
+        )
 
     @property
     def grew_bytes(self) -> int | None:
@@ -229,17 +239,26 @@ def compare_timings(
     deltas, not_compared = [], []
     for example_id in sorted(base_by_id.keys() & head_by_id.keys()):
         old, new = base_by_id[example_id], head_by_id[example_id]
-        if not (old.whole_run and new.whole_run):
+        before, after = old.compared_seconds, new.compared_seconds
+        if before is None or after is None:
             not_compared.append((old, new))
             continue
-        regressed = _regressed(old.seconds, new.seconds, relative, absolute_seconds)
+        regressed = _regressed(before, after, relative, absolute_seconds)
         grown = None not in (old.memory_bytes, new.memory_bytes) and _regressed(
             old.memory_bytes or 0, new.memory_bytes or 0, relative, absolute_bytes
         )
         delta = Delta(
-            example_id, old.seconds, new.seconds, regressed, old.memory_bytes, new.memory_bytes
+            example_id,
+            before,
+            after,
+            regressed,
+            old.memory_bytes,
+            new.memory_bytes,
+            memory_regressed=grown,
+            base_origin=old.time_origin(),
+            head_origin=new.time_origin(),
         )
-        deltas.append(replace(delta, memory_regressed=grown))
+        deltas.append(delta)
     deltas.sort(key=lambda delta: (-delta.seconds, delta.id))
     base_total, head_total = whole_run_totals(base, head)
     added = [head_by_id[i] for i in sorted(head_by_id.keys() - base_by_id.keys())]
@@ -268,11 +287,18 @@ def compare_timings(
     )
 
 
+def _labelled(seconds: float, origin: str) -> str:
+    """A time compared, labelled with whose run it is when not its build's own."""
+    return f"{format_measured(seconds)} ({origin})" if origin else format_measured(seconds)
+
+
 def run_text(timing: Timing) -> str:
-    """What an example's run was: ``"3.0s"`` for a whole run, else its status with its
-    time and budget (``"interrupted at its budget of 2s (after 2.1s)"``)."""
-    if timing.whole_run:
-        return format_measured(timing.seconds)
+    """What an example's run was: ``"3.0s"`` for a whole run (``"3.0s (stored run)"`` for
+    a restored one, :attr:`Timing.compared_seconds`), else its status with its time and
+    budget (``"interrupted at its budget of 2s (after 2.1s)"``)."""
+    compared = timing.compared_seconds
+    if compared is not None:
+        return _labelled(compared, timing.time_origin())
     if timing.status == INTERRUPTED:
         budget = (
             f"its budget of {format_seconds(timing.budget_seconds)}"
@@ -343,8 +369,8 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
         ]
         for d in changed:
             lines.append(
-                f"| {quote(d.id)} | {format_measured(d.base_seconds)} "
-                f"| {format_measured(d.head_seconds)} | "
+                f"| {quote(d.id)} | {_labelled(d.base_seconds, d.base_origin)} "
+                f"| {_labelled(d.head_seconds, d.head_origin)} | "
                 f"{_signed(d.seconds)} ({_percent(d)}) | {d.memory_text()} | "
                 f"{_flags(d, '**regressed**', '**memory regressed**', ', ')} |"
             )
@@ -353,8 +379,7 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
             flag = _flags(d, "  REGRESSED", "  MEMORY REGRESSED", "")
             memory = f"; memory {d.memory_text()}" if d.grew_bytes else ""
             lines.append(
-                f"  {d.id}: {format_measured(d.base_seconds)} -> {format_measured(d.head_seconds)} "
-                f"({_signed(d.seconds)}, {_percent(d)}){memory}{flag}"
+                f"  {d.id}: {d.times_text()} ({_signed(d.seconds)}, {_percent(d)}){memory}{flag}"
             )
     bullet = "- " if markdown else "  "
     if c.not_compared:

@@ -44,7 +44,6 @@ from typing import Any
 from docsaccel import layout
 from docsaccel.budgets import BudgetError, BudgetTable, load_budgets
 from docsaccel.contract import (
-    CACHED,
     EXPECTED_FAILURE,
     FAILED,
     INTERRUPTED,
@@ -708,24 +707,33 @@ def judged_input(path: str | Path) -> LoadedInput:
 
 
 def _as_its_build_says(loaded: LoadedInput, report: LoadedInput) -> list[Timing]:
-    """The timings of sphinx-gallery's file ``loaded`` with each example's status as its
-    build's ``report`` says it, paired as every reader pairs two inputs
-    (:func:`~docsaccel.report.model.pair_indices`: the page label, or the path for its JUnit
-    XML, which has no label). sphinx-gallery lists an example the
-    example cache restored, or whose outputs it kept, with the time of the run that made
-    them: :data:`~docsaccel.contract.CACHED` here, so no reader counts it as measured by
-    this build. Its ``00:00.000`` (read as not run) is also its time of an example that ran
-    in under half a millisecond: the report says which ones ran. Its JUnit XML lists only
-    the examples it ran, though it is a file of the whole build: the report's other
-    examples are added as the report has them, so it says the build as its report does."""
+    """The timings of sphinx-gallery's file ``loaded`` with each example's status (its
+    error, what stopped it, its cache entry) as its build's ``report`` says it, paired
+    as every reader pairs two inputs (:func:`~docsaccel.report.model.pair_indices`: the
+    page label, or the path for its JUnit XML, which has no label). sphinx-gallery lists
+    an example the example cache restored, or whose outputs it kept, with the time of
+    the run that made them: :data:`~docsaccel.contract.CACHED` here, so no reader counts
+    it as measured by this build. Its ``00:00.000`` (read as not run) is also its time of
+    an example that ran in under half a millisecond: the report says which ones ran. Its
+    JUnit XML lists only the examples it ran, though it is a file of the whole build: the
+    report's other examples are added as the report has them, so it says the build as its
+    report does."""
     pairs = dict(pair_indices(loaded.timings, report.timings))
     timings = []
     for i, timing in enumerate(loaded.timings):
         said = report.timings[pairs[i]] if i in pairs else None
-        if said is not None and said.status == CACHED:
-            timing = dataclasses.replace(timing, status=CACHED, cache=said.cache)
-        elif said is not None and timing.status == NOT_EXECUTED and said.status != NOT_EXECUTED:
-            timing = dataclasses.replace(timing, status=OK)
+        if said is not None:
+            timing = dataclasses.replace(
+                timing,
+                # A restored example's time in the file may be its restore's: the report
+                # holds the stored run's, which judges it.
+                seconds=said.seconds if said.restored else timing.seconds,
+                status=said.status,
+                cache=said.cache,
+                error=said.error,
+                expected_failure=said.expected_failure,
+                interrupted_by=said.interrupted_by,
+            )
         timings.append(timing)
     if loaded.format == SG_JUNIT:
         listed = set(pairs.values())

@@ -38,6 +38,7 @@ from docsaccel.contract import (
     conf_changed,
     distributions_changed,
     fails_build,
+    is_finite_number,
     is_judged,
     is_measured,
     is_near_budget,
@@ -331,6 +332,33 @@ class Timing(Verdicts):
         return self.status in WHOLE_RUNS
 
     @property
+    def stored_seconds(self) -> float | None:
+        """The time of the run that stored it, for an example the example cache restored
+        (:attr:`restored`), when its input holds it (a report's ``cache.saved_seconds``);
+        ``None`` otherwise. A restore's own time (sphinx-gallery's file of its build
+        times the restore) is no run's."""
+        saved = self.cache.get("saved_seconds") if self.restored else None
+        return float(saved) if is_finite_number(saved) and saved >= 0 else None
+
+    @property
+    def compared_seconds(self) -> float | None:
+        """Its time as ``compare`` and ``report --baseline`` compare and total it: a whole
+        run's (:attr:`whole_run`), or for an example the example cache restored, judged by
+        the run that stored it (:func:`docsaccel.contract.is_judged`), that run's time
+        (:attr:`stored_seconds`). ``None`` for any other: not a timing to compare, its
+        status says why (a stopped example, one not run, one whose only time is its
+        restore's).
+
+        >>> Timing("a.py", "a.py", 0.004, status="cached",
+        ...        cache={"hit": True, "saved_seconds": 3.0}).compared_seconds
+        3.0
+        >>> Timing("a.py", "a.py", 0.004, status="cached", cache={"hit": True}).compared_seconds
+        """
+        if self.whole_run:
+            return self.seconds
+        return self.stored_seconds if self.judged else None
+
+    @property
     def audit(self) -> dict[str, Any]:
         """What an audit of the example cache found of its entry (``status``, one of
         :data:`docsaccel.contract.AUDIT_STATUSES`, ``differences``...), or ``{}``."""
@@ -437,26 +465,37 @@ class LoadedInput:
         return self.build.get("complete", True) is not False
 
     @property
+    def read_with_its_report(self) -> bool:
+        """Whether it is a sphinx-gallery file (:data:`SG_FORMATS`) read with its build's
+        report (:attr:`build_report`): each example's status is the report's, and the
+        report said its build finished and no gate fails it
+        (:func:`~docsaccel.report.inputs.judged_input`)."""
+        return self.format in SG_FORMATS and self.build_report is not None
+
+    @property
     def holds_status(self) -> bool:
         """Whether the input says how each example ended. sphinx-gallery's
         ``sg_execution_times.rst`` (:data:`SG_RST_FORMATS`) lists an example that raised
-        with its time, as any other: a gate reading it alone cannot see a failure."""
-        return self.format not in SG_RST_FORMATS
+        with its time, as any other: a gate reading it alone cannot see a failure; read
+        with its build's report (:attr:`read_with_its_report`), it says what the report
+        says."""
+        return self.format not in SG_RST_FORMATS or self.read_with_its_report
 
     def no_status_text(self) -> str:
         """What every view says of a sphinx-gallery file (:data:`SG_FORMATS`), ``""`` for
-        any other input: nothing in such a file ties it to a build that finished, or to
-        the last build, so a gate passing it says so. ``sg_execution_times.rst`` does not
-        say how an example ended either (:attr:`holds_status`); the JUnit XML does, but
-        not a build failed otherwise (``-W``, a budget in fail mode, killed after its
-        examples).
+        any other input and for one read with its build's report
+        (:attr:`read_with_its_report`): nothing in such a file ties it to a build that
+        finished, or to the last build, so a gate passing it says so.
+        ``sg_execution_times.rst`` does not say how an example ended either
+        (:attr:`holds_status`); the JUnit XML does, but not a build failed otherwise
+        (``-W``, a budget in fail mode, killed after its examples).
 
         >>> LoadedInput("junit.xml", SG_JUNIT, []).no_status_text()[:60]
         "junit.xml: sphinx-gallery's JUnit XML says how each example "
         >>> LoadedInput("r.json", "docsaccel-report", []).no_status_text()
         ''
         """
-        if self.format not in SG_FORMATS:
+        if self.format not in SG_FORMATS or self.read_with_its_report:
             return ""
         check = f"check the build's report ({report_path('<outdir>')})"
         if self.holds_status:
@@ -827,10 +866,11 @@ def pair_indices(base: Sequence[Timing], head: Sequence[Timing]) -> list[tuple[i
 
 
 def whole_run_totals(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[float, float]:
-    """The total time of ``base`` and of ``head`` over the examples both ran whole
-    (:attr:`Timing.whole_run` in both), like with like: a stopped, failed or reused example
-    never reads as a speed-up, and an example in one input only (added, removed: see
-    :func:`one_side_ids`) adds to neither, so a removed example is no speed-up either.
+    """The total time of ``base`` and of ``head`` over the examples with a time to compare
+    in both (:attr:`Timing.compared_seconds`: a whole run, or a restored example's stored
+    run), like with like: a stopped, failed or reused example never reads as a speed-up,
+    and an example in one input only (added, removed: see :func:`one_side_ids`) adds to
+    neither, so a removed example is no speed-up either.
     ``compare`` and ``report --baseline`` both total so.
 
     >>> stopped = Timing("a.py", "a.py", 1.0, status="interrupted")
@@ -841,16 +881,16 @@ def whole_run_totals(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[fl
     (2.5, 2.0)
     """
     base, head = matched(base, head)
-    base_by_id = {timing.id: timing for timing in base}
-    head_by_id = {timing.id: timing for timing in head}
+    base_by_id = {timing.id: timing.compared_seconds for timing in base}
+    head_by_id = {timing.id: timing.compared_seconds for timing in head}
     both = sorted(
         example_id
         for example_id in base_by_id.keys() & head_by_id.keys()
-        if base_by_id[example_id].whole_run and head_by_id[example_id].whole_run
+        if base_by_id[example_id] is not None and head_by_id[example_id] is not None
     )
     return (
-        sum((base_by_id[example_id].seconds for example_id in both), 0.0),
-        sum((head_by_id[example_id].seconds for example_id in both), 0.0),
+        sum((base_by_id[example_id] or 0.0 for example_id in both), 0.0),
+        sum((head_by_id[example_id] or 0.0 for example_id in both), 0.0),
     )
 
 

@@ -576,6 +576,15 @@ class ReportSummary:
         }
 
 
+def _delta(timing: Timing, base: Mapping[str, float]) -> float | None:
+    """How much longer ``timing`` took than its baseline's time to compare (``base``, by
+    id), when both have one (:attr:`~docsaccel.report.model.Timing.compared_seconds`)."""
+    seconds = timing.compared_seconds
+    if seconds is None or timing.id not in base:
+        return None
+    return seconds - base[timing.id]
+
+
 def _render_saved(timing: Timing) -> float:
     total = 0.0
     for env in timing.render.values():
@@ -597,8 +606,12 @@ def summarize(
     timings = loaded.timings
     if baseline is not None:
         baseline, timings = matched(baseline, timings)
-    # Only whole runs are compared: a stopped example's time is its budget, not its speed.
-    base = {timing.id: timing.seconds for timing in baseline or () if timing.whole_run}
+    # Only times to compare are: a stopped example's time is its budget, not its speed.
+    base = {
+        timing.id: seconds
+        for timing in baseline or ()
+        if (seconds := timing.compared_seconds) is not None
+    }
     base_memory = {t.id: t.memory_bytes for t in baseline or () if t.memory_bytes is not None}
     history = history or {}
     rows = []
@@ -613,7 +626,7 @@ def summarize(
                 budget_source=t.budget_source,
                 headroom_seconds=t.headroom_seconds,
                 budget_use=t.budget_use,
-                delta_seconds=t.seconds - base[t.id] if t.whole_run and t.id in base else None,
+                delta_seconds=_delta(t, base),
                 memory_bytes=t.memory_bytes,
                 fast=t.fast,
                 knobs=dict(t.knobs),
