@@ -707,8 +707,9 @@ def judged_input(path: str | Path) -> LoadedInput:
 
 
 def _as_its_build_says(loaded: LoadedInput, report: LoadedInput) -> list[Timing]:
-    """The timings of sphinx-gallery's file ``loaded`` with each example's status (its
-    error, what stopped it, its cache entry) as its build's ``report`` says it, paired
+    """The timings of sphinx-gallery's file ``loaded``, each example as its build's
+    ``report`` has it (its status, error, what stopped it, cache entry, time and peak:
+    one of each per example, whichever file is read), under the file's id, paired
     as every reader pairs two inputs (:func:`~docsaccel.report.model.pair_indices`: the
     page label, or the path for its JUnit XML, which has no label). sphinx-gallery lists
     an example the example cache restored, or whose outputs it kept, with the time of
@@ -723,17 +724,11 @@ def _as_its_build_says(loaded: LoadedInput, report: LoadedInput) -> list[Timing]
     for i, timing in enumerate(loaded.timings):
         said = report.timings[pairs[i]] if i in pairs else None
         if said is not None:
-            timing = dataclasses.replace(
-                timing,
-                # A restored example's time in the file may be its restore's: the report
-                # holds the stored run's, which judges it.
-                seconds=said.seconds if said.restored else timing.seconds,
-                status=said.status,
-                cache=said.cache,
-                error=said.error,
-                expected_failure=said.expected_failure,
-                interrupted_by=said.interrupted_by,
-            )
+            # The report owns every fact of the example: sphinx-gallery times a failed or
+            # stopped example up to its error, and a restored one by its restore, where
+            # the report holds the run's whole time, the stored run's, and the build's
+            # peak. Only the file's id and label stay, so it pairs as it did.
+            timing = dataclasses.replace(said, id=timing.id, ref=timing.ref or said.ref)
         timings.append(timing)
     if loaded.format == SG_JUNIT:
         listed = set(pairs.values())
