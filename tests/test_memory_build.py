@@ -470,3 +470,28 @@ def test_a_ceiling_with_no_room_above_the_build_is_warned_also_when_all_is_resto
     warned = [line for line in built.output.splitlines() if "leaves" in line]
     assert len(warned) == 1, built.output
     assert "DOCSACCEL_MEMORY_LIMIT" in warned[0] and "raise the ceiling" in warned[0], warned
+
+
+def test_an_example_the_ceiling_stopped_has_one_peak_in_every_line(tmp_path, capsys) -> None:
+    ceiling = baseline_ceiling(tmp_path)
+    src = make_project(tmp_path, ["plot_m_late.py"])
+
+    # It grows by 200 MiB more after the ceiling stopped it, while the interruption lands.
+    built = build(
+        src,
+        env={"DOCSACCEL_MEMORY_LIMIT": f"{ceiling}B"},
+        address_space=ADDRESS_SPACE,
+        quiet=False,
+    )
+
+    late = built.record("plot_m_late.py")
+    assert (late["status"], late["interrupted_by"]) == ("interrupted", "ceiling"), late
+    peak = format_size(peak_bytes(late))
+    assert f"interrupted at a peak of {peak} (" in late["error"], late["error"]
+    lines = built.output.splitlines()
+    said = [line for line in lines if "interrupted at a peak of" in line]
+    assert said and all(f"at a peak of {peak} (" in line for line in said), built.output
+    progress = [line for line in lines if "] examples/plot_m_late.py: " in line]
+    assert len(progress) == 1 and f"peak {peak}, " in progress[0], built.output
+    _, out = check(built.report_path, capsys)
+    assert f"plot_m_late.py: peak {peak} (" in out, out

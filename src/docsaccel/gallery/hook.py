@@ -191,13 +191,24 @@ def _ceiling_to_blame(
     )
 
 
-def _peak_so_far(meter: MemoryMeter) -> int:
-    """The example's peak so far, counted as its record counts it (:func:`peak_bytes`).
+def _peak_fields_so_far(meter: MemoryMeter) -> dict[str, int | None]:
+    """The record's peak fields now: counted as the record counts them (:func:`peak_bytes`).
 
     The sample that trips a limit counts a shared page once, a fraction in each process,
     so it reads below what the process held at the start; the peak, like the record and
     the report, counts every page the process maps."""
-    return peak_bytes(meter.so_far()) or 0
+    fields = meter.so_far()
+    return {key: fields.get(key) for key in ("peak_rss_bytes", "children_peak_bytes")}
+
+
+def _as_stopped(run: _Run, fields: dict[str, int | None]) -> dict[str, int | None]:
+    """``fields`` (a record's memory fields) with the peak an example stopped for its
+    memory had when it was stopped: the one its error names, so that its record, the
+    report and every line of the log say one peak. What it grows by while the
+    interruption reaches it is not what the limit judged."""
+    if run.tripped_memory is None:
+        return fields
+    return {**fields, **run.tripped_memory}
 
 
 def ended_text(held: dict[Process, int], names: dict[Process, str]) -> str:
@@ -267,8 +278,10 @@ class _Run:
         #: The memory sample the tripwire last took, and the one that tripped it.
         self.sample: Sample | None = None
         self.tripped: Sample | None = None
-        #: Its peak when the tripwire tripped (:func:`_peak_so_far`).
+        #: Its peak when the tripwire tripped, and the record's fields that count it
+        #: (:func:`_peak_fields_so_far`): its record's peak (:func:`_as_stopped`).
         self.tripped_peak = 0
+        self.tripped_memory: dict[str, int | None] | None = None
         #: The processes it started that hold its memory, ended once it is interrupted.
         self.memory_children: set[tuple[int, int]] = set()
         self.cost_before: tuple[int, int] | None = None
@@ -488,7 +501,8 @@ class ExampleHook:
         assert run.sample is not None and run.meter is not None
         ended = self._memory_children(run) if run.interrupted_after is None else ""
         if run.tripped is None:
-            run.tripped, run.tripped_peak = run.sample, _peak_so_far(run.meter)
+            run.tripped_memory = _peak_fields_so_far(run.meter)
+            run.tripped, run.tripped_peak = run.sample, peak_bytes(run.tripped_memory) or 0
         message = memory_interruption_message(
             run.example,
             why,
@@ -643,7 +657,7 @@ class ExampleHook:
             self._near.disarm()
         live = descendants()
         if run.meter is not None:
-            run.memory = run.meter.finish(live)
+            run.memory = _as_stopped(run, run.meter.finish(live))
         total = time.perf_counter() - run.wall_start
         measured = sg_compat.measured_seconds(run.example.target_file, run.cost_before)
         # sphinx-gallery's time when it measured this run (a passing example), else ours.
@@ -769,7 +783,7 @@ class ExampleHook:
         if run.memory is not None:
             memory = run.memory
         elif run.meter is not None and not provisional:
-            memory = run.meter.so_far()
+            memory = _as_stopped(run, run.meter.so_far())
         if status == INTERRUPTED and run.interrupted_by is not None:
             memory = {**memory, "interrupted_by": run.interrupted_by}
         record = base_record(
