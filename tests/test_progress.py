@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from helpers.gallery_build import Built, build, make_project
+from helpers.gallery_build import Built, build, child_env, make_project
+from helpers.processes import kill_children
 
 from docsaccel.budgets import Budget, MemoryBudget
+from docsaccel.contract import stopped_by, unfinished_error, unfinished_why
 from docsaccel.examples import Example
 from docsaccel.gallery.progress import Progress
 
 NAMES = ["plot_quick.py", "plot_figure.py", "plot_sleep.py", "plot_inline.py"]
 BUDGETS = 'default = "1m"\n[examples]\n"plot_sleep.py" = "1.6s"\n'
+_ORDERED = 'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
 _LINE = re.compile(r"docsaccel: \[(\d+)/(\d+)\] examples/(\S+): ")
 
 
@@ -373,3 +379,87 @@ def test_the_example_that_aborts_the_build_has_its_line(tmp_path, on_overrun) ->
     lines = progress_lines(built.output)
     assert list(lines) == [name], built.output
     assert re.search(rf"\[1/2\] examples/{name}: [\d.]+m?s, {status}\b", lines[name]), built.output
+
+
+#: An example that says it started (its pid, in ``started.txt`` beside it), then sleeps.
+_WAITS = (
+    '"""\nWaits\n=====\n"""\n\nimport os, pathlib, time\n\n'
+    'pathlib.Path("started.txt").write_text(str(os.getpid()))\ntime.sleep(600)\n'
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+def test_the_example_running_when_a_signal_ends_the_build_has_its_line(tmp_path, signum) -> None:
+    # The build's process ends while plot_waits.py runs: sphinx-gallery never reports its
+    # end, yet the log gives it its one line, with the status its record has.
+    src = make_project(tmp_path, ["plot_quick.py"], conf=_ORDERED)
+    (src / "examples" / "plot_waits.py").write_text(_WAITS, encoding="utf-8")
+    outdir = src / "_build" / "html"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sphinx", "-b", "html", str(src), str(outdir)],
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    started = src / "examples" / "started.txt"
+    try:
+        for _ in range(3000):  # until the example runs (a guard, not a timing)
+            if started.is_file() and started.read_text():
+                break
+            assert process.poll() is None, process.communicate()[0]
+            time.sleep(0.1)
+        process.send_signal(signum)
+        output, _ = process.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+
+    built = Built(process.returncode, output, outdir)
+    record = built.record("plot_waits.py")
+    assert record["error"] == unfinished_error(stopped_by(signum)), output
+    lines = progress_lines(output)
+    assert list(lines) == ["plot_quick.py", "plot_waits.py"], output
+    said = f"did not finish ({stopped_by(signum)})"
+    assert re.search(
+        rf"\[2/2\] examples/plot_waits.py: [\d.]+m?s, {re.escape(said)}", lines["plot_waits.py"]
+    ), output
+
+
+@pytest.mark.slow
+def test_the_example_that_ends_the_build_s_process_has_its_line(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_h_osexit.py"])
+
+    built = build_verbose(src)
+
+    assert built.returncode != 0, built.output
+    record = built.record("plot_h_osexit.py")
+    lines = progress_lines(built.output)
+    assert list(lines) == ["plot_h_osexit.py"], built.output
+    said = f"did not finish ({unfinished_why(record['error'])})"
+    assert "os._exit(1)" in said, record
+    assert re.search(
+        rf"\[1/1\] examples/plot_h_osexit.py: [\d.]+m?s, {re.escape(said)}",
+        lines["plot_h_osexit.py"],
+    ), built.output
+
+
+@pytest.mark.slow
+def test_the_example_stopped_hard_has_its_line(tmp_path) -> None:
+    # It swallows its interruption: the hard stop ends it and the build's process with it.
+    src = make_project(tmp_path, ["plot_h_swallow.py"], budgets='default = "1s"\n')
+    env = {"DOCSACCEL_ON_OVERRUN": "fail", "DOCSACCEL_INTERRUPT_GRACE": "2"}
+
+    try:
+        built = build_verbose(src, env=env)
+    finally:
+        kill_children(src)
+
+    assert built.returncode != 0, built.output
+    assert built.record("plot_h_swallow.py")["status"] == "interrupted", built.output
+    lines = progress_lines(built.output)
+    assert list(lines) == ["plot_h_swallow.py"], built.output
+    assert re.search(
+        r"\[1/1\] examples/plot_h_swallow.py: [\d.]+m?s, interrupted\b", lines["plot_h_swallow.py"]
+    ), built.output

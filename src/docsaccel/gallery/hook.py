@@ -29,8 +29,10 @@ from docsaccel.contract import (
     OVER_BUDGET,
     RENDER_SECTION,
     UNFINISHED_ERROR,
+    is_unfinished,
     status_text,
     unfinished_error,
+    unfinished_why,
 )
 from docsaccel.examples import Example, Planner
 from docsaccel.gallery import process_end
@@ -628,7 +630,9 @@ class ExampleHook:
 
     def _end_hard(self, run: _Run, message: str) -> None:
         run.interrupted_after = run.interrupted_after or time.perf_counter() - run.wall_start
-        self._write(run, INTERRUPTED, error=message, finished=True)
+        record = self._write(run, INTERRUPTED, error=message, finished=True)
+        # Its process ends here: sphinx-gallery's "after" call never comes for it.
+        self._announce_end(run, record, record["wall_seconds"])
         run.ended = True
         self._say(message)
         process_end.end_of_process(process_end.EXIT_STATUS)
@@ -707,11 +711,16 @@ class ExampleHook:
         status its record has, however it ended."""
         if self.progress is None:
             return
+        unfinished = is_unfinished(record)
+        status = status_text(record["status"], record.get(EXPECTED_FAILURE) is True, unfinished)
+        if unfinished:
+            # What stopped the build (the signal, os._exit), as its record says it.
+            status += f" ({unfinished_why(record['error'])})"
         self.progress.send(
             event="end",
             id=run.example.id,
             seconds=wall,
-            status=status_text(record["status"], record.get(EXPECTED_FAILURE) is True),
+            status=status,
             peak=peak_bytes(record),
             # Which limit stopped it: a memory stop's line shows its memory, not its time.
             by=record.get("interrupted_by"),
@@ -751,9 +760,10 @@ class ExampleHook:
         end_started(run.processes)
         if error is not None and not run.ended and run.interrupted_after is None:
             self._write(run, FAILED, error=error, finished=finished)
-        if finished and not run.ended and run.record is not None:
-            # Its error ends the build (abort_on_example_error): sphinx-gallery's "after"
-            # call, which logs an example's end, never comes for it.
+        if not run.ended and run.record is not None:
+            # Its error ends the build (abort_on_example_error), or the build's process
+            # ends while it runs (a signal, os._exit): sphinx-gallery's "after" call,
+            # which logs an example's end, never comes for it.
             self._announce_end(run, run.record, run.record["wall_seconds"])
         run.ended = True
         if not finished:
