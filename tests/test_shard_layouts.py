@@ -370,6 +370,60 @@ def test_a_stop_of_shard_local_stops_the_shards_in_one_line(
     assert not any(ended_by(other) in log for log in logs), logs
 
 
+#: A ``conf.py`` addition holding the merge's build (the one build ``shard-local`` starts
+#: with the merged records) at a Sphinx event, once, after it wrote its pid to ``{mark}``.
+_HOLD_MERGE = """
+import os, pathlib, time
+def _hold(app, *args):
+    mark = pathlib.Path({mark!r})
+    if os.environ.get("DOCSACCEL_SHARD_RECORDS") and not mark.exists():
+        mark.write_text(str(os.getpid()))
+        time.sleep(600)
+def setup(app):
+    app.connect({event!r}, _hold)
+"""
+
+
+@pytest.mark.parametrize("event", ["source-read", "html-page-context"], ids=["read", "write"])
+def test_sigterm_to_shard_local_while_its_merge_builds_is_named_by_every_gate(
+    tmp_path, event: str
+) -> None:
+    """``SIGTERM`` reaches the merge's build as ``SIGTERM``, while it reads the documents
+    or writes the pages: the report it leaves, and ``check``, ``compare`` and ``history``
+    after it, name the signal the command got, never Ctrl-C."""
+    require_slow()
+    root = make_layout(tmp_path / "tree", expected_failure=False)
+    mark = tmp_path / "merge.txt"
+    with (root / "source" / "conf.py").open("a", encoding="utf-8") as stream:
+        stream.write(_HOLD_MERGE.format(mark=str(mark), event=event))
+    process = start_shard_command(root, "shard-local", "--docs", "source", "--shards", "2")
+    try:
+        for _ in range(3000):  # until the merge's build holds (a guard, not a timing)
+            if mark.is_file() and mark.read_text():
+                break
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.2)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=300)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+    assert process.returncode == 143, err
+    said = ended_by(signal.SIGTERM)
+    assert err.strip().splitlines()[-1] == f"docsaccel shard-local: {said}; its builds were stopped"
+    site = root / "source" / "_build" / "html"
+    for command in (
+        ("check", str(site)),
+        ("compare", str(site), str(site)),
+        ("history", "append", str(site), "--to", str(tmp_path / "history.jsonl")),
+    ):
+        done = run(root, "-m", "docsaccel.cli", *command)
+        out = done.stdout + done.stderr
+        assert done.returncode != 0 and f"the build did not finish ({said}; " in out, out
+        assert "SIGINT" not in out, out
+
+
 def test_a_terminated_shard_build_names_sigterm_in_its_sphinx_log(tmp_path) -> None:
     """``SIGTERM`` to ``shard-build`` (a cancelled CI job) reaches its Sphinx build as
     ``SIGTERM``: the build's log names the signal the command got, as its own line does,
