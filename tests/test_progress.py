@@ -10,12 +10,11 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from helpers.gallery_build import Built, build, child_env, make_project
-from helpers.processes import kill_children
+from helpers.processes import kill_children, wait_for_mark
 
 from docsaccel.budgets import Budget, MemoryBudget
 from docsaccel.contract import stopped_by, unfinished_error, unfinished_why
@@ -405,11 +404,7 @@ def test_the_example_running_when_a_signal_ends_the_build_has_its_line(tmp_path,
     )
     started = src / "examples" / "started.txt"
     try:
-        for _ in range(3000):  # until the example runs (a guard, not a timing)
-            if started.is_file() and started.read_text():
-                break
-            assert process.poll() is None, process.communicate()[0]
-            time.sleep(0.1)
+        wait_for_mark(started, process)  # the example runs
         process.send_signal(signum)
         output, _ = process.communicate(timeout=120)
     finally:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from helpers.gallery_build import child_env
-from helpers.processes import alive, start_shard_command
+from helpers.processes import alive, start_shard_command, wait_for_mark
 from helpers.slow import require_slow
 
 from docsaccel import layout, sg_compat
@@ -321,15 +321,12 @@ def _shard_running_an_example(
     )
     (root / "tutorials_src" / "plot_other.py").write_text(example("Other", body), "utf-8")
     process = start_shard_command(root, command, *args, output=output)
-    for _ in range(3000):  # until the shard runs the example (a guard, not a timing)
-        if started.is_file() and started.read_text():
-            return process, int(started.read_text())
-        if process.poll() is not None:
-            out, err = process.communicate()
-            raise AssertionError(out + err)
-        time.sleep(0.2)
-    os.killpg(process.pid, signal.SIGKILL)
-    raise AssertionError(f"{command} never ran the example")
+    try:
+        return process, int(wait_for_mark(started, process))
+    except AssertionError:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        raise
 
 
 @pytest.mark.parametrize(
@@ -398,11 +395,7 @@ def test_sigterm_to_shard_local_while_its_merge_builds_is_named_by_every_gate(
         stream.write(_HOLD_MERGE.format(mark=str(mark), event=event))
     process = start_shard_command(root, "shard-local", "--docs", "source", "--shards", "2")
     try:
-        for _ in range(3000):  # until the merge's build holds (a guard, not a timing)
-            if mark.is_file() and mark.read_text():
-                break
-            assert process.poll() is None, process.communicate()
-            time.sleep(0.2)
+        wait_for_mark(mark, process)  # the merge's build holds
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=300)
     finally:

@@ -13,12 +13,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from helpers.gallery_build import child_env
-from helpers.processes import start_shard_local
+from helpers.processes import start_shard_local, wait_for_mark
 from helpers.slow import require_slow
 
 from docsaccel.contract import ended_by
@@ -124,11 +123,7 @@ def test_a_stopped_shard_local_leaves_the_page_saying_it_did_not_finish(
     (root / "tutorials" / "plot_intro.py").write_text(example("Intro", body), encoding="utf-8")
     process = start_shard_local(root, *COMMAND[3:])
     try:
-        for _ in range(3000):  # until a shard runs the example (a guard, not a timing)
-            if started.is_file():
-                break
-            assert process.poll() is None, process.communicate()
-            time.sleep(0.2)
+        wait_for_mark(started, process)  # a shard runs the example
         process.send_signal(signum)
         out, err = process.communicate(timeout=300)
     finally:

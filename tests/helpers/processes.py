@@ -203,6 +203,21 @@ def start_shard_command(
     )
 
 
+def wait_for_mark(mark: Path, process: subprocess.Popen[str]) -> str:
+    """The text of the file ``mark`` once something in the running ``process`` wrote it
+    (an example that started, a build held at a moment): a guard, not a timing. Fails
+    with the process's output if it ends first."""
+    for _ in range(3000):
+        text = mark.read_text() if mark.is_file() else ""
+        if text:
+            return text
+        if process.poll() is not None:
+            out, err = process.communicate()
+            raise AssertionError(f"{mark.name} was never written: {out}{err or ''}")
+        time.sleep(0.2)
+    raise AssertionError(f"{mark.name} was never written")
+
+
 def wait_until_a_shard_runs(src: Path, process: subprocess.Popen[str]) -> None:
     """Until a shard of the ``shard-local`` ``process`` runs ``plot_wait.py`` (it wrote its
     child's pid; a guard, not a timing)."""
