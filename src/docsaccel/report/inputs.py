@@ -717,7 +717,9 @@ def _as_its_build_says(loaded: LoadedInput, report: LoadedInput) -> list[Timing]
     an example that ran in under half a millisecond: the report says which ones ran. Its
     JUnit XML lists only the examples it ran, though it is a file of the whole build: the
     report's other examples are added as the report has them, so it says the build as its
-    report does."""
+    report does. Each example is named as the report names it (its id, its path inside its
+    gallery), so a budget pattern, a baseline or a history selects the same example
+    whichever file of its build was read."""
     pairs = dict(pair_indices(loaded.timings, report.timings))
     timings = []
     for i, timing in enumerate(loaded.timings):
@@ -725,6 +727,11 @@ def _as_its_build_says(loaded: LoadedInput, report: LoadedInput) -> list[Timing]
         if said is not None:
             timing = dataclasses.replace(
                 timing,
+                # The build's own names: the file's path is sphinx-gallery's (relative to
+                # the conf folder, or only the file name), which budget patterns and the
+                # build's other inputs do not know the example by.
+                id=said.id,
+                name=said.name,
                 # A restored example's time in the file may be its restore's: the report
                 # holds the stored run's, which judges it.
                 seconds=said.seconds if said.restored else timing.seconds,
