@@ -617,10 +617,10 @@ class LoadedInput:
     def building_now(self) -> str | None:
         """The pid of the build running now in this report's output folder (it holds the
         folder's lock: :func:`docsaccel.layout.lock_holder`), whose report this is until
-        it ends; ``None`` for a finished build's report, a copy kept elsewhere, or when no
-        build runs there."""
-        if self.complete:
-            return None
+        it ends; ``None`` for a copy kept elsewhere, or when no build runs there. A build
+        holds its lock until its verdict is in its report: one that wrote its report
+        ``complete`` runs on while its last handlers may still fail it
+        (:data:`~docsaccel.contract.VERDICT_PENDING`), and is no finished build yet."""
         if self.build.get(BUILDING_NOW):
             return str(self.build[BUILDING_NOW])  # journals read while their build runs
         if not in_output_folder(self.path):
