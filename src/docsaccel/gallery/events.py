@@ -710,9 +710,7 @@ def _plan(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> Non
 
         check_report_page(app, build.settings.report_page)
     try:
-        inline: list[str] = []
-        build.examples = build.planner.plan(gallery_conf, warn=inline.append)
-        unused = build.table.check_examples((e.name, e.id) for e in build.examples) + inline
+        build.examples, unused = build.planner.plan_checked(gallery_conf)
     except ExampleFileError as exc:  # the example's own file: its message names it
         raise config_error(str(exc)) from None
     except BudgetError as exc:
