@@ -66,6 +66,7 @@ from docsaccel.schema import ended_phase
 __all__ = [
     "BUILDING_NOW",
     "LATER_BUILD_STARTED",
+    "NO_TOTAL",
     "SG_FORMATS",
     "SG_JUNIT",
     "SG_RST_BULLETS",
@@ -865,17 +866,23 @@ def pair_indices(base: Sequence[Timing], head: Sequence[Timing]) -> list[tuple[i
     return pairs
 
 
-def whole_run_totals(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[float, float]:
+#: What every view says where no example has a time to compare in both inputs
+#: (:func:`whole_run_totals` is ``None``): a total over none is no time, never ``0s``.
+NO_TOTAL = "no total to compare"
+
+
+def whole_run_totals(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[float, float] | None:
     """The total time of ``base`` and of ``head`` over the examples with a time to compare
     in both (:attr:`Timing.compared_seconds`: a whole run, or a restored example's stored
     run), like with like: a stopped, failed or reused example never reads as a speed-up,
     and an example in one input only (added, removed: see :func:`one_side_ids`) adds to
-    neither, so a removed example is no speed-up either.
+    neither, so a removed example is no speed-up either. ``None`` when no example has a
+    time to compare in both (:data:`NO_TOTAL`).
     ``compare`` and ``report --baseline`` both total so.
 
     >>> stopped = Timing("a.py", "a.py", 1.0, status="interrupted")
-    >>> whole_run_totals([Timing("a.py", "a.py", 2.5)], [stopped])
-    (0.0, 0.0)
+    >>> whole_run_totals([Timing("a.py", "a.py", 2.5)], [stopped]) is None
+    True
     >>> whole_run_totals([Timing("a.py", "a.py", 2.5), Timing("b.py", "b.py", 4.6)],
     ...                  [Timing("a.py", "a.py", 2.0)])
     (2.5, 2.0)
@@ -888,6 +895,8 @@ def whole_run_totals(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[fl
         for example_id in base_by_id.keys() & head_by_id.keys()
         if base_by_id[example_id] is not None and head_by_id[example_id] is not None
     )
+    if not both:
+        return None
     return (
         sum((base_by_id[example_id] or 0.0 for example_id in both), 0.0),
         sum((head_by_id[example_id] or 0.0 for example_id in both), 0.0),
