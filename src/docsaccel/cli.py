@@ -57,8 +57,9 @@ def _add_doctor(subparsers: argparse._SubParsersAction) -> None:
             "Show the versions docsaccel runs with, which of its extras are installed and "
             "the headless OpenGL backend MuJoCo will render with (when the mujoco extra is "
             "installed). With --docs, check that conf.py loads docsaccel.gallery with valid "
-            "docsaccel_* settings and that its budget file loads and matches the examples. "
-            "A missing optional extra is information only. Exit 1 when a check fails, 2 "
+            "docsaccel_* settings and that its budgets read as the build reads them: what "
+            "the build refuses fails, what it warns of is a warning. A missing optional "
+            "extra is information only. Exit 1 when a check fails, 2 "
             "when --docs names no Sphinx conf folder."
         ),
     )

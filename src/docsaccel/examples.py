@@ -98,6 +98,17 @@ class Planner:
                     examples.append(example)
         return examples
 
+    def plan_checked(self, gallery_conf: dict[str, Any]) -> tuple[list[Example], list[str]]:
+        """Every example sphinx-gallery builds (:meth:`plan`), and what the build warns of
+        in its budgets, one line each: a pattern of the budget file that matches none of
+        them, a fast-path budget above its full one (in the file or an example's comment),
+        a file that sets no budget. What the build refuses raises
+        :class:`~docsaccel.budgets.BudgetError` instead (two patterns tied, a bad inline
+        budget). The build and ``doctor`` both tell a warning from a refusal here."""
+        inline: list[str] = []
+        examples = self.plan(gallery_conf, warn=inline.append)
+        return examples, self.table.check_examples((e.name, e.id) for e in examples) + inline
+
     def example(
         self, src_file: str, executable: bool = True, warn: Callable[[str], None] | None = None
     ) -> Example | None:

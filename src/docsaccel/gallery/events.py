@@ -710,9 +710,7 @@ def _plan(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any]) -> Non
 
         check_report_page(app, build.settings.report_page)
     try:
-        inline: list[str] = []
-        build.examples = build.planner.plan(gallery_conf, warn=inline.append)
-        unused = build.table.check_examples((e.name, e.id) for e in build.examples) + inline
+        build.examples, unused = build.planner.plan_checked(gallery_conf)
     except ExampleFileError as exc:  # the example's own file: its message names it
         raise config_error(str(exc)) from None
     except BudgetError as exc:
@@ -1069,7 +1067,9 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     process_end.verdict_pending(build, True)
     _restore_fast_env(build)
     _unfinished_builds.remove(build)
-    build.release_locks()
+    # The output folder stays locked until _final_verdict: while the report waits for
+    # its verdict, its build runs, and a reader must say so rather than that it failed.
+    build.release_gallery_locks()
     # A thread or exit handler an example left must not keep the finished build from
     # ending: it gets the grace of the hard stop, then the process ends, failing, and
     # neither the report nor the cache keeps the build as passing.
@@ -1195,7 +1195,10 @@ def _final_verdict(app: Sphinx, exception: BaseException | None) -> None:
     try:
         _record_late_failure(app, build, exception)
     finally:
-        _page_shows_the_verdict(build)
+        try:
+            _page_shows_the_verdict(build)
+        finally:
+            build.release_locks()
 
 
 def _record_late_failure(app: Sphinx, build: GalleryBuild, exception: BaseException | None) -> None:

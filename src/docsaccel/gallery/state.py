@@ -212,10 +212,18 @@ class GalleryBuild:
                 logger.error(f"docsaccel: {self.outdir}: {self.lock_lost}")
                 return
 
-    def release_locks(self) -> None:
-        """Let the output folder and the gallery folders go: the build is done."""
-        for lock in [*self.gallery_locks, *([] if self.lock is None else [self.lock])]:
+    def release_gallery_locks(self) -> None:
+        """Let the gallery folders go: the build writes nothing more into them."""
+        for lock in self.gallery_locks:
             lock.release()
+
+    def release_locks(self) -> None:
+        """Let the output folder and the gallery folders go: the build is done, its
+        verdict in its report. Until then the output folder's lock says to every reader
+        that the build runs (:func:`docsaccel.layout.lock_holder`)."""
+        self.release_gallery_locks()
+        if self.lock is not None:
+            self.lock.release()
 
     def adopt(self, records: dict[str, dict[str, Any]]) -> None:
         """Add the examples the hook recorded although the plan did not list them."""

@@ -37,7 +37,7 @@ from docsaccel.contract import (
 )
 from docsaccel.memory_sizes import format_size
 from docsaccel.report.markdown import escape_md
-from docsaccel.report.model import LoadedInput, Timing, matched, whole_run_totals
+from docsaccel.report.model import NO_TOTAL, LoadedInput, Timing, matched, whole_run_totals
 
 __all__ = [
     "DEFAULT_ABSOLUTE_BYTES",
@@ -122,8 +122,9 @@ class Comparison:
     deltas: list[Delta]
     added: list[Timing]
     removed: list[Timing]
-    base_total: float
-    head_total: float
+    #: ``None`` when no example has a time to compare in both (:data:`NO_TOTAL`).
+    base_total: float | None
+    head_total: float | None
     relative_threshold: float
     absolute_threshold: float
     absolute_bytes_threshold: int = DEFAULT_ABSOLUTE_BYTES
@@ -163,8 +164,21 @@ class Comparison:
         return [delta for delta in self.deltas if delta.memory_regressed]
 
     @property
-    def total_delta(self) -> float:
+    def total_delta(self) -> float | None:
+        if self.head_total is None or self.base_total is None:
+            return None
         return self.head_total - self.base_total
+
+    def total_text(self) -> str:
+        """The totals as every format says them: the head's, its change and the base's,
+        or that there is none, where no example has a time to compare in both."""
+        delta = self.total_delta
+        if delta is None or self.head_total is None or self.base_total is None:
+            return f"{NO_TOTAL} (no example has a time to compare in both builds)"
+        return (
+            f"{format_measured(self.head_total)} ({_signed(delta)} vs base "
+            f"{format_measured(self.base_total)})"
+        )
 
 
 class MixedBuildsError(ValueError):
@@ -260,7 +274,7 @@ def compare_timings(
         )
         deltas.append(delta)
     deltas.sort(key=lambda delta: (-delta.seconds, delta.id))
-    base_total, head_total = whole_run_totals(base, head)
+    base_total, head_total = whole_run_totals(base, head) or (None, None)
     added = [head_by_id[i] for i in sorted(head_by_id.keys() - base_by_id.keys())]
     removed = [base_by_id[i] for i in sorted(base_by_id.keys() - head_by_id.keys())]
     not_reached = [
@@ -339,8 +353,7 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
     c = comparison
     head = "### " if markdown else ""
     lines = [
-        f"{head}Execution time: {format_measured(c.head_total)} ({_signed(c.total_delta)} vs base "
-        f"{format_measured(c.base_total)}); {len(c.time_regressions)} regression(s) "
+        f"{head}Execution time: {c.total_text()}; {len(c.time_regressions)} regression(s) "
         f"(slower by > {c.relative_threshold * 100:g}% and > {c.absolute_threshold:g}s)"
         + (f"; {len(c.not_compared)} not compared" if c.not_compared else "")
         + _one_side_text(c),

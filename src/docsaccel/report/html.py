@@ -221,7 +221,7 @@ def _totals(summary: ReportSummary) -> str:
             f"{summary.reused_count} example{'s' if summary.reused_count != 1 else ''} reused "
             "from an earlier build (not run in this build)"
         )
-    if summary.baseline_delta is not None:
+    if summary.has_baseline:
         items.append(f"Against the baseline: {summary.baseline_text()}")
     if summary.baseline_failed:
         items.append(f"The baseline build failed: {summary.baseline_failed}")

@@ -718,7 +718,9 @@ def _as_its_build_says(loaded: LoadedInput, report: LoadedInput) -> list[Timing]
     an example that ran in under half a millisecond: the report says which ones ran. Its
     JUnit XML lists only the examples it ran, though it is a file of the whole build: the
     report's other examples are added as the report has them, so it says the build as its
-    report does."""
+    report does. Each example is named as the report names it (its id, its path inside its
+    gallery), so a budget pattern, a baseline or a history selects the same example
+    whichever file of its build was read."""
     pairs = dict(pair_indices(loaded.timings, report.timings))
     timings = []
     for i, timing in enumerate(loaded.timings):
@@ -727,8 +729,11 @@ def _as_its_build_says(loaded: LoadedInput, report: LoadedInput) -> list[Timing]
             # The report owns every fact of the example: sphinx-gallery times a failed or
             # stopped example up to its error, and a restored one by its restore, where
             # the report holds the run's whole time, the stored run's, and the build's
-            # peak. Only the file's id and label stay, so it pairs as it did.
-            timing = dataclasses.replace(said, id=timing.id, ref=timing.ref or said.ref)
+            # peak. Its names are the build's too: the file's path is sphinx-gallery's
+            # (relative to the conf folder, or only the file name), which budget patterns
+            # and the build's other inputs do not know the example by. Only the file's
+            # label stays.
+            timing = dataclasses.replace(said, ref=timing.ref or said.ref)
         timings.append(timing)
     if loaded.format == SG_JUNIT:
         listed = set(pairs.values())

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from docsaccel.budgets import format_headroom, format_measured, format_seconds
 from docsaccel.contract import near_budget_text
+from docsaccel.report.model import NO_TOTAL
 from docsaccel.report.summary import ReportSummary, Row
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ def _totals(summary: ReportSummary) -> list[str]:
             f"for {summary.reused_count} example{'s' if summary.reused_count != 1 else ''} "
             "reused from an earlier build (not run in this build)"
         )
-    if summary.baseline_delta is not None:
+    if summary.has_baseline:
         lines.append(f"- **Against the baseline:** {summary.baseline_text(escape_md)}")
     if summary.baseline_failed:
         lines.append(f"- **The baseline build failed:** {escape_md(summary.baseline_failed)}")
@@ -148,7 +149,7 @@ def _total_change(builds: int, change: TotalChange) -> str:
     if not change.examples:
         return (
             f"{start}: no example ran whole in both the first and the latest, so there is "
-            "no total to compare."
+            f"{NO_TOTAL}."
         )
     line = f"{start}: {_seconds(change.first)} -> {_seconds(change.latest)}"
     if change.left_out:

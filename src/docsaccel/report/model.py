@@ -66,6 +66,7 @@ from docsaccel.schema import ended_phase
 __all__ = [
     "BUILDING_NOW",
     "LATER_BUILD_STARTED",
+    "NO_TOTAL",
     "SG_FORMATS",
     "SG_JUNIT",
     "SG_RST_BULLETS",
@@ -617,10 +618,10 @@ class LoadedInput:
     def building_now(self) -> str | None:
         """The pid of the build running now in this report's output folder (it holds the
         folder's lock: :func:`docsaccel.layout.lock_holder`), whose report this is until
-        it ends; ``None`` for a finished build's report, a copy kept elsewhere, or when no
-        build runs there."""
-        if self.complete:
-            return None
+        it ends; ``None`` for a copy kept elsewhere, or when no build runs there. A build
+        holds its lock until its verdict is in its report: one that wrote its report
+        ``complete`` runs on while its last handlers may still fail it
+        (:data:`~docsaccel.contract.VERDICT_PENDING`), and is no finished build yet."""
         if self.build.get(BUILDING_NOW):
             return str(self.build[BUILDING_NOW])  # journals read while their build runs
         if not in_output_folder(self.path):
@@ -865,17 +866,23 @@ def pair_indices(base: Sequence[Timing], head: Sequence[Timing]) -> list[tuple[i
     return pairs
 
 
-def whole_run_totals(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[float, float]:
+#: What every view says where no example has a time to compare in both inputs
+#: (:func:`whole_run_totals` is ``None``): a total over none is no time, never ``0s``.
+NO_TOTAL = "no total to compare"
+
+
+def whole_run_totals(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[float, float] | None:
     """The total time of ``base`` and of ``head`` over the examples with a time to compare
     in both (:attr:`Timing.compared_seconds`: a whole run, or a restored example's stored
     run), like with like: a stopped, failed or reused example never reads as a speed-up,
     and an example in one input only (added, removed: see :func:`one_side_ids`) adds to
-    neither, so a removed example is no speed-up either.
+    neither, so a removed example is no speed-up either. ``None`` when no example has a
+    time to compare in both (:data:`NO_TOTAL`).
     ``compare`` and ``report --baseline`` both total so.
 
     >>> stopped = Timing("a.py", "a.py", 1.0, status="interrupted")
-    >>> whole_run_totals([Timing("a.py", "a.py", 2.5)], [stopped])
-    (0.0, 0.0)
+    >>> whole_run_totals([Timing("a.py", "a.py", 2.5)], [stopped]) is None
+    True
     >>> whole_run_totals([Timing("a.py", "a.py", 2.5), Timing("b.py", "b.py", 4.6)],
     ...                  [Timing("a.py", "a.py", 2.0)])
     (2.5, 2.0)
@@ -888,6 +895,8 @@ def whole_run_totals(base: Sequence[Timing], head: Sequence[Timing]) -> tuple[fl
         for example_id in base_by_id.keys() & head_by_id.keys()
         if base_by_id[example_id] is not None and head_by_id[example_id] is not None
     )
+    if not both:
+        return None
     return (
         sum((base_by_id[example_id] or 0.0 for example_id in both), 0.0),
         sum((head_by_id[example_id] or 0.0 for example_id in both), 0.0),

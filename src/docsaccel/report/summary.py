@@ -41,6 +41,7 @@ from docsaccel.contract import (
 )
 from docsaccel.memory_sizes import format_size
 from docsaccel.report.model import (
+    NO_TOTAL,
     LoadedInput,
     Timing,
     Verdicts,
@@ -200,9 +201,12 @@ class ReportSummary:
     #: does not (``sg_execution_times.rst``) read ``ok``, but a failure would read so too.
     holds_status: bool = True
     #: The baseline's total and this build's, like with like
-    #: (:func:`~docsaccel.report.model.whole_run_totals`); ``None`` without a baseline.
+    #: (:func:`~docsaccel.report.model.whole_run_totals`); ``None`` without a baseline,
+    #: or where no example has a time to compare in both (:attr:`has_baseline` says which).
     baseline_total: float | None = None
     compared_total: float | None = None
+    #: Whether a baseline was given.
+    has_baseline: bool = False
     #: The examples only this build holds, and only the baseline holds
     #: (:func:`~docsaccel.report.model.one_side_ids`): in neither total, said apart.
     baseline_added: tuple[str, ...] = ()
@@ -313,13 +317,16 @@ class ReportSummary:
         (left out of both totals), for every view; ``""`` without a baseline.
 
         ``quote`` escapes example ids for the view's markup (Markdown)."""
+        if not self.has_baseline:
+            return ""
         delta = self.baseline_delta
         if delta is None or self.baseline_total is None:
-            return ""
-        text = (
-            f"{format_measured(delta, signed=True)} (baseline "
-            f"{format_measured(self.baseline_total)}, over the examples both ran whole"
-        )
+            text = f"{NO_TOTAL} (no example has a time to compare in both"
+        else:
+            text = (
+                f"{format_measured(delta, signed=True)} (baseline "
+                f"{format_measured(self.baseline_total)}, over the examples both ran whole"
+            )
         for ids, where in (
             (self.baseline_added, "not in the baseline"),
             (self.baseline_removed, "not in this build"),
@@ -664,6 +671,7 @@ def summarize(
         status_counts=dict(sorted(Counter(t.status_label for t in loaded.timings).items())),
         baseline_total=totals[0] if totals else None,
         compared_total=totals[1] if totals else None,
+        has_baseline=baseline is not None,
         baseline_added=tuple(added),
         baseline_removed=tuple(removed),
         baseline_failed="; ".join(baseline_failed),

@@ -1,0 +1,82 @@
+"""A build that wrote its final report and runs on (its last ``build-finished`` handlers)
+is named as running by every gate, through every file of it, never as failed.
+
+The report is written ``"complete": true`` with its verdict pending
+(:data:`docsaccel.contract.VERDICT_PENDING`) before the handlers that may still fail the
+build; while the build's process runs them, it holds its output folder's lock, which
+says it runs.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers.gallery_build import make_project, run_cli
+from helpers.processes import held_build
+
+from docsaccel import layout
+from docsaccel.contract import VERDICT_PENDING
+
+pytestmark = pytest.mark.slow
+
+#: Holds the build in a ``build-finished`` handler after docsaccel's report, until the
+#: test lets it end.
+END_HOLD = """
+import time
+from pathlib import Path
+
+
+def _hold(app, exception):
+    here = Path(app.srcdir)
+    (here / "end.flag").touch()
+    deadline = time.monotonic() + 120
+    while not (here / "go.flag").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def setup(app):
+    app.connect("build-finished", _hold)
+"""
+CONF = (
+    "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n"
+    "extensions.append('end_hold')\n"
+    'sphinx_gallery_conf["junit"] = "junit.xml"\n'
+)
+
+
+def test_a_build_at_its_end_is_running_for_every_gate_and_input(tmp_path) -> None:
+    src = make_project(tmp_path, ["plot_quick.py"], conf=CONF)
+    (src / "end_hold.py").write_text(END_HOLD, encoding="utf-8")
+    outdir = src / "_build" / "html"
+    report = layout.report_path(outdir)
+    inputs = [
+        outdir,
+        report,
+        src / "sg_execution_times.rst",
+        src / "auto_examples" / "sg_execution_times.rst",
+        outdir / "junit.xml",
+    ]
+    with held_build(src, outdir, src / "end.flag") as process:
+        build = json.loads(report.read_text(encoding="utf-8"))["build"]
+        assert build["complete"] is True and build.get("verdict_pending") == VERDICT_PENDING
+        running = f"a build is running now (process {process.pid})"
+        history = tmp_path / "history.jsonl"
+        for path in inputs:
+            said = {
+                "check": run_cli("check", str(path)),
+                "compare": run_cli("compare", str(report), str(path), "--fail-on-regression"),
+                "history": run_cli("history", "append", "--to", str(history), str(path)),
+            }
+            for command, done in said.items():
+                output = done.stdout + done.stderr
+                assert done.returncode != 0, (command, path, output)
+                assert running in output, (command, path, output)
+                assert "failed" not in output, (command, path, output)
+        assert not history.exists()
+        (src / "go.flag").touch()
+        output = process.communicate(timeout=120)[0]
+    assert process.returncode == 0, output
+    for path in inputs:
+        done = run_cli("check", str(path))
+        assert done.returncode == 0, (path, done.stdout + done.stderr)
