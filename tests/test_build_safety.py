@@ -9,12 +9,19 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 from helpers.gallery_build import build, child_env, make_project, run_cli, sphinx_command
-from helpers.processes import assert_no_child_survives, hold, release, wait_until_running
+from helpers.processes import (
+    alive,
+    assert_no_child_survives,
+    hold,
+    release,
+    wait_until_running,
+)
 
 from docsaccel import layout, sg_compat
 from docsaccel.gallery.lock import LockedError, OutdirLock
@@ -149,6 +156,64 @@ def test_the_lock_names_its_holder_and_is_released(tmp_path) -> None:
     again.acquire()
     assert again.held
     again.release()
+
+
+#: An example registering an exit handler (that returns): the build's process keeps the
+#: output folder's lock until it ends, as what such a handler does may fail the build.
+EXIT_HANDLER = '''"""
+Exit handler
+============
+"""
+import atexit
+
+atexit.register(print, "an exit handler that returns")
+'''
+
+#: Two builds into one folder in one interpreter (as sphinx-gallery's own tests make
+#: Sphinx's application twice), then a child forked from that process outliving it.
+TWO_BUILDS_THEN_A_FORK = """
+import os, sys, time
+from pathlib import Path
+from sphinx.cmd.build import build_main
+from docsaccel import layout
+
+src, out = sys.argv[1], sys.argv[2]
+for _ in range(2):
+    assert build_main(["-b", "html", "-q", src, out]) == 0
+    assert layout.lock_holder(out) == str(os.getpid())
+child = os.fork()
+if child == 0:
+    # Not the parent's output: its reader waits for every writer to close it.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    deadline = time.monotonic() + 120
+    while not Path(src, "go.flag").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os._exit(0)
+Path(src, "child.pid").write_text(str(child))
+"""
+
+
+def test_a_second_build_in_one_process_takes_over_the_lock_its_first_kept(tmp_path) -> None:
+    """The output folder's lock a finished build keeps until its process ends is handed
+    to the next build in that process, not refused; a child forked from that process
+    does not keep it once the process has ended."""
+    src = make_project(tmp_path, ["plot_quick.py"])
+    (src / "examples" / "plot_exit_handler.py").write_text(EXIT_HANDLER, encoding="utf-8")
+    outdir = src / "_build" / "html"
+    command = [sys.executable, "-c", TWO_BUILDS_THEN_A_FORK, str(src), str(outdir)]
+    # A grace long enough that only the process's own end ends it: not a timing.
+    env = child_env({"DOCSACCEL_INTERRUPT_GRACE": "300"})
+    try:
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        child = int((src / "child.pid").read_text())
+        assert alive(child)
+        assert layout.lock_holder(outdir) is None
+    finally:
+        (src / "go.flag").touch()
+    assert run_cli("check", str(outdir)).returncode == 0
 
 
 def test_sigterm_writes_the_report_and_ends_with_the_signal(tmp_path) -> None:

@@ -80,3 +80,83 @@ def test_a_build_at_its_end_is_running_for_every_gate_and_input(tmp_path) -> Non
     for path in inputs:
         done = run_cli("check", str(path))
         assert done.returncode == 0, (path, done.stdout + done.stderr)
+
+
+#: Leaves a thread that outlives the build: once the build's main thread is done (its
+#: verdict is in its report), it says so and keeps the process alive until the test lets
+#: it end.
+OUTLIVES_THE_BUILD = '''"""
+Outlives the build
+==================
+"""
+import threading
+import time
+from pathlib import Path
+
+here = Path(FOLDER)
+
+
+def hold():
+    main = threading.main_thread()
+    while main.is_alive():
+        time.sleep(0.05)
+    (here / "end.flag").touch()
+    deadline = time.monotonic() + 120
+    while not (here / "go.flag").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+threading.Thread(target=hold, name="outlives-the-build").start()
+'''
+
+
+def test_a_build_whose_process_runs_on_past_its_verdict_is_running_for_every_gate(
+    tmp_path,
+) -> None:
+    """Its report says it passed, but a thread an example left keeps its process alive,
+    and the process may still end failing (the exit bound): until it ends, every gate
+    names the build as running, through every file of it; once it ends, they judge it."""
+    conf = 'sphinx_gallery_conf["junit"] = "junit.xml"\n'
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
+    example = src / "examples" / "plot_outlives.py"
+    example.write_text(OUTLIVES_THE_BUILD.replace("FOLDER", repr(str(src))), encoding="utf-8")
+    outdir = src / "_build" / "html"
+    report = layout.report_path(outdir)
+    inputs = [
+        outdir,
+        report,
+        src / "sg_execution_times.rst",
+        src / "auto_examples" / "sg_execution_times.rst",
+        outdir / "junit.xml",
+    ]
+    # A grace long enough that only the test ends the thread: not a timing.
+    env = {"DOCSACCEL_INTERRUPT_GRACE": "300"}
+    with held_build(src, outdir, src / "end.flag", env=env) as process:
+        build = json.loads(report.read_text(encoding="utf-8"))["build"]
+        assert build["complete"] is True and "verdict_pending" not in build, build
+        running = f"a build is running now (process {process.pid})"
+        running_view = f"it is running now \\(process {process.pid}\\)"  # Markdown-escaped
+        history = tmp_path / "history.jsonl"
+        for path in inputs:
+            said = {
+                "check": run_cli("check", str(path)),
+                "compare": run_cli("compare", str(report), str(path), "--fail-on-regression"),
+                "history": run_cli("history", "append", "--to", str(history), str(path)),
+            }
+            for command, done in said.items():
+                output = done.stdout + done.stderr
+                assert done.returncode != 0, (command, path, output)
+                assert running in output, (command, path, output)
+                assert "failed" not in output, (command, path, output)
+            shown = run_cli("report", str(path))
+            view = shown.stdout + shown.stderr
+            assert shown.returncode == 0 and running_view in view, (path, view)
+            assert "within budget." not in view and "failed" not in view, (path, view)
+        assert not history.exists()
+        (src / "go.flag").touch()
+        output = process.communicate(timeout=120)[0]
+    assert process.returncode == 0, output
+    assert layout.lock_holder(outdir) is None
+    for path in inputs:
+        done = run_cli("check", str(path))
+        assert done.returncode == 0, (path, done.stdout + done.stderr)

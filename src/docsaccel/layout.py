@@ -553,7 +553,7 @@ class FolderLock:
         raise NotImplementedError
 
     def acquire(self) -> None:
-        if self._handle is not None:
+        if self._handle is not None or self._take_over():
             return
         for _ in range(5):
             handle = self._lock_file()
@@ -613,6 +613,28 @@ class FolderLock:
         with contextlib.suppress(OSError):
             os.close(handle)
 
+    def keep_until_exit(self) -> None:
+        """Keep the lock until this process ends, when the kernel drops it, rather than
+        letting it go now: what still runs in the process may change what the holder
+        wrote. A lock this process takes on the folder later takes this one over
+        (:meth:`acquire`), so a second build in one interpreter is not refused by the
+        first."""
+        if self._handle is not None and self not in _kept_until_exit:
+            _kept_until_exit.append(self)
+
+    def _take_over(self) -> bool:
+        """Take the lock this process keeps on the file at the path until it ends
+        (:meth:`keep_until_exit`), if it keeps one; return whether it did."""
+        for kept in list(_kept_until_exit):
+            handle = kept._handle
+            if handle is None:  # let go since, or forgotten in a forked child
+                _kept_until_exit.remove(kept)
+            elif _names(self.path, handle):
+                _kept_until_exit.remove(kept)
+                kept._handle, self._handle = None, handle
+                return True
+        return False
+
     def forget(self) -> None:
         """In a forked child: close this process's copy, leaving the parent's lock held."""
         handle, self._handle = self._handle, None
@@ -623,6 +645,10 @@ class FolderLock:
     @property
     def held(self) -> bool:
         return self._handle is not None
+
+
+#: The locks this process keeps until it ends (:meth:`FolderLock.keep_until_exit`).
+_kept_until_exit: list[FolderLock] = []
 
 
 def _names(path: Path, handle: int) -> bool:

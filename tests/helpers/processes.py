@@ -123,14 +123,17 @@ def flag_waiter(folder: Path) -> str:
 
 
 @contextlib.contextmanager
-def held_build(src: Path, outdir: Path, flag: Path) -> Iterator[subprocess.Popen[str]]:
-    """A build of ``src`` into ``outdir`` in the background, given to the test once
-    ``flag`` exists (an example or an extension of the build wrote it, and now waits for
-    ``go.flag`` beside it). On leaving, ``go.flag`` is written, so the build ends (or was
-    ended by the test), and a build still running after that is killed."""
+def held_build(
+    src: Path, outdir: Path, flag: Path, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[str]]:
+    """A build of ``src`` into ``outdir`` in the background (``env``: variables it gets
+    too), given to the test once ``flag`` exists (an example or an extension of the build
+    wrote it, and now waits for ``go.flag`` beside it). On leaving, ``go.flag`` is
+    written, so the build ends (or was ended by the test), and a build still running
+    after that is killed."""
     process = subprocess.Popen(
         sphinx_command(src, outdir),
-        env=child_env({}),
+        env=child_env(env),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

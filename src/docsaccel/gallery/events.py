@@ -1067,8 +1067,9 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     process_end.verdict_pending(build, True)
     _restore_fast_env(build)
     _unfinished_builds.remove(build)
-    # The output folder stays locked until _final_verdict: while the report waits for
-    # its verdict, its build runs, and a reader must say so rather than that it failed.
+    # The output folder stays locked until _final_verdict, or the process's end when
+    # the exit bound is armed below: while the report waits for its verdict, its build
+    # runs, and a reader must say so rather than that it failed.
     build.release_gallery_locks()
     # A thread or exit handler an example left must not keep the finished build from
     # ending: it gets the grace of the hard stop, then the process ends, failing, and
@@ -1076,7 +1077,7 @@ def _on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     grace = build.settings.interrupt_grace
     if _held(build):
         _awaiting_threads.append(build)
-    process_end.bound_exit(
+    build.exit_bounded = process_end.bound_exit(
         grace,
         on_stuck=lambda found: _fail_stuck(build, found, grace),
         workers=build.records_dir,

@@ -954,7 +954,7 @@ def bound_exit(
     on_stuck: Callable[[Stuck], bool | None] | None = None,
     workers: str | os.PathLike[str] | None = None,
     after: str = "the build",
-) -> None:
+) -> bool:
     """End this process with ``status`` if it has not ended ``grace`` seconds from now.
 
     Only when an example left a thread running or registered an exit handler, here or in
@@ -965,11 +965,12 @@ def bound_exit(
     not be kept as passing (it returns ``True`` when its build's log said it already: the
     bound's ERROR line is then left out); then the workers still running are ended, so none is left
     behind, spinning. ``after``: what the grace runs from, as the message says it
-    (``"the build"``, ``"it was stopped"``).
+    (``"the build"``, ``"it was stopped"``). Returns whether it armed the bound: then
+    the process's end, not the build's, gives the build its last word.
     """
     in_workers = workers is not None and bool(layout.left_files(workers))
     if not leftovers() and not in_workers:
-        return
+        return False
     if atexit._ncallbacks() != _handlers_marked:
         _mark_handlers(None)  # registered since the last example: no example's
 
@@ -1010,6 +1011,7 @@ def bound_exit(
         # interpreter would wait for that one in, once the end-of-process callbacks ran
         # (the report first: :func:`_before_threads_joined`).
         _bounds_at_exit.append(lambda: _wait_out(grace, stop))
+    return True
 
 
 #: The exit bounds armed once no thread could start (:func:`bound_exit`).

@@ -148,6 +148,10 @@ class GalleryBuild:
         #: What kept the process from ending once the build was done (an example's
         #: thread or exit handler), as the exit bound ended it; else None.
         self.exit_blocked: str | None = None
+        #: Whether the exit bound was armed at the build's end
+        #: (:func:`.process_end.bound_exit`): what an example left may then hold the
+        #: process past the verdict, and fail the build as the process ends.
+        self.exit_bounded = False
         #: :data:`docsaccel.contract.VERDICT_PENDING` from the report written at the
         #: build's end until the plugin's last handler of it ran; else None.
         self.verdict_pending: str | None = None
@@ -220,9 +224,20 @@ class GalleryBuild:
     def release_locks(self) -> None:
         """Let the output folder and the gallery folders go: the build is done, its
         verdict in its report. Until then the output folder's lock says to every reader
-        that the build runs (:func:`docsaccel.layout.lock_holder`)."""
+        that the build runs (:func:`docsaccel.layout.lock_holder`).
+
+        With the exit bound armed (:attr:`exit_bounded`), the output folder's lock is kept
+        until the process ends: the verdict in the report is not the last word while what
+        an example left may still hold the process, and the bound then rewrites it."""
         self.release_gallery_locks()
-        if self.lock is not None:
+        if self.lock is None:
+            return
+        if self.exit_bounded:
+            # The kernel drops the lock as the process ends, whichever way (the thread
+            # ends, the bound or a signal ends it) and after any of them has rewritten
+            # the report: a release at each of those ends would miss one.
+            self.lock.keep_until_exit()
+        else:
             self.lock.release()
 
     def adopt(self, records: dict[str, dict[str, Any]]) -> None:

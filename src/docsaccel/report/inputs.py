@@ -669,7 +669,7 @@ def judged_input(path: str | Path) -> LoadedInput:
     """The input at ``path`` as the gates (``check``, ``compare``, ``history append``)
     judge it: :func:`load_input`'s, except for a sphinx-gallery file
     (``sg_execution_times.rst``, the root one or a gallery's, or its JUnit XML) whose
-    build, or a later one, failed or did not finish by its docsaccel report
+    build, or a later one, failed, did not finish or runs now by its docsaccel report
     (:func:`_build_report`): that report, read in its stead, as if it had been given.
     sphinx-gallery lists a raising example with its time as any other, and its JUnit XML
     knows nothing of a build failing otherwise (``-W``, killed after its examples), so
@@ -696,8 +696,15 @@ def judged_input(path: str | Path) -> LoadedInput:
     except StaleReportError as exc:
         raise StaleReportError(f"{path}: its build's report is an earlier build's: {exc}") from None
     # A build that ran none of its examples left sphinx-gallery's files as they were, or
-    # with times of zero: its report says it measured nothing.
-    if report.judged_failures() or not report.complete or report.ran_nothing:
+    # with times of zero: its report says it measured nothing. A build whose process
+    # runs on may still fail (what an example left holds it past its verdict): its
+    # report says it runs.
+    if (
+        report.judged_failures()
+        or not report.complete
+        or report.ran_nothing
+        or report.building_now is not None
+    ):
         return dataclasses.replace(report, build_report=report.path)
     timings = _as_its_build_says(loaded, report)
     part = len(timings) < len(report.timings)

@@ -646,11 +646,13 @@ class LoadedInput:
         (SIGTERM); its examples ran; ...)"``), or
         ``"the build did not finish"`` when no record says.
         """
-        if self.complete:
-            return ""
+        # Asked first: a build whose process runs on past a passing report (what an
+        # example left holds it) may still fail as that process ends.
         holder = self.building_now
         if holder is not None:
             return f"the build has not finished: it is running now (process {holder})"
+        if self.complete:
+            return ""
         why = []
         ended = self._shard_command_text() or self.build.get("ended_because")
         if isinstance(ended, str) and ended:
