@@ -10,6 +10,7 @@ says it runs.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from helpers.gallery_build import make_project, run_cli
@@ -45,34 +46,46 @@ CONF = (
 )
 
 
+def _build_files(src: Path, outdir: Path) -> list[Path]:
+    """Every file of the build a gate may be given: its output folder, report, root and
+    gallery ``sg_execution_times.rst`` and JUnit XML."""
+    return [
+        outdir,
+        layout.report_path(outdir),
+        src / "sg_execution_times.rst",
+        src / "auto_examples" / "sg_execution_times.rst",
+        outdir / "junit.xml",
+    ]
+
+
+def _assert_gates_say_running(path: Path, report: Path, history: Path, pid: int) -> None:
+    """``check``, ``compare --fail-on-regression`` and ``history append`` of ``path`` each
+    refuse it, naming the build running as process ``pid``, and never say it failed."""
+    running = f"a build is running now (process {pid})"
+    said = {
+        "check": run_cli("check", str(path)),
+        "compare": run_cli("compare", str(report), str(path), "--fail-on-regression"),
+        "history": run_cli("history", "append", "--to", str(history), str(path)),
+    }
+    for command, done in said.items():
+        output = done.stdout + done.stderr
+        assert done.returncode != 0, (command, path, output)
+        assert running in output, (command, path, output)
+        assert "failed" not in output, (command, path, output)
+
+
 def test_a_build_at_its_end_is_running_for_every_gate_and_input(tmp_path) -> None:
     src = make_project(tmp_path, ["plot_quick.py"], conf=CONF)
     (src / "end_hold.py").write_text(END_HOLD, encoding="utf-8")
     outdir = src / "_build" / "html"
     report = layout.report_path(outdir)
-    inputs = [
-        outdir,
-        report,
-        src / "sg_execution_times.rst",
-        src / "auto_examples" / "sg_execution_times.rst",
-        outdir / "junit.xml",
-    ]
+    inputs = _build_files(src, outdir)
     with held_build(src, outdir, src / "end.flag") as process:
         build = json.loads(report.read_text(encoding="utf-8"))["build"]
         assert build["complete"] is True and build.get("verdict_pending") == VERDICT_PENDING
-        running = f"a build is running now (process {process.pid})"
         history = tmp_path / "history.jsonl"
         for path in inputs:
-            said = {
-                "check": run_cli("check", str(path)),
-                "compare": run_cli("compare", str(report), str(path), "--fail-on-regression"),
-                "history": run_cli("history", "append", "--to", str(history), str(path)),
-            }
-            for command, done in said.items():
-                output = done.stdout + done.stderr
-                assert done.returncode != 0, (command, path, output)
-                assert running in output, (command, path, output)
-                assert "failed" not in output, (command, path, output)
+            _assert_gates_say_running(path, report, history, process.pid)
         assert not history.exists()
         (src / "go.flag").touch()
         output = process.communicate(timeout=120)[0]
@@ -122,32 +135,16 @@ def test_a_build_whose_process_runs_on_past_its_verdict_is_running_for_every_gat
     example.write_text(OUTLIVES_THE_BUILD.replace("FOLDER", repr(str(src))), encoding="utf-8")
     outdir = src / "_build" / "html"
     report = layout.report_path(outdir)
-    inputs = [
-        outdir,
-        report,
-        src / "sg_execution_times.rst",
-        src / "auto_examples" / "sg_execution_times.rst",
-        outdir / "junit.xml",
-    ]
+    inputs = _build_files(src, outdir)
     # A grace long enough that only the test ends the thread: not a timing.
     env = {"DOCSACCEL_INTERRUPT_GRACE": "300"}
     with held_build(src, outdir, src / "end.flag", env=env) as process:
         build = json.loads(report.read_text(encoding="utf-8"))["build"]
         assert build["complete"] is True and "verdict_pending" not in build, build
-        running = f"a build is running now (process {process.pid})"
         running_view = f"it is running now \\(process {process.pid}\\)"  # Markdown-escaped
         history = tmp_path / "history.jsonl"
         for path in inputs:
-            said = {
-                "check": run_cli("check", str(path)),
-                "compare": run_cli("compare", str(report), str(path), "--fail-on-regression"),
-                "history": run_cli("history", "append", "--to", str(history), str(path)),
-            }
-            for command, done in said.items():
-                output = done.stdout + done.stderr
-                assert done.returncode != 0, (command, path, output)
-                assert running in output, (command, path, output)
-                assert "failed" not in output, (command, path, output)
+            _assert_gates_say_running(path, report, history, process.pid)
             shown = run_cli("report", str(path))
             view = shown.stdout + shown.stderr
             assert shown.returncode == 0 and running_view in view, (path, view)
