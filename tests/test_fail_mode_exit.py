@@ -16,6 +16,9 @@ pytestmark = pytest.mark.slow
 CRASH_WORDS = ("Exception occurred", "Versions", "Loaded Extensions", "sphinx-err-", "issue")
 SLEEP_BUDGET = '[examples]\n"plot_sleep.py" = "0.5s"\n'
 FAIL = {"DOCSACCEL_ON_OVERRUN": "fail"}
+MIB = 1 << 20
+#: The most virtual memory one process of a test build may map.
+ADDRESS_SPACE = 4 << 30
 
 
 def assert_no_crash_report(output: str) -> None:
@@ -130,6 +133,70 @@ def test_an_example_error_with_abort_on_example_error_stops_in_one_line(tmp_path
     checked = run_cli("check", str(built.report_path))
     assert checked.returncode == 3, checked.stdout + checked.stderr
     assert "examples/plot_crash.py" in checked.stdout
+
+
+#: The limits whose interruption ``abort_on_example_error`` makes the build's end: the
+#: example, the budgets file, the environment, the record's ``interrupted_by``, and how
+#: ``check`` and ``compare`` say the example.
+_ABORTING_LIMITS = {
+    "time": ("plot_sleep.py", SLEEP_BUDGET, FAIL, "time", "stopped at its budget"),
+    "memory": (
+        "plot_m_grow.py",
+        'memory_default = "300M"\n',
+        FAIL,
+        "memory",
+        "stopped at its budget",
+    ),
+    "ceiling": ("plot_m_grow.py", None, {}, "ceiling", "stopped by the build's memory ceiling"),
+}
+
+
+@pytest.mark.parametrize("limit", list(_ABORTING_LIMITS))
+def test_an_example_stopped_by_a_limit_with_abort_on_example_error_fails_by_budgets(
+    tmp_path, limit
+) -> None:
+    """The interruption stops the build at once, as any example error does with
+    ``abort_on_example_error``: the example finished, interrupted by its limit (never
+    "was running"), the build failed by its budgets (``build.budgets_failed``, docsaccel's
+    one line), and the gates fail it naming the example as stopped at its limit."""
+    name, budgets, env, by, words = _ABORTING_LIMITS[limit]
+    conf = 'sphinx_gallery_conf["abort_on_example_error"] = True\n'
+    src = make_project(tmp_path, [name, "plot_quick.py"], conf=conf, budgets=budgets)
+    if limit == "ceiling":
+        quick = build(make_project(tmp_path / "quick", ["plot_quick.py"]))
+        ceiling = quick.record("plot_quick.py")["peak_rss_bytes"] + 300 * MIB
+        env = {"DOCSACCEL_MEMORY_LIMIT": f"{ceiling}B"}
+
+    built = build(src, env=env, quiet=False, address_space=ADDRESS_SPACE)
+
+    assert built.returncode == 2, built.output
+    example = f"examples/{name}"
+    record = built.record(name)
+    assert (record["status"], record["interrupted_by"]) == ("interrupted", by), record
+    assert record["finished_at"] is not None, record
+    failed = built.report["build"].get("budgets_failed")
+    assert failed and example in failed, built.report["build"]
+    assert failed.startswith("docsaccel: 1 example(s) ran out of their budget"), failed
+    assert f"ERROR: {failed}" in built.output, built.output
+    assert "abort_on_example_error stops the build there" not in built.output, built.output
+    # Its one progress line says the status its record has.
+    progress = [line for line in built.output.splitlines() if f"] {example}: " in line]
+    assert len(progress) == 1 and ", interrupted" in progress[0], built.output
+    assert "did not finish" not in progress[0], progress[0]
+
+    checked = run_cli("check", str(built.report_path))
+    out = checked.stdout + checked.stderr
+    assert checked.returncode == 3, out
+    assert out.splitlines()[0] == f"FAIL: the build failed: 1 example {words}: {example}", out
+    assert "was running" not in out, out
+    base = build(make_project(tmp_path / "base", ["plot_quick.py"]))
+    compared = run_cli(
+        "compare", str(base.report_path), str(built.report_path), "--allow-incomplete"
+    )
+    out = compared.stdout + compared.stderr
+    assert compared.returncode == 3, out
+    assert out.startswith(f"The head build failed: 1 example {words}: {example}"), out
+    assert "was running" not in out, out
 
 
 def test_check_names_the_example_stopped_at_its_budget_before_the_warnings_of_w(tmp_path):

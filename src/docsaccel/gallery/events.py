@@ -580,9 +580,10 @@ def _on_before_gallery(app: Sphinx) -> None:
         raise
 
 
-def _aborted(app: Sphinx, exception: BaseException) -> ExamplesFailedError:
+def _aborted(app: Sphinx, exception: BaseException) -> SphinxError:
     """The stop of a build sphinx-gallery aborts at an example's error, or at the end of
-    a ``parallel`` worker, in one line."""
+    a ``parallel`` worker, in one line: the budgets' line when the error was a budget's
+    interruption (:func:`_stopped_by_budgets`)."""
     build = _build(app)
     if build is not None:
         build.stop_said = True
@@ -590,12 +591,34 @@ def _aborted(app: Sphinx, exception: BaseException) -> ExamplesFailedError:
         return _worker_died(app)
     what = f"{type(exception).__name__}: {exception}".splitlines()[0]
     where = process_end.fail_running(f"it raised {what}; abort_on_example_error stopped the build")
+    stopped = _stopped_by_budgets(build, where)
+    if stopped is not None:
+        return stopped
     example = f"{os.path.relpath(where, app.srcdir)} " if where else "an example "
     return reported(
         ExamplesFailedError,
         f"sphinx-gallery: {example}failed ({what}; traceback above), and "
         "abort_on_example_error stops the build there",
     )
+
+
+def _stopped_by_budgets(build: GalleryBuild | None, where: str | None) -> SphinxError | None:
+    """The stop of a build whose example ``where`` (its source) its budget or the memory
+    ceiling interrupted, and whose interruption ``abort_on_example_error`` made the
+    build's end: the budgets failed it, as a build that went on would have been failed at
+    its end (:func:`_fail_on_overruns`), the report saying so. ``None`` for any other
+    example's error."""
+    if build is None or where is None:
+        return None
+    records = build.records_before_the_end()
+    found = next((e for e in build.examples if e.src_file == where), None)
+    record = records.get(found.id) if found is not None else None
+    if record is None or record["status"] != INTERRUPTED:
+        return None
+    overruns = _overruns(build, list(records.values()))
+    said = budgets_failed_text([_said(r) for r in overruns], str(build.report_path))
+    build.budgets_failed = said
+    return reported(BudgetOverrunError, said)
 
 
 def _worker_died(app: Sphinx) -> ExamplesFailedError:
@@ -1174,14 +1197,19 @@ def _fail_on_overruns(app: Sphinx, exception: BaseException | None) -> None:
             f"build ran: "
             f"{', '.join(sorted(build.lost))} (see {build.report_path})",
         )
-    # The ceiling is the machine's: crossing it fails the build in warn mode too.
-    ceiling = [r for r in report["examples"] if r.get("interrupted_by") == BY_CEILING]
-    overruns = ceiling
-    if build.settings.on_overrun == "fail":
-        overruns = [r for r in report["examples"] if _is_overrun(r)]
+    overruns = _overruns(build, report["examples"])
     if overruns:
         said = budgets_failed_text([_said(record) for record in overruns], str(build.report_path))
         raise reported(BudgetOverrunError, said)
+
+
+def _overruns(build: GalleryBuild, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of the examples whose budgets fail the build: in fail mode each over
+    its budget (:func:`_is_overrun`); in any mode each the memory ceiling stopped (the
+    ceiling is the machine's)."""
+    if build.settings.on_overrun == "fail":
+        return [r for r in records if _is_overrun(r)]
+    return [r for r in records if r.get("interrupted_by") == BY_CEILING]
 
 
 def _final_verdict(app: Sphinx, exception: BaseException | None) -> None:

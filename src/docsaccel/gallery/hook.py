@@ -758,8 +758,13 @@ class ExampleHook:
         if self.progress is not None:
             self._near.disarm()
         end_started(run.processes)
-        if error is not None and not run.ended and run.interrupted_after is None:
-            self._write(run, FAILED, error=error, finished=finished)
+        if error is not None and not run.ended:
+            if run.interrupted_after is None:
+                self._write(run, FAILED, error=error, finished=finished)
+            elif finished:
+                # Its budget's interruption is what ended the build: it finished so, its
+                # status the one it had when its budget stopped it.
+                self._write(run, INTERRUPTED, error=run.interruption, finished=True)
         if not run.ended and run.record is not None:
             # Its error ends the build (abort_on_example_error), or the build's process
             # ends while it runs (a signal, os._exit): sphinx-gallery's "after" call,
