@@ -5,7 +5,7 @@ clones, their artifacts copied into a third, ``shard-merge`` there.
 
 The merge of artifacts put among the sources publishes the serial site (no artifact page
 read as a document); an artifact inside an examples or a gallery folder is refused in one
-line.
+line; a merge build that fails says why in its line.
 """
 
 from __future__ import annotations
@@ -147,6 +147,20 @@ def test_a_merge_of_artifacts_in_an_examples_folder_is_refused(rooted) -> None:
     assert f"{root / 'gallery' / 'shards'}" in lines[0]
     assert "an examples folder of sphinx_gallery_conf" in lines[0]
     assert not (root / "_build" / "html").exists()
+
+
+def test_a_failed_merge_build_says_its_first_warning(rooted) -> None:
+    tree, _serial, artifacts = rooted
+    files = {**FILES, "index.rst": INDEX + "   missing\n"}
+    root = make_tree(tree, files)
+
+    done = docsaccel(root, "shard-merge", "-W", "--docs", ".", str(artifacts[0].parent))
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("docsaccel ")]
+    assert len(said) == 1, done.stderr
+    assert "failed with exit code 1: " in said[0]
+    assert "nonexisting document 'missing'" in said[0]
 
 
 def test_a_shard_whose_artifact_cannot_be_kept_leaves_none_among_the_sources(rooted) -> None:

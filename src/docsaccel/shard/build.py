@@ -522,12 +522,20 @@ def run_sphinx(
     env: Mapping[str, str],
     sphinx_args: Sequence[str] = (),
     log: Path | None = None,
+    warnings: Path | None = None,
 ) -> None:
     """Build ``docs`` to ``outdir`` with ``sphinx-build -b html`` in a child process.
 
-    Its output goes to ``log`` when given (parallel shards), else to this process's.
+    Its output goes to ``log`` when given (parallel shards), else to this process's. Its
+    warnings and errors are also written to ``warnings`` when given: a failure names the
+    first, as the one line saying why the build failed.
     """
-    command = [sys.executable, "-m", "sphinx", "-b", "html", *sphinx_args, str(docs), str(outdir)]
+    kept = [] if warnings is None else ["-w", str(warnings)]
+    if warnings is not None:
+        warnings.parent.mkdir(parents=True, exist_ok=True)
+        warnings.unlink(missing_ok=True)  # an earlier build's would be taken for this one's
+    command = [sys.executable, "-m", "sphinx", "-b", "html", *kept, *sphinx_args]
+    command += [str(docs), str(outdir)]
     child_env = {**os.environ, **env}
     if log is None:
         code = sphinx_runs.run_build(command, child_env)
@@ -538,7 +546,25 @@ def run_sphinx(
     sphinx_runs.check_running()  # stopped by an interrupt: no build failure to report
     if code != 0:
         where = f" (log: {log})" if log else ""
-        raise ShardError(f"sphinx-build of {docs} failed with exit code {code}{where}")
+        said = "" if warnings is None else _first_problem(warnings)
+        raise ShardError(f"sphinx-build of {docs} failed with exit code {code}{where}{said}")
+
+
+#: How Sphinx starts the message of a warning or an error in its warning file.
+_PROBLEM_WORDS = ("WARNING:", "ERROR:", "CRITICAL:", "SEVERE:")
+
+
+def _first_problem(warnings: Path) -> str:
+    """``": <the first warning or error of the file>"``, or ``""`` when it holds none (the
+    build failed before it wrote one, or ``-w`` of the caller's named another file)."""
+    try:
+        lines = warnings.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    said = [line.strip() for line in lines if line.strip()]
+    problems = [line for line in said if any(word in line for word in _PROBLEM_WORDS)]
+    first = (problems or said or [""])[0]
+    return f": {first}" if first else ""
 
 
 def collect_shard(
@@ -902,8 +928,10 @@ def _run_merge_build(
     are removed, or they would be published."""
     shutil.rmtree(outdir / ".doctrees", ignore_errors=True)
     doctrees = layout.shard_dir(project.docs, "shard-doctrees")
+    warnings = layout.shard_dir(project.docs, "shard-work") / "merge-warnings.log"
     try:
-        run_sphinx(project.docs, outdir, env, [*sphinx_args, "-d", str(doctrees)])
+        args = [*sphinx_args, "-d", str(doctrees)]
+        run_sphinx(project.docs, outdir, env, args, warnings=warnings)
     except ShardError as exc:
         others = [layout.lock_holder(outdir)]
         others += [layout.gallery_lock_holder(folder) for folder in _gallery_folders(project)]
