@@ -315,11 +315,12 @@ def _exclude_own_folders(app: Sphinx, config: Any, settings: Settings) -> None:
     """Keep docsaccel's folders out of the project's documents, wherever they sit in the
     source folder: the cache (the pages of the examples it keeps), the sharded builds'
     work, artifacts and records (copies of the project and its pages) and this build's
-    output. A project whose build folder lies beside its source folder excludes none of
-    them in ``conf.py``; read, each copy would be published again."""
+    output, and every shard artifact in the source folder (one a merge reads, one a CI job
+    downloaded there). A project whose build folder lies beside its source folder excludes
+    none of them in ``conf.py``; read, each copy would be published again."""
     srcdir = Path(app.srcdir)
     folders = [settings.cache, settings.shard_records, Path(app.outdir), Path(app.doctreedir)]
-    for folder in [*folders, *layout.shard_folders(srcdir), *_caches_in(srcdir, folders)]:
+    for folder in [*folders, *layout.shard_folders(srcdir), *_copies_in(srcdir, folders)]:
         if folder is not None:
             _exclude_folder(config, folder, srcdir)
 
@@ -349,19 +350,22 @@ def _conf_record(app: Sphinx) -> dict[str, Any] | None:
     }
 
 
-def _caches_in(srcdir: Path, skipped: list[Path | None]) -> list[Path]:
-    """Every docsaccel cache folder under the source folder, whatever this build's cache
-    is: one that was another build's (``docs/.docsaccel-cache`` with the cache now off or
-    elsewhere) still holds the pages of the examples it kept, which Sphinx would read as
-    documents (duplicate labels, its ``entries/`` published). Told by the cache's tag;
-    a cache's inside, ``skipped`` (the build's own folders) and ``.git`` are not searched."""
+def _copies_in(srcdir: Path, skipped: list[Path | None]) -> list[Path]:
+    """Every docsaccel folder of copied pages under the source folder: each cache folder,
+    whatever this build's cache is (``docs/.docsaccel-cache`` with the cache now off or
+    elsewhere), and each shard artifact (the folders ``shard-merge`` reads, wherever they
+    were put). Sphinx would read their pages as documents (duplicate labels, the copies
+    published, the real pages linking into them). Told by the cache's tag and the
+    artifact's manifest; their inside, ``skipped`` (the build's own folders) and ``.git``
+    are not searched."""
     from docsaccel.cache.folder_tag import is_cache_folder
+    from docsaccel.shard.artifact import is_artifact
 
     skip = {str(folder) for folder in skipped if folder is not None}
     found = []
     for folder, children, _files in os.walk(srcdir):
         here = Path(folder)
-        if here != srcdir and is_cache_folder(here):
+        if here != srcdir and (is_cache_folder(here) or is_artifact(here)):
             found.append(here)
             children.clear()
         else:

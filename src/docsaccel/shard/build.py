@@ -33,7 +33,7 @@ from docsaccel.contract import (
     stop_signal,
     unfinished_why,
 )
-from docsaccel.formats import Format, write_json
+from docsaccel.formats import write_json
 from docsaccel.records import read_records, record_file, run_outputs, write_record
 from docsaccel.schema import load_report, validate_record, validate_report
 from docsaccel.settings import (
@@ -46,6 +46,7 @@ from docsaccel.settings import (
     read_settings,
 )
 from docsaccel.shard import sphinx_runs
+from docsaccel.shard.artifact import MANIFEST, MANIFEST_FORMAT
 from docsaccel.shard.plan import Plan, ShardError, build_gallery_plan, check_index
 from docsaccel.shard.site_pages import ShowUnfinished, SitePages
 
@@ -66,6 +67,7 @@ __all__ = [
     "BuildSaidError",
     "DocsProject",
     "ShardWorkLock",
+    "check_artifact_place",
     "check_artifact_target",
     "check_artifacts",
     "check_folder_of_ours",
@@ -92,8 +94,6 @@ __all__ = [
     "run_sphinx",
 ]
 
-MANIFEST = "manifest.json"
-MANIFEST_FORMAT = Format("docsaccel.shard", 1, "shard manifest")
 # Never copied into a shard's workspace: version control, environments, caches, builds
 # (the example cache and CI's saved state included: builds reach them by absolute path).
 _NOT_COPIED = {".git", ".venv", ".nox", ".tox", "__pycache__", ".pytest_cache", ".ruff_cache"}
@@ -292,6 +292,7 @@ def run_shard_build(
     folder, before anything is removed or written."""
     check_index(index, shards)
     check_artifact_target(Path(artifact))
+    check_artifact_place(project, Path(artifact), "--artifact")
     # First, as it reads the inputs and budgets: one refused leaves nothing behind.
     plan = plan_project(project, shards, inputs)
     own_build_folder(project.docs)  # first: the work folder is in it
@@ -521,12 +522,20 @@ def run_sphinx(
     env: Mapping[str, str],
     sphinx_args: Sequence[str] = (),
     log: Path | None = None,
+    warnings: Path | None = None,
 ) -> None:
     """Build ``docs`` to ``outdir`` with ``sphinx-build -b html`` in a child process.
 
-    Its output goes to ``log`` when given (parallel shards), else to this process's.
+    Its output goes to ``log`` when given (parallel shards), else to this process's. Its
+    warnings and errors are also written to ``warnings`` when given: a failure names the
+    first, as the one line saying why the build failed.
     """
-    command = [sys.executable, "-m", "sphinx", "-b", "html", *sphinx_args, str(docs), str(outdir)]
+    kept = [] if warnings is None else ["-w", str(warnings)]
+    if warnings is not None:
+        warnings.parent.mkdir(parents=True, exist_ok=True)
+        warnings.unlink(missing_ok=True)  # an earlier build's would be taken for this one's
+    command = [sys.executable, "-m", "sphinx", "-b", "html", *kept, *sphinx_args]
+    command += [str(docs), str(outdir)]
     child_env = {**os.environ, **env}
     if log is None:
         code = sphinx_runs.run_build(command, child_env)
@@ -537,7 +546,25 @@ def run_sphinx(
     sphinx_runs.check_running()  # stopped by an interrupt: no build failure to report
     if code != 0:
         where = f" (log: {log})" if log else ""
-        raise ShardError(f"sphinx-build of {docs} failed with exit code {code}{where}")
+        said = "" if warnings is None else _first_problem(warnings)
+        raise ShardError(f"sphinx-build of {docs} failed with exit code {code}{where}{said}")
+
+
+#: How Sphinx starts the message of a warning or an error in its warning file.
+_PROBLEM_WORDS = ("WARNING:", "ERROR:", "CRITICAL:", "SEVERE:")
+
+
+def _first_problem(warnings: Path) -> str:
+    """``": <the first warning or error of the file>"``, or ``""`` when it holds none (the
+    build failed before it wrote one, or ``-w`` of the caller's named another file)."""
+    try:
+        lines = warnings.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    said = [line.strip() for line in lines if line.strip()]
+    problems = [line for line in said if any(word in line for word in _PROBLEM_WORDS)]
+    first = (problems or said or [""])[0]
+    return f": {first}" if first else ""
 
 
 def collect_shard(
@@ -564,6 +591,25 @@ def collect_shard(
     except InputError as exc:
         raise ShardError(f"cannot read the shard's report: {exc}") from None
     shutil.rmtree(artifact, ignore_errors=True)
+    try:
+        return _collect(project, artifact, report, index, shards, examples, origin)
+    except BaseException:
+        # Without its manifest, a partial artifact is not known as one: its pages would be
+        # read as documents where it lies.
+        shutil.rmtree(artifact, ignore_errors=True)
+        raise
+
+
+def _collect(
+    project: DocsProject,
+    artifact: Path,
+    report: dict[str, Any],
+    index: int,
+    shards: int,
+    examples: Sequence[str],
+    origin: Path | None,
+) -> dict[str, Any]:
+    """:func:`collect_shard` of a read ``report`` into the emptied ``artifact``."""
     executed: dict[str, list[str]] = {}
     for record in report["examples"]:
         # An example restored from the example cache is the shard's as much as one it ran.
@@ -767,6 +813,8 @@ def run_merge(
     Refused while another sharded build of the project runs (:func:`holding_shard_work`).
     """
     manifests = read_artifacts(Path(artifacts))  # before the last build's report goes
+    for folder in manifests:
+        check_artifact_place(project, folder, "the shard artifact")
     own_build_folder(project.docs)  # first: the site folder may be in it
     with holding_shard_work(project):
         return _merge(
@@ -880,8 +928,10 @@ def _run_merge_build(
     are removed, or they would be published."""
     shutil.rmtree(outdir / ".doctrees", ignore_errors=True)
     doctrees = layout.shard_dir(project.docs, "shard-doctrees")
+    warnings = layout.shard_dir(project.docs, "shard-work") / "merge-warnings.log"
     try:
-        run_sphinx(project.docs, outdir, env, [*sphinx_args, "-d", str(doctrees)])
+        args = [*sphinx_args, "-d", str(doctrees)]
+        run_sphinx(project.docs, outdir, env, args, warnings=warnings)
     except ShardError as exc:
         others = [layout.lock_holder(outdir)]
         others += [layout.gallery_lock_holder(folder) for folder in _gallery_folders(project)]
@@ -982,25 +1032,59 @@ def check_site_folder(project: DocsProject, folder: Path, option: str) -> None:
     output folder out of the documents. A folder of the user's files is refused too: it
     must be missing, empty or a site a build wrote (:func:`is_site_folder`)."""
     site = Path(folder).resolve()
-    folders = [ClearOf(project.docs, "the Sphinx conf folder", inside_allowed=True)]
+    docs = ClearOf(project.docs, "the Sphinx conf folder", inside_allowed=True)
+    default = project.docs / "_build" / "html"
+    where = _overlap(site, [docs, *_read_folders(project)])
+    if where is not None:
+        raise ShardError(
+            f"{option} {site} {where}; give the site a folder of its own, such as {default}"
+        )
+    _check_site_target(site, option, default)
+
+
+def check_artifact_place(project: DocsProject, folder: Path, option: str) -> None:
+    """Refuse, before anything is removed or written, an artifact folder that is, holds or
+    is inside an examples or a gallery folder, or a folder Sphinx copies into the site or
+    reads templates from: sphinx-gallery would take the artifact's copies for the user's
+    examples or its own pages, Sphinx publish or read them. Elsewhere in the source
+    folder an artifact is left out of the documents of every build (the gallery plugin
+    knows it by its manifest)."""
+    artifact = Path(folder).resolve()
+    where = _overlap(artifact, _read_folders(project))
+    if where is not None:
+        default = layout.shard_dir(project.docs, "shard")
+        raise ShardError(
+            f"{option} {artifact} {where}, whose files the builds read; give the artifact "
+            f"a folder of its own, such as {default}"
+        )
+
+
+def _read_folders(project: DocsProject) -> list[ClearOf]:
+    """The folders of the project whose files its builds read other than as documents,
+    which a folder a shard command writes must stay clear of: the examples and gallery
+    folders of ``sphinx_gallery_conf`` and the folders Sphinx copies into the site or
+    reads templates from."""
+    folders = []
     for examples, gallery in project.galleries.items():
         what = "an examples folder of sphinx_gallery_conf (examples_dirs)"
         folders.append(ClearOf((project.docs / examples).resolve(), what))
         what = "a gallery folder of sphinx_gallery_conf (gallery_dirs)"
         folders.append(ClearOf((project.docs / gallery).resolve(), what))
-    # The merge build would copy the site into itself, or read its pages as templates.
+    # The merge build would copy a site into itself, or read its pages as templates.
     for name, does, conf_folder in project.conf_folders:
         folders.append(ClearOf(conf_folder, f"a folder {does} ({name})"))
-    # The folder it is, when it is one, names it best (a nested gallery is also inside
-    # the outer one).
-    default = project.docs / "_build" / "html"
-    for clear in sorted(folders, key=lambda clear: clear.folder != site):
-        where = overlap(site, clear)
+    return folders
+
+
+def _overlap(folder: Path, folders: Sequence[ClearOf]) -> str | None:
+    """How ``folder`` shares one of ``folders`` (:func:`docsaccel.settings.overlap`); the
+    folder it is, when it is one, names it best (a nested gallery is also inside the
+    outer one)."""
+    for clear in sorted(folders, key=lambda clear: clear.folder != folder):
+        where = overlap(folder, clear)
         if where is not None:
-            raise ShardError(
-                f"{option} {site} {where}; give the site a folder of its own, such as {default}"
-            )
-    _check_site_target(site, option, default)
+            return where
+    return None
 
 
 #: What marks a folder as a site a build wrote (:func:`is_site_folder`), for messages.
