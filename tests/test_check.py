@@ -11,8 +11,9 @@ from helpers.report_factory import record, write_report
 from docsaccel.budgets import load_budgets
 from docsaccel.cli import main
 from docsaccel.contract import unmeasured_text
-from docsaccel.report.check import apply_budgets
+from docsaccel.report.check import CheckResult, apply_budgets, failure_lines
 from docsaccel.report.inputs import load_timings
+from docsaccel.report.model import Timing
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sg_times"
 BULLETS = str(FIXTURES / "bullets.rst")  # 62.5 s, 1.234 s, 0 s
@@ -375,3 +376,28 @@ def test_a_build_failure_without_a_reason_fails_with_a_generic_one(
     assert main(["check", str(path)]) == 3
     failed = [line for line in capsys.readouterr().out.splitlines() if "build failed" in line]
     assert failed == [f"FAIL: the build failed: its report's build.{key} gives no reason ({path})"]
+
+
+def test_the_budgets_that_stopped_a_build_come_before_the_examples_it_stopped() -> None:
+    # A budget's stop aborts a parallel build (abort_on_example_error): the example the
+    # other worker ran did not finish because of it, so the budgets' line is the first.
+    stopped = Timing("b.py", "b.py", 0.0, status="failed", unfinished=True)
+    budgets = "1 example stopped at its budget: a.py"
+    result = CheckResult([], 2, 2, failed=[stopped], budgets_failed=[budgets])
+
+    lines = failure_lines(result)
+
+    assert lines[0] == f"FAIL: the build failed: {budgets}", lines
+    assert lines[1].startswith("FAIL: the build failed: 1 example did not finish: b.py"), lines
+
+
+def test_an_example_that_failed_comes_before_the_budgets() -> None:
+    failed = Timing("c.py", "c.py", 1.0, status="failed", error="ValueError: x")
+    stopped = Timing("b.py", "b.py", 0.0, status="failed", unfinished=True)
+    budgets = "1 example stopped at its budget: a.py"
+    result = CheckResult([], 3, 3, failed=[failed, stopped], budgets_failed=[budgets])
+
+    lines = failure_lines(result)
+
+    assert lines[0].startswith("FAIL: the build failed: 1 example failed: c.py"), lines
+    assert lines[1] == f"FAIL: the build failed: {budgets}", lines

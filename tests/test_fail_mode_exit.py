@@ -111,11 +111,34 @@ def test_an_expected_failure_that_passes_ends_the_build_in_one_line(tmp_path) ->
     assert "expected_failing_examples" in last
 
 
-def test_an_example_error_with_abort_on_example_error_stops_in_one_line(tmp_path) -> None:
+def assert_not_running(out: str, example: str, parallel: int) -> None:
+    """A gate's ``out`` never says ``example``, whose error ended the build, was running
+    or did not finish. In a serial build no other example was; in a ``parallel`` one the
+    example another worker ran as the build aborted may have been, and is said so."""
+    if parallel == 1:
+        assert "was running" not in out, out
+    clauses = (clause for line in out.splitlines() for clause in line.split("; "))
+    for clause in clauses:
+        if "running" in clause or "did not finish" in clause:
+            assert example not in clause, out
+
+
+def _aborting_conf(parallel: int) -> str:
+    """The lines of ``conf.py`` that abort the build at an example's error, its examples
+    run by ``parallel`` worker processes (1: in the build's own process)."""
+    return (
+        'sphinx_gallery_conf["abort_on_example_error"] = True\n'
+        f'sphinx_gallery_conf["parallel"] = {parallel}\n'
+    )
+
+
+@pytest.mark.parametrize("parallel", [1, 2])
+def test_an_example_error_with_abort_on_example_error_stops_in_one_line(tmp_path, parallel) -> None:
     """sphinx-gallery lets the example's own exception out of the build: one line naming
     the example instead of the crash report, and the gate fails the build for it (exit 3,
-    the example named) rather than refusing it as unfinished ("rebuild")."""
-    conf = 'sphinx_gallery_conf["abort_on_example_error"] = True\n'
+    the example named) rather than refusing it as unfinished ("rebuild"), whether the
+    example ran in the build's process or in a worker of a ``parallel`` build."""
+    conf = _aborting_conf(parallel)
     src = make_project(tmp_path, ["plot_crash.py", "plot_quick.py"], conf=conf)
 
     built = build(src)
@@ -130,9 +153,14 @@ def test_an_example_error_with_abort_on_example_error_stops_in_one_line(tmp_path
     crash = built.record("plot_crash.py")
     assert crash["status"] == "failed", crash
     assert crash["error"].startswith("it raised RuntimeError"), crash
+    assert crash["finished_at"] is not None, crash
     checked = run_cli("check", str(built.report_path))
-    assert checked.returncode == 3, checked.stdout + checked.stderr
-    assert "examples/plot_crash.py" in checked.stdout
+    out = checked.stdout + checked.stderr
+    assert checked.returncode == 3, out
+    assert out.startswith(
+        "FAIL: the build failed: 1 example failed: examples/plot_crash.py (it raised RuntimeError"
+    ), out
+    assert_not_running(out, "examples/plot_crash.py", parallel)
 
 
 #: The limits whose interruption ``abort_on_example_error`` makes the build's end: the
@@ -151,16 +179,18 @@ _ABORTING_LIMITS = {
 }
 
 
+@pytest.mark.parametrize("parallel", [1, 2])
 @pytest.mark.parametrize("limit", list(_ABORTING_LIMITS))
 def test_an_example_stopped_by_a_limit_with_abort_on_example_error_fails_by_budgets(
-    tmp_path, limit
+    tmp_path, limit, parallel
 ) -> None:
     """The interruption stops the build at once, as any example error does with
     ``abort_on_example_error``: the example finished, interrupted by its limit (never
     "was running"), the build failed by its budgets (``build.budgets_failed``, docsaccel's
-    one line), and the gates fail it naming the example as stopped at its limit."""
+    one line), and the gates fail it naming the example as stopped at its limit; the
+    same when the example ran in a worker of a ``parallel`` build."""
     name, budgets, env, by, words = _ABORTING_LIMITS[limit]
-    conf = 'sphinx_gallery_conf["abort_on_example_error"] = True\n'
+    conf = _aborting_conf(parallel)
     src = make_project(tmp_path, [name, "plot_quick.py"], conf=conf, budgets=budgets)
     if limit == "ceiling":
         quick = build(make_project(tmp_path / "quick", ["plot_quick.py"]))
@@ -188,7 +218,7 @@ def test_an_example_stopped_by_a_limit_with_abort_on_example_error_fails_by_budg
     out = checked.stdout + checked.stderr
     assert checked.returncode == 3, out
     assert out.splitlines()[0] == f"FAIL: the build failed: 1 example {words}: {example}", out
-    assert "was running" not in out, out
+    assert_not_running(out, example, parallel)
     base = build(make_project(tmp_path / "base", ["plot_quick.py"]))
     compared = run_cli(
         "compare", str(base.report_path), str(built.report_path), "--allow-incomplete"
@@ -196,7 +226,7 @@ def test_an_example_stopped_by_a_limit_with_abort_on_example_error_fails_by_budg
     out = compared.stdout + compared.stderr
     assert compared.returncode == 3, out
     assert out.startswith(f"The head build failed: 1 example {words}: {example}"), out
-    assert "was running" not in out, out
+    assert_not_running(out, example, parallel)
 
 
 def test_check_names_the_example_stopped_at_its_budget_before_the_warnings_of_w(tmp_path):

@@ -356,28 +356,37 @@ def test_an_example_run_outside_the_plan_does_not_hide_the_estimate() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("parallel", [1, 2])
 @pytest.mark.parametrize("on_overrun", ["warn", "fail"])
-def test_the_example_that_aborts_the_build_has_its_line(tmp_path, on_overrun) -> None:
+def test_the_example_that_aborts_the_build_has_its_line(tmp_path, on_overrun, parallel) -> None:
     # plot_crash.py raises (warn) or plot_loop.py runs out of its budget (fail), and
     # abort_on_example_error stops the build there, before plot_quick.py: sphinx-gallery
     # never reports that example's end, yet the log gives it its one line, with the
-    # status its record has.
+    # status its record has; in a parallel build, from the worker that ran it.
     name = "plot_crash.py" if on_overrun == "warn" else "plot_loop.py"
     conf = (
         'sphinx_gallery_conf["abort_on_example_error"] = True\n'
         'sphinx_gallery_conf["within_subsection_order"] = "FileNameSortKey"\n'
+        f'sphinx_gallery_conf["parallel"] = {parallel}\n'
     )
     src = make_project(tmp_path, [name, "plot_quick.py"], conf=conf, budgets='default = "1m"\n')
 
     built = build_verbose(src, env={"DOCSACCEL_ON_OVERRUN": on_overrun})
 
     assert built.returncode != 0, built.output
-    status = built.record(name)["status"]
+    record = built.record(name)
+    status = record["status"]
     assert status == ("failed" if on_overrun == "warn" else "interrupted"), built.output
-    assert built.record("plot_quick.py")["status"] == "not-executed", built.output
+    assert record["finished_at"] is not None, record
     lines = progress_lines(built.output)
-    assert list(lines) == [name], built.output
-    assert re.search(rf"\[1/2\] examples/{name}: [\d.]+m?s, {status}\b", lines[name]), built.output
+    assert re.search(rf"\] examples/{name}: [\d.]+m?s, {status}\b", lines[name]), built.output
+    if parallel == 1:
+        assert built.record("plot_quick.py")["status"] == "not-executed", built.output
+        assert list(lines) == [name], built.output
+        assert "[1/2] " in lines[name], built.output
+    else:
+        # plot_quick.py ran beside it in the other worker: it finished, or did not.
+        assert set(lines) <= {name, "plot_quick.py"}, built.output
 
 
 #: An example that says it started (its pid, in ``started.txt`` beside it), then sleeps.

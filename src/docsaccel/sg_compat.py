@@ -404,6 +404,26 @@ def hide_frames(path: str) -> None:
     """
     path = os.path.normpath(path)
     _HIDDEN.add(path if os.path.isfile(path) else os.path.join(path, ""))
+    _wrap_handle_exception()
+
+
+#: What :func:`on_abort` calls with the example's error that ends the build.
+_aborting: list[Callable[[BaseException], None]] = []
+
+
+def on_abort(callback: Callable[[BaseException], None]) -> None:
+    """Call ``callback(error)`` in the process that ran the example, when sphinx-gallery
+    lets the example's ``error`` out to end the build (``abort_on_example_error``), its
+    traceback logged: in a ``parallel`` build, a worker, whose state the build's process
+    never sees. Once per process (safe to call again)."""
+    if callback not in _aborting:
+        _aborting.append(callback)
+    _wrap_handle_exception()
+
+
+def _wrap_handle_exception() -> None:
+    """Wrap sphinx-gallery's ``handle_exception`` once per process, for
+    :func:`hide_frames` and :func:`on_abort`."""
     original = gen_rst.handle_exception
     if getattr(original, "_docsaccel", False):
         return
@@ -411,7 +431,14 @@ def hide_frames(path: str) -> None:
     @functools.wraps(original)
     def handle_exception(exc_info: Any, *args: Any, **kwargs: Any) -> str:
         kind, value, tb = exc_info
-        return original((kind, value, _without_hidden(tb)), *args, **kwargs)
+        try:
+            return original((kind, value, _without_hidden(tb)), *args, **kwargs)
+        except BaseException as exc:
+            # Its bare ``raise`` lets the example's own error out: the build ends with it.
+            if exc is value:
+                for callback in _aborting:
+                    callback(exc)
+            raise
 
     handle_exception._docsaccel = True  # type: ignore[attr-defined]
     gen_rst.handle_exception = handle_exception

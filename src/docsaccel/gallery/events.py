@@ -593,8 +593,13 @@ def _aborted(app: Sphinx, exception: BaseException) -> SphinxError:
         build.stop_said = True
     if sg_compat.worker_died(exception):
         return _worker_died(app)
-    what = f"{type(exception).__name__}: {exception}".splitlines()[0]
-    where = process_end.fail_running(f"it raised {what}; abort_on_example_error stopped the build")
+    what = process_end.abort_text(exception)
+    # The example's record is finished where it ran (a parallel build's worker, or this
+    # process), as its error came out; an error from outside the example's code finishes
+    # the one running here.
+    where = process_end.aborted_in(exception) or process_end.fail_running(
+        process_end.abort_error(exception)
+    )
     stopped = _stopped_by_budgets(build, where)
     if stopped is not None:
         return stopped

@@ -131,6 +131,7 @@ def install(sigterm: bool = True) -> None:
         _install_sigterm_handler()
     _install_sigint_watch()
     sg_compat.fail_own_exits(_example_exit)
+    sg_compat.on_abort(_example_aborts)
 
 
 def _installed_here() -> bool:
@@ -221,6 +222,40 @@ def running(hook: Running | None) -> None:
     """Say what runs an example in this process now (``None``: no example runs)."""
     global _running
     _running = hook
+
+
+#: The attribute of an example's error that ended its build: the example's source.
+_ABORTED_IN = "_docsaccel_aborted_in"
+
+
+def abort_text(error: BaseException) -> str:
+    """``error``, which ``abort_on_example_error`` made the build's end, in one line:
+    ``"RuntimeError: it crashed"``."""
+    return f"{type(error).__name__}: {error}".splitlines()[0]
+
+
+def abort_error(error: BaseException) -> str:
+    """The error of the record of the example whose ``error`` ended the build."""
+    return f"it raised {abort_text(error)}; abort_on_example_error stopped the build"
+
+
+def _example_aborts(error: BaseException) -> None:
+    """The running example's ``error`` ends the build (``abort_on_example_error``): the
+    example is finished where it ran, the one process that knows which example raised
+    and holds its record. In a ``parallel`` build that is a worker: the build's process
+    runs no example, and the abort ends the worker before anything else would finish
+    it. Its source goes with the error, which the build's process gets, to name it."""
+    where = fail_running(abort_error(error))
+    if where is not None:
+        with contextlib.suppress(AttributeError, TypeError):  # an error that takes none
+            setattr(error, _ABORTED_IN, where)
+
+
+def aborted_in(error: BaseException) -> str | None:
+    """The source of the example whose ``error`` ended the build, where it ran
+    (:func:`_example_aborts`); ``None`` when no example's record took it."""
+    where = getattr(error, _ABORTED_IN, None)
+    return where if isinstance(where, str) else None
 
 
 def fail_running(why: str) -> str | None:

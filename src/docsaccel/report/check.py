@@ -281,14 +281,22 @@ def format_check(result: CheckResult) -> str:
 
 
 def failure_lines(result: CheckResult) -> list[str]:
-    """Why the build failed, causes before consequences: the examples that failed, then
-    those its budgets failed it on (stopped at their budget or over it in fail mode,
-    stopped by the memory ceiling, stopped hard), each a cause of the build's own reasons
+    """Why the build failed, causes before consequences: the examples that failed (with
+    those the build stopped while they ran), then those its budgets failed it on (stopped
+    at their budget or over it in fail mode, stopped by the memory ceiling, stopped hard;
+    before the examples the build stopped when none failed), each a cause of the build's own reasons
     that follow (``-W`` turning the warnings they gave into errors), then that it did not
     finish and why: the first line when nothing else failed it. One line each; empty for
     a build that did not fail."""
-    lines = [failed_text(result.failed)] if result.failed else []
-    lines += [one_line(f"FAIL: the build failed: {why}") for why in result.budgets_failed]
+    failed = [failed_text(result.failed)] if result.failed else []
+    budgets = [one_line(f"FAIL: the build failed: {why}") for why in result.budgets_failed]
+    # An example the build stopped while it ran (a parallel build's other workers, when
+    # a budget's stop aborts it) is no cause: with no example failed by its own doing,
+    # the budgets come first.
+    if any(not timing.unfinished for timing in result.failed):
+        lines = failed + budgets
+    else:
+        lines = budgets + failed
     lines += [one_line(f"FAIL: the build failed: {why}") for why in result.sphinx_failed]
     return lines + [one_line(f"FAIL: {why}") for why in result.incomplete]
 
