@@ -255,6 +255,27 @@ def test_what_a_build_with_another_or_a_read_only_cache_generated_is_removed(tmp
     assert kept == []
 
 
+def test_a_file_the_user_added_after_a_build_of_another_context_is_kept(ws, tmp_path):
+    """The output folder's last build finished, of another context (a tag, and another
+    cache folder): the build restoring this context's state there deletes that build's
+    files, never a file the user put there since; the pages are a clean build's."""
+    extra = ws.docs / "extra.rst"
+    extra.write_text("Extra\n=====\n\nA page of that build only.\n")
+    other = ws.build(tmp_path / "another-cache", "-t", "other")
+    assert other.returncode == 0, other.output
+    assert (ws.outdir / "extra.html").is_file()
+    extra.unlink()
+    user_file = ws.outdir / "user.txt"
+    user_file.write_text("the user's\n")
+    built = ws.build()
+    assert built.returncode == 0, built.output
+    assert built.state["origin"] == "cache", built.output
+    assert "no finished build of this state left there deleted" in built.output
+    assert user_file.read_text() == "the user's\n"
+    user_file.unlink()
+    assert ws.differences() == []
+
+
 def test_a_restored_build_leaves_no_empty_folder_of_a_renamed_example(ws):
     """The restored output held the renamed example's download in a folder of its own
     (``_downloads/<digest>/plot_mean.py``): deleting the file deletes the folder too."""

@@ -581,6 +581,39 @@ def test_what_sphinx_never_writes_in_an_output_folder_is_kept(tmp_path):
     assert target.read_text() == "kept"
 
 
+def test_after_a_finished_build_only_what_a_build_wrote_is_deleted(tmp_path):
+    """The folder's last build finished (of another context): a file it recorded, or one
+    older than its end, goes; a file added since that no build recorded is the user's."""
+    from docsaccel.incremental.last_build import LastBuild
+    from docsaccel.incremental.sphinxext.untrusted_output import (
+        FinishedBuild,
+        keep_only_restored,
+    )
+
+    out = tmp_path / "html"
+    (out / "_sources").mkdir(parents=True)
+    ended_ns = 2_000_000_000 * 10**9
+    for name, at_ns in [
+        ("old.html", ended_ns - 10**9),
+        ("edited.html", ended_ns + 10**9),
+        ("_sources/edited.rst.txt", ended_ns + 10**9),
+        ("user.txt", ended_ns + 10**9),
+        ("restored.html", 0),
+    ]:
+        (out / name).write_text("")
+        os.utime(out / name, ns=(at_ns, at_ns))
+    record = LastBuild(outputs={"edited": ["edited.html", "_sources/edited.rst.txt"]})
+    finished = FinishedBuild.of(ended_ns, record)
+
+    assert keep_only_restored(out, [str(out / "restored.html")], [], [], finished) == 3
+    left = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
+    assert left == ["restored.html", "user.txt"], left
+    # A record this docsaccel cannot read: the marker's time alone tells.
+    os.utime(out / "restored.html", ns=(0, 0))
+    assert keep_only_restored(out, [], [], [], FinishedBuild.of(ended_ns, None)) == 1
+    assert [p.name for p in out.iterdir()] == ["user.txt"]
+
+
 def test_images_of_one_name_are_numbered_in_the_clean_build_order():
     from docsaccel.incremental.sphinxext.image_names import clean_names, misnumbered
 

@@ -45,7 +45,7 @@ from docsaccel.incremental.sphinxext.state_build import (
     IncrementalBuild,
     Restored,
 )
-from docsaccel.incremental.sphinxext.untrusted_output import keep_only_restored
+from docsaccel.incremental.sphinxext.untrusted_output import FinishedBuild, keep_only_restored
 from docsaccel.incremental.state_context import context_key, describe_difference, state_context
 from docsaccel.incremental.state_store import StateError, StateStore, remove_partials
 from docsaccel.settings import given_as
@@ -268,6 +268,7 @@ def _origin_text(build: IncrementalBuild) -> str:
 def _start(build: IncrementalBuild, fresh: bool) -> None:
     marker_path = build.doctreedir / MARKER
     marker = _read_marker(marker_path)
+    finished = _finished_build(marker_path, marker)
     # From now on the folders hold an unfinished build until build-finished says otherwise.
     with contextlib.suppress(FileNotFoundError):
         marker_path.unlink()
@@ -294,6 +295,7 @@ def _start(build: IncrementalBuild, fresh: bool) -> None:
             build.restored.files,
             [build.outdir / layout.FOLDER_NAME, build.doctreedir],
             [*build.project.roots, build.restored.place.root, str(build.restored.store.folder)],
+            finished,
         )
         if removed:
             logger.info(
@@ -372,6 +374,18 @@ def _local_record(marker: dict[str, Any] | None, key: str) -> LastBuild | None:
     if marker is None or marker.get("key") != key:
         return None
     return LastBuild.from_json(marker.get("facts"))
+
+
+def _finished_build(path: Path, marker: dict[str, Any] | None) -> FinishedBuild | None:
+    """The build that left ``marker`` (read from ``path``): the last one that finished in
+    these folders, of any context; ``None`` when none did (one killed, or never built)."""
+    if marker is None:
+        return None
+    try:
+        ended_ns = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    return FinishedBuild.of(ended_ns, LastBuild.from_json(marker.get("facts")))
 
 
 def _read_marker(path: Path) -> dict[str, Any] | None:

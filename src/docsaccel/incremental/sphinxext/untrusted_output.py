@@ -9,6 +9,13 @@ file the restore did not put there (the plugin's folder and the doctrees aside) 
 what a fresh checkout has. What Sphinx never writes there is left alone: a hidden entry
 (a ``.git`` of a site published from this folder, a ``.nojekyll``) other than its own
 ``.buildinfo``, and a symbolic link.
+
+Where the folder's last build finished (of another context), only what a build wrote
+goes: the files that build recorded, and those older than its end (no page a build wrote
+is newer than the build; a restored file bears the epoch). A file written since and
+recorded by no build is the user's, and stays, as a clean build into that folder leaves
+it. Where no build finished (one killed), what a build wrote cannot be told from what a
+user added: every file the restore did not put there goes.
 """
 
 from __future__ import annotations
@@ -16,13 +23,44 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["keep_only_restored"]
+from docsaccel.incremental.last_build import LastBuild
+
+__all__ = ["FinishedBuild", "keep_only_restored"]
 
 
 #: The one hidden file Sphinx writes in an HTML folder; every other one is the user's.
 _SPHINX_HIDDEN = ".buildinfo"
+
+
+@dataclass(frozen=True)
+class FinishedBuild:
+    """The last build that finished in an output folder, as its marker tells: when it
+    ended, and the files (relative to the folder, posix) its record names."""
+
+    ended_ns: int
+    wrote: frozenset[str]
+
+    @classmethod
+    def of(cls, ended_ns: int, record: LastBuild | None) -> FinishedBuild:
+        """The build that ended at ``ended_ns`` (its marker's time) leaving ``record``
+        (``None``: one this docsaccel cannot read, told by its time alone)."""
+        if record is None:
+            return cls(ended_ns, frozenset())
+        wrote = {f for files in record.outputs.values() for f in files}
+        wrote |= {*record.builder_pages.values(), *record.sphinx_files, *record.site_files}
+        return cls(ended_ns, frozenset(wrote))
+
+    def made(self, outdir: str, path: str) -> bool:
+        """Whether ``path`` (under ``outdir``) is a file a build wrote, not the user."""
+        if os.path.relpath(path, outdir).replace(os.sep, "/") in self.wrote:
+            return True
+        try:
+            return os.stat(path, follow_symlinks=False).st_mtime_ns <= self.ended_ns
+        except OSError:
+            return False
 
 
 def _holds(folder: Path, path: str) -> bool:
@@ -35,12 +73,17 @@ def _not_sphinx_output(path: str, name: str) -> bool:
 
 
 def keep_only_restored(
-    outdir: Path, restored: Iterable[str], leave_out: Iterable[Path], sources: Iterable[str]
+    outdir: Path,
+    restored: Iterable[str],
+    leave_out: Iterable[Path],
+    sources: Iterable[str],
+    finished: FinishedBuild | None = None,
 ) -> int:
     """Delete the files under ``outdir`` that are not ``restored`` (absolute paths), with
     the folders this empties, outside ``leave_out``; how many files. Nothing is deleted
     when ``outdir`` holds one of ``sources`` (the sources, the cache, the project's root):
-    such a folder is no build's alone.
+    such a folder is no build's alone. With ``finished`` (the folder's last build
+    finished), only the files a build made go.
 
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp())
@@ -67,7 +110,9 @@ def keep_only_restored(
         walked.append(current)
         for name in names:
             path = os.path.join(current, name)
-            if path not in kept and not _not_sphinx_output(path, name):
+            if path in kept or _not_sphinx_output(path, name):
+                continue
+            if finished is None or finished.made(str(outdir), path):
                 with contextlib.suppress(OSError):
                     os.unlink(path)
                     removed += 1
