@@ -15,25 +15,11 @@ import json
 import shutil
 
 import pytest
-from helpers.gallery_build import FIXTURES, build
+from helpers.gallery_build import FIXTURES, build, make_doc_layout
 
 from docsaccel.report.commands import run_compare, run_history_append
 
 pytestmark = pytest.mark.slow
-
-CONF = """
-extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
-exclude_patterns = ["_build"]
-sphinx_gallery_conf = {
-    "examples_dirs": ["../examples", "../tutorials"],
-    "gallery_dirs": ["gallery", "tutorials"],
-    "filename_pattern": r"/plot_",
-    "download_all_examples": False,
-    "show_memory": False,
-    "expected_failing_examples": ["../examples/plot_crash.py"],
-    "junit": "junit.xml",
-}
-"""
 
 
 @pytest.fixture(scope="module")
@@ -43,11 +29,9 @@ def built(tmp_path_factory):
         (root / gallery).mkdir()
         for name in ["README.rst", *names]:
             shutil.copy(FIXTURES / "examples" / name, root / gallery / name)
-    doc = root / "doc"
-    doc.mkdir()
-    (doc / "conf.py").write_text(CONF, encoding="utf-8")
-    toctree = "   gallery/index\n   tutorials/index\n"
-    (doc / "index.rst").write_text(f"Docs\n====\n\n.. toctree::\n\n{toctree}", encoding="utf-8")
+    doc = make_doc_layout(
+        root, ["gallery", "tutorials"], expected_failing_examples=["../examples/plot_crash.py"]
+    )
     done = build(doc)
     assert done.returncode == 0, done.output
     return done

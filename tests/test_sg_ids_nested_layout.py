@@ -14,26 +14,13 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.gallery_build import build, run_cli
+from helpers.gallery_build import build, make_doc_layout, run_cli
 
 from docsaccel.report.commands import run_compare, run_history_append
 from docsaccel.report.inputs import judged_input
 
 pytestmark = pytest.mark.slow
 
-CONF = """
-extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]
-exclude_patterns = ["_build"]
-sphinx_gallery_conf = {
-    "examples_dirs": ["../examples", "../tutorials"],
-    "gallery_dirs": ["auto_examples", "tutorials"],
-    "filename_pattern": r"/plot_",
-    "download_all_examples": False,
-    "show_memory": False,
-    "junit": "junit.xml",
-}
-docsaccel_budgets = "../conf/budgets.toml"
-"""
 SLEEP = "../examples/basics/plot_sleep.py"
 IDS = sorted([SLEEP, "../examples/plotting/plot_line.py", "../tutorials/plot_intro.py"])
 # Any run of an example that sleeps half a second is over a tenth of a second.
@@ -50,12 +37,8 @@ def _example(path: Path, title: str, seconds: float) -> None:
 def project(tmp_path_factory):
     """The project, built once in warn mode with a budget that fails no example."""
     root = tmp_path_factory.mktemp("nested")
-    doc = root / "doc"
-    doc.mkdir()
-    (doc / "conf.py").write_text(CONF, encoding="utf-8")
-    (doc / "index.rst").write_text(
-        "Docs\n====\n\n.. toctree::\n\n   auto_examples/index\n   tutorials/index\n"
-    )
+    budget_file = 'docsaccel_budgets = "../conf/budgets.toml"\n'
+    doc = make_doc_layout(root, ["auto_examples", "tutorials"], conf=budget_file)
     (root / "conf").mkdir()
     (root / "conf" / "budgets.toml").write_text('default = "7m"\n')
     for folder, title in (("examples", "Examples"), ("tutorials", "Tutorials")):

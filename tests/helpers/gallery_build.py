@@ -111,6 +111,33 @@ def make_same_name_galleries(src: Path, name: str, conf: str) -> Path:
     return src
 
 
+def make_doc_layout(root: Path, gallery_dirs: list[str], conf: str = "", **gallery: object) -> Path:
+    """A project laid out as matplotlib's docs are: ``conf.py`` in ``root/doc``, the
+    galleries ``../examples`` and ``../tutorials`` beside it (their files are the
+    caller's), built into ``gallery_dirs``, with sphinx-gallery's JUnit XML; ``gallery``
+    adds to ``sphinx_gallery_conf``, ``conf`` to ``conf.py``. Returns ``doc``."""
+    settings = {
+        "examples_dirs": ["../examples", "../tutorials"],
+        "gallery_dirs": gallery_dirs,
+        "filename_pattern": r"/plot_",
+        "download_all_examples": False,
+        "show_memory": False,
+        "junit": "junit.xml",
+        **gallery,
+    }
+    doc = root / "doc"
+    doc.mkdir()
+    (doc / "conf.py").write_text(
+        'extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]\n'
+        'exclude_patterns = ["_build"]\n'
+        f"sphinx_gallery_conf = {settings!r}\n{conf}",
+        encoding="utf-8",
+    )
+    toctree = "".join(f"   {folder}/index\n" for folder in gallery_dirs)
+    (doc / "index.rst").write_text(f"Docs\n====\n\n.. toctree::\n\n{toctree}", encoding="utf-8")
+    return doc
+
+
 def child_env(env: dict[str, str] | None = None) -> dict[str, str]:
     """This process's environment without docsaccel's variables and ``CI``, plus ``env``."""
     child = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
