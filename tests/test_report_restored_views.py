@@ -34,13 +34,7 @@ def second(tmp_path_factory):
     project = Project(tmp_path_factory.mktemp("restored_views"))
     project.write("docs/budgets.toml", BUDGETS)
     project.write("docs/conf.py", project_conf())
-    first = project.build()
-    assert first.returncode == 0, first.output
-    project.write("mylib/beta.py", "def name():\n    return 'beta two'\n")
-    done = project.build()
-    assert done.returncode == 0, done.output
-    assert done.executed() == {"plot_b_beta.py"}, done.records
-    return done
+    return project.built_then_beta_edited()[1]
 
 
 def project_conf() -> str:

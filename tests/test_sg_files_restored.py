@@ -34,13 +34,7 @@ def builds(tmp_path_factory):
     """The first build's report and the second build, which ran ``plot_b_beta.py``."""
     project = Project(tmp_path_factory.mktemp("sg_restored"))
     project.write("docs/conf.py", CONF + f'sphinx_gallery_conf["junit"] = "{JUNIT}"\n')
-    first = project.build()
-    assert first.returncode == 0, first.output
-    project.write("mylib/beta.py", "def name():\n    return 'beta two'\n")
-    second = project.build()
-    assert second.returncode == 0, second.output
-    assert second.executed() == {"plot_b_beta.py"}, second.records
-    assert len(second.cached()) == RESTORED, second.records
+    first, second = project.built_then_beta_edited()
     return layout.report_path(first.outdir), second
 
 

@@ -187,6 +187,18 @@ class Project:
         shutil.copytree(self.pristine, copy / "proj", dirs_exist_ok=True)
         return self._build(copy, args, env)
 
+    def built_then_beta_edited(self) -> tuple[Build, Build]:
+        """Build, edit ``mylib/beta.py`` and build a fresh copy: the second build runs
+        ``plot_b_beta.py``, the one example importing it, and restores the others."""
+        first = self.build()
+        assert first.returncode == 0, first.output
+        self.write("mylib/beta.py", "def name():\n    return 'beta two'\n")
+        second = self.build()
+        assert second.returncode == 0, second.output
+        assert second.executed() == {"plot_b_beta.py"}, second.records
+        assert second.cached() == set(ALL) - {"plot_b_beta.py"}, second.records
+        return first, second
+
     def _build(self, copy: Path, args: tuple[str, ...], env: dict[str, str] | None) -> Build:
         docs = copy / "proj" / "docs"
         outdir = copy / "html"
