@@ -17,7 +17,7 @@ from helpers.gallery_build import Built, build, child_env, make_project
 from helpers.processes import kill_children, wait_for_mark
 
 from docsaccel.budgets import Budget, MemoryBudget
-from docsaccel.contract import stopped_by, unfinished_error, unfinished_why
+from docsaccel.contract import UNFINISHED_ERROR, stopped_by, unfinished_error, unfinished_why
 from docsaccel.examples import Example
 from docsaccel.gallery.progress import Progress
 
@@ -380,6 +380,8 @@ def test_the_example_that_aborts_the_build_has_its_line(tmp_path, on_overrun, pa
     assert record["finished_at"] is not None, record
     lines = progress_lines(built.output)
     assert re.search(rf"\] examples/{name}: [\d.]+m?s, {status}\b", lines[name]), built.output
+    # The build stops there: its line counts no example left to run.
+    assert " left" not in lines[name], built.output
     if parallel == 1:
         assert built.record("plot_quick.py")["status"] == "not-executed", built.output
         assert list(lines) == [name], built.output
@@ -387,6 +389,113 @@ def test_the_example_that_aborts_the_build_has_its_line(tmp_path, on_overrun, pa
     else:
         # plot_quick.py ran beside it in the other worker: it finished, or did not.
         assert set(lines) <= {name, "plot_quick.py"}, built.output
+
+
+def _flag_example(flag: Path, then: str) -> str:
+    """An example that runs ``then`` (lines of code) once ``flag`` exists; the flag is
+    its own to write, or another example's to wait for."""
+    head = '"""\nFlagged\n=======\n"""\n\nimport os, pathlib, time\n\n'
+    return f"{head}flag = pathlib.Path({str(flag)!r})\n{then}"
+
+
+#: Says it runs (its pid, in its flag), then runs until the build ends it.
+_RUNS_ON = "flag.write_text(str(os.getpid()))\ntime.sleep(600)\n"
+
+
+def _end_flagged(*flags: Path) -> None:
+    """End the processes that ran the :data:`_RUNS_ON` examples, should they outlive the
+    build: a test's end does not wait for them."""
+    for flag in flags:
+        pid = flag.read_text() if flag.is_file() else ""
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(pid), signal.SIGKILL)
+
+
+#: Raises once the other example runs (its flag).
+_RAISES_THEN = 'while not flag.exists():\n    time.sleep(0.05)\nraise RuntimeError("it crashed")\n'
+
+
+def _running_example_line(name: str, number: str, total: int, record: dict) -> str:
+    """The exact line of an example the build's end stopped while it ran: its record's
+    status, then what stopped it, as its record says it; nothing after (nothing left)."""
+    said = f"did not finish ({unfinished_why(record['error'])})"
+    return rf"docsaccel: \[{number}/{total}\] examples/{name}: [\dms.]+, {re.escape(said)}"
+
+
+@pytest.mark.slow
+def test_the_example_another_worker_runs_when_the_build_aborts_has_its_line(tmp_path) -> None:
+    # plot_b_crash.py raises while plot_a_runs.py runs in the other worker: the abort
+    # ends that worker too, and sphinx-gallery never reports its end. Each has its one
+    # line, with its record's status; neither says an example is left (plot_quick.py
+    # never runs: the build stops).
+    conf = (
+        'sphinx_gallery_conf["abort_on_example_error"] = True\n'
+        'sphinx_gallery_conf["parallel"] = 2\n' + _ORDERED
+    )
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
+    flag = tmp_path / "runs.flag"
+    (src / "examples" / "plot_a_runs.py").write_text(_flag_example(flag, _RUNS_ON))
+    (src / "examples" / "plot_b_crash.py").write_text(_flag_example(flag, _RAISES_THEN))
+
+    try:
+        built = build_verbose(src)
+    finally:
+        _end_flagged(flag)
+
+    assert built.returncode != 0, built.output
+    runs, crash = built.record("plot_a_runs.py"), built.record("plot_b_crash.py")
+    assert runs["error"] == UNFINISHED_ERROR and crash["status"] == "failed", built.output
+    lines = progress_lines(built.output)
+    assert sorted(lines) == ["plot_a_runs.py", "plot_b_crash.py"], built.output
+    assert re.fullmatch(
+        _running_example_line("plot_a_runs.py", "[12]", 3, runs), lines["plot_a_runs.py"]
+    ), built.output
+    assert re.fullmatch(
+        r"docsaccel: \[[12]/3\] examples/plot_b_crash.py: [\dms.]+, failed, peak [\d.]+[KMG]",
+        lines["plot_b_crash.py"],
+    ), built.output
+    assert {line[len("docsaccel: [") :][0] for line in lines.values()} == {"1", "2"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+def test_the_examples_workers_run_when_a_signal_ends_the_build_have_their_lines(
+    tmp_path, signum
+) -> None:
+    # The build's process ends while each worker runs an example: their records say
+    # they did not finish, and so does each one's line, once.
+    conf = 'sphinx_gallery_conf["parallel"] = 2\n' + _ORDERED
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
+    flags = [tmp_path / "a.flag", tmp_path / "b.flag"]
+    for name, flag in zip(("plot_a_runs.py", "plot_b_runs.py"), flags, strict=True):
+        (src / "examples" / name).write_text(_flag_example(flag, _RUNS_ON))
+    outdir = src / "_build" / "html"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sphinx", "-b", "html", str(src), str(outdir)],
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        for flag in flags:
+            wait_for_mark(flag, process)  # both examples run
+        process.send_signal(signum)
+        output, _ = process.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        _end_flagged(*flags)
+
+    built = Built(process.returncode, output, outdir)
+    assert built.returncode != 0, output
+    lines = progress_lines(output)
+    assert sorted(lines) == ["plot_a_runs.py", "plot_b_runs.py"], output
+    for name, line in lines.items():
+        record = built.record(name)
+        assert record["finished_at"] is None, record
+        assert re.fullmatch(_running_example_line(name, "[12]", 3, record), line), output
+    assert {line[len("docsaccel: [") :][0] for line in lines.values()} == {"1", "2"}
 
 
 #: An example that says it started (its pid, in ``started.txt`` beside it), then sleeps.

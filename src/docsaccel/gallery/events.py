@@ -1390,6 +1390,9 @@ def _write_unfinished_reports() -> bool:
             # A handler (sphinx-gallery's) raised once some examples were processed.
             build.stopped_while_generating = build.raised
         report = build.write_report(complete=False)
+        if build.progress is not None:
+            # The examples its end stopped in parallel workers: their lines say it.
+            build.progress.settle({record["id"]: record for record in report["examples"]})
         _show_unfinished(build, report)
         written = f"report written to {build.report_path} (complete: false)"
         if build.stop_said:  # the ERROR line that stopped it named the examples

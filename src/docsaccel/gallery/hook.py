@@ -29,10 +29,7 @@ from docsaccel.contract import (
     OVER_BUDGET,
     RENDER_SECTION,
     UNFINISHED_ERROR,
-    is_unfinished,
-    status_text,
     unfinished_error,
-    unfinished_why,
 )
 from docsaccel.examples import Example, Planner
 from docsaccel.gallery import process_end
@@ -46,7 +43,7 @@ from docsaccel.gallery.processes import (
     end_with_build,
     process_name,
 )
-from docsaccel.gallery.progress import NearBudgetWatch, ProgressChannel
+from docsaccel.gallery.progress import NearBudgetWatch, ProgressChannel, line_status
 from docsaccel.memory_sizes import ceiling_room, format_size, machine_bytes
 from docsaccel.records import RecordJournal, base_record, now_iso, write_run_marker
 from docsaccel.schema import peak_bytes
@@ -632,7 +629,7 @@ class ExampleHook:
         run.interrupted_after = run.interrupted_after or time.perf_counter() - run.wall_start
         record = self._write(run, INTERRUPTED, error=message, finished=True)
         # Its process ends here: sphinx-gallery's "after" call never comes for it.
-        self._announce_end(run, record, record["wall_seconds"])
+        self._announce_end(run, record, record["wall_seconds"], ends_build=True)
         run.ended = True
         self._say(message)
         process_end.end_of_process(process_end.EXIT_STATUS)
@@ -705,22 +702,25 @@ class ExampleHook:
             self.cache.save(run.example, seen)
 
     def _announce_end(
-        self, run: _Run, record: dict[str, Any], wall: float, changed: Iterable[str] = ()
+        self,
+        run: _Run,
+        record: dict[str, Any],
+        wall: float,
+        changed: Iterable[str] = (),
+        ends_build: bool = False,
     ) -> None:
         """Send the example's end to the build's log (its one progress line), with the
-        status its record has, however it ended."""
+        status its record has, however it ended; ``ends_build``: its end is the build's
+        (its error with abort_on_example_error, a signal, the hard stop)."""
         if self.progress is None:
             return
-        unfinished = is_unfinished(record)
-        status = status_text(record["status"], record.get(EXPECTED_FAILURE) is True, unfinished)
-        if unfinished:
-            # What stopped the build (the signal, os._exit), as its record says it.
-            status += f" ({unfinished_why(record['error'])})"
         self.progress.send(
             event="end",
             id=run.example.id,
             seconds=wall,
-            status=status,
+            status=line_status(record),
+            # No example is left to run after it, whatever the plan counted.
+            ends_build=ends_build,
             peak=peak_bytes(record),
             # Which limit stopped it: a memory stop's line shows its memory, not its time.
             by=record.get("interrupted_by"),
@@ -769,7 +769,7 @@ class ExampleHook:
             # Its error ends the build (abort_on_example_error), or the build's process
             # ends while it runs (a signal, os._exit): sphinx-gallery's "after" call,
             # which logs an example's end, never comes for it.
-            self._announce_end(run, run.record, run.record["wall_seconds"])
+            self._announce_end(run, run.record, run.record["wall_seconds"], ends_build=True)
         run.ended = True
         if not finished:
             # The process ends mid-run: sphinx-gallery would take what the run wrote so

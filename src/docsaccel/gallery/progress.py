@@ -18,7 +18,17 @@ from sphinx.util import logging
 
 from docsaccel import sg_compat
 from docsaccel.budgets import format_measured, format_seconds
-from docsaccel.contract import BY_CEILING, BY_MEMORY, EXECUTED, NEAR_BUDGET, REUSABLE
+from docsaccel.contract import (
+    BY_CEILING,
+    BY_MEMORY,
+    EXECUTED,
+    EXPECTED_FAILURE,
+    NEAR_BUDGET,
+    REUSABLE,
+    is_unfinished,
+    status_text,
+    unfinished_why,
+)
 from docsaccel.examples import Example
 from docsaccel.gallery.process_end import signals_text
 from docsaccel.memory_sizes import format_size
@@ -29,6 +39,7 @@ __all__ = [
     "ProgressChannel",
     "expected_seconds",
     "history_medians",
+    "line_status",
     "remove_stale_pipes",
     "start_progress",
 ]
@@ -186,6 +197,17 @@ def start_progress(build: Any, gallery_conf: dict[str, Any]) -> Progress | None:
     return Progress(planned, expected, jobs=jobs, known=build.examples).start(build.records_dir)
 
 
+def line_status(record: Mapping[str, Any]) -> str:
+    """An example's status in its progress line, as its record has it and the views write
+    it (:func:`~docsaccel.contract.status_text`); one the build stopped while it ran says
+    what stopped the build (the signal, ``os._exit``, the abort), as its record does."""
+    unfinished = is_unfinished(record)
+    status = status_text(record["status"], record.get(EXPECTED_FAILURE) is True, unfinished)
+    if unfinished:
+        status += f" ({unfinished_why(record['error'])})"
+    return status
+
+
 def _share(example: Example, seconds: float, peak: int | None, by: str | None) -> str:
     """What the end line says of the example's limits: its peak, then its memory budget's
     share when memory stopped it or it went over that budget (``by``: which limit
@@ -235,6 +257,10 @@ class Progress:
         self.started = 0
         self.running: dict[str, _Running] = {}
         self.done: dict[str, float] = {}
+        #: An example's end ended the build (its error with ``abort_on_example_error``, a
+        #: signal, ``os._exit``, the hard stop): no example is left to run, whatever the
+        #: plan counted, so no line says one is.
+        self.ending = False
         self.channel: ProgressChannel | None = None
         self._reader: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -267,18 +293,32 @@ class Progress:
         if self.channel is None:
             return
         pipe = self.channel.pipe
-        if self._reader is None:
-            _LOCAL.pop(pipe, None)
-            return
-        with contextlib.suppress(OSError):
-            handle = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-            os.write(handle, _STOP)
-            os.close(handle)
-        self._reader.join(timeout=10)
+        if self._reader is not None:
+            with contextlib.suppress(OSError):
+                handle = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+                os.write(handle, _STOP)
+                os.close(handle)
+            self._reader.join(timeout=10)
+            with contextlib.suppress(OSError):
+                os.unlink(pipe)
+            self._reader = None
         _LOCAL.pop(pipe, None)
-        with contextlib.suppress(OSError):
-            os.unlink(pipe)
-        self._reader = None
+
+    def settle(self, records: Mapping[str, Mapping[str, Any]]) -> None:
+        """The build ended before its gallery did (``records``: its final records by id,
+        those of its report): each example that started and sent no end (a ``parallel``
+        worker's, which the build's end stopped or killed) gets its one line, in the
+        order they started, with its record's status; its time is the one it ran until
+        now (an unfinished record holds none). Once the channel is stopped, so that no
+        end of theirs comes after."""
+        with self._lock:
+            self.ending = True
+            now = time.monotonic()
+            for example_id, run in sorted(self.running.items(), key=lambda item: item[1].number):
+                record = records.get(example_id)
+                if record is not None:
+                    example = self.known[example_id]
+                    self._end(example, now - run.started, line_status(record))
 
     def _read(self, handle: int) -> None:
         buffer = b""
@@ -314,6 +354,7 @@ class Progress:
                 by = event.get("by") if event.get("by") in (BY_MEMORY, BY_CEILING) else None
                 left = event.get("left") if isinstance(event.get("left"), str) else None
                 seconds, status = float(event["seconds"]), str(event["status"])
+                self.ending = self.ending or event.get("ends_build") is True
                 self._end(example, seconds, status, peak, by, left)
                 signals = event.get("signals")
                 if signals and isinstance(signals, list):
@@ -344,7 +385,7 @@ class Progress:
         number = run.number if run else self.started
         self.done[example.id] = seconds
         share = _share(example, seconds, peak, by)
-        estimate = _estimate_text(*self.remaining())
+        estimate = "" if self.ending else _estimate_text(*self.remaining())
         if leftover is not None:
             status += f" unless what it left keeps the build's process from ending ({leftover})"
         self.log(

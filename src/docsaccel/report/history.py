@@ -313,7 +313,9 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
         )
     holder = loaded.building_now
     if holder is not None:  # none of its examples was stopped: it runs on
-        raise InputError(running_text(report, holder, "append it after it ends"))
+        raise InputError(
+            running_text(report, holder, "append it after it ends", written=loaded.complete)
+        )
     if not loaded.complete:
         raise InputError(
             f"{report}: {loaded.incomplete_text()}: a history records finished builds only "

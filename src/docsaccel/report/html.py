@@ -263,8 +263,9 @@ def render_html_fragment(
     body = "\n".join(_row(row, trends) for row in summary.rows)
     chart_block = f'<div class="chart">{chart}</div>\n' if chart else ""
     warning = ""
-    if summary.incomplete:
-        text = f"Warning: {summary.incomplete}. Its times are partial."
+    why, times = summary.warning()
+    if why:
+        text = f"Warning: {why}. {times}".rstrip()
         warning = f'<p class="incomplete" role="alert">{escape(text)}</p>\n'
     if trend_chart:
         chart_block += f'<div class="chart trend">{trend_chart}</div>\n'
@@ -281,8 +282,8 @@ def render_html_fragment(
 def render_html(summary: ReportSummary, chart_limit: int = 40, trends: Trends | None = None) -> str:
     """A complete, self-contained HTML page of the report (with ``trends`` from history)."""
     title = "Docs build budget report"
-    if summary.incomplete:
-        title += ": the build did not finish"
+    if summary.title_note():
+        title += f": {summary.title_note()}"
     return (
         f'{_PAGE_START}<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{escape(title)}</title>\n</head>\n<body>\n"

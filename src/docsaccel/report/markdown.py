@@ -167,8 +167,9 @@ def render_markdown(summary: ReportSummary, top: int = 10, trends: Trends | None
         raise ValueError(f"--top must be 1 or more, got {top!r}")
     over, near, noisy = summary.over, summary.near, summary.noisy
     parts = [TITLE, ""]
-    if summary.incomplete:
-        parts[0:0] = [f"> **Warning: {escape_md(summary.incomplete)}.** Its times are partial.", ""]
+    why, times = summary.warning()
+    if why:
+        parts[0:0] = [f"> **Warning: {escape_md(why)}.** {times}".rstrip(), ""]
     parts += [*_totals(summary), ""]
     parts += [f"**{summary.verdict(escape_md)}**", ""]
     for title, rows in (

@@ -115,17 +115,36 @@ class IncompleteBuildError(InputError):
     """A gate was given the report of a build that stopped before its end."""
 
 
-def running_text(path: str | Path, holder: str, then: str) -> str:
+def running_text(path: str | Path, holder: str, then: str, written: bool = False) -> str:
     """What every command says of the report in ``path`` (a file, or the output folder
     that holds it) while the build ``holder`` (a pid) runs there: it is not finished,
-    whatever it holds yet. ``then``: what to do (``"check after it ends"``).
+    whatever it holds yet; ``written``: the build wrote it complete, and its process
+    runs on (:func:`runs_on_text`). ``then``: what to do (``"check after it ends"``).
 
     >>> print(running_text("out", "42", "wait"))
     out: a build is running now (process 42) and has not finished this report; wait
     """
+    if written:
+        return f"{path}: {runs_on_text(holder)}; {then}"
     return (
         f"{path}: a build is running now (process {holder}) and has not finished this "
         f"report; {then}"
+    )
+
+
+def runs_on_text(holder: str) -> str:
+    """What every view and gate says of a build that wrote its report complete while its
+    process (``holder``, a pid) runs on: its last handlers, or what an example left (a
+    thread), keep it alive. Its examples are done and their times whole; only its
+    verdict may still change, as the process ends.
+
+    >>> print(runs_on_text("42")[:56])
+    a build is running now (process 42) past its report: its
+    """
+    return (
+        f"a build is running now (process {holder}) past its report: its examples "
+        "finished and the report holds all their times, but the build may still fail as "
+        "its process ends"
     )
 
 
@@ -631,6 +650,13 @@ class LoadedInput:
         # running on: what it says is why it stopped.
         return None if holder == str(os.getpid()) else holder
 
+    @property
+    def times_partial(self) -> bool:
+        """Whether the times this input holds are not all its build's: it did not finish
+        (``"complete": false``, journals read while their build runs). A report written
+        complete holds every time, even while its build's process runs on."""
+        return not self.complete
+
     def incomplete_text(self) -> str:
         """``""`` for a finished build, else why not, naming the examples it stopped at.
 
@@ -649,6 +675,8 @@ class LoadedInput:
         # Asked first: a build whose process runs on past a passing report (what an
         # example left holds it) may still fail as that process ends.
         holder = self.building_now
+        if holder is not None and self.complete:
+            return runs_on_text(holder)
         if holder is not None:
             return f"the build has not finished: it is running now (process {holder})"
         if self.complete:
@@ -787,7 +815,9 @@ class LoadedInput:
         message suggests; ``None`` for a command without one (``report --baseline``)."""
         holder = self.building_now
         if holder is not None:
-            raise IncompleteBuildError(running_text(self.path, holder, "check after it ends"))
+            raise IncompleteBuildError(
+                running_text(self.path, holder, "check after it ends", written=self.complete)
+            )
         if not self.complete and self.build.get("stopped_before_examples"):
             raise IncompleteBuildError(
                 f"{self.path}: {self.incomplete_text()}: it measured no example; rebuild "

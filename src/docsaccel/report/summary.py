@@ -72,6 +72,10 @@ EARLIER_BUILD = "an earlier build"
 STORED_BY_CACHE = "a run the example cache stored"
 
 
+#: What every view says of the times of a build that did not finish.
+PARTIAL_TIMES = "Its times are partial."
+
+
 @dataclass(frozen=True)
 class Row(Verdicts):
     """One example as the views show it."""
@@ -221,6 +225,9 @@ class ReportSummary:
     baseline_no_status: str = ""
     #: ``"the build did not finish (... was running)"``, or ``""`` for a complete build.
     incomplete: str = ""
+    #: Whether the times are not all the build's (:attr:`LoadedInput.times_partial`): not
+    #: so of a report written complete whose build's process runs on.
+    times_partial: bool = True
     #: Its build runs now (journals read as it writes them): not finished, not failed.
     running_now: bool = False
     #: The build's memory ceiling (``docsaccel_memory_limit``), when it had one.
@@ -348,6 +355,20 @@ class ReportSummary:
         """The examples that failed unexpectedly (by id): the build failed."""
         return sorted((row for row in self.rows if row.build_failure), key=lambda row: row.id)
 
+    def warning(self) -> tuple[str, str]:
+        """What every view says first of a build that has not finished (``("", "")`` for
+        one that did): why (:attr:`incomplete`), then what that makes of its times,
+        ``""`` when they are all there (its report written, its process running on)."""
+        if not self.incomplete:
+            return "", ""
+        return self.incomplete, PARTIAL_TIMES if self.times_partial else ""
+
+    def title_note(self) -> str:
+        """What a page's title adds for a build that has not finished (``""``: it did)."""
+        if not self.incomplete:
+            return ""
+        return "the build did not finish" if self.times_partial else "its process runs on"
+
     def verdict(self, quote: Callable[[str], str] = str) -> str:
         """The report's one-line verdict: a failed build first, then budgets. A failed or
         unfinished build is never "within budget". ``quote``: how to write an id."""
@@ -381,6 +402,9 @@ class ReportSummary:
             return " ".join([failed, *([f"{'; '.join(notes)}."] if notes else [])])
         if self.over:
             return f"{len(self.over)} example(s) over budget."
+        if self.incomplete and not self.times_partial:
+            # Every example's time is there; the build's verdict is not in yet.
+            return "No example over budget; the verdict is in once the build's process ends."
         if self.incomplete:  # the examples that never ran cannot be called within budget
             said = [
                 "No example over budget among those the report holds",
@@ -677,6 +701,7 @@ def summarize(
         baseline_failed="; ".join(baseline_failed),
         baseline_no_status=baseline_no_status,
         incomplete=loaded.incomplete_text(),
+        times_partial=loaded.times_partial,
         running_now=loaded.building_now is not None,
         memory_limit=_size(loaded.build.get("memory_limit")),
         sphinx_failed="; ".join(
