@@ -278,7 +278,8 @@ def run_shard(
     outdir = work / "html"
     env = {env_name("shard_examples"): str(selection), **_cache_env(project)}
     try:
-        run_sphinx(copy.docs, outdir, env, sphinx_args, log)
+        # Its failure ends with its first warning or error, as the merge build's does.
+        run_sphinx(copy.docs, outdir, env, sphinx_args, log, warnings=work / "warnings.log")
     except ShardError as exc:
         raise ShardError(f"shard {index}: {_failing_examples(outdir)}{exc}") from None
     planned = [shard.examples for shard in plan.shards]
