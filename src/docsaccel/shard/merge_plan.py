@@ -47,7 +47,8 @@ def check_planned(
                     "the same inputs"
                 )
             planned_by[example_id] = folder
-    unknown = [example_id for example_id in planned_by if example_id not in set(tree)]
+    in_tree = set(tree)
+    unknown = [example_id for example_id in planned_by if example_id not in in_tree]
     if unknown:
         raise ShardError(
             f"{planned_by[unknown[0]]}: plans {_some(unknown)}, which the tree being merged "
