@@ -25,6 +25,7 @@ from docsaccel.contract import (
     EXPECTED_FAILURE,
     FAILED,
     NOT_EXECUTED,
+    SHARD_RUNS,
     InputError,
     build_failures,
     conf_fingerprint,
@@ -315,6 +316,9 @@ def run_shard_build(
         )
 
 
+#: The manifest key naming the shard's build (its report's ``build.id``).
+BUILD_ID_KEY = "build_id"
+
 #: What an artifact folder holds (:func:`collect_shard`); one a failed collection left may
 #: lack the manifest.
 _ARTIFACT_ENTRIES = {MANIFEST, "files", "records"}
@@ -411,6 +415,9 @@ def merged_report(
     build = {**reports[0]["build"], "complete": whole}
     build["wall_seconds"] = max(float(r["build"].get("wall_seconds") or 0.0) for r in reports)
     build["shard"] = {"role": "merge", "examples": len(by_id)}
+    runs = [r["build"]["id"] for r in reports if isinstance(r["build"].get("id"), str)]
+    if runs and len(runs) == len(reports):
+        build["shard"][SHARD_RUNS] = sorted(set(runs))
     for key in BUILD_FAILURES:
         said = dict.fromkeys(
             r["build"][key] for r in reports if isinstance(r["build"].get(key), str)
@@ -668,6 +675,9 @@ def _collect(
         "examples": list(examples),
         "executed": executed,
     }
+    if isinstance(report["build"].get("id"), str):
+        # The shard's run, which the merge's report names (layout.write_shard_runs).
+        manifest[BUILD_ID_KEY] = report["build"]["id"]
     if plan is not None:
         manifest[PLAN_KEY] = plan_entry(plan)
     write_json(artifact / MANIFEST, manifest)
@@ -798,6 +808,9 @@ def merge_artifacts(
         manifests = read_artifacts(artifacts)
     shutil.rmtree(records, ignore_errors=True)
     records.mkdir(parents=True)
+    runs = [m[BUILD_ID_KEY] for m in manifests.values() if isinstance(m.get(BUILD_ID_KEY), str)]
+    if len(runs) == len(manifests):  # else some shard's run is unknown: none is named
+        layout.write_shard_runs(records, runs)
     merged = []
     for folder, manifest in sorted(manifests.items(), key=lambda item: item[1]["index"]):
         for example_id, files in manifest["executed"].items():
