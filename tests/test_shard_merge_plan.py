@@ -73,3 +73,25 @@ def test_a_merge_folder_that_merged_once_refuses_shards_of_another_tree(tmp_path
     done = shard_command(fresh, "shard-merge", str(artifacts))
 
     assert_refused(done, artifacts)
+
+
+def test_a_merge_build_publishes_no_earlier_output_for_an_example_no_shard_ran(
+    tmp_path,
+) -> None:
+    """Shards of the tree's plan whose artifact lost an example's outputs: the merge build
+    refuses the example rather than publish what the earlier merge left of it."""
+    src = make_project(tmp_path, EXAMPLES)
+    done = shard_command(src, "shard-local", "--shards", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    artifacts = tmp_path / "shards"
+    shutil.copytree(src / "_build" / "shard-artifacts", artifacts)
+    example_id = f"examples/{LEFT_OUT}"
+    manifests = {p: json.loads(p.read_text("utf-8")) for p in artifacts.glob("*/manifest.json")}
+    [(path, manifest)] = [(p, m) for p, m in manifests.items() if example_id in m["executed"]]
+    del manifest["executed"][example_id]
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+
+    done = shard_command(src, "shard-merge", str(artifacts))
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"publishes only what they ran, but no shard ran: {example_id}" in done.stderr
