@@ -76,6 +76,7 @@ __all__ = [
     "SG_FAILED_END",
     "SG_FAILED_PREFIX",
     "SHARD_COMMAND",
+    "SHARD_RUNS",
     "STALE",
     "STATUSES",
     "STOPPED_BEFORE_EXAMPLES",
@@ -578,6 +579,9 @@ def started_not_finished(at: str) -> str:
 #: (``process_start``: the start time :func:`docsaccel.process_stat.start_time` read,
 #: ``null`` where it could not), so a reader tells it running from killed outright.
 SHARD_COMMAND = "shard_command"
+#: The key of a merge's ``build.shard`` listing the build ids of the shards whose runs it
+#: reports: two merges of the same shard builds report the same runs.
+SHARD_RUNS = "runs"
 
 
 def shard_command_text(command: str, pid: int, at: str, runs: bool | None) -> str:

@@ -71,7 +71,9 @@ __all__ = [
     "report_path",
     "shard_dir",
     "shard_folders",
+    "shard_runs",
     "started_after",
+    "write_shard_runs",
 ]
 
 #: The folder of docsaccel's files inside an output folder.
@@ -91,6 +93,9 @@ BUILD_ID_FILE = "build-id"
 #: example its build planned, written before any runs: a build killed outright leaves
 #: no report, and its journals name only the examples it started.
 PLAN_FILE = "plan.jsonl"
+#: The file of a merge's records folder naming the shard builds whose records it holds,
+#: one build id a line (:func:`write_shard_runs`, :func:`shard_runs`).
+SHARD_RUNS_FILE = "shard-runs"
 #: The file beside the report saying that a build of the folder started and has not yet
 #: removed the report the last one left (:func:`note_build_started`).
 BUILD_STARTED_FILE = "build-started"
@@ -199,6 +204,24 @@ def example_id_of(slug: str) -> str:
 
 def _under(outdir: str | os.PathLike[str], *parts: str) -> Path:
     return Path(outdir, FOLDER_NAME, *parts)
+
+
+def write_shard_runs(records: str | os.PathLike[str], build_ids: list[str]) -> None:
+    """Name, in a merge's records folder, the shard builds its records come from: the
+    merge's report carries them, so a second merge of the same shard builds is known as
+    the same runs (a history records them once)."""
+    text = "".join(f"{build_id}\n" for build_id in sorted(set(build_ids)))
+    Path(records, SHARD_RUNS_FILE).write_text(text, encoding="ascii")
+
+
+def shard_runs(records: str | os.PathLike[str]) -> list[str]:
+    """The shard builds a merge's records folder names (:func:`write_shard_runs`);
+    ``[]`` when it names none (artifacts of a release before)."""
+    try:
+        text = Path(records, SHARD_RUNS_FILE).read_text(encoding="ascii")
+    except (OSError, ValueError):
+        return []
+    return sorted({line.strip() for line in text.splitlines() if line.strip()})
 
 
 def report_path(outdir: str | os.PathLike[str]) -> Path:

@@ -32,7 +32,7 @@ from sphinx.util import logging
 import docsaccel
 from docsaccel import layout
 from docsaccel.budgets import BudgetTable
-from docsaccel.contract import BUDGETS_FAILED
+from docsaccel.contract import BUDGETS_FAILED, SHARD_RUNS
 from docsaccel.examples import Example, Planner
 from docsaccel.formats import write_json
 from docsaccel.gallery.lock import GalleryLock, OutdirLock
@@ -304,7 +304,11 @@ class GalleryBuild:
 
     def _shard(self) -> dict[str, Any] | None:
         if self.settings.shard_records is not None:
-            return {"role": "merge", "examples": len(self.imported)}
+            merge: dict[str, Any] = {"role": "merge", "examples": len(self.imported)}
+            runs = layout.shard_runs(self.settings.shard_records)
+            if runs:
+                merge[SHARD_RUNS] = runs
+            return merge
         if self.settings.shard_examples is not None:
             return {"role": "shard", "examples": len(self.settings.shard_examples)}
         return None

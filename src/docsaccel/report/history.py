@@ -41,6 +41,7 @@ from docsaccel.contract import (
     INTERRUPTED,
     NOT_EXECUTED,
     OK,
+    SHARD_RUNS,
     UNMEASURED,
     WHOLE_RUNS,
     InputError,
@@ -63,6 +64,7 @@ __all__ = [
     "NOISY_ABOVE",
     "PART_OF_BUILD",
     "PART_OF_BUILD_TEXT",
+    "RUNS_SHA256",
     "STATUSES_KNOWN",
     "Appended",
     "ExampleHistory",
@@ -75,6 +77,7 @@ __all__ = [
     "read_history",
     "read_runs",
     "recent_history",
+    "runs_digest",
     "same_kind",
     "warn_stderr",
 ]
@@ -91,6 +94,9 @@ MIN_RUNS_FOR_NOISE = 3
 STATUSES_KNOWN = "statuses_known"
 #: The line-level key naming the build a line records: the SHA-256 of its report.
 BUILD_SHA256 = "build_sha256"
+#: The line-level key naming the shard builds a merge's line records: the SHA-256 of
+#: their build ids (:func:`runs_digest`), the same for every merge of those shards.
+RUNS_SHA256 = "runs_sha256"
 #: The line-level key that is true when the line records one gallery of its build.
 PART_OF_BUILD = "part_of_build"
 #: What ``history append`` says of a line made from one gallery's file: one line per
@@ -214,6 +220,7 @@ def history_line(
     statuses_known: bool = True,
     build_digest: str | None = None,
     part_of_build: bool = False,
+    runs: str | None = None,
 ) -> str:
     """The JSON line recording one build's ``timings``; ``build``: the report's build facts;
     ``digest``: the SHA-256 of the input file; ``build_digest``: that of its build's
@@ -248,7 +255,30 @@ def history_line(
         entry[BUILD_SHA256] = build_digest
     if part_of_build:
         entry[PART_OF_BUILD] = True
+    if runs is not None:
+        entry[RUNS_SHA256] = runs
     return json.dumps(entry, sort_keys=True)
+
+
+def runs_digest(build: Mapping[str, object]) -> str | None:
+    """The identity of the runs a merge's report holds: the SHA-256 of the build ids of
+    its shards (``build.shard.runs``), or ``None`` for a report of no merge, or of shards
+    not named. Two merges of the same shard artifacts write two reports (their times,
+    their ids differ) of the same runs, which a history records once.
+
+    >>> runs_digest({"shard": {"role": "merge", "runs": ["b1", "a0"]}}) == runs_digest(
+    ...     {"shard": {"role": "merge", "runs": ["a0", "b1"]}})
+    True
+    >>> runs_digest({"shard": {"role": "shard"}}) is None
+    True
+    """
+    shard = build.get("shard")
+    if not isinstance(shard, Mapping) or shard.get("role") != "merge":
+        return None
+    runs = shard.get(SHARD_RUNS)
+    if not isinstance(runs, list) or not runs or not all(isinstance(r, str) for r in runs):
+        return None
+    return hashlib.sha256("\n".join(sorted(runs)).encode("utf-8")).hexdigest()
 
 
 def _entry(timing: Timing, statuses_known: bool = True) -> dict[str, object]:
@@ -339,6 +369,7 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
         statuses_known=loaded.holds_status,
         build_digest=identity,
         part_of_build=loaded.part_of_build,
+        runs=runs_digest(loaded.build or {}),
     )
     line += "\n"
     problem = in_package(history) or missing_folder(history)
@@ -353,6 +384,12 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
             recorded = _recorded_digests(history, lambda _: None)
             if identity in recorded or digest in recorded:
                 raise InputError(f"{history}: already records the build of {report}; not appended")
+            runs = runs_digest(loaded.build or {})
+            if runs is not None and runs in recorded:
+                raise InputError(
+                    f"{history}: already records the runs of {report} (another merge of the "
+                    "same shard builds); not appended"
+                )
             stream.write((_repair_end(history, warn) + line).encode("utf-8"))
     except IsADirectoryError:
         raise InputError(f"{history}: cannot append to the history: it is a directory") from None
@@ -415,7 +452,7 @@ def _recorded_digests(history: Path, warn: Warn) -> set[str]:
 
 
 #: The keys of a history line that say which file and which build it was made from.
-_DIGEST_KEYS = ("input_sha256", BUILD_SHA256)
+_DIGEST_KEYS = ("input_sha256", BUILD_SHA256, RUNS_SHA256)
 
 
 def cut_short_line(text: str) -> int | None:

@@ -25,6 +25,7 @@ from docsaccel.contract import (
     EXPECTED_FAILURE,
     FAILED,
     NOT_EXECUTED,
+    SHARD_RUNS,
     InputError,
     build_failures,
     conf_fingerprint,
@@ -47,6 +48,7 @@ from docsaccel.settings import (
 )
 from docsaccel.shard import sphinx_runs
 from docsaccel.shard.artifact import MANIFEST, MANIFEST_FORMAT
+from docsaccel.shard.merge_plan import PLAN_KEY, check_planned, plan_entry
 from docsaccel.shard.plan import Plan, ShardError, build_gallery_plan, check_index
 from docsaccel.shard.site_pages import ShowUnfinished, SitePages
 
@@ -142,6 +144,14 @@ class DocsProject:
         """The examples of a gallery folder as the build sees them (paths inside it)."""
         files = sg_compat.example_files(Path(folder), dict(self.gallery_conf))
         return [path.relative_to(folder).as_posix() for path in files]
+
+    def example_ids(self) -> list[str]:
+        """The ids of every example of the project's galleries, as a plan names them."""
+        return [
+            f"{gallery}/{name}"
+            for gallery in self.galleries
+            for name in self.example_names(self.docs / gallery)
+        ]
 
     def target_file(self, example_id: str) -> Path:
         """Where sphinx-gallery copies the example next to its page."""
@@ -269,10 +279,14 @@ def run_shard(
     outdir = work / "html"
     env = {env_name("shard_examples"): str(selection), **_cache_env(project)}
     try:
-        run_sphinx(copy.docs, outdir, env, sphinx_args, log)
+        # Its failure ends with its first warning or error, as the merge build's does.
+        run_sphinx(copy.docs, outdir, env, sphinx_args, log, warnings=work / "warnings.log")
     except ShardError as exc:
         raise ShardError(f"shard {index}: {_failing_examples(outdir)}{exc}") from None
-    return collect_shard(copy, outdir, Path(artifact), index, shards, examples, origin=project.root)
+    planned = [shard.examples for shard in plan.shards]
+    return collect_shard(
+        copy, outdir, Path(artifact), index, shards, examples, origin=project.root, plan=planned
+    )
 
 
 def run_shard_build(
@@ -301,6 +315,9 @@ def run_shard_build(
             project, shards, index, inputs, artifact, sphinx_args=sphinx_args, plan=plan
         )
 
+
+#: The manifest key naming the shard's build (its report's ``build.id``).
+BUILD_ID_KEY = "build_id"
 
 #: What an artifact folder holds (:func:`collect_shard`); one a failed collection left may
 #: lack the manifest.
@@ -398,6 +415,9 @@ def merged_report(
     build = {**reports[0]["build"], "complete": whole}
     build["wall_seconds"] = max(float(r["build"].get("wall_seconds") or 0.0) for r in reports)
     build["shard"] = {"role": "merge", "examples": len(by_id)}
+    runs = [r["build"]["id"] for r in reports if isinstance(r["build"].get("id"), str)]
+    if runs and len(runs) == len(reports):
+        build["shard"][SHARD_RUNS] = sorted(set(runs))
     for key in BUILD_FAILURES:
         said = dict.fromkeys(
             r["build"][key] for r in reports if isinstance(r["build"].get(key), str)
@@ -575,8 +595,12 @@ def collect_shard(
     shards: int,
     examples: Sequence[str],
     origin: Path | None = None,
+    plan: Sequence[Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """Copy the outputs and records of the examples the build executed into ``artifact``.
+
+    ``plan``: every shard's examples, kept in the manifest so a merge takes only shards of
+    one plan of its tree (:func:`docsaccel.shard.merge_plan.check_planned`).
 
     Raises :class:`ShardError` when an executed example left no reusable outputs (it
     failed: sphinx-gallery keeps no md5 of a failing example, so it would run again). An
@@ -592,7 +616,7 @@ def collect_shard(
         raise ShardError(f"cannot read the shard's report: {exc}") from None
     shutil.rmtree(artifact, ignore_errors=True)
     try:
-        return _collect(project, artifact, report, index, shards, examples, origin)
+        return _collect(project, artifact, report, index, shards, examples, origin, plan)
     except BaseException:
         # Without its manifest, a partial artifact is not known as one: its pages would be
         # read as documents where it lies.
@@ -608,6 +632,7 @@ def _collect(
     shards: int,
     examples: Sequence[str],
     origin: Path | None,
+    plan: Sequence[Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """:func:`collect_shard` of a read ``report`` into the emptied ``artifact``."""
     executed: dict[str, list[str]] = {}
@@ -650,6 +675,11 @@ def _collect(
         "examples": list(examples),
         "executed": executed,
     }
+    if isinstance(report["build"].get("id"), str):
+        # The shard's run, which the merge's report names (layout.write_shard_runs).
+        manifest[BUILD_ID_KEY] = report["build"]["id"]
+    if plan is not None:
+        manifest[PLAN_KEY] = plan_entry(plan)
     write_json(artifact / MANIFEST, manifest)
     return manifest
 
@@ -778,6 +808,9 @@ def merge_artifacts(
         manifests = read_artifacts(artifacts)
     shutil.rmtree(records, ignore_errors=True)
     records.mkdir(parents=True)
+    runs = [m[BUILD_ID_KEY] for m in manifests.values() if isinstance(m.get(BUILD_ID_KEY), str)]
+    if len(runs) == len(manifests):  # else some shard's run is unknown: none is named
+        layout.write_shard_runs(records, runs)
     merged = []
     for folder, manifest in sorted(manifests.items(), key=lambda item: item[1]["index"]):
         for example_id, files in manifest["executed"].items():
@@ -815,6 +848,9 @@ def run_merge(
     manifests = read_artifacts(Path(artifacts))  # before the last build's report goes
     for folder in manifests:
         check_artifact_place(project, folder, "the shard artifact")
+    # Outputs an earlier build left in the gallery folders would otherwise stand for the
+    # examples no shard of another plan (or tree) ran.
+    check_planned(manifests, project.example_ids(), project.docs)
     own_build_folder(project.docs)  # first: the site folder may be in it
     with holding_shard_work(project):
         return _merge(
@@ -1214,10 +1250,13 @@ def _run_shards_and_merge(
         pages.failed(_write_merged_report(project, shards, outdir, errors), errors)
         raise ShardError("; ".join(errors))
     try:
+        manifests = read_artifacts(artifacts)
+        # The tree may have changed while the shards ran.
+        check_planned(manifests, project.example_ids(), project.docs)
         return _merge(
             project,
             artifacts,
-            read_artifacts(artifacts),
+            manifests,
             outdir,
             None,
             sphinx_args,

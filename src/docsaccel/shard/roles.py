@@ -40,6 +40,7 @@ def apply_shard_settings(
         imported = read_records(settings.shard_records)
         _take_expected_failures(examples, imported, gallery_conf)
         _check_all_unchanged(examples, settings.shard_records)
+        _check_all_from_shards(examples, imported, settings.shard_records)
         _check_same_fast_path(imported.values(), settings.fast)
     if settings.shard_examples is not None:
         selected = _select_examples(examples, settings.shard_examples)
@@ -102,6 +103,24 @@ def _check_all_unchanged(examples: list[Example], records_dir: Path) -> None:
             f"this build merges shards ({SHARD_RECORDS_ENV_VAR} = {str(records_dir)!r}) and "
             f"must execute no example, but no shard left the outputs of: "
             f"{', '.join(would_run)} (sphinx-gallery would execute them here)"
+        )
+
+
+def _check_all_from_shards(
+    examples: list[Example], imported: dict[str, dict[str, Any]], records_dir: Path
+) -> None:
+    """A merge build publishes only what its shards ran: an example none of them ran is
+    unchanged only because an earlier build left its outputs in the gallery folder, which
+    would read as this build's (the merge build looks up no example cache: the shards
+    did)."""
+    not_ran = [
+        example.id for example in examples if example.executable and example.id not in imported
+    ]
+    if not_ran:
+        raise config_error(
+            f"this build merges shards ({SHARD_RECORDS_ENV_VAR} = {str(records_dir)!r}) and "
+            f"publishes only what they ran, but no shard ran: {', '.join(not_ran)} (the "
+            "outputs in the gallery folder are an earlier build's)"
         )
 
 
