@@ -276,6 +276,50 @@ def test_a_file_the_user_added_after_a_build_of_another_context_is_kept(ws, tmp_
     assert ws.differences() == []
 
 
+def test_a_file_the_user_put_in_the_output_folder_is_not_kept_in_the_state(ws, tmp_path):
+    """A file the user put in the output folder (a site verification page) stays there
+    through every build: local ones, one of another context, one restoring the state into
+    that folder. It is no build's: a fresh checkout restoring the state has the files of a
+    clean build of the tree, without it."""
+    user_file = ws.outdir / "google0123456789abcdef.html"
+    user_text = "google-site-verification: google0123456789abcdef.html\n"
+    first = ws.build()
+    assert first.returncode == 0 and first.state["origin"] == "cache", first.output
+    user_file.write_text(user_text)
+    for cache, args, origin in [
+        (None, (), "local"),
+        (None, (), "local"),  # the file is older than the end of the build before
+        (tmp_path / "another-cache", ("-t", "other"), "none"),
+        (None, (), "cache"),
+    ]:
+        again = ws.build(cache, *args)
+        assert again.returncode == 0 and again.state["origin"] == origin, again.output
+        assert user_file.read_text() == user_text, again.output
+    ws.fresh_copy()
+    restored = ws.build()
+    assert restored.returncode == 0 and restored.state["origin"] == "cache", restored.output
+    assert ws.differences() == []
+
+
+def test_another_tools_folder_in_the_output_folder_is_not_kept_in_the_state(ws):
+    """The output folder is the checkout of a published site (its ``.git``), there before
+    a build finished: it stays, and a fresh checkout restoring the state has no ``.git``
+    in its output folder, as a clean build has none."""
+    first = ws.build()
+    assert first.returncode == 0, first.output
+    head = ws.outdir / ".git" / "HEAD"
+    head.parent.mkdir()
+    head.write_text("ref: refs/heads/gh-pages\n")
+    for _ in range(2):  # the second finds it older than the end of the build before
+        again = ws.build()
+        assert again.returncode == 0 and again.state["origin"] == "local", again.output
+        assert head.read_text() == "ref: refs/heads/gh-pages\n"
+    ws.fresh_copy()
+    restored = ws.build()
+    assert restored.returncode == 0 and restored.state["origin"] == "cache", restored.output
+    assert ws.differences() == []
+
+
 def test_a_restored_build_leaves_no_empty_folder_of_a_renamed_example(ws):
     """The restored output held the renamed example's download in a folder of its own
     (``_downloads/<digest>/plot_mean.py``): deleting the file deletes the folder too."""

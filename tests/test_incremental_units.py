@@ -614,6 +614,33 @@ def test_after_a_finished_build_only_what_a_build_wrote_is_deleted(tmp_path):
     assert [p.name for p in out.iterdir()] == ["user.txt"]
 
 
+def test_a_file_the_last_finished_build_found_the_users_is_neither_deleted_nor_saved(
+    tmp_path,
+):
+    """Older than the end of the folder's last finished build, yet listed by it as no
+    build's: the user's file stays where it is and is not among what the state saves."""
+    from docsaccel.incremental.sphinxext.untrusted_output import (
+        FinishedBuild,
+        keep_only_restored,
+        written_by_builds,
+    )
+
+    out = tmp_path / "html"
+    out.mkdir()
+    ended_ns = 2_000_000_000 * 10**9
+    for name in ("page.html", "CNAME"):
+        (out / name).write_text("")
+        os.utime(out / name, ns=(ended_ns - 10**9, ended_ns - 10**9))
+    finished = FinishedBuild.of(ended_ns, None, ["CNAME"])
+    files = {name: out / name for name in ("page.html", "CNAME")}
+
+    assert list(written_by_builds(out, files, ended_ns + 10**9, frozenset(), [], finished)) == [
+        "page.html"
+    ]
+    assert keep_only_restored(out, [], [], [], finished) == 1
+    assert [p.name for p in out.iterdir()] == ["CNAME"]
+
+
 def test_images_of_one_name_are_numbered_in_the_clean_build_order():
     from docsaccel.incremental.sphinxext.image_names import clean_names, misnumbered
 

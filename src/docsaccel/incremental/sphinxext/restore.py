@@ -45,7 +45,11 @@ from docsaccel.incremental.sphinxext.state_build import (
     IncrementalBuild,
     Restored,
 )
-from docsaccel.incremental.sphinxext.untrusted_output import FinishedBuild, keep_only_restored
+from docsaccel.incremental.sphinxext.untrusted_output import (
+    FOREIGN,
+    FinishedBuild,
+    keep_only_restored,
+)
 from docsaccel.incremental.state_context import context_key, describe_difference, state_context
 from docsaccel.incremental.state_store import StateError, StateStore, remove_partials
 from docsaccel.settings import given_as
@@ -268,7 +272,7 @@ def _origin_text(build: IncrementalBuild) -> str:
 def _start(build: IncrementalBuild, fresh: bool) -> None:
     marker_path = build.doctreedir / MARKER
     marker = _read_marker(marker_path)
-    finished = _finished_build(marker_path, marker)
+    finished = build.restored.finished = _finished_build(marker_path, marker)
     # From now on the folders hold an unfinished build until build-finished says otherwise.
     with contextlib.suppress(FileNotFoundError):
         marker_path.unlink()
@@ -385,7 +389,10 @@ def _finished_build(path: Path, marker: dict[str, Any] | None) -> FinishedBuild 
         ended_ns = path.stat().st_mtime_ns
     except OSError:
         return None
-    return FinishedBuild.of(ended_ns, LastBuild.from_json(marker.get("facts")))
+    foreign = marker.get(FOREIGN)
+    if not (isinstance(foreign, list) and all(isinstance(f, str) for f in foreign)):
+        foreign = []  # a marker written before builds listed them
+    return FinishedBuild.of(ended_ns, LastBuild.from_json(marker.get("facts")), foreign)
 
 
 def _read_marker(path: Path) -> dict[str, Any] | None:

@@ -23,6 +23,12 @@ from docsaccel.incremental.sphinxext.state_build import (
     current,
     pages_of,
 )
+from docsaccel.incremental.sphinxext.untrusted_output import (
+    FOREIGN,
+    foreign_files,
+    recorded_files,
+    written_by_builds,
+)
 from docsaccel.incremental.sphinxext.warnings import uninstall
 from docsaccel.incremental.sphinxext.writing import (
     builder_page_files,
@@ -107,7 +113,11 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     if removed:
         logger.info(f"docsaccel: {removed} file(s) of removed pages, images or downloads deleted")
     facts = _facts(app, build, outputs, linked)
-    marker = {**MARKER_FORMAT.header(), "key": build.key, "facts": facts.to_json()}
+    marker: dict[str, Any] = {
+        **MARKER_FORMAT.header(),
+        "key": build.key,
+        "facts": facts.to_json(),
+    }
     doctrees = {
         rel: path
         for rel, path in files_under(build.doctreedir).items()
@@ -116,7 +126,18 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     output: dict[str, Path] = {}
     if build.pages:
         leave_out = [build.outdir / PLUGIN_FOLDER, build.doctreedir]
-        output = files_under(build.outdir, leave_out)
+        # Only what builds wrote: a user's file there is no build's, and a fresh checkout
+        # restoring the state would publish it where a clean build has none.
+        found = files_under(build.outdir, leave_out)
+        output = written_by_builds(
+            build.outdir,
+            found,
+            build.restored.started_ns,
+            recorded_files(facts),
+            build.restored.files,
+            build.restored.finished,
+        )
+        marker[FOREIGN] = foreign_files(found, output)
     meta = {
         "context": build.context,
         "root": build.restored.place.root,

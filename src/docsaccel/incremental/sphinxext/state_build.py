@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     # most builds keep no state and need none of these modules.
     from docsaccel.cache.deps import Project
     from docsaccel.incremental.pages import Place
+    from docsaccel.incremental.sphinxext.untrusted_output import FinishedBuild
     from docsaccel.incremental.state_store import Known, StateStore
 
 __all__ = [
@@ -76,6 +77,9 @@ class Restored:
     usable: bool = True
     #: When this build began (``time.time_ns()`` at config-inited).
     started_ns: int = field(default_factory=time.time_ns)
+    #: The last build that finished in these folders, of any context (``None``: none
+    #: did), which tells the files builds wrote there from a user's.
+    finished: FinishedBuild | None = None
 
     def left_as_it_was(self, path: str | os.PathLike[str]) -> bool:
         """Whether a file of the doctree or output folder is as the state left it, not

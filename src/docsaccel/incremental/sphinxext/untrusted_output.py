@@ -16,47 +16,72 @@ is newer than the build; a restored file bears the epoch). A file written since 
 recorded by no build is the user's, and stays, as a clean build into that folder leaves
 it. Where no build finished (one killed), what a build wrote cannot be told from what a
 user added: every file the restore did not put there goes.
+
+The same rule says what a build saves of the folder as its Sphinx state
+(:func:`written_by_builds`): a file the user put there is no build's, and a fresh
+checkout restoring the state would otherwise publish it where a clean build has none.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from docsaccel.incremental.last_build import LastBuild
 
-__all__ = ["FinishedBuild", "keep_only_restored"]
+__all__ = [
+    "FOREIGN",
+    "FinishedBuild",
+    "foreign_files",
+    "keep_only_restored",
+    "recorded_files",
+    "written_by_builds",
+]
 
 
+#: The marker's list of the files of the output folder its build found no build's (a
+#: user's file outlives the build that found it, so its time no longer tells).
+FOREIGN = "foreign"
 #: The one hidden file Sphinx writes in an HTML folder; every other one is the user's.
 _SPHINX_HIDDEN = ".buildinfo"
+
+
+def recorded_files(record: LastBuild) -> frozenset[str]:
+    """The files of the output folder (relative to it, posix) a build's record names."""
+    wrote = {f for files in record.outputs.values() for f in files}
+    wrote |= {*record.builder_pages.values(), *record.sphinx_files, *record.site_files}
+    return frozenset(wrote)
 
 
 @dataclass(frozen=True)
 class FinishedBuild:
     """The last build that finished in an output folder, as its marker tells: when it
-    ended, and the files (relative to the folder, posix) its record names."""
+    ended, the files (relative to the folder, posix) its record names, and those it found
+    there that no build wrote (:data:`FOREIGN`: older than its end, yet the user's)."""
 
     ended_ns: int
     wrote: frozenset[str]
+    foreign: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, ended_ns: int, record: LastBuild | None) -> FinishedBuild:
+    def of(
+        cls, ended_ns: int, record: LastBuild | None, foreign: Iterable[str] = ()
+    ) -> FinishedBuild:
         """The build that ended at ``ended_ns`` (its marker's time) leaving ``record``
         (``None``: one this docsaccel cannot read, told by its time alone)."""
-        if record is None:
-            return cls(ended_ns, frozenset())
-        wrote = {f for files in record.outputs.values() for f in files}
-        wrote |= {*record.builder_pages.values(), *record.sphinx_files, *record.site_files}
-        return cls(ended_ns, frozenset(wrote))
+        wrote = frozenset() if record is None else recorded_files(record)
+        return cls(ended_ns, wrote, frozenset(foreign))
 
     def made(self, outdir: str, path: str) -> bool:
         """Whether ``path`` (under ``outdir``) is a file a build wrote, not the user."""
-        if os.path.relpath(path, outdir).replace(os.sep, "/") in self.wrote:
+        relative = os.path.relpath(path, outdir).replace(os.sep, "/")
+        if relative in self.wrote:
             return True
+        if relative in self.foreign:
+            return False
         try:
             return os.stat(path, follow_symlinks=False).st_mtime_ns <= self.ended_ns
         except OSError:
@@ -120,3 +145,63 @@ def keep_only_restored(
         with contextlib.suppress(OSError):
             os.rmdir(folder)  # only an empty one
     return removed
+
+
+def _hidden(relative: str) -> bool:
+    """Whether ``relative`` (posix, under the output folder) is or lies in a hidden entry
+    other than Sphinx's own: another tool's (a ``.git`` of a site published from there)."""
+    return relative != _SPHINX_HIDDEN and any(p.startswith(".") for p in relative.split("/"))
+
+
+def written_by_builds(
+    outdir: Path,
+    files: Mapping[str, Path],
+    started_ns: int,
+    recorded: frozenset[str],
+    restored: Iterable[str],
+    finished: FinishedBuild | None,
+) -> dict[str, Path]:
+    """The files of ``files`` (``{relative: path}`` under ``outdir``) a build wrote: those
+    this build recorded (``recorded``) or wrote (modified since ``started_ns``), and, hidden
+    entries aside, those it restored (``restored``: absolute paths) or the folder's last
+    finished build made (``finished``). What is left is the user's or another tool's.
+
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp())
+    >>> for name, at_ns in [("old.html", 10**9), ("user.txt", 3 * 10**9), (".git/HEAD", 10**9)]:
+    ...     (out / name).parent.mkdir(exist_ok=True)
+    ...     _ = (out / name).write_text("")
+    ...     os.utime(out / name, ns=(at_ns, at_ns))
+    >>> files = {name: out / name for name in ("old.html", "user.txt", ".git/HEAD")}
+    >>> last = FinishedBuild.of(2 * 10**9, None)
+    >>> sorted(written_by_builds(out, files, 4 * 10**9, frozenset(), [], last))
+    ['old.html']
+    """
+    outdir = Path(os.path.abspath(outdir))
+    restored_paths = {os.path.abspath(p) for p in restored}
+    found = {}
+    for relative, path in files.items():
+        absolute = os.path.abspath(path)
+        if relative in recorded or _modified_since(absolute, started_ns):
+            found[relative] = path
+        elif _hidden(relative):
+            continue
+        elif absolute in restored_paths or (
+            finished is not None and finished.made(str(outdir), absolute)
+        ):
+            found[relative] = path
+    return found
+
+
+def foreign_files(files: Iterable[str], written: Iterable[str]) -> list[str]:
+    """What a finished build lists as :data:`FOREIGN`: ``files`` (relative, posix) not
+    ``written`` (:func:`written_by_builds`), hidden entries aside (never deleted nor saved
+    whatever their time, and a ``.git`` holds many)."""
+    return sorted(set(files) - set(written) - {f for f in files if _hidden(f)})
+
+
+def _modified_since(path: str, started_ns: int) -> bool:
+    try:
+        return os.stat(path, follow_symlinks=False).st_mtime_ns >= started_ns
+    except OSError:
+        return False
