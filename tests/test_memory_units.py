@@ -442,6 +442,27 @@ def test_a_cancelled_tripwire_never_trips() -> None:
     assert not wire.fired
 
 
+def test_a_tripwire_decides_at_a_check_and_none_after_the_last() -> None:
+    # The code whose thread it would interrupt never runs: only the checks can reach it.
+    at_check = []
+    wire = Tripwire(
+        lambda: None,
+        lambda why: f"over its {why} budget",
+        code_file="/nowhere/plot_never.py",
+        every=0.01,
+        at_check=lambda: "memory" if at_check else None,
+    ).start()
+    assert wire.decide_now(last=False) is None
+    at_check.append(True)
+    assert wire.decide_now(last=False) == "over its memory budget"
+    assert wire.why == "memory"
+    quiet = Tripwire(lambda: "ceiling", lambda why: "late", every=0.2, at_check=lambda: None)
+    quiet.start()
+    assert quiet.decide_now(last=True) is None
+    time.sleep(0.4)  # its watch would have tripped by now: it ended at the last check
+    assert not quiet.fired and quiet.decide_now(last=True) is None
+
+
 @pytest.mark.parametrize("hard", [True, False])
 def test_the_tripwire_s_hard_stop(hard) -> None:
     stopped: list[float] = []

@@ -47,6 +47,7 @@ __all__ = [
     "abort_in_one_line",
     "cached_seconds",
     "call_user_resetters",
+    "check_after_blocks",
     "cost_stamp",
     "example_files",
     "execution_times_page",
@@ -423,7 +424,7 @@ def on_abort(callback: Callable[[BaseException], None]) -> None:
 
 def _wrap_handle_exception() -> None:
     """Wrap sphinx-gallery's ``handle_exception`` once per process, for
-    :func:`hide_frames` and :func:`on_abort`."""
+    :func:`hide_frames`, :func:`on_abort` and :func:`check_after_blocks`."""
     original = gen_rst.handle_exception
     if getattr(original, "_docsaccel", False):
         return
@@ -431,8 +432,9 @@ def _wrap_handle_exception() -> None:
     @functools.wraps(original)
     def handle_exception(exc_info: Any, *args: Any, **kwargs: Any) -> str:
         kind, value, tb = exc_info
+        tb = None if getattr(value, "_docsaccel_after_block", False) else _without_hidden(tb)
         try:
-            return original((kind, value, _without_hidden(tb)), *args, **kwargs)
+            return original((kind, value, tb), *args, **kwargs)
         except BaseException as exc:
             # Its bare ``raise`` lets the example's own error out: the build ends with it.
             if exc is value:
@@ -476,6 +478,65 @@ def fail_own_exits(replace: Callable[[BaseException], Exception | None]) -> None
 
     exec_once._docsaccel = True  # type: ignore[attr-defined]
     gen_rst._exec_once = exec_once
+
+
+#: What :func:`check_after_blocks` calls: ``check(last, failed)``.
+_checks: list[Callable[[bool, bool], BaseException | None]] = []
+
+
+def check_after_blocks(check: Callable[[bool, bool], BaseException | None]) -> None:
+    """Call ``check(last, failed)`` where an example's code block is over but sphinx-gallery
+    still handles its errors: once its code has returned, and again once its figures are
+    scraped. ``last``: no such call comes after this one for the example (its last code
+    block); ``failed``: the example has raised already. An exception ``check`` returns is
+    raised there, so sphinx-gallery fails the example with it, as if its code had raised
+    it: its page, JUnit XML and times then say it failed. Once per process (safe to call
+    again).
+    """
+    if check not in _checks:
+        _checks.append(check)
+    _wrap_handle_exception()
+    run_code = _private(gen_rst, "_exec_and_get_memory")
+    if not getattr(run_code, "_docsaccel", False):
+
+        @functools.wraps(run_code)
+        def exec_and_get_memory(*args: Any, **kwargs: Any) -> Any:
+            done = run_code(*args, **kwargs)
+            caller = sys._getframe(1).f_locals
+            # A block whose figures are deferred is over with its code: no scrape follows.
+            _after_block(caller.get("block"), not caller.get("need_save_figures", True))
+            return done
+
+        exec_and_get_memory._docsaccel = True  # type: ignore[attr-defined]
+        gen_rst._exec_and_get_memory = exec_and_get_memory
+    scrape = _private(gen_rst, "save_figures")
+    if not getattr(scrape, "_docsaccel", False):
+
+        @functools.wraps(scrape)
+        def save_figures(block: Any, script_vars: dict[str, Any], *args: Any, **kw: Any) -> Any:
+            done = scrape(block, script_vars, *args, **kw)
+            # Also called once the example raised (to close its figures): then no error.
+            _after_block(block, True, failed=not script_vars.get("execute_script", True))
+            return done
+
+        save_figures._docsaccel = True  # type: ignore[attr-defined]
+        gen_rst.save_figures = save_figures
+
+
+def _after_block(block: Any, over: bool, failed: bool = False) -> None:
+    """Run the checks after ``block``; ``over``: nothing of the block follows."""
+    found = _generate_file_rst_locals()
+    blocks = [] if found is None else found.get("script_blocks") or []
+    # A block is a named tuple whose first field is its kind (``"text"`` or ``"code"``).
+    code = [b for b in blocks if b[0] != "text"]
+    last = over and bool(code) and code[-1] is block
+    for check in _checks:
+        error = check(last, failed)
+        if error is not None and not failed:
+            # Raised after the example's code returned: no frame of its (nor of
+            # sphinx-gallery's, nor ours) belongs on its page (:func:`_wrap_handle_exception`).
+            error._docsaccel_after_block = True  # type: ignore[attr-defined]
+            raise error
 
 
 def _without_hidden(tb: types.TracebackType | None) -> types.TracebackType | None:

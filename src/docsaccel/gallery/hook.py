@@ -33,7 +33,7 @@ from docsaccel.contract import (
 )
 from docsaccel.examples import Example, Planner
 from docsaccel.gallery import process_end
-from docsaccel.gallery.interrupt import Deadline, Tripwire, cancel_all
+from docsaccel.gallery.interrupt import Deadline, MemoryExceeded, Tripwire, cancel_all
 from docsaccel.gallery.memory import SAMPLE_SECONDS, MemoryMeter, Sample, hard_line, rss_bytes
 from docsaccel.gallery.processes import (
     Process,
@@ -416,6 +416,7 @@ class ExampleHook:
             self._run = None
             return
         process_end.install(sigterm=False)
+        sg_compat.check_after_blocks(self._block_done)
         if os.getpid() != self.build_pid:  # a worker of a parallel build: not past the build
             end_with_build(self.build_pid)
         registry.clear()
@@ -473,13 +474,34 @@ class ExampleHook:
                 budget is not None and sample.example > budget
             )
 
-        def tripped() -> str | None:
-            sample = measure(past_a_limit)
+        def verdict(sample: Sample) -> str | None:
             if ceiling is not None and sample.build > ceiling and sample.largest:
                 return BY_CEILING
             if budget is not None and sample.example > budget:
                 return BY_MEMORY
             return None
+
+        def tripped() -> str | None:
+            return verdict(measure(past_a_limit))
+
+        def at_check() -> str | None:
+            """At the end of a code block, in the example's thread: the memory now, then
+            its peak. What came and went between two samples (one call that allocates
+            and frees) only the high-water mark saw: judged by the same limits, with the
+            rest of the build as it holds now."""
+            why = tripped()
+            now = run.sample
+            if why is not None or now is None:
+                return why
+            assert run.meter is not None
+            peak = peak_bytes(run.meter.so_far()) or 0
+            if peak <= now.example:
+                return None
+            at_peak = Sample(peak, now.build - now.example + peak, now.largest)
+            why = verdict(at_peak)
+            if why is not None:
+                run.sample = at_peak
+            return why
 
         def beyond_hard_line() -> bool:
             return hard is not None and measure(lambda s: s.build >= hard).build >= hard
@@ -492,7 +514,27 @@ class ExampleHook:
             on_hard_stop=lambda elapsed: self._memory_hard_stop(run, elapsed),
             hard=None if hard is None else beyond_hard_line,
             on_delivered=lambda: self._end_memory_children(run),
+            at_check=at_check,
         ).start()
+
+    def _block_done(self, last: bool, failed: bool) -> BaseException | None:
+        """A code block of the running example is over (:func:`.sg_compat.check_after_blocks`):
+        the memory interruption to raise in its place, if its limits stop it.
+
+        The tripwire delivers its interruption only while the example's code runs: one
+        decided as the code returns would never reach it, and sphinx-gallery would show
+        a success that its record calls stopped. Raised here, every file says it failed.
+        """
+        run = self._run
+        if run is None or run.pid != os.getpid() or run.tripwire is None:
+            return None
+        if failed:
+            # It raised (sphinx-gallery shows that error): its status is decided.
+            if last:
+                run.tripwire.cancel()
+            return None
+        message = run.tripwire.decide_now(last)
+        return None if message is None else MemoryExceeded(message)
 
     def _memory_interrupted(self, run: _Run, why: str) -> str:
         """The tripwire tripped (its watch thread): end the processes the example started

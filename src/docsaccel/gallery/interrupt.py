@@ -299,7 +299,8 @@ class Tripwire(_Interruption):
     called when the code still runs ``grace`` seconds after the trip, or at once when
     ``hard()`` (checked at every sample after the trip) is true. ``on_delivered``: called
     once, right after the first delivery (the exception is pending in the code's thread:
-    ending a child process the code waits for lets it land).
+    ending a child process the code waits for lets it land). ``at_check``: what
+    :meth:`decide_now` asks in the code's own thread (``tripped`` by default).
     """
 
     exception = MemoryExceeded
@@ -315,6 +316,7 @@ class Tripwire(_Interruption):
         on_hard_stop: Callable[[float], None] | None = None,
         hard: Callable[[], bool] | None = None,
         on_delivered: Callable[[], None] | None = None,
+        at_check: Callable[[], str | None] | None = None,
     ) -> None:
         if not every > 0:
             raise ValueError(f"Tripwire every must be more than 0, got {every!r}")
@@ -324,24 +326,46 @@ class Tripwire(_Interruption):
         self.every = float(every)
         self.hard = hard
         self.on_delivered = on_delivered
-        #: What ``tripped()`` said, once it did.
+        self.at_check = at_check or tripped
+        #: What ``tripped()`` said, once it did, and the message it was given.
         self.why: str | None = None
+        self.message: str | None = None
 
     def start(self) -> Tripwire:
         self._begin()
         self._watch_in_thread()
         return self
 
-    def _trip(self) -> str | None:
-        """The message, once ``tripped()`` says why (None until then, or when cancelled)."""
-        why = self.tripped()
+    def _trip(self, tripped: Callable[[], str | None]) -> str | None:
+        """The message, once ``tripped()`` says why (None until then, or when cancelled);
+        the first decision's, whichever thread asks."""
+        why = tripped()
         if why is None:
             return None
         with self._lock:
             if self._stop.is_set():
                 return None
-            self.why, self.fired, self.tier = why, True, "watchdog"
-            return self.message_for(why)
+            if self.message is None:
+                self.why, self.fired, self.tier = why, True, "watchdog"
+                self.message = self.message_for(why)
+            return self.message
+
+    def decide_now(self, last: bool) -> str | None:
+        """In the code's own thread, at a point where it can take the exception itself
+        (its code has returned; its caller handles its errors): the message if the
+        tripwire tripped, or trips now (``at_check()`` is asked at once), else None.
+
+        A decision the watch made once the code had returned never reached it: raised
+        here, it does. A message returned, or ``last`` (no such point comes after this
+        one), ends the watch: a decision after it could reach no code, so none is made.
+        """
+        message = self.message
+        if message is None and not self._stop.is_set():
+            message = self._trip(self.at_check)
+        if message is not None or last:
+            # Also drops an exception delivered but not raised yet: it is raised here.
+            self.cancel()
+        return message
 
     def _watch(self) -> None:
         message: str | None = None
@@ -349,7 +373,7 @@ class Tripwire(_Interruption):
         while not self._stop.wait(self.every):
             first = message is None
             if first:
-                message = self._trip()
+                message = self._trip(self.tripped)
                 if message is None:
                     continue
                 tripped_at = time.perf_counter()
