@@ -359,3 +359,26 @@ def test_a_budget_of_zero_or_less_is_refused_stating_the_rule(tmp_path, budget) 
         f"examples[0].budget_seconds is {budget}; expected a finite number above 0, or null "
         "for an unbounded example"
     ) in str(excinfo.value)
+
+
+def test_a_gallery_file_whose_subsections_list_no_example_names_them(tmp_path) -> None:
+    """A gallery's ``sg_execution_times.rst`` of one "N/A" row, as sphinx-gallery writes
+    it for a gallery whose examples are all in subsections, whose subsections' files list
+    none either: the error names the files that would hold its examples."""
+    from docsaccel.report.inputs import judged_input
+
+    empty = (
+        ".. list-table::\n   :header-rows: 1\n\n   * - Example\n     - Time\n     - Mem (MB)\n"
+        "   * - N/A\n     - N/A\n     - N/A\n"
+    )
+    times = tmp_path / "auto_examples" / "sg_execution_times.rst"
+    subsection = times.parent / "basics" / times.name
+    subsection.parent.mkdir(parents=True)
+    times.write_text(empty, encoding="utf-8")
+    subsection.write_text(empty, encoding="utf-8")
+    with pytest.raises(InputError) as raised:
+        judged_input(times)
+    assert str(raised.value) == (
+        f"{times}: no example could be read from this sg-rst-list-table file, nor from its "
+        f"subsections' files {subsection}"
+    )

@@ -64,8 +64,28 @@ def _inputs(doc: Path, outdir: Path) -> list[Path]:
         outdir,
         doc / "sg_execution_times.rst",
         doc / "auto_examples" / "basics" / "sg_execution_times.rst",
+        # Its gallery's own: all its examples are in subsections, so its table is "N/A".
+        doc / "auto_examples" / "sg_execution_times.rst",
         outdir / "junit.xml",
     ]
+
+
+def test_a_gallery_file_of_subsections_only_is_judged_by_its_gallerys_examples(project) -> None:
+    """sphinx-gallery lists no example in the ``sg_execution_times.rst`` of a gallery
+    whose examples are all in subsections: read with its build's report, it stands for
+    the examples of its gallery (its subsections'), not those of another gallery, and
+    ``check`` gives the verdict its subsections' files give."""
+    doc, _, _ = project
+    times = doc / "auto_examples" / "sg_execution_times.rst"
+    assert "N/A" in times.read_text(encoding="utf-8")
+    loaded = judged_input(times)
+    assert sorted(t.id for t in loaded.timings) == [i for i in IDS if i.startswith("../examples/")]
+    assert loaded.part_of_build and loaded.build_report is not None
+    said = {
+        path: run_cli("check", str(path)) for path in (times, times.parent / "basics" / times.name)
+    }
+    for path, done_cli in said.items():
+        assert done_cli.returncode == 0, (path, done_cli.stdout + done_cli.stderr)
 
 
 def test_every_file_of_the_build_names_its_examples_by_the_reports_ids(project) -> None:

@@ -70,6 +70,7 @@ __all__ = [
     "is_measurement_file",
     "is_unchanged",
     "junit_folder",
+    "junit_lists_runs_elsewhere",
     "mark_unchanged",
     "mask_measurements",
     "measured_seconds",
@@ -204,6 +205,7 @@ _collect_gallery_files = _private(utils, "_collect_gallery_files")
 get_md5sum = _private(utils, "get_md5sum")
 _summarize_failing_examples = _private(gen_gallery, "summarize_failing_examples")
 _generate_gallery_rst = _private(gen_gallery, "generate_gallery_rst")
+_private(gen_gallery, "write_junit_xml")  # wrapped, and looked up, when used
 _private(py_source_parser, "remove_config_comments")  # wrapped, and looked up, when used
 # Only in some of the checked releases (None in the others), each with a way without it:
 # the per-example cost file ``<stem>.cost.json``, new in sphinx-gallery 0.22, and the
@@ -569,8 +571,13 @@ def stale_targets(gallery_conf: dict[str, Any]) -> set[str]:
     return {os.path.normpath(path) for path in gallery_conf.get("stale_examples", [])}
 
 
-#: Keys sphinx-gallery fills while it runs the examples: what this run did, not settings.
-_RUN_STATE = ("failing_examples", "passing_examples", "stale_examples")
+#: The key of ``sphinx_gallery_conf`` holding what :func:`junit_lists_runs_elsewhere`
+#: adds to the JUnit XML.
+_RAN_ELSEWHERE = "docsaccel_ran_elsewhere"
+
+#: Keys sphinx-gallery (or :func:`junit_lists_runs_elsewhere`) fills while it runs the
+#: examples: what this run did, not settings.
+_RUN_STATE = ("failing_examples", "passing_examples", "stale_examples", _RAN_ELSEWHERE)
 
 
 def settings_of_pages(gallery_conf: dict[str, Any]) -> dict[str, Any]:
@@ -921,6 +928,41 @@ def execution_times_page(folder: Path | str) -> Path:
     example of the folder took time: the last example of a folder removed, it keeps
     naming that example's page, which no build generates any more."""
     return Path(folder) / "sg_execution_times.rst"
+
+
+def junit_lists_runs_elsewhere(
+    gallery_conf: dict[str, Any], passing: Iterable[str], failing: dict[str, str]
+) -> None:
+    """Have sphinx-gallery's JUnit XML (its ``junit`` setting) list the examples another
+    build ran, as that build's own XML would: ``passing`` source files, and ``failing``
+    ones with the error each raised. The build merging shards skips every example as
+    unchanged, and sphinx-gallery lists only the examples it ran, so its file would list
+    none; the times are the ones it lists in ``sg_execution_times.rst``, those the shards
+    measured. Its lists of passing and failing examples stay as they are (the build's
+    summary, the records read them), and the XML judges a failure against
+    ``expected_failing_examples`` as written now, before a merge takes its expected
+    failures out (:func:`expect_no_failure_of`)."""
+    expected = list(gallery_conf.get("expected_failing_examples", ()))
+    gallery_conf[_RAN_ELSEWHERE] = (list(passing), dict(failing), expected)
+    original = gen_gallery.write_junit_xml
+    if getattr(original, "_docsaccel", False):
+        return
+
+    @functools.wraps(original)
+    def write_junit_xml(gallery_conf: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+        elsewhere = gallery_conf.get(_RAN_ELSEWHERE)
+        if elsewhere is not None:
+            passing, failing, expected = elsewhere
+            gallery_conf = {
+                **gallery_conf,
+                "passing_examples": [*gallery_conf["passing_examples"], *passing],
+                "failing_examples": {**failing, **gallery_conf["failing_examples"]},
+                "expected_failing_examples": expected,
+            }
+        return original(gallery_conf, *args, **kwargs)
+
+    write_junit_xml._docsaccel = True  # type: ignore[attr-defined]
+    gen_gallery.write_junit_xml = write_junit_xml
 
 
 def junit_folder(gallery_conf: dict[str, Any], outdir: str | os.PathLike[str]) -> Path | None:

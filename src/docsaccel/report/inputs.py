@@ -65,6 +65,7 @@ from docsaccel.report.model import (
     SG_FORMATS,
     SG_JUNIT,
     SG_RST_BULLETS,
+    SG_RST_FORMATS,
     SG_RST_GRID,
     SG_RST_LIST_TABLE,
     IncompleteBuildError,
@@ -633,7 +634,24 @@ _RST_ROWS = {
 
 def load_input(path: str | Path) -> LoadedInput:
     """Read ``path`` in whichever supported format it is; at least one example or raise."""
-    path = Path(path)
+    loaded = _read_input(Path(path))
+    _require_examples(loaded, Path(path))
+    return loaded
+
+
+def _require_examples(loaded: LoadedInput, path: Path, also: Iterable[Path] = ()) -> None:
+    """Raise when ``loaded`` lists no example (nor do the files ``also`` read for it)."""
+    if loaded.timings:
+        return
+    # A build that stopped before its examples ran says why: that is the error.
+    loaded.require_complete()
+    read = [str(other) for other in also]
+    nor = f", nor from its subsections' files {', '.join(read)}" if read else ""
+    raise InputError(f"{path}: no example could be read from this {loaded.format} file{nor}")
+
+
+def _read_input(path: Path) -> LoadedInput:
+    """:func:`load_input` of ``path``, which may list no example."""
     if path.is_dir():
         return _folder_input(path)
     report = _report_beside_records(path)
@@ -650,10 +668,36 @@ def load_input(path: str | Path) -> LoadedInput:
         loaded = _parse_junit(text, path)
     else:
         loaded = LoadedInput(str(path), kind, _sg_timings(_RST_ROWS[kind](text, path), path))
-    if not loaded.timings:
-        # A build that stopped before its examples ran says why: that is the error.
-        loaded.require_complete()
-        raise InputError(f"{path}: no example could be read from this {kind} file")
+    return loaded
+
+
+def _gallery_input(path: Path) -> LoadedInput:
+    """:func:`load_input` of ``path``, except for the ``sg_execution_times.rst`` of a
+    gallery whose examples are all in its subsections: sphinx-gallery lists each
+    subsection's examples in the file of the same name in its folder, and writes in the
+    gallery's own a table of one "N/A" row. That file stands for its gallery as a
+    subsection's stands for its subsection, so it reads as the rows of its subsections'
+    files together: the gallery's examples, each judged as its siblings judge it
+    (refusing it would fail a gate on a build that passed, and reading it as the whole
+    build's would judge the examples of other galleries). When those files list none
+    either, the error names them."""
+    loaded = _read_input(path)
+    if loaded.timings or loaded.format not in SG_RST_FORMATS:
+        _require_examples(loaded, path)
+        return loaded
+    subsections = sorted(path.parent.glob(f"*/{path.name}"))
+    timings: list[Timing] = []
+    for other in subsections:
+        read = _read_input(other)
+        if read.format not in SG_RST_FORMATS:
+            continue
+        for timing in read.timings:
+            # Two subsections may each hold an example of one file name: the label tells.
+            if timing.id in {t.id for t in timings}:
+                timing = dataclasses.replace(timing, id=timing.ref or timing.id)
+            timings.append(timing)
+    loaded = dataclasses.replace(loaded, timings=timings)
+    _require_examples(loaded, path, subsections)
     return loaded
 
 
@@ -667,7 +711,9 @@ _SAME_BUILD_SLACK_NS = 2_000_000_000
 
 def judged_input(path: str | Path) -> LoadedInput:
     """The input at ``path`` as the gates (``check``, ``compare``, ``history append``)
-    judge it: :func:`load_input`'s, except for a sphinx-gallery file
+    judge it: :func:`load_input`'s (a gallery's ``sg_execution_times.rst`` listing only
+    "N/A", its examples all in subsections, read as theirs: :func:`_gallery_input`),
+    except for a sphinx-gallery file
     (``sg_execution_times.rst``, the root one or a gallery's, or its JUnit XML) whose
     build, or a later one, failed, did not finish or runs now by its docsaccel report
     (:func:`_build_report`): that report, read in its stead, as if it had been given.
@@ -679,7 +725,7 @@ def judged_input(path: str | Path) -> LoadedInput:
     of a passing build) is its own input: its times are judged, and the views say that it
     cannot tell whether an example failed
     (:meth:`~docsaccel.report.model.LoadedInput.no_status_text`)."""
-    loaded = load_input(path)
+    loaded = _gallery_input(Path(path))
     if loaded.format not in SG_FORMATS:
         own = loaded.path if loaded.format == "docsaccel-report" else None
         return dataclasses.replace(loaded, build_report=own)

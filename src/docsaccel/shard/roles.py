@@ -13,7 +13,7 @@ from typing import Any
 from sphinx.util import logging
 
 from docsaccel import sg_compat
-from docsaccel.contract import EXPECTED_FAILURE
+from docsaccel.contract import EXECUTED, EXPECTED_FAILURE, FAILED, INTERRUPTED
 from docsaccel.examples import Example
 from docsaccel.records import read_records
 from docsaccel.settings import Settings, env_name
@@ -38,6 +38,7 @@ def apply_shard_settings(
     imported: dict[str, dict[str, Any]] = {}
     if settings.shard_records is not None:
         imported = read_records(settings.shard_records)
+        _list_in_junit(examples, imported, gallery_conf)
         _take_expected_failures(examples, imported, gallery_conf)
         _check_all_unchanged(examples, settings.shard_records)
         _check_all_from_shards(examples, imported, settings.shard_records)
@@ -80,6 +81,25 @@ def _select_examples(examples: list[Example], names: tuple[str, ...]) -> list[Ex
             f"{', '.join(e.id for e in examples) or 'none'})"
         )
     return list({by_name[name].id: by_name[name] for name in names}.values())
+
+
+def _list_in_junit(
+    examples: list[Example], imported: dict[str, dict[str, Any]], gallery_conf: dict[str, Any]
+) -> None:
+    """sphinx-gallery's JUnit XML of the merge lists the examples the shards ran, as a
+    serial build's lists them (:func:`.sg_compat.junit_lists_runs_elsewhere`): the merge
+    runs none. One a shard restored from the example cache is not listed, as a serial
+    build restoring it lists it not."""
+    passing, failing = [], {}
+    for example in examples:
+        record = imported.get(example.id)
+        if record is None or record["status"] not in EXECUTED:
+            continue
+        if record["status"] in (FAILED, INTERRUPTED):
+            failing[example.src_file] = str(record.get("error") or "it raised")
+        else:
+            passing.append(example.src_file)
+    sg_compat.junit_lists_runs_elsewhere(gallery_conf, passing, failing)
 
 
 def _take_expected_failures(
