@@ -5,6 +5,7 @@
 - MuJoCo must render headless before any test imports it.
 - Each test tells :mod:`helpers.slow` it runs, so a real build in a test not marked
   ``slow`` fails instead of slowing the fast lane.
+- The build servers that fork the session's builds stop with the session.
 """
 
 from __future__ import annotations
@@ -41,6 +42,16 @@ def browser():
         chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def build_servers():
+    """The session's build servers (:mod:`helpers.build_server`, started by the first
+    build that needs one), stopped at its end."""
+    from helpers import build_server
+
+    yield
+    build_server.stop_all()
 
 
 @pytest.fixture(scope="session", autouse=True)

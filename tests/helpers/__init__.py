@@ -6,5 +6,6 @@
 - :mod:`.report_factory`: valid report files of chosen records;
 - :mod:`.render_streams`: seeded MuJoCo envs and what they render;
 - :mod:`.browser`: a headless Chromium on a locally served site;
+- :mod:`.build_server`: the builds above, forked from a process that imported Sphinx once;
 - :mod:`.slow`: every real build runs in a test marked ``slow``.
 """

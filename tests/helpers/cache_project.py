@@ -17,7 +17,6 @@ from __future__ import annotations
 import io
 import re
 import shutil
-import subprocess
 import sys
 import textwrap
 import zipfile
@@ -25,6 +24,7 @@ from pathlib import Path
 
 from docsaccel import layout, sg_compat
 from docsaccel.schema import load_report
+from helpers import build_server
 from helpers.gallery_build import child_env
 from helpers.slow import require_slow
 
@@ -206,13 +206,10 @@ class Project:
         environment = child_env(
             {"FAKE_SITE": str(self.site), "MPLBACKEND": "agg", **self.env, **(env or {})}
         )
-        done = subprocess.run(
+        done = build_server.run(
             [sys.executable, "-m", "sphinx", "-b", "html", "-q", *args, str(docs), str(outdir)],
             env=environment,
-            capture_output=True,
-            text=True,
             timeout=300,
-            check=False,
         )
         return Build(done.returncode, done.stdout + done.stderr, docs, outdir)
 

@@ -1,8 +1,9 @@
 """Build a tiny real Sphinx gallery in a temporary folder, for the gallery plugin tests.
 
 The examples and ``conf.py`` live in ``tests/gallery_fixtures``; a test picks the examples
-it needs and adds ``conf.py`` lines. Builds run ``python -m sphinx`` in a subprocess:
-sphinx-gallery caches modules, so builds in the test process would interfere.
+it needs and adds ``conf.py`` lines. Builds run ``python -m sphinx`` in a process of
+their own (:mod:`helpers.build_server`): sphinx-gallery caches modules, so builds in the
+test process would interfere.
 
 Example::
 
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -27,6 +27,7 @@ from docsaccel.contract import CI_ENV
 from docsaccel.records import read_records
 from docsaccel.schema import STATUSES, load_report, validate_record
 from docsaccel.settings import environment_variables
+from helpers import build_server
 from helpers.slow import require_slow
 
 FIXTURES = Path(__file__).parents[1] / "gallery_fixtures"
@@ -174,19 +175,11 @@ def build(
     memory whatever goes wrong; ``quiet=False``: the log keeps the progress lines."""
     require_slow()
     outdir = outdir or src / "_build" / "html"
-
-    def limit() -> None:
-        if address_space is not None:
-            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
-
-    done = subprocess.run(
+    done = build_server.run(
         sphinx_command(src, outdir, *args, quiet=quiet),
         env=child_env(env),
-        capture_output=True,
-        text=True,
         timeout=300,
-        check=False,
-        preexec_fn=limit if address_space is not None else None,
+        address_space=address_space,
     )
     return Built(done.returncode, done.stdout + done.stderr, outdir)
 

@@ -42,6 +42,7 @@ import sphinx
 from docsaccel.incremental.oracle import differences, output_files
 from docsaccel.incremental.sphinxext.restore import CHECKED_SPHINX, CHECKED_SPHINX_GALLERY_FOR_STATE
 from docsaccel.sg_compat import series
+from helpers import build_server
 from helpers.gallery_build import child_env
 from helpers.slow import require_slow
 
@@ -154,9 +155,7 @@ class Workspace:
     def build(self, cache: Path | None = None, *args: str, env: dict | None = None) -> Built:
         require_slow()
         command, child = self.command(cache, args, env)
-        done = subprocess.run(
-            command, env=child, capture_output=True, text=True, timeout=600, check=False
-        )
+        done = build_server.run(command, env=child, timeout=600)
         return self.result(done.returncode, done.stdout + done.stderr)
 
     def start(self, cache: Path | None = None, *args: str) -> subprocess.Popen:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+from helpers import build_server
 from helpers.slow import require_slow
 
 CONF = """
@@ -42,10 +42,8 @@ def build_tiny_gallery(root: Path) -> Path:
     (src / "examples" / "README.txt").write_text("Examples\n========\n", encoding="utf-8")
     for name, code in EXAMPLES.items():
         (src / "examples" / name).write_text(code, encoding="utf-8")
-    done = subprocess.run(
+    done = build_server.run(
         [sys.executable, "-m", "sphinx", "-q", "-b", "html", str(src), str(root / "out")],
-        capture_output=True,
-        text=True,
         env={"MPLBACKEND": "agg", "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 0, done.stderr
