@@ -83,8 +83,12 @@ def page_text(
     wrong with it (the build's :meth:`~.state.GalleryBuild.warn_history`, which says each
     thing once however often the page is written; default a Sphinx warning).
     """
+    # Until the build's end puts the verdict into the page's HTML, the page says the build
+    # has not finished; Sphinx's search index is written before that end, so the site's
+    # search does not index the page (its copied source is withheld for the same reason:
+    # :func:`.page_file.withhold_source`).
     return (
-        f":orphan:\n\n{GENERATED_MARKER}\n\n"
+        f":orphan:\n:nosearch:\n\n{GENERATED_MARKER}\n\n"
         f"{TITLE}\n{'=' * len(TITLE)}\n\n"
         "What each executed example of this build cost, against its budget. Sort the\n"
         "table by clicking a column header. The same view is ``docsaccel report\n"
