@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.derived_files import assert_no_unfinished_text
+from helpers.derived_files import UNFINISHED, assert_no_unfinished_text
 from helpers.gallery_build import build, make_project
 
 pytestmark = pytest.mark.slow
@@ -46,3 +46,12 @@ def test_a_failed_build_publishes_no_derived_file_saying_it_did_not_finish(
     assert built.returncode != 0, built.output
     assert "The build failed" in (built.outdir / "budget_report.html").read_text("utf-8")
     assert_no_unfinished_text(built.outdir)
+
+
+def test_a_dirhtml_site_says_the_final_verdict(tmp_path: Path) -> None:
+    src = make_project(tmp_path, ["plot_quick.py"], conf=CONF)
+    built = build(src, "-b", "dirhtml", outdir=src / "_build" / "dirhtml")
+    assert built.returncode == 0, built.output
+    page = (built.outdir / "budget_report" / "index.html").read_text("utf-8")
+    assert "Execution time" in page
+    assert UNFINISHED not in page
