@@ -79,6 +79,8 @@ COMPAT_TESTS = [
     "tests/test_cache_listing_machinery.py",
     "tests/test_recommender.py",
     "tests/test_sg_compat_guard.py",
+    # What Sphinx derives from the report page (its copied source, the search index).
+    "tests/test_report_page_derived.py",
     # The Sphinx state: on with the Sphinx series it is checked with (restore.CHECKED_SPHINX).
     "tests/test_incremental_build.py",
     "tests/test_incremental_doubt.py",

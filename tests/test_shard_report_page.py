@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.derived_files import assert_no_unfinished_text
 from helpers.gallery_build import child_env
 from helpers.processes import start_shard_local, wait_for_mark
 from helpers.slow import require_slow
@@ -98,6 +99,11 @@ def published(tmp_path: Path) -> Path:
     assert done.returncode == 0, done.stdout + done.stderr
     assert FINE in (root / PAGE).read_text("utf-8")
     return root
+
+
+def test_a_merged_site_publishes_no_derived_file_saying_it_did_not_finish(tmp_path) -> None:
+    root = published(tmp_path)
+    assert_no_unfinished_text(root / PAGE.parent)
 
 
 def test_a_failed_shard_leaves_the_page_saying_the_build_failed(tmp_path) -> None:

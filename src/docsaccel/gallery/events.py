@@ -68,7 +68,7 @@ from docsaccel.gallery.interrupt import cancel_all
 from docsaccel.gallery.lock import GalleryLock, LockedError, OutdirLock
 from docsaccel.gallery.memory import build_bytes, rss_bytes
 from docsaccel.gallery.note import METADATA_KEY, add_fast_note, fast_note_text
-from docsaccel.gallery.page_file import published_pages, remove_unwanted_pages
+from docsaccel.gallery.page_file import published_pages, remove_unwanted_pages, withhold_source
 from docsaccel.gallery.previous_outputs import (
     drop_expected_failure_marks,
     drop_previous_outputs,
@@ -1036,6 +1036,14 @@ def _on_report_ready(app: Sphinx, report: dict[str, Any]) -> None:
     write_report_page(app, report)
 
 
+def _on_html_page_context(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    build = _build(app)
+    if build is not None and pagename == build.settings.report_page:
+        withhold_source(Path(app.outdir), context)
+
+
 def _on_doctree_read(app: Sphinx, doctree: nodes.document) -> None:
     build = _build(app)
     example = build.by_docname(app.env.docname) if build else None
@@ -1637,6 +1645,7 @@ def connect(app: Sphinx) -> None:
     app.connect("builder-inited", _on_gallery_executed, priority=900)
     app.connect(REPORT_READY_EVENT, _on_report_ready)
     app.connect("doctree-read", _on_doctree_read)
+    app.connect("html-page-context", _on_html_page_context)
     app.connect("env-get-outdated", _on_env_get_outdated)
     app.connect("env-updated", _on_env_updated)
     # The report first, then the overrun verdict, both before sphinx-gallery's summary of

@@ -22,6 +22,7 @@ __all__ = [
     "note_page",
     "published_pages",
     "remove_unwanted_pages",
+    "withhold_source",
 ]
 
 logger = logging.getLogger(__name__)
@@ -107,6 +108,28 @@ def _noted_in(note: Path) -> list[str]:
 def _noted(notes: list[Path]) -> list[str]:
     """Every page any of ``notes`` names."""
     return list(dict.fromkeys(name for note in notes for name in _noted_in(note)))
+
+
+def withhold_source(outdir: Path, context: dict[str, Any]) -> None:
+    """``html-page-context`` of the report page (``context``, its page's): publish no copy
+    of its source (``_sources/``, the "Show source" link), and remove the one an earlier
+    build published. The source is written before the examples run, saying the build has
+    not finished, and Sphinx copies it before the build's end puts the final verdict into
+    the page's HTML: the copy would keep saying the build did not finish."""
+    sourcename = context.get("sourcename")
+    if not sourcename:
+        return  # html_copy_source off: no copy
+    context["sourcename"] = ""
+    copy = Path(outdir, "_sources", sourcename)
+    try:
+        copy.unlink(missing_ok=True)
+    except OSError as exc:
+        logger.warning(
+            f"docsaccel: {copy}, the report page's source an earlier build published, could "
+            f"not be removed ({exc})",
+            type="docsaccel",
+            subtype="report",
+        )
 
 
 def remove_unwanted_pages(app: Any, keep: Path | None) -> None:

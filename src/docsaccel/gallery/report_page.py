@@ -83,8 +83,12 @@ def page_text(
     wrong with it (the build's :meth:`~.state.GalleryBuild.warn_history`, which says each
     thing once however often the page is written; default a Sphinx warning).
     """
+    # Until the build's end puts the verdict into the page's HTML, the page says the build
+    # has not finished; Sphinx's search index is written before that end, so the site's
+    # search does not index the page (its copied source is withheld for the same reason:
+    # :func:`.page_file.withhold_source`).
     return (
-        f":orphan:\n\n{GENERATED_MARKER}\n\n"
+        f":orphan:\n:nosearch:\n\n{GENERATED_MARKER}\n\n"
         f"{TITLE}\n{'=' * len(TITLE)}\n\n"
         "What each executed example of this build cost, against its budget. Sort the\n"
         "table by clicking a column header. The same view is ``docsaccel report\n"
@@ -257,7 +261,7 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
     if not target.is_file() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
     note_page(app, target)
-    page = Path(app.outdir, f"{docname}.html")
+    page = _page_html(app, docname)
     _forget_unfinished_view(page)
     build.report_page_files = (target, page)
     build.report_on_page = report
@@ -269,6 +273,22 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
     app._docsaccel_pending_chart = _PendingChart(process, svg, page)  # type: ignore[attr-defined]
     # After the report is final (priority 100), before the overrun verdict (900).
     app.connect("build-finished", insert_chart, priority=200)
+
+
+def _page_html(app: Any, docname: str) -> Path:
+    """The HTML file the builder writes the page into (``dirhtml``:
+    ``<docname>/index.html``), which the build's end puts the verdict into; for a builder
+    whose pages are not HTML files (``json``, ``pickle``: the view is escaped in them, no
+    marker to find) the plugin's ``<docname>.html``, which it does not write."""
+    from sphinx.builders.html import StandaloneHTMLBuilder
+    from sphinxcontrib.serializinghtml import SerializingHTMLBuilder
+
+    builder = getattr(app, "builder", None)
+    if isinstance(builder, StandaloneHTMLBuilder) and not isinstance(
+        builder, SerializingHTMLBuilder
+    ):
+        return Path(builder.get_outfilename(docname))
+    return Path(app.outdir, f"{docname}.html")
 
 
 def _not_finished_yet(report: dict[str, Any]) -> dict[str, Any]:
