@@ -22,7 +22,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FRESH_ENV = "FRESH_TEST_BUILDS"
+# The switch is the test helpers' own: one name, defined where the builds read it.
+sys.path.insert(0, str(ROOT / "tests"))
+from helpers.build_server import FRESH_ENV  # noqa: E402
+
 MODES = ("server", "fresh")
 
 
