@@ -65,6 +65,7 @@ __all__ = [
     "PART_OF_BUILD",
     "PART_OF_BUILD_TEXT",
     "RUNS_SHA256",
+    "SHARD_RUN_IDS",
     "STATUSES_KNOWN",
     "Appended",
     "ExampleHistory",
@@ -79,6 +80,7 @@ __all__ = [
     "recent_history",
     "runs_digest",
     "same_kind",
+    "shard_run_ids",
     "warn_stderr",
 ]
 
@@ -97,6 +99,10 @@ BUILD_SHA256 = "build_sha256"
 #: The line-level key naming the shard builds a merge's line records: the SHA-256 of
 #: their build ids (:func:`runs_digest`), the same for every merge of those shards.
 RUNS_SHA256 = "runs_sha256"
+#: The line-level key listing the shard builds a merge's line records, by build id
+#: (``build.shard.runs``): a later merge reusing any of them is refused, each run
+#: recorded once.
+SHARD_RUN_IDS = "shard_runs"
 #: The line-level key that is true when the line records one gallery of its build.
 PART_OF_BUILD = "part_of_build"
 #: What ``history append`` says of a line made from one gallery's file: one line per
@@ -221,13 +227,15 @@ def history_line(
     build_digest: str | None = None,
     part_of_build: bool = False,
     runs: str | None = None,
+    run_ids: Sequence[str] = (),
 ) -> str:
     """The JSON line recording one build's ``timings``; ``build``: the report's build facts;
     ``digest``: the SHA-256 of the input file; ``build_digest``: that of its build's
     report (:attr:`~docsaccel.report.model.LoadedInput.build_report`), the same through
     any file of the build, which says whether a build is recorded; ``part_of_build``: the
     input lists one gallery's examples of its build (``"part_of_build": true``);
-    ``statuses_known``: whether the input says how each example ended
+    ``runs``, ``run_ids``: the shard builds a merge's input holds (:func:`runs_digest`,
+    :func:`shard_run_ids`); ``statuses_known``: whether the input says how each example ended
     (:attr:`~docsaccel.report.model.LoadedInput.holds_status`). When it does not, the line
     says so (``"statuses_known": false``) and an example it read as ``ok`` is written
     without a status: it may have raised, and the history must not say it passed.
@@ -257,6 +265,8 @@ def history_line(
         entry[PART_OF_BUILD] = True
     if runs is not None:
         entry[RUNS_SHA256] = runs
+    if run_ids:
+        entry[SHARD_RUN_IDS] = sorted(run_ids)
     return json.dumps(entry, sort_keys=True)
 
 
@@ -275,10 +285,26 @@ def runs_digest(build: Mapping[str, object]) -> str | None:
     shard = build.get("shard")
     if not isinstance(shard, Mapping) or shard.get("role") != "merge":
         return None
-    runs = shard.get(SHARD_RUNS)
-    if not isinstance(runs, list) or not runs or not all(isinstance(r, str) for r in runs):
+    runs = shard_run_ids(build)
+    if not runs:
         return None
     return hashlib.sha256("\n".join(sorted(runs)).encode("utf-8")).hexdigest()
+
+
+def shard_run_ids(build: Mapping[str, object]) -> list[str]:
+    """The build ids of the shards a merge's report holds (``build.shard.runs``), sorted;
+    empty for a report of no merge, or of shards not named.
+
+    >>> shard_run_ids({"shard": {"role": "merge", "runs": ["b1", "a0"]}})
+    ['a0', 'b1']
+    """
+    shard = build.get("shard")
+    if not isinstance(shard, Mapping) or shard.get("role") != "merge":
+        return []
+    runs = shard.get(SHARD_RUNS)
+    if not isinstance(runs, list) or not all(isinstance(r, str) for r in runs):
+        return []
+    return sorted(set(runs))
 
 
 def _entry(timing: Timing, statuses_known: bool = True) -> dict[str, object]:
@@ -370,6 +396,7 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
         build_digest=identity,
         part_of_build=loaded.part_of_build,
         runs=runs_digest(loaded.build or {}),
+        run_ids=shard_run_ids(loaded.build or {}),
     )
     line += "\n"
     problem = in_package(history) or missing_folder(history)
@@ -381,15 +408,19 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
             # and a last line without its end is then a line cut short, not one being
             # written. A last line cut short is said once, as it is dropped below.
             _refuse_other_kind(history)
-            recorded = _recorded_digests(history, lambda _: None)
+            recorded, recorded_runs = _recorded(history)
             if identity in recorded or digest in recorded:
                 raise InputError(f"{history}: already records the build of {report}; not appended")
             runs = runs_digest(loaded.build or {})
+            run_ids = shard_run_ids(loaded.build or {})
             if runs is not None and runs in recorded:
                 raise InputError(
                     f"{history}: already records the runs of {report} (another merge of the "
                     "same shard builds); not appended"
                 )
+            again = [run for run in run_ids if run in recorded_runs]
+            if again:
+                raise InputError(_reused_runs_text(history, report, again))
             stream.write((_repair_end(history, warn) + line).encode("utf-8"))
     except IsADirectoryError:
         raise InputError(f"{history}: cannot append to the history: it is a directory") from None
@@ -439,16 +470,33 @@ def _sha256(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def _recorded_digests(history: Path, warn: Warn) -> set[str]:
-    """The ``input_sha256`` and ``build_sha256`` of every line of ``history`` (a line
-    without them is skipped): a line made from a report before lines named their build
-    has its report's digest as ``input_sha256``, which is that build's identity."""
-    found = set()
-    for _, entry in _entries(history, warn):
+def _recorded(history: Path) -> tuple[set[str], set[str]]:
+    """The digests every line of ``history`` names (:data:`_DIGEST_KEYS`; a line without
+    them is skipped: a line made from a report before lines named their build has its
+    report's digest as ``input_sha256``, which is that build's identity), and the shard
+    builds they record (:data:`SHARD_RUN_IDS`). A last line cut short is said once, as
+    it is dropped before the append (:func:`_repair_end`)."""
+    digests: set[str] = set()
+    runs: set[str] = set()
+    for _, entry in _entries(history, lambda _: None):
         if not isinstance(entry, dict):
             continue
-        found.update(entry[key] for key in _DIGEST_KEYS if isinstance(entry.get(key), str))
-    return found
+        digests.update(entry[key] for key in _DIGEST_KEYS if isinstance(entry.get(key), str))
+        ids = entry.get(SHARD_RUN_IDS)
+        if isinstance(ids, list):
+            runs.update(run for run in ids if isinstance(run, str))
+    return digests, runs
+
+
+def _reused_runs_text(history: Path, report: str | Path, again: Sequence[str]) -> str:
+    """Why a merge reusing shard builds an earlier line records is not appended: its
+    examples' times are not told apart by shard, so the reused runs would count twice."""
+    which = f"shard build {again[0]}" if len(again) == 1 else f"shard builds {', '.join(again)}"
+    return (
+        f"{history}: already records the {which} of {report} (an earlier merge's; a history "
+        "records each shard build once, and this merge's times are not told apart by "
+        "shard); not appended"
+    )
 
 
 #: The keys of a history line that say which file and which build it was made from.

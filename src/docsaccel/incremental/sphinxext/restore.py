@@ -19,7 +19,7 @@ import sphinx
 from sphinx.application import ENV_PICKLE_FILENAME, Sphinx
 from sphinx.util import logging
 
-from docsaccel import layout, sg_compat
+from docsaccel import sg_compat
 from docsaccel.cache.context import env_values
 from docsaccel.cache.deps import Project, project_roots, providers
 from docsaccel.cache.early import carry_early_reads
@@ -49,6 +49,7 @@ from docsaccel.incremental.sphinxext.untrusted_output import (
     FOREIGN,
     FinishedBuild,
     keep_only_restored,
+    own_folders,
 )
 from docsaccel.incremental.state_context import context_key, describe_difference, state_context
 from docsaccel.incremental.state_store import StateError, StateStore, remove_partials
@@ -297,7 +298,7 @@ def _start(build: IncrementalBuild, fresh: bool) -> None:
         removed = keep_only_restored(
             build.outdir,
             build.restored.files,
-            [build.outdir / layout.FOLDER_NAME, build.doctreedir],
+            own_folders(build.outdir, build.doctreedir),
             [*build.project.roots, build.restored.place.root, str(build.restored.store.folder)],
             finished,
         )

@@ -26,6 +26,7 @@ from docsaccel.incremental.sphinxext.state_build import (
 from docsaccel.incremental.sphinxext.untrusted_output import (
     FOREIGN,
     foreign_files,
+    own_folders,
     recorded_files,
     written_by_builds,
 )
@@ -47,8 +48,6 @@ from docsaccel.incremental.state_store import StateError, files_under
 __all__ = ["on_build_finished", "summary"]
 
 logger = logging.getLogger(__name__)
-#: Outputs the gallery plugin writes anew in every build (report, records, its lock).
-PLUGIN_FOLDER = "docsaccel"
 
 
 def summary(build: IncrementalBuild) -> dict[str, Any]:
@@ -125,10 +124,9 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     }
     output: dict[str, Path] = {}
     if build.pages:
-        leave_out = [build.outdir / PLUGIN_FOLDER, build.doctreedir]
         # Only what builds wrote: a user's file there is no build's, and a fresh checkout
         # restoring the state would publish it where a clean build has none.
-        found = files_under(build.outdir, leave_out)
+        found = files_under(build.outdir, own_folders(build.outdir, build.doctreedir))
         output = written_by_builds(
             build.outdir,
             found,

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from docsaccel import layout
 from docsaccel.incremental.last_build import LastBuild
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "FinishedBuild",
     "foreign_files",
     "keep_only_restored",
+    "own_folders",
     "recorded_files",
     "written_by_builds",
 ]
@@ -47,6 +49,14 @@ __all__ = [
 FOREIGN = "foreign"
 #: The one hidden file Sphinx writes in an HTML folder; every other one is the user's.
 _SPHINX_HIDDEN = ".buildinfo"
+
+
+def own_folders(outdir: Path, doctreedir: Path) -> list[Path]:
+    """The folders of the output folder no page of the site comes from, which a state
+    never saves and a restore never deletes in: docsaccel's own (report, records, lock),
+    written anew by every build, and the doctrees (Sphinx's working files). The cache is
+    never among them: a build refuses a cache folder inside its output folder."""
+    return [Path(outdir) / layout.FOLDER_NAME, Path(doctreedir)]
 
 
 def recorded_files(record: LastBuild) -> frozenset[str]:
