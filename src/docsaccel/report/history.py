@@ -25,6 +25,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import re
 import statistics
 import sys
 from collections import Counter
@@ -71,6 +72,7 @@ __all__ = [
     "HistoryBuild",
     "append_history",
     "cut_short_line",
+    "cut_short_text",
     "history_line",
     "is_history",
     "read_builds",
@@ -381,7 +383,7 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
             # and a last line without its end is then a line cut short, not one being
             # written. A last line cut short is said once, as it is dropped below.
             _refuse_other_kind(history)
-            recorded = _recorded_digests(history, lambda _: None)
+            recorded = _recorded_digests(history)
             if identity in recorded or digest in recorded:
                 raise InputError(f"{history}: already records the build of {report}; not appended")
             runs = runs_digest(loaded.build or {})
@@ -439,12 +441,12 @@ def _sha256(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def _recorded_digests(history: Path, warn: Warn) -> set[str]:
+def _recorded_digests(history: Path) -> set[str]:
     """The ``input_sha256`` and ``build_sha256`` of every line of ``history`` (a line
     without them is skipped): a line made from a report before lines named their build
     has its report's digest as ``input_sha256``, which is that build's identity."""
     found = set()
-    for _, entry in _entries(history, warn):
+    for _, entry in _entries(history)[0]:
         if not isinstance(entry, dict):
             continue
         found.update(entry[key] for key in _DIGEST_KEYS if isinstance(entry.get(key), str))
@@ -469,10 +471,11 @@ def cut_short_line(text: str) -> int | None:
     return None
 
 
-def _entries(path: Path, warn: Warn) -> list[tuple[str, object]]:
+def _entries(path: Path) -> tuple[list[tuple[str, object]], int | None]:
     """``(where, parsed line)`` of each line of the history at ``path``, blank ones left
-    out. A last line cut short (:func:`cut_short_line`) is skipped with a warning; any
-    other line that is not valid JSON raises :class:`InputError` naming file and line."""
+    out, and the number of a last line cut short (:func:`cut_short_line`), left out too:
+    each reader says it once (:func:`cut_short_text`). Any other line that is not valid
+    JSON raises :class:`InputError` naming file and line."""
     text = read_text(path, "history")
     other = other_kind(text[:_PEEK], HISTORY_SCHEMA)
     if other is not None:
@@ -483,20 +486,26 @@ def _entries(path: Path, warn: Warn) -> list[tuple[str, object]]:
     cut = cut_short_line(text)
     found = []
     for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+        if not line.strip() or number == cut:
             continue
         where = f"{path}:{number}"
-        if number == cut:
-            warn(f"{where}: {_CUT_SHORT}; skipped")
-            continue
         found.append((where, parse_json(line, where, "history line")))
-    return found
+    return found, cut
 
 
-_CUT_SHORT = (
-    "the last line is cut short (not valid JSON, no line end: an interrupted "
-    "`docsaccel history append`)"
-)
+def cut_short_text(path: str | Path, line: int) -> str:
+    """What every reader of a history says of its last ``line`` an interrupted append cut
+    short, before what it did with it (skipped, dropped)."""
+    return (
+        f"{path}:{line}: the history's last line is cut short (not valid JSON, no line "
+        "end: an interrupted `docsaccel history append`)"
+    )
+
+
+#: How a history line begins: its keys are written sorted, so its build's digest, or its
+#: examples in a line of before digests, come first. Tells a history whose only line an
+#: interrupted append cut short (its ``schema`` not written yet) from another file.
+_LINE_START = re.compile(r'\{"(?:build_sha256|examples)": ')
 
 
 def _repair_end(history: Path, warn: Warn) -> str:
@@ -513,7 +522,7 @@ def _repair_end(history: Path, warn: Warn) -> str:
     kept = data.rsplit(b"\n", 1)[0] + b"\n" if b"\n" in data else b""
     with history.open("r+b") as stream:
         stream.truncate(len(kept))
-    warn(f"{history}:{cut}: {_CUT_SHORT}; dropped it before appending")
+    warn(f"{cut_short_text(history, cut)}; dropped it before appending")
     return ""
 
 
@@ -583,7 +592,13 @@ def is_history(path: str | Path) -> bool:
     """Whether ``path`` starts with a history line (so it is a history, not a report)."""
     try:
         text = read_text(path, "history")
-        first = next((line for line in text.splitlines() if line.strip()), "")
+    except InputError:
+        return False
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    if cut_short_line(text) is not None and text.strip() == first.strip():
+        # Its only line, cut short: the start of a history line, or nothing to tell.
+        return bool(_LINE_START.match(first.lstrip()))
+    try:
         entry = parse_json(first, str(path), "history")
     except InputError:
         return False
@@ -615,9 +630,15 @@ def read_builds(path: str | Path, warn: Warn = warn_stderr) -> list[HistoryBuild
     """Every build of a history, oldest first, whatever its kind. A last line an
     interrupted append cut short is skipped, said through ``warn``."""
     path = Path(path)
-    runs = [_build(entry, where) for where, entry in _entries(path, warn)]
+    entries, cut = _entries(path)
+    runs = [_build(entry, where) for where, entry in entries]
+    if not runs and cut is not None:
+        # Said once, as the error: a warning that it was skipped would say it twice.
+        raise InputError(f"{cut_short_text(path, cut)}, its only line: it records no build")
     if not runs:
         raise InputError(f"{path}: the history records no build")
+    if cut is not None:
+        warn(f"{cut_short_text(path, cut)}; skipped")
     return runs
 
 
