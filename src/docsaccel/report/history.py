@@ -466,6 +466,8 @@ def cut_short_line(text: str) -> int | None:
     lines = text.splitlines()
     try:
         json.loads(lines[-1])
+    except RecursionError:
+        return None  # whole, nested too deeply: its parser says so, naming the line
     except ValueError:
         return len(lines)
     return None
@@ -595,13 +597,12 @@ def is_history(path: str | Path) -> bool:
     except InputError:
         return False
     first = next((line for line in text.splitlines() if line.strip()), "")
-    if cut_short_line(text) is not None and text.strip() == first.strip():
-        # Its only line, cut short: the start of a history line, or nothing to tell.
-        return bool(_LINE_START.match(first.lstrip()))
     try:
         entry = parse_json(first, str(path), "history")
     except InputError:
-        return False
+        # Its only line, cut short: a history when it starts as a history line does.
+        only = text.strip() == first.strip() and cut_short_line(text) is not None
+        return only and bool(_LINE_START.match(first.lstrip()))
     return isinstance(entry, dict) and entry.get("schema") == HISTORY_SCHEMA
 
 
