@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
+import pytest
+
+from docsaccel import __version__
 from docsaccel.cli import build_parser, main
 
 
@@ -77,3 +81,39 @@ def test_doctor_says_an_extra_is_not_installed_when_only_a_shared_dependency_is(
     installed["mujoco"] = "4.0.0"
     text = doctor.check_extra("mujoco").text
     assert text.startswith("extra mujoco: partly installed, missing gymnasium, imageio ("), text
+
+
+#: A line of the doctor, as the adopting guide says: its word, then what it checked.
+_DOCTOR_LINE = re.compile(r"(ok   |info |warn |FAIL )\S.*")
+
+
+@pytest.mark.parametrize(
+    "conf",
+    [
+        None,
+        'extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]\n'
+        'sphinx_gallery_conf = {"examples_dirs": "tutorials", "gallery_dirs": "auto"}\n'
+        'docsaccel_budgets = "budgets.toml"\ndocsaccel_no_such = 1\n',
+        "raise RuntimeError('broken\\nconf')\n",
+    ],
+    ids=["install", "project", "broken-conf"],
+)
+def test_every_line_of_the_doctor_starts_with_its_word(tmp_path, capsys, conf) -> None:
+    args = ["doctor"]
+    if conf is not None:
+        (tmp_path / "tutorials").mkdir()
+        (tmp_path / "tutorials" / "README.txt").write_text("T\n=\n", encoding="utf-8")
+        (tmp_path / "tutorials" / "plot_a.py").write_text('"""\nA\n=\n"""\n', encoding="utf-8")
+        (tmp_path / "budgets.toml").write_text(
+            'default = "1m"\n[examples]\n"plot_none*.py" = "2s"\n', encoding="utf-8"
+        )
+        (tmp_path / "conf.py").write_text(conf, encoding="utf-8")
+        args += ["--docs", str(tmp_path)]
+
+    main(args)
+
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert len(lines) > 10, out
+    assert [line for line in lines if not _DOCTOR_LINE.fullmatch(line)] == [], out
+    assert f"info docsaccel {__version__}" in lines, out

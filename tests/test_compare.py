@@ -327,3 +327,30 @@ def test_fail_on_regression_judges_a_restored_example_by_its_stored_run(tmp_path
     assert rows["tutorials/plot_b.py"]["delta_seconds"] is None, report
     # Like with like: plot_b.py has no time to compare in the baseline.
     assert (view["baseline_execution_seconds"], view["baseline_delta_seconds"]) == (1.0, 9.0)
+
+
+#: A change every format writes as none: a zero of seconds, of percent or of bytes.
+_SHOWN_AS_NONE = ("+0s", "-0s", "+0%", "-0%", "+0B")
+
+
+@pytest.mark.parametrize("fmt", ["text", "md", "github"])
+def test_a_regressed_rows_shown_change_is_never_zero(tmp_path, capsys, fmt) -> None:
+    """With thresholds of 0, a change smaller than a view's rounding is a regression: its
+    row shows it with the digits it needs, in time and in memory."""
+    peak = 100 * 1024 * 1024
+    base = write_report(tmp_path / "full.json", [record("plot_slow.py", 3.0)])
+    head = write_report(
+        tmp_path / "restored.json",
+        [record("plot_slow.py", 3.004, peak_rss_bytes=peak + 100 * 1024)],
+    )
+    args = ["compare", "--relative", "0", "--absolute", "0", "--absolute-memory", "0B"]
+
+    assert main([*args, "--format", fmt, str(base), str(head)]) == 0
+
+    out = capsys.readouterr().out
+    flagged = [line for line in out.splitlines() if "regress" in line.lower() and "plot" in line]
+    assert flagged, out
+    for line in flagged:
+        assert not any(zero in line.replace(",", " ").split() for zero in _SHOWN_AS_NONE), line
+        assert not any(f"({zero}" in line for zero in _SHOWN_AS_NONE), line
+    assert "+0.004s" in out and "+0.1%" in out, out

@@ -139,8 +139,8 @@ def test_readers_skip_a_last_line_cut_short_with_a_warning(tmp_path, capsys) -> 
     assert read_history(history)["tutorials/plot_a.py"].durations == (2.0, 4.0)
     err = capsys.readouterr().err
     assert err == (
-        f"docsaccel: warning: {history}:3: the last line is cut short (not valid JSON, no "
-        "line end: an interrupted `docsaccel history append`); skipped\n"
+        f"docsaccel: warning: {history}:3: the history's last line is cut short (not valid "
+        "JSON, no line end: an interrupted `docsaccel history append`); skipped\n"
     )
     report = write_report(tmp_path / "now.json", [record("plot_a.py", 3.0)])
     args = ["report", str(report), "--history", str(history), "--format", "md"]
@@ -155,7 +155,7 @@ def test_append_drops_a_last_line_cut_short_and_appends(tmp_path, capsys) -> Non
     report = write_report(tmp_path / "r2.json", [record("plot_a.py", 6.0)])
     assert main(["history", "append", str(report), "--to", str(history)]) == 0
     captured = capsys.readouterr()
-    assert f"{history}:3: the last line is cut short" in captured.err
+    assert f"{history}:3: the history's last line is cut short" in captured.err
     assert "dropped it before appending" in captured.err
     assert captured.err.count("cut short") == 1
     text = history.read_text(encoding="utf-8")
@@ -346,3 +346,88 @@ def test_report_against_sphinx_gallerys_file_says_it_cannot_tell_a_failure(
     assert "Baseline failures not known: " in capsys.readouterr().out
     assert main(["report", str(report), "--baseline", str(report), "--format", "json"]) == 2
     capsys.readouterr()
+
+
+def _history_cut_at_its_first_line(tmp_path, size: int = 300):
+    """A history of two builds an interrupted copy or append cut at ``size`` bytes: inside
+    its first line, before that line names its schema."""
+    history = tmp_path / "h.jsonl"
+    for index, seconds in enumerate((2.0, 4.0)):
+        records = [record("plot_a.py", seconds), record("plot_b.py", 1.0)]
+        report = write_report(tmp_path / f"r{index}.json", records)
+        assert main(["history", "append", str(report), "--to", str(history)]) == 0
+    text = history.read_text(encoding="utf-8")
+    assert len(text.splitlines()[0]) > size and "docsaccel.history" not in text[:size]
+    history.write_text(text[:size], encoding="utf-8")
+    return history
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["report", "{now}", "--history", "{history}", "--format", "md"],
+        ["shard", "--shards", "1", "--index", "0", "{history}"],
+        ["shard-local", "--shards", "1", "--docs", "{docs}", "{history}"],
+        ["shard-build", "--shards", "1", "--index", "0", "--docs", "{docs}", "{history}"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_every_reader_names_a_history_cut_in_its_only_line_the_same_way(
+    tmp_path, capsys, monkeypatch, command
+) -> None:
+    history = _history_cut_at_its_first_line(tmp_path)
+    now = write_report(tmp_path / "now.json", [record("plot_a.py", 3.0)])
+    docs = tmp_path / "docs"
+    (docs / "tutorials").mkdir(parents=True)
+    (docs / "tutorials" / "README.txt").write_text("T\n=\n", encoding="utf-8")
+    (docs / "tutorials" / "plot_a.py").write_text('"""\nA\n=\n"""\n', encoding="utf-8")
+    (docs / "conf.py").write_text(
+        'extensions = ["sphinx_gallery.gen_gallery", "docsaccel.gallery"]\n'
+        'sphinx_gallery_conf = {"examples_dirs": "tutorials", "gallery_dirs": "auto"}\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    args = [arg.format(now=now, history=history, docs=docs) for arg in command]
+
+    assert main(args) == 2
+
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.endswith(
+        f"error: {history}:1: the history's last line is cut short (not valid JSON, no line "
+        "end: an interrupted `docsaccel history append`), its only line: it records no "
+        "build\n"
+    ), err
+    assert not (docs / "_build").exists()  # refused before building
+
+
+def test_append_drops_a_history_cut_in_its_only_line_naming_it_a_history(tmp_path, capsys) -> None:
+    history = _history_cut_at_its_first_line(tmp_path)
+    report = write_report(tmp_path / "r2.json", [record("plot_a.py", 6.0)])
+    capsys.readouterr()
+
+    assert main(["history", "append", str(report), "--to", str(history)]) == 0
+
+    assert capsys.readouterr().err == (
+        f"docsaccel: warning: {history}:1: the history's last line is cut short (not valid "
+        "JSON, no line end: an interrupted `docsaccel history append`); dropped it before "
+        "appending\n"
+    )
+    assert read_history(history)["tutorials/plot_a.py"].durations == (6.0,)
+
+
+def test_a_file_cut_in_its_only_line_that_starts_no_history_line_is_not_taken(
+    tmp_path, capsys
+) -> None:
+    """Only the start of a history line says an unreadable file is one: a report cut short
+    given as ``--to`` stays as it is."""
+    cut = tmp_path / "cut.json"
+    cut.write_text(write_report(tmp_path / "r.json", [record("plot_a.py", 1.0)]).read_text()[:80])
+    before = cut.read_bytes()
+    report = write_report(tmp_path / "r2.json", [record("plot_a.py", 6.0)])
+
+    assert main(["history", "append", str(report), "--to", str(cut)]) == 2
+
+    assert "is not a docsaccel history" in capsys.readouterr().err
+    assert cut.read_bytes() == before

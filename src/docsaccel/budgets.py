@@ -465,6 +465,31 @@ def format_measured(seconds: float, signed: bool = False) -> str:
     return "+" + text if signed else text
 
 
+def format_change(seconds: float) -> str:
+    """A change of time, signed, as :func:`format_measured` writes it, but with the digits
+    that keep a change it would round to ``+0s`` from reading as none: a regression judged
+    on it is never shown beside a zero.
+
+    >>> format_change(22.0), format_change(0.004), format_change(-0.03), format_change(0.0)
+    ('+22s', '+0.004s', '-0.03s', '+0s')
+    """
+    text = format_measured(seconds, signed=True)
+    if seconds and text == "+" + format_seconds(0.0):
+        return shown_nonzero(seconds, "s")
+    return text
+
+
+def shown_nonzero(value: float, unit: str) -> str:
+    """``value`` (not 0) signed, with the decimals that reach its first significant digit:
+    how a change too small for its usual rounding is written, so it reads as a change.
+
+    >>> shown_nonzero(0.004, "s"), shown_nonzero(-0.13, "%"), shown_nonzero(0.0496, "%")
+    ('+0.004s', '-0.1%', '+0.05%')
+    """
+    decimals = max(0, -math.floor(math.log10(abs(value))))
+    return f"{value:+.{decimals}f}{unit}"
+
+
 def format_headroom(seconds: float) -> str:
     """What is left of a budget (the budget less the time), as every view writes it: a
     negative one (the time went over) keeps its minus, with the digits that keep a small

@@ -233,11 +233,18 @@ def docs_problem(docs: str | Path) -> str | None:
 def describe(docs: str | Path | None = None) -> tuple[str, bool]:
     """The doctor's text, and whether everything installed (and the project in ``docs``,
     when given) works."""
-    lines = [f"docsaccel {__version__}", f"python {platform.python_version()}"]
-    lines += [f"{name} {_version(name)}" for name in LIBRARIES]
-    checks = [check_extra(extra) for extra in CAPABILITIES]
+    checks = [*versions()]
+    checks += [check_extra(extra) for extra in CAPABILITIES]
     checks.append(check_gl())
     if docs is not None:
         checks += check_project(Path(docs))
-    lines += [check.line() for check in checks]
-    return "\n".join(lines), all(check.level != FAIL for check in checks)
+    return "\n".join(check.line() for check in checks), all(check.level != FAIL for check in checks)
+
+
+def versions() -> list[Check]:
+    """The versions in use, as ``info`` lines: every line of the doctor starts with its
+    word, so a CI log is searched for ``FAIL`` and read by one shape; a library not
+    installed is information too (its extra's line says whether that matters)."""
+    found = [("docsaccel", __version__), ("python", platform.python_version())]
+    found += [(name, _version(name)) for name in LIBRARIES]
+    return [Check(INFO, f"{name} {version}") for name, version in found]

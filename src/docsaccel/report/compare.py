@@ -26,7 +26,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from docsaccel.budgets import format_measured, format_seconds
+from docsaccel.budgets import format_change, format_measured, format_seconds, shown_nonzero
 from docsaccel.contract import (
     BY_TIME,
     FAILED,
@@ -50,6 +50,7 @@ __all__ = [
     "compare_timings",
     "format_comparison",
     "mixed_kinds",
+    "percent_text",
 ]
 
 DEFAULT_RELATIVE = 0.20
@@ -96,7 +97,7 @@ class Delta:
         assert self.base_bytes is not None and self.head_bytes is not None
         if grew == 0:
             return format_size(self.head_bytes)
-        percent = f", {grew / self.base_bytes * 100:+.0f}%" if self.base_bytes > 0 else ""
+        percent = f", {percent_text(grew / self.base_bytes)}" if self.base_bytes > 0 else ""
         sign = "+" if grew >= 0 else "-"
         return (
             f"{format_size(self.base_bytes)} -> {format_size(self.head_bytes)} "
@@ -328,11 +329,24 @@ def run_text(timing: Timing) -> str:
 
 
 def _signed(seconds: float) -> str:
-    return format_measured(seconds, signed=True)
+    return format_change(seconds)
+
+
+def percent_text(fraction: float) -> str:
+    """A change as a fraction of its base, in whole percents, or with the digits that
+    keep a change from reading as ``+0%`` (a regression with thresholds of 0 is one).
+
+    >>> percent_text(1.1), percent_text(0.0013), percent_text(0.0)
+    ('+110%', '+0.1%', '+0%')
+    """
+    text = f"{fraction * 100:+.0f}%"
+    if fraction and text in ("+0%", "-0%"):
+        return shown_nonzero(fraction * 100, "%")
+    return text
 
 
 def _percent(delta: Delta) -> str:
-    return "n/a" if delta.relative is None else f"{delta.relative * 100:+.0f}%"
+    return "n/a" if delta.relative is None else percent_text(delta.relative)
 
 
 def _flags(delta: Delta, time: str, memory: str, join: str) -> str:

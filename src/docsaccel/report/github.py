@@ -18,7 +18,7 @@ import posixpath
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from docsaccel.budgets import format_measured, format_over, format_seconds
+from docsaccel.budgets import format_change, format_measured, format_over, format_seconds
 from docsaccel.contract import (
     DID_NOT_FINISH,
     HARD_STOP,
@@ -31,7 +31,7 @@ from docsaccel.contract import (
 )
 from docsaccel.memory_sizes import format_size
 from docsaccel.report.check import audit_text, memory_over_text, one_line
-from docsaccel.report.compare import Comparison
+from docsaccel.report.compare import Comparison, percent_text
 from docsaccel.report.model import LoadedInput, Timing
 from docsaccel.settings import not_a_folder
 
@@ -250,13 +250,13 @@ def comparison_annotations(comparison: Comparison, prefix: str, fail_on_regressi
         annotation("notice", text, title="Failures not known") for text in comparison.statusless
     ]
     for delta in comparison.time_regressions:
-        percent = "" if delta.relative is None else f", {delta.relative * 100:+.0f}%"
+        percent = "" if delta.relative is None else f", {percent_text(delta.relative)}"
         lines.append(
             annotation(
                 level,
                 f"{delta.id} got slower: {format_measured(delta.base_seconds)} -> "
                 f"{format_measured(delta.head_seconds)} "
-                f"({format_measured(delta.seconds, signed=True)}{percent}; "
+                f"({format_change(delta.seconds)}{percent}; "
                 "regression: slower by more than "
                 f"{comparison.relative_threshold * 100:g}% and "
                 f"{comparison.absolute_threshold:g}s)",

@@ -25,6 +25,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import re
 import statistics
 import sys
 from collections import Counter
@@ -72,6 +73,7 @@ __all__ = [
     "HistoryBuild",
     "append_history",
     "cut_short_line",
+    "cut_short_text",
     "history_line",
     "is_history",
     "read_builds",
@@ -478,7 +480,7 @@ def _recorded(history: Path) -> tuple[set[str], set[str]]:
     it is dropped before the append (:func:`_repair_end`)."""
     digests: set[str] = set()
     runs: set[str] = set()
-    for _, entry in _entries(history, lambda _: None):
+    for _, entry in _entries(history)[0]:
         if not isinstance(entry, dict):
             continue
         digests.update(entry[key] for key in _DIGEST_KEYS if isinstance(entry.get(key), str))
@@ -512,15 +514,18 @@ def cut_short_line(text: str) -> int | None:
     lines = text.splitlines()
     try:
         json.loads(lines[-1])
+    except RecursionError:
+        return None  # whole, nested too deeply: its parser says so, naming the line
     except ValueError:
         return len(lines)
     return None
 
 
-def _entries(path: Path, warn: Warn) -> list[tuple[str, object]]:
+def _entries(path: Path) -> tuple[list[tuple[str, object]], int | None]:
     """``(where, parsed line)`` of each line of the history at ``path``, blank ones left
-    out. A last line cut short (:func:`cut_short_line`) is skipped with a warning; any
-    other line that is not valid JSON raises :class:`InputError` naming file and line."""
+    out, and the number of a last line cut short (:func:`cut_short_line`), left out too:
+    each reader says it once (:func:`cut_short_text`). Any other line that is not valid
+    JSON raises :class:`InputError` naming file and line."""
     text = read_text(path, "history")
     other = other_kind(text[:_PEEK], HISTORY_SCHEMA)
     if other is not None:
@@ -531,20 +536,26 @@ def _entries(path: Path, warn: Warn) -> list[tuple[str, object]]:
     cut = cut_short_line(text)
     found = []
     for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+        if not line.strip() or number == cut:
             continue
         where = f"{path}:{number}"
-        if number == cut:
-            warn(f"{where}: {_CUT_SHORT}; skipped")
-            continue
         found.append((where, parse_json(line, where, "history line")))
-    return found
+    return found, cut
 
 
-_CUT_SHORT = (
-    "the last line is cut short (not valid JSON, no line end: an interrupted "
-    "`docsaccel history append`)"
-)
+def cut_short_text(path: str | Path, line: int) -> str:
+    """What every reader of a history says of its last ``line`` an interrupted append cut
+    short, before what it did with it (skipped, dropped)."""
+    return (
+        f"{path}:{line}: the history's last line is cut short (not valid JSON, no line "
+        "end: an interrupted `docsaccel history append`)"
+    )
+
+
+#: How a history line begins: its keys are written sorted, so its build's digest, or its
+#: examples in a line of before digests, come first. Tells a history whose only line an
+#: interrupted append cut short (its ``schema`` not written yet) from another file.
+_LINE_START = re.compile(r'\{"(?:build_sha256|examples)": ')
 
 
 def _repair_end(history: Path, warn: Warn) -> str:
@@ -561,7 +572,7 @@ def _repair_end(history: Path, warn: Warn) -> str:
     kept = data.rsplit(b"\n", 1)[0] + b"\n" if b"\n" in data else b""
     with history.open("r+b") as stream:
         stream.truncate(len(kept))
-    warn(f"{history}:{cut}: {_CUT_SHORT}; dropped it before appending")
+    warn(f"{cut_short_text(history, cut)}; dropped it before appending")
     return ""
 
 
@@ -631,10 +642,15 @@ def is_history(path: str | Path) -> bool:
     """Whether ``path`` starts with a history line (so it is a history, not a report)."""
     try:
         text = read_text(path, "history")
-        first = next((line for line in text.splitlines() if line.strip()), "")
-        entry = parse_json(first, str(path), "history")
     except InputError:
         return False
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        entry = parse_json(first, str(path), "history")
+    except InputError:
+        # Its only line, cut short: a history when it starts as a history line does.
+        only = text.strip() == first.strip() and cut_short_line(text) is not None
+        return only and bool(_LINE_START.match(first.lstrip()))
     return isinstance(entry, dict) and entry.get("schema") == HISTORY_SCHEMA
 
 
@@ -663,9 +679,15 @@ def read_builds(path: str | Path, warn: Warn = warn_stderr) -> list[HistoryBuild
     """Every build of a history, oldest first, whatever its kind. A last line an
     interrupted append cut short is skipped, said through ``warn``."""
     path = Path(path)
-    runs = [_build(entry, where) for where, entry in _entries(path, warn)]
+    entries, cut = _entries(path)
+    runs = [_build(entry, where) for where, entry in entries]
+    if not runs and cut is not None:
+        # Said once, as the error: a warning that it was skipped would say it twice.
+        raise InputError(f"{cut_short_text(path, cut)}, its only line: it records no build")
     if not runs:
         raise InputError(f"{path}: the history records no build")
+    if cut is not None:
+        warn(f"{cut_short_text(path, cut)}; skipped")
     return runs
 
 
