@@ -155,6 +155,11 @@ def test_a_build_whose_process_runs_on_past_its_verdict_is_running_for_every_gat
                 assert shown.returncode == 0 and f"Warning: {runs_on}." in view, (path, view)
                 assert "partial" not in view and "did not finish" not in view, (path, view)
                 assert "within budget." not in view and "failed" not in view, (path, view)
+            shown = run_cli("report", "--format", "json", str(path))
+            assert shown.returncode == 0, (path, shown.stderr)
+            summary = json.loads(shown.stdout)
+            assert summary["complete"] is True, (path, summary["incomplete"])
+            assert summary["incomplete"] == runs_on and not summary["failed"], (path, summary)
         assert not history.exists()
         (src / "go.flag").touch()
         output = process.communicate(timeout=120)[0]

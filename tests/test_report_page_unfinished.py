@@ -130,6 +130,24 @@ def test_a_terminated_build_leaves_no_page_saying_all_is_fine(tmp_path) -> None:
     assert FINE not in shown and UNFINISHED in shown, output
 
 
+def test_a_terminated_dirhtml_build_leaves_no_page_saying_all_is_fine(tmp_path) -> None:
+    """``SIGTERM`` while an example runs, after a finished ``dirhtml`` build into the same
+    folder: its page is ``budget_report/index.html``, where the builder wrote it."""
+    src = make_project(tmp_path, ["plot_quick.py"], conf=CONF, budgets=BUDGETS)
+    outdir = src / "_build" / "html"  # where the helpers look for the running example
+    good = build(src, "-b", "dirhtml", outdir=outdir)
+    assert good.returncode == 0, good.output
+    page = outdir / "budget_report" / "index.html"
+    assert FINE in page.read_text("utf-8")
+    shutil.copy(FIXTURES / "examples" / "plot_wait.py", src / "examples" / "plot_wait.py")
+    command = sphinx_command(src, outdir, "-b", "dirhtml")
+    ended = terminated_while_running(command, child_env(), src, "plot_wait.py")
+
+    assert ended.returncode != 0, ended.stdout
+    shown = page.read_text("utf-8")
+    assert FINE not in shown and UNFINISHED in shown, ended.stdout
+
+
 #: Makes the build pause while it writes its pages, at the page the environment variable
 #: names (Sphinx writes them in the order of their names), telling the test by a file:
 #: then it is killed.

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from helpers.gallery_build import build, make_doc_layout, run_cli
 
+from docsaccel.report.chart import main as chart_main
 from docsaccel.report.commands import run_compare, run_history_append
-from docsaccel.report.inputs import judged_input
+from docsaccel.report.inputs import judged_input, load_input
 
 pytestmark = pytest.mark.slow
 
@@ -129,3 +130,30 @@ def test_compare_and_history_know_the_example_by_one_id(project, tmp_path) -> No
         assert code == 0, text
         line = json.loads(history.read_text(encoding="utf-8").splitlines()[0])
         assert SLEEP in json.dumps(line), (path, line)
+
+
+def test_every_reader_reads_a_gallery_file_of_subsections_only(project, tmp_path) -> None:
+    """A gallery's own ``sg_execution_times.rst`` that ``check`` reads is read by every
+    command that reads a build's files: the views of ``report`` and its ``--baseline``,
+    ``compare``, ``history append``, the chart, and :func:`load_input` itself, each
+    finding the gallery's examples in its subsections' files."""
+    doc, done, _ = project
+    times = doc / "auto_examples" / "sg_execution_times.rst"
+    # Read alone, the subsections' files name each example by its file name.
+    assert sorted(t.name for t in load_input(times).timings) == ["plot_line.py", "plot_sleep.py"]
+    said = {
+        "check": run_cli("check", str(times)),
+        "md": run_cli("report", str(times), "--format", "md"),
+        "html": run_cli("report", str(times), "--format", "html"),
+        "json": run_cli("report", str(times), "--format", "json"),
+        "baseline": run_cli("report", str(done.outdir), "--baseline", str(times)),
+        "compare": run_cli("compare", str(times), str(done.outdir)),
+        "history": run_cli("history", "append", str(times), "--to", str(tmp_path / "h.jsonl")),
+    }
+    for command, done_cli in said.items():
+        assert done_cli.returncode == 0, (command, done_cli.stdout + done_cli.stderr)
+    view = json.loads(said["json"].stdout)
+    assert SLEEP in json.dumps(view), view
+    chart = tmp_path / "chart.svg"
+    assert chart_main([str(times), str(chart)]) == 0
+    assert "<svg" in chart.read_text(encoding="utf-8")

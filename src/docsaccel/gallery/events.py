@@ -573,6 +573,7 @@ def _on_before_gallery(app: Sphinx) -> None:
     build = _build(app)
     if build is None:
         return
+    build.builder = app.builder
     _show_started(build)
     try:
         _prepare_gallery(app, build, app.config.sphinx_gallery_conf)
@@ -1426,7 +1427,8 @@ def _show_started(build: GalleryBuild) -> None:
     and would leave the last verdict ("All examples within budget") read as current."""
     doctreedir = getattr(build, "doctreedir", None)
     wanted = build.settings.report_page
-    pages = published_pages(Path(build.srcdir or "."), build.outdir, doctreedir, wanted)
+    srcdir = Path(build.srcdir or ".")
+    pages = published_pages(srcdir, build.outdir, doctreedir, wanted, build.builder)
     if not any(html.is_file() for _source, html in pages):
         return  # nothing to replace: the report page's module stays unloaded
     report = build.report(complete=False, records={})

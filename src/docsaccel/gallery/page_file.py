@@ -20,6 +20,7 @@ __all__ = [
     "VIEW_ENDS",
     "is_generated",
     "note_page",
+    "page_html",
     "published_pages",
     "remove_unwanted_pages",
     "withhold_source",
@@ -199,11 +200,32 @@ def _shows_a_report(html: Path) -> bool:
         return False
 
 
+def page_html(outdir: Path, docname: str, builder: Any = None) -> Path:
+    """The HTML file of the page ``docname`` in ``outdir``: the one Sphinx's ``builder``
+    writes it into (``dirhtml``: ``<docname>/index.html``), which the plugin puts the
+    report's view into. ``<outdir>/<docname>.html`` for a builder whose pages are not HTML
+    files (``json``, ``pickle``: the view is escaped in them, no marker to find), and
+    with no builder (``None``: a setting refused before Sphinx made it, or the shard
+    commands, which build with ``html``)."""
+    from sphinx.builders.html import StandaloneHTMLBuilder
+    from sphinxcontrib.serializinghtml import SerializingHTMLBuilder
+
+    if isinstance(builder, StandaloneHTMLBuilder) and not isinstance(
+        builder, SerializingHTMLBuilder
+    ):
+        return Path(builder.get_outfilename(docname))
+    return Path(outdir, f"{docname}.html")
+
+
 def published_pages(
-    srcdir: Path, outdir: Path, doctreedir: Path | None, wanted: str | None
+    srcdir: Path,
+    outdir: Path,
+    doctreedir: Path | None,
+    wanted: str | None,
+    builder: Any = None,
 ) -> list[tuple[Path, Path]]:
     """The report pages that may be published in ``outdir``, each as its source and its
-    HTML (``<outdir>/<docname>.html``, as the plugin writes it): the page the settings ask
+    HTML (:func:`page_html` of ``builder``, where it writes them): the page the settings ask
     for (``wanted``, a document name), every one noted in ``doctreedir`` or ``outdir``
     (whatever the settings are now), and the documented ``budget_report``. Candidates
     only: what marks a page as docsaccel's is for the caller to check
@@ -219,5 +241,5 @@ def published_pages(
         if srcdir not in source.parents:
             continue
         docname = source.relative_to(srcdir).with_suffix("").as_posix()
-        pages.setdefault(source, Path(outdir, f"{docname}.html"))
+        pages.setdefault(source, page_html(outdir, docname, builder))
     return list(pages.items())

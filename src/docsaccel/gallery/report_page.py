@@ -28,6 +28,7 @@ from docsaccel.gallery.page_file import (
     VIEW_ENDS,
     is_generated,
     note_page,
+    page_html,
     published_pages,
 )
 from docsaccel.report.html import render_html_fragment
@@ -261,7 +262,7 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
     if not target.is_file() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
     note_page(app, target)
-    page = _page_html(app, docname)
+    page = page_html(Path(app.outdir), docname, getattr(app, "builder", None))
     _forget_unfinished_view(page)
     build.report_page_files = (target, page)
     build.report_on_page = report
@@ -273,22 +274,6 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
     app._docsaccel_pending_chart = _PendingChart(process, svg, page)  # type: ignore[attr-defined]
     # After the report is final (priority 100), before the overrun verdict (900).
     app.connect("build-finished", insert_chart, priority=200)
-
-
-def _page_html(app: Any, docname: str) -> Path:
-    """The HTML file the builder writes the page into (``dirhtml``:
-    ``<docname>/index.html``), which the build's end puts the verdict into; for a builder
-    whose pages are not HTML files (``json``, ``pickle``: the view is escaped in them, no
-    marker to find) the plugin's ``<docname>.html``, which it does not write."""
-    from sphinx.builders.html import StandaloneHTMLBuilder
-    from sphinxcontrib.serializinghtml import SerializingHTMLBuilder
-
-    builder = getattr(app, "builder", None)
-    if isinstance(builder, StandaloneHTMLBuilder) and not isinstance(
-        builder, SerializingHTMLBuilder
-    ):
-        return Path(builder.get_outfilename(docname))
-    return Path(app.outdir, f"{docname}.html")
 
 
 def _not_finished_yet(report: dict[str, Any]) -> dict[str, Any]:
@@ -405,6 +390,7 @@ def show_unfinished(build: Any, report: dict[str, Any], but_own: bool = False) -
         build.settings.report_page,
         report,
         keep=own[0] if but_own and own is not None else None,
+        builder=getattr(build, "builder", None),
     )
     if own is not None and not but_own:
         build.report_on_page = report
@@ -432,14 +418,16 @@ def show_unfinished_pages(
     wanted: str | None,
     report: dict[str, Any],
     keep: Path | None = None,
+    builder: Any = None,
 ) -> list[Path]:
     """Put the view of ``report`` into every report page docsaccel published in
     ``outdir`` (:func:`.page_file.published_pages` whose HTML carries the view's markers),
     and into the page's source when docsaccel wrote it, so the next build sees the page
     changed. A page that cannot be rewritten is removed: no page is left saying an
     earlier build's verdict. Returns the HTML files rewritten or removed. ``keep``: the
-    source of a page to leave as it is."""
-    candidates = published_pages(srcdir, outdir, doctreedir, wanted)
+    source of a page to leave as it is; ``builder``: Sphinx's, which names the pages'
+    files (:func:`.page_file.page_html`)."""
+    candidates = published_pages(srcdir, outdir, doctreedir, wanted, builder)
     shown: list[Path] = []
     for source, page in candidates:
         if keep is not None and source == keep:

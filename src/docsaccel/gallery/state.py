@@ -76,6 +76,9 @@ class GalleryBuild:
         self.build_id = uuid.uuid4().hex[:16]
         #: Sphinx's doctree folder: where the report page's note is (:mod:`.page_file`).
         self.doctreedir = doctreedir
+        #: Sphinx's builder, once made: it names the report pages' HTML files
+        #: (:func:`.page_file.page_html`); ``None`` before.
+        self.builder: Any = None
         #: The conf.py this build read (:func:`docsaccel.contract.conf_fingerprint`): a
         #: reader of the report can tell a later build that never reached docsaccel.
         self.conf = conf

@@ -633,10 +633,12 @@ _RST_ROWS = {
 
 
 def load_input(path: str | Path) -> LoadedInput:
-    """Read ``path`` in whichever supported format it is; at least one example or raise."""
-    loaded = _read_input(Path(path))
-    _require_examples(loaded, Path(path))
-    return loaded
+    """Read ``path`` in whichever supported format it is; at least one example or raise.
+
+    A gallery's ``sg_execution_times.rst`` listing only "N/A" reads as its subsections'
+    files together (:func:`_gallery_input`): every command reads a build's files through
+    here, so a file one of them reads, all of them read."""
+    return _gallery_input(Path(path))
 
 
 def _require_examples(loaded: LoadedInput, path: Path, also: Iterable[Path] = ()) -> None:
@@ -672,7 +674,7 @@ def _read_input(path: Path) -> LoadedInput:
 
 
 def _gallery_input(path: Path) -> LoadedInput:
-    """:func:`load_input` of ``path``, except for the ``sg_execution_times.rst`` of a
+    """:func:`_read_input` of ``path``, except for the ``sg_execution_times.rst`` of a
     gallery whose examples are all in its subsections: sphinx-gallery lists each
     subsection's examples in the file of the same name in its folder, and writes in the
     gallery's own a table of one "N/A" row. That file stands for its gallery as a
@@ -712,8 +714,7 @@ _SAME_BUILD_SLACK_NS = 2_000_000_000
 def judged_input(path: str | Path) -> LoadedInput:
     """The input at ``path`` as the gates (``check``, ``compare``, ``history append``)
     judge it: :func:`load_input`'s (a gallery's ``sg_execution_times.rst`` listing only
-    "N/A", its examples all in subsections, read as theirs: :func:`_gallery_input`),
-    except for a sphinx-gallery file
+    "N/A" read as its subsections' files), except for a sphinx-gallery file
     (``sg_execution_times.rst``, the root one or a gallery's, or its JUnit XML) whose
     build, or a later one, failed, did not finish or runs now by its docsaccel report
     (:func:`_build_report`): that report, read in its stead, as if it had been given.
@@ -725,7 +726,7 @@ def judged_input(path: str | Path) -> LoadedInput:
     of a passing build) is its own input: its times are judged, and the views say that it
     cannot tell whether an example failed
     (:meth:`~docsaccel.report.model.LoadedInput.no_status_text`)."""
-    loaded = _gallery_input(Path(path))
+    loaded = load_input(path)
     if loaded.format not in SG_FORMATS:
         own = loaded.path if loaded.format == "docsaccel-report" else None
         return dataclasses.replace(loaded, build_report=own)

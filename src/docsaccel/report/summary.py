@@ -567,7 +567,10 @@ class ReportSummary:
             "baseline_no_status": self.baseline_no_status or None,
             "render_saved_seconds": self.render_saved_seconds,
             "fast": self.fast,
-            "complete": not self.incomplete,
+            # Whether its examples finished and all their times are here, as the other
+            # views say it: so of a report written complete whose process runs on, whose
+            # warning is still "incomplete".
+            "complete": not self.times_partial,
             "incomplete": self.incomplete or None,
             "status_counts": self.status_counts,
             "failed": [row.id for row in self.failed],
