@@ -401,3 +401,13 @@ def test_an_example_that_failed_comes_before_the_budgets() -> None:
 
     assert lines[0].startswith("FAIL: the build failed: 1 example failed: c.py"), lines
     assert lines[1] == f"FAIL: the build failed: {budgets}", lines
+
+
+def test_an_output_folder_whose_report_is_a_folder_is_said_so(tmp_path, capsys) -> None:
+    """The report path is there but is no file: said in one line, naming it, not that the
+    output folder holds no report at all."""
+    report = tmp_path / "html" / "docsaccel" / "report.json"
+    report.mkdir(parents=True)
+    assert main(["check", str(tmp_path / "html")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"docsaccel: error: {report}: cannot read the report: it is a directory\n"

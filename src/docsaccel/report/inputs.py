@@ -483,6 +483,8 @@ def _folder_input(folder: Path) -> LoadedInput:
     report = layout.report_path(outdir)
     if report.is_file():
         return load_input(report)
+    if report.exists():
+        read_text(report, "report")  # raises, naming what it is instead of a file
     journals = layout.journals(layout.records_dir(outdir))
     if journals:
         plan = layout.records_dir(outdir) / layout.PLAN_FILE
