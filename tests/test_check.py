@@ -244,7 +244,7 @@ def test_an_example_the_cache_restored_is_judged_but_not_one_sphinx_gallery_reus
     assert main(["check", str(path)]) == 1
     out = capsys.readouterr().out
     # Judged by its stored run's time, said so; neither is measured by this build.
-    assert "FAIL: 1 of 1 examples over budget" in out
+    assert "FAIL: 1 of 1 example over budget" in out
     assert "tutorials/plot_a.py: 1m10s (stored run) > budget 1m" in out
     assert "plot_b" not in out
     assert f"note: {unmeasured_text(1, restored=1)}." in out
@@ -401,3 +401,20 @@ def test_an_example_that_failed_comes_before_the_budgets() -> None:
 
     assert lines[0].startswith("FAIL: the build failed: 1 example failed: c.py"), lines
     assert lines[1] == f"FAIL: the build failed: {budgets}", lines
+
+
+def test_one_example_checked_is_said_in_the_singular(tmp_path, capsys) -> None:
+    report = write_report(tmp_path / "r.json", [record("plot_a.py", 1.0)])
+    assert main(["check", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("OK: 1 example checked, 1 with a budget, none over budget."), out
+
+
+def test_an_output_folder_whose_report_is_a_folder_is_said_so(tmp_path, capsys) -> None:
+    """The report path is there but is no file: said in one line, naming it, not that the
+    output folder holds no report at all."""
+    report = tmp_path / "html" / "docsaccel" / "report.json"
+    report.mkdir(parents=True)
+    assert main(["check", str(tmp_path / "html")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"docsaccel: error: {report}: cannot read the report: it is a directory\n"

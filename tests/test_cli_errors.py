@@ -293,7 +293,7 @@ def test_check_allow_incomplete_judges_what_the_report_holds(tmp_path, capsys) -
     assert "OK" not in out and "note: " not in out, out
     code, out, _ = run(["check", str(path), "--allow-incomplete", "--budget", "0.7s"], capsys)
     assert code == 3 and out.startswith(f"FAIL: {path}: the build did not finish"), out
-    assert "FAIL: 1 of 1 examples over budget:" in out, out
+    assert "FAIL: 1 of 1 example over budget:" in out, out
 
 
 @pytest.mark.parametrize(

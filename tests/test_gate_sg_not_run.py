@@ -31,7 +31,7 @@ def test_an_example_sphinx_gallery_did_not_run_is_not_measured(tmp_path) -> None
         assert "00:00.000" in times.read_text(encoding="utf-8"), times
         text, code = run_check([str(times)])
         assert code == 0, text
-        assert text.startswith("OK: 1 examples checked"), text
+        assert text.startswith("OK: 1 example checked"), text
         assert "note: 1 example not measured by this build" in text, text
         # One history each: a history records one build once, through any of its files.
         histories.append(tmp_path / f"history{len(histories)}.jsonl")

@@ -124,3 +124,71 @@ def test_report_and_check_list_the_examples_it_never_reached(killed) -> None:
         gate = run_cli("check", "--allow-incomplete", str(head))
         assert gate.returncode == 3, gate.stdout + gate.stderr
         assert "note: 1 example not measured by this build" in gate.stdout, gate.stdout
+
+
+def _damaged_copy(outdir: Path, target: Path, damage) -> tuple[Path, Path]:
+    """A copy of the killed build's output folder whose one journal ``damage`` rewrote
+    (given its bytes), and that journal."""
+    copy = target / "html"
+    shutil.copytree(outdir, copy, ignore=shutil.ignore_patterns("*.pipe"))
+    (journal,) = layout.journals(layout.records_dir(copy))
+    journal.write_bytes(damage(journal.read_bytes()))
+    return copy, journal
+
+
+def _before_last_line(replacement: bytes):
+    """Put ``replacement`` as the line before the last: the third, after plot_quick.py's
+    start and end, before plot_wait.py's start."""
+
+    def damage(data: bytes) -> bytes:
+        ended, last = data.rstrip(b"\n").rsplit(b"\n", 1)
+        return ended + b"\n" + replacement + b"\n" + last + b"\n"
+
+    return damage
+
+
+@pytest.mark.parametrize(
+    ("damage", "line", "wrong"),
+    [
+        (lambda data: data[:150], 1, "the last line is cut short"),
+        (_before_last_line(b"\x00\x01garbage"), 3, "not valid JSON"),
+        (_before_last_line(b'{"id": "x\xff\xfe"}'), 3, "not UTF-8 text"),
+        (_before_last_line(b'{"schema": "docsaccel.report", "version": 1}'), 3, "another kind"),
+    ],
+    ids=["cut-short", "garbage", "not-utf8", "other-kind"],
+)
+def test_every_reader_names_a_damaged_journal_and_never_says_nothing_ran(
+    killed, tmp_path, damage, line, wrong
+) -> None:
+    """A journal damaged after the kill is named with its line and what is wrong, by every
+    command that reads it; none of them takes the examples it no longer shows for ones
+    never run."""
+    base, outdir = killed
+    copy, journal = _damaged_copy(outdir, tmp_path, damage)
+    named = f"{journal}:{line}: "
+    history = str(tmp_path / "history.jsonl")
+    for args in (
+        ["check", str(copy)],
+        ["check", "--allow-incomplete", str(copy)],
+        ["check", str(journal)],
+        ["compare", str(base), str(copy), "--allow-incomplete"],
+        ["history", "append", "--to", history, str(copy)],
+    ):
+        shown = run_cli(*args)
+        said = shown.stdout + shown.stderr
+
+        assert shown.returncode == 2, (args, said)
+        said_line = next((one for one in said.splitlines() if named in one), None)
+        assert said_line is not None and wrong in said_line, (args, said)
+        assert "ran none" not in said and "Traceback" not in said, (args, said)
+    shown = run_cli("report", "--format", "json", str(copy))
+    if line == 1:
+        # No line before the damage: nothing to show, said in one line.
+        assert shown.returncode == 2, shown.stdout
+        assert named in shown.stderr and len(shown.stderr.splitlines()) == 1, shown.stderr
+        return
+    # The lines before the damage are read: the example that finished is listed, and none
+    # the journal no longer shows is taken for one never run.
+    assert shown.returncode == 0, shown.stderr
+    assert named in shown.stdout and NOT_EXECUTED not in shown.stdout, shown.stdout
+    assert '"examples/plot_quick.py"' in shown.stdout, shown.stdout

@@ -83,6 +83,8 @@ SRC = Path(docsaccel.__file__).parent
 #: Bottom to top. A module may import its own part (a top-level module or package of
 #: docsaccel) and the parts of the layers below it, never a part beside it or above it.
 LAYERS: tuple[frozenset[str], ...] = (
+    # How a count is said with its noun, which every message counting things uses.
+    frozenset({"counts"}),
     # What identifies the code a build ran (its modules' bytes, its extensions'
     # distributions), which the contract's rule of a stale report compares.
     frozenset({"loaded_code"}),

@@ -59,7 +59,7 @@ def test_check_counts_the_restored_examples_apart(second) -> None:
     text, code = run_check([str(layout.report_path(second.outdir))])
 
     assert code == 0, text
-    assert text.startswith("OK: 1 examples checked, 1 with a budget, none over budget."), text
+    assert text.startswith("OK: 1 example checked, 1 with a budget, none over budget."), text
     assert f"note: {NOTE}." in text, text
 
 

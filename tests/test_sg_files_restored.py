@@ -48,7 +48,7 @@ def test_check_of_the_root_file_counts_the_restored_examples_apart(builds) -> No
     text, code = run_check([_root(second)])
 
     assert code == 0, text
-    assert text.startswith("OK: 1 examples checked"), text
+    assert text.startswith("OK: 1 example checked"), text
     assert f"note: {NOTE}." in text, text
 
 

@@ -125,6 +125,7 @@ __all__ = [
     "parse_json",
     "parse_switch",
     "ran_none",
+    "read_bytes",
     "read_json",
     "read_text",
     "require_extra",
@@ -933,6 +934,22 @@ def read_text(path: str | os.PathLike[str], what: str = "file") -> str:
     :data:`MAX_INPUT_BYTES` and bytes that are not UTF-8 are refused.
     """
     path = Path(path)
+    data = read_bytes(path, what)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: the {what} is not UTF-8 text (byte {data[exc.start]:#04x} at offset "
+            f"{exc.start})"
+        ) from None
+
+
+def read_bytes(path: str | os.PathLike[str], what: str = "file") -> bytes:
+    """The bytes of the regular file at ``path``; :class:`InputError` naming it if not.
+
+    Directories, devices and pipes, and files above :data:`MAX_INPUT_BYTES` are refused.
+    """
+    path = Path(path)
     try:
         # Checked before opening too: opening a named pipe would block until a writer came.
         if path.exists() and not path.is_dir() and not path.is_file():
@@ -951,13 +968,7 @@ def read_text(path: str | os.PathLike[str], what: str = "file") -> str:
         raise InputError(f"{path}: cannot read the {what}: it is a directory") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{path}: the {what} is not UTF-8 text (byte {data[exc.start]:#04x} at offset "
-            f"{exc.start})"
-        ) from None
+    return data
 
 
 def read_json(path: str | os.PathLike[str], what: str = "file") -> Any:

@@ -33,6 +33,7 @@ from docsaccel.contract import (
     unfinished_why,
     unmeasured_text,
 )
+from docsaccel.counts import counted
 from docsaccel.memory_sizes import format_size
 from docsaccel.report.model import Timing
 
@@ -218,8 +219,7 @@ def _named(timings: Sequence[Timing], what: str) -> str:
         return ""
     shown = [f"{t.id} ({t.error})" if t.error else t.id for t in timings[:5]]
     more = f" and {len(timings) - 5} more" if len(timings) > 5 else ""
-    count = f"{len(timings)} example{'s' if len(timings) != 1 else ''}"
-    return f"{count} {what}: {', '.join(shown)}{more}"
+    return f"{counted(len(timings), 'example')} {what}: {', '.join(shown)}{more}"
 
 
 def audit_text(timing: Timing) -> str:
@@ -248,13 +248,14 @@ def format_check(result: CheckResult) -> str:
     lines = failure_lines(result)
     if not result.over and not result.stale and not failure_lines(result):
         # Of an input that says nothing of failures only the times were checked.
-        checked = "timings checked against budgets" if result.times_only else "examples checked"
-        lines.append(
-            f"OK: {result.checked} {checked}, {result.bounded} with a budget, none over budget."
-        )
+        noun = "timing" if result.times_only else "example"
+        checked = f"{counted(result.checked, noun)} checked"
+        if result.times_only:
+            checked += " against budgets"
+        lines.append(f"OK: {checked}, {result.bounded} with a budget, none over budget.")
     if result.over:
-        judged = result.checked + result.restored
-        lines.append(f"FAIL: {_count(result.over)} of {judged} examples over budget:")
+        judged = counted(result.checked + result.restored, "example")
+        lines.append(f"FAIL: {_count(result.over)} of {judged} over budget:")
     for timing in result.over:
         if timing.over_time_budget:
             source = timing.budget_detail or timing.budget_source or "the input"
@@ -274,8 +275,8 @@ def format_check(result: CheckResult) -> str:
         lines.append(f"FAIL: {len(result.stale)} stale cache entr{_ies(result.stale)} (audit):")
         lines += [f"  {one_line(audit_text(timing))}" for timing in result.stale]
     if result.nondeterministic:
-        count = len(result.nondeterministic)
-        lines.append(f"note: {count} example{'s' if count != 1 else ''} not reproducible (audit):")
+        count = counted(len(result.nondeterministic), "example")
+        lines.append(f"note: {count} not reproducible (audit):")
         lines += [f"  {one_line(audit_text(timing))}" for timing in result.nondeterministic]
     return "\n".join(lines)
 

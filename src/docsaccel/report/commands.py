@@ -11,7 +11,7 @@ Example: ``docsaccel check --budget 30s`` on a sphinx-gallery file, then on a mi
 >>> _ = times.write_text("- **00:42.000**: :ref:`sphx_glr_auto_examples_plot_a.py` (``plot_a.py``)")
 >>> text, code = run_check([str(times)], flat_budget="30s")
 >>> print(text, code)
-FAIL: 1 of 1 examples over budget:
+FAIL: 1 of 1 example over budget:
   plot_a.py: 42s > budget 30s from --budget 30s
 note: .../sg_execution_times.rst: sphinx-gallery's file does not say whether an example failed, ...
  1

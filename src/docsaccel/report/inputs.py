@@ -58,9 +58,11 @@ from docsaccel.contract import (
     read_text,
 )
 from docsaccel.report.html import begins_html_report
+from docsaccel.report.journal import read_journal
 from docsaccel.report.markdown import is_markdown_report
 from docsaccel.report.model import (
     BUILDING_NOW,
+    JOURNAL_DAMAGED,
     LATER_BUILD_STARTED,
     SG_FORMATS,
     SG_JUNIT,
@@ -389,9 +391,9 @@ def _is_record(line: str) -> bool:
 
 
 def _journal_records(text: str, path: Path) -> list[dict[str, Any]]:
-    """The records of one journal, in order. A last line cut short (the process was
-    killed while writing it) is left out; any other line that is not a record is an
-    error naming the file and the line."""
+    """The records of a plan, in order. A last line cut short (the process was killed
+    while writing it) is left out; any other line that is not a record is an error
+    naming the file and the line."""
     lines = text.splitlines()
     found = []
     for number, line in enumerate(lines, start=1):
@@ -415,20 +417,29 @@ def journal_input(
     (:func:`docsaccel.layout.lock_holder`): it has not written its report yet, and the
     example it runs was not killed (:data:`~docsaccel.report.model.BUILDING_NOW`).
     ``plan``: the build's plan (:data:`~docsaccel.layout.PLAN_FILE`): an example it
-    names that no journal does is listed as the report lists one never reached."""
+    names that no journal does is listed as the report lists one never reached. A
+    journal damaged (:func:`~docsaccel.report.journal.read_journal`) is read up to the
+    damage, which is said (:data:`~docsaccel.report.model.JOURNAL_DAMAGED`), and the plan
+    is then left out: an example it names may have run in the lines lost."""
     records: dict[str, dict[str, Any]] = {}
+    damaged = []
+    for path in paths:
+        read = read_journal(path, running=running is not None)
+        for record in read.records:
+            records[record["id"]] = record
+        if read.damage is not None:
+            damaged.append(read.damage)
     planned = False
-    for path in [] if plan is None else [plan]:
+    for path in [] if plan is None or damaged else [plan]:
         with contextlib.suppress(OSError):  # none: a build from before plans were kept
             for record in _journal_records(path.read_text(encoding="utf-8"), path):
-                records[record["id"]] = record
+                records.setdefault(record["id"], record)
             planned = True
-    for path in paths:
-        for record in _journal_records(_read_text(path), path):
-            records[record["id"]] = record
     build: dict[str, Any] = {"complete": False, "report_missing": True}
     if running is not None:
         build[BUILDING_NOW] = running
+    if damaged:
+        build[JOURNAL_DAMAGED] = damaged
     kinds = {record["fast"] for record in records.values()}
     if len(kinds) == 1:
         build["fast"] = kinds.pop()
@@ -440,6 +451,15 @@ def journal_input(
         for key in sorted(records)
     ]
     return LoadedInput(source, "docsaccel-journal", timings, build, lists_plan=planned)
+
+
+def _is_journal(path: Path) -> bool:
+    """Whether ``path`` is named as a journal in a records folder is."""
+    return (
+        path.name.startswith(layout.JOURNAL_PREFIX)
+        and path.suffix == ".jsonl"
+        and path.parent.name == layout.records_dir("").name
+    )
 
 
 def _plan_of(journal: Path) -> Path | None:
@@ -463,6 +483,8 @@ def _folder_input(folder: Path) -> LoadedInput:
     report = layout.report_path(outdir)
     if report.is_file():
         return load_input(report)
+    if report.exists():
+        read_text(report, "report")  # raises, naming what it is instead of a file
     journals = layout.journals(layout.records_dir(outdir))
     if journals:
         plan = layout.records_dir(outdir) / layout.PLAN_FILE
@@ -660,6 +682,9 @@ def _read_input(path: Path) -> LoadedInput:
     if report is not None:
         return load_input(report)
     _refuse_missing_report(path)
+    if _is_journal(path):
+        # Read line by line: a damaged journal still says what ran before the damage.
+        return journal_input([path], str(path), plan=_plan_of(path))
     text = _read_text(path)
     kind = detect_format(text, path)
     if kind == "docsaccel-report":

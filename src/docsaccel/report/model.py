@@ -60,6 +60,7 @@ from docsaccel.layout import (
 )
 from docsaccel.memory_sizes import format_size
 from docsaccel.process_stat import runs
+from docsaccel.report.journal import damage_text
 from docsaccel.schema import ended_phase
 
 # InputError is the contract's one class of unreadable inputs, importable from here too.
@@ -103,6 +104,9 @@ LATER_BUILD_STARTED = "later_build_started"
 #: The ``build`` key of journals read as a report while the build that writes them runs
 #: (it holds their output folder's lock): its pid. Not a build killed outright.
 BUILDING_NOW = "building_now"
+#: The ``build`` key of journals read as a report when one is damaged: where and how
+#: each is (:attr:`docsaccel.report.journal.JournalRead.damage`), read up to there.
+JOURNAL_DAMAGED = "journal_damaged"
 #: sphinx-gallery's JUnit XML (its ``junit`` option): how each example ended, and its time.
 SG_JUNIT = "sg-junit"
 #: Every format sphinx-gallery writes: no note of docsaccel's is beside such a file, so
@@ -713,6 +717,9 @@ class LoadedInput:
             why.append(
                 "it wrote no report: it was killed outright (SIGKILL, out of memory), or still runs"
             )
+        damaged = self.build.get(JOURNAL_DAMAGED)
+        if damaged:
+            why.append(damage_text([str(item) for item in damaged]))
         phase = ended_phase({**self.build, "complete": False})
         if phase is not None:
             why.append(f"its examples ran; it ended {phase}")
@@ -799,6 +806,12 @@ class LoadedInput:
         examples a build holds, and this one holds none that ran."""
         if self.build.get("stopped_before_examples"):
             self.require_complete()
+        if self.build.get(JOURNAL_DAMAGED):
+            # What ran after the damage is unknown: no judgement of those read stands.
+            raise IncompleteBuildError(
+                f"{self.path}: {self.incomplete_text()}: what ran after the damage is "
+                "unknown; rebuild"
+            )
         if self.ran_nothing:
             count = len(self.timings)
             why = self.incomplete_text() or "the build finished"
@@ -824,10 +837,14 @@ class LoadedInput:
                 "once that is fixed"
             )
         if not self.complete and not self.timings:
-            # Nothing an option could judge (a sharded build's report before its merge).
-            raise IncompleteBuildError(
-                f"{self.path}: {self.incomplete_text()}: it measured no example"
+            # Nothing an option could judge (a sharded build's report before its merge;
+            # journals damaged before any record, which may have held some).
+            read = (
+                "no record was read before the damage"
+                if self.build.get(JOURNAL_DAMAGED)
+                else "it measured no example"
             )
+            raise IncompleteBuildError(f"{self.path}: {self.incomplete_text()}: {read}")
         if not self.complete:
             raise IncompleteBuildError(
                 f'{self.path}: {self.incomplete_text()}: the report says "complete": false, '
