@@ -54,6 +54,16 @@ def build_servers():
     build_server.stop_all()
 
 
+@pytest.fixture
+def fresh_processes(monkeypatch):
+    """Builds as fresh ``python -m sphinx`` processes, not forks of a build server: for
+    tests whose subject is how a build's process ends (its exit handlers, the threads and
+    workers it waits for), which an interpreter's own end decides."""
+    from helpers import build_server
+
+    monkeypatch.setenv(build_server.FRESH_ENV, "1")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def reference_builds(tmp_path_factory):
     """One folder for the session's clean reference builds, which every comparison of

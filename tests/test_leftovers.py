@@ -18,7 +18,7 @@ from docsaccel.records import read_records
 from docsaccel.report.check import EXIT_BUILD_FAILED
 from docsaccel.report.commands import run_check, run_compare, run_history_append, run_report
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_processes")]
 
 GRACE = 1.0
 # A hung build hits gallery_build's subprocess timeout instead of this bound.
