@@ -22,7 +22,7 @@ from docsaccel.gallery.process_end import EXIT_STATUS
 from docsaccel.report.check import EXIT_BUILD_FAILED
 from docsaccel.report.commands import run_check
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_processes")]
 
 GRACE = "1"
 ENV = {"DOCSACCEL_INTERRUPT_GRACE": GRACE}
