@@ -301,6 +301,23 @@ def test_a_file_the_user_put_in_the_output_folder_is_not_kept_in_the_state(ws, t
     assert ws.differences() == []
 
 
+def test_a_file_the_user_put_in_the_output_folder_outlives_a_build_without_the_cache(ws):
+    """A file the user put in the output folder (a ``CNAME``) stays through a build with
+    the cache off and the next one with it on, which restores the state into that
+    folder: the build without the cache says which of its files are the user's."""
+    user_file = ws.outdir / "CNAME"
+    first = ws.build()
+    assert first.returncode == 0 and first.state["origin"] == "cache", first.output
+    user_file.write_text("example.org\n")
+    for env, origin in [(None, "local"), ({"DOCSACCEL_CACHE": "0"}, None), (None, "cache")]:
+        again = ws.build(env=env)
+        assert again.returncode == 0, again.output
+        assert origin is None or again.state["origin"] == origin, again.output
+        assert user_file.read_text() == "example.org\n", again.output
+    user_file.unlink()
+    assert ws.differences() == []
+
+
 def test_another_tools_folder_in_the_output_folder_is_not_kept_in_the_state(ws):
     """The output folder is the checkout of a published site (its ``.git``), there before
     a build finished: it stays, and a fresh checkout restoring the state has no ``.git``

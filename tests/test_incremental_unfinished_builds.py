@@ -73,6 +73,32 @@ def test_a_page_a_failed_build_wrote_is_gone_once_its_example_is_deleted(tmp_pat
     assert clean_differences(src, tmp_path) == []
 
 
+def test_a_file_the_user_put_in_the_output_folder_outlives_a_failed_build(tmp_path):
+    """The user's file (a ``CNAME``), added after a finished build, stays through a
+    failed build and the next one, which restores the state: what the failed build wrote
+    goes (the page of an example deleted since), what the user added before it stays."""
+    cache = tmp_path / "cache"
+    src = make_project(tmp_path, [], conf=ORDERED)
+    put(src, "plot_a.py")
+    first = cached_build(src, cache)
+    assert first.returncode == 0, first.output
+    user_file = first.outdir / "CNAME"
+    user_file.write_text("example.org\n")
+    put(src, "plot_b.py")
+    put(src, "plot_c.py", raises=True)
+    failed = cached_build(src, cache)
+    assert failed.returncode != 0, failed.output
+    assert (failed.outdir / "auto_examples" / "plot_b.html").is_file()
+    (src / "examples" / "plot_b.py").unlink()
+    put(src, "plot_c.py")
+    again = cached_build(src, cache)
+    assert again.returncode == 0, again.output
+    assert again.report["build"]["sphinx_state"]["origin"] == "cache"
+    assert user_file.read_text() == "example.org\n", again.output
+    user_file.unlink()
+    assert clean_differences(src, tmp_path) == []
+
+
 def test_a_page_the_first_build_wrote_and_failed_is_gone_once_its_example_is_deleted(tmp_path):
     """No build finished yet, so no state: the next build reads everything, and the
     failed build's page of an example deleted since (and its search entries) is not

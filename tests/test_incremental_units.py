@@ -631,13 +631,39 @@ def test_a_file_the_last_finished_build_found_the_users_is_neither_deleted_nor_s
     for name in ("page.html", "CNAME"):
         (out / name).write_text("")
         os.utime(out / name, ns=(ended_ns - 10**9, ended_ns - 10**9))
-    finished = FinishedBuild.of(ended_ns, None, ["CNAME"])
+    finished = FinishedBuild(ended_ns, frozenset(), frozenset({"CNAME"}))
     files = {name: out / name for name in ("page.html", "CNAME")}
 
     assert list(written_by_builds(out, files, ended_ns + 10**9, frozenset(), [], finished)) == [
         "page.html"
     ]
     assert keep_only_restored(out, [], [], [], finished) == 1
+    assert [p.name for p in out.iterdir()] == ["CNAME"]
+
+
+def test_after_a_build_that_did_not_finish_only_what_a_build_wrote_goes(tmp_path):
+    """A build started after the folder's last finished build and did not finish: what
+    is newer than its start is its own and goes; a file added between the two is the
+    user's and stays."""
+    from docsaccel.incremental.sphinxext.untrusted_output import (
+        FinishedBuild,
+        keep_only_restored,
+    )
+
+    out = tmp_path / "html"
+    out.mkdir()
+    ended_ns = 2_000_000_000 * 10**9
+    since_ns = ended_ns + 10 * 10**9
+    for name, at_ns in [
+        ("old.html", ended_ns - 10**9),
+        ("CNAME", ended_ns + 10**9),
+        ("killed.html", since_ns + 10**9),
+    ]:
+        (out / name).write_text("")
+        os.utime(out / name, ns=(at_ns, at_ns))
+    finished = FinishedBuild(ended_ns, frozenset(), frozenset(), since_ns)
+
+    assert keep_only_restored(out, [], [], [], finished) == 2
     assert [p.name for p in out.iterdir()] == ["CNAME"]
 
 

@@ -66,6 +66,7 @@ __all__ = [
     "note_build_started",
     "note_build_writes_in",
     "note_built_from",
+    "output_record_path",
     "records_dir",
     "report_pages_path",
     "report_path",
@@ -512,6 +513,13 @@ def cache_deps_dir(outdir: str | os.PathLike[str]) -> Path:
 def generated_dir(outdir: str | os.PathLike[str]) -> Path:
     """The record of what the builds into ``outdir`` generated in their source folder."""
     return _under(outdir, "generated")
+
+
+def output_record_path(outdir: str | os.PathLike[str]) -> Path:
+    """The record of what builds wrote in ``outdir`` and which of its files are the
+    user's (:mod:`docsaccel.incremental.sphinxext.output_record`): kept in the folder, so
+    a build finds it whatever its doctree folder."""
+    return _under(outdir, "output-folder.json")
 
 
 def lock_path(outdir: str | os.PathLike[str]) -> Path:

@@ -45,12 +45,16 @@ def _forget_kept_state(app: Sphinx) -> None:
     """This build keeps no Sphinx state, yet writes the doctree and output folders: the
     record a finished build with the state left beside the doctrees no longer says what
     they hold (an environment and pages of documents removed since), so the next build
-    with the state does not start from them. Not for a build docsaccel refused: it never
-    touched the folders."""
+    with the state does not start from them; the output folder's record of the user's
+    files goes on. Not for a build docsaccel refused: it never touched the folders."""
     if getattr(getattr(app, "_docsaccel_gallery", None), "settings", None) is None:
         return
     with contextlib.suppress(OSError):  # none there, or not this build's to remove
         (Path(app.doctreedir) / MARKER).unlink()
+    from docsaccel.incremental.sphinxext import output_record
+
+    # Which files of the output folder are the user's outlives a build without the state.
+    output_record.carry(app)
 
 
 def _on_config_inited(app: Sphinx, config: Any) -> None:

@@ -30,6 +30,7 @@ from docsaccel.contract import InputError, read_json
 from docsaccel.incremental.last_build import OTHER_VERSION, LastBuild
 from docsaccel.incremental.pages import Place
 from docsaccel.incremental.relocate import relocated
+from docsaccel.incremental.sphinxext import output_record
 from docsaccel.incremental.sphinxext.conf_facts import (
     COMPARED,
     conf_code,
@@ -46,7 +47,6 @@ from docsaccel.incremental.sphinxext.state_build import (
     Restored,
 )
 from docsaccel.incremental.sphinxext.untrusted_output import (
-    FOREIGN,
     FinishedBuild,
     keep_only_restored,
     own_folders,
@@ -273,10 +273,12 @@ def _origin_text(build: IncrementalBuild) -> str:
 def _start(build: IncrementalBuild, fresh: bool) -> None:
     marker_path = build.doctreedir / MARKER
     marker = _read_marker(marker_path)
-    finished = build.restored.finished = _finished_build(marker_path, marker)
+    finished = output_record.last_finished(build.outdir) or _finished_build(marker_path, marker)
+    build.restored.finished = finished
     # From now on the folders hold an unfinished build until build-finished says otherwise.
     with contextlib.suppress(FileNotFoundError):
         marker_path.unlink()
+    output_record.started(build.outdir, finished, build.restored.started_ns)
     env_pickle = build.doctreedir / ENV_PICKLE_FILENAME
     local = _local_record(marker, build.key) if env_pickle.is_file() else None
     if local is None:
@@ -382,18 +384,16 @@ def _local_record(marker: dict[str, Any] | None, key: str) -> LastBuild | None:
 
 
 def _finished_build(path: Path, marker: dict[str, Any] | None) -> FinishedBuild | None:
-    """The build that left ``marker`` (read from ``path``): the last one that finished in
-    these folders, of any context; ``None`` when none did (one killed, or never built)."""
+    """The build that left ``marker`` (read from ``path``) in folders whose output folder
+    holds no record (:mod:`.output_record`: one written before builds left it), told by
+    the marker's time; ``None`` when none finished (one killed, or never built)."""
     if marker is None:
         return None
     try:
         ended_ns = path.stat().st_mtime_ns
     except OSError:
         return None
-    foreign = marker.get(FOREIGN)
-    if not (isinstance(foreign, list) and all(isinstance(f, str) for f in foreign)):
-        foreign = []  # a marker written before builds listed them
-    return FinishedBuild.of(ended_ns, LastBuild.from_json(marker.get("facts")), foreign)
+    return FinishedBuild.of(ended_ns, LastBuild.from_json(marker.get("facts")))
 
 
 def _read_marker(path: Path) -> dict[str, Any] | None:

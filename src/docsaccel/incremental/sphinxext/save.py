@@ -14,6 +14,7 @@ from sphinx.util import logging
 
 from docsaccel.formats import write_json
 from docsaccel.incremental.last_build import LastBuild
+from docsaccel.incremental.sphinxext import output_record
 from docsaccel.incremental.sphinxext.assets import assets_facts, unwatch
 from docsaccel.incremental.sphinxext.state_build import (
     MARKER,
@@ -24,7 +25,6 @@ from docsaccel.incremental.sphinxext.state_build import (
     pages_of,
 )
 from docsaccel.incremental.sphinxext.untrusted_output import (
-    FOREIGN,
     foreign_files,
     own_folders,
     recorded_files,
@@ -123,6 +123,7 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
         if rel != MARKER and not rel.startswith(".")
     }
     output: dict[str, Path] = {}
+    foreign: list[str] = []
     if build.pages:
         # Only what builds wrote: a user's file there is no build's, and a fresh checkout
         # restoring the state would publish it where a clean build has none.
@@ -135,7 +136,7 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
             build.restored.files,
             build.restored.finished,
         )
-        marker[FOREIGN] = foreign_files(found, output)
+        foreign = foreign_files(found, output)
     meta = {
         "context": build.context,
         "root": build.restored.place.root,
@@ -157,3 +158,4 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
         )
     with contextlib.suppress(OSError):  # without it, the next build here uses the cache
         write_json(build.doctreedir / MARKER, marker, indent=None)
+    output_record.finished(build.outdir, recorded_files(facts), foreign)

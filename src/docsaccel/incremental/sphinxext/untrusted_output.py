@@ -1,21 +1,24 @@
-"""An output folder no finished build of this context left: only the restored state's files stay.
+"""An output folder no finished build of this context left: only what builds wrote there goes.
 
 A build that failed, was interrupted or was killed wrote pages (an example since deleted,
 a page of a document removed) that no record names; so did a build of another context. A
 build that restores a state from the cache, or starts from none, into such a folder
 would otherwise publish them: Sphinx never deletes a page it did not write, and the
-state's record of what to delete names only what its own build wrote. Removing every
-file the restore did not put there (the plugin's folder and the doctrees aside) leaves
-what a fresh checkout has. What Sphinx never writes there is left alone: a hidden entry
-(a ``.git`` of a site published from this folder, a ``.nojekyll``) other than its own
-``.buildinfo``, and a symbolic link.
+state's record of what to delete names only what its own build wrote. Removing the files
+builds wrote there that the restore did not put there (the plugin's folder and the
+doctrees aside) leaves what a fresh checkout has, with the user's files. What Sphinx
+never writes there is left alone: a hidden entry (a ``.git`` of a site published from
+this folder, a ``.nojekyll``) other than its own ``.buildinfo``, and a symbolic link.
 
-Where the folder's last build finished (of another context), only what a build wrote
-goes: the files that build recorded, and those older than its end (no page a build wrote
-is newer than the build; a restored file bears the epoch). A file written since and
-recorded by no build is the user's, and stays, as a clean build into that folder leaves
-it. Where no build finished (one killed), what a build wrote cannot be told from what a
-user added: every file the restore did not put there goes.
+What a build wrote is told by the folder's last finished build, of any kind
+(:mod:`.output_record`): the files it recorded, and those older than its end (no page a
+build wrote is newer than the build; a restored file bears the epoch), but for those it
+found there and did not write (the user's, which stay however many builds they
+outlive); and, after it, what is newer than the start of a build that did not finish. A
+file written between is recorded by no build: the user's, and it stays, as a clean build
+into that folder leaves it. Where no build is known to have finished there, what a
+build wrote cannot be told from what a user added: every file the restore did not put
+there goes.
 
 The same rule says what a build saves of the folder as its Sphinx state
 (:func:`written_by_builds`): a file the user put there is no build's, and a fresh
@@ -44,8 +47,9 @@ __all__ = [
 ]
 
 
-#: The marker's list of the files of the output folder its build found no build's (a
-#: user's file outlives the build that found it, so its time no longer tells).
+#: The list, in the output folder's record (:mod:`.output_record`), of the files its last
+#: finished build found there and no build wrote (a user's file outlives the build that
+#: found it, so its time no longer tells).
 FOREIGN = "foreign"
 #: The one hidden file Sphinx writes in an HTML folder; every other one is the user's.
 _SPHINX_HIDDEN = ".buildinfo"
@@ -68,22 +72,22 @@ def recorded_files(record: LastBuild) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class FinishedBuild:
-    """The last build that finished in an output folder, as its marker tells: when it
-    ended, the files (relative to the folder, posix) its record names, and those it found
-    there that no build wrote (:data:`FOREIGN`: older than its end, yet the user's)."""
+    """The last build that finished in an output folder, as its record tells: when it
+    ended, the files (relative to the folder, posix) its record names, those it found
+    there that no build wrote (:data:`FOREIGN`: older than its end, yet the user's), and
+    when the first build since that did not finish started (``None``: none did)."""
 
     ended_ns: int
     wrote: frozenset[str]
     foreign: frozenset[str] = frozenset()
+    unfinished_since_ns: int | None = None
 
     @classmethod
-    def of(
-        cls, ended_ns: int, record: LastBuild | None, foreign: Iterable[str] = ()
-    ) -> FinishedBuild:
-        """The build that ended at ``ended_ns`` (its marker's time) leaving ``record``
-        (``None``: one this docsaccel cannot read, told by its time alone)."""
+    def of(cls, ended_ns: int, record: LastBuild | None) -> FinishedBuild:
+        """The build that ended at ``ended_ns`` leaving ``record`` (``None``: one this
+        docsaccel cannot read, told by its time alone)."""
         wrote = frozenset() if record is None else recorded_files(record)
-        return cls(ended_ns, wrote, frozenset(foreign))
+        return cls(ended_ns, wrote)
 
     def made(self, outdir: str, path: str) -> bool:
         """Whether ``path`` (under ``outdir``) is a file a build wrote, not the user."""
@@ -93,9 +97,14 @@ class FinishedBuild:
         if relative in self.foreign:
             return False
         try:
-            return os.stat(path, follow_symlinks=False).st_mtime_ns <= self.ended_ns
+            modified_ns = os.stat(path, follow_symlinks=False).st_mtime_ns
         except OSError:
             return False
+        if modified_ns <= self.ended_ns:
+            return True
+        # Newer than the end, and written while a build that did not finish ran: that
+        # build's (a page of an example since deleted), which no record names.
+        return self.unfinished_since_ns is not None and modified_ns >= self.unfinished_since_ns
 
 
 def _holds(folder: Path, path: str) -> bool:
