@@ -59,6 +59,15 @@ def test_a_page_a_failed_build_wrote_is_gone_once_its_example_is_deleted(tmp_pat
     src = make_project(tmp_path, [], conf=ORDERED)
     put(src, "plot_a.py")
     assert cached_build(src, cache).returncode == 0
+    again = _failed_then_restored(src, cache)
+    assert not (again.outdir / "auto_examples" / "plot_b.html").exists()
+    assert clean_differences(src, tmp_path) == []
+
+
+def _failed_then_restored(src, cache):
+    """A build that fails (``plot_c.py`` raises) after writing the page of ``plot_b.py``,
+    added since; then, ``plot_b.py`` deleted and ``plot_c.py`` mended, the next build,
+    which restores the state."""
     put(src, "plot_b.py")
     put(src, "plot_c.py", raises=True)
     failed = cached_build(src, cache)
@@ -69,8 +78,7 @@ def test_a_page_a_failed_build_wrote_is_gone_once_its_example_is_deleted(tmp_pat
     again = cached_build(src, cache)
     assert again.returncode == 0, again.output
     assert again.report["build"]["sphinx_state"]["origin"] == "cache"
-    assert not (again.outdir / "auto_examples" / "plot_b.html").exists()
-    assert clean_differences(src, tmp_path) == []
+    return again
 
 
 def test_a_file_the_user_put_in_the_output_folder_outlives_a_failed_build(tmp_path):
@@ -84,16 +92,7 @@ def test_a_file_the_user_put_in_the_output_folder_outlives_a_failed_build(tmp_pa
     assert first.returncode == 0, first.output
     user_file = first.outdir / "CNAME"
     user_file.write_text("example.org\n")
-    put(src, "plot_b.py")
-    put(src, "plot_c.py", raises=True)
-    failed = cached_build(src, cache)
-    assert failed.returncode != 0, failed.output
-    assert (failed.outdir / "auto_examples" / "plot_b.html").is_file()
-    (src / "examples" / "plot_b.py").unlink()
-    put(src, "plot_c.py")
-    again = cached_build(src, cache)
-    assert again.returncode == 0, again.output
-    assert again.report["build"]["sphinx_state"]["origin"] == "cache"
+    again = _failed_then_restored(src, cache)
     assert user_file.read_text() == "example.org\n", again.output
     user_file.unlink()
     assert clean_differences(src, tmp_path) == []

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.gallery_build import Built, build, child_env, make_project
-from helpers.processes import kill_children, wait_for_mark
+from helpers.gallery_build import Built, build, make_project
+from helpers.processes import kill_children, start_build, wait_for_mark
 
 from docsaccel.budgets import Budget, MemoryBudget
 from docsaccel.contract import UNFINISHED_ERROR, stopped_by, unfinished_error, unfinished_why
@@ -470,13 +470,7 @@ def test_the_examples_workers_run_when_a_signal_ends_the_build_have_their_lines(
     for name, flag in zip(("plot_a_runs.py", "plot_b_runs.py"), flags, strict=True):
         (src / "examples" / name).write_text(_flag_example(flag, _RUNS_ON))
     outdir = src / "_build" / "html"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "sphinx", "-b", "html", str(src), str(outdir)],
-        env=child_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    process = start_build(src, outdir, quiet=False)
     try:
         for flag in flags:
             wait_for_mark(flag, process)  # both examples run
@@ -513,13 +507,7 @@ def test_the_example_running_when_a_signal_ends_the_build_has_its_line(tmp_path,
     src = make_project(tmp_path, ["plot_quick.py"], conf=_ORDERED)
     (src / "examples" / "plot_waits.py").write_text(_WAITS, encoding="utf-8")
     outdir = src / "_build" / "html"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "sphinx", "-b", "html", str(src), str(outdir)],
-        env=child_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    process = start_build(src, outdir, quiet=False)
     started = src / "examples" / "started.txt"
     try:
         wait_for_mark(started, process)  # the example runs

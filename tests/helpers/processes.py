@@ -122,6 +122,20 @@ def flag_waiter(folder: Path) -> str:
     return FLAG_WAITER.replace("FOLDER", repr(str(folder)))
 
 
+def start_build(
+    src: Path, outdir: Path, env: dict[str, str] | None = None, quiet: bool = True
+) -> subprocess.Popen[str]:
+    """A fresh ``python -m sphinx`` build of ``src`` into ``outdir`` in the background,
+    its output and errors in one pipe (``quiet=False``: with the progress lines)."""
+    return subprocess.Popen(
+        sphinx_command(src, outdir, quiet=quiet),
+        env=child_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
 @contextlib.contextmanager
 def held_build(
     src: Path, outdir: Path, flag: Path, env: dict[str, str] | None = None
@@ -131,13 +145,7 @@ def held_build(
     wrote it, and now waits for ``go.flag`` beside it). On leaving, ``go.flag`` is
     written, so the build ends (or was ended by the test), and a build still running
     after that is killed."""
-    process = subprocess.Popen(
-        sphinx_command(src, outdir),
-        env=child_env(env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    process = start_build(src, outdir, env=env)
     try:
         deadline = time.monotonic() + 120  # a guard, not a timing
         while not flag.exists() and process.poll() is None:
