@@ -29,6 +29,7 @@ from docsaccel.incremental.sphinxext.untrusted_output import (
     FOREIGN,
     FinishedBuild,
     foreign_files,
+    own_folders,
 )
 from docsaccel.incremental.state_store import files_under
 
@@ -112,7 +113,7 @@ def carry(app: Sphinx) -> None:
     last = last_finished(outdir)
     if last is None:
         return
-    found = files_under(outdir, [outdir / layout.FOLDER_NAME, Path(app.doctreedir)])
+    found = files_under(outdir, own_folders(outdir, Path(app.doctreedir)))
     made = [relative for relative, path in found.items() if last.made(str(outdir), str(path))]
     users = foreign_files(found, made)
     started(outdir, last, time.time_ns())
