@@ -318,6 +318,26 @@ def test_a_file_the_user_put_in_the_output_folder_outlives_a_build_without_the_c
     assert ws.differences() == []
 
 
+def test_a_file_in_an_output_folder_filled_before_docsaccel_came_is_kept(ws):
+    """The output folder holds a build made without the Sphinx state (as a plain Sphinx
+    build leaves it, no record) and the user's ``CNAME``: the first build restoring the
+    state there keeps the file, which nothing tells from a page of that build, as Sphinx
+    itself would; the pages are a clean build's."""
+    plain = ws.build(env={"DOCSACCEL_CACHE": "0"})
+    assert plain.returncode == 0, plain.output
+    assert not (ws.outdir / "docsaccel" / "output-folder.json").exists()
+    user_file = ws.outdir / "CNAME"
+    user_file.write_text("example.org\n")
+    built = ws.build()
+    assert built.returncode == 0 and built.state["origin"] == "cache", built.output
+    assert user_file.read_text() == "example.org\n", built.output
+    again = ws.build()
+    assert again.returncode == 0 and again.state["origin"] == "local", again.output
+    assert user_file.read_text() == "example.org\n", again.output
+    user_file.unlink()
+    assert ws.differences() == []
+
+
 def test_another_tools_folder_in_the_output_folder_is_not_kept_in_the_state(ws):
     """The output folder is the checkout of a published site (its ``.git``), there before
     a build finished: it stays, and a fresh checkout restoring the state has no ``.git``

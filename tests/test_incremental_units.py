@@ -19,15 +19,20 @@ from docsaccel.incremental.pysource import compare, module_pieces
 from docsaccel.incremental.relocate import relocate
 from docsaccel.incremental.sphinxext.conf_facts import sphinx_libraries
 from docsaccel.incremental.sphinxext.restore import build_folders
+from docsaccel.incremental.sphinxext.untrusted_output import FinishedBuild
 from docsaccel.incremental.sphinxext.writing import page_links, setting_text
 from docsaccel.incremental.state_context import describe_difference, state_context
 from docsaccel.incremental.state_store import StateError, StateStore
+
+#: A last build that ended after every file was written: each of them is a build's.
+_ALL_MADE = FinishedBuild(2**62, frozenset())
 
 MODULE = '''\
 """A module."""
 
 #: How many.
 COUNT = 1
+
 
 
 def mean(values):
@@ -552,9 +557,10 @@ def test_an_output_folder_holding_the_sources_is_never_emptied(tmp_path):
     sources.mkdir()
     (sources / "index.rst").write_text("Title\n=====\n")
     (tmp_path / "page.html").write_text("")
-    assert keep_only_restored(tmp_path, [], [], [str(sources)]) == 0
+    assert keep_only_restored(tmp_path, [], [], [str(sources)], _ALL_MADE) == 0
     assert (sources / "index.rst").is_file() and (tmp_path / "page.html").is_file()
-    assert keep_only_restored(tmp_path, [], [sources], [str(tmp_path.parent / "cache")]) == 1
+    cache = str(tmp_path.parent / "cache")
+    assert keep_only_restored(tmp_path, [], [sources], [cache], _ALL_MADE) == 1
     assert (sources / "index.rst").is_file() and not (tmp_path / "page.html").exists()
 
 
@@ -575,10 +581,33 @@ def test_what_sphinx_never_writes_in_an_output_folder_is_kept(tmp_path):
     target.write_text("kept")
     (out / "link.txt").symlink_to(target)
 
-    assert keep_only_restored(out, [], [], []) == 2
+    assert keep_only_restored(out, [], [], [], _ALL_MADE) == 2
     left = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
     assert left == [".git", ".git/HEAD", ".git/objects", ".nojekyll", "link.txt"], left
     assert target.read_text() == "kept"
+
+
+def test_where_no_build_finished_only_what_builds_wrote_since_the_first_start_goes(tmp_path):
+    """A folder no build with the Sphinx state finished in holds a plain Sphinx build's
+    pages or the user's files (a ``CNAME``), which nothing tells apart: all stay, as
+    Sphinx leaves them. Once a build started there and did not finish, what is newer than
+    its start is its own and goes."""
+    from docsaccel.incremental.sphinxext.untrusted_output import (
+        FinishedBuild,
+        keep_only_restored,
+    )
+
+    out = tmp_path / "html"
+    out.mkdir()
+    since_ns = 2_000_000_000 * 10**9
+    for name, at_ns in [("CNAME", since_ns - 10**9), ("page.html", since_ns - 10**9)]:
+        (out / name).write_text("")
+        os.utime(out / name, ns=(at_ns, at_ns))
+    assert keep_only_restored(out, [], [], [], FinishedBuild.none()) == 0
+    (out / "killed.html").write_text("")
+    os.utime(out / "killed.html", ns=(since_ns + 10**9, since_ns + 10**9))
+    assert keep_only_restored(out, [], [], [], FinishedBuild.none(since_ns)) == 1
+    assert sorted(p.name for p in out.iterdir()) == ["CNAME", "page.html"]
 
 
 def test_after_a_finished_build_only_what_a_build_wrote_is_deleted(tmp_path):

@@ -53,7 +53,8 @@ def _nanoseconds(value: Any) -> int | None:
 
 def last_finished(outdir: str | os.PathLike[str]) -> FinishedBuild | None:
     """The last build that finished in ``outdir``, as its record tells (``None``: no record
-    this docsaccel reads: no build finished there since one wrote it)."""
+    this docsaccel reads: no build with the Sphinx state ran there since one wrote it;
+    :meth:`FinishedBuild.none` where builds started there and none finished)."""
     path = layout.output_record_path(outdir)
     try:
         record = read_json(path, RECORD_FORMAT.what)
@@ -86,14 +87,10 @@ def _write(outdir: str | os.PathLike[str], build: FinishedBuild) -> None:
         write_json(path, record, indent=None)
 
 
-def started(outdir: str | os.PathLike[str], last: FinishedBuild | None, at_ns: int) -> None:
+def started(outdir: str | os.PathLike[str], last: FinishedBuild, at_ns: int) -> None:
     """Note that a build of ``outdir`` started at ``at_ns`` after ``last`` (the folder's
-    last finished build): until it finishes, what is newer than the first unfinished
-    build's start is no user's."""
-    if last is None:
-        with contextlib.suppress(OSError):
-            layout.output_record_path(outdir).unlink(missing_ok=True)
-        return
+    last finished build, :meth:`FinishedBuild.none` where none did): until it finishes,
+    what is newer than the first unfinished build's start is no user's."""
     since = at_ns if last.unfinished_since_ns is None else min(last.unfinished_since_ns, at_ns)
     _write(outdir, FinishedBuild(last.ended_ns, last.wrote, last.foreign, since))
 

@@ -273,7 +273,11 @@ def _origin_text(build: IncrementalBuild) -> str:
 def _start(build: IncrementalBuild, fresh: bool) -> None:
     marker_path = build.doctreedir / MARKER
     marker = _read_marker(marker_path)
-    finished = output_record.last_finished(build.outdir) or _finished_build(marker_path, marker)
+    finished = (
+        output_record.last_finished(build.outdir)
+        or _finished_build(marker_path, marker)
+        or FinishedBuild.none()
+    )
     build.restored.finished = finished
     # From now on the folders hold an unfinished build until build-finished says otherwise.
     with contextlib.suppress(FileNotFoundError):

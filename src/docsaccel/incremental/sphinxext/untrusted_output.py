@@ -16,9 +16,10 @@ build wrote is newer than the build; a restored file bears the epoch), but for t
 found there and did not write (the user's, which stay however many builds they
 outlive); and, after it, what is newer than the start of a build that did not finish. A
 file written between is recorded by no build: the user's, and it stays, as a clean build
-into that folder leaves it. Where no build is known to have finished there, what a
-build wrote cannot be told from what a user added: every file the restore did not put
-there goes.
+into that folder leaves it. Where no build is known to have finished there
+(:meth:`FinishedBuild.none`: a folder a plain Sphinx build or the user filled before
+docsaccel came), nothing older than the first build's start is known to be a build's: it
+stays, as Sphinx leaves it, and only what builds wrote since goes.
 
 The same rule says what a build saves of the folder as its Sphinx state
 (:func:`written_by_builds`): a file the user put there is no build's, and a fresh
@@ -38,6 +39,7 @@ from docsaccel.incremental.last_build import LastBuild
 
 __all__ = [
     "FOREIGN",
+    "NONE_ENDED_NS",
     "FinishedBuild",
     "foreign_files",
     "keep_only_restored",
@@ -51,6 +53,9 @@ __all__ = [
 #: finished build found there and no build wrote (a user's file outlives the build that
 #: found it, so its time no longer tells).
 FOREIGN = "foreign"
+#: The end of the last finished build of a folder where none finished: no file is older
+#: but one a restore wrote (a restored file bears the epoch).
+NONE_ENDED_NS = 0
 #: The one hidden file Sphinx writes in an HTML folder; every other one is the user's.
 _SPHINX_HIDDEN = ".buildinfo"
 
@@ -89,6 +94,18 @@ class FinishedBuild:
         wrote = frozenset() if record is None else recorded_files(record)
         return cls(ended_ns, wrote)
 
+    @classmethod
+    def none(cls, unfinished_since_ns: int | None = None) -> FinishedBuild:
+        """No build finished in the folder; the first that did not finish started at
+        ``unfinished_since_ns`` (``None``: none started). What it holds from before is a
+        plain Sphinx build's or the user's, which nothing tells apart: none of it is known
+        to be a build's.
+
+        >>> FinishedBuild.none().made("/out", "/out/CNAME")
+        False
+        """
+        return cls(NONE_ENDED_NS, frozenset(), frozenset(), unfinished_since_ns)
+
     def made(self, outdir: str, path: str) -> bool:
         """Whether ``path`` (under ``outdir``) is a file a build wrote, not the user."""
         relative = os.path.relpath(path, outdir).replace(os.sep, "/")
@@ -121,23 +138,24 @@ def keep_only_restored(
     restored: Iterable[str],
     leave_out: Iterable[Path],
     sources: Iterable[str],
-    finished: FinishedBuild | None = None,
+    finished: FinishedBuild,
 ) -> int:
-    """Delete the files under ``outdir`` that are not ``restored`` (absolute paths), with
+    """Delete the files under ``outdir`` that are not ``restored`` (absolute paths) and
+    that a build made (``finished``: the folder's last finished build, which tells), with
     the folders this empties, outside ``leave_out``; how many files. Nothing is deleted
     when ``outdir`` holds one of ``sources`` (the sources, the cache, the project's root):
-    such a folder is no build's alone. With ``finished`` (the folder's last build
-    finished), only the files a build made go.
+    such a folder is no build's alone.
 
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp())
-    >>> for name in ("page.html", "old/gone.html", "docsaccel/report.json"):
+    >>> for name in ("page.html", "old/gone.html", "docsaccel/report.json", "CNAME"):
     ...     (out / name).parent.mkdir(exist_ok=True)
     ...     _ = (out / name).write_text("")
-    >>> keep_only_restored(out, [str(out / "page.html")], [out / "docsaccel"], [])
+    >>> last = FinishedBuild(os.stat(out / "CNAME").st_mtime_ns - 1, frozenset({"old/gone.html"}))
+    >>> keep_only_restored(out, [str(out / "page.html")], [out / "docsaccel"], [], last)
     1
     >>> sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
-    ['docsaccel', 'docsaccel/report.json', 'page.html']
+    ['CNAME', 'docsaccel', 'docsaccel/report.json', 'page.html']
     """
     outdir = Path(os.path.abspath(outdir))
     if any(_holds(outdir, os.path.abspath(s)) for s in sources):
@@ -156,7 +174,7 @@ def keep_only_restored(
             path = os.path.join(current, name)
             if path in kept or _not_sphinx_output(path, name):
                 continue
-            if finished is None or finished.made(str(outdir), path):
+            if finished.made(str(outdir), path):
                 with contextlib.suppress(OSError):
                     os.unlink(path)
                     removed += 1
