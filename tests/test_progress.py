@@ -504,7 +504,8 @@ _WAITS = (
 def test_the_example_running_when_a_signal_ends_the_build_has_its_line(tmp_path, signum) -> None:
     # The build's process ends while plot_waits.py runs: sphinx-gallery never reports its
     # end, yet the log gives it its one line, with the status its record has.
-    src = make_project(tmp_path, ["plot_quick.py"], conf=_ORDERED)
+    # With a budget: the time it ran until the signal is no share of it.
+    src = make_project(tmp_path, ["plot_quick.py"], conf=_ORDERED, budgets='default = "5m"\n')
     (src / "examples" / "plot_waits.py").write_text(_WAITS, encoding="utf-8")
     outdir = src / "_build" / "html"
     process = start_build(src, outdir, quiet=False)
@@ -523,9 +524,12 @@ def test_the_example_running_when_a_signal_ends_the_build_has_its_line(tmp_path,
     lines = progress_lines(output)
     assert list(lines) == ["plot_quick.py", "plot_waits.py"], output
     said = f"did not finish ({stopped_by(signum)})"
-    assert re.search(
-        rf"\[2/2\] examples/plot_waits.py: [\d.]+m?s, {re.escape(said)}", lines["plot_waits.py"]
+    assert re.fullmatch(
+        rf"docsaccel: \[2/2\] examples/plot_waits.py: [\d.]+m?s, {re.escape(said)}"
+        r"(, peak [\d.]+[KMG])?",
+        lines["plot_waits.py"],
     ), output
+    assert "of its budget of 5m" in lines["plot_quick.py"], output
 
 
 @pytest.mark.slow

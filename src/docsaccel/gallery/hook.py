@@ -29,6 +29,7 @@ from docsaccel.contract import (
     OVER_BUDGET,
     RENDER_SECTION,
     UNFINISHED_ERROR,
+    is_unfinished,
     unfinished_error,
 )
 from docsaccel.examples import Example, Planner
@@ -761,6 +762,8 @@ class ExampleHook:
             id=run.example.id,
             seconds=wall,
             status=line_status(record),
+            # The build's end stopped it: its time is no share of its budget.
+            unfinished=is_unfinished(record),
             # No example is left to run after it, whatever the plan counted.
             ends_build=ends_build,
             peak=peak_bytes(record),

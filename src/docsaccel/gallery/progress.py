@@ -208,12 +208,18 @@ def line_status(record: Mapping[str, Any]) -> str:
     return status
 
 
-def _share(example: Example, seconds: float, peak: int | None, by: str | None) -> str:
+def _share(
+    example: Example, seconds: float, peak: int | None, by: str | None, unfinished: bool = False
+) -> str:
     """What the end line says of the example's limits: its peak, then its memory budget's
     share when memory stopped it or it went over that budget (``by``: which limit
-    interrupted it, if memory's), else its time budget's share."""
+    interrupted it, if memory's), else its time budget's share. None for an example the
+    build's end stopped (``unfinished``): the time it ran is no timing to hold against
+    its budget."""
     memory_budget = example.budget.memory.bytes
     peak_text = "" if peak is None else f", peak {format_size(peak)}"
+    if unfinished:
+        return peak_text
     if by == BY_CEILING:
         return f"{peak_text}, stopped by the build's memory ceiling"
     if memory_budget and peak is not None and (by == BY_MEMORY or peak > memory_budget):
@@ -318,7 +324,12 @@ class Progress:
                 record = records.get(example_id)
                 if record is not None:
                     example = self.known[example_id]
-                    self._end(example, now - run.started, line_status(record))
+                    self._end(
+                        example,
+                        now - run.started,
+                        line_status(record),
+                        unfinished=is_unfinished(record),
+                    )
 
     def _read(self, handle: int) -> None:
         buffer = b""
@@ -355,7 +366,8 @@ class Progress:
                 left = event.get("left") if isinstance(event.get("left"), str) else None
                 seconds, status = float(event["seconds"]), str(event["status"])
                 self.ending = self.ending or event.get("ends_build") is True
-                self._end(example, seconds, status, peak, by, left)
+                unfinished = event.get("unfinished") is True
+                self._end(example, seconds, status, peak, by, left, unfinished)
                 signals = event.get("signals")
                 if signals and isinstance(signals, list):
                     self.log(signals_text(example.id, [str(name) for name in signals]))
@@ -378,13 +390,15 @@ class Progress:
         peak: int | None = None,
         by: str | None = None,
         leftover: str | None = None,
+        unfinished: bool = False,
     ) -> None:
         """Log the example's line; ``leftover``: what it left that may keep the build's process
-        from ending (:func:`.process_end.left_by`), which its status then depends on."""
+        from ending (:func:`.process_end.left_by`), which its status then depends on;
+        ``unfinished``: the build's end stopped it."""
         run = self.running.pop(example.id, None)
         number = run.number if run else self.started
         self.done[example.id] = seconds
-        share = _share(example, seconds, peak, by)
+        share = _share(example, seconds, peak, by, unfinished)
         estimate = "" if self.ending else _estimate_text(*self.remaining())
         if leftover is not None:
             status += f" unless what it left keeps the build's process from ending ({leftover})"
