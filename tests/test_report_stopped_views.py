@@ -234,6 +234,35 @@ def test_an_example_its_budget_interrupted_keeps_its_status_and_its_share(tmp_pa
     row = summarize(load_input(str(write_report(tmp_path / "r.json", records)))).rows[0]
     assert row.status_label == "interrupted" and row.over
     assert chart_percent(row) == pytest.approx(106.7, abs=0.1) and row.headroom_seconds < 0
+    # Its bar says it was stopped, in words and drawing: it is no run's end.
+    label = "tutorials/plot_loop.py (3.2s of 3s, interrupted by its time budget)"
+    assert chart_label(row) == label
+    svg = render_chart_svg([row])
+    assert label in svg and "<pattern " in svg, svg
+    ran = summarize(load_input(str(write_report(tmp_path / "ok.json", [record("plot_a.py", 1.0)]))))
+    assert "<pattern " not in render_chart_svg(ran.rows)
+
+
+@pytest.mark.parametrize("by", ["memory", "ceiling"])
+def test_an_example_a_memory_limit_interrupted_has_no_time_bar(tmp_path, by):
+    """A memory limit cut its run short: the time it ran is no share of its time budget,
+    so the chart draws no bar for it and says what stopped it."""
+    records = [
+        record(
+            "plot_big.py",
+            1.5,
+            budget=3.0,
+            status="interrupted",
+            interrupted_by=by,
+            error="tutorials/plot_big.py was interrupted by memory",
+        )
+    ]
+    row = summarize(load_input(str(write_report(tmp_path / "r.json", records)))).rows[0]
+    assert chart_percent(row) is None
+    what = "its memory budget" if by == "memory" else "the build's memory ceiling"
+    label = f"tutorials/plot_big.py (interrupted by {what} after 1.5s; budget 3s)"
+    assert chart_label(row) == label
+    assert label in render_chart_svg([row])
 
 
 def test_an_unfinished_record_as_the_plugin_first_writes_it_is_stopped(tmp_path):

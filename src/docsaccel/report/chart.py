@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from docsaccel.budgets import format_measured, format_seconds
-from docsaccel.contract import NOT_EXECUTED, NOT_RUN, InputError, require_extra
+from docsaccel.contract import INTERRUPTED, NOT_EXECUTED, NOT_RUN, InputError, require_extra
 from docsaccel.report.summary import Row
 
 __all__ = [
@@ -67,23 +67,32 @@ def chart_rows(rows: Sequence[Row], limit: int) -> list[Row]:
 
 def chart_percent(row: Row) -> float | None:
     """What the chart draws for ``row``: its time in percent of its budget (None: no bar,
-    unbounded or not :attr:`Row.timed`)."""
-    return None if row.budget_use is None else row.budget_use * 100
+    unbounded, not :attr:`Row.timed`, or stopped by a memory limit, which cut its time
+    short)."""
+    if row.budget_use is None or row.stopped_by_memory:
+        return None
+    return row.budget_use * 100
 
 
 def chart_label(row: Row) -> str:
     """``"tutorials/plot_a.py (41.2s of 7m)"``: the bar's label, in the build log's units.
     A time this build did not measure says whose it is: ``"a.py (3.0s of 7m, stored
-    run)"``. An example without a bar (:attr:`Row.timed` false) says why: ``"a.py (not run;
-    budget 7m)"``, ``"a.py (did not finish after 2.1s; budget 7m)"``."""
+    run)"``; one its time budget stopped says so: ``"a.py (7m of 7m, interrupted by its
+    time budget)"``. An example without a bar says why: ``"a.py (not run; budget 7m)"``,
+    ``"a.py (did not finish after 2.1s; budget 7m)"``, ``"a.py (interrupted by its memory
+    budget after 2.1s; budget 7m)"``."""
     budget = "unbounded" if row.budget_seconds is None else format_seconds(row.budget_seconds)
     if row.status == NOT_EXECUTED:
         return f"{row.id} ({NOT_RUN}; budget {budget})"
     time = format_measured(row.seconds)
     if not row.timed:
         return f"{row.id} ({row.ended_text()}; budget {budget})"
-    # A restored example's bar is its stored run's time: said so.
+    if row.stopped_by_memory:
+        return f"{row.id} ({row.interruption_text()} after {time}; budget {budget})"
+    # A restored example's bar is its stored run's time, a stopped one's its budget's end:
+    # said so.
     origin = f", {row.time_origin()}" if row.time_origin() else ""
+    origin += f", {row.interruption_text()}" if row.status == INTERRUPTED else ""
     if row.budget_seconds is None:
         return f"{row.id} ({time}, unbounded{origin})"
     return f"{row.id} ({time} of {budget}{origin})"
@@ -127,8 +136,12 @@ def render_chart_svg(rows: Sequence[Row], limit: int = 40) -> str:
         positions = range(len(drawn))
         colors = [_OVER if r.over else _NEAR if r.near else _OK for r in drawn]
         bars = axes.barh(positions, [min(s, end) for s in shares], color=colors, height=0.7)
-        for index, bar in enumerate(bars):
+        for index, (bar, row) in enumerate(zip(bars, drawn, strict=True)):
             bar.set_gid(f"bar-{len(drawn) - 1 - index}")
+            if row.status == INTERRUPTED:
+                # Stopped at its budget: no run's end, so not drawn as one.
+                bar.set_hatch("//")
+                bar.set_edgecolor("white")
         for position, share in zip(positions, shares, strict=True):
             if share > end:
                 axes.text(

@@ -173,6 +173,19 @@ class Verdicts:
     killed: bool
     running_now: bool
 
+    def interruption_text(self) -> str:
+        """``"interrupted by its memory budget"``-style words, or ``""``."""
+        if self.status != INTERRUPTED:
+            return ""
+        by = {BY_MEMORY: "its memory budget", BY_CEILING: "the build's memory ceiling"}
+        return f"interrupted by {by.get(self.interrupted_by or '', 'its time budget')}"
+
+    @property
+    def stopped_by_memory(self) -> bool:
+        """A memory limit interrupted it: its time is how long it ran until then, no
+        timing of the example (a time budget's stop is: it ran out of its budget)."""
+        return self.status == INTERRUPTED and self.interrupted_by in (BY_MEMORY, BY_CEILING)
+
     @property
     def status_label(self) -> str:
         """Its status as every view writes it (``"failed (expected)"``, ``"did not finish"``,
@@ -405,13 +418,6 @@ class Timing(Verdicts):
         if not self.memory_budget_bytes or self.memory_bytes is None:
             return None
         return self.memory_bytes / self.memory_budget_bytes
-
-    def interruption_text(self) -> str:
-        """``"interrupted by its memory budget"``-style words, or ``""``."""
-        if self.status != INTERRUPTED:
-            return ""
-        by = {BY_MEMORY: "its memory budget", BY_CEILING: "the build's memory ceiling"}
-        return f"interrupted by {by.get(self.interrupted_by or '', 'its time budget')}"
 
     @property
     def budget_use(self) -> float | None:
