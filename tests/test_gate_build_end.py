@@ -10,6 +10,7 @@ says it runs.
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import pytest
@@ -17,10 +18,13 @@ from helpers.gallery_build import make_project, run_cli
 from helpers.processes import held_build
 
 from docsaccel import layout
-from docsaccel.contract import VERDICT_PENDING
+from docsaccel.contract import VERDICT_PENDING, verdict_at_process_end
 from docsaccel.report.model import runs_on_text
 
 pytestmark = pytest.mark.slow
+
+#: How a report whose verdict waits for its process's end begins to say so.
+_WAITS = verdict_at_process_end("")[:40]
 
 #: Holds the build in a ``build-finished`` handler after docsaccel's report, until the
 #: test lets it end.
@@ -141,7 +145,10 @@ def test_a_build_whose_process_runs_on_past_its_verdict_is_running_for_every_gat
     env = {"DOCSACCEL_INTERRUPT_GRACE": "300"}
     with held_build(src, outdir, src / "end.flag", env=env) as process:
         build = json.loads(report.read_text(encoding="utf-8"))["build"]
-        assert build["complete"] is True and "verdict_pending" not in build, build
+        # Complete, its verdict waiting for its process's end: a gate reading the report
+        # once that process is gone without that end fails it.
+        pending = build["complete"] is True and build.get("verdict_pending", "")
+        assert pending.startswith(_WAITS) and "plot_outlives.py" in pending, build
         # Its examples finished, every time is in its report: only its verdict waits.
         runs_on = runs_on_text(str(process.pid))
         history = tmp_path / "history.jsonl"
@@ -165,6 +172,42 @@ def test_a_build_whose_process_runs_on_past_its_verdict_is_running_for_every_gat
         output = process.communicate(timeout=120)[0]
     assert process.returncode == 0, output
     assert layout.lock_holder(outdir) is None
+    assert "verdict_pending" not in json.loads(report.read_text(encoding="utf-8"))["build"]
     for path in inputs:
         done = run_cli("check", str(path))
         assert done.returncode == 0, (path, done.stdout + done.stderr)
+
+
+def test_a_build_killed_while_its_process_runs_on_past_its_report_passes_no_gate(
+    tmp_path,
+) -> None:
+    """Killed outright (SIGKILL, an out-of-memory kill) while a thread an example left
+    holds its process past its report: the verdict on that example never came, so every
+    gate fails the build through every file of it, and no view says it passed."""
+    conf = 'sphinx_gallery_conf["junit"] = "junit.xml"\n'
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
+    example = src / "examples" / "plot_outlives.py"
+    example.write_text(OUTLIVES_THE_BUILD.replace("FOLDER", repr(str(src))), encoding="utf-8")
+    outdir = src / "_build" / "html"
+    report = layout.report_path(outdir)
+    env = {"DOCSACCEL_INTERRUPT_GRACE": "300"}
+    with held_build(src, outdir, src / "end.flag", env=env) as process:
+        process.send_signal(signal.SIGKILL)
+        process.communicate(timeout=120)
+    assert process.returncode == -signal.SIGKILL
+    history = tmp_path / "history.jsonl"
+    for path in _build_files(src, outdir):
+        said = {
+            "check": run_cli("check", str(path)),
+            "compare": run_cli("compare", str(report), str(path), "--fail-on-regression"),
+            "history": run_cli("history", "append", "--to", str(history), str(path)),
+        }
+        for command, done in said.items():
+            output = done.stdout + done.stderr
+            assert done.returncode != 0, (command, path, output)
+            if command != "compare":  # the report given twice is refused as such
+                assert _WAITS in output and "plot_outlives.py" in output, (command, path, output)
+        for fmt in ("md", "html"):
+            view = run_cli("report", "--format", fmt, str(path)).stdout.replace("\\", "")
+            assert _WAITS in view and "within budget" not in view, (path, view)
+    assert not history.exists()

@@ -86,6 +86,7 @@ __all__ = [
     "UNFINISHED_ERROR",
     "UNMEASURED",
     "VERDICT_PENDING",
+    "VERDICT_PENDING_KEY",
     "VERIFIED",
     "VIDEOS_SECTION",
     "VIDEO_SUFFIXES",
@@ -138,6 +139,7 @@ __all__ = [
     "unfinished_error",
     "unfinished_why",
     "unmeasured_text",
+    "verdict_at_process_end",
 ]
 
 # --- Statuses ---------------------------------------------------------------------------
@@ -216,7 +218,11 @@ BUDGETS_FAILED = "budgets_failed"
 #: (:data:`BUDGETS_FAILED`), Sphinx failed it (``-W``), something an example left kept
 #: its process from ending (``exit_blocked``, set after the build's end), or the build
 #: ended without Sphinx's verdict reaching the report (``verdict_pending``).
-BUILD_FAILURES = (BUDGETS_FAILED, "sphinx_failed", "exit_blocked", "verdict_pending")
+#: The key of a report's ``build`` saying its verdict was still to come when it was
+#: written (:data:`VERDICT_PENDING`, :func:`verdict_at_process_end`): a failure once its
+#: build's process is gone, not while it runs.
+VERDICT_PENDING_KEY = "verdict_pending"
+BUILD_FAILURES = (BUDGETS_FAILED, "sphinx_failed", "exit_blocked", VERDICT_PENDING_KEY)
 #: How the log and every view say a build stopped before any example was processed
 #: (``build.stopped_before_examples``), and once some were, while sphinx-gallery generated
 #: the galleries (``build.stopped_while_generating``): each followed by why.
@@ -271,6 +277,21 @@ VERDICT_PENDING = (
     "the build ended without its verdict: a build-finished handler after docsaccel's "
     "report failed it (see the build log), or its process ended first"
 )
+
+
+def verdict_at_process_end(held: str) -> str:
+    """The ``verdict_pending`` of a report written once the build ended while what its
+    examples left (``held``: each example and what it left) holds its process: their
+    verdict comes as that process ends, which writes the report again. A report that
+    still says so outlived its process, killed outright before it ended: it fails.
+
+    >>> print(verdict_at_process_end("a.py: it left a thread 'poller' running")[:58])
+    its verdict waits for its process to end, held by what its
+    """
+    return (
+        f"its verdict waits for its process to end, held by what its examples left "
+        f"({held}); a report that still says so outlived that process (killed outright)"
+    )
 
 
 #: How sphinx-gallery's summary of a build's failures names the examples that failed

@@ -56,6 +56,7 @@ from docsaccel.contract import (
     project_modules,
     read_json,
     started_not_finished,
+    verdict_at_process_end,
 )
 from docsaccel.contract import OVERRUNS as _OVERRUNS
 from docsaccel.contract import REUSABLE as _REUSABLE
@@ -1159,6 +1160,10 @@ def _fail_stuck(
     build.exit_blocked = (
         f"the build's process had not ended {grace:g} s after {after}: {found.text}"
     )
+    # The verdict came: this one.
+    build.verdict_pending = None
+    with contextlib.suppress(ValueError):
+        _awaiting_threads.remove(build)
     report = build.rewrite_report(records)
     kept = set(found.culprits) or set(found.suspects)
     for example in build.examples:
@@ -1251,7 +1256,10 @@ def _final_verdict(app: Sphinx, exception: BaseException | None) -> None:
 def _record_late_failure(app: Sphinx, build: GalleryBuild, exception: BaseException | None) -> None:
     """Write into the report why the build failed after the report was written, if it did,
     and that its verdict is no longer pending."""
-    pending, build.verdict_pending = build.verdict_pending, None
+    # What examples left holds the process: their verdict, the build's, comes as it ends
+    # (:func:`_fail_unjudged`); until then the report says it waits, so a report whose
+    # process is killed before that end passes no gate.
+    pending, build.verdict_pending = build.verdict_pending, _awaits_process_end(build)
     if exception is None:
         why = _sphinx_failure(app, None)
     elif isinstance(exception, BudgetOverrunError):
@@ -1269,11 +1277,23 @@ def _record_late_failure(app: Sphinx, build: GalleryBuild, exception: BaseExcept
     else:
         why = _raised_text(exception)
     if why is None or why == build.sphinx_failed:
-        if pending is not None:
+        if pending != build.verdict_pending:
             build.rewrite_report(build.final_records)
         return
     build.sphinx_failed = why
     build.rewrite_report(build.final_records)
+
+
+def _awaits_process_end(build: GalleryBuild) -> str | None:
+    """The report's ``verdict_pending`` while what the examples of ``build`` left holds
+    its finished build's process (:data:`_awaiting_threads`); else ``None``."""
+    if build not in _awaiting_threads:
+        return None
+    held = _held(build)
+    if not held:
+        return None
+    named = "; ".join(f"{example_id}: {left}" for example_id, left in sorted(held.items()))
+    return verdict_at_process_end(named)
 
 
 #: The event name Sphinx quotes in the message of the ``ExtensionError`` it wraps a
@@ -1536,10 +1556,14 @@ def _fail_unjudged() -> bool:
     if why != process_end.TERMINATED and process_end.interrupted():
         why = process_end.INTERRUPTED
     if why not in (process_end.TERMINATED, process_end.INTERRUPTED):
+        for build in list(_awaiting_threads):
+            _awaiting_threads.remove(build)
+            _passed_at_process_end(build)
         return False
     failed = False
     for build in list(_awaiting_threads):
         _awaiting_threads.remove(build)
+        build.verdict_pending = None  # given now: they fail
         held = _forget_held(build, _ended_unjudged(why))
         if not held:
             continue
@@ -1557,6 +1581,21 @@ def _fail_unjudged() -> bool:
         )
         failed = True
     return failed
+
+
+def _passed_at_process_end(build: GalleryBuild) -> None:
+    """The threads the examples of the finished ``build`` left ended and let its process
+    end: the verdict its report waited for (:func:`_awaits_process_end`) is the build's
+    own, written into the report and its page."""
+    if build.verdict_pending is None or build.last_report is None:
+        return
+    build.verdict_pending = None
+    report = build.rewrite_report(build.final_records)
+    if build.report_page_files is not None:
+        from docsaccel.gallery.report_page import rewrite_report_page
+
+        with contextlib.suppress(Exception):  # a view; the report is written
+            rewrite_report_page(build, report)
 
 
 def _forget_held(build: GalleryBuild, unjudged: str = _UNJUDGED) -> dict[str, str]:

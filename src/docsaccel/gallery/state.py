@@ -32,7 +32,7 @@ from sphinx.util import logging
 import docsaccel
 from docsaccel import layout
 from docsaccel.budgets import BudgetTable
-from docsaccel.contract import BUDGETS_FAILED, SHARD_RUNS
+from docsaccel.contract import BUDGETS_FAILED, SHARD_RUNS, VERDICT_PENDING_KEY
 from docsaccel.examples import Example, Planner
 from docsaccel.formats import write_json
 from docsaccel.gallery.lock import GalleryLock, OutdirLock
@@ -294,7 +294,7 @@ class GalleryBuild:
         if self.exit_blocked is not None:
             build["exit_blocked"] = self.exit_blocked
         if self.verdict_pending is not None:
-            build["verdict_pending"] = self.verdict_pending
+            build[VERDICT_PENDING_KEY] = self.verdict_pending
         if self.ended_because is not None:
             build["ended_because"] = self.ended_because
         if self.ended_writing:

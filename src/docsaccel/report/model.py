@@ -32,6 +32,7 @@ from docsaccel.contract import (
     STOPPED_BEFORE_EXAMPLES,
     STOPPED_WHILE_GENERATING,
     STORED_RUN,
+    VERDICT_PENDING_KEY,
     WHOLE_RUNS,
     InputError,
     build_failures,
@@ -641,7 +642,11 @@ class LoadedInput:
         its budgets failed it on (:attr:`budget_failures`) do not say already
         (:func:`docsaccel.contract.build_failures`): each failure said once."""
         errors = [t.error for t in self.failed_examples]
-        return build_failures(self.build, errors, overruns=len(self.budget_failures))
+        build = self.build
+        if VERDICT_PENDING_KEY in build and self.building_now is not None:
+            # Its verdict waits for its process, which runs: no failure yet.
+            build = {key: value for key, value in build.items() if key != VERDICT_PENDING_KEY}
+        return build_failures(build, errors, overruns=len(self.budget_failures))
 
     @property
     def building_now(self) -> str | None:
