@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -63,16 +64,21 @@ def _build_files(src: Path, outdir: Path) -> list[Path]:
     ]
 
 
-def _assert_gates_say_running(path: Path, report: Path, history: Path, pid: int) -> None:
-    """``check``, ``compare --fail-on-regression`` and ``history append`` of ``path`` each
-    refuse it, naming the build running as process ``pid``, and never say it failed."""
-    running = f"a build is running now (process {pid})"
-    said = {
+def _gates(path: Path, report: Path, history: Path) -> dict[str, subprocess.CompletedProcess]:
+    """What ``check``, ``compare --fail-on-regression`` (against ``report``) and ``history
+    append`` (to ``history``) say of ``path``, by command."""
+    return {
         "check": run_cli("check", str(path)),
         "compare": run_cli("compare", str(report), str(path), "--fail-on-regression"),
         "history": run_cli("history", "append", "--to", str(history), str(path)),
     }
-    for command, done in said.items():
+
+
+def _assert_gates_say_running(path: Path, report: Path, history: Path, pid: int) -> None:
+    """``check``, ``compare --fail-on-regression`` and ``history append`` of ``path`` each
+    refuse it, naming the build running as process ``pid``, and never say it failed."""
+    running = f"a build is running now (process {pid})"
+    for command, done in _gates(path, report, history).items():
         output = done.stdout + done.stderr
         assert done.returncode != 0, (command, path, output)
         assert running in output, (command, path, output)
@@ -197,12 +203,7 @@ def test_a_build_killed_while_its_process_runs_on_past_its_report_passes_no_gate
     assert process.returncode == -signal.SIGKILL
     history = tmp_path / "history.jsonl"
     for path in _build_files(src, outdir):
-        said = {
-            "check": run_cli("check", str(path)),
-            "compare": run_cli("compare", str(report), str(path), "--fail-on-regression"),
-            "history": run_cli("history", "append", "--to", str(history), str(path)),
-        }
-        for command, done in said.items():
+        for command, done in _gates(path, report, history).items():
             output = done.stdout + done.stderr
             assert done.returncode != 0, (command, path, output)
             if command != "compare":  # the report given twice is refused as such
