@@ -308,3 +308,37 @@ def test_an_example_running_when_its_build_was_killed_has_no_time_anywhere() -> 
     assert run_text(killed) == KILLED_RUNNING
     assert row.time_text() == "–"
     assert chart_label(row) == f"{SLOW} ({KILLED_RUNNING}; budget 1m)"
+
+
+def test_an_example_reused_from_a_run_that_kept_no_time_has_no_time_anywhere(tmp_path):
+    """sphinx-gallery kept its outputs from a build made before docsaccel, by a release
+    that stores no time: its record's ``0.0`` is no time. No view shows ``0s``, a share
+    of its budget or a headroom, and the reused total counts it apart."""
+    records = [
+        record(
+            "plot_kept.py",
+            0.0,
+            budget=30.0,
+            status="cached",
+            time_unknown=True,
+            cpu_seconds=None,
+            peak_rss_bytes=None,
+        ),
+        record("plot_ran.py", 2.0, budget=30.0),
+    ]
+    path = write_report(tmp_path / "r.json", records)
+    summary = summarize(load_input(str(path)))
+    row = next(r for r in summary.rows if r.id == "tutorials/plot_kept.py")
+    assert row.time_text() == "–" and row.seconds_from is None
+    assert row.budget_use is None and row.headroom_seconds is None and not row.timed
+    assert chart_percent(row) is None
+    assert chart_label(row) == "tutorials/plot_kept.py (cached; budget 30s)"
+    reused = "no time recorded by earlier builds for 1 example reused from an earlier build"
+    assert summary.reused_text().startswith(reused)
+    markdown = render_markdown(summary).replace("\\", "")
+    assert reused in markdown and "0s (earlier build)" not in markdown, markdown
+    kept = next(line for line in markdown.splitlines() if line.startswith("| tutorials/plot_kept"))
+    assert "| – |" in kept and "0%" not in kept, kept
+    assert reused in render_html(summary)
+    data = {e["id"]: e for e in summary.to_json()["examples"]}
+    assert data["tutorials/plot_kept.py"]["seconds_from"] is None

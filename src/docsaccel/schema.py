@@ -26,6 +26,7 @@ __all__ = [
     "RECORD_SCHEMA",
     "REPORT_SCHEMA",
     "STATUSES",
+    "TIME_UNKNOWN",
     "VERSION",
     "AuditVerdict",
     "CacheField",
@@ -132,6 +133,10 @@ class ExampleRecord(TypedDict, total=False):
     finished_at: str | None
     pid: int | None
     cache: CacheField | None
+    #: Its outputs were reused from a run whose time no file kept (sphinx-gallery's own
+    #: skip of an example built before docsaccel, with a release that stores no time):
+    #: its ``wall_seconds`` is ``0`` and no time at all.
+    time_unknown: bool
 
 
 def _accepted(hint: Any) -> tuple[type, ...]:
@@ -179,6 +184,8 @@ _COUNTS = (*_MEMORY, "pid")
 #: What a record of an example whose outputs were reused keeps from the run that made
 #: them: what that run measured.
 MEASURED_FIELDS = ("wall_seconds", "cpu_seconds", *_MEMORY)
+#: The record key saying its time is none (``ExampleRecord.time_unknown``).
+TIME_UNKNOWN = "time_unknown"
 _MEMORY_BUDGET_KEYS = {key: types for key, (types, _) in _fields(MemoryBudgetField).items()}
 
 

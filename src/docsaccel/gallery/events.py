@@ -89,7 +89,7 @@ from docsaccel.records import (
     write_record,
     written_here,
 )
-from docsaccel.schema import MEASURED_FIELDS, ended_phase, peak_bytes
+from docsaccel.schema import MEASURED_FIELDS, TIME_UNKNOWN, ended_phase, peak_bytes
 from docsaccel.settings import (
     ClearOf,
     SettingError,
@@ -953,7 +953,12 @@ def _cached_record(build: GalleryBuild, example: Example) -> dict[str, Any]:
         fields = {k: previous[k] for k in MEASURED_FIELDS if k in previous}
         fields.update(render=previous.get("render", {}), finished_at=previous.get("finished_at"))
     else:
-        fields = {"wall_seconds": sg_compat.cached_seconds(Path(example.target_file)) or 0.0}
+        seconds = sg_compat.cached_seconds(Path(example.target_file))
+        fields = (
+            {"wall_seconds": 0.0, TIME_UNKNOWN: True}
+            if seconds is None
+            else {"wall_seconds": seconds}
+        )
     made_by = _made_by(build, example) or {"fast": build.settings.fast, "knobs": {}}
     return base_record(example, CACHED, made_by["fast"], knobs=made_by["knobs"], **fields)
 

@@ -216,11 +216,7 @@ def _totals(summary: ReportSummary) -> str:
         fast = " (fast path)" if summary.fast else ""
         items.insert(0, f"Build wall time: {format_measured(summary.build_wall_seconds)}{fast}")
     if summary.reused_count:
-        items.append(
-            f"Reused: {format_measured(summary.reused_seconds)} recorded by earlier builds for "
-            f"{summary.reused_count} example{'s' if summary.reused_count != 1 else ''} reused "
-            "from an earlier build (not run in this build)"
-        )
+        items.append(f"Reused: {summary.reused_text()}")
     if summary.has_baseline:
         items.append(f"Against the baseline: {summary.baseline_text()}")
     if summary.baseline_failed:

@@ -81,6 +81,7 @@ from docsaccel.report.summary import SUMMARY_SCHEMA
 from docsaccel.schema import (
     RECORD_SCHEMA,
     REPORT_SCHEMA,
+    TIME_UNKNOWN,
     peak_bytes,
     validate_record,
     validate_report,
@@ -569,6 +570,7 @@ def _record_timing(
         ref=record.get("ref"),
         error=record.get("error"),
         expected_failure=record.get(EXPECTED_FAILURE) is True,
+        time_unknown=record.get(TIME_UNKNOWN) is True,
     )
 
 

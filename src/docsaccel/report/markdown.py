@@ -121,11 +121,7 @@ def _totals(summary: ReportSummary) -> list[str]:
         f"- **Execution time:** {summary.execution_text(escape_md)}",
     ]
     if summary.reused_count:
-        lines.append(
-            f"- **Reused:** {_seconds(summary.reused_seconds)} recorded by earlier builds "
-            f"for {summary.reused_count} example{'s' if summary.reused_count != 1 else ''} "
-            "reused from an earlier build (not run in this build)"
-        )
+        lines.append(f"- **Reused:** {escape_md(summary.reused_text())}")
     if summary.has_baseline:
         lines.append(f"- **Against the baseline:** {summary.baseline_text(escape_md)}")
     if summary.baseline_failed:

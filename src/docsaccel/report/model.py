@@ -173,6 +173,7 @@ class Verdicts:
     unfinished: bool
     killed: bool
     running_now: bool
+    time_unknown: bool
 
     def interruption_text(self) -> str:
         """``"interrupted by its memory budget"``-style words, or ``""``."""
@@ -202,12 +203,19 @@ class Verdicts:
         killed, or it runs now. Its time is no time at all, neither partial nor whole."""
         return self.unfinished and (self.killed or self.running_now)
 
+    @property
+    def no_time(self) -> bool:
+        """Its record's time is no time at all: written as it started
+        (:attr:`started_only`), or its reused outputs' run kept none (``time_unknown``)."""
+        return self.started_only or self.time_unknown
+
     def ended_text(self) -> str:
         """How a run whose time says nothing of its speed ended, as every view writes it:
         ``"did not finish after 2.1s"``, ``"failed after 3s"``; one running when its build was
         killed, ``"was running when the build was killed"`` alone, and one its build runs
-        now, ``"running"`` alone (:attr:`started_only`)."""
-        if self.started_only:
+        now, ``"running"`` alone, as one reused from a run that kept no time, ``"cached"``
+        (:attr:`no_time`)."""
+        if self.no_time:
             return self.status_label
         return f"{self.status_label} after {format_measured(self.seconds)}"
 
@@ -223,7 +231,7 @@ class Verdicts:
     def timed(self) -> bool:
         """Its time is that of a run (:func:`docsaccel.contract.is_timed`), so a view may
         set it against its budget: not one never run, nor one stopped part-way."""
-        return is_timed(self.status, self.unfinished)
+        return is_timed(self.status, self.unfinished) and not self.time_unknown
 
     @property
     def measured(self) -> bool:
@@ -338,6 +346,9 @@ class Timing(Verdicts):
     #: (:data:`~docsaccel.report.model.BUILDING_NOW`). Its record's time is that of its
     #: start, no time.
     running_now: bool = False
+    #: Its outputs were reused from a run whose time no file kept: its ``seconds`` (0) is
+    #: no time (:data:`docsaccel.schema.TIME_UNKNOWN`).
+    time_unknown: bool = False
     #: The hard stop ended it, and the build with it
     #: (:func:`docsaccel.contract.is_stopped_hard`).
     stopped_hard: bool = False

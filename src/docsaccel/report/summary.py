@@ -39,6 +39,7 @@ from docsaccel.contract import (
     ran_none,
     unmeasured_text,
 )
+from docsaccel.counts import counted
 from docsaccel.memory_sizes import format_size
 from docsaccel.report.model import (
     NO_TOTAL,
@@ -114,15 +115,18 @@ class Row(Verdicts):
     killed: bool = False
     #: It runs now (see :class:`~docsaccel.report.model.Timing`).
     running_now: bool = False
+    #: Its reused outputs' run kept no time (see :class:`~docsaccel.report.model.Timing`).
+    time_unknown: bool = False
 
     @property
     def seconds_from(self) -> str | None:
         """Whose measurement its time is, as the JSON view says it (:data:`THIS_BUILD`,
         :data:`STORED_BY_CACHE`, :data:`EARLIER_BUILD`), ``None`` for none: an example
-        never run, one running when its build was killed or running now (their records'
-        ``0.0`` is no time). A reused example's (``cached``) is the run's that made its
-        outputs, as the other views label it (:meth:`time_text`)."""
-        if self.status == NOT_EXECUTED or self.started_only:
+        never run, one running when its build was killed or running now, one whose reused
+        outputs' run kept no time (their records' ``0.0`` is no time). A reused example's
+        (``cached``) is the run's that made its outputs, as the other views label it
+        (:meth:`time_text`)."""
+        if self.status == NOT_EXECUTED or self.no_time:
             return None
         if self.status != CACHED:
             return THIS_BUILD
@@ -132,11 +136,12 @@ class Row(Verdicts):
         """Its time as the views write it: ``"41.2s"``; ``"not run"`` for an example the
         build never ran (its record's 0 is no time); ``"2.1s (partial)"`` for one the
         build stopped while it ran; ``"–"`` for one running when its build was killed or
-        running now (its record was written as it started: no time at all); ``"3.0s
-        (stored run)"`` for one this build did not run (:meth:`time_origin`)."""
+        running now (its record was written as it started: no time at all), or reused
+        from a run that kept none; ``"3.0s (stored run)"`` for one this build did not run
+        (:meth:`time_origin`)."""
         if self.status == NOT_EXECUTED:
             return NOT_RUN
-        if self.started_only:
+        if self.no_time:
             return "–"
         return self.labelled_seconds() if self.timed else f"{self.labelled_seconds()} (partial)"
 
@@ -258,7 +263,20 @@ class ReportSummary:
     @property
     def reused_seconds(self) -> float:
         """The time earlier builds recorded for the :attr:`reused` examples."""
-        return sum(row.seconds for row in self.reused)
+        return sum(row.seconds for row in self.reused if not row.time_unknown)
+
+    def reused_text(self) -> str:
+        """What every view says of the :attr:`reused` examples: ``"3s recorded by earlier
+        builds for 2 examples reused from an earlier build (not run in this build)"``,
+        counting apart those whose earlier run kept no time (``"; 13 with no time kept"``)."""
+        unknown = sum(1 for row in self.reused if row.time_unknown)
+        timed = self.reused_count - unknown
+        recorded = format_measured(self.reused_seconds) if timed else "no time"
+        text = f"{recorded} recorded by earlier builds for {counted(timed or unknown, 'example')}"
+        text += " reused from an earlier build (not run in this build)"
+        if unknown and timed:
+            text += f"; {unknown} more with no time kept"
+        return text
 
     @property
     def reused_count(self) -> int:
@@ -683,6 +701,7 @@ def summarize(
                 unfinished=t.unfinished,
                 killed=t.killed,
                 running_now=t.running_now,
+                time_unknown=t.time_unknown,
             )
         )
     rows.sort(key=lambda row: (-row.seconds, row.id))

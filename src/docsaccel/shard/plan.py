@@ -331,10 +331,10 @@ def load_durations(paths: Iterable[str | Path], runs: int = DEFAULT_RUNS) -> dic
     Each path is a history JSONL (``docsaccel history append``: one run per line, oldest
     first) or one run in any format ``docsaccel check`` reads: a docsaccel report
     (``wall_seconds`` of every record except ``not-executed`` ones; ``cached`` records
-    carry their last known time), a ``sg_execution_times.rst``, a JUnit XML. Runs are
-    taken in the order given and an example's prediction is the median of its last
-    ``runs`` runs. A file that is none of these raises :class:`ShardError` naming the
-    file (and the line).
+    carry their last known time, when one was kept), a ``sg_execution_times.rst``, a
+    JUnit XML. Runs are taken in the order given and an example's prediction is the
+    median of its last ``runs`` runs. A file that is none of these raises
+    :class:`ShardError` naming the file (and the line).
     """
     return load_inputs(paths, runs)[0]
 
@@ -373,7 +373,13 @@ def _read_runs(path: Path) -> tuple[list[dict[str, float]], set[str]]:
         ]
         return runs, named
     timings = judged_input(path).timings
-    runs = {timing.id: timing.seconds for timing in timings if timing.status != NOT_EXECUTED}
+    # A record whose time is none (never run, reused from a run that kept none) predicts
+    # nothing.
+    runs = {
+        timing.id: timing.seconds
+        for timing in timings
+        if timing.status != NOT_EXECUTED and not timing.no_time
+    }
     return [runs], {timing.id for timing in timings}
 
 
