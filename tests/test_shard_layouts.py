@@ -25,7 +25,7 @@ from helpers.processes import alive, start_shard_command, wait_for_mark
 from helpers.slow import require_slow
 
 from docsaccel import layout, sg_compat
-from docsaccel.contract import ended_by
+from docsaccel.contract import CACHED, FAILED, ended_by
 from docsaccel.gallery.processes import children
 from docsaccel.incremental.oracle import differences, output_files
 from docsaccel.report.inputs import load_input
@@ -576,3 +576,52 @@ def test_a_leftover_md5_of_an_expected_failure_is_removed(tmp_path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"docsaccel shard-local: {said}" in done.stderr, done.stderr
     assert not mark.exists()
+
+
+# A sphinx-gallery release the Sphinx state is not checked with (the version is bumped in
+# conf.py, before docsaccel reads it): the merge build then keeps its record of what it
+# generates beside the site, apart from the merge's, in the cache folder.
+STATE_OFF_LINES = "import sphinx_gallery\n\nsphinx_gallery.__version__ = '0.21.0'\n"
+#: An expected failure in the gallery outside the conf folder.
+OUTSIDE_FAILURE = "../tutorials_src/plot_boom.py"
+
+
+def state_off_layout(root: Path) -> Path:
+    """The layout with its expected failures (one outside the conf folder), the example
+    cache of the caching guide and the Sphinx state off."""
+    make_layout(root, expected_failure=True)
+    (root / "tutorials_src" / "plot_boom.py").write_text(
+        example("Boom", 'raise ValueError("boom, as expected")'), encoding="utf-8"
+    )
+    with (root / "source" / "conf.py").open("a", encoding="utf-8") as stream:
+        stream.write(CACHE_LINE + STATE_OFF_LINES)
+        stream.write(
+            f'sphinx_gallery_conf["expected_failing_examples"].append({OUTSIDE_FAILURE!r})\n'
+        )
+    return root
+
+
+def without_cache(files: dict[str, bytes]) -> dict[str, bytes]:
+    """:func:`built_files` but the example cache's folder, which the builds share."""
+    return {name: data for name, data in files.items() if not name.startswith(".docsaccel-cache/")}
+
+
+def test_merge_builds_without_the_sphinx_state_keep_the_shards_outputs(tmp_path) -> None:
+    """The merge copies the shards' outputs into the gallery folders once it removed what
+    earlier builds generated there: its build, with the Sphinx state off, must not take
+    them for an earlier build's and remove them too (the expected failures' marks, the
+    pages of the examples the shards restored from the cache). Every ``shard-local``
+    leaves the serial site, the second (every example restored) as the first."""
+    serial = without_cache(serial_files(state_off_layout(tmp_path / "tree")))
+
+    root = state_off_layout(tmp_path / "tree")
+    for _ in range(2):
+        site = sharded_site(root)
+        assert differences(without_cache(built_files(root, site)), serial) == []
+    # The second restored every example that passed: the shards ran in the same copies.
+    assert restored(site) == EXECUTABLE - EXPECTED_FAILURES
+    report = load_report(site / "docsaccel" / "report.json")
+    assert {record["id"]: record["status"] for record in report["examples"]} == {
+        **dict.fromkeys(EXECUTABLE - EXPECTED_FAILURES, CACHED),
+        **dict.fromkeys([*EXPECTED_FAILURES, OUTSIDE_FAILURE], FAILED),
+    }

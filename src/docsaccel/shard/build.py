@@ -59,10 +59,11 @@ if TYPE_CHECKING:
 
     #: Begins the record of what builds generate in a source folder, for a merge (what
     #: earlier builds generated removed, what this process creates noted; ``finish()``
-    #: ends it): ``(cache folder, source folder, output folders in it)``. The Sphinx
-    #: state's (:func:`docsaccel.incremental.sphinxext.sources.merge_watch`), given by the
-    #: caller: that layer is above this one.
-    WatchSources = Callable[[Path, Path, list[Path]], Any]
+    #: ends it): ``(cache folder, source folder, output folders in it, the merge's output
+    #: folder)``. The Sphinx state's
+    #: (:func:`docsaccel.incremental.sphinxext.sources.merge_watch`), given by the caller:
+    #: that layer is above this one.
+    WatchSources = Callable[[Path, Path, list[Path], Path], Any]
 
 __all__ = [
     "MANIFEST",
@@ -124,8 +125,6 @@ class DocsProject:
     #: The project's example cache folder (absolute; ``None``: off): every shard's build
     #: uses it, not the copy's, so shards and serial builds reuse each other's entries.
     cache: Path | None = None
-    #: Whether the project's builds keep a Sphinx state (and so their generated sources).
-    cache_sphinx: bool = False
     #: ``docsaccel_report_page`` (``None``: off) and ``docsaccel_fast``, for the report
     #: pages a sharded build shows before its merge build writes them.
     report_page: str | None = None
@@ -233,7 +232,6 @@ def read_project(docs: str | Path, root: str | Path | None = None) -> DocsProjec
         settings.budgets,
         gallery_conf,
         cache=settings.cache,
-        cache_sphinx=settings.cache is not None and settings.cache_sphinx,
         report_page=settings.report_page,
         fast=settings.fast,
         conf_folders=tuple(layout.conf_folders(SimpleNamespace(**namespace), docs)),
@@ -1153,13 +1151,15 @@ def _watch_sources(
     project: DocsProject, outdir: Path, records: Path, start: WatchSources | None
 ) -> Any:
     """When the project's builds record what they generate in the source folder (the
-    Sphinx state is on), start that record here: what earlier builds generated is removed
-    and the merge's copies are noted with what its build generates (the build joins this
-    watch, the last to finish writes the record). ``None`` when there is none."""
-    if start is None or project.cache is None or not project.cache_sphinx:
+    example cache is on, the Sphinx state on or off), start that record here: what earlier
+    builds generated is removed, before the shards' outputs are copied in (the merge
+    build removes none), and the merge's copies are noted as generated. ``None`` when
+    there is none."""
+    if start is None or project.cache is None:
         return None
     outputs = [outdir, records, *layout.shard_folders(project.docs)]
-    return start(project.cache, project.docs, [Path(p).resolve() for p in outputs])
+    leave_out = [Path(p).resolve() for p in outputs]
+    return start(project.cache, project.docs, leave_out, outdir.resolve())
 
 
 # One machine ----------------------------------------------------------------------------

@@ -47,25 +47,46 @@ def _records(cache: Path) -> Path:
 
 
 def source_watch(
-    cache: Path, srcdir: Path, leave_out: list[Path], outdir: Path | None = None
+    cache: Path,
+    srcdir: Path,
+    leave_out: list[Path],
+    outdir: Path | None = None,
+    *,
+    read_beside: Path | None = None,
 ) -> GeneratedFiles:
     """The watch of what is generated in ``srcdir``, kept in the cache folder ``cache``
     and, given ``outdir``, beside that output folder too (``leave_out``: output folders
-    under ``srcdir``, never sources). One place says where, for a build and for the shard
-    merge, which writes outputs into the same folders just before its build."""
+    under ``srcdir``, never sources); given ``read_beside``, the record a build keeps
+    beside that output folder is read too. One place says where, for a build and for the
+    shard merge, which writes outputs into the same folders just before its build."""
     copies = [] if outdir is None else [layout.generated_dir(outdir)]
-    return GeneratedFiles(_records(cache), srcdir, [*leave_out, cache], copies=copies)
+    seen = [] if read_beside is None else [layout.generated_dir(read_beside)]
+    return GeneratedFiles(_records(cache), srcdir, [*leave_out, cache], copies=copies, seen=seen)
 
 
-def merge_watch(cache: Path, srcdir: Path, leave_out: list[Path]) -> GeneratedFiles:
-    """Begin the record of a shard merge (:func:`docsaccel.shard.build.run_merge`): what
-    earlier builds generated in ``srcdir`` is removed, then what this process creates is
-    noted, the shards' outputs it copies in; its build, started next, joins the record
-    and ``finish()`` writes it."""
-    watch = source_watch(cache, srcdir, leave_out)
+def merge_watch(cache: Path, srcdir: Path, leave_out: list[Path], outdir: Path) -> GeneratedFiles:
+    """Begin the record of a shard merge building into ``outdir``
+    (:func:`docsaccel.shard.build.run_merge`): what earlier builds generated in ``srcdir``
+    is removed, then what this process creates is noted, the shards' outputs it copies in;
+    its build, started next, joins the record and ``finish()`` writes it.
+
+    The removal is the merge build's as well, which removes nothing (:func:`_removes_earlier`):
+    so what a build into ``outdir`` recorded beside it (the Sphinx state off) goes here too."""
+    watch = source_watch(cache, srcdir, leave_out, read_beside=outdir)
     watch.remove_earlier()
     watch.watch()
     return watch
+
+
+def _removes_earlier(app: Sphinx) -> bool:
+    """Whether this build removes what earlier builds generated in its source folder: not
+    a shard merge's build with the cache on. Its merge removed that before it copied the
+    shards' outputs in (:func:`merge_watch`), and those copies, noted in the merge's log,
+    would read here as what an earlier build generated and left (the pages of examples
+    the shards restored, the marks of their expected failures): the merge build would
+    then run the examples again, or publish no page for them."""
+    settings = app._docsaccel_gallery.settings  # type: ignore[attr-defined]
+    return settings.shard_records is None or settings.cache is None
 
 
 def _build_watch(app: Sphinx, state_on: bool) -> GeneratedFiles | None:
@@ -96,7 +117,7 @@ def on_config_inited(app: Sphinx, state_on: bool) -> None:
     generated = _build_watch(app, state_on)
     if generated is None:
         return
-    removed = generated.remove_earlier()
+    removed = generated.remove_earlier() if _removes_earlier(app) else []
     if generated.unreadable:
         logger.warning(
             f"docsaccel: the record of what earlier builds generated in the source folder, "
