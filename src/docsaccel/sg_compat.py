@@ -13,6 +13,7 @@ from __future__ import annotations
 import bdb
 import contextlib
 import functools
+import logging
 import os
 import re
 import sys
@@ -42,8 +43,10 @@ __all__ = [
     "BACKREFERENCES_FROM_SKIPPED",
     "BROKEN_SPHINX_GALLERY",
     "CHECKED_SPHINX_GALLERY",
+    "DUPLICATE_FILENAME_WARNING",
     "ROOT_PAGES",
     "RUN_MARKER_SUFFIX",
+    "TYPED_DUPLICATE_FILENAME",
     "abort_in_one_line",
     "cached_seconds",
     "call_user_resetters",
@@ -91,6 +94,7 @@ __all__ = [
     "stale_targets",
     "summary_in_one_line",
     "thumbnail_files",
+    "type_duplicate_filename_warning",
     "unchecked_release",
     "user_resetters",
     "with_defaults",
@@ -108,6 +112,11 @@ BROKEN_SPHINX_GALLERY: dict[str, str] = {}
 
 def _series(version: str) -> str:
     return ".".join(version.split("+")[0].split(".")[:2])
+
+
+def _series_numbers(version: str) -> tuple[int, ...]:
+    """The release series of ``version`` as numbers, to compare: ``(0, 22)``."""
+    return tuple(int(part) for part in _series(version).split(".") if part.isdigit())
 
 
 def series(version: str | None = None) -> str:
@@ -152,8 +161,7 @@ def restoring_loses_backreferences(
     version = sphinx_gallery.__version__ if version is None else version
     if not gallery_conf.get("backreferences_dir"):
         return None
-    series = tuple(int(part) for part in _series(version).split(".") if part.isdigit())
-    if series >= BACKREFERENCES_FROM_SKIPPED:
+    if _series_numbers(version) >= BACKREFERENCES_FROM_SKIPPED:
         return None
     first = ".".join(map(str, BACKREFERENCES_FROM_SKIPPED))
     return (
@@ -360,6 +368,55 @@ def running_example(fname: str) -> str | None:
     ):
         return src_file
     return None
+
+
+#: The type and subtype of sphinx-gallery's warning of examples sharing a file name, as
+#: ``suppress_warnings`` names it (``sphinx_gallery.duplicate_filename``).
+DUPLICATE_FILENAME_WARNING = ("sphinx_gallery", "duplicate_filename")
+
+#: The first series that logs that warning with its type and subtype; before it, the
+#: warning has none, and ``suppress_warnings`` could not name it.
+TYPED_DUPLICATE_FILENAME = (0, 22)
+
+
+class _TypeUntypedWarnings(logging.Filter):
+    """Give a warning logged without a type :data:`DUPLICATE_FILENAME_WARNING`'s."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.WARNING and not getattr(record, "type", None):
+            record.type, record.subtype = DUPLICATE_FILENAME_WARNING
+        return True
+
+
+def type_duplicate_filename_warning(version: str | None = None) -> None:
+    """Make ``suppress_warnings = ["sphinx_gallery.duplicate_filename"]`` silence
+    sphinx-gallery's "Duplicate example file name(s) found" before
+    :data:`TYPED_DUPLICATE_FILENAME` too, where it logs that warning without a type: its
+    ``check_duplicate_filenames``, which logs nothing else, gives its warnings that type
+    and subtype while it runs (through Sphinx's logging, which then suppresses them or
+    prints them as it would from a later release). Once per process (safe to call again).
+    """
+    version = sphinx_gallery.__version__ if version is None else version
+    if _series_numbers(version) >= TYPED_DUPLICATE_FILENAME:
+        return
+    original = _private(utils, "check_duplicate_filenames")
+    if getattr(original, "_docsaccel", False):
+        return
+    # The standard logger under sphinx-gallery's Sphinx logger, whose filters run before
+    # Sphinx's handlers judge a warning's type.
+    logged = _private(utils, "logger").logger
+    typed = _TypeUntypedWarnings()
+
+    @functools.wraps(original)
+    def check_duplicate_filenames(*args: Any, **kwargs: Any) -> Any:
+        logged.addFilter(typed)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            logged.removeFilter(typed)
+
+    check_duplicate_filenames._docsaccel = True  # type: ignore[attr-defined]
+    utils.check_duplicate_filenames = check_duplicate_filenames
 
 
 def remove_our_config_comments() -> None:
