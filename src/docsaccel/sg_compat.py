@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import bdb
 import contextlib
+import dataclasses
 import functools
+import logging
 import os
 import re
 import sys
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import BrokenExecutor
 from pathlib import Path
 from typing import Any
@@ -42,8 +44,11 @@ __all__ = [
     "BACKREFERENCES_FROM_SKIPPED",
     "BROKEN_SPHINX_GALLERY",
     "CHECKED_SPHINX_GALLERY",
+    "DUPLICATE_FILENAME_WARNING",
     "ROOT_PAGES",
     "RUN_MARKER_SUFFIX",
+    "TIMES_OF_SKIPPED",
+    "TYPED_DUPLICATE_FILENAME",
     "abort_in_one_line",
     "cached_seconds",
     "call_user_resetters",
@@ -70,7 +75,7 @@ __all__ = [
     "is_measurement_file",
     "is_unchanged",
     "junit_folder",
-    "junit_lists_runs_elsewhere",
+    "list_runs_elsewhere",
     "mark_unchanged",
     "mask_measurements",
     "measured_seconds",
@@ -91,6 +96,7 @@ __all__ = [
     "stale_targets",
     "summary_in_one_line",
     "thumbnail_files",
+    "type_duplicate_filename_warning",
     "unchecked_release",
     "user_resetters",
     "with_defaults",
@@ -108,6 +114,11 @@ BROKEN_SPHINX_GALLERY: dict[str, str] = {}
 
 def _series(version: str) -> str:
     return ".".join(version.split("+")[0].split(".")[:2])
+
+
+def _series_numbers(version: str) -> tuple[int, ...]:
+    """The release series of ``version`` as numbers, to compare: ``(0, 22)``."""
+    return tuple(int(part) for part in _series(version).split(".") if part.isdigit())
 
 
 def series(version: str | None = None) -> str:
@@ -152,8 +163,7 @@ def restoring_loses_backreferences(
     version = sphinx_gallery.__version__ if version is None else version
     if not gallery_conf.get("backreferences_dir"):
         return None
-    series = tuple(int(part) for part in _series(version).split(".") if part.isdigit())
-    if series >= BACKREFERENCES_FROM_SKIPPED:
+    if _series_numbers(version) >= BACKREFERENCES_FROM_SKIPPED:
         return None
     first = ".".join(map(str, BACKREFERENCES_FROM_SKIPPED))
     return (
@@ -360,6 +370,55 @@ def running_example(fname: str) -> str | None:
     ):
         return src_file
     return None
+
+
+#: The type and subtype of sphinx-gallery's warning of examples sharing a file name, as
+#: ``suppress_warnings`` names it (``sphinx_gallery.duplicate_filename``).
+DUPLICATE_FILENAME_WARNING = ("sphinx_gallery", "duplicate_filename")
+
+#: The first series that logs that warning with its type and subtype; before it, the
+#: warning has none, and ``suppress_warnings`` could not name it.
+TYPED_DUPLICATE_FILENAME = (0, 22)
+
+
+class _TypeUntypedWarnings(logging.Filter):
+    """Give a warning logged without a type :data:`DUPLICATE_FILENAME_WARNING`'s."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.WARNING and not getattr(record, "type", None):
+            record.type, record.subtype = DUPLICATE_FILENAME_WARNING
+        return True
+
+
+def type_duplicate_filename_warning(version: str | None = None) -> None:
+    """Make ``suppress_warnings = ["sphinx_gallery.duplicate_filename"]`` silence
+    sphinx-gallery's "Duplicate example file name(s) found" before
+    :data:`TYPED_DUPLICATE_FILENAME` too, where it logs that warning without a type: its
+    ``check_duplicate_filenames``, which logs nothing else, gives its warnings that type
+    and subtype while it runs (through Sphinx's logging, which then suppresses them or
+    prints them as it would from a later release). Once per process (safe to call again).
+    """
+    version = sphinx_gallery.__version__ if version is None else version
+    if _series_numbers(version) >= TYPED_DUPLICATE_FILENAME:
+        return
+    original = _private(utils, "check_duplicate_filenames")
+    if getattr(original, "_docsaccel", False):
+        return
+    # The standard logger under sphinx-gallery's Sphinx logger, whose filters run before
+    # Sphinx's handlers judge a warning's type.
+    logged = _private(utils, "logger").logger
+    typed = _TypeUntypedWarnings()
+
+    @functools.wraps(original)
+    def check_duplicate_filenames(*args: Any, **kwargs: Any) -> Any:
+        logged.addFilter(typed)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            logged.removeFilter(typed)
+
+    check_duplicate_filenames._docsaccel = True  # type: ignore[attr-defined]
+    utils.check_duplicate_filenames = check_duplicate_filenames
 
 
 def remove_our_config_comments() -> None:
@@ -571,11 +630,11 @@ def stale_targets(gallery_conf: dict[str, Any]) -> set[str]:
     return {os.path.normpath(path) for path in gallery_conf.get("stale_examples", [])}
 
 
-#: The key of ``sphinx_gallery_conf`` holding what :func:`junit_lists_runs_elsewhere`
-#: adds to the JUnit XML.
+#: The key of ``sphinx_gallery_conf`` holding what :func:`list_runs_elsewhere` adds to
+#: the JUnit XML and the times.
 _RAN_ELSEWHERE = "docsaccel_ran_elsewhere"
 
-#: Keys sphinx-gallery (or :func:`junit_lists_runs_elsewhere`) fills while it runs the
+#: Keys sphinx-gallery (or :func:`list_runs_elsewhere`) fills while it runs the
 #: examples: what this run did, not settings.
 _RUN_STATE = ("failing_examples", "passing_examples", "stale_examples", _RAN_ELSEWHERE)
 
@@ -930,20 +989,30 @@ def execution_times_page(folder: Path | str) -> Path:
     return Path(folder) / "sg_execution_times.rst"
 
 
-def junit_lists_runs_elsewhere(
-    gallery_conf: dict[str, Any], passing: Iterable[str], failing: dict[str, str]
+def list_runs_elsewhere(
+    gallery_conf: dict[str, Any],
+    passing: Iterable[str],
+    failing: dict[str, str],
+    seconds: Mapping[str, float],
 ) -> None:
     """Have sphinx-gallery's JUnit XML (its ``junit`` setting) list the examples another
     build ran, as that build's own XML would: ``passing`` source files, and ``failing``
-    ones with the error each raised. The build merging shards skips every example as
-    unchanged, and sphinx-gallery lists only the examples it ran, so its file would list
-    none; the times are the ones it lists in ``sg_execution_times.rst``, those the shards
-    measured. Its lists of passing and failing examples stay as they are (the build's
-    summary, the records read them), and the XML judges a failure against
-    ``expected_failing_examples`` as written now, before a merge takes its expected
-    failures out (:func:`expect_no_failure_of`)."""
+    ones with the error each raised; and have it, ``sg_execution_times.rst`` and the
+    build's log list each with the time that build measured (``seconds``, by source file).
+
+    The build merging shards skips every example as unchanged, and sphinx-gallery lists in
+    its XML only the examples it ran. It lists a skipped example's time from its
+    ``.cost.json`` (a shard's, copied with its outputs), but only from sphinx-gallery
+    :data:`TIMES_OF_SKIPPED`: before, a skipped example's time is 0, so the one of
+    ``seconds`` replaces it (:func:`_time_runs_elsewhere`). Its lists of passing and
+    failing examples stay as they are (the build's summary, the records read them), and
+    the XML judges a failure against ``expected_failing_examples`` as written now, before
+    a merge takes its expected failures out (:func:`expect_no_failure_of`)."""
     expected = list(gallery_conf.get("expected_failing_examples", ()))
-    gallery_conf[_RAN_ELSEWHERE] = (list(passing), dict(failing), expected)
+    times = {os.path.normpath(path): value for path, value in seconds.items()}
+    gallery_conf[_RAN_ELSEWHERE] = (list(passing), dict(failing), expected, times)
+    if _read_cached_cost is None:
+        _time_runs_elsewhere()
     original = gen_gallery.write_junit_xml
     if getattr(original, "_docsaccel", False):
         return
@@ -952,7 +1021,7 @@ def junit_lists_runs_elsewhere(
     def write_junit_xml(gallery_conf: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         elsewhere = gallery_conf.get(_RAN_ELSEWHERE)
         if elsewhere is not None:
-            passing, failing, expected = elsewhere
+            passing, failing, expected, _ = elsewhere
             gallery_conf = {
                 **gallery_conf,
                 "passing_examples": [*gallery_conf["passing_examples"], *passing],
@@ -963,6 +1032,51 @@ def junit_lists_runs_elsewhere(
 
     write_junit_xml._docsaccel = True  # type: ignore[attr-defined]
     gen_gallery.write_junit_xml = write_junit_xml
+
+
+#: The first series that lists an example it skips as unchanged with the time of the run
+#: that made its outputs (kept in ``<stem>.cost.json``); before it, with a time of 0.
+TIMES_OF_SKIPPED = (0, 22)
+
+
+def _time_runs_elsewhere() -> None:
+    """Give the examples :func:`list_runs_elsewhere` names the times another build measured,
+    in the costs of each gallery folder sphinx-gallery (before :data:`TIMES_OF_SKIPPED`)
+    makes its ``sg_execution_times.rst``, JUnit XML and log from: it gives an example it
+    skips a time of 0. Once per process (safe to call again)."""
+    original = _private(gen_gallery, "generate_dir_rst")
+    if getattr(original, "_docsaccel", False):
+        return
+
+    @functools.wraps(original)
+    def generate_dir_rst(
+        src_dir: str, target_dir: str, gallery_conf: dict[str, Any], *args: Any, **kwargs: Any
+    ) -> Any:
+        made = original(src_dir, target_dir, gallery_conf, *args, **kwargs)
+        elsewhere = gallery_conf.get(_RAN_ELSEWHERE)
+        if elsewhere is not None:
+            # The costs, third of what it returns: one list, which its caller then reads.
+            costs = made[2]
+            costs[:] = [_timed(cost, elsewhere[3]) for cost in costs]
+        return made
+
+    generate_dir_rst._docsaccel = True  # type: ignore[attr-defined]
+    gen_gallery.generate_dir_rst = generate_dir_rst
+
+
+def _timed(cost: Any, seconds: Mapping[str, float]) -> Any:
+    """One example's cost, with its time from ``seconds`` when sphinx-gallery gave it none:
+    a dict before sphinx-gallery 0.21, an ``ExampleCost`` from it."""
+    if isinstance(cost, dict):
+        src_file, measured = cost["src_file"], cost["t"]
+    else:
+        src_file, measured = cost.src_file, cost.execution_time
+    elsewhere = seconds.get(os.path.normpath(src_file))
+    if measured or elsewhere is None:
+        return cost
+    if isinstance(cost, dict):
+        return {**cost, "t": elsewhere}
+    return dataclasses.replace(cost, execution_time=elsewhere)
 
 
 def junit_folder(gallery_conf: dict[str, Any], outdir: str | os.PathLike[str]) -> Path | None:

@@ -169,15 +169,18 @@ def build(
     outdir: Path | None = None,
     address_space: int | None = None,
     quiet: bool = True,
+    cwd: Path | None = None,
 ) -> Built:
     """Build ``src``; ``address_space``: the most virtual memory (bytes) each process of
     the build may map (``RLIMIT_AS``), so a test of memory limits cannot take the machine's
-    memory whatever goes wrong; ``quiet=False``: the log keeps the progress lines."""
+    memory whatever goes wrong; ``quiet=False``: the log keeps the progress lines;
+    ``cwd``: the folder the build runs in (``make html`` runs in the source folder)."""
     require_slow()
     outdir = outdir or src / "_build" / "html"
     done = build_server.run(
         sphinx_command(src, outdir, *args, quiet=quiet),
         env=child_env(env),
+        cwd=cwd,
         timeout=300,
         address_space=address_space,
     )

@@ -220,6 +220,8 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     # After sphinx-gallery's handler was replaced above: the report of a build that one of
     # them stopped before any example ran names the handler and its error.
     note_errors(app, "builder-inited", lambda raised, said: _note_raised(app, raised, said))
+    # Before builder-inited, where sphinx-gallery checks the examples' file names.
+    sg_compat.type_duplicate_filename_warning()
     ended = _killed_last_time(Path(app.outdir))
     if ended is not None:
         logger.info(f"docsaccel: the last build in {app.outdir} was {ended}")

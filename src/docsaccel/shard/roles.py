@@ -86,20 +86,22 @@ def _select_examples(examples: list[Example], names: tuple[str, ...]) -> list[Ex
 def _list_in_junit(
     examples: list[Example], imported: dict[str, dict[str, Any]], gallery_conf: dict[str, Any]
 ) -> None:
-    """sphinx-gallery's JUnit XML of the merge lists the examples the shards ran, as a
-    serial build's lists them (:func:`.sg_compat.junit_lists_runs_elsewhere`): the merge
-    runs none. One a shard restored from the example cache is not listed, as a serial
-    build restoring it lists it not."""
-    passing, failing = [], {}
+    """sphinx-gallery's JUnit XML and ``sg_execution_times.rst`` of the merge list the
+    examples the shards ran, each with the time its shard measured, as a serial build's
+    list them (:func:`.sg_compat.list_runs_elsewhere`): the merge runs none. One a shard
+    restored from the example cache is not listed, as a serial build restoring it lists
+    it not."""
+    passing, failing, seconds = [], {}, {}
     for example in examples:
         record = imported.get(example.id)
         if record is None or record["status"] not in EXECUTED:
             continue
+        seconds[example.src_file] = float(record["wall_seconds"])
         if record["status"] in (FAILED, INTERRUPTED):
             failing[example.src_file] = str(record.get("error") or "it raised")
         else:
             passing.append(example.src_file)
-    sg_compat.junit_lists_runs_elsewhere(gallery_conf, passing, failing)
+    sg_compat.list_runs_elsewhere(gallery_conf, passing, failing, seconds)
 
 
 def _take_expected_failures(
