@@ -10,7 +10,6 @@ import dataclasses
 import os
 import shutil
 import stat
-import sys
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from docsaccel import layout, sg_compat
+from docsaccel.child_python import python_command
 from docsaccel.contract import (
     BUILD_FAILURES,
     EXECUTED,
@@ -554,7 +554,7 @@ def run_sphinx(
     if warnings is not None:
         warnings.parent.mkdir(parents=True, exist_ok=True)
         warnings.unlink(missing_ok=True)  # an earlier build's would be taken for this one's
-    command = [sys.executable, "-m", "sphinx", "-b", "html", *kept, *sphinx_args]
+    command = python_command("-m", "sphinx", "-b", "html", *kept, *sphinx_args)
     command += [str(docs), str(outdir)]
     child_env = {**os.environ, **env}
     if log is None:
