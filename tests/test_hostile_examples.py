@@ -292,3 +292,40 @@ def test_a_worker_that_dies_ends_the_build_in_one_line_naming_its_example(
     assert len(errors) == 1, built.output
     assert f"examples/{name}" in errors[0] and why in errors[0], errors[0]
     assert "process" in errors[0], errors[0]  # which ended
+
+
+def _exiting_example(status: int, from_thread: bool) -> str:
+    """An example that ends its process with ``os._exit(status)``, itself or from a
+    thread it starts."""
+    if from_thread:
+        body = (
+            "import threading\nimport time\n\n"
+            f"threading.Thread(target=lambda: os._exit({status}), daemon=True).start()\n"
+            "time.sleep(30)\n"
+        )
+    else:
+        body = f"os._exit({status})\n"
+    return f'"""\nEnds its process\n================\n"""\n\nimport os\n{body}'
+
+
+@pytest.mark.parametrize(
+    ("status", "from_thread", "parallel"),
+    [(3, False, 1), (1, False, 1), (0, False, 1), (3, True, 1), (3, False, 2)],
+)
+def test_an_example_that_ends_the_process_exits_with_the_documented_status(
+    tmp_path, status, from_thread, parallel
+) -> None:
+    """Whatever status an example passes to ``os._exit`` (3 is ``check``'s "build
+    failed"), the build it ends exits with the one the budgets guide gives."""
+    from docsaccel.gallery.process_end import EXIT_STATUS
+
+    conf = ORDERED + f'sphinx_gallery_conf["parallel"] = {parallel}\n'
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
+    example = src / "examples" / "plot_ends.py"
+    example.write_text(_exiting_example(status, from_thread), encoding="utf-8")
+
+    built = build(src, env=ENV)
+
+    assert built.returncode == EXIT_STATUS, (built.returncode, built.output)
+    assert built.record("plot_ends.py")["status"] == "failed"
+    assert built.report["build"]["complete"] is False

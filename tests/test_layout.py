@@ -99,6 +99,9 @@ LAYERS: tuple[frozenset[str], ...] = (
     # A child process ending with its parent, which the shard builds and a parallel
     # build's workers ask for.
     frozenset({"parent_death"}),
+    # The command line of a Python process started for the project, which the shard
+    # builds, the report page's chart and the headless probe start.
+    frozenset({"child_python"}),
     # A process named by its pid and start time, which the plugin ends the processes of
     # an example by and the report readers tell a shard command running from killed.
     frozenset({"process_stat"}),

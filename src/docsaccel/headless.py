@@ -15,6 +15,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from docsaccel.child_python import python_command
 from docsaccel.settings import env_name
 
 __all__ = ["CANDIDATES", "HeadlessGLError", "ProbeResult", "ensure_headless_gl", "probe"]
@@ -63,7 +64,7 @@ def probe(backend: str, env: Mapping[str, str] | None = None, timeout: float = 6
         child_env["PYOPENGL_PLATFORM"] = backend
     try:
         done = subprocess.run(
-            [sys.executable, "-c", _PROBE_CODE],
+            python_command("-c", _PROBE_CODE),
             env=child_env,
             capture_output=True,
             text=True,

@@ -66,6 +66,7 @@ __all__ = [
     "note_build_started",
     "note_build_writes_in",
     "note_built_from",
+    "outdir_of",
     "output_record_path",
     "records_dir",
     "report_pages_path",
@@ -74,6 +75,7 @@ __all__ = [
     "shard_folders",
     "shard_runs",
     "started_after",
+    "where_written",
     "write_shard_runs",
 ]
 
@@ -205,6 +207,24 @@ def example_id_of(slug: str) -> str:
 
 def _under(outdir: str | os.PathLike[str], *parts: str) -> Path:
     return Path(outdir, FOLDER_NAME, *parts)
+
+
+def where_written(path: str | os.PathLike[str]) -> Path:
+    """The file or folder ``path`` names, where its build wrote it: absolute, symbolic
+    links followed. The folders holding a path given on the command line are taken from
+    this, never from the path as given: ``report.json`` run inside its folder has no
+    parent folders, and a link's build wrote beside its target, not beside the link.
+
+    >>> where_written("report.json").parents[1] == Path.cwd().parent
+    True
+    """
+    return Path(os.path.realpath(path))
+
+
+def outdir_of(report: str | os.PathLike[str]) -> Path:
+    """The output folder of the build that wrote ``report`` there
+    (``<outdir>/docsaccel/report.json``; see :func:`in_output_folder`)."""
+    return where_written(report).parents[1]
 
 
 def write_shard_runs(records: str | os.PathLike[str], build_ids: list[str]) -> None:

@@ -36,6 +36,10 @@ import traceback
 import types
 from dataclasses import dataclass
 
+#: The interpreter's own run of the exit handlers, as ``Py_FinalizeEx`` calls it: a build
+#: may replace the module's name (docsaccel does, for an example calling it mid-build).
+_RUN_EXIT_HANDLERS = atexit._run_exitfuncs
+
 #: What the builds import anyway, at about one second of start-up per process. Each
 #: reads no request-dependent variable at import but those :mod:`helpers.build_server`
 #: keys its servers by; ``docsaccel.video`` is left out (its scraper keeps the time of
@@ -190,12 +194,17 @@ def _run_build(request: Request, protocol: tuple[int, int]) -> None:
             code = 0
         except SystemExit as error:
             code = _exit_code(error)
-        except BaseException:
+        except BaseException as error:
+            # As the interpreter does for an exception nothing caught (PyErr_Print): what
+            # the build's exit handlers read to tell a crash from another exit.
+            sys.last_type, sys.last_value, sys.last_traceback = sys.exc_info()
+            if sys.version_info >= (3, 12):
+                sys.last_exc = error
             sys.excepthook(*sys.exc_info())
             code = 1
         # Py_FinalizeEx's order: wait for the threads, the exit handlers, the streams.
         threading._shutdown()  # type: ignore[attr-defined]
-        atexit._run_exitfuncs()
+        _RUN_EXIT_HANDLERS()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

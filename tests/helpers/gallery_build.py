@@ -151,14 +151,18 @@ def sphinx_command(src: Path, outdir: Path, *args: str, quiet: bool = True) -> l
     return [sys.executable, "-m", "sphinx", "-b", "html", *quiet_args, *args, str(src), str(outdir)]
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``docsaccel ARGS`` as a CI step runs it: a process of its own, output captured."""
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``docsaccel ARGS`` as a CI step runs it: a process of its own, output captured;
+    ``cwd``: the folder it runs in (this process's by default)."""
     return subprocess.run(
         [sys.executable, "-m", "docsaccel.cli", *args],
         capture_output=True,
         text=True,
         check=False,
         env=child_env(env),
+        cwd=cwd,
     )
 
 

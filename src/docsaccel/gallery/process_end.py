@@ -576,8 +576,10 @@ def _guarded_sys_exit(status: object = None) -> None:
 def _guarded_os_exit(status: int) -> None:
     if _installed_here():
         if _called_from_example():
+            # Whatever it passed: its status is not the build's verdict, and a code of
+            # the build's own (check's "build failed") would say what did not happen.
             end_of_process(
-                status or EXIT_STATUS,
+                EXIT_STATUS,
                 why=f"the example called os._exit({status!r}), which ended the build's process",
             )
         _cut_short(f"os._exit({status!r}) ended the build's process while it ran", status)
@@ -587,9 +589,10 @@ def _guarded_os_exit(status: int) -> None:
 def _cut_short(why: str, status: int) -> None:
     """The build's process ends now, from outside any example (a thread an example left
     behind, a handler it installed, a library): a build it cuts short gets its report and
-    a failing status, as at interpreter exit; status 0 before sphinx-build's verdict
-    fails too. Returns only when the process may end with ``status``."""
-    end_of_process(None, why=why, fail_unfinished=True, unfinished_status=status or None)
+    :data:`EXIT_STATUS`, whatever status it was ended with, as at interpreter exit;
+    status 0 before sphinx-build's verdict fails too. Returns only when the process may
+    end with ``status``."""
+    end_of_process(None, why=why, fail_unfinished=True)
     if not status and _pending:
         print(
             f"ERROR: docsaccel: {why}, before sphinx-build decided its status; "

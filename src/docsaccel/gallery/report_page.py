@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-import sys
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any
 from sphinx.util import logging
 
 from docsaccel import layout, sg_compat
+from docsaccel.child_python import python_command
 from docsaccel.contract import started_not_finished
 from docsaccel.formats import replace_atomically
 from docsaccel.gallery.page_file import (
@@ -269,7 +269,7 @@ def write_report_page(app: Any, report: dict[str, Any]) -> None:
     if not draw_chart:
         return
     svg = layout.chart_path(app.outdir)
-    command = [sys.executable, "-m", "docsaccel.report.chart", str(build.report_path), str(svg)]
+    command = python_command("-m", "docsaccel.report.chart", str(build.report_path), str(svg))
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     app._docsaccel_pending_chart = _PendingChart(process, svg, page)  # type: ignore[attr-defined]
     # After the report is final (priority 100), before the overrun verdict (900).

@@ -473,11 +473,11 @@ def _plan_of(journal: Path) -> Path | None:
 def _folder_input(folder: Path) -> LoadedInput:
     """What an output folder (or its ``docsaccel`` or records folder) holds: its report,
     else the journals of a build that wrote none."""
-    outdir = folder
-    if folder.name == layout.records_dir("").name and folder.parent.name == layout.FOLDER_NAME:
-        outdir = folder.parent.parent
-    elif folder.name == layout.FOLDER_NAME:
-        outdir = folder.parent
+    outdir, real = folder, layout.where_written(folder)
+    if real.name == layout.records_dir("").name and real.parent.name == layout.FOLDER_NAME:
+        outdir = real.parent.parent
+    elif real.name == layout.FOLDER_NAME:
+        outdir = real.parent
     # Asked before the report is looked for: a build ending meanwhile has written it by
     # the time its lock is free, so it is never taken for one killed outright.
     holder = _building_in(outdir)
@@ -871,7 +871,7 @@ def _report_beside_records(path: Path) -> Path | None:
     ended, which its journals alone cannot (read alone, they are those of a build that
     wrote no report, killed outright). ``None`` for any other file, or when no report of
     that build is there (the journals are all it left)."""
-    records = path.parent
+    records = layout.where_written(path).parent
     if records.name != layout.records_dir("").name or records.parent.name != layout.FOLDER_NAME:
         return None
     report = layout.report_path(records.parent.parent)
@@ -887,7 +887,8 @@ def _refuse_missing_report(path: Path) -> None:
     outright), say so, and that its output folder is the input to give, which reads them."""
     if path.name != layout.report_path("").name:
         return
-    outdir = path.parent.parent if path.parent.name == layout.FOLDER_NAME else path.parent
+    real = layout.where_written(path)
+    outdir = real.parent.parent if real.parent.name == layout.FOLDER_NAME else real.parent
     # Asked before the report is looked for: a build ending meanwhile has written it by
     # the time its lock is free.
     holder = _building_in(outdir)
@@ -896,7 +897,7 @@ def _refuse_missing_report(path: Path) -> None:
     if holder is not None:
         # Said as given the folder: the build has not written its report yet.
         raise IncompleteBuildError(running_text(path, holder, "check after it ends"))
-    if not layout.journals(path.parent / layout.records_dir("").name):
+    if not layout.journals(real.parent / layout.records_dir("").name):
         return
     raise InputError(
         f"{path}: no report: the build wrote none (killed outright: SIGKILL, out of memory; "

@@ -56,8 +56,10 @@ from docsaccel.layout import (
     building_since,
     in_output_folder,
     lock_holder,
+    outdir_of,
     report_path,
     started_after,
+    where_written,
 )
 from docsaccel.memory_sizes import format_size
 from docsaccel.process_stat import runs
@@ -671,7 +673,7 @@ class LoadedInput:
             return str(self.build[BUILDING_NOW])  # journals read while their build runs
         if not in_output_folder(self.path):
             return None
-        holder = lock_holder(Path(self.path).parents[1])
+        holder = lock_holder(outdir_of(self.path))
         # The build reading its own report (its report page as it stops) is ending, not
         # running on: what it says is why it stopped.
         return None if holder == str(os.getpid()) else holder
@@ -756,7 +758,7 @@ class LoadedInput:
         other report, a copy kept elsewhere (whose pid is no process of this machine's),
         or one whose process start was not read (a pid alone may be reused)."""
         started = self.build.get(SHARD_COMMAND)
-        path = Path(self.path)
+        path = where_written(self.path)
         # Its own folder only, not in_output_folder(): the command removed the records
         # and the note a build started, which that asks for.
         if not isinstance(started, dict) or path != report_path(path.parent.parent):

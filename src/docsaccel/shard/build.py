@@ -10,7 +10,6 @@ import dataclasses
 import os
 import shutil
 import stat
-import sys
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from docsaccel import layout, sg_compat
+from docsaccel.child_python import python_command
 from docsaccel.contract import (
     BUILD_FAILURES,
     EXECUTED,
@@ -552,7 +552,7 @@ def run_sphinx(
     if warnings is not None:
         warnings.parent.mkdir(parents=True, exist_ok=True)
         warnings.unlink(missing_ok=True)  # an earlier build's would be taken for this one's
-    command = [sys.executable, "-m", "sphinx", "-b", "html", *kept, *sphinx_args]
+    command = python_command("-m", "sphinx", "-b", "html", *kept, *sphinx_args)
     command += [str(docs), str(outdir)]
     child_env = {**os.environ, **env}
     if log is None:
@@ -564,25 +564,52 @@ def run_sphinx(
     sphinx_runs.check_running()  # stopped by an interrupt: no build failure to report
     if code != 0:
         where = f" (log: {log})" if log else ""
-        said = "" if warnings is None else _first_problem(warnings)
+        said = "" if warnings is None else _first_problem(warnings, log)
         raise ShardError(f"sphinx-build of {docs} failed with exit code {code}{where}{said}")
 
 
-#: How Sphinx starts the message of a warning or an error in its warning file.
-_PROBLEM_WORDS = ("WARNING:", "ERROR:", "CRITICAL:", "SEVERE:")
+#: How a Sphinx build says an error: the start of its message in the warning file and the
+#: log (a docsaccel stop logs one ``ERROR:`` line), or the crash Sphinx did not catch.
+_ERROR_WORDS = ("ERROR:", "CRITICAL:", "SEVERE:", "Exception occurred")
+_WARNING_WORDS = ("WARNING:",)
+#: The line after a crash's error, ending the block that says it.
+_CRASH_END = "The full traceback has been saved"
 
 
-def _first_problem(warnings: Path) -> str:
-    """``": <the first warning or error of the file>"``, or ``""`` when it holds none (the
-    build failed before it wrote one, or ``-w`` of the caller's named another file)."""
+def _first_problem(warnings: Path, log: Path | None = None) -> str:
+    """``": <the first error>"`` of the build's warning file, else of its ``log``: the
+    error it failed on, which a warning before it (a budget pattern matching nothing)
+    does not say; when there is none, the first warning, else the first line; ``""``
+    when both hold nothing (the build failed before it wrote one, or ``-w`` of the
+    caller's named another file)."""
+    lines = _said(warnings) + ([] if log is None else _said(log))
+    for words in (_ERROR_WORDS, _WARNING_WORDS):
+        for index, line in enumerate(lines):
+            if any(word in line for word in words):
+                return f": {_whole(lines, index)}"
+    return f": {lines[0]}" if lines else ""
+
+
+def _said(path: Path) -> list[str]:
     try:
-        lines = warnings.read_text(encoding="utf-8", errors="replace").splitlines()
+        text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return ""
-    said = [line.strip() for line in lines if line.strip()]
-    problems = [line for line in said if any(word in line for word in _PROBLEM_WORDS)]
-    first = (problems or said or [""])[0]
-    return f": {first}" if first else ""
+        return []
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _whole(lines: Sequence[str], index: int) -> str:
+    """The problem starting at ``lines[index]`` in one line: a message Sphinx starts on
+    the next line (sphinx-gallery's failed example: ``WARNING:`` alone) joined to it;
+    a crash said by its error, the last line before :data:`_CRASH_END`."""
+    line, rest = lines[index], lines[index + 1 :]
+    if line.startswith("Exception occurred"):
+        ends = [i for i, later in enumerate(rest) if later.startswith(_CRASH_END)]
+        if ends and ends[0] > 0:
+            return f"{line} {rest[ends[0] - 1]}"
+    elif rest and any(line.endswith(word) for word in (*_ERROR_WORDS, *_WARNING_WORDS)):
+        return f"{line} {rest[0]}"
+    return line
 
 
 def collect_shard(
