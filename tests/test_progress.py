@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.gallery_build import Built, build, make_project
+from helpers.gallery_build import Built, build, make_project, run_cli
 from helpers.processes import kill_children, start_build, wait_for_mark
 
 from docsaccel.budgets import Budget, MemoryBudget
@@ -455,6 +455,10 @@ def test_the_example_another_worker_runs_when_the_build_aborts_has_its_line(tmp_
         lines["plot_b_crash.py"],
     ), built.output
     assert {line[len("docsaccel: [") :][0] for line in lines.values()} == {"1", "2"}
+    # Its record is the one its worker wrote as it started: the views give it no time.
+    shown = run_cli("report", "--format", "json", str(built.outdir))
+    rows = {row["id"]: row for row in json.loads(shown.stdout)["examples"]}
+    assert rows["examples/plot_a_runs.py"]["seconds_from"] is None, rows
 
 
 @pytest.mark.slow

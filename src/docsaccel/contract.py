@@ -114,6 +114,7 @@ __all__ = [
     "is_near_memory_budget",
     "is_over_budget",
     "is_over_memory_budget",
+    "is_start_record",
     "is_stopped_hard",
     "is_timed",
     "is_unfinished",
@@ -625,6 +626,17 @@ def shard_command_text(command: str, pid: int, at: str, runs: bool | None) -> st
         f"{started} and ended before finishing: it was killed (SIGKILL, out of memory); "
         "run it again"
     )
+
+
+def is_start_record(record: Any) -> bool:
+    """Whether a record (a dict) is the one an example's run writes as it starts, which
+    no end replaced (its process was killed, or a ``parallel`` worker ended with the
+    build): :data:`UNFINISHED_ERROR`, and a time that is no time at all.
+
+    >>> is_start_record({"status": "failed", "error": UNFINISHED_ERROR, "finished_at": None})
+    True
+    """
+    return is_unfinished(record) and record["error"] == UNFINISHED_ERROR
 
 
 def is_unfinished(record: Any) -> bool:

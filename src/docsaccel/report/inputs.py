@@ -52,6 +52,7 @@ from docsaccel.contract import (
     SG_FAILED_PREFIX,
     InputError,
     expected_passed_text,
+    is_start_record,
     is_stopped_hard,
     is_unfinished,
     parse_json,
@@ -570,7 +571,7 @@ def _record_timing(
         ref=record.get("ref"),
         error=record.get("error"),
         expected_failure=record.get(EXPECTED_FAILURE) is True,
-        time_unknown=record.get(TIME_UNKNOWN) is True,
+        time_unknown=record.get(TIME_UNKNOWN) is True or is_start_record(record),
     )
 
 

@@ -348,8 +348,10 @@ class Timing(Verdicts):
     #: (:data:`~docsaccel.report.model.BUILDING_NOW`). Its record's time is that of its
     #: start, no time.
     running_now: bool = False
-    #: Its outputs were reused from a run whose time no file kept: its ``seconds`` (0) is
-    #: no time (:data:`docsaccel.schema.TIME_UNKNOWN`).
+    #: Its record's ``seconds`` is no time at all: its outputs were reused from a run whose
+    #: time no file kept (:data:`docsaccel.schema.TIME_UNKNOWN`), or its record is the one
+    #: written as it started, which no end replaced
+    #: (:func:`docsaccel.contract.is_start_record`).
     time_unknown: bool = False
     #: The hard stop ended it, and the build with it
     #: (:func:`docsaccel.contract.is_stopped_hard`).
