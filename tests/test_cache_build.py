@@ -9,10 +9,7 @@ dependency whose version changes.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -471,33 +468,10 @@ def test_module_granularity_reruns_for_any_edit_of_the_file(project: Project) ->
     assert project.build().executed() == {"plot_a_alpha.py"}
 
 
-def _shards_then_merge(project: Project, name: str) -> Build:
-    """Two shard builds and their merge in a fresh copy, as the CI jobs run them."""
-    proj = project.root / name / "proj"
-    shutil.copytree(project.pristine, proj)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSACCEL")}
-    env.update(FAKE_SITE=str(project.site), MPLBACKEND="agg", DOCSACCEL_CACHE=str(project.cache))
-    artifacts = project.root / name / "artifacts"
-
-    def docsaccel(*args: str) -> None:
-        done = subprocess.run(
-            [sys.executable, "-m", "docsaccel.cli", *args, "--docs", "docs"],
-            cwd=proj, env=env, capture_output=True, text=True, timeout=300, check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
-
-    for index in range(2):
-        shard = f"{artifacts}/docs-shard-{index}"
-        docsaccel("shard-build", "--shards", "2", "--index", str(index), "--artifact", shard)
-    docsaccel("shard-merge", str(artifacts))
-    report = proj / "docs" / "_build" / "html" / "docsaccel" / "report.json"
-    return Build(0, "", proj / "docs", report.parent.parent)
-
-
 def test_shards_share_the_cache_and_the_merge_takes_restored_examples(project: Project) -> None:
-    first = _shards_then_merge(project, "run1")
+    first = project.shards_then_merge("run1")
     assert {r["cache"]["hit"] for r in first.records.values()} == {False}
-    second = _shards_then_merge(project, "run2")
+    second = project.shards_then_merge("run2")
     assert second.cached() == set(ALL)
     assert all(r["cache"]["hit"] for r in second.records.values())
     assert second.gallery_files() == first.gallery_files()

@@ -122,6 +122,9 @@ LAYERS: tuple[frozenset[str], ...] = (
     # The example model and the records, which the cache, sharding and the plugin share.
     frozenset({"examples", "outputs"}),
     frozenset({"records"}),
+    # sphinx-gallery's files listing the examples a build takes as they are (a shard
+    # merge, the example cache).
+    frozenset({"listed_runs"}),
     frozenset({"cache", "shard"}),
     # Sphinx's state across builds: the cache's recording applied to documents; its
     # Sphinx extension (incremental.sphinxext) is loaded by the plugin.

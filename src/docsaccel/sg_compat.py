@@ -1000,8 +1000,9 @@ def list_runs_elsewhere(
     ones with the error each raised; and have it, ``sg_execution_times.rst`` and the
     build's log list each with the time that build measured (``seconds``, by source file).
 
-    The build merging shards skips every example as unchanged, and sphinx-gallery lists in
-    its XML only the examples it ran. It lists a skipped example's time from its
+    The build merging shards skips every example as unchanged, and a build with the
+    example cache those it restored, and sphinx-gallery lists in its XML only the examples
+    it ran. It lists a skipped example's time from its
     ``.cost.json`` (a shard's, copied with its outputs), but only from sphinx-gallery
     :data:`TIMES_OF_SKIPPED`: before, a skipped example's time is 0, so the one of
     ``seconds`` replaces it (:func:`_time_runs_elsewhere`). Its lists of passing and

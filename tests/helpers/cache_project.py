@@ -15,8 +15,10 @@ Example::
 from __future__ import annotations
 
 import io
+import os
 import re
 import shutil
+import subprocess
 import sys
 import textwrap
 import zipfile
@@ -198,6 +200,31 @@ class Project:
         assert second.executed() == {"plot_b_beta.py"}, second.records
         assert second.cached() == set(ALL) - {"plot_b_beta.py"}, second.records
         return first, second
+
+    def shards_then_merge(self, name: str) -> Build:
+        """Two shard builds and their merge in a fresh copy (folder ``name``), as the CI
+        jobs run them, with the shared cache."""
+        require_slow()
+        proj = self.root / name / "proj"
+        shutil.copytree(self.pristine, proj)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSACCEL")}
+        env.update(FAKE_SITE=str(self.site), MPLBACKEND="agg", DOCSACCEL_CACHE=str(self.cache))
+        env.update(self.env)
+        artifacts = self.root / name / "artifacts"
+
+        def docsaccel(*args: str) -> None:
+            done = subprocess.run(
+                [sys.executable, "-m", "docsaccel.cli", *args, "--docs", "docs"],
+                cwd=proj, env=env, capture_output=True, text=True, timeout=300, check=False,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stdout + done.stderr
+
+        for index in range(2):
+            shard = f"{artifacts}/docs-shard-{index}"
+            docsaccel("shard-build", "--shards", "2", "--index", str(index), "--artifact", shard)
+        docsaccel("shard-merge", str(artifacts))
+        report = proj / "docs" / "_build" / "html" / "docsaccel" / "report.json"
+        return Build(0, "", proj / "docs", report.parent.parent)
 
     def _build(self, copy: Path, args: tuple[str, ...], env: dict[str, str] | None) -> Build:
         docs = copy / "proj" / "docs"

@@ -76,6 +76,7 @@ from docsaccel.gallery.previous_outputs import (
 )
 from docsaccel.gallery.progress import remove_stale_pipes, start_progress
 from docsaccel.gallery.state import GalleryBuild
+from docsaccel.listed_runs import list_taken_runs
 from docsaccel.loaded_code import distribution_versions, module_stamps
 from docsaccel.memory_sizes import ceiling_room, format_size, machine_bytes
 from docsaccel.records import (
@@ -842,6 +843,7 @@ def _look_up_cache(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any
     )
     # Reported as they are once sphinx-gallery has skipped them as unchanged.
     build.imported.update(cache.hits)
+    list_taken_runs(build.examples, cache.hits, gallery_conf)
     cache.note_started()
     cache.replay_warnings()
     audit = f" ({len(cache.audits)} of them to audit it)" if cache.audits else ""

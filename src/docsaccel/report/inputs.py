@@ -798,8 +798,9 @@ def _as_its_build_says(loaded: LoadedInput, report: LoadedInput) -> list[Timing]
     the run that made them: :data:`~docsaccel.contract.CACHED` here, so no reader counts
     it as measured by this build. Its ``00:00.000`` (read as not run) is also its time of
     an example that ran in under half a millisecond: the report says which ones ran. Its
-    JUnit XML lists only the examples it ran, though it is a file of the whole build: the
-    report's other examples are added as the report has them, so it says the build as its
+    JUnit XML lists only the examples it ran or restored from the example cache (not one
+    whose outputs it kept), though it is a file of the whole build: the report's other
+    examples are added as the report has them, so it says the build as its
     report does. Each example is named as the report names it (its id, its path inside its
     gallery), so a budget pattern, a baseline or a history selects the same example
     whichever file of its build was read."""

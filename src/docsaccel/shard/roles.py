@@ -13,8 +13,9 @@ from typing import Any
 from sphinx.util import logging
 
 from docsaccel import sg_compat
-from docsaccel.contract import EXECUTED, EXPECTED_FAILURE, FAILED, INTERRUPTED
+from docsaccel.contract import EXPECTED_FAILURE
 from docsaccel.examples import Example
+from docsaccel.listed_runs import list_taken_runs
 from docsaccel.records import read_records
 from docsaccel.settings import Settings, env_name
 from docsaccel.stops import config_error
@@ -38,7 +39,8 @@ def apply_shard_settings(
     imported: dict[str, dict[str, Any]] = {}
     if settings.shard_records is not None:
         imported = read_records(settings.shard_records)
-        _list_in_junit(examples, imported, gallery_conf)
+        # The merge runs none: sphinx-gallery's files list what the shards ran or restored.
+        list_taken_runs(examples, imported, gallery_conf)
         _take_expected_failures(examples, imported, gallery_conf)
         _check_all_unchanged(examples, settings.shard_records)
         _check_all_from_shards(examples, imported, settings.shard_records)
@@ -81,27 +83,6 @@ def _select_examples(examples: list[Example], names: tuple[str, ...]) -> list[Ex
             f"{', '.join(e.id for e in examples) or 'none'})"
         )
     return list({by_name[name].id: by_name[name] for name in names}.values())
-
-
-def _list_in_junit(
-    examples: list[Example], imported: dict[str, dict[str, Any]], gallery_conf: dict[str, Any]
-) -> None:
-    """sphinx-gallery's JUnit XML and ``sg_execution_times.rst`` of the merge list the
-    examples the shards ran, each with the time its shard measured, as a serial build's
-    list them (:func:`.sg_compat.list_runs_elsewhere`): the merge runs none. One a shard
-    restored from the example cache is not listed, as a serial build restoring it lists
-    it not."""
-    passing, failing, seconds = [], {}, {}
-    for example in examples:
-        record = imported.get(example.id)
-        if record is None or record["status"] not in EXECUTED:
-            continue
-        seconds[example.src_file] = float(record["wall_seconds"])
-        if record["status"] in (FAILED, INTERRUPTED):
-            failing[example.src_file] = str(record.get("error") or "it raised")
-        else:
-            passing.append(example.src_file)
-    sg_compat.list_runs_elsewhere(gallery_conf, passing, failing, seconds)
 
 
 def _take_expected_failures(
