@@ -1195,8 +1195,12 @@ def _sphinx_failure(app: Sphinx, exception: BaseException | None) -> str | None:
     if exception is not None:
         return None
     warnings = getattr(app, "_warncount", 0)
-    # Sphinx 8.1+ names it _fail_on_warnings; before, warningiserror.
-    fails = getattr(app, "_fail_on_warnings", getattr(app, "warningiserror", False))
+    # Sphinx 8.1+ names it _fail_on_warnings. Before, -W alone set warningiserror (the
+    # first warning raised), while -W --keep-going set keep_going instead, Sphinx setting
+    # the exit status only after build-finished: read here, that build passed.
+    fails = getattr(app, "_fail_on_warnings", None)
+    if fails is None:
+        fails = getattr(app, "warningiserror", False) or getattr(app, "keep_going", False)
     if isinstance(warnings, int) and warnings > 0 and fails:
         plural = "s" if warnings != 1 else ""
         return f"Sphinx gave {warnings} warning{plural}, treated as errors (-W)"
