@@ -183,7 +183,23 @@ def test_a_python_child_that_left_no_record_makes_the_entry_unstorable(
     children.end()
     problems = children.collect("g/plot_a.py", str(tmp_path)).problems
     assert problems == [
-        f"1 Python child process(es) of process {os.getpid()} left no record: what they "
+        f"1 Python child process of process {os.getpid()} left no record: what they "
+        "ran is not known"
+    ]
+
+
+def test_python_children_that_left_no_record_are_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CHILD_ENV, "")
+    children = Children()
+    children.begin("g/plot_a.py", str(tmp_path), Project(str(tmp_path), (str(tmp_path),)), "module")
+    for _ in range(2):
+        children.launches.note("subprocess.Popen", (None, [sys.executable, "-c", "1"], None, None))
+    children.end()
+    problems = children.collect("g/plot_a.py", str(tmp_path)).problems
+    assert problems == [
+        f"2 Python child processes of process {os.getpid()} left no record: what they "
         "ran is not known"
     ]
 

@@ -89,7 +89,7 @@ def test_explain_names_the_dependency_that_changed(
     code, out, _ = run(capsys, "cache", "stats", "--cache", str(project.cache))
     assert code == 0
     assert "5 entries" in out
-    assert "0 hit(s), 5 miss(es) (hit rate 0%)" in out
+    assert "0 hits, 5 misses (hit rate 0%)" in out
 
 
 @pytest.mark.parametrize(

@@ -695,4 +695,4 @@ def test_stats_say_they_are_of_the_last_build_that_wrote_the_cache_and_when(
     out, status = stats(tmp_path / "cache")
     when = datetime.fromtimestamp(86400.0, UTC).isoformat(timespec="seconds")
     assert status == 0
-    assert f"last build that wrote the cache (at {when}): 7 hit(s), 0 miss(es)" in out, out
+    assert f"last build that wrote the cache (at {when}): 7 hits, 0 misses" in out, out

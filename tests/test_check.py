@@ -273,7 +273,7 @@ def _failed_build_report(tmp_path: Path, sg_summary: str) -> Path:
 def test_a_failed_build_says_each_failure_once_with_one_count(tmp_path, capsys) -> None:
     named = ", ".join(f"tutorials/plot_{n}.py (ValueError: {n})" for n in "abc")
     report = _failed_build_report(
-        tmp_path, f"sphinx-gallery: 3 example(s) failed: {named}; tracebacks above"
+        tmp_path, f"sphinx-gallery: 3 examples failed: {named}; tracebacks above"
     )
     assert main(["check", str(report)]) == 3
     out = capsys.readouterr().out
@@ -281,21 +281,21 @@ def test_a_failed_build_says_each_failure_once_with_one_count(tmp_path, capsys) 
     assert len(fails) == 1, out
     assert fails[0].startswith("FAIL: the build failed: 4 examples failed: tutorials/plot_a.py")
     assert "tutorials/plot_thread.py (a thread it started was still running" in fails[0]
-    assert "3 example(s)" not in out
+    assert "3 examples" not in out
 
 
 def test_what_the_failed_examples_do_not_say_is_still_said(tmp_path, capsys) -> None:
-    passing = "1 example(s) expected to fail did not: tutorials/plot_x.py (remove them)"
+    passing = "1 example expected to fail did not: tutorials/plot_x.py (remove them)"
     report = _failed_build_report(
         tmp_path,
-        f"sphinx-gallery: 3 example(s) failed: tutorials/plot_a.py (ValueError: a), "
+        f"sphinx-gallery: 3 examples failed: tutorials/plot_a.py (ValueError: a), "
         f"tutorials/plot_b.py (ValueError: b), tutorials/plot_c.py (ValueError: c); "
         f"tracebacks above; {passing}",
     )
     assert main(["check", str(report)]) == 3
     out = capsys.readouterr().out
     assert f"FAIL: the build failed: sphinx-gallery: {passing} (" in out
-    assert "3 example(s) failed" not in out and "4 examples failed" in out
+    assert "3 examples failed" not in out and "4 examples failed" in out
 
 
 def test_a_fast_budget_above_the_full_one_is_warned_once_naming_key_and_values(

@@ -739,7 +739,7 @@ def test_doctor_checks_a_healthy_project(tmp_path, capsys):
     code, out, _ = run(["doctor", "--docs", str(docs)], capsys)
     assert code == 0, out
     assert f"ok   {docs / 'conf.py'}: loads docsaccel.gallery; settings valid" in out
-    assert f"ok   {docs / 'budgets.toml'}: 1 pattern(s), 2 example(s)" in out
+    assert f"ok   {docs / 'budgets.toml'}: 1 pattern, 2 examples" in out
 
 
 @pytest.mark.parametrize("given", ["docs", "./docs", "docs/"])
@@ -751,7 +751,7 @@ def test_doctor_checks_a_project_named_by_a_relative_path(tmp_path, capsys, monk
     assert code == 0, out
     conf_file, budgets = Path(given, "conf.py"), Path(given, "budgets.toml")
     assert f"ok   {conf_file}: loads docsaccel.gallery; settings valid" in out
-    assert f"ok   {budgets}: 1 pattern(s), 2 example(s)" in out
+    assert f"ok   {budgets}: 1 pattern, 2 examples" in out
 
 
 @pytest.mark.parametrize(

@@ -154,7 +154,7 @@ def test_a_removed_example_is_no_speed_up_in_the_totals(tmp_path, capsys) -> Non
     assert main(["compare", str(base), str(head)]) == 0
     first, *rest = capsys.readouterr().out.splitlines()
     # Not "Execution time: 2s (-4.6s vs base 6.6s)": plot_b.py was removed, not sped up.
-    assert first.startswith("Execution time: 2s (+0s vs base 2s); 0 regression(s)")
+    assert first.startswith("Execution time: 2s (+0s vs base 2s); 0 regressions")
     assert first.endswith("; 1 in one build only, not in the totals")
     assert "Removed examples:" in rest
 

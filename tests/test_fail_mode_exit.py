@@ -26,7 +26,7 @@ def assert_no_crash_report(output: str) -> None:
     for word in CRASH_WORDS:
         assert word not in output, output
     last = output.strip().splitlines()[-1]
-    assert last.startswith("ERROR: docsaccel: 1 example(s) ran out of their budget"), output
+    assert last.startswith("ERROR: docsaccel: 1 example ran out of their budget"), output
 
 
 def test_an_example_over_its_budget_fails_the_build_with_error_lines(tmp_path) -> None:
@@ -88,7 +88,7 @@ def test_an_example_that_raises_ends_the_build_in_one_line(tmp_path) -> None:
         assert word not in built.output, built.output
     last = built.output.strip().splitlines()[-1]
     assert last == (
-        "ERROR: sphinx-gallery: 1 example(s) failed: examples/plot_crash.py "
+        "ERROR: sphinx-gallery: 1 example failed: examples/plot_crash.py "
         "(RuntimeError: this example crashes on purpose); tracebacks above"
     ), built.output
     assert built.output.count('raise RuntimeError("this example crashes on purpose")') == 1
@@ -106,7 +106,7 @@ def test_an_expected_failure_that_passes_ends_the_build_in_one_line(tmp_path) ->
         assert word not in built.output, built.output
     last = built.output.strip().splitlines()[-1]
     assert last.startswith(
-        "ERROR: sphinx-gallery: 1 example(s) expected to fail did not: examples/plot_quick.py"
+        "ERROR: sphinx-gallery: 1 example expected to fail did not: examples/plot_quick.py"
     ), built.output
     assert "expected_failing_examples" in last
 
@@ -206,7 +206,7 @@ def test_an_example_stopped_by_a_limit_with_abort_on_example_error_fails_by_budg
     assert record["finished_at"] is not None, record
     failed = built.report["build"].get("budgets_failed")
     assert failed and example in failed, built.report["build"]
-    assert failed.startswith("docsaccel: 1 example(s) ran out of their budget"), failed
+    assert failed.startswith("docsaccel: 1 example ran out of their budget"), failed
     assert f"ERROR: {failed}" in built.output, built.output
     assert "abort_on_example_error stops the build there" not in built.output, built.output
     # Its one progress line says the status its record has.

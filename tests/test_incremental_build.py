@@ -87,7 +87,7 @@ def test_nothing_changed_reads_and_writes_nothing(base, tmp_path):
     built = ws.build()
     assert built.returncode == 0, built.output
     assert built.read == set() and built.written == set(), built.state
-    assert "0 document(s) read, 0 page(s) written" in built.output
+    assert "0 documents read, 0 pages written" in built.output
     assert ws.differences() == []
 
 

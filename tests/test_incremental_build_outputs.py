@@ -112,4 +112,5 @@ def test_a_plot_page_is_not_read_again_for_the_figures_its_build_wrote(tmp_path)
     built = ws.build()
     assert built.returncode == 0, built.output
     assert built.read == {"other"}, built.state
+    assert "docsaccel: Sphinx state: 1 document read, " in built.output, built.output
     assert ws.differences() == []

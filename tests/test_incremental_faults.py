@@ -197,6 +197,11 @@ def test_a_local_rebuild_generates_its_sources_as_a_fresh_checkout(ws, edit, gon
     built = ws.build()
     assert built.returncode == 0, built.output
     assert built.state["origin"] == "local"
+    # The first build generated a page per documented name: many files.
+    assert "files earlier builds generated in the source folder removed" in built.output
+    if edit is REMOVED_CLASS:  # the class's page, alone
+        said = "docsaccel: 1 file earlier builds generated in the source folder were not made"
+        assert said in built.output, built.output
     if gone is not None:
         assert "were not made again by this one, and stay removed" in built.output
         assert gone in built.output and not (ws.docs / gone).exists()
@@ -270,7 +275,7 @@ def test_a_file_the_user_added_after_a_build_of_another_context_is_kept(ws, tmp_
     built = ws.build()
     assert built.returncode == 0, built.output
     assert built.state["origin"] == "cache", built.output
-    assert "no finished build of this state left there deleted" in built.output
+    assert "files of the output folder no finished build of this state left" in built.output
     assert user_file.read_text() == "the user's\n"
     user_file.unlink()
     assert ws.differences() == []
@@ -577,11 +582,27 @@ def test_cache_explain_accepts_a_document(ws):
     text, code = explain("api/pkg.stats.mean.rst", ws.cache, ws.docs)
     assert code == 0, text
     assert "CHANGED module src/pkg/stats.py (shows mean)" in text
-    assert "read again: 1 reason(s):\n    - src/pkg/stats.py: mean changed" in text
+    assert "read again: 1 reason:\n    - src/pkg/stats.py: mean changed" in text
     text, code = explain("guide.rst", ws.cache, ws.docs)
     assert code == 0 and "up to date" in text
     text, code = explain("no/such.rst", ws.cache, ws.docs)
     assert code == 2
+
+
+def test_cache_explain_counts_each_reason_to_read_a_document_again(ws):
+    from docsaccel.incremental.folder_commands import explain
+    from docsaccel.incremental.last_build import OTHER_VERSION, VERSION
+
+    assert ws.build().returncode == 0  # the files the build generates are there
+    DOCSTRING(ws.project)
+    [path] = (ws.cache / "sphinx" / "states").glob("*.json")
+    meta = json.loads(path.read_text("utf-8"))
+    meta["build"]["version"] = VERSION + 1
+    path.write_text(json.dumps(meta), "utf-8")
+    text, code = explain("api/pkg.stats.mean.rst", ws.cache, ws.docs)
+    assert code == 0, text
+    reasons = f"read again: 2 reasons:\n    - {OTHER_VERSION}\n    - src/pkg/stats.py: mean changed"
+    assert reasons in text, text
 
 
 def test_a_record_of_another_version_is_a_clean_build_and_explain_says_so(ws):
@@ -594,7 +615,7 @@ def test_a_record_of_another_version_is_a_clean_build_and_explain_says_so(ws):
     path.write_text(json.dumps(meta), "utf-8")
     text, code = explain("guide.rst", ws.cache, ws.docs)
     assert code == 0, text
-    assert f"read again: 1 reason(s):\n    - {OTHER_VERSION}" in text, text
+    assert f"read again: 1 reason:\n    - {OTHER_VERSION}" in text, text
     built = ws.build()
     assert built.returncode == 0, built.output
     assert built.state["origin"] == "none" and built.state["why_full"] == OTHER_VERSION

@@ -86,7 +86,7 @@ def test_every_view_of_a_build_whose_process_could_not_end_says_it_failed(
     line = next(x for x in built.output.splitlines() if f"] {culprit}: " in x)
     provisional = "unless what it left keeps the build's process from ending"
     if example == "plot_h_thread.py":
-        assert f"{provisional} (thread(s) running: never-stops)" in line, line
+        assert f"{provisional} (thread running: never-stops)" in line, line
     quick = next(x for x in built.output.splitlines() if "] examples/plot_quick.py: " in x)
     assert provisional not in quick, quick
     assert f"had not ended {GRACE:g} s after the build: {culprit}: " in built.output

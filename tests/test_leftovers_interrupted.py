@@ -74,7 +74,7 @@ def test_a_stopped_build_keeps_no_run_of_an_example_that_left_a_thread(tmp_path,
     # would hold the process forever: the exit bound ends it after the grace.
     (line,) = [x for x in output.splitlines() if "ERROR" in x]
     assert "the build stopped before its end" in line, output
-    assert f"{CULPRIT}: it left thread(s) running: never-stops" in output, output
+    assert f"{CULPRIT}: it left thread running: never-stops" in output, output
     outdir = src / "_build" / "html"
     assert not Path(src / "auto_examples" / "plot_h_thread.py.md5").exists()
     report = str(layout.report_path(outdir))

@@ -562,7 +562,7 @@ def test_compare_flags_a_memory_regression_like_a_time_regression(memory_reports
     head, base = memory_reports
     assert main(["compare", str(base), str(head)]) == 0
     text = capsys.readouterr().out
-    assert "Peak memory: 1 regression(s) (larger by > 20% and > 100M)" in text
+    assert "Peak memory: 1 regression (larger by > 20% and > 100M)" in text
     assert "tutorials/plot_big.py: 1s -> 1s (+0s, +0%); memory 300M -> 700M" in text
     assert "MEMORY REGRESSED" in text and text.count("REGRESSED") == 1  # plot_leak: +10M
     assert main(["compare", str(base), str(head), "--fail-on-regression"]) == 1

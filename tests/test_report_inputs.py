@@ -315,7 +315,7 @@ def test_junit_says_each_example_ended_as_a_build_report_does(tmp_path) -> None:
     assert timings["examples/d.py"].status == "ok"
     assert loaded.failed_examples == [raised]
     assert loaded.build_failures() == [
-        "sphinx-gallery: 1 example(s) expected to fail did not: examples/c.py (remove them "
+        "sphinx-gallery: 1 example expected to fail did not: examples/c.py (remove them "
         "from sphinx_gallery_conf['expected_failing_examples'] in conf.py)"
     ]
 

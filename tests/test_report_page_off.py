@@ -81,10 +81,13 @@ def test_every_page_ever_published_is_removed_or_marked(tmp_path, now) -> None:
     src = make_project(tmp_path, ["plot_quick.py"])
     env = {"DOCSACCEL_CACHE": str(tmp_path / "cache")}
     _set_conf(src, PAGE)
-    assert build(src, "-W", env=env).returncode == 0
-    perf = build(src, "-W", "-D", "docsaccel_report_page=perf", env=env)
+    first = build(src, "-W", env=env, quiet=False)
+    assert first.returncode == 0, first.output
+    assert ": 0 examples restored, 1 to run" in first.output, first.output
+    perf = build(src, "-W", "-D", "docsaccel_report_page=perf", env=env, quiet=False)
     assert perf.returncode == 0, perf.output
     # Its one example restored from the cache: judged by its stored run, none over.
+    assert ": 1 example restored, 0 to run" in perf.output, perf.output
     assert RESTORED_FINE in (perf.outdir / "perf.html").read_text("utf-8")
 
     _set_conf(src, PAGE if now else "")

@@ -100,7 +100,7 @@ def test_the_example_running_when_the_build_was_terminated_is_stopped_not_failed
     }
     for text in (render_markdown(summary), render_html(summary)):
         # The build failed because it did not finish, as the gates say; no example failed.
-        assert "1 example failed" not in text and "example(s) failed" not in text
+        assert "1 example failed" not in text and "examples failed" not in text
         assert "The build failed: the build did not finish (" in text.replace("\\", "")
         assert (
             f"1 example {DID_NOT_FINISH} when the build ended (a partial time, not judged): {SLOW}"

@@ -59,7 +59,7 @@ def test_markdown_sections_and_numbers(reports, capsys) -> None:
     assert "- **Execution time:** 3m41s over 5 examples (1 ok" not in md  # counts by status
     assert "(4 ok, 1 over\\-budget)" in md
     assert "- **Render gating saved:** 4.5s" in md
-    assert "**1 example(s) over budget.**" in md
+    assert "**1 example over budget.**" in md
     over = md.split("### Over budget")[1].split("###")[0]
     assert (
         # Times and budgets in the build log's units (budgets.format_measured, format_seconds).

@@ -39,5 +39,5 @@ def test_a_failed_shard_build_says_its_first_error_not_an_earlier_warning(tmp_pa
     log = src / "_build" / "shard-work" / "0.log"
     assert "pattern 'plot_nothing.py' matches no example" in log.read_text("utf-8")
     _, _, first = said[0].partition(f"(log: {log}): ")
-    assert first.startswith("ERROR: sphinx-gallery: 1 example(s) failed: examples/plot_crash.py")
+    assert first.startswith("ERROR: sphinx-gallery: 1 example failed: examples/plot_crash.py")
     assert "WARNING" not in first, first

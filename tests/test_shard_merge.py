@@ -133,7 +133,10 @@ def test_merge_refuses_a_missing_shard(shards, tmp_path) -> None:
     src, artifacts = fresh_project(tmp_path, shards)
     shutil.rmtree(artifacts / "docs-shard-1")
 
-    with pytest.raises(ShardError, match=r"shard\(s\) 1 of 3 are missing"):
+    with pytest.raises(ShardError, match=r"artifacts of shard 1 of 3 are missing"):
+        merge_artifacts(read_project(src, src), artifacts, tmp_path / "records")
+    shutil.rmtree(artifacts / "docs-shard-2")
+    with pytest.raises(ShardError, match=r"artifacts of shards 1, 2 of 3 are missing"):
         merge_artifacts(read_project(src, src), artifacts, tmp_path / "records")
 
 

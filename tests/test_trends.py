@@ -155,7 +155,7 @@ def test_a_stopped_example_never_reads_as_a_speed_up_in_the_history(tmp_path) ->
     assert code == 0
     line = next(line for line in text.splitlines() if line.startswith("Total execution time"))
     assert "3.5s -> 1s" not in line and "-> 0s" not in line, line
-    assert "1s -> 1s (over the 1 example(s) that ran whole in both" in line, line
+    assert "1s -> 1s (over the 1 example that ran whole in both" in line, line
     assert "1 left out" in line, line
 
     text, code = run_report(str(report), history=str(history), fmt="html")

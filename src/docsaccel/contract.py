@@ -30,6 +30,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from docsaccel.counts import count_of, counted
 from docsaccel.loaded_code import content_changed
 
 __all__ = [
@@ -72,7 +73,6 @@ __all__ = [
     "RENDER_SECTION",
     "REUSABLE",
     "RUNNING",
-    "SG_FAILED_COUNT",
     "SG_FAILED_END",
     "SG_FAILED_PREFIX",
     "SHARD_COMMAND",
@@ -103,6 +103,7 @@ __all__ = [
     "ended_by",
     "error_line",
     "expected_passed_text",
+    "failed_examples_text",
     "fails_build",
     "fork_safe_lock",
     "free_locks_in_child",
@@ -231,7 +232,7 @@ STOPPED_BEFORE_EXAMPLES = "stopped before its examples ran"
 STOPPED_WHILE_GENERATING = "stopped while generating the galleries"
 #: How the line a build's budgets ended it with counts the examples it names.
 _BUDGETS_FAILED_PREFIX = "docsaccel: "
-_BUDGETS_FAILED_COUNT = " example(s) ran out of their budget (time or memory): "
+_BUDGETS_FAILED_AFTER_COUNT = " ran out of their budget (time or memory): "
 
 
 def build_failed_text(why: str, build: str = "build") -> str:
@@ -249,10 +250,11 @@ def budgets_failed_text(said: Sequence[str], report: str) -> str:
     ran out of its budget as ``said`` says it, and where its ``report`` is.
 
     >>> budgets_failed_text(["a.py took 3s"], "r.json")
-    'docsaccel: 1 example(s) ran out of their budget (time or memory): a.py took 3s (see r.json)'
+    'docsaccel: 1 example ran out of their budget (time or memory): a.py took 3s (see r.json)'
     """
     return (
-        f"{_BUDGETS_FAILED_PREFIX}{len(said)}{_BUDGETS_FAILED_COUNT}{'; '.join(said)} "
+        f"{_BUDGETS_FAILED_PREFIX}{counted(len(said), 'example')}{_BUDGETS_FAILED_AFTER_COUNT}"
+        f"{'; '.join(said)} "
         f"(see {report})"
     )
 
@@ -266,8 +268,10 @@ def _reason(key: str, why: str) -> str:
 def _names_only(why: str, overruns: int) -> bool:
     """Whether a :data:`BUDGETS_FAILED` line ``why`` names only the ``overruns`` examples
     a view lists itself (it counts as many)."""
-    count, found, _ = why.removeprefix(_BUDGETS_FAILED_PREFIX).partition(_BUDGETS_FAILED_COUNT)
-    return bool(found) and count.isdigit() and int(count) == overruns > 0
+    count, found, _ = why.removeprefix(_BUDGETS_FAILED_PREFIX).partition(
+        _BUDGETS_FAILED_AFTER_COUNT
+    )
+    return bool(found) and count_of(count, "example") == overruns > 0
 
 
 #: The ``verdict_pending`` of a report written at the build's end, until the plugin's
@@ -296,12 +300,25 @@ def verdict_at_process_end(held: str) -> str:
 
 
 #: How sphinx-gallery's summary of a build's failures names the examples that failed
-#: unexpectedly (``"sphinx-gallery: 3 example(s) failed: a.py (ValueError: x), ...;
+#: unexpectedly (``"sphinx-gallery: 3 examples failed: a.py (ValueError: x), ...;
 #: tracebacks above"``, :func:`docsaccel.sg_compat.failure_summary`), and how that part
 #: ends; each of those examples' records says its failure too.
 SG_FAILED_PREFIX = "sphinx-gallery: "
-SG_FAILED_COUNT = " example(s) failed: "
+_SG_FAILED_AFTER_COUNT = " failed: "
 SG_FAILED_END = "; tracebacks above"
+
+
+def failed_examples_text(named: Sequence[str]) -> str:
+    """The part of sphinx-gallery's summary of a build's failures (after
+    :data:`SG_FAILED_PREFIX`) that names the examples that failed unexpectedly: each as
+    ``named`` says it (its path and its exception's last line).
+
+    >>> failed_examples_text(["a.py (ValueError)"])
+    '1 example failed: a.py (ValueError); tracebacks above'
+    """
+    return (
+        f"{counted(len(named), 'example')}{_SG_FAILED_AFTER_COUNT}{', '.join(named)}{SG_FAILED_END}"
+    )
 
 
 def expected_passed_text(named: Sequence[str]) -> str:
@@ -310,11 +327,11 @@ def expected_passed_text(named: Sequence[str]) -> str:
     each passed, and its build failed.
 
     >>> expected_passed_text(["a.py"]).partition(" (")[0]
-    '1 example(s) expected to fail did not: a.py'
+    '1 example expected to fail did not: a.py'
     """
     return (
-        f"{len(named)} example(s) expected to fail did not: {', '.join(named)} (remove them "
-        "from sphinx_gallery_conf['expected_failing_examples'] in conf.py)"
+        f"{counted(len(named), 'example')} expected to fail did not: {', '.join(named)} "
+        "(remove them from sphinx_gallery_conf['expected_failing_examples'] in conf.py)"
     )
 
 
@@ -342,7 +359,7 @@ def build_failures(
     ['a thread held it']
     >>> build_failures({"complete": True})
     []
-    >>> summary = "sphinx-gallery: 1 example(s) failed: a.py (ValueError); tracebacks above"
+    >>> summary = "sphinx-gallery: 1 example failed: a.py (ValueError); tracebacks above"
     >>> build_failures({"sphinx_failed": summary}, ["ValueError"])
     []
     """
@@ -372,8 +389,8 @@ def build_failures(
 def _without_failed_examples(why: str) -> str:
     """sphinx-gallery's summary ``why`` without its part naming the failed examples."""
     rest = why.removeprefix(SG_FAILED_PREFIX)
-    count, _, named = rest.partition(SG_FAILED_COUNT)
-    if rest == why or not count.isdigit() or SG_FAILED_END not in named:
+    count, _, named = rest.partition(_SG_FAILED_AFTER_COUNT)
+    if rest == why or count_of(count, "example") is None or SG_FAILED_END not in named:
         return why
     after = named.split(SG_FAILED_END, 1)[1].removeprefix("; ")
     return f"{SG_FAILED_PREFIX}{after}" if after else ""

@@ -20,6 +20,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from docsaccel import __version__
+from docsaccel.counts import counted
 from docsaccel.headless import HeadlessGLError, ensure_headless_gl
 
 LIBRARIES = ("sphinx", "sphinx-gallery", "gymnasium", "mujoco", "torch", "torchrl", "imageio")
@@ -199,7 +200,7 @@ def check_budgets(path: Path, docs: Path, namespace: dict) -> list[Check]:
     try:
         table = load_budgets(path, memory_at_most=machine_bytes())
         if not isinstance(gallery_conf, dict):
-            return [Check(OK, f"{path}: loads ({len(table.entries)} pattern(s))")]
+            return [Check(OK, f"{path}: loads ({counted(len(table.entries), 'pattern')})")]
         gallery_conf = sg_compat.with_defaults(gallery_conf)
         planner = Planner.for_build(docs, gallery_conf, table, fast=False)
         examples, warned = planner.plan_checked(gallery_conf)
@@ -207,7 +208,11 @@ def check_budgets(path: Path, docs: Path, namespace: dict) -> list[Check]:
         return [Check(FAIL, str(exc))]
     checks = [Check(WARN, message) for message in warned]
     return checks or [
-        Check(OK, f"{path}: {len(table.entries)} pattern(s), {len(examples)} example(s)")
+        Check(
+            OK,
+            f"{path}: {counted(len(table.entries), 'pattern')}, "
+            f"{counted(len(examples), 'example')}",
+        )
     ]
 
 

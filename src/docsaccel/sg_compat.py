@@ -30,10 +30,9 @@ from sphinx_gallery import gen_gallery, gen_rst, py_source_parser, utils
 
 from docsaccel.budgets import INLINE_COMMENT
 from docsaccel.contract import (
-    SG_FAILED_COUNT,
-    SG_FAILED_END,
     SG_FAILED_PREFIX,
     expected_passed_text,
+    failed_examples_text,
 )
 from docsaccel.intercept import Patch
 from docsaccel.sphinx_events import wrap_handlers
@@ -1286,10 +1285,8 @@ def failure_summary(gallery_conf: dict[str, Any]) -> str:
     unexpected = sorted(p for p in failed if not is_expected_failure(p, gallery_conf))
     parts = []
     if unexpected:
-        named = ", ".join(
-            f"{os.path.relpath(p, src_dir)} ({_last_line(failed[p])})" for p in unexpected
-        )
-        parts.append(f"{len(unexpected)}{SG_FAILED_COUNT}{named}{SG_FAILED_END}")
+        named = [f"{os.path.relpath(p, src_dir)} ({_last_line(failed[p])})" for p in unexpected]
+        parts.append(failed_examples_text(named))
     expected = [
         _expected(gallery_conf, p) for p in gallery_conf.get("expected_failing_examples", ())
     ]

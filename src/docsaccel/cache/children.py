@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from docsaccel.cache.recorder import Recorder, Seen
 from docsaccel.contract import InputError, fork_safe_lock, read_json
+from docsaccel.counts import counted
 from docsaccel.formats import Format, replace_atomically, write_json
 from docsaccel.intercept import listen
 from docsaccel.settings import env_name
@@ -495,9 +496,11 @@ class Children:
         for pid, count in started.items():
             if found.get(pid, 0) < count:
                 why = f" ({self.no_startup})" if self.no_startup else ""
+                unrecorded = counted(
+                    count - found.get(pid, 0), "Python child process", "Python child processes"
+                )
                 followed.problems.append(
-                    f"{count - found.get(pid, 0)} Python child process(es) of process {pid} "
-                    f"left no record{why}: what they ran is not known"
+                    f"{unrecorded} of process {pid} left no record{why}: what they ran is not known"
                 )
         followed.count += max(self.forks - forked_here, 0)  # those that had nothing to add
         starting = sorted({m.partition(".")[0] for m in modules} & _STARTS_PYTHON)

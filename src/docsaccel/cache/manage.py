@@ -44,6 +44,7 @@ from docsaccel.contract import (
     NONDETERMINISTIC,
     STALE,
 )
+from docsaccel.counts import counted
 from docsaccel.formats import ABANDONED_SECONDS
 from docsaccel.layout import example_id_of
 
@@ -186,7 +187,7 @@ def explain(example: str, cache: str | Path, docs: str | Path = "docs") -> tuple
                 "once that example is restored or has run"
             )
         if found:
-            lines.append(f"  stale: {len(found)} change(s):")
+            lines.append(f"  stale: {counted(len(found), 'change')}:")
             lines += [f"    - {change.reason}" for change in found]
         elif not where:
             lines.append("  not restored: its gallery folder is not known; a build runs it")
@@ -405,7 +406,8 @@ def stats(cache: str | Path) -> tuple[str, int]:
         total = last["hits"] + last["misses"]
         rate = f"{100 * last['hits'] / total:.0f}%" if total else "n/a"
         lines.append(
-            f"{_last_writer(last)}: {last['hits']} hit(s), {last['misses']} miss(es) "
+            f"{_last_writer(last)}: {counted(last['hits'], 'hit')}, "
+            f"{counted(last['misses'], 'miss', 'misses')} "
             f"(hit rate {rate}), {last.get('saved_seconds', 0):.1f} s saved, "
             f"{last.get('stored', 0)} stored"
         )

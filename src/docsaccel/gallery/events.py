@@ -60,6 +60,7 @@ from docsaccel.contract import (
 )
 from docsaccel.contract import OVERRUNS as _OVERRUNS
 from docsaccel.contract import REUSABLE as _REUSABLE
+from docsaccel.counts import counted
 from docsaccel.examples import Example, Planner
 from docsaccel.fast import knob_problems
 from docsaccel.gallery import process_end
@@ -812,7 +813,7 @@ def _run_again_unverified(build: GalleryBuild) -> None:
         sg_compat.forget_cached_run(Path(example.target_file))
     if again:
         logger.info(
-            f"docsaccel: {len(again)} example(s) whose outputs a build with the example "
+            f"docsaccel: {counted(len(again), 'example')} whose outputs a build with the example "
             "cache made run again: without the cache, only running them verifies them"
         )
 
@@ -848,7 +849,7 @@ def _look_up_cache(app: Sphinx, build: GalleryBuild, gallery_conf: dict[str, Any
     cache.replay_warnings()
     audit = f" ({len(cache.audits)} of them to audit it)" if cache.audits else ""
     logger.info(
-        f"docsaccel: cache {cache_dir}: {len(cache.hits)} example(s) restored, "
+        f"docsaccel: cache {cache_dir}: {counted(len(cache.hits), 'example')} restored, "
         f"{len(cache.missed)} to run{audit}"
     )
     return cache
@@ -1229,7 +1230,7 @@ def _fail_on_overruns(app: Sphinx, exception: BaseException | None) -> None:
     if build.lost:
         raise reported(
             RecordsLostError,
-            f"docsaccel: the records of {len(build.lost)} example(s) were lost while the "
+            f"docsaccel: the records of {counted(len(build.lost), 'example')} were lost while the "
             f"build ran: "
             f"{', '.join(sorted(build.lost))} (see {build.report_path})",
         )
@@ -1406,7 +1407,7 @@ def _write_unfinished_reports() -> bool:
         if stored:
             logger.info(
                 f"docsaccel: the build stopped; the cache {build.settings.cache} keeps "
-                f"{stored} more example(s) that finished"
+                f"{counted(stored, 'more example')} that finished"
             )
         ending = process_end.ending_why()
         stopped_at = None

@@ -875,7 +875,7 @@ def stuck(workers: Mapping[str, tuple[int, str]] | None = None) -> Stuck:
     for example_id, (threads, _) in sorted(_left.items()):
         alive = [t.name for t in threads if t.is_alive()]
         if alive:
-            culprits[example_id] = f"it left thread(s) running: {', '.join(alive)}"
+            culprits[example_id] = f"it left {_threads_running(alive)}"
     running_workers = {pid for pid, _ in descendants()}
     for example_id, (pid, left) in sorted((workers or {}).items()):
         if pid in running_workers and example_id not in culprits:
@@ -960,14 +960,19 @@ def _still_held(workers: Mapping[str, tuple[int, str]], wait: float) -> dict[str
 
 
 def left_by(example_id: str) -> str | None:
-    """The threads ``example_id`` left running (``"thread(s) running: poller"``), or
+    """The threads ``example_id`` left running (``"thread running: poller"``), or
     ``None``: until the build's process ends, its status is provisional
     (:func:`bound_exit` fails it if they hold the process). Exit handlers are not named:
     libraries register them on import (matplotlib's, joblib's), and nearly all return.
     """
     threads, _ = _left.get(example_id, ([], False))
     alive = [t.name for t in threads if t.is_alive()]
-    return f"thread(s) running: {', '.join(alive)}" if alive else None
+    return _threads_running(alive) if alive else None
+
+
+def _threads_running(names: list[str]) -> str:
+    """The threads ``names`` an example left, said as their number wants."""
+    return f"{'thread' if len(names) == 1 else 'threads'} running: {', '.join(names)}"
 
 
 def leftovers() -> list[str]:
@@ -976,7 +981,7 @@ def leftovers() -> list[str]:
     for example_id, (threads, handlers) in sorted(_left.items()):
         alive = [t.name for t in threads if t.is_alive()]
         if alive:
-            found.append(f"{example_id} left thread(s) running: {', '.join(alive)}")
+            found.append(f"{example_id} left {_threads_running(alive)}")
         elif handlers:
             found.append(f"{example_id} registered exit handler(s)")
     return found

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from docsaccel.counts import counted
 from docsaccel.incremental.last_build import OTHER_VERSION, LastBuild
 from docsaccel.incremental.pages import Checker, Tables
 from docsaccel.incremental.state_store import StateStore
@@ -92,7 +93,7 @@ def explain_document(
         elif docname in last.warned_read:
             reasons.insert(0, "it warned when last read")
         if reasons:
-            lines.append(f"  read again: {len(reasons)} reason(s):")
+            lines.append(f"  read again: {counted(len(reasons), 'reason')}:")
             lines += [f"    - {reason}" for reason in reasons]
         else:
             lines.append("  up to date: a build in this context does not read it again")
@@ -128,5 +129,5 @@ def _rows(record: dict[str, Any], checker: Checker) -> list[str]:
     lines += [f"    {verdict:<7} {kind:<6} {name}" for kind, name, verdict in rows]
     refs = record.get("refs") or []
     if refs:
-        lines.append(f"  refers to {len(refs)} name(s) other pages offer")
+        lines.append(f"  refers to {counted(len(refs), 'name')} other pages offer")
     return lines

@@ -88,7 +88,7 @@ def _guarded(work: Callable[[], tuple[str, int]]) -> tuple[str, int]:
 
 def refuse_same_input(first: str, second: str, role: str, instead: str) -> None:
     """Raise :class:`InputError` when ``second`` is the file ``first`` names (``role``:
-    what ``first`` is to the command): a build against itself says "0 regression(s)" of
+    what ``first`` is to the command): a build against itself says "0 regressions" of
     nothing. ``instead``: what to do. Paths of one file by another name count too.
 
     >>> refuse_same_input("r1.json", "./r1.json", "the base", "compare two builds")

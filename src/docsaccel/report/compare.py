@@ -8,7 +8,7 @@ Example:
 >>> base = [Timing("plot_a.py", "plot_a.py", 20.0), Timing("plot_b.py", "plot_b.py", 3.0)]
 >>> head = [Timing("plot_a.py", "plot_a.py", 42.0), Timing("plot_b.py", "plot_b.py", 3.5)]
 >>> print(format_comparison(compare_timings(base, head)), end="")
-Execution time: 45.5s (+22.5s vs base 23s); 1 regression(s) (slower by > 20% and > 5s)
+Execution time: 45.5s (+22.5s vs base 23s); 1 regression (slower by > 20% and > 5s)
 <BLANKLINE>
   plot_a.py: 20s -> 42s (+22s, +110%)  REGRESSED
   plot_b.py: 3s -> 3.5s (+0.5s, +17%)
@@ -35,6 +35,7 @@ from docsaccel.contract import (
     NOT_REACHED,
     build_failed_text,
 )
+from docsaccel.counts import counted
 from docsaccel.memory_sizes import format_size
 from docsaccel.report.markdown import escape_md
 from docsaccel.report.model import NO_TOTAL, LoadedInput, Timing, matched, whole_run_totals
@@ -367,7 +368,8 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
     c = comparison
     head = "### " if markdown else ""
     lines = [
-        f"{head}Execution time: {c.total_text()}; {len(c.time_regressions)} regression(s) "
+        f"{head}Execution time: {c.total_text()}; "
+        f"{counted(len(c.time_regressions), 'regression')} "
         f"(slower by > {c.relative_threshold * 100:g}% and > {c.absolute_threshold:g}s)"
         + (f"; {len(c.not_compared)} not compared" if c.not_compared else "")
         + _one_side_text(c),
@@ -375,7 +377,7 @@ def format_comparison(comparison: Comparison, markdown: bool = False) -> str:
     ]
     if any(d.grew_bytes is not None for d in c.deltas):
         lines[1:1] = [
-            f"{head}Peak memory: {len(c.memory_regressions)} regression(s) (larger by > "
+            f"{head}Peak memory: {counted(len(c.memory_regressions), 'regression')} (larger by > "
             f"{c.relative_threshold * 100:g}% and > {format_size(c.absolute_bytes_threshold)})",
             "",
         ]

@@ -15,7 +15,7 @@ Example:
 - **Execution time:** 42s over 1 example run (1 ok)
 - **Memory:** largest peak 600M \\(tutorials/plot\\_a.py\\); retained 0B
 <BLANKLINE>
-**1 example(s) over budget.**
+**1 example over budget.**
 <BLANKLINE>
 ### Over budget
 ...
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from docsaccel.budgets import format_headroom, format_measured, format_seconds
 from docsaccel.contract import near_budget_text
+from docsaccel.counts import counted
 from docsaccel.report.model import NO_TOTAL
 from docsaccel.report.summary import ReportSummary, Row
 
@@ -150,8 +151,8 @@ def _total_change(builds: int, change: TotalChange) -> str:
     line = f"{start}: {_seconds(change.first)} -> {_seconds(change.latest)}"
     if change.left_out:
         line += (
-            f" (over the {change.examples} example(s) that ran whole in both the first and "
-            f"the latest; {change.left_out} left out: added, removed, stopped, failed or not "
+            f" (over the {counted(change.examples, 'example')} that ran whole in both the first "
+            f"and the latest; {change.left_out} left out: added, removed, stopped, failed or not "
             "measured in one of them)"
         )
     return line + "."

@@ -419,7 +419,7 @@ class ReportSummary:
             notes = self._unfinished_notes(quote) if ended_unfinished else []
             return " ".join([failed, *([f"{'; '.join(notes)}."] if notes else [])])
         if self.over:
-            return f"{len(self.over)} example(s) over budget."
+            return f"{counted(len(self.over), 'example')} over budget."
         if self.incomplete and not self.times_partial:
             # Every example's time is there; the build's verdict is not in yet.
             return "No example over budget; the verdict is in once the build's process ends."

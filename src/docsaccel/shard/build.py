@@ -798,7 +798,8 @@ def check_artifacts(manifests: Mapping[Path, dict[str, Any]]) -> None:
     missing = sorted(set(range(shards)) - set(by_index))
     if missing:
         raise ShardError(
-            f"the artifacts of shard(s) {', '.join(map(str, missing))} of {shards} are missing"
+            f"the artifacts of {'shard' if len(missing) == 1 else 'shards'} "
+            f"{', '.join(map(str, missing))} of {shards} are missing"
         )
     executed_by: dict[str, Path] = {}
     for folder, manifest in manifests.items():

@@ -27,6 +27,7 @@ from docsaccel.cache.fingerprint import file_digest
 from docsaccel.cache.recorder import Recorder
 from docsaccel.cache.shown_paths import path_forms, shows
 from docsaccel.contract import InputError, read_json
+from docsaccel.counts import counted
 from docsaccel.incremental.last_build import OTHER_VERSION, LastBuild
 from docsaccel.incremental.pages import Place
 from docsaccel.incremental.relocate import relocated
@@ -310,8 +311,8 @@ def _start(build: IncrementalBuild, fresh: bool) -> None:
         )
         if removed:
             logger.info(
-                f"docsaccel: {removed} file(s) of the output folder no finished build of this "
-                "state left there deleted"
+                f"docsaccel: {counted(removed, 'file')} of the output folder no finished "
+                "build of this state left there deleted"
             )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from docsaccel.counts import counted
 from docsaccel.formats import write_json
 from docsaccel.incremental.last_build import LastBuild
 from docsaccel.incremental.sphinxext import output_record
@@ -102,7 +103,10 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
         return
     read = sum(1 for r in pages_of(app.env).values() if r.get("run") == build.run)
     written = len(build.writing.written)
-    logger.info(f"docsaccel: Sphinx state: {read} document(s) read, {written} page(s) written")
+    logger.info(
+        f"docsaccel: Sphinx state: {counted(read, 'document')} read, "
+        f"{counted(written, 'page')} written"
+    )
     outputs: dict[str, list[str]] = {}
     linked: dict[str, list[str]] = {}
     if build.pages and build.writing.context:
@@ -110,7 +114,9 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
         linked = linked_files(app, build, outputs)
     removed = remove_stale(app, build, linked, outputs)
     if removed:
-        logger.info(f"docsaccel: {removed} file(s) of removed pages, images or downloads deleted")
+        logger.info(
+            f"docsaccel: {counted(removed, 'file')} of removed pages, images or downloads deleted"
+        )
     facts = _facts(app, build, outputs, linked)
     marker: dict[str, Any] = {
         **MARKER_FORMAT.header(),

@@ -17,6 +17,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from docsaccel import layout
+from docsaccel.counts import counted
 from docsaccel.incremental.generated import GeneratedFiles
 from docsaccel.incremental.state_store import StateStore
 
@@ -132,7 +133,7 @@ def on_config_inited(app: Sphinx, state_on: bool) -> None:
     app.connect("build-finished", on_build_finished, priority=990)
     if removed:
         logger.info(
-            f"docsaccel: {len(removed)} file(s) earlier builds generated in "
+            f"docsaccel: {counted(len(removed), 'file')} earlier builds generated in "
             "the source folder removed, to be generated as in a fresh checkout"
         )
 
@@ -146,6 +147,6 @@ def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     gone = sorted(set(sources.removed) - made)
     if gone:
         logger.info(
-            f"docsaccel: {len(gone)} file(s) earlier builds generated in the source folder "
-            f"were not made again by this one, and stay removed: {_names(gone)}"
+            f"docsaccel: {counted(len(gone), 'file')} earlier builds generated in the source "
+            f"folder were not made again by this one, and stay removed: {_names(gone)}"
         )
