@@ -44,6 +44,7 @@ __all__ = [
     "process_name",
     "read_proc",
     "reap_ended",
+    "unreaped_children",
 ]
 
 # A process is named by its pid and its start time, so a pid the kernel reused for an
@@ -103,6 +104,16 @@ def descendants(pid: int | None = None) -> set[Process]:
         if stat is not None and stat[0] not in ("Z", "X") and not _is_helper(child):
             found.add((child, stat[1]))
         waiting += children(child)
+    return found
+
+
+def unreaped_children() -> set[Process]:
+    """This process's children that have ended and wait to be reaped (zombies)."""
+    found: set[Process] = set()
+    for child in children(os.getpid()):
+        stat = _stat(child)
+        if stat is not None and stat[0] == "Z":
+            found.add((child, stat[1]))
     return found
 
 
