@@ -310,6 +310,32 @@ def test_an_example_waiting_on_a_child_that_holds_the_memory_is_interrupted(
     ), out
 
 
+@pytest.mark.parametrize("limit", ["ceiling", "memory"])
+def test_the_example_after_a_stopped_one_is_not_charged_with_its_child(tmp_path, limit) -> None:
+    """A child the stopped example killed but left for ``multiprocessing`` to reap (as
+    memory_profiler's monitor is, with ``show_memory``) is reaped before the next example
+    starts: its high-water mark is never the next example's."""
+    names = ["plot_m_mp_kill.py", "plot_m_mp_reap.py"]
+    env = {}
+    budgets = None
+    if limit == "ceiling":
+        env["DOCSACCEL_MEMORY_LIMIT"] = f"{baseline_ceiling(tmp_path)}B"
+    else:
+        env["DOCSACCEL_ON_OVERRUN"] = "fail"
+        budgets = '[examples]\n"plot_m_mp_kill.py" = { memory = "400M" }\n'
+    src = make_project(tmp_path, names, conf=ORDERED, budgets=budgets)
+
+    built = build(src, env=env, address_space=ADDRESS_SPACE)
+
+    killed = built.record("plot_m_mp_kill.py")
+    assert (killed["status"], killed["interrupted_by"]) == ("interrupted", limit), killed
+    reaped = built.record("plot_m_mp_reap.py")
+    assert reaped["status"] == "ok", built.output
+    # It started no process: no reaped child is its.
+    assert not reaped["children_peak_bytes"], reaped
+    assert peak_bytes(reaped) < peak_bytes(killed), (reaped, killed)
+
+
 @pytest.mark.parametrize(("child_mib", "watched"), [(50, False), (50, True), (200, True)])
 def test_forked_children_count_what_they_allocate_not_what_they_share(
     tmp_path, child_mib, watched

@@ -266,6 +266,34 @@ def test_the_meter_measures_a_peak_a_child_and_what_is_retained() -> None:
     assert "gpu_peak_bytes" not in small and "gpu_peak_bytes" not in large
 
 
+_REAPED_LATER = """
+import json, subprocess, sys, time
+from docsaccel.gallery.memory import MemoryMeter
+from docsaccel.gallery.processes import descendants, unreaped_children
+
+code = "import numpy; a = numpy.ones(300 * 1024 * 1024 // 8)"
+earlier = subprocess.Popen([sys.executable, "-c", code])  # an earlier example's child
+while earlier.pid not in {pid for pid, _ in unreaped_children()}:
+    time.sleep(0.01)
+meter = MemoryMeter.start(descendants())
+earlier.wait()  # its owner reaps it while the next example runs
+print(json.dumps(meter.finish(descendants())))
+"""
+
+
+def test_a_child_that_ended_before_the_example_and_is_reaped_during_it_is_not_its() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _REAPED_LATER],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    # The kernel's mark of reaped children now holds the earlier child's 300 MiB: the
+    # example started no process.
+    assert json.loads(done.stdout)["children_peak_bytes"] == 0
+
+
 def test_a_sample_sees_the_example_s_children_now() -> None:
     import os
 

@@ -17,7 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from docsaccel.gallery.processes import Process, branch_of, children, descendants, read_proc
+from docsaccel.gallery.processes import (
+    Process,
+    branch_of,
+    children,
+    descendants,
+    read_proc,
+    unreaped_children,
+)
 
 __all__ = [
     "COLLECT_ABOVE",
@@ -184,11 +191,14 @@ class MemoryMeter:
         reaped_before: int,
         gpu_before: int | None,
         command: bytes = b"",
+        unreaped_before: frozenset[Process] = frozenset(),
     ) -> None:
         #: This process's descendants before the example: not the example's children.
         self.before = before
         self.rss_before = rss_before
         self.reaped_before = reaped_before
+        #: The children that had ended, not yet reaped, when it started: not the example's.
+        self.unreaped_before = unreaped_before
         #: CUDA bytes allocated when it started (None: CUDA was not in use then).
         self.gpu_before = gpu_before
         #: This process's command line: a child forked without ``exec`` has the same.
@@ -212,8 +222,10 @@ class MemoryMeter:
         if not _fork_hook and hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_parent=_note_fork)
             _fork_hook = True
+        # Read before the kernel's mark: one reaped in between is then taken for theirs.
+        unreaped = frozenset(unreaped_children())
         _measuring = meter = cls(
-            frozenset(before), rss, _reaped_children_peak(), _gpu_start(), command
+            frozenset(before), rss, _reaped_children_peak(), _gpu_start(), command, unreaped
         )
         return meter
 
@@ -265,6 +277,10 @@ class MemoryMeter:
             seen = sum(self.child_peaks.values())
         reaped = _reaped_children_peak()
         if reaped <= self.reaped_before:
+            return seen
+        if not self.unreaped_before <= unreaped_children():
+            # One of them was reaped since (by its owner, at its own time): the kernel
+            # keeps one mark for all reaped children, which may now be that process's.
             return seen
         if self.held_at_fork is not None:
             # A child forked without exec counts the pages it shares with this process.

@@ -43,6 +43,8 @@ __all__ = [
     "new_since",
     "process_name",
     "read_proc",
+    "reap_ended",
+    "unreaped_children",
 ]
 
 # A process is named by its pid and its start time, so a pid the kernel reused for an
@@ -102,6 +104,16 @@ def descendants(pid: int | None = None) -> set[Process]:
         if stat is not None and stat[0] not in ("Z", "X") and not _is_helper(child):
             found.add((child, stat[1]))
         waiting += children(child)
+    return found
+
+
+def unreaped_children() -> set[Process]:
+    """This process's children that have ended and wait to be reaped (zombies)."""
+    found: set[Process] = set()
+    for child in children(os.getpid()):
+        stat = _stat(child)
+        if stat is not None and stat[0] == "Z":
+            found.add((child, stat[1]))
     return found
 
 
@@ -179,7 +191,23 @@ def end_started(before: set[Process], wait: float = 2.0) -> set[Process]:
         if not frozen:
             break
         killed |= end_processes(frozen, wait)
+    reap_ended()
     return killed
+
+
+def reap_ended() -> None:
+    """Have ``multiprocessing`` reap the processes it started that have ended, now rather
+    than at the next process it starts (``active_children``), so that the kernel counts
+    their peak in this process's reaped children before the next example is measured,
+    not during it (memory_profiler's monitor, which ``show_memory`` starts for each code
+    block, is killed with the code it measured and left unreaped).
+
+    Through ``multiprocessing`` itself: reaped behind its back, a process it started
+    would look alive to it for good.
+    """
+    started = sys.modules.get("multiprocessing")
+    if started is not None:
+        started.active_children()
 
 
 def kill_started(before: set[Process] | None = None) -> None:
