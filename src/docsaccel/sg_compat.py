@@ -44,6 +44,7 @@ __all__ = [
     "BROKEN_SPHINX_GALLERY",
     "CHECKED_SPHINX_GALLERY",
     "DUPLICATE_FILENAME_WARNING",
+    "MEMORY_NOT_MEASURED",
     "ROOT_PAGES",
     "RUN_MARKER_SUFFIX",
     "TIMES_OF_SKIPPED",
@@ -997,22 +998,24 @@ def list_runs_elsewhere(
     """Have sphinx-gallery's JUnit XML (its ``junit`` setting) list the examples another
     build ran, as that build's own XML would: ``passing`` source files, and ``failing``
     ones with the error each raised; and have it, ``sg_execution_times.rst`` and the
-    build's log list each with the time that build measured (``seconds``, by source file).
+    build's log list each with the time that build measured (``seconds``, by source file)
+    and, with ``show_memory``, never with a memory of 0 (:data:`MEMORY_NOT_MEASURED`).
 
     The build merging shards skips every example as unchanged, and a build with the
     example cache those it restored, and sphinx-gallery lists in its XML only the examples
-    it ran. It lists a skipped example's time from its
-    ``.cost.json`` (a shard's, copied with its outputs), but only from sphinx-gallery
-    :data:`TIMES_OF_SKIPPED`: before, a skipped example's time is 0, so the one of
-    ``seconds`` replaces it (:func:`_time_runs_elsewhere`). Its lists of passing and
-    failing examples stay as they are (the build's summary, the records read them), and
-    the XML judges a failure against ``expected_failing_examples`` as written now, before
-    a merge takes its expected failures out (:func:`expect_no_failure_of`)."""
+    it ran. It lists a skipped example's time and memory from its ``.cost.json`` (a
+    shard's, copied with its outputs), but only from sphinx-gallery
+    :data:`TIMES_OF_SKIPPED`: before, a skipped example's time and memory are 0, and
+    from it, the memory of a ``.cost.json`` :func:`mark_unchanged` wrote is 0: the time
+    of ``seconds`` replaces a time of 0, and a memory of 0 is listed as not measured
+    (:func:`_cost_runs_elsewhere`). Its lists of
+    passing and failing examples stay as they are (the build's summary, the records read
+    them), and the XML judges a failure against ``expected_failing_examples`` as written
+    now, before a merge takes its expected failures out (:func:`expect_no_failure_of`)."""
     expected = list(gallery_conf.get("expected_failing_examples", ()))
     times = {os.path.normpath(path): value for path, value in seconds.items()}
     gallery_conf[_RAN_ELSEWHERE] = (list(passing), dict(failing), expected, times)
-    if _read_cached_cost is None:
-        _time_runs_elsewhere()
+    _cost_runs_elsewhere()
     original = gen_gallery.write_junit_xml
     if getattr(original, "_docsaccel", False):
         return
@@ -1038,12 +1041,20 @@ def list_runs_elsewhere(
 #: that made its outputs (kept in ``<stem>.cost.json``); before it, with a time of 0.
 TIMES_OF_SKIPPED = (0, 22)
 
+#: The memory listed for an example run elsewhere whose memory sphinx-gallery did not
+#: measure: shown as ``nan``, never as a number (0 would read as measured). No record
+#: holds sphinx-gallery's figure: its memory_profiler measure is what the process held
+#: as the build began plus the example's growth, and a record's peak is what the process
+#: held at the example's peak, which reads higher by all that earlier imports and
+#: examples left in the process.
+MEMORY_NOT_MEASURED = float("nan")
 
-def _time_runs_elsewhere() -> None:
-    """Give the examples :func:`list_runs_elsewhere` names the times another build measured,
-    in the costs of each gallery folder sphinx-gallery (before :data:`TIMES_OF_SKIPPED`)
-    makes its ``sg_execution_times.rst``, JUnit XML and log from: it gives an example it
-    skips a time of 0. Once per process (safe to call again)."""
+
+def _cost_runs_elsewhere() -> None:
+    """Give the examples :func:`list_runs_elsewhere` names the costs another build
+    measured, in the costs of each gallery folder sphinx-gallery makes its
+    ``sg_execution_times.rst``, JUnit XML and log from, where it gives an example it
+    skips a time or memory of 0. Once per process (safe to call again)."""
     original = _private(gen_gallery, "generate_dir_rst")
     if getattr(original, "_docsaccel", False):
         return
@@ -1057,26 +1068,39 @@ def _time_runs_elsewhere() -> None:
         if elsewhere is not None:
             # The costs, third of what it returns: one list, which its caller then reads.
             costs = made[2]
-            costs[:] = [_timed(cost, elsewhere[3]) for cost in costs]
+            memory = _measures_memory(gallery_conf)
+            costs[:] = [_costed(cost, elsewhere[3], memory) for cost in costs]
         return made
 
     generate_dir_rst._docsaccel = True  # type: ignore[attr-defined]
     gen_gallery.generate_dir_rst = generate_dir_rst
 
 
-def _timed(cost: Any, seconds: Mapping[str, float]) -> Any:
-    """One example's cost, with its time from ``seconds`` when sphinx-gallery gave it none:
-    a dict before sphinx-gallery 0.21, an ``ExampleCost`` from it."""
+def _measures_memory(gallery_conf: dict[str, Any]) -> bool:
+    """Whether sphinx-gallery measures examples' memory in this build: ``show_memory``
+    on (memory_profiler, or a function of the project's), and not turned off as it set
+    up (for want of memory_profiler, or in a ``parallel`` build)."""
+    return bool(gallery_conf.get("show_memory")) and bool(gallery_conf.get("plot_gallery", True))
+
+
+def _costed(cost: Any, seconds: Mapping[str, float], memory: bool) -> Any:
+    """One example's cost, with the time another build measured where sphinx-gallery
+    gave it 0, and (``memory``: sphinx-gallery measures it) :data:`MEMORY_NOT_MEASURED`
+    where it gave it a memory of 0: a dict before sphinx-gallery 0.21, an
+    ``ExampleCost`` from it."""
     if isinstance(cost, dict):
-        src_file, measured = cost["src_file"], cost["t"]
+        src_file, measured, mebibytes = cost["src_file"], cost["t"], cost["mem"]
     else:
-        src_file, measured = cost.src_file, cost.execution_time
+        src_file, measured, mebibytes = cost.src_file, cost.execution_time, cost.memory
     elsewhere = seconds.get(os.path.normpath(src_file))
-    if measured or elsewhere is None:
+    if elsewhere is None:
         return cost
+    measured = measured or elsewhere
+    if memory and not mebibytes:
+        mebibytes = MEMORY_NOT_MEASURED
     if isinstance(cost, dict):
-        return {**cost, "t": elsewhere}
-    return dataclasses.replace(cost, execution_time=elsewhere)
+        return {**cost, "t": measured, "mem": mebibytes}
+    return dataclasses.replace(cost, execution_time=measured, memory=mebibytes)
 
 
 def junit_folder(gallery_conf: dict[str, Any], outdir: str | os.PathLike[str]) -> Path | None:

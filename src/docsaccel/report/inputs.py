@@ -110,7 +110,9 @@ _ENTRY = re.compile(r"^:ref:`(?P<ref>[^`]+)`\s*\(``(?P<path>.+)``\)$")
 _BULLET = re.compile(
     r"^- \*\*(?P<time>[^*]*)\*\*:\s*(?P<entry>.+?)(?:\s+\(?(?P<mem>[\d.]+) MB\)?)?\s*$"
 )
-_MEMORY = re.compile(r"^(?P<mb>\d{1,15}(?:\.\d+)?)(?: MB)?$")
+# "nan": the memory docsaccel lists for an example another build ran without measuring
+# its memory (sg_compat.MEMORY_NOT_MEASURED).
+_MEMORY = re.compile(r"^(?:(?P<mb>\d{1,15}(?:\.\d+)?)|nan)(?: MB)?$")
 _PLACEHOLDER = "N/A"
 
 
@@ -285,12 +287,15 @@ def _entry(cell: str, where: str) -> tuple[str, str]:
 def _memory(text: str | None, where: str) -> int | None:
     """The peak of a memory cell; ``None`` when not measured: sphinx-gallery writes
     ``0.0`` for an example whose memory it did not measure (``show_memory`` off, a
-    parallel build), and no example runs in 0 bytes."""
+    parallel build), and no example runs in 0 bytes; docsaccel writes ``nan`` for an
+    example another build ran without measuring its memory."""
     if text is None or not text.strip():
         return None
     match = _MEMORY.match(text.strip())
     if not match:
         raise InputError(f"{where}: memory {text.strip()!r} is not a number of MB")
+    if match.group("mb") is None:
+        return None
     return round(float(match.group("mb")) * _MIB) or None
 
 
