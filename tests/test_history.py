@@ -431,3 +431,23 @@ def test_a_file_cut_in_its_only_line_that_starts_no_history_line_is_not_taken(
 
     assert "is not a docsaccel history" in capsys.readouterr().err
     assert cut.read_bytes() == before
+
+
+def test_a_history_with_a_line_no_reader_takes_is_not_appended_to(tmp_path, capsys) -> None:
+    """A damaged line in the middle of a history makes every reader refuse it: an append
+    there would record a build nothing reads back, so it is refused naming the line, and
+    the history stays as it was."""
+    history = tmp_path / "history.jsonl"
+    first = write_report(tmp_path / "r1.json", [record("plot_a.py", 1.0)])
+    assert main(["history", "append", str(first), "--to", str(history)]) == 0
+    with history.open("a", encoding="utf-8") as stream:
+        stream.write('{"garbage": 1}\n')
+    before = history.read_bytes()
+    capsys.readouterr()
+    second = write_report(tmp_path / "r2.json", [record("plot_a.py", 2.0)])
+
+    assert main(["history", "append", str(second), "--to", str(history)]) == 2
+
+    err = capsys.readouterr().err
+    assert f"{history}:2:" in err and "not appended" in err, err
+    assert history.read_bytes() == before

@@ -188,6 +188,16 @@ def mixed_statuses() -> list[dict]:
         )
     )
     records.append(record("plot_over.py", 1.03, budget=1.0, status="over-budget"))
+    # The longest chart label: a long name and a memory stop's words.
+    records.append(
+        record(
+            long.format(99),
+            0.5,
+            status="interrupted",
+            interrupted_by="memory",
+            error="stopped by its memory budget",
+        )
+    )
     return records
 
 
@@ -217,7 +227,7 @@ def test_the_html_report_never_breaks_a_status_word(tmp_path, browser) -> None:
     text = out.read_text(encoding="utf-8")
     # Restored examples did not run: they are not counted as executed.
     assert (
-        "over 2 examples run (1 interrupted, 1 over-budget); 5 restored from the example cache"
+        "over 3 examples run (2 interrupted, 1 over-budget); 5 restored from the example cache"
         in text
     )
     assert "-0s" not in text  # 1.03 s on a 1 s budget: headroom -0.03s, never "-0s"

@@ -22,7 +22,13 @@ from docsaccel.budgets import format_over
 from docsaccel.cli import main
 from docsaccel.contract import DID_NOT_FINISH, KILLED_RUNNING, NOT_RUN, UNFINISHED_ERROR
 from docsaccel.gallery.report_page import page_text
-from docsaccel.report.chart import chart_label, chart_percent, render_chart_svg
+from docsaccel.report.chart import (
+    LABEL_CHARS,
+    chart_label,
+    chart_percent,
+    fitted_label,
+    render_chart_svg,
+)
 from docsaccel.report.compare import run_text
 from docsaccel.report.html import render_html
 from docsaccel.report.inputs import load_input
@@ -262,7 +268,8 @@ def test_an_example_a_memory_limit_interrupted_has_no_time_bar(tmp_path, by):
     what = "its memory budget" if by == "memory" else "the build's memory ceiling"
     label = f"tutorials/plot_big.py (interrupted by {what} after 1.5s; budget 3s)"
     assert chart_label(row) == label
-    assert label in render_chart_svg([row])
+    svg = render_chart_svg([row])
+    assert all(line in svg for line in fitted_label(label).split("\n")), svg
 
 
 def test_an_unfinished_record_as_the_plugin_first_writes_it_is_stopped(tmp_path):
@@ -342,3 +349,22 @@ def test_an_example_reused_from_a_run_that_kept_no_time_has_no_time_anywhere(tmp
     assert reused in render_html(summary)
     data = {e["id"]: e for e in summary.to_json()["examples"]}
     assert data["tutorials/plot_kept.py"]["seconds_from"] is None
+
+
+def test_a_label_longer_than_the_chart_margin_is_broken_not_cut(tmp_path):
+    """A long example id with a memory stop's words: the chart breaks its label before
+    the parenthesis, so no line runs past the figure's edge (a reader saw it cut)."""
+    name = "plot_a_long_descriptive_name_of_a_memory_hungry_example.py"
+    records = [
+        record(name, 0.5, status="interrupted", interrupted_by="memory", error="stopped"),
+        record("plot_quick.py", 1.0),
+    ]
+    summary = summarize(load_input(str(write_report(tmp_path / "r.json", records))))
+    row = next(r for r in summary.rows if r.id.endswith(name))
+    label = chart_label(row)
+    assert len(label) > LABEL_CHARS
+    svg = render_chart_svg(summary.rows)
+    shown = fitted_label(label)
+    assert all(len(line) <= LABEL_CHARS for line in shown.split("\n")), shown
+    for line in shown.split("\n"):
+        assert line in svg, line

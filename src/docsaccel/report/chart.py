@@ -28,10 +28,12 @@ from docsaccel.contract import INTERRUPTED, NOT_EXECUTED, NOT_RUN, InputError, r
 from docsaccel.report.summary import Row
 
 __all__ = [
+    "LABEL_CHARS",
     "TITLE",
     "chart_label",
     "chart_percent",
     "chart_rows",
+    "fitted_label",
     "is_chart_svg",
     "render_chart_svg",
 ]
@@ -51,6 +53,11 @@ _OVER, _NEAR, _OK = "#c62828", "#ef8f00", "#4f7cac"
 _WIDTH_IN, _ROW_IN, _LABEL_PT = 8.0, 0.28, 8
 # Average glyph width of the default sans-serif font, in ems: sizes the label margin.
 _EM_PER_CHAR = 0.6
+# The widest the label margin gets, as a share of the figure: the bars keep the rest.
+_MAX_LEFT = 0.6
+#: The most characters of a label line the widest margin holds: a longer label breaks
+#: before its parenthesis, and a line still longer loses its start (:func:`fitted_label`).
+LABEL_CHARS = int((_MAX_LEFT * _WIDTH_IN * 72 - 16) / (_EM_PER_CHAR * _LABEL_PT))
 # The axis spans at least the budget and a little more, at most three budgets.
 _MIN_PERCENT, _MAX_PERCENT = 110.0, 300.0
 
@@ -85,10 +92,10 @@ def chart_label(row: Row) -> str:
     if row.status == NOT_EXECUTED:
         return f"{row.id} ({NOT_RUN}; budget {budget})"
     time = format_measured(row.seconds)
-    if not row.timed:
-        return f"{row.id} ({row.ended_text()}; budget {budget})"
     if row.stopped_by_memory:
         return f"{row.id} ({row.interruption_text()} after {time}; budget {budget})"
+    if not row.timed:
+        return f"{row.id} ({row.ended_text()}; budget {budget})"
     # A restored example's bar is its stored run's time, a stopped one's its budget's end:
     # said so.
     origin = f", {row.time_origin()}" if row.time_origin() else ""
@@ -96,6 +103,27 @@ def chart_label(row: Row) -> str:
     if row.budget_seconds is None:
         return f"{row.id} ({time}, unbounded{origin})"
     return f"{row.id} ({time} of {budget}{origin})"
+
+
+def fitted_label(label: str, width: int = LABEL_CHARS) -> str:
+    """``label`` as the chart draws it within ``width`` characters a line: whole if it
+    fits, else broken before its parenthesis, and a line still too long shortened from
+    its start (the table beside the chart names the example in full), never cut by the
+    figure's edge.
+
+    >>> fitted_label("a.py (1s of 2s)", width=20)
+    'a.py (1s of 2s)'
+    >>> print(fitted_label("gallery/basics/plot_mem.py (interrupted after 1s)", width=28))
+    gallery/basics/plot_mem.py
+    (interrupted after 1s)
+    >>> fitted_label("a/very/long/path/to/plot_a.py", width=12)
+    '…o/plot_a.py'
+    """
+    if len(label) <= width:
+        return label
+    name, paren, rest = label.partition(" (")
+    lines = [name, f"({rest}"] if paren else [label]
+    return "\n".join(line if len(line) <= width else "…" + line[-(width - 1) :] for line in lines)
 
 
 def _axis_end(shares: Sequence[float]) -> float:
@@ -121,14 +149,16 @@ def render_chart_svg(rows: Sequence[Row], limit: int = 40) -> str:
         return ""
     drawn.reverse()  # matplotlib draws the first bar at the bottom
     style = {"svg.fonttype": "none", "svg.hashsalt": "docsaccel", "text.parse_math": False}
-    height = 1.1 + _ROW_IN * len(drawn)
-    labels = [chart_label(r) for r in drawn]
+    labels = [fitted_label(chart_label(r)) for r in drawn]
+    # A label broken in two lines needs a taller row.
+    row = _ROW_IN * (1.5 if any("\n" in label for label in labels) else 1)
+    height = 1.1 + row * len(drawn)
     shares = [chart_percent(r) or 0.0 for r in drawn]
     end = _axis_end(shares)
-    # Margins from the longest label, not constrained layout: that layout measures every
-    # text several times and costs more than drawing the whole chart.
-    longest = max(len(label) for label in labels)
-    left = min(0.6, (longest * _EM_PER_CHAR * _LABEL_PT + 16) / (_WIDTH_IN * 72))
+    # Margins from the longest label line, not constrained layout: that layout measures
+    # every text several times and costs more than drawing the whole chart.
+    longest = max(len(line) for label in labels for line in label.split("\n"))
+    left = min(_MAX_LEFT, (longest * _EM_PER_CHAR * _LABEL_PT + 16) / (_WIDTH_IN * 72))
     with matplotlib.rc_context(style):
         figure = Figure(figsize=(_WIDTH_IN, height))
         figure.subplots_adjust(left=left, right=0.97, top=1 - 0.4 / height, bottom=0.65 / height)

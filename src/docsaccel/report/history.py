@@ -410,6 +410,7 @@ def append_history(report: str | Path, history: str | Path, warn: Warn = warn_st
             # and a last line without its end is then a line cut short, not one being
             # written. A last line cut short is said once, as it is dropped below.
             _refuse_other_kind(history)
+            _refuse_damaged(history)
             recorded, recorded_runs = _recorded(history)
             if identity in recorded or digest in recorded:
                 raise InputError(f"{history}: already records the build of {report}; not appended")
@@ -466,6 +467,17 @@ def _refuse_other_kind(history: Path) -> None:
             f"{history}: is not a docsaccel history (its first line is not a "
             f"{HISTORY_SCHEMA!r} line); not appended, so it stays as it is"
         )
+
+
+def _refuse_damaged(history: Path) -> None:
+    """Raise if a line of ``history`` is one no reader takes (every reader refuses the
+    whole history for it): appended to, it would record a build nothing can read back.
+    A last line cut short is no such line: it is dropped (:func:`_repair_end`)."""
+    for where, entry in _entries(history)[0]:
+        try:
+            _build(entry, where)
+        except InputError as exc:
+            raise InputError(f"{exc}; not appended, so the history stays as it is") from None
 
 
 def _sha256(path: str | Path) -> str:

@@ -233,6 +233,8 @@ class Verdicts:
     def timed(self) -> bool:
         """Its time is that of a run (:func:`docsaccel.contract.is_timed`), so a view may
         set it against its budget: not one never run, nor one stopped part-way."""
+        if self.stopped_by_memory:  # its run was cut short by memory, not its time budget
+            return False
         return is_timed(self.status, self.unfinished) and not self.time_unknown
 
     @property
