@@ -159,25 +159,26 @@ def times_read(root: Path) -> dict[str, list[tuple[str, str]]]:
     }
 
 
-def serial_build(root: Path) -> subprocess.CompletedProcess:
-    return run(root, "-m", "sphinx", "-M", "html", "source", "build", "-W")
+def serial_build(root: Path, builder: str = "html") -> subprocess.CompletedProcess:
+    return run(root, "-m", "sphinx", "-M", builder, "source", "build", "-W")
 
 
-def serial_files(root: Path) -> dict[str, bytes]:
-    """:func:`built_files` of a plain serial ``sphinx-build -M html -W`` of the tree; the
-    tree removed, so the sharded build runs in the very folder (pages show its paths)."""
-    done = serial_build(root)
+def serial_files(root: Path, builder: str = "html") -> dict[str, bytes]:
+    """:func:`built_files` of a plain serial ``sphinx-build -M <builder> -W`` of the tree;
+    the tree removed, so the sharded build runs in the very folder (pages show its paths)."""
+    done = serial_build(root, builder)
     assert done.returncode == 0, done.stdout + done.stderr
-    files = built_files(root, root / "build" / "html")
+    files = built_files(root, root / "build" / builder)
     shutil.rmtree(root)
     return files
 
 
-def sharded_site(root: Path) -> Path:
-    """The site of ``docsaccel shard-local --docs source --shards 2 -W``, with its default
-    folders: the site, the shards' work and their artifacts under ``source/_build``."""
+def sharded_site(root: Path, *args: str) -> Path:
+    """The site of ``docsaccel shard-local --docs source --shards 2 -W ARGS``, with its
+    default folders: the site, the shards' work and their artifacts under
+    ``source/_build``."""
     done = run(
-        root, "-m", "docsaccel.cli", "shard-local", "--docs", "source", "--shards", "2", "-W"
+        root, "-m", "docsaccel.cli", "shard-local", "--docs", "source", "--shards", "2", "-W", *args
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return root / "source" / "_build" / "html"
@@ -197,6 +198,18 @@ def test_shard_local_builds_the_serial_site(tmp_path) -> None:
 
     # The printed folder is the project's, never the shard's copy of it.
     assert differences(built_files(root, site), serial) == []
+    assert statuses(site) == dict.fromkeys(EXECUTABLE - EXPECTED_FAILURES, "ok")
+
+
+def test_shard_local_with_dirhtml_builds_the_serial_dirhtml_site(tmp_path) -> None:
+    serial = serial_files(make_layout(tmp_path / "tree", False), "dirhtml")
+
+    root = make_layout(tmp_path / "tree", expected_failure=False)
+    site = sharded_site(root, "--builder", "dirhtml")
+
+    # Every page where a serial dirhtml build publishes it: plot_print/index.html.
+    assert differences(built_files(root, site), serial) == []
+    assert (site / "auto_examples" / "plot_print" / "index.html").is_file()
     assert statuses(site) == dict.fromkeys(EXECUTABLE - EXPECTED_FAILURES, "ok")
 
 

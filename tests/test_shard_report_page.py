@@ -79,10 +79,10 @@ def make_tree(root: Path) -> Path:
 COMMAND = ["-m", "docsaccel.cli", "shard-local", "-W", "--docs", "documentation", "--shards", "2"]
 
 
-def shard_local(root: Path) -> subprocess.CompletedProcess:
+def shard_local(root: Path, *args: str) -> subprocess.CompletedProcess:
     require_slow()
     return subprocess.run(
-        [sys.executable, *COMMAND],
+        [sys.executable, *COMMAND, *args],
         cwd=root,
         env=child_env({"DOCSACCEL_FAST": "1"}),
         capture_output=True,
@@ -117,6 +117,25 @@ def test_a_failed_shard_leaves_the_page_saying_the_build_failed(tmp_path) -> Non
     page = (root / PAGE).read_text("utf-8")
     assert FINE not in page
     assert "The build failed" in page and "recipes/plot_bad.py" in page
+
+
+def test_a_failed_dirhtml_shard_leaves_its_page_saying_the_build_failed(tmp_path) -> None:
+    """``--builder dirhtml``: the page is ``budget_report/index.html``, which the command
+    rewrites when a shard fails, as it does the ``html`` builder's page."""
+    root = make_tree(tmp_path / "tree")
+    page = root / PAGE.parent / "budget_report" / "index.html"
+    done = shard_local(root, "--builder", "dirhtml")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert FINE in page.read_text("utf-8") and not (root / PAGE).exists()
+    bad = root / "documentation" / "recipes" / "plot_bad.py"
+    bad.write_text(example("Bad", 'raise RuntimeError("shard kaboom")'), encoding="utf-8")
+
+    done = shard_local(root, "--builder", "dirhtml")
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    text = page.read_text("utf-8")
+    assert FINE not in text
+    assert "The build failed" in text and "recipes/plot_bad.py" in text
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])

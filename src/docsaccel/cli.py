@@ -453,7 +453,13 @@ def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs:
             artifact = Path(args.artifact or layout.shard_dir(project.docs, "shard"))
             shard_build.check_output_folder(artifact, "--artifact")
             manifest = shard_build.run_shard_build(
-                project, args.shards, args.index, inputs, artifact, sphinx_args=sphinx_args
+                project,
+                args.shards,
+                args.index,
+                inputs,
+                artifact,
+                sphinx_args=sphinx_args,
+                builder=args.builder,
             )
             print(f"shard {args.index}: executed {len(manifest['executed'])}, kept in {artifact}")
             return 0
@@ -471,6 +477,7 @@ def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs:
                 merge_watch,
                 show_unfinished_site,
                 say=say,
+                builder=args.builder,
             )
         else:
             merged = shard_build.run_local(
@@ -482,6 +489,7 @@ def _run_shard_command(args: argparse.Namespace, sphinx_args: list[str], inputs:
                 merge_watch,
                 show_unfinished_site,
                 say=say,
+                builder=args.builder,
             )
     except shard_build.BuildSaidError:
         return 2  # its build printed why, in one line
@@ -503,12 +511,21 @@ def _terminate(signum: int, frame: object) -> None:
 
 
 def _add_shard_builds(subparsers: argparse._SubParsersAction) -> None:
+    from docsaccel.shard.sphinx_runs import BUILDERS, DEFAULT_BUILDER
+
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--docs", default="docs", help="the Sphinx conf folder (default: docs)")
     common.add_argument(
         "--root", help="the folder copied for each shard: conf.py may use files in it (default: .)"
     )
     common.add_argument("-W", dest="strict", action="store_true", help="sphinx-build -W")
+    common.add_argument(
+        "--builder",
+        choices=BUILDERS,
+        default=DEFAULT_BUILDER,
+        help="the Sphinx builder of every build: the site's pages are its files, as a serial "
+        f"sphinx-build -b BUILDER writes them (default: {DEFAULT_BUILDER})",
+    )
     planned = argparse.ArgumentParser(add_help=False)
     planned.add_argument("inputs", nargs="*", metavar="INPUT", help="history or report(s)")
     planned.add_argument("--shards", type=int, required=True, metavar="N", help="shard count")

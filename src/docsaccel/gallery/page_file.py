@@ -203,12 +203,21 @@ def _shows_a_report(html: Path) -> bool:
 def page_html(outdir: Path, docname: str, builder: Any = None) -> Path:
     """The HTML file of the page ``docname`` in ``outdir``: the one Sphinx's ``builder``
     writes it into (``dirhtml``: ``<docname>/index.html``), which the plugin puts the
-    report's view into. ``<outdir>/<docname>.html`` for a builder whose pages are not HTML
-    files (``json``, ``pickle``: the view is escaped in them, no marker to find), and
-    with no builder (``None``: a setting refused before Sphinx made it, or the shard
-    commands, which build with ``html``)."""
+    report's view into. ``builder`` may be a builder's name instead (the shard commands,
+    outside their builds): ``"dirhtml"`` names the file as that builder does.
+    ``<outdir>/<docname>.html`` for a builder whose pages are not HTML files (``json``,
+    ``pickle``: the view is escaped in them, no marker to find), and with no builder
+    (``None``: a setting refused before Sphinx made it)."""
+    from sphinx.builders.dirhtml import DirectoryHTMLBuilder
     from sphinx.builders.html import StandaloneHTMLBuilder
     from sphinxcontrib.serializinghtml import SerializingHTMLBuilder
+
+    if builder == DirectoryHTMLBuilder.name:
+        # Sphinx's rule, without a builder to ask: a page named index is its folder's.
+        parts = docname.split("/")
+        if parts[-1] == "index":
+            parts.pop()
+        return Path(outdir, *parts, "index.html")
 
     if isinstance(builder, StandaloneHTMLBuilder) and not isinstance(
         builder, SerializingHTMLBuilder

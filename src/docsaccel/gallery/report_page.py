@@ -398,17 +398,20 @@ def show_unfinished(build: Any, report: dict[str, Any], but_own: bool = False) -
 
 
 def show_unfinished_site(
-    srcdir: Path, outdir: Path, wanted: str | None, report: dict[str, Any]
+    srcdir: Path, outdir: Path, wanted: str | None, report: dict[str, Any], builder: str
 ) -> list[Path]:
     """:func:`show_unfinished_pages` for a site that several Sphinx builds make (the shard
     commands: shards, then a merge build into ``outdir`` with the doctree folder of the
-    sharded builds of ``srcdir``), when it stops or fails outside any of those builds.
+    sharded builds of ``srcdir``), when it stops or fails outside any of those builds;
+    ``builder``: the name of the builder making it, which names the pages' files.
     Nothing when ``outdir`` publishes no report page."""
     doctreedir = layout.shard_dir(srcdir, "shard-doctrees")
-    pages = published_pages(Path(srcdir), Path(outdir), doctreedir, wanted)
+    pages = published_pages(Path(srcdir), Path(outdir), doctreedir, wanted, builder)
     if not any(html.is_file() for _source, html in pages):
         return []
-    return show_unfinished_pages(Path(srcdir), Path(outdir), doctreedir, wanted, report)
+    return show_unfinished_pages(
+        Path(srcdir), Path(outdir), doctreedir, wanted, report, builder=builder
+    )
 
 
 def show_unfinished_pages(

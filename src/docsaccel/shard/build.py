@@ -252,6 +252,7 @@ def run_shard(
     log: Path | None = None,
     plan: Plan | None = None,
     outputs: Sequence[Path] = (),
+    builder: str = sphinx_runs.DEFAULT_BUILDER,
 ) -> dict[str, Any]:
     """Execute shard ``index`` of ``shards`` in a workspace; return its manifest.
 
@@ -259,7 +260,7 @@ def run_shard(
     ``<docs>/_build/shard-work/<index>``) receives the copy of the project and the HTML.
     ``plan``: the plan of all shards when the caller has made it (:func:`plan_project`).
     ``outputs``: more output folders the copy of the project leaves out (the workspace
-    and the artifact are left out anyway).
+    and the artifact are left out anyway). ``builder``: the Sphinx builder of the build.
     """
     check_index(index, shards)
     check_artifact_target(Path(artifact))
@@ -278,7 +279,8 @@ def run_shard(
     env = {env_name("shard_examples"): str(selection), **_cache_env(project)}
     try:
         # Its failure ends with its first warning or error, as the merge build's does.
-        run_sphinx(copy.docs, outdir, env, sphinx_args, log, warnings=work / "warnings.log")
+        warnings = work / "warnings.log"
+        run_sphinx(copy.docs, outdir, env, sphinx_args, log, warnings, builder)
     except ShardError as exc:
         raise ShardError(f"shard {index}: {_failing_examples(outdir)}{exc}") from None
     planned = [shard.examples for shard in plan.shards]
@@ -294,6 +296,7 @@ def run_shard_build(
     inputs: Sequence[str | Path],
     artifact: Path,
     sphinx_args: Sequence[str] = (),
+    builder: str = sphinx_runs.DEFAULT_BUILDER,
 ) -> dict[str, Any]:
     """:func:`run_shard` as ``shard-build`` runs it, alone on this machine: the project's
     shard work folder held for the whole run (:func:`holding_shard_work`), as
@@ -310,7 +313,14 @@ def run_shard_build(
     own_build_folder(project.docs)  # first: the work folder is in it
     with holding_shard_work(project):
         return run_shard(
-            project, shards, index, inputs, artifact, sphinx_args=sphinx_args, plan=plan
+            project,
+            shards,
+            index,
+            inputs,
+            artifact,
+            sphinx_args=sphinx_args,
+            plan=plan,
+            builder=builder,
         )
 
 
@@ -541,8 +551,9 @@ def run_sphinx(
     sphinx_args: Sequence[str] = (),
     log: Path | None = None,
     warnings: Path | None = None,
+    builder: str = sphinx_runs.DEFAULT_BUILDER,
 ) -> None:
-    """Build ``docs`` to ``outdir`` with ``sphinx-build -b html`` in a child process.
+    """Build ``docs`` to ``outdir`` with ``sphinx-build -b <builder>`` in a child process.
 
     Its output goes to ``log`` when given (parallel shards), else to this process's. Its
     warnings and errors are also written to ``warnings`` when given: a failure names the
@@ -552,7 +563,7 @@ def run_sphinx(
     if warnings is not None:
         warnings.parent.mkdir(parents=True, exist_ok=True)
         warnings.unlink(missing_ok=True)  # an earlier build's would be taken for this one's
-    command = python_command("-m", "sphinx", "-b", "html", *kept, *sphinx_args)
+    command = python_command("-m", "sphinx", "-b", builder, *kept, *sphinx_args)
     command += [str(docs), str(outdir)]
     child_env = {**os.environ, **env}
     if log is None:
@@ -859,8 +870,10 @@ def run_merge(
     show_unfinished: ShowUnfinished | None = None,
     command: str = "shard-merge",
     say: Callable[[str], None] | None = None,
+    builder: str = sphinx_runs.DEFAULT_BUILDER,
 ) -> list[str]:
-    """Merge the shard artifacts and build the site; return the merged example ids.
+    """Merge the shard artifacts and build the site with ``builder``; return the merged
+    example ids.
 
     With ``watch_sources``, the outputs it copies into the gallery folders are recorded as
     generated, as those the build writes are (:func:`_watch_sources`): the next build
@@ -890,6 +903,7 @@ def run_merge(
             show_unfinished,
             command,
             say,
+            builder,
         )
 
 
@@ -904,6 +918,7 @@ def _merge(
     show_unfinished: ShowUnfinished | None,
     command: str,
     say: Callable[[str], None] | None = None,
+    builder: str = sphinx_runs.DEFAULT_BUILDER,
 ) -> list[str]:
     """:func:`run_merge` of checked ``manifests``, the shard work folder held. Interrupted
     (Ctrl-C, ``SIGTERM``) before its build took over the site's report, it says so there:
@@ -914,7 +929,7 @@ def _merge(
         said = sg_compat.remove_expected_failure_marks(dict(project.gallery_conf), project.docs)
         if said is not None and say is not None:
             say(said)
-        pages = _site_pages(project, outdir, show_unfinished, command)
+        pages = _site_pages(project, outdir, show_unfinished, command, builder)
         pages.started()
         records = Path(records or layout.shard_dir(project.docs, "shard-records")).resolve()
         watch = _watch_sources(project, Path(outdir), records, watch_sources)
@@ -927,7 +942,7 @@ def _merge(
         # Let go for the build, which locks the same folders: its refusal, should another
         # build take them first, is its own line.
         _release(galleries)
-        _run_merge_build(project, Path(outdir), env, sphinx_args)
+        _run_merge_build(project, Path(outdir), env, sphinx_args, builder)
     except KeyboardInterrupt as exc:
         if pages.still_started():
             pages.interrupted(stop_signal(exc))
@@ -979,7 +994,11 @@ def _release(locks: Sequence[layout.FolderLock]) -> None:
 
 
 def _run_merge_build(
-    project: DocsProject, outdir: Path, env: Mapping[str, str], sphinx_args: Sequence[str]
+    project: DocsProject,
+    outdir: Path,
+    env: Mapping[str, str],
+    sphinx_args: Sequence[str],
+    builder: str = sphinx_runs.DEFAULT_BUILDER,
 ) -> None:
     """The merge's Sphinx build (:func:`run_sphinx`). Refused because another build took
     a folder it writes (the site's, a gallery folder) since the merge let go, the build
@@ -993,7 +1012,7 @@ def _run_merge_build(
     warnings = layout.shard_dir(project.docs, "shard-work") / "merge-warnings.log"
     try:
         args = [*sphinx_args, "-d", str(doctrees)]
-        run_sphinx(project.docs, outdir, env, args, warnings=warnings)
+        run_sphinx(project.docs, outdir, env, args, warnings=warnings, builder=builder)
     except ShardError as exc:
         others = [layout.lock_holder(outdir)]
         others += [layout.gallery_lock_holder(folder) for folder in _gallery_folders(project)]
@@ -1041,10 +1060,20 @@ def holding_shard_work(project: DocsProject) -> Iterator[None]:
 
 
 def _site_pages(
-    project: DocsProject, outdir: Path, show_unfinished: ShowUnfinished | None, command: str
+    project: DocsProject,
+    outdir: Path,
+    show_unfinished: ShowUnfinished | None,
+    command: str,
+    builder: str,
 ) -> SitePages:
     return SitePages(
-        project.docs, Path(outdir), project.report_page, project.fast, show_unfinished, command
+        project.docs,
+        Path(outdir),
+        project.report_page,
+        project.fast,
+        show_unfinished,
+        command,
+        builder,
     )
 
 
@@ -1202,11 +1231,13 @@ def run_local(
     watch_sources: WatchSources | None = None,
     show_unfinished: ShowUnfinished | None = None,
     say: Callable[[str], None] | None = None,
+    builder: str = sphinx_runs.DEFAULT_BUILDER,
 ) -> list[str]:
     """Run every shard as a parallel process on this machine, at most one per core at
     once (:func:`.sphinx_runs.cores`), then merge them (``watch_sources``,
     ``show_unfinished``: see :func:`run_merge`). More shards than examples are cut to
-    one per example, which ``say`` is told in a line.
+    one per example, which ``say`` is told in a line. Every build (the shards', the
+    merge's) builds with ``builder``.
 
     Each shard works in ``<docs>/_build/shard-work/<i>`` (its Sphinx output in
     ``<docs>/_build/shard-work/<i>.log``) and leaves its artifact in
@@ -1226,7 +1257,16 @@ def run_local(
     own_build_folder(project.docs)  # first: the site folder may be in it
     with holding_shard_work(project):
         return _run_shards_and_merge(
-            project, shards, inputs, outdir, plan, sphinx_args, watch_sources, show_unfinished, say
+            project,
+            shards,
+            inputs,
+            outdir,
+            plan,
+            sphinx_args,
+            watch_sources,
+            show_unfinished,
+            say,
+            builder,
         )
 
 
@@ -1240,9 +1280,10 @@ def _run_shards_and_merge(
     watch_sources: WatchSources | None,
     show_unfinished: ShowUnfinished | None,
     say: Callable[[str], None] | None = None,
+    builder: str = sphinx_runs.DEFAULT_BUILDER,
 ) -> list[str]:
     """:func:`run_local` of ``plan``, the shard work folder held."""
-    pages = _site_pages(project, outdir, show_unfinished, "shard-local")
+    pages = _site_pages(project, outdir, show_unfinished, "shard-local", builder)
     pages.started()
     artifacts = layout.shard_dir(project.docs, "shard-artifacts")
     shutil.rmtree(artifacts, ignore_errors=True)
@@ -1258,6 +1299,7 @@ def _run_shards_and_merge(
             log=layout.shard_dir(project.docs, "shard-work") / f"{index}.log",
             plan=plan,
             outputs=[outdir],
+            builder=builder,
         )
 
     pool = ThreadPoolExecutor(max_workers=min(shards, sphinx_runs.cores()))
@@ -1292,6 +1334,7 @@ def _run_shards_and_merge(
             show_unfinished,
             "shard-local",
             say,
+            builder,
         )
     except Exception as exc:
         # Refused before the merge wrote its own report (another build holds a gallery

@@ -26,14 +26,15 @@ from docsaccel.formats import write_json
 from docsaccel.process_stat import start_time
 from docsaccel.records import build_report, now_iso
 from docsaccel.shard.plan import ShardError
+from docsaccel.shard.sphinx_runs import DEFAULT_BUILDER
 
 __all__ = ["ShowUnfinished", "SitePages"]
 
 #: Puts a report into the report pages published in an output folder, as a build that
 #: did not finish (:func:`docsaccel.gallery.report_page.show_unfinished_site`):
-#: ``(source folder, output folder, docsaccel_report_page, report)``. Given by the
-#: caller: the gallery plugin, which owns the pages, is above this layer.
-ShowUnfinished = Callable[[Path, Path, str | None, dict[str, Any]], Any]
+#: ``(source folder, output folder, docsaccel_report_page, report, builder name)``. Given
+#: by the caller: the gallery plugin, which owns the pages, is above this layer.
+ShowUnfinished = Callable[[Path, Path, str | None, dict[str, Any], str], Any]
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class SitePages:
     show: ShowUnfinished | None
     #: The shard command building the site (``"shard-local"``), which the reasons name.
     command: str = "shard-local"
+    #: The Sphinx builder of the site (``--builder``), which names its pages' files.
+    builder: str = DEFAULT_BUILDER
 
     def started(self) -> None:
         """Before the shards run, in place of what an earlier build left in ``outdir``
@@ -127,4 +130,4 @@ class SitePages:
 
     def _put(self, report: dict[str, Any]) -> None:
         if self.show is not None:
-            self.show(self.docs, self.outdir, self.wanted, report)
+            self.show(self.docs, self.outdir, self.wanted, report, self.builder)

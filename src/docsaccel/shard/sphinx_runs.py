@@ -26,6 +26,8 @@ from docsaccel.parent_death import ending_with_this_process
 from docsaccel.shard.plan import ShardError
 
 __all__ = [
+    "BUILDERS",
+    "DEFAULT_BUILDER",
     "STOP_GRACE_S",
     "Stopped",
     "check_running",
@@ -34,6 +36,12 @@ __all__ = [
     "run_build",
     "stop_all",
 ]
+
+#: The Sphinx builders the shard commands build with (``--builder``): those of a site of
+#: HTML pages, which the merge publishes as a serial build of that builder does.
+BUILDERS = ("html", "dirhtml")
+#: The builder of the shard commands when none is given.
+DEFAULT_BUILDER = "html"
 
 #: How long a build has to end after each signal before the next, harder one.
 STOP_GRACE_S = 5.0
