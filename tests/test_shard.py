@@ -743,7 +743,7 @@ def test_a_merged_report_keeps_why_any_shard_failed(tmp_path, failing) -> None:
         _shard_report(tmp_path, index, **({"sphinx_failed": why} if index == failing else {}))
         for index in range(2)
     ]
-    merged = merged_report(reports, 2, errors=["shard 1 failed"])
+    merged = merged_report(reports, 2, tmp_path / "merged.json", errors=["shard 1 failed"])
     assert merged["build"]["sphinx_failed"] == why
     path = tmp_path / "merged.json"
     path.write_text(json.dumps(merged), "utf-8")
@@ -751,12 +751,25 @@ def test_a_merged_report_keeps_why_any_shard_failed(tmp_path, failing) -> None:
     assert code == 3 and why in out.splitlines()[0], out
 
 
+def test_a_merged_report_counts_the_warnings_of_every_shard(tmp_path) -> None:
+    """Two shards that ``-W`` failed on one warning each: the merged report says two, as
+    a serial build of both would, not one shard's line once."""
+    from docsaccel.shard.build import merged_report
+
+    why = "Sphinx gave 1 warning, treated as errors (-W)"
+    reports = [_shard_report(tmp_path, index, sphinx_failed=why) for index in range(2)]
+    merged = merged_report(reports, 2, tmp_path / "merged.json")
+    assert merged["build"]["sphinx_failed"] == "Sphinx gave 2 warnings, treated as errors (-W)"
+
+
 def test_a_merged_report_of_shards_that_failed_without_saying_why_fails(tmp_path) -> None:
     from docsaccel.shard.build import merged_report
 
     reports = [_shard_report(tmp_path, index) for index in range(2)]
-    assert "sphinx_failed" not in merged_report(reports, 2)["build"]
-    merged = merged_report(reports, 2, errors=["shard 1: sphinx-build exited 2"])
+    assert "sphinx_failed" not in merged_report(reports, 2, tmp_path / "m.json")["build"]
+    merged = merged_report(
+        reports, 2, tmp_path / "m.json", errors=["shard 1: sphinx-build exited 2"]
+    )
     assert merged["build"]["sphinx_failed"] == (
         "a shard's build failed: shard 1: sphinx-build exited 2"
     )

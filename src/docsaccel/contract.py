@@ -122,6 +122,8 @@ __all__ = [
     "knob_picks",
     "knob_picks_of",
     "knob_value_text",
+    "merged_budgets_failed",
+    "merged_sphinx_failed",
     "near_budget_text",
     "opens_for_writing",
     "opens_keeping_content",
@@ -142,6 +144,7 @@ __all__ = [
     "unfinished_why",
     "unmeasured_text",
     "verdict_at_process_end",
+    "warnings_failed_text",
 ]
 
 # --- Statuses ---------------------------------------------------------------------------
@@ -257,6 +260,70 @@ def budgets_failed_text(said: Sequence[str], report: str) -> str:
         f"{'; '.join(said)} "
         f"(see {report})"
     )
+
+
+def merged_budgets_failed(lines: Sequence[str], report: str) -> str:
+    """One :data:`BUDGETS_FAILED` line for the lines of several builds of one project (a
+    sharded build's shards): every example they name, pointing at ``report`` (the merged
+    one, not the builds' own, whose folders go), as one build of them all would say it. A
+    line not of that form is kept as it is, first, so nothing it says is lost.
+
+    >>> merged = merged_budgets_failed(
+    ...     [budgets_failed_text(["a.py"], "0/r.json"), budgets_failed_text(["b.py"], "1/r.json")],
+    ...     "r.json",
+    ... )
+    >>> merged == budgets_failed_text(["a.py", "b.py"], "r.json")
+    True
+    """
+    named, count, other = [], 0, []
+    for line in lines:
+        head, found, rest = line.removeprefix(_BUDGETS_FAILED_PREFIX).partition(
+            _BUDGETS_FAILED_AFTER_COUNT
+        )
+        said, see, _ = rest.rpartition(" (see ")
+        examples = count_of(head, "example")
+        if not line.startswith(_BUDGETS_FAILED_PREFIX) or not found or not see or not examples:
+            other.append(line)
+            continue
+        named.append(said)
+        count += examples
+    if named:
+        other.append(
+            f"{_BUDGETS_FAILED_PREFIX}{counted(count, 'example')}{_BUDGETS_FAILED_AFTER_COUNT}"
+            f"{'; '.join(named)} (see {report})"
+        )
+    return "; ".join(other)
+
+
+#: How a build's ``sphinx_failed`` says ``-W`` failed it, after the count of warnings.
+_WARNINGS_FAILED_AFTER_COUNT = ", treated as errors (-W)"
+
+
+def warnings_failed_text(warnings: int) -> str:
+    """The ``sphinx_failed`` of a build that ``-W`` failed on its ``warnings``.
+
+    >>> warnings_failed_text(2)
+    'Sphinx gave 2 warnings, treated as errors (-W)'
+    """
+    return f"Sphinx gave {counted(warnings, 'warning')}{_WARNINGS_FAILED_AFTER_COUNT}"
+
+
+def merged_sphinx_failed(lines: Sequence[str]) -> str:
+    """One ``sphinx_failed`` for those of several builds of one project (a sharded build's
+    shards), each reason said once: the warnings ``-W`` failed them on counted together,
+    as one build of them all would count them (two shards' "1 warning" are two).
+
+    >>> merged_sphinx_failed([warnings_failed_text(1), "x", warnings_failed_text(1), "x"])
+    'x; Sphinx gave 2 warnings, treated as errors (-W)'
+    """
+    warnings, other = 0, []
+    for line in lines:
+        count = count_of(line.removeprefix("Sphinx gave ").partition(",")[0], "warning")
+        if count is not None and line == warnings_failed_text(count):
+            warnings += count
+        elif line not in other:
+            other.append(line)
+    return "; ".join([*other, *([warnings_failed_text(warnings)] if warnings else [])])
 
 
 def _reason(key: str, why: str) -> str:

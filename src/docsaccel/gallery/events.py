@@ -57,6 +57,7 @@ from docsaccel.contract import (
     read_json,
     started_not_finished,
     verdict_at_process_end,
+    warnings_failed_text,
 )
 from docsaccel.contract import OVERRUNS as _OVERRUNS
 from docsaccel.contract import REUSABLE as _REUSABLE
@@ -1203,8 +1204,7 @@ def _sphinx_failure(app: Sphinx, exception: BaseException | None) -> str | None:
     if fails is None:
         fails = getattr(app, "warningiserror", False) or getattr(app, "keep_going", False)
     if isinstance(warnings, int) and warnings > 0 and fails:
-        plural = "s" if warnings != 1 else ""
-        return f"Sphinx gave {warnings} warning{plural}, treated as errors (-W)"
+        return warnings_failed_text(warnings)
     status = getattr(app, "statuscode", 0)
     if isinstance(status, int) and status != 0:
         return f"Sphinx set its exit status to {status}"

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from docsaccel import layout, sg_compat
 from docsaccel.child_python import python_command
 from docsaccel.contract import (
+    BUDGETS_FAILED,
     BUILD_FAILURES,
     EXECUTED,
     EXPECTED_FAILURE,
@@ -30,6 +31,8 @@ from docsaccel.contract import (
     build_failures,
     conf_fingerprint,
     is_build_failure,
+    merged_budgets_failed,
+    merged_sphinx_failed,
     read_json,
     stop_signal,
     unfinished_why,
@@ -401,7 +404,7 @@ def _failing_text(timing: Timing) -> str:
 
 
 def merged_report(
-    reports: Sequence[dict[str, Any]], shards: int, errors: Sequence[str] = ()
+    reports: Sequence[dict[str, Any]], shards: int, where: Path, errors: Sequence[str] = ()
 ) -> dict[str, Any]:
     """One report of the shards' builds, for a sharded build that stopped before its
     merge: each example's record from the shard that executed it (else one saying it was
@@ -410,7 +413,9 @@ def merged_report(
     a gate then fails it naming the examples that failed; else ``"complete": false``.
 
     Why each shard's build failed although its examples ran (its
-    :data:`~docsaccel.contract.BUILD_FAILURES`) is kept, whichever shard said it; when
+    :data:`~docsaccel.contract.BUILD_FAILURES`) is kept, whichever shard said it, the
+    examples the shards' budgets failed them on in one line pointing at the merged report
+    (``where``), as a serial build's says them (the shards' copies go); when
     the shards failed (``errors``: why) and no report says how, the merged report says
     ``errors``: a gate never passes a sharded build that failed."""
     by_id: dict[str, dict[str, Any]] = {}
@@ -427,12 +432,15 @@ def merged_report(
     if runs and len(runs) == len(reports):
         build["shard"][SHARD_RUNS] = sorted(set(runs))
     for key in BUILD_FAILURES:
-        said = dict.fromkeys(
-            r["build"][key] for r in reports if isinstance(r["build"].get(key), str)
-        )
+        # Every shard's, in order: equal lines of two shards may be two failures.
+        said = [r["build"][key] for r in reports if isinstance(r["build"].get(key), str)]
         build.pop(key, None)
-        if said:
-            build[key] = "; ".join(said)
+        if said and key == BUDGETS_FAILED:
+            build[key] = merged_budgets_failed(said, str(where))
+        elif said and key == "sphinx_failed":
+            build[key] = merged_sphinx_failed(said)
+        elif said:
+            build[key] = "; ".join(dict.fromkeys(said))
     examples = [by_id[i] for i in sorted(by_id)]
     failed = build_failures(build) or any(is_build_failure(record) for record in examples)
     if errors and whole and not failed:
@@ -1093,7 +1101,7 @@ def _write_merged_report(
             continue  # that shard stopped before its report: its examples are not in it
     if not reports:
         return None
-    report = merged_report(reports, shards, errors)
+    report = merged_report(reports, shards, layout.report_path(outdir), errors)
     # The project's, not the shards' copies of it (the same bytes; the copies go).
     report["build"]["source_dir"] = str(project.docs)
     fingerprint = conf_fingerprint(project.docs)
