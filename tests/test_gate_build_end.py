@@ -134,16 +134,23 @@ threading.Thread(target=hold, name="outlives-the-build").start()
 '''
 
 
+def _outliving_project(tmp_path: Path) -> Path:
+    """A project with JUnit XML whose ``plot_outlives.py`` leaves the thread of
+    :data:`OUTLIVES_THE_BUILD` holding the build's process past its report."""
+    conf = 'sphinx_gallery_conf["junit"] = "junit.xml"\n'
+    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
+    example = src / "examples" / "plot_outlives.py"
+    example.write_text(OUTLIVES_THE_BUILD.replace("FOLDER", repr(str(src))), encoding="utf-8")
+    return src
+
+
 def test_a_build_whose_process_runs_on_past_its_verdict_is_running_for_every_gate(
     tmp_path,
 ) -> None:
     """Its report says it passed, but a thread an example left keeps its process alive,
     and the process may still end failing (the exit bound): until it ends, every gate
     names the build as running, through every file of it; once it ends, they judge it."""
-    conf = 'sphinx_gallery_conf["junit"] = "junit.xml"\n'
-    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
-    example = src / "examples" / "plot_outlives.py"
-    example.write_text(OUTLIVES_THE_BUILD.replace("FOLDER", repr(str(src))), encoding="utf-8")
+    src = _outliving_project(tmp_path)
     outdir = src / "_build" / "html"
     report = layout.report_path(outdir)
     inputs = _build_files(src, outdir)
@@ -190,10 +197,7 @@ def test_a_build_killed_while_its_process_runs_on_past_its_report_passes_no_gate
     """Killed outright (SIGKILL, an out-of-memory kill) while a thread an example left
     holds its process past its report: the verdict on that example never came, so every
     gate fails the build through every file of it, and no view says it passed."""
-    conf = 'sphinx_gallery_conf["junit"] = "junit.xml"\n'
-    src = make_project(tmp_path, ["plot_quick.py"], conf=conf)
-    example = src / "examples" / "plot_outlives.py"
-    example.write_text(OUTLIVES_THE_BUILD.replace("FOLDER", repr(str(src))), encoding="utf-8")
+    src = _outliving_project(tmp_path)
     outdir = src / "_build" / "html"
     report = layout.report_path(outdir)
     env = {"DOCSACCEL_INTERRUPT_GRACE": "300"}

@@ -589,16 +589,23 @@ def test_cache_explain_accepts_a_document(ws):
     assert code == 2
 
 
-def test_cache_explain_counts_each_reason_to_read_a_document_again(ws):
-    from docsaccel.incremental.folder_commands import explain
-    from docsaccel.incremental.last_build import OTHER_VERSION, VERSION
+def _state_of_another_version(ws: Workspace) -> None:
+    """Make the cache's one stored state read as written by another docsaccel version."""
+    from docsaccel.incremental.last_build import VERSION
 
-    assert ws.build().returncode == 0  # the files the build generates are there
-    DOCSTRING(ws.project)
     [path] = (ws.cache / "sphinx" / "states").glob("*.json")
     meta = json.loads(path.read_text("utf-8"))
     meta["build"]["version"] = VERSION + 1
     path.write_text(json.dumps(meta), "utf-8")
+
+
+def test_cache_explain_counts_each_reason_to_read_a_document_again(ws):
+    from docsaccel.incremental.folder_commands import explain
+    from docsaccel.incremental.last_build import OTHER_VERSION
+
+    assert ws.build().returncode == 0  # the files the build generates are there
+    DOCSTRING(ws.project)
+    _state_of_another_version(ws)
     text, code = explain("api/pkg.stats.mean.rst", ws.cache, ws.docs)
     assert code == 0, text
     reasons = f"read again: 2 reasons:\n    - {OTHER_VERSION}\n    - src/pkg/stats.py: mean changed"
@@ -607,12 +614,9 @@ def test_cache_explain_counts_each_reason_to_read_a_document_again(ws):
 
 def test_a_record_of_another_version_is_a_clean_build_and_explain_says_so(ws):
     from docsaccel.incremental.folder_commands import explain
-    from docsaccel.incremental.last_build import OTHER_VERSION, VERSION
+    from docsaccel.incremental.last_build import OTHER_VERSION
 
-    [path] = (ws.cache / "sphinx" / "states").glob("*.json")
-    meta = json.loads(path.read_text("utf-8"))
-    meta["build"]["version"] = VERSION + 1
-    path.write_text(json.dumps(meta), "utf-8")
+    _state_of_another_version(ws)
     text, code = explain("guide.rst", ws.cache, ws.docs)
     assert code == 0, text
     assert f"read again: 1 reason:\n    - {OTHER_VERSION}" in text, text
