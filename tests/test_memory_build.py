@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+from pathlib import Path
 
 import pytest
 from helpers.gallery_build import assert_records_complete, build, make_project
@@ -276,13 +277,8 @@ def test_an_example_waiting_on_a_child_that_holds_the_memory_is_interrupted(
     """The interruption cannot reach an example blocked in ``waitpid``: the child that
     holds the memory is ended, the example interrupted, and the build goes on."""
     names = ["plot_m_child_wait.py", "plot_quick.py"]
-    env = {"DOCSACCEL_INTERRUPT_GRACE": "3"}
-    budgets = None
-    if limit == "ceiling":
-        env["DOCSACCEL_MEMORY_LIMIT"] = f"{baseline_ceiling(tmp_path)}B"
-    else:
-        env["DOCSACCEL_ON_OVERRUN"] = "fail"
-        budgets = '[examples]\n"plot_m_child_wait.py" = { memory = "300M" }\n'
+    base = {"DOCSACCEL_INTERRUPT_GRACE": "3"}
+    env, budgets = _stopping(tmp_path, limit, "plot_m_child_wait.py", "300M", base)
     src = make_project(tmp_path, names, conf=ORDERED, budgets=budgets)
 
     built = build(src, env=env, address_space=ADDRESS_SPACE)
@@ -310,19 +306,25 @@ def test_an_example_waiting_on_a_child_that_holds_the_memory_is_interrupted(
     ), out
 
 
+def _stopping(
+    tmp_path: Path, limit: str, name: str, memory: str, env: dict[str, str]
+) -> tuple[dict[str, str], str | None]:
+    """The variables (added to ``env``) and budget file that stop ``name`` by ``limit``:
+    the build's memory ceiling, or its memory budget of ``memory`` in fail mode."""
+    if limit == "ceiling":
+        return {**env, "DOCSACCEL_MEMORY_LIMIT": f"{baseline_ceiling(tmp_path)}B"}, None
+    budgets = f'[examples]\n"{name}" = {{ memory = "{memory}" }}\n'
+    return {**env, "DOCSACCEL_ON_OVERRUN": "fail"}, budgets
+
+
 @pytest.mark.parametrize("limit", ["ceiling", "memory"])
 def test_the_example_after_a_stopped_one_is_not_charged_with_its_child(tmp_path, limit) -> None:
     """A child the stopped example killed but left for ``multiprocessing`` to reap (as
     memory_profiler's monitor is, with ``show_memory``) is reaped before the next example
     starts: its high-water mark is never the next example's."""
     names = ["plot_m_mp_kill.py", "plot_m_mp_reap.py"]
-    env = {}
-    budgets = None
-    if limit == "ceiling":
-        env["DOCSACCEL_MEMORY_LIMIT"] = f"{baseline_ceiling(tmp_path)}B"
-    else:
-        env["DOCSACCEL_ON_OVERRUN"] = "fail"
-        budgets = '[examples]\n"plot_m_mp_kill.py" = { memory = "400M" }\n'
+    base = {}
+    env, budgets = _stopping(tmp_path, limit, "plot_m_mp_kill.py", "400M", base)
     src = make_project(tmp_path, names, conf=ORDERED, budgets=budgets)
 
     built = build(src, env=env, address_space=ADDRESS_SPACE)
